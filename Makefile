@@ -1,0 +1,29 @@
+# Arbor's two commands. Both install what is missing, configure, build, then run.
+#   make demo   — a real generation on the built-in tiny model (coordinator + workers here)
+#   make test   — every test this machine can run (GPU tests skip without a device)
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test demo clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+demo: build
+	@$(BUILD_DIR)/bin/arbor demo
+
+clean:
+	@rm -rf $(BUILD_DIR)

@@ -1,0 +1,31 @@
+# Test registration. Every test carries exactly one label, so a machine runs what it can:
+#   unit         pure logic, milliseconds
+#   model        needs model files made on the fly or Python references (torch, tokenizers)
+#   integration  real server processes on loopback
+#   gpu          needs a CUDA device; skips itself (GTEST_SKIP) when none is present
+#   fuzz         short libFuzzer runs
+include(GoogleTest)
+enable_testing()
+
+set(ARBOR_TEST_LABELS unit model integration gpu fuzz)
+
+# arbor_add_test(NAME <name> LABEL <label> SOURCES <files...> [LIBS <targets...>]
+#                [TIMEOUT <seconds>])
+# Builds a GoogleTest binary and registers each of its test cases with ctest.
+function(arbor_add_test)
+  cmake_parse_arguments(T "" "NAME;LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT T_LABEL IN_LIST ARBOR_TEST_LABELS)
+    message(FATAL_ERROR "arbor_add_test(${T_NAME}): LABEL must be one of ${ARBOR_TEST_LABELS}")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
+  set_target_properties(${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_compile_definitions(${T_NAME} PRIVATE
+      ARBOR_SOURCE_DIR="${CMAKE_SOURCE_DIR}" ARBOR_BINARY_DIR="${CMAKE_BINARY_DIR}"
+      ARBOR_PYTHON="${ARBOR_PYTHON}")
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
+endfunction()

@@ -1,0 +1,23 @@
+// The one place where CUDA errors (cudaError_t from launchers and runtime calls) become
+// absl::Status, and where code asks whether a device is present at all.
+#ifndef ARBOR_KERNELS_CUDA_STATUS_H_
+#define ARBOR_KERNELS_CUDA_STATUS_H_
+
+#include <cuda_runtime_api.h>
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+
+namespace arbor::kernels {
+
+// OK for cudaSuccess; otherwise INTERNAL (RESOURCE_EXHAUSTED for out-of-memory) with `what`
+// and CUDA's own name and description of the error.
+absl::Status CudaStatus(cudaError_t error, absl::string_view what);
+
+// Number of usable CUDA devices; 0 when there is no driver or no device.
+int CudaDeviceCount();
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_CUDA_STATUS_H_

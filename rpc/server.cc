@@ -1,0 +1,57 @@
+#include "rpc/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <chrono>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace arbor::rpc {
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    const std::string& address, const std::vector<grpc::Service*>& services) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  // Without this gRPC sets SO_REUSEPORT and a second server "binds" a port already in use.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on '", address, "': the address is malformed or already in use"));
+  }
+  return std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port)));
+}
+
+Server::Server(std::unique_ptr<grpc::Server> server, int port, std::string address)
+    : server_(std::move(server)), port_(port), address_(std::move(address)) {}
+
+Server::~Server() {
+  Shutdown(absl::ZeroDuration());
+  Wait();
+}
+
+void Server::SetServing(bool serving) {
+  server_->GetHealthCheckService()->SetServingStatus(serving);
+}
+
+void Server::Shutdown(absl::Duration grace) {
+  SetServing(false);
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
+}
+
+void Server::Wait() { server_->Wait(); }
+
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  const std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  return absl::StrCat(host, ":", port);
+}
+
+}  // namespace arbor::rpc

@@ -1,0 +1,55 @@
+// Starting and stopping an Arbor gRPC server the same way in every binary.
+//
+// Each server also serves grpc.health.v1 (so load balancers, `arbor`, Kubernetes probes and tests
+// can ask "are you up?") and server reflection (so grpcurl works without the .proto files).
+#ifndef ARBOR_RPC_SERVER_H_
+#define ARBOR_RPC_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace arbor::rpc {
+
+class Server {
+ public:
+  // Binds `address` ("host:port"; port 0 picks a free one) and starts serving `services`, which
+  // must outlive the server. Fails with UNAVAILABLE when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(
+      const std::string& address, const std::vector<grpc::Service*>& services);
+
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  // "host:port" with the bound port, for clients and logs.
+  const std::string& address() const { return address_; }
+
+  // Health reports NOT_SERVING from now on; in-flight calls continue.
+  void SetServing(bool serving);
+  // Stops accepting calls, lets in-flight ones finish for up to `grace`, then cancels the rest.
+  void Shutdown(absl::Duration grace);
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+ private:
+  Server(std::unique_ptr<grpc::Server> server, int port, std::string address);
+
+  std::unique_ptr<grpc::Server> server_;
+  int port_;
+  std::string address_;
+};
+
+// Replaces the port of "host:port" (IPv6 "[::1]:port" too) with `port`.
+std::string WithPort(const std::string& address, int port);
+
+}  // namespace arbor::rpc
+
+#endif  // ARBOR_RPC_SERVER_H_

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs what Arbor's build and tests need, and nothing when it is all there.
+#
+# Debian packages (compilers, gRPC, abseil, test and benchmark libraries, PyTorch for the
+# reference tests) come from apt; Hugging Face's `tokenizers` and `safetensors` (the ground truth
+# for checkpoint and tokenizer behaviour) go into the project virtualenv `.venv`, created on top
+# of the system Python so that Debian's `python3-torch` is visible inside it.
+#
+# Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
+# second. Runs as root or through sudo; otherwise it says what to install and fails.
+set -euo pipefail
+
+readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly VENV="${ROOT}/.venv"
+
+readonly APT_PACKAGES=(
+  build-essential cmake pkg-config
+  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev
+  python3 python3-venv python3-torch
+  clang libclang-rt-14-dev graphviz
+)
+readonly PIP_PACKAGES=(tokenizers safetensors)
+
+missing_apt() {
+  local pkg
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "${pkg}" 2>/dev/null | grep -q "install ok installed" ||
+      echo "${pkg}"
+  done
+}
+
+as_root() {
+  if [[ "$(id -u)" == 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "install-deps: need root or sudo to run: $*" >&2
+    return 1
+  fi
+}
+
+install_apt() {
+  local missing
+  mapfile -t missing < <(missing_apt)
+  ((${#missing[@]} == 0)) && return 0
+  echo "install-deps: installing Debian packages: ${missing[*]}" >&2
+  if ! as_root apt-get update -qq >/dev/null ||
+     ! as_root env DEBIAN_FRONTEND=noninteractive \
+         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+    echo "install-deps: apt-get failed; install these by hand: ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+install_venv() {
+  local stamp="${VENV}/.arbor-deps"
+  [[ -f "${stamp}" && "$(cat "${stamp}")" == "${PIP_PACKAGES[*]}" ]] && return 0
+  echo "install-deps: preparing ${VENV} (${PIP_PACKAGES[*]})" >&2
+  /usr/bin/python3 -m venv --system-site-packages "${VENV}"
+  "${VENV}/bin/pip" install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
+  echo "${PIP_PACKAGES[*]}" >"${stamp}"
+}
+
+install_apt
+install_venv

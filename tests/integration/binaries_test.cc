@@ -1,0 +1,90 @@
+// The three binaries as real processes: --help, health over gRPC on port 0, clean SIGTERM.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "base/subprocess.h"
+#include "rpc/health.h"
+#include "tools/local_cluster.h"
+
+namespace arbor::tools {
+namespace {
+
+const std::string kBin = ARBOR_BINARY_DIR "/bin";
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/", name, "-", getpid());
+}
+
+// Runs a command to completion; returns (exit code, output).
+std::pair<int, std::string> RunToEnd(const std::vector<std::string>& argv) {
+  const std::string log = TempPath("out.log");
+  std::filesystem::remove(log);
+  absl::StatusOr<base::Subprocess> p = base::Subprocess::Start(argv, log);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {-1, ""};
+  const int code = p->Wait(absl::Seconds(30)).value_or(-1);
+  return {code, base::ReadFile(log).value_or("")};
+}
+
+class ServerBinaryTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ServerBinaryTest, HelpExplainsFlags) {
+  auto [code, out] = RunToEnd({kBin + "/" + GetParam(), "--help"});
+  EXPECT_EQ(code, 1) << out;  // abseil's --help exits 1 after printing.
+  EXPECT_NE(out.find("--listen"), std::string::npos) << out;
+  EXPECT_NE(out.find("--port_file"), std::string::npos) << out;
+  EXPECT_NE(out.find("Usage:"), std::string::npos) << out;
+}
+
+TEST_P(ServerBinaryTest, ServesHealthAndDrainsOnSigterm) {
+  std::string address;
+  absl::StatusOr<base::Subprocess> server =
+      StartServer({kBin + "/" + GetParam()}, "127.0.0.1", TempPath(GetParam() + ".port"),
+                  TempPath(GetParam() + ".log"), absl::Seconds(30), &address);
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<bool> serving = rpc::CheckServing(address, absl::Seconds(5));
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_TRUE(*serving);
+  EXPECT_EQ(server->Stop(absl::Seconds(20)), 0);
+}
+
+TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
+  std::string address;
+  auto first = StartServer({kBin + "/" + GetParam()}, "127.0.0.1", TempPath("a.port"),
+                           TempPath("a.log"), absl::Seconds(30), &address);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto [code, out] = RunToEnd({kBin + "/" + GetParam(), "--listen=" + address});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Binaries, ServerBinaryTest,
+                         testing::Values("arbor-coordinator", "arbor-worker"));
+
+TEST(ArborCli, HelpListsCommands) {
+  auto [code, out] = RunToEnd({kBin + "/arbor", "--help"});
+  EXPECT_NE(out.find("demo"), std::string::npos) << out;
+  EXPECT_NE(out.find("health"), std::string::npos) << out;
+}
+
+TEST(ArborCli, UnknownCommandFails) {
+  auto [code, out] = RunToEnd({kBin + "/arbor", "frobnicate"});
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("unknown command 'frobnicate'"), std::string::npos) << out;
+}
+
+TEST(ArborCli, HealthOfUnreachableServerFails) {
+  auto [code, out] = RunToEnd({kBin + "/arbor", "health", "127.0.0.1:1"});
+  EXPECT_EQ(code, 1) << out;
+}
+
+TEST(ArborCli, DemoRunsAndStopsCleanly) {
+  auto [code, out] = RunToEnd({kBin + "/arbor", "demo"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("Stopped cleanly"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace arbor::tools

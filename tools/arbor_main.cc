@@ -1,0 +1,54 @@
+// arbor: the command-line client and local launcher of Arbor.
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/flags.h"
+#include "tools/commands.h"
+
+namespace arbor::tools {
+
+const std::vector<Command>& AllCommands() {
+  static const std::vector<Command> kCommands = {
+      {"demo", "", "Start a coordinator and a worker here, check them, stop them.", RunDemo},
+      {"health", "ADDRESS", "Ask a coordinator or worker whether it is serving.", RunHealth},
+  };
+  return kCommands;
+}
+
+namespace {
+
+std::string Usage() {
+  std::string usage =
+      "Arbor: tree-search generation with entropix sampling.\n\n"
+      "Usage: arbor COMMAND [ARGS] [--flags]\n\nCommands:\n";
+  for (const Command& command : AllCommands()) {
+    absl::StrAppend(&usage, "  ", command.name, " ", command.usage,
+                    std::string(std::max<int>(1, 22 - std::string(command.name).size() -
+                                                     std::string(command.usage).size()),
+                                ' '),
+                    command.summary, "\n");
+  }
+  absl::StrAppend(&usage, "\nRun `arbor --helpfull` for every flag.");
+  return usage;
+}
+
+}  // namespace
+}  // namespace arbor::tools
+
+int main(int argc, char** argv) {
+  std::vector<char*> positional = arbor::base::ParseFlags(argc, argv, arbor::tools::Usage());
+  if (positional.size() < 2) {
+    fprintf(stderr, "%s\n", arbor::tools::Usage().c_str());
+    return 2;
+  }
+  const std::string name = positional[1];
+  for (const arbor::tools::Command& command : arbor::tools::AllCommands()) {
+    if (name == command.name) {
+      return command.run(arbor::tools::Args(positional.begin() + 2, positional.end()));
+    }
+  }
+  fprintf(stderr, "arbor: unknown command '%s'\n\n%s\n", name.c_str(),
+          arbor::tools::Usage().c_str());
+  return 2;
+}

@@ -1,0 +1,28 @@
+// The subcommands of the `arbor` CLI. Each takes the positional arguments after its name (flags
+// are parsed globally by main) and returns the process exit code.
+#ifndef ARBOR_TOOLS_COMMANDS_H_
+#define ARBOR_TOOLS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace arbor::tools {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* usage;    // Arguments, e.g. "ADDRESS".
+  const char* summary;  // One line for `arbor --help`.
+  int (*run)(const Args& args);
+};
+
+// Every subcommand, in the order `arbor --help` lists them.
+const std::vector<Command>& AllCommands();
+
+int RunDemo(const Args& args);
+int RunHealth(const Args& args);
+
+}  // namespace arbor::tools
+
+#endif  // ARBOR_TOOLS_COMMANDS_H_

@@ -1,0 +1,103 @@
+#include "tools/local_cluster.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "rpc/health.h"
+
+namespace arbor::tools {
+namespace {
+
+// Waits for a server to write its port file; fails early if the process exits.
+absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port_file,
+                              const std::string& log_file, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    absl::StatusOr<std::string> text = base::ReadFile(port_file);
+    int port = 0;
+    if (text.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &port) && port > 0) {
+      return port;
+    }
+    if (std::optional<int> code = process.Wait(absl::Milliseconds(20))) {
+      return absl::UnavailableError(absl::StrCat("server exited with code ", *code,
+                                                 " before serving; see ", log_file));
+    }
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("server did not start within ", absl::FormatDuration(timeout), "; see ",
+                   log_file));
+}
+
+}  // namespace
+
+std::string SelfDir() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "." : self.parent_path().string();
+}
+
+absl::StatusOr<base::Subprocess> StartServer(std::vector<std::string> argv,
+                                             const std::string& host, const std::string& port_file,
+                                             const std::string& log_file, absl::Duration timeout,
+                                             std::string* address) {
+  std::filesystem::remove(port_file);
+  argv.push_back(absl::StrCat("--listen=", host, ":0"));
+  argv.push_back(absl::StrCat("--port_file=", port_file));
+  ASSIGN_OR_RETURN(base::Subprocess process, base::Subprocess::Start(argv, log_file));
+  ASSIGN_OR_RETURN(int port, AwaitPort(process, port_file, log_file, timeout));
+  *address = absl::StrCat(host, ":", port);
+  RETURN_IF_ERROR(rpc::WaitForServing(*address, timeout));
+  return process;
+}
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
+    const LocalClusterOptions& options) {
+  std::filesystem::create_directories(options.work_dir);
+  auto cluster = std::unique_ptr<LocalCluster>(new LocalCluster());
+  for (int i = 0; i < options.num_workers; ++i) {
+    const std::string prefix = absl::StrCat(options.work_dir, "/worker", i);
+    std::string address;
+    ASSIGN_OR_RETURN(
+        base::Subprocess worker,
+        StartServer({options.bin_dir + "/arbor-worker", "--model=" + options.model_dir,
+                     "--log_level=" + options.log_level},
+                    options.host, prefix + ".port", prefix + ".log", options.start_timeout,
+                    &address));
+    cluster->processes_.push_back(std::move(worker));
+    cluster->worker_addresses_.push_back(address);
+  }
+  const std::string prefix = options.work_dir + "/coordinator";
+  ASSIGN_OR_RETURN(
+      base::Subprocess coordinator,
+      StartServer({options.bin_dir + "/arbor-coordinator",
+                   "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
+                   "--log_level=" + options.log_level},
+                  options.host, prefix + ".port", prefix + ".log", options.start_timeout,
+                  &cluster->coordinator_address_));
+  cluster->processes_.push_back(std::move(coordinator));
+  return cluster;
+}
+
+LocalCluster::~LocalCluster() { Stop(absl::Seconds(5)).IgnoreError(); }
+
+absl::Status LocalCluster::Stop(absl::Duration grace) {
+  absl::Status result;
+  // Coordinator first, so it stops sending work before the workers go.
+  for (auto it = processes_.rbegin(); it != processes_.rend(); ++it) {
+    const int code = it->Stop(grace);
+    if (code != 0 && result.ok()) {
+      result = absl::InternalError(absl::StrCat("process ", it->pid(), " exited with ", code));
+    }
+  }
+  processes_.clear();
+  return result;
+}
+
+}  // namespace arbor::tools
