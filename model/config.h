@@ -1,0 +1,43 @@
+// The shape and hyper-parameters of a Llama-family model, as read from a Hugging Face
+// `config.json` (+ `generation_config.json`). Every consumer (backends, worker, coordinator,
+// make-model) works from this struct, never from the JSON.
+#ifndef ARBOR_MODEL_CONFIG_H_
+#define ARBOR_MODEL_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+namespace arbor::model {
+
+// `rope_scaling` of config.json. kLlama3 is Llama 3.1/3.2's frequency-dependent scaling.
+struct RopeScaling {
+  enum class Type { kNone, kLinear, kLlama3 };
+  Type type = Type::kNone;
+  float factor = 1.0f;
+  float low_freq_factor = 1.0f;
+  float high_freq_factor = 4.0f;
+  int original_max_position_embeddings = 8192;
+};
+
+struct ModelConfig {
+  std::string name;                  // Directory name or `_name_or_path`.
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int num_layers = 0;                // num_hidden_layers
+  int num_heads = 0;                 // num_attention_heads
+  int num_kv_heads = 0;              // num_key_value_heads (defaults to num_heads)
+  int head_dim = 0;                  // head_dim (defaults to hidden_size / num_heads)
+  int vocab_size = 0;
+  int max_position_embeddings = 0;
+  float rms_norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  int bos_token_id = -1;             // -1: the model has none.
+  std::vector<int> eos_token_ids;    // Union of config.json and generation_config.json.
+  std::string torch_dtype;           // As declared ("bfloat16", "float32", ...), informational.
+};
+
+}  // namespace arbor::model
+
+#endif  // ARBOR_MODEL_CONFIG_H_
