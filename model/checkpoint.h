@@ -1,0 +1,61 @@
+// A Hugging Face Llama checkpoint directory opened for a backend: config.json (+
+// generation_config.json) and model.safetensors or a sharded model.safetensors.index.json, every
+// tensor checked against the config before anything is handed out, then served as zero-copy
+// views into the memory-mapped files.
+#ifndef ARBOR_MODEL_CHECKPOINT_H_
+#define ARBOR_MODEL_CHECKPOINT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/config.h"
+#include "model/safetensors.h"
+#include "model/tensor.h"
+
+namespace arbor::model {
+
+class Checkpoint {
+ public:
+  // Called as the weights are scanned: bytes checked so far and in all (monotone, ends equal).
+  using ProgressCallback = std::function<void(uint64_t bytes_checked, uint64_t total_bytes)>;
+
+  // Opens `dir`. Errors, each naming the file and field or tensor: config problems (see
+  // config_json.h); NOT_FOUND without model.safetensors or model.safetensors.index.json; a
+  // malformed safetensors file (see safetensors.h); a shard named in the index that lacks the
+  // tensor or escapes the directory; a tensor present in two shards; an expected Llama tensor
+  // missing or mis-shaped; a tensor Arbor would not use (it would change the model); a NaN or
+  // infinite weight. The scan touches every weight once, which also pages the files in.
+  static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(const std::string& dir,
+                                                          ProgressCallback progress = {});
+
+  const std::string& dir() const { return dir_; }
+  const ModelConfig& config() const { return config_; }
+  // A view of `name` (e.g. "model.layers.0.mlp.up_proj.weight"), valid while this object lives;
+  // NOT_FOUND naming it otherwise.
+  absl::StatusOr<TensorView> Tensor(absl::string_view name) const;
+  // The output projection [vocab, hidden]: lm_head.weight, or the embedding when tied.
+  const TensorView& LmHead() const;
+  // Names of every tensor served, sorted.
+  std::vector<std::string> TensorNames() const;
+  // Bytes of weights over all served tensors.
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  Checkpoint() = default;
+
+  std::string dir_;
+  ModelConfig config_;
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, TensorView, std::less<>> tensors_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace arbor::model
+
+#endif  // ARBOR_MODEL_CHECKPOINT_H_
