@@ -1,0 +1,37 @@
+// Dense matmul of the Llama projections: out[m, n] = Σ_k x[m, k] · w[n, k] — fp32 activations
+// times fp32 or bf16 weights stored as PyTorch stores them ([out_features, in_features],
+// row-major), accumulated in fp32. On the CPU this is where nearly all time goes (decode is a
+// GEMV streaming every weight once), so the CPU implementation is vectorised (AVX2/FMA when
+// compiled for it) and spreads output features over a ThreadPool.
+//
+// Framework-free: the CUDA backend takes the same params struct (with cuBLAS underneath).
+#ifndef ARBOR_KERNELS_MATMUL_H_
+#define ARBOR_KERNELS_MATMUL_H_
+
+#include <cstdint>
+
+#include "kernels/weight_type.h"
+
+namespace arbor::kernels {
+
+class ThreadPool;
+
+struct MatmulParams {
+  const float* x = nullptr;  // [m, k], row i at x + i * x_stride.
+  const void* w = nullptr;   // [n, k] row-major and contiguous, element type `w_type`.
+  WeightType w_type = WeightType::kF32;
+  float* out = nullptr;      // [m, n], row i at out + i * out_stride. Must not alias x.
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t x_stride = 0;    // >= k
+  int64_t out_stride = 0;  // >= n
+};
+
+// CPU implementation; `pool` may be null (single-threaded). Summation order differs from a
+// naive loop (8 lanes, then a tree), so results match float64 within fp32 rounding only.
+void MatmulRef(const MatmulParams& params, ThreadPool* pool);
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_MATMUL_H_

@@ -1,0 +1,76 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu_simd.h"
+#include "kernels/paged_attention.h"
+#include "kernels/thread_pool.h"
+
+namespace arbor::kernels {
+namespace {
+
+// All query heads of one kv head for one query token: each K and V row is loaded once for the
+// whole GQA group.
+void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int64_t kv_head,
+                 std::vector<float>& scores) {
+  const PagedKvLayer& c = p.cache;
+  const int64_t group = p.num_heads / c.num_kv_heads;
+  const int64_t width = c.num_kv_heads * c.head_dim;
+  const int64_t n_keys = PagedPosition(p.batch, seq, token) + 1;
+  scores.resize(group * n_keys);
+  const float* q0 = p.q + token * p.q_stride + kv_head * group * c.head_dim;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* k = c.k + PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
+    for (int64_t g = 0; g < group; ++g) {
+      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, k, c.head_dim) * p.scale;
+    }
+  }
+  const bool last = token == p.batch.q_start[seq + 1] - 1;
+  float* scores_out = (last && p.last_scores != nullptr) ? p.last_scores[seq] : nullptr;
+  for (int64_t g = 0; g < group; ++g) {
+    float* s = scores.data() + g * n_keys;
+    if (scores_out != nullptr) {
+      std::copy(s, s + n_keys, scores_out + (kv_head * group + g) * n_keys);
+    }
+    const float max = *std::max_element(s, s + n_keys);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n_keys; ++j) {
+      s[j] = std::exp(s[j] - max);
+      sum += s[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    float* out = p.out + token * p.out_stride + (kv_head * group + g) * c.head_dim;
+    std::fill(out, out + c.head_dim, 0.0f);
+    for (int64_t j = 0; j < n_keys; ++j) {
+      const float* v =
+          c.v + PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
+      const float a = s[j] * inv_sum;
+      for (int64_t d = 0; d < c.head_dim; ++d) out[d] += a * v[d];
+    }
+  }
+}
+
+}  // namespace
+
+void PagedAttentionRef(const PagedAttentionParams& p, ThreadPool* pool) {
+  const int64_t num_tokens = p.batch.q_start[p.batch.num_seqs];
+  if (num_tokens == 0) return;
+  const int64_t kv_heads = p.cache.num_kv_heads;
+  auto run = [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t token = item / kv_heads;
+      const int64_t seq = std::upper_bound(p.batch.q_start, p.batch.q_start + p.batch.num_seqs + 1,
+                                           static_cast<int32_t>(token)) -
+                          p.batch.q_start - 1;
+      AttendGroup(p, seq, token, item % kv_heads, scores);
+    }
+  };
+  if (pool == nullptr) {
+    run(0, num_tokens * kv_heads);
+  } else {
+    pool->ParallelFor(num_tokens * kv_heads, 1, run);
+  }
+}
+
+}  // namespace arbor::kernels
