@@ -1,0 +1,43 @@
+// Uncertainty of the next-token distribution from one row of raw logits (DESIGN.md §4.1):
+// entropy and varentropy in bits, log-sum-exp, and the top-K tokens with their log-probabilities
+// at temperature 1. This is the worker's CPU path and the reference for the fused GPU pass; a
+// GPU kernel reduces the row into SoftmaxMoments chunks and finishes with FinishLogitMetrics.
+#ifndef ARBOR_ENTROPIX_LOGIT_METRICS_H_
+#define ARBOR_ENTROPIX_LOGIT_METRICS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "entropix/softmax_moments.h"
+
+namespace arbor::entropix {
+
+struct TokenLogprob {
+  int32_t id = 0;
+  float logprob = 0.0f;  // Natural log at T = 1, ≤ 0.
+};
+
+struct LogitMetrics {
+  float entropy = 0.0f;     // H, bits, [0, log2 n].
+  float varentropy = 0.0f;  // V, bits², ≥ 0.
+  float logsumexp = 0.0f;   // log Σ exp(logits), nats (unit of the logits).
+  float max_logit = 0.0f;
+  std::vector<TokenLogprob> top_k;  // Most likely first; ties by lower id.
+};
+
+// Metrics of logits[0..n) with the `top_k` (in [0, n]) most likely tokens. Entries may be −inf
+// (masked tokens) but at least one must be finite; NaN or +inf → InvalidArgument naming the
+// index.
+absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const float* logits, int n, int top_k);
+// The same for a bf16 row (widened exactly to float).
+absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const uint16_t* logits_bf16, int n, int top_k);
+
+// The final combine of a chunked reduction: entropy, varentropy, log-sum-exp and max from the
+// merged moments of the whole row (top_k left empty; the caller fills it from its own
+// selection). InvalidArgument when the moments saw no finite logit.
+absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments);
+
+}  // namespace arbor::entropix
+
+#endif  // ARBOR_ENTROPIX_LOGIT_METRICS_H_

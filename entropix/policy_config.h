@@ -1,0 +1,122 @@
+// The entropix policy: every threshold, coefficient and option of DESIGN.md §4.2, with the
+// canonical defaults. Mirrors message arbor.v1.PolicyConfig field for field (same names, same
+// nesting); rpc/policy_convert.h converts, so this library stays free of protobuf.
+#ifndef ARBOR_ENTROPIX_POLICY_CONFIG_H_
+#define ARBOR_ENTROPIX_POLICY_CONFIG_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "entropix/attention_metrics.h"
+
+namespace arbor::entropix {
+
+enum class PolicyMode {
+  kSearch,     // Rows 2–4 become tree operations (branch, insert, backspace).
+  kCanonical,  // The original single-path sampler: rows 2–4 adjust the sample; row 2 inserts.
+};
+
+enum class BranchMode {
+  kRollout,  // Each child rolls out independently.
+  kBeam,     // Keep the best `width` by cumulative logprob at every step.
+};
+
+// Sampling parameters (DESIGN.md §4.3); also the adjusted parameters a Decision carries.
+struct SamplingParams {
+  float temperature = 0.666f;  // (0, 10].
+  float top_p = 0.90f;         // (0, 1].
+  int32_t top_k = 27;          // [1, 1024].
+  float min_p = 0.03f;         // [0, 1).
+};
+
+// Decision-matrix thresholds: entropies in bits, varentropies in bits².
+struct Thresholds {
+  float lelv_entropy = 0.1f;     // Row 1 (ARGMAX): H below...
+  float lelv_varentropy = 0.1f;  // ...and V below.
+  float helv_entropy = 5.0f;     // Row 2 (INSERT): H above...
+  float helv_varentropy = 0.1f;  // ...and V below.
+  float lehv_entropy = 5.0f;     // Row 3 (BRANCH): H below...
+  float lehv_varentropy = 5.0f;  // ...and V above.
+  float hehv_entropy = 3.0f;     // Row 4 (BACKSPACE): H above...
+  float hehv_varentropy = 5.0f;  // ...and V above.
+};
+
+// Coefficients of the adjusted sampling parameters (canonical values).
+struct Coefficients {
+  float helv_temp_base = 1.3f;  // HELV T = min(cap, T0·(base + attn·attn_ent)).
+  float helv_temp_attn = 0.2f;
+  float helv_temp_cap = 1.5f;
+  float lehv_temp_base = 1.2f;  // LEHV T = min(cap, T0·(base + is·IS)).
+  float lehv_temp_is = 0.3f;
+  float lehv_temp_cap = 1.5f;
+  float lehv_top_k_agreement = 0.5f;  // top_k = max(min, int(top_k·(1 + c·(1 − agreement)))).
+  int32_t lehv_top_k_min = 5;
+  float hehv_temp_base = 2.0f;  // HEHV T = max(floor, T0·(base + v·attn_vent)).
+  float hehv_temp_attn_vent = 0.5f;
+  float hehv_temp_floor = 2.0f;
+  float hehv_top_p_attn = 0.2f;  // top_p = max(min, top_p − c·attn_ent).
+  float hehv_top_p_min = 0.5f;
+  float ada_temp_logits = 0.3f;  // ADAPTIVE T = T0·(1 + a·(H+V) + b·(attn_ent+attn_vent) − c·agr).
+  float ada_temp_attn = 0.2f;
+  float ada_temp_agree = 0.2f;
+  float ada_top_p_attn_vent = 0.1f;  // top_p·(1 + c·attn_vent), clipped to [0.1, 1].
+  float ada_top_k_is = 0.3f;         // round(top_k·(1 + c·IS − d·agreement)), clipped [1, 100].
+  float ada_top_k_agree = 0.2f;
+  float ada_min_p_logits = 0.5f;     // min_p·(1 − c·(H+V)), clipped to [0.01, 0.5].
+};
+
+struct BranchOptions {
+  int32_t width = 4;  // Children per branch point, [2, 64].
+  BranchMode mode = BranchMode::kRollout;
+  int32_t max_len = 32;          // Rollout tokens per child, [1, 1024].
+  float calm_entropy = 2.0f;     // "Back within bounds": H below this...
+  float calm_varentropy = 3.0f;  // ...and V below this...
+  int32_t calm_steps = 2;        // ...for this many consecutive steps, [1, 64].
+  int32_t max_depth = 1;         // Nested branch points allowed, [1, 8].
+  float candidate_min_p = 0.02f;  // Candidates need p ≥ this·p_max, [0, 1).
+};
+
+struct InsertOptions {
+  // Thinking tokens. Empty means "the model's ' ...' tokenized"; the caller resolves it with
+  // the tokenizer before deciding (Llama 3: {2564}).
+  std::vector<int32_t> tokens;
+  int32_t cooldown = 16;     // Tokens since the last insert before another, [0, 4096].
+  int32_t max_per_job = 4;   // [0, 1024].
+};
+
+struct BackspaceOptions {
+  int32_t max_per_job = 8;  // [0, 1024].
+};
+
+struct AdaptiveOptions {
+  int32_t n_samples = 5;  // Samples drawn, best kept, [1, 64].
+  float w_entropy = 0.1f;          // Weight of (1 − H).
+  float w_attn_entropy = 0.2f;     // Weight of (1 − attn_ent).
+  float w_varentropy = 0.3f;       // Weight of (1 − V).
+  float w_attn_varentropy = 0.4f;  // Weight of (1 − attn_vent).
+  float w_agreement = 0.5f;        // Weight of agreement.
+  float w_interaction = 0.6f;      // Weight of interaction strength.
+};
+
+struct PolicyConfig {
+  PolicyMode mode = PolicyMode::kSearch;
+  SamplingParams sampling;
+  Thresholds thresholds;
+  Coefficients coefficients;
+  BranchOptions branch;
+  InsertOptions insert;
+  BackspaceOptions backspace;
+  AdaptiveOptions adaptive;
+  AttentionMode attention_mode = AttentionMode::kExact;
+  int32_t reference_len = 4096;  // REFERENCE buffer slots, [1, 1 << 20].
+
+  // OK, or InvalidArgument naming the first bad field and its allowed range, e.g.
+  // "branch.width: 1 is outside [2, 64]". Insert token ids are only checked for >= 0 here; the
+  // caller knows the vocabulary.
+  absl::Status Validate() const;
+};
+
+}  // namespace arbor::entropix
+
+#endif  // ARBOR_ENTROPIX_POLICY_CONFIG_H_

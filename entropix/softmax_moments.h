@@ -1,0 +1,53 @@
+// Mergeable one-pass moments of a softmax: the state behind every entropy in entropix.
+//
+// For inputs x_i (logits, or a head's attention scores) the state holds, relative to the running
+// maximum m, the sums Σe = Σ exp(x_i − m), Σe·x = Σ exp(x_i − m)·(x_i − m) and
+// Σe·x² = Σ exp(x_i − m)·(x_i − m)². From them, with y = x − m and p = softmax(x):
+//   log Σ exp(x) = m + log Σe
+//   H (nats)     = log Σe − Σe·x / Σe
+//   V (nats²)    = Σe·x² / Σe − (Σe·x / Σe)²
+// Stability: shifting by the maximum keeps every exponent ≤ 0 (no overflow for any finite input,
+// whatever its offset), and the sums are kept in float64 so the E[y²] − E[y]² difference loses
+// nothing that matters at fp32 output precision. Two states merge exactly (rescale the one with
+// the smaller maximum), so a GPU kernel can reduce a row in chunks, in any order, and hand its
+// partial states to the final combine here. Within one chunk the CPU takes the maximum first and
+// then the shifted sums (two passes over data already in cache), which vectorises better than a
+// rescale on every new maximum.
+#ifndef ARBOR_ENTROPIX_SOFTMAX_MOMENTS_H_
+#define ARBOR_ENTROPIX_SOFTMAX_MOMENTS_H_
+
+#include <cstdint>
+#include <limits>
+
+namespace arbor::entropix {
+
+struct SoftmaxMoments {
+  double max = -std::numeric_limits<double>::infinity();  // Largest finite input seen.
+  double sum = 0.0;     // Σ exp(x − max).
+  double sum_x = 0.0;   // Σ exp(x − max)·(x − max).
+  double sum_xx = 0.0;  // Σ exp(x − max)·(x − max)².
+
+  // True while no finite input has been seen (then the metrics below are undefined).
+  bool empty() const { return sum == 0.0; }
+
+  // Adds `count` inputs that all equal `value` (finite), e.g. REFERENCE mode's empty slots.
+  void AddConstant(double value, double count);
+  // Adds the inputs x[0..n). They must be finite or −inf (−inf contributes nothing); callers
+  // validate first (see FindNonFinite).
+  void AddChunk(const float* x, int64_t n);
+  // Combines with another state, as if its inputs had been added here.
+  void Merge(const SoftmaxMoments& other);
+
+  double LogSumExp() const;     // Natural log.
+  double EntropyNats() const;   // ≥ 0.
+  double VarentropyNats() const;  // nats², ≥ 0 (rounding clamped).
+};
+
+// Index of the first NaN or +inf in x[0..n), or −1 when every entry is finite or −inf.
+int64_t FindNonFinite(const float* x, int64_t n);
+
+inline constexpr double kLn2 = 0.69314718055994530942;
+
+}  // namespace arbor::entropix
+
+#endif  // ARBOR_ENTROPIX_SOFTMAX_MOMENTS_H_

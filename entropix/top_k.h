@@ -1,0 +1,32 @@
+// Top-K selection without sorting the whole vocabulary: the logit metrics' top-K (a bounded
+// heap over a 128,256-wide row) and the sampler's top_k filter (partial selection over the
+// candidates that survived min_p). One ordering everywhere: value descending, then index
+// ascending, so ties resolve the same way on every machine.
+#ifndef ARBOR_ENTROPIX_TOP_K_H_
+#define ARBOR_ENTROPIX_TOP_K_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace arbor::entropix {
+
+struct ScoredIndex {
+  float value;
+  int32_t index;
+};
+
+// The canonical order: larger value first, lower index first among equal values.
+inline bool RanksBefore(const ScoredIndex& a, const ScoredIndex& b) {
+  return a.value > b.value || (a.value == b.value && a.index < b.index);
+}
+
+// The min(k, n) largest of values[0..n) (no NaN), in the canonical order.
+std::vector<ScoredIndex> SelectTopK(const float* values, int64_t n, int64_t k);
+
+// Keeps the min(k, size) first items of `items` in the canonical order and sorts them; k < 0
+// keeps everything (sorted).
+void KeepTopK(std::vector<ScoredIndex>& items, int64_t k);
+
+}  // namespace arbor::entropix
+
+#endif  // ARBOR_ENTROPIX_TOP_K_H_
