@@ -72,7 +72,11 @@ absl::StatusOr<std::optional<double>> OptionalPositive(const Json& object, const
   if (value == nullptr) return std::optional<double>();
   if (!value->is_number()) return FieldError(file, key, "is not a number");
   const double v = value->get<double>();
-  if (!std::isfinite(v) || v <= 0) return FieldError(file, key, "must be a finite number > 0");
+  // Stored as float: the value must stay finite and non-zero there too.
+  const float narrowed = static_cast<float>(v);
+  if (!std::isfinite(narrowed) || narrowed <= 0) {
+    return FieldError(file, key, "must be a finite number > 0 (within float range)");
+  }
   return std::optional<double>(v);
 }
 
