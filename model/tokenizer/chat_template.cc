@@ -1,0 +1,163 @@
+#include "model/tokenizer/chat_template.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace arbor::model {
+namespace {
+
+using nlohmann::json;
+
+// Markers that identify each template family whatever its exact wording (Llama 3.0, 3.1 and 3.2
+// templates differ in tool handling but share the header tokens).
+bool LooksLikeLlama3(absl::string_view text) {
+  return absl::StrContains(text, "<|start_header_id|>") &&
+         absl::StrContains(text, "<|end_header_id|>") && absl::StrContains(text, "<|eot_id|>");
+}
+
+bool LooksLikeChatML(absl::string_view text) {
+  return absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>");
+}
+
+// Appends the id of special token `token`, or fails naming it.
+absl::Status AppendSpecial(const Tokenizer& tokenizer, absl::string_view token,
+                           std::vector<int>* ids) {
+  auto id = tokenizer.TokenId(token);
+  if (!id.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the chat template needs the special token ", token,
+                     ", which this tokenizer lacks"));
+  }
+  ids->push_back(*id);
+  return absl::OkStatus();
+}
+
+void AppendText(const Tokenizer& tokenizer, absl::string_view text, std::vector<int>* ids) {
+  const std::vector<int> encoded = tokenizer.Encode(text, /*parse_special=*/false);
+  ids->insert(ids->end(), encoded.begin(), encoded.end());
+}
+
+absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
+                                             const std::vector<ChatMessage>& messages,
+                                             bool add_generation_prompt) {
+  std::vector<int> ids;
+  RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|begin_of_text|>", &ids));
+  auto header = [&](absl::string_view role) -> absl::Status {
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|start_header_id|>", &ids));
+    AppendText(tokenizer, role, &ids);
+    return AppendSpecial(tokenizer, "<|end_header_id|>", &ids);
+  };
+  for (const ChatMessage& message : messages) {
+    RETURN_IF_ERROR(header(message.role));
+    AppendText(tokenizer, absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)),
+               &ids);
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
+  }
+  if (add_generation_prompt) {
+    RETURN_IF_ERROR(header("assistant"));
+    AppendText(tokenizer, "\n\n", &ids);
+  }
+  return ids;
+}
+
+absl::StatusOr<std::vector<int>> ApplyChatML(const Tokenizer& tokenizer,
+                                             const std::vector<ChatMessage>& messages,
+                                             bool add_generation_prompt) {
+  std::vector<int> ids;
+  for (const ChatMessage& message : messages) {
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_start|>", &ids));
+    AppendText(tokenizer, absl::StrCat(message.role, "\n", message.content), &ids);
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_end|>", &ids));
+    AppendText(tokenizer, "\n", &ids);
+  }
+  if (add_generation_prompt) {
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_start|>", &ids));
+    AppendText(tokenizer, "assistant\n", &ids);
+  }
+  return ids;
+}
+
+}  // namespace
+
+absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_config_json) {
+  const json config = json::parse(tokenizer_config_json.begin(), tokenizer_config_json.end(),
+                                  nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) {
+    return absl::InvalidArgumentError("tokenizer_config.json is not a JSON object");
+  }
+  if (!config.contains("chat_template")) {
+    return absl::NotFoundError("tokenizer_config.json has no chat_template");
+  }
+  const json& value = config["chat_template"];
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_array()) {
+    for (const json& entry : value) {
+      if (entry.is_object() && entry.value("name", "") == "default" &&
+          entry.contains("template") && entry["template"].is_string()) {
+        text = entry["template"].get<std::string>();
+      }
+    }
+    if (text.empty()) {
+      return absl::InvalidArgumentError(
+          "tokenizer_config.json chat_template is a list without a \"default\" template");
+    }
+  } else {
+    return absl::InvalidArgumentError("tokenizer_config.json chat_template must be a string");
+  }
+  if (LooksLikeLlama3(text)) return ChatTemplate::kLlama3;
+  if (LooksLikeChatML(text)) return ChatTemplate::kChatML;
+  const size_t shown = std::min<size_t>(text.size(), 80);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unrecognised chat_template (neither Llama 3 headers nor ChatML <|im_start|>): \"",
+      text.substr(0, shown), text.size() > shown ? "…\"" : "\"",
+      "; force one with a template name (llama3 or chatml)"));
+}
+
+absl::StatusOr<ChatTemplate> ParseChatTemplateName(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "llama3") return ChatTemplate::kLlama3;
+  if (lower == "chatml") return ChatTemplate::kChatML;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown chat template '", name, "' (expected llama3 or chatml)"));
+}
+
+std::string ChatTemplateName(ChatTemplate chat_template) {
+  return chat_template == ChatTemplate::kLlama3 ? "llama3" : "chatml";
+}
+
+std::string Llama3ChatTemplate() {
+  return "{% set loop_messages = messages %}{% for message in loop_messages %}"
+         "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"
+         "+ message['content'] | trim + '<|eot_id|>' %}"
+         "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+         "{{ content }}{% endfor %}"
+         "{% if add_generation_prompt %}"
+         "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}";
+}
+
+std::string ChatMLChatTemplate() {
+  return "{% for message in messages %}"
+         "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+         "{% endfor %}"
+         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+}
+
+absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
+                                                   ChatTemplate chat_template,
+                                                   const std::vector<ChatMessage>& messages,
+                                                   bool add_generation_prompt) {
+  switch (chat_template) {
+    case ChatTemplate::kLlama3:
+      return ApplyLlama3(tokenizer, messages, add_generation_prompt);
+    case ChatTemplate::kChatML:
+      return ApplyChatML(tokenizer, messages, add_generation_prompt);
+  }
+  return absl::InvalidArgumentError("unknown chat template");
+}
+
+}  // namespace arbor::model
