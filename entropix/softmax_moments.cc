@@ -21,11 +21,13 @@ void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float y = x[i] - chunk_max;  // ≤ 0, or −inf.
     const float e = std::exp(y);
-    // −inf entries give e = 0; skip the product so 0·inf cannot produce NaN.
-    const float ey = e == 0.0f ? 0.0f : e * y;
+    // −inf entries give e = 0; select zeros so 0·inf cannot produce NaN.
+    const bool zero = e == 0.0f;
+    const float ey = zero ? 0.0f : e * y;
+    const float eyy = zero ? 0.0f : ey * y;
     s0 += e;
     s1 += ey;
-    s2 += static_cast<double>(ey) * y;
+    s2 += eyy;
   }
   SoftmaxMoments chunk;
   chunk.max = chunk_max;
@@ -47,6 +49,10 @@ void SoftmaxMoments::Merge(const SoftmaxMoments& other) {
   const SoftmaxMoments& lo = max >= other.max ? other : *this;
   const double d = hi.max - lo.max;
   const double c = std::exp(-d);
+  if (c == 0.0) {  // The smaller state's weight underflows; skipping it also avoids 0·inf.
+    *this = hi;
+    return;
+  }
   SoftmaxMoments merged;
   merged.max = hi.max;
   merged.sum = hi.sum + c * lo.sum;
