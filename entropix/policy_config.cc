@@ -1,5 +1,6 @@
 #include "entropix/policy_config.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,15 +16,23 @@ constexpr double kMaxEntropyBits = 64.0;
 constexpr double kMaxVarentropyBits = 4096.0;
 constexpr int kMaxInsertTokens = 64;
 
+// Integers print as integers ("1048576", not "1.04858e+06").
+std::string Number(double v) {
+  if (std::isfinite(v) && std::floor(v) == v && std::abs(v) < 1e15) {
+    return absl::StrCat(static_cast<int64_t>(v));
+  }
+  return absl::StrCat(v);
+}
+
 // Checks lo (<|<=) value (<|<=) hi; the message names the field and the interval.
 absl::Status InRange(const std::string& field, double value, double lo, double hi,
                      bool lo_open = false, bool hi_open = false) {
   const bool above = lo_open ? value > lo : value >= lo;
   const bool below = hi_open ? value < hi : value <= hi;
   if (above && below) return absl::OkStatus();  // NaN fails both.
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is outside ",
-                                                 lo_open ? "(" : "[", lo, ", ", hi,
-                                                 hi_open ? ")" : "]"));
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", Number(value), " is outside ",
+                                                 lo_open ? "(" : "[", Number(lo), ", ",
+                                                 Number(hi), hi_open ? ")" : "]"));
 }
 
 absl::Status Coefficient(const std::string& field, float value) {
