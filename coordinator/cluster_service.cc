@@ -1,0 +1,96 @@
+#include "coordinator/cluster_service.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "rpc/grpc_status.h"
+
+namespace arbor::coordinator {
+namespace {
+
+constexpr int64_t kMinHeartbeatMs = 100;
+constexpr int64_t kMaxHeartbeatMs = 60000;
+
+absl::Status Positive(int64_t value, const char* field) {
+  if (value > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " must be > 0"));
+}
+
+}  // namespace
+
+absl::Status ValidateWorkerInfo(const arbor::v1::WorkerInfo& info) {
+  // One table instead of a chain of ifs: each value a worker must report as positive.
+  const std::pair<int64_t, const char*> positive[] = {
+      {info.model().vocab_size(), "info.model.vocab_size"},
+      {info.model().max_context(), "info.model.max_context"},
+      {info.block_size(), "info.block_size"},
+      {info.kv_capacity_tokens(), "info.kv_capacity_tokens"},
+  };
+  for (const auto& [value, field] : positive) {
+    if (absl::Status s = Positive(value, field); !s.ok()) return s;
+  }
+  for (int i = 0; i < info.model().eos_token_ids_size(); ++i) {
+    const int32_t id = info.model().eos_token_ids(i);
+    if (id < 0 || id >= info.model().vocab_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("info.model.eos_token_ids[", i, "]: ", id,
+                                                     " is outside [0, ",
+                                                     info.model().vocab_size(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status ClusterService::RegisterWorker(grpc::ServerContext*,
+                                            const arbor::v1::RegisterWorkerRequest* request,
+                                            arbor::v1::RegisterWorkerResponse* response) {
+  if (request->address().empty()) {
+    return rpc::ToGrpcStatus(absl::InvalidArgumentError("address: must not be empty"));
+  }
+  if (!request->has_info()) {
+    return rpc::ToGrpcStatus(absl::InvalidArgumentError("info: required"));
+  }
+  if (absl::Status s = ValidateWorkerInfo(request->info()); !s.ok()) {
+    return rpc::ToGrpcStatus(s);
+  }
+  absl::StatusOr<std::string> id = pool_->Register(request->address(), request->info());
+  if (!id.ok()) return rpc::ToGrpcStatus(id.status());
+  response->set_worker_id(*id);
+  response->set_heartbeat_interval_ms(static_cast<int32_t>(std::clamp(
+      absl::ToInt64Milliseconds(heartbeat_interval_), kMinHeartbeatMs, kMaxHeartbeatMs)));
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterService::Heartbeat(grpc::ServerContext*,
+                                       const arbor::v1::HeartbeatRequest* request,
+                                       arbor::v1::HeartbeatResponse* response) {
+  if (request->worker_id().empty()) {
+    return rpc::ToGrpcStatus(absl::InvalidArgumentError("worker_id: must not be empty"));
+  }
+  const WorkerPool::HeartbeatReply reply = pool_->Heartbeat(request->worker_id(), request->load());
+  response->set_known(reply.known);
+  response->set_drain(reply.drain);
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterService::ListWorkers(grpc::ServerContext*,
+                                         const arbor::v1::ListWorkersRequest*,
+                                         arbor::v1::ListWorkersResponse* response) {
+  for (arbor::v1::WorkerStatus& status : pool_->List()) {
+    *response->add_workers() = std::move(status);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterService::DrainWorker(grpc::ServerContext*,
+                                         const arbor::v1::DrainWorkerRequest* request,
+                                         arbor::v1::DrainWorkerResponse* response) {
+  if (request->worker_id().empty()) {
+    return rpc::ToGrpcStatus(absl::InvalidArgumentError("worker_id: must not be empty"));
+  }
+  absl::StatusOr<int> jobs = pool_->Drain(request->worker_id());
+  if (!jobs.ok()) return rpc::ToGrpcStatus(jobs.status());
+  response->set_jobs_rehomed(*jobs);
+  return grpc::Status::OK;
+}
+
+}  // namespace arbor::coordinator
