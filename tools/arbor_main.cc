@@ -12,6 +12,8 @@ const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
       {"demo", "", "Start a coordinator and a worker here, check them, stop them.", RunDemo},
       {"health", "ADDRESS", "Ask a coordinator or worker whether it is serving.", RunHealth},
+      {"make-model", "--preset P --out DIR", "Write a synthetic Llama checkpoint directory.",
+       RunMakeModel},
   };
   return kCommands;
 }

@@ -22,6 +22,7 @@ const std::vector<Command>& AllCommands();
 
 int RunDemo(const Args& args);
 int RunHealth(const Args& args);
+int RunMakeModel(const Args& args);
 
 }  // namespace arbor::tools
 
