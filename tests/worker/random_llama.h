@@ -1,0 +1,54 @@
+// Test support: a random Llama model held in memory (f32 or bf16 weights, Hugging Face tensor
+// names) and an independent float64 forward over one dense, unpaged sequence that records the
+// same named intermediates as the backends' TensorTap, so a backend can be checked tensor by
+// tensor without any file or Python.
+#ifndef ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
+#define ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "worker/cpu_backend.h"
+
+namespace arbor::worker::testing {
+
+// tiny: 2 layers, hidden 64, 4/2 heads × 16, ffn 128, vocab 512, Llama-3 RoPE scaling with a
+// short original context so all three frequency bands occur.
+model::ModelConfig TinyConfig();
+
+class RandomLlama {
+ public:
+  RandomLlama(const model::ModelConfig& config, bool bf16, std::mt19937& rng);
+
+  const model::ModelConfig& config() const { return config_; }
+  TensorLookup Lookup() const;
+  // The weight as the backend reads it (bf16-rounded when bf16), in double.
+  double At(const std::string& name, int64_t i) const;
+  int64_t bytes() const;
+
+ private:
+  void Add(const std::string& name, std::vector<int64_t> shape, double scale, double offset,
+           std::mt19937& rng);
+
+  model::ModelConfig config_;
+  bool bf16_;
+  std::map<std::string, std::vector<int64_t>> shapes_;
+  std::map<std::string, std::vector<float>> f32_;
+  std::map<std::string, std::vector<uint16_t>> bf16_data_;
+};
+
+struct Float64Forward {
+  // Name (as in backend.h's TensorTap) → [tokens, cols] row-major. "logits" has every position.
+  std::map<std::string, std::vector<double>> tensors;
+  std::vector<double> last_scores;  // [heads, tokens] of the last query, last layer.
+};
+
+Float64Forward ForwardFloat64(const RandomLlama& model, const std::vector<int32_t>& tokens);
+
+}  // namespace arbor::worker::testing
+
+#endif  // ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_

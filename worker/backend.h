@@ -1,0 +1,70 @@
+// The interface every model backend (CPU, CUDA) implements for the engine: one forward step
+// over a batch of rows that mixes prefill chunks and decode rows, each reading and extending
+// its sequence's paged KV, plus the block copies the KV cache asks for (copy-on-write).
+//
+// Backends hold the KV storage (per layer K and V pools of kv_num_blocks() blocks of
+// kv_block_size() slots); which sequence owns which block is decided by the KV cache
+// (kv_block_manager.h) and arrives here as block tables.
+#ifndef ARBOR_WORKER_BACKEND_H_
+#define ARBOR_WORKER_BACKEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "model/config.h"
+#include "worker/kv_block_manager.h"
+
+namespace arbor::worker {
+
+// One row of a forward step: the new tokens of one sequence.
+struct ForwardRow {
+  // New tokens, at positions start_pos, start_pos + 1, ...; non-empty, each in [0, vocab).
+  std::span<const int32_t> tokens;
+  // Tokens of the sequence whose K/V are already in the cache (positions 0 .. start_pos − 1).
+  int32_t start_pos = 0;
+  // The sequence's block table, covering at least start_pos + tokens.size() positions.
+  std::span<const int32_t> block_table;
+  // Optional [vocab]: the logits after the last new token.
+  float* logits = nullptr;
+  // Optional [num_heads, start_pos + tokens.size()]: the last layer's scaled attention scores
+  // s = q·k/√head_dim of the last new token, per query head over every key it sees.
+  float* last_scores = nullptr;
+};
+
+// Receives named intermediates of a forward, [rows, cols] row-major fp32, so two backends can
+// be compared tensor by tensor. Names: "embed"; per layer l: "layer<l>.attn_norm", ".q", ".k"
+// (both after RoPE), ".v", ".attn" (attention output before o_proj), ".attn_out" (after
+// o_proj), ".attn_residual" (residual stream after the attention add), ".mlp_norm",
+// ".mlp_act" (SwiGLU output), ".mlp_out" (after down_proj); "final_norm"; "logits" (one row per
+// row that asked for logits, in row order). Rows of the per-token tensors are the step's tokens
+// in row order.
+using TensorTap =
+    std::function<void(std::string_view name, const float* data, int64_t rows, int64_t cols)>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const model::ModelConfig& config() const = 0;
+  // "cpu", "cuda", ...
+  virtual std::string name() const = 0;
+  virtual int32_t kv_num_blocks() const = 0;
+  virtual int32_t kv_block_size() const = 0;
+
+  // Performs the KV cache's copies (every layer, K and V) in order.
+  virtual absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) = 0;
+
+  // Runs the model over `rows`: writes each row's new K/V into its blocks, then fills the
+  // requested logits and scores. Rows are independent (distinct sequences, or distinct blocks
+  // for their new tokens). INVALID_ARGUMENT naming the row and field for bad input, before any
+  // state changes.
+  virtual absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) = 0;
+};
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_BACKEND_H_

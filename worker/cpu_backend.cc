@@ -1,0 +1,366 @@
+#include "worker/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/bf16.h"
+#include "base/status_macros.h"
+#include "kernels/embedding.h"
+#include "kernels/logits.h"
+#include "kernels/matmul.h"
+#include "kernels/paged_attention.h"
+#include "kernels/paged_kv_append.h"
+#include "kernels/rms_norm.h"
+#include "kernels/rope.h"
+#include "kernels/swiglu.h"
+
+namespace arbor::worker {
+namespace {
+
+using kernels::WeightType;
+
+kernels::RopeScalingParams RopeScaling(const model::RopeScaling& s) {
+  kernels::RopeScalingParams p;
+  switch (s.type) {
+    case model::RopeScaling::Type::kNone:
+      p.type = kernels::RopeScalingParams::Type::kNone;
+      break;
+    case model::RopeScaling::Type::kLinear:
+      p.type = kernels::RopeScalingParams::Type::kLinear;
+      break;
+    case model::RopeScaling::Type::kLlama3:
+      p.type = kernels::RopeScalingParams::Type::kLlama3;
+      break;
+  }
+  p.factor = s.factor;
+  p.low_freq_factor = s.low_freq_factor;
+  p.high_freq_factor = s.high_freq_factor;
+  p.original_max_position_embeddings = s.original_max_position_embeddings;
+  return p;
+}
+
+// Row-parallel elementwise ops: fn(first_row, num_rows) calls the reference on a sub-range.
+template <typename Fn>
+void ForRows(kernels::ThreadPool* pool, int64_t rows, const Fn& fn) {
+  pool->ParallelFor(rows, 4, [&](int64_t begin, int64_t end) { fn(begin, end - begin); });
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(const model::ModelConfig& config, const CpuBackendOptions& options)
+    : config_(config), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
+    const model::ModelConfig& config, const TensorLookup& lookup,
+    const CpuBackendOptions& options) {
+  const model::ModelConfig& c = config;
+  if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.num_heads <= 0 ||
+      c.num_kv_heads <= 0 || c.head_dim <= 0 || c.vocab_size <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config of '", c.name, "': every size must be positive"));
+  }
+  if (c.num_heads % c.num_kv_heads != 0 || c.head_dim % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config of '", c.name, "': num_attention_heads (", c.num_heads,
+        ") must be a multiple of num_key_value_heads (", c.num_kv_heads,
+        ") and head_dim (", c.head_dim, ") even"));
+  }
+  if (options.kv_blocks <= 0 || options.block_size <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
+                                                   ") and block_size (", options.block_size,
+                                                   ") must be positive"));
+  }
+  std::unique_ptr<CpuBackend> backend(new CpuBackend(config, options));
+  RETURN_IF_ERROR(backend->Load(lookup));
+  return backend;
+}
+
+absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
+    std::shared_ptr<const model::Checkpoint> checkpoint, const CpuBackendOptions& options) {
+  const model::Checkpoint* ckpt = checkpoint.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
+                   Create(ckpt->config(), [ckpt](const std::string& name) {
+                     return ckpt->Tensor(name);
+                   }, options));
+  backend->checkpoint_ = std::move(checkpoint);
+  return backend;
+}
+
+absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lookup,
+                                                          const std::string& name, int64_t rows,
+                                                          int64_t cols) {
+  ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
+  if (t.shape != std::vector<int64_t>{rows, cols}) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
+                                                   absl::StrJoin(t.shape, ", "), "], expected [",
+                                                   rows, ", ", cols, "]"));
+  }
+  if (t.data == nullptr || t.nbytes != static_cast<size_t>(rows * cols) * DTypeSize(t.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": ", t.nbytes,
+                                                   " bytes do not match its shape"));
+  }
+  weight_bytes_ += static_cast<int64_t>(t.nbytes);
+  switch (t.dtype) {
+    case model::DType::kF32:
+      return Matrix{t.data, WeightType::kF32};
+    case model::DType::kBF16:
+      return Matrix{t.data, WeightType::kBF16};
+    case model::DType::kF16: {
+      // No f16 matmul path: widen once at load (exact) and keep the copy.
+      const uint16_t* src = static_cast<const uint16_t*>(t.data);
+      std::vector<float>& wide = widened_.emplace_back(rows * cols);
+      for (int64_t i = 0; i < rows * cols; ++i) wide[i] = base::HalfToFloat(src[i]);
+      weight_bytes_ += static_cast<int64_t>(t.nbytes);  // Streamed as f32: twice the bytes.
+      return Matrix{wide.data(), WeightType::kF32};
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": unsupported dtype"));
+}
+
+absl::StatusOr<std::vector<float>> CpuBackend::LoadVector(const TensorLookup& lookup,
+                                                          const std::string& name, int64_t size) {
+  ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
+  if (t.shape != std::vector<int64_t>{size} || t.data == nullptr ||
+      t.nbytes != static_cast<size_t>(size) * DTypeSize(t.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
+                                                   absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
+                                                   " bytes), expected [", size, "]"));
+  }
+  std::vector<float> out(size);
+  for (int64_t i = 0; i < size; ++i) {
+    switch (t.dtype) {
+      case model::DType::kF32:
+        out[i] = static_cast<const float*>(t.data)[i];
+        break;
+      case model::DType::kBF16:
+        out[i] = base::Bf16ToFloat(static_cast<const uint16_t*>(t.data)[i]);
+        break;
+      case model::DType::kF16:
+        out[i] = base::HalfToFloat(static_cast<const uint16_t*>(t.data)[i]);
+        break;
+    }
+  }
+  return out;
+}
+
+absl::Status CpuBackend::Load(const TensorLookup& lookup) {
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
+  const int64_t q_dim = int64_t{c.num_heads} * c.head_dim, kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
+  ASSIGN_OR_RETURN(embed_, LoadMatrix(lookup, "model.embed_tokens.weight", c.vocab_size, hidden));
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_;
+  } else {
+    ASSIGN_OR_RETURN(lm_head_, LoadMatrix(lookup, "lm_head.weight", c.vocab_size, hidden));
+  }
+  ASSIGN_OR_RETURN(final_norm_, LoadVector(lookup, "model.norm.weight", hidden));
+  layers_.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = absl::StrCat("model.layers.", l, ".");
+    Layer& layer = layers_[l];
+    ASSIGN_OR_RETURN(layer.attn_norm, LoadVector(lookup, p + "input_layernorm.weight", hidden));
+    ASSIGN_OR_RETURN(layer.mlp_norm,
+                     LoadVector(lookup, p + "post_attention_layernorm.weight", hidden));
+    ASSIGN_OR_RETURN(layer.q, LoadMatrix(lookup, p + "self_attn.q_proj.weight", q_dim, hidden));
+    ASSIGN_OR_RETURN(layer.k, LoadMatrix(lookup, p + "self_attn.k_proj.weight", kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.v, LoadMatrix(lookup, p + "self_attn.v_proj.weight", kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.o, LoadMatrix(lookup, p + "self_attn.o_proj.weight", hidden, q_dim));
+    ASSIGN_OR_RETURN(layer.gate, LoadMatrix(lookup, p + "mlp.gate_proj.weight", ffn, hidden));
+    ASSIGN_OR_RETURN(layer.up, LoadMatrix(lookup, p + "mlp.up_proj.weight", ffn, hidden));
+    ASSIGN_OR_RETURN(layer.down, LoadMatrix(lookup, p + "mlp.down_proj.weight", hidden, ffn));
+  }
+  // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
+  if (!c.tie_word_embeddings) {
+    weight_bytes_ -= int64_t{c.vocab_size} * hidden *
+                     (embed_.type == WeightType::kF32 ? 4 : 2);
+  }
+  inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScaling(c.rope_scaling));
+  const size_t pool_floats =
+      static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
+  k_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
+  v_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
+  const int threads = options_.threads > 0
+                          ? options_.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  pool_ = std::make_unique<kernels::ThreadPool>(threads);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
+  const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
+  for (const BlockCopy& c : copies) {
+    if (c.src < 0 || c.src >= options_.kv_blocks || c.dst < 0 || c.dst >= options_.kv_blocks ||
+        c.num_tokens < 0 || c.num_tokens > options_.block_size) {
+      return absl::InvalidArgumentError(absl::StrCat("KV block copy ", c.src, " -> ", c.dst, " (",
+                                                     c.num_tokens, " tokens) out of range"));
+    }
+  }
+  for (const BlockCopy& c : copies) {
+    const size_t bytes = static_cast<size_t>(c.num_tokens) * width * sizeof(float);
+    for (int l = 0; l < config_.num_layers; ++l) {
+      for (std::vector<float>* cache : {&k_cache_[l], &v_cache_[l]}) {
+        float* base = cache->data();
+        std::memmove(base + int64_t{c.dst} * options_.block_size * width,
+                     base + int64_t{c.src} * options_.block_size * width, bytes);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Validate(std::span<const ForwardRow> rows) const {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ForwardRow& row = rows[r];
+    if (row.tokens.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens is empty"));
+    }
+    for (size_t i = 0; i < row.tokens.size(); ++i) {
+      if (row.tokens[i] < 0 || row.tokens[i] >= config_.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
+                                                       row.tokens[i], " outside [0, ",
+                                                       config_.vocab_size, ")"));
+      }
+    }
+    const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
+    const int64_t blocks_needed = (len + options_.block_size - 1) / options_.block_size;
+    if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "forward row ", r, ": start_pos ", row.start_pos, " with ", row.tokens.size(),
+          " tokens needs ", blocks_needed, " blocks, block_table has ", row.block_table.size()));
+    }
+    for (int64_t i = 0; i < blocks_needed; ++i) {
+      if (row.block_table[i] < 0 || row.block_table[i] >= options_.kv_blocks) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
+                                                       "] = ", row.block_table[i],
+                                                       " outside [0, ", options_.kv_blocks, ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorTap& tap) {
+  RETURN_IF_ERROR(Validate(rows));
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  kernels::ThreadPool* pool = pool_.get();
+
+  // The step's batch in the paged (CSR) form the ops take.
+  std::vector<int32_t> q_start = {0}, kv_len, block_start = {0}, block_ids, tokens, positions;
+  std::vector<float*> last_scores;
+  std::vector<int32_t> logit_rows;  // Token index of each row's last token, when logits wanted.
+  bool any_scores = false;
+  for (const ForwardRow& row : rows) {
+    const int32_t n = static_cast<int32_t>(row.tokens.size());
+    q_start.push_back(q_start.back() + n);
+    kv_len.push_back(row.start_pos + n);
+    const int64_t blocks = (int64_t{row.start_pos} + n + options_.block_size - 1) /
+                           options_.block_size;
+    block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
+    block_start.push_back(static_cast<int32_t>(block_ids.size()));
+    tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
+    for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
+    last_scores.push_back(row.last_scores);
+    any_scores |= row.last_scores != nullptr;
+    if (row.logits != nullptr) logit_rows.push_back(q_start.back() - 1);
+  }
+  const int64_t t = static_cast<int64_t>(tokens.size());
+  const kernels::PagedBatch batch{static_cast<int64_t>(rows.size()), q_start.data(),
+                                  kv_len.data(), block_start.data(), block_ids.data()};
+  auto emit = [&](std::string_view name, const std::vector<float>& data, int64_t cols) {
+    if (tap) tap(name, data.data(), t, cols);
+  };
+
+  std::vector<float> x(t * hidden), h(t * hidden), q(t * q_dim), k(t * kv_dim), v(t * kv_dim),
+      attn(t * q_dim), delta(t * hidden), gate(t * ffn), up(t * ffn);
+  std::vector<float> cos(t * hd / 2), sin(t * hd / 2);
+  kernels::EmbeddingRef({tokens.data(), embed_.data, embed_.type, x.data(), t, c.vocab_size,
+                         hidden, hidden});
+  emit("embed", x, hidden);
+  kernels::RopeCosSinRef({positions.data(), inv_freq_.data(), cos.data(), sin.data(), t, hd});
+
+  // Residual stream x; every norm after the first also adds the previous sublayer's output
+  // (delta) into x, fused.
+  auto norm = [&](const std::vector<float>& weight, bool add_delta) {
+    ForRows(pool, t, [&](int64_t r0, int64_t n) {
+      kernels::RmsNormRef({add_delta ? delta.data() + r0 * hidden : x.data() + r0 * hidden,
+                           add_delta ? x.data() + r0 * hidden : nullptr, weight.data(),
+                           h.data() + r0 * hidden, n, hidden, hidden, hidden, hidden,
+                           c.rms_norm_eps});
+    });
+  };
+  auto matmul = [&](const std::vector<float>& in, int64_t in_dim, const Matrix& w, int64_t out_dim,
+                    std::vector<float>& out) {
+    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim,
+                        out_dim},
+                       pool);
+  };
+  for (int l = 0; l < c.num_layers; ++l) {
+    const Layer& layer = layers_[l];
+    const std::string prefix = absl::StrCat("layer", l, ".");
+    norm(layer.attn_norm, /*add_delta=*/l > 0);
+    emit(prefix + "attn_norm", h, hidden);
+    matmul(h, hidden, layer.q, q_dim, q);
+    matmul(h, hidden, layer.k, kv_dim, k);
+    matmul(h, hidden, layer.v, kv_dim, v);
+    ForRows(pool, t, [&](int64_t r0, int64_t n) {
+      kernels::RopeRef({q.data() + r0 * q_dim, cos.data() + r0 * hd / 2, sin.data() + r0 * hd / 2,
+                        n, c.num_heads, hd, q_dim});
+      kernels::RopeRef({k.data() + r0 * kv_dim, cos.data() + r0 * hd / 2,
+                        sin.data() + r0 * hd / 2, n, c.num_kv_heads, hd, kv_dim});
+    });
+    emit(prefix + "q", q, q_dim);
+    emit(prefix + "k", k, kv_dim);
+    emit(prefix + "v", v, kv_dim);
+    const kernels::PagedKvLayer cache{k_cache_[l].data(), v_cache_[l].data(), options_.kv_blocks,
+                                      options_.block_size, c.num_kv_heads, hd};
+    // Every row's K/V is written before any row attends, so rows of one step may read blocks
+    // another row of the same step fills (a prefix published to the tree this step).
+    kernels::PagedKvAppendRef({batch, cache, k.data(), v.data(), kv_dim, kv_dim});
+    const bool scores_here = any_scores && l == c.num_layers - 1;
+    kernels::PagedAttentionRef({batch, cache, q.data(), attn.data(), q_dim, q_dim, c.num_heads,
+                                static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+                                scores_here ? last_scores.data() : nullptr},
+                               pool);
+    emit(prefix + "attn", attn, q_dim);
+    matmul(attn, q_dim, layer.o, hidden, delta);
+    emit(prefix + "attn_out", delta, hidden);
+    norm(layer.mlp_norm, /*add_delta=*/true);
+    emit(prefix + "attn_residual", x, hidden);
+    emit(prefix + "mlp_norm", h, hidden);
+    matmul(h, hidden, layer.gate, ffn, gate);
+    matmul(h, hidden, layer.up, ffn, up);
+    ForRows(pool, t, [&](int64_t r0, int64_t n) {
+      kernels::SwigluRef({gate.data() + r0 * ffn, up.data() + r0 * ffn, gate.data() + r0 * ffn, n,
+                          ffn, ffn, ffn, ffn});
+    });
+    emit(prefix + "mlp_act", gate, ffn);
+    matmul(gate, ffn, layer.down, hidden, delta);
+    emit(prefix + "mlp_out", delta, hidden);
+  }
+  norm(final_norm_, /*add_delta=*/true);
+  emit("final_norm", h, hidden);
+
+  if (!logit_rows.empty()) {
+    const int64_t vocab = c.vocab_size;
+    std::vector<float> logits(logit_rows.size() * vocab);
+    kernels::LogitsRef({h.data(), logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
+                        static_cast<int64_t>(logit_rows.size()), hidden, vocab, hidden, vocab},
+                       pool);
+    if (tap) tap("logits", logits.data(), static_cast<int64_t>(logit_rows.size()), vocab);
+    size_t next = 0;
+    for (const ForwardRow& row : rows) {
+      if (row.logits == nullptr) continue;
+      std::copy_n(logits.data() + next++ * vocab, vocab, row.logits);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace arbor::worker

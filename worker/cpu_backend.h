@@ -1,0 +1,92 @@
+// The CPU backend: the complete Llama forward over a batch of prefill chunks and decode rows,
+// with fp32 or bf16 weights (bf16 stays bf16 in memory and widens inside the matmul, fp32
+// accumulation), paged fp32 KV, multi-threaded over a kernels::ThreadPool. It is a real backend
+// (tests, small models, machines without a GPU) and the reference the CUDA backend is compared
+// with, tensor by tensor, through the TensorTap names of backend.h.
+#ifndef ARBOR_WORKER_CPU_BACKEND_H_
+#define ARBOR_WORKER_CPU_BACKEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/thread_pool.h"
+#include "kernels/weight_type.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "model/tensor.h"
+#include "worker/backend.h"
+
+namespace arbor::worker {
+
+struct CpuBackendOptions {
+  int32_t kv_blocks = 1024;  // KV capacity in blocks (per layer pool).
+  int32_t block_size = 16;   // Tokens per KV block.
+  int threads = 0;           // 0: one per hardware thread.
+};
+
+// Resolves a Hugging Face tensor name ("model.layers.0.mlp.up_proj.weight") to a view that
+// stays valid while the backend lives.
+using TensorLookup = std::function<absl::StatusOr<model::TensorView>(const std::string& name)>;
+
+class CpuBackend : public Backend {
+ public:
+  // Checks every tensor's presence, dtype (f32, bf16; f16 is widened to f32 at load) and shape
+  // against `config`, naming the tensor on error. lm_head.weight is read unless the config ties
+  // it to the embedding.
+  static absl::StatusOr<std::unique_ptr<CpuBackend>> Create(const model::ModelConfig& config,
+                                                            const TensorLookup& lookup,
+                                                            const CpuBackendOptions& options);
+  // Over an opened checkpoint, which the backend keeps alive.
+  static absl::StatusOr<std::unique_ptr<CpuBackend>> Create(
+      std::shared_ptr<const model::Checkpoint> checkpoint, const CpuBackendOptions& options);
+
+  const model::ModelConfig& config() const override { return config_; }
+  std::string name() const override { return "cpu"; }
+  int32_t kv_num_blocks() const override { return options_.kv_blocks; }
+  int32_t kv_block_size() const override { return options_.block_size; }
+  absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
+  absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
+
+  // Bytes of weights one decode step streams (every matrix once), for bandwidth figures.
+  int64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  struct Matrix {
+    const void* data = nullptr;
+    kernels::WeightType type = kernels::WeightType::kF32;
+  };
+  struct Layer {
+    std::vector<float> attn_norm, mlp_norm;
+    Matrix q, k, v, o, gate, up, down;
+  };
+
+  CpuBackend(const model::ModelConfig& config, const CpuBackendOptions& options);
+  absl::Status Load(const TensorLookup& lookup);
+  absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
+                                    int64_t rows, int64_t cols);
+  absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup,
+                                                const std::string& name, int64_t size);
+  absl::Status Validate(std::span<const ForwardRow> rows) const;
+
+  model::ModelConfig config_;
+  CpuBackendOptions options_;
+  std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
+  std::vector<std::vector<float>> widened_;  // f16 tensors converted at load.
+  Matrix embed_, lm_head_;
+  std::vector<float> final_norm_;
+  std::vector<Layer> layers_;
+  std::vector<float> inv_freq_;
+  int64_t weight_bytes_ = 0;
+
+  std::vector<std::vector<float>> k_cache_, v_cache_;  // Per layer [blocks, block_size, kv, hd].
+  std::unique_ptr<kernels::ThreadPool> pool_;
+};
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_CPU_BACKEND_H_
