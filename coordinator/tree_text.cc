@@ -170,7 +170,8 @@ class TextView {
       const bool won = OnPath(child->status());
       out += absl::StrFormat(
           "  %s node %-5d %-20s score %8.3f  logprob %7.3f  %3d tokens  %s\n", won ? "*" : " ",
-          child->id(), "\"" + EscapeTokenText(child->text()) + "\"", child->branch_score(),
+          child->id(), absl::StrCat("\"", EscapeTokenText(child->text()), "\""),
+          child->branch_score(),
           child->logprob(), RolloutSize(*child), NodeStatusName(child->status()));
     }
     return out;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -365,6 +366,8 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
   std::printf("seed = %u\n", seed);
   SCOPED_TRACE(testing::Message() << "seed = " << seed);
   std::mt19937 rng(seed);
+  // Successful operations per kind over all rounds: the sequences must reach every operation.
+  std::array<int, 6> done{};  // commit, backspace, open, extend, prune, resolve
   for (int round = 0; round < 40; ++round) {
     SearchTree tree = MakeTree({1, 2, 3});
     std::vector<int32_t> model;  // Committed generated tokens.
@@ -372,6 +375,23 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
     uint64_t next_seq = 2;
     const auto rand = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
     const auto token = [&] { return rand(kVocab); };
+    // A released sequence must not be one a live rollout leaf or the tail still runs on.
+    const auto check_released = [&](const std::vector<uint64_t>& released) {
+      for (NodeId id = 0; id < tree.size(); ++id) {
+        const Node& n = tree.node(id);
+        bool live_leaf = id == tree.tail();
+        if (n.status == v1::NODE_STATUS_EXPLORED) {
+          live_leaf = true;
+          for (NodeId c : tree.Children(id)) {
+            if (tree.node(c).status == v1::NODE_STATUS_EXPLORED) live_leaf = false;
+          }
+        }
+        if (live_leaf) {
+          EXPECT_EQ(std::count(released.begin(), released.end(), n.sequence_id), 0)
+              << "released sequence " << n.sequence_id << " of live node " << id;
+        }
+      }
+    };
     for (int op = 0; op < 120; ++op) {
       const bool open = !tree.open_branches().empty();
       switch (rand(7)) {
@@ -382,7 +402,10 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
           const auto r = insert ? tree.Insert(MakeStep(t, v1::STRATEGY_INSERT))
                                 : tree.Commit(MakeStep(t));
           ASSERT_EQ(r.ok(), !open) << r.status();
-          if (r.ok()) model.push_back(t);
+          if (r.ok()) {
+            model.push_back(t);
+            ++done[0];
+          }
           break;
         }
         case 2: {  // Backspace.
@@ -393,30 +416,39 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
           if (allowed) {
             model.pop_back();
             ++thrown_away;
+            ++done[1];
           }
           break;
         }
         case 3: {  // Open a branch at the tail or, nested, at a live rollout leaf.
+          // Nested branches open on a live leaf; the newest node often is one.
           NodeId at = tree.tail();
-          if (open) at = rand(tree.size());
+          if (open) at = rand(2) == 0 ? tree.size() - 1 : rand(tree.size());
           std::vector<Step> cands;
           for (int i = 0, n = 1 + rand(4); i < n; ++i) {
             cands.push_back(MakeStep(token(), v1::STRATEGY_BRANCH, next_seq++));
           }
-          (void)tree.OpenBranch(at, cands);
+          if (tree.OpenBranch(at, cands).ok()) ++done[2];
           break;
         }
         case 4:
         case 5: {  // Extend some node (often refused).
-          const NodeId at = rand(tree.size());
-          (void)tree.ExtendRollout(at, MakeStep(token(), v1::STRATEGY_ADAPTIVE, next_seq++));
+          const NodeId at = rand(3) == 0 ? rand(tree.size()) : tree.size() - 1 - rand(4);
+          if (at >= 0 &&
+              tree.ExtendRollout(at, MakeStep(token(), v1::STRATEGY_ADAPTIVE, next_seq++)).ok()) {
+            ++done[3];
+          }
           break;
         }
         case 6: {  // Prune or resolve, at random nodes.
-          const NodeId at = rand(tree.size());
+          const NodeId at = rand(2) == 0 ? rand(tree.size()) : tree.size() - 1;
           if (rand(2) == 0) {
             const auto r = tree.PruneRollout(at);
-            if (r.ok()) thrown_away += static_cast<int32_t>(r->pruned_nodes.size());
+            if (r.ok()) {
+              thrown_away += static_cast<int32_t>(r->pruned_nodes.size());
+              check_released(r->released_sequences);
+              ++done[4];
+            }
           } else if (open) {
             const NodeId point = tree.open_branches()[rand(
                 static_cast<int>(tree.open_branches().size()))].point;
@@ -424,6 +456,8 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
             if (r.ok()) {
               thrown_away += static_cast<int32_t>(r->pruned.pruned_nodes.size());
               for (NodeId c : r->committed_nodes) model.push_back(tree.node(c).token_id);
+              check_released(r->pruned.released_sequences);
+              ++done[5];
             }
           }
           break;
@@ -436,6 +470,11 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
       ASSERT_EQ(tree.NextPosition(), 3 + static_cast<int32_t>(model.size()));
     }
   }
+  for (size_t kind = 0; kind < done.size(); ++kind) {
+    EXPECT_GT(done[kind], 0) << "operation kind " << kind << " never succeeded";
+  }
+  std::printf("successful commit/backspace/open/extend/prune/resolve: %d %d %d %d %d %d\n",
+              done[0], done[1], done[2], done[3], done[4], done[5]);
 }
 
 TEST(SearchTree, LongPathsStayCheap) {
