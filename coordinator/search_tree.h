@@ -64,7 +64,9 @@ struct Node {
   float branch_score = 0.0f;  // Meaningful when has_branch_score.
   v1::Strategy strategy = v1::STRATEGY_UNSPECIFIED;
   v1::NodeStatus status = v1::NODE_STATUS_UNSPECIFIED;
-  int32_t branch_depth = 0;  // Open-or-resolved branch points above it, off the committed path.
+  int32_t branch_depth = 0;  // Candidates from it up to the committed path when it was made
+                             // (1 for a branch, 2 nested, ...); kept once committed; 0 directly
+                             // committed or inserted.
   uint64_t sequence_id = 0;
   uint32_t top_offset = 0;  // Into the tree's pool of alternatives.
   uint32_t top_count = 0;
