@@ -61,6 +61,16 @@ def train_llama3(request):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
     tokenizer.train([request["corpus_path"]], trainer)
+    tokenizer.save(request["pair_path"])
+    # Whole-word tokens that the merges cannot build, as in Llama 3's vocabulary (converted from
+    # tiktoken): only ignore_merges makes them come out whole.
+    with open(request["pair_path"], encoding="utf-8") as f:
+        data = json.load(f)
+    for word in request.get("extra_vocab", []):
+        data["model"]["vocab"][word] = len(data["model"]["vocab"])
+    with open(request["pair_path"], "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False)
+    tokenizer = Tokenizer.from_file(request["pair_path"])
     tokenizer.add_tokens(request.get("added_tokens", []))
     tokenizer.save(request["pair_path"])
     with open(request["pair_path"], encoding="utf-8") as f:
