@@ -52,17 +52,21 @@ absl::StatusOr<std::pair<TensorView, uint64_t>> ParseEntry(const std::string& na
   view.dtype = *dtype;
   // Count elements with overflow checks: a hostile shape must not wrap to a small size.
   uint64_t elements = 1;
-  bool overflow = false;
+  bool overflow = false, empty = false;
   for (const Json& dim : *shape_it) {
     std::optional<uint64_t> size = NonNegative(dim);
     if (!size || *size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return TensorError(file, name, "shape holds something other than a non-negative integer");
     }
     view.shape.push_back(static_cast<int64_t>(*size));
+    empty |= *size == 0;
     if (*size != 0 && elements > std::numeric_limits<uint64_t>::max() / *size) overflow = true;
-    elements *= *size;
+    if (!overflow) elements *= *size;
   }
-  if (elements == 0) overflow = false;
+  if (empty) {  // A zero dimension makes the tensor empty, however large the others.
+    overflow = false;
+    elements = 0;
+  }
   const uint64_t dtype_size = DTypeSize(*dtype);
   if (overflow || elements > std::numeric_limits<uint64_t>::max() / dtype_size) {
     return TensorError(file, name, "shape is too large");

@@ -1,0 +1,156 @@
+// config.json / generation_config.json parsing: real configs, every refusal naming its field,
+// and random configs round-tripping through ModelConfigToJson.
+#include "model/config_json.h"
+
+#include <cstdio>
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace arbor::model {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kLlama32[] = R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false,
+ "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009], "head_dim": 64,
+ "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 8192,
+ "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "llama",
+ "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0,
+ "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+ "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+ "vocab_size": 128256})";
+
+nlohmann::json Base() { return nlohmann::json::parse(kLlama32); }
+
+std::string ErrorOf(const nlohmann::json& config, const std::string& generation = "") {
+  absl::StatusOr<ModelConfig> parsed = ParseModelConfig(config.dump(), generation);
+  return parsed.ok() ? "OK" : std::string(parsed.status().message());
+}
+
+TEST(ConfigJson, ParsesLlama32) {
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig(kLlama32, R"({"eos_token_id": [128001, 128009, 7], "bos_token_id": 128000})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->hidden_size, 2048);
+  EXPECT_EQ(config->num_layers, 16);
+  EXPECT_EQ(config->num_kv_heads, 8);
+  EXPECT_EQ(config->head_dim, 64);
+  EXPECT_EQ(config->rope_scaling.type, RopeScaling::Type::kLlama3);
+  EXPECT_EQ(config->rope_scaling.factor, 32.0f);
+  EXPECT_EQ(config->rope_scaling.original_max_position_embeddings, 8192);
+  EXPECT_TRUE(config->tie_word_embeddings);
+  EXPECT_EQ(config->bos_token_id, 128000);
+  EXPECT_EQ(config->eos_token_ids, (std::vector<int>{128001, 128008, 128009, 7}));
+}
+
+TEST(ConfigJson, DefaultsAndIntEos) {
+  nlohmann::json config = Base();
+  for (const char* key : {"head_dim", "num_key_value_heads", "rope_scaling", "rms_norm_eps",
+                          "rope_theta", "tie_word_embeddings"}) {
+    config.erase(key);
+  }
+  config["eos_token_id"] = 2;
+  absl::StatusOr<ModelConfig> parsed = ParseModelConfig(config.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->num_kv_heads, 32);
+  EXPECT_EQ(parsed->head_dim, 64);
+  EXPECT_EQ(parsed->rope_theta, 10000.0f);
+  EXPECT_FALSE(parsed->tie_word_embeddings);
+  EXPECT_EQ(parsed->eos_token_ids, std::vector<int>{2});
+}
+
+TEST(ConfigJson, RefusalsNameTheField) {
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"architectures", {"Qwen2ForCausalLM"}, "'architectures' names 'Qwen2ForCausalLM'"},
+      {"attention_bias", true, "'attention_bias' is true"},
+      {"mlp_bias", true, "'mlp_bias' is true"},
+      {"num_local_experts", 8, "'num_local_experts' is set"},
+      {"sliding_window", 4096, "'sliding_window' is set"},
+      {"hidden_act", "gelu", "'hidden_act'"},
+      {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4}}, "'rope_scaling.rope_type'"},
+      {"num_key_value_heads", 5, "'num_key_value_heads' = 5 does not divide"},
+      {"head_dim", 63, "'head_dim' = 63 is odd"},
+      {"hidden_size", "2048", "'hidden_size' is not an integer"},
+      {"num_hidden_layers", -1, "'num_hidden_layers' = -1 is out of range"},
+      {"bos_token_id", {1, 2}, "'bos_token_id' lists several"},
+      {"eos_token_id", "x", "'eos_token_id' must be a token id"},
+      {"eos_token_id", 128256, "'eos_token_id' = 128256 is not below vocab_size"},
+      {"rms_norm_eps", 0, "'rms_norm_eps' must be a finite number > 0"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json config = Base();
+    config[c.key] = c.value;
+    EXPECT_THAT(ErrorOf(config), HasSubstr(c.expected)) << c.key;
+  }
+  nlohmann::json config = Base();
+  config.erase("vocab_size");
+  EXPECT_THAT(ErrorOf(config), HasSubstr("'vocab_size' is missing"));
+  config = Base();
+  config.erase("head_dim");
+  config["num_attention_heads"] = 30;
+  config["num_key_value_heads"] = 10;
+  EXPECT_THAT(ErrorOf(config), HasSubstr("'hidden_size' = 2048 is not a multiple"));
+  EXPECT_THAT(ErrorOf(Base(), "{\"eos_token_id\": [1.5]}"),
+              HasSubstr("generation_config.json: field 'eos_token_id'"));
+  EXPECT_EQ(ParseModelConfig("{\"hidden_size\": ").status().message(),
+            "config.json: not valid JSON");
+  EXPECT_THAT(std::string(ParseModelConfig("[1]").status().message()), HasSubstr("not a JSON object"));
+}
+
+TEST(ConfigJson, MistralWithoutSlidingWindowIsLlama) {
+  nlohmann::json config = Base();
+  config["architectures"] = {"MistralForCausalLM"};
+  config["sliding_window"] = nullptr;
+  EXPECT_EQ(ErrorOf(config), "OK");
+}
+
+TEST(ConfigJson, RandomConfigsRoundTrip) {
+  const unsigned seed = std::random_device()();
+  printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < 200; ++trial) {
+    ModelConfig config;
+    config.num_kv_heads = 1 + rng() % 8;
+    config.num_heads = config.num_kv_heads * (1 + rng() % 4);
+    config.head_dim = 2 * (1 + rng() % 64);
+    config.hidden_size = 1 + rng() % 5000;
+    config.intermediate_size = 1 + rng() % 20000;
+    config.num_layers = 1 + rng() % 80;
+    config.vocab_size = 10 + rng() % 200000;
+    config.max_position_embeddings = 1 + rng() % 200000;
+    config.rms_norm_eps = std::uniform_real_distribution<float>(1e-7f, 1e-3f)(rng);
+    config.rope_theta = std::uniform_real_distribution<float>(100.0f, 1e7f)(rng);
+    config.tie_word_embeddings = rng() % 2;
+    config.rope_scaling.type = static_cast<RopeScaling::Type>(rng() % 3);
+    if (config.rope_scaling.type != RopeScaling::Type::kNone) {
+      config.rope_scaling.factor = std::uniform_real_distribution<float>(1.0f, 64.0f)(rng);
+    }
+    config.bos_token_id = rng() % 2 ? -1 : static_cast<int>(rng() % config.vocab_size);
+    for (int i = rng() % 4; i > 0; --i) config.eos_token_ids.push_back(rng() % config.vocab_size);
+    std::sort(config.eos_token_ids.begin(), config.eos_token_ids.end());
+    config.eos_token_ids.erase(std::unique(config.eos_token_ids.begin(), config.eos_token_ids.end()),
+                               config.eos_token_ids.end());
+    config.name = "model-" + std::to_string(trial);
+    config.torch_dtype = "float32";
+    absl::StatusOr<ModelConfig> back =
+        ParseModelConfig(ModelConfigToJson(config), GenerationConfigToJson(config));
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << ModelConfigToJson(config);
+    EXPECT_EQ(ModelConfigToJson(*back), ModelConfigToJson(config));
+    EXPECT_EQ(back->rope_theta, config.rope_theta);
+    EXPECT_EQ(back->rms_norm_eps, config.rms_norm_eps);
+    EXPECT_EQ(back->eos_token_ids, config.eos_token_ids);
+    EXPECT_EQ(back->bos_token_id, config.bos_token_id);
+  }
+}
+
+}  // namespace
+}  // namespace arbor::model
