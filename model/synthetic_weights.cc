@@ -11,14 +11,14 @@ namespace {
 // Row norm of a strong token's lm_head row: at the largest S share the top strong logit stands
 // ~40 nats above the tail (certain), at the smallest ~0.4 (flat).
 constexpr float kStrongNorm = 10.0f;
-// Row norm of a weak token: tail logits have a standard deviation of ~0.15 nats, flat enough
+// Row norm of a weak token: tail logits have a standard deviation of ~0.1 nats, flat enough
 // for varentropy < 0.1 bits² when no strong token stands out.
-constexpr float kWeakNorm = 0.15f;
+constexpr float kWeakNorm = 0.1f;
 // One token in kStrongStride (among the first three quarters of the vocabulary, away from the
 // special tokens at its end) is strong.
 constexpr uint64_t kStrongStride = 32;
 // Log-uniform range of the S-mass scale of weak tokens' embeddings, and strong tokens' value.
-constexpr float kSignalMin = 0.02f, kSignalMax = 3.0f, kStrongSignal = 0.05f;
+constexpr float kSignalMin = 0.01f, kSignalMax = 3.0f, kStrongSignal = 0.05f;
 // Scale of the attention and MLP output projections relative to a unit-gain layer.
 constexpr float kLayerScale = 0.2f;
 

@@ -52,7 +52,8 @@ TEST_F(ReferenceTest, SafetensorsPackageReadsMakeModelOutput) {
     options.out_dir = dir_;
     options.seed = 7;
     options.dtype = std::string(dtype) == "f32" ? DType::kF32 : DType::kBF16;
-    ASSERT_TRUE(MakeModel(options).ok());
+    absl::StatusOr<ModelConfig> config = MakeModel(options);
+    ASSERT_TRUE(config.ok()) << config.status();
     // No single quotes: the arguments travel single-quoted through sh.
     const std::string script =
         "import json,sys\n"
@@ -60,7 +61,12 @@ TEST_F(ReferenceTest, SafetensorsPackageReadsMakeModelOutput) {
         "f = safe_open(sys.argv[1] + \"/model.safetensors\", \"pt\")\n"
         "out = {k: [list(f.get_tensor(k).shape), str(f.get_tensor(k).dtype),\n"
         "           float(f.get_tensor(k).float().abs().sum())] for k in f.keys()}\n"
-        "print(json.dumps({\"tensors\": out, \"metadata\": f.metadata()}))\n";
+        "from tokenizers import Tokenizer\n"
+        "t = Tokenizer.from_file(sys.argv[1] + \"/tokenizer.json\")\n"
+        "specials = [t.token_to_id(s) for s in [\"<|begin_of_text|>\", \"<|end_of_text|>\",\n"
+        "            \"<|eom_id|>\", \"<|eot_id|>\"]]\n"
+        "print(json.dumps({\"tensors\": out, \"metadata\": f.metadata(),\n"
+        "                  \"vocab\": t.get_vocab_size(), \"specials\": specials}))\n";
     nlohmann::json result = RunPython({"-c", script, dir_});
     ASSERT_TRUE(result.is_object());
     EXPECT_EQ(result["metadata"]["format"], "pt");
@@ -69,6 +75,11 @@ TEST_F(ReferenceTest, SafetensorsPackageReadsMakeModelOutput) {
     EXPECT_EQ(result["tensors"]["model.layers.1.mlp.down_proj.weight"][1],
               std::string(dtype) == "f32" ? "torch.float32" : "torch.bfloat16");
     EXPECT_EQ(result["tensors"]["model.norm.weight"][2], 64.0);  // gain 1 everywhere.
+    // The tokenizer loads in Hugging Face `tokenizers` and its ids fill the model's vocabulary.
+    EXPECT_EQ(result["vocab"], config->vocab_size);
+    std::vector<int> specials = {config->bos_token_id};
+    specials.insert(specials.end(), config->eos_token_ids.begin(), config->eos_token_ids.end());
+    EXPECT_EQ(result["specials"], nlohmann::json(specials));
     std::filesystem::remove_all(dir_);
   }
 }
