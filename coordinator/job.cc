@@ -1,0 +1,739 @@
+#include "coordinator/job.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "coordinator/backspace.h"
+#include "coordinator/stored_distribution.h"
+#include "rpc/policy_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using arbor::v1::StepResult;
+
+Step TreeStep(const StepResult& s, uint64_t sequence_id) {
+  Step step;
+  step.token_id = s.token_id();
+  step.logprob = std::min(s.logprob(), 0.0f);  // Float rounding may give a hair above 0.
+  step.metrics = s.metrics();
+  step.strategy = s.strategy();
+  step.sequence_id = sequence_id;
+  step.top_logprobs = TopKOf(s);
+  return step;
+}
+
+// Logprob of a token the coordinator appends without drawing it (INSERT): from the structural
+// step's top-K when present, else the K-th logprob, an upper bound of the true value.
+float LogprobOf(const StepResult& step, int32_t token) {
+  float lowest = 0.0f;
+  for (const arbor::v1::TokenLogprob& t : step.top_k()) {
+    if (t.token_id() == token) return t.logprob();
+    lowest = std::min(lowest, t.logprob());
+  }
+  return lowest;
+}
+
+bool Retriable(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kUnimplemented:
+      return false;  // The request was wrong: another worker would refuse it too.
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
+                                                 JobEnvironment env) {
+  RETURN_IF_ERROR(spec.policy.Validate());
+  if (spec.policy.branch.mode == entropix::BranchMode::kBeam) {
+    return absl::UnimplementedError("policy.branch.mode: BEAM is not supported by this job");
+  }
+  if (spec.policy.insert.tokens.empty()) {
+    return absl::InvalidArgumentError("policy.insert.tokens must be resolved before the job");
+  }
+  if (spec.max_tokens < 1 ||
+      static_cast<int64_t>(spec.prompt_token_ids.size()) + spec.max_tokens > spec.max_context) {
+    return absl::InvalidArgumentError(absl::StrCat("max_tokens: ", spec.max_tokens,
+                                                   " does not fit the context ",
+                                                   spec.max_context));
+  }
+  if (options.steps_per_run < 1 || options.top_k < std::max(1, spec.top_logprobs) ||
+      options.top_k < spec.policy.branch.width) {
+    return absl::InvalidArgumentError("job options: steps_per_run >= 1 and top_k must cover "
+                                      "top_logprobs and branch.width");
+  }
+  if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
+      !env.rehome) {
+    return absl::InvalidArgumentError("job environment is incomplete");
+  }
+  const uint64_t main_sequence = env.next_sequence_id();
+  ASSIGN_OR_RETURN(SearchTree tree,
+                   SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, main_sequence));
+  RunBuilder::Settings settings;
+  settings.policy = rpc::PolicyToProto(spec.policy);
+  settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
+                                              spec.stop_token_ids.end());
+  settings.stop.set_ignore_eos(spec.ignore_eos);
+  settings.seed = spec.seed;
+  settings.top_k = options.top_k;
+  // BACKSPACE re-draws from the removed token's stored top-K, which can be any step's.
+  settings.top_k_every_step = spec.top_logprobs > 0 ||
+                              (spec.policy.mode == entropix::PolicyMode::kSearch &&
+                               spec.policy.backspace.max_per_job > 0);
+  std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
+                                   RunBuilder(std::move(settings))));
+  absl::MutexLock lock(&job->mu_);
+  job->main_sequence_ = main_sequence;
+  job->main_source_.is_new = true;
+  job->main_source_.append = job->spec_.prompt_token_ids;
+  return job;
+}
+
+Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree,
+         RunBuilder builder)
+    : spec_(std::move(spec)), options_(options), env_(std::move(env)),
+      builder_(std::move(builder)), stop_strings_(spec_.stop_strings),
+      created_(env_.clock->Now()), tree_(std::move(tree)), worker_(env_.worker) {}
+
+// --- entry points (no lock held on entry) ---------------------------------------------------
+
+void Job::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != arbor::v1::JOB_STATE_QUEUED) return;
+    state_ = arbor::v1::JOB_STATE_RUNNING;
+    Continue();
+  }
+  Drain();
+}
+
+void Job::Cancel() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!finished()) Finish(arbor::v1::FINISH_REASON_CANCELLED);
+  }
+  Drain();
+}
+
+void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_ && in_flight_->generation == generation) {
+      const InFlight done = std::move(*in_flight_);
+      in_flight_.reset();
+      timings_.set_worker_us(timings_.worker_us() +
+                             absl::ToInt64Microseconds(env_.clock->Now() - done.sent));
+      if (finished()) {
+        // The job ended while the run was in flight: drop what the run created.
+        actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+          worker->Release(std::move(ids));
+        });
+      } else if (!response.ok()) {
+        HandleFailure(response.status());
+      } else {
+        const size_t expected = branch_ ? branch_->children.size() : 1;
+        if (static_cast<size_t>(response->results_size()) != expected) {
+          Fail(absl::InternalError(absl::StrCat("worker answered ", response->results_size(),
+                                                " results for ", expected, " items")));
+        } else {
+          consecutive_failures_ = 0;
+          if (branch_) {
+            OnRolloutDone(*response);
+          } else {
+            OnMainDone(response->results(0));
+          }
+        }
+      }
+    }
+  }
+  Drain();
+}
+
+void Job::Rehome(absl::Status cause) {
+  std::string failed;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished()) return;
+    failed = worker_->id();
+  }
+  absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(failed, cause);
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished()) return;
+    if (!next.ok() || *next == nullptr) {
+      Fail(next.ok() ? absl::UnavailableError("no worker to re-home to") : next.status());
+    } else {
+      // Best effort: a worker that only ran out of KV still holds our sequences.
+      Release(LiveSequences());
+      worker_ = *next;
+      ++rehomed_;
+      main_live_ = false;
+      main_source_ = SequenceSource{};
+      main_source_.is_new = true;
+      main_source_.append = tree_.SequenceTokenIds();
+      arbor::v1::GenerateEvent event;
+      event.mutable_rehomed()->set_from_worker(failed);
+      event.mutable_rehomed()->set_to_worker(worker_->id());
+      event.mutable_rehomed()->set_reason(cause.ToString());
+      Emit(std::move(event));
+      spdlog::info("job {} re-homed from {} to {}: {}", spec_.job_id, failed, worker_->id(),
+                   cause.ToString());
+      if (branch_) {
+        SendRollout();
+      } else {
+        Continue();
+      }
+    }
+  }
+  Drain();
+}
+
+void Job::Drain() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (draining_) return;  // That thread will run what we queued, in order.
+    draining_ = true;
+  }
+  for (;;) {
+    std::deque<std::function<void()>> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      if (actions_.empty()) {
+        draining_ = false;
+        return;
+      }
+      batch.swap(actions_);
+    }
+    for (std::function<void()>& action : batch) action();
+  }
+}
+
+// --- the driver (mu_ held) --------------------------------------------------------------------
+
+void Job::Continue() {
+  if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (branch_) return SendRollout();
+  SendMainRun();
+}
+
+int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
+
+PolicyBudgets Job::Budgets() const {
+  PolicyBudgets budgets;
+  budgets.generated_before = tree_.GeneratedTokenCount();
+  budgets.inserts_used = inserts_used_;
+  budgets.backspaces_used = backspaces_used_;
+  budgets.last_insert_position = last_insert_position_;
+  budgets.bans = bans_;
+  return budgets;
+}
+
+void Job::SendMainRun() {
+  if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch;
+  const int32_t max_steps =
+      structural_off_once_ ? 1 : std::min(options_.steps_per_run, Remaining());
+  arbor::v1::RunRequest request;
+  *request.add_items() = builder_.MainItem(main_sequence_, main_source_, max_steps,
+                                           search && !structural_off_once_, Budgets());
+  structural_off_once_ = false;
+  SendRun(std::move(request), {main_sequence_});
+}
+
+void Job::SendRollout() {
+  const int32_t position = tree_.node(branch_->point).position + 1;
+  // The candidate is the rollout's first token, so the children decode one less.
+  const int32_t max_steps =
+      std::max(0, std::min(spec_.policy.branch.max_len, Remaining()) - 1);
+  PolicyBudgets budgets = Budgets();
+  ++budgets.generated_before;
+  arbor::v1::RunRequest request;
+  std::vector<uint64_t> ids;
+  for (const Child& child : branch_->children) {
+    SequenceSource source;
+    if (main_live_) {
+      source.fork_from = main_sequence_;
+      source.fork_length = position;
+    } else {
+      source.is_new = true;  // After a re-home: prefill the committed path on the new worker.
+      source.append = tree_.SequenceTokenIds();
+    }
+    source.append.push_back(child.token_id);
+    *request.add_items() =
+        builder_.RolloutItem(child.sequence_id, source, IsStopToken(child.token_id) ? 0 : max_steps,
+                             child.branch_id, /*branch_depth=*/1, budgets);
+    ids.push_back(child.sequence_id);
+  }
+  SendRun(std::move(request), std::move(ids));
+}
+
+void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
+  const absl::Time now = env_.clock->Now();
+  if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
+  const absl::Duration timeout =
+      std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
+  InFlight in_flight;
+  in_flight.generation = ++generation_;
+  in_flight.sequence_ids = std::move(ids);
+  in_flight.worker = worker_;
+  in_flight.sent = now;
+  in_flight_ = in_flight;
+  actions_.push_back([self = shared_from_this(), worker = worker_, request = std::move(request),
+                      timeout, generation = generation_]() mutable {
+    worker->Run(std::move(request), timeout,
+                [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
+                  self->OnRunDone(generation, std::move(response));
+                });
+  });
+}
+
+void Job::OnMainDone(const arbor::v1::RunResult& result) {
+  if (main_source_.is_new) cached_prompt_tokens_ += result.cached_tokens();
+  main_live_ = true;
+  main_source_ = SequenceSource{};
+  const StepResult* structural = nullptr;
+  for (const StepResult& step : result.steps()) {
+    if (step.token_id() < 0) {
+      structural = &step;
+      break;
+    }
+    if (!RecordMainStep(step)) return;
+  }
+  switch (result.stop_reason()) {
+    case arbor::v1::STOP_REASON_STRUCTURAL:
+      if (structural == nullptr) {
+        return Fail(absl::InternalError("structural stop without a structural step"));
+      }
+      return ApplyStructural(*structural);
+    case arbor::v1::STOP_REASON_STOP_TOKEN:
+      return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+    case arbor::v1::STOP_REASON_CONTEXT:
+      return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+    case arbor::v1::STOP_REASON_KV_EXHAUSTED:
+      return HandleFailure(absl::ResourceExhaustedError("worker KV exhausted mid-run"));
+    case arbor::v1::STOP_REASON_CANCELLED:
+      return HandleFailure(absl::UnavailableError("worker cancelled the run"));
+    default:  // MAX_STEPS (CALM only applies to rollouts).
+      return Continue();
+  }
+}
+
+bool Job::RecordMainStep(const StepResult& step) {
+  if (step.position() != tree_.NextPosition()) {
+    Fail(absl::InternalError(absl::StrCat("worker step at position ", step.position(),
+                                          ", expected ", tree_.NextPosition())));
+    return false;
+  }
+  Count(step.strategy());
+  const Step tree_step = TreeStep(step, main_sequence_);
+  if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
+    // CANONICAL: the worker appended the thinking token itself.
+    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
+    if (!id.ok()) {
+      Fail(id.status());
+      return false;
+    }
+    ++inserts_used_;
+    last_insert_position_ = step.position();
+    bool stopped = false;
+    arbor::v1::GenerateEvent event;
+    event.mutable_insert()->add_node_ids(*id);
+    event.mutable_insert()->add_token_ids(step.token_id());
+    event.mutable_insert()->set_text(RefreshText(&stopped));
+    Emit(std::move(event));
+    if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+    return !stopped;
+  }
+  absl::StatusOr<NodeId> id = tree_.Commit(tree_step);
+  if (!id.ok()) {
+    Fail(id.status());
+    return false;
+  }
+  return EmitCommitted(*id);
+}
+
+void Job::ApplyStructural(const StepResult& step) {
+  if (step.position() != tree_.NextPosition()) {
+    return Fail(absl::InternalError("structural step off the committed path"));
+  }
+  switch (step.strategy()) {
+    case arbor::v1::STRATEGY_INSERT:
+      return ApplyInsert(step);
+    case arbor::v1::STRATEGY_BACKSPACE:
+      return ApplyBackspace(step);
+    case arbor::v1::STRATEGY_BRANCH:
+      return OpenBranch(step);
+    default:
+      return Fail(absl::InternalError(
+          absl::StrCat("structural stop with strategy ", arbor::v1::Strategy_Name(step.strategy()))));
+  }
+}
+
+void Job::ApplyInsert(const StepResult& step) {
+  const std::vector<int32_t>& tokens = spec_.policy.insert.tokens;
+  const size_t n = std::min<size_t>(tokens.size(), std::max(0, Remaining()));
+  if (n == 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  Count(step.strategy());
+  arbor::v1::GenerateEvent event;
+  for (size_t i = 0; i < n; ++i) {
+    Step tree_step = TreeStep(step, main_sequence_);
+    tree_step.token_id = tokens[i];
+    tree_step.logprob = LogprobOf(step, tokens[i]);
+    if (i > 0) tree_step.top_logprobs.clear();  // Only the first was decided on this step.
+    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
+    if (!id.ok()) return Fail(id.status());
+    event.mutable_insert()->add_node_ids(*id);
+    event.mutable_insert()->add_token_ids(tokens[i]);
+    main_source_.append.push_back(tokens[i]);
+  }
+  ++inserts_used_;
+  last_insert_position_ = tree_.node(tree_.tail()).position;
+  bool stopped = false;
+  event.mutable_insert()->set_text(RefreshText(&stopped));
+  Emit(std::move(event));
+  if (stopped) return Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  Continue();
+}
+
+void Job::ApplyBackspace(const StepResult& step) {
+  const NodeId tail = tree_.tail();
+  const Node removed = tree_.node(tail);
+  if (removed.status != arbor::v1::NODE_STATUS_COMMITTED || tree_.WasBackspaced(removed.position)) {
+    return Fallback();
+  }
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(removed.position), 0, 0};
+  absl::StatusOr<entropix::SampledToken> redraw =
+      RedrawBackspaced(tree_.TopLogprobs(tail), removed.token_id, step, key);
+  if (!redraw.ok()) return Fallback();
+  const std::vector<TokenAlternative> stored(tree_.TopLogprobs(tail).begin(),
+                                             tree_.TopLogprobs(tail).end());
+  if (!tree_.Backspace().ok()) return Fallback();
+  Count(step.strategy());
+  ++backspaces_used_;
+  arbor::v1::TokenBan& ban = bans_.emplace_back();
+  ban.set_position(removed.position);
+  ban.set_token_id(removed.token_id);
+  arbor::v1::GenerateEvent event;
+  event.mutable_backspace()->set_removed_node_id(tail);
+  event.mutable_backspace()->set_removed_token_id(removed.token_id);
+  event.mutable_backspace()->set_position(removed.position);
+  Emit(std::move(event));
+  bool stopped = false;
+  RefreshText(&stopped);  // The client dropped the removed piece on the backspace event.
+
+  Step redrawn;
+  redrawn.token_id = redraw->id;
+  redrawn.logprob = std::min(redraw->logprob, 0.0f);
+  redrawn.metrics = removed.metrics;  // Drawn from the removed token's distribution.
+  redrawn.strategy = arbor::v1::STRATEGY_RESAMPLE;
+  redrawn.sequence_id = main_sequence_;
+  redrawn.top_logprobs = stored;
+  absl::StatusOr<NodeId> id = tree_.Commit(redrawn);
+  if (!id.ok()) return Fail(id.status());
+  main_source_ = SequenceSource{};
+  main_source_.truncate_to = removed.position;
+  main_source_.append = {redraw->id};
+  if (!EmitCommitted(*id)) return;
+  if (IsStopToken(redraw->id)) return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+  Continue();
+}
+
+void Job::OpenBranch(const StepResult& step) {
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(step.position()), 0, 0};
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
+      ChooseBranchCandidates(step, spec_.policy, key);
+  if (!candidates.ok() || candidates->empty()) return Fallback();
+  Branch branch;
+  branch.point = tree_.tail();
+  std::vector<Step> steps;
+  for (const entropix::SampledToken& candidate : *candidates) {
+    Step s = TreeStep(step, env_.next_sequence_id());
+    s.token_id = candidate.id;
+    s.logprob = std::min(candidate.logprob, 0.0f);
+    s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
+    Child child{s.sequence_id, next_branch_id_++, kNoNode, kNoNode, candidate.id,
+                RolloutScore(spec_.policy.adaptive)};
+    child.score.Add(s.logprob, step.metrics());
+    branch.children.push_back(std::move(child));
+    steps.push_back(std::move(s));
+  }
+  absl::StatusOr<std::vector<NodeId>> nodes = tree_.OpenBranch(branch.point, steps);
+  if (!nodes.ok()) return Fail(nodes.status());
+  Count(step.strategy());
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
+  opened.set_parent_node_id(branch.point);
+  *opened.mutable_metrics() = step.metrics();
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    Child& child = branch.children[i];
+    child.candidate = child.leaf = (*nodes)[i];
+    arbor::v1::BranchCandidate& c = *opened.add_candidates();
+    c.set_node_id(child.candidate);
+    c.set_token_id(child.token_id);
+    c.set_text(env_.decode({child.token_id}));
+    c.set_logprob(steps[i].logprob);
+  }
+  Emit(std::move(event));
+  branch_ = std::move(branch);
+  SendRollout();
+}
+
+void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
+  std::vector<double> scores;
+  for (int i = 0; i < response.results_size(); ++i) {
+    Child& child = branch_->children[i];
+    for (const StepResult& step : response.results(i).steps()) {
+      if (step.token_id() < 0) return Fail(absl::InternalError("structural stop in a rollout"));
+      Count(step.strategy());
+      absl::StatusOr<NodeId> leaf = tree_.ExtendRollout(child.leaf, TreeStep(step, child.sequence_id));
+      if (!leaf.ok()) return Fail(leaf.status());
+      child.leaf = *leaf;
+      child.score.Add(step.logprob(), step.metrics());
+    }
+    scores.push_back(child.score.Score());
+  }
+  const int best = BestIndex(scores);
+  const Child& winner = branch_->children[best];
+  const std::vector<float> float_scores(scores.begin(), scores.end());
+  absl::StatusOr<BranchResolution> resolution =
+      tree_.ResolveBranch(branch_->point, winner.leaf, float_scores);
+  if (!resolution.ok()) return Fail(resolution.status());
+
+  std::vector<uint64_t> losers;
+  for (const Child& child : branch_->children) {
+    if (child.sequence_id != winner.sequence_id) losers.push_back(child.sequence_id);
+  }
+  if (main_live_) losers.push_back(main_sequence_);
+  Release(std::move(losers));
+  main_sequence_ = winner.sequence_id;
+  main_live_ = true;
+  main_source_ = SequenceSource{};
+  const Branch branch = std::move(*branch_);
+  branch_.reset();
+
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
+  resolved.set_winner_node_id(resolution->winner_candidate);
+  for (size_t i = 0; i < branch.children.size(); ++i) {
+    resolved.add_candidate_node_ids(branch.children[i].candidate);
+    resolved.add_scores(float_scores[i]);
+  }
+  resolved.mutable_pruned_node_ids()->Add(resolution->pruned.pruned_nodes.begin(),
+                                          resolution->pruned.pruned_nodes.end());
+  resolved.set_committed_tokens(static_cast<int32_t>(resolution->committed_nodes.size()));
+  Emit(std::move(event));
+  for (NodeId id : resolution->committed_nodes) {
+    if (!EmitCommitted(id)) return;
+  }
+  const arbor::v1::StopReason stop = response.results(best).stop_reason();
+  if (IsStopToken(tree_.node(tree_.tail()).token_id)) {
+    return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+  }
+  if (stop == arbor::v1::STOP_REASON_CONTEXT) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  Continue();
+}
+
+void Job::Fallback() {
+  structural_off_once_ = true;
+  Continue();
+}
+
+void Job::HandleFailure(const absl::Status& status) {
+  if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (!Retriable(status.code())) return Fail(status);
+  if (++consecutive_failures_ > options_.max_consecutive_failures) {
+    return Fail(absl::UnavailableError(
+        absl::StrCat("gave up after ", consecutive_failures_, " worker failures: ",
+                     status.ToString())));
+  }
+  spdlog::warn("job {}: worker {} failed: {}", spec_.job_id, worker_->id(), status.ToString());
+  // The re-home callback may block (routing, dialling): call it outside the lock.
+  actions_.push_back([self = shared_from_this(), status] { self->Rehome(status); });
+}
+
+void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
+  state_ = reason == arbor::v1::FINISH_REASON_CANCELLED ? arbor::v1::JOB_STATE_CANCELLED
+           : reason == arbor::v1::FINISH_REASON_ERROR   ? arbor::v1::JOB_STATE_FAILED
+                                                        : arbor::v1::JOB_STATE_FINISHED;
+  finish_reason_ = reason;
+  error_ = std::move(error);
+  if (!error_.empty()) spdlog::warn("job {} failed: {}", spec_.job_id, error_);
+  std::vector<uint64_t> live = LiveSequences();
+  // A Run in flight may still create its sequences; they are released again when it completes.
+  if (in_flight_) live.insert(live.end(), in_flight_->sequence_ids.begin(),
+                              in_flight_->sequence_ids.end());
+  Release(std::move(live));
+  main_live_ = false;
+  timings_.set_total_us(SinceCreated());
+  arbor::v1::GenerateEvent event;
+  arbor::v1::FinishedEvent& finished = *event.mutable_finished();
+  finished.set_reason(reason);
+  finished.set_error(error_);
+  *finished.mutable_usage() = UsageLocked();
+  *finished.mutable_timings() = timings_;
+  *finished.mutable_strategies() = counts_;
+  Emit(std::move(event));
+}
+
+// --- helpers (mu_ held) -----------------------------------------------------------------------
+
+bool Job::EmitCommitted(NodeId id) {
+  if (timings_.first_token_us() == 0) timings_.set_first_token_us(SinceCreated());
+  const Node& node = tree_.node(id);
+  arbor::v1::GenerateEvent event;
+  arbor::v1::TokenEvent& token = *event.mutable_token();
+  token.set_node_id(id);
+  token.set_token_id(node.token_id);
+  token.set_strategy(node.strategy);
+  *token.mutable_metrics() = node.metrics;
+  token.set_logprob(node.logprob);
+  token.set_position(node.position);
+  bool stopped = false;
+  token.set_text(RefreshText(&stopped));
+  Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.
+  if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  return !stopped;
+}
+
+std::string Job::RefreshText(bool* stopped) {
+  std::string text = env_.decode(tree_.CommittedTokenIds());
+  if (!stop_strings_.empty()) {
+    if (std::optional<size_t> at = stop_strings_.FirstMatch(text)) {
+      text.resize(*at);
+      *stopped = true;
+    }
+  }
+  std::string piece;
+  if (text.size() > text_.size() && text.compare(0, text_.size(), text_) == 0) {
+    piece = text.substr(text_.size());
+  }
+  text_ = std::move(text);
+  return piece;
+}
+
+void Job::Emit(arbor::v1::GenerateEvent event) {
+  event.set_job_id(spec_.job_id);
+  event.set_time_us(SinceCreated());
+  actions_.push_back([sink = env_.sink, event = std::move(event)] { sink(event); });
+}
+
+void Job::Release(std::vector<uint64_t> ids) {
+  if (ids.empty()) return;
+  actions_.push_back([worker = worker_, ids = std::move(ids)]() mutable {
+    worker->Release(std::move(ids));
+  });
+}
+
+std::vector<uint64_t> Job::LiveSequences() const {
+  std::vector<uint64_t> live;
+  if (main_live_) live.push_back(main_sequence_);
+  if (branch_) {
+    for (const Child& child : branch_->children) live.push_back(child.sequence_id);
+  }
+  return live;
+}
+
+bool Job::IsStopToken(int32_t token) const {
+  const auto in = [token](const std::vector<int32_t>& ids) {
+    return std::find(ids.begin(), ids.end(), token) != ids.end();
+  };
+  return in(spec_.stop_token_ids) || (!spec_.ignore_eos && in(spec_.eos_token_ids));
+}
+
+void Job::Count(arbor::v1::Strategy strategy) {
+  arbor::v1::StrategyCounts& c = counts_;
+  switch (strategy) {
+    case arbor::v1::STRATEGY_ARGMAX: c.set_argmax(c.argmax() + 1); break;
+    case arbor::v1::STRATEGY_ADAPTIVE: c.set_adaptive(c.adaptive() + 1); break;
+    case arbor::v1::STRATEGY_BRANCH: c.set_branch(c.branch() + 1); break;
+    case arbor::v1::STRATEGY_INSERT: c.set_insert(c.insert() + 1); break;
+    case arbor::v1::STRATEGY_BACKSPACE: c.set_backspace(c.backspace() + 1); break;
+    case arbor::v1::STRATEGY_HOT_SAMPLE: c.set_hot_sample(c.hot_sample() + 1); break;
+    case arbor::v1::STRATEGY_RESAMPLE: c.set_resample(c.resample() + 1); break;
+    case arbor::v1::STRATEGY_BRANCH_SAMPLE: c.set_branch_sample(c.branch_sample() + 1); break;
+    default: break;
+  }
+}
+
+int64_t Job::SinceCreated() const {
+  return absl::ToInt64Microseconds(env_.clock->Now() - created_);
+}
+
+arbor::v1::Usage Job::UsageLocked() const {
+  arbor::v1::Usage usage;
+  usage.set_prompt_tokens(static_cast<int32_t>(spec_.prompt_token_ids.size()));
+  usage.set_generated_tokens(tree_.GeneratedTokenCount());
+  usage.set_explored_tokens(tree_.ExploredTokenCount());
+  usage.set_cached_prompt_tokens(cached_prompt_tokens_);
+  return usage;
+}
+
+// --- accessors --------------------------------------------------------------------------------
+
+arbor::v1::JobState Job::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+arbor::v1::FinishReason Job::finish_reason() const {
+  absl::MutexLock lock(&mu_);
+  return finish_reason_;
+}
+
+std::string Job::error() const {
+  absl::MutexLock lock(&mu_);
+  return error_;
+}
+
+std::string Job::worker_id() const {
+  absl::MutexLock lock(&mu_);
+  return worker_->id();
+}
+
+int32_t Job::rehomed() const {
+  absl::MutexLock lock(&mu_);
+  return rehomed_;
+}
+
+std::string Job::text() const {
+  absl::MutexLock lock(&mu_);
+  return text_;
+}
+
+std::vector<int32_t> Job::token_ids() const {
+  absl::MutexLock lock(&mu_);
+  return tree_.CommittedTokenIds();
+}
+
+arbor::v1::Usage Job::usage() const {
+  absl::MutexLock lock(&mu_);
+  return UsageLocked();
+}
+
+arbor::v1::Timings Job::timings() const {
+  absl::MutexLock lock(&mu_);
+  return timings_;
+}
+
+arbor::v1::StrategyCounts Job::strategy_counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
+}
+
+void Job::ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const {
+  absl::MutexLock lock(&mu_);
+  read(tree_);
+}
+
+}  // namespace arbor::coordinator

@@ -1,0 +1,230 @@
+// One generation job: owns its SearchTree and drives it on a worker, asynchronously, from RPC
+// completions (DESIGN.md §1, §4): ARGMAX and ADAPTIVE run on the worker's local policy; each
+// structural decision returns control here and becomes a tree operation —
+//   INSERT    append insert.tokens (INSERTED nodes) and continue;
+//   BACKSPACE remove the last generated token, ban it, re-draw its position from its stored
+//             top-K with the HEHV parameters, continue with truncate_to + the new token;
+//   BRANCH    draw up to branch.width candidates (LEHV parameters), fork one child per
+//             candidate and roll all of them out in ONE batched Run (ROLLOUT), score
+//             (mean logprob + mean confidence term), commit the best, release the rest.
+// CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
+// stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
+// A failed worker (UNAVAILABLE, KV exhausted, ...) is replaced through the re-home callback and
+// the committed path is prefilled there.
+//
+// Threading. Completions arrive on any thread; each job serialises itself with its own mutex
+// (no thread per job). Side effects — worker calls and events — are queued under the lock and
+// run after it is released, in order, by whichever thread is draining the queue; so the event
+// sink and the worker client may call back into the job (accessors, Cancel) without deadlock,
+// and events reach the sink in the order they happened.
+#ifndef ARBOR_COORDINATOR_JOB_H_
+#define ARBOR_COORDINATOR_JOB_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "arbor/v1/generation.pb.h"
+#include "arbor/v1/worker.pb.h"
+#include "coordinator/branch_search.h"
+#include "coordinator/clock.h"
+#include "coordinator/run_builder.h"
+#include "coordinator/search_tree.h"
+#include "coordinator/stop_strings.h"
+#include "coordinator/worker_client.h"
+#include "entropix/policy_config.h"
+
+namespace arbor::coordinator {
+
+// The checked request, resolved against the model.
+struct JobSpec {
+  std::string job_id;
+  std::vector<int32_t> prompt_token_ids;  // Non-empty, each in [0, vocab_size).
+  int32_t vocab_size = 0;
+  int32_t max_context = 0;                // Tokens per sequence, prompt included.
+  int32_t max_tokens = 0;                 // >= 1; prompt + max_tokens <= max_context.
+  uint64_t seed = 0;
+  // Validated; mode SEARCH or CANONICAL; insert.tokens resolved (non-empty).
+  entropix::PolicyConfig policy;
+  std::vector<int32_t> eos_token_ids;     // The model's; ignored with ignore_eos.
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;
+  std::vector<std::string> stop_strings;
+  int32_t top_logprobs = 0;               // Alternatives kept per node.
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+struct JobOptions {
+  int32_t steps_per_run = 64;  // Decode steps per main-path Run.
+  int32_t top_k = 64;          // Top-K asked of the worker (<= its max_top_k).
+  absl::Duration run_timeout = absl::Minutes(2);
+  int32_t max_consecutive_failures = 3;  // Worker failures in a row before the job fails.
+};
+
+// Everything the job talks to; it outlives nothing but `worker`, which it holds.
+struct JobEnvironment {
+  std::shared_ptr<WorkerClient> worker;
+  // Sequence ids unique per worker while alive (a coordinator-wide counter is enough).
+  std::function<uint64_t()> next_sequence_id;
+  // Text of a token sequence; must not end inside a character (hold incomplete bytes back).
+  std::function<std::string(absl::Span<const int32_t>)> decode;
+  Clock* clock = nullptr;
+  std::function<void(const arbor::v1::GenerateEvent&)> sink;
+  // Another worker after `failed_worker` failed with `cause`; an error fails the job.
+  std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const std::string& failed_worker,
+                                                              const absl::Status& cause)>
+      rehome;
+};
+
+class Job : public std::enable_shared_from_this<Job> {
+ public:
+  // INVALID_ARGUMENT for an inconsistent spec; UNIMPLEMENTED for branch.mode BEAM.
+  static absl::StatusOr<std::shared_ptr<Job>> Create(JobSpec spec, JobOptions options,
+                                                     JobEnvironment env);
+
+  // Sends the first Run (prefill the prompt and decode). Once.
+  void Start();
+  // Finishes the job as CANCELLED now and releases its sequences; a Run in flight completes
+  // and is discarded (the sequences it created are released then).
+  void Cancel();
+
+  arbor::v1::JobState state() const;
+  arbor::v1::FinishReason finish_reason() const;
+  std::string error() const;
+  std::string worker_id() const;
+  int32_t rehomed() const;
+  // Committed generated text (cut before a stop string) and tokens (inserts included).
+  std::string text() const;
+  std::vector<int32_t> token_ids() const;
+  arbor::v1::Usage usage() const;
+  arbor::v1::Timings timings() const;
+  arbor::v1::StrategyCounts strategy_counts() const;
+  // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
+  void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
+
+ private:
+  // One branch being rolled out.
+  struct Child {
+    uint64_t sequence_id = 0;
+    uint32_t branch_id = 0;
+    NodeId candidate = kNoNode;
+    NodeId leaf = kNoNode;
+    int32_t token_id = 0;
+    RolloutScore score;
+  };
+  struct Branch {
+    NodeId point = kNoNode;
+    std::vector<Child> children;
+  };
+  // The Run in flight, so that a late completion can be recognised and cleaned up.
+  struct InFlight {
+    uint64_t generation = 0;
+    std::vector<uint64_t> sequence_ids;
+    std::shared_ptr<WorkerClient> worker;
+    absl::Time sent;
+  };
+
+  Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder);
+
+  void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
+  void Rehome(absl::Status cause);
+  void Drain() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Everything below runs under mu_; side effects go to actions_.
+  void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SendRollout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnMainDone(const arbor::v1::RunResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnRolloutDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records one main-path step; false when the job finished on it.
+  bool RecordMainStep(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyStructural(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyInsert(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyBackspace(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OpenBranch(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The coordinator cannot apply the structural decision: decode the same position once more
+  // with structural stops off, so the worker takes the row's fallback sample.
+  void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Finish(arbor::v1::FinishReason reason, std::string error = "")
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Finish(arbor::v1::FINISH_REASON_ERROR, status.ToString());
+  }
+
+  // Emits the token event of the committed node `id` and checks the stop strings; false when
+  // the job finished on a stop string.
+  bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Re-decodes the committed text, cut before a stop string (`stopped` set then); returns the
+  // piece added since the last call.
+  std::string RefreshText(bool* stopped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Emit(arbor::v1::GenerateEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  PolicyBudgets Budgets() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t Remaining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsStopToken(int32_t token) const;
+  void Count(arbor::v1::Strategy strategy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  arbor::v1::Usage UsageLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t SinceCreated() const;
+  bool finished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return state_ != arbor::v1::JOB_STATE_QUEUED && state_ != arbor::v1::JOB_STATE_RUNNING;
+  }
+
+  const JobSpec spec_;
+  const JobOptions options_;
+  const JobEnvironment env_;
+  const RunBuilder builder_;
+  const StopStringMatcher stop_strings_;
+  const absl::Time created_;
+
+  mutable absl::Mutex mu_;
+  SearchTree tree_ ABSL_GUARDED_BY(mu_);
+  arbor::v1::JobState state_ ABSL_GUARDED_BY(mu_) = arbor::v1::JOB_STATE_QUEUED;
+  arbor::v1::FinishReason finish_reason_ ABSL_GUARDED_BY(mu_) =
+      arbor::v1::FINISH_REASON_UNSPECIFIED;
+  std::string error_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<WorkerClient> worker_ ABSL_GUARDED_BY(mu_);
+  int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // The main sequence on the worker and what its next Run must do to it first.
+  uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
+  SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
+  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
+  std::optional<Branch> branch_ ABSL_GUARDED_BY(mu_);
+  uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
+
+  int32_t inserts_used_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t backspaces_used_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t last_insert_position_ ABSL_GUARDED_BY(mu_) = -1;
+  std::vector<arbor::v1::TokenBan> bans_ ABSL_GUARDED_BY(mu_);
+
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<InFlight> in_flight_ ABSL_GUARDED_BY(mu_);
+
+  std::string text_ ABSL_GUARDED_BY(mu_);  // Committed text as reported (cut at a stop string).
+  arbor::v1::StrategyCounts counts_ ABSL_GUARDED_BY(mu_);
+  arbor::v1::Timings timings_ ABSL_GUARDED_BY(mu_);
+  int32_t cached_prompt_tokens_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::deque<std::function<void()>> actions_ ABSL_GUARDED_BY(mu_);
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_JOB_H_
