@@ -14,6 +14,16 @@ const std::vector<Command>& AllCommands() {
       {"health", "ADDRESS", "Ask a coordinator or worker whether it is serving.", RunHealth},
       {"make-model", "--preset P --out DIR", "Write a synthetic Llama checkpoint directory.",
        RunMakeModel},
+      {"generate", "--prompt TEXT", "Generate and stream tokens coloured by strategy.",
+       RunGenerate},
+      {"submit", "--prompt TEXT", "Submit a detached job; prints its id.", RunSubmit},
+      {"watch", "JOB", "Stream a job's events.", RunWatch},
+      {"jobs", "", "List recent jobs.", RunJobs},
+      {"job", "JOB", "Show one job.", RunJob},
+      {"cancel", "JOB", "Cancel a job.", RunCancel},
+      {"tree", "JOB", "Show a job's search tree (--format text|json|dot).", RunTree},
+      {"workers", "", "List the coordinator's workers.", RunWorkers},
+      {"drain", "WORKER", "Stop routing to a worker and re-home its jobs.", RunDrain},
   };
   return kCommands;
 }

@@ -23,6 +23,16 @@ const std::vector<Command>& AllCommands();
 int RunDemo(const Args& args);
 int RunHealth(const Args& args);
 int RunMakeModel(const Args& args);
+// Client commands (tools/client.h): talk to a coordinator given by --coordinator.
+int RunGenerate(const Args& args);
+int RunSubmit(const Args& args);
+int RunWatch(const Args& args);
+int RunJobs(const Args& args);
+int RunJob(const Args& args);
+int RunCancel(const Args& args);
+int RunTree(const Args& args);
+int RunWorkers(const Args& args);
+int RunDrain(const Args& args);
 
 }  // namespace arbor::tools
 

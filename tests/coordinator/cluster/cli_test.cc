@@ -1,0 +1,287 @@
+// The client commands of `arbor` against an in-process fake Generation service (the seam: the
+// real one lives elsewhere) and the real Cluster service, on free loopback ports.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/cluster_service.h"
+#include "coordinator/fake_clock.h"
+#include "rpc/server.h"
+#include "tools/client.h"
+
+namespace arbor::tools {
+namespace {
+
+using arbor::v1::GenerateEvent;
+
+class FakeGeneration final : public arbor::v1::Generation::Service {
+ public:
+  grpc::Status Generate(grpc::ServerContext*, const arbor::v1::GenerateRequest* request,
+                        grpc::ServerWriter<GenerateEvent>* writer) override {
+    last_request = *request;
+    if (request->text() == "bad") {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "policy.branch.width: 1 is outside [2, 64]"};
+    }
+    for (const GenerateEvent& event : Script()) writer->Write(event);
+    return grpc::Status::OK;
+  }
+  grpc::Status Watch(grpc::ServerContext*, const arbor::v1::JobRef* ref,
+                     grpc::ServerWriter<GenerateEvent>* writer) override {
+    if (ref->job_id() != "job-1") return {grpc::StatusCode::NOT_FOUND, "no job " + ref->job_id()};
+    for (const GenerateEvent& event : Script()) writer->Write(event);
+    return grpc::Status::OK;
+  }
+  grpc::Status Submit(grpc::ServerContext*, const arbor::v1::GenerateRequest*,
+                      arbor::v1::JobRef* ref) override {
+    ref->set_job_id("job-1");
+    return grpc::Status::OK;
+  }
+  grpc::Status GetJob(grpc::ServerContext*, const arbor::v1::JobRef* ref,
+                      arbor::v1::Job* job) override {
+    if (ref->job_id() != "job-1") return {grpc::StatusCode::NOT_FOUND, "no job " + ref->job_id()};
+    *job = TheJob();
+    return grpc::Status::OK;
+  }
+  grpc::Status Cancel(grpc::ServerContext* context, const arbor::v1::JobRef* ref,
+                      arbor::v1::Job* job) override {
+    grpc::Status status = GetJob(context, ref, job);
+    job->set_state(arbor::v1::JOB_STATE_CANCELLED);
+    return status;
+  }
+  grpc::Status ListJobs(grpc::ServerContext*, const arbor::v1::ListJobsRequest* request,
+                        arbor::v1::ListJobsResponse* response) override {
+    last_limit = request->limit();
+    *response->add_jobs() = TheJob();
+    return grpc::Status::OK;
+  }
+  grpc::Status GetTree(grpc::ServerContext*, const arbor::v1::GetTreeRequest* request,
+                       arbor::v1::Tree* tree) override {
+    if (request->job_id() != "job-1") return {grpc::StatusCode::NOT_FOUND, "no job"};
+    tree->set_job_id("job-1");
+    tree->add_prompt_token_ids(5);
+    arbor::v1::TreeNode* root = tree->add_nodes();
+    root->set_id(0);
+    root->set_parent(-1);
+    root->set_token_id(-1);
+    root->set_status(arbor::v1::NODE_STATUS_PROMPT);
+    root->add_children(1);
+    arbor::v1::TreeNode* node = tree->add_nodes();
+    node->set_id(1);
+    node->set_token_id(42);
+    node->set_text(" world");
+    node->set_position(1);
+    node->set_strategy(arbor::v1::STRATEGY_ARGMAX);
+    node->set_status(arbor::v1::NODE_STATUS_COMMITTED);
+    return grpc::Status::OK;
+  }
+
+  arbor::v1::GenerateRequest last_request;
+  int last_limit = -1;
+
+ private:
+  static arbor::v1::Job TheJob() {
+    arbor::v1::Job job;
+    job.set_job_id("job-1");
+    job.set_state(arbor::v1::JOB_STATE_FINISHED);
+    job.set_worker_id("w1");
+    job.set_text("Hello world");
+    job.set_client_tag("mine");
+    job.mutable_usage()->set_generated_tokens(2);
+    return job;
+  }
+  static std::vector<GenerateEvent> Script() {
+    std::vector<GenerateEvent> events(4);
+    for (auto& e : events) e.set_job_id("job-1");
+    events[0].mutable_token()->set_text("Hello");
+    events[0].mutable_token()->set_strategy(arbor::v1::STRATEGY_ARGMAX);
+    events[0].mutable_token()->mutable_metrics()->set_entropy(0.05f);
+    events[1].mutable_branch_opened()->add_candidates();
+    events[1].mutable_branch_opened()->add_candidates();
+    events[2].mutable_token()->set_text(" world");
+    events[2].mutable_token()->set_strategy(arbor::v1::STRATEGY_BRANCH);
+    events[2].mutable_token()->set_position(1);
+    auto* finished = events[3].mutable_finished();
+    finished->set_reason(arbor::v1::FINISH_REASON_MAX_TOKENS);
+    finished->mutable_usage()->set_prompt_tokens(3);
+    finished->mutable_usage()->set_generated_tokens(2);
+    finished->mutable_strategies()->set_argmax(1);
+    finished->mutable_strategies()->set_branch(1);
+    return events;
+  }
+};
+
+class CliTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = rpc::Server::Start("127.0.0.1:0", {&generation_, &cluster_});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_.coordinator = server_->address();
+    client_.timeout = absl::Seconds(10);
+  }
+  Output output() { return Output{out_, err_}; }
+
+  FakeGeneration generation_;
+  coordinator::FakeClock clock_;
+  coordinator::WorkerPool pool_{coordinator::WorkerPoolOptions{}, &clock_};
+  coordinator::ClusterService cluster_{&pool_, absl::Seconds(1)};
+  std::unique_ptr<rpc::Server> server_;
+  ClientOptions client_;
+  std::ostringstream out_, err_;
+};
+
+TEST(BuildGenerateRequest, ExactlyOnePromptAndWellFormedFlags) {
+  PromptOptions options;
+  EXPECT_EQ(BuildGenerateRequest(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.prompt = "hi";
+  options.tokens = "1,2";
+  EXPECT_FALSE(BuildGenerateRequest(options).ok());
+  options.prompt.clear();
+  auto request = BuildGenerateRequest(options);
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->tokens().token_ids_size(), 2);
+  options.tokens = "1,x";
+  EXPECT_EQ(BuildGenerateRequest(options).status().message(), "--tokens: 'x' is not an integer");
+  options.tokens.clear();
+  options.chat = R"([{"role":"user","content":"Hi"}])";
+  options.policy_mode = "canonical";
+  options.max_tokens = 7;
+  options.seed = 9;
+  request = BuildGenerateRequest(options);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->chat().messages(0).content(), "Hi");
+  EXPECT_TRUE(request->chat().add_generation_prompt());
+  EXPECT_EQ(request->policy().mode(), arbor::v1::POLICY_MODE_CANONICAL);
+  EXPECT_EQ(request->max_tokens(), 7);
+  EXPECT_EQ(request->seed(), 9u);
+  options.chat = "{not json";
+  EXPECT_EQ(BuildGenerateRequest(options).status().message().substr(0, 7), "--chat:");
+  options.chat = R"([{"role":"user","content":"Hi"}])";
+  options.policy_mode = "greedy";
+  EXPECT_EQ(BuildGenerateRequest(options).status().message().substr(0, 14), "--policy_mode:");
+}
+
+TEST_F(CliTest, GenerateStreamsTextThenASummary) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("Hi");
+  ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
+  EXPECT_EQ(generation_.last_request.text(), "Hi");
+  const std::string text = out_.str();
+  EXPECT_EQ(text.rfind("Hello world\njob job-1 finished: FINISH_REASON_MAX_TOKENS", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("argmax 1, adaptive 0, branch 1"), std::string::npos) << text;
+}
+
+TEST_F(CliTest, GenerateColoursByStrategyOnTerminals) {
+  client_.color = true;
+  arbor::v1::GenerateRequest request;
+  request.set_text("Hi");
+  ASSERT_EQ(Generate(client_, request, false, output()), 0);
+  EXPECT_NE(out_.str().find("\x1b["), std::string::npos);
+  EXPECT_NE(out_.str().find("Hello\x1b[0m"), std::string::npos);
+}
+
+TEST_F(CliTest, GenerateShowsMetricsPerToken) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("Hi");
+  ASSERT_EQ(Generate(client_, request, true, output()), 0);
+  const std::string text = out_.str();
+  EXPECT_NE(text.find("ARGMAX"), std::string::npos) << text;
+  EXPECT_NE(text.find("H=0.050"), std::string::npos) << text;
+  EXPECT_NE(text.find("branch: 2 candidates"), std::string::npos) << text;
+}
+
+TEST_F(CliTest, GenerateJsonIsOneObjectPerEvent) {
+  client_.json = true;
+  arbor::v1::GenerateRequest request;
+  request.set_text("Hi");
+  ASSERT_EQ(Generate(client_, request, false, output()), 0);
+  std::istringstream lines(out_.str());
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(line.front(), '{');
+    EXPECT_EQ(line.back(), '}');
+    ++count;
+  }
+  EXPECT_EQ(count, 4);
+  EXPECT_NE(out_.str().find("\"strategy\":\"STRATEGY_BRANCH\""), std::string::npos);
+}
+
+TEST_F(CliTest, RpcErrorsPrintCodeAndMessageAndExit1) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("bad");
+  EXPECT_EQ(Generate(client_, request, false, output()), 1);
+  EXPECT_EQ(err_.str(),
+            "arbor: generate: INVALID_ARGUMENT: policy.branch.width: 1 is outside [2, 64]\n");
+  err_.str("");
+  EXPECT_EQ(ShowJob(client_, "nope", output()), 1);
+  EXPECT_EQ(err_.str(), "arbor: job nope: NOT_FOUND: no job nope\n");
+  EXPECT_EQ(Watch(client_, "nope", false, output()), 1);
+  EXPECT_EQ(DrainWorker(client_, "ghost", output()), 1);
+  EXPECT_NE(err_.str().find("drain ghost: NOT_FOUND"), std::string::npos);
+  ClientOptions nowhere = client_;
+  nowhere.coordinator = "127.0.0.1:1";
+  nowhere.timeout = absl::Milliseconds(300);
+  EXPECT_EQ(ListJobs(nowhere, 0, output()), 1);
+}
+
+TEST_F(CliTest, SubmitWatchJobsJobCancel) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("Hi");
+  ASSERT_EQ(Submit(client_, request, output()), 0);
+  EXPECT_EQ(out_.str(), "job-1\n");
+  out_.str("");
+  ASSERT_EQ(Watch(client_, "job-1", false, output()), 0);
+  EXPECT_EQ(out_.str().rfind("Hello world", 0), 0u);
+  out_.str("");
+  ASSERT_EQ(ListJobs(client_, 5, output()), 0);
+  EXPECT_EQ(generation_.last_limit, 5);
+  EXPECT_NE(out_.str().find("JOB"), std::string::npos);
+  EXPECT_NE(out_.str().find("FINISHED"), std::string::npos);
+  EXPECT_NE(out_.str().find("mine"), std::string::npos);
+  out_.str("");
+  ASSERT_EQ(ShowJob(client_, "job-1", output()), 0);
+  EXPECT_NE(out_.str().find("Hello world"), std::string::npos);
+  out_.str("");
+  ASSERT_EQ(CancelJob(client_, "job-1", output()), 0);
+  EXPECT_EQ(out_.str(), "job job-1: CANCELLED\n");
+}
+
+TEST_F(CliTest, TreeInEveryFormat) {
+  ASSERT_EQ(ShowTree(client_, "job-1", "json", false, output()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("\"arbor.tree\""), std::string::npos) << out_.str();
+  out_.str("");
+  ASSERT_EQ(ShowTree(client_, "job-1", "dot", false, output()), 0);
+  EXPECT_EQ(out_.str().rfind("digraph", 0), 0u) << out_.str();
+  out_.str("");
+  ASSERT_EQ(ShowTree(client_, "job-1", "text", false, output()), 0);
+  EXPECT_NE(out_.str().find("world"), std::string::npos) << out_.str();
+  EXPECT_EQ(ShowTree(client_, "job-1", "svg", false, output()), 2);
+  EXPECT_NE(err_.str().find("--format"), std::string::npos);
+}
+
+TEST_F(CliTest, WorkersTableAndDrain) {
+  arbor::v1::WorkerInfo info;
+  info.set_worker_id("w1");
+  info.set_backend("cpu");
+  info.mutable_model()->set_name("tiny");
+  ASSERT_TRUE(pool_.Register("127.0.0.1:7001", info).ok());
+  ASSERT_EQ(ListWorkers(client_, output()), 0);
+  const std::string table = out_.str();
+  EXPECT_NE(table.find("WORKER"), std::string::npos);
+  EXPECT_NE(table.find("127.0.0.1:7001"), std::string::npos);
+  EXPECT_NE(table.find("READY"), std::string::npos);
+  EXPECT_NE(table.find("tiny"), std::string::npos);
+  out_.str("");
+  ASSERT_EQ(DrainWorker(client_, "w1", output()), 0);
+  EXPECT_EQ(out_.str(), "worker w1 draining; 0 job(s) being re-homed\n");
+  out_.str("");
+  client_.json = true;
+  ASSERT_EQ(ListWorkers(client_, output()), 0);
+  EXPECT_NE(out_.str().find("WORKER_STATE_DRAINING"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arbor::tools

@@ -1,0 +1,260 @@
+// `arbor generate`, `submit` and `watch`: submit a job and follow its event stream.
+#include <cstdio>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/tree_display.h"
+#include "google/protobuf/util/json_util.h"
+#include "tools/client.h"
+#include "tools/commands.h"
+
+ABSL_FLAG(std::string, prompt, "", "generate/submit: the prompt text.");
+ABSL_FLAG(std::string, chat, "",
+          "generate/submit: chat messages as JSON, e.g. "
+          "'[{\"role\":\"user\",\"content\":\"Hi\"}]'.");
+ABSL_FLAG(std::string, tokens, "", "generate/submit: prompt token ids, comma-separated.");
+ABSL_FLAG(int, max_tokens, 0, "generate/submit: tokens to generate; 0 = server default.");
+ABSL_FLAG(std::string, policy_mode, "", "generate/submit: search or canonical (default: server).");
+ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
+
+namespace arbor::tools {
+namespace {
+
+using arbor::v1::GenerateEvent;
+
+absl::Status FlagError(const std::string& flag, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", what));
+}
+
+std::string Colored(const ClientOptions& client, arbor::v1::Strategy strategy,
+                    const std::string& text) {
+  if (!client.color) return text;
+  return absl::StrCat("\x1b[", coordinator::StrategyAnsiColor(strategy), "m", text, "\x1b[0m");
+}
+
+std::string MetricsLine(const arbor::v1::Metrics& m) {
+  return absl::StrFormat("H=%.3f V=%.3f aH=%.3f aV=%.3f agr=%.3f IS=%.3f", m.entropy(),
+                         m.varentropy(), m.attn_entropy(), m.attn_varentropy(), m.agreement(),
+                         m.interaction_strength());
+}
+
+std::string Summary(const GenerateEvent& event) {
+  const arbor::v1::FinishedEvent& f = event.finished();
+  const arbor::v1::StrategyCounts& s = f.strategies();
+  std::string line = absl::StrFormat(
+      "job %s finished: %s; tokens: %d prompt (%d cached), %d generated, %d explored; "
+      "time: %.3f s total, %.3f s to first token\nstrategies: argmax %d, adaptive %d, branch %d, "
+      "insert %d, backspace %d, hot_sample %d, resample %d, branch_sample %d",
+      event.job_id(), arbor::v1::FinishReason_Name(f.reason()), f.usage().prompt_tokens(),
+      f.usage().cached_prompt_tokens(), f.usage().generated_tokens(),
+      f.usage().explored_tokens(), f.timings().total_us() / 1e6,
+      f.timings().first_token_us() / 1e6, s.argmax(), s.adaptive(), s.branch(), s.insert(),
+      s.backspace(), s.hot_sample(), s.resample(), s.branch_sample());
+  if (!f.error().empty()) absl::StrAppend(&line, "\nerror: ", f.error());
+  return line;
+}
+
+// Prints one event; returns true when it was the last (finished) one.
+bool PrintEvent(const ClientOptions& client, bool show_metrics, const GenerateEvent& event,
+                std::ostream& out) {
+  if (client.json) {
+    out << ToJson(event) << "\n";
+    return event.has_finished();
+  }
+  switch (event.event_case()) {
+    case GenerateEvent::kToken: {
+      const arbor::v1::TokenEvent& t = event.token();
+      if (show_metrics) {
+        out << absl::StrFormat("%5d %-14s %-24s lp=%.3f %s\n", t.position(),
+                               coordinator::StrategyName(t.strategy()),
+                               absl::StrCat("\"", coordinator::EscapeTokenText(t.text()), "\""),
+                               t.logprob(), MetricsLine(t.metrics()));
+      } else {
+        out << Colored(client, t.strategy(), t.text());
+      }
+      break;
+    }
+    case GenerateEvent::kBranchOpened:
+      if (show_metrics) {
+        out << "      branch: " << event.branch_opened().candidates_size()
+            << " candidates at node " << event.branch_opened().parent_node_id() << "\n";
+      }
+      break;
+    case GenerateEvent::kBranchResolved:
+      if (show_metrics) {
+        out << "      branch resolved: winner node " << event.branch_resolved().winner_node_id()
+            << ", " << event.branch_resolved().pruned_node_ids_size() << " nodes pruned\n";
+      }
+      break;
+    case GenerateEvent::kBackspace:
+      if (show_metrics) {
+        out << "      backspace: token " << event.backspace().removed_token_id()
+            << " at position " << event.backspace().position() << "\n";
+      }
+      break;
+    case GenerateEvent::kInsert:
+      if (show_metrics) {
+        out << "      insert: \"" << coordinator::EscapeTokenText(event.insert().text()) << "\"\n";
+      }
+      break;
+    case GenerateEvent::kRehomed:
+      out << (show_metrics ? "" : "\n") << "      [job moved from " << event.rehomed().from_worker()
+          << " to " << event.rehomed().to_worker() << ": " << event.rehomed().reason() << "]\n";
+      break;
+    case GenerateEvent::kFinished:
+      out << (show_metrics ? "" : "\n") << Summary(event) << "\n";
+      return true;
+    case GenerateEvent::EVENT_NOT_SET:
+      break;
+  }
+  out.flush();
+  return false;
+}
+
+// Reads a stream of events to the end; the exit code of generate/watch.
+int Follow(const ClientOptions& client, bool show_metrics,
+           grpc::ClientReaderInterface<GenerateEvent>& reader, const std::string& what,
+           Output output) {
+  GenerateEvent event;
+  bool failed = false;
+  while (reader.Read(&event)) {
+    if (PrintEvent(client, show_metrics, event, output.out)) {
+      failed = event.finished().reason() == arbor::v1::FINISH_REASON_ERROR;
+    }
+  }
+  const grpc::Status status = reader.Finish();
+  if (!status.ok()) return ReportRpcError(status, what, output.err);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOptions& options) {
+  arbor::v1::GenerateRequest request;
+  const int given = !options.prompt.empty() + !options.chat.empty() + !options.tokens.empty();
+  if (given != 1) {
+    return FlagError("prompt", "give exactly one of --prompt, --chat or --tokens");
+  }
+  if (!options.prompt.empty()) request.set_text(options.prompt);
+  if (!options.chat.empty()) {
+    const std::string wrapped = absl::StrCat("{\"messages\":", options.chat, "}");
+    arbor::v1::ChatPrompt* chat = request.mutable_chat();
+    if (!google::protobuf::util::JsonStringToMessage(wrapped, chat).ok()) {
+      return FlagError("chat", "not a JSON array of {\"role\", \"content\"} objects");
+    }
+    chat->set_add_generation_prompt(true);
+  }
+  if (!options.tokens.empty()) {
+    for (absl::string_view piece : absl::StrSplit(options.tokens, ',')) {
+      int32_t id = 0;
+      if (!absl::SimpleAtoi(piece, &id)) {
+        return FlagError("tokens", absl::StrCat("'", std::string(piece), "' is not an integer"));
+      }
+      request.mutable_tokens()->add_token_ids(id);
+    }
+  }
+  if (options.max_tokens < 0) return FlagError("max_tokens", "must be >= 0");
+  request.set_max_tokens(options.max_tokens);
+  request.set_seed(options.seed);
+  if (options.policy_mode == "search") {
+    request.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_SEARCH);
+  } else if (options.policy_mode == "canonical") {
+    request.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+  } else if (!options.policy_mode.empty()) {
+    return FlagError("policy_mode",
+                     absl::StrCat("'", options.policy_mode, "' is not search or canonical"));
+  }
+  return request;
+}
+
+int Generate(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
+             bool show_metrics, Output output) {
+  auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
+  grpc::ClientContext context;
+  auto reader = stub->Generate(&context, request);
+  return Follow(client, show_metrics, *reader, "generate", output);
+}
+
+int Watch(const ClientOptions& client, const std::string& job_id, bool show_metrics,
+          Output output) {
+  auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
+  grpc::ClientContext context;
+  arbor::v1::JobRef ref;
+  ref.set_job_id(job_id);
+  auto reader = stub->Watch(&context, ref);
+  return Follow(client, show_metrics, *reader, "watch " + job_id, output);
+}
+
+int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
+           Output output) {
+  auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
+  arbor::v1::JobRef ref;
+  const grpc::Status status = stub->Submit(UnaryContext(client).get(), request, &ref);
+  if (!status.ok()) return ReportRpcError(status, "submit", output.err);
+  output.out << (client.json ? ToJson(ref) : ref.job_id()) << "\n";
+  return 0;
+}
+
+namespace {
+
+// The seed flag is shared with make-model (where it seeds the weights) and defined there; read
+// it by name so this file does not depend on that one.
+uint64_t SeedFlag() {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag("seed");
+  uint64_t seed = 0;
+  if (flag != nullptr) seed = flag->TryGet<uint64_t>().value_or(0);
+  return seed;
+}
+
+absl::StatusOr<arbor::v1::GenerateRequest> RequestFromFlags() {
+  PromptOptions options;
+  options.prompt = absl::GetFlag(FLAGS_prompt);
+  options.chat = absl::GetFlag(FLAGS_chat);
+  options.tokens = absl::GetFlag(FLAGS_tokens);
+  options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.seed = SeedFlag();
+  options.policy_mode = absl::GetFlag(FLAGS_policy_mode);
+  return BuildGenerateRequest(options);
+}
+
+int RunWithRequest(const Args& args, const char* name,
+                   int (*body)(const ClientOptions&, const arbor::v1::GenerateRequest&, Output)) {
+  if (!args.empty()) {
+    std::cerr << "usage: arbor " << name << " --prompt TEXT | --chat JSON | --tokens IDS\n";
+    return 2;
+  }
+  absl::StatusOr<arbor::v1::GenerateRequest> request = RequestFromFlags();
+  if (!request.ok()) {
+    std::cerr << "arbor " << name << ": " << request.status().message() << "\n";
+    return 2;
+  }
+  return body(ClientOptionsFromFlags(), *request, Output{std::cout, std::cerr});
+}
+
+}  // namespace
+
+int RunGenerate(const Args& args) {
+  return RunWithRequest(args, "generate",
+                        [](const ClientOptions& c, const arbor::v1::GenerateRequest& r, Output o) {
+                          return Generate(c, r, absl::GetFlag(FLAGS_show_metrics), o);
+                        });
+}
+
+int RunSubmit(const Args& args) { return RunWithRequest(args, "submit", Submit); }
+
+int RunWatch(const Args& args) {
+  if (args.size() != 1) {
+    std::cerr << "usage: arbor watch JOB\n";
+    return 2;
+  }
+  return Watch(ClientOptionsFromFlags(), args[0], absl::GetFlag(FLAGS_show_metrics),
+               Output{std::cout, std::cerr});
+}
+
+}  // namespace arbor::tools
