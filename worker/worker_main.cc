@@ -1,41 +1,111 @@
 // arbor-worker: holds a model and its paged KV cache, and serves the internal Worker API.
+#include <spdlog/spdlog.h>
+
+#include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "arbor/v1/worker.grpc.pb.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/termination.h"
 #include "rpc/serve.h"
+#include "worker/registration.h"
+#include "worker/worker_service.h"
+#include "worker/worker_setup.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50061",
           "Address to serve the Worker API on, host:port; port 0 picks a free port.");
-ABSL_FLAG(std::string, model, "", "Model directory (Hugging Face layout: config.json, "
-          "*.safetensors, tokenizer.json).");
-ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N.");
+ABSL_FLAG(std::string, model, "",
+          "Model directory in Hugging Face layout: config.json, model.safetensors (or a sharded "
+          "index), tokenizer.json. `arbor make-model` writes one.");
+ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");
+ABSL_FLAG(std::string, advertise, "",
+          "Address the coordinator should dial for this worker (default: the bound --listen "
+          "address; set it when listening on 0.0.0.0).");
+ABSL_FLAG(std::string, id, "", "Worker id reported to the coordinator (default: its address).");
+ABSL_FLAG(int64_t, kv_tokens, 65536,
+          "KV cache capacity in tokens, shared by all sequences (rounded up to whole blocks).");
+ABSL_FLAG(int32_t, block_size, 16, "KV block size in tokens; prefixes are shared per block.");
+ABSL_FLAG(int32_t, threads, 0, "CPU backend threads; 0 = one per hardware thread.");
+ABSL_FLAG(int32_t, max_batch_tokens, 512,
+          "Tokens one forward step may hold; long prompts are prefilled in chunks of this size.");
+ABSL_FLAG(int32_t, max_context, 0,
+          "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight runs finish for this long.");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
+
+namespace {
+
+arbor::worker::WorkerSetupOptions SetupFromFlags() {
+  arbor::worker::WorkerSetupOptions setup;
+  setup.model_dir = absl::GetFlag(FLAGS_model);
+  setup.device = absl::GetFlag(FLAGS_device);
+  setup.worker_id = absl::GetFlag(FLAGS_id);
+  setup.kv_tokens = absl::GetFlag(FLAGS_kv_tokens);
+  setup.block_size = absl::GetFlag(FLAGS_block_size);
+  setup.threads = absl::GetFlag(FLAGS_threads);
+  setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  setup.max_context = absl::GetFlag(FLAGS_max_context);
+  return setup;
+}
+
+// Logs checkpoint scanning progress every 10%, so a multi-GB load shows it is alive.
+void LogProgress(uint64_t done, uint64_t total) {
+  static int last_decile = -1;
+  const int decile = total == 0 ? 10 : static_cast<int>(done * 10 / total);
+  if (decile != last_decile) {
+    last_decile = decile;
+    spdlog::info("loading weights: {}% of {:.1f} MB", decile * 10, total / 1e6);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   arbor::base::BlockTerminationSignals();
   arbor::base::ParseFlags(
       argc, argv,
-      "Arbor worker: serves the internal Worker API (Info, Run, Release, Health) plus\n"
-      "grpc.health.v1 and server reflection.\n\n"
-      "NOTE: the model engine has not landed yet; the Worker methods answer UNIMPLEMENTED.\n\n"
-      "Usage: arbor-worker --model DIR --listen HOST:PORT [--coordinator ADDR] [--device cpu]");
+      "Arbor worker: holds a model with a paged, prefix-sharing KV cache and serves the\n"
+      "internal Worker API (Info, Run, Release, Health) plus grpc.health.v1 and reflection.\n\n"
+      "Usage: arbor-worker --model DIR [--listen HOST:PORT] [--coordinator ADDR] [--device cpu]");
   if (absl::Status s = arbor::base::InitLogging("worker", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }
-  arbor::v1::Worker::Service worker_service;  // UNIMPLEMENTED for every method, for now.
+  absl::StatusOr<arbor::worker::LoadedWorker> loaded =
+      arbor::worker::LoadWorker(SetupFromFlags(), LogProgress);
+  if (!loaded.ok()) {
+    spdlog::error("{}", loaded.status().ToString());
+    return 1;
+  }
+  arbor::worker::WorkerService service(loaded->engine.get(), loaded->info);
+  std::unique_ptr<arbor::worker::Registration> registration;
+
   arbor::rpc::ServeOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
-  return arbor::rpc::ServeUntilTerminated(options, {&worker_service});
+  options.on_serving = [&](arbor::rpc::Server& server) {
+    if (absl::GetFlag(FLAGS_coordinator).empty()) return;
+    arbor::worker::RegistrationOptions reg;
+    reg.coordinator = absl::GetFlag(FLAGS_coordinator);
+    reg.advertise = absl::GetFlag(FLAGS_advertise).empty() ? server.address()
+                                                           : absl::GetFlag(FLAGS_advertise);
+    reg.info = service.info();
+    if (reg.info.worker_id().empty()) reg.info.set_worker_id(reg.advertise);
+    reg.load = [&service] { return service.CurrentHealth(); };
+    reg.on_drain = [&service, &server] {
+      service.Drain();
+      server.SetServing(false);
+    };
+    registration = std::make_unique<arbor::worker::Registration>(std::move(reg));
+  };
+  options.on_draining = [&] { service.Drain(); };
+  const int code = arbor::rpc::ServeUntilTerminated(options, {&service});
+  registration.reset();
+  return code;
 }

@@ -1,0 +1,417 @@
+#include "worker/engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "rpc/policy_convert.h"
+
+namespace arbor::worker {
+
+// A run being executed: its items and what is needed to undo its preparation.
+struct Engine::ActiveRun {
+  std::vector<ItemRun> items;
+  std::vector<bool> created;               // Item's sequence was created/forked by this run.
+  std::vector<size_t> pending_before;      // Pending tokens the sequence had before this run.
+  std::vector<int32_t> cached_tokens;      // Prefix-cache hits per item.
+  std::function<bool()> cancelled;
+  RunCallback done;
+  v1::RunTimings timings;
+  bool failed = false;
+  absl::Status failure;
+};
+
+// One row of a forward step and where its outputs go.
+struct Engine::Row {
+  ActiveRun* run = nullptr;
+  size_t item = 0;
+  bool prefill = false;
+  std::vector<int32_t> tokens;
+  int32_t start_pos = 0;
+  std::vector<float> logits;  // Empty when the row needs no distribution.
+  std::vector<float> scores;
+};
+
+Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
+    : backend_(std::move(backend)),
+      options_(std::move(options)),
+      kv_(backend_.get()),
+      sequences_(&kv_) {
+  const model::ModelConfig& config = backend_->config();
+  limits_.vocab_size = config.vocab_size;
+  limits_.max_context =
+      options_.max_context > 0 ? options_.max_context : config.max_position_embeddings;
+  limits_.max_top_k = options_.max_top_k;
+  item_limits_.vocab_size = config.vocab_size;
+  item_limits_.max_context = limits_.max_context;
+  item_limits_.eos_token_ids = options_.eos_token_ids;
+  PublishHealth();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Engine::~Engine() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void Engine::Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done) {
+  if (absl::Status valid = ValidateRunRequest(request, limits_); !valid.ok()) {
+    done(valid);
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  queued_runs_.push_back({std::move(request), std::move(cancelled), std::move(done), absl::Now()});
+}
+
+void Engine::Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done) {
+  absl::MutexLock lock(&mu_);
+  queued_releases_.push_back({std::move(ids), std::move(done)});
+}
+
+v1::HealthResponse Engine::Health() const {
+  absl::MutexLock lock(&mu_);
+  return health_;
+}
+
+void Engine::Loop() {
+  while (true) {
+    std::deque<QueuedRun> runs;
+    std::deque<QueuedRelease> releases;
+    {
+      absl::MutexLock lock(&mu_);
+      if (active_.empty()) {
+        auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return stopping_ || !queued_runs_.empty() || !queued_releases_.empty();
+        };
+        mu_.Await(absl::Condition(&has_work));
+      }
+      if (stopping_) {
+        runs.swap(queued_runs_);
+        for (QueuedRun& run : runs) run.done(absl::UnavailableError("worker is shutting down"));
+        for (auto& run : active_) run->done(absl::UnavailableError("worker is shutting down"));
+        return;
+      }
+      runs.swap(queued_runs_);
+      releases.swap(queued_releases_);
+    }
+    ProcessReleases(releases);
+    for (QueuedRun& run : runs) Admit(std::move(run));
+    if (!active_.empty()) Step();
+    FinishRuns();
+    PublishHealth();
+  }
+}
+
+void Engine::ProcessReleases(std::deque<QueuedRelease>& releases) {
+  for (QueuedRelease& release : releases) {
+    int32_t live = 0;
+    for (uint64_t id : release.ids) {
+      absl::StatusOr<SequenceState*> state = sequences_.Get(id);
+      if (!state.ok()) continue;
+      ++live;
+      if ((*state)->busy) {
+        deferred_releases_.push_back(id);
+      } else {
+        sequences_.Release(id).IgnoreError();
+      }
+    }
+    release.done(live);
+  }
+}
+
+absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
+  const std::string at = absl::StrCat("items[", index, "]");
+  const uint64_t id = item.sequence_id();
+  int32_t length = 0;
+  if (item.has_fork_from()) {
+    if (sequences_.Contains(id)) {
+      return absl::AlreadyExistsError(absl::StrCat(at, ".sequence_id: ", id, " already exists"));
+    }
+    if (!sequences_.Contains(item.fork_from())) {
+      return absl::NotFoundError(
+          absl::StrCat(at, ".fork_from: sequence ", item.fork_from(), " does not exist"));
+    }
+    const int32_t parent = sequences_.Length(item.fork_from());
+    length = item.has_fork_length() ? item.fork_length() : parent;
+    if (length > parent) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".fork_length: ", length,
+                                                     " exceeds the length ", parent,
+                                                     " of sequence ", item.fork_from()));
+    }
+  } else if (sequences_.Contains(id)) {
+    length = sequences_.Length(id);
+    if (item.has_truncate_to()) {
+      if (item.truncate_to() > length) {
+        return absl::InvalidArgumentError(absl::StrCat(at, ".truncate_to: ", item.truncate_to(),
+                                                       " exceeds the length ", length,
+                                                       " of sequence ", id));
+      }
+      length = item.truncate_to();
+    }
+  } else if (item.has_truncate_to()) {
+    return absl::NotFoundError(absl::StrCat(at, ".sequence_id: ", id,
+                                            " does not exist, so it cannot be truncated"));
+  }
+  if (length + item.append_size() > limits_.max_context) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        at, ".append: ", length, " + ", item.append_size(), " tokens exceed the context of ",
+        limits_.max_context));
+  }
+  if (length + item.append_size() == 0 && item.max_steps() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".append: an empty sequence needs tokens before it can decode"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
+  ItemRun& item_run = run.items[index];
+  const v1::RunItem& item = item_run.item();
+  const uint64_t id = item.sequence_id();
+  if (item.has_fork_from()) {
+    const int32_t length =
+        item.has_fork_length() ? item.fork_length() : sequences_.Length(item.fork_from());
+    RETURN_IF_ERROR(sequences_.Fork(item.fork_from(), id, length));
+    run.created[index] = true;
+  } else if (!sequences_.Contains(id)) {
+    RETURN_IF_ERROR(sequences_.Create(id));
+    run.created[index] = true;
+  } else if (item.has_truncate_to()) {
+    RETURN_IF_ERROR(sequences_.Truncate(id, item.truncate_to()));
+  }
+  ASSIGN_OR_RETURN(SequenceState * state, sequences_.Get(id));
+  run.pending_before[index] = state->pending.size();
+  state->busy = true;
+  if (!item.append().empty()) {
+    state->pending.insert(state->pending.end(), item.append().begin(), item.append().end());
+    state->last_sampled = false;
+  }
+  const int32_t length = sequences_.Length(id);
+  item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1,
+                 state->last_sampled);
+  if (!item_run.done()) RETURN_IF_ERROR(sequences_.EnsurePending(id));
+  return absl::OkStatus();
+}
+
+void Engine::Admit(QueuedRun queued) {
+  auto run = std::make_unique<ActiveRun>();
+  run->cancelled = std::move(queued.cancelled);
+  run->done = std::move(queued.done);
+  run->timings.set_queue_us(absl::ToInt64Microseconds(absl::Now() - queued.submitted));
+  const auto& items = queued.request.items();
+  for (int i = 0; i < items.size(); ++i) {
+    absl::Status checked = CheckItem(items[i], i);
+    if (checked.ok() && !items[i].has_fork_from() && sequences_.Contains(items[i].sequence_id()) &&
+        (*sequences_.Get(items[i].sequence_id()))->busy) {
+      checked = absl::FailedPreconditionError(absl::StrCat(
+          "items[", i, "].sequence_id: ", items[i].sequence_id(), " is busy in another run"));
+    }
+    absl::StatusOr<entropix::PolicyConfig> policy =
+        rpc::PolicyFromProto(items[i].policy(), options_.default_policy);
+    absl::Status policy_status = policy.ok() ? policy->Validate() : policy.status();
+    if (checked.ok() && !policy_status.ok()) {
+      checked = absl::InvalidArgumentError(
+          absl::StrCat("items[", i, "].policy.", policy_status.message()));
+    }
+    if (!checked.ok()) {
+      run->done(checked);
+      return;
+    }
+    run->items.emplace_back(items[i], *std::move(policy), item_limits_);
+  }
+  run->created.assign(run->items.size(), false);
+  run->pending_before.assign(run->items.size(), 0);
+  run->cached_tokens.assign(run->items.size(), 0);
+  for (size_t i = 0; i < run->items.size(); ++i) {
+    if (absl::Status prepared = PrepareItem(*run, static_cast<int>(i)); !prepared.ok()) {
+      run->failed = true;
+      run->failure = prepared;
+      break;
+    }
+  }
+  active_.push_back(std::move(run));
+}
+
+void Engine::RollBack(ActiveRun& run) {
+  for (size_t i = 0; i < run.items.size(); ++i) {
+    const uint64_t id = run.items[i].sequence_id();
+    absl::StatusOr<SequenceState*> state = sequences_.Get(id);
+    if (!state.ok()) continue;
+    if (run.created[i]) {
+      sequences_.Release(id).IgnoreError();
+    } else {
+      (*state)->busy = false;
+      if ((*state)->pending.size() > run.pending_before[i]) {
+        (*state)->pending.resize(run.pending_before[i]);
+      }
+    }
+  }
+}
+
+absl::Status Engine::BuildRows(std::vector<Row>& rows) {
+  const model::ModelConfig& config = backend_->config();
+  int32_t budget = options_.max_batch_tokens;
+  // Decode rows first (one token each, always admitted), then prefill chunks in arrival order.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& run : active_) {
+      if (run->failed) continue;
+      for (size_t i = 0; i < run->items.size(); ++i) {
+        ItemRun& item = run->items[i];
+        if (item.done()) continue;
+        SequenceState* state = *sequences_.Get(item.sequence_id());
+        const bool decode = state->pending.size() == 1;
+        if (decode != (pass == 0) || (!decode && budget <= 0)) continue;
+        const int32_t take = decode ? 1 : budget;
+        absl::StatusOr<SequenceStore::Chunk> chunk = sequences_.TakePending(item.sequence_id(),
+                                                                            take);
+        if (!chunk.ok()) {
+          if (chunk.status().code() != absl::StatusCode::kResourceExhausted) return chunk.status();
+          // Prefill that cannot fit fails the run whole; a decode step ends its item.
+          if (decode && !item.result().steps().empty()) {
+            item.Stop(v1::STOP_REASON_KV_EXHAUSTED);
+          } else {
+            run->failed = true;
+            run->failure = chunk.status();
+          }
+          continue;
+        }
+        run->cached_tokens[i] += chunk->hits;
+        budget -= static_cast<int32_t>(chunk->tokens.size());
+        if (chunk->tokens.empty()) continue;  // Whole chunk came from the prefix cache.
+        Row row;
+        row.run = run.get();
+        row.item = i;
+        row.prefill = !decode;
+        row.start_pos = chunk->start_pos;
+        row.tokens = std::move(chunk->tokens);
+        if (state->pending.empty()) {
+          row.logits.resize(config.vocab_size);
+          row.scores.resize(static_cast<size_t>(config.num_heads) *
+                            (row.start_pos + row.tokens.size()));
+        }
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Engine::Step() {
+  for (auto& run : active_) {
+    if (!run->failed && run->cancelled && run->cancelled()) {
+      for (ItemRun& item : run->items) item.Stop(v1::STOP_REASON_CANCELLED);
+    }
+  }
+  std::vector<Row> rows;
+  absl::Status built = BuildRows(rows);
+  if (rows.empty() && built.ok()) return;
+  std::vector<ForwardRow> forward;
+  forward.reserve(rows.size());
+  for (Row& row : rows) {
+    ForwardRow f;
+    f.tokens = row.tokens;
+    f.start_pos = row.start_pos;
+    f.block_table = (*kv_.Find(static_cast<SeqId>(row.run->items[row.item].sequence_id())))->blocks;
+    f.logits = row.logits.empty() ? nullptr : row.logits.data();
+    f.last_scores = row.scores.empty() ? nullptr : row.scores.data();
+    forward.push_back(f);
+  }
+  const absl::Time start = absl::Now();
+  absl::Status status = built.ok() ? backend_->Forward(forward) : built;
+  const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);
+  for (Row& row : rows) {
+    ActiveRun& run = *row.run;
+    computed_tokens_ += static_cast<int64_t>(row.tokens.size());
+    v1::RunTimings& t = run.timings;
+    if (row.prefill) t.set_prefill_us(t.prefill_us() + elapsed_us);
+    else t.set_decode_us(t.decode_us() + elapsed_us);
+    t.set_forward_steps(t.forward_steps() + 1);
+    if (!status.ok()) {
+      run.failed = true;
+      run.failure = status;
+      continue;
+    }
+    if (row.logits.empty() || run.failed) continue;
+    ItemRun& item = run.items[row.item];
+    const int keys = row.start_pos + static_cast<int>(row.tokens.size());
+    absl::StatusOr<std::vector<int32_t>> appended =
+        item.OnDistribution(row.logits, row.scores.data(), backend_->config().num_heads, keys);
+    if (!appended.ok()) {
+      run.failed = true;
+      run.failure = appended.status();
+      continue;
+    }
+    SequenceState* state = *sequences_.Get(item.sequence_id());
+    state->pending.insert(state->pending.end(), appended->begin(), appended->end());
+    const auto& steps = item.result().steps();
+    state->last_sampled = !appended->empty() && steps[steps.size() - 1].strategy() !=
+                                                    v1::STRATEGY_INSERT;
+  }
+}
+
+void Engine::FinishRuns() {
+  for (auto it = active_.begin(); it != active_.end();) {
+    ActiveRun& run = **it;
+    const bool all_done = std::all_of(run.items.begin(), run.items.end(),
+                                      [](const ItemRun& item) { return item.done(); });
+    if (!run.failed && !all_done) {
+      ++it;
+      continue;
+    }
+    if (run.failed) {
+      RollBack(run);
+      run.done(run.failure);
+    } else {
+      v1::RunResponse response;
+      for (size_t i = 0; i < run.items.size(); ++i) {
+        v1::RunResult& result = run.items[i].result();
+        const uint64_t id = result.sequence_id();
+        result.set_length(sequences_.Length(id));
+        result.set_cached_tokens(run.cached_tokens[i]);
+        (*sequences_.Get(id))->busy = false;
+        *response.add_results() = std::move(result);
+      }
+      *response.mutable_timings() = run.timings;
+      run.done(std::move(response));
+    }
+    it = active_.erase(it);
+  }
+  std::vector<uint64_t> still_busy;
+  for (uint64_t id : deferred_releases_) {
+    absl::StatusOr<SequenceState*> state = sequences_.Get(id);
+    if (!state.ok()) continue;
+    if ((*state)->busy) still_busy.push_back(id);
+    else sequences_.Release(id).IgnoreError();
+  }
+  deferred_releases_.swap(still_busy);
+}
+
+void Engine::PublishHealth() {
+  v1::HealthResponse health;
+  health.set_serving(true);
+  health.set_live_sequences(static_cast<int32_t>(sequences_.size()));
+  health.set_active_runs(static_cast<int32_t>(active_.size()));
+  int64_t queued = 0;
+  for (const auto& run : active_) {
+    for (const ItemRun& item : run->items) queued += item.steps_left();
+  }
+  health.set_queued_tokens(queued);
+  const KvStats stats = kv_.stats();
+  v1::CacheStats* cache = health.mutable_cache();
+  cache->set_total_blocks(stats.total_blocks);
+  cache->set_used_blocks(stats.used_blocks);
+  cache->set_cached_blocks(stats.cached_blocks);
+  cache->set_free_blocks(stats.free_blocks);
+  cache->set_hit_tokens(stats.hit_tokens);
+  cache->set_miss_tokens(computed_tokens_);
+  absl::MutexLock lock(&mu_);
+  health_ = std::move(health);
+}
+
+}  // namespace arbor::worker

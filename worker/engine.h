@@ -1,0 +1,114 @@
+// The worker's engine: continuous batching of Run requests over one backend.
+//
+// Any number of concurrent Runs, from any number of jobs, are merged into shared forward steps:
+// each step takes one row per active item — a chunk of its pending prefill, or its one decode
+// token — runs the model once, and hands every row's next-token distribution to that item's
+// local entropix policy (item_run.h). Items stop independently (structural decision, stop
+// token, calm, max steps, context); a Run answers when all its items have stopped.
+//
+// One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
+// locks; requests reach it through a mutex-guarded queue and leave through callbacks invoked on
+// that thread (they must not block).
+#ifndef ARBOR_WORKER_ENGINE_H_
+#define ARBOR_WORKER_ENGINE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "arbor/v1/worker.pb.h"
+#include "entropix/policy_config.h"
+#include "worker/backend.h"
+#include "worker/item_run.h"
+#include "worker/kv_cache.h"
+#include "worker/run_validation.h"
+#include "worker/sequence_store.h"
+
+namespace arbor::worker {
+
+struct EngineOptions {
+  // Tokens one forward step may hold (decode rows always fit; prefill is chunked to the rest).
+  int32_t max_batch_tokens = 512;
+  int32_t max_top_k = 256;
+  // Unset fields of a request's policy take these values; insert.tokens must be resolved.
+  entropix::PolicyConfig default_policy;
+  std::vector<int32_t> eos_token_ids;
+  int32_t max_context = 0;  // 0: the model's max_position_embeddings.
+};
+
+class Engine {
+ public:
+  using RunCallback = std::function<void(absl::StatusOr<v1::RunResponse>)>;
+
+  Engine(std::unique_ptr<Backend> backend, EngineOptions options);
+  ~Engine();  // Fails queued runs with UNAVAILABLE, finishes nothing else, joins the thread.
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const RunLimits& limits() const { return limits_; }
+  const Backend& backend() const { return *backend_; }
+
+  // Queues a run. `cancelled` is polled between steps (client gone or deadline passed).
+  // `done` runs exactly once, on the engine thread.
+  void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done);
+  // Releases sequences (unknown ids are ignored; busy ones go when their run ends). `done`
+  // receives how many ids were live.
+  void Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done);
+  // Load and cache statistics as of the last step.
+  v1::HealthResponse Health() const;
+
+ private:
+  struct QueuedRun {
+    v1::RunRequest request;
+    std::function<bool()> cancelled;
+    RunCallback done;
+    absl::Time submitted;
+  };
+  struct QueuedRelease {
+    std::vector<uint64_t> ids;
+    std::function<void(int32_t)> done;
+  };
+  struct ActiveRun;
+  struct Row;
+
+  void Loop();
+  void ProcessReleases(std::deque<QueuedRelease>& releases);
+  void Admit(QueuedRun queued);
+  absl::Status CheckItem(const v1::RunItem& item, int index) const;
+  absl::Status PrepareItem(ActiveRun& run, int index);
+  void RollBack(ActiveRun& run);
+  void Step();
+  absl::Status BuildRows(std::vector<Row>& rows);
+  void FinishRuns();
+  void PublishHealth();
+
+  std::unique_ptr<Backend> backend_;
+  EngineOptions options_;
+  RunLimits limits_;
+  ItemLimits item_limits_;
+  KvCache kv_;
+  SequenceStore sequences_;
+  std::list<std::unique_ptr<ActiveRun>> active_;
+  std::vector<uint64_t> deferred_releases_;
+  int64_t computed_tokens_ = 0;
+
+  mutable absl::Mutex mu_;
+  std::deque<QueuedRun> queued_runs_ ABSL_GUARDED_BY(mu_);
+  std::deque<QueuedRelease> queued_releases_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  v1::HealthResponse health_ ABSL_GUARDED_BY(mu_);
+
+  std::thread thread_;
+};
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_ENGINE_H_

@@ -1,0 +1,153 @@
+#include "worker/item_run.h"
+
+#include <algorithm>
+
+#include "base/status_macros.h"
+#include "entropix/logit_metrics.h"
+#include "entropix/policy_step.h"
+#include "rpc/policy_convert.h"
+
+namespace arbor::worker {
+namespace {
+
+void FillTopK(const entropix::LogitMetrics& metrics, v1::StepResult& step) {
+  for (const entropix::TokenLogprob& top : metrics.top_k) {
+    v1::TokenLogprob* out = step.add_top_k();
+    out->set_token_id(top.id);
+    out->set_logprob(top.logprob);
+  }
+}
+
+void FillSampling(const entropix::SamplingParams& params, v1::StepResult& step) {
+  step.set_temperature(params.temperature);
+  step.set_top_p(params.top_p);
+  step.set_top_k_param(params.top_k);
+  step.set_min_p(params.min_p);
+}
+
+}  // namespace
+
+ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const ItemLimits& limits)
+    : item_(item), policy_(std::move(policy)), limits_(limits) {
+  result_.set_sequence_id(item.sequence_id());
+  context_.inserts_used = item.inserts_used();
+  context_.backspaces_used = item.backspaces_used();
+  context_.last_insert_position = item.last_insert_position();
+  context_.branch_depth = item.branch_depth();
+}
+
+void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
+  length_ = length;
+  last_token_ = last_token;
+  context_.previous_backspaceable =
+      last_sampled && BannedAt(length - 1).empty();  // Once per position.
+  if (item_.max_steps() == 0) Finish(v1::STOP_REASON_MAX_STEPS);
+  else if (length_ >= limits_.max_context) Finish(v1::STOP_REASON_CONTEXT);
+}
+
+std::vector<int32_t> ItemRun::BannedAt(int32_t position) const {
+  std::vector<int32_t> banned;
+  for (const v1::TokenBan& ban : item_.bans()) {
+    if (ban.position() == position) banned.push_back(ban.token_id());
+  }
+  return banned;
+}
+
+bool ItemRun::IsStopToken(int32_t token) const {
+  const auto& extra = item_.stop().stop_token_ids();
+  if (std::find(extra.begin(), extra.end(), token) != extra.end()) return true;
+  if (item_.stop().ignore_eos()) return false;
+  return std::find(limits_.eos_token_ids.begin(), limits_.eos_token_ids.end(), token) !=
+         limits_.eos_token_ids.end();
+}
+
+bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
+  const bool calm = metrics.entropy < policy_.branch.calm_entropy &&
+                    metrics.varentropy < policy_.branch.calm_varentropy;
+  calm_streak_ = calm ? calm_streak_ + 1 : 0;
+  return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
+}
+
+void ItemRun::Finish(v1::StopReason reason) {
+  done_ = true;
+  result_.set_stop_reason(reason);
+}
+
+void ItemRun::Stop(v1::StopReason reason) {
+  if (!done_) Finish(reason);
+}
+
+absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const float> logits,
+                                                             const float* scores, int num_heads,
+                                                             int keys) {
+  ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
+                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
+                                                 item_.top_k()));
+  ASSIGN_OR_RETURN(entropix::AttentionMetrics attention,
+                   entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys,
+                                                     policy_.attention_mode,
+                                                     policy_.reference_len));
+  context_.position = length_;
+  const std::vector<int32_t>& inserts = policy_.insert.tokens;
+  context_.previous_is_insert_token = !inserts.empty() && last_token_ == inserts.back();
+  const std::vector<int32_t> banned = BannedAt(length_);
+  entropix::StepOptions options;
+  options.banned = banned;
+  // CANONICAL emits the thinking token itself, so it needs to see INSERT decisions too.
+  const bool canonical = policy_.mode == entropix::PolicyMode::kCanonical;
+  options.stop_on_structural = item_.stop_on_structural() || canonical;
+  const entropix::RngKey key{item_.seed(), static_cast<uint32_t>(length_), item_.branch_id(), 0};
+  ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
+                   entropix::PolicyStep(logits, logit_metrics, attention, policy_, context_, key,
+                                        options));
+  ++steps_done_;
+
+  v1::StepResult& step = *result_.add_steps();
+  step.set_position(length_);
+  *step.mutable_metrics() = rpc::MetricsToProto(outcome.metrics);
+  step.set_strategy(rpc::StrategyToProto(outcome.decision.strategy));
+  FillSampling(outcome.decision.sampling, step);
+  std::vector<int32_t> appended;
+  if (outcome.token) {
+    step.set_token_id(outcome.token->id);
+    step.set_logprob(outcome.token->logprob);
+    appended.push_back(outcome.token->id);
+  } else if (canonical && outcome.decision.strategy == entropix::Strategy::kInsert) {
+    // CANONICAL's thinking token(s): one step each, so every appended token is reported.
+    appended = outcome.decision.insert_tokens;
+    ++context_.inserts_used;
+    context_.last_insert_position = length_ + static_cast<int32_t>(appended.size()) - 1;
+    step.set_token_id(appended.front());
+    step.set_logprob(logits[appended.front()] - logit_metrics.logsumexp);
+    for (size_t i = 1; i < appended.size(); ++i) {
+      v1::StepResult& next = *result_.add_steps();
+      next = step;
+      next.set_position(length_ + static_cast<int32_t>(i));
+      next.set_token_id(appended[i]);
+      next.set_logprob(0.0f);  // Forced continuation of the thinking text, not drawn.
+    }
+  } else {
+    step.set_token_id(-1);  // Structural: the coordinator takes it from here.
+    FillTopK(logit_metrics, step);
+    Finish(v1::STOP_REASON_STRUCTURAL);
+    return appended;
+  }
+
+  length_ += static_cast<int32_t>(appended.size());
+  last_token_ = appended.back();
+  context_.previous_backspaceable = outcome.token.has_value();
+  if (item_.top_k_every_step()) FillTopK(logit_metrics, step);
+  if (IsStopToken(last_token_)) {
+    Finish(v1::STOP_REASON_STOP_TOKEN);
+  } else if (CalmAfter(outcome.metrics)) {
+    Finish(v1::STOP_REASON_CALM);
+  } else if (length_ >= limits_.max_context) {
+    Finish(v1::STOP_REASON_CONTEXT);
+  } else if (steps_done_ >= item_.max_steps()) {
+    Finish(v1::STOP_REASON_MAX_STEPS);
+  }
+  if (done_ && !item_.top_k_every_step()) FillTopK(logit_metrics, step);
+  return appended;
+}
+
+}  // namespace arbor::worker

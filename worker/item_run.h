@@ -1,0 +1,76 @@
+// One RunItem as the engine executes it: the checked request, the policy resolved against the
+// worker's defaults, the decision context carried from step to step, and the result being built.
+// OnDistribution() is the per-step heart of the worker: metrics, the local entropix policy, the
+// sampled token, and whether the item stops here (DESIGN.md §1 step 3).
+#ifndef ARBOR_WORKER_ITEM_RUN_H_
+#define ARBOR_WORKER_ITEM_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "arbor/v1/worker.pb.h"
+#include "entropix/decision.h"
+#include "entropix/policy_config.h"
+
+namespace arbor::worker {
+
+// Model facts every item needs.
+struct ItemLimits {
+  int32_t vocab_size = 0;
+  int32_t max_context = 0;
+  std::vector<int32_t> eos_token_ids;
+};
+
+class ItemRun {
+ public:
+  // `policy` is the item's policy already resolved and validated.
+  ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const ItemLimits& limits);
+
+  const v1::RunItem& item() const { return item_; }
+  uint64_t sequence_id() const { return item_.sequence_id(); }
+  bool done() const { return done_; }
+  // Decode steps still allowed (0 once done).
+  int32_t steps_left() const { return done_ ? 0 : item_.max_steps() - steps_done_; }
+
+  // Called once the sequence is prepared, with its length, its last token (-1 when empty) and
+  // whether that token was sampled (so the policy may backspace it).
+  void Begin(int32_t length, int32_t last_token, bool last_sampled);
+
+  // One step: `logits` is the next-token row after the sequence's `length` tokens, `scores` the
+  // last layer's scaled scores [num_heads][keys] of the last token. Returns the tokens to append
+  // to the sequence (empty when the item stops without a token).
+  absl::StatusOr<std::vector<int32_t>> OnDistribution(absl::Span<const float> logits,
+                                                      const float* scores, int num_heads,
+                                                      int keys);
+
+  // Ends the item early (cancellation, KV exhaustion).
+  void Stop(v1::StopReason reason);
+  // The result; `length` and `cached_tokens` are filled by the engine.
+  v1::RunResult& result() { return result_; }
+
+ private:
+  // Whether `token` ends the item (stop token), applying the policy's stop conditions.
+  bool IsStopToken(int32_t token) const;
+  // Tracks "back within bounds" for branch rollouts.
+  bool CalmAfter(const entropix::Metrics& metrics);
+  std::vector<int32_t> BannedAt(int32_t position) const;
+  void Finish(v1::StopReason reason);
+
+  v1::RunItem item_;
+  entropix::PolicyConfig policy_;
+  ItemLimits limits_;
+  entropix::DecisionContext context_;
+  int32_t length_ = 0;
+  int32_t last_token_ = -1;
+  int32_t steps_done_ = 0;
+  int32_t calm_streak_ = 0;
+  bool done_ = false;
+  v1::RunResult result_;
+};
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_ITEM_RUN_H_

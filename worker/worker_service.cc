@@ -1,0 +1,65 @@
+#include "worker/worker_service.h"
+
+#include "rpc/grpc_status.h"
+
+namespace arbor::worker {
+
+WorkerService::WorkerService(Engine* engine, v1::WorkerInfo info)
+    : engine_(engine), info_(std::move(info)) {}
+
+v1::HealthResponse WorkerService::CurrentHealth() const {
+  v1::HealthResponse health = engine_->Health();
+  health.set_serving(!draining_);
+  return health;
+}
+
+grpc::ServerUnaryReactor* WorkerService::Info(grpc::CallbackServerContext* context,
+                                              const v1::InfoRequest*, v1::WorkerInfo* response) {
+  *response = info_;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkerService::Run(grpc::CallbackServerContext* context,
+                                             const v1::RunRequest* request,
+                                             v1::RunResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (draining_) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 "worker is draining: send new runs to another worker"));
+    return reactor;
+  }
+  // The context stays valid until Finish, and the engine polls `cancelled` only before it
+  // calls `done`, so both lambdas may capture it.
+  engine_->Run(
+      *request, [context] { return context->IsCancelled(); },
+      [reactor, response](absl::StatusOr<v1::RunResponse> result) {
+        if (result.ok()) *response = *std::move(result);
+        reactor->Finish(rpc::ToGrpcStatus(result.status()));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkerService::Release(grpc::CallbackServerContext* context,
+                                                 const v1::ReleaseRequest* request,
+                                                 v1::ReleaseResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  engine_->Release({request->sequence_ids().begin(), request->sequence_ids().end()},
+                   [reactor, response](int32_t released) {
+                     response->set_released(released);
+                     reactor->Finish(grpc::Status::OK);
+                   });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkerService::Health(grpc::CallbackServerContext* context,
+                                                const v1::HealthRequest*,
+                                                v1::HealthResponse* response) {
+  *response = CurrentHealth();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace arbor::worker

@@ -1,0 +1,41 @@
+// Building a ready-to-serve worker from a model directory: checkpoint, tokenizer-derived policy
+// defaults (the " ..." thinking token, stop ids), backend, engine and the WorkerInfo it
+// advertises. Shared by arbor-worker and the tests that run a worker in-process.
+#ifndef ARBOR_WORKER_WORKER_SETUP_H_
+#define ARBOR_WORKER_WORKER_SETUP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "arbor/v1/worker.pb.h"
+#include "worker/engine.h"
+
+namespace arbor::worker {
+
+struct WorkerSetupOptions {
+  std::string model_dir;
+  std::string device = "cpu";      // "cpu" or "cuda:N".
+  std::string worker_id;           // Reported in WorkerInfo.
+  int64_t kv_tokens = 65536;       // KV capacity in tokens (rounded up to whole blocks).
+  int32_t block_size = 16;
+  int threads = 0;                 // CPU threads; 0: one per hardware thread.
+  int32_t max_batch_tokens = 512;
+  int32_t max_context = 0;         // 0: the model's max_position_embeddings.
+};
+
+struct LoadedWorker {
+  std::unique_ptr<Engine> engine;
+  v1::WorkerInfo info;
+};
+
+// Loads everything, reporting checkpoint scanning progress (bytes done, total).
+absl::StatusOr<LoadedWorker> LoadWorker(
+    const WorkerSetupOptions& options,
+    const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_WORKER_SETUP_H_
