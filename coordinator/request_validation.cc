@@ -29,7 +29,7 @@ struct FieldRule {
 
 constexpr double kEntropyMax = 64;        // bits; log2 of any real vocabulary is far below.
 constexpr double kVarentropyMax = 4096;   // bits².
-constexpr double kCoefficientMax = 100;   // Coefficients and weights are O(1) in the canonical code.
+constexpr double kCoefficientMax = 100;   // Canonical coefficients and weights are O(1).
 
 // The ranges of proto/arbor/v1/entropix.proto, in one place. Keep in sync with its comments.
 const FieldRule kPolicyRules[] = {

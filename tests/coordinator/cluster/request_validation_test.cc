@@ -86,7 +86,9 @@ const InvalidCase kInvalid[] = {
     {"stop id out of range", [](GenerateRequest& r) { r.mutable_stop()->add_stop_token_ids(5000); },
      "stop.stop_token_ids[0]"},
     {"policy mode unknown",
-     [](GenerateRequest& r) { r.mutable_policy()->set_mode(static_cast<arbor::v1::PolicyMode>(9)); },
+     [](GenerateRequest& r) {
+       r.mutable_policy()->set_mode(static_cast<arbor::v1::PolicyMode>(9));
+     },
      "policy.mode"},
     {"temperature 0",
      [](GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_temperature(0); },
