@@ -1,0 +1,499 @@
+// The job driver against a worker scripted by metrics (scripted_worker.h): every row of the
+// decision matrix in SEARCH and CANONICAL modes, INSERT and BACKSPACE budgets, BRANCH rollouts
+// (one batched Run, winner committed, the rest released), stops, cancellation, re-homing and
+// reproducibility.
+#include "coordinator/job.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "coordinator/fake_clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/job/scripted_worker.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::Adaptive;
+using testing::Hehv;
+using testing::Helv;
+using testing::Lehv;
+using testing::Lelv;
+using testing::Script;
+using testing::ScriptedStep;
+using testing::ScriptedWorker;
+using testing::ScriptInput;
+using testing::Spread;
+
+constexpr int32_t kInsertToken = 60;
+constexpr int32_t kEos = 63;
+constexpr uint64_t kSeed = 20240611;
+
+// One character per token, so stop strings and text pieces are easy to reason about.
+std::string Decode(absl::Span<const int32_t> ids) {
+  std::string text;
+  for (int32_t id : ids) text.push_back(static_cast<char>('0' + id));
+  return text;
+}
+
+JobSpec BaseSpec(int32_t max_tokens) {
+  JobSpec spec;
+  spec.job_id = "job-1";
+  spec.prompt_token_ids = {1, 2, 3};
+  spec.vocab_size = testing::kVocab;
+  spec.max_context = 512;
+  spec.max_tokens = max_tokens;
+  spec.seed = kSeed;
+  spec.policy.insert.tokens = {kInsertToken};
+  spec.eos_token_ids = {kEos};
+  return spec;
+}
+
+// A script by position (prompt positions 0..2); unlisted positions are calm argmax on token 10.
+Script ByPosition(std::map<int32_t, ScriptedStep> steps) {
+  return [steps](const ScriptInput& in) {
+    auto it = steps.find(in.position);
+    return it != steps.end() ? it->second : Lelv({{10, 0.9}, {11, 0.1}});
+  };
+}
+
+struct Harness {
+  explicit Harness(Script script)
+      : worker(std::make_shared<ScriptedWorker>("w0", script, std::vector<int32_t>{kEos})),
+        spare(std::make_shared<ScriptedWorker>("w1", script, std::vector<int32_t>{kEos})) {}
+
+  std::shared_ptr<Job> Make(JobSpec spec, JobOptions options = {}) {
+    std::printf("seed %llu\n", static_cast<unsigned long long>(spec.seed));
+    JobEnvironment env;
+    env.worker = worker;
+    env.next_sequence_id = [this] { return next_id++; };
+    env.decode = Decode;
+    env.clock = &clock;
+    env.sink = [this](const arbor::v1::GenerateEvent& e) { events.push_back(e); };
+    env.rehome = [this](const std::string& failed, const absl::Status&)
+        -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+      rehome_calls.push_back(failed);
+      return std::shared_ptr<WorkerClient>(spare);
+    };
+    absl::StatusOr<std::shared_ptr<Job>> job = Job::Create(std::move(spec), options, env);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return *job;
+  }
+
+  std::vector<arbor::v1::GenerateEvent> Of(arbor::v1::GenerateEvent::EventCase c) const {
+    std::vector<arbor::v1::GenerateEvent> out;
+    for (const auto& e : events) {
+      if (e.event_case() == c) out.push_back(e);
+    }
+    return out;
+  }
+
+  FakeClock clock;
+  std::shared_ptr<ScriptedWorker> worker;
+  std::shared_ptr<ScriptedWorker> spare;
+  std::vector<arbor::v1::GenerateEvent> events;
+  std::vector<std::string> rehome_calls;
+  uint64_t next_id = 100;
+};
+
+void ExpectCleanFinish(const Job& job, const ScriptedWorker& worker) {
+  EXPECT_NE(job.state(), arbor::v1::JOB_STATE_RUNNING);
+  EXPECT_THAT(worker.live(), IsEmpty()) << "every sequence is released at the end";
+  job.ReadTree([](const SearchTree& tree) { EXPECT_TRUE(tree.CheckInvariants().ok()); });
+}
+
+TEST(JobTest, ArgmaxRunsOnTheWorkerToMaxTokens) {
+  Harness h(ByPosition({}));
+  auto job = h.Make(BaseSpec(8));
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  EXPECT_THAT(job->token_ids(), ElementsAre(10, 10, 10, 10, 10, 10, 10, 10));
+  EXPECT_EQ(job->text(), "::::::::");
+  const auto requests = h.worker->requests();
+  ASSERT_EQ(requests.size(), 1u) << "a confident model costs one Run";
+  const arbor::v1::RunItem& item = requests[0].items(0);
+  EXPECT_FALSE(item.has_fork_from());
+  EXPECT_THAT(item.append(), ElementsAre(1, 2, 3));
+  EXPECT_EQ(item.max_steps(), 8);
+  EXPECT_TRUE(item.stop_on_structural());
+  EXPECT_EQ(item.seed(), kSeed);
+  EXPECT_EQ(job->strategy_counts().argmax(), 8);
+  EXPECT_EQ(job->usage().generated_tokens(), 8);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 8u);
+  ASSERT_EQ(h.events.back().event_case(), arbor::v1::GenerateEvent::kFinished);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, StepsPerRunSplitsTheMainPath) {
+  Harness h(ByPosition({}));
+  JobOptions options;
+  options.steps_per_run = 3;
+  auto job = h.Make(BaseSpec(8), options);
+  job->Start();
+  const auto requests = h.worker->requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].items(0).sequence_id(), requests[0].items(0).sequence_id());
+  EXPECT_THAT(requests[1].items(0).append(), IsEmpty()) << "continue, nothing to re-send";
+  EXPECT_EQ(requests[2].items(0).max_steps(), 2);
+  EXPECT_EQ(requests[2].items(0).generated_before(), 6);
+  EXPECT_EQ(job->token_ids().size(), 8u);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+// Positions: 3 ARGMAX, 4 ADAPTIVE, 5 BRANCH (children calm at 6, 7), 8 INSERT, 9 HEHV right
+// after an insert (RESAMPLE), 10 HEHV → BACKSPACE of 9 and re-draw, 10 again → RESAMPLE.
+std::map<int32_t, ScriptedStep> EveryRow() {
+  return {{4, Adaptive(Spread(20, 8))}, {5, Lehv(Spread(30, 6))}, {8, Helv(Spread(40, 8))},
+          {9, Hehv(Spread(44, 8))},     {10, Hehv(Spread(50, 8))}};
+}
+
+TEST(JobTest, SearchModeTakesEveryRowOfTheMatrix) {
+  Harness h(ByPosition(EveryRow()));
+  auto job = h.Make(BaseSpec(10));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const arbor::v1::StrategyCounts counts = job->strategy_counts();
+  EXPECT_GE(counts.argmax(), 1);
+  EXPECT_EQ(counts.adaptive(), 1);
+  EXPECT_EQ(counts.branch(), 1);
+  EXPECT_EQ(counts.insert(), 1);
+  EXPECT_EQ(counts.backspace(), 1);
+  EXPECT_GE(counts.resample(), 2) << "after an insert, and at a position already re-drawn";
+  job->ReadTree([](const SearchTree& tree) {
+    EXPECT_EQ(tree.CountStatus(arbor::v1::NODE_STATUS_INSERTED), 1);
+    EXPECT_EQ(tree.CountStatus(arbor::v1::NODE_STATUS_BACKSPACED), 1);
+    EXPECT_GT(tree.CountStatus(arbor::v1::NODE_STATUS_PRUNED), 0);
+    const std::vector<int32_t> committed = tree.CommittedTokenIds();
+    EXPECT_EQ(committed[8 - 3], kInsertToken);
+  });
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBranchOpened).size(), 1u);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBranchResolved).size(), 1u);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kInsert).size(), 1u);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBackspace).size(), 1u);
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, CanonicalModeSamplesRowsTwoToFourOnTheWorker) {
+  Harness h(ByPosition({{3, Helv(Spread(40, 8))},
+                        {4, Helv(Spread(40, 8))},
+                        {5, Lehv(Spread(30, 6))},
+                        {6, Hehv(Spread(44, 8))},
+                        {7, Adaptive(Spread(20, 8))}}));
+  JobSpec spec = BaseSpec(8);
+  spec.policy.mode = entropix::PolicyMode::kCanonical;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  for (const auto& request : h.worker->requests()) {
+    EXPECT_FALSE(request.items(0).stop_on_structural());
+    EXPECT_FALSE(request.items(0).has_fork_from()) << "CANONICAL never forks";
+  }
+  std::vector<arbor::v1::Strategy> strategies;
+  job->ReadTree([&](const SearchTree& tree) {
+    for (NodeId id : tree.committed_path().subspan(1)) strategies.push_back(tree.node(id).strategy);
+    EXPECT_EQ(tree.node(tree.committed_path()[1]).status, arbor::v1::NODE_STATUS_INSERTED);
+  });
+  ASSERT_GE(strategies.size(), 5u);
+  EXPECT_EQ(strategies[0], arbor::v1::STRATEGY_INSERT);
+  EXPECT_EQ(strategies[1], arbor::v1::STRATEGY_HOT_SAMPLE) << "one-token cooldown";
+  EXPECT_EQ(strategies[2], arbor::v1::STRATEGY_BRANCH_SAMPLE);
+  EXPECT_EQ(strategies[3], arbor::v1::STRATEGY_RESAMPLE);
+  EXPECT_EQ(strategies[4], arbor::v1::STRATEGY_ADAPTIVE);
+  EXPECT_EQ(job->token_ids()[0], kInsertToken);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, InsertRespectsCooldownAndBudget) {
+  Harness h([](const ScriptInput&) { return Helv(Spread(40, 8)); });
+  JobSpec spec = BaseSpec(40);
+  spec.policy.insert.cooldown = 4;
+  spec.policy.insert.max_per_job = 3;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  std::vector<int32_t> inserted;
+  job->ReadTree([&](const SearchTree& tree) {
+    for (NodeId id : tree.committed_path().subspan(1)) {
+      const Node& n = tree.node(id);
+      if (n.status == arbor::v1::NODE_STATUS_INSERTED) {
+        inserted.push_back(n.position);
+      } else {
+        EXPECT_EQ(n.strategy, arbor::v1::STRATEGY_HOT_SAMPLE) << "the HELV fallback";
+      }
+    }
+  });
+  ASSERT_EQ(inserted.size(), 3u) << "insert.max_per_job";
+  for (size_t i = 1; i < inserted.size(); ++i) EXPECT_GT(inserted[i] - inserted[i - 1], 4);
+  EXPECT_EQ(job->strategy_counts().insert(), 3);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, BackspaceRedrawsOncePerPositionWithinBudget) {
+  Harness h([](const ScriptInput&) { return Hehv(Spread(20, 10)); });
+  JobSpec spec = BaseSpec(12);
+  spec.policy.backspace.max_per_job = 2;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto backspaces = h.Of(arbor::v1::GenerateEvent::kBackspace);
+  ASSERT_EQ(backspaces.size(), 2u) << "backspace.max_per_job";
+  std::set<int32_t> positions;
+  job->ReadTree([&](const SearchTree& tree) {
+    for (const auto& e : backspaces) {
+      const int32_t pos = e.backspace().position();
+      EXPECT_GE(pos, 3) << "never the prompt (positions 0..2)";
+      EXPECT_TRUE(positions.insert(pos).second) << "once per position";
+      const Node& redrawn = tree.node(tree.committed_path()[pos - 2]);
+      EXPECT_EQ(redrawn.position, pos);
+      EXPECT_NE(redrawn.token_id, e.backspace().removed_token_id()) << "the ban holds";
+      EXPECT_EQ(redrawn.strategy, arbor::v1::STRATEGY_RESAMPLE);
+    }
+  });
+  // The worker truncated and appended exactly the re-drawn token.
+  int continues = 0;
+  for (const auto& request : h.worker->requests()) {
+    const arbor::v1::RunItem& item = request.items(0);
+    if (!item.has_truncate_to()) continue;
+    ++continues;
+    ASSERT_EQ(item.append_size(), 1);
+    EXPECT_TRUE(std::any_of(item.bans().begin(), item.bans().end(), [&](const auto& ban) {
+      return ban.position() == item.truncate_to();
+    }));
+  }
+  EXPECT_EQ(continues, 2);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, BackspaceRedrawNeverReturnsTheBannedToken) {
+  // Two tokens only: the re-draw must take the other one whatever the seed.
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Harness h(ByPosition({{3, Adaptive({{20, 0.6}, {21, 0.4}})}, {4, Hehv(Spread(30, 4))}}));
+    JobSpec spec = BaseSpec(3);
+    spec.seed = seed;
+    auto job = h.Make(spec);
+    job->Start();
+    const auto backspaces = h.Of(arbor::v1::GenerateEvent::kBackspace);
+    ASSERT_EQ(backspaces.size(), 1u);
+    EXPECT_NE(job->token_ids()[0], backspaces[0].backspace().removed_token_id());
+  }
+}
+
+TEST(JobTest, BranchRollsAllChildrenOutInOneRunAndCommitsTheBest) {
+  Harness h(ByPosition({{3, Lehv(Spread(30, 6))}}));
+  auto job = h.Make(BaseSpec(10));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 2u);
+  const uint64_t main = requests[0].items(0).sequence_id();
+  const arbor::v1::RunRequest& rollout = requests[1];
+  ASSERT_EQ(rollout.items_size(), 4) << "branch.width children in ONE Run";
+  std::set<uint32_t> branch_ids;
+  std::set<int32_t> candidates;
+  for (const arbor::v1::RunItem& item : rollout.items()) {
+    EXPECT_EQ(item.fork_from(), main);
+    EXPECT_EQ(item.fork_length(), 3);
+    ASSERT_EQ(item.append_size(), 1);
+    candidates.insert(item.append(0));
+    EXPECT_TRUE(item.stop_when_calm());
+    EXPECT_FALSE(item.stop_on_structural());
+    EXPECT_EQ(item.branch_depth(), 1);
+    EXPECT_EQ(item.max_steps(), 9) << "max_tokens left, minus the candidate";
+    branch_ids.insert(item.branch_id());
+  }
+  EXPECT_EQ(candidates.size(), 4u) << "distinct candidates";
+  EXPECT_EQ(branch_ids.size(), 4u) << "distinct RNG branches";
+  EXPECT_EQ(branch_ids.count(0), 0u);
+
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 1u);
+  const arbor::v1::BranchResolved& r = resolved[0].branch_resolved();
+  const auto best = std::max_element(r.scores().begin(), r.scores().end());
+  EXPECT_EQ(r.winner_node_id(), r.candidate_node_ids(best - r.scores().begin()));
+  EXPECT_EQ(r.committed_tokens(), 3) << "candidate + two calm steps";
+  // Losers and the old main sequence were released; the winner carried on as the main path.
+  const uint64_t winner = rollout.items(best - r.scores().begin()).sequence_id();
+  const auto released = h.worker->released();
+  EXPECT_TRUE(std::find(released.begin(), released.end(), main) != released.end());
+  for (const arbor::v1::RunItem& item : rollout.items()) {
+    if (item.sequence_id() == winner) continue;
+    EXPECT_TRUE(std::find(released.begin(), released.end(), item.sequence_id()) !=
+                released.end());
+  }
+  EXPECT_EQ(requests[2].items(0).sequence_id(), winner);
+  job->ReadTree([&](const SearchTree& tree) {
+    EXPECT_EQ(tree.node(r.winner_node_id()).status, arbor::v1::NODE_STATUS_COMMITTED);
+    EXPECT_EQ(tree.CountStatus(arbor::v1::NODE_STATUS_PRUNED), 9);
+  });
+  EXPECT_EQ(job->usage().explored_tokens(), 9);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, NestedBranchesStopAtMaxDepth) {
+  // LEHV everywhere: the main path branches, its children (depth 1 = max_depth) sample instead.
+  Harness h([](const ScriptInput&) { return Lehv(Spread(30, 6)); });
+  JobSpec spec = BaseSpec(12);
+  spec.policy.branch.max_len = 4;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  // Every fork comes from the main path (the single item of the run before), never from a
+  // rollout child.
+  const auto requests = h.worker->requests();
+  for (size_t r = 1; r < requests.size(); ++r) {
+    for (const auto& item : requests[r].items()) {
+      if (!item.has_fork_from()) continue;
+      ASSERT_EQ(requests[r - 1].items_size(), 1);
+      EXPECT_EQ(item.fork_from(), requests[r - 1].items(0).sequence_id());
+      EXPECT_EQ(item.branch_depth(), 1);
+    }
+  }
+  EXPECT_GT(job->strategy_counts().branch_sample(), 0);
+  EXPECT_EQ(job->strategy_counts().branch(), 3) << "12 tokens in rollouts of 4";
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, StopStringCutsTheText) {
+  // Tokens 10, 11, 12, ... decode to ":;<=>?".
+  Harness h([](const ScriptInput& in) {
+    return Lelv({{10 + (in.position - 3), 1.0}});
+  });
+  JobSpec spec = BaseSpec(20);
+  spec.stop_strings = {"<=", "xyz"};
+  auto job = h.Make(spec);
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_STOP_STRING);
+  EXPECT_EQ(job->text(), ":;");
+  // Streamed pieces are not held back: the start of a stop string spanning tokens was already
+  // sent before the match completed; text() is the authoritative, cut text.
+  std::string streamed;
+  for (const auto& e : h.Of(arbor::v1::GenerateEvent::kToken)) streamed += e.token().text();
+  EXPECT_EQ(streamed, ":;<");
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, StopTokenEndsTheJob) {
+  Harness h(ByPosition({{5, Lelv({{kEos, 1.0}})}}));
+  auto job = h.Make(BaseSpec(20));
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_STOP_TOKEN);
+  EXPECT_THAT(job->token_ids(), ElementsAre(10, 10, kEos));
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, DeadlineFinishesTheJob) {
+  FakeClock* clock = nullptr;
+  Harness h([&clock](const ScriptInput&) {
+    clock->Advance(absl::Seconds(1));
+    return Lelv({{10, 1.0}});
+  });
+  clock = &h.clock;
+  JobSpec spec = BaseSpec(100);
+  spec.deadline = h.clock.Now() + absl::Milliseconds(4500);
+  JobOptions options;
+  options.steps_per_run = 2;
+  auto job = h.Make(spec, options);
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_DEADLINE);
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, CancelMidBranchReleasesEverything) {
+  Harness h(ByPosition({{3, Lehv(Spread(30, 6))}}));
+  h.worker->Hold(true);
+  auto job = h.Make(BaseSpec(10));
+  job->Start();
+  h.worker->ReleaseHeld();  // The first run stops on BRANCH; the rollout is now in flight.
+  ASSERT_EQ(h.worker->requests().size(), 2u);
+  EXPECT_EQ(h.worker->live().size(), 5u) << "main + 4 children";
+  job->Cancel();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_CANCELLED);
+  EXPECT_THAT(h.worker->live(), IsEmpty());
+  ASSERT_EQ(h.events.back().event_case(), arbor::v1::GenerateEvent::kFinished);
+  const size_t events = h.events.size();
+  h.worker->ReleaseHeld();  // The late completion is discarded.
+  EXPECT_EQ(h.events.size(), events);
+  EXPECT_EQ(h.worker->requests().size(), 2u);
+  EXPECT_THAT(h.worker->live(), IsEmpty());
+}
+
+TEST(JobTest, WorkerFailureRehomesAndPrefillsTheCommittedPath) {
+  Harness h(ByPosition({}));
+  h.worker->FailNext(absl::UnavailableError("worker gone"), 1, /*after=*/1);
+  JobOptions options;
+  options.steps_per_run = 2;
+  auto job = h.Make(BaseSpec(6), options);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->rehomed(), 1);
+  EXPECT_EQ(job->worker_id(), "w1");
+  EXPECT_THAT(h.rehome_calls, ElementsAre("w0"));
+  const auto spare_requests = h.spare->requests();
+  ASSERT_FALSE(spare_requests.empty());
+  const arbor::v1::RunItem& prefill = spare_requests[0].items(0);
+  EXPECT_FALSE(prefill.has_truncate_to());
+  EXPECT_THAT(prefill.append(), ElementsAre(1, 2, 3, 10, 10)) << "prompt + committed tokens";
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kRehomed).size(), 1u);
+  EXPECT_THAT(h.spare->live(), IsEmpty());
+}
+
+TEST(JobTest, RepeatedFailuresFailTheJob) {
+  Harness h(ByPosition({}));
+  h.worker->FailNext(absl::UnavailableError("down"), 1);
+  h.spare->FailNext(absl::UnavailableError("down"), 100);
+  JobOptions options;
+  options.max_consecutive_failures = 2;
+  auto job = h.Make(BaseSpec(6), options);
+  job->Start();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_ERROR);
+}
+
+TEST(JobTest, SameSeedGivesTheSameTree) {
+  auto run = [](uint64_t seed) {
+    Harness h(ByPosition(EveryRow()));
+    JobSpec spec = BaseSpec(10);
+    spec.seed = seed;
+    auto job = h.Make(spec);
+    job->Start();
+    std::vector<std::tuple<int32_t, int32_t, int, int, int32_t>> nodes;
+    job->ReadTree([&](const SearchTree& tree) {
+      for (NodeId id = 0; id < tree.size(); ++id) {
+        const Node& n = tree.node(id);
+        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.position);
+      }
+    });
+    return nodes;
+  };
+  EXPECT_EQ(run(kSeed), run(kSeed));
+  EXPECT_EQ(run(7), run(7));
+}
+
+TEST(JobTest, BeamModeIsRefused) {
+  JobSpec spec = BaseSpec(4);
+  spec.policy.branch.mode = entropix::BranchMode::kBeam;
+  FakeClock clock;
+  JobEnvironment env;
+  env.worker = std::make_shared<ScriptedWorker>("w0", ByPosition({}));
+  env.next_sequence_id = [] { return 1; };
+  env.decode = Decode;
+  env.clock = &clock;
+  env.sink = [](const arbor::v1::GenerateEvent&) {};
+  env.rehome = [](const std::string&, const absl::Status& s)
+      -> absl::StatusOr<std::shared_ptr<WorkerClient>> { return s; };
+  EXPECT_EQ(Job::Create(spec, {}, env).status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace arbor::coordinator

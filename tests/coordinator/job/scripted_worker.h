@@ -1,0 +1,104 @@
+// A WorkerClient for job tests, scripted by metrics: per decode step the test says which
+// metrics and which top-K distribution the "model" has; the fake then runs the real entropix
+// PolicyStep with the item's policy and budgets, as the worker engine does, so decisions and
+// draws are the ones a real worker would make. It keeps sequences (new, fork, truncate,
+// append), records every request and release, and can fail or hold back completions.
+#ifndef ARBOR_TESTS_COORDINATOR_JOB_SCRIPTED_WORKER_H_
+#define ARBOR_TESTS_COORDINATOR_JOB_SCRIPTED_WORKER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/worker_client.h"
+#include "entropix/attention_metrics.h"
+#include "entropix/logit_metrics.h"
+
+namespace arbor::coordinator::testing {
+
+inline constexpr int32_t kVocab = 64;
+
+// What the model "sees" at one step.
+struct ScriptedStep {
+  float entropy = 0.05f;
+  float varentropy = 0.05f;
+  entropix::AttentionMetrics attention;
+  // Next-token distribution: ids with probabilities (need not sum to 1: the rest is spread
+  // nowhere, i.e. the row is renormalised over these ids).
+  std::vector<std::pair<int32_t, double>> distribution;
+};
+
+struct ScriptInput {
+  int32_t position = 0;
+  std::vector<int32_t> tokens;  // The sequence before this step.
+  uint32_t branch_id = 0;
+  int32_t branch_depth = 0;
+};
+
+using Script = std::function<ScriptedStep(const ScriptInput&)>;
+
+// Rows of DESIGN §4.2 with the default thresholds.
+ScriptedStep Lelv(std::vector<std::pair<int32_t, double>> distribution);
+ScriptedStep Helv(std::vector<std::pair<int32_t, double>> distribution);
+ScriptedStep Lehv(std::vector<std::pair<int32_t, double>> distribution);
+ScriptedStep Hehv(std::vector<std::pair<int32_t, double>> distribution);
+ScriptedStep Adaptive(std::vector<std::pair<int32_t, double>> distribution);
+// A spread distribution over `n` tokens starting at `first` (probabilities ∝ 1/(i+1)).
+std::vector<std::pair<int32_t, double>> Spread(int32_t first, int n);
+
+class ScriptedWorker final : public WorkerClient {
+ public:
+  ScriptedWorker(std::string id, Script script, std::vector<int32_t> eos_ids = {},
+                 int32_t max_context = 512)
+      : id_(std::move(id)), script_(std::move(script)), eos_ids_(std::move(eos_ids)),
+        max_context_(max_context) {}
+
+  void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
+  void Release(std::vector<uint64_t> sequence_ids) override;
+  std::string id() const override { return id_; }
+
+  // After `after` more successful Runs, the next `n` fail with `status` (nothing changes).
+  void FailNext(absl::Status status, int n = 1, int after = 0);
+  // While held, completions queue up until ReleaseHeld().
+  void Hold(bool hold);
+  void ReleaseHeld();
+
+  std::vector<arbor::v1::RunRequest> requests() const;
+  std::vector<uint64_t> released() const;
+  std::set<uint64_t> live() const;  // Sequences created and not released.
+  std::vector<int32_t> tokens(uint64_t sequence_id) const;
+
+ private:
+  struct Sequence {
+    std::vector<int32_t> tokens;
+    bool last_sampled = false;
+  };
+  absl::StatusOr<arbor::v1::RunResponse> Execute(const arbor::v1::RunRequest& request);
+  absl::StatusOr<arbor::v1::RunResult> ExecuteItem(const arbor::v1::RunItem& item)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string id_;
+  const Script script_;
+  const std::vector<int32_t> eos_ids_;
+  const int32_t max_context_;
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, Sequence> sequences_ ABSL_GUARDED_BY(mu_);
+  std::vector<arbor::v1::RunRequest> requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> released_ ABSL_GUARDED_BY(mu_);
+  absl::Status fail_status_ ABSL_GUARDED_BY(mu_);
+  int fail_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int fail_after_ ABSL_GUARDED_BY(mu_) = 0;
+  bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> held_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace arbor::coordinator::testing
+
+#endif  // ARBOR_TESTS_COORDINATOR_JOB_SCRIPTED_WORKER_H_
