@@ -374,6 +374,17 @@ TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
             "loaded");
 }
 
+TEST(TokenizerJsonTest, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
+  // "abc" is a token the merges cannot build ("a b" first leaves "ab", "c").
+  json root = json::parse(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3,
+      "bc": 4, "abc": 5}, "merges": ["a b", ["b", "c"]]}, "decoder": {"type": "Fuse"}})");
+  EXPECT_THAT(Tokenizer::FromJson(root.dump()).value()->Encode("abc"), ElementsAre(3, 2));
+  root["model"]["ignore_merges"] = true;
+  auto tokenizer = Tokenizer::FromJson(root.dump()).value();
+  EXPECT_THAT(tokenizer->Encode("abc"), ElementsAre(5));
+  EXPECT_EQ(tokenizer->Decode({5, 3}), "abcab");
+}
+
 TEST(TokenizerJsonTest, FromFileNamesTheFile) {
   auto missing = Tokenizer::FromFile("/nonexistent/tokenizer.json");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
