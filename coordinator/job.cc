@@ -375,8 +375,8 @@ void Job::ApplyStructural(const StepResult& step) {
     case arbor::v1::STRATEGY_BRANCH:
       return OpenBranch(step);
     default:
-      return Fail(absl::InternalError(
-          absl::StrCat("structural stop with strategy ", arbor::v1::Strategy_Name(step.strategy()))));
+      return Fail(absl::InternalError(absl::StrCat(
+          "structural stop with strategy ", arbor::v1::Strategy_Name(step.strategy()))));
   }
 }
 
@@ -496,7 +496,8 @@ void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
     for (const StepResult& step : response.results(i).steps()) {
       if (step.token_id() < 0) return Fail(absl::InternalError("structural stop in a rollout"));
       Count(step.strategy());
-      absl::StatusOr<NodeId> leaf = tree_.ExtendRollout(child.leaf, TreeStep(step, child.sequence_id));
+      absl::StatusOr<NodeId> leaf =
+          tree_.ExtendRollout(child.leaf, TreeStep(step, child.sequence_id));
       if (!leaf.ok()) return Fail(leaf.status());
       child.leaf = *leaf;
       child.score.Add(step.logprob(), step.metrics());
