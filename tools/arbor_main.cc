@@ -10,7 +10,9 @@ namespace arbor::tools {
 
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
-      {"demo", "", "Start a coordinator and a worker here, check them, stop them.", RunDemo},
+      {"demo", "", "Start Arbor here, run one search job on the tiny model, show its tree.",
+       RunDemo},
+      {"up", "", "Start a coordinator and workers here until Ctrl-C.", RunUp},
       {"health", "ADDRESS", "Ask a coordinator or worker whether it is serving.", RunHealth},
       {"make-model", "--preset P --out DIR", "Write a synthetic Llama checkpoint directory.",
        RunMakeModel},

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "tools/local_cluster.h"
+
 namespace arbor::tools {
 
 using Args = std::vector<std::string>;
@@ -21,6 +24,10 @@ struct Command {
 const std::vector<Command>& AllCommands();
 
 int RunDemo(const Args& args);
+int RunUp(const Args& args);
+// The local cluster `up` and `demo` start, from --model, --num_workers and --log_level; `name`
+// labels its work directory.
+absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::string& name);
 int RunHealth(const Args& args);
 int RunMakeModel(const Args& args);
 // Client commands (tools/client.h): talk to a coordinator given by --coordinator.

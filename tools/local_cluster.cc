@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "rpc/health.h"
+#include "rpc/server.h"
 
 namespace arbor::tools {
 namespace {
@@ -44,15 +45,15 @@ std::string SelfDir() {
 }
 
 absl::StatusOr<base::Subprocess> StartServer(std::vector<std::string> argv,
-                                             const std::string& host, const std::string& port_file,
+                                             const std::string& listen, const std::string& port_file,
                                              const std::string& log_file, absl::Duration timeout,
                                              std::string* address) {
   std::filesystem::remove(port_file);
-  argv.push_back(absl::StrCat("--listen=", host, ":0"));
+  argv.push_back("--listen=" + listen);
   argv.push_back(absl::StrCat("--port_file=", port_file));
   ASSIGN_OR_RETURN(base::Subprocess process, base::Subprocess::Start(argv, log_file));
   ASSIGN_OR_RETURN(int port, AwaitPort(process, port_file, log_file, timeout));
-  *address = absl::StrCat(host, ":", port);
+  *address = rpc::WithPort(listen, port);
   RETURN_IF_ERROR(rpc::WaitForServing(*address, timeout));
   return process;
 }
@@ -61,26 +62,31 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const LocalClusterOptions& options) {
   std::filesystem::create_directories(options.work_dir);
   auto cluster = std::unique_ptr<LocalCluster>(new LocalCluster());
+  cluster->work_dir_ = options.work_dir;
   for (int i = 0; i < options.num_workers; ++i) {
     const std::string prefix = absl::StrCat(options.work_dir, "/worker", i);
     std::string address;
-    ASSIGN_OR_RETURN(
-        base::Subprocess worker,
-        StartServer({options.bin_dir + "/arbor-worker", "--model=" + options.model_dir,
-                     "--log_level=" + options.log_level},
-                    options.host, prefix + ".port", prefix + ".log", options.start_timeout,
-                    &address));
+    std::vector<std::string> argv = {options.bin_dir + "/arbor-worker",
+                                     "--model=" + options.model_dir,
+                                     "--log_level=" + options.log_level};
+    argv.insert(argv.end(), options.worker_flags.begin(), options.worker_flags.end());
+    ASSIGN_OR_RETURN(base::Subprocess worker,
+                     StartServer(std::move(argv), options.host + ":0", prefix + ".port",
+                                 prefix + ".log", options.start_timeout, &address));
     cluster->processes_.push_back(std::move(worker));
     cluster->worker_addresses_.push_back(address);
   }
   const std::string prefix = options.work_dir + "/coordinator";
-  ASSIGN_OR_RETURN(
-      base::Subprocess coordinator,
-      StartServer({options.bin_dir + "/arbor-coordinator",
-                   "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
-                   "--log_level=" + options.log_level},
-                  options.host, prefix + ".port", prefix + ".log", options.start_timeout,
-                  &cluster->coordinator_address_));
+  std::vector<std::string> argv = {options.bin_dir + "/arbor-coordinator",
+                                   "--model=" + options.model_dir,
+                                   "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
+                                   "--log_level=" + options.log_level};
+  argv.insert(argv.end(), options.coordinator_flags.begin(), options.coordinator_flags.end());
+  ASSIGN_OR_RETURN(base::Subprocess coordinator,
+                   StartServer(std::move(argv),
+                               absl::StrCat(options.host, ":", options.coordinator_port),
+                               prefix + ".port", prefix + ".log", options.start_timeout,
+                               &cluster->coordinator_address_));
   cluster->processes_.push_back(std::move(coordinator));
   return cluster;
 }

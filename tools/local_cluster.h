@@ -16,10 +16,13 @@ namespace arbor::tools {
 struct LocalClusterOptions {
   std::string bin_dir;        // Where arbor-coordinator and arbor-worker live.
   std::string work_dir;       // Port files and logs go here.
-  std::string model_dir;      // Passed to the workers as --model.
+  std::string model_dir;      // --model of the workers (weights) and the coordinator (tokenizer).
   int num_workers = 1;
   std::string host = "127.0.0.1";
+  int coordinator_port = 0;   // 0: any free port.
   std::string log_level = "warn";
+  std::vector<std::string> worker_flags;       // Extra flags for every worker.
+  std::vector<std::string> coordinator_flags;  // Extra flags for the coordinator.
   absl::Duration start_timeout = absl::Seconds(60);
 };
 
@@ -32,6 +35,8 @@ class LocalCluster {
 
   const std::string& coordinator_address() const { return coordinator_address_; }
   const std::vector<std::string>& worker_addresses() const { return worker_addresses_; }
+  // Where the processes' port files and logs are (coordinator.log, worker0.log, ...).
+  const std::string& work_dir() const { return work_dir_; }
   // SIGTERM to every process (coordinator first), SIGKILL after `grace`. Returns OK when each
   // exited with code 0.
   absl::Status Stop(absl::Duration grace);
@@ -42,12 +47,13 @@ class LocalCluster {
   std::vector<base::Subprocess> processes_;  // Workers first, coordinator last.
   std::string coordinator_address_;
   std::vector<std::string> worker_addresses_;
+  std::string work_dir_;
 };
 
-// Starts `argv` with `--listen host:0 --port_file F` appended and waits for it to serve.
-// Returns the process and writes its address.
+// Starts `argv` with `--listen LISTEN --port_file F` appended (LISTEN is "host:port"; port 0
+// picks a free one) and waits for it to serve. Returns the process and writes its address.
 absl::StatusOr<base::Subprocess> StartServer(std::vector<std::string> argv,
-                                             const std::string& host, const std::string& port_file,
+                                             const std::string& listen, const std::string& port_file,
                                              const std::string& log_file, absl::Duration timeout,
                                              std::string* address);
 

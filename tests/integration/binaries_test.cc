@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/subprocess.h"
+#include "model/make_model.h"
 #include "rpc/health.h"
 #include "tools/local_cluster.h"
 
@@ -28,7 +29,26 @@ std::pair<int, std::string> RunToEnd(const std::vector<std::string>& argv) {
   return {code, base::ReadFile(log).value_or("")};
 }
 
-class ServerBinaryTest : public testing::TestWithParam<std::string> {};
+class ServerBinaryTest : public testing::TestWithParam<std::string> {
+ protected:
+  // The worker needs a model; the coordinator reads its tokenizer.
+  static void SetUpTestSuite() {
+    model_dir_ = new std::string(TempPath("tiny-model"));
+    model::MakeModelOptions options;
+    options.out_dir = *model_dir_;
+    options.seed = 3;
+    ASSERT_TRUE(model::MakeModel(options).ok());
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*model_dir_);
+    delete model_dir_;
+  }
+  std::vector<std::string> Argv() const {
+    return {kBin + "/" + GetParam(), "--model=" + *model_dir_};
+  }
+  static std::string* model_dir_;
+};
+std::string* ServerBinaryTest::model_dir_ = nullptr;
 
 TEST_P(ServerBinaryTest, HelpExplainsFlags) {
   auto [code, out] = RunToEnd({kBin + "/" + GetParam(), "--help"});
@@ -41,7 +61,7 @@ TEST_P(ServerBinaryTest, HelpExplainsFlags) {
 TEST_P(ServerBinaryTest, ServesHealthAndDrainsOnSigterm) {
   std::string address;
   absl::StatusOr<base::Subprocess> server =
-      StartServer({kBin + "/" + GetParam()}, "127.0.0.1", TempPath(GetParam() + ".port"),
+      StartServer(Argv(), "127.0.0.1:0", TempPath(GetParam() + ".port"),
                   TempPath(GetParam() + ".log"), absl::Seconds(30), &address);
   ASSERT_TRUE(server.ok()) << server.status();
   absl::StatusOr<bool> serving = rpc::CheckServing(address, absl::Seconds(5));
@@ -52,10 +72,12 @@ TEST_P(ServerBinaryTest, ServesHealthAndDrainsOnSigterm) {
 
 TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
   std::string address;
-  auto first = StartServer({kBin + "/" + GetParam()}, "127.0.0.1", TempPath("a.port"),
+  auto first = StartServer(Argv(), "127.0.0.1:0", TempPath("a.port"),
                            TempPath("a.log"), absl::Seconds(30), &address);
   ASSERT_TRUE(first.ok()) << first.status();
-  auto [code, out] = RunToEnd({kBin + "/" + GetParam(), "--listen=" + address});
+  std::vector<std::string> argv = Argv();
+  argv.push_back("--listen=" + address);
+  auto [code, out] = RunToEnd(argv);
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
 }

@@ -1,0 +1,78 @@
+// `arbor up`: a coordinator and N workers on this machine, until Ctrl-C.
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "base/termination.h"
+#include "tools/commands.h"
+#include "tools/default_model.h"
+#include "tools/local_cluster.h"
+
+ABSL_FLAG(std::string, model, "",
+          "up/demo: model directory (default: the tiny model, made once into the cache dir).");
+ABSL_FLAG(int, num_workers, 2, "up/demo: how many workers to start.");
+ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
+ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
+
+namespace arbor::tools {
+
+absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::string& name) {
+  LocalClusterOptions options;
+  options.bin_dir = SelfDir();
+  options.work_dir =
+      (std::filesystem::temp_directory_path() / absl::StrCat("arbor-", name, "-", getpid()))
+          .string();
+  options.model_dir = absl::GetFlag(FLAGS_model);
+  if (options.model_dir.empty()) {
+    absl::StatusOr<std::string> model = EnsureDefaultModel();
+    if (!model.ok()) return model.status();
+    options.model_dir = *model;
+  }
+  options.num_workers = absl::GetFlag(FLAGS_num_workers);
+  if (options.num_workers < 1 || options.num_workers > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num_workers: ", options.num_workers, " is outside [1, 64]"));
+  }
+  options.log_level = absl::GetFlag(FLAGS_log_level);
+  return options;
+}
+
+int RunUp(const Args& args) {
+  if (!args.empty()) {
+    fprintf(stderr, "usage: arbor up [--model DIR] [--num_workers N] [--port P]\n");
+    return 2;
+  }
+  // Blocked before any thread starts, so only WaitForTerminationSignal consumes Ctrl-C.
+  base::BlockTerminationSignals();
+  absl::StatusOr<LocalClusterOptions> options = LocalClusterOptionsFromFlags("up");
+  if (!options.ok()) {
+    fprintf(stderr, "up: %s\n", options.status().ToString().c_str());
+    return 2;
+  }
+  options->coordinator_port = absl::GetFlag(FLAGS_port);
+  printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model_dir.c_str());
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
+  if (!cluster.ok()) {
+    fprintf(stderr, "up: %s\n", cluster.status().ToString().c_str());
+    return 1;
+  }
+  const std::string& coordinator = (*cluster)->coordinator_address();
+  printf("coordinator  %s\n", coordinator.c_str());
+  for (const std::string& worker : (*cluster)->worker_addresses()) {
+    printf("worker       %s\n", worker.c_str());
+  }
+  printf("logs         %s\n\nTry:  arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
+         "      arbor jobs --coordinator %s\nCtrl-C stops everything.\n",
+         (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str());
+  fflush(stdout);
+  base::WaitForTerminationSignal();
+  printf("\nStopping ...\n");
+  if (absl::Status stopped = (*cluster)->Stop(absl::Seconds(10)); !stopped.ok()) {
+    fprintf(stderr, "up: unclean shutdown: %s\n", stopped.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace arbor::tools
