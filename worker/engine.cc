@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
@@ -14,8 +15,12 @@ namespace arbor::worker {
 // A run being executed: its items and what is needed to undo its preparation.
 struct Engine::ActiveRun {
   std::vector<ItemRun> items;
-  std::vector<bool> created;               // Item's sequence was created/forked by this run.
-  std::vector<size_t> pending_before;      // Pending tokens the sequence had before this run.
+  // What a failed run restores: items [0, prepared) were prepared; a sequence the run created
+  // (or forked) goes, any other returns to its length (after truncate_to) and flag before it.
+  size_t prepared = 0;
+  std::vector<bool> created;
+  std::vector<int32_t> length_before;
+  std::vector<bool> last_sampled_before;
   std::vector<int32_t> cached_tokens;      // Prefix-cache hits per item.
   std::function<bool()> cancelled;
   RunCallback done;
@@ -66,12 +71,13 @@ void Engine::Run(v1::RunRequest request, std::function<bool()> cancelled, RunCal
     return;
   }
   absl::MutexLock lock(&mu_);
-  queued_runs_.push_back({std::move(request), std::move(cancelled), std::move(done), absl::Now()});
+  queue_.push_back(
+      QueuedRun{std::move(request), std::move(cancelled), std::move(done), absl::Now()});
 }
 
 void Engine::Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done) {
   absl::MutexLock lock(&mu_);
-  queued_releases_.push_back({std::move(ids), std::move(done)});
+  queue_.push_back(QueuedRelease{std::move(ids), std::move(done)});
 }
 
 v1::HealthResponse Engine::Health() const {
@@ -81,48 +87,55 @@ v1::HealthResponse Engine::Health() const {
 
 void Engine::Loop() {
   while (true) {
-    std::deque<QueuedRun> runs;
-    std::deque<QueuedRelease> releases;
+    std::deque<std::variant<QueuedRun, QueuedRelease>> queue;
+    bool stopping = false;
     {
       absl::MutexLock lock(&mu_);
       if (active_.empty()) {
         auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return stopping_ || !queued_runs_.empty() || !queued_releases_.empty();
+          return stopping_ || !queue_.empty();
         };
         mu_.Await(absl::Condition(&has_work));
       }
-      if (stopping_) {
-        runs.swap(queued_runs_);
-        for (QueuedRun& run : runs) run.done(absl::UnavailableError("worker is shutting down"));
-        for (auto& run : active_) run->done(absl::UnavailableError("worker is shutting down"));
-        return;
-      }
-      runs.swap(queued_runs_);
-      releases.swap(queued_releases_);
+      stopping = stopping_;
+      queue.swap(queue_);
     }
-    ProcessReleases(releases);
-    for (QueuedRun& run : runs) Admit(std::move(run));
+    const absl::Status shutting_down = absl::UnavailableError("worker is shutting down");
+    for (auto& queued : queue) {
+      if (QueuedRelease* release = std::get_if<QueuedRelease>(&queued)) {
+        ProcessRelease(*release);
+      } else if (stopping) {
+        std::get<QueuedRun>(queued).done(shutting_down);
+      } else {
+        Admit(std::move(std::get<QueuedRun>(queued)));
+      }
+    }
+    if (stopping) {
+      for (auto& run : active_) run->done(shutting_down);
+      for (auto& completion : completions_) completion();
+      return;
+    }
     if (!active_.empty()) Step();
     FinishRuns();
     PublishHealth();
+    for (auto& completion : completions_) completion();
+    completions_.clear();
   }
 }
 
-void Engine::ProcessReleases(std::deque<QueuedRelease>& releases) {
-  for (QueuedRelease& release : releases) {
-    int32_t live = 0;
-    for (uint64_t id : release.ids) {
-      absl::StatusOr<SequenceState*> state = sequences_.Get(id);
-      if (!state.ok()) continue;
-      ++live;
-      if ((*state)->busy) {
-        deferred_releases_.push_back(id);
-      } else {
-        sequences_.Release(id).IgnoreError();
-      }
+void Engine::ProcessRelease(QueuedRelease& release) {
+  int32_t live = 0;
+  for (uint64_t id : release.ids) {
+    absl::StatusOr<SequenceState*> state = sequences_.Get(id);
+    if (!state.ok()) continue;
+    ++live;
+    if ((*state)->busy) {
+      deferred_releases_.push_back(id);
+    } else {
+      sequences_.Release(id).IgnoreError();
     }
-    release.done(live);
   }
+  completions_.push_back([done = std::move(release.done), live] { done(live); });
 }
 
 absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
@@ -186,8 +199,10 @@ absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
     RETURN_IF_ERROR(sequences_.Truncate(id, item.truncate_to()));
   }
   ASSIGN_OR_RETURN(SequenceState * state, sequences_.Get(id));
-  run.pending_before[index] = state->pending.size();
+  run.length_before[index] = sequences_.Length(id);
+  run.last_sampled_before[index] = state->last_sampled;
   state->busy = true;
+  run.prepared = index + 1;
   if (!item.append().empty()) {
     state->pending.insert(state->pending.end(), item.append().begin(), item.append().end());
     state->last_sampled = false;
@@ -220,13 +235,14 @@ void Engine::Admit(QueuedRun queued) {
           absl::StrCat("items[", i, "].policy.", policy_status.message()));
     }
     if (!checked.ok()) {
-      run->done(checked);
+      completions_.push_back([done = std::move(run->done), checked] { done(checked); });
       return;
     }
     run->items.emplace_back(items[i], *std::move(policy), item_limits_);
   }
   run->created.assign(run->items.size(), false);
-  run->pending_before.assign(run->items.size(), 0);
+  run->length_before.assign(run->items.size(), 0);
+  run->last_sampled_before.assign(run->items.size(), false);
   run->cached_tokens.assign(run->items.size(), 0);
   for (size_t i = 0; i < run->items.size(); ++i) {
     if (absl::Status prepared = PrepareItem(*run, static_cast<int>(i)); !prepared.ok()) {
@@ -239,18 +255,20 @@ void Engine::Admit(QueuedRun queued) {
 }
 
 void Engine::RollBack(ActiveRun& run) {
-  for (size_t i = 0; i < run.items.size(); ++i) {
+  for (size_t i = 0; i < run.prepared; ++i) {
     const uint64_t id = run.items[i].sequence_id();
     absl::StatusOr<SequenceState*> state = sequences_.Get(id);
     if (!state.ok()) continue;
     if (run.created[i]) {
       sequences_.Release(id).IgnoreError();
-    } else {
-      (*state)->busy = false;
-      if ((*state)->pending.size() > run.pending_before[i]) {
-        (*state)->pending.resize(run.pending_before[i]);
-      }
+      continue;
     }
+    // Appended or sampled tokens may already sit in the KV cache: cut back to the old length.
+    if (sequences_.Length(id) > run.length_before[i]) {
+      sequences_.Truncate(id, run.length_before[i]).IgnoreError();
+    }
+    (*state)->last_sampled = run.last_sampled_before[i];
+    (*state)->busy = false;
   }
 }
 
@@ -324,14 +342,9 @@ void Engine::Step() {
   }
   const absl::Time start = absl::Now();
   absl::Status status = built.ok() ? backend_->Forward(forward) : built;
-  const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);
   for (Row& row : rows) {
     ActiveRun& run = *row.run;
     computed_tokens_ += static_cast<int64_t>(row.tokens.size());
-    v1::RunTimings& t = run.timings;
-    if (row.prefill) t.set_prefill_us(t.prefill_us() + elapsed_us);
-    else t.set_decode_us(t.decode_us() + elapsed_us);
-    t.set_forward_steps(t.forward_steps() + 1);
     if (!status.ok()) {
       run.failed = true;
       run.failure = status;
@@ -353,6 +366,17 @@ void Engine::Step() {
     state->last_sampled = !appended->empty() && steps[steps.size() - 1].strategy() !=
                                                     v1::STRATEGY_INSERT;
   }
+  // The step's time (forward, metrics, policy) counts once per run that took part: as prefill
+  // when any of its rows was prefill, else as decode.
+  const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);
+  absl::flat_hash_map<ActiveRun*, bool> took_part;
+  for (const Row& row : rows) took_part[row.run] |= row.prefill;
+  for (auto [run, prefill] : took_part) {
+    v1::RunTimings& t = run->timings;
+    if (prefill) t.set_prefill_us(t.prefill_us() + elapsed_us);
+    else t.set_decode_us(t.decode_us() + elapsed_us);
+    t.set_forward_steps(t.forward_steps() + 1);
+  }
 }
 
 void Engine::FinishRuns() {
@@ -366,7 +390,9 @@ void Engine::FinishRuns() {
     }
     if (run.failed) {
       RollBack(run);
-      run.done(run.failure);
+      completions_.push_back([done = std::move(run.done), failure = run.failure] {
+        done(failure);
+      });
     } else {
       v1::RunResponse response;
       for (size_t i = 0; i < run.items.size(); ++i) {
@@ -378,7 +404,10 @@ void Engine::FinishRuns() {
         *response.add_results() = std::move(result);
       }
       *response.mutable_timings() = run.timings;
-      run.done(std::move(response));
+      completions_.push_back(
+          [done = std::move(run.done), response = std::move(response)]() mutable {
+            done(std::move(response));
+          });
     }
     it = active_.erase(it);
   }

@@ -7,8 +7,9 @@
 // token, calm, max steps, context); a Run answers when all its items have stopped.
 //
 // One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
-// locks; requests reach it through a mutex-guarded queue and leave through callbacks invoked on
-// that thread (they must not block).
+// locks; requests reach it through one mutex-guarded queue, handled in arrival order (a Release
+// sent after a Run applies after it), and leave through callbacks invoked on that thread (they
+// must not block) once Health() already reflects what they report.
 #ifndef ARBOR_WORKER_ENGINE_H_
 #define ARBOR_WORKER_ENGINE_H_
 
@@ -18,6 +19,7 @@
 #include <list>
 #include <memory>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -49,7 +51,7 @@ class Engine {
   using RunCallback = std::function<void(absl::StatusOr<v1::RunResponse>)>;
 
   Engine(std::unique_ptr<Backend> backend, EngineOptions options);
-  ~Engine();  // Fails queued runs with UNAVAILABLE, finishes nothing else, joins the thread.
+  ~Engine();  // Fails queued and active runs with UNAVAILABLE, applies queued releases, joins.
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -57,7 +59,8 @@ class Engine {
   const Backend& backend() const { return *backend_; }
 
   // Queues a run. `cancelled` is polled between steps (client gone or deadline passed).
-  // `done` runs exactly once, on the engine thread.
+  // `done` runs exactly once: on the engine thread, or before Run returns when the request
+  // fails ValidateRunRequest.
   void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done);
   // Releases sequences (unknown ids are ignored; busy ones go when their run ends). `done`
   // receives how many ids were live.
@@ -80,7 +83,7 @@ class Engine {
   struct Row;
 
   void Loop();
-  void ProcessReleases(std::deque<QueuedRelease>& releases);
+  void ProcessRelease(QueuedRelease& release);
   void Admit(QueuedRun queued);
   absl::Status CheckItem(const v1::RunItem& item, int index) const;
   absl::Status PrepareItem(ActiveRun& run, int index);
@@ -99,10 +102,11 @@ class Engine {
   std::list<std::unique_ptr<ActiveRun>> active_;
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
+  // Callbacks of this iteration, invoked after PublishHealth.
+  std::vector<std::function<void()>> completions_;
 
   mutable absl::Mutex mu_;
-  std::deque<QueuedRun> queued_runs_ ABSL_GUARDED_BY(mu_);
-  std::deque<QueuedRelease> queued_releases_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::variant<QueuedRun, QueuedRelease>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   v1::HealthResponse health_ ABSL_GUARDED_BY(mu_);
 
