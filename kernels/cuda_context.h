@@ -1,0 +1,74 @@
+// Everything the CUDA ops of one device need beyond their params: the device, the stream every
+// launch goes to, the cuBLASLt handle, its workspace, and the bf16 staging buffer the GEMMs read
+// activations from. One context per backend instance; nothing here is global, so two contexts
+// (two devices, or two backends on one) never share state.
+//
+// The GEMMs live here because they are library calls on this handle and workspace: out = x·wᵀ
+// with bf16 (or fp32) weights, fp32 accumulation and fp32 output. Algorithm choices are looked
+// up once per shape and cached, so a steady decode loop makes no heuristic queries and the calls
+// can be captured in a CUDA graph (as long as no staging growth happens inside the capture).
+#ifndef ARBOR_KERNELS_CUDA_CONTEXT_H_
+#define ARBOR_KERNELS_CUDA_CONTEXT_H_
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/logits.h"
+#include "kernels/matmul.h"
+
+namespace arbor::kernels {
+
+class CudaContext {
+ public:
+  // Selects `device`, creates a non-blocking stream, the cuBLASLt handle and its workspace.
+  static absl::StatusOr<std::unique_ptr<CudaContext>> Create(int device);
+  ~CudaContext();
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  int multiprocessor_count() const { return multiprocessor_count_; }
+
+  // Grows the bf16 activation staging to at least `elements` (synchronising the stream first
+  // when it must reallocate). Call before capturing a graph with the largest shape it will see.
+  absl::Status ReserveStaging(int64_t elements);
+
+  // MatmulRef's contract on device pointers. bf16 weights: x is narrowed to bf16 first (into
+  // the staging buffer), the GEMM accumulates in fp32. fp32 weights: an fp32 GEMM.
+  absl::Status Matmul(const MatmulParams& params);
+  // LogitsRef's contract on device pointers: the chosen rows are gathered (and narrowed for bf16
+  // weights) in one pass, then one GEMM streams the lm_head once.
+  absl::Status Logits(const LogitsParams& params);
+
+ private:
+  struct Plan;
+  using PlanKey = std::array<int64_t, 8>;
+
+  explicit CudaContext(int device) : device_(device) {}
+  // out[m, n] = x[m, k] · w[n, k]ᵀ with x of element type `type` (bf16 or fp32, as w).
+  absl::Status Gemm(const void* x, int64_t x_stride, const void* w, WeightType type, float* out,
+                    int64_t out_stride, int64_t m, int64_t n, int64_t k);
+  absl::StatusOr<const Plan*> FindPlan(const PlanKey& key);
+
+  int device_ = 0;
+  int multiprocessor_count_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  uint16_t* staging_ = nullptr;
+  int64_t staging_elements_ = 0;
+  std::map<PlanKey, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_CUDA_CONTEXT_H_

@@ -1,0 +1,47 @@
+// The fused pass over logits rows for the entropix metrics (entropix/logit_metrics.h): each row
+// is read once, in chunks; every chunk yields SoftmaxMoments partials (max, Σe, Σe·y, Σe·y²
+// relative to its max), the first non-finite index, and its K best (value, id) candidates; a
+// second small kernel merges the candidates into the row's top-K in entropix's canonical order
+// (value descending, then id ascending). The host finishes with SoftmaxMoments::Merge over the
+// chunks and entropix::FinishLogitMetrics; top-K log-probs are value − log-sum-exp.
+#ifndef ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
+#define ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "entropix/softmax_moments.h"
+
+namespace arbor::kernels {
+
+inline constexpr int64_t kLogitStatsChunk = 2048;  // Logits per chunk (one CTA).
+inline constexpr int64_t kLogitStatsMaxTopK = 256;
+
+inline int64_t LogitStatsChunks(int64_t vocab) {
+  return (vocab + kLogitStatsChunk - 1) / kLogitStatsChunk;
+}
+
+struct LogitStatsParams {
+  const float* logits = nullptr;  // [rows, vocab], row r at logits + r·stride.
+  int64_t rows = 0;
+  int64_t vocab = 0;
+  int64_t stride = 0;
+  int64_t top_k = 0;  // [0, kLogitStatsMaxTopK]
+  // Outputs, C = LogitStatsChunks(vocab) per row:
+  entropix::SoftmaxMoments* moments = nullptr;  // [rows, C]
+  int32_t* first_non_finite = nullptr;          // [rows, C]: NaN/+inf index in the chunk, or −1.
+  float* top_values = nullptr;                  // [rows, top_k], canonical order.
+  int32_t* top_ids = nullptr;                   // [rows, top_k]
+  // Workspace: [rows, C, top_k] candidates each (unused when top_k = 0).
+  float* candidate_values = nullptr;
+  int32_t* candidate_ids = nullptr;
+};
+
+// Device pointers; asynchronous on `stream`. cudaErrorInvalidValue for top_k outside
+// [0, kLogitStatsMaxTopK] or more than 65535 rows.
+cudaError_t LaunchLogitStats(const LogitStatsParams& params, cudaStream_t stream);
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_LOGIT_STATS_CUDA_H_

@@ -1,0 +1,203 @@
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/paged_attention_cuda.h"
+#include "kernels/paged_kv_cuda.h"
+
+namespace arbor::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kTile = 128;             // Keys per tile (scores held in shared memory).
+constexpr int kMaxGroup = kWarps;      // Query heads per kv head: one warp each for the softmax.
+constexpr int kMaxHeadDim = 256;
+constexpr int kPairsPerThread = 4;     // (head, dim) outputs per thread: group·head_dim ≤ 1024.
+
+__device__ float WarpSum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ float WarpMax(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Key range [begin, end) of `split` for a query seeing n_keys keys: equal whole tiles.
+__device__ void SplitRange(int64_t n_keys, int64_t num_splits, int64_t split, int64_t* begin,
+                           int64_t* end) {
+  const int64_t tiles = (n_keys + kTile - 1) / kTile;
+  const int64_t per_split = (tiles + num_splits - 1) / num_splits * kTile;
+  *begin = min(n_keys, split * per_split);
+  *end = min(n_keys, *begin + per_split);
+}
+
+__global__ void __launch_bounds__(kThreads) AttentionKernel(PagedAttentionParams p,
+                                                            PagedAttentionLaunch launch) {
+  const int64_t token = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z;
+  const PagedKvLayer& c = p.cache;
+  const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
+  const int d = static_cast<int>(c.head_dim);
+  const int64_t width = c.num_kv_heads * c.head_dim;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t seq = DeviceSeqOfToken(p.batch, token);
+  const int64_t n_keys = DevicePagedPosition(p.batch, seq, token) + 1;
+  int64_t begin, end;
+  SplitRange(n_keys, launch.num_splits, split, &begin, &end);
+  float* scores_out = nullptr;
+  if (p.last_scores != nullptr && token == p.batch.q_start[seq + 1] - 1) {
+    scores_out = p.last_scores[seq];
+  }
+
+  __shared__ float q_s[kMaxGroup * kMaxHeadDim];
+  __shared__ float p_s[kMaxGroup][kTile];
+  __shared__ int64_t slot_s[kTile];
+  __shared__ float m_s[kMaxGroup], l_s[kMaxGroup], alpha_s[kMaxGroup];
+  const float* q = p.q + token * p.q_stride + kv_head * group * d;
+  for (int i = threadIdx.x; i < group * d; i += kThreads) q_s[i] = q[i];
+  if (threadIdx.x < group) {
+    m_s[threadIdx.x] = -INFINITY;
+    l_s[threadIdx.x] = 0.0f;
+  }
+  float acc[kPairsPerThread] = {};
+  __syncthreads();
+
+  for (int64_t t0 = begin; t0 < end; t0 += kTile) {
+    const int cnt = static_cast<int>(min(int64_t{kTile}, end - t0));
+    // Scores: one warp per key, lanes over head_dim; each K element serves the whole group.
+    for (int jj = warp; jj < cnt; jj += kWarps) {
+      const int64_t slot = DevicePagedSlot(p.batch, c.block_size, seq, t0 + jj);
+      if (lane == 0) slot_s[jj] = slot;
+      const float* k = c.k + slot * width + kv_head * d;
+      float dot[kMaxGroup] = {};
+      for (int dim = lane; dim < d; dim += 32) {
+        const float kv = k[dim];
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) {
+          if (g < group) dot[g] += q_s[g * d + dim] * kv;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g < group) {
+          const float s = WarpSum(dot[g]) * p.scale;
+          if (lane == 0) {
+            p_s[g][jj] = s;
+            if (scores_out != nullptr) scores_out[(kv_head * group + g) * n_keys + t0 + jj] = s;
+          }
+        }
+      }
+    }
+    __syncthreads();
+    // Online softmax: warp g rescales head g's running state by the tile's maximum.
+    if (warp < group) {
+      float tile_max = -INFINITY;
+      for (int jj = lane; jj < cnt; jj += 32) tile_max = fmaxf(tile_max, p_s[warp][jj]);
+      tile_max = WarpMax(tile_max);
+      const float m_old = m_s[warp];
+      const float m_new = fmaxf(m_old, tile_max);
+      float sum = 0.0f;
+      for (int jj = lane; jj < cnt; jj += 32) {
+        const float e = expf(p_s[warp][jj] - m_new);
+        p_s[warp][jj] = e;
+        sum += e;
+      }
+      sum = WarpSum(sum);
+      if (lane == 0) {
+        const float alpha = m_old == -INFINITY ? 0.0f : expf(m_old - m_new);
+        alpha_s[warp] = alpha;
+        l_s[warp] = l_s[warp] * alpha + sum;
+        m_s[warp] = m_new;
+      }
+    }
+    __syncthreads();
+    // P·V: threads over (head, dim), so a warp reads consecutive dims of one V row.
+#pragma unroll
+    for (int i = 0; i < kPairsPerThread; ++i) {
+      const int pair = threadIdx.x + i * kThreads;
+      if (pair < group * d) {
+        const int g = pair / d, dim = pair % d;
+        float a = acc[i] * alpha_s[g];
+        const float* v = c.v + kv_head * d + dim;
+        for (int jj = 0; jj < cnt; ++jj) a += p_s[g][jj] * v[slot_s[jj] * width];
+        acc[i] = a;
+      }
+    }
+    __syncthreads();
+  }
+
+  const int64_t head0 = kv_head * group;
+#pragma unroll
+  for (int i = 0; i < kPairsPerThread; ++i) {
+    const int pair = threadIdx.x + i * kThreads;
+    if (pair >= group * d) continue;
+    const int g = pair / d, dim = pair % d;
+    if (launch.num_splits == 1) {
+      p.out[token * p.out_stride + (head0 + g) * d + dim] = acc[i] / l_s[g];
+    } else {
+      const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + g;
+      launch.workspace[row * (d + 2) + dim] = acc[i];
+    }
+  }
+  if (launch.num_splits > 1 && threadIdx.x < group) {
+    const int64_t row =
+        (token * launch.num_splits + split) * p.num_heads + head0 + threadIdx.x;
+    launch.workspace[row * (d + 2) + d] = m_s[threadIdx.x];
+    launch.workspace[row * (d + 2) + d + 1] = l_s[threadIdx.x];
+  }
+}
+
+// One block per (token, head), threads over head_dim: rescale each split to the global maximum.
+// Empty splits carry (−inf, 0) and weigh nothing; split 0 always holds a key.
+__global__ void CombineKernel(PagedAttentionParams p, PagedAttentionLaunch launch) {
+  const int64_t token = blockIdx.x, head = blockIdx.y;
+  const int64_t d = p.cache.head_dim;
+  const float* rows = launch.workspace + (token * launch.num_splits * p.num_heads + head) * (d + 2);
+  const int64_t split_stride = p.num_heads * (d + 2);
+  float m = -INFINITY;
+  for (int64_t s = 0; s < launch.num_splits; ++s) m = fmaxf(m, rows[s * split_stride + d]);
+  for (int64_t dim = threadIdx.x; dim < d; dim += blockDim.x) {
+    float num = 0.0f, den = 0.0f;
+    for (int64_t s = 0; s < launch.num_splits; ++s) {
+      const float* r = rows + s * split_stride;
+      if (r[d + 1] == 0.0f) continue;
+      const float w = expf(r[d] - m);
+      num += w * r[dim];
+      den += w * r[d + 1];
+    }
+    p.out[token * p.out_stride + head * d + dim] = num / den;
+  }
+}
+
+}  // namespace
+
+int64_t PagedAttentionSplits(int64_t num_tokens, int64_t num_kv_heads, int64_t max_kv_len,
+                             int multiprocessors) {
+  const int64_t ctas = std::max<int64_t>(1, num_tokens * num_kv_heads);
+  const int64_t target = 2 * int64_t{multiprocessors};
+  if (ctas >= target) return 1;
+  const int64_t tiles = (max_kv_len + kTile - 1) / kTile;
+  return std::clamp<int64_t>((target + ctas - 1) / ctas, 1, std::max<int64_t>(1, tiles));
+}
+
+cudaError_t LaunchPagedAttention(const PagedAttentionParams& p,
+                                 const PagedAttentionLaunch& launch, cudaStream_t stream) {
+  if (launch.num_tokens == 0) return cudaSuccess;
+  const int64_t kv_heads = p.cache.num_kv_heads, d = p.cache.head_dim;
+  if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
+  const int64_t group = p.num_heads / kv_heads;
+  if (group > kMaxGroup || d > kMaxHeadDim || group * d > kThreads * kPairsPerThread ||
+      kv_heads > 65535 || launch.num_splits < 1 || launch.num_splits > 65535 ||
+      (launch.num_splits > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
+    return cudaErrorInvalidValue;
+  }
+  AttentionKernel<<<dim3(launch.num_tokens, kv_heads, launch.num_splits), kThreads, 0, stream>>>(
+      p, launch);
+  if (launch.num_splits > 1) {
+    CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0,
+                    stream>>>(p, launch);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace arbor::kernels

@@ -1,0 +1,43 @@
+// Device twins of paged_kv.h's index helpers, for the kernels that walk a PagedBatch (KV append,
+// attention). paged_kv.h stays framework-free C++; these are the same formulas for device code.
+// Include only from .cu files.
+#ifndef ARBOR_KERNELS_PAGED_KV_CUDA_H_
+#define ARBOR_KERNELS_PAGED_KV_CUDA_H_
+
+#include <cstdint>
+
+#include "kernels/paged_kv.h"
+
+namespace arbor::kernels {
+
+// Slot of position `pos` of sequence `seq` (PagedSlot).
+__device__ inline int64_t DevicePagedSlot(const PagedBatch& batch, int64_t block_size,
+                                          int64_t seq, int64_t pos) {
+  return int64_t{batch.block_ids[batch.block_start[seq] + pos / block_size]} * block_size +
+         pos % block_size;
+}
+
+// Position of step token `token` of sequence `seq` (PagedPosition).
+__device__ inline int64_t DevicePagedPosition(const PagedBatch& batch, int64_t seq,
+                                              int64_t token) {
+  return batch.kv_len[seq] - (batch.q_start[seq + 1] - batch.q_start[seq]) +
+         (token - batch.q_start[seq]);
+}
+
+// The sequence whose query range holds `token`: the last s with q_start[s] <= token.
+__device__ inline int64_t DeviceSeqOfToken(const PagedBatch& batch, int64_t token) {
+  int64_t lo = 0, hi = batch.num_seqs - 1;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (batch.q_start[mid] <= token) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_PAGED_KV_CUDA_H_
