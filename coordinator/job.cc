@@ -15,17 +15,6 @@ namespace {
 
 using arbor::v1::StepResult;
 
-Step TreeStep(const StepResult& s, uint64_t sequence_id) {
-  Step step;
-  step.token_id = s.token_id();
-  step.logprob = std::min(s.logprob(), 0.0f);  // Float rounding may give a hair above 0.
-  step.metrics = s.metrics();
-  step.strategy = s.strategy();
-  step.sequence_id = sequence_id;
-  step.top_logprobs = TopKOf(s);
-  return step;
-}
-
 // Logprob of a token the coordinator appends without drawing it (INSERT): from the structural
 // step's top-K when present, else the K-th logprob, an upper bound of the true value.
 float LogprobOf(const StepResult& step, int32_t token) {
@@ -55,9 +44,6 @@ bool Retriable(absl::StatusCode code) {
 absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
                                                  JobEnvironment env) {
   RETURN_IF_ERROR(spec.policy.Validate());
-  if (spec.policy.branch.mode == entropix::BranchMode::kBeam) {
-    return absl::UnimplementedError("policy.branch.mode: BEAM is not supported by this job");
-  }
   if (spec.policy.insert.tokens.empty()) {
     return absl::InvalidArgumentError("policy.insert.tokens must be resolved before the job");
   }
@@ -102,8 +88,8 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
 Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree,
          RunBuilder builder)
     : spec_(std::move(spec)), options_(options), env_(std::move(env)),
-      builder_(std::move(builder)), stop_strings_(spec_.stop_strings),
-      created_(env_.clock->Now()), tree_(std::move(tree)), worker_(env_.worker) {}
+      builder_(std::move(builder)), created_(env_.clock->Now()), tree_(std::move(tree)),
+      worker_(env_.worker), text_(env_.decode, spec_.stop_strings) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
 
@@ -141,13 +127,16 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
       } else if (!response.ok()) {
         HandleFailure(response.status());
       } else {
-        const size_t expected = branch_ ? branch_->children.size() : 1;
+        const size_t expected = done.sequence_ids.size();
         if (static_cast<size_t>(response->results_size()) != expected) {
           Fail(absl::InternalError(absl::StrCat("worker answered ", response->results_size(),
                                                 " results for ", expected, " items")));
         } else {
           consecutive_failures_ = 0;
-          if (branch_) {
+          exhausted_retries_ = 0;
+          if (branch_ && spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
+            OnBeamStepDone(*response);
+          } else if (branch_) {
             OnRolloutDone(*response);
           } else {
             OnMainDone(response->results(0));
@@ -177,10 +166,19 @@ void Job::Rehome(absl::Status cause) {
       Release(LiveSequences());
       worker_ = *next;
       ++rehomed_;
+      exhausted_retries_ = 0;
       main_live_ = false;
       main_source_ = SequenceSource{};
       main_source_.is_new = true;
       main_source_.append = tree_.SequenceTokenIds();
+      if (branch_) {
+        for (Child& child : branch_->children) {
+          child.source = SequenceSource{};
+          child.source.is_new = true;
+          child.source.append = PathTokens(child.leaf);
+          child.sent = false;
+        }
+      }
       arbor::v1::GenerateEvent event;
       event.mutable_rehomed()->set_from_worker(failed);
       event.mutable_rehomed()->set_to_worker(worker_->id());
@@ -188,12 +186,18 @@ void Job::Rehome(absl::Status cause) {
       Emit(std::move(event));
       spdlog::info("job {} re-homed from {} to {}: {}", spec_.job_id, failed, worker_->id(),
                    cause.ToString());
-      if (branch_) {
-        SendRollout();
-      } else {
-        Continue();
-      }
+      Continue();
     }
+  }
+  Drain();
+}
+
+void Job::Retry(uint64_t generation) {
+  {
+    absl::MutexLock lock(&mu_);
+    // Nothing happened since the failure (no cancel, no other run).
+    if (finished() || in_flight_ || generation != generation_) return;
+    Continue();
   }
   Drain();
 }
@@ -222,8 +226,9 @@ void Job::Drain() {
 
 void Job::Continue() {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
-  if (branch_) return SendRollout();
-  SendMainRun();
+  if (!branch_) return SendMainRun();
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) return SendBeamStep();
+  SendRollout();
 }
 
 int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
@@ -252,7 +257,6 @@ void Job::SendMainRun() {
 }
 
 void Job::SendRollout() {
-  const int32_t position = tree_.node(branch_->point).position + 1;
   // The candidate is the rollout's first token, so the children decode one less.
   const int32_t max_steps =
       std::max(0, std::min(spec_.policy.branch.max_len, Remaining()) - 1);
@@ -261,18 +265,9 @@ void Job::SendRollout() {
   arbor::v1::RunRequest request;
   std::vector<uint64_t> ids;
   for (const Child& child : branch_->children) {
-    SequenceSource source;
-    if (main_live_) {
-      source.fork_from = main_sequence_;
-      source.fork_length = position;
-    } else {
-      source.is_new = true;  // After a re-home: prefill the committed path on the new worker.
-      source.append = tree_.SequenceTokenIds();
-    }
-    source.append.push_back(child.token_id);
-    *request.add_items() =
-        builder_.RolloutItem(child.sequence_id, source, IsStopToken(child.token_id) ? 0 : max_steps,
-                             child.branch_id, /*branch_depth=*/1, budgets);
+    *request.add_items() = builder_.RolloutItem(child.sequence_id, child.source,
+                                                IsStopToken(child.token_id) ? 0 : max_steps,
+                                                child.branch_id, /*branch_depth=*/1, budgets);
     ids.push_back(child.sequence_id);
   }
   SendRun(std::move(request), std::move(ids));
@@ -346,11 +341,10 @@ bool Job::RecordMainStep(const StepResult& step) {
     }
     ++inserts_used_;
     last_insert_position_ = step.position();
-    bool stopped = false;
     arbor::v1::GenerateEvent event;
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(step.token_id());
-    event.mutable_insert()->set_text(RefreshText(&stopped));
+    const bool stopped = PushText(*id, event.mutable_insert()->mutable_text());
     Emit(std::move(event));
     if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
     return !stopped;
@@ -386,6 +380,7 @@ void Job::ApplyInsert(const StepResult& step) {
   if (n == 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   Count(step.strategy());
   arbor::v1::GenerateEvent event;
+  bool stopped = false;
   for (size_t i = 0; i < n; ++i) {
     Step tree_step = TreeStep(step, main_sequence_);
     tree_step.token_id = tokens[i];
@@ -396,11 +391,10 @@ void Job::ApplyInsert(const StepResult& step) {
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(tokens[i]);
     main_source_.append.push_back(tokens[i]);
+    stopped = stopped || PushText(*id, event.mutable_insert()->mutable_text());
   }
   ++inserts_used_;
   last_insert_position_ = tree_.node(tree_.tail()).position;
-  bool stopped = false;
-  event.mutable_insert()->set_text(RefreshText(&stopped));
   Emit(std::move(event));
   if (stopped) return Finish(arbor::v1::FINISH_REASON_STOP_STRING);
   Continue();
@@ -429,8 +423,7 @@ void Job::ApplyBackspace(const StepResult& step) {
   event.mutable_backspace()->set_removed_token_id(removed.token_id);
   event.mutable_backspace()->set_position(removed.position);
   Emit(std::move(event));
-  bool stopped = false;
-  RefreshText(&stopped);  // The client dropped the removed piece on the backspace event.
+  text_.Pop();  // The client drops the piece streamed with the removed token.
 
   Step redrawn;
   redrawn.token_id = redraw->id;
@@ -456,15 +449,32 @@ void Job::OpenBranch(const StepResult& step) {
   if (!candidates.ok() || candidates->empty()) return Fallback();
   Branch branch;
   branch.point = tree_.tail();
+  const bool beam = spec_.policy.branch.mode == entropix::BranchMode::kBeam;
+  // The rollout length left: the candidate counts as its first token.
+  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
   std::vector<Step> steps;
   for (const entropix::SampledToken& candidate : *candidates) {
     Step s = TreeStep(step, env_.next_sequence_id());
     s.token_id = candidate.id;
     s.logprob = std::min(candidate.logprob, 0.0f);
     s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
-    Child child{s.sequence_id, next_branch_id_++, kNoNode, kNoNode, candidate.id,
-                RolloutScore(spec_.policy.adaptive)};
+    Child child;
+    child.sequence_id = s.sequence_id;
+    child.branch_id = next_branch_id_++;
+    child.token_id = candidate.id;
+    child.score = RolloutScore(spec_.policy.adaptive);
     child.score.Add(s.logprob, step.metrics());
+    if (main_live_) {
+      child.source.fork_from = main_sequence_;
+      child.source.fork_length = step.position();
+    } else {
+      child.source.is_new = true;  // After a re-home: prefill the committed path.
+      child.source.append = tree_.SequenceTokenIds();
+    }
+    child.source.append.push_back(candidate.id);
+    child.done = IsStopToken(candidate.id) || max_len <= 1;
+    child.candidate_index = static_cast<int>(branch.children.size());
+    if (beam) branch.beam_scores.push_back(child.score.Score());
     branch.children.push_back(std::move(child));
     steps.push_back(std::move(s));
   }
@@ -486,7 +496,7 @@ void Job::OpenBranch(const StepResult& step) {
   }
   Emit(std::move(event));
   branch_ = std::move(branch);
-  SendRollout();
+  Continue();
 }
 
 void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
@@ -505,31 +515,33 @@ void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
     scores.push_back(child.score.Score());
   }
   const int best = BestIndex(scores);
-  const Child& winner = branch_->children[best];
-  const std::vector<float> float_scores(scores.begin(), scores.end());
-  absl::StatusOr<BranchResolution> resolution =
-      tree_.ResolveBranch(branch_->point, winner.leaf, float_scores);
-  if (!resolution.ok()) return Fail(resolution.status());
+  CommitBranch(best, std::vector<float>(scores.begin(), scores.end()),
+               branch_->children[best].sequence_id, SequenceSource{},
+               response.results(best).stop_reason());
+}
 
-  std::vector<uint64_t> losers;
+void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
+                       SequenceSource source, arbor::v1::StopReason stop) {
+  absl::StatusOr<BranchResolution> resolution =
+      tree_.ResolveBranch(branch_->point, branch_->children[winner].leaf, scores);
+  if (!resolution.ok()) return Fail(resolution.status());
+  std::vector<uint64_t> released;
   for (const Child& child : branch_->children) {
-    if (child.sequence_id != winner.sequence_id) losers.push_back(child.sequence_id);
+    if (child.sequence_id != main_sequence) released.push_back(child.sequence_id);
   }
-  if (main_live_) losers.push_back(main_sequence_);
-  Release(std::move(losers));
-  main_sequence_ = winner.sequence_id;
-  main_live_ = true;
-  main_source_ = SequenceSource{};
-  const Branch branch = std::move(*branch_);
+  if (main_live_ && main_sequence_ != main_sequence) released.push_back(main_sequence_);
+  Release(std::move(released));
+  main_sequence_ = main_sequence;
+  main_live_ = !source.is_new;
+  main_source_ = std::move(source);
   branch_.reset();
 
   arbor::v1::GenerateEvent event;
   arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
   resolved.set_winner_node_id(resolution->winner_candidate);
-  for (size_t i = 0; i < branch.children.size(); ++i) {
-    resolved.add_candidate_node_ids(branch.children[i].candidate);
-    resolved.add_scores(float_scores[i]);
-  }
+  resolved.mutable_candidate_node_ids()->Add(resolution->candidates.begin(),
+                                             resolution->candidates.end());
+  resolved.mutable_scores()->Add(scores.begin(), scores.end());
   resolved.mutable_pruned_node_ids()->Add(resolution->pruned.pruned_nodes.begin(),
                                           resolution->pruned.pruned_nodes.end());
   resolved.set_committed_tokens(static_cast<int32_t>(resolution->committed_nodes.size()));
@@ -537,12 +549,21 @@ void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
   }
-  const arbor::v1::StopReason stop = response.results(best).stop_reason();
   if (IsStopToken(tree_.node(tree_.tail()).token_id)) {
     return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
   }
   if (stop == arbor::v1::STOP_REASON_CONTEXT) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
   Continue();
+}
+
+std::vector<int32_t> Job::PathTokens(NodeId leaf) const {
+  std::vector<int32_t> rollout;
+  for (NodeId id = leaf; id != branch_->point; id = tree_.node(id).parent) {
+    rollout.push_back(tree_.node(id).token_id);
+  }
+  std::vector<int32_t> tokens = tree_.SequenceTokenIds();
+  tokens.insert(tokens.end(), rollout.rbegin(), rollout.rend());
+  return tokens;
 }
 
 void Job::Fallback() {
@@ -553,6 +574,21 @@ void Job::Fallback() {
 void Job::HandleFailure(const absl::Status& status) {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
   if (!Retriable(status.code())) return Fail(status);
+  if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after &&
+      exhausted_retries_ < options_.exhausted_retries) {
+    // KV frees up as the worker's other sequences finish: wait there before moving.
+    const absl::Duration wait = options_.exhausted_backoff * (int64_t{1} << exhausted_retries_);
+    ++exhausted_retries_;
+    spdlog::info("job {}: worker {} out of KV, retry {} in {}", spec_.job_id, worker_->id(),
+                 exhausted_retries_, absl::FormatDuration(wait));
+    actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait,
+                        generation = generation_] {
+      schedule(wait, [job, generation] {
+        if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation);
+      });
+    });
+    return;
+  }
   if (++consecutive_failures_ > options_.max_consecutive_failures) {
     return Fail(absl::UnavailableError(
         absl::StrCat("gave up after ", consecutive_failures_, " worker failures: ",
@@ -600,27 +636,20 @@ bool Job::EmitCommitted(NodeId id) {
   *token.mutable_metrics() = node.metrics;
   token.set_logprob(node.logprob);
   token.set_position(node.position);
-  bool stopped = false;
-  token.set_text(RefreshText(&stopped));
+  const bool stopped = PushText(id, token.mutable_text());
   Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.
   if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
   return !stopped;
 }
 
-std::string Job::RefreshText(bool* stopped) {
-  std::string text = env_.decode(tree_.CommittedTokenIds());
-  if (!stop_strings_.empty()) {
-    if (std::optional<size_t> at = stop_strings_.FirstMatch(text)) {
-      text.resize(*at);
-      *stopped = true;
-    }
-  }
-  std::string piece;
-  if (text.size() > text_.size() && text.compare(0, text_.size(), text_) == 0) {
-    piece = text.substr(text_.size());
-  }
-  text_ = std::move(text);
-  return piece;
+bool Job::PushText(NodeId id, std::string* piece) {
+  const int32_t token = tree_.node(id).token_id;
+  // The job ends on this token when nothing can follow it: release what was held back.
+  const bool last = IsStopToken(token) || Remaining() <= 0 ||
+                    tree_.NextPosition() >= spec_.max_context;
+  StreamedText::Piece pushed = text_.Push(token, last);
+  piece->append(pushed.text);
+  return pushed.stopped;
 }
 
 void Job::Emit(arbor::v1::GenerateEvent event) {
@@ -709,7 +738,7 @@ int32_t Job::rehomed() const {
 
 std::string Job::text() const {
   absl::MutexLock lock(&mu_);
-  return text_;
+  return text_.text();
 }
 
 std::vector<int32_t> Job::token_ids() const {

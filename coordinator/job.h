@@ -5,12 +5,19 @@
 //   BACKSPACE remove the last generated token, ban it, re-draw its position from its stored
 //             top-K with the HEHV parameters, continue with truncate_to + the new token;
 //   BRANCH    draw up to branch.width candidates (LEHV parameters), fork one child per
-//             candidate and roll all of them out in ONE batched Run (ROLLOUT), score
-//             (mean logprob + mean confidence term), commit the best, release the rest.
+//             candidate and roll all of them out in ONE batched Run (ROLLOUT), or one batched
+//             single-step Run per beam step (BEAM, beam_search.h); score (mean logprob + mean
+//             confidence term), commit the best, release the rest.
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
-// A failed worker (UNAVAILABLE, KV exhausted, ...) is replaced through the re-home callback and
-// the committed path is prefilled there.
+// A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
+// path is prefilled there; a worker out of KV (RESOURCE_EXHAUSTED) is first given a few retries
+// with backoff, since KV frees up as its other sequences finish.
+//
+// Text. Token events carry the committed text incrementally (stop_strings.h): text a possible
+// stop string could still start with is held back until it cannot match, and released with the
+// token the job ends on. A backspace event retracts exactly the text streamed with the removed
+// token's event.
 //
 // Threading. Completions arrive on any thread; each job serialises itself with its own mutex
 // (no thread per job). Side effects — worker calls and events — are queued under the lock and
@@ -69,6 +76,11 @@ struct JobOptions {
   int32_t top_k = 64;          // Top-K asked of the worker (<= its max_top_k).
   absl::Duration run_timeout = absl::Minutes(2);
   int32_t max_consecutive_failures = 3;  // Worker failures in a row before the job fails.
+  // RESOURCE_EXHAUSTED from the worker is retried there this many times in a row, the first
+  // after exhausted_backoff and each next one after twice the last wait, before re-homing.
+  // Needs JobEnvironment::schedule_after.
+  int32_t exhausted_retries = 3;
+  absl::Duration exhausted_backoff = absl::Milliseconds(50);
 };
 
 // Everything the job talks to; it outlives nothing but `worker`, which it holds.
@@ -84,11 +96,14 @@ struct JobEnvironment {
   std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const std::string& failed_worker,
                                                               const absl::Status& cause)>
       rehome;
+  // Runs `callback` once, on any thread, after `delay`. Optional: unset, a worker out of KV is
+  // left at once through `rehome`.
+  std::function<void(absl::Duration delay, std::function<void()> callback)> schedule_after;
 };
 
 class Job : public std::enable_shared_from_this<Job> {
  public:
-  // INVALID_ARGUMENT for an inconsistent spec; UNIMPLEMENTED for branch.mode BEAM.
+  // INVALID_ARGUMENT for an inconsistent spec.
   static absl::StatusOr<std::shared_ptr<Job>> Create(JobSpec spec, JobOptions options,
                                                      JobEnvironment env);
 
@@ -113,18 +128,26 @@ class Job : public std::enable_shared_from_this<Job> {
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
 
  private:
-  // One branch being rolled out.
+  // One rollout of a branch (ROLLOUT: one per candidate; BEAM: one per beam).
   struct Child {
     uint64_t sequence_id = 0;
     uint32_t branch_id = 0;
     NodeId candidate = kNoNode;
     NodeId leaf = kNoNode;
-    int32_t token_id = 0;
-    RolloutScore score;
+    int32_t token_id = 0;  // The leaf's token.
+    RolloutScore score{entropix::AdaptiveOptions{}};
+    // BEAM: what the next beam step does to the sequence first (it continues, truncates or
+    // forks the sequence of the beam it came from), and the state of the beam.
+    SequenceSource source;
+    bool sent = false;  // `source` was applied on the worker.
+    bool done = false;  // Calm, stopped or at max_len.
+    int32_t calm = 0;   // Consecutive calm steps.
+    int candidate_index = 0;
   };
   struct Branch {
     NodeId point = kNoNode;
-    std::vector<Child> children;
+    std::vector<Child> children;      // BEAM: the current beams.
+    std::vector<double> beam_scores;  // BEAM: per candidate, its best beam's latest score.
   };
   // The Run in flight, so that a late completion can be recognised and cleaned up.
   struct InFlight {
@@ -138,12 +161,25 @@ class Job : public std::enable_shared_from_this<Job> {
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
   void Rehome(absl::Status cause);
+  // The backoff after RESOURCE_EXHAUSTED is over: send the same work again.
+  void Retry(uint64_t generation);
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Everything below runs under mu_; side effects go to actions_.
   void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendRollout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // BEAM (beam_search.cc): one step for every beam not done; the step's ranking; the end.
+  void SendBeamStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnBeamStepDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ResolveBeams() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Commits `branch_` with children[winner] winning: tree, releases, events, committed tokens.
+  // `main_sequence`/`source`: how the main path continues on the worker afterwards.
+  void CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
+                    SequenceSource source, arbor::v1::StopReason stop)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Prompt, committed tokens, then the rollout tokens from below the branch point to `leaf`.
+  std::vector<int32_t> PathTokens(NodeId leaf) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnMainDone(const arbor::v1::RunResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -167,9 +203,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // Emits the token event of the committed node `id` and checks the stop strings; false when
   // the job finished on a stop string.
   bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Re-decodes the committed text, cut before a stop string (`stopped` set then); returns the
-  // piece added since the last call.
-  std::string RefreshText(bool* stopped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Streams the committed node `id`'s text: appends what became streamable to `piece`; true when
+  // a stop string matched (the caller emits its event, then finishes).
+  bool PushText(NodeId id, std::string* piece) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Emit(arbor::v1::GenerateEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -187,7 +223,6 @@ class Job : public std::enable_shared_from_this<Job> {
   const JobOptions options_;
   const JobEnvironment env_;
   const RunBuilder builder_;
-  const StopStringMatcher stop_strings_;
   const absl::Time created_;
 
   mutable absl::Mutex mu_;
@@ -199,6 +234,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::shared_ptr<WorkerClient> worker_ ABSL_GUARDED_BY(mu_);
   int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t exhausted_retries_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, on this worker.
 
   // The main sequence on the worker and what its next Run must do to it first.
   uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
@@ -216,7 +252,7 @@ class Job : public std::enable_shared_from_this<Job> {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<InFlight> in_flight_ ABSL_GUARDED_BY(mu_);
 
-  std::string text_ ABSL_GUARDED_BY(mu_);  // Committed text as reported (cut at a stop string).
+  StreamedText text_ ABSL_GUARDED_BY(mu_);  // Committed text (cut at a stop string).
   arbor::v1::StrategyCounts counts_ ABSL_GUARDED_BY(mu_);
   arbor::v1::Timings timings_ ABSL_GUARDED_BY(mu_);
   int32_t cached_prompt_tokens_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,5 +1,7 @@
 #include "coordinator/stored_distribution.h"
 
+#include <algorithm>
+
 namespace arbor::coordinator {
 
 StoredDistribution::StoredDistribution(absl::Span<const TokenAlternative> top_k) {
@@ -28,6 +30,17 @@ std::vector<TokenAlternative> TopKOf(const arbor::v1::StepResult& step) {
   top.reserve(step.top_k_size());
   for (const arbor::v1::TokenLogprob& t : step.top_k()) top.push_back({t.token_id(), t.logprob()});
   return top;
+}
+
+Step TreeStep(const arbor::v1::StepResult& s, uint64_t sequence_id) {
+  Step step;
+  step.token_id = s.token_id();
+  step.logprob = std::min(s.logprob(), 0.0f);  // Float rounding may give a hair above 0.
+  step.metrics = s.metrics();
+  step.strategy = s.strategy();
+  step.sequence_id = sequence_id;
+  step.top_logprobs = TopKOf(s);
+  return step;
 }
 
 }  // namespace arbor::coordinator

@@ -41,6 +41,9 @@ entropix::SamplingParams SamplingOf(const arbor::v1::StepResult& step);
 // The step's top-K as the tree stores it.
 std::vector<TokenAlternative> TopKOf(const arbor::v1::StepResult& step);
 
+// A worker step as a tree node records it (computed on `sequence_id`).
+Step TreeStep(const arbor::v1::StepResult& step, uint64_t sequence_id);
+
 }  // namespace arbor::coordinator
 
 #endif  // ARBOR_COORDINATOR_STORED_DISTRIBUTION_H_

@@ -5,10 +5,12 @@
 #include "coordinator/job.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "coordinator/fake_clock.h"
@@ -372,11 +374,10 @@ TEST(JobTest, StopStringCutsTheText) {
   job->Start();
   EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_STOP_STRING);
   EXPECT_EQ(job->text(), ":;");
-  // Streamed pieces are not held back: the start of a stop string spanning tokens was already
-  // sent before the match completed; text() is the authoritative, cut text.
-  std::string streamed;
-  for (const auto& e : h.Of(arbor::v1::GenerateEvent::kToken)) streamed += e.token().text();
-  EXPECT_EQ(streamed, ":;<");
+  // "<" could start "<=": it is held back, so the stream never shows part of a stop string.
+  std::vector<std::string> pieces;
+  for (const auto& e : h.Of(arbor::v1::GenerateEvent::kToken)) pieces.push_back(e.token().text());
+  EXPECT_THAT(pieces, ElementsAre(":", ";", "", ""));
   ExpectCleanFinish(*job, *h.worker);
 }
 
@@ -480,19 +481,164 @@ TEST(JobTest, SameSeedGivesTheSameTree) {
   EXPECT_EQ(run(7), run(7));
 }
 
-TEST(JobTest, BeamModeIsRefused) {
+TEST(JobTest, HeldBackTextIsReleasedWhenItCannotMatch) {
+  // Tokens 10, 11, 12 decode to ":;<"; the stop string ";<x" never completes.
+  Harness h([](const ScriptInput& in) { return Lelv({{10 + (in.position - 3) % 3, 1.0}}); });
+  JobSpec spec = BaseSpec(5);
+  spec.stop_strings = {";<x"};
+  auto job = h.Make(spec);
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  std::vector<std::string> pieces;
+  for (const auto& e : h.Of(arbor::v1::GenerateEvent::kToken)) pieces.push_back(e.token().text());
+  EXPECT_THAT(pieces, ElementsAre(":", "", "", ";<:", ";")) << "the last token flushes";
+  EXPECT_EQ(job->text(), ":;<:;");
+}
+
+TEST(JobTest, KvExhaustedRetriesWithBackoffBeforeRehoming) {
+  Harness h(ByPosition({}));
+  h.worker->FailNext(absl::ResourceExhaustedError("kv full"), 2);
+  std::vector<absl::Duration> waits;
+  std::vector<std::function<void()>> timers;
   JobSpec spec = BaseSpec(4);
-  spec.policy.branch.mode = entropix::BranchMode::kBeam;
-  FakeClock clock;
+  JobOptions options;
+  options.exhausted_retries = 2;
+  options.exhausted_backoff = absl::Milliseconds(10);
+  auto job = h.Make(spec, options);
+  // Make() builds its own environment; a job with a fake timer needs one more.
   JobEnvironment env;
-  env.worker = std::make_shared<ScriptedWorker>("w0", ByPosition({}));
-  env.next_sequence_id = [] { return 1; };
+  env.worker = h.worker;
+  env.next_sequence_id = [&h] { return h.next_id++; };
   env.decode = Decode;
-  env.clock = &clock;
-  env.sink = [](const arbor::v1::GenerateEvent&) {};
-  env.rehome = [](const std::string&, const absl::Status& s)
-      -> absl::StatusOr<std::shared_ptr<WorkerClient>> { return s; };
-  EXPECT_EQ(Job::Create(spec, {}, env).status().code(), absl::StatusCode::kUnimplemented);
+  env.clock = &h.clock;
+  env.sink = [&h](const arbor::v1::GenerateEvent& e) { h.events.push_back(e); };
+  env.rehome = [&h](const std::string& failed, const absl::Status&)
+      -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+    h.rehome_calls.push_back(failed);
+    return std::shared_ptr<WorkerClient>(h.spare);
+  };
+  env.schedule_after = [&](absl::Duration d, std::function<void()> f) {
+    waits.push_back(d);
+    timers.push_back(std::move(f));
+  };
+  job = *Job::Create(spec, options, env);
+  job->Start();
+  ASSERT_EQ(timers.size(), 1u);
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_RUNNING) << "waiting, not re-homed";
+  timers[0]();
+  ASSERT_EQ(timers.size(), 2u);
+  EXPECT_THAT(waits, ElementsAre(absl::Milliseconds(10), absl::Milliseconds(20)));
+  timers[1]();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_THAT(h.rehome_calls, IsEmpty()) << "the third try on the same worker succeeded";
+  EXPECT_EQ(h.worker->requests().size(), 3u);
+  ExpectCleanFinish(*job, *h.worker);
+
+  // Retries used up: the next RESOURCE_EXHAUSTED re-homes.
+  Harness h2(ByPosition({}));
+  h2.worker->FailNext(absl::ResourceExhaustedError("kv full"), 5);
+  options.exhausted_retries = 0;
+  auto job2 = h2.Make(spec, options);
+  job2->Start();
+  EXPECT_THAT(h2.rehome_calls, ElementsAre("w0"));
+  EXPECT_EQ(job2->state(), arbor::v1::JOB_STATE_FINISHED);
+}
+
+JobSpec BeamSpec(int32_t max_tokens) {
+  JobSpec spec = BaseSpec(max_tokens);
+  spec.policy.branch.mode = entropix::BranchMode::kBeam;
+  spec.policy.branch.width = 3;
+  spec.policy.branch.max_len = 4;
+  spec.policy.branch.calm_steps = 4;  // The adaptive steps below are calm: end on max_len.
+  return spec;
+}
+
+// Beams branch at position 3, then every step is uncertain (adaptive) over three tokens whose
+// probabilities depend on the branch's RNG-free path, so beams fork and get pruned.
+Script BeamScript() {
+  return [](const ScriptInput& in) {
+    if (in.position == 3) return Lehv(Spread(30, 6));
+    if (in.position > 3 && in.position < 7) {
+      const int32_t last = in.tokens.back();
+      return Adaptive({{40 + last % 4, 0.5}, {44 + last % 3, 0.3}, {50, 0.2}});
+    }
+    return Lelv({{10, 1.0}});
+  };
+}
+
+TEST(JobTest, BeamStepsBatchSiblingsAndCommitTheBest) {
+  Harness h(BeamScript());
+  auto job = h.Make(BeamSpec(10));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 5u);
+  // Steps 1..3 of the beam: one Run each, every live beam in it, one decode step each.
+  for (size_t r = 1; r <= 3; ++r) {
+    EXPECT_EQ(requests[r].items_size(), 3) << "width beams in ONE Run, step " << r;
+    for (const auto& item : requests[r].items()) {
+      EXPECT_EQ(item.max_steps(), 1);
+      EXPECT_GE(item.top_k(), 3);
+      EXPECT_EQ(item.branch_depth(), 1);
+    }
+  }
+  bool forked_from_a_beam = false;
+  for (size_t r = 2; r <= 3; ++r) {
+    for (const auto& item : requests[r].items()) {
+      forked_from_a_beam |= item.has_fork_from();
+    }
+  }
+  EXPECT_TRUE(forked_from_a_beam) << "a beam kept with several tokens forks";
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 1u);
+  EXPECT_EQ(resolved[0].branch_resolved().committed_tokens(), 4) << "max_len";
+  EXPECT_EQ(resolved[0].branch_resolved().candidate_node_ids_size(), 3);
+  job->ReadTree([&](const SearchTree& tree) {
+    EXPECT_GT(tree.CountStatus(arbor::v1::NODE_STATUS_PRUNED), 0);
+    EXPECT_EQ(tree.node(resolved[0].branch_resolved().winner_node_id()).status,
+              arbor::v1::NODE_STATUS_COMMITTED);
+  });
+  EXPECT_EQ(job->token_ids().size(), 10u);
+  EXPECT_FALSE(h.worker->released().empty()) << "dropped beams and losers released";
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, BeamCommitsTheBestScoredBeam) {
+  // After the branch, tokens 30.. lead to a calm continuation; the first candidate (30, most
+  // likely) then has a certain token, the others an uncertain one.
+  Harness h([](const ScriptInput& in) {
+    if (in.position == 3) return Lehv(Spread(30, 6));
+    if (in.position == 4) {
+      return in.tokens.back() == 30 ? Lelv({{20, 1.0}}) : Lelv({{21, 0.4}, {22, 0.35}, {23, 0.25}});
+    }
+    return Lelv({{10, 1.0}});
+  });
+  auto job = h.Make(BeamSpec(8));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->token_ids()[0], 30);
+  EXPECT_EQ(job->token_ids()[1], 20);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, BeamSameSeedGivesTheSameTree) {
+  auto run = [](uint64_t seed) {
+    Harness h(BeamScript());
+    JobSpec spec = BeamSpec(12);
+    spec.seed = seed;
+    auto job = h.Make(spec);
+    job->Start();
+    std::vector<std::tuple<int32_t, int32_t, int, int, uint64_t>> nodes;
+    job->ReadTree([&](const SearchTree& tree) {
+      for (NodeId id = 0; id < tree.size(); ++id) {
+        const Node& n = tree.node(id);
+        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.sequence_id);
+      }
+    });
+    return nodes;
+  };
+  EXPECT_EQ(run(kSeed), run(kSeed));
+  EXPECT_EQ(run(3), run(3));
 }
 
 }  // namespace
