@@ -1,41 +1,125 @@
 // arbor-coordinator: owns jobs and their search trees, routes work to workers, serves the public
 // Generation API and the Cluster API.
+#include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "arbor/v1/cluster.grpc.pb.h"
-#include "arbor/v1/generation.grpc.pb.h"
+#include "absl/strings/str_split.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/termination.h"
+#include "coordinator/cluster_service.h"
+#include "coordinator/generation_service.h"
+#include "coordinator/job_launcher.h"
+#include "coordinator/job_registry.h"
+#include "coordinator/prompt.h"
+#include "coordinator/worker_pool.h"
 #include "rpc/serve.h"
+#include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "Address to serve the Generation and Cluster APIs on, host:port; port 0 picks one.");
-ABSL_FLAG(std::string, workers, "", "Static worker addresses, comma-separated (host:port,...).");
+ABSL_FLAG(std::string, workers, "",
+          "Static worker addresses, comma-separated (host:port,...). Workers started with "
+          "--coordinator register themselves instead; both may be used together.");
+ABSL_FLAG(std::string, model, "",
+          "Model directory whose tokenizer.json (and tokenizer_config.json chat template) the "
+          "coordinator uses to tokenize text and chat prompts and to decode generated text; the "
+          "workers hold the weights. Without it only token-id prompts are accepted and events "
+          "carry no text.");
+ABSL_FLAG(int, max_active_jobs, 64, "Jobs running at once, >= 1.");
+ABSL_FLAG(int, max_queued_jobs, 256,
+          "Jobs waiting for a running slot, >= 0; beyond that Generate and Submit answer "
+          "RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, finished_jobs, 1000,
+          "Finished jobs kept queryable (GetJob, Watch, GetTree), least recently used evicted.");
+ABSL_FLAG(int, steps_per_run, 64,
+          "Decode steps per worker Run on a job's main path (fewer = more coordinator round "
+          "trips, more = less responsive cancellation).");
+ABSL_FLAG(int, heartbeat_ms, 2000,
+          "Heartbeat interval asked of registered workers and health-poll interval of static "
+          "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
+
+namespace arbor::coordinator {
+namespace {
+
+int Main() {
+  if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
+      absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
+      absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
+    fprintf(stderr, "--max_active_jobs, --steps_per_run and --heartbeat_ms must be >= 1; "
+                    "--max_queued_jobs and --finished_jobs >= 0\n");
+    return 2;
+  }
+  std::unique_ptr<PromptCodec> prompts = std::make_unique<PromptCodec>();
+  if (const std::string model = absl::GetFlag(FLAGS_model); !model.empty()) {
+    absl::StatusOr<std::unique_ptr<PromptCodec>> loaded = PromptCodec::Load(model);
+    if (!loaded.ok()) {
+      fprintf(stderr, "--model: %s\n", loaded.status().ToString().c_str());
+      return 2;
+    }
+    prompts = *std::move(loaded);
+  } else {
+    spdlog::warn("no --model: only token-id prompts are accepted and events carry no text");
+  }
+
+  const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
+  WorkerPoolOptions pool_options;
+  pool_options.heartbeat_interval = heartbeat;
+  pool_options.heartbeat_timeout = 5 * heartbeat;
+  pool_options.poll_interval = heartbeat;
+  WorkerPool pool(pool_options, RealClock::Get());
+  for (absl::string_view address :
+       absl::StrSplit(absl::GetFlag(FLAGS_workers), ',', absl::SkipWhitespace())) {
+    if (absl::Status added = pool.AddStatic(std::string(address)); !added.ok()) {
+      fprintf(stderr, "--workers: %s\n", added.ToString().c_str());
+      return 2;
+    }
+  }
+  pool.StartMonitor();
+
+  JobRegistryOptions registry_options;
+  registry_options.admission.max_active = absl::GetFlag(FLAGS_max_active_jobs);
+  registry_options.admission.max_queued = absl::GetFlag(FLAGS_max_queued_jobs);
+  registry_options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
+  JobRegistry registry(registry_options);
+  LauncherOptions launcher_options;
+  launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
+  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get());
+
+  GenerationService generation(&launcher, &registry, prompts.get());
+  ClusterService cluster(&pool, heartbeat);
+  rpc::ServeOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  const int code = rpc::ServeUntilTerminated(options, {&generation, &cluster});
+  // Detached jobs would hold KV on the workers after we are gone.
+  registry.CancelAll();
+  return code;
+}
+
+}  // namespace
+}  // namespace arbor::coordinator
 
 int main(int argc, char** argv) {
   arbor::base::BlockTerminationSignals();
   arbor::base::ParseFlags(
       argc, argv,
-      "Arbor coordinator: serves the public Generation API and the Cluster API plus\n"
-      "grpc.health.v1 and server reflection.\n\n"
-      "NOTE: jobs and trees have not landed yet; Generation and Cluster methods answer\n"
-      "UNIMPLEMENTED.\n\n"
-      "Usage: arbor-coordinator --listen HOST:PORT [--workers A,B,...]");
+      "Arbor coordinator: serves the public Generation API (Generate, Submit, Watch, Cancel,\n"
+      "GetJob, ListJobs, GetTree) and the Cluster API (RegisterWorker, Heartbeat, ListWorkers,\n"
+      "DrainWorker), plus grpc.health.v1 and server reflection. Jobs run on workers given by\n"
+      "--workers or registering themselves (arbor-worker --coordinator ADDR).\n\n"
+      "Usage: arbor-coordinator --listen HOST:PORT --model DIR [--workers A,B,...]");
   if (absl::Status s = arbor::base::InitLogging("coordinator", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }
-  arbor::v1::Generation::Service generation_service;  // UNIMPLEMENTED, for now.
-  arbor::v1::Cluster::Service cluster_service;        // UNIMPLEMENTED, for now.
-  arbor::rpc::ServeOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
-  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
-  return arbor::rpc::ServeUntilTerminated(options, {&generation_service, &cluster_service});
+  return arbor::coordinator::Main();
 }

@@ -1,0 +1,53 @@
+// The public Generation gRPC service (proto/arbor/v1/generation.proto, docs/API.md) with the
+// callback API: Generate and Watch stream through EventStream reactors, the unary methods
+// answer inline. Jobs are made by the JobLauncher and kept by the JobRegistry; errors cross
+// into gRPC through rpc/grpc_status.h only.
+#ifndef ARBOR_COORDINATOR_GENERATION_SERVICE_H_
+#define ARBOR_COORDINATOR_GENERATION_SERVICE_H_
+
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/job_launcher.h"
+#include "coordinator/job_registry.h"
+#include "coordinator/prompt.h"
+
+namespace arbor::coordinator {
+
+class GenerationService final : public arbor::v1::Generation::CallbackService {
+ public:
+  // Every pointer must outlive the service.
+  GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts)
+      : launcher_(launcher), registry_(registry), prompts_(prompts) {}
+
+  grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
+      grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) override;
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const arbor::v1::GenerateRequest* request,
+                                   arbor::v1::JobRef* response) override;
+  grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Watch(
+      grpc::CallbackServerContext* context, const arbor::v1::JobRef* request) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* context,
+                                   const arbor::v1::JobRef* request,
+                                   arbor::v1::Job* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
+                                   const arbor::v1::JobRef* request,
+                                   arbor::v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const arbor::v1::ListJobsRequest* request,
+                                     arbor::v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* GetTree(grpc::CallbackServerContext* context,
+                                    const arbor::v1::GetTreeRequest* request,
+                                    arbor::v1::Tree* response) override;
+
+ private:
+  // The job named by `job_id` (field path `field` in errors).
+  absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const std::string& job_id,
+                                                     const std::string& field);
+
+  JobLauncher* const launcher_;
+  JobRegistry* const registry_;
+  const PromptCodec* const prompts_;
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_GENERATION_SERVICE_H_

@@ -1,0 +1,197 @@
+#include "coordinator/job_launcher.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "coordinator/grpc_worker_client.h"
+#include "rpc/policy_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace arbor::coordinator {
+namespace {
+
+constexpr char kHowToAddWorker[] =
+    "; start one with `arbor-worker --model DIR --coordinator ADDR` (it registers itself) or list "
+    "its address in `arbor-coordinator --workers`";
+
+absl::Status NoWorker(const absl::Status& cause) {
+  return absl::UnavailableError(absl::StrCat(cause.message(), kHowToAddWorker));
+}
+
+}  // namespace
+
+WorkerClientFactory GrpcWorkerClients() {
+  return [](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
+    return std::make_shared<GrpcWorkerClient>(handle.worker_id, handle.stub);
+  };
+}
+
+JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
+                         const PromptCodec* prompts, Clock* clock, WorkerClientFactory clients)
+    : options_(std::move(options)), pool_(pool), registry_(registry), prompts_(prompts),
+      clock_(clock), clients_(std::move(clients)), defaults_(options_.policy) {
+  // Sequence ids must not collide with those a previous coordinator left on a worker.
+  next_sequence_id_ = RandomNonZero() >> 1;
+  if (defaults_.insert.tokens.empty()) {
+    if (std::optional<std::vector<int32_t>> thinking = prompts_->ThinkingTokens()) {
+      defaults_.insert.tokens = *thinking;
+      spdlog::info("INSERT thinking tokens: \" ...\" = [{}]", absl::StrJoin(*thinking, ", "));
+    } else {
+      insert_available_ = false;
+      defaults_.insert.max_per_job = 0;
+      spdlog::warn("INSERT is off by default: without a tokenizer (--model) the thinking text "
+                   "\" ...\" cannot be tokenized; requests may still give policy.insert.tokens");
+    }
+  }
+}
+
+uint64_t JobLauncher::RandomNonZero() {
+  absl::MutexLock lock(&random_mu_);
+  return absl::Uniform<uint64_t>(random_, 1, std::numeric_limits<uint64_t>::max());
+}
+
+absl::StatusOr<entropix::PolicyConfig> JobLauncher::ResolvePolicy(
+    const arbor::v1::PolicyConfig& proto) const {
+  absl::StatusOr<entropix::PolicyConfig> policy = rpc::PolicyFromProto(proto, defaults_);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("policy.", policy.status().message()));
+  }
+  if (policy->insert.tokens.empty()) {
+    if (policy->insert.max_per_job > 0) {
+      return absl::InvalidArgumentError(
+          "policy.insert.tokens: required when insert.max_per_job > 0 on a coordinator without "
+          "a tokenizer (start it with --model DIR to default to \" ...\")");
+    }
+    // INSERT is off (max_per_job = 0), so this token is never appended; the job only needs
+    // its thinking tokens to be resolved.
+    policy->insert.tokens = {0};
+  }
+  return policy;
+}
+
+absl::StatusOr<std::shared_ptr<WorkerClient>> JobLauncher::Route(
+    absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
+    WorkerHandle* handle) {
+  absl::StatusOr<RoutingDecision> decision = pool_->RouteJob(prompt, exclude);
+  if (!decision.ok()) return NoWorker(decision.status());
+  absl::StatusOr<WorkerHandle> found = pool_->Get(decision->worker_id);
+  if (!found.ok()) {  // Left between routing and now.
+    pool_->JobLeft(decision->worker_id);
+    return NoWorker(found.status());
+  }
+  *handle = std::move(*found);
+  return clients_(*handle);
+}
+
+JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record,
+                                        std::shared_ptr<WorkerClient> worker,
+                                        std::vector<int32_t> prompt) {
+  JobEnvironment env;
+  env.worker = std::move(worker);
+  env.next_sequence_id = [this] { return next_sequence_id_.fetch_add(1); };
+  env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) {
+    return prompts->Decode(ids);
+  };
+  env.clock = clock_;
+  // The record owns the job, which owns these callbacks: hold the record weakly.
+  env.sink = [this, weak = std::weak_ptr<JobRecord>(record)](const arbor::v1::GenerateEvent& e) {
+    std::shared_ptr<JobRecord> record = weak.lock();
+    if (record == nullptr) return;
+    record->events.Append(e);
+    if (e.has_finished()) {
+      pool_->JobLeft(record->job->worker_id());
+      registry_->Finished(record->job_id);
+    }
+  };
+  env.rehome = [this, prompt = std::move(prompt)](const std::string& failed,
+                                                  const absl::Status& cause)
+      -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+    if (cause.code() == absl::StatusCode::kUnavailable) {
+      pool_->MarkDead(failed, std::string(cause.message()));
+    }
+    WorkerHandle handle;
+    absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, {failed}, &handle);
+    if (!next.ok() && cause.code() != absl::StatusCode::kUnavailable) {
+      // The worker lives but refused (e.g. KV full) and no other can take the job: try it
+      // again; the job gives up after JobOptions::max_consecutive_failures.
+      next = Route(prompt, {}, &handle);
+    }
+    if (next.ok()) pool_->JobLeft(failed);  // On failure the job stays homed there until done.
+    return next;
+  };
+  return env;
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline) {
+  absl::StatusOr<arbor::v1::ModelInfo> model = pool_->Model();
+  if (!model.ok()) return NoWorker(model.status());
+  ASSIGN_OR_RETURN(CheckedRequest checked,
+                   ValidateGenerateRequest(request, *model, options_.limits));
+  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, prompts_->Encode(checked));
+  if (prompt.empty()) return absl::InvalidArgumentError("prompt: encodes to no tokens");
+  for (int32_t id : prompt) {
+    if (id < 0 || id >= model->vocab_size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "prompt: the tokenizer produced token ", id, ", outside the workers' vocabulary [0, ",
+          model->vocab_size(), "); does --model name the workers' model?"));
+    }
+  }
+  ASSIGN_OR_RETURN(const int32_t max_tokens,
+                   ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model,
+                                    options_.limits));
+  ASSIGN_OR_RETURN(entropix::PolicyConfig policy, ResolvePolicy(checked.policy));
+
+  const absl::Time now = clock_->Now();
+  JobSpec spec;
+  spec.job_id = absl::StrFormat("j%d-%08x", next_job_number_.fetch_add(1),
+                                static_cast<uint32_t>(RandomNonZero()));
+  spec.prompt_token_ids = prompt;
+  spec.vocab_size = model->vocab_size();
+  spec.max_context = model->max_context();
+  spec.max_tokens = max_tokens;
+  spec.seed = checked.seed != 0 ? checked.seed : RandomNonZero();
+  spec.policy = std::move(policy);
+  spec.eos_token_ids.assign(model->eos_token_ids().begin(), model->eos_token_ids().end());
+  spec.ignore_eos = checked.ignore_eos;
+  spec.stop_token_ids = checked.stop_token_ids;
+  spec.stop_strings = checked.stop_strings;
+  spec.top_logprobs = checked.top_logprobs;
+  spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()
+                                              ? absl::InfiniteFuture()
+                                              : now + checked.deadline);
+
+  WorkerHandle handle;
+  ASSIGN_OR_RETURN(std::shared_ptr<WorkerClient> worker, Route(prompt, {}, &handle));
+  JobOptions job_options = options_.job;
+  if (handle.info.max_top_k() > 0) {
+    job_options.top_k = std::min(job_options.top_k, handle.info.max_top_k());
+  }
+  if (job_options.top_k < spec.top_logprobs || job_options.top_k < spec.policy.branch.width) {
+    pool_->JobLeft(handle.worker_id);
+    return absl::InvalidArgumentError(absl::StrCat(
+        job_options.top_k < spec.top_logprobs ? "top_logprobs" : "policy.branch.width",
+        ": more than the ", job_options.top_k, " alternatives worker ", handle.worker_id,
+        " returns per step"));
+  }
+  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now);
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));
+  if (!job.ok()) {
+    pool_->JobLeft(handle.worker_id);
+    return job.status();
+  }
+  record->job = std::move(*job);
+  if (absl::Status admitted = registry_->Admit(record); !admitted.ok()) {
+    pool_->JobLeft(handle.worker_id);
+    return admitted;
+  }
+  return record;
+}
+
+}  // namespace arbor::coordinator

@@ -1,0 +1,86 @@
+// From a GenerateRequest to a running (or queued) job: validation into checked values
+// (request_validation.h), the prompt tokenized (prompt.h), max_tokens resolved against the
+// context, the policy resolved over the server defaults, a worker chosen (WorkerPool routing),
+// the Job created with its environment (events into the job's log, re-homing through the pool)
+// and admitted into the registry. Shared by Generate and Submit.
+#ifndef ARBOR_COORDINATOR_JOB_LAUNCHER_H_
+#define ARBOR_COORDINATOR_JOB_LAUNCHER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/random/random.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "arbor/v1/generation.pb.h"
+#include "coordinator/clock.h"
+#include "coordinator/job.h"
+#include "coordinator/job_registry.h"
+#include "coordinator/prompt.h"
+#include "coordinator/request_validation.h"
+#include "coordinator/worker_client.h"
+#include "coordinator/worker_pool.h"
+#include "entropix/policy_config.h"
+
+namespace arbor::coordinator {
+
+struct LauncherOptions {
+  ServerLimits limits;
+  JobOptions job;  // job.top_k is capped by each worker's max_top_k.
+  // Server default policy; an empty insert.tokens means the tokenizer's " ...".
+  entropix::PolicyConfig policy;
+};
+
+// How a job talks to the worker it was routed to. The default speaks gRPC over the pool's stub;
+// tests substitute a scripted worker.
+using WorkerClientFactory = std::function<std::shared_ptr<WorkerClient>(const WorkerHandle&)>;
+WorkerClientFactory GrpcWorkerClients();
+
+class JobLauncher {
+ public:
+  // Every pointer must outlive the launcher.
+  JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
+              const PromptCodec* prompts, Clock* clock,
+              WorkerClientFactory clients = GrpcWorkerClients());
+
+  // Checks, creates and admits a job. The job's deadline is the earlier of the request's
+  // deadline_ms and `call_deadline` (the gRPC deadline of the call; InfiniteFuture for none).
+  // INVALID_ARGUMENT naming the field, FAILED_PRECONDITION for a text prompt without a
+  // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses.
+  absl::StatusOr<std::shared_ptr<JobRecord>> Launch(const arbor::v1::GenerateRequest& request,
+                                                    absl::Time call_deadline);
+
+ private:
+  // The request's policy over the server defaults, insert.tokens resolved.
+  absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(const arbor::v1::PolicyConfig& proto) const;
+  // The worker a job goes to (or moves to), as a client; UNAVAILABLE says how to add one.
+  absl::StatusOr<std::shared_ptr<WorkerClient>> Route(
+      absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
+      WorkerHandle* handle);
+  JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
+                             std::shared_ptr<WorkerClient> worker,
+                             std::vector<int32_t> prompt);
+  uint64_t RandomNonZero();
+
+  const LauncherOptions options_;
+  WorkerPool* const pool_;
+  JobRegistry* const registry_;
+  const PromptCodec* const prompts_;
+  Clock* const clock_;
+  const WorkerClientFactory clients_;
+  entropix::PolicyConfig defaults_;  // options_.policy with insert.tokens resolved.
+  bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
+
+  std::atomic<uint64_t> next_sequence_id_;
+  std::atomic<uint64_t> next_job_number_{1};
+  absl::Mutex random_mu_;
+  absl::BitGen random_ ABSL_GUARDED_BY(random_mu_);
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_JOB_LAUNCHER_H_
