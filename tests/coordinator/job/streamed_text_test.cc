@@ -1,0 +1,79 @@
+// StreamedText: incremental decoding (short windows, split UTF-8 characters held back until
+// complete) and stop strings (a possible match is never streamed; backspace retracts a piece).
+#include "coordinator/stop_strings.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace arbor::coordinator {
+namespace {
+
+// Token i is kBytes[i]; "é" is 0xC3 0xA9, split over tokens 3 and 4.
+const std::vector<std::string> kBytes = {"a", "b", "<", "\xC3", "\xA9", "x"};
+
+struct Decoder {
+  // Concatenates the bytes and holds back an unfinished trailing character, as the contract
+  // asks; records how many tokens each call decoded.
+  std::string operator()(absl::Span<const int32_t> ids) {
+    windows->push_back(ids.size());
+    std::string text;
+    for (int32_t id : ids) text += kBytes[id];
+    size_t cut = text.size();
+    for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+      const unsigned char c = text[text.size() - back];
+      if ((c & 0xC0) == 0x80) continue;                     // Continuation byte.
+      const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (need > back) cut = text.size() - back;
+      break;
+    }
+    return text.substr(0, cut);
+  }
+  std::vector<size_t>* windows;
+};
+
+TEST(StreamedTextTest, DecodesShortWindowsAndHoldsSplitCharacters) {
+  std::vector<size_t> windows;
+  StreamedText text(Decoder{&windows}, {});
+  std::string streamed;
+  std::vector<std::string> pieces;
+  const std::vector<int32_t> ids = {0, 1, 0, 1, 3, 4, 5, 0, 1, 0, 1, 0};
+  for (int32_t id : ids) pieces.push_back(text.Push(id, false).text);
+  EXPECT_EQ(pieces[4], "") << "half of é is held back";
+  EXPECT_EQ(pieces[5], "\xC3\xA9");
+  for (const std::string& p : pieces) streamed += p;
+  EXPECT_EQ(streamed, "abab\xC3\xA9xababa");
+  EXPECT_EQ(text.text(), streamed);
+  for (size_t w : windows) EXPECT_LE(w, 3u) << "never the whole text again";
+}
+
+TEST(StreamedTextTest, HoldsBackPossibleStopStringsAndStops) {
+  std::vector<size_t> windows;
+  StreamedText text(Decoder{&windows}, {"<x", "ba<"});
+  EXPECT_EQ(text.Push(0, false).text, "a");
+  EXPECT_EQ(text.Push(1, false).text, "") << "'b' may start \"ba<\"";
+  EXPECT_EQ(text.Push(0, false).text, "") << "'ba' too";
+  EXPECT_EQ(text.Push(1, false).text, "ba") << "'bab' cannot match; 'b' still may";
+  EXPECT_EQ(text.Push(0, false).text, "") << "'ba' again";
+  const StreamedText::Piece stop = text.Push(2, false);  // "ababa<": "ba<" completes.
+  EXPECT_TRUE(stop.stopped);
+  EXPECT_EQ(stop.text, "");
+  EXPECT_EQ(text.text(), "aba") << "cut before the match; nothing of it was streamed";
+}
+
+TEST(StreamedTextTest, LastTokenFlushesAndPopRetracts) {
+  std::vector<size_t> windows;
+  StreamedText text(Decoder{&windows}, {"<x"});
+  EXPECT_EQ(text.Push(0, false).text, "a");
+  EXPECT_EQ(text.Push(2, false).text, "") << "'<' may start \"<x\"";
+  text.Pop();  // BACKSPACE of '<': its (empty) piece is retracted.
+  EXPECT_EQ(text.text(), "a");
+  EXPECT_EQ(text.Push(1, false).text, "b");
+  EXPECT_EQ(text.Push(2, /*last=*/true).text, "<") << "the job ends: nothing is held";
+  EXPECT_EQ(text.text(), "ab<");
+}
+
+}  // namespace
+}  // namespace arbor::coordinator
