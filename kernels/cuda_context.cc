@@ -54,6 +54,8 @@ struct CudaContext::Plan {
   }
 };
 
+CudaContext::CudaContext(int device) : device_(device) {}
+
 absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device) {
   std::unique_ptr<CudaContext> ctx(new CudaContext(device));
   ARBOR_RETURN_IF_CUDA(cudaSetDevice(device), absl::StrCat("cudaSetDevice(", device, ")"));

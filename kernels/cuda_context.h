@@ -52,7 +52,7 @@ class CudaContext {
   struct Plan;
   using PlanKey = std::array<int64_t, 8>;
 
-  explicit CudaContext(int device) : device_(device) {}
+  explicit CudaContext(int device);
   // out[m, n] = x[m, k] · w[n, k]ᵀ with x of element type `type` (bf16 or fp32, as w).
   absl::Status Gemm(const void* x, int64_t x_stride, const void* w, WeightType type, float* out,
                     int64_t out_stride, int64_t m, int64_t n, int64_t k);

@@ -1,0 +1,460 @@
+// Every CUDA kernel against its CPU twin (the _ref.cc op, or entropix's metrics) on fresh random
+// inputs over awkward sizes, outputs poisoned (NaN / −1) before each run so an unwritten element
+// fails. Skips without a device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "base/bf16.h"
+#include "entropix/attention_metrics.h"
+#include "entropix/logit_metrics.h"
+#include "kernels/attention_stats_cuda.h"
+#include "kernels/cuda_context.h"
+#include "kernels/cuda_status.h"
+#include "kernels/embedding_cuda.h"
+#include "kernels/logit_stats_cuda.h"
+#include "kernels/paged_attention_cuda.h"
+#include "kernels/paged_kv_append_cuda.h"
+#include "kernels/rms_norm_cuda.h"
+#include "kernels/rope_cuda.h"
+
+namespace arbor::kernels {
+namespace {
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine"
+
+static_assert(sizeof(AttentionHeadPartial) == sizeof(entropix::AttentionHeadState));
+static_assert(offsetof(AttentionHeadPartial, abs_sum) ==
+              offsetof(entropix::AttentionHeadState, abs_sum));
+static_assert(offsetof(AttentionHeadPartial, count) ==
+              offsetof(entropix::AttentionHeadState, count));
+
+std::mt19937 Rng() {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  return std::mt19937(seed);
+}
+
+std::vector<float> Normal(std::mt19937& rng, size_t n, float scale = 1.0f) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// A device copy of a host vector; Poison fills every byte with 0xff (NaN for floats, −1 ints).
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t n) : n_(n) {
+    EXPECT_TRUE(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(1, n) * sizeof(T)), "malloc").ok());
+  }
+  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
+    cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  ~DeviceArray() { cudaFree(ptr_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return ptr_; }
+  void Poison() { cudaMemset(ptr_, 0xff, n_ * sizeof(T)); }
+  std::vector<T> Download() const {
+    std::vector<T> host(n_);
+    EXPECT_TRUE(CudaStatus(cudaDeviceSynchronize(), "sync").ok());
+    cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
+    return host;
+  }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t n_;
+};
+
+void ExpectOk(cudaError_t e) { ASSERT_TRUE(CudaStatus(e, "launch").ok()) << cudaGetErrorString(e); }
+
+// ‖got − want‖ / ‖want‖ ≤ tol, and no NaN anywhere (a poisoned element left unwritten).
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_FALSE(std::isnan(got[i])) << "element " << i << " unwritten or NaN";
+    err += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
+    norm += double{want[i]} * want[i];
+  }
+  EXPECT_LE(std::sqrt(err), tol * std::sqrt(norm) + 1e-30) << "relative error too large";
+}
+
+TEST(OpsGpu, EmbeddingBf16AndF32) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (int64_t tokens : {1, 7, 64}) {
+    const int64_t vocab = 1000, dim = 130;
+    std::vector<float> table = Normal(rng, vocab * dim);
+    std::vector<uint16_t> table_bf16(table.size());
+    for (size_t i = 0; i < table.size(); ++i) table_bf16[i] = base::FloatToBf16(table[i]);
+    std::vector<int32_t> ids(tokens);
+    for (int32_t& t : ids) t = std::uniform_int_distribution<int32_t>(0, vocab - 1)(rng);
+    DeviceArray<int32_t> d_ids(ids);
+    DeviceArray<float> d_table(table);
+    DeviceArray<uint16_t> d_table_bf16(table_bf16);
+    for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+      const void* host_table = type == WeightType::kF32 ? static_cast<const void*>(table.data())
+                                                        : table_bf16.data();
+      const void* dev_table = type == WeightType::kF32 ? static_cast<const void*>(d_table.get())
+                                                       : d_table_bf16.get();
+      std::vector<float> want(tokens * dim);
+      EmbeddingRef({ids.data(), host_table, type, want.data(), tokens, vocab, dim, dim});
+      DeviceArray<float> out(tokens * dim);
+      out.Poison();
+      ExpectOk(LaunchEmbedding({d_ids.get(), dev_table, type, out.get(), tokens, vocab, dim, dim},
+                               nullptr));
+      EXPECT_EQ(out.Download(), want);  // A copy (and exact widening): bit-identical.
+    }
+  }
+}
+
+TEST(OpsGpu, RmsNormWithAndWithoutResidual) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (const auto& [rows, dim] : {std::pair<int64_t, int64_t>{1, 1}, {7, 33}, {64, 2048}}) {
+    for (bool fused : {false, true}) {
+      std::vector<float> x = Normal(rng, rows * dim, 3.0f), weight = Normal(rng, dim);
+      std::vector<float> residual = Normal(rng, rows * dim), want(rows * dim);
+      std::vector<float> want_residual = residual;
+      RmsNormRef({x.data(), fused ? want_residual.data() : nullptr, weight.data(), want.data(),
+                  rows, dim, dim, dim, dim, 1e-5f});
+      DeviceArray<float> d_x(x), d_w(weight), d_res(residual), out(rows * dim);
+      out.Poison();
+      ExpectOk(LaunchRmsNorm({d_x.get(), fused ? d_res.get() : nullptr, d_w.get(), out.get(),
+                              rows, dim, dim, dim, dim, 1e-5f},
+                             nullptr));
+      ExpectClose(out.Download(), want, 1e-6);
+      if (fused) EXPECT_EQ(d_res.Download(), want_residual);  // Same fp32 adds: exact.
+    }
+  }
+}
+
+TEST(OpsGpu, RopeLlama3Scaling) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  const RopeScalingParams scaling{RopeScalingParams::Type::kLlama3, 32.0, 1.0, 4.0, 8192.0};
+  for (int64_t head_dim : {16, 64, 128}) {
+    const std::vector<float> inv_freq = RopeInvFreq(500000.0, static_cast<int>(head_dim), scaling);
+    for (int64_t tokens : {1, 17, 1000}) {
+      const int64_t heads = 3, stride = heads * head_dim + 5, half = head_dim / 2;
+      std::vector<int32_t> positions(tokens);
+      for (int32_t& p : positions) p = std::uniform_int_distribution<int32_t>(0, 131071)(rng);
+      std::vector<float> cos(tokens * half), sin(tokens * half);
+      RopeCosSinRef({positions.data(), inv_freq.data(), cos.data(), sin.data(), tokens, head_dim});
+      std::vector<float> x = Normal(rng, tokens * stride), want = x;
+      RopeRef({want.data(), cos.data(), sin.data(), tokens, heads, head_dim, stride});
+
+      DeviceArray<int32_t> d_pos(positions);
+      DeviceArray<float> d_freq(inv_freq), d_cos(tokens * half), d_sin(tokens * half), d_x(x);
+      d_cos.Poison();
+      d_sin.Poison();
+      ExpectOk(LaunchRopeCosSin(
+          {d_pos.get(), d_freq.get(), d_cos.get(), d_sin.get(), tokens, head_dim}, nullptr));
+      // cos/sin of a double angle rounded to float: at most one ulp apart from the host's libm.
+      ExpectClose(d_cos.Download(), cos, 1e-7);
+      ExpectClose(d_sin.Download(), sin, 1e-7);
+      ExpectOk(LaunchRope({d_x.get(), d_cos.get(), d_sin.get(), tokens, heads, head_dim, stride},
+                          nullptr));
+      ExpectClose(d_x.Download(), want, 1e-6);
+    }
+  }
+}
+
+TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  auto ctx = CudaContext::Create(0);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 8}, {7, 33, 64},
+                                {64, 2048, 512}, {3, 512, 2048}}) {
+    std::vector<float> x = Normal(rng, m * k), w = Normal(rng, n * k);
+    std::vector<uint16_t> w_bf16(w.size());
+    for (size_t i = 0; i < w.size(); ++i) w_bf16[i] = base::FloatToBf16(w[i]);
+    // The GEMM reads bf16 activations: the reference gets the same rounded x, so the only
+    // difference left is the order of fp32 accumulation.
+    std::vector<float> x_rounded(x.size());
+    for (size_t i = 0; i < x.size(); ++i) x_rounded[i] = base::Bf16ToFloat(base::FloatToBf16(x[i]));
+    std::vector<float> want(m * n);
+    MatmulRef({x_rounded.data(), w_bf16.data(), WeightType::kBF16, want.data(), m, n, k, k, n},
+              nullptr);
+    DeviceArray<float> d_x(x), out(m * n);
+    DeviceArray<uint16_t> d_w(w_bf16);
+    out.Poison();
+    ASSERT_TRUE((*ctx)->Matmul({d_x.get(), d_w.get(), WeightType::kBF16, out.get(), m, n, k, k,
+                                n}).ok());
+    ExpectClose(out.Download(), want, 1e-5);
+
+    // Logits: every other row, in reverse order.
+    std::vector<int32_t> rows;
+    for (int64_t r = m - 1; r >= 0; r -= 2) rows.push_back(static_cast<int32_t>(r));
+    const int64_t nr = static_cast<int64_t>(rows.size());
+    std::vector<float> want_logits(nr * n);
+    LogitsRef({x_rounded.data(), rows.data(), w_bf16.data(), WeightType::kBF16, want_logits.data(),
+               nr, k, n, k, n},
+              nullptr);
+    DeviceArray<int32_t> d_rows(rows);
+    DeviceArray<float> logits(nr * n);
+    logits.Poison();
+    ASSERT_TRUE((*ctx)->Logits({d_x.get(), d_rows.get(), d_w.get(), WeightType::kBF16,
+                                logits.get(), nr, k, n, k, n}).ok());
+    ExpectClose(logits.Download(), want_logits, 1e-5);
+  }
+}
+
+// A random paged batch: sequence s has kv_len[s] keys, the last n[s] of them new this step;
+// block tables are a random permutation of the pool so neighbouring positions sit apart.
+struct PagedCase {
+  int64_t block_size, num_kv_heads, group, head_dim;
+  std::vector<int32_t> kv_len, n_new;
+};
+
+struct HostBatch {
+  std::vector<int32_t> q_start{0}, block_start{0}, block_ids;
+  int64_t num_blocks = 0;
+};
+
+HostBatch MakeBatch(const PagedCase& c, std::mt19937& rng) {
+  HostBatch b;
+  for (size_t s = 0; s < c.kv_len.size(); ++s) {
+    b.q_start.push_back(b.q_start.back() + c.n_new[s]);
+    b.num_blocks += (c.kv_len[s] + c.block_size - 1) / c.block_size;
+    b.block_start.push_back(static_cast<int32_t>(b.num_blocks));
+  }
+  b.block_ids.resize(b.num_blocks);
+  std::iota(b.block_ids.begin(), b.block_ids.end(), 0);
+  std::shuffle(b.block_ids.begin(), b.block_ids.end(), rng);
+  return b;
+}
+
+void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocessors) {
+  SCOPED_TRACE(testing::Message() << "block " << c.block_size << " kv_heads " << c.num_kv_heads
+                                  << " group " << c.group << " head_dim " << c.head_dim
+                                  << " seqs " << c.kv_len.size() << " first kv_len "
+                                  << c.kv_len[0] << " first n " << c.n_new[0]);
+  const HostBatch b = MakeBatch(c, rng);
+  const int64_t seqs = static_cast<int64_t>(c.kv_len.size());
+  const int64_t tokens = b.q_start.back();
+  const int64_t heads = c.num_kv_heads * c.group, width = c.num_kv_heads * c.head_dim;
+  const int64_t pool = b.num_blocks * c.block_size * width;
+  std::vector<float> k_cache = Normal(rng, pool), v_cache = Normal(rng, pool);
+  std::vector<float> q = Normal(rng, tokens * heads * c.head_dim, 2.0f);
+  std::vector<float> new_k = Normal(rng, tokens * width), new_v = Normal(rng, tokens * width);
+  std::vector<std::vector<float>> scores(seqs);
+  std::vector<float*> score_ptrs(seqs);
+  for (int64_t s = 0; s < seqs; ++s) {
+    scores[s].resize(heads * c.kv_len[s]);
+    score_ptrs[s] = scores[s].data();
+  }
+  const PagedBatch host_batch{seqs, b.q_start.data(), c.kv_len.data(), b.block_start.data(),
+                              b.block_ids.data()};
+  std::vector<float> want(tokens * heads * c.head_dim);
+  PagedKvLayer host_cache{k_cache.data(), v_cache.data(), b.num_blocks, c.block_size,
+                          c.num_kv_heads, c.head_dim};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+  DeviceArray<float> d_k(k_cache), d_v(v_cache), d_q(q), d_new_k(new_k), d_new_v(new_v);
+  DeviceArray<int32_t> d_q_start(b.q_start), d_kv_len(c.kv_len), d_block_start(b.block_start),
+      d_block_ids(b.block_ids);
+  const PagedBatch dev_batch{seqs, d_q_start.get(), d_kv_len.get(), d_block_start.get(),
+                             d_block_ids.get()};
+  const PagedKvLayer dev_cache{d_k.get(), d_v.get(), b.num_blocks, c.block_size, c.num_kv_heads,
+                               c.head_dim};
+  PagedKvAppendRef({host_batch, host_cache, new_k.data(), new_v.data(), width, width});
+  PagedAttentionRef({host_batch, host_cache, q.data(), want.data(), heads * c.head_dim,
+                     heads * c.head_dim, heads, scale, score_ptrs.data()},
+                    nullptr);
+  ExpectOk(LaunchPagedKvAppend({dev_batch, dev_cache, d_new_k.get(), d_new_v.get(), width, width},
+                               tokens, nullptr));
+  ExpectClose(d_k.Download(), k_cache, 0.0);
+  ExpectClose(d_v.Download(), v_cache, 0.0);
+
+  std::vector<std::unique_ptr<DeviceArray<float>>> d_scores;
+  std::vector<float*> d_score_ptrs;
+  for (int64_t s = 0; s < seqs; ++s) {
+    d_scores.push_back(std::make_unique<DeviceArray<float>>(scores[s].size()));
+    d_score_ptrs.push_back(d_scores.back()->get());
+  }
+  DeviceArray<float*> d_score_table(d_score_ptrs);
+  const int64_t max_len = *std::max_element(c.kv_len.begin(), c.kv_len.end());
+  for (int64_t splits : {int64_t{1}, PagedAttentionSplits(tokens, c.num_kv_heads, max_len,
+                                                           multiprocessors), int64_t{7}}) {
+    SCOPED_TRACE(testing::Message() << "splits " << splits);
+    DeviceArray<float> out(want.size());
+    DeviceArray<float> workspace(std::max<int64_t>(
+        1, PagedAttentionWorkspaceFloats(tokens, heads, c.head_dim, splits)));
+    out.Poison();
+    for (auto& d : d_scores) d->Poison();
+    ExpectOk(LaunchPagedAttention({dev_batch, dev_cache, d_q.get(), out.get(), heads * c.head_dim,
+                                   heads * c.head_dim, heads, scale, d_score_table.get()},
+                                  {tokens, splits, workspace.get()}, nullptr));
+    ExpectClose(out.Download(), want, 1e-5);
+    for (int64_t s = 0; s < seqs; ++s) ExpectClose(d_scores[s]->Download(), scores[s], 1e-6);
+  }
+}
+
+TEST(OpsGpu, PagedKvAppendAndAttention) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  int multiprocessors = 0;
+  cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  const std::vector<int32_t> lengths = {1, 17, 1000, 4096};
+  auto pick = [&] { return lengths[std::uniform_int_distribution<size_t>(0, 3)(rng)]; };
+  for (int64_t block_size : {1, 3, 16}) {
+    for (int64_t group : {1, 4}) {
+      for (int64_t head_dim : {16, 64}) {
+        // Decode rows at batch 1, 7 and 64 over mixed context lengths.
+        for (int batch : {1, 7, 64}) {
+          PagedCase c{block_size, 2, group, head_dim, {}, {}};
+          for (int s = 0; s < batch; ++s) {
+            c.kv_len.push_back(batch == 1 ? 4096 : pick());
+            c.n_new.push_back(1);
+          }
+          CheckPagedAttention(c, rng, multiprocessors);
+        }
+        // Prefill (whole sequence new) and extend chunks beside a decode row.
+        CheckPagedAttention({block_size, 2, group, head_dim, {17, 1000, 1000}, {17, 1000, 17}},
+                            rng, multiprocessors);
+        CheckPagedAttention({block_size, 2, group, head_dim, {1, 4096}, {1, 1}}, rng,
+                            multiprocessors);
+      }
+    }
+  }
+}
+
+TEST(OpsGpu, LogitStatsMatchEntropix) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (const auto& [rows, vocab, top_k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                                           {7, 4097, 0}, {7, 1000, 256}, {64, 128256, 64},
+                                           {1, 128256, 256}}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows of " << vocab << ", top " << top_k);
+    std::vector<float> logits = Normal(rng, rows * vocab, 4.0f);
+    // Ties and masked tokens: the canonical order must break ties by lower id.
+    for (int64_t r = 0; r < rows; ++r) {
+      logits[r * vocab + vocab / 2] = logits[r * vocab];
+      if (vocab > 2) logits[r * vocab + 1] = -INFINITY;
+    }
+    const int64_t chunks = LogitStatsChunks(vocab);
+    DeviceArray<float> d_logits(logits);
+    DeviceArray<entropix::SoftmaxMoments> moments(rows * chunks);
+    DeviceArray<int32_t> bad(rows * chunks), top_ids(std::max<int64_t>(1, rows * top_k)),
+        cand_ids(std::max<int64_t>(1, rows * chunks * top_k));
+    DeviceArray<float> top_values(std::max<int64_t>(1, rows * top_k)),
+        cand_values(std::max<int64_t>(1, rows * chunks * top_k));
+    moments.Poison();
+    bad.Poison();
+    top_ids.Poison();
+    top_values.Poison();
+    ExpectOk(LaunchLogitStats({d_logits.get(), rows, vocab, vocab, top_k, moments.get(), bad.get(),
+                               top_values.get(), top_ids.get(), cand_values.get(), cand_ids.get()},
+                              nullptr));
+    const auto got_moments = moments.Download();
+    const auto got_bad = bad.Download();
+    const auto got_values = top_values.Download();
+    const auto got_ids = top_ids.Download();
+    for (int64_t r = 0; r < rows; ++r) {
+      auto want = entropix::ComputeLogitMetrics(logits.data() + r * vocab,
+                                                static_cast<int>(vocab), static_cast<int>(top_k));
+      ASSERT_TRUE(want.ok()) << want.status();
+      entropix::SoftmaxMoments merged;
+      for (int64_t c = 0; c < chunks; ++c) {
+        EXPECT_EQ(got_bad[r * chunks + c], -1);
+        merged.Merge(got_moments[r * chunks + c]);
+      }
+      auto got = entropix::FinishLogitMetrics(merged);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_NEAR(got->entropy, want->entropy, 1e-4 * (1 + want->entropy));
+      EXPECT_NEAR(got->varentropy, want->varentropy, 1e-4 * (1 + want->varentropy));
+      EXPECT_NEAR(got->logsumexp, want->logsumexp, 1e-5 * (1 + std::abs(want->logsumexp)));
+      EXPECT_EQ(got->max_logit, want->max_logit);
+      for (int64_t i = 0; i < top_k; ++i) {
+        ASSERT_EQ(got_ids[r * top_k + i], want->top_k[i].id) << "row " << r << " rank " << i;
+        EXPECT_NEAR(got_values[r * top_k + i] - got->logsumexp, want->top_k[i].logprob, 1e-4);
+      }
+    }
+  }
+}
+
+TEST(OpsGpu, LogitStatsReportNonFinite) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  const int64_t vocab = 5000;
+  std::vector<float> logits = Normal(rng, vocab);
+  logits[4321] = NAN;
+  logits[4400] = INFINITY;
+  const int64_t chunks = LogitStatsChunks(vocab);
+  DeviceArray<float> d_logits(logits);
+  DeviceArray<entropix::SoftmaxMoments> moments(chunks);
+  DeviceArray<int32_t> bad(chunks);
+  bad.Poison();
+  ExpectOk(LaunchLogitStats({d_logits.get(), 1, vocab, vocab, 0, moments.get(), bad.get(),
+                             nullptr, nullptr, nullptr, nullptr},
+                            nullptr));
+  EXPECT_EQ(bad.Download(), (std::vector<int32_t>{-1, -1, 4321}));
+}
+
+TEST(OpsGpu, AttentionStatsMatchEntropix) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (int heads : {1, 8, 32}) {
+    for (int keys : {1, 17, 1000, 4096, 5000}) {
+      for (auto mode : {entropix::AttentionMode::kExact, entropix::AttentionMode::kReference}) {
+        SCOPED_TRACE(testing::Message() << heads << " heads, " << keys << " keys, mode "
+                                        << static_cast<int>(mode));
+        const int64_t stride = keys + 3;
+        std::vector<float> scores = Normal(rng, heads * stride, 3.0f);
+        auto want = entropix::ComputeAttentionMetrics(scores.data(), heads, keys, stride, mode,
+                                                      4096);
+        ASSERT_TRUE(want.ok()) << want.status();
+        const int64_t chunks = AttentionStatsChunks(keys);
+        DeviceArray<float> d_scores(scores);
+        DeviceArray<AttentionHeadPartial> partials(heads * chunks);
+        DeviceArray<double> log_norm(heads), sums(chunks);
+        partials.Poison();
+        sums.Poison();
+        AttentionStatsParams p{d_scores.get(), heads, keys, stride, partials.get(), log_norm.get(),
+                               sums.get()};
+        ExpectOk(LaunchAttentionHeadStats(p, nullptr));
+        const auto got_partials = partials.Download();
+        std::vector<entropix::AttentionHeadState> states(heads);
+        std::vector<double> norms(heads);
+        for (int h = 0; h < heads; ++h) {
+          for (int64_t c = 0; c < chunks; ++c) {
+            entropix::AttentionHeadState part;
+            std::memcpy(&part, &got_partials[h * chunks + c], sizeof(part));
+            states[h].Merge(part);
+          }
+          norms[h] = entropix::HeadLogNormalizer(states[h], mode, 4096);
+        }
+        cudaMemcpy(log_norm.get(), norms.data(), heads * sizeof(double), cudaMemcpyHostToDevice);
+        ExpectOk(LaunchAttentionAgreement(p, nullptr));
+        const auto got_sums = sums.Download();
+        const double agreement = std::accumulate(got_sums.begin(), got_sums.end(), 0.0);
+        auto got = entropix::CombineAttentionMetrics(states, agreement, mode, 4096);
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_NEAR(got->attn_entropy, want->attn_entropy, 1e-4 * (1 + want->attn_entropy));
+        EXPECT_NEAR(got->attn_varentropy, want->attn_varentropy,
+                    1e-4 * (1 + want->attn_varentropy));
+        EXPECT_NEAR(got->attn_head_varentropy, want->attn_head_varentropy,
+                    1e-4 * (1 + want->attn_head_varentropy));
+        EXPECT_NEAR(got->agreement, want->agreement, 1e-5 * (1 + want->agreement));
+        EXPECT_NEAR(got->interaction_strength, want->interaction_strength,
+                    1e-5 * (1 + want->interaction_strength));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace arbor::kernels
