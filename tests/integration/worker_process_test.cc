@@ -147,7 +147,7 @@ TEST_F(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
 
   // SIGTERM while a run is in flight: it still completes, then the process exits 0.
   v1::RunRequest last;
-  *last.add_items() = Item(4, 8, 200);
+  *last.add_items() = Item(4, 8, 1000);
   grpc::Status last_status;
   v1::RunResponse last_response;
   std::thread last_thread([&] { last_status = Run(last, &last_response); });
@@ -155,6 +155,7 @@ TEST_F(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   server_->Signal(SIGTERM);
   last_thread.join();
   EXPECT_TRUE(last_status.ok()) << last_status.error_message();
+  EXPECT_EQ(last_response.results(0).steps_size(), 1000);
   EXPECT_EQ(server_->Wait(absl::Seconds(30)), 0);
 }
 
