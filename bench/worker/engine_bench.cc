@@ -1,0 +1,169 @@
+// Engine end to end: decode tokens/s of Run requests through the Engine (scheduling, forward,
+// per-step metrics, local policy, sampling) at batch 1, 8 and 32 on make-model's tiny and small
+// checkpoints, beside what the same backend's bare forward reaches in the same run on the same
+// rows (logits and last-layer scores requested, as the engine asks), and the per-step cost of
+// metrics + policy alone (ItemRun::OnDistribution over real logits) as a fraction of the step.
+//
+// Every sequence decodes at a context of 128..128+kSteps tokens. Prints one table row per case.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/checkpoint.h"
+#include "rpc/policy_convert.h"
+#include "tests/worker/engine_harness.h"
+#include "worker/cpu_backend.h"
+#include "worker/item_run.h"
+#include "worker/kv_cache.h"
+
+namespace arbor::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPrompt = 128;
+constexpr int kSteps = 32;
+constexpr double kMinSeconds = 1.0;
+
+int Threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Decode tokens/s of `batch` sequences through the engine: repeated Runs of kSteps steps, each
+// starting from the 128-token prompt again (truncate_to).
+double EngineTokensPerSecond(const std::string& model_dir, int batch) {
+  WorkerSetupOptions options;
+  options.model_dir = model_dir;
+  options.threads = Threads();
+  auto engine = testing::LoadEngine(options);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
+    return 0;
+  }
+  v1::RunRequest prefill;
+  for (int b = 0; b < batch; ++b) {
+    *prefill.add_items() = testing::DecodeItem(b + 1, testing::Prompt(kPrompt, b), 0);
+  }
+  if (!testing::RunSync(**engine, prefill).ok()) return 0;
+  v1::RunRequest decode;
+  for (int b = 0; b < batch; ++b) {
+    v1::RunItem item = testing::DecodeItem(b + 1, {}, kSteps, b);
+    item.set_truncate_to(kPrompt);
+    *decode.add_items() = item;
+  }
+  int64_t tokens = 0;
+  const Clock::time_point start = Clock::now();
+  while (Seconds(start) < kMinSeconds) {
+    absl::StatusOr<v1::RunResponse> response = testing::RunSync(**engine, decode);
+    if (!response.ok()) return 0;
+    for (const v1::RunResult& result : response->results()) tokens += result.steps_size();
+  }
+  return tokens / Seconds(start);
+}
+
+struct ForwardFigures {
+  double tokens_per_second = 0;
+  double policy_seconds_per_row = 0;  // ItemRun::OnDistribution, one row.
+};
+
+// The bare backend on the same shape of work: `batch` decode rows at context 128.., logits and
+// scores requested; then metrics + policy over the logits it produced.
+ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
+  ForwardFigures figures;
+  auto checkpoint = model::Checkpoint::Open(model_dir);
+  if (!checkpoint.ok()) return figures;
+  auto backend = CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
+                                    {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
+  if (!backend.ok()) return figures;
+  const model::ModelConfig& config = (*backend)->config();
+  KvCache kv(backend->get());
+  std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
+  std::vector<std::vector<float>> scores(batch);
+  auto step = [&](const std::vector<std::vector<int32_t>>& tokens) {
+    std::vector<ForwardRow> rows(batch);
+    for (int b = 0; b < batch; ++b) {
+      const int32_t start = static_cast<int32_t>((*kv.Find(b))->tokens.size());
+      if (!kv.Append(b, tokens[b]).ok()) return false;
+      scores[b].resize(static_cast<size_t>(config.num_heads) * (start + tokens[b].size()));
+      rows[b] = {tokens[b], start, (*kv.Find(b))->blocks, logits[b].data(), scores[b].data()};
+    }
+    return (*backend)->Forward(rows).ok();
+  };
+  std::vector<std::vector<int32_t>> prompts, next(batch, std::vector<int32_t>{1});
+  for (int b = 0; b < batch; ++b) {
+    if (!kv.Create(b).ok()) return figures;
+    prompts.push_back(testing::Prompt(kPrompt, b));
+  }
+  if (!step(prompts)) return figures;
+  int64_t tokens = 0;
+  const Clock::time_point start = Clock::now();
+  while (Seconds(start) < kMinSeconds) {
+    for (int s = 0; s < kSteps; ++s) {
+      if (!step(next)) return figures;
+      tokens += batch;
+    }
+    for (int b = 0; b < batch; ++b) {
+      if (!kv.Truncate(b, kPrompt).ok()) return figures;
+    }
+  }
+  figures.tokens_per_second = tokens / Seconds(start);
+
+  // Metrics + policy alone, with the worker's default policy, on the rows' last distributions.
+  v1::RunItem item = testing::DecodeItem(1, {}, 1 << 20);
+  auto policy = rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig());
+  if (!policy.ok()) return figures;
+  ItemLimits limits{config.vocab_size, config.max_position_embeddings, {}};
+  ItemRun run(item, *policy, limits);
+  run.Begin(kPrompt + kSteps, 1, false);
+  int64_t calls = 0;
+  const Clock::time_point policy_start = Clock::now();
+  while (Seconds(policy_start) < kMinSeconds / 2) {
+    for (int b = 0; b < batch; ++b, ++calls) {
+      const int keys = static_cast<int>(scores[b].size() / config.num_heads);
+      if (!run.OnDistribution(logits[b], scores[b].data(), config.num_heads, keys).ok()) {
+        return figures;
+      }
+    }
+    run.result().clear_steps();
+  }
+  figures.policy_seconds_per_row = Seconds(policy_start) / calls;
+  return figures;
+}
+
+int Main() {
+  std::printf("engine end to end, decode at context %d..%d, %d threads\n", kPrompt,
+              kPrompt + kSteps, Threads());
+  std::printf("| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
+              "metrics+policy per row | metrics+policy share of step |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const char* preset : {"tiny", "small"}) {
+    auto model = testing::TempModel::Make(preset, 42);
+    if (!model.ok()) {
+      std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
+      return 1;
+    }
+    for (int batch : {1, 8, 32}) {
+      const double engine = EngineTokensPerSecond((*model)->dir(), batch);
+      const ForwardFigures forward = BackendFigures((*model)->dir(), batch);
+      // One engine step = forward of the batch + metrics and policy for each row.
+      const double forward_step = batch / forward.tokens_per_second;
+      const double policy_step = batch * forward.policy_seconds_per_row;
+      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", preset, batch,
+                  engine, forward.tokens_per_second, engine / forward.tokens_per_second,
+                  forward.policy_seconds_per_row * 1e6,
+                  100 * policy_step / (forward_step + policy_step));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace arbor::worker
+
+int main() { return arbor::worker::Main(); }
