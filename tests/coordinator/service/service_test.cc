@@ -1,0 +1,351 @@
+// The Generation service's own pieces against a worker scripted by metrics
+// (../job/scripted_worker.h), in process: the event log (replay then live), the job registry
+// (admission limits, the queue, the finished-job LRU) through the real launcher, and the gRPC
+// service on a loopback port (Generate, Submit/Watch, Cancel, GetJob, ListJobs, GetTree, errors).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/event_log.h"
+#include "coordinator/fake_clock.h"
+#include "coordinator/generation_service.h"
+#include "coordinator/job_launcher.h"
+#include "coordinator/job_registry.h"
+#include "coordinator/prompt.h"
+#include "coordinator/worker_pool.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "rpc/server.h"
+#include "tests/coordinator/job/scripted_worker.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using testing::Lelv;
+using testing::ScriptedWorker;
+using testing::ScriptInput;
+
+constexpr int32_t kEos = 63;
+
+arbor::v1::GenerateEvent TokenEvent(int node) {
+  arbor::v1::GenerateEvent event;
+  event.mutable_token()->set_node_id(node);
+  return event;
+}
+
+TEST(EventLogTest, ReplaysThenFollowsAndClosesOnFinished) {
+  EventLog log;
+  log.Append(TokenEvent(1));
+  std::vector<int> seen;
+  const uint64_t id = log.Subscribe([&](const arbor::v1::GenerateEvent& e) {
+    seen.push_back(e.has_finished() ? -1 : e.token().node_id());
+  });
+  log.Append(TokenEvent(2));
+  arbor::v1::GenerateEvent finished;
+  finished.mutable_finished();
+  log.Append(finished);
+  log.Append(TokenEvent(3));  // After the end: ignored.
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, -1}));
+  EXPECT_TRUE(log.closed());
+  log.Unsubscribe(id);
+  std::vector<int> replay;
+  log.Subscribe([&](const arbor::v1::GenerateEvent& e) { replay.push_back(e.token().node_id()); });
+  EXPECT_EQ(replay, (std::vector<int>{1, 2, 0}));
+}
+
+// A pool with one READY worker whose jobs run on `worker` (a scripted one), and the launcher.
+struct Harness {
+  explicit Harness(JobRegistryOptions registry_options = {}, int calm_token = 10)
+      : worker(std::make_shared<ScriptedWorker>(
+            "w0",
+            [calm_token](const ScriptInput&) {
+              return Lelv({{calm_token, 0.9}, {calm_token + 1, 0.1}});
+            },
+            std::vector<int32_t>{kEos})),
+        pool(WorkerPoolOptions{}, &clock), registry(registry_options) {
+    arbor::v1::WorkerInfo info;
+    info.set_worker_id("w0");
+    info.mutable_model()->set_vocab_size(testing::kVocab);
+    info.mutable_model()->set_max_context(512);
+    info.mutable_model()->add_eos_token_ids(kEos);
+    info.set_block_size(16);
+    info.set_kv_capacity_tokens(4096);
+    info.set_max_top_k(64);
+    EXPECT_TRUE(pool.Register("127.0.0.1:1", info).ok());
+    launcher = std::make_unique<JobLauncher>(
+        LauncherOptions{}, &pool, &registry, &prompts, &clock,
+        [this](const WorkerHandle&) -> std::shared_ptr<WorkerClient> { return worker; });
+  }
+
+  static arbor::v1::GenerateRequest Request(int max_tokens, uint64_t seed = 7) {
+    arbor::v1::GenerateRequest request;
+    request.mutable_tokens()->add_token_ids(1);
+    request.mutable_tokens()->add_token_ids(2);
+    request.set_max_tokens(max_tokens);
+    request.set_seed(seed);
+    return request;
+  }
+
+  FakeClock clock;
+  std::shared_ptr<ScriptedWorker> worker;
+  WorkerPool pool;
+  JobRegistry registry;
+  PromptCodec prompts;  // Token prompts only.
+  std::unique_ptr<JobLauncher> launcher;
+};
+
+TEST(JobRegistryTest, AdmitsQueuesAndRefusesWithTheLimits) {
+  JobRegistryOptions options;
+  options.admission = {1, 1};
+  Harness h(options);
+  h.worker->Hold(true);  // Runs complete only when released.
+  absl::StatusOr<std::shared_ptr<JobRecord>> first =
+      h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  absl::StatusOr<std::shared_ptr<JobRecord>> second =
+      h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*first)->job->state(), arbor::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ((*second)->job->state(), arbor::v1::JOB_STATE_QUEUED);
+  absl::StatusOr<std::shared_ptr<JobRecord>> third =
+      h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  ASSERT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(third.status().message(), "1")) << third.status();
+  // The first finishes; the queued one takes its slot and finishes too.
+  for (int i = 0; i < 20 && !(*second)->events.closed(); ++i) {
+    h.worker->ReleaseHeld();
+  }
+  EXPECT_EQ((*first)->job->state(), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ((*second)->job->state(), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(h.registry.admission().active, 0);
+  EXPECT_TRUE(h.worker->live().empty());
+}
+
+TEST(JobRegistryTest, CancelledQueuedJobLeavesTheQueue) {
+  JobRegistryOptions options;
+  options.admission = {1, 1};
+  Harness h(options);
+  h.worker->Hold(true);
+  auto first = h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  auto second = h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  ASSERT_TRUE(first.ok() && second.ok());
+  (*second)->job->Cancel();
+  EXPECT_EQ(h.registry.admission().queued, 0);
+  EXPECT_TRUE(h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture()).ok());
+  (*first)->job->Cancel();
+  h.worker->ReleaseHeld();
+}
+
+TEST(JobRegistryTest, FinishedJobsAreKeptLeastRecentlyUsedFirstOut) {
+  JobRegistryOptions options;
+  options.finished_jobs = 2;
+  Harness h(options);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto record = h.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+    ASSERT_TRUE(record.ok()) << record.status();
+    ASSERT_TRUE((*record)->events.closed());  // The scripted worker answers inline.
+    ids.push_back((*record)->job_id);
+  }
+  ASSERT_TRUE(h.registry.Find(ids[0]).ok());  // Used: ids[1] is now the least recent.
+  auto third = h.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(h.registry.Find(ids[0]).ok());
+  EXPECT_EQ(h.registry.Find(ids[1]).status().code(), absl::StatusCode::kNotFound);
+  std::vector<std::shared_ptr<JobRecord>> listed = h.registry.List(10, {});
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0]->job_id, (*third)->job_id);  // Newest first.
+  EXPECT_EQ(h.registry.List(10, {arbor::v1::JOB_STATE_RUNNING}).size(), 0u);
+}
+
+TEST(JobLauncherTest, RefusesPromptsItCannotServe) {
+  Harness h;
+  arbor::v1::GenerateRequest text;
+  text.set_text("hello");
+  EXPECT_EQ(h.launcher->Launch(text, absl::InfiniteFuture()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  arbor::v1::GenerateRequest too_long = Harness::Request(511);
+  EXPECT_EQ(h.launcher->Launch(too_long, absl::InfiniteFuture()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  arbor::v1::GenerateRequest wide = Harness::Request(4);
+  wide.set_top_logprobs(64);
+  wide.mutable_policy()->mutable_insert()->set_max_per_job(2);  // No tokens, no tokenizer.
+  absl::Status status = h.launcher->Launch(wide, absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(), "policy.insert.tokens")) << status;
+}
+
+// The gRPC service on a loopback port over the harness.
+struct ServiceHarness : Harness {
+  using Harness::Harness;
+  void Start() {
+    service = std::make_unique<GenerationService>(launcher.get(), &registry, &prompts);
+    auto started = rpc::Server::Start("127.0.0.1:0", {service.get()});
+    ASSERT_TRUE(started.ok()) << started.status();
+    server = *std::move(started);
+    stub = arbor::v1::Generation::NewStub(
+        grpc::CreateChannel(server->address(), grpc::InsecureChannelCredentials()));
+  }
+  std::vector<arbor::v1::GenerateEvent> Read(grpc::ClientReaderInterface<arbor::v1::GenerateEvent>&
+                                                 reader) {
+    std::vector<arbor::v1::GenerateEvent> events;
+    arbor::v1::GenerateEvent event;
+    while (reader.Read(&event)) events.push_back(event);
+    return events;
+  }
+  std::unique_ptr<GenerationService> service;
+  std::unique_ptr<rpc::Server> server;
+  std::unique_ptr<arbor::v1::Generation::Stub> stub;
+};
+
+TEST(GenerationServiceTest, GenerateStreamsUntilFinishedAndWatchReplays) {
+  ServiceHarness h;
+  h.Start();
+  grpc::ClientContext context;
+  auto reader = h.stub->Generate(&context, Harness::Request(5));
+  std::vector<arbor::v1::GenerateEvent> events = h.Read(*reader);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_GE(events.size(), 2u);
+  const std::string job_id = events.front().job_id();
+  EXPECT_FALSE(job_id.empty());
+  ASSERT_TRUE(events.back().has_finished());
+  EXPECT_EQ(events.back().finished().reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  EXPECT_EQ(events.back().finished().usage().generated_tokens(), 5);
+
+  grpc::ClientContext watch_context;
+  arbor::v1::JobRef ref;
+  ref.set_job_id(job_id);
+  auto watch = h.stub->Watch(&watch_context, ref);
+  std::vector<arbor::v1::GenerateEvent> replay = h.Read(*watch);
+  ASSERT_TRUE(watch->Finish().ok());
+  ASSERT_EQ(replay.size(), events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(replay[i].SerializeAsString(), events[i].SerializeAsString()) << i;
+  }
+
+  grpc::ClientContext job_context;
+  arbor::v1::Job job;
+  ASSERT_TRUE(h.stub->GetJob(&job_context, ref, &job).ok());
+  EXPECT_EQ(job.state(), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(job.token_ids_size(), 5);
+  EXPECT_EQ(job.seed(), 7u);
+
+  grpc::ClientContext tree_context;
+  arbor::v1::GetTreeRequest tree_request;
+  tree_request.set_job_id(job_id);
+  arbor::v1::Tree tree;
+  ASSERT_TRUE(h.stub->GetTree(&tree_context, tree_request, &tree).ok());
+  EXPECT_EQ(tree.nodes_size(), 6);  // The prompt node and five committed tokens.
+  EXPECT_EQ(tree.prompt_token_ids_size(), 2);
+
+  grpc::ClientContext list_context;
+  arbor::v1::ListJobsResponse list;
+  ASSERT_TRUE(h.stub->ListJobs(&list_context, {}, &list).ok());
+  ASSERT_EQ(list.jobs_size(), 1);
+  EXPECT_EQ(list.jobs(0).token_ids_size(), 0);  // Brief.
+}
+
+TEST(GenerationServiceTest, ErrorsNameTheProblem) {
+  ServiceHarness h;
+  h.Start();
+  struct Case {
+    const char* name;
+    std::function<grpc::Status()> call;
+    grpc::StatusCode code;
+  };
+  arbor::v1::JobRef unknown;
+  unknown.set_job_id("nope");
+  arbor::v1::GetTreeRequest bad_root;
+  bad_root.set_job_id("nope");
+  bad_root.set_root(-1);
+  const std::vector<Case> cases = {
+      {"watch unknown",
+       [&] {
+         grpc::ClientContext c;
+         auto r = h.stub->Watch(&c, unknown);
+         arbor::v1::GenerateEvent e;
+         while (r->Read(&e)) {
+         }
+         return r->Finish();
+       },
+       grpc::StatusCode::NOT_FOUND},
+      {"get unknown",
+       [&] {
+         grpc::ClientContext c;
+         arbor::v1::Job j;
+         return h.stub->GetJob(&c, unknown, &j);
+       },
+       grpc::StatusCode::NOT_FOUND},
+      {"cancel empty id",
+       [&] {
+         grpc::ClientContext c;
+         arbor::v1::Job j;
+         return h.stub->Cancel(&c, {}, &j);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"tree negative root",
+       [&] {
+         grpc::ClientContext c;
+         arbor::v1::Tree t;
+         return h.stub->GetTree(&c, bad_root, &t);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"generate without prompt",
+       [&] {
+         grpc::ClientContext c;
+         auto r = h.stub->Generate(&c, {});
+         arbor::v1::GenerateEvent e;
+         while (r->Read(&e)) {
+         }
+         return r->Finish();
+       },
+       grpc::StatusCode::INVALID_ARGUMENT},
+  };
+  for (const Case& c : cases) EXPECT_EQ(c.call().error_code(), c.code) << c.name;
+}
+
+TEST(GenerationServiceTest, CancellingGenerateCancelsTheJobAndReleasesItsSequences) {
+  ServiceHarness h;
+  h.Start();
+  h.worker->Hold(true);
+  grpc::ClientContext context;
+  auto reader = h.stub->Generate(&context, Harness::Request(50));
+  // Wait until the job exists and its first Run is held on the worker.
+  std::vector<std::shared_ptr<JobRecord>> jobs;
+  for (int i = 0; i < 200 && h.worker->requests().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  jobs = h.registry.List(10, {});
+  ASSERT_EQ(jobs.size(), 1u);
+  context.TryCancel();
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  for (int i = 0; i < 200 && jobs[0]->job->state() == arbor::v1::JOB_STATE_RUNNING; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(jobs[0]->job->state(), arbor::v1::JOB_STATE_CANCELLED);
+  h.worker->ReleaseHeld();  // The held Run completes; what it created is released.
+  EXPECT_TRUE(h.worker->live().empty());
+}
+
+TEST(GenerationServiceTest, SubmitRunsDetachedAndCancelStopsIt) {
+  ServiceHarness h;
+  h.Start();
+  h.worker->Hold(true);
+  grpc::ClientContext context;
+  arbor::v1::JobRef ref;
+  ASSERT_TRUE(h.stub->Submit(&context, Harness::Request(50), &ref).ok());
+  grpc::ClientContext cancel_context;
+  arbor::v1::Job job;
+  ASSERT_TRUE(h.stub->Cancel(&cancel_context, ref, &job).ok());
+  EXPECT_EQ(job.state(), arbor::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(job.finish_reason(), arbor::v1::FINISH_REASON_CANCELLED);
+  h.worker->ReleaseHeld();
+  EXPECT_TRUE(h.worker->live().empty());
+}
+
+}  // namespace
+}  // namespace arbor::coordinator
