@@ -77,8 +77,9 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   ForwardFigures figures;
   auto checkpoint = model::Checkpoint::Open(model_dir);
   if (!checkpoint.ok()) return figures;
-  auto backend = CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
-                                    {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
+  auto backend =
+      CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
+                         {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
   if (!backend.ok()) return figures;
   const model::ModelConfig& config = (*backend)->config();
   KvCache kv(backend->get());
