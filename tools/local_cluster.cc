@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "arbor/v1/cluster.grpc.pb.h"
 #include "base/status_macros.h"
 #include "rpc/health.h"
 #include "rpc/server.h"
@@ -34,6 +35,32 @@ absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port
   return absl::DeadlineExceededError(
       absl::StrCat("server did not start within ", absl::FormatDuration(timeout), "; see ",
                    log_file));
+}
+
+// Waits until the coordinator has dialled its static workers and lists `expected` as READY, so
+// the first job does not race the coordinator's first health round.
+absl::Status AwaitReadyWorkers(const std::string& coordinator, int expected,
+                               absl::Duration timeout) {
+  auto stub = v1::Cluster::NewStub(
+      grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
+  const absl::Time deadline = absl::Now() + timeout;
+  int ready = 0;
+  while (absl::Now() < deadline) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    v1::ListWorkersResponse response;
+    if (stub->ListWorkers(&context, v1::ListWorkersRequest(), &response).ok()) {
+      ready = 0;
+      for (const v1::WorkerStatus& worker : response.workers()) {
+        ready += worker.state() == v1::WORKER_STATE_READY;
+      }
+      if (ready >= expected) return absl::OkStatus();
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the coordinator lists ", ready, " of ", expected, " workers as ready after ",
+      absl::FormatDuration(timeout)));
 }
 
 }  // namespace
@@ -88,6 +115,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
                                prefix + ".port", prefix + ".log", options.start_timeout,
                                &cluster->coordinator_address_));
   cluster->processes_.push_back(std::move(coordinator));
+  RETURN_IF_ERROR(AwaitReadyWorkers(cluster->coordinator_address_, options.num_workers,
+                                    options.start_timeout));
   return cluster;
 }
 

@@ -106,6 +106,9 @@ TEST(ArborCli, DemoRunsAndStopsCleanly) {
   auto [code, out] = RunToEnd({kBin + "/arbor", "demo"});
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("Stopped cleanly"), std::string::npos) << out;
+  // The demo's seed is chosen so that its job meets every strategy of the search.
+  EXPECT_NE(out.find("Every entropix strategy was taken at least once"), std::string::npos)
+      << out;
 }
 
 }  // namespace
