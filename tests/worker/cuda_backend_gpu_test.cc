@@ -1,0 +1,167 @@
+// The CUDA backend against the CPU backend on random in-memory Llamas (bf16 weights, tied and
+// untied, block sizes 3 and 16): every TensorTap intermediate of a prefill, then mixed steps of
+// prefill chunks and decode rows (logits and last-layer scores), fork copies, and refused input.
+// Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
+// intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
+#include "worker/cuda_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda_status.h"
+#include "tests/worker/random_llama.h"
+#include "worker/cpu_backend.h"
+
+namespace arbor::worker {
+namespace {
+
+using testing::RandomLlama;
+
+constexpr double kTolerance = 2e-2;  // ‖cuda − cpu‖ / ‖cpu‖ per tensor.
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (kernels::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine"
+
+double RelativeError(const float* got, const float* want, int64_t n) {
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(got[i])) return INFINITY;
+    err += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
+    norm += double{want[i]} * want[i];
+  }
+  return std::sqrt(err / std::max(norm, 1e-30));
+}
+
+struct Pair {
+  std::unique_ptr<CpuBackend> cpu;
+  std::unique_ptr<CudaBackend> cuda;
+};
+
+Pair MakePair(const RandomLlama& model, int32_t block_size) {
+  Pair p;
+  auto cpu = CpuBackend::Create(model.config(), model.Lookup(),
+                                {.kv_blocks = 512, .block_size = block_size, .threads = 2});
+  auto cuda = CudaBackend::Create(model.config(), model.Lookup(),
+                                  {.device = 0, .kv_blocks = 512, .block_size = block_size});
+  EXPECT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_TRUE(cuda.ok()) << cuda.status();
+  if (cpu.ok()) p.cpu = std::move(cpu).value();
+  if (cuda.ok()) p.cuda = std::move(cuda).value();
+  return p;
+}
+
+std::vector<int32_t> Tokens(std::mt19937& rng, int n, int vocab) {
+  std::vector<int32_t> t(n);
+  for (int32_t& x : t) x = std::uniform_int_distribution<int32_t>(0, vocab - 1)(rng);
+  return t;
+}
+
+// A table of distinct blocks for a sequence of `len` tokens starting at block `first`.
+std::vector<int32_t> Table(int32_t first, int64_t len, int32_t block_size) {
+  std::vector<int32_t> t((len + block_size - 1) / block_size);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = first + static_cast<int32_t>(i);
+  return t;
+}
+
+class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool>> {};
+
+TEST_P(CudaBackendGpu, MatchesCpuBackend) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [block_size, tied] = GetParam();
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  model::ModelConfig config = testing::TinyConfig();
+  config.tie_word_embeddings = tied;
+  const RandomLlama model(config, /*bf16=*/true, rng);
+  Pair p = MakePair(model, block_size);
+  ASSERT_NE(p.cuda, nullptr);
+  const int vocab = config.vocab_size, heads = config.num_heads;
+
+  // 1. A 37-token prefill, tensor by tensor.
+  const std::vector<int32_t> prompt = Tokens(rng, 37, vocab);
+  const std::vector<int32_t> table_a = Table(0, 64, block_size);
+  std::map<std::string, std::vector<float>> cpu_tensors;
+  std::vector<float> cpu_logits(vocab), cuda_logits(vocab);
+  std::vector<float> cpu_scores(heads * 37), cuda_scores(heads * 37);
+  ForwardRow row{prompt, 0, table_a, cpu_logits.data(), cpu_scores.data()};
+  ASSERT_TRUE(p.cpu->Forward({&row, 1}, [&](std::string_view name, const float* d, int64_t r,
+                                            int64_t c) {
+                 cpu_tensors[std::string(name)].assign(d, d + r * c);
+               }).ok());
+  row.logits = cuda_logits.data();
+  row.last_scores = cuda_scores.data();
+  int tapped = 0;
+  ASSERT_TRUE(p.cuda->Forward({&row, 1}, [&](std::string_view name, const float* d, int64_t r,
+                                             int64_t c) {
+                  ++tapped;
+                  const auto& want = cpu_tensors.at(std::string(name));
+                  ASSERT_EQ(static_cast<int64_t>(want.size()), r * c) << name;
+                  EXPECT_LE(RelativeError(d, want.data(), r * c), kTolerance) << name;
+                }).ok());
+  EXPECT_EQ(tapped, static_cast<int>(cpu_tensors.size()));
+  EXPECT_LE(RelativeError(cuda_logits.data(), cpu_logits.data(), vocab), kTolerance);
+  EXPECT_LE(RelativeError(cuda_scores.data(), cpu_scores.data(), heads * 37), kTolerance);
+
+  // 2. Fork sequence A's first 20 tokens into fresh blocks (copy-on-write of the partial block),
+  // then one mixed step: A decodes, B (the fork) extends by 5, C prefills 11.
+  const std::vector<int32_t> table_b = Table(100, 64, block_size);
+  const int32_t full = 20 / block_size;
+  std::vector<int32_t> table_b_shared = table_b;
+  for (int32_t i = 0; i < full; ++i) table_b_shared[i] = table_a[i];
+  std::vector<BlockCopy> copies;
+  if (20 % block_size != 0) copies.push_back({table_a[full], table_b_shared[full], 20 % block_size});
+  ASSERT_TRUE(p.cpu->CopyKvBlocks(copies).ok());
+  ASSERT_TRUE(p.cuda->CopyKvBlocks(copies).ok());
+  const std::vector<int32_t> next_a = Tokens(rng, 1, vocab), next_b = Tokens(rng, 5, vocab),
+                             prompt_c = Tokens(rng, 11, vocab);
+  const std::vector<int32_t> table_c = Table(200, 11, block_size);
+  std::vector<std::vector<float>> logits(6, std::vector<float>(vocab));
+  std::vector<std::vector<float>> scores = {std::vector<float>(heads * 38),
+                                            std::vector<float>(heads * 25),
+                                            std::vector<float>(heads * 11)};
+  scores.insert(scores.end(), scores.begin(), scores.end());
+  for (int backend = 0; backend < 2; ++backend) {
+    const int o = backend * 3;
+    const ForwardRow step[3] = {
+        {next_a, 37, table_a, logits[o].data(), scores[o].data()},
+        {next_b, 20, table_b_shared, logits[o + 1].data(), scores[o + 1].data()},
+        {prompt_c, 0, table_c, logits[o + 2].data(), scores[o + 2].data()}};
+    Backend& b = backend == 0 ? static_cast<Backend&>(*p.cpu) : *p.cuda;
+    ASSERT_TRUE(b.Forward(step).ok());
+  }
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_LE(RelativeError(logits[3 + r].data(), logits[r].data(), vocab), kTolerance) << r;
+    EXPECT_LE(RelativeError(scores[3 + r].data(), scores[r].data(),
+                            static_cast<int64_t>(scores[r].size())),
+              kTolerance)
+        << r;
+  }
+
+  // 3. Bad input is refused before anything runs.
+  const std::vector<int32_t> bad = {vocab};
+  const ForwardRow bad_row{bad, 0, table_c, nullptr, nullptr};
+  const absl::Status status = p.cuda->Forward({&bad_row, 1});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("tokens[0]"), std::string::npos) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
+                         ::testing::Combine(::testing::Values(3, 16), ::testing::Bool()));
+
+TEST(CudaBackendNoDevice, RefusesWithoutDevice) {
+  if (kernels::CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present";
+  std::mt19937 rng(1);
+  const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
+  auto backend = CudaBackend::Create(model.config(), model.Lookup(), {});
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition) << backend.status();
+}
+
+}  // namespace
+}  // namespace arbor::worker

@@ -1,0 +1,481 @@
+#include "worker/cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/bf16.h"
+#include "base/status_macros.h"
+#include "kernels/cuda_status.h"
+#include "kernels/embedding_cuda.h"
+#include "kernels/paged_attention_cuda.h"
+#include "kernels/paged_kv_append_cuda.h"
+#include "kernels/rms_norm_cuda.h"
+#include "kernels/rope_cuda.h"
+#include "kernels/swiglu_cuda.h"
+
+namespace arbor::worker {
+namespace {
+
+using kernels::CudaStatus;
+using kernels::WeightType;
+
+kernels::RopeScalingParams RopeScaling(const model::RopeScaling& s) {
+  using Type = kernels::RopeScalingParams::Type;
+  const Type type = s.type == model::RopeScaling::Type::kLlama3   ? Type::kLlama3
+                    : s.type == model::RopeScaling::Type::kLinear ? Type::kLinear
+                                                                  : Type::kNone;
+  return {type, s.factor, s.low_freq_factor, s.high_freq_factor,
+          static_cast<double>(s.original_max_position_embeddings)};
+}
+
+float WidenElement(const model::TensorView& t, int64_t i) {
+  switch (t.dtype) {
+    case model::DType::kF32:
+      return static_cast<const float*>(t.data)[i];
+    case model::DType::kBF16:
+      return base::Bf16ToFloat(static_cast<const uint16_t*>(t.data)[i]);
+    case model::DType::kF16:
+      return base::HalfToFloat(static_cast<const uint16_t*>(t.data)[i]);
+  }
+  return 0.0f;
+}
+
+absl::Status CheckTensor(const model::TensorView& t, const std::string& name,
+                         const std::vector<int64_t>& shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  if (t.shape != shape || t.data == nullptr ||
+      t.nbytes != static_cast<size_t>(elements) * DTypeSize(t.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
+                                                   absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
+                                                   " bytes), expected [",
+                                                   absl::StrJoin(shape, ", "), "]"));
+  }
+  return absl::OkStatus();
+}
+
+#define RETURN_IF_CUDA(expr, what) RETURN_IF_ERROR(CudaStatus((expr), (what)))
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
+    const model::ModelConfig& c, const TensorLookup& lookup, const CudaBackendOptions& options) {
+  if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.num_heads <= 0 ||
+      c.num_kv_heads <= 0 || c.head_dim <= 0 || c.vocab_size <= 0 ||
+      c.num_heads % c.num_kv_heads != 0 || c.head_dim % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config of '", c.name, "': sizes must be positive, num_attention_heads a multiple "
+        "of num_key_value_heads and head_dim even"));
+  }
+  if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 ||
+      int64_t{c.num_heads / c.num_kv_heads} * c.head_dim > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config of '", c.name, "': the CUDA attention serves at most 8 query heads per kv "
+        "head and head_dim <= 256 (group × head_dim <= 1024)"));
+  }
+  if (options.kv_blocks <= 0 || options.block_size <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
+                                                   ") and block_size (", options.block_size,
+                                                   ") must be positive"));
+  }
+  if (kernels::CudaDeviceCount() <= options.device || options.device < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device cuda:", options.device, " requested, ", kernels::CudaDeviceCount(),
+        " CUDA devices present"));
+  }
+  std::unique_ptr<CudaBackend> backend(new CudaBackend(c, options));
+  ASSIGN_OR_RETURN(backend->context_, kernels::CudaContext::Create(options.device));
+  RETURN_IF_ERROR(backend->Load(lookup));
+  return backend;
+}
+
+absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
+    std::shared_ptr<const model::Checkpoint> checkpoint, const CudaBackendOptions& options) {
+  // Weights are copied to the device, so the checkpoint is needed only while loading.
+  const model::Checkpoint* ckpt = checkpoint.get();
+  return Create(ckpt->config(), [ckpt](const std::string& name) { return ckpt->Tensor(name); },
+                options);
+}
+
+CudaBackend::~CudaBackend() {
+  if (context_ == nullptr) return;
+  cudaStreamSynchronize(context_->stream());
+  for (void* p : allocations_) cudaFree(p);
+  for (Buffer* b : {&batch_, &activations_, &logits_, &scores_, &score_table_,
+                    &attention_workspace_}) {
+    cudaFree(b->ptr);
+  }
+}
+
+absl::StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
+  void* p = nullptr;
+  RETURN_IF_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1)),
+                 absl::StrCat("device allocation of ", bytes, " bytes"));
+  allocations_.push_back(p);
+  return p;
+}
+
+absl::StatusOr<void*> CudaBackend::Grow(Buffer& buffer, size_t bytes) {
+  if (bytes <= buffer.bytes) return buffer.ptr;
+  RETURN_IF_CUDA(cudaStreamSynchronize(context_->stream()), "buffer growth");
+  cudaFree(buffer.ptr);
+  buffer = {};
+  RETURN_IF_CUDA(cudaMalloc(&buffer.ptr, bytes), absl::StrCat("step buffer of ", bytes, " bytes"));
+  buffer.bytes = bytes;
+  return buffer.ptr;
+}
+
+absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
+                                                    const std::vector<std::string>& names,
+                                                    const std::vector<int64_t>& rows,
+                                                    int64_t cols) {
+  int64_t total_rows = 0;
+  for (int64_t r : rows) total_rows += r;
+  std::vector<uint16_t> host(total_rows * cols);
+  int64_t offset = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSIGN_OR_RETURN(const model::TensorView t, lookup(names[i]));
+    RETURN_IF_ERROR(CheckTensor(t, names[i], {rows[i], cols}));
+    const int64_t n = rows[i] * cols;
+    if (t.dtype == model::DType::kBF16) {
+      std::memcpy(host.data() + offset, t.data, n * sizeof(uint16_t));
+    } else {
+      for (int64_t j = 0; j < n; ++j) host[offset + j] = base::FloatToBf16(WidenElement(t, j));
+    }
+    offset += n;
+  }
+  ASSIGN_OR_RETURN(void* device, Allocate(host.size() * sizeof(uint16_t)));
+  RETURN_IF_CUDA(cudaMemcpy(device, host.data(), host.size() * sizeof(uint16_t),
+                            cudaMemcpyHostToDevice),
+                 absl::StrCat("upload of ", names[0]));
+  weight_bytes_ += static_cast<int64_t>(host.size() * sizeof(uint16_t));
+  return static_cast<uint16_t*>(device);
+}
+
+absl::StatusOr<float*> CudaBackend::UploadVector(const TensorLookup& lookup,
+                                                 const std::string& name, int64_t size) {
+  ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
+  RETURN_IF_ERROR(CheckTensor(t, name, {size}));
+  std::vector<float> host(size);
+  for (int64_t i = 0; i < size; ++i) host[i] = WidenElement(t, i);
+  ASSIGN_OR_RETURN(void* device, Allocate(size * sizeof(float)));
+  RETURN_IF_CUDA(cudaMemcpy(device, host.data(), size * sizeof(float), cudaMemcpyHostToDevice),
+                 absl::StrCat("upload of ", name));
+  return static_cast<float*>(device);
+}
+
+absl::Status CudaBackend::Load(const TensorLookup& lookup) {
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
+  const int64_t q_dim = int64_t{c.num_heads} * c.head_dim;
+  const int64_t kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
+  ASSIGN_OR_RETURN(embed_,
+                   UploadMatrix(lookup, {"model.embed_tokens.weight"}, {c.vocab_size}, hidden));
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_;
+  } else {
+    // A decode step reads one embedding row, not the table: only the lm_head counts.
+    weight_bytes_ -= int64_t{c.vocab_size} * hidden * 2;
+    ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {"lm_head.weight"}, {c.vocab_size}, hidden));
+  }
+  ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, "model.norm.weight", hidden));
+  layers_.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = absl::StrCat("model.layers.", l, ".");
+    Layer& layer = layers_[l];
+    ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, p + "input_layernorm.weight", hidden));
+    ASSIGN_OR_RETURN(layer.mlp_norm,
+                     UploadVector(lookup, p + "post_attention_layernorm.weight", hidden));
+    ASSIGN_OR_RETURN(layer.qkv, UploadMatrix(lookup,
+                                             {p + "self_attn.q_proj.weight",
+                                              p + "self_attn.k_proj.weight",
+                                              p + "self_attn.v_proj.weight"},
+                                             {q_dim, kv_dim, kv_dim}, hidden));
+    ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {p + "self_attn.o_proj.weight"}, {hidden},
+                                           q_dim));
+    ASSIGN_OR_RETURN(layer.gate_up,
+                     UploadMatrix(lookup, {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"},
+                                  {ffn, ffn}, hidden));
+    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden},
+                                              ffn));
+  }
+  const std::vector<float> inv_freq =
+      kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScaling(c.rope_scaling));
+  ASSIGN_OR_RETURN(void* freq, Allocate(inv_freq.size() * sizeof(float)));
+  inv_freq_ = static_cast<float*>(freq);
+  RETURN_IF_CUDA(cudaMemcpy(inv_freq_, inv_freq.data(), inv_freq.size() * sizeof(float),
+                            cudaMemcpyHostToDevice),
+                 "upload of RoPE frequencies");
+  const size_t pool_bytes =
+      size_t{static_cast<size_t>(options_.kv_blocks)} * options_.block_size * kv_dim * 4;
+  for (int l = 0; l < c.num_layers; ++l) {
+    ASSIGN_OR_RETURN(void* k, Allocate(pool_bytes));
+    ASSIGN_OR_RETURN(void* v, Allocate(pool_bytes));
+    k_cache_.push_back(static_cast<float*>(k));
+    v_cache_.push_back(static_cast<float*>(v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
+  const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
+  for (const BlockCopy& c : copies) {
+    if (c.src < 0 || c.src >= options_.kv_blocks || c.dst < 0 || c.dst >= options_.kv_blocks ||
+        c.num_tokens < 0 || c.num_tokens > options_.block_size) {
+      return absl::InvalidArgumentError(absl::StrCat("KV block copy ", c.src, " -> ", c.dst, " (",
+                                                     c.num_tokens, " tokens) out of range"));
+    }
+  }
+  const int64_t block_floats = int64_t{options_.block_size} * width;
+  for (const BlockCopy& c : copies) {
+    const size_t bytes = static_cast<size_t>(c.num_tokens) * width * sizeof(float);
+    for (int l = 0; l < config_.num_layers; ++l) {
+      for (float* pool : {k_cache_[l], v_cache_[l]}) {
+        RETURN_IF_CUDA(cudaMemcpyAsync(pool + c.dst * block_floats, pool + c.src * block_floats,
+                                       bytes, cudaMemcpyDeviceToDevice, context_->stream()),
+                       "KV block copy");
+      }
+    }
+  }
+  // Copies run in stream order before the next step; no host wait is needed here.
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::Validate(std::span<const ForwardRow> rows) const {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ForwardRow& row = rows[r];
+    if (row.tokens.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens is empty"));
+    }
+    for (size_t i = 0; i < row.tokens.size(); ++i) {
+      if (row.tokens[i] < 0 || row.tokens[i] >= config_.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
+                                                       row.tokens[i], " outside [0, ",
+                                                       config_.vocab_size, ")"));
+      }
+    }
+    const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
+    const int64_t blocks_needed = (len + options_.block_size - 1) / options_.block_size;
+    if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "forward row ", r, ": start_pos ", row.start_pos, " with ", row.tokens.size(),
+          " tokens needs ", blocks_needed, " blocks, block_table has ", row.block_table.size()));
+    }
+    for (int64_t i = 0; i < blocks_needed; ++i) {
+      if (row.block_table[i] < 0 || row.block_table[i] >= options_.kv_blocks) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
+                                                       "] = ", row.block_table[i],
+                                                       " outside [0, ", options_.kv_blocks, ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const TensorTap& tap) {
+  RETURN_IF_ERROR(Validate(rows));
+  if (rows.empty()) return absl::OkStatus();
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  const int64_t qkv_dim = q_dim + 2 * kv_dim, vocab = c.vocab_size;
+  cudaStream_t stream = context_->stream();
+
+  // The step's batch in the paged (CSR) form of kernels/paged_kv.h, packed for one upload.
+  std::vector<int32_t> q_start = {0}, kv_len, block_start = {0}, block_ids, tokens, positions,
+                       logit_rows;
+  std::vector<int64_t> score_offsets;  // Per row: offset into the scores buffer, or −1.
+  int64_t score_floats = 0, max_kv_len = 0;
+  for (const ForwardRow& row : rows) {
+    const int32_t n = static_cast<int32_t>(row.tokens.size());
+    q_start.push_back(q_start.back() + n);
+    kv_len.push_back(row.start_pos + n);
+    max_kv_len = std::max<int64_t>(max_kv_len, kv_len.back());
+    const int64_t blocks = (int64_t{kv_len.back()} + options_.block_size - 1) /
+                           options_.block_size;
+    block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
+    block_start.push_back(static_cast<int32_t>(block_ids.size()));
+    tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
+    for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
+    if (row.logits != nullptr) logit_rows.push_back(q_start.back() - 1);
+    score_offsets.push_back(row.last_scores != nullptr ? score_floats : -1);
+    if (row.last_scores != nullptr) score_floats += c.num_heads * int64_t{kv_len.back()};
+  }
+  const int64_t num_seqs = static_cast<int64_t>(rows.size());
+  const int64_t t = static_cast<int64_t>(tokens.size());
+  const int64_t num_logits = static_cast<int64_t>(logit_rows.size());
+  std::vector<int32_t> packed;
+  auto pack = [&packed](const std::vector<int32_t>& v) {
+    const size_t offset = packed.size();
+    packed.insert(packed.end(), v.begin(), v.end());
+    return offset;
+  };
+  const size_t o_q_start = pack(q_start), o_kv_len = pack(kv_len),
+               o_block_start = pack(block_start), o_block_ids = pack(block_ids),
+               o_tokens = pack(tokens), o_positions = pack(positions),
+               o_logit_rows = pack(logit_rows);
+  ASSIGN_OR_RETURN(void* batch_mem, Grow(batch_, packed.size() * sizeof(int32_t)));
+  int32_t* ints = static_cast<int32_t*>(batch_mem);
+  RETURN_IF_CUDA(cudaMemcpyAsync(ints, packed.data(), packed.size() * sizeof(int32_t),
+                                 cudaMemcpyHostToDevice, stream),
+                 "batch upload");
+  const kernels::PagedBatch batch{num_seqs, ints + o_q_start, ints + o_kv_len,
+                                  ints + o_block_start, ints + o_block_ids};
+
+  // Activations, each 256-byte aligned for cuBLASLt.
+  size_t bytes = 0;
+  auto carve = [&bytes](int64_t floats) {
+    const size_t offset = bytes;
+    bytes += (static_cast<size_t>(floats) * sizeof(float) + 255) / 256 * 256;
+    return offset;
+  };
+  const size_t o_x = carve(t * hidden), o_h = carve(t * hidden), o_qkv = carve(t * qkv_dim),
+               o_attn = carve(t * q_dim), o_delta = carve(t * hidden),
+               o_gate_up = carve(t * 2 * ffn), o_act = carve(t * ffn), o_cos = carve(t * hd / 2),
+               o_sin = carve(t * hd / 2);
+  ASSIGN_OR_RETURN(void* act_mem, Grow(activations_, bytes));
+  char* base = static_cast<char*>(act_mem);
+  float *x = reinterpret_cast<float*>(base + o_x), *h = reinterpret_cast<float*>(base + o_h),
+        *qkv = reinterpret_cast<float*>(base + o_qkv),
+        *attn = reinterpret_cast<float*>(base + o_attn),
+        *delta = reinterpret_cast<float*>(base + o_delta),
+        *gate_up = reinterpret_cast<float*>(base + o_gate_up),
+        *act = reinterpret_cast<float*>(base + o_act),
+        *cos = reinterpret_cast<float*>(base + o_cos), *sin = reinterpret_cast<float*>(base + o_sin);
+
+  // Last-layer score rows on the device, and the per-sequence pointer table the kernel reads.
+  float* const* score_table = nullptr;
+  if (score_floats > 0) {
+    ASSIGN_OR_RETURN(void* scores, Grow(scores_, score_floats * sizeof(float)));
+    std::vector<float*> table(num_seqs, nullptr);
+    for (int64_t s = 0; s < num_seqs; ++s) {
+      if (score_offsets[s] >= 0) table[s] = static_cast<float*>(scores) + score_offsets[s];
+    }
+    ASSIGN_OR_RETURN(void* table_mem, Grow(score_table_, num_seqs * sizeof(float*)));
+    RETURN_IF_CUDA(cudaMemcpyAsync(table_mem, table.data(), num_seqs * sizeof(float*),
+                                   cudaMemcpyHostToDevice, stream),
+                   "score table upload");
+    score_table = static_cast<float* const*>(table_mem);
+  }
+  const int64_t splits =
+      kernels::PagedAttentionSplits(t, c.num_kv_heads, max_kv_len, context_->multiprocessor_count());
+  const int64_t workspace_floats =
+      kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, splits);
+  ASSIGN_OR_RETURN(void* workspace, Grow(attention_workspace_, workspace_floats * sizeof(float)));
+  RETURN_IF_ERROR(context_->ReserveStaging(t * std::max(hidden, std::max(q_dim, ffn))));
+
+  // Tap: copies a [t, cols] tensor (row stride `stride`) to the host, synchronously.
+  auto emit = [&](std::string_view name, const float* data, int64_t cols,
+                  int64_t stride) -> absl::Status {
+    if (!tap) return absl::OkStatus();
+    std::vector<float> host(t * cols);
+    RETURN_IF_CUDA(cudaMemcpy2DAsync(host.data(), cols * sizeof(float), data,
+                                     stride * sizeof(float), cols * sizeof(float), t,
+                                     cudaMemcpyDeviceToHost, stream),
+                   "tap copy");
+    RETURN_IF_CUDA(cudaStreamSynchronize(stream), "tap copy");
+    tap(name, host.data(), t, cols);
+    return absl::OkStatus();
+  };
+  auto norm = [&](const float* weight, bool add_delta) {
+    return CudaStatus(kernels::LaunchRmsNorm({add_delta ? delta : x, add_delta ? x : nullptr,
+                                              weight, h, t, hidden, hidden, hidden, hidden,
+                                              c.rms_norm_eps},
+                                             stream),
+                      "rms_norm");
+  };
+  auto matmul = [&](const float* in, int64_t in_dim, const uint16_t* w, int64_t out_dim,
+                    float* out) {
+    return context_->Matmul({in, w, WeightType::kBF16, out, t, out_dim, in_dim, in_dim, out_dim});
+  };
+
+  RETURN_IF_CUDA(kernels::LaunchEmbedding({ints + o_tokens, embed_, WeightType::kBF16, x, t,
+                                           vocab, hidden, hidden},
+                                          stream),
+                 "embedding");
+  RETURN_IF_ERROR(emit("embed", x, hidden, hidden));
+  RETURN_IF_CUDA(kernels::LaunchRopeCosSin({ints + o_positions, inv_freq_, cos, sin, t, hd},
+                                           stream),
+                 "rope cos/sin");
+  float* q = qkv;
+  float* k = qkv + q_dim;
+  float* v = qkv + q_dim + kv_dim;
+  for (int l = 0; l < c.num_layers; ++l) {
+    const Layer& layer = layers_[l];
+    const std::string prefix = absl::StrCat("layer", l, ".");
+    RETURN_IF_ERROR(norm(layer.attn_norm, /*add_delta=*/l > 0));
+    RETURN_IF_ERROR(emit(prefix + "attn_norm", h, hidden, hidden));
+    RETURN_IF_ERROR(matmul(h, hidden, layer.qkv, qkv_dim, qkv));
+    RETURN_IF_CUDA(kernels::LaunchRope({q, cos, sin, t, c.num_heads, hd, qkv_dim}, stream),
+                   "rope q");
+    RETURN_IF_CUDA(kernels::LaunchRope({k, cos, sin, t, c.num_kv_heads, hd, qkv_dim}, stream),
+                   "rope k");
+    RETURN_IF_ERROR(emit(prefix + "q", q, q_dim, qkv_dim));
+    RETURN_IF_ERROR(emit(prefix + "k", k, kv_dim, qkv_dim));
+    RETURN_IF_ERROR(emit(prefix + "v", v, kv_dim, qkv_dim));
+    const kernels::PagedKvLayer cache{k_cache_[l], v_cache_[l], options_.kv_blocks,
+                                      options_.block_size, c.num_kv_heads, hd};
+    // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
+    // read blocks another row fills.
+    RETURN_IF_CUDA(kernels::LaunchPagedKvAppend({batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),
+                   "kv append");
+    const bool scores_here = score_table != nullptr && l == c.num_layers - 1;
+    RETURN_IF_CUDA(kernels::LaunchPagedAttention(
+                       {batch, cache, q, attn, qkv_dim, q_dim, c.num_heads,
+                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+                        scores_here ? score_table : nullptr},
+                       {t, splits, static_cast<float*>(workspace)}, stream),
+                   "attention");
+    RETURN_IF_ERROR(emit(prefix + "attn", attn, q_dim, q_dim));
+    RETURN_IF_ERROR(matmul(attn, q_dim, layer.o, hidden, delta));
+    RETURN_IF_ERROR(emit(prefix + "attn_out", delta, hidden, hidden));
+    RETURN_IF_ERROR(norm(layer.mlp_norm, /*add_delta=*/true));
+    RETURN_IF_ERROR(emit(prefix + "attn_residual", x, hidden, hidden));
+    RETURN_IF_ERROR(emit(prefix + "mlp_norm", h, hidden, hidden));
+    RETURN_IF_ERROR(matmul(h, hidden, layer.gate_up, 2 * ffn, gate_up));
+    RETURN_IF_CUDA(kernels::LaunchSwiglu({gate_up, gate_up + ffn, act, t, ffn, 2 * ffn, 2 * ffn,
+                                          ffn},
+                                         stream),
+                   "swiglu");
+    RETURN_IF_ERROR(emit(prefix + "mlp_act", act, ffn, ffn));
+    RETURN_IF_ERROR(matmul(act, ffn, layer.down, hidden, delta));
+    RETURN_IF_ERROR(emit(prefix + "mlp_out", delta, hidden, hidden));
+  }
+  RETURN_IF_ERROR(norm(final_norm_, /*add_delta=*/true));
+  RETURN_IF_ERROR(emit("final_norm", h, hidden, hidden));
+
+  if (num_logits > 0) {
+    ASSIGN_OR_RETURN(void* logits, Grow(logits_, num_logits * vocab * sizeof(float)));
+    RETURN_IF_ERROR(context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16,
+                                      static_cast<float*>(logits), num_logits, hidden, vocab,
+                                      hidden, vocab}));
+    host_logits_.resize(num_logits * vocab);
+    RETURN_IF_CUDA(cudaMemcpyAsync(host_logits_.data(), logits, host_logits_.size() * sizeof(float),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "logits download");
+  }
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    if (score_offsets[s] < 0) continue;
+    RETURN_IF_CUDA(cudaMemcpyAsync(rows[s].last_scores,
+                                   static_cast<float*>(scores_.ptr) + score_offsets[s],
+                                   c.num_heads * int64_t{kv_len[s]} * sizeof(float),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "scores download");
+  }
+  RETURN_IF_CUDA(cudaStreamSynchronize(stream), "forward step");
+  if (num_logits > 0) {
+    if (tap) tap("logits", host_logits_.data(), num_logits, vocab);
+    int64_t next = 0;
+    for (const ForwardRow& row : rows) {
+      if (row.logits == nullptr) continue;
+      std::copy_n(host_logits_.data() + next++ * vocab, vocab, row.logits);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace arbor::worker

@@ -1,0 +1,102 @@
+// The CUDA backend: the Llama forward of cpu_backend.h on one GPU, behind the same Backend
+// interface and TensorTap names, so the two are compared tensor by tensor. Weights are uploaded
+// once as bf16 (q/k/v and gate/up fused into one matrix each, so a layer runs four GEMMs), the
+// paged fp32 KV pools live on the device, GEMMs run through cuBLASLt (bf16 inputs, fp32
+// accumulation) and every other op is a kernels/*.cu kernel taking its CPU twin's params.
+//
+// A step uploads its batch description once, launches everything on the context's stream, and
+// synchronises once at the end to hand the requested logits and scores back (the Backend
+// interface returns them in host memory).
+#ifndef ARBOR_WORKER_CUDA_BACKEND_H_
+#define ARBOR_WORKER_CUDA_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/cuda_context.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "worker/backend.h"
+#include "worker/cpu_backend.h"
+
+namespace arbor::worker {
+
+struct CudaBackendOptions {
+  int device = 0;            // CUDA device ordinal.
+  int32_t kv_blocks = 1024;  // KV capacity in blocks (per layer pool).
+  int32_t block_size = 16;   // Tokens per KV block.
+};
+
+class CudaBackend : public Backend {
+ public:
+  // Checks every tensor's presence, dtype (f32, bf16, f16; all stored as bf16 on the device)
+  // and shape against `config`, naming the tensor on error, then uploads.
+  static absl::StatusOr<std::unique_ptr<CudaBackend>> Create(const model::ModelConfig& config,
+                                                             const TensorLookup& lookup,
+                                                             const CudaBackendOptions& options);
+  static absl::StatusOr<std::unique_ptr<CudaBackend>> Create(
+      std::shared_ptr<const model::Checkpoint> checkpoint, const CudaBackendOptions& options);
+  ~CudaBackend() override;
+
+  const model::ModelConfig& config() const override { return config_; }
+  std::string name() const override { return "cuda"; }
+  int32_t kv_num_blocks() const override { return options_.kv_blocks; }
+  int32_t kv_block_size() const override { return options_.block_size; }
+  absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
+  absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
+
+  // Bytes of weights one decode step streams (every matrix once, bf16).
+  int64_t weight_bytes() const { return weight_bytes_; }
+  kernels::CudaContext& context() { return *context_; }
+
+ private:
+  struct Layer {
+    float* attn_norm = nullptr;
+    float* mlp_norm = nullptr;
+    uint16_t* qkv = nullptr;      // [q_dim + 2·kv_dim, hidden]
+    uint16_t* o = nullptr;        // [hidden, q_dim]
+    uint16_t* gate_up = nullptr;  // [2·ffn, hidden]
+    uint16_t* down = nullptr;     // [hidden, ffn]
+  };
+  // A device allocation that grows (never shrinks) with the largest step seen.
+  struct Buffer {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+
+  CudaBackend(const model::ModelConfig& config, const CudaBackendOptions& options)
+      : config_(config), options_(options) {}
+  absl::Status Load(const TensorLookup& lookup);
+  // Uploads the named matrices stacked by rows (each [rows_i, cols]) as one bf16 matrix.
+  absl::StatusOr<uint16_t*> UploadMatrix(const TensorLookup& lookup,
+                                         const std::vector<std::string>& names,
+                                         const std::vector<int64_t>& rows, int64_t cols);
+  absl::StatusOr<float*> UploadVector(const TensorLookup& lookup, const std::string& name,
+                                      int64_t size);
+  absl::StatusOr<void*> Allocate(size_t bytes);
+  absl::StatusOr<void*> Grow(Buffer& buffer, size_t bytes);
+  absl::Status Validate(std::span<const ForwardRow> rows) const;
+
+  model::ModelConfig config_;
+  CudaBackendOptions options_;
+  std::unique_ptr<kernels::CudaContext> context_;
+  std::vector<void*> allocations_;  // Weights and KV pools, freed with the backend.
+  uint16_t* embed_ = nullptr;
+  uint16_t* lm_head_ = nullptr;
+  float* final_norm_ = nullptr;
+  float* inv_freq_ = nullptr;
+  std::vector<Layer> layers_;
+  std::vector<float*> k_cache_, v_cache_;
+  int64_t weight_bytes_ = 0;
+  // Per-step storage: the packed batch description, activations, logits, scores, workspace.
+  Buffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;
+  std::vector<float> host_logits_;
+};
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_CUDA_BACKEND_H_
