@@ -1,0 +1,159 @@
+// CUDA backend decode benchmark: tokens/s at batch 1, 16 and 64 with every row at a 512- or
+// 4,096-token context, on a random Llama-3.2-1B-shaped model (bf16), with the last-layer scores
+// requested (metrics on) and not (off), beside the device-copy bandwidth measured in the same run.
+// Roofline fraction = (weight bytes + KV bytes read) per step ÷ step time ÷ that bandwidth.
+// Without a CUDA device it prints why and exits 0, so it can run anywhere.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/cuda_status.h"
+#include "tests/worker/random_llama.h"
+#include "worker/cuda_backend.h"
+
+namespace arbor::worker {
+namespace {
+
+// Device-to-device copy of 1 GiB, median of 20; bytes counted read plus write.
+double MeasureCopyBandwidth() {
+  const size_t bytes = size_t{1} << 30;
+  void *src = nullptr, *dst = nullptr;
+  if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) return 0;
+  cudaMemset(src, 0x5a, bytes);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int rep = 0; rep < 23; ++rep) {
+    cudaEventRecord(start);
+    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    if (rep >= 3) ms.push_back(t);  // The first copies warm up.
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(src);
+  cudaFree(dst);
+  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
+}
+
+model::ModelConfig Llama32_1BShape() {
+  model::ModelConfig c = testing::TinyConfig();
+  c.name = "llama-3.2-1b-shape";
+  c.num_layers = 16;
+  c.hidden_size = 2048;
+  c.num_heads = 32;
+  c.num_kv_heads = 8;
+  c.head_dim = 64;
+  c.intermediate_size = 8192;
+  c.vocab_size = 128256;
+  c.rope_theta = 500000.0f;
+  c.rope_scaling = {model::RopeScaling::Type::kLlama3, 32.0f, 1.0f, 4.0f, 8192};
+  c.tie_word_embeddings = true;
+  return c;
+}
+
+int Run() {
+  if (kernels::CudaDeviceCount() == 0) {
+    std::printf("skipped: no CUDA device on this machine\n");
+    return 0;
+  }
+  const double bandwidth = MeasureCopyBandwidth();
+  std::printf("device copy bandwidth: %.1f GB/s (read + write)\n", bandwidth / 1e9);
+  std::mt19937 rng(42);
+  const model::ModelConfig config = Llama32_1BShape();
+  const testing::RandomLlama model(config, /*bf16=*/true, rng);
+  constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kSteps = 32, kWarmup = 4;
+  const int32_t blocks_per_row = (kMaxContext + kSteps + kWarmup + kBlock) / kBlock + 1;
+  auto created = CudaBackend::Create(config, model.Lookup(),
+                                     {.device = 0,
+                                      .kv_blocks = blocks_per_row * (kMaxBatch + 1),
+                                      .block_size = kBlock});
+  if (!created.ok()) {
+    std::printf("error: %s\n", created.status().ToString().c_str());
+    return 1;
+  }
+  CudaBackend& backend = **created;
+  const int64_t kv_bytes_per_token =
+      int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim * sizeof(float);
+  std::printf("weights %.2f GB bf16; KV %lld bytes/token (fp32)\n", backend.weight_bytes() / 1e9,
+              static_cast<long long>(kv_bytes_per_token));
+  std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "metrics", "step ms",
+              "tok/s", "roofline");
+  std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
+  for (int32_t context : {512, 4096}) {
+    // One prefill of the context (row 64's blocks, in 512-token chunks), then copies of its KV
+    // into every row's own blocks, so each row reads its own context from device memory.
+    std::vector<int32_t> prefix_table(blocks_per_row);
+    for (int32_t i = 0; i < blocks_per_row; ++i) prefix_table[i] = kMaxBatch * blocks_per_row + i;
+    for (int32_t start = 0; start < context; start += 512) {
+      std::vector<int32_t> chunk(512);
+      for (int32_t& t : chunk) t = token(rng);
+      const ForwardRow row{chunk, start, prefix_table, nullptr, nullptr};
+      if (absl::Status s = backend.Forward({&row, 1}); !s.ok()) {
+        std::printf("error: %s\n", s.ToString().c_str());
+        return 1;
+      }
+    }
+    std::vector<BlockCopy> copies;
+    for (int32_t b = 0; b < kMaxBatch; ++b) {
+      for (int32_t i = 0; i < context / kBlock; ++i) {
+        copies.push_back({prefix_table[i], b * blocks_per_row + i, kBlock});
+      }
+    }
+    if (absl::Status s = backend.CopyKvBlocks(copies); !s.ok()) {
+      std::printf("error: %s\n", s.ToString().c_str());
+      return 1;
+    }
+    for (int32_t batch : {1, 16, 64}) {
+      for (bool metrics : {false, true}) {
+        std::vector<std::vector<int32_t>> tables(batch), next(batch);
+        std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
+        std::vector<std::vector<float>> scores(batch);
+        for (int32_t b = 0; b < batch; ++b) {
+          for (int32_t i = 0; i < blocks_per_row; ++i) tables[b].push_back(b * blocks_per_row + i);
+          next[b] = {token(rng)};
+          scores[b].resize(int64_t{config.num_heads} * (context + kSteps + kWarmup));
+        }
+        double seconds = 0;
+        for (int32_t step = 0; step < kWarmup + kSteps; ++step) {
+          std::vector<ForwardRow> rows;
+          for (int32_t b = 0; b < batch; ++b) {
+            rows.push_back({next[b], context + step, tables[b], logits[b].data(),
+                            metrics ? scores[b].data() : nullptr});
+          }
+          const auto start = std::chrono::steady_clock::now();
+          if (absl::Status s = backend.Forward(rows); !s.ok()) {
+            std::printf("error: %s\n", s.ToString().c_str());
+            return 1;
+          }
+          if (step >= kWarmup) {
+            seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                           .count();
+          }
+        }
+        const double step_s = seconds / kSteps;
+        const double bytes = static_cast<double>(backend.weight_bytes()) +
+                             double{batch} * (context + kWarmup + kSteps / 2) * kv_bytes_per_token;
+        std::printf("%-8d %-6d %-8s %12.3f %12.1f %9.1f%%\n", context, batch,
+                    metrics ? "on" : "off", step_s * 1e3, batch / step_s,
+                    100.0 * bytes / step_s / bandwidth);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace arbor::worker
+
+int main() { return arbor::worker::Run(); }
