@@ -38,7 +38,8 @@ struct AttentionStatsParams {
   AttentionHeadPartial* partials = nullptr;
   // Pass 2 input: [num_heads] natural-log normalisers (HeadLogNormalizer).
   const double* log_normalizers = nullptr;
-  // Pass 2 output: [AttentionStatsChunks(keys)] agreement sums over every head and the chunk's keys.
+  // Pass 2 output: [AttentionStatsChunks(keys)] agreement sums over every head and the chunk's
+  // keys.
   double* agreement_sums = nullptr;
 };
 

@@ -18,12 +18,12 @@ absl::Status CublasStatus(cublasStatus_t status, absl::string_view what) {
   return absl::InternalError(message);
 }
 
-#define ARBOR_RETURN_IF_CUDA(expr, what)                      \
-  do {                                                        \
+#define ARBOR_RETURN_IF_CUDA(expr, what)                                 \
+  do {                                                                   \
     if (absl::Status s_ = CudaStatus((expr), what); !s_.ok()) return s_; \
   } while (0)
-#define ARBOR_RETURN_IF_CUBLAS(expr, what)                      \
-  do {                                                          \
+#define ARBOR_RETURN_IF_CUBLAS(expr, what)                                 \
+  do {                                                                     \
     if (absl::Status s_ = CublasStatus((expr), what); !s_.ok()) return s_; \
   } while (0)
 
@@ -59,11 +59,10 @@ CudaContext::CudaContext(int device) : device_(device) {}
 absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device) {
   std::unique_ptr<CudaContext> ctx(new CudaContext(device));
   ARBOR_RETURN_IF_CUDA(cudaSetDevice(device), absl::StrCat("cudaSetDevice(", device, ")"));
-  ARBOR_RETURN_IF_CUDA(cudaDeviceGetAttribute(&ctx->multiprocessor_count_,
-                                              cudaDevAttrMultiProcessorCount, device),
-                       "multiprocessor count");
-  ARBOR_RETURN_IF_CUDA(cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking),
-                       "stream");
+  ARBOR_RETURN_IF_CUDA(
+      cudaDeviceGetAttribute(&ctx->multiprocessor_count_, cudaDevAttrMultiProcessorCount, device),
+      "multiprocessor count");
+  ARBOR_RETURN_IF_CUDA(cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking), "stream");
   ARBOR_RETURN_IF_CUBLAS(cublasLtCreate(&ctx->lt_), "cublasLtCreate");
   ARBOR_RETURN_IF_CUDA(cudaMalloc(&ctx->workspace_, kWorkspaceBytes), "cuBLASLt workspace");
   ctx->workspace_bytes_ = kWorkspaceBytes;
@@ -96,8 +95,8 @@ absl::StatusOr<const CudaContext::Plan*> CudaContext::FindPlan(const PlanKey& ke
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
   const auto [m, n, k, x_stride, out_stride, type_id, align_x, align_rest] = key;
-  const cudaDataType type = type_id == static_cast<int64_t>(WeightType::kBF16) ? CUDA_R_16BF
-                                                                                 : CUDA_R_32F;
+  const cudaDataType type =
+      type_id == static_cast<int64_t>(WeightType::kBF16) ? CUDA_R_16BF : CUDA_R_32F;
   auto plan = std::make_unique<Plan>();
   // Column-major view: outᵀ[n, m] = op(A)·B with A = w viewed as [k, n] (transposed) and
   // B = xᵀ viewed as [k, m].
@@ -131,8 +130,8 @@ absl::StatusOr<const CudaContext::Plan*> CudaContext::FindPlan(const PlanKey& ke
   cublasLtMatmulPreferenceDestroy(pref);
   ARBOR_RETURN_IF_CUBLAS(status, "matmul heuristic");
   if (found == 0) {
-    return absl::InternalError(absl::StrCat("cuBLASLt has no algorithm for m=", m, " n=", n,
-                                            " k=", k));
+    return absl::InternalError(
+        absl::StrCat("cuBLASLt has no algorithm for m=", m, " n=", n, " k=", k));
   }
   plan->algo = result.algo;
   return plans_.emplace(key, std::move(plan)).first->second.get();
@@ -141,7 +140,12 @@ absl::StatusOr<const CudaContext::Plan*> CudaContext::FindPlan(const PlanKey& ke
 absl::Status CudaContext::Gemm(const void* x, int64_t x_stride, const void* w, WeightType type,
                                float* out, int64_t out_stride, int64_t m, int64_t n, int64_t k) {
   const int64_t elem = type == WeightType::kBF16 ? 2 : 4;
-  const PlanKey key = {m, n, k, x_stride, out_stride, static_cast<int64_t>(type),
+  const PlanKey key = {m,
+                       n,
+                       k,
+                       x_stride,
+                       out_stride,
+                       static_cast<int64_t>(type),
                        Alignment({reinterpret_cast<int64_t>(x), x_stride * elem}),
                        Alignment({reinterpret_cast<int64_t>(w), reinterpret_cast<int64_t>(out),
                                   k * elem, out_stride * 4})};
@@ -149,8 +153,8 @@ absl::Status CudaContext::Gemm(const void* x, int64_t x_stride, const void* w, W
   if (!plan.ok()) return plan.status();
   const float alpha = 1.0f, beta = 0.0f;
   const Plan& p = **plan;
-  return CublasStatus(cublasLtMatmul(lt_, p.desc, &alpha, w, p.a, x, p.b, &beta, out, p.c, out,
-                                     p.c, &p.algo, workspace_, workspace_bytes_, stream_),
+  return CublasStatus(cublasLtMatmul(lt_, p.desc, &alpha, w, p.a, x, p.b, &beta, out, p.c, out, p.c,
+                                     &p.algo, workspace_, workspace_bytes_, stream_),
                       "cublasLtMatmul");
 }
 
@@ -160,8 +164,8 @@ absl::Status CudaContext::Matmul(const MatmulParams& p) {
     return Gemm(p.x, p.x_stride, p.w, p.w_type, p.out, p.out_stride, p.m, p.n, p.k);
   }
   if (absl::Status s = ReserveStaging(p.m * p.k); !s.ok()) return s;
-  ARBOR_RETURN_IF_CUDA(
-      LaunchGatherBf16({p.x, nullptr, staging_, p.m, p.k, p.x_stride}, stream_), "narrow x");
+  ARBOR_RETURN_IF_CUDA(LaunchGatherBf16({p.x, nullptr, staging_, p.m, p.k, p.x_stride}, stream_),
+                       "narrow x");
   return Gemm(staging_, p.k, p.w, p.w_type, p.out, p.out_stride, p.m, p.n, p.k);
 }
 
@@ -169,10 +173,9 @@ absl::Status CudaContext::Logits(const LogitsParams& p) {
   if (p.num_rows == 0) return absl::OkStatus();
   if (p.lm_head_type == WeightType::kBF16) {
     if (absl::Status s = ReserveStaging(p.num_rows * p.dim); !s.ok()) return s;
-    ARBOR_RETURN_IF_CUDA(LaunchGatherBf16({p.hidden, p.rows, staging_, p.num_rows, p.dim,
-                                           p.hidden_stride},
-                                          stream_),
-                         "gather logits rows");
+    ARBOR_RETURN_IF_CUDA(
+        LaunchGatherBf16({p.hidden, p.rows, staging_, p.num_rows, p.dim, p.hidden_stride}, stream_),
+        "gather logits rows");
     return Gemm(staging_, p.dim, p.lm_head, p.lm_head_type, p.out, p.out_stride, p.num_rows,
                 p.vocab, p.dim);
   }

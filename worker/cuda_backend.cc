@@ -50,10 +50,9 @@ absl::Status CheckTensor(const model::TensorView& t, const std::string& name,
   for (int64_t d : shape) elements *= d;
   if (t.shape != shape || t.data == nullptr ||
       t.nbytes != static_cast<size_t>(elements) * DTypeSize(t.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
-                                                   absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
-                                                   " bytes), expected [",
-                                                   absl::StrJoin(shape, ", "), "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", name, ": shape [", absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
+                     " bytes), expected [", absl::StrJoin(shape, ", "), "]"));
   }
   return absl::OkStatus();
 }
@@ -67,15 +66,17 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.num_heads <= 0 ||
       c.num_kv_heads <= 0 || c.head_dim <= 0 || c.vocab_size <= 0 ||
       c.num_heads % c.num_kv_heads != 0 || c.head_dim % 2 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model config of '", c.name, "': sizes must be positive, num_attention_heads a multiple "
-        "of num_key_value_heads and head_dim even"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config of '", c.name,
+                     "': sizes must be positive, num_attention_heads a multiple "
+                     "of num_key_value_heads and head_dim even"));
   }
   if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 ||
       int64_t{c.num_heads / c.num_kv_heads} * c.head_dim > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model config of '", c.name, "': the CUDA attention serves at most 8 query heads per kv "
-        "head and head_dim <= 256 (group × head_dim <= 1024)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config of '", c.name,
+                     "': the CUDA attention serves at most 8 query heads per kv "
+                     "head and head_dim <= 256 (group × head_dim <= 1024)"));
   }
   if (options.kv_blocks <= 0 || options.block_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
@@ -83,9 +84,9 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                                                    ") must be positive"));
   }
   if (kernels::CudaDeviceCount() <= options.device || options.device < 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "device cuda:", options.device, " requested, ", kernels::CudaDeviceCount(),
-        " CUDA devices present"));
+    return absl::FailedPreconditionError(absl::StrCat("device cuda:", options.device,
+                                                      " requested, ", kernels::CudaDeviceCount(),
+                                                      " CUDA devices present"));
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend(c, options));
   ASSIGN_OR_RETURN(backend->context_, kernels::CudaContext::Create(options.device));
@@ -97,16 +98,16 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
     std::shared_ptr<const model::Checkpoint> checkpoint, const CudaBackendOptions& options) {
   // Weights are copied to the device, so the checkpoint is needed only while loading.
   const model::Checkpoint* ckpt = checkpoint.get();
-  return Create(ckpt->config(), [ckpt](const std::string& name) { return ckpt->Tensor(name); },
-                options);
+  return Create(
+      ckpt->config(), [ckpt](const std::string& name) { return ckpt->Tensor(name); }, options);
 }
 
 CudaBackend::~CudaBackend() {
   if (context_ == nullptr) return;
   cudaStreamSynchronize(context_->stream());
   for (void* p : allocations_) cudaFree(p);
-  for (Buffer* b : {&batch_, &activations_, &logits_, &scores_, &score_table_,
-                    &attention_workspace_}) {
+  for (Buffer* b :
+       {&batch_, &activations_, &logits_, &scores_, &score_table_, &attention_workspace_}) {
     cudaFree(b->ptr);
   }
 }
@@ -149,9 +150,9 @@ absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
     offset += n;
   }
   ASSIGN_OR_RETURN(void* device, Allocate(host.size() * sizeof(uint16_t)));
-  RETURN_IF_CUDA(cudaMemcpy(device, host.data(), host.size() * sizeof(uint16_t),
-                            cudaMemcpyHostToDevice),
-                 absl::StrCat("upload of ", names[0]));
+  RETURN_IF_CUDA(
+      cudaMemcpy(device, host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice),
+      absl::StrCat("upload of ", names[0]));
   weight_bytes_ += static_cast<int64_t>(host.size() * sizeof(uint16_t));
   return static_cast<uint16_t*>(device);
 }
@@ -190,18 +191,17 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, p + "input_layernorm.weight", hidden));
     ASSIGN_OR_RETURN(layer.mlp_norm,
                      UploadVector(lookup, p + "post_attention_layernorm.weight", hidden));
-    ASSIGN_OR_RETURN(layer.qkv, UploadMatrix(lookup,
-                                             {p + "self_attn.q_proj.weight",
-                                              p + "self_attn.k_proj.weight",
-                                              p + "self_attn.v_proj.weight"},
-                                             {q_dim, kv_dim, kv_dim}, hidden));
-    ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {p + "self_attn.o_proj.weight"}, {hidden},
-                                           q_dim));
+    ASSIGN_OR_RETURN(layer.qkv,
+                     UploadMatrix(lookup,
+                                  {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+                                   p + "self_attn.v_proj.weight"},
+                                  {q_dim, kv_dim, kv_dim}, hidden));
+    ASSIGN_OR_RETURN(layer.o,
+                     UploadMatrix(lookup, {p + "self_attn.o_proj.weight"}, {hidden}, q_dim));
     ASSIGN_OR_RETURN(layer.gate_up,
                      UploadMatrix(lookup, {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"},
                                   {ffn, ffn}, hidden));
-    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden},
-                                              ffn));
+    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden}, ffn));
   }
   const std::vector<float> inv_freq =
       kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScaling(c.rope_scaling));
@@ -253,8 +253,8 @@ absl::Status CudaBackend::Validate(std::span<const ForwardRow> rows) const {
     }
     for (size_t i = 0; i < row.tokens.size(); ++i) {
       if (row.tokens[i] < 0 || row.tokens[i] >= config_.vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
-                                                       row.tokens[i], " outside [0, ",
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i,
+                                                       "] = ", row.tokens[i], " outside [0, ",
                                                        config_.vocab_size, ")"));
       }
     }
@@ -268,8 +268,8 @@ absl::Status CudaBackend::Validate(std::span<const ForwardRow> rows) const {
     for (int64_t i = 0; i < blocks_needed; ++i) {
       if (row.block_table[i] < 0 || row.block_table[i] >= options_.kv_blocks) {
         return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
-                                                       "] = ", row.block_table[i],
-                                                       " outside [0, ", options_.kv_blocks, ")"));
+                                                       "] = ", row.block_table[i], " outside [0, ",
+                                                       options_.kv_blocks, ")"));
       }
     }
   }
@@ -295,8 +295,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
     q_start.push_back(q_start.back() + n);
     kv_len.push_back(row.start_pos + n);
     max_kv_len = std::max<int64_t>(max_kv_len, kv_len.back());
-    const int64_t blocks = (int64_t{kv_len.back()} + options_.block_size - 1) /
-                           options_.block_size;
+    const int64_t blocks = (int64_t{kv_len.back()} + options_.block_size - 1) / options_.block_size;
     block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
     block_start.push_back(static_cast<int32_t>(block_ids.size()));
     tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
@@ -323,8 +322,8 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   RETURN_IF_CUDA(cudaMemcpyAsync(ints, packed.data(), packed.size() * sizeof(int32_t),
                                  cudaMemcpyHostToDevice, stream),
                  "batch upload");
-  const kernels::PagedBatch batch{num_seqs, ints + o_q_start, ints + o_kv_len,
-                                  ints + o_block_start, ints + o_block_ids};
+  const kernels::PagedBatch batch{num_seqs, ints + o_q_start, ints + o_kv_len, ints + o_block_start,
+                                  ints + o_block_ids};
 
   // Activations, each 256-byte aligned for cuBLASLt.
   size_t bytes = 0;
@@ -345,7 +344,8 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
         *delta = reinterpret_cast<float*>(base + o_delta),
         *gate_up = reinterpret_cast<float*>(base + o_gate_up),
         *act = reinterpret_cast<float*>(base + o_act),
-        *cos = reinterpret_cast<float*>(base + o_cos), *sin = reinterpret_cast<float*>(base + o_sin);
+        *cos = reinterpret_cast<float*>(base + o_cos),
+        *sin = reinterpret_cast<float*>(base + o_sin);
 
   // Last-layer score rows on the device, and the per-sequence pointer table the kernel reads.
   float* const* score_table = nullptr;
@@ -361,8 +361,8 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                    "score table upload");
     score_table = static_cast<float* const*>(table_mem);
   }
-  const int64_t splits =
-      kernels::PagedAttentionSplits(t, c.num_kv_heads, max_kv_len, context_->multiprocessor_count());
+  const int64_t splits = kernels::PagedAttentionSplits(t, c.num_kv_heads, max_kv_len,
+                                                       context_->multiprocessor_count());
   const int64_t workspace_floats =
       kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, splits);
   ASSIGN_OR_RETURN(void* workspace, Grow(attention_workspace_, workspace_floats * sizeof(float)));
@@ -373,34 +373,34 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                   int64_t stride) -> absl::Status {
     if (!tap) return absl::OkStatus();
     std::vector<float> host(t * cols);
-    RETURN_IF_CUDA(cudaMemcpy2DAsync(host.data(), cols * sizeof(float), data,
-                                     stride * sizeof(float), cols * sizeof(float), t,
-                                     cudaMemcpyDeviceToHost, stream),
-                   "tap copy");
+    RETURN_IF_CUDA(
+        cudaMemcpy2DAsync(host.data(), cols * sizeof(float), data, stride * sizeof(float),
+                          cols * sizeof(float), t, cudaMemcpyDeviceToHost, stream),
+        "tap copy");
     RETURN_IF_CUDA(cudaStreamSynchronize(stream), "tap copy");
     tap(name, host.data(), t, cols);
     return absl::OkStatus();
   };
   auto norm = [&](const float* weight, bool add_delta) {
-    return CudaStatus(kernels::LaunchRmsNorm({add_delta ? delta : x, add_delta ? x : nullptr,
-                                              weight, h, t, hidden, hidden, hidden, hidden,
-                                              c.rms_norm_eps},
-                                             stream),
-                      "rms_norm");
+    return CudaStatus(
+        kernels::LaunchRmsNorm({add_delta ? delta : x, add_delta ? x : nullptr, weight, h, t,
+                                hidden, hidden, hidden, hidden, c.rms_norm_eps},
+                               stream),
+        "rms_norm");
   };
   auto matmul = [&](const float* in, int64_t in_dim, const uint16_t* w, int64_t out_dim,
                     float* out) {
     return context_->Matmul({in, w, WeightType::kBF16, out, t, out_dim, in_dim, in_dim, out_dim});
   };
 
-  RETURN_IF_CUDA(kernels::LaunchEmbedding({ints + o_tokens, embed_, WeightType::kBF16, x, t,
-                                           vocab, hidden, hidden},
-                                          stream),
-                 "embedding");
+  RETURN_IF_CUDA(
+      kernels::LaunchEmbedding(
+          {ints + o_tokens, embed_, WeightType::kBF16, x, t, vocab, hidden, hidden}, stream),
+      "embedding");
   RETURN_IF_ERROR(emit("embed", x, hidden, hidden));
-  RETURN_IF_CUDA(kernels::LaunchRopeCosSin({ints + o_positions, inv_freq_, cos, sin, t, hd},
-                                           stream),
-                 "rope cos/sin");
+  RETURN_IF_CUDA(
+      kernels::LaunchRopeCosSin({ints + o_positions, inv_freq_, cos, sin, t, hd}, stream),
+      "rope cos/sin");
   float* q = qkv;
   float* k = qkv + q_dim;
   float* v = qkv + q_dim + kv_dim;
@@ -417,19 +417,19 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
     RETURN_IF_ERROR(emit(prefix + "q", q, q_dim, qkv_dim));
     RETURN_IF_ERROR(emit(prefix + "k", k, kv_dim, qkv_dim));
     RETURN_IF_ERROR(emit(prefix + "v", v, kv_dim, qkv_dim));
-    const kernels::PagedKvLayer cache{k_cache_[l], v_cache_[l], options_.kv_blocks,
+    const kernels::PagedKvLayer cache{k_cache_[l],         v_cache_[l],    options_.kv_blocks,
                                       options_.block_size, c.num_kv_heads, hd};
     // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
     // read blocks another row fills.
     RETURN_IF_CUDA(kernels::LaunchPagedKvAppend({batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),
                    "kv append");
     const bool scores_here = score_table != nullptr && l == c.num_layers - 1;
-    RETURN_IF_CUDA(kernels::LaunchPagedAttention(
-                       {batch, cache, q, attn, qkv_dim, q_dim, c.num_heads,
-                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-                        scores_here ? score_table : nullptr},
-                       {t, splits, static_cast<float*>(workspace)}, stream),
-                   "attention");
+    RETURN_IF_CUDA(
+        kernels::LaunchPagedAttention({batch, cache, q, attn, qkv_dim, q_dim, c.num_heads,
+                                       static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+                                       scores_here ? score_table : nullptr},
+                                      {t, splits, static_cast<float*>(workspace)}, stream),
+        "attention");
     RETURN_IF_ERROR(emit(prefix + "attn", attn, q_dim, q_dim));
     RETURN_IF_ERROR(matmul(attn, q_dim, layer.o, hidden, delta));
     RETURN_IF_ERROR(emit(prefix + "attn_out", delta, hidden, hidden));
@@ -437,10 +437,9 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
     RETURN_IF_ERROR(emit(prefix + "attn_residual", x, hidden, hidden));
     RETURN_IF_ERROR(emit(prefix + "mlp_norm", h, hidden, hidden));
     RETURN_IF_ERROR(matmul(h, hidden, layer.gate_up, 2 * ffn, gate_up));
-    RETURN_IF_CUDA(kernels::LaunchSwiglu({gate_up, gate_up + ffn, act, t, ffn, 2 * ffn, 2 * ffn,
-                                          ffn},
-                                         stream),
-                   "swiglu");
+    RETURN_IF_CUDA(
+        kernels::LaunchSwiglu({gate_up, gate_up + ffn, act, t, ffn, 2 * ffn, 2 * ffn, ffn}, stream),
+        "swiglu");
     RETURN_IF_ERROR(emit(prefix + "mlp_act", act, ffn, ffn));
     RETURN_IF_ERROR(matmul(act, ffn, layer.down, hidden, delta));
     RETURN_IF_ERROR(emit(prefix + "mlp_out", delta, hidden, hidden));
@@ -450,9 +449,9 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
 
   if (num_logits > 0) {
     ASSIGN_OR_RETURN(void* logits, Grow(logits_, num_logits * vocab * sizeof(float)));
-    RETURN_IF_ERROR(context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16,
-                                      static_cast<float*>(logits), num_logits, hidden, vocab,
-                                      hidden, vocab}));
+    RETURN_IF_ERROR(
+        context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16,
+                          static_cast<float*>(logits), num_logits, hidden, vocab, hidden, vocab}));
     host_logits_.resize(num_logits * vocab);
     RETURN_IF_CUDA(cudaMemcpyAsync(host_logits_.data(), logits, host_logits_.size() * sizeof(float),
                                    cudaMemcpyDeviceToHost, stream),
@@ -460,11 +459,11 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   }
   for (int64_t s = 0; s < num_seqs; ++s) {
     if (score_offsets[s] < 0) continue;
-    RETURN_IF_CUDA(cudaMemcpyAsync(rows[s].last_scores,
-                                   static_cast<float*>(scores_.ptr) + score_offsets[s],
-                                   c.num_heads * int64_t{kv_len[s]} * sizeof(float),
-                                   cudaMemcpyDeviceToHost, stream),
-                   "scores download");
+    RETURN_IF_CUDA(
+        cudaMemcpyAsync(rows[s].last_scores, static_cast<float*>(scores_.ptr) + score_offsets[s],
+                        c.num_heads * int64_t{kv_len[s]} * sizeof(float), cudaMemcpyDeviceToHost,
+                        stream),
+        "scores download");
   }
   RETURN_IF_CUDA(cudaStreamSynchronize(stream), "forward step");
   if (num_logits > 0) {

@@ -54,7 +54,10 @@ template <typename T>
 class DeviceArray {
  public:
   explicit DeviceArray(size_t n) : n_(n) {
-    EXPECT_TRUE(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(1, n) * sizeof(T)), "malloc").ok());
+    EXPECT_TRUE(
+        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(1, n) * sizeof(T)),
+                   "malloc")
+            .ok());
   }
   explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
     cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice);
@@ -104,10 +107,10 @@ TEST(OpsGpu, EmbeddingBf16AndF32) {
     DeviceArray<float> d_table(table);
     DeviceArray<uint16_t> d_table_bf16(table_bf16);
     for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
-      const void* host_table = type == WeightType::kF32 ? static_cast<const void*>(table.data())
-                                                        : table_bf16.data();
-      const void* dev_table = type == WeightType::kF32 ? static_cast<const void*>(d_table.get())
-                                                       : d_table_bf16.get();
+      const void* host_table =
+          type == WeightType::kF32 ? static_cast<const void*>(table.data()) : table_bf16.data();
+      const void* dev_table =
+          type == WeightType::kF32 ? static_cast<const void*>(d_table.get()) : d_table_bf16.get();
       std::vector<float> want(tokens * dim);
       EmbeddingRef({ids.data(), host_table, type, want.data(), tokens, vocab, dim, dim});
       DeviceArray<float> out(tokens * dim);
@@ -131,8 +134,8 @@ TEST(OpsGpu, RmsNormWithAndWithoutResidual) {
                   rows, dim, dim, dim, dim, 1e-5f});
       DeviceArray<float> d_x(x), d_w(weight), d_res(residual), out(rows * dim);
       out.Poison();
-      ExpectOk(LaunchRmsNorm({d_x.get(), fused ? d_res.get() : nullptr, d_w.get(), out.get(),
-                              rows, dim, dim, dim, dim, 1e-5f},
+      ExpectOk(LaunchRmsNorm({d_x.get(), fused ? d_res.get() : nullptr, d_w.get(), out.get(), rows,
+                              dim, dim, dim, dim, 1e-5f},
                              nullptr));
       ExpectClose(out.Download(), want, 1e-6);
       if (fused) EXPECT_EQ(d_res.Download(), want_residual);  // Same fp32 adds: exact.
@@ -176,8 +179,10 @@ TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
   std::mt19937 rng = Rng();
   auto ctx = CudaContext::Create(0);
   ASSERT_TRUE(ctx.ok()) << ctx.status();
-  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 8}, {7, 33, 64},
-                                {64, 2048, 512}, {3, 512, 2048}}) {
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 8},
+                                {7, 33, 64},
+                                {64, 2048, 512},
+                                {3, 512, 2048}}) {
     std::vector<float> x = Normal(rng, m * k), w = Normal(rng, n * k);
     std::vector<uint16_t> w_bf16(w.size());
     for (size_t i = 0; i < w.size(); ++i) w_bf16[i] = base::FloatToBf16(w[i]);
@@ -191,8 +196,8 @@ TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
     DeviceArray<float> d_x(x), out(m * n);
     DeviceArray<uint16_t> d_w(w_bf16);
     out.Poison();
-    ASSERT_TRUE((*ctx)->Matmul({d_x.get(), d_w.get(), WeightType::kBF16, out.get(), m, n, k, k,
-                                n}).ok());
+    ASSERT_TRUE(
+        (*ctx)->Matmul({d_x.get(), d_w.get(), WeightType::kBF16, out.get(), m, n, k, k, n}).ok());
     ExpectClose(out.Download(), want, 1e-5);
 
     // Logits: every other row, in reverse order.
@@ -206,8 +211,10 @@ TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
     DeviceArray<int32_t> d_rows(rows);
     DeviceArray<float> logits(nr * n);
     logits.Poison();
-    ASSERT_TRUE((*ctx)->Logits({d_x.get(), d_rows.get(), d_w.get(), WeightType::kBF16,
-                                logits.get(), nr, k, n, k, n}).ok());
+    ASSERT_TRUE((*ctx)
+                    ->Logits({d_x.get(), d_rows.get(), d_w.get(), WeightType::kBF16, logits.get(),
+                              nr, k, n, k, n})
+                    .ok());
     ExpectClose(logits.Download(), want_logits, 1e-5);
   }
 }
@@ -239,9 +246,9 @@ HostBatch MakeBatch(const PagedCase& c, std::mt19937& rng) {
 
 void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocessors) {
   SCOPED_TRACE(testing::Message() << "block " << c.block_size << " kv_heads " << c.num_kv_heads
-                                  << " group " << c.group << " head_dim " << c.head_dim
-                                  << " seqs " << c.kv_len.size() << " first kv_len "
-                                  << c.kv_len[0] << " first n " << c.n_new[0]);
+                                  << " group " << c.group << " head_dim " << c.head_dim << " seqs "
+                                  << c.kv_len.size() << " first kv_len " << c.kv_len[0]
+                                  << " first n " << c.n_new[0]);
   const HostBatch b = MakeBatch(c, rng);
   const int64_t seqs = static_cast<int64_t>(c.kv_len.size());
   const int64_t tokens = b.q_start.back();
@@ -259,8 +266,8 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
   const PagedBatch host_batch{seqs, b.q_start.data(), c.kv_len.data(), b.block_start.data(),
                               b.block_ids.data()};
   std::vector<float> want(tokens * heads * c.head_dim);
-  PagedKvLayer host_cache{k_cache.data(), v_cache.data(), b.num_blocks, c.block_size,
-                          c.num_kv_heads, c.head_dim};
+  PagedKvLayer host_cache{k_cache.data(), v_cache.data(), b.num_blocks,
+                          c.block_size,   c.num_kv_heads, c.head_dim};
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   DeviceArray<float> d_k(k_cache), d_v(v_cache), d_q(q), d_new_k(new_k), d_new_v(new_v);
@@ -268,8 +275,8 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
       d_block_ids(b.block_ids);
   const PagedBatch dev_batch{seqs, d_q_start.get(), d_kv_len.get(), d_block_start.get(),
                              d_block_ids.get()};
-  const PagedKvLayer dev_cache{d_k.get(), d_v.get(), b.num_blocks, c.block_size, c.num_kv_heads,
-                               c.head_dim};
+  const PagedKvLayer dev_cache{d_k.get(),    d_v.get(),      b.num_blocks,
+                               c.block_size, c.num_kv_heads, c.head_dim};
   PagedKvAppendRef({host_batch, host_cache, new_k.data(), new_v.data(), width, width});
   PagedAttentionRef({host_batch, host_cache, q.data(), want.data(), heads * c.head_dim,
                      heads * c.head_dim, heads, scale, score_ptrs.data()},
@@ -287,12 +294,13 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
   }
   DeviceArray<float*> d_score_table(d_score_ptrs);
   const int64_t max_len = *std::max_element(c.kv_len.begin(), c.kv_len.end());
-  for (int64_t splits : {int64_t{1}, PagedAttentionSplits(tokens, c.num_kv_heads, max_len,
-                                                           multiprocessors), int64_t{7}}) {
+  for (int64_t splits :
+       {int64_t{1}, PagedAttentionSplits(tokens, c.num_kv_heads, max_len, multiprocessors),
+        int64_t{7}}) {
     SCOPED_TRACE(testing::Message() << "splits " << splits);
     DeviceArray<float> out(want.size());
-    DeviceArray<float> workspace(std::max<int64_t>(
-        1, PagedAttentionWorkspaceFloats(tokens, heads, c.head_dim, splits)));
+    DeviceArray<float> workspace(
+        std::max<int64_t>(1, PagedAttentionWorkspaceFloats(tokens, heads, c.head_dim, splits)));
     out.Poison();
     for (auto& d : d_scores) d->Poison();
     ExpectOk(LaunchPagedAttention({dev_batch, dev_cache, d_q.get(), out.get(), heads * c.head_dim,
@@ -323,8 +331,8 @@ TEST(OpsGpu, PagedKvAppendAndAttention) {
           CheckPagedAttention(c, rng, multiprocessors);
         }
         // Prefill (whole sequence new) and extend chunks beside a decode row.
-        CheckPagedAttention({block_size, 2, group, head_dim, {17, 1000, 1000}, {17, 1000, 17}},
-                            rng, multiprocessors);
+        CheckPagedAttention({block_size, 2, group, head_dim, {17, 1000, 1000}, {17, 1000, 17}}, rng,
+                            multiprocessors);
         CheckPagedAttention({block_size, 2, group, head_dim, {1, 4096}, {1, 1}}, rng,
                             multiprocessors);
       }
@@ -336,7 +344,9 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();
   for (const auto& [rows, vocab, top_k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
-                                           {7, 4097, 0}, {7, 1000, 256}, {64, 128256, 64},
+                                           {7, 4097, 0},
+                                           {7, 1000, 256},
+                                           {64, 128256, 64},
                                            {1, 128256, 256}}) {
     SCOPED_TRACE(testing::Message() << rows << " rows of " << vocab << ", top " << top_k);
     std::vector<float> logits = Normal(rng, rows * vocab, 4.0f);
@@ -364,8 +374,8 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
     const auto got_values = top_values.Download();
     const auto got_ids = top_ids.Download();
     for (int64_t r = 0; r < rows; ++r) {
-      auto want = entropix::ComputeLogitMetrics(logits.data() + r * vocab,
-                                                static_cast<int>(vocab), static_cast<int>(top_k));
+      auto want = entropix::ComputeLogitMetrics(logits.data() + r * vocab, static_cast<int>(vocab),
+                                                static_cast<int>(top_k));
       ASSERT_TRUE(want.ok()) << want.status();
       entropix::SoftmaxMoments merged;
       for (int64_t c = 0; c < chunks; ++c) {
@@ -398,8 +408,8 @@ TEST(OpsGpu, LogitStatsReportNonFinite) {
   DeviceArray<entropix::SoftmaxMoments> moments(chunks);
   DeviceArray<int32_t> bad(chunks);
   bad.Poison();
-  ExpectOk(LaunchLogitStats({d_logits.get(), 1, vocab, vocab, 0, moments.get(), bad.get(),
-                             nullptr, nullptr, nullptr, nullptr},
+  ExpectOk(LaunchLogitStats({d_logits.get(), 1, vocab, vocab, 0, moments.get(), bad.get(), nullptr,
+                             nullptr, nullptr, nullptr},
                             nullptr));
   EXPECT_EQ(bad.Download(), (std::vector<int32_t>{-1, -1, 4321}));
 }
@@ -410,12 +420,12 @@ TEST(OpsGpu, AttentionStatsMatchEntropix) {
   for (int heads : {1, 8, 32}) {
     for (int keys : {1, 17, 1000, 4096, 5000}) {
       for (auto mode : {entropix::AttentionMode::kExact, entropix::AttentionMode::kReference}) {
-        SCOPED_TRACE(testing::Message() << heads << " heads, " << keys << " keys, mode "
-                                        << static_cast<int>(mode));
+        SCOPED_TRACE(testing::Message()
+                     << heads << " heads, " << keys << " keys, mode " << static_cast<int>(mode));
         const int64_t stride = keys + 3;
         std::vector<float> scores = Normal(rng, heads * stride, 3.0f);
-        auto want = entropix::ComputeAttentionMetrics(scores.data(), heads, keys, stride, mode,
-                                                      4096);
+        auto want =
+            entropix::ComputeAttentionMetrics(scores.data(), heads, keys, stride, mode, 4096);
         ASSERT_TRUE(want.ok()) << want.status();
         const int64_t chunks = AttentionStatsChunks(keys);
         DeviceArray<float> d_scores(scores);
@@ -423,8 +433,8 @@ TEST(OpsGpu, AttentionStatsMatchEntropix) {
         DeviceArray<double> log_norm(heads), sums(chunks);
         partials.Poison();
         sums.Poison();
-        AttentionStatsParams p{d_scores.get(), heads, keys, stride, partials.get(), log_norm.get(),
-                               sums.get()};
+        AttentionStatsParams p{d_scores.get(), heads,          keys,      stride,
+                               partials.get(), log_norm.get(), sums.get()};
         ExpectOk(LaunchAttentionHeadStats(p, nullptr));
         const auto got_partials = partials.Download();
         std::vector<entropix::AttentionHeadState> states(heads);

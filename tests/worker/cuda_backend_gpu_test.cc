@@ -3,8 +3,6 @@
 // prefill chunks and decode rows (logits and last-layer scores), fork copies, and refused input.
 // Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
-#include "worker/cuda_backend.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +15,7 @@
 #include "kernels/cuda_status.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
+#include "worker/cuda_backend.h"
 
 namespace arbor::worker {
 namespace {
@@ -91,20 +90,24 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   std::vector<float> cpu_logits(vocab), cuda_logits(vocab);
   std::vector<float> cpu_scores(heads * 37), cuda_scores(heads * 37);
   ForwardRow row{prompt, 0, table_a, cpu_logits.data(), cpu_scores.data()};
-  ASSERT_TRUE(p.cpu->Forward({&row, 1}, [&](std::string_view name, const float* d, int64_t r,
-                                            int64_t c) {
-                 cpu_tensors[std::string(name)].assign(d, d + r * c);
-               }).ok());
+  ASSERT_TRUE(p.cpu
+                  ->Forward({&row, 1},
+                            [&](std::string_view name, const float* d, int64_t r, int64_t c) {
+                              cpu_tensors[std::string(name)].assign(d, d + r * c);
+                            })
+                  .ok());
   row.logits = cuda_logits.data();
   row.last_scores = cuda_scores.data();
   int tapped = 0;
-  ASSERT_TRUE(p.cuda->Forward({&row, 1}, [&](std::string_view name, const float* d, int64_t r,
-                                             int64_t c) {
-                  ++tapped;
-                  const auto& want = cpu_tensors.at(std::string(name));
-                  ASSERT_EQ(static_cast<int64_t>(want.size()), r * c) << name;
-                  EXPECT_LE(RelativeError(d, want.data(), r * c), kTolerance) << name;
-                }).ok());
+  ASSERT_TRUE(p.cuda
+                  ->Forward({&row, 1},
+                            [&](std::string_view name, const float* d, int64_t r, int64_t c) {
+                              ++tapped;
+                              const auto& want = cpu_tensors.at(std::string(name));
+                              ASSERT_EQ(static_cast<int64_t>(want.size()), r * c) << name;
+                              EXPECT_LE(RelativeError(d, want.data(), r * c), kTolerance) << name;
+                            })
+                  .ok());
   EXPECT_EQ(tapped, static_cast<int>(cpu_tensors.size()));
   EXPECT_LE(RelativeError(cuda_logits.data(), cpu_logits.data(), vocab), kTolerance);
   EXPECT_LE(RelativeError(cuda_scores.data(), cpu_scores.data(), heads * 37), kTolerance);
@@ -116,7 +119,8 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   std::vector<int32_t> table_b_shared = table_b;
   for (int32_t i = 0; i < full; ++i) table_b_shared[i] = table_a[i];
   std::vector<BlockCopy> copies;
-  if (20 % block_size != 0) copies.push_back({table_a[full], table_b_shared[full], 20 % block_size});
+  if (20 % block_size != 0)
+    copies.push_back({table_a[full], table_b_shared[full], 20 % block_size});
   ASSERT_TRUE(p.cpu->CopyKvBlocks(copies).ok());
   ASSERT_TRUE(p.cuda->CopyKvBlocks(copies).ok());
   const std::vector<int32_t> next_a = Tokens(rng, 1, vocab), next_b = Tokens(rng, 5, vocab),
