@@ -1,0 +1,432 @@
+// The whole system as real processes on loopback: arbor-coordinator (with the model's
+// tokenizer) over two arbor-worker processes on a tiny model made in a temporary directory.
+// Concurrency, reproducibility, cancellation freeing KV on the workers, deadlines, a worker
+// killed with SIGKILL mid-job, and a table of invalid requests.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "arbor/v1/generation.grpc.pb.h"
+#include "arbor/v1/worker.grpc.pb.h"
+#include "base/subprocess.h"
+#include "grpcpp/grpcpp.h"
+#include "model/make_model.h"
+#include "rpc/health.h"
+#include "tools/local_cluster.h"
+
+namespace arbor {
+namespace {
+
+const std::string kBin = ARBOR_BINARY_DIR "/bin";
+constexpr int kVocab = 512;  // The tiny preset's.
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/coordinator-e2e-", getpid(), "-", name);
+}
+
+// Two workers and a coordinator, started as processes; SIGKILLed on destruction if still up.
+struct Cluster {
+  std::vector<base::Subprocess> workers;
+  std::vector<std::string> worker_addresses;
+  std::optional<base::Subprocess> coordinator;
+  std::string address;
+  std::unique_ptr<v1::Generation::Stub> stub;
+
+  static std::unique_ptr<Cluster> Start(const std::string& model_dir, const std::string& name) {
+    auto cluster = std::make_unique<Cluster>();
+    const std::string dir = TempPath(name);
+    std::filesystem::create_directories(dir);
+    for (int i = 0; i < 2; ++i) {
+      std::string address;
+      absl::StatusOr<base::Subprocess> worker = tools::StartServer(
+          {kBin + "/arbor-worker", "--model=" + model_dir, "--log_level=warn"}, "127.0.0.1:0",
+          absl::StrCat(dir, "/worker", i, ".port"), absl::StrCat(dir, "/worker", i, ".log"),
+          absl::Seconds(30), &address);
+      EXPECT_TRUE(worker.ok()) << worker.status();
+      if (!worker.ok()) return nullptr;
+      cluster->workers.push_back(*std::move(worker));
+      cluster->worker_addresses.push_back(address);
+    }
+    absl::StatusOr<base::Subprocess> coordinator = tools::StartServer(
+        {kBin + "/arbor-coordinator", "--model=" + model_dir,
+         "--workers=" + absl::StrJoin(cluster->worker_addresses, ","), "--steps_per_run=8",
+         "--heartbeat_ms=200", "--log_level=warn"},
+        "127.0.0.1:0", dir + "/coordinator.port", dir + "/coordinator.log", absl::Seconds(30),
+        &cluster->address);
+    EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+    if (!coordinator.ok()) return nullptr;
+    cluster->coordinator.emplace(*std::move(coordinator));
+    cluster->stub = v1::Generation::NewStub(
+        grpc::CreateChannel(cluster->address, grpc::InsecureChannelCredentials()));
+    // Static workers are dialled in the background: wait until a job can be routed.
+    for (int i = 0; i < 300; ++i) {
+      grpc::ClientContext context;
+      v1::JobRef ref;
+      v1::GenerateRequest probe;
+      probe.mutable_tokens()->add_token_ids(1);
+      probe.set_max_tokens(1);
+      const grpc::Status status = cluster->stub->Submit(&context, probe, &ref);
+      if (status.ok()) return cluster;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "no worker became ready";
+    return nullptr;
+  }
+
+  int64_t UsedBlocks(int worker) const {
+    auto stub = v1::Worker::NewStub(
+        grpc::CreateChannel(worker_addresses[worker], grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::HealthResponse health;
+    EXPECT_TRUE(stub->Health(&context, {}, &health).ok());
+    return health.cache().used_blocks();
+  }
+};
+
+std::vector<v1::GenerateEvent> ReadAll(grpc::ClientReaderInterface<v1::GenerateEvent>& reader,
+                                       grpc::Status* status) {
+  std::vector<v1::GenerateEvent> events;
+  v1::GenerateEvent event;
+  while (reader.Read(&event)) events.push_back(event);
+  *status = reader.Finish();
+  return events;
+}
+
+std::vector<v1::GenerateEvent> Watch(v1::Generation::Stub& stub, const std::string& job_id) {
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  ref.set_job_id(job_id);
+  grpc::Status status;
+  std::vector<v1::GenerateEvent> events = ReadAll(*stub.Watch(&context, ref), &status);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return events;
+}
+
+std::string Submit(v1::Generation::Stub& stub, const v1::GenerateRequest& request) {
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  const grpc::Status status = stub.Submit(&context, request, &ref);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return ref.job_id();
+}
+
+v1::GenerateRequest TextRequest(const std::string& text, int max_tokens, uint64_t seed) {
+  v1::GenerateRequest request;
+  request.set_text(text);
+  request.set_max_tokens(max_tokens);
+  request.set_seed(seed);
+  request.mutable_stop()->set_ignore_eos(true);
+  return request;
+}
+
+class CoordinatorE2eTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_dir_ = new std::string(TempPath("tiny-model"));
+    model::MakeModelOptions options;
+    options.out_dir = *model_dir_;
+    options.seed = 1;
+    ASSERT_TRUE(model::MakeModel(options).ok());
+    cluster_ = Cluster::Start(*model_dir_, "shared").release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    std::filesystem::remove_all(*model_dir_);
+    delete model_dir_;
+  }
+  void SetUp() override { ASSERT_NE(cluster_, nullptr); }
+
+  static std::string* model_dir_;
+  static Cluster* cluster_;
+};
+std::string* CoordinatorE2eTest::model_dir_ = nullptr;
+Cluster* CoordinatorE2eTest::cluster_ = nullptr;
+
+TEST_F(CoordinatorE2eTest, SixteenConcurrentJobsOnTwoWorkersAllFinish) {
+  constexpr int kJobs = 16;
+  std::vector<std::vector<v1::GenerateEvent>> events(kJobs);
+  std::vector<grpc::Status> statuses(kJobs);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kJobs; ++i) {
+    threads.emplace_back([&, i] {
+      grpc::ClientContext context;
+      auto reader = cluster_->stub->Generate(
+          &context, TextRequest(absl::StrCat("Once upon a time ", i), 32, 100 + i));
+      events[i] = ReadAll(*reader, &statuses[i]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<std::string> workers;
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
+    ASSERT_FALSE(events[i].empty());
+    EXPECT_FALSE(events[i].front().job_id().empty());
+    ASSERT_TRUE(events[i].back().has_finished()) << i;
+    EXPECT_EQ(events[i].back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
+        << i << ": " << events[i].back().finished().error();
+    grpc::ClientContext context;
+    v1::JobRef ref;
+    ref.set_job_id(events[i].front().job_id());
+    v1::Job job;
+    ASSERT_TRUE(cluster_->stub->GetJob(&context, ref, &job).ok());
+    EXPECT_EQ(job.usage().generated_tokens(), 32);
+    EXPECT_FALSE(job.text().empty());
+    workers.insert(job.worker_id());
+  }
+  EXPECT_EQ(workers.size(), 2u) << "routing should spread 16 jobs over both workers";
+}
+
+TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
+  std::vector<v1::Tree> trees;
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = Submit(*cluster_->stub, TextRequest("The river", 48, 4242));
+    Watch(*cluster_->stub, id);
+    grpc::ClientContext context;
+    v1::GetTreeRequest request;
+    request.set_job_id(id);
+    v1::Tree tree;
+    ASSERT_TRUE(cluster_->stub->GetTree(&context, request, &tree).ok());
+    trees.push_back(tree);
+  }
+  ASSERT_EQ(trees[0].nodes_size(), trees[1].nodes_size());
+  ASSERT_GT(trees[0].nodes_size(), 48);
+  for (int n = 0; n < trees[0].nodes_size(); ++n) {
+    const v1::TreeNode& a = trees[0].nodes(n);
+    const v1::TreeNode& b = trees[1].nodes(n);
+    EXPECT_EQ(a.token_id(), b.token_id()) << n;
+    EXPECT_EQ(a.parent(), b.parent()) << n;
+    EXPECT_EQ(a.status(), b.status()) << n;
+    EXPECT_EQ(a.strategy(), b.strategy()) << n;
+    EXPECT_NEAR(a.logprob(), b.logprob(), 1e-4) << n;
+  }
+}
+
+TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
+  const int64_t baseline = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+  const std::string id = Submit(*cluster_->stub, TextRequest("A long story", 2000, 9));
+  {
+    // Wait for the first token, so the job holds KV on its worker.
+    grpc::ClientContext context;
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    auto reader = cluster_->stub->Watch(&context, ref);
+    v1::GenerateEvent event;
+    ASSERT_TRUE(reader->Read(&event));
+    context.TryCancel();  // Watching stops; the job does not.
+    reader->Finish();
+  }
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  ref.set_job_id(id);
+  v1::Job job;
+  ASSERT_TRUE(cluster_->stub->Cancel(&context, ref, &job).ok());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_CANCELLED);
+  int64_t used = -1;
+  for (int i = 0; i < 200; ++i) {
+    used = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+    if (used == baseline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(used, baseline);
+}
+
+TEST_F(CoordinatorE2eTest, DeadlineFinishesTheJob) {
+  v1::GenerateRequest request = TextRequest("Deadline", 2000, 5);
+  request.set_deadline_ms(100);
+  const std::vector<v1::GenerateEvent> events =
+      Watch(*cluster_->stub, Submit(*cluster_->stub, request));
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_finished());
+  EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_DEADLINE);
+
+  // The gRPC deadline of Generate bounds the job too.
+  const int64_t baseline = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(150));
+  grpc::Status status;
+  ReadAll(*cluster_->stub->Generate(&context, TextRequest("Deadline", 2000, 6)), &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  int64_t used = -1;
+  for (int i = 0; i < 200 && used != baseline; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    used = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+  }
+  EXPECT_EQ(used, baseline);
+}
+
+TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy) {
+  const std::string real_job = Submit(*cluster_->stub, TextRequest("ok", 4, 1));
+  Watch(*cluster_->stub, real_job);
+  using Edit = std::function<void(v1::GenerateRequest&)>;
+  const std::vector<std::pair<const char*, Edit>> bad_generate = {
+      {"no prompt", [](v1::GenerateRequest& r) { r.clear_prompt(); }},
+      {"empty text", [](v1::GenerateRequest& r) { r.set_text(""); }},
+      {"prompt fills the context",  // The tiny model's context is 2048 tokens.
+       [](v1::GenerateRequest& r) {
+         for (int i = 0; i < 2048; ++i) r.mutable_tokens()->add_token_ids(1);
+       }},
+      {"empty tokens", [](v1::GenerateRequest& r) { r.mutable_tokens(); }},
+      {"negative token", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(-1); }},
+      {"token >= vocab",
+       [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(kVocab); }},
+      {"no chat messages", [](v1::GenerateRequest& r) { r.mutable_chat(); }},
+      {"bad chat role",
+       [](v1::GenerateRequest& r) {
+         auto* m = r.mutable_chat()->add_messages();
+         m->set_role("wizard");
+         m->set_content("hi");
+       }},
+      {"negative max_tokens", [](v1::GenerateRequest& r) { r.set_max_tokens(-1); }},
+      {"max_tokens over context", [](v1::GenerateRequest& r) { r.set_max_tokens(100000); }},
+      {"top_logprobs 65", [](v1::GenerateRequest& r) { r.set_top_logprobs(65); }},
+      {"negative deadline", [](v1::GenerateRequest& r) { r.set_deadline_ms(-5); }},
+      {"long client_tag", [](v1::GenerateRequest& r) { r.set_client_tag(std::string(300, 'x')); }},
+      {"stop token >= vocab",
+       [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_token_ids(9999); }},
+      {"17 stop strings",
+       [](v1::GenerateRequest& r) {
+         for (int i = 0; i < 17; ++i) r.mutable_stop()->add_stop_strings("x");
+       }},
+      {"empty stop string", [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_strings(""); }},
+      {"NaN temperature",
+       [](v1::GenerateRequest& r) {
+         r.mutable_policy()->mutable_sampling()->set_temperature(std::nanf(""));
+       }},
+      {"top_p 1.5",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_p(1.5f); }},
+      {"top_k 2000",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_k(2000); }},
+      {"branch width 1",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_width(1); }},
+      {"branch max_depth 9",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_max_depth(9); }},
+      {"unknown mode",
+       [](v1::GenerateRequest& r) {
+         r.mutable_policy()->set_mode(static_cast<v1::PolicyMode>(99));
+       }},
+      {"insert token >= vocab",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_insert()->add_tokens(100000); }},
+      {"n_samples 0",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_adaptive()->set_n_samples(0); }},
+  };
+  for (const auto& [name, edit] : bad_generate) {
+    v1::GenerateRequest request = TextRequest("fine", 4, 1);
+    edit(request);
+    grpc::ClientContext submit_context;
+    v1::JobRef ref;
+    EXPECT_EQ(cluster_->stub->Submit(&submit_context, request, &ref).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << name;
+    grpc::ClientContext generate_context;
+    grpc::Status status;
+    ReadAll(*cluster_->stub->Generate(&generate_context, request), &status);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << name;
+  }
+
+  auto job_ref = [](const std::string& id) {
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    return ref;
+  };
+  auto get_job = [&](const std::string& id) {
+    grpc::ClientContext context;
+    v1::Job job;
+    return cluster_->stub->GetJob(&context, job_ref(id), &job).error_code();
+  };
+  auto cancel = [&](const std::string& id) {
+    grpc::ClientContext context;
+    v1::Job job;
+    return cluster_->stub->Cancel(&context, job_ref(id), &job).error_code();
+  };
+  auto watch = [&](const std::string& id) {
+    grpc::ClientContext context;
+    grpc::Status status;
+    ReadAll(*cluster_->stub->Watch(&context, job_ref(id)), &status);
+    return status.error_code();
+  };
+  auto tree = [&](const std::string& id, int root, int depth) {
+    grpc::ClientContext context;
+    v1::GetTreeRequest request;
+    request.set_job_id(id);
+    request.set_root(root);
+    request.set_max_depth(depth);
+    v1::Tree out;
+    return cluster_->stub->GetTree(&context, request, &out).error_code();
+  };
+  auto list = [&](int limit, int state) {
+    grpc::ClientContext context;
+    v1::ListJobsRequest request;
+    request.set_limit(limit);
+    if (state != 0) request.add_states(static_cast<v1::JobState>(state));
+    v1::ListJobsResponse out;
+    return cluster_->stub->ListJobs(&context, request, &out).error_code();
+  };
+  using grpc::StatusCode;
+  EXPECT_EQ(get_job(""), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(get_job(std::string(200, 'j')), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(get_job("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(cancel("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(watch("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(watch(""), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(tree("no-such-job", 0, 0), StatusCode::NOT_FOUND);
+  EXPECT_EQ(tree(real_job, -1, 0), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(tree(real_job, 0, -1), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(tree(real_job, 99999, 0), StatusCode::NOT_FOUND);
+  EXPECT_EQ(list(5000, 0), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(list(10, 99), StatusCode::INVALID_ARGUMENT);
+
+  // Still healthy, and still serving jobs.
+  EXPECT_TRUE(rpc::CheckServing(cluster_->address, absl::Seconds(5)).value_or(false));
+  EXPECT_EQ(get_job(real_job), StatusCode::OK);
+  EXPECT_EQ(tree(real_job, 0, 2), StatusCode::OK);
+  EXPECT_EQ(list(10, v1::JOB_STATE_FINISHED), StatusCode::OK);
+  const std::vector<v1::GenerateEvent> events =
+      Watch(*cluster_->stub, Submit(*cluster_->stub, TextRequest("still fine", 4, 2)));
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS);
+}
+
+// Its own cluster: one of its workers dies.
+TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
+  std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "kill");
+  ASSERT_NE(cluster, nullptr);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    ids.push_back(Submit(*cluster->stub, TextRequest(absl::StrCat("Job ", i), 400, 50 + i)));
+  }
+  {
+    grpc::ClientContext context;
+    v1::JobRef ref;
+    ref.set_job_id(ids.back());
+    auto reader = cluster->stub->Watch(&context, ref);
+    v1::GenerateEvent event;
+    ASSERT_TRUE(reader->Read(&event));  // Jobs are under way.
+    context.TryCancel();
+    reader->Finish();
+  }
+  cluster->workers[0].Signal(SIGKILL);
+  int rehomed = 0;
+  for (const std::string& id : ids) {
+    const std::vector<v1::GenerateEvent> events = Watch(*cluster->stub, id);
+    ASSERT_FALSE(events.empty());
+    ASSERT_TRUE(events.back().has_finished());
+    EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
+        << id << ": " << events.back().finished().error();
+    for (const v1::GenerateEvent& e : events) rehomed += e.has_rehomed();
+  }
+  EXPECT_GT(rehomed, 0) << "the killed worker held some of the jobs";
+}
+
+}  // namespace
+}  // namespace arbor
