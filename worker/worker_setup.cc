@@ -2,11 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "model/checkpoint.h"
 #include "model/tokenizer/tokenizer.h"
 #include "worker/cpu_backend.h"
+#ifdef ARBOR_WITH_CUDA_BACKEND
+#include "worker/cuda_backend.h"
+#endif
 
 namespace arbor::worker {
 namespace {
@@ -32,17 +37,43 @@ entropix::PolicyConfig DefaultPolicy(const std::string& model_dir) {
   return policy;
 }
 
+// "cpu" → -1; "cuda" or "cuda:N" → N.
+absl::StatusOr<int> ParseDevice(const std::string& device) {
+  if (device == "cpu") return -1;
+  if (device == "cuda") return 0;
+  int ordinal = 0;
+  absl::string_view rest = device;
+  if (absl::ConsumePrefix(&rest, "cuda:") && absl::SimpleAtoi(rest, &ordinal) && ordinal >= 0) {
+    return ordinal;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--device=", device, ": expected cpu, cuda or cuda:N"));
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint) {
-  if (options.device != "cpu") {
+  ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
+  const int32_t kv_blocks =
+      static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
+  if (ordinal >= 0) {
+#ifdef ARBOR_WITH_CUDA_BACKEND
+    CudaBackendOptions cuda;
+    cuda.device = ordinal;
+    cuda.kv_blocks = kv_blocks;
+    cuda.block_size = options.block_size;
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
+                     CudaBackend::Create(std::move(checkpoint), cuda));
+    return std::unique_ptr<Backend>(std::move(backend));
+#else
     return absl::UnimplementedError(absl::StrCat(
         "--device=", options.device,
-        ": only the cpu backend is available in this build; use --device=cpu"));
+        ": this build has no CUDA backend (configure with -DARBOR_WITH_CUDA=ON where nvcc is "
+        "installed); use --device=cpu"));
+#endif
   }
   CpuBackendOptions cpu;
   cpu.block_size = options.block_size;
-  cpu.kv_blocks =
-      static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
+  cpu.kv_blocks = kv_blocks;
   cpu.threads = options.threads;
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
@@ -91,6 +122,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
                                                    " is less than one block (",
                                                    options.block_size, ")"));
   }
+  RETURN_IF_ERROR(ParseDevice(options.device).status());
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }

@@ -82,6 +82,16 @@ TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
   EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
 }
 
+// The example flag files in deploy/ name only flags the binaries know.
+TEST_P(ServerBinaryTest, DeployFlagFileParses) {
+  const std::string name = GetParam() == "arbor-worker" ? "worker" : "coordinator";
+  auto [code, out] = RunToEnd({kBin + "/" + GetParam(),
+                               "--flagfile=" ARBOR_SOURCE_DIR "/deploy/" + name + ".flags",
+                               "--help"});
+  EXPECT_EQ(out.find("ERROR"), std::string::npos) << out;
+  EXPECT_NE(out.find("Usage:"), std::string::npos) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Binaries, ServerBinaryTest,
                          testing::Values("arbor-coordinator", "arbor-worker"));
 
