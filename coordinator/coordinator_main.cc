@@ -15,6 +15,7 @@
 #include "coordinator/job_launcher.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
+#include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
 #include "rpc/serve.h"
 #include "spdlog/spdlog.h"
@@ -90,7 +91,9 @@ int Main() {
   JobRegistry registry(registry_options);
   LauncherOptions launcher_options;
   launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
-  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get());
+  ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
+  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(),
+                       &timer);
 
   GenerationService generation(&launcher, &registry, prompts.get());
   ClusterService cluster(&pool, heartbeat);

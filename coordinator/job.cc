@@ -44,7 +44,7 @@ bool Retriable(absl::StatusCode code) {
 absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
                                                  JobEnvironment env) {
   RETURN_IF_ERROR(spec.policy.Validate());
-  if (spec.policy.insert.tokens.empty()) {
+  if (spec.policy.insert.tokens.empty() && spec.policy.insert.max_per_job > 0) {
     return absl::InvalidArgumentError("policy.insert.tokens must be resolved before the job");
   }
   if (spec.max_tokens < 1 ||
@@ -148,25 +148,47 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
   Drain();
 }
 
-void Job::Rehome(absl::Status cause) {
-  std::string failed;
+void Job::Rehome(absl::Status reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished() || moving_) return;
+    if (in_flight_) {
+      if (!pending_move_) pending_move_ = std::move(reason);
+    } else {
+      RequestMove(std::move(reason), /*forced=*/false);
+    }
+  }
+  Drain();
+}
+
+void Job::Move(absl::Status cause, bool forced) {
+  std::string from;
   {
     absl::MutexLock lock(&mu_);
     if (finished()) return;
-    failed = worker_->id();
+    from = worker_->id();
   }
-  absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(failed, cause);
+  absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(from, cause);
   {
     absl::MutexLock lock(&mu_);
+    moving_ = false;
     if (finished()) return;
     if (!next.ok() || *next == nullptr) {
-      Fail(next.ok() ? absl::UnavailableError("no worker to re-home to") : next.status());
+      const absl::Status why =
+          next.ok() ? absl::UnavailableError("no worker to re-home to") : next.status();
+      if (forced) {
+        Fail(why);
+      } else {
+        spdlog::warn("job {} stays on {}: {}", spec_.job_id, from, why.ToString());
+        if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
+      }
     } else {
       // Best effort: a worker that only ran out of KV still holds our sequences.
       Release(LiveSequences());
       worker_ = *next;
       ++rehomed_;
       exhausted_retries_ = 0;
+      pending_move_.reset();
       main_live_ = false;
       main_source_ = SequenceSource{};
       main_source_.is_new = true;
@@ -180,13 +202,13 @@ void Job::Rehome(absl::Status cause) {
         }
       }
       arbor::v1::GenerateEvent event;
-      event.mutable_rehomed()->set_from_worker(failed);
+      event.mutable_rehomed()->set_from_worker(from);
       event.mutable_rehomed()->set_to_worker(worker_->id());
       event.mutable_rehomed()->set_reason(cause.ToString());
       Emit(std::move(event));
-      spdlog::info("job {} re-homed from {} to {}: {}", spec_.job_id, failed, worker_->id(),
+      spdlog::info("job {} re-homed from {} to {}: {}", spec_.job_id, from, worker_->id(),
                    cause.ToString());
-      Continue();
+      if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
     }
   }
   Drain();
@@ -226,6 +248,12 @@ void Job::Drain() {
 
 void Job::Continue() {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (moving_) return;  // Move() continues on the new worker.
+  if (pending_move_) {
+    absl::Status reason = *std::move(pending_move_);
+    pending_move_.reset();
+    return RequestMove(std::move(reason), /*forced=*/false);
+  }
   if (!branch_) return SendMainRun();
   if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) return SendBeamStep();
   SendRollout();
@@ -595,8 +623,16 @@ void Job::HandleFailure(const absl::Status& status) {
                      status.ToString())));
   }
   spdlog::warn("job {}: worker {} failed: {}", spec_.job_id, worker_->id(), status.ToString());
+  RequestMove(status, /*forced=*/true);
+}
+
+void Job::RequestMove(absl::Status cause, bool forced) {
+  if (moving_) return;
+  moving_ = true;
   // The re-home callback may block (routing, dialling): call it outside the lock.
-  actions_.push_back([self = shared_from_this(), status] { self->Rehome(status); });
+  actions_.push_back([self = shared_from_this(), cause = std::move(cause), forced] {
+    self->Move(cause, forced);
+  });
 }
 
 void Job::Finish(arbor::v1::FinishReason reason, std::string error) {

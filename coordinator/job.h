@@ -12,7 +12,8 @@
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
 // A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
 // path is prefilled there; a worker out of KV (RESOURCE_EXHAUSTED) is first given a few retries
-// with backoff, since KV frees up as its other sequences finish.
+// with backoff, since KV frees up as its other sequences finish. Rehome() moves a job the same
+// way from a worker that drains or was lost while the job had no Run there.
 //
 // Text. Token events carry the committed text incrementally (stop_strings.h): text a possible
 // stop string could still start with is held back until it cannot match, and released with the
@@ -61,7 +62,8 @@ struct JobSpec {
   int32_t max_context = 0;                // Tokens per sequence, prompt included.
   int32_t max_tokens = 0;                 // >= 1; prompt + max_tokens <= max_context.
   uint64_t seed = 0;
-  // Validated; mode SEARCH or CANONICAL; insert.tokens resolved (non-empty).
+  // Validated; mode SEARCH or CANONICAL; insert.tokens resolved (non-empty unless INSERT is
+  // off: insert.max_per_job = 0).
   entropix::PolicyConfig policy;
   std::vector<int32_t> eos_token_ids;     // The model's; ignored with ignore_eos.
   bool ignore_eos = false;
@@ -92,8 +94,9 @@ struct JobEnvironment {
   std::function<std::string(absl::Span<const int32_t>)> decode;
   Clock* clock = nullptr;
   std::function<void(const arbor::v1::GenerateEvent&)> sink;
-  // Another worker after `failed_worker` failed with `cause`; an error fails the job.
-  std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const std::string& failed_worker,
+  // Another worker for the job, which leaves `from_worker` because of `cause` (a failure, or
+  // Rehome()'s reason). An error fails the job after a failure; after Rehome() the job stays.
+  std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const std::string& from_worker,
                                                               const absl::Status& cause)>
       rehome;
   // Runs `callback` once, on any thread, after `delay`. Optional: unset, a worker out of KV is
@@ -112,6 +115,12 @@ class Job : public std::enable_shared_from_this<Job> {
   // Finishes the job as CANCELLED now and releases its sequences; a Run in flight completes
   // and is discarded (the sequences it created are released then).
   void Cancel();
+  // Moves the job off its worker (draining, or lost with no Run of ours in flight) at the next
+  // safe point: when the Run in flight completes, or now when there is none. Its sequences
+  // there are released, the committed path (and live rollouts) prefilled on the worker the
+  // re-home callback picks, and a Rehomed event carries `reason`. When no worker can take it,
+  // the job stays where it is. A no-op for a finished job or one already moving.
+  void Rehome(absl::Status reason);
 
   arbor::v1::JobState state() const;
   arbor::v1::FinishReason finish_reason() const;
@@ -160,7 +169,9 @@ class Job : public std::enable_shared_from_this<Job> {
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
-  void Rehome(absl::Status cause);
+  // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
+  // old worker failed, so the job fails when no worker can take it.
+  void Move(absl::Status cause, bool forced);
   // The backoff after RESOURCE_EXHAUSTED is over: send the same work again.
   void Retry(uint64_t generation);
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
@@ -194,6 +205,8 @@ class Job : public std::enable_shared_from_this<Job> {
   // with structural stops off, so the worker takes the row's fallback sample.
   void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues Move() unless one is queued or running.
+  void RequestMove(absl::Status cause, bool forced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(arbor::v1::FinishReason reason, std::string error = "")
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -235,6 +248,9 @@ class Job : public std::enable_shared_from_this<Job> {
   int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t exhausted_retries_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, on this worker.
+  bool moving_ ABSL_GUARDED_BY(mu_) = false;  // A Move() is queued or running: send nothing.
+  // Rehome() while a Run was in flight: Continue() moves first.
+  std::optional<absl::Status> pending_move_ ABSL_GUARDED_BY(mu_);
 
   // The main sequence on the worker and what its next Run must do to it first.
   uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;

@@ -32,11 +32,18 @@ WorkerClientFactory GrpcWorkerClients() {
 }
 
 JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
-                         const PromptCodec* prompts, Clock* clock, WorkerClientFactory clients)
+                         const PromptCodec* prompts, Clock* clock, Timer* timer,
+                         WorkerClientFactory clients)
     : options_(std::move(options)), pool_(pool), registry_(registry), prompts_(prompts),
-      clock_(clock), clients_(std::move(clients)), defaults_(options_.policy) {
+      clock_(clock), timer_(timer), clients_(std::move(clients)), defaults_(options_.policy) {
   // Sequence ids must not collide with those a previous coordinator left on a worker.
   next_sequence_id_ = RandomNonZero() >> 1;
+  listener_target_->launcher = this;
+  pool_->AddListener([target = listener_target_](const WorkerEvent& event) {
+    // Shared: events from several threads move jobs at once; the destructor waits for them.
+    absl::ReaderMutexLock lock(&target->mu);
+    if (target->launcher != nullptr) target->launcher->OnWorkerEvent(event);
+  });
   if (defaults_.insert.tokens.empty()) {
     if (std::optional<std::vector<int32_t>> thinking = prompts_->ThinkingTokens()) {
       defaults_.insert.tokens = *thinking;
@@ -50,6 +57,26 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
   }
 }
 
+JobLauncher::~JobLauncher() {
+  absl::MutexLock lock(&listener_target_->mu);
+  listener_target_->launcher = nullptr;
+}
+
+void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
+  const absl::Status reason =
+      event.kind == WorkerEvent::kDied
+          ? absl::UnavailableError(absl::StrCat("worker ", event.worker_id, " died: ",
+                                                event.reason))
+          : absl::FailedPreconditionError(absl::StrCat("worker ", event.worker_id,
+                                                       " is draining: ", event.reason));
+  std::vector<std::shared_ptr<Job>> jobs = registry_->JobsOn(event.worker_id);
+  if (!jobs.empty()) {
+    spdlog::info("moving {} job(s) off worker {}: {}", jobs.size(), event.worker_id,
+                 reason.ToString());
+  }
+  for (const std::shared_ptr<Job>& job : jobs) job->Rehome(reason);
+}
+
 uint64_t JobLauncher::RandomNonZero() {
   absl::MutexLock lock(&random_mu_);
   return absl::Uniform<uint64_t>(random_, 1, std::numeric_limits<uint64_t>::max());
@@ -61,15 +88,10 @@ absl::StatusOr<entropix::PolicyConfig> JobLauncher::ResolvePolicy(
   if (!policy.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("policy.", policy.status().message()));
   }
-  if (policy->insert.tokens.empty()) {
-    if (policy->insert.max_per_job > 0) {
-      return absl::InvalidArgumentError(
-          "policy.insert.tokens: required when insert.max_per_job > 0 on a coordinator without "
-          "a tokenizer (start it with --model DIR to default to \" ...\")");
-    }
-    // INSERT is off (max_per_job = 0), so this token is never appended; the job only needs
-    // its thinking tokens to be resolved.
-    policy->insert.tokens = {0};
+  if (policy->insert.tokens.empty() && policy->insert.max_per_job > 0) {
+    return absl::InvalidArgumentError(
+        "policy.insert.tokens: required when insert.max_per_job > 0 on a coordinator without "
+        "a tokenizer (start it with --model DIR to default to \" ...\")");
   }
   return policy;
 }
@@ -107,6 +129,9 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
       pool_->JobLeft(record->job->worker_id());
       registry_->Finished(record->job_id);
     }
+  };
+  env.schedule_after = [timer = timer_](absl::Duration delay, std::function<void()> callback) {
+    timer->ScheduleAfter(delay, std::move(callback));
   };
   env.rehome = [this, prompt = std::move(prompt)](const std::string& failed,
                                                   const absl::Status& cause)

@@ -2,7 +2,8 @@
 // (request_validation.h), the prompt tokenized (prompt.h), max_tokens resolved against the
 // context, the policy resolved over the server defaults, a worker chosen (WorkerPool routing),
 // the Job created with its environment (events into the job's log, re-homing through the pool)
-// and admitted into the registry. Shared by Generate and Submit.
+// and admitted into the registry. Shared by Generate and Submit. It also moves the jobs of a
+// worker that drains or dies (WorkerPool listener → Job::Rehome), so that they finish elsewhere.
 #ifndef ARBOR_COORDINATOR_JOB_LAUNCHER_H_
 #define ARBOR_COORDINATOR_JOB_LAUNCHER_H_
 
@@ -21,6 +22,7 @@
 #include "coordinator/job.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
+#include "coordinator/timer.h"
 #include "coordinator/request_validation.h"
 #include "coordinator/worker_client.h"
 #include "coordinator/worker_pool.h"
@@ -42,10 +44,14 @@ WorkerClientFactory GrpcWorkerClients();
 
 class JobLauncher {
  public:
-  // Every pointer must outlive the launcher.
+  // Every pointer must outlive the launcher. `timer` runs the backoff of jobs whose worker ran
+  // out of KV (JobOptions::exhausted_retries).
   JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
-              const PromptCodec* prompts, Clock* clock,
+              const PromptCodec* prompts, Clock* clock, Timer* timer,
               WorkerClientFactory clients = GrpcWorkerClients());
+  ~JobLauncher();
+  JobLauncher(const JobLauncher&) = delete;
+  JobLauncher& operator=(const JobLauncher&) = delete;
 
   // Checks, creates and admits a job. The job's deadline is the earlier of the request's
   // deadline_ms and `call_deadline` (the gRPC deadline of the call; InfiniteFuture for none).
@@ -55,7 +61,8 @@ class JobLauncher {
                                                     absl::Time call_deadline);
 
  private:
-  // The request's policy over the server defaults, insert.tokens resolved.
+  // The request's policy over the server defaults, insert.tokens resolved (empty only when
+  // INSERT is off).
   absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(const arbor::v1::PolicyConfig& proto) const;
   // The worker a job goes to (or moves to), as a client; UNAVAILABLE says how to add one.
   absl::StatusOr<std::shared_ptr<WorkerClient>> Route(
@@ -65,16 +72,28 @@ class JobLauncher {
                              std::shared_ptr<WorkerClient> worker,
                              std::vector<int32_t> prompt);
   uint64_t RandomNonZero();
+  // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
+  // flight on a dead worker moves when that Run fails, the others at once.
+  void OnWorkerEvent(const WorkerEvent& event);
+
+  // The pool's listener reaches the launcher through this; the destructor clears it, since the
+  // pool may call its listeners after the launcher is gone (listeners cannot be removed).
+  struct ListenerTarget {
+    absl::Mutex mu;
+    JobLauncher* launcher ABSL_GUARDED_BY(mu) = nullptr;
+  };
 
   const LauncherOptions options_;
   WorkerPool* const pool_;
   JobRegistry* const registry_;
   const PromptCodec* const prompts_;
   Clock* const clock_;
+  Timer* const timer_;
   const WorkerClientFactory clients_;
-  entropix::PolicyConfig defaults_;  // options_.policy with insert.tokens resolved.
+  entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.
   bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
 
+  const std::shared_ptr<ListenerTarget> listener_target_ = std::make_shared<ListenerTarget>();
   std::atomic<uint64_t> next_sequence_id_;
   std::atomic<uint64_t> next_job_number_{1};
   absl::Mutex random_mu_;

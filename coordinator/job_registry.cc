@@ -113,6 +113,21 @@ std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
   return out;
 }
 
+std::vector<std::shared_ptr<Job>> JobRegistry::JobsOn(const std::string& worker_id) const {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, entry] : jobs_) {
+      if (!entry.finished) jobs.push_back(entry.record->job);
+    }
+  }
+  // Outside the lock: a job's lock is never taken under the registry's.
+  std::erase_if(jobs, [&](const std::shared_ptr<Job>& job) {
+    return job->worker_id() != worker_id;
+  });
+  return jobs;
+}
+
 void JobRegistry::CancelAll() {
   std::vector<std::shared_ptr<Job>> jobs;
   {

@@ -68,6 +68,9 @@ class JobRegistry {
   std::vector<std::shared_ptr<JobRecord>> List(
       int limit, const absl::flat_hash_set<arbor::v1::JobState>& states) const;
 
+  // The jobs not finished yet (queued ones included) homed on worker `worker_id`.
+  std::vector<std::shared_ptr<Job>> JobsOn(const std::string& worker_id) const;
+
   // Cancels every job not finished yet (shutdown: workers get their KV back).
   void CancelAll();
 

@@ -82,6 +82,7 @@ struct Harness {
     env.rehome = [this](const std::string& failed, const absl::Status&)
         -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
       rehome_calls.push_back(failed);
+      if (!rehome_error.ok()) return rehome_error;
       return std::shared_ptr<WorkerClient>(spare);
     };
     absl::StatusOr<std::shared_ptr<Job>> job = Job::Create(std::move(spec), options, env);
@@ -102,6 +103,7 @@ struct Harness {
   std::shared_ptr<ScriptedWorker> spare;
   std::vector<arbor::v1::GenerateEvent> events;
   std::vector<std::string> rehome_calls;
+  absl::Status rehome_error;  // What the re-home callback answers instead of `spare`.
   uint64_t next_id = 100;
 };
 
@@ -235,6 +237,20 @@ TEST(JobTest, InsertRespectsCooldownAndBudget) {
   ASSERT_EQ(inserted.size(), 3u) << "insert.max_per_job";
   for (size_t i = 1; i < inserted.size(); ++i) EXPECT_GT(inserted[i] - inserted[i - 1], 4);
   EXPECT_EQ(job->strategy_counts().insert(), 3);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, InsertTokensMayBeEmptyOnlyWhenInsertIsOff) {
+  Harness h(ByPosition({{4, Helv(Spread(20, 8))}}));
+  JobSpec spec = BaseSpec(6);
+  spec.policy.insert.tokens.clear();
+  EXPECT_THAT(Job::Create(spec, {}, {}).status().message(), ::testing::HasSubstr("insert.tokens"));
+  spec.policy.insert.max_per_job = 0;
+  auto job = h.Make(spec);
+  job->Start();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->strategy_counts().insert(), 0);
+  EXPECT_EQ(job->strategy_counts().hot_sample(), 1) << "HELV falls back to the hot sample";
   ExpectCleanFinish(*job, *h.worker);
 }
 
@@ -447,6 +463,62 @@ TEST(JobTest, WorkerFailureRehomesAndPrefillsTheCommittedPath) {
   EXPECT_EQ(job->token_ids().size(), 6u);
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kRehomed).size(), 1u);
   EXPECT_THAT(h.spare->live(), IsEmpty());
+}
+
+TEST(JobTest, RehomeWaitsForTheRunInFlightThenPrefillsElsewhere) {
+  Harness h(ByPosition({}));
+  h.worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = 2;
+  auto job = h.Make(BaseSpec(6), options);
+  job->Start();
+  job->Rehome(absl::FailedPreconditionError("w0 drains"));
+  EXPECT_THAT(h.rehome_calls, IsEmpty()) << "the Run in flight completes first";
+  h.worker->ReleaseHeld();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_THAT(h.rehome_calls, ElementsAre("w0"));
+  EXPECT_EQ(h.worker->requests().size(), 1u) << "nothing more was sent to w0";
+  EXPECT_THAT(h.worker->live(), IsEmpty()) << "the main sequence is released on w0";
+  const auto spare_requests = h.spare->requests();
+  ASSERT_FALSE(spare_requests.empty());
+  EXPECT_THAT(spare_requests[0].items(0).append(), ElementsAre(1, 2, 3, 10, 10));
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  EXPECT_EQ(job->rehomed(), 1);
+  EXPECT_EQ(job->worker_id(), "w1");
+  const auto rehomed = h.Of(arbor::v1::GenerateEvent::kRehomed);
+  ASSERT_EQ(rehomed.size(), 1u);
+  EXPECT_EQ(rehomed[0].rehomed().to_worker(), "w1");
+  EXPECT_THAT(rehomed[0].rehomed().reason(), ::testing::HasSubstr("w0 drains"));
+  ExpectCleanFinish(*job, *h.spare);
+}
+
+TEST(JobTest, RehomeMovesAQueuedJobAtOnceAndStaysWithoutAWorker) {
+  Harness h(ByPosition({}));
+  auto job = h.Make(BaseSpec(4));
+  job->Rehome(absl::FailedPreconditionError("w0 drains"));  // No Run in flight: now.
+  EXPECT_EQ(job->worker_id(), "w1");
+  job->Start();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_THAT(h.worker->requests(), IsEmpty());
+  ExpectCleanFinish(*job, *h.spare);
+
+  // No worker can take it: a drained job finishes where it is (a failed one would fail).
+  Harness h2(ByPosition({}));
+  h2.rehome_error = absl::UnavailableError("no other worker");
+  h2.worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = 2;
+  auto job2 = h2.Make(BaseSpec(6), options);
+  job2->Start();
+  job2->Rehome(absl::FailedPreconditionError("w0 drains"));
+  for (int i = 0; i < 10 && job2->state() == arbor::v1::JOB_STATE_RUNNING; ++i) {
+    h2.worker->ReleaseHeld();
+  }
+  EXPECT_EQ(job2->state(), arbor::v1::JOB_STATE_FINISHED) << job2->error();
+  EXPECT_THAT(h2.rehome_calls, ElementsAre("w0"));
+  EXPECT_EQ(job2->rehomed(), 0);
+  EXPECT_EQ(job2->token_ids().size(), 6u);
+  ExpectCleanFinish(*job2, *h2.worker);
 }
 
 TEST(JobTest, RepeatedFailuresFailTheJob) {

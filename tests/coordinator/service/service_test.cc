@@ -16,6 +16,7 @@
 #include "coordinator/job_launcher.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
+#include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -77,7 +78,7 @@ struct Harness {
     info.set_max_top_k(64);
     EXPECT_TRUE(pool.Register("127.0.0.1:1", info).ok());
     launcher = std::make_unique<JobLauncher>(
-        LauncherOptions{}, &pool, &registry, &prompts, &clock,
+        LauncherOptions{}, &pool, &registry, &prompts, &clock, &timer,
         [this](const WorkerHandle&) -> std::shared_ptr<WorkerClient> { return worker; });
   }
 
@@ -95,6 +96,7 @@ struct Harness {
   WorkerPool pool;
   JobRegistry registry;
   PromptCodec prompts;  // Token prompts only.
+  ThreadTimer timer;
   std::unique_ptr<JobLauncher> launcher;
 };
 
@@ -201,6 +203,45 @@ struct ServiceHarness : Harness {
   std::unique_ptr<rpc::Server> server;
   std::unique_ptr<arbor::v1::Generation::Stub> stub;
 };
+
+TEST(JobLauncherTest, DrainingAWorkerMovesItsJobsToAnother) {
+  Harness h;
+  auto spare = std::make_shared<ScriptedWorker>(
+      "w1", [](const ScriptInput&) { return Lelv({{10, 0.9}, {11, 0.1}}); },
+      std::vector<int32_t>{kEos});
+  LauncherOptions options;
+  options.job.steps_per_run = 2;  // The job is mid-way when w0 drains.
+  JobLauncher launcher(
+      options, &h.pool, &h.registry, &h.prompts, &h.clock, &h.timer,
+      [&](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
+        return handle.worker_id == "w1" ? spare : h.worker;
+      });
+  h.worker->Hold(true);
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      launcher.Launch(Harness::Request(6), absl::InfiniteFuture());
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_EQ((*record)->job->worker_id(), "w0");
+  arbor::v1::WorkerInfo info;
+  info.set_worker_id("w1");
+  info.mutable_model()->set_vocab_size(testing::kVocab);
+  info.mutable_model()->set_max_context(512);
+  info.mutable_model()->add_eos_token_ids(kEos);
+  info.set_block_size(16);
+  info.set_kv_capacity_tokens(4096);
+  info.set_max_top_k(64);
+  ASSERT_TRUE(h.pool.Register("127.0.0.1:2", info).ok());
+
+  ASSERT_TRUE(h.pool.Drain("w0").ok());
+  h.worker->ReleaseHeld();  // The Run in flight completes; then the job moves.
+  EXPECT_TRUE((*record)->events.closed());
+  const arbor::v1::Job job = (*record)->ToProto(/*brief=*/true);
+  EXPECT_EQ(job.state(), arbor::v1::JOB_STATE_FINISHED) << job.error();
+  EXPECT_EQ(job.worker_id(), "w1");
+  EXPECT_EQ(job.rehomed(), 1);
+  EXPECT_EQ(job.usage().generated_tokens(), 6);
+  EXPECT_TRUE(h.worker->live().empty());
+  EXPECT_TRUE(spare->live().empty());
+}
 
 TEST(GenerationServiceTest, GenerateStreamsUntilFinishedAndWatchReplays) {
   ServiceHarness h;
