@@ -29,7 +29,7 @@ void ThreadTimer::Loop() {
     // Wakes on stop, on a new earliest deadline (the condition reads the heap's top), or when
     // the earliest one is due.
     const absl::Time due = heap_.empty() ? absl::InfiniteFuture() : heap_.front().due;
-    const auto changed = [this, due] {
+    const auto changed = [this, due]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stop_ || (!heap_.empty() && heap_.front().due < due);
     };
     mu_.AwaitWithDeadline(absl::Condition(&changed), due);

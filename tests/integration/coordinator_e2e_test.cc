@@ -1,7 +1,7 @@
 // The whole system as real processes on loopback: arbor-coordinator (with the model's
 // tokenizer) over two arbor-worker processes on a tiny model made in a temporary directory.
 // Concurrency, reproducibility, cancellation freeing KV on the workers, deadlines, a worker
-// killed with SIGKILL mid-job, and a table of invalid requests.
+// killed with SIGKILL mid-job, a worker drained mid-job, and a table of invalid requests.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "arbor/v1/cluster.grpc.pb.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "arbor/v1/worker.grpc.pb.h"
 #include "base/subprocess.h"
@@ -426,6 +427,56 @@ TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
     for (const v1::GenerateEvent& e : events) rehomed += e.has_rehomed();
   }
   EXPECT_GT(rehomed, 0) << "the killed worker held some of the jobs";
+}
+
+TEST_F(CoordinatorE2eTest, DrainingAWorkerMidJobMovesItsJobsToTheOther) {
+  std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "drain");
+  ASSERT_NE(cluster, nullptr);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    ids.push_back(Submit(*cluster->stub, TextRequest(absl::StrCat("Drain ", i), 400, 70 + i)));
+  }
+  std::string drained;
+  {
+    grpc::ClientContext context;
+    v1::JobRef ref;
+    ref.set_job_id(ids.back());
+    auto reader = cluster->stub->Watch(&context, ref);
+    v1::GenerateEvent event;
+    ASSERT_TRUE(reader->Read(&event));  // Jobs are under way.
+    context.TryCancel();
+    reader->Finish();
+    grpc::ClientContext get_context;
+    v1::Job job;
+    ASSERT_TRUE(cluster->stub->GetJob(&get_context, ref, &job).ok());
+    drained = job.worker_id();
+  }
+  auto admin = v1::Cluster::NewStub(
+      grpc::CreateChannel(cluster->address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::DrainWorkerRequest request;
+  request.set_worker_id(drained);
+  v1::DrainWorkerResponse response;
+  const grpc::Status status = admin->DrainWorker(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  int moved = 0;
+  for (const std::string& id : ids) {
+    const std::vector<v1::GenerateEvent> events = Watch(*cluster->stub, id);
+    ASSERT_FALSE(events.empty());
+    ASSERT_TRUE(events.back().has_finished());
+    EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
+        << id << ": " << events.back().finished().error();
+    grpc::ClientContext get_context;
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    v1::Job job;
+    ASSERT_TRUE(cluster->stub->GetJob(&get_context, ref, &job).ok());
+    if (job.rehomed() > 0) {
+      ++moved;
+      EXPECT_NE(job.worker_id(), drained) << id;
+    }
+  }
+  EXPECT_GT(moved, 0) << "the drained worker held at least the watched job";
 }
 
 }  // namespace
