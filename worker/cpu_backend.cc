@@ -18,31 +18,12 @@
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
+#include "worker/forward_rows.h"
 
 namespace arbor::worker {
 namespace {
 
 using kernels::WeightType;
-
-kernels::RopeScalingParams RopeScaling(const model::RopeScaling& s) {
-  kernels::RopeScalingParams p;
-  switch (s.type) {
-    case model::RopeScaling::Type::kNone:
-      p.type = kernels::RopeScalingParams::Type::kNone;
-      break;
-    case model::RopeScaling::Type::kLinear:
-      p.type = kernels::RopeScalingParams::Type::kLinear;
-      break;
-    case model::RopeScaling::Type::kLlama3:
-      p.type = kernels::RopeScalingParams::Type::kLlama3;
-      break;
-  }
-  p.factor = s.factor;
-  p.low_freq_factor = s.low_freq_factor;
-  p.high_freq_factor = s.high_freq_factor;
-  p.original_max_position_embeddings = s.original_max_position_embeddings;
-  return p;
-}
 
 // Row-parallel elementwise ops: fn(first_row, num_rows) calls the reference on a sub-range.
 template <typename Fn>
@@ -179,7 +160,7 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
     weight_bytes_ -= int64_t{c.vocab_size} * hidden *
                      (embed_.type == WeightType::kF32 ? 4 : 2);
   }
-  inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScaling(c.rope_scaling));
+  inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   const size_t pool_floats =
       static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
   k_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
@@ -213,39 +194,9 @@ absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   return absl::OkStatus();
 }
 
-absl::Status CpuBackend::Validate(std::span<const ForwardRow> rows) const {
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const ForwardRow& row = rows[r];
-    if (row.tokens.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens is empty"));
-    }
-    for (size_t i = 0; i < row.tokens.size(); ++i) {
-      if (row.tokens[i] < 0 || row.tokens[i] >= config_.vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
-                                                       row.tokens[i], " outside [0, ",
-                                                       config_.vocab_size, ")"));
-      }
-    }
-    const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
-    const int64_t blocks_needed = (len + options_.block_size - 1) / options_.block_size;
-    if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "forward row ", r, ": start_pos ", row.start_pos, " with ", row.tokens.size(),
-          " tokens needs ", blocks_needed, " blocks, block_table has ", row.block_table.size()));
-    }
-    for (int64_t i = 0; i < blocks_needed; ++i) {
-      if (row.block_table[i] < 0 || row.block_table[i] >= options_.kv_blocks) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
-                                                       "] = ", row.block_table[i],
-                                                       " outside [0, ", options_.kv_blocks, ")"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorTap& tap) {
-  RETURN_IF_ERROR(Validate(rows));
+  RETURN_IF_ERROR(
+      ValidateForwardRows(rows, config_.vocab_size, options_.block_size, options_.kv_blocks));
   const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;

@@ -71,7 +71,6 @@ class CpuBackend : public Backend {
                                     int64_t rows, int64_t cols);
   absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup,
                                                 const std::string& name, int64_t size);
-  absl::Status Validate(std::span<const ForwardRow> rows) const;
 
   model::ModelConfig config_;
   CpuBackendOptions options_;

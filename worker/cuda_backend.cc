@@ -16,21 +16,13 @@
 #include "kernels/rms_norm_cuda.h"
 #include "kernels/rope_cuda.h"
 #include "kernels/swiglu_cuda.h"
+#include "worker/forward_rows.h"
 
 namespace arbor::worker {
 namespace {
 
 using kernels::CudaStatus;
 using kernels::WeightType;
-
-kernels::RopeScalingParams RopeScaling(const model::RopeScaling& s) {
-  using Type = kernels::RopeScalingParams::Type;
-  const Type type = s.type == model::RopeScaling::Type::kLlama3   ? Type::kLlama3
-                    : s.type == model::RopeScaling::Type::kLinear ? Type::kLinear
-                                                                  : Type::kNone;
-  return {type, s.factor, s.low_freq_factor, s.high_freq_factor,
-          static_cast<double>(s.original_max_position_embeddings)};
-}
 
 float WidenElement(const model::TensorView& t, int64_t i) {
   switch (t.dtype) {
@@ -204,7 +196,7 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden}, ffn));
   }
   const std::vector<float> inv_freq =
-      kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScaling(c.rope_scaling));
+      kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   ASSIGN_OR_RETURN(void* freq, Allocate(inv_freq.size() * sizeof(float)));
   inv_freq_ = static_cast<float*>(freq);
   RETURN_IF_CUDA(cudaMemcpy(inv_freq_, inv_freq.data(), inv_freq.size() * sizeof(float),
@@ -245,39 +237,9 @@ absl::Status CudaBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   return absl::OkStatus();
 }
 
-absl::Status CudaBackend::Validate(std::span<const ForwardRow> rows) const {
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const ForwardRow& row = rows[r];
-    if (row.tokens.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens is empty"));
-    }
-    for (size_t i = 0; i < row.tokens.size(); ++i) {
-      if (row.tokens[i] < 0 || row.tokens[i] >= config_.vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i,
-                                                       "] = ", row.tokens[i], " outside [0, ",
-                                                       config_.vocab_size, ")"));
-      }
-    }
-    const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
-    const int64_t blocks_needed = (len + options_.block_size - 1) / options_.block_size;
-    if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "forward row ", r, ": start_pos ", row.start_pos, " with ", row.tokens.size(),
-          " tokens needs ", blocks_needed, " blocks, block_table has ", row.block_table.size()));
-    }
-    for (int64_t i = 0; i < blocks_needed; ++i) {
-      if (row.block_table[i] < 0 || row.block_table[i] >= options_.kv_blocks) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
-                                                       "] = ", row.block_table[i], " outside [0, ",
-                                                       options_.kv_blocks, ")"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const TensorTap& tap) {
-  RETURN_IF_ERROR(Validate(rows));
+  RETURN_IF_ERROR(
+      ValidateForwardRows(rows, config_.vocab_size, options_.block_size, options_.kv_blocks));
   if (rows.empty()) return absl::OkStatus();
   const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;

@@ -79,7 +79,6 @@ class CudaBackend : public Backend {
                                       int64_t size);
   absl::StatusOr<void*> Allocate(size_t bytes);
   absl::StatusOr<void*> Grow(Buffer& buffer, size_t bytes);
-  absl::Status Validate(std::span<const ForwardRow> rows) const;
 
   model::ModelConfig config_;
   CudaBackendOptions options_;

@@ -1,0 +1,59 @@
+#include "worker/forward_rows.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace arbor::worker {
+
+absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab_size,
+                                 int32_t block_size, int32_t kv_blocks) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ForwardRow& row = rows[r];
+    if (row.tokens.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens is empty"));
+    }
+    for (size_t i = 0; i < row.tokens.size(); ++i) {
+      if (row.tokens[i] < 0 || row.tokens[i] >= vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
+                                                       row.tokens[i], " outside [0, ",
+                                                       vocab_size, ")"));
+      }
+    }
+    const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
+    const int64_t blocks_needed = (len + block_size - 1) / block_size;
+    if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "forward row ", r, ": start_pos ", row.start_pos, " with ", row.tokens.size(),
+          " tokens needs ", blocks_needed, " blocks, block_table has ", row.block_table.size()));
+    }
+    for (int64_t i = 0; i < blocks_needed; ++i) {
+      if (row.block_table[i] < 0 || row.block_table[i] >= kv_blocks) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
+                                                       "] = ", row.block_table[i],
+                                                       " outside [0, ", kv_blocks, ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+kernels::RopeScalingParams RopeScalingParamsOf(const model::RopeScaling& s) {
+  kernels::RopeScalingParams p;
+  switch (s.type) {
+    case model::RopeScaling::Type::kNone:
+      p.type = kernels::RopeScalingParams::Type::kNone;
+      break;
+    case model::RopeScaling::Type::kLinear:
+      p.type = kernels::RopeScalingParams::Type::kLinear;
+      break;
+    case model::RopeScaling::Type::kLlama3:
+      p.type = kernels::RopeScalingParams::Type::kLlama3;
+      break;
+  }
+  p.factor = s.factor;
+  p.low_freq_factor = s.low_freq_factor;
+  p.high_freq_factor = s.high_freq_factor;
+  p.original_max_position_embeddings = s.original_max_position_embeddings;
+  return p;
+}
+
+}  // namespace arbor::worker
