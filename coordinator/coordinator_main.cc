@@ -39,6 +39,10 @@ ABSL_FLAG(int, finished_jobs, 1000,
 ABSL_FLAG(int, steps_per_run, 64,
           "Decode steps per worker Run on a job's main path (fewer = more coordinator round "
           "trips, more = less responsive cancellation).");
+ABSL_FLAG(int, first_run_steps, 4,
+          "Decode steps of a job's first main-path Run, >= 1; each next Run decodes as many as "
+          "the job has generated so far, up to --steps_per_run (fewer = earlier first tokens, "
+          "more Runs per job).");
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
@@ -52,9 +56,9 @@ namespace {
 int Main() {
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
       absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
-      absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
-    fprintf(stderr, "--max_active_jobs, --steps_per_run and --heartbeat_ms must be >= 1; "
-                    "--max_queued_jobs and --finished_jobs >= 0\n");
+      absl::GetFlag(FLAGS_first_run_steps) < 1 || absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
+    fprintf(stderr, "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms "
+                    "must be >= 1; --max_queued_jobs and --finished_jobs >= 0\n");
     return 2;
   }
   std::unique_ptr<PromptCodec> prompts = std::make_unique<PromptCodec>();
@@ -91,6 +95,7 @@ int Main() {
   JobRegistry registry(registry_options);
   LauncherOptions launcher_options;
   launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
+  launcher_options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(),
                        &timer);

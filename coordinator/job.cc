@@ -40,10 +40,10 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
                                                    " does not fit the context ",
                                                    spec.max_context));
   }
-  if (options.steps_per_run < 1 || options.top_k < std::max(1, spec.top_logprobs) ||
-      options.top_k < spec.policy.branch.width) {
-    return absl::InvalidArgumentError("job options: steps_per_run >= 1 and top_k must cover "
-                                      "top_logprobs and branch.width");
+  if (options.steps_per_run < 1 || options.first_run_steps < 1 ||
+      options.top_k < std::max(1, spec.top_logprobs) || options.top_k < spec.policy.branch.width) {
+    return absl::InvalidArgumentError("job options: steps_per_run and first_run_steps >= 1 and "
+                                      "top_k must cover top_logprobs and branch.width");
   }
   if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
       !env.rehome) {
@@ -186,8 +186,9 @@ void Job::SendMainRun() {
   if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
   const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch;
+  const int32_t ramp = std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
   const int32_t max_steps =
-      structural_off_once_ ? 1 : std::min(options_.steps_per_run, Remaining());
+      structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
   arbor::v1::RunRequest request;
   *request.add_items() = builder_.MainItem(main_sequence_, main_source_, max_steps,
                                            search && !structural_off_once_, Budgets());

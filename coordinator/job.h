@@ -74,7 +74,11 @@ struct JobSpec {
 };
 
 struct JobOptions {
-  int32_t steps_per_run = 64;  // Decode steps per main-path Run.
+  int32_t steps_per_run = 64;  // Decode steps per main-path Run, at most.
+  // A main-path Run decodes as many steps as the job has generated so far, at least this many:
+  // the first tokens reach the client after a short Run (time to first token), and the Runs
+  // then double up to steps_per_run, so the extra Runs this costs grow only logarithmically.
+  int32_t first_run_steps = 4;
   int32_t top_k = 64;          // Top-K asked of the worker (<= its max_top_k).
   absl::Duration run_timeout = absl::Minutes(2);
   int32_t max_consecutive_failures = 3;  // Worker failures in a row before the job fails.

@@ -10,6 +10,9 @@
 // trip minus that is the RPC cost of one Run call. Timings.worker_us is measured by the
 // coordinator around each Run call, so it contains that RPC cost; the direct calls separate it.
 //
+// Arguments are passed to the coordinator as flags (e.g. --first_run_steps=64 for one Run per
+// job), to compare its settings.
+//
 // Bounded: a fixed number of jobs per case (kJobsPerSlot × concurrency, at least kMinJobs), every
 // job exactly kMaxTokens tokens (eos ignored), so the whole run takes well under two minutes.
 #include <grpcpp/grpcpp.h>
@@ -24,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -304,7 +308,7 @@ absl::Status Bench(v1::Generation::Stub& stub, v1::Worker::Stub& worker) {
   return absl::OkStatus();
 }
 
-int Main() {
+int Main(std::vector<std::string> coordinator_flags) {
   char dir_template[] = "/tmp/arbor-bench-e2e-XXXXXX";
   const char* tmp = mkdtemp(dir_template);
   if (tmp == nullptr) {
@@ -323,6 +327,7 @@ int Main() {
     options.work_dir = dir + "/cluster";
     options.model_dir = model.out_dir;
     options.num_workers = 1;
+    options.coordinator_flags = std::move(coordinator_flags);
     absl::StatusOr<std::unique_ptr<tools::LocalCluster>> cluster =
         tools::LocalCluster::Start(options);
     status = cluster.status();
@@ -350,4 +355,6 @@ int Main() {
 }  // namespace
 }  // namespace arbor::bench
 
-int main() { return arbor::bench::Main(); }
+int main(int argc, char** argv) {
+  return arbor::bench::Main(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -115,7 +115,9 @@ void ExpectCleanFinish(const Job& job, const ScriptedWorker& worker) {
 
 TEST(JobTest, ArgmaxRunsOnTheWorkerToMaxTokens) {
   Harness h(ByPosition({}));
-  auto job = h.Make(BaseSpec(8));
+  JobOptions options;
+  options.first_run_steps = 8;  // No ramp (MainRunsRampUpFromFirstRunSteps).
+  auto job = h.Make(BaseSpec(8), options);
   job->Start();
   EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
   EXPECT_THAT(job->token_ids(), ElementsAre(10, 10, 10, 10, 10, 10, 10, 10));
@@ -149,6 +151,30 @@ TEST(JobTest, StepsPerRunSplitsTheMainPath) {
   EXPECT_EQ(requests[2].items(0).generated_before(), 6);
   EXPECT_EQ(job->token_ids().size(), 8u);
   ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, MainRunsRampUpFromFirstRunSteps) {
+  Harness h(ByPosition({}));
+  JobOptions options;
+  options.first_run_steps = 2;
+  options.steps_per_run = 8;
+  auto job = h.Make(BaseSpec(30), options);
+  job->Start();
+  std::vector<int32_t> sizes;
+  for (const arbor::v1::RunRequest& request : h.worker->requests()) {
+    sizes.push_back(request.items(0).max_steps());
+  }
+  // As many steps as generated so far (at least 2, at most 8), the last one cut to max_tokens.
+  EXPECT_THAT(sizes, ElementsAre(2, 2, 4, 8, 8, 6));
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 30u);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, FirstRunStepsMustBePositive) {
+  JobOptions options;
+  options.first_run_steps = 0;
+  EXPECT_THAT(Job::Create(BaseSpec(8), options, {}).status().message(),
+              ::testing::HasSubstr("first_run_steps"));
 }
 
 // Positions: 3 ARGMAX, 4 ADAPTIVE, 5 BRANCH (children calm at 6, 7), 8 INSERT, 9 HEHV right
