@@ -60,8 +60,11 @@ void Job::SendBeamStep() {
     budgets.generated_before = tree_.GeneratedTokenCount() + beam.score.tokens();
     // A finished beam not yet on the worker is only prepared (max_steps 0), so that the next
     // step's forks and truncations never depend on it.
+    // Beams never nest (branch.max_depth > 1 applies to ROLLOUT): every beam step re-ranks all
+    // of them, so a nested branch would have to join the ranking of its outer one.
     *request.add_items() = builder_.RolloutItem(beam.sequence_id, beam.source, beam.done ? 0 : 1,
-                                                beam.branch_id, /*branch_depth=*/1, budgets);
+                                                beam.branch_id, /*branch_depth=*/1,
+                                                /*stop_on_structural=*/false, budgets);
     ids.push_back(beam.sequence_id);
   }
   SendRun(std::move(request), std::move(ids));

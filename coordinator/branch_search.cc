@@ -25,6 +25,12 @@ void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics) {
   ++tokens_;
 }
 
+void RolloutScore::Append(const RolloutScore& continuation) {
+  logprob_sum_ += continuation.logprob_sum_;
+  confidence_sum_ += continuation.confidence_sum_;
+  tokens_ += continuation.tokens_;
+}
+
 double RolloutScore::Score() const {
   if (tokens_ == 0) return 0.0;
   return (logprob_sum_ + confidence_sum_) / tokens_;

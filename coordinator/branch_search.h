@@ -28,6 +28,8 @@ class RolloutScore {
  public:
   explicit RolloutScore(const entropix::AdaptiveOptions& weights) : weights_(weights) {}
   void Add(float logprob, const arbor::v1::Metrics& metrics);
+  // Adds every token of `continuation` (a nested branch's winning rollout).
+  void Append(const RolloutScore& continuation);
   int tokens() const { return tokens_; }
   double cumulative_logprob() const { return logprob_sum_; }
   // mean logprob + mean confidence; 0 for an empty rollout.

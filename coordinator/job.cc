@@ -196,23 +196,6 @@ void Job::SendMainRun() {
   SendRun(std::move(request), {main_sequence_});
 }
 
-void Job::SendRollout() {
-  // The candidate is the rollout's first token, so the children decode one less.
-  const int32_t max_steps =
-      std::max(0, std::min(spec_.policy.branch.max_len, Remaining()) - 1);
-  PolicyBudgets budgets = Budgets();
-  ++budgets.generated_before;
-  arbor::v1::RunRequest request;
-  std::vector<uint64_t> ids;
-  for (const Child& child : branch_->children) {
-    *request.add_items() = builder_.RolloutItem(child.sequence_id, child.source,
-                                                IsStopToken(child.token_id) ? 0 : max_steps,
-                                                child.branch_id, /*branch_depth=*/1, budgets);
-    ids.push_back(child.sequence_id);
-  }
-  SendRun(std::move(request), std::move(ids));
-}
-
 void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
   const absl::Time now = env_.clock->Now();
   if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
@@ -383,18 +366,43 @@ void Job::ApplyBackspace(const StepResult& step) {
 }
 
 void Job::OpenBranch(const StepResult& step) {
-  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(step.position()), 0, 0};
-  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
-      ChooseBranchCandidates(step, spec_.policy, key);
-  if (!candidates.ok() || candidates->empty()) return Fallback();
+  SequenceSource base;
+  if (main_live_) {
+    base.fork_from = main_sequence_;
+    base.fork_length = step.position();
+  } else {
+    base.is_new = true;  // After a re-home: prefill the committed path.
+    base.append = tree_.SequenceTokenIds();
+  }
+  absl::StatusOr<std::vector<Child>> children =
+      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1,
+                     std::min(spec_.policy.branch.max_len, Remaining()));
+  if (!children.ok()) return Fail(children.status());
+  if (children->empty()) return Fallback();
   Branch branch;
   branch.point = tree_.tail();
-  const bool beam = spec_.policy.branch.mode == entropix::BranchMode::kBeam;
-  // The rollout length left: the candidate counts as its first token.
-  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
+  branch.children = *std::move(children);
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
+    for (const Child& child : branch.children) branch.beam_scores.push_back(child.score.Score());
+  }
+  branch_ = std::move(branch);
+  Continue();
+}
+
+absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
+                                                            const StepResult& structural_step,
+                                                            uint32_t rng_branch,
+                                                            const SequenceSource& base,
+                                                            int32_t depth, int32_t max_len) {
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
+                             rng_branch, 0};
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
+      ChooseBranchCandidates(structural_step, spec_.policy, key);
+  if (!candidates.ok() || candidates->empty()) return std::vector<Child>{};
+  std::vector<Child> children;
   std::vector<Step> steps;
   for (const entropix::SampledToken& candidate : *candidates) {
-    Step s = TreeStep(step, env_.next_sequence_id());
+    Step s = TreeStep(structural_step, env_.next_sequence_id());
     s.token_id = candidate.id;
     s.logprob = std::min(candidate.logprob, 0.0f);
     s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
@@ -403,31 +411,26 @@ void Job::OpenBranch(const StepResult& step) {
     child.branch_id = next_branch_id_++;
     child.token_id = candidate.id;
     child.score = RolloutScore(spec_.policy.adaptive);
-    child.score.Add(s.logprob, step.metrics());
-    if (main_live_) {
-      child.source.fork_from = main_sequence_;
-      child.source.fork_length = step.position();
-    } else {
-      child.source.is_new = true;  // After a re-home: prefill the committed path.
-      child.source.append = tree_.SequenceTokenIds();
-    }
+    child.score.Add(s.logprob, structural_step.metrics());
+    child.source = base;
     child.source.append.push_back(candidate.id);
+    // The candidate counts as the rollout's first token.
     child.done = IsStopToken(candidate.id) || max_len <= 1;
-    child.candidate_index = static_cast<int>(branch.children.size());
-    if (beam) branch.beam_scores.push_back(child.score.Score());
-    branch.children.push_back(std::move(child));
+    child.candidate_index = static_cast<int>(children.size());
+    child.depth = depth;
+    child.max_len = max_len;
+    children.push_back(std::move(child));
     steps.push_back(std::move(s));
   }
-  absl::StatusOr<std::vector<NodeId>> nodes = tree_.OpenBranch(branch.point, steps);
-  if (!nodes.ok()) return Fail(nodes.status());
-  Count(step.strategy());
+  ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
+  Count(structural_step.strategy());
   arbor::v1::GenerateEvent event;
   arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
-  opened.set_parent_node_id(branch.point);
-  *opened.mutable_metrics() = step.metrics();
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    Child& child = branch.children[i];
-    child.candidate = child.leaf = (*nodes)[i];
+  opened.set_parent_node_id(point);
+  *opened.mutable_metrics() = structural_step.metrics();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Child& child = children[i];
+    child.candidate = child.leaf = nodes[i];
     arbor::v1::BranchCandidate& c = *opened.add_candidates();
     c.set_node_id(child.candidate);
     c.set_token_id(child.token_id);
@@ -435,29 +438,7 @@ void Job::OpenBranch(const StepResult& step) {
     c.set_logprob(steps[i].logprob);
   }
   Emit(std::move(event));
-  branch_ = std::move(branch);
-  Continue();
-}
-
-void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
-  std::vector<double> scores;
-  for (int i = 0; i < response.results_size(); ++i) {
-    Child& child = branch_->children[i];
-    for (const StepResult& step : response.results(i).steps()) {
-      if (step.token_id() < 0) return Fail(absl::InternalError("structural stop in a rollout"));
-      Count(step.strategy());
-      absl::StatusOr<NodeId> leaf =
-          tree_.ExtendRollout(child.leaf, TreeStep(step, child.sequence_id));
-      if (!leaf.ok()) return Fail(leaf.status());
-      child.leaf = *leaf;
-      child.score.Add(step.logprob(), step.metrics());
-    }
-    scores.push_back(child.score.Score());
-  }
-  const int best = BestIndex(scores);
-  CommitBranch(best, std::vector<float>(scores.begin(), scores.end()),
-               branch_->children[best].sequence_id, SequenceSource{},
-               response.results(best).stop_reason());
+  return children;
 }
 
 void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
@@ -475,17 +456,7 @@ void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t ma
   main_live_ = !source.is_new;
   main_source_ = std::move(source);
   branch_.reset();
-
-  arbor::v1::GenerateEvent event;
-  arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
-  resolved.set_winner_node_id(resolution->winner_candidate);
-  resolved.mutable_candidate_node_ids()->Add(resolution->candidates.begin(),
-                                             resolution->candidates.end());
-  resolved.mutable_scores()->Add(scores.begin(), scores.end());
-  resolved.mutable_pruned_node_ids()->Add(resolution->pruned.pruned_nodes.begin(),
-                                          resolution->pruned.pruned_nodes.end());
-  resolved.set_committed_tokens(static_cast<int32_t>(resolution->committed_nodes.size()));
-  Emit(std::move(event));
+  EmitResolved(*resolution, scores);
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
   }
@@ -494,6 +465,19 @@ void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t ma
   }
   if (stop == arbor::v1::STOP_REASON_CONTEXT) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
   Continue();
+}
+
+void Job::EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores) {
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
+  resolved.set_winner_node_id(resolution.winner_candidate);
+  resolved.mutable_candidate_node_ids()->Add(resolution.candidates.begin(),
+                                             resolution.candidates.end());
+  resolved.mutable_scores()->Add(scores.begin(), scores.end());
+  resolved.mutable_pruned_node_ids()->Add(resolution.pruned.pruned_nodes.begin(),
+                                          resolution.pruned.pruned_nodes.end());
+  resolved.set_committed_tokens(static_cast<int32_t>(resolution.committed_nodes.size()));
+  Emit(std::move(event));
 }
 
 std::vector<int32_t> Job::PathTokens(NodeId leaf) const {
@@ -581,7 +565,8 @@ std::vector<uint64_t> Job::LiveSequences() const {
   std::vector<uint64_t> live;
   if (main_live_) live.push_back(main_sequence_);
   if (branch_) {
-    for (const Child& child : branch_->children) live.push_back(child.sequence_id);
+    ForEachRollout(branch_->children,
+                   [&live](const Child& child) { live.push_back(child.sequence_id); });
   }
   return live;
 }

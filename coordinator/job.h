@@ -7,7 +7,9 @@
 //   BRANCH    draw up to branch.width candidates (LEHV parameters), fork one child per
 //             candidate and roll all of them out in ONE batched Run (ROLLOUT), or one batched
 //             single-step Run per beam step (BEAM, beam_search.h); score (mean logprob + mean
-//             confidence term), commit the best, release the rest.
+//             confidence term), commit the best, release the rest. ROLLOUT nests up to
+//             branch.max_depth (nested_branch.cc): a rollout that stops on BRANCH opens a nested
+//             branch at its leaf, resolved before the outer one; BEAM keeps one level.
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
 // A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
@@ -156,6 +158,15 @@ class Job : public std::enable_shared_from_this<Job> {
     bool done = false;  // Calm, stopped or at max_len.
     int32_t calm = 0;   // Consecutive calm steps.
     int candidate_index = 0;
+    // ROLLOUT: nesting depth (1 below the committed path), length budget with the candidate,
+    // why its last Run stopped, and whether its next Run takes a structural decision's fallback
+    // sample (INSERT, BACKSPACE, or a BRANCH without candidates).
+    int32_t depth = 1;
+    int32_t max_len = 0;
+    arbor::v1::StopReason stop = arbor::v1::STOP_REASON_UNSPECIFIED;
+    bool structural_off_once = false;
+    // The nested branch open at `leaf`, one child per candidate; empty when none is.
+    std::vector<Child> nested;
   };
   struct Branch {
     NodeId point = kNoNode;
@@ -183,7 +194,26 @@ class Job : public std::enable_shared_from_this<Job> {
   // Everything below runs under mu_; side effects go to actions_.
   void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ROLLOUT (nested_branch.cc): one batched Run for every rollout with work left, at any depth;
+  // its results, nested branches opened and resolved; the outer branch when all are done.
   void SendRollout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnRolloutDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The rollouts SendRollout() sends, in item order.
+  std::vector<Child*> PendingRollouts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records one rollout's Run; false when the job finished (failed) on it.
+  bool RecordRollout(Child& child, const arbor::v1::RunResult& result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resolves every nested branch below `child` whose rollouts are all done, deepest first; the
+  // winner continues as the rollout it is nested in. False when the job failed.
+  bool ResolveNested(Child& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls `f` on every rollout of `children` and, after each, on those nested in it.
+  template <typename Children, typename F>
+  static void ForEachRollout(Children& children, const F& f) {
+    for (auto& child : children) {
+      f(child);
+      ForEachRollout(child.nested, f);
+    }
+  }
   // BEAM (beam_search.cc): one step for every beam not done; the step's ranking; the end.
   void SendBeamStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBeamStepDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -198,13 +228,25 @@ class Job : public std::enable_shared_from_this<Job> {
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnMainDone(const arbor::v1::RunResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnRolloutDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records one main-path step; false when the job finished on it.
   bool RecordMainStep(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyStructural(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyInsert(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyBackspace(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OpenBranch(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Opens a branch at `point` (the tail, or a rollout leaf) from `structural_step`: draws the
+  // candidates (RNG branch `rng_branch`), one child per candidate at `depth` whose sequence is
+  // `base` plus its candidate, with `max_len` tokens at most; the tree and the BranchOpened
+  // event. Empty when there is no candidate (the caller falls back).
+  absl::StatusOr<std::vector<Child>> ForkCandidates(NodeId point,
+                                                    const arbor::v1::StepResult& structural_step,
+                                                    uint32_t rng_branch,
+                                                    const SequenceSource& base, int32_t depth,
+                                                    int32_t max_len)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The BranchResolved event of `resolution`.
+  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The coordinator cannot apply the structural decision: decode the same position once more
   // with structural stops off, so the worker takes the row's fallback sample.
   void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -71,12 +71,12 @@ void Job::Move(absl::Status cause, bool forced) {
       main_source_.is_new = true;
       main_source_.append = tree_.SequenceTokenIds();
       if (branch_) {
-        for (Child& child : branch_->children) {
+        ForEachRollout(branch_->children, [this](Child& child) {
           child.source = SequenceSource{};
           child.source.is_new = true;
           child.source.append = PathTokens(child.leaf);
           child.sent = false;
-        }
+        });
       }
       arbor::v1::GenerateEvent event;
       event.mutable_rehomed()->set_from_worker(from);

@@ -37,13 +37,13 @@ arbor::v1::RunItem RunBuilder::MainItem(uint64_t sequence_id, const SequenceSour
 
 arbor::v1::RunItem RunBuilder::RolloutItem(uint64_t sequence_id, const SequenceSource& source,
                                            int32_t max_steps, uint32_t branch_id,
-                                           int32_t branch_depth,
+                                           int32_t branch_depth, bool stop_on_structural,
                                            const PolicyBudgets& budgets) const {
   arbor::v1::RunItem item = BaseItem(sequence_id, source, max_steps, budgets);
   item.set_branch_id(branch_id);
   item.set_branch_depth(branch_depth);
   item.set_stop_when_calm(true);
-  item.set_stop_on_structural(false);
+  item.set_stop_on_structural(stop_on_structural);
   return item;
 }
 

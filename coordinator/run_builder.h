@@ -50,12 +50,12 @@ class RunBuilder {
                               int32_t max_steps, bool stop_on_structural,
                               const PolicyBudgets& budgets) const;
 
-  // One rollout child: its source already appends the candidate token; it stops when back
-  // within bounds and never returns control for structural decisions (they become fallback
-  // samples), which is what bounds the nesting at one level.
+  // One rollout child at `branch_depth` (>= 1): its source already appends the candidate token;
+  // it stops when back within bounds, and returns control for structural decisions only with
+  // `stop_on_structural` (else they become fallback samples), which is what bounds the nesting.
   arbor::v1::RunItem RolloutItem(uint64_t sequence_id, const SequenceSource& source,
                                  int32_t max_steps, uint32_t branch_id, int32_t branch_depth,
-                                 const PolicyBudgets& budgets) const;
+                                 bool stop_on_structural, const PolicyBudgets& budgets) const;
 
   const Settings& settings() const { return settings_; }
 

@@ -405,6 +405,134 @@ TEST(JobTest, NestedBranchesStopAtMaxDepth) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+// Main path branches at 3; its rollouts (depth 1) branch again at 5, the nested rollouts
+// (depth 2) are calm at 6 and 7.
+Script NestedScript() {
+  return [](const ScriptInput& in) {
+    if (in.branch_depth == 0 && in.position == 3) return Lehv(Spread(30, 6));
+    if (in.branch_depth == 1 && in.position == 5) return Lehv(Spread(40, 6));
+    return Lelv({{10, 0.9}, {11, 0.1}});
+  };
+}
+
+JobSpec NestedSpec() {
+  JobSpec spec = BaseSpec(10);
+  spec.policy.branch.max_depth = 2;
+  return spec;
+}
+
+TEST(JobTest, MaxDepthTwoNestsABranchInsideARollout) {
+  Harness h(NestedScript());
+  auto job = h.Make(NestedSpec());
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 4u);
+  const arbor::v1::RunRequest& outer = requests[1];
+  ASSERT_EQ(outer.items_size(), 4);
+  std::set<uint64_t> outer_ids;
+  for (const arbor::v1::RunItem& item : outer.items()) {
+    EXPECT_EQ(item.branch_depth(), 1);
+    EXPECT_TRUE(item.stop_on_structural()) << "depth 1 < max_depth 2 may branch again";
+    EXPECT_EQ(item.max_steps(), 9);
+    outer_ids.insert(item.sequence_id());
+  }
+  // Every rollout stopped on BRANCH at 5: all nested candidates are forked in ONE Run.
+  const arbor::v1::RunRequest& nested = requests[2];
+  ASSERT_EQ(nested.items_size(), 16) << "4 nested branches of branch.width 4";
+  std::map<uint64_t, std::set<int32_t>> candidates_of;
+  for (const arbor::v1::RunItem& item : nested.items()) {
+    EXPECT_TRUE(outer_ids.count(item.fork_from())) << "forked from a rollout's sequence";
+    EXPECT_EQ(item.fork_length(), 5);
+    ASSERT_EQ(item.append_size(), 1);
+    candidates_of[item.fork_from()].insert(item.append(0));
+    EXPECT_EQ(item.branch_depth(), 2);
+    EXPECT_FALSE(item.stop_on_structural()) << "depth 2 = max_depth";
+    EXPECT_EQ(item.max_steps(), 7) << "the outer budget of 10 less its 2 tokens and the candidate";
+  }
+  EXPECT_EQ(candidates_of.size(), 4u);
+  for (const auto& [from, tokens] : candidates_of) EXPECT_EQ(tokens.size(), 4u);
+
+  const auto opened = h.Of(arbor::v1::GenerateEvent::kBranchOpened);
+  ASSERT_EQ(opened.size(), 5u);
+  std::set<int32_t> outer_candidates;
+  for (const auto& c : opened[0].branch_opened().candidates()) outer_candidates.insert(c.node_id());
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 5u);
+  for (size_t i = 0; i + 1 < resolved.size(); ++i) {
+    EXPECT_EQ(resolved[i].branch_resolved().committed_tokens(), 0) << "nested: stays explored";
+    EXPECT_FALSE(outer_candidates.count(resolved[i].branch_resolved().winner_node_id()));
+  }
+  const arbor::v1::BranchResolved& last = resolved.back().branch_resolved();
+  EXPECT_TRUE(outer_candidates.count(last.winner_node_id())) << "the outer branch resolves last";
+  EXPECT_EQ(last.committed_tokens(), 5) << "candidate, 4, nested candidate, 6, 7";
+  EXPECT_EQ(job->strategy_counts().branch(), 5);
+  job->ReadTree([&](const SearchTree& tree) {
+    EXPECT_TRUE(tree.open_branches().empty());
+    const absl::Span<const NodeId> path = tree.committed_path();
+    ASSERT_GE(path.size(), 6u);
+    EXPECT_EQ(tree.node(path[3]).branch_depth, 2) << "the nested candidate, committed";
+    EXPECT_EQ(tree.node(path[3]).token_id / 10, 4);
+  });
+  ExpectCleanFinish(*job, *h.worker);
+  EXPECT_EQ(requests.back().items_size(), 1) << "the winner carries on as the main path";
+}
+
+TEST(JobTest, InsertAndBackspaceInsideRolloutsStayFallbackSamples) {
+  Harness h([](const ScriptInput& in) {
+    if (in.branch_depth == 0 && in.position == 3) return Lehv(Spread(30, 6));
+    if (in.branch_depth == 1 && in.position == 5) return Helv(Spread(40, 6));
+    if (in.branch_depth == 1 && in.position == 6) return Hehv(Spread(40, 6));
+    return Lelv({{10, 0.9}, {11, 0.1}});
+  });
+  auto job = h.Make(NestedSpec());
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 6u);
+  // INSERT at 5, then BACKSPACE at 6: each costs the rollouts one fallback step, after which
+  // they go on with structural stops (they may still branch).
+  // Steps left of the 10: candidate and 4 spent, then 5 too, then 6 too.
+  const std::map<int, int32_t> max_steps = {{2, 1}, {3, 7}, {4, 1}, {5, 6}};
+  for (const auto& [r, steps] : max_steps) {
+    ASSERT_EQ(requests[r].items_size(), 4);
+    const bool fallback = steps == 1;
+    for (const arbor::v1::RunItem& item : requests[r].items()) {
+      EXPECT_FALSE(item.has_fork_from()) << "the rollout continues";
+      EXPECT_EQ(item.max_steps(), steps);
+      EXPECT_EQ(item.stop_on_structural(), !fallback);
+    }
+  }
+  EXPECT_EQ(job->strategy_counts().insert(), 0);
+  EXPECT_EQ(job->strategy_counts().backspace(), 0);
+  EXPECT_EQ(job->strategy_counts().hot_sample(), 4);
+  EXPECT_EQ(job->strategy_counts().resample(), 4);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBranchOpened).size(), 1u);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, NestedBranchesSameSeedGiveTheSameTree) {
+  auto run = [](uint64_t seed) {
+    Harness h(NestedScript());
+    JobSpec spec = NestedSpec();
+    spec.seed = seed;
+    auto job = h.Make(spec);
+    job->Start();
+    std::vector<std::tuple<int32_t, int32_t, int, int, int32_t, float>> nodes;
+    job->ReadTree([&](const SearchTree& tree) {
+      for (NodeId id = 0; id < tree.size(); ++id) {
+        const Node& n = tree.node(id);
+        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.position,
+                           n.branch_score);
+      }
+    });
+    return nodes;
+  };
+  EXPECT_EQ(run(kSeed), run(kSeed));
+  EXPECT_EQ(run(7), run(7));
+  EXPECT_GT(run(kSeed).size(), 40u) << "nested rollouts are in the tree";
+}
+
 TEST(JobTest, StopStringCutsTheText) {
   // Tokens 10, 11, 12, ... decode to ":;<=>?".
   Harness h([](const ScriptInput& in) {
