@@ -34,16 +34,21 @@ absl::StatusOr<LogitMetrics> FromFloatRow(const float* logits, int n, int top_k)
     moments.AddChunk(logits + start, len);
   }
   ASSIGN_OR_RETURN(LogitMetrics metrics, FinishLogitMetrics(moments));
-  const std::vector<ScoredIndex> best = SelectTopK(logits, n, top_k);
-  metrics.top_k.reserve(best.size());
-  const double lse = moments.LogSumExp();
-  for (const ScoredIndex& item : best) {
-    metrics.top_k.push_back({item.index, static_cast<float>(item.value - lse)});
-  }
+  metrics.top_k = TopKLogprobs(logits, n, top_k, moments.LogSumExp());
   return metrics;
 }
 
 }  // namespace
+
+std::vector<TokenLogprob> TopKLogprobs(const float* logits, int n, int k, double logsumexp) {
+  const std::vector<ScoredIndex> best = SelectTopK(logits, n, k);
+  std::vector<TokenLogprob> top;
+  top.reserve(best.size());
+  for (const ScoredIndex& item : best) {
+    top.push_back({item.index, static_cast<float>(item.value - logsumexp)});
+  }
+  return top;
+}
 
 absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments) {
   if (moments.empty()) {

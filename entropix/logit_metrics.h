@@ -33,6 +33,11 @@ absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const float* logits, int n, int
 // The same for a bf16 row (widened exactly to float).
 absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const uint16_t* logits_bf16, int n, int top_k);
 
+// The min(k, n) most likely of logits[0..n) (finite or −inf entries), most likely first, with
+// log-probabilities logit − logsumexp: the top-K part of ComputeLogitMetrics, for callers that
+// need it only on some rows (the worker reports top-K on a run's stopping step).
+std::vector<TokenLogprob> TopKLogprobs(const float* logits, int n, int k, double logsumexp);
+
 // The final combine of a chunked reduction: entropy, varentropy, log-sum-exp and max from the
 // merged moments of the whole row (top_k left empty; the caller fills it from its own
 // selection). InvalidArgument when the moments saw no finite logit.

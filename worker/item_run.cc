@@ -10,8 +10,12 @@
 namespace arbor::worker {
 namespace {
 
-void FillTopK(const entropix::LogitMetrics& metrics, v1::StepResult& step) {
-  for (const entropix::TokenLogprob& top : metrics.top_k) {
+// Selected only for the steps that report it: a top-K over the whole row every step would
+// cost more than the rest of the metrics on small models.
+void FillTopK(absl::Span<const float> logits, const entropix::LogitMetrics& metrics, int k,
+              v1::StepResult& step) {
+  for (const entropix::TokenLogprob& top : entropix::TopKLogprobs(
+           logits.data(), static_cast<int>(logits.size()), k, metrics.logsumexp)) {
     v1::TokenLogprob* out = step.add_top_k();
     out->set_token_id(top.id);
     out->set_logprob(top.logprob);
@@ -82,7 +86,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
                                                              int keys) {
   ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
                    entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
-                                                 item_.top_k()));
+                                                 /*top_k=*/0));
   ASSIGN_OR_RETURN(entropix::AttentionMetrics attention,
                    entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys,
                                                      policy_.attention_mode,
@@ -128,7 +132,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
     }
   } else {
     step.set_token_id(-1);  // Structural: the coordinator takes it from here.
-    FillTopK(logit_metrics, step);
+    FillTopK(logits, logit_metrics, item_.top_k(), step);
     Finish(v1::STOP_REASON_STRUCTURAL);
     return appended;
   }
@@ -136,7 +140,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   length_ += static_cast<int32_t>(appended.size());
   last_token_ = appended.back();
   context_.previous_backspaceable = outcome.token.has_value();
-  if (item_.top_k_every_step()) FillTopK(logit_metrics, step);
+  if (item_.top_k_every_step()) FillTopK(logits, logit_metrics, item_.top_k(), step);
   if (IsStopToken(last_token_)) {
     Finish(v1::STOP_REASON_STOP_TOKEN);
   } else if (CalmAfter(outcome.metrics)) {
@@ -146,7 +150,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   } else if (steps_done_ >= item_.max_steps()) {
     Finish(v1::STOP_REASON_MAX_STEPS);
   }
-  if (done_ && !item_.top_k_every_step()) FillTopK(logit_metrics, step);
+  if (done_ && !item_.top_k_every_step()) FillTopK(logits, logit_metrics, item_.top_k(), step);
   return appended;
 }
 
