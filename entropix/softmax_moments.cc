@@ -1,9 +1,54 @@
 #include "entropix/softmax_moments.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace arbor::entropix {
+namespace {
+
+// GCC/Clang vector extensions: one AVX2 register of floats where the target has it (smaller
+// registers otherwise), written once for every target. std::exp is a scalar library call and a
+// floating-point sum may not be reordered, so plain loops over them stay scalar.
+using Floats = float __attribute__((vector_size(32)));
+using Ints = int32_t __attribute__((vector_size(32)));
+using Doubles = double __attribute__((vector_size(64)));
+constexpr int kLanes = sizeof(Floats) / sizeof(float);
+
+Floats Splat(float value) { return Floats{} + value; }
+
+Floats Load(const float* x) {
+  Floats v;
+  std::memcpy(&v, x, sizeof(v));
+  return v;
+}
+
+// exp(y) for y ≤ 0 (−inf gives 0) within a few ulp of std::exp, branch-free: exp(y) = 2^k · exp(r)
+// with k = round(y / ln 2), r = y − k·ln 2 in [−ln 2 / 2, ln 2 / 2], and Cephes' degree-6
+// polynomial for exp(r). Below −87 (where 2^k would leave the normal range) it returns 0, whose
+// share of a sum that also holds exp(0) = 1 is under 1e-37.
+Floats ExpNonPositive(Floats y) {
+  const Floats min = Splat(-87.0f);
+  const Floats round = Splat(12582912.0f);  // 1.5 · 2^23: adding it rounds to an integer.
+  const Floats clamped = y < min ? min : y;
+  const Floats shifted = clamped * 1.44269504088896341f + round;
+  const Floats k = shifted - round;
+  const Floats r = (clamped - k * 0.693359375f) - k * -2.12194440e-4f;  // ln 2, two parts.
+  Floats p = Splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const Floats exp_r = p * r * r + r + 1.0f;
+  const Ints k_int = std::bit_cast<Ints>(shifted) - std::bit_cast<Ints>(round);
+  const Floats scale = std::bit_cast<Floats>((k_int + 127) << 23);
+  return y < min ? Floats{} : exp_r * scale;
+}
+
+}  // namespace
 
 void SoftmaxMoments::AddConstant(double value, double count) {
   if (count <= 0.0) return;
@@ -14,26 +59,40 @@ void SoftmaxMoments::AddConstant(double value, double count) {
 }
 
 void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
-  float chunk_max = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) chunk_max = std::max(chunk_max, x[i]);
-  if (chunk_max == -std::numeric_limits<float>::infinity()) return;  // Nothing finite.
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float y = x[i] - chunk_max;  // ≤ 0, or −inf.
-    const float e = std::exp(y);
-    // −inf entries give e = 0; select zeros so 0·inf cannot produce NaN.
-    const bool zero = e == 0.0f;
-    const float ey = zero ? 0.0f : e * y;
-    const float eyy = zero ? 0.0f : ey * y;
-    s0 += e;
-    s1 += ey;
-    s2 += eyy;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  // Whole vectors, then the tail padded with −inf, which adds nothing to either pass.
+  const int64_t whole = n / kLanes * kLanes;
+  Floats tail = Splat(kNegInf);
+  std::memcpy(&tail, x + whole, static_cast<size_t>(n - whole) * sizeof(float));
+  Floats lane_max = tail;
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    const Floats v = Load(x + i);
+    lane_max = v > lane_max ? v : lane_max;
   }
+  float chunk_max = kNegInf;
+  for (int lane = 0; lane < kLanes; ++lane) chunk_max = std::max(chunk_max, lane_max[lane]);
+  if (chunk_max == kNegInf) return;  // Nothing finite.
+  Doubles s0{}, s1{}, s2{};
+  auto add = [&](Floats v) {
+    const Floats y = v - chunk_max;  // ≤ 0, or −inf.
+    const Floats e = ExpNonPositive(y);
+    // −inf entries give e = 0; select zeros so 0·inf cannot produce NaN.
+    const Ints zero = e == 0.0f;
+    const Floats ey = zero ? Floats{} : e * y;
+    const Floats eyy = zero ? Floats{} : ey * y;
+    s0 += __builtin_convertvector(e, Doubles);
+    s1 += __builtin_convertvector(ey, Doubles);
+    s2 += __builtin_convertvector(eyy, Doubles);
+  };
+  for (int64_t i = 0; i < whole; i += kLanes) add(Load(x + i));
+  add(tail);
   SoftmaxMoments chunk;
   chunk.max = chunk_max;
-  chunk.sum = s0;
-  chunk.sum_x = s1;
-  chunk.sum_xx = s2;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    chunk.sum += s0[lane];
+    chunk.sum_x += s1[lane];
+    chunk.sum_xx += s2[lane];
+  }
   Merge(chunk);
 }
 

@@ -63,6 +63,13 @@ class Backend {
   // for their new tokens). INVALID_ARGUMENT naming the row and field for bad input, before any
   // state changes.
   virtual absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) = 0;
+
+  // Calls fn(i) for every i in [0, n), independent calls that may run concurrently. The engine
+  // post-processes a step's rows (metrics, policy) here between forwards; a backend whose
+  // forward runs on host threads lends them, since they would otherwise idle meanwhile.
+  virtual void HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  }
 };
 
 }  // namespace arbor::worker

@@ -314,4 +314,10 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   return absl::OkStatus();
 }
 
+void CpuBackend::HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
+  pool_->ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
 }  // namespace arbor::worker

@@ -51,6 +51,8 @@ class CpuBackend : public Backend {
   int32_t kv_block_size() const override { return options_.block_size; }
   absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
   absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
+  // On the forward's thread pool.
+  void HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) override;
 
   // Bytes of weights one decode step streams (every matrix once), for bandwidth figures.
   int64_t weight_bytes() const { return weight_bytes_; }

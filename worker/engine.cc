@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "rpc/policy_convert.h"
 
@@ -36,8 +37,14 @@ struct Engine::Row {
   bool prefill = false;
   std::vector<int32_t> tokens;
   int32_t start_pos = 0;
-  std::vector<float> logits;  // Empty when the row needs no distribution.
-  std::vector<float> scores;
+  bool distribution = false;  // Whether the row's next-token distribution is wanted.
+  // Where its logits [vocab] and scores [num_heads, keys()] start in the engine's step buffers.
+  size_t logits_at = 0;
+  size_t scores_at = 0;
+  // Tokens to append to the sequence, or the failure of the row's metrics and policy.
+  absl::StatusOr<std::vector<int32_t>> appended;
+
+  int32_t keys() const { return start_pos + static_cast<int32_t>(tokens.size()); }
 };
 
 Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
@@ -273,7 +280,6 @@ void Engine::RollBack(ActiveRun& run) {
 }
 
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
-  const model::ModelConfig& config = backend_->config();
   int32_t budget = options_.max_batch_tokens;
   // Decode rows first (one token each, always admitted), then prefill chunks in arrival order.
   for (int pass = 0; pass < 2; ++pass) {
@@ -308,11 +314,7 @@ absl::Status Engine::BuildRows(std::vector<Row>& rows) {
         row.prefill = !decode;
         row.start_pos = chunk->start_pos;
         row.tokens = std::move(chunk->tokens);
-        if (state->pending.empty()) {
-          row.logits.resize(config.vocab_size);
-          row.scores.resize(static_cast<size_t>(config.num_heads) *
-                            (row.start_pos + row.tokens.size()));
-        }
+        row.distribution = state->pending.empty();
         rows.push_back(std::move(row));
       }
     }
@@ -329,6 +331,19 @@ void Engine::Step() {
   std::vector<Row> rows;
   absl::Status built = BuildRows(rows);
   if (rows.empty() && built.ok()) return;
+  const int32_t vocab = backend_->config().vocab_size;
+  const int32_t num_heads = backend_->config().num_heads;
+  // The step's logits and scores live in two buffers kept across steps (no per-row allocation).
+  size_t logits_size = 0, scores_size = 0;
+  for (Row& row : rows) {
+    if (!row.distribution) continue;
+    row.logits_at = logits_size;
+    row.scores_at = scores_size;
+    logits_size += static_cast<size_t>(vocab);
+    scores_size += static_cast<size_t>(num_heads) * row.keys();
+  }
+  step_logits_.resize(logits_size);
+  step_scores_.resize(scores_size);
   std::vector<ForwardRow> forward;
   forward.reserve(rows.size());
   for (Row& row : rows) {
@@ -336,12 +351,26 @@ void Engine::Step() {
     f.tokens = row.tokens;
     f.start_pos = row.start_pos;
     f.block_table = (*kv_.Find(static_cast<SeqId>(row.run->items[row.item].sequence_id())))->blocks;
-    f.logits = row.logits.empty() ? nullptr : row.logits.data();
-    f.last_scores = row.scores.empty() ? nullptr : row.scores.data();
+    if (row.distribution) {
+      f.logits = step_logits_.data() + row.logits_at;
+      f.last_scores = step_scores_.data() + row.scores_at;
+    }
     forward.push_back(f);
   }
   const absl::Time start = absl::Now();
   absl::Status status = built.ok() ? backend_->Forward(forward) : built;
+  // Metrics and policy per row, in parallel on the backend's host threads: rows belong to
+  // distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
+  // depend on the order. Only the item is touched there; sequences are updated below, serially.
+  if (status.ok()) {
+    backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
+      Row& row = rows[r];
+      if (!row.distribution || row.run->failed) return;
+      row.appended = row.run->items[row.item].OnDistribution(
+          absl::MakeConstSpan(step_logits_.data() + row.logits_at, vocab),
+          step_scores_.data() + row.scores_at, num_heads, row.keys());
+    });
+  }
   for (Row& row : rows) {
     ActiveRun& run = *row.run;
     computed_tokens_ += static_cast<int64_t>(row.tokens.size());
@@ -350,11 +379,9 @@ void Engine::Step() {
       run.failure = status;
       continue;
     }
-    if (row.logits.empty() || run.failed) continue;
+    if (!row.distribution || run.failed) continue;
     ItemRun& item = run.items[row.item];
-    const int keys = row.start_pos + static_cast<int>(row.tokens.size());
-    absl::StatusOr<std::vector<int32_t>> appended =
-        item.OnDistribution(row.logits, row.scores.data(), backend_->config().num_heads, keys);
+    const absl::StatusOr<std::vector<int32_t>>& appended = row.appended;
     if (!appended.ok()) {
       run.failed = true;
       run.failure = appended.status();

@@ -102,6 +102,8 @@ class Engine {
   std::list<std::unique_ptr<ActiveRun>> active_;
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
+  // The current step's logits and last-layer scores, rows back to back (see Step).
+  std::vector<float> step_logits_, step_scores_;
   // Callbacks of this iteration, invoked after PublishHealth.
   std::vector<std::function<void()>> completions_;
 

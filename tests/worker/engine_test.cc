@@ -177,6 +177,36 @@ TEST_F(EngineTest, SameSeedSameTokensAndBatchingChangesNothing) {
   }
 }
 
+// The per-row metrics and policy run in parallel on the backend's threads: every step (token,
+// logprob, metrics, strategy, sampling, top-K) must equal a one-thread engine's, item by item.
+TEST_F(EngineTest, ThreadedStepsEqualOneThreadSteps) {
+  RunRequest request;
+  for (uint64_t i = 0; i < 12; ++i) {
+    RunItem item = Item(50 + i, Prompt(24, i), 10, i);
+    item.set_top_k_every_step(true);
+    *request.add_items() = item;
+  }
+  absl::StatusOr<RunResponse> one_thread = RunSync(request);
+  ASSERT_TRUE(one_thread.ok()) << one_thread.status();
+  WorkerSetupOptions options;
+  options.model_dir = model_->dir();
+  options.threads = 4;
+  absl::StatusOr<std::unique_ptr<Engine>> threaded = LoadEngine(options);
+  ASSERT_TRUE(threaded.ok()) << threaded.status();
+  absl::StatusOr<RunResponse> many_threads = testing::RunSync(**threaded, request);
+  ASSERT_TRUE(many_threads.ok()) << many_threads.status();
+  ASSERT_EQ(many_threads->results_size(), one_thread->results_size());
+  for (int i = 0; i < one_thread->results_size(); ++i) {
+    const v1::RunResult& want = one_thread->results(i);
+    const v1::RunResult& got = many_threads->results(i);
+    ASSERT_EQ(got.steps_size(), want.steps_size()) << i;
+    for (int s = 0; s < want.steps_size(); ++s) {
+      EXPECT_EQ(got.steps(s).SerializeAsString(), want.steps(s).SerializeAsString())
+          << "item " << i << " step " << s;
+    }
+  }
+}
+
 TEST_F(EngineTest, StructuralStopSamplesNothingAndCarriesTopK) {
   // Thresholds that make every state LEHV → BRANCH.
   RunItem item = Item(1, Prompt(8), 10);
