@@ -78,11 +78,37 @@ struct Cluster {
       probe.mutable_tokens()->add_token_ids(1);
       probe.set_max_tokens(1);
       const grpc::Status status = cluster->stub->Submit(&context, probe, &ref);
-      if (status.ok()) return cluster;
+      if (status.ok()) return cluster->AfterProbe(ref) ? std::move(cluster) : nullptr;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ADD_FAILURE() << "no worker became ready";
     return nullptr;
+  }
+
+  // Waits for the readiness probe's job to finish and its KV to be released, so every test
+  // starts from idle workers.
+  bool AfterProbe(const v1::JobRef& ref) {
+    grpc::ClientContext context;
+    auto reader = stub->Watch(&context, ref);
+    v1::GenerateEvent event;
+    while (reader->Read(&event)) {
+    }
+    EXPECT_TRUE(reader->Finish().ok());
+    const int64_t used = WaitForUsedBlocks(0);
+    EXPECT_EQ(used, 0) << "the probe job's KV was not released";
+    return used == 0;
+  }
+
+  // Polls both workers until their referenced KV blocks sum to `expected` (the coordinator
+  // releases sequences asynchronously after a job ends) or 2 s pass; returns the last sum.
+  int64_t WaitForUsedBlocks(int64_t expected) const {
+    int64_t used = -1;
+    for (int i = 0; i < 200; ++i) {
+      used = UsedBlocks(0) + UsedBlocks(1);
+      if (used == expected) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return used;
   }
 
   int64_t UsedBlocks(int worker) const {
@@ -214,7 +240,7 @@ TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
 }
 
 TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
-  const int64_t baseline = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+  const int64_t baseline = cluster_->WaitForUsedBlocks(0);
   const std::string id = Submit(*cluster_->stub, TextRequest("A long story", 2000, 9));
   {
     // Wait for the first token, so the job holds KV on its worker.
@@ -233,13 +259,7 @@ TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
   v1::Job job;
   ASSERT_TRUE(cluster_->stub->Cancel(&context, ref, &job).ok());
   EXPECT_EQ(job.state(), v1::JOB_STATE_CANCELLED);
-  int64_t used = -1;
-  for (int i = 0; i < 200; ++i) {
-    used = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
-    if (used == baseline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(used, baseline);
+  EXPECT_EQ(cluster_->WaitForUsedBlocks(baseline), baseline);
 }
 
 TEST_F(CoordinatorE2eTest, DeadlineFinishesTheJob) {
@@ -252,18 +272,13 @@ TEST_F(CoordinatorE2eTest, DeadlineFinishesTheJob) {
   EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_DEADLINE);
 
   // The gRPC deadline of Generate bounds the job too.
-  const int64_t baseline = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
+  const int64_t baseline = cluster_->WaitForUsedBlocks(0);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(150));
   grpc::Status status;
   ReadAll(*cluster_->stub->Generate(&context, TextRequest("Deadline", 2000, 6)), &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  int64_t used = -1;
-  for (int i = 0; i < 200 && used != baseline; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    used = cluster_->UsedBlocks(0) + cluster_->UsedBlocks(1);
-  }
-  EXPECT_EQ(used, baseline);
+  EXPECT_EQ(cluster_->WaitForUsedBlocks(baseline), baseline);
 }
 
 TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy) {
