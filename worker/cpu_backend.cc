@@ -174,13 +174,7 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
 
 absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
-  for (const BlockCopy& c : copies) {
-    if (c.src < 0 || c.src >= options_.kv_blocks || c.dst < 0 || c.dst >= options_.kv_blocks ||
-        c.num_tokens < 0 || c.num_tokens > options_.block_size) {
-      return absl::InvalidArgumentError(absl::StrCat("KV block copy ", c.src, " -> ", c.dst, " (",
-                                                     c.num_tokens, " tokens) out of range"));
-    }
-  }
+  RETURN_IF_ERROR(ValidateBlockCopies(copies, options_.block_size, options_.kv_blocks));
   for (const BlockCopy& c : copies) {
     const size_t bytes = static_cast<size_t>(c.num_tokens) * width * sizeof(float);
     for (int l = 0; l < config_.num_layers; ++l) {

@@ -36,6 +36,18 @@ absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab
   return absl::OkStatus();
 }
 
+absl::Status ValidateBlockCopies(std::span<const BlockCopy> copies, int32_t block_size,
+                                 int32_t kv_blocks) {
+  for (const BlockCopy& c : copies) {
+    if (c.src < 0 || c.src >= kv_blocks || c.dst < 0 || c.dst >= kv_blocks || c.num_tokens < 0 ||
+        c.num_tokens > block_size) {
+      return absl::InvalidArgumentError(absl::StrCat("KV block copy ", c.src, " -> ", c.dst, " (",
+                                                     c.num_tokens, " tokens) out of range"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 kernels::RopeScalingParams RopeScalingParamsOf(const model::RopeScaling& s) {
   kernels::RopeScalingParams p;
   switch (s.type) {
