@@ -140,6 +140,18 @@ std::vector<v1::GenerateEvent> Watch(v1::Generation::Stub& stub, const std::stri
   return events;
 }
 
+// Watches a job until its first event, then stops watching; the job goes on.
+void AwaitFirstEvent(v1::Generation::Stub& stub, const std::string& job_id) {
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  ref.set_job_id(job_id);
+  auto reader = stub.Watch(&context, ref);
+  v1::GenerateEvent event;
+  EXPECT_TRUE(reader->Read(&event)) << job_id;
+  context.TryCancel();
+  reader->Finish();
+}
+
 std::string Submit(v1::Generation::Stub& stub, const v1::GenerateRequest& request) {
   grpc::ClientContext context;
   v1::JobRef ref;
@@ -242,17 +254,7 @@ TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
 TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
   const int64_t baseline = cluster_->WaitForUsedBlocks(0);
   const std::string id = Submit(*cluster_->stub, TextRequest("A long story", 2000, 9));
-  {
-    // Wait for the first token, so the job holds KV on its worker.
-    grpc::ClientContext context;
-    v1::JobRef ref;
-    ref.set_job_id(id);
-    auto reader = cluster_->stub->Watch(&context, ref);
-    v1::GenerateEvent event;
-    ASSERT_TRUE(reader->Read(&event));
-    context.TryCancel();  // Watching stops; the job does not.
-    reader->Finish();
-  }
+  AwaitFirstEvent(*cluster_->stub, id);  // Now the job holds KV on its worker.
   grpc::ClientContext context;
   v1::JobRef ref;
   ref.set_job_id(id);
@@ -421,16 +423,7 @@ TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
   for (int i = 0; i < 8; ++i) {
     ids.push_back(Submit(*cluster->stub, TextRequest(absl::StrCat("Job ", i), 400, 50 + i)));
   }
-  {
-    grpc::ClientContext context;
-    v1::JobRef ref;
-    ref.set_job_id(ids.back());
-    auto reader = cluster->stub->Watch(&context, ref);
-    v1::GenerateEvent event;
-    ASSERT_TRUE(reader->Read(&event));  // Jobs are under way.
-    context.TryCancel();
-    reader->Finish();
-  }
+  AwaitFirstEvent(*cluster->stub, ids.back());  // Jobs are under way.
   cluster->workers[0].Signal(SIGKILL);
   int rehomed = 0;
   for (const std::string& id : ids) {
@@ -453,14 +446,9 @@ TEST_F(CoordinatorE2eTest, DrainingAWorkerMidJobMovesItsJobsToTheOther) {
   }
   std::string drained;
   {
-    grpc::ClientContext context;
+    AwaitFirstEvent(*cluster->stub, ids.back());  // Jobs are under way.
     v1::JobRef ref;
     ref.set_job_id(ids.back());
-    auto reader = cluster->stub->Watch(&context, ref);
-    v1::GenerateEvent event;
-    ASSERT_TRUE(reader->Read(&event));  // Jobs are under way.
-    context.TryCancel();
-    reader->Finish();
     grpc::ClientContext get_context;
     v1::Job job;
     ASSERT_TRUE(cluster->stub->GetJob(&get_context, ref, &job).ok());

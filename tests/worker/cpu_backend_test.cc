@@ -251,6 +251,14 @@ TEST(CpuBackend, RefusesBadInputNamingTheField) {
   row.tokens = {};
   EXPECT_EQ(backend->Forward({&row, 1}).code(), absl::StatusCode::kInvalidArgument);
 
+  // Block copies are all checked before any is performed.
+  for (const BlockCopy& bad : {BlockCopy{0, 256, 1}, BlockCopy{-1, 1, 1}, BlockCopy{0, 1, 5}}) {
+    const std::vector<BlockCopy> copies = {{1, 2, 4}, bad};
+    s = backend->CopyKvBlocks(copies);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("KV block copy"), std::string::npos) << s;
+  }
+
   const TensorLookup good = model.Lookup();
   auto missing = CpuBackend::Create(model.config(), [&](const std::string& name) {
     if (name == "model.layers.1.mlp.up_proj.weight") return absl::StatusOr<model::TensorView>(absl::NotFoundError("no tensor " + name));

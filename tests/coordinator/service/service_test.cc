@@ -38,6 +38,14 @@ arbor::v1::GenerateEvent TokenEvent(int node) {
   return event;
 }
 
+// Reads a stream of events to its end and returns its status.
+grpc::Status ReadToEnd(grpc::ClientReaderInterface<arbor::v1::GenerateEvent>& reader) {
+  arbor::v1::GenerateEvent event;
+  while (reader.Read(&event)) {
+  }
+  return reader.Finish();
+}
+
 TEST(EventLogTest, ReplaysThenFollowsAndClosesOnFinished) {
   EventLog log;
   log.Append(TokenEvent(1));
@@ -307,11 +315,7 @@ TEST(GenerationServiceTest, ErrorsNameTheProblem) {
       {"watch unknown",
        [&] {
          grpc::ClientContext c;
-         auto r = h.stub->Watch(&c, unknown);
-         arbor::v1::GenerateEvent e;
-         while (r->Read(&e)) {
-         }
-         return r->Finish();
+         return ReadToEnd(*h.stub->Watch(&c, unknown));
        },
        grpc::StatusCode::NOT_FOUND},
       {"get unknown",
@@ -338,11 +342,7 @@ TEST(GenerationServiceTest, ErrorsNameTheProblem) {
       {"generate without prompt",
        [&] {
          grpc::ClientContext c;
-         auto r = h.stub->Generate(&c, {});
-         arbor::v1::GenerateEvent e;
-         while (r->Read(&e)) {
-         }
-         return r->Finish();
+         return ReadToEnd(*h.stub->Generate(&c, {}));
        },
        grpc::StatusCode::INVALID_ARGUMENT},
   };
