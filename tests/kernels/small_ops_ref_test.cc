@@ -13,6 +13,7 @@
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
 #include "kernels/thread_pool.h"
+#include "tests/support/rope_reference.h"
 
 namespace arbor::kernels {
 namespace {
@@ -97,14 +98,9 @@ TEST(RmsNormRef, PlainAndFusedMatchFloat64) {
 
 // Llama-3 scaling written independently from the published formula, in float64.
 double Llama3InvFreq64(double theta, int head_dim, int i, const RopeScalingParams& s) {
-  const double base = 1.0 / std::pow(theta, 2.0 * i / head_dim);
-  const double wavelen = 2 * std::numbers::pi / base;
-  const double old_len = s.original_max_position_embeddings;
-  if (wavelen < old_len / s.high_freq_factor) return base;
-  if (wavelen > old_len / s.low_freq_factor) return base / s.factor;
-  const double smooth = (old_len / wavelen - s.low_freq_factor) /
-                        (s.high_freq_factor - s.low_freq_factor);
-  return (1 - smooth) * base / s.factor + smooth * base;
+  return reference::Llama3ScaledInvFreq64(1.0 / std::pow(theta, 2.0 * i / head_dim), s.factor,
+                                          s.low_freq_factor, s.high_freq_factor,
+                                          s.original_max_position_embeddings);
 }
 
 TEST(RopeRef, InvFreqScalings) {

@@ -1,10 +1,10 @@
 #include "tests/worker/random_llama.h"
 
 #include <cmath>
-#include <numbers>
 
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
+#include "tests/support/rope_reference.h"
 
 namespace arbor::worker::testing {
 
@@ -129,13 +129,9 @@ double InvFreq(const model::ModelConfig& c, int i) {
   const model::RopeScaling& s = c.rope_scaling;
   if (s.type == model::RopeScaling::Type::kNone) return base;
   if (s.type == model::RopeScaling::Type::kLinear) return base / s.factor;
-  const double wavelen = 2 * std::numbers::pi / base;
-  const double old_len = s.original_max_position_embeddings;
-  if (wavelen < old_len / s.high_freq_factor) return base;
-  if (wavelen > old_len / s.low_freq_factor) return base / s.factor;
-  const double smooth = (old_len / wavelen - s.low_freq_factor) /
-                        (s.high_freq_factor - s.low_freq_factor);
-  return (1 - smooth) * base / s.factor + smooth * base;
+  return kernels::reference::Llama3ScaledInvFreq64(base, s.factor, s.low_freq_factor,
+                                                   s.high_freq_factor,
+                                                   s.original_max_position_embeddings);
 }
 
 void Rope(const model::ModelConfig& c, std::vector<double>& x, int64_t tokens, int64_t heads) {
