@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "entropix/softmax_moments.h"
 #include "entropix/top_k.h"
 
 namespace arbor::entropix {
@@ -44,13 +45,10 @@ class CandidateView {
   }
   // Largest logit that is not excluded; −inf when every candidate is.
   float MaxAllowed() const {
+    if (banned_.empty()) return MaxOf(c_.logits.data(), size());
     float best = kNegInf;
-    if (banned_.empty()) {
-      for (float x : c_.logits) best = std::max(best, x);
-    } else {
-      for (int64_t i = 0; i < size(); ++i) {
-        if (!excluded(i)) best = std::max(best, c_.logits[i]);
-      }
+    for (int64_t i = 0; i < size(); ++i) {
+      if (!excluded(i)) best = std::max(best, c_.logits[i]);
     }
     return best;
   }
@@ -93,6 +91,39 @@ absl::Status NothingLeft() {
       "candidates: every candidate is banned or impossible (-inf); nothing to sample");
 }
 
+// The smallest float f with double(f) ≥ threshold, so that the scan below compares floats
+// exactly as the float64 test would.
+float FloatAtLeast(double threshold) {
+  const float f = static_cast<float>(threshold);
+  if (static_cast<double>(f) >= threshold) return f;
+  return std::nextafter(f, std::numeric_limits<float>::infinity());
+}
+
+// The candidates with logit ≥ threshold that are not excluded, the best top_k of them (all when
+// top_k ≤ 0), in the canonical order. One pass; only survivors of the threshold reach the
+// banned-set lookup and the top-k heap.
+std::vector<ScoredIndex> Survivors(const CandidateView& view, float threshold, int32_t top_k) {
+  if (top_k > 0) {
+    TopKStream stream(top_k);
+    float bar = threshold;  // One well-predicted test per candidate once the heap is full.
+    for (int64_t i = 0; i < view.size(); ++i) {
+      const float x = view.logit(i);
+      if (x >= bar && !view.excluded(i)) {
+        stream.Offer(x, static_cast<int32_t>(i));
+        bar = std::max(threshold, stream.bar());
+      }
+    }
+    return std::move(stream).TakeSorted();
+  }
+  std::vector<ScoredIndex> kept;
+  for (int64_t i = 0; i < view.size(); ++i) {
+    const float x = view.logit(i);
+    if (x >= threshold && !view.excluded(i)) kept.push_back({x, static_cast<int32_t>(i)});
+  }
+  KeepTopK(kept, -1);
+  return kept;
+}
+
 absl::StatusOr<std::vector<WeightedToken>> Transform(const CandidateView& view,
                                                      const SamplingParams& params) {
   RETURN_IF_ERROR(CheckParams(params));
@@ -100,16 +131,12 @@ absl::StatusOr<std::vector<WeightedToken>> Transform(const CandidateView& view,
   if (max_logit == kNegInf) return NothingLeft();
   const double inv_t = 1.0 / params.temperature;
   // min_p in logit space: p ≥ min_p·p_max ⇔ (l − l_max)/T ≥ log(min_p). No exp per candidate.
-  const double threshold = params.min_p > 0.0f
-                               ? max_logit + params.temperature * std::log(params.min_p)
-                               : -std::numeric_limits<double>::infinity();
-  std::vector<ScoredIndex> kept;
-  for (int64_t i = 0; i < view.size(); ++i) {
-    if (view.logit(i) >= threshold && !view.excluded(i)) {
-      kept.push_back({view.logit(i), static_cast<int32_t>(i)});
-    }
-  }
-  KeepTopK(kept, params.top_k > 0 ? params.top_k : -1);  // Sorted, most likely first.
+  const float threshold =
+      params.min_p > 0.0f
+          ? FloatAtLeast(max_logit + params.temperature * std::log(double{params.min_p}))
+          : kNegInf;
+  // Sorted, most likely first.
+  const std::vector<ScoredIndex> kept = Survivors(view, threshold, params.top_k);
 
   std::vector<double> weight(kept.size());
   double total = 0.0;

@@ -48,6 +48,15 @@ Floats ExpNonPositive(Floats y) {
   return y < min ? Floats{} : exp_r * scale;
 }
 
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// x[whole..n), the part after the last whole vector, padded with `fill`.
+Floats Tail(const float* x, int64_t whole, int64_t n, float fill) {
+  Floats tail = Splat(fill);
+  std::memcpy(&tail, x + whole, static_cast<size_t>(n - whole) * sizeof(float));
+  return tail;
+}
+
 }  // namespace
 
 void SoftmaxMoments::AddConstant(double value, double count) {
@@ -59,18 +68,10 @@ void SoftmaxMoments::AddConstant(double value, double count) {
 }
 
 void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   // Whole vectors, then the tail padded with −inf, which adds nothing to either pass.
   const int64_t whole = n / kLanes * kLanes;
-  Floats tail = Splat(kNegInf);
-  std::memcpy(&tail, x + whole, static_cast<size_t>(n - whole) * sizeof(float));
-  Floats lane_max = tail;
-  for (int64_t i = 0; i < whole; i += kLanes) {
-    const Floats v = Load(x + i);
-    lane_max = v > lane_max ? v : lane_max;
-  }
-  float chunk_max = kNegInf;
-  for (int lane = 0; lane < kLanes; ++lane) chunk_max = std::max(chunk_max, lane_max[lane]);
+  const Floats tail = Tail(x, whole, n, kNegInf);
+  const float chunk_max = MaxOf(x, n);
   if (chunk_max == kNegInf) return;  // Nothing finite.
   Doubles s0{}, s1{}, s2{};
   auto add = [&](Floats v) {
@@ -132,14 +133,31 @@ double SoftmaxMoments::VarentropyNats() const {
 }
 
 int64_t FindNonFinite(const float* x, int64_t n) {
-  // One branch-free pass for the common all-valid case; locate the culprit only on failure.
-  bool bad = false;
-  for (int64_t i = 0; i < n; ++i) bad |= !(x[i] < std::numeric_limits<float>::infinity());
-  if (!bad) return -1;
+  // One branch-free vector pass for the common all-valid case (NaN < inf is false too); locate
+  // the culprit only on failure.
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t whole = n / kLanes * kLanes;
+  Ints bad = ~(Tail(x, whole, n, 0.0f) < inf);
+  for (int64_t i = 0; i < whole; i += kLanes) bad |= ~(Load(x + i) < inf);
+  bool any = false;
+  for (int lane = 0; lane < kLanes; ++lane) any |= bad[lane] != 0;
+  if (!any) return -1;
   for (int64_t i = 0; i < n; ++i) {
     if (!(x[i] < std::numeric_limits<float>::infinity())) return i;
   }
   return -1;
+}
+
+float MaxOf(const float* x, int64_t n) {
+  const int64_t whole = n / kLanes * kLanes;
+  Floats lane_max = Tail(x, whole, n, kNegInf);
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    const Floats v = Load(x + i);
+    lane_max = v > lane_max ? v : lane_max;
+  }
+  float best = kNegInf;
+  for (int lane = 0; lane < kLanes; ++lane) best = std::max(best, lane_max[lane]);
+  return best;
 }
 
 }  // namespace arbor::entropix

@@ -46,6 +46,9 @@ struct SoftmaxMoments {
 // Index of the first NaN or +inf in x[0..n), or −1 when every entry is finite or −inf.
 int64_t FindNonFinite(const float* x, int64_t n);
 
+// The largest of x[0..n) (no NaN), −inf when n = 0. Vectorised: rows are 128,256 wide.
+float MaxOf(const float* x, int64_t n);
+
 inline constexpr double kLn2 = 0.69314718055994530942;
 
 }  // namespace arbor::entropix

@@ -1,34 +1,51 @@
 #include "entropix/top_k.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace arbor::entropix {
 
 std::vector<ScoredIndex> SelectTopK(const float* values, int64_t n, int64_t k) {
   k = std::min(k, n);
   if (k <= 0) return {};
-  std::vector<ScoredIndex> best;
   if (k * 8 >= n) {  // Large K: partial selection over every index.
-    best.resize(n);
+    std::vector<ScoredIndex> best(n);
     for (int64_t i = 0; i < n; ++i) best[i] = {values[i], static_cast<int32_t>(i)};
     KeepTopK(best, k);
     return best;
   }
-  // Small K: a heap whose front is the worst kept item. Scanning in index order, a later equal
-  // value never ranks before a kept one, so a strict `>` against the front is the whole test and
-  // almost every element costs one comparison.
-  best.reserve(k);
-  for (int64_t i = 0; i < k; ++i) best.push_back({values[i], static_cast<int32_t>(i)});
-  std::make_heap(best.begin(), best.end(), RanksBefore);
-  for (int64_t i = k; i < n; ++i) {
-    if (values[i] > best.front().value) {
-      std::pop_heap(best.begin(), best.end(), RanksBefore);
-      best.back() = {values[i], static_cast<int32_t>(i)};
-      std::push_heap(best.begin(), best.end(), RanksBefore);
-    }
+  TopKStream stream(k);
+  for (int64_t i = 0; i < n; ++i) stream.Offer(values[i], static_cast<int32_t>(i));
+  return std::move(stream).TakeSorted();
+}
+
+TopKStream::TopKStream(int64_t k) : k_(k), bar_(-std::numeric_limits<float>::infinity()) {
+  best_.reserve(k);
+}
+
+void TopKStream::Fill(ScoredIndex item) {
+  best_.push_back(item);
+  if (static_cast<int64_t>(best_.size()) == k_) {
+    std::make_heap(best_.begin(), best_.end(), RanksBefore);
+    RaiseBar();
   }
-  std::sort(best.begin(), best.end(), RanksBefore);
-  return best;
+}
+
+void TopKStream::Replace(ScoredIndex item) {
+  std::pop_heap(best_.begin(), best_.end(), RanksBefore);
+  best_.back() = item;
+  std::push_heap(best_.begin(), best_.end(), RanksBefore);
+  RaiseBar();
+}
+
+void TopKStream::RaiseBar() {
+  bar_ = std::nextafter(best_.front().value, std::numeric_limits<float>::infinity());
+}
+
+std::vector<ScoredIndex> TopKStream::TakeSorted() && {
+  std::sort(best_.begin(), best_.end(), RanksBefore);
+  return std::move(best_);
 }
 
 void KeepTopK(std::vector<ScoredIndex>& items, int64_t k) {

@@ -6,6 +6,7 @@
 #define ARBOR_ENTROPIX_TOP_K_H_
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace arbor::entropix {
@@ -19,6 +20,32 @@ struct ScoredIndex {
 inline bool RanksBefore(const ScoredIndex& a, const ScoredIndex& b) {
   return a.value > b.value || (a.value == b.value && a.index < b.index);
 }
+
+// Keeps the k best of a stream of items offered in increasing index order: a heap whose front is
+// the worst kept item. A later equal value never ranks before a kept one, so once k items are
+// held a strict `>` against the front is the whole test and most offers cost one comparison.
+class TopKStream {
+ public:
+  explicit TopKStream(int64_t k);  // k ≥ 1.
+  void Offer(float value, int32_t index) {
+    if (static_cast<int64_t>(best_.size()) < k_) return Fill({value, index});
+    if (value >= bar_) Replace({value, index});
+  }
+  // The least value an offer must reach to change what is kept: −inf until k items are held,
+  // then the next float above the worst kept one. Lets a scan skip most items with one test.
+  float bar() const { return bar_; }
+  // The kept items in the canonical order.
+  std::vector<ScoredIndex> TakeSorted() &&;
+
+ private:
+  void Fill(ScoredIndex item);
+  void Replace(ScoredIndex item);
+  void RaiseBar();
+
+  int64_t k_;
+  std::vector<ScoredIndex> best_;
+  float bar_;
+};
 
 // The min(k, n) largest of values[0..n) (no NaN), in the canonical order.
 std::vector<ScoredIndex> SelectTopK(const float* values, int64_t n, int64_t k);

@@ -1,6 +1,8 @@
 // Entropix metrics throughput: logits over a 128,256-wide row (fp32 and bf16) and attention
 // statistics over 32 heads × 4,096 keys, against a plain memory-read baseline over the same
 // bytes measured in the same run (bytes_per_second of each case; see docs/PERFORMANCE.md).
+// Also the sampler's ADAPTIVE draw (the worker's most common per-row policy work) over a full
+// row of the tiny model's vocabulary (512) and of Llama 3's (128,256), flat and peaked.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -9,6 +11,7 @@
 #include "base/bf16.h"
 #include "entropix/attention_metrics.h"
 #include "entropix/logit_metrics.h"
+#include "entropix/sampler.h"
 
 namespace arbor::entropix {
 namespace {
@@ -71,11 +74,28 @@ void BM_AttentionMetrics(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kHeads * kKeys * sizeof(float));
 }
 
+// Args: vocabulary size, logit standard deviation × 10 (5: flat, many tokens survive min_p;
+// 40: peaked, few do). Canonical sampling parameters, 5 samples.
+void BM_SampleAdaptive(benchmark::State& state) {
+  const int vocab = static_cast<int>(state.range(0));
+  const std::vector<float> row = RandomFloats(vocab, state.range(1) / 10.0f);
+  const LogitMetrics metrics = *ComputeLogitMetrics(row.data(), vocab, 0);
+  const Candidates candidates{row, {}, metrics.logsumexp};
+  uint32_t position = 0;
+  for (auto _ : state) {
+    auto sample = SampleAdaptive(candidates, SamplingParams{}, 5, 0.0, RngKey{1, ++position, 0, 0},
+                                 {});
+    benchmark::DoNotOptimize(sample);
+  }
+  state.SetBytesProcessed(state.iterations() * vocab * sizeof(float));
+}
+
 BENCHMARK(BM_ReadBaseline_Row);
 BENCHMARK(BM_LogitMetrics_F32)->Arg(1)->Arg(64);
 BENCHMARK(BM_LogitMetrics_Bf16)->Arg(64);
 BENCHMARK(BM_ReadBaseline_Scores);
 BENCHMARK(BM_AttentionMetrics)->Arg(0)->Arg(1);
+BENCHMARK(BM_SampleAdaptive)->ArgsProduct({{512, kVocab}, {5, 40}});
 
 }  // namespace
 }  // namespace arbor::entropix

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "entropix/softmax_moments.h"
 
 namespace arbor::entropix {
 namespace {
@@ -252,6 +253,29 @@ TEST(LogitMetrics, BadInputIsAnErrorNamingTheEntry) {
   EXPECT_FALSE(FinishLogitMetrics(SoftmaxMoments{}).ok());
   const uint16_t bf_nan = 0x7fc0;
   EXPECT_FALSE(ComputeLogitMetrics(&bf_nan, 1, 1).ok());
+}
+
+// The vectorised row scans over every length around the vector width, each bad value at each
+// position (whole vectors and the tail).
+TEST(RowScans, FindNonFiniteAndMaxOfAtEveryPosition) {
+  EXPECT_EQ(MaxOf(nullptr, 0), -kInf);
+  EXPECT_EQ(FindNonFinite(nullptr, 0), -1);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 5.0f);
+  for (int n = 1; n <= 40; ++n) {
+    std::vector<float> x(n);
+    for (float& v : x) v = rng() % 4 == 0 ? -kInf : normal(rng);
+    EXPECT_EQ(MaxOf(x.data(), n), *std::max_element(x.begin(), x.end())) << n;
+    EXPECT_EQ(FindNonFinite(x.data(), n), -1) << n;
+    for (int at = 0; at < n; ++at) {
+      for (float bad : {kInf, std::numeric_limits<float>::quiet_NaN()}) {
+        std::vector<float> y = x;
+        y[at] = bad;
+        if (at + 1 < n) y[n - 1] = bad;  // The first one is reported.
+        EXPECT_EQ(FindNonFinite(y.data(), n), at) << n << " " << at;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -91,14 +91,25 @@ TEST(Sampler, TransformMatchesFloat64Reference) {
     std::vector<float> logits(n);
     std::normal_distribution<float> normal(0.0f, 3.0f);
     for (float& x : logits) x = normal(rng);
+    // Every other trial: logits on a coarse grid (many ties, ordered by index), some −inf and
+    // some banned tokens, one finite token always left.
+    std::set<int> banned;
+    if (trial % 2 == 1) {
+      for (float& x : logits) x = std::round(x * 2.0f) / 2.0f;
+      for (int i = 1; i < n; ++i) {
+        if (rng() % 10 == 0) logits[i] = -kInf;
+        if (rng() % 10 == 0) banned.insert(i);
+      }
+    }
+    const std::vector<int32_t> banned_ids(banned.begin(), banned.end());
     SamplingParams p;
     p.temperature = std::uniform_real_distribution<float>(0.1f, 3.0f)(rng);
     p.top_p = std::uniform_real_distribution<float>(0.05f, 1.0f)(rng);
     p.top_k = rng() % 3 == 0 ? 0 : 1 + rng() % 60;
     p.min_p = rng() % 2 ? 0.0f : std::uniform_real_distribution<float>(0.0f, 0.3f)(rng);
-    auto got = TransformedDistribution({logits, {}, 0.0}, p);
+    auto got = TransformedDistribution({logits, {}, 0.0}, p, banned_ids);
     ASSERT_TRUE(got.ok()) << got.status();
-    const std::map<int, double> want = ReferenceDistribution(logits, p);
+    const std::map<int, double> want = ReferenceDistribution(logits, p, banned);
     SCOPED_TRACE(testing::Message() << "trial " << trial << " T " << p.temperature << " top_p "
                                     << p.top_p << " top_k " << p.top_k << " min_p " << p.min_p);
     // Membership may differ only for a token sitting on a filter boundary within rounding; with
