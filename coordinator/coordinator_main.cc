@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "base/flags.h"
 #include "base/logging.h"
+#include "base/process_defaults.h"
 #include "base/termination.h"
 #include "coordinator/cluster_service.h"
 #include "coordinator/generation_service.h"
@@ -116,6 +117,7 @@ int Main() {
 }  // namespace arbor::coordinator
 
 int main(int argc, char** argv) {
+  arbor::base::ApplyProcessDefaults();
   arbor::base::BlockTerminationSignals();
   arbor::base::ParseFlags(
       argc, argv,

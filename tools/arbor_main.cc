@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/flags.h"
+#include "base/process_defaults.h"
 #include "tools/commands.h"
 
 namespace arbor::tools {
@@ -51,6 +52,7 @@ std::string Usage() {
 }  // namespace arbor::tools
 
 int main(int argc, char** argv) {
+  arbor::base::ApplyProcessDefaults();
   std::vector<char*> positional = arbor::base::ParseFlags(argc, argv, arbor::tools::Usage());
   if (positional.size() < 2) {
     fprintf(stderr, "%s\n", arbor::tools::Usage().c_str());

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "base/flags.h"
 #include "base/logging.h"
+#include "base/process_defaults.h"
 #include "base/termination.h"
 #include "rpc/serve.h"
 #include "worker/registration.h"
@@ -65,6 +66,7 @@ void LogProgress(uint64_t done, uint64_t total) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  arbor::base::ApplyProcessDefaults();
   arbor::base::BlockTerminationSignals();
   arbor::base::ParseFlags(
       argc, argv,

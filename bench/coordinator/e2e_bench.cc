@@ -36,6 +36,7 @@
 #include "absl/time/time.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "arbor/v1/worker.grpc.pb.h"
+#include "base/process_defaults.h"
 #include "model/make_model.h"
 #include "tools/local_cluster.h"
 
@@ -356,5 +357,6 @@ int Main(std::vector<std::string> coordinator_flags) {
 }  // namespace arbor::bench
 
 int main(int argc, char** argv) {
+  arbor::base::ApplyProcessDefaults();
   return arbor::bench::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/process_defaults.h"
 #include "model/checkpoint.h"
 #include "rpc/policy_convert.h"
 #include "tests/worker/engine_harness.h"
@@ -167,4 +168,7 @@ int Main() {
 }  // namespace
 }  // namespace arbor::worker
 
-int main() { return arbor::worker::Main(); }
+int main() {
+  arbor::base::ApplyProcessDefaults();  // As the worker binary does.
+  return arbor::worker::Main();
+}
