@@ -2,21 +2,45 @@
 // random in-memory models, each beside this machine's memory-read bandwidth measured in the same
 // run (a decode step streams every weight once, so weight bytes / bandwidth bounds its time);
 // and the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum.
+//
+// With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
+// bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
+// memory-mapped through the checkpoint loader, as arbor-worker serves it. It is slow to write
+// once and to step on a few cores, so the default run leaves it out.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
+#include "base/flags.h"
+#include "base/status_macros.h"
+#include "entropix/logit_metrics.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/thread_pool.h"
+#include "model/checkpoint.h"
+#include "model/make_model.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 #include "worker/kv_cache.h"
+
+ABSL_FLAG(bool, with_1b, false,
+          "Also benchmark the llama-3.2-1b-shape preset in bf16 (decode at batch 1, 8, 32 and a "
+          "256-token prefill; ~2.5 GB checkpoint, written on first use into --model_1b_dir).");
+ABSL_FLAG(std::string, model_1b_dir, "",
+          "Checkpoint directory of the llama-3.2-1b-shape bf16 model: reused when it loads with "
+          "that preset's shapes in bf16, else (re)written there with make-model. Default: "
+          "arbor-bench-llama-3.2-1b-shape-bf16 in the system temp directory.");
 
 namespace arbor::worker {
 namespace {
@@ -49,6 +73,10 @@ double MeasureReadBandwidth() {
 
 double g_bandwidth = 0;
 
+// Model shapes, the first benchmark argument.
+enum Shape { kTiny = 0, kSmall = 1, kLlama1b = 2 };
+constexpr char kLlama1bPreset[] = "llama-3.2-1b-shape";
+
 model::ModelConfig SmallConfig() {
   model::ModelConfig c = testing::TinyConfig();
   c.name = "small";
@@ -62,33 +90,114 @@ model::ModelConfig SmallConfig() {
   return c;
 }
 
+// The llama-3.2-1b-shape bf16 checkpoint, opened from --model_1b_dir. A directory that does not
+// load, or loads with other shapes or dtype, is (re)written with make-model first: its weights
+// file only appears once complete, so an interrupted write is simply redone on the next run.
+absl::StatusOr<std::unique_ptr<model::Checkpoint>> OpenLlama1b() {
+  std::string dir = absl::GetFlag(FLAGS_model_1b_dir);
+  if (dir.empty()) {
+    dir = (std::filesystem::temp_directory_path() / "arbor-bench-llama-3.2-1b-shape-bf16")
+              .string();
+  }
+  ASSIGN_OR_RETURN(const model::ModelConfig want, model::PresetConfig(kLlama1bPreset));
+  auto fits = [&want](const model::Checkpoint& c) {
+    const model::ModelConfig& got = c.config();
+    return got.num_layers == want.num_layers && got.hidden_size == want.hidden_size &&
+           got.num_heads == want.num_heads && got.num_kv_heads == want.num_kv_heads &&
+           got.head_dim == want.head_dim && got.intermediate_size == want.intermediate_size &&
+           got.vocab_size == want.vocab_size &&
+           got.tie_word_embeddings == want.tie_word_embeddings &&
+           c.LmHead().dtype == model::DType::kBF16;
+  };
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint = model::Checkpoint::Open(dir);
+  if (!checkpoint.ok() || !fits(**checkpoint)) {
+    checkpoint = nullptr;  // Unmap before the files are overwritten.
+    std::printf("writing the %s bf16 checkpoint into %s\n", kLlama1bPreset, dir.c_str());
+    std::fflush(stdout);
+    model::MakeModelOptions options;
+    options.preset = kLlama1bPreset;
+    options.out_dir = dir;
+    options.seed = 1;
+    options.dtype = model::DType::kBF16;
+    RETURN_IF_ERROR(model::MakeModel(options).status());
+    std::printf("written in %.1f s\n",
+                std::chrono::duration<double>(Clock::now() - start).count());
+    start = Clock::now();
+    ASSIGN_OR_RETURN(checkpoint, model::Checkpoint::Open(dir));
+  }
+  std::printf("%s opened from %s in %.1f s (%.2f GB of weights, every byte checked)\n",
+              kLlama1bPreset, dir.c_str(),
+              std::chrono::duration<double>(Clock::now() - start).count(),
+              (*checkpoint)->weight_bytes() / 1e9);
+  std::fflush(stdout);
+  return std::move(checkpoint).value();
+}
+
 struct Fixture {
-  std::unique_ptr<testing::RandomLlama> model;
+  std::unique_ptr<testing::RandomLlama> model;  // Owner of the weights of the random models.
   std::unique_ptr<CpuBackend> backend;
+  std::string error;  // Why `backend` could not be made.
 };
 
 // Models are built once per (shape, dtype) and kept for every benchmark of the run.
 Fixture& Get(int shape, bool bf16) {
   static std::map<std::pair<int, bool>, Fixture> fixtures;
   Fixture& f = fixtures[{shape, bf16}];
-  if (f.backend == nullptr) {
+  if (f.backend != nullptr || !f.error.empty()) return f;
+  absl::StatusOr<std::unique_ptr<CpuBackend>> backend;
+  if (shape == kLlama1b) {
+    absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint =
+        bf16 ? OpenLlama1b()
+             : absl::InvalidArgumentError("the llama-3.2-1b-shape benchmarks are bf16 only");
+    // 512 blocks of 16 hold batch 32 at a 129-token context; the backend allocates (and
+    // zeroes) every block of its KV pools, 0.5 GiB at this shape.
+    backend = checkpoint.ok()
+                  ? CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(
+                                           std::move(checkpoint).value()),
+                                       {.kv_blocks = 512, .block_size = 16, .threads = Threads()})
+                  : checkpoint.status();
+  } else {
     std::mt19937 rng(42);
-    f.model = std::make_unique<testing::RandomLlama>(shape == 0 ? testing::TinyConfig()
-                                                                : SmallConfig(),
-                                                     bf16, rng);
-    f.backend = std::move(CpuBackend::Create(f.model->config(), f.model->Lookup(),
-                                             {.kv_blocks = 4096, .block_size = 16,
-                                              .threads = Threads()})
-                              .value());
+    f.model = std::make_unique<testing::RandomLlama>(
+        shape == kTiny ? testing::TinyConfig() : SmallConfig(), bf16, rng);
+    backend = CpuBackend::Create(f.model->config(), f.model->Lookup(),
+                                 {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
+  }
+  if (backend.ok()) {
+    f.backend = std::move(backend).value();
+  } else {
+    f.error = backend.status().ToString();
   }
   return f;
+}
+
+// Seconds of one row's per-step logit metrics (entropix::ComputeLogitMetrics without top-K, as
+// the engine computes them on every decoded token) over `row`, on one thread.
+double LogitMetricsSeconds(const std::vector<float>& row) {
+  using Clock = std::chrono::steady_clock;
+  int calls = 0;
+  const Clock::time_point start = Clock::now();
+  double seconds = 0;
+  while (calls < 3 || seconds < 0.02) {
+    benchmark::DoNotOptimize(
+        entropix::ComputeLogitMetrics(row.data(), static_cast<int>(row.size()), /*top_k=*/0));
+    ++calls;
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return seconds / calls;
 }
 
 // Decode: `batch` sequences with a 128-token context each take one token per step.
 void BM_Decode(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
+  if (f.backend == nullptr) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
   const int batch = state.range(2);
-  const int vocab = f.model->config().vocab_size;
+  const int vocab = f.backend->config().vocab_size;
   KvCache kv(f.backend.get());
   std::vector<int32_t> prompt(128);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 7919) % vocab;
@@ -120,12 +229,21 @@ void BM_Decode(benchmark::State& state) {
   state.counters["bw_frac"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * f.backend->weight_bytes() / g_bandwidth,
       benchmark::Counter::kIsRate);
+  // The step's metrics if run serially after it: batch × one row's metrics / step time. Timed
+  // outside the benchmark loop, on the logits of the last step.
+  state.counters["metrics_frac"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch * LogitMetricsSeconds(logits[0]),
+      benchmark::Counter::kIsRate);
 }
 
 // Prefill: one 256-token prompt per iteration, in a fresh sequence.
 void BM_Prefill(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
-  const int vocab = f.model->config().vocab_size;
+  if (f.backend == nullptr) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  const int vocab = f.backend->config().vocab_size;
   KvCache kv(f.backend.get());
   std::vector<int32_t> prompt(256);
   std::vector<float> logits(vocab);
@@ -169,20 +287,46 @@ void BM_KvBranches(benchmark::State& state) {
   state.counters["unshared_blocks"] = branches * ((prefix + decode + bs - 1) / bs);
 }
 
-// Args: shape (0 tiny, 1 small), bf16, batch.
-BENCHMARK(BM_Decode)->ArgsProduct({{0, 1}, {0, 1}, {1, 8, 32}})->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Prefill)->ArgsProduct({{0, 1}, {0, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
+// Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape), bf16, batch. Shape 2 is registered in
+// main, only with --with_1b.
+BENCHMARK(BM_Decode)
+    ->ArgsProduct({{kTiny, kSmall}, {0, 1}, {1, 8, 32}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Prefill)
+    ->ArgsProduct({{kTiny, kSmall}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void RegisterLlama1b() {
+  benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
+      ->ArgsProduct({{kLlama1b}, {1}, {1, 8, 32}})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)
+      ->Args({kLlama1b, 1})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
 
 }  // namespace
 }  // namespace arbor::worker
 
 int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);  // Takes the --benchmark_* flags out of argv.
+  // --help shows Google Benchmark's flags; --helpfull also lists --with_1b and --model_1b_dir.
+  if (arbor::base::ParseFlags(argc, argv,
+                              "arbor-bench-worker [--with_1b [--model_1b_dir=DIR]] "
+                              "[--benchmark_...]")
+          .size() > 1) {
+    std::fprintf(stderr, "arbor-bench-worker takes no positional arguments\n");
+    return 1;
+  }
+  if (absl::GetFlag(FLAGS_with_1b)) arbor::worker::RegisterLlama1b();
   arbor::worker::g_bandwidth = arbor::worker::MeasureReadBandwidth();
   std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n", arbor::worker::g_bandwidth / 1e9,
               arbor::worker::Threads());
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
