@@ -59,10 +59,10 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   settings.stop.set_ignore_eos(spec.ignore_eos);
   settings.seed = spec.seed;
   settings.top_k = options.top_k;
-  // BACKSPACE re-draws from the removed token's stored top-K, which can be any step's.
-  settings.top_k_every_step = spec.top_logprobs > 0 ||
-                              (spec.policy.mode == entropix::PolicyMode::kSearch &&
-                               spec.policy.backspace.max_per_job > 0);
+  // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
+  // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for
+  // log-probabilities need it on every step.
+  settings.top_k_every_step = spec.top_logprobs > 0;
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
                                    RunBuilder(std::move(settings))));
   absl::MutexLock lock(&job->mu_);

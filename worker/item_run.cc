@@ -10,12 +10,18 @@
 namespace arbor::worker {
 namespace {
 
-// Selected only for the steps that report it: a top-K over the whole row every step would
-// cost more than the rest of the metrics on small models.
-void FillTopK(absl::Span<const float> logits, const entropix::LogitMetrics& metrics, int k,
-              v1::StepResult& step) {
-  for (const entropix::TokenLogprob& top : entropix::TopKLogprobs(
-           logits.data(), static_cast<int>(logits.size()), k, metrics.logsumexp)) {
+// Selected only for the steps that report it (or may have to, see keep_previous_top_k_): a
+// top-K over the whole row every step would cost more than the rest of the metrics on small
+// models.
+std::vector<entropix::TokenLogprob> TopK(absl::Span<const float> logits,
+                                         const entropix::LogitMetrics& metrics, int k) {
+  return entropix::TopKLogprobs(logits.data(), static_cast<int>(logits.size()), k,
+                                metrics.logsumexp);
+}
+
+void SetTopK(const std::vector<entropix::TokenLogprob>& top_k, v1::StepResult& step) {
+  step.clear_top_k();
+  for (const entropix::TokenLogprob& top : top_k) {
     v1::TokenLogprob* out = step.add_top_k();
     out->set_token_id(top.id);
     out->set_logprob(top.logprob);
@@ -38,6 +44,10 @@ ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const I
   context_.backspaces_used = item.backspaces_used();
   context_.last_insert_position = item.last_insert_position();
   context_.branch_depth = item.branch_depth();
+  keep_previous_top_k_ = item.top_k() > 0 && !item.top_k_every_step() &&
+                         item.stop_on_structural() &&
+                         policy_.mode == entropix::PolicyMode::kSearch &&
+                         item.backspaces_used() < policy_.backspace.max_per_job;
 }
 
 void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
@@ -132,7 +142,8 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
     }
   } else {
     step.set_token_id(-1);  // Structural: the coordinator takes it from here.
-    FillTopK(logits, logit_metrics, item_.top_k(), step);
+    SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
+    if (outcome.decision.strategy == entropix::Strategy::kBackspace) AttachPreviousTopK();
     Finish(v1::STOP_REASON_STRUCTURAL);
     return appended;
   }
@@ -140,7 +151,8 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   length_ += static_cast<int32_t>(appended.size());
   last_token_ = appended.back();
   context_.previous_backspaceable = outcome.token.has_value();
-  if (item_.top_k_every_step()) FillTopK(logits, logit_metrics, item_.top_k(), step);
+  if (item_.top_k_every_step()) SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
+  if (keep_previous_top_k_) previous_top_k_ = TopK(logits, logit_metrics, item_.top_k());
   if (IsStopToken(last_token_)) {
     Finish(v1::STOP_REASON_STOP_TOKEN);
   } else if (CalmAfter(outcome.metrics)) {
@@ -150,8 +162,22 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   } else if (steps_done_ >= item_.max_steps()) {
     Finish(v1::STOP_REASON_MAX_STEPS);
   }
-  if (done_ && !item_.top_k_every_step()) FillTopK(logits, logit_metrics, item_.top_k(), step);
+  if (done_ && !item_.top_k_every_step()) {
+    SetTopK(keep_previous_top_k_ ? previous_top_k_ : TopK(logits, logit_metrics, item_.top_k()),
+            step);
+  }
   return appended;
+}
+
+void ItemRun::AttachPreviousTopK() {
+  // The structural step was just added; the one before it, if this run produced it, drew the
+  // token the coordinator will remove. A previous run's last step already carries its top-K.
+  const int n = result_.steps_size();
+  if (!keep_previous_top_k_ || n < 2) return;
+  v1::StepResult& previous = *result_.mutable_steps(n - 2);
+  if (previous.position() == length_ - 1 && previous.top_k_size() == 0) {
+    SetTopK(previous_top_k_, previous);
+  }
 }
 
 }  // namespace arbor::worker

@@ -13,6 +13,7 @@
 #include "absl/types/span.h"
 #include "arbor/v1/worker.pb.h"
 #include "entropix/decision.h"
+#include "entropix/logit_metrics.h"
 #include "entropix/policy_config.h"
 
 namespace arbor::worker {
@@ -58,6 +59,9 @@ class ItemRun {
   bool CalmAfter(const entropix::Metrics& metrics);
   std::vector<int32_t> BannedAt(int32_t position) const;
   void Finish(v1::StopReason reason);
+  // On a BACKSPACE stop: gives the previous step its top-K, the distribution the coordinator
+  // re-draws the removed token from.
+  void AttachPreviousTopK();
 
   v1::RunItem item_;
   entropix::PolicyConfig policy_;
@@ -68,6 +72,10 @@ class ItemRun {
   int32_t steps_done_ = 0;
   int32_t calm_streak_ = 0;
   bool done_ = false;
+  // SEARCH items that may stop on BACKSPACE keep each step's top-K until the next step, so the
+  // re-draw distribution travels with the stop instead of with every step.
+  bool keep_previous_top_k_ = false;
+  std::vector<entropix::TokenLogprob> previous_top_k_;
   v1::RunResult result_;
 };
 

@@ -237,6 +237,44 @@ TEST_F(EngineTest, StructuralStopSamplesNothingAndCarriesTopK) {
   EXPECT_EQ(fallback.steps(0).strategy(), v1::STRATEGY_BRANCH_SAMPLE);
 }
 
+TEST_F(EngineTest, BackspaceStopCarriesThePreviousStepsTopK) {
+  // Thresholds that make every state HEHV → BACKSPACE; the prompt's last token cannot be
+  // backspaced, so the first step falls back to a sample and the second stops.
+  RunItem item = Item(1, Prompt(8), 10);
+  item.set_stop_on_structural(true);
+  item.set_top_k(6);
+  v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
+  t->set_lelv_entropy(0);
+  t->set_helv_entropy(64);
+  t->set_lehv_entropy(0);
+  t->set_hehv_entropy(0);
+  t->set_hehv_varentropy(0);
+  v1::RunResult result = RunOne(item);
+  EXPECT_EQ(result.stop_reason(), v1::STOP_REASON_STRUCTURAL);
+  ASSERT_EQ(result.steps_size(), 2);
+  EXPECT_EQ(result.steps(0).strategy(), v1::STRATEGY_RESAMPLE);
+  EXPECT_EQ(result.steps(1).strategy(), v1::STRATEGY_BACKSPACE);
+  EXPECT_EQ(result.steps(1).top_k_size(), 6);
+  // The removed token's distribution, as a top_k_every_step run reports it.
+  ASSERT_EQ(result.steps(0).top_k_size(), 6);
+  item.set_sequence_id(2);
+  item.set_top_k_every_step(true);
+  v1::RunResult every = RunOne(item);
+  ASSERT_EQ(every.steps_size(), 2);
+  EXPECT_EQ(every.steps(0).SerializeAsString(), result.steps(0).SerializeAsString());
+
+  // Without budget left the worker neither stops nor keeps the top-K of ordinary steps.
+  item.set_sequence_id(3);
+  item.set_top_k_every_step(false);
+  item.mutable_policy()->mutable_backspace()->set_max_per_job(1);
+  item.set_backspaces_used(1);
+  v1::RunResult spent = RunOne(item);
+  EXPECT_EQ(spent.stop_reason(), v1::STOP_REASON_MAX_STEPS);
+  ASSERT_EQ(spent.steps_size(), 10);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(spent.steps(i).top_k_size(), 0) << i;
+  EXPECT_EQ(spent.steps(9).top_k_size(), 6);
+}
+
 TEST_F(EngineTest, StopTokenCalmAndTopKEveryStep) {
   RunItem item = Item(1, Prompt(10), 8);
   item.set_top_k(4);

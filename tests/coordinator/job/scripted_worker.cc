@@ -172,6 +172,7 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   result.set_sequence_id(item.sequence_id());
   result.set_stop_reason(arbor::v1::STOP_REASON_MAX_STEPS);
   int calm = 0;
+  std::vector<entropix::TokenLogprob> previous_top;  // The last step's top-K.
   for (int step_index = 0; step_index < item.max_steps(); ++step_index) {
     const int32_t position = static_cast<int32_t>(seq.tokens.size());
     if (position >= max_context_) {
@@ -216,9 +217,10 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     step.set_top_p(outcome.decision.sampling.top_p);
     step.set_top_k_param(outcome.decision.sampling.top_k);
     step.set_min_p(outcome.decision.sampling.min_p);
-    auto fill_top = [&] {
-      for (const auto& t : lm.top_k) {
-        arbor::v1::TokenLogprob* out = step.add_top_k();
+    auto fill_top = [](const std::vector<entropix::TokenLogprob>& top,
+                       arbor::v1::StepResult& into) {
+      for (const auto& t : top) {
+        arbor::v1::TokenLogprob* out = into.add_top_k();
         out->set_token_id(t.id);
         out->set_logprob(t.logprob);
       }
@@ -238,7 +240,14 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
       seq.last_sampled = false;
     } else {
       step.set_token_id(-1);
-      fill_top();
+      fill_top(lm.top_k, step);
+      // As the real worker does: the step before a BACKSPACE stop carries the top-K its token
+      // will be re-drawn from.
+      const int n = result.steps_size();
+      if (outcome.decision.strategy == entropix::Strategy::kBackspace && n >= 2 &&
+          result.steps(n - 2).top_k_size() == 0) {
+        fill_top(previous_top, *result.mutable_steps(n - 2));
+      }
       result.set_stop_reason(arbor::v1::STOP_REASON_STRUCTURAL);
       break;
     }
@@ -254,7 +263,8 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     } else {
       done = step_index + 1 == item.max_steps();
     }
-    if (item.top_k_every_step() || done) fill_top();
+    if (item.top_k_every_step() || done) fill_top(lm.top_k, step);
+    previous_top = lm.top_k;
     if (done) break;
   }
   result.set_length(static_cast<int32_t>(seq.tokens.size()));
