@@ -70,6 +70,23 @@ class EngineTest : public ::testing::Test {
                       uint64_t seed = 5) {
     return DecodeItem(id, append, max_steps, seed);
   }
+  enum class MatrixRow { kLehv, kHehv };
+  // A 10-step item on an 8-token prompt that stops on structural decisions, reports `top_k`, and
+  // whose thresholds put every state in `row` of the decision matrix.
+  static RunItem StructuralItem(uint64_t id, int32_t top_k, MatrixRow row) {
+    RunItem item = Item(id, Prompt(8), 10);
+    item.set_stop_on_structural(true);
+    item.set_top_k(top_k);
+    v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
+    t->set_lelv_entropy(0);  // No ARGMAX, no INSERT.
+    t->set_helv_entropy(64);
+    const bool lehv = row == MatrixRow::kLehv;
+    t->set_lehv_entropy(lehv ? 64 : 0);
+    t->set_lehv_varentropy(0);
+    t->set_hehv_entropy(0);
+    t->set_hehv_varentropy(0);
+    return item;
+  }
   void ExpectError(const RunRequest& request, absl::StatusCode code, const std::string& needle) {
     absl::StatusOr<RunResponse> response = RunSync(request);
     ASSERT_FALSE(response.ok());
@@ -208,16 +225,7 @@ TEST_F(EngineTest, ThreadedStepsEqualOneThreadSteps) {
 }
 
 TEST_F(EngineTest, StructuralStopSamplesNothingAndCarriesTopK) {
-  // Thresholds that make every state LEHV → BRANCH.
-  RunItem item = Item(1, Prompt(8), 10);
-  item.set_stop_on_structural(true);
-  item.set_top_k(5);
-  v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
-  t->set_lelv_entropy(0);
-  t->set_lelv_varentropy(0);
-  t->set_helv_entropy(64);
-  t->set_lehv_entropy(64);
-  t->set_lehv_varentropy(0);
+  RunItem item = StructuralItem(1, 5, MatrixRow::kLehv);  // BRANCH.
   v1::RunResult result = RunOne(item);
   EXPECT_EQ(result.stop_reason(), v1::STOP_REASON_STRUCTURAL);
   ASSERT_EQ(result.steps_size(), 1);
@@ -238,17 +246,9 @@ TEST_F(EngineTest, StructuralStopSamplesNothingAndCarriesTopK) {
 }
 
 TEST_F(EngineTest, BackspaceStopCarriesThePreviousStepsTopK) {
-  // Thresholds that make every state HEHV → BACKSPACE; the prompt's last token cannot be
-  // backspaced, so the first step falls back to a sample and the second stops.
-  RunItem item = Item(1, Prompt(8), 10);
-  item.set_stop_on_structural(true);
-  item.set_top_k(6);
-  v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
-  t->set_lelv_entropy(0);
-  t->set_helv_entropy(64);
-  t->set_lehv_entropy(0);
-  t->set_hehv_entropy(0);
-  t->set_hehv_varentropy(0);
+  // BACKSPACE; the prompt's last token cannot be backspaced, so the first step falls back to a
+  // sample and the second stops.
+  RunItem item = StructuralItem(1, 6, MatrixRow::kHehv);
   v1::RunResult result = RunOne(item);
   EXPECT_EQ(result.stop_reason(), v1::STOP_REASON_STRUCTURAL);
   ASSERT_EQ(result.steps_size(), 2);
