@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "entropix/vector_math.h"
 
 namespace arbor::entropix {
 namespace {
@@ -127,7 +128,7 @@ absl::StatusOr<AttentionMetrics> ComputeAttentionMetrics(const float* scores, in
     const float* row = scores + h * row_stride;
     float* out = probs.data() + static_cast<size_t>(h) * keys;
     const float log_norm = static_cast<float>(HeadLogNormalizer(states[h], mode, reference_len));
-    for (int k = 0; k < keys; ++k) out[k] = std::exp(row[k] - log_norm);
+    vector_math::ExpShifted(row, log_norm, out, keys);
     for (int k = 0; k < keys; ++k) mean[k] += out[k];
   }
   for (double& m : mean) m /= heads;
