@@ -1,6 +1,7 @@
 // Small AVX2/FMA helpers shared by the CPU ops (matmul, attention), with scalar fallbacks when
 // the build does not target AVX2. Plain C++ loops with float reductions are not vectorised by
-// the compiler (it may not reassociate the sum), so the hot dot products are written here once.
+// the compiler (it may not reassociate the sum), so the hot dot products and weighted sums are
+// written here once.
 #ifndef ARBOR_KERNELS_CPU_SIMD_H_
 #define ARBOR_KERNELS_CPU_SIMD_H_
 
@@ -49,6 +50,67 @@ inline float Dot(const float* a, const float* b, int64_t n) {
 #endif
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
+}
+
+#ifdef ARBOR_CPU_AVX2
+// WeightedRowSum over the V·8 floats at offset d: V accumulators held in registers across all
+// keys, each key's slice read once.
+template <int V>
+inline void WeightedRowSumLanes(const float* w, const float* const* rows, int64_t n, int64_t d,
+                                float scale, float* out) {
+  __m256 acc[V];
+  for (int u = 0; u < V; ++u) acc[u] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < n; ++j) {
+    const __m256 a = _mm256_set1_ps(w[j]);
+    for (int u = 0; u < V; ++u)
+      acc[u] = _mm256_fmadd_ps(a, _mm256_loadu_ps(rows[j] + d + 8 * u), acc[u]);
+  }
+  for (int u = 0; u < V; ++u) {
+    _mm256_storeu_ps(out + d + 8 * u, _mm256_mul_ps(acc[u], _mm256_set1_ps(scale)));
+  }
+}
+#endif
+
+// out[d] = scale · Σ_j w[j]·rows[j][d] for d in [0, dim): attention's weighted sum of V rows.
+// Up to 64 floats of the sum stay in registers while the keys stream by (a plain loop would load
+// and store `out` once per key), so each row is read once per 64-float slice, in order.
+inline void WeightedRowSum(const float* w, const float* const* rows, int64_t n, int64_t dim,
+                           float scale, float* out) {
+  int64_t d = 0;
+#ifdef ARBOR_CPU_AVX2
+  for (; d + 64 <= dim; d += 64) WeightedRowSumLanes<8>(w, rows, n, d, scale, out);
+  switch ((dim - d) / 8) {
+    case 7:
+      WeightedRowSumLanes<7>(w, rows, n, d, scale, out);
+      break;
+    case 6:
+      WeightedRowSumLanes<6>(w, rows, n, d, scale, out);
+      break;
+    case 5:
+      WeightedRowSumLanes<5>(w, rows, n, d, scale, out);
+      break;
+    case 4:
+      WeightedRowSumLanes<4>(w, rows, n, d, scale, out);
+      break;
+    case 3:
+      WeightedRowSumLanes<3>(w, rows, n, d, scale, out);
+      break;
+    case 2:
+      WeightedRowSumLanes<2>(w, rows, n, d, scale, out);
+      break;
+    case 1:
+      WeightedRowSumLanes<1>(w, rows, n, d, scale, out);
+      break;
+    default:
+      break;
+  }
+  d += (dim - d) / 8 * 8;
+#endif
+  for (; d < dim; ++d) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; ++j) sum += w[j] * rows[j][d];
+    out[d] = scale * sum;
+  }
 }
 
 }  // namespace arbor::kernels::simd

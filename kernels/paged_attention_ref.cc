@@ -12,17 +12,19 @@ namespace {
 // All query heads of one kv head for one query token: each K and V row is loaded once for the
 // whole GQA group.
 void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int64_t kv_head,
-                 std::vector<float>& scores) {
+                 std::vector<float>& scores, std::vector<const float*>& v_rows) {
   const PagedKvLayer& c = p.cache;
   const int64_t group = p.num_heads / c.num_kv_heads;
   const int64_t width = c.num_kv_heads * c.head_dim;
   const int64_t n_keys = PagedPosition(p.batch, seq, token) + 1;
   scores.resize(group * n_keys);
   const float* q0 = p.q + token * p.q_stride + kv_head * group * c.head_dim;
+  v_rows.resize(n_keys);
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = c.k + PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
+    const int64_t row = PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
+    v_rows[j] = c.v + row;
     for (int64_t g = 0; g < group; ++g) {
-      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, k, c.head_dim) * p.scale;
+      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, c.k + row, c.head_dim) * p.scale;
     }
   }
   const bool last = token == p.batch.q_start[seq + 1] - 1;
@@ -38,15 +40,8 @@ void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int6
       s[j] = std::exp(s[j] - max);
       sum += s[j];
     }
-    const float inv_sum = 1.0f / sum;
     float* out = p.out + token * p.out_stride + (kv_head * group + g) * c.head_dim;
-    std::fill(out, out + c.head_dim, 0.0f);
-    for (int64_t j = 0; j < n_keys; ++j) {
-      const float* v =
-          c.v + PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
-      const float a = s[j] * inv_sum;
-      for (int64_t d = 0; d < c.head_dim; ++d) out[d] += a * v[d];
-    }
+    simd::WeightedRowSum(s, v_rows.data(), n_keys, c.head_dim, 1.0f / sum, out);
   }
 }
 
@@ -58,12 +53,13 @@ void PagedAttentionRef(const PagedAttentionParams& p, ThreadPool* pool) {
   const int64_t kv_heads = p.cache.num_kv_heads;
   auto run = [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
+    std::vector<const float*> v_rows;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t token = item / kv_heads;
       const int64_t seq = std::upper_bound(p.batch.q_start, p.batch.q_start + p.batch.num_seqs + 1,
                                            static_cast<int32_t>(token)) -
                           p.batch.q_start - 1;
-      AttendGroup(p, seq, token, item % kv_heads, scores);
+      AttendGroup(p, seq, token, item % kv_heads, scores, v_rows);
     }
   };
   if (pool == nullptr) {

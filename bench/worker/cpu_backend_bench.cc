@@ -1,7 +1,8 @@
 // Worker benchmarks: CPU backend decode tokens/s at batch 1, 8 and 32 and prefill tokens/s on
 // random in-memory models, each beside this machine's memory-read bandwidth measured in the same
 // run (a decode step streams every weight once, so weight bytes / bandwidth bounds its time);
-// and the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum.
+// the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum; and
+// the decode attention op alone.
 //
 // With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -27,6 +29,7 @@
 #include "base/status_macros.h"
 #include "entropix/logit_metrics.h"
 #include "kernels/cpu_simd.h"
+#include "kernels/paged_attention.h"
 #include "kernels/thread_pool.h"
 #include "model/checkpoint.h"
 #include "model/make_model.h"
@@ -287,6 +290,50 @@ void BM_KvBranches(benchmark::State& state) {
   state.counters["unshared_blocks"] = branches * ((prefix + decode + bs - 1) / bs);
 }
 
+// The CPU decode attention op alone, one thread: 8 sequences of `context` keys, one query each,
+// `kv_heads` × (`group` query heads of `head_dim`), blocks of 16 in a shuffled pool. Args:
+// head_dim, group, kv heads, context. Reports keys attended per second (per query head).
+void BM_DecodeAttention(benchmark::State& state) {
+  const int64_t head_dim = state.range(0), group = state.range(1), kv_heads = state.range(2);
+  const int64_t context = state.range(3), seqs = 8, block = 16;
+  const int64_t heads = group * kv_heads, width = kv_heads * head_dim;
+  const int64_t blocks_per_seq = (context + block - 1) / block;
+  std::mt19937 rng(7);
+  std::vector<int32_t> block_ids(seqs * blocks_per_seq);
+  for (size_t i = 0; i < block_ids.size(); ++i) block_ids[i] = static_cast<int32_t>(i);
+  std::shuffle(block_ids.begin(), block_ids.end(), rng);
+  std::vector<int32_t> q_start(seqs + 1), kv_len(seqs, static_cast<int32_t>(context)),
+      block_start(seqs + 1);
+  for (int64_t s = 0; s <= seqs; ++s) {
+    q_start[s] = static_cast<int32_t>(s);
+    block_start[s] = static_cast<int32_t>(s * blocks_per_seq);
+  }
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = normal(rng);
+    return v;
+  };
+  std::vector<float> k = random(block_ids.size() * block * width), v = random(k.size());
+  const std::vector<float> q = random(seqs * heads * head_dim);
+  std::vector<float> out(q.size());
+  kernels::PagedAttentionParams p;
+  p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
+  p.cache = {k.data(), v.data(), static_cast<int64_t>(block_ids.size()), block, kv_heads,
+             head_dim};
+  p.q = q.data();
+  p.out = out.data();
+  p.q_stride = p.out_stride = heads * head_dim;
+  p.num_heads = heads;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  for (auto _ : state) {
+    kernels::PagedAttentionRef(p, nullptr);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["keys_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * seqs * heads * context), benchmark::Counter::kIsRate);
+}
+
 // Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape), bf16, batch. Shape 2 is registered in
 // main, only with --with_1b.
 BENCHMARK(BM_Decode)
@@ -298,6 +345,12 @@ BENCHMARK(BM_Prefill)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
+// tiny (16 × 2 groups of 2 kv heads) at 160 keys; Llama-3.2-1B (64 × 4 of 8) at 512 and 4,096.
+BENCHMARK(BM_DecodeAttention)
+    ->Args({16, 2, 2, 160})
+    ->Args({64, 4, 8, 512})
+    ->Args({64, 4, 8, 4096})
+    ->Unit(benchmark::kMicrosecond);
 
 void RegisterLlama1b() {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)

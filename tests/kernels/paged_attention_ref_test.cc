@@ -22,10 +22,11 @@ struct SeqSpec {
 };
 
 void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t group,
-                const std::vector<SeqSpec>& specs, ThreadPool* pool) {
-  SCOPED_TRACE(testing::Message() << "block_size " << block_size << " group " << group);
+                const std::vector<SeqSpec>& specs, ThreadPool* pool, int64_t head_dim = 16) {
+  SCOPED_TRACE(testing::Message() << "block_size " << block_size << " group " << group
+                                  << " head_dim " << head_dim);
   std::normal_distribution<float> normal;
-  const int64_t head_dim = 16, heads = kv_heads * group, width = kv_heads * head_dim;
+  const int64_t heads = kv_heads * group, width = kv_heads * head_dim;
   const int64_t num_seqs = specs.size();
   // Block tables: a shuffled pool so neighbouring positions live in scattered blocks.
   int64_t num_blocks = 0;
@@ -146,6 +147,18 @@ TEST(PagedAttentionRef, MixedBatchesMatchFloat64) {
       std::vector<SeqSpec> specs = {{1, 1}, {17, 17}, {17, 1}, {17, 5}, {1000, 1}, {1000, 7}};
       CheckBatch(rng, block_size, /*kv_heads=*/2, group, specs, &pool);
     }
+  }
+}
+
+// Head widths that take every path of the vectorised weighted sum: scalar only (5), one to seven
+// 8-float vectors (16, 40), 64-float slices with a vector (72) or without (128) after them.
+TEST(PagedAttentionRef, EveryHeadWidth) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  for (int64_t head_dim : {5, 16, 40, 72, 128}) {
+    CheckBatch(rng, /*block_size=*/16, /*kv_heads=*/2, /*group=*/2, {{17, 1}, {300, 3}}, nullptr,
+               head_dim);
   }
 }
 
