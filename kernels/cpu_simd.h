@@ -79,30 +79,18 @@ inline void WeightedRowSum(const float* w, const float* const* rows, int64_t n, 
   int64_t d = 0;
 #ifdef ARBOR_CPU_AVX2
   for (; d + 64 <= dim; d += 64) WeightedRowSumLanes<8>(w, rows, n, d, scale, out);
-  switch ((dim - d) / 8) {
-    case 7:
-      WeightedRowSumLanes<7>(w, rows, n, d, scale, out);
-      break;
-    case 6:
-      WeightedRowSumLanes<6>(w, rows, n, d, scale, out);
-      break;
-    case 5:
-      WeightedRowSumLanes<5>(w, rows, n, d, scale, out);
-      break;
-    case 4:
-      WeightedRowSumLanes<4>(w, rows, n, d, scale, out);
-      break;
-    case 3:
-      WeightedRowSumLanes<3>(w, rows, n, d, scale, out);
-      break;
-    case 2:
-      WeightedRowSumLanes<2>(w, rows, n, d, scale, out);
-      break;
-    case 1:
-      WeightedRowSumLanes<1>(w, rows, n, d, scale, out);
-      break;
-    default:
-      break;
+  // The last 1–7 whole vectors, in one pass with that many accumulators.
+  using Lanes = void (*)(const float*, const float* const*, int64_t, int64_t, float, float*);
+  static constexpr Lanes kTail[] = {nullptr,
+                                    WeightedRowSumLanes<1>,
+                                    WeightedRowSumLanes<2>,
+                                    WeightedRowSumLanes<3>,
+                                    WeightedRowSumLanes<4>,
+                                    WeightedRowSumLanes<5>,
+                                    WeightedRowSumLanes<6>,
+                                    WeightedRowSumLanes<7>};
+  if (const int64_t vectors = (dim - d) / 8; vectors > 0) {
+    kTail[vectors](w, rows, n, d, scale, out);
   }
   d += (dim - d) / 8 * 8;
 #endif
