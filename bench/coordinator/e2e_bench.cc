@@ -1,5 +1,5 @@
 // End-to-end load benchmark of the whole service: a coordinator and one worker started as real
-// processes on loopback (tools::LocalCluster) on make-model's tiny checkpoint, driven through the
+// processes on loopback (tools::LocalCluster) on a make-model checkpoint (tiny), driven through the
 // public Generation API only. For SEARCH and CANONICAL policy modes, at concurrency 1, 16 and 64
 // it reports jobs/s, committed tokens/s, time to first token (p50/p95, seen by the client) and
 // the coordinator's share of each job: wall time outside worker Run calls per committed token.
@@ -10,8 +10,9 @@
 // trip minus that is the RPC cost of one Run call. Timings.worker_us is measured by the
 // coordinator around each Run call, so it contains that RPC cost; the direct calls separate it.
 //
-// Arguments are passed to the coordinator as flags (e.g. --first_run_steps=64 for one Run per
-// job), to compare its settings.
+// `--preset=NAME` picks the make-model preset (default tiny; small has ~10× the per-token cost,
+// so fixed per-Run costs weigh a tenth as much). Other arguments are passed to the coordinator
+// as flags (e.g. --first_run_steps=64 for one Run per job), to compare its settings.
 //
 // Bounded: a fixed number of jobs per case (kJobsPerSlot × concurrency, at least kMinJobs), every
 // job exactly kMaxTokens tokens (eos ignored), so the whole run takes well under two minutes.
@@ -32,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "arbor/v1/generation.grpc.pb.h"
@@ -309,7 +311,17 @@ absl::Status Bench(v1::Generation::Stub& stub, v1::Worker::Stub& worker) {
   return absl::OkStatus();
 }
 
-int Main(std::vector<std::string> coordinator_flags) {
+int Main(std::vector<std::string> args) {
+  std::string preset = "tiny";
+  std::vector<std::string> coordinator_flags;
+  constexpr absl::string_view kPreset = "--preset=";
+  for (std::string& arg : args) {
+    if (absl::StartsWith(arg, kPreset)) {
+      preset = arg.substr(kPreset.size());
+    } else {
+      coordinator_flags.push_back(std::move(arg));
+    }
+  }
   char dir_template[] = "/tmp/arbor-bench-e2e-XXXXXX";
   const char* tmp = mkdtemp(dir_template);
   if (tmp == nullptr) {
@@ -318,7 +330,8 @@ int Main(std::vector<std::string> coordinator_flags) {
   }
   const std::string dir = tmp;
   model::MakeModelOptions model;
-  model.out_dir = dir + "/tiny";
+  model.preset = preset;
+  model.out_dir = dir + "/" + preset;
   model.seed = 1;
   absl::StatusOr<model::ModelConfig> config = model::MakeModel(model);
   absl::Status status = config.status();
