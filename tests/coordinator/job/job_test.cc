@@ -1,7 +1,6 @@
 // The job driver against a worker scripted by metrics (scripted_worker.h): every row of the
-// decision matrix in SEARCH and CANONICAL modes, INSERT and BACKSPACE budgets, BRANCH rollouts
-// (one batched Run, winner committed, the rest released), stops, cancellation, re-homing and
-// reproducibility.
+// decision matrix in SEARCH and CANONICAL modes, INSERT and BACKSPACE budgets, stops,
+// cancellation, re-homing and reproducibility. Branches are in job_branch_test.cc.
 #include "coordinator/job.h"
 
 #include <algorithm>
@@ -10,108 +9,34 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "coordinator/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/coordinator/job/scripted_worker.h"
+#include "tests/coordinator/job/job_harness.h"
 
 namespace arbor::coordinator {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 using testing::Adaptive;
+using testing::BaseSpec;
+using testing::ByPosition;
+using testing::Decode;
+using ::testing::ElementsAre;
+using testing::ExpectCleanFinish;
+using testing::Harness;
 using testing::Hehv;
 using testing::Helv;
+using ::testing::IsEmpty;
+using testing::kEos;
+using testing::kInsertToken;
+using testing::kSeed;
 using testing::Lehv;
 using testing::Lelv;
-using testing::Script;
+using testing::RunToTree;
 using testing::ScriptedStep;
-using testing::ScriptedWorker;
 using testing::ScriptInput;
 using testing::Spread;
-
-constexpr int32_t kInsertToken = 60;
-constexpr int32_t kEos = 63;
-constexpr uint64_t kSeed = 20240611;
-
-// One character per token, so stop strings and text pieces are easy to reason about.
-std::string Decode(absl::Span<const int32_t> ids) {
-  std::string text;
-  for (int32_t id : ids) text.push_back(static_cast<char>('0' + id));
-  return text;
-}
-
-JobSpec BaseSpec(int32_t max_tokens) {
-  JobSpec spec;
-  spec.job_id = "job-1";
-  spec.prompt_token_ids = {1, 2, 3};
-  spec.vocab_size = testing::kVocab;
-  spec.max_context = 512;
-  spec.max_tokens = max_tokens;
-  spec.seed = kSeed;
-  spec.policy.insert.tokens = {kInsertToken};
-  spec.eos_token_ids = {kEos};
-  return spec;
-}
-
-// A script by position (prompt positions 0..2); unlisted positions are calm argmax on token 10.
-Script ByPosition(std::map<int32_t, ScriptedStep> steps) {
-  return [steps](const ScriptInput& in) {
-    auto it = steps.find(in.position);
-    return it != steps.end() ? it->second : Lelv({{10, 0.9}, {11, 0.1}});
-  };
-}
-
-struct Harness {
-  explicit Harness(Script script)
-      : worker(std::make_shared<ScriptedWorker>("w0", script, std::vector<int32_t>{kEos})),
-        spare(std::make_shared<ScriptedWorker>("w1", script, std::vector<int32_t>{kEos})) {}
-
-  std::shared_ptr<Job> Make(JobSpec spec, JobOptions options = {}) {
-    std::printf("seed %llu\n", static_cast<unsigned long long>(spec.seed));
-    JobEnvironment env;
-    env.worker = worker;
-    env.next_sequence_id = [this] { return next_id++; };
-    env.decode = Decode;
-    env.clock = &clock;
-    env.sink = [this](const arbor::v1::GenerateEvent& e) { events.push_back(e); };
-    env.rehome = [this](const std::string& failed, const absl::Status&)
-        -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
-      rehome_calls.push_back(failed);
-      if (!rehome_error.ok()) return rehome_error;
-      return std::shared_ptr<WorkerClient>(spare);
-    };
-    absl::StatusOr<std::shared_ptr<Job>> job = Job::Create(std::move(spec), options, env);
-    EXPECT_TRUE(job.ok()) << job.status();
-    return *job;
-  }
-
-  std::vector<arbor::v1::GenerateEvent> Of(arbor::v1::GenerateEvent::EventCase c) const {
-    std::vector<arbor::v1::GenerateEvent> out;
-    for (const auto& e : events) {
-      if (e.event_case() == c) out.push_back(e);
-    }
-    return out;
-  }
-
-  FakeClock clock;
-  std::shared_ptr<ScriptedWorker> worker;
-  std::shared_ptr<ScriptedWorker> spare;
-  std::vector<arbor::v1::GenerateEvent> events;
-  std::vector<std::string> rehome_calls;
-  absl::Status rehome_error;  // What the re-home callback answers instead of `spare`.
-  uint64_t next_id = 100;
-};
-
-void ExpectCleanFinish(const Job& job, const ScriptedWorker& worker) {
-  EXPECT_NE(job.state(), arbor::v1::JOB_STATE_RUNNING);
-  EXPECT_THAT(worker.live(), IsEmpty()) << "every sequence is released at the end";
-  job.ReadTree([](const SearchTree& tree) { EXPECT_TRUE(tree.CheckInvariants().ok()); });
-}
 
 TEST(JobTest, ArgmaxRunsOnTheWorkerToMaxTokens) {
   Harness h(ByPosition({}));
@@ -180,8 +105,11 @@ TEST(JobTest, FirstRunStepsMustBePositive) {
 // Positions: 3 ARGMAX, 4 ADAPTIVE, 5 BRANCH (children calm at 6, 7), 8 INSERT, 9 HEHV right
 // after an insert (RESAMPLE), 10 HEHV → BACKSPACE of 9 and re-draw, 10 again → RESAMPLE.
 std::map<int32_t, ScriptedStep> EveryRow() {
-  return {{4, Adaptive(Spread(20, 8))}, {5, Lehv(Spread(30, 6))}, {8, Helv(Spread(40, 8))},
-          {9, Hehv(Spread(44, 8))},     {10, Hehv(Spread(50, 8))}};
+  return {{4, Adaptive(Spread(20, 8))},
+          {5, Lehv(Spread(30, 6))},
+          {8, Helv(Spread(40, 8))},
+          {9, Hehv(Spread(44, 8))},
+          {10, Hehv(Spread(50, 8))}};
 }
 
 TEST(JobTest, SearchModeTakesEveryRowOfTheMatrix) {
@@ -308,9 +236,8 @@ TEST(JobTest, BackspaceRedrawsOncePerPositionWithinBudget) {
     if (!item.has_truncate_to()) continue;
     ++continues;
     ASSERT_EQ(item.append_size(), 1);
-    EXPECT_TRUE(std::any_of(item.bans().begin(), item.bans().end(), [&](const auto& ban) {
-      return ban.position() == item.truncate_to();
-    }));
+    EXPECT_TRUE(std::any_of(item.bans().begin(), item.bans().end(),
+                            [&](const auto& ban) { return ban.position() == item.truncate_to(); }));
   }
   EXPECT_EQ(continues, 2);
   ExpectCleanFinish(*job, *h.worker);
@@ -330,214 +257,9 @@ TEST(JobTest, BackspaceRedrawNeverReturnsTheBannedToken) {
   }
 }
 
-TEST(JobTest, BranchRollsAllChildrenOutInOneRunAndCommitsTheBest) {
-  Harness h(ByPosition({{3, Lehv(Spread(30, 6))}}));
-  auto job = h.Make(BaseSpec(10));
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  const auto requests = h.worker->requests();
-  ASSERT_GE(requests.size(), 2u);
-  const uint64_t main = requests[0].items(0).sequence_id();
-  const arbor::v1::RunRequest& rollout = requests[1];
-  ASSERT_EQ(rollout.items_size(), 4) << "branch.width children in ONE Run";
-  std::set<uint32_t> branch_ids;
-  std::set<int32_t> candidates;
-  for (const arbor::v1::RunItem& item : rollout.items()) {
-    EXPECT_EQ(item.fork_from(), main);
-    EXPECT_EQ(item.fork_length(), 3);
-    ASSERT_EQ(item.append_size(), 1);
-    candidates.insert(item.append(0));
-    EXPECT_TRUE(item.stop_when_calm());
-    EXPECT_FALSE(item.stop_on_structural());
-    EXPECT_EQ(item.branch_depth(), 1);
-    EXPECT_EQ(item.max_steps(), 9) << "max_tokens left, minus the candidate";
-    branch_ids.insert(item.branch_id());
-  }
-  EXPECT_EQ(candidates.size(), 4u) << "distinct candidates";
-  EXPECT_EQ(branch_ids.size(), 4u) << "distinct RNG branches";
-  EXPECT_EQ(branch_ids.count(0), 0u);
-
-  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
-  ASSERT_EQ(resolved.size(), 1u);
-  const arbor::v1::BranchResolved& r = resolved[0].branch_resolved();
-  const auto best = std::max_element(r.scores().begin(), r.scores().end());
-  EXPECT_EQ(r.winner_node_id(), r.candidate_node_ids(best - r.scores().begin()));
-  EXPECT_EQ(r.committed_tokens(), 3) << "candidate + two calm steps";
-  // Losers and the old main sequence were released; the winner carried on as the main path.
-  const uint64_t winner = rollout.items(best - r.scores().begin()).sequence_id();
-  const auto released = h.worker->released();
-  EXPECT_TRUE(std::find(released.begin(), released.end(), main) != released.end());
-  for (const arbor::v1::RunItem& item : rollout.items()) {
-    if (item.sequence_id() == winner) continue;
-    EXPECT_TRUE(std::find(released.begin(), released.end(), item.sequence_id()) !=
-                released.end());
-  }
-  EXPECT_EQ(requests[2].items(0).sequence_id(), winner);
-  job->ReadTree([&](const SearchTree& tree) {
-    EXPECT_EQ(tree.node(r.winner_node_id()).status, arbor::v1::NODE_STATUS_COMMITTED);
-    EXPECT_EQ(tree.CountStatus(arbor::v1::NODE_STATUS_PRUNED), 9);
-  });
-  EXPECT_EQ(job->usage().explored_tokens(), 9);
-  ExpectCleanFinish(*job, *h.worker);
-}
-
-TEST(JobTest, NestedBranchesStopAtMaxDepth) {
-  // LEHV everywhere: the main path branches, its children (depth 1 = max_depth) sample instead.
-  Harness h([](const ScriptInput&) { return Lehv(Spread(30, 6)); });
-  JobSpec spec = BaseSpec(12);
-  spec.policy.branch.max_len = 4;
-  auto job = h.Make(spec);
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  // Every fork comes from the main path (the single item of the run before), never from a
-  // rollout child.
-  const auto requests = h.worker->requests();
-  for (size_t r = 1; r < requests.size(); ++r) {
-    for (const auto& item : requests[r].items()) {
-      if (!item.has_fork_from()) continue;
-      ASSERT_EQ(requests[r - 1].items_size(), 1);
-      EXPECT_EQ(item.fork_from(), requests[r - 1].items(0).sequence_id());
-      EXPECT_EQ(item.branch_depth(), 1);
-    }
-  }
-  EXPECT_GT(job->strategy_counts().branch_sample(), 0);
-  EXPECT_EQ(job->strategy_counts().branch(), 3) << "12 tokens in rollouts of 4";
-  ExpectCleanFinish(*job, *h.worker);
-}
-
-// Main path branches at 3; its rollouts (depth 1) branch again at 5, the nested rollouts
-// (depth 2) are calm at 6 and 7.
-Script NestedScript() {
-  return [](const ScriptInput& in) {
-    if (in.branch_depth == 0 && in.position == 3) return Lehv(Spread(30, 6));
-    if (in.branch_depth == 1 && in.position == 5) return Lehv(Spread(40, 6));
-    return Lelv({{10, 0.9}, {11, 0.1}});
-  };
-}
-
-JobSpec NestedSpec() {
-  JobSpec spec = BaseSpec(10);
-  spec.policy.branch.max_depth = 2;
-  return spec;
-}
-
-TEST(JobTest, MaxDepthTwoNestsABranchInsideARollout) {
-  Harness h(NestedScript());
-  auto job = h.Make(NestedSpec());
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  const auto requests = h.worker->requests();
-  ASSERT_GE(requests.size(), 4u);
-  const arbor::v1::RunRequest& outer = requests[1];
-  ASSERT_EQ(outer.items_size(), 4);
-  std::set<uint64_t> outer_ids;
-  for (const arbor::v1::RunItem& item : outer.items()) {
-    EXPECT_EQ(item.branch_depth(), 1);
-    EXPECT_TRUE(item.stop_on_structural()) << "depth 1 < max_depth 2 may branch again";
-    EXPECT_EQ(item.max_steps(), 9);
-    outer_ids.insert(item.sequence_id());
-  }
-  // Every rollout stopped on BRANCH at 5: all nested candidates are forked in ONE Run.
-  const arbor::v1::RunRequest& nested = requests[2];
-  ASSERT_EQ(nested.items_size(), 16) << "4 nested branches of branch.width 4";
-  std::map<uint64_t, std::set<int32_t>> candidates_of;
-  for (const arbor::v1::RunItem& item : nested.items()) {
-    EXPECT_TRUE(outer_ids.count(item.fork_from())) << "forked from a rollout's sequence";
-    EXPECT_EQ(item.fork_length(), 5);
-    ASSERT_EQ(item.append_size(), 1);
-    candidates_of[item.fork_from()].insert(item.append(0));
-    EXPECT_EQ(item.branch_depth(), 2);
-    EXPECT_FALSE(item.stop_on_structural()) << "depth 2 = max_depth";
-    EXPECT_EQ(item.max_steps(), 7) << "the outer budget of 10 less its 2 tokens and the candidate";
-  }
-  EXPECT_EQ(candidates_of.size(), 4u);
-  for (const auto& [from, tokens] : candidates_of) EXPECT_EQ(tokens.size(), 4u);
-
-  const auto opened = h.Of(arbor::v1::GenerateEvent::kBranchOpened);
-  ASSERT_EQ(opened.size(), 5u);
-  std::set<int32_t> outer_candidates;
-  for (const auto& c : opened[0].branch_opened().candidates()) outer_candidates.insert(c.node_id());
-  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
-  ASSERT_EQ(resolved.size(), 5u);
-  for (size_t i = 0; i + 1 < resolved.size(); ++i) {
-    EXPECT_EQ(resolved[i].branch_resolved().committed_tokens(), 0) << "nested: stays explored";
-    EXPECT_FALSE(outer_candidates.count(resolved[i].branch_resolved().winner_node_id()));
-  }
-  const arbor::v1::BranchResolved& last = resolved.back().branch_resolved();
-  EXPECT_TRUE(outer_candidates.count(last.winner_node_id())) << "the outer branch resolves last";
-  EXPECT_EQ(last.committed_tokens(), 5) << "candidate, 4, nested candidate, 6, 7";
-  EXPECT_EQ(job->strategy_counts().branch(), 5);
-  job->ReadTree([&](const SearchTree& tree) {
-    EXPECT_TRUE(tree.open_branches().empty());
-    const absl::Span<const NodeId> path = tree.committed_path();
-    ASSERT_GE(path.size(), 6u);
-    EXPECT_EQ(tree.node(path[3]).branch_depth, 2) << "the nested candidate, committed";
-    EXPECT_EQ(tree.node(path[3]).token_id / 10, 4);
-  });
-  ExpectCleanFinish(*job, *h.worker);
-  EXPECT_EQ(requests.back().items_size(), 1) << "the winner carries on as the main path";
-}
-
-TEST(JobTest, InsertAndBackspaceInsideRolloutsStayFallbackSamples) {
-  Harness h([](const ScriptInput& in) {
-    if (in.branch_depth == 0 && in.position == 3) return Lehv(Spread(30, 6));
-    if (in.branch_depth == 1 && in.position == 5) return Helv(Spread(40, 6));
-    if (in.branch_depth == 1 && in.position == 6) return Hehv(Spread(40, 6));
-    return Lelv({{10, 0.9}, {11, 0.1}});
-  });
-  auto job = h.Make(NestedSpec());
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  const auto requests = h.worker->requests();
-  ASSERT_GE(requests.size(), 6u);
-  // INSERT at 5, then BACKSPACE at 6: each costs the rollouts one fallback step, after which
-  // they go on with structural stops (they may still branch).
-  // Steps left of the 10: candidate and 4 spent, then 5 too, then 6 too.
-  const std::map<int, int32_t> max_steps = {{2, 1}, {3, 7}, {4, 1}, {5, 6}};
-  for (const auto& [r, steps] : max_steps) {
-    ASSERT_EQ(requests[r].items_size(), 4);
-    const bool fallback = steps == 1;
-    for (const arbor::v1::RunItem& item : requests[r].items()) {
-      EXPECT_FALSE(item.has_fork_from()) << "the rollout continues";
-      EXPECT_EQ(item.max_steps(), steps);
-      EXPECT_EQ(item.stop_on_structural(), !fallback);
-    }
-  }
-  EXPECT_EQ(job->strategy_counts().insert(), 0);
-  EXPECT_EQ(job->strategy_counts().backspace(), 0);
-  EXPECT_EQ(job->strategy_counts().hot_sample(), 4);
-  EXPECT_EQ(job->strategy_counts().resample(), 4);
-  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBranchOpened).size(), 1u);
-  ExpectCleanFinish(*job, *h.worker);
-}
-
-TEST(JobTest, NestedBranchesSameSeedGiveTheSameTree) {
-  auto run = [](uint64_t seed) {
-    Harness h(NestedScript());
-    JobSpec spec = NestedSpec();
-    spec.seed = seed;
-    auto job = h.Make(spec);
-    job->Start();
-    std::vector<std::tuple<int32_t, int32_t, int, int, int32_t, float>> nodes;
-    job->ReadTree([&](const SearchTree& tree) {
-      for (NodeId id = 0; id < tree.size(); ++id) {
-        const Node& n = tree.node(id);
-        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.position,
-                           n.branch_score);
-      }
-    });
-    return nodes;
-  };
-  EXPECT_EQ(run(kSeed), run(kSeed));
-  EXPECT_EQ(run(7), run(7));
-  EXPECT_GT(run(kSeed).size(), 40u) << "nested rollouts are in the tree";
-}
-
 TEST(JobTest, StopStringCutsTheText) {
   // Tokens 10, 11, 12, ... decode to ":;<=>?".
-  Harness h([](const ScriptInput& in) {
-    return Lelv({{10 + (in.position - 3), 1.0}});
-  });
+  Harness h([](const ScriptInput& in) { return Lelv({{10 + (in.position - 3), 1.0}}); });
   JobSpec spec = BaseSpec(20);
   spec.stop_strings = {"<=", "xyz"};
   auto job = h.Make(spec);
@@ -689,19 +411,9 @@ TEST(JobTest, RepeatedFailuresFailTheJob) {
 
 TEST(JobTest, SameSeedGivesTheSameTree) {
   auto run = [](uint64_t seed) {
-    Harness h(ByPosition(EveryRow()));
     JobSpec spec = BaseSpec(10);
     spec.seed = seed;
-    auto job = h.Make(spec);
-    job->Start();
-    std::vector<std::tuple<int32_t, int32_t, int, int, int32_t>> nodes;
-    job->ReadTree([&](const SearchTree& tree) {
-      for (NodeId id = 0; id < tree.size(); ++id) {
-        const Node& n = tree.node(id);
-        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.position);
-      }
-    });
-    return nodes;
+    return RunToTree(ByPosition(EveryRow()), spec);
   };
   EXPECT_EQ(run(kSeed), run(kSeed));
   EXPECT_EQ(run(7), run(7));
@@ -738,8 +450,8 @@ TEST(JobTest, KvExhaustedRetriesWithBackoffBeforeRehoming) {
   env.decode = Decode;
   env.clock = &h.clock;
   env.sink = [&h](const arbor::v1::GenerateEvent& e) { h.events.push_back(e); };
-  env.rehome = [&h](const std::string& failed, const absl::Status&)
-      -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+  env.rehome = [&h](const std::string& failed,
+                    const absl::Status&) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
     h.rehome_calls.push_back(failed);
     return std::shared_ptr<WorkerClient>(h.spare);
   };
@@ -768,103 +480,6 @@ TEST(JobTest, KvExhaustedRetriesWithBackoffBeforeRehoming) {
   job2->Start();
   EXPECT_THAT(h2.rehome_calls, ElementsAre("w0"));
   EXPECT_EQ(job2->state(), arbor::v1::JOB_STATE_FINISHED);
-}
-
-JobSpec BeamSpec(int32_t max_tokens) {
-  JobSpec spec = BaseSpec(max_tokens);
-  spec.policy.branch.mode = entropix::BranchMode::kBeam;
-  spec.policy.branch.width = 3;
-  spec.policy.branch.max_len = 4;
-  spec.policy.branch.calm_steps = 4;  // The adaptive steps below are calm: end on max_len.
-  return spec;
-}
-
-// Beams branch at position 3, then every step is uncertain (adaptive) over three tokens whose
-// probabilities depend on the branch's RNG-free path, so beams fork and get pruned.
-Script BeamScript() {
-  return [](const ScriptInput& in) {
-    if (in.position == 3) return Lehv(Spread(30, 6));
-    if (in.position > 3 && in.position < 7) {
-      const int32_t last = in.tokens.back();
-      return Adaptive({{40 + last % 4, 0.5}, {44 + last % 3, 0.3}, {50, 0.2}});
-    }
-    return Lelv({{10, 1.0}});
-  };
-}
-
-TEST(JobTest, BeamStepsBatchSiblingsAndCommitTheBest) {
-  Harness h(BeamScript());
-  auto job = h.Make(BeamSpec(10));
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  const auto requests = h.worker->requests();
-  ASSERT_GE(requests.size(), 5u);
-  // Steps 1..3 of the beam: one Run each, every live beam in it, one decode step each.
-  for (size_t r = 1; r <= 3; ++r) {
-    EXPECT_EQ(requests[r].items_size(), 3) << "width beams in ONE Run, step " << r;
-    for (const auto& item : requests[r].items()) {
-      EXPECT_EQ(item.max_steps(), 1);
-      EXPECT_GE(item.top_k(), 3);
-      EXPECT_EQ(item.branch_depth(), 1);
-    }
-  }
-  bool forked_from_a_beam = false;
-  for (size_t r = 2; r <= 3; ++r) {
-    for (const auto& item : requests[r].items()) {
-      forked_from_a_beam |= item.has_fork_from();
-    }
-  }
-  EXPECT_TRUE(forked_from_a_beam) << "a beam kept with several tokens forks";
-  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
-  ASSERT_EQ(resolved.size(), 1u);
-  EXPECT_EQ(resolved[0].branch_resolved().committed_tokens(), 4) << "max_len";
-  EXPECT_EQ(resolved[0].branch_resolved().candidate_node_ids_size(), 3);
-  job->ReadTree([&](const SearchTree& tree) {
-    EXPECT_GT(tree.CountStatus(arbor::v1::NODE_STATUS_PRUNED), 0);
-    EXPECT_EQ(tree.node(resolved[0].branch_resolved().winner_node_id()).status,
-              arbor::v1::NODE_STATUS_COMMITTED);
-  });
-  EXPECT_EQ(job->token_ids().size(), 10u);
-  EXPECT_FALSE(h.worker->released().empty()) << "dropped beams and losers released";
-  ExpectCleanFinish(*job, *h.worker);
-}
-
-TEST(JobTest, BeamCommitsTheBestScoredBeam) {
-  // After the branch, tokens 30.. lead to a calm continuation; the first candidate (30, most
-  // likely) then has a certain token, the others an uncertain one.
-  Harness h([](const ScriptInput& in) {
-    if (in.position == 3) return Lehv(Spread(30, 6));
-    if (in.position == 4) {
-      return in.tokens.back() == 30 ? Lelv({{20, 1.0}}) : Lelv({{21, 0.4}, {22, 0.35}, {23, 0.25}});
-    }
-    return Lelv({{10, 1.0}});
-  });
-  auto job = h.Make(BeamSpec(8));
-  job->Start();
-  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
-  EXPECT_EQ(job->token_ids()[0], 30);
-  EXPECT_EQ(job->token_ids()[1], 20);
-  ExpectCleanFinish(*job, *h.worker);
-}
-
-TEST(JobTest, BeamSameSeedGivesTheSameTree) {
-  auto run = [](uint64_t seed) {
-    Harness h(BeamScript());
-    JobSpec spec = BeamSpec(12);
-    spec.seed = seed;
-    auto job = h.Make(spec);
-    job->Start();
-    std::vector<std::tuple<int32_t, int32_t, int, int, uint64_t>> nodes;
-    job->ReadTree([&](const SearchTree& tree) {
-      for (NodeId id = 0; id < tree.size(); ++id) {
-        const Node& n = tree.node(id);
-        nodes.emplace_back(n.parent, n.token_id, n.status, n.strategy, n.sequence_id);
-      }
-    });
-    return nodes;
-  };
-  EXPECT_EQ(run(kSeed), run(kSeed));
-  EXPECT_EQ(run(3), run(3));
 }
 
 }  // namespace
