@@ -14,10 +14,9 @@
 #define ARBOR_STATUS_CONCAT_(a, b) ARBOR_STATUS_CONCAT_INNER_(a, b)
 
 // Evaluates `expr` (an absl::Status) once and returns it from the caller when not OK.
-#define RETURN_IF_ERROR(expr)                                   \
-  do {                                                          \
-    if (absl::Status arbor_status_ = (expr); !arbor_status_.ok()) \
-      return arbor_status_;                                     \
+#define RETURN_IF_ERROR(expr)                                                           \
+  do {                                                                                  \
+    if (absl::Status arbor_status_ = (expr); !arbor_status_.ok()) return arbor_status_; \
   } while (false)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (an absl::StatusOr<T>); returns its status from
@@ -27,8 +26,8 @@
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ARBOR_ASSIGN_OR_RETURN_IMPL_(ARBOR_STATUS_CONCAT_(arbor_statusor_, __LINE__), lhs, expr)
 
-#define ARBOR_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
-  auto statusor = (expr);                                 \
+#define ARBOR_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)  \
+  auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 

@@ -11,8 +11,7 @@ Admission::Admission(AdmissionLimits limits)
 
 absl::StatusOr<Admitted> Admission::Admit(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  if (active_.contains(job_id) ||
-      std::find(queue_.begin(), queue_.end(), job_id) != queue_.end()) {
+  if (active_.contains(job_id) || std::find(queue_.begin(), queue_.end(), job_id) != queue_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("job ", job_id, " is already admitted"));
   }
   if (static_cast<int>(active_.size()) < limits_.max_active) {
@@ -23,10 +22,9 @@ absl::StatusOr<Admitted> Admission::Admit(const std::string& job_id) {
     queue_.push_back(job_id);
     return Admitted::kQueued;
   }
-  return absl::ResourceExhaustedError(
-      absl::StrCat("server busy: ", active_.size(), " jobs running (max_active_jobs ",
-                   limits_.max_active, ") and ", queue_.size(), " queued (max_queued_jobs ",
-                   limits_.max_queued, "); retry later"));
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "server busy: ", active_.size(), " jobs running (max_active_jobs ", limits_.max_active,
+      ") and ", queue_.size(), " queued (max_queued_jobs ", limits_.max_queued, "); retry later"));
 }
 
 std::optional<std::string> Admission::Release(const std::string& job_id) {

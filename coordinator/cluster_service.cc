@@ -33,8 +33,8 @@ absl::Status ValidateWorkerInfo(const arbor::v1::WorkerInfo& info) {
     const int32_t id = info.model().eos_token_ids(i);
     if (id < 0 || id >= info.model().vocab_size()) {
       return absl::InvalidArgumentError(absl::StrCat("info.model.eos_token_ids[", i, "]: ", id,
-                                                     " is outside [0, ",
-                                                     info.model().vocab_size(), ")"));
+                                                     " is outside [0, ", info.model().vocab_size(),
+                                                     ")"));
     }
   }
   return absl::OkStatus();
@@ -72,8 +72,7 @@ grpc::Status ClusterService::Heartbeat(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ClusterService::ListWorkers(grpc::ServerContext*,
-                                         const arbor::v1::ListWorkersRequest*,
+grpc::Status ClusterService::ListWorkers(grpc::ServerContext*, const arbor::v1::ListWorkersRequest*,
                                          arbor::v1::ListWorkersResponse* response) {
   for (arbor::v1::WorkerStatus& status : pool_->List()) {
     *response->add_workers() = std::move(status);

@@ -58,8 +58,9 @@ int Main() {
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
       absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
       absl::GetFlag(FLAGS_first_run_steps) < 1 || absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
-    fprintf(stderr, "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms "
-                    "must be >= 1; --max_queued_jobs and --finished_jobs >= 0\n");
+    fprintf(stderr,
+            "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms "
+            "must be >= 1; --max_queued_jobs and --finished_jobs >= 0\n");
     return 2;
   }
   std::unique_ptr<PromptCodec> prompts = std::make_unique<PromptCodec>();
@@ -98,8 +99,7 @@ int Main() {
   launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
   launcher_options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
-  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(),
-                       &timer);
+  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(), &timer);
 
   GenerationService generation(&launcher, &registry, prompts.get());
   ClusterService cluster(&pool, heartbeat);

@@ -8,8 +8,7 @@ namespace arbor::coordinator {
 
 EventStream::EventStream(std::shared_ptr<JobRecord> record, bool owns_job)
     : record_(std::move(record)), owns_job_(owns_job) {
-  subscription_ =
-      record_->events.Subscribe([this](const arbor::v1::GenerateEvent& e) { Push(e); });
+  subscription_ = record_->events.Subscribe([this](const arbor::v1::GenerateEvent& e) { Push(e); });
 }
 
 void EventStream::Push(const arbor::v1::GenerateEvent& event) {

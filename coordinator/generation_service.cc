@@ -22,8 +22,7 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::Now() + absl::FromChrono(deadline - now);
 }
 
-grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
-                                 const absl::Status& status) {
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(rpc::ToGrpcStatus(status));
   return reactor;
@@ -32,7 +31,7 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(const std::string& job_id,
-                                                                       const std::string& field) {
+                                                                      const std::string& field) {
   RETURN_IF_ERROR(ValidateJobId(job_id, field));
   return registry_->Find(job_id);
 }

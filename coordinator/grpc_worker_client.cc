@@ -27,24 +27,23 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 GrpcWorkerClient::GrpcWorkerClient(std::string worker_id,
                                    std::shared_ptr<arbor::v1::Worker::StubInterface> stub,
                                    absl::Duration release_timeout)
-    : worker_id_(std::move(worker_id)), stub_(std::move(stub)),
-      release_timeout_(release_timeout) {}
+    : worker_id_(std::move(worker_id)), stub_(std::move(stub)), release_timeout_(release_timeout) {}
 
 void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout,
                            RunCallback done) {
   auto* call = new Call<arbor::v1::RunRequest, arbor::v1::RunResponse>();
   call->request = std::move(request);
   SetDeadline(call->context, timeout);
-  stub_->async()->Run(&call->context, &call->request, &call->response,
-                      [call, done = std::move(done)](grpc::Status status) {
-                        std::unique_ptr<Call<arbor::v1::RunRequest, arbor::v1::RunResponse>>
-                            owned(call);
-                        if (status.ok()) {
-                          done(std::move(owned->response));
-                        } else {
-                          done(rpc::FromGrpcStatus(status));
-                        }
-                      });
+  stub_->async()->Run(
+      &call->context, &call->request, &call->response,
+      [call, done = std::move(done)](grpc::Status status) {
+        std::unique_ptr<Call<arbor::v1::RunRequest, arbor::v1::RunResponse>> owned(call);
+        if (status.ok()) {
+          done(std::move(owned->response));
+        } else {
+          done(rpc::FromGrpcStatus(status));
+        }
+      });
 }
 
 void GrpcWorkerClient::Release(std::vector<uint64_t> sequence_ids) {
@@ -52,16 +51,14 @@ void GrpcWorkerClient::Release(std::vector<uint64_t> sequence_ids) {
   auto* call = new Call<arbor::v1::ReleaseRequest, arbor::v1::ReleaseResponse>();
   for (uint64_t id : sequence_ids) call->request.add_sequence_ids(id);
   SetDeadline(call->context, release_timeout_);
-  stub_->async()->Release(&call->context, &call->request, &call->response,
-                          [call, worker = worker_id_](grpc::Status status) {
-                            std::unique_ptr<
-                                Call<arbor::v1::ReleaseRequest, arbor::v1::ReleaseResponse>>
-                                owned(call);
-                            if (!status.ok()) {
-                              spdlog::warn("release on worker {} failed: {}", worker,
-                                           status.error_message());
-                            }
-                          });
+  stub_->async()->Release(
+      &call->context, &call->request, &call->response,
+      [call, worker = worker_id_](grpc::Status status) {
+        std::unique_ptr<Call<arbor::v1::ReleaseRequest, arbor::v1::ReleaseResponse>> owned(call);
+        if (!status.ok()) {
+          spdlog::warn("release on worker {} failed: {}", worker, status.error_message());
+        }
+      });
 }
 
 }  // namespace arbor::coordinator

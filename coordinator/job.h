@@ -61,17 +61,17 @@ struct JobSpec {
   std::string job_id;
   std::vector<int32_t> prompt_token_ids;  // Non-empty, each in [0, vocab_size).
   int32_t vocab_size = 0;
-  int32_t max_context = 0;                // Tokens per sequence, prompt included.
-  int32_t max_tokens = 0;                 // >= 1; prompt + max_tokens <= max_context.
+  int32_t max_context = 0;  // Tokens per sequence, prompt included.
+  int32_t max_tokens = 0;   // >= 1; prompt + max_tokens <= max_context.
   uint64_t seed = 0;
   // Validated; mode SEARCH or CANONICAL; insert.tokens resolved (non-empty unless INSERT is
   // off: insert.max_per_job = 0).
   entropix::PolicyConfig policy;
-  std::vector<int32_t> eos_token_ids;     // The model's; ignored with ignore_eos.
+  std::vector<int32_t> eos_token_ids;  // The model's; ignored with ignore_eos.
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
   std::vector<std::string> stop_strings;
-  int32_t top_logprobs = 0;               // Alternatives kept per node.
+  int32_t top_logprobs = 0;  // Alternatives kept per node.
   absl::Time deadline = absl::InfiniteFuture();
 };
 
@@ -81,7 +81,7 @@ struct JobOptions {
   // the first tokens reach the client after a short Run (time to first token), and the Runs
   // then double up to steps_per_run, so the extra Runs this costs grow only logarithmically.
   int32_t first_run_steps = 4;
-  int32_t top_k = 64;          // Top-K asked of the worker (<= its max_top_k).
+  int32_t top_k = 64;  // Top-K asked of the worker (<= its max_top_k).
   absl::Duration run_timeout = absl::Minutes(2);
   int32_t max_consecutive_failures = 3;  // Worker failures in a row before the job fails.
   // RESOURCE_EXHAUSTED from the worker is retried there this many times in a row, the first
@@ -240,9 +240,8 @@ class Job : public std::enable_shared_from_this<Job> {
   // event. Empty when there is no candidate (the caller falls back).
   absl::StatusOr<std::vector<Child>> ForkCandidates(NodeId point,
                                                     const arbor::v1::StepResult& structural_step,
-                                                    uint32_t rng_branch,
-                                                    const SequenceSource& base, int32_t depth,
-                                                    int32_t max_len)
+                                                    uint32_t rng_branch, const SequenceSource& base,
+                                                    int32_t depth, int32_t max_len)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The BranchResolved event of `resolution`.
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores)

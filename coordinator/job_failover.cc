@@ -111,18 +111,17 @@ void Job::HandleFailure(const absl::Status& status) {
     ++exhausted_retries_;
     spdlog::info("job {}: worker {} out of KV, retry {} in {}", spec_.job_id, worker_->id(),
                  exhausted_retries_, absl::FormatDuration(wait));
-    actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait,
-                        generation = generation_] {
-      schedule(wait, [job, generation] {
-        if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation);
-      });
-    });
+    actions_.push_back(
+        [schedule = env_.schedule_after, job = weak_from_this(), wait, generation = generation_] {
+          schedule(wait, [job, generation] {
+            if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation);
+          });
+        });
     return;
   }
   if (++consecutive_failures_ > options_.max_consecutive_failures) {
-    return Fail(absl::UnavailableError(
-        absl::StrCat("gave up after ", consecutive_failures_, " worker failures: ",
-                     status.ToString())));
+    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
+                                                    " worker failures: ", status.ToString())));
   }
   spdlog::warn("job {}: worker {} failed: {}", spec_.job_id, worker_->id(), status.ToString());
   RequestMove(status, /*forced=*/true);
@@ -132,9 +131,8 @@ void Job::RequestMove(absl::Status cause, bool forced) {
   if (moving_) return;
   moving_ = true;
   // The re-home callback may block (routing, dialling): call it outside the lock.
-  actions_.push_back([self = shared_from_this(), cause = std::move(cause), forced] {
-    self->Move(cause, forced);
-  });
+  actions_.push_back(
+      [self = shared_from_this(), cause = std::move(cause), forced] { self->Move(cause, forced); });
 }
 
 }  // namespace arbor::coordinator

@@ -34,8 +34,14 @@ WorkerClientFactory GrpcWorkerClients() {
 JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
                          const PromptCodec* prompts, Clock* clock, Timer* timer,
                          WorkerClientFactory clients)
-    : options_(std::move(options)), pool_(pool), registry_(registry), prompts_(prompts),
-      clock_(clock), timer_(timer), clients_(std::move(clients)), defaults_(options_.policy) {
+    : options_(std::move(options)),
+      pool_(pool),
+      registry_(registry),
+      prompts_(prompts),
+      clock_(clock),
+      timer_(timer),
+      clients_(std::move(clients)),
+      defaults_(options_.policy) {
   // Sequence ids must not collide with those a previous coordinator left on a worker.
   next_sequence_id_ = RandomNonZero() >> 1;
   listener_target_->launcher = this;
@@ -51,8 +57,9 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
     } else {
       insert_available_ = false;
       defaults_.insert.max_per_job = 0;
-      spdlog::warn("INSERT is off by default: without a tokenizer (--model) the thinking text "
-                   "\" ...\" cannot be tokenized; requests may still give policy.insert.tokens");
+      spdlog::warn(
+          "INSERT is off by default: without a tokenizer (--model) the thinking text "
+          "\" ...\" cannot be tokenized; requests may still give policy.insert.tokens");
     }
   }
 }
@@ -65,10 +72,10 @@ JobLauncher::~JobLauncher() {
 void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
   const absl::Status reason =
       event.kind == WorkerEvent::kDied
-          ? absl::UnavailableError(absl::StrCat("worker ", event.worker_id, " died: ",
-                                                event.reason))
-          : absl::FailedPreconditionError(absl::StrCat("worker ", event.worker_id,
-                                                       " is draining: ", event.reason));
+          ? absl::UnavailableError(
+                absl::StrCat("worker ", event.worker_id, " died: ", event.reason))
+          : absl::FailedPreconditionError(
+                absl::StrCat("worker ", event.worker_id, " is draining: ", event.reason));
   std::vector<std::shared_ptr<Job>> jobs = registry_->JobsOn(event.worker_id);
   if (!jobs.empty()) {
     spdlog::info("moving {} job(s) off worker {}: {}", jobs.size(), event.worker_id,
@@ -116,9 +123,7 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
   JobEnvironment env;
   env.worker = std::move(worker);
   env.next_sequence_id = [this] { return next_sequence_id_.fetch_add(1); };
-  env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) {
-    return prompts->Decode(ids);
-  };
+  env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) { return prompts->Decode(ids); };
   env.clock = clock_;
   // The record owns the job, which owns these callbacks: hold the record weakly.
   env.sink = [this, weak = std::weak_ptr<JobRecord>(record)](const arbor::v1::GenerateEvent& e) {
@@ -133,9 +138,9 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
   env.schedule_after = [timer = timer_](absl::Duration delay, std::function<void()> callback) {
     timer->ScheduleAfter(delay, std::move(callback));
   };
-  env.rehome = [this, prompt = std::move(prompt)](const std::string& failed,
-                                                  const absl::Status& cause)
-      -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+  env.rehome = [this, prompt = std::move(prompt)](
+                   const std::string& failed,
+                   const absl::Status& cause) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
     if (cause.code() == absl::StatusCode::kUnavailable) {
       pool_->MarkDead(failed, std::string(cause.message()));
     }
@@ -167,9 +172,9 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
           model->vocab_size(), "); does --model name the workers' model?"));
     }
   }
-  ASSIGN_OR_RETURN(const int32_t max_tokens,
-                   ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model,
-                                    options_.limits));
+  ASSIGN_OR_RETURN(
+      const int32_t max_tokens,
+      ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model, options_.limits));
   ASSIGN_OR_RETURN(entropix::PolicyConfig policy, ResolvePolicy(checked.policy));
 
   const absl::Time now = clock_->Now();
@@ -199,10 +204,10 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   }
   if (job_options.top_k < spec.top_logprobs || job_options.top_k < spec.policy.branch.width) {
     pool_->JobLeft(handle.worker_id);
-    return absl::InvalidArgumentError(absl::StrCat(
-        job_options.top_k < spec.top_logprobs ? "top_logprobs" : "policy.branch.width",
-        ": more than the ", job_options.top_k, " alternatives worker ", handle.worker_id,
-        " returns per step"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(job_options.top_k < spec.top_logprobs ? "top_logprobs" : "policy.branch.width",
+                     ": more than the ", job_options.top_k, " alternatives worker ",
+                     handle.worker_id, " returns per step"));
   }
   auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now);
   absl::StatusOr<std::shared_ptr<Job>> job =

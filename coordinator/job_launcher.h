@@ -22,8 +22,8 @@
 #include "coordinator/job.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
-#include "coordinator/timer.h"
 #include "coordinator/request_validation.h"
+#include "coordinator/timer.h"
 #include "coordinator/worker_client.h"
 #include "coordinator/worker_pool.h"
 #include "entropix/policy_config.h"
@@ -69,8 +69,7 @@ class JobLauncher {
       absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
       WorkerHandle* handle);
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
-                             std::shared_ptr<WorkerClient> worker,
-                             std::vector<int32_t> prompt);
+                             std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
   // flight on a dead worker moves when that Run fails, the others at once.

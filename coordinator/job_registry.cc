@@ -122,9 +122,8 @@ std::vector<std::shared_ptr<Job>> JobRegistry::JobsOn(const std::string& worker_
     }
   }
   // Outside the lock: a job's lock is never taken under the registry's.
-  std::erase_if(jobs, [&](const std::shared_ptr<Job>& job) {
-    return job->worker_id() != worker_id;
-  });
+  std::erase_if(jobs,
+                [&](const std::shared_ptr<Job>& job) { return job->worker_id() != worker_id; });
   return jobs;
 }
 

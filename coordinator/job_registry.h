@@ -29,7 +29,9 @@ namespace arbor::coordinator {
 // One job as the public API sees it: the driver, its event log and what the request said.
 struct JobRecord {
   JobRecord(std::string job_id, uint64_t seed, std::string client_tag, absl::Time created)
-      : job_id(std::move(job_id)), seed(seed), client_tag(std::move(client_tag)),
+      : job_id(std::move(job_id)),
+        seed(seed),
+        client_tag(std::move(client_tag)),
         created(created) {}
 
   // The public Job message; `brief` leaves out text and token ids (ListJobs).

@@ -43,8 +43,7 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(const std::string
   if (chat_template.ok()) {
     codec->chat_template_ = *chat_template;
   } else {
-    codec->chat_template_error_ =
-        absl::StrCat(config_path, ": ", chat_template.status().message());
+    codec->chat_template_error_ = absl::StrCat(config_path, ": ", chat_template.status().message());
   }
   return codec;
 }

@@ -27,9 +27,9 @@ struct FieldRule {
   bool hi_open = false;  // ..., hi) instead of ..., hi]
 };
 
-constexpr double kEntropyMax = 64;        // bits; log2 of any real vocabulary is far below.
-constexpr double kVarentropyMax = 4096;   // bits².
-constexpr double kCoefficientMax = 100;   // Canonical coefficients and weights are O(1).
+constexpr double kEntropyMax = 64;       // bits; log2 of any real vocabulary is far below.
+constexpr double kVarentropyMax = 4096;  // bits².
+constexpr double kCoefficientMax = 100;  // Canonical coefficients and weights are O(1).
 
 // The ranges of proto/arbor/v1/entropix.proto, in one place. Keep in sync with its comments.
 const FieldRule kPolicyRules[] = {
@@ -74,8 +74,8 @@ std::string FormatNumber(double v) {
 }
 
 std::string FormatRange(const FieldRule& rule) {
-  return absl::StrCat(rule.lo_open ? "(" : "[", FormatNumber(rule.lo), ", ",
-                      FormatNumber(rule.hi), rule.hi_open ? ")" : "]");
+  return absl::StrCat(rule.lo_open ? "(" : "[", FormatNumber(rule.lo), ", ", FormatNumber(rule.hi),
+                      rule.hi_open ? ")" : "]");
 }
 
 absl::Status Invalid(const std::string& field, const std::string& what) {
@@ -83,8 +83,8 @@ absl::Status Invalid(const std::string& field, const std::string& what) {
 }
 
 // Checks one scalar field of `message` against `rule`, if the field is set.
-absl::Status CheckField(const Message& message, const FieldDescriptor* field,
-                        const FieldRule& rule, const std::string& name) {
+absl::Status CheckField(const Message& message, const FieldDescriptor* field, const FieldRule& rule,
+                        const std::string& name) {
   const Reflection* reflection = message.GetReflection();
   if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
     return absl::InternalError(absl::StrCat("validation rule for ", name, " is not a scalar"));
@@ -99,9 +99,15 @@ absl::Status CheckField(const Message& message, const FieldDescriptor* field,
   }
   double value = 0;
   switch (field->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_FLOAT: value = reflection->GetFloat(message, field); break;
-    case FieldDescriptor::CPPTYPE_DOUBLE: value = reflection->GetDouble(message, field); break;
-    case FieldDescriptor::CPPTYPE_INT32: value = reflection->GetInt32(message, field); break;
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      value = reflection->GetFloat(message, field);
+      break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      value = reflection->GetDouble(message, field);
+      break;
+    case FieldDescriptor::CPPTYPE_INT32:
+      value = reflection->GetInt32(message, field);
+      break;
     case FieldDescriptor::CPPTYPE_INT64:
       value = static_cast<double>(reflection->GetInt64(message, field));
       break;
@@ -219,8 +225,8 @@ absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::M
                        CheckedRequest& out) {
   RETURN_IF_ERROR(CheckTokenIds(stop.stop_token_ids(), model, "stop.stop_token_ids"));
   if (stop.stop_strings_size() > kMaxStopStrings) {
-    return Invalid("stop.stop_strings", absl::StrCat(stop.stop_strings_size(),
-                                                     " strings; at most ", kMaxStopStrings));
+    return Invalid("stop.stop_strings",
+                   absl::StrCat(stop.stop_strings_size(), " strings; at most ", kMaxStopStrings));
   }
   for (int i = 0; i < stop.stop_strings_size(); ++i) {
     const std::string field = absl::StrCat("stop.stop_strings[", i, "]");
@@ -259,8 +265,8 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
   }
   const int32_t max_top_logprobs = std::min(limits.max_top_logprobs, 64);
   if (request.top_logprobs() < 0 || request.top_logprobs() > max_top_logprobs) {
-    return Invalid("top_logprobs", absl::StrCat(request.top_logprobs(), " is outside [0, ",
-                                                max_top_logprobs, "]"));
+    return Invalid("top_logprobs",
+                   absl::StrCat(request.top_logprobs(), " is outside [0, ", max_top_logprobs, "]"));
   }
   if (request.deadline_ms() < 0) {
     return Invalid("deadline_ms", absl::StrCat(request.deadline_ms(), " must be >= 0 (0 = none)"));

@@ -55,9 +55,9 @@ struct CheckedRequest {
   std::vector<int32_t> stop_token_ids;       // Each in [0, vocab).
   std::vector<std::string> stop_strings;     // <= 16, each non-empty and <= 256 bytes.
   bool ignore_eos = false;
-  int32_t top_logprobs = 0;                  // [0, max_top_logprobs].
+  int32_t top_logprobs = 0;                            // [0, max_top_logprobs].
   absl::Duration deadline = absl::InfiniteDuration();  // From submission.
-  std::string client_tag;                    // <= 256 bytes.
+  std::string client_tag;                              // <= 256 bytes.
 };
 
 // Every check of a GenerateRequest except the prompt length against the context.

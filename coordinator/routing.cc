@@ -109,9 +109,9 @@ absl::StatusOr<RoutingDecision> ChooseWorker(absl::Span<const RoutingCandidate> 
     }
   }
   if (least == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "no worker can take the job: ", candidates.size(), " known, ", not_ready,
-        " not ready, ", excluded, " excluded after failing this job"));
+    return absl::UnavailableError(absl::StrCat("no worker can take the job: ", candidates.size(),
+                                               " known, ", not_ready, " not ready, ", excluded,
+                                               " excluded after failing this job"));
   }
   const PrefixAffinity::Match match = affinity.Longest(prefix, allowed);
   if (match.blocks > 0) {

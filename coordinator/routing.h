@@ -22,13 +22,13 @@ namespace arbor::coordinator {
 // What routing needs to know about one worker.
 struct RoutingCandidate {
   std::string worker_id;
-  bool ready = false;           // READY: may receive new jobs.
-  int64_t live_sequences = 0;   // From the last HealthResponse.
-  int64_t queued_tokens = 0;    // From the last HealthResponse.
+  bool ready = false;             // READY: may receive new jobs.
+  int64_t live_sequences = 0;     // From the last HealthResponse.
+  int64_t queued_tokens = 0;      // From the last HealthResponse.
   int64_t jobs_since_report = 0;  // Jobs homed here after that report (not yet in its numbers).
-  int64_t total_blocks = 0;     // KV cache blocks (0 = unknown).
-  int64_t used_blocks = 0;      // Referenced by live sequences at the last report.
-  int64_t resident_blocks = 0;  // Used + cached (evictable) blocks at the last report.
+  int64_t total_blocks = 0;       // KV cache blocks (0 = unknown).
+  int64_t used_blocks = 0;        // Referenced by live sequences at the last report.
+  int64_t resident_blocks = 0;    // Used + cached (evictable) blocks at the last report.
   absl::Time report_time = absl::InfinitePast();  // When the last HealthResponse arrived.
 };
 

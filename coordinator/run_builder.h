@@ -39,16 +39,15 @@ class RunBuilder {
     arbor::v1::PolicyConfig policy;  // Resolved, every field set.
     arbor::v1::StopConditions stop;  // Token ids only: stop strings are checked on text here.
     uint64_t seed = 0;
-    int32_t top_k = 0;               // Returned on stopping steps (and every step when asked).
-    bool top_k_every_step = false;   // Needed to backspace any token, and for top_logprobs.
+    int32_t top_k = 0;              // Returned on stopping steps (and every step when asked).
+    bool top_k_every_step = false;  // Needed to backspace any token, and for top_logprobs.
   };
 
   explicit RunBuilder(Settings settings) : settings_(std::move(settings)) {}
 
   // One item of the main path (branch id 0, depth 0).
-  arbor::v1::RunItem MainItem(uint64_t sequence_id, const SequenceSource& source,
-                              int32_t max_steps, bool stop_on_structural,
-                              const PolicyBudgets& budgets) const;
+  arbor::v1::RunItem MainItem(uint64_t sequence_id, const SequenceSource& source, int32_t max_steps,
+                              bool stop_on_structural, const PolicyBudgets& budgets) const;
 
   // One rollout child at `branch_depth` (>= 1): its source already appends the candidate token;
   // it stops when back within bounds, and returns control for structural decisions only with
@@ -60,8 +59,8 @@ class RunBuilder {
   const Settings& settings() const { return settings_; }
 
  private:
-  arbor::v1::RunItem BaseItem(uint64_t sequence_id, const SequenceSource& source,
-                              int32_t max_steps, const PolicyBudgets& budgets) const;
+  arbor::v1::RunItem BaseItem(uint64_t sequence_id, const SequenceSource& source, int32_t max_steps,
+                              const PolicyBudgets& budgets) const;
 
   Settings settings_;
 };

@@ -23,9 +23,14 @@ bool IsOnPathStatus(v1::NodeStatus status) {
 }
 
 absl::Status CheckMetricsFinite(const v1::Metrics& m, const char* what) {
-  const float values[] = {m.entropy(),         m.varentropy(),          m.attn_entropy(),
-                          m.attn_varentropy(), m.attn_head_varentropy(), m.agreement(),
-                          m.interaction_strength(), m.logsumexp()};
+  const float values[] = {m.entropy(),
+                          m.varentropy(),
+                          m.attn_entropy(),
+                          m.attn_varentropy(),
+                          m.attn_head_varentropy(),
+                          m.agreement(),
+                          m.interaction_strength(),
+                          m.logsumexp()};
   for (float v : values) {
     if (!std::isfinite(v)) {
       return absl::InvalidArgumentError(absl::StrCat(what, ".metrics: every value must be finite"));
@@ -48,9 +53,9 @@ absl::StatusOr<SearchTree> SearchTree::Create(absl::Span<const int32_t> prompt_t
   }
   for (size_t i = 0; i < prompt_token_ids.size(); ++i) {
     if (prompt_token_ids[i] < 0 || prompt_token_ids[i] >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat("prompt_token_ids[", i, "] = ",
-                                                     prompt_token_ids[i], " is outside [0, ",
-                                                     vocab_size, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("prompt_token_ids[", i,
+                                                     "] = ", prompt_token_ids[i],
+                                                     " is outside [0, ", vocab_size, ")"));
     }
   }
   if (prompt_token_ids.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
@@ -144,8 +149,8 @@ bool SearchTree::IsOnCommittedPath(NodeId id) const {
 
 absl::Status SearchTree::ValidateStep(const Step& step, const char* what) const {
   if (step.token_id < 0 || step.token_id >= vocab_size_) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ".token_id = ", step.token_id,
-                                                   " is outside [0, ", vocab_size_, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ".token_id = ", step.token_id, " is outside [0, ", vocab_size_, ")"));
   }
   if (!std::isfinite(step.logprob) || step.logprob > kLogprobTolerance) {
     return absl::InvalidArgumentError(
@@ -160,9 +165,9 @@ absl::Status SearchTree::ValidateStep(const Step& step, const char* what) const 
     const TokenAlternative& alt = step.top_logprobs[i];
     if (alt.token_id < 0 || alt.token_id >= vocab_size_ || !std::isfinite(alt.logprob) ||
         alt.logprob > kLogprobTolerance) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ".top_logprobs[", i, "] = (", alt.token_id, ", ", alt.logprob,
-          "): token must be in [0, ", vocab_size_, ") and logprob finite and <= 0"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ".top_logprobs[", i, "] = (", alt.token_id, ", ", alt.logprob,
+                       "): token must be in [0, ", vocab_size_, ") and logprob finite and <= 0"));
     }
   }
   if (nodes_.size() >= static_cast<size_t>(std::numeric_limits<NodeId>::max()) ||
@@ -172,8 +177,7 @@ absl::Status SearchTree::ValidateStep(const Step& step, const char* what) const 
   return absl::OkStatus();
 }
 
-NodeId SearchTree::AddNode(NodeId parent, const Step& step, v1::NodeStatus status,
-                           int32_t depth) {
+NodeId SearchTree::AddNode(NodeId parent, const Step& step, v1::NodeStatus status, int32_t depth) {
   const NodeId id = static_cast<NodeId>(nodes_.size());
   Node n;
   n.id = id;
@@ -227,8 +231,8 @@ absl::StatusOr<NodeId> SearchTree::AppendToTail(const Step& step, v1::NodeStatus
   RETURN_IF_ERROR(ValidateStep(step, what));
   const NodeId t = tail();
   if (nodes_[t].branch_open) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, ": a branch is open at tail node ", t, "; resolve it before appending"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": a branch is open at tail node ", t, "; resolve it before appending"));
   }
   const NodeId id = AddNode(t, step, status, /*depth=*/0);
   committed_path_.push_back(id);
@@ -251,7 +255,8 @@ absl::StatusOr<NodeId> SearchTree::Backspace() {
   }
   if (n.status == v1::NODE_STATUS_INSERTED) {
     return absl::FailedPreconditionError(
-        absl::StrCat("backspace: tail node ", t, " is an inserted token; only generated tokens "
+        absl::StrCat("backspace: tail node ", t,
+                     " is an inserted token; only generated tokens "
                      "can be removed"));
   }
   if (n.branch_open) {
@@ -282,8 +287,8 @@ absl::StatusOr<std::vector<NodeId>> SearchTree::OpenBranch(NodeId parent,
   const Node& p = nodes_[parent];
   const bool at_tail = parent == tail();
   if (!at_tail && p.status != v1::NODE_STATUS_EXPLORED) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "open_branch: node ", parent, " is neither the tail nor a live rollout node"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("open_branch: node ", parent, " is neither the tail nor a live rollout node"));
   }
   if (p.branch_open) {
     return absl::FailedPreconditionError(
@@ -302,16 +307,16 @@ absl::StatusOr<std::vector<NodeId>> SearchTree::OpenBranch(NodeId parent,
       }
     }
     if (HasLiveChildWithToken(parent, candidates[i].token_id)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "open_branch: node ", parent, " already has a live child with token ",
-          candidates[i].token_id));
+      return absl::FailedPreconditionError(absl::StrCat("open_branch: node ", parent,
+                                                        " already has a live child with token ",
+                                                        candidates[i].token_id));
     }
   }
   const int32_t depth = (at_tail ? 0 : p.branch_depth) + 1;
   nodes_[parent].is_branch_point = true;
   nodes_[parent].branch_open = true;
-  open_branches_.push_back({parent, static_cast<NodeId>(nodes_.size()),
-                            static_cast<int32_t>(candidates.size())});
+  open_branches_.push_back(
+      {parent, static_cast<NodeId>(nodes_.size()), static_cast<int32_t>(candidates.size())});
   std::vector<NodeId> children;
   children.reserve(candidates.size());
   for (const Step& step : candidates) {
@@ -366,9 +371,9 @@ absl::StatusOr<PruneResult> SearchTree::PruneRollout(NodeId leaf) {
       if (c != to_prune.back() && IsLive(nodes_[c].status)) other_live = true;
     }
     if (!other_live) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "prune: node ", leaf, " holds the last live rollout of branch point ", branch_point,
-          "; resolve the branch instead"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("prune: node ", leaf, " holds the last live rollout of branch point ",
+                       branch_point, "; resolve the branch instead"));
     }
   }
   PruneResult result;
@@ -392,35 +397,35 @@ absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
   if (!Contains(winner_leaf) || nodes_[winner_leaf].status != v1::NODE_STATUS_EXPLORED ||
       nodes_[winner_leaf].branch_open || HasLiveChild(winner_leaf) ||
       OpenBranchOf(winner_leaf) != branch_point) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resolve: winner node ", winner_leaf, " is not a live rollout leaf of branch point ",
-        branch_point));
+    return absl::InvalidArgumentError(absl::StrCat("resolve: winner node ", winner_leaf,
+                                                   " is not a live rollout leaf of branch point ",
+                                                   branch_point));
   }
   for (const OpenBranchRecord& r : open_branches_) {
     const NodeId open = r.point;
-    if (open != branch_point && nodes_[open].status == v1::NODE_STATUS_EXPLORED &&
-        [&] {
+    if (open != branch_point && nodes_[open].status == v1::NODE_STATUS_EXPLORED && [&] {
           for (NodeId a = nodes_[open].parent; a != kNoNode; a = nodes_[a].parent) {
             if (a == branch_point) return true;
             if (nodes_[a].status != v1::NODE_STATUS_EXPLORED) return false;
           }
           return false;
         }()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "resolve: nested branch at node ", open, " inside branch point ", branch_point,
-          " is still open; resolve it first"));
+      return absl::FailedPreconditionError(absl::StrCat("resolve: nested branch at node ", open,
+                                                        " inside branch point ", branch_point,
+                                                        " is still open; resolve it first"));
     }
   }
-  const auto record = std::find_if(open_branches_.begin(), open_branches_.end(),
-                                   [&](const OpenBranchRecord& r) { return r.point == branch_point; });
+  const auto record =
+      std::find_if(open_branches_.begin(), open_branches_.end(),
+                   [&](const OpenBranchRecord& r) { return r.point == branch_point; });
   BranchResolution resolution;
   for (int32_t i = 0; i < record->candidate_count; ++i) {
     resolution.candidates.push_back(record->first_candidate + i);
   }
   if (!candidate_scores.empty() && candidate_scores.size() != resolution.candidates.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resolve: candidate_scores has ", candidate_scores.size(), " scores for ",
-        resolution.candidates.size(), " candidates"));
+    return absl::InvalidArgumentError(absl::StrCat("resolve: candidate_scores has ",
+                                                   candidate_scores.size(), " scores for ",
+                                                   resolution.candidates.size(), " candidates"));
   }
   for (float s : candidate_scores) {
     if (!std::isfinite(s)) {
@@ -520,8 +525,7 @@ absl::Status SearchTree::CheckInvariants() const {
   }
   const Node& root = nodes_[kPromptNode];
   if (root.id != kPromptNode || root.parent != kNoNode || root.status != v1::NODE_STATUS_PROMPT ||
-      root.token_id != -1 ||
-      root.position != static_cast<int32_t>(prompt_token_ids_.size()) - 1) {
+      root.token_id != -1 || root.position != static_cast<int32_t>(prompt_token_ids_.size()) - 1) {
     return Internal("prompt node 0 is malformed");
   }
   std::array<int32_t, v1::NodeStatus_ARRAYSIZE> statuses{};
@@ -571,8 +575,8 @@ absl::Status SearchTree::CheckInvariants() const {
       }
       if (cs == v1::NODE_STATUS_EXPLORED && IsOnPathStatus(n.status) &&
           !(i == tail() && n.branch_open)) {
-        return Internal(absl::StrCat(at, "committed node has explored child ", c,
-                                     " without an open branch"));
+        return Internal(
+            absl::StrCat(at, "committed node has explored child ", c, " without an open branch"));
       }
       last = c;
     }
@@ -592,8 +596,8 @@ absl::Status SearchTree::CheckInvariants() const {
         return Internal(at + "explored node outside the open branch at the tail");
       }
       if (n.branch_depth != depth) {
-        return Internal(absl::StrCat(at, "branch_depth ", n.branch_depth, " but ", depth,
-                                     " candidates above"));
+        return Internal(
+            absl::StrCat(at, "branch_depth ", n.branch_depth, " but ", depth, " candidates above"));
       }
     }
     if (n.status == v1::NODE_STATUS_BACKSPACED) {

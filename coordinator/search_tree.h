@@ -42,12 +42,12 @@ struct TokenAlternative {
 
 // What one decoding step produced: the input of every operation that adds a node.
 struct Step {
-  int32_t token_id = 0;          // [0, vocab).
-  float logprob = 0.0f;          // Of token_id at T = 1, natural log, <= 0.
-  v1::Metrics metrics;           // Of the step that produced the token.
+  int32_t token_id = 0;                              // [0, vocab).
+  float logprob = 0.0f;                              // Of token_id at T = 1, natural log, <= 0.
+  v1::Metrics metrics;                               // Of the step that produced the token.
   v1::Strategy strategy = v1::STRATEGY_UNSPECIFIED;  // Decision at that step; must be set.
-  uint64_t sequence_id = 0;      // Worker sequence that computed the token.
-  std::vector<TokenAlternative> top_logprobs;  // Optional, best first.
+  uint64_t sequence_id = 0;                          // Worker sequence that computed the token.
+  std::vector<TokenAlternative> top_logprobs;        // Optional, best first.
 };
 
 // A node as stored. Children are an intrusive list of indices (first/last child, next sibling),
@@ -70,22 +70,22 @@ struct Node {
   uint64_t sequence_id = 0;
   uint32_t top_offset = 0;  // Into the tree's pool of alternatives.
   uint32_t top_count = 0;
-  bool is_candidate = false;      // Created by OpenBranch.
-  bool is_branch_point = false;   // OpenBranch was called on it.
-  bool branch_open = false;       // ...and the branch is not resolved yet.
+  bool is_candidate = false;     // Created by OpenBranch.
+  bool is_branch_point = false;  // OpenBranch was called on it.
+  bool branch_open = false;      // ...and the branch is not resolved yet.
   bool has_branch_score = false;
   v1::Metrics metrics;
 };
 
 // What ResolveBranch and PruneRollout changed, for the job's events and for the worker.
 struct PruneResult {
-  std::vector<NodeId> pruned_nodes;         // Newly PRUNED, ascending ids.
+  std::vector<NodeId> pruned_nodes;          // Newly PRUNED, ascending ids.
   std::vector<uint64_t> released_sequences;  // No longer used by any live node: Release them.
 };
 
 struct BranchResolution {
-  NodeId winner_candidate = kNoNode;   // The candidate whose rollout won.
-  std::vector<NodeId> candidates;      // The branch's candidates, in creation order.
+  NodeId winner_candidate = kNoNode;    // The candidate whose rollout won.
+  std::vector<NodeId> candidates;       // The branch's candidates, in creation order.
   std::vector<NodeId> committed_nodes;  // Newly COMMITTED (empty for a nested branch).
   PruneResult pruned;
 };

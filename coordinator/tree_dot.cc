@@ -33,9 +33,9 @@ std::string NodeStatement(const v1::Tree& tree, const v1::TreeNode& n) {
   if (n.status() == v1::NODE_STATUS_PROMPT) {
     label = absl::StrCat("prompt\\n", tree.prompt_token_ids_size(), " tokens");
   } else {
-    label = absl::StrCat("\\\"", DotQuote(EscapeTokenText(n.text())), "\\\"  #", n.id(), "\\n",
-                         absl::StrFormat("H=%.2f V=%.2f", n.metrics().entropy(),
-                                         n.metrics().varentropy()));
+    label = absl::StrCat(
+        "\\\"", DotQuote(EscapeTokenText(n.text())), "\\\"  #", n.id(), "\\n",
+        absl::StrFormat("H=%.2f V=%.2f", n.metrics().entropy(), n.metrics().varentropy()));
     if (n.branch_score() != 0.0f) label += absl::StrFormat("\\nscore %.3f", n.branch_score());
   }
   const std::string strategy_color = StrategyHexColor(n.strategy());
@@ -55,12 +55,14 @@ std::string NodeStatement(const v1::Tree& tree, const v1::TreeNode& n) {
       attrs = absl::StrCat("color=\"", strategy_color, "\", fillcolor=white");
       break;
     case v1::NODE_STATUS_BACKSPACED:
-      attrs = "color=\"#d62728\", fontcolor=\"#8c8c8c\", fillcolor=\"#f4f4f4\", "
-              "style=\"rounded,filled,dashed\"";
+      attrs =
+          "color=\"#d62728\", fontcolor=\"#8c8c8c\", fillcolor=\"#f4f4f4\", "
+          "style=\"rounded,filled,dashed\"";
       break;
     default:  // PRUNED
-      attrs = "color=\"#b0b0b0\", fontcolor=\"#9a9a9a\", fillcolor=\"#f4f4f4\", "
-              "style=\"rounded,filled,dashed\"";
+      attrs =
+          "color=\"#b0b0b0\", fontcolor=\"#9a9a9a\", fillcolor=\"#f4f4f4\", "
+          "style=\"rounded,filled,dashed\"";
   }
   return absl::StrCat("  n", n.id(), " [label=\"", label, "\", tooltip=\"",
                       StrategyName(n.strategy()), " ", NodeStatusName(n.status()),

@@ -59,8 +59,8 @@ std::string SanitizeUtf8(const std::string& text) {
 absl::StatusOr<v1::Tree> ExportTree(const SearchTree& tree, const TreeExportOptions& options,
                                     const TokenTextFn& token_text) {
   if (!tree.Contains(options.root)) {
-    return absl::InvalidArgumentError(absl::StrCat("root: no node ", options.root, " in a tree of ",
-                                                   tree.size(), " nodes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("root: no node ", options.root, " in a tree of ", tree.size(), " nodes"));
   }
   if (options.max_depth < 0) {
     return absl::InvalidArgumentError(

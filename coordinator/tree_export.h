@@ -20,9 +20,9 @@ namespace arbor::coordinator {
 using TokenTextFn = std::function<std::string(int32_t token_id)>;
 
 struct TreeExportOptions {
-  std::string job_id;              // Copied into Tree.job_id.
-  NodeId root = kPromptNode;       // Subtree root; the prompt node exports the whole tree.
-  int32_t max_depth = 0;           // Levels below root, >= 0; 0 = unlimited.
+  std::string job_id;         // Copied into Tree.job_id.
+  NodeId root = kPromptNode;  // Subtree root; the prompt node exports the whole tree.
+  int32_t max_depth = 0;      // Levels below root, >= 0; 0 = unlimited.
   bool include_top_logprobs = false;
 };
 

@@ -4,9 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -33,7 +32,8 @@ json MetricsToJson(const v1::Metrics& m) {
 json NodeToJson(const v1::TreeNode& n) {
   json top = json::array();
   for (const v1::TokenLogprob& t : n.top_logprobs()) {
-    top.push_back({{"token_id", t.token_id()}, {"logprob", Float(t.logprob())}, {"text", t.text()}});
+    top.push_back(
+        {{"token_id", t.token_id()}, {"logprob", Float(t.logprob())}, {"text", t.text()}});
   }
   return json{{"id", n.id()},
               {"parent", n.parent()},
@@ -195,9 +195,8 @@ absl::StatusOr<v1::Tree> ReadTree(const json& doc) {
   }
   ASSIGN_OR_RETURN(int32_t version, ReadInt(doc, "version", "tree"));
   if (version != kTreeJsonVersion) {
-    return absl::InvalidArgumentError(absl::StrCat("tree.version ", version,
-                                                   " is not supported (this reader knows ",
-                                                   kTreeJsonVersion, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tree.version ", version, " is not supported (this reader knows ", kTreeJsonVersion, ")"));
   }
   v1::Tree tree;
   ASSIGN_OR_RETURN(std::string job_id, ReadString(doc, "job_id", "tree"));
@@ -219,14 +218,13 @@ absl::StatusOr<v1::Tree> ReadTree(const json& doc) {
 std::string TreeToJson(const v1::Tree& tree, int indent) {
   json nodes = json::array();
   for (const v1::TreeNode& n : tree.nodes()) nodes.push_back(NodeToJson(n));
-  const json doc{
-      {"format", kTreeJsonFormat},
-      {"version", kTreeJsonVersion},
-      {"job_id", tree.job_id()},
-      {"root", tree.root()},
-      {"prompt_token_ids",
-       json(std::vector<int32_t>(tree.prompt_token_ids().begin(), tree.prompt_token_ids().end()))},
-      {"nodes", std::move(nodes)}};
+  const json doc{{"format", kTreeJsonFormat},
+                 {"version", kTreeJsonVersion},
+                 {"job_id", tree.job_id()},
+                 {"root", tree.root()},
+                 {"prompt_token_ids", json(std::vector<int32_t>(tree.prompt_token_ids().begin(),
+                                                                tree.prompt_token_ids().end()))},
+                 {"nodes", std::move(nodes)}};
   // Texts are valid UTF-8 when they come from ExportTree; `replace` keeps a foreign message
   // with a bad string printable instead of throwing.
   return doc.dump(indent < 0 ? -1 : indent, ' ', false, json::error_handler_t::replace);

@@ -29,8 +29,7 @@ std::string FlowText(const std::string& text) {
 
 class TextView {
  public:
-  TextView(const v1::Tree& tree, const TreeTextOptions& options)
-      : tree_(tree), options_(options) {
+  TextView(const v1::Tree& tree, const TreeTextOptions& options) : tree_(tree), options_(options) {
     for (int i = 0; i < tree.nodes_size(); ++i) index_[tree.nodes(i).id()] = i;
   }
 
@@ -161,18 +160,18 @@ class TextView {
         break;
       }
     }
-    std::string out = absl::StrFormat("\n[%d] branch at node %d, position %d, H=%.2f V=%.2f:\n",
-                                      number, point.id(), point.position() + 1,
-                                      decided.entropy(), decided.varentropy());
+    std::string out =
+        absl::StrFormat("\n[%d] branch at node %d, position %d, H=%.2f V=%.2f:\n", number,
+                        point.id(), point.position() + 1, decided.entropy(), decided.varentropy());
     for (int32_t c : point.children()) {
       const v1::TreeNode* child = Find(c);
       if (child == nullptr || child->status() == v1::NODE_STATUS_BACKSPACED) continue;
       const bool won = OnPath(child->status());
-      out += absl::StrFormat(
-          "  %s node %-5d %-20s score %8.3f  logprob %7.3f  %3d tokens  %s\n", won ? "*" : " ",
-          child->id(), absl::StrCat("\"", EscapeTokenText(child->text()), "\""),
-          child->branch_score(),
-          child->logprob(), RolloutSize(*child), NodeStatusName(child->status()));
+      out += absl::StrFormat("  %s node %-5d %-20s score %8.3f  logprob %7.3f  %3d tokens  %s\n",
+                             won ? "*" : " ", child->id(),
+                             absl::StrCat("\"", EscapeTokenText(child->text()), "\""),
+                             child->branch_score(), child->logprob(), RolloutSize(*child),
+                             NodeStatusName(child->status()));
     }
     return out;
   }
@@ -186,8 +185,8 @@ class TextView {
       const v1::Metrics& m = n.metrics();
       out += absl::StrFormat(
           "%5d %6d %-14s %-9s %8.3f %6.2f %6.2f %6.2f %6.2f %6.3f %6.2f  \"%s\"\n", n.position(),
-          n.id(), StrategyName(n.strategy()), NodeStatusName(n.status()), n.logprob(),
-          m.entropy(), m.varentropy(), m.attn_entropy(), m.attn_varentropy(), m.agreement(),
+          n.id(), StrategyName(n.strategy()), NodeStatusName(n.status()), n.logprob(), m.entropy(),
+          m.varentropy(), m.attn_entropy(), m.attn_varentropy(), m.agreement(),
           m.interaction_strength(), EscapeTokenText(n.text()));
     }
     return out;

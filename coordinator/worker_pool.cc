@@ -1,8 +1,8 @@
 #include "coordinator/worker_pool.h"
 
-#include <algorithm>
-
 #include <grpcpp/grpcpp.h>
+
+#include <algorithm>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -116,8 +116,8 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
     Entry* by_id = FindById(id);
     if (by_id != nullptr && by_id != by_address) {
       if (by_id->state != arbor::v1::WORKER_STATE_DEAD) {
-        return absl::AlreadyExistsError(absl::StrCat("info.worker_id: '", id,
-                                                     "' is already live at ", by_id->address));
+        return absl::AlreadyExistsError(
+            absl::StrCat("info.worker_id: '", id, "' is already live at ", by_id->address));
       }
       // The same worker came back on another address: the old entry is history.
       entries_.erase(std::find_if(entries_.begin(), entries_.end(),
@@ -223,8 +223,8 @@ absl::StatusOr<RoutingDecision> WorkerPool::RouteJob(
                           cache.total_blocks(), cache.used_blocks(),
                           cache.used_blocks() + cache.cached_blocks(), e->report_time});
   }
-  const std::vector<uint64_t> prefix = PrefixBlockHashes(
-      prompt_tokens, AffinityBlockSize(), options_.routing.max_prefix_blocks);
+  const std::vector<uint64_t> prefix =
+      PrefixBlockHashes(prompt_tokens, AffinityBlockSize(), options_.routing.max_prefix_blocks);
   ASSIGN_OR_RETURN(RoutingDecision decision,
                    ChooseWorker(candidates, prefix, exclude, affinity_, options_.routing));
   Entry* chosen = FindById(decision.worker_id);
@@ -281,9 +281,8 @@ std::vector<arbor::v1::WorkerStatus> WorkerPool::List() const {
 
 int WorkerPool::ready_count() const {
   absl::MutexLock lock(&mu_);
-  return std::count_if(entries_.begin(), entries_.end(), [](const auto& e) {
-    return e->state == arbor::v1::WORKER_STATE_READY;
-  });
+  return std::count_if(entries_.begin(), entries_.end(),
+                       [](const auto& e) { return e->state == arbor::v1::WORKER_STATE_READY; });
 }
 
 void WorkerPool::AddListener(Listener listener) {
@@ -308,8 +307,8 @@ WorkerPool::PollResult WorkerPool::Poll(
     bool need_info) const {
   PollResult result;
   result.address = address;
-  const auto deadline = std::chrono::system_clock::now() +
-                        absl::ToChronoMilliseconds(options_.rpc_timeout);
+  const auto deadline =
+      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.rpc_timeout);
   if (need_info) {
     grpc::ClientContext context;
     context.set_deadline(deadline);
@@ -333,15 +332,16 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
   if (!r.status.ok()) {
     ++e->failed_polls;
     if (now - e->last_heartbeat > options_.heartbeat_timeout) {
-      SetDead(*e, absl::StrCat("no answer for ", absl::FormatDuration(now - e->last_heartbeat),
-                               ": ", r.status.ToString()),
+      SetDead(*e,
+              absl::StrCat("no answer for ", absl::FormatDuration(now - e->last_heartbeat), ": ",
+                           r.status.ToString()),
               events);
     }
     absl::Duration backoff = options_.backoff_initial;
     for (int i = 1; i < e->failed_polls && backoff < options_.backoff_max; ++i) backoff *= 2;
-    e->next_poll = now + (e->state == arbor::v1::WORKER_STATE_DEAD
-                              ? std::min(backoff, options_.backoff_max)
-                              : options_.poll_interval);
+    e->next_poll =
+        now + (e->state == arbor::v1::WORKER_STATE_DEAD ? std::min(backoff, options_.backoff_max)
+                                                        : options_.poll_interval);
     return;
   }
   if (r.info.has_value()) {
@@ -352,8 +352,8 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
     if (other == nullptr || other == e) {
       e->worker_id = id;
     } else {
-      spdlog::warn("worker at {} reports id {} already used by {}; keeping id {}", e->address,
-                   id, other->address, e->worker_id);
+      spdlog::warn("worker at {} reports id {} already used by {}; keeping id {}", e->address, id,
+                   other->address, e->worker_id);
     }
   }
   if (e->state == arbor::v1::WORKER_STATE_DEAD) {
@@ -382,8 +382,8 @@ void WorkerPool::Tick() {
     for (auto& e : entries_) {
       if (e->registered) {
         if (now - e->last_heartbeat > options_.heartbeat_timeout) {
-          SetDead(*e, absl::StrCat("no heartbeat for ",
-                                   absl::FormatDuration(now - e->last_heartbeat)),
+          SetDead(*e,
+                  absl::StrCat("no heartbeat for ", absl::FormatDuration(now - e->last_heartbeat)),
                   events);
           // It must register again to come back: its heartbeats now answer known = false.
         }

@@ -35,10 +35,10 @@
 namespace arbor::coordinator {
 
 struct WorkerPoolOptions {
-  absl::Duration heartbeat_interval = absl::Seconds(2);  // Asked of registered workers.
-  absl::Duration heartbeat_timeout = absl::Seconds(10);  // Silence longer than this → DEAD.
-  absl::Duration poll_interval = absl::Seconds(2);       // Health polls of static workers.
-  absl::Duration rpc_timeout = absl::Seconds(5);         // Info and Health calls.
+  absl::Duration heartbeat_interval = absl::Seconds(2);      // Asked of registered workers.
+  absl::Duration heartbeat_timeout = absl::Seconds(10);      // Silence longer than this → DEAD.
+  absl::Duration poll_interval = absl::Seconds(2);           // Health polls of static workers.
+  absl::Duration rpc_timeout = absl::Seconds(5);             // Info and Health calls.
   absl::Duration backoff_initial = absl::Milliseconds(200);  // Dialling a silent static worker.
   absl::Duration backoff_max = absl::Seconds(10);
   absl::Duration monitor_tick = absl::Milliseconds(250);  // How often the monitor looks.

@@ -18,8 +18,8 @@ int64_t SlotCount(int64_t keys, AttentionMode mode, int reference_len) {
 // The head's moments over all its slots: REFERENCE adds the empty slots, each scoring 0.
 SoftmaxMoments SlotMoments(const AttentionHeadState& head, AttentionMode mode, int reference_len) {
   SoftmaxMoments moments = head.moments;
-  moments.AddConstant(0.0, static_cast<double>(SlotCount(head.count, mode, reference_len) -
-                                               head.count));
+  moments.AddConstant(0.0,
+                      static_cast<double>(SlotCount(head.count, mode, reference_len) - head.count));
   return moments;
 }
 
@@ -43,9 +43,9 @@ double HeadLogNormalizer(const AttentionHeadState& head, AttentionMode mode, int
   return SlotMoments(head, mode, reference_len).LogSumExp();
 }
 
-absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(
-    absl::Span<const AttentionHeadState> heads, double agreement_visible_sum, AttentionMode mode,
-    int reference_len) {
+absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(absl::Span<const AttentionHeadState> heads,
+                                                         double agreement_visible_sum,
+                                                         AttentionMode mode, int reference_len) {
   if (heads.empty()) return absl::InvalidArgumentError("attention: no heads");
   if (reference_len < 1) {
     return absl::InvalidArgumentError(
@@ -54,8 +54,8 @@ absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(
   const int64_t keys = heads[0].count;
   for (size_t h = 0; h < heads.size(); ++h) {
     if (heads[h].count != keys || keys < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("attention: head ", h, " has ",
-                                                     heads[h].count, " keys, head 0 has ", keys,
+      return absl::InvalidArgumentError(absl::StrCat("attention: head ", h, " has ", heads[h].count,
+                                                     " keys, head 0 has ", keys,
                                                      "; every head needs the same number >= 1"));
     }
   }

@@ -55,9 +55,9 @@ double HeadLogNormalizer(const AttentionHeadState& head, AttentionMode mode, int
 // The final combine. `agreement_visible_sum` is Σ_h Σ_{visible k} |A_hk − mean_h A_hk| with A as
 // above; REFERENCE mode adds the empty slots' share itself. Every head must have the same number
 // (≥ 1) of keys; reference_len must be ≥ 1.
-absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(
-    absl::Span<const AttentionHeadState> heads, double agreement_visible_sum, AttentionMode mode,
-    int reference_len);
+absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(absl::Span<const AttentionHeadState> heads,
+                                                         double agreement_visible_sum,
+                                                         AttentionMode mode, int reference_len);
 
 // Everything from the scaled scores of `heads` rows of `keys` entries, row h starting at
 // scores + h·row_stride. Scores must be finite: NaN or ±inf → InvalidArgument naming the entry.

@@ -17,17 +17,17 @@ constexpr float kAdaptiveMinPMin = 0.01f, kAdaptiveMinPMax = 0.5f;
 SamplingParams HelvParams(const Metrics& m, const PolicyConfig& config) {
   const Coefficients& c = config.coefficients;
   SamplingParams s = config.sampling;
-  s.temperature = std::min(c.helv_temp_cap, s.temperature * (c.helv_temp_base +
-                                                             c.helv_temp_attn * m.attn_entropy));
+  s.temperature = std::min(c.helv_temp_cap,
+                           s.temperature * (c.helv_temp_base + c.helv_temp_attn * m.attn_entropy));
   return s;
 }
 
 SamplingParams LehvParams(const Metrics& m, const PolicyConfig& config) {
   const Coefficients& c = config.coefficients;
   SamplingParams s = config.sampling;
-  s.temperature = std::min(c.lehv_temp_cap,
-                           s.temperature * (c.lehv_temp_base + c.lehv_temp_is *
-                                                                   m.interaction_strength));
+  s.temperature =
+      std::min(c.lehv_temp_cap,
+               s.temperature * (c.lehv_temp_base + c.lehv_temp_is * m.interaction_strength));
   // int() of the canonical code truncates toward zero.
   const float scaled = s.top_k * (1.0f + c.lehv_top_k_agreement * (1.0f - m.agreement));
   s.top_k = std::max(c.lehv_top_k_min, static_cast<int32_t>(std::trunc(scaled)));
@@ -37,9 +37,9 @@ SamplingParams LehvParams(const Metrics& m, const PolicyConfig& config) {
 SamplingParams HehvParams(const Metrics& m, const PolicyConfig& config) {
   const Coefficients& c = config.coefficients;
   SamplingParams s = config.sampling;
-  s.temperature = std::max(c.hehv_temp_floor,
-                           s.temperature * (c.hehv_temp_base +
-                                            c.hehv_temp_attn_vent * m.attn_varentropy));
+  s.temperature =
+      std::max(c.hehv_temp_floor,
+               s.temperature * (c.hehv_temp_base + c.hehv_temp_attn_vent * m.attn_varentropy));
   s.top_p = std::max(c.hehv_top_p_min, s.top_p - c.hehv_top_p_attn * m.attn_entropy);
   return s;
 }
@@ -57,8 +57,8 @@ SamplingParams AdaptiveParams(const Metrics& m, const PolicyConfig& config) {
   const float top_k = std::nearbyint(
       s.top_k * (1.0f + c.ada_top_k_is * m.interaction_strength - c.ada_top_k_agree * m.agreement));
   s.top_k = static_cast<int32_t>(std::clamp(top_k, kAdaptiveTopKMin, kAdaptiveTopKMax));
-  s.min_p = std::clamp(s.min_p * (1.0f - c.ada_min_p_logits * logit_uncertainty),
-                       kAdaptiveMinPMin, kAdaptiveMinPMax);
+  s.min_p = std::clamp(s.min_p * (1.0f - c.ada_min_p_logits * logit_uncertainty), kAdaptiveMinPMin,
+                       kAdaptiveMinPMax);
   return s;
 }
 
@@ -76,8 +76,8 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
   const bool canonical = config.mode == PolicyMode::kCanonical;
   switch (row) {
     case MatrixRow::kHelv:
-      if (canonical) return ctx.previous_is_insert_token ? BlockReason::kCooldown
-                                                        : BlockReason::kNone;
+      if (canonical)
+        return ctx.previous_is_insert_token ? BlockReason::kCooldown : BlockReason::kNone;
       if (ctx.inserts_used >= config.insert.max_per_job) return BlockReason::kBudget;
       if (ctx.last_insert_position >= 0 &&
           ctx.position - ctx.last_insert_position <= config.insert.cooldown) {
@@ -85,8 +85,7 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
       }
       return BlockReason::kNone;
     case MatrixRow::kLehv:
-      return ctx.branch_depth >= config.branch.max_depth ? BlockReason::kDepth
-                                                         : BlockReason::kNone;
+      return ctx.branch_depth >= config.branch.max_depth ? BlockReason::kDepth : BlockReason::kNone;
     case MatrixRow::kHehv:
       if (ctx.backspaces_used >= config.backspace.max_per_job) return BlockReason::kBudget;
       return ctx.previous_backspaceable ? BlockReason::kNone : BlockReason::kNotBackspaceable;
@@ -99,11 +98,16 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
 
 absl::string_view BlockReasonName(BlockReason reason) {
   switch (reason) {
-    case BlockReason::kNone: return "none";
-    case BlockReason::kCooldown: return "cooldown";
-    case BlockReason::kBudget: return "budget";
-    case BlockReason::kDepth: return "depth";
-    case BlockReason::kNotBackspaceable: return "not_backspaceable";
+    case BlockReason::kNone:
+      return "none";
+    case BlockReason::kCooldown:
+      return "cooldown";
+    case BlockReason::kBudget:
+      return "budget";
+    case BlockReason::kDepth:
+      return "depth";
+    case BlockReason::kNotBackspaceable:
+      return "not_backspaceable";
   }
   return "unknown";
 }

@@ -68,8 +68,7 @@ struct Decision {
 };
 
 // Applies the matrix. `config` must be valid (PolicyConfig::Validate).
-Decision Decide(const Metrics& metrics, const PolicyConfig& config,
-                const DecisionContext& context);
+Decision Decide(const Metrics& metrics, const PolicyConfig& config, const DecisionContext& context);
 
 // The metric part of the ADAPTIVE score, the same for every sample of a step:
 // w_e(1−H) + w_ae(1−attn_ent) + w_v(1−V) + w_av(1−attn_vent) + w_agr·agreement + w_is·IS.

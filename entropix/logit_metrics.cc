@@ -28,7 +28,8 @@ absl::StatusOr<LogitMetrics> FromFloatRow(const float* logits, int n, int top_k)
     const int len = std::min(kChunk, n - start);
     if (const int64_t bad = FindNonFinite(logits + start, len); bad >= 0) {
       return absl::InvalidArgumentError(absl::StrCat("logits[", start + bad, "] is ",
-                                                     logits[start + bad], "; logits must be finite "
+                                                     logits[start + bad],
+                                                     "; logits must be finite "
                                                      "or -inf"));
     }
     moments.AddChunk(logits + start, len);

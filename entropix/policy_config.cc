@@ -31,8 +31,8 @@ absl::Status InRange(const std::string& field, double value, double lo, double h
   const bool below = hi_open ? value < hi : value <= hi;
   if (above && below) return absl::OkStatus();  // NaN fails both.
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", Number(value), " is outside ",
-                                                 lo_open ? "(" : "[", Number(lo), ", ",
-                                                 Number(hi), hi_open ? ")" : "]"));
+                                                 lo_open ? "(" : "[", Number(lo), ", ", Number(hi),
+                                                 hi_open ? ")" : "]"));
 }
 
 absl::Status Coefficient(const std::string& field, float value) {
@@ -91,8 +91,8 @@ absl::Status ValidateBranch(const BranchOptions& b) {
 }
 
 absl::Status ValidateInsert(const InsertOptions& i) {
-  RETURN_IF_ERROR(InRange("insert.tokens size", static_cast<double>(i.tokens.size()), 0,
-                          kMaxInsertTokens));
+  RETURN_IF_ERROR(
+      InRange("insert.tokens size", static_cast<double>(i.tokens.size()), 0, kMaxInsertTokens));
   for (size_t k = 0; k < i.tokens.size(); ++k) {
     if (i.tokens[k] < 0) {
       return absl::InvalidArgumentError(

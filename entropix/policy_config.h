@@ -61,19 +61,19 @@ struct Coefficients {
   float ada_temp_attn = 0.2f;
   float ada_temp_agree = 0.2f;
   float ada_top_p_attn_vent = 0.1f;  // top_p·(1 + c·attn_vent), clipped to [0.1, 1].
-  float ada_top_k_is = 0.3f;         // round(top_k·(1 + c·IS − d·agreement)), clipped [1, 100].
+  float ada_top_k_is = 0.3f;  // round(top_k·(1 + c·IS − d·agreement)), clipped [1, 100].
   float ada_top_k_agree = 0.2f;
-  float ada_min_p_logits = 0.5f;     // min_p·(1 − c·(H+V)), clipped to [0.01, 0.5].
+  float ada_min_p_logits = 0.5f;  // min_p·(1 − c·(H+V)), clipped to [0.01, 0.5].
 };
 
 struct BranchOptions {
   int32_t width = 4;  // Children per branch point, [2, 64].
   BranchMode mode = BranchMode::kRollout;
-  int32_t max_len = 32;          // Rollout tokens per child, [1, 1024].
-  float calm_entropy = 2.0f;     // "Back within bounds": H below this...
-  float calm_varentropy = 3.0f;  // ...and V below this...
-  int32_t calm_steps = 2;        // ...for this many consecutive steps, [1, 64].
-  int32_t max_depth = 1;         // Nested branch points allowed, [1, 8].
+  int32_t max_len = 32;           // Rollout tokens per child, [1, 1024].
+  float calm_entropy = 2.0f;      // "Back within bounds": H below this...
+  float calm_varentropy = 3.0f;   // ...and V below this...
+  int32_t calm_steps = 2;         // ...for this many consecutive steps, [1, 64].
+  int32_t max_depth = 1;          // Nested branch points allowed, [1, 8].
   float candidate_min_p = 0.02f;  // Candidates need p ≥ this·p_max, [0, 1).
 };
 
@@ -81,8 +81,8 @@ struct InsertOptions {
   // Thinking tokens. Empty means "the model's ' ...' tokenized"; the caller resolves it with
   // the tokenizer before deciding (Llama 3: {2564}).
   std::vector<int32_t> tokens;
-  int32_t cooldown = 16;     // Tokens since the last insert before another, [0, 4096].
-  int32_t max_per_job = 4;   // [0, 1024].
+  int32_t cooldown = 16;    // Tokens since the last insert before another, [0, 4096].
+  int32_t max_per_job = 4;  // [0, 1024].
 };
 
 struct BackspaceOptions {
@@ -90,7 +90,7 @@ struct BackspaceOptions {
 };
 
 struct AdaptiveOptions {
-  int32_t n_samples = 5;  // Samples drawn, best kept, [1, 64].
+  int32_t n_samples = 5;           // Samples drawn, best kept, [1, 64].
   float w_entropy = 0.1f;          // Weight of (1 − H).
   float w_attn_entropy = 0.2f;     // Weight of (1 − attn_ent).
   float w_varentropy = 0.3f;       // Weight of (1 − V).

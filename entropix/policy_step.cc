@@ -24,16 +24,15 @@ absl::StatusOr<StepOutcome> PolicyStep(absl::Span<const float> logits,
       break;
     }
     case Strategy::kAdaptive: {
-      ASSIGN_OR_RETURN(const AdaptiveSample best,
-                       SampleAdaptive(candidates, decision.sampling, decision.n_samples,
-                                      ConfidenceTerm(outcome.metrics, config.adaptive), key,
-                                      options.banned));
+      ASSIGN_OR_RETURN(
+          const AdaptiveSample best,
+          SampleAdaptive(candidates, decision.sampling, decision.n_samples,
+                         ConfidenceTerm(outcome.metrics, config.adaptive), key, options.banned));
       outcome.token = best.token;
       break;
     }
     default: {  // HOT_SAMPLE, BRANCH_SAMPLE, RESAMPLE: one draw with the row's parameters.
-      ASSIGN_OR_RETURN(outcome.token,
-                       Sample(candidates, decision.sampling, key, options.banned));
+      ASSIGN_OR_RETURN(outcome.token, Sample(candidates, decision.sampling, key, options.banned));
       break;
     }
   }

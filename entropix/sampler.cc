@@ -17,12 +17,11 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Candidate ids and the banned set, with the checks every entry point needs.
 class CandidateView {
  public:
-  static absl::StatusOr<CandidateView> Make(const Candidates& c,
-                                            absl::Span<const int32_t> banned) {
+  static absl::StatusOr<CandidateView> Make(const Candidates& c, absl::Span<const int32_t> banned) {
     if (c.logits.empty()) return absl::InvalidArgumentError("candidates: empty list");
     if (!c.ids.empty() && c.ids.size() != c.logits.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("candidates: ", c.ids.size(), " ids for ",
-                                                     c.logits.size(), " logits"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("candidates: ", c.ids.size(), " ids for ", c.logits.size(), " logits"));
     }
     if (const int64_t bad = FindNonFinite(c.logits.data(), c.logits.size()); bad >= 0) {
       return absl::InvalidArgumentError(absl::StrCat("candidates: logit ", bad, " is ",
@@ -65,12 +64,12 @@ absl::Status CheckParams(const SamplingParams& p) {
         absl::StrCat("sampling.temperature: ", p.temperature, " is outside (0, inf)"));
   }
   if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) {
-    return absl::InvalidArgumentError(absl::StrCat("sampling.top_p: ", p.top_p,
-                                                   " is outside (0, 1]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sampling.top_p: ", p.top_p, " is outside (0, 1]"));
   }
   if (!(p.min_p >= 0.0f && p.min_p < 1.0f)) {
-    return absl::InvalidArgumentError(absl::StrCat("sampling.min_p: ", p.min_p,
-                                                   " is outside [0, 1)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sampling.min_p: ", p.min_p, " is outside [0, 1)"));
   }
   return absl::OkStatus();
 }
@@ -165,8 +164,7 @@ absl::StatusOr<std::vector<WeightedToken>> Transform(const CandidateView& view,
 }  // namespace
 
 absl::StatusOr<std::vector<WeightedToken>> TransformedDistribution(
-    const Candidates& candidates, const SamplingParams& params,
-    absl::Span<const int32_t> banned) {
+    const Candidates& candidates, const SamplingParams& params, absl::Span<const int32_t> banned) {
   ASSIGN_OR_RETURN(const CandidateView view, CandidateView::Make(candidates, banned));
   return Transform(view, params);
 }
@@ -199,8 +197,8 @@ absl::StatusOr<AdaptiveSample> SampleAdaptive(const Candidates& candidates,
                                               double confidence, const RngKey& key,
                                               absl::Span<const int32_t> banned) {
   if (n_samples < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("adaptive.n_samples: ", n_samples,
-                                                   " is outside [1, 64]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive.n_samples: ", n_samples, " is outside [1, 64]"));
   }
   ASSIGN_OR_RETURN(const std::vector<WeightedToken> dist,
                    TransformedDistribution(candidates, params, banned));
@@ -213,12 +211,13 @@ absl::StatusOr<AdaptiveSample> SampleAdaptive(const Candidates& candidates,
   return best;
 }
 
-absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(
-    const Candidates& candidates, const SamplingParams& params, int width, float candidate_min_p,
-    const RngKey& key, absl::Span<const int32_t> banned) {
+absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(const Candidates& candidates,
+                                                                 const SamplingParams& params,
+                                                                 int width, float candidate_min_p,
+                                                                 const RngKey& key,
+                                                                 absl::Span<const int32_t> banned) {
   if (width < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("branch.width: ", width,
-                                                   " is outside [2, 64]"));
+    return absl::InvalidArgumentError(absl::StrCat("branch.width: ", width, " is outside [2, 64]"));
   }
   ASSIGN_OR_RETURN(std::vector<WeightedToken> pool,
                    TransformedDistribution(candidates, params, banned));

@@ -85,9 +85,7 @@ void SoftmaxMoments::Merge(const SoftmaxMoments& other) {
 
 double SoftmaxMoments::LogSumExp() const { return max + std::log(sum); }
 
-double SoftmaxMoments::EntropyNats() const {
-  return std::max(0.0, std::log(sum) - sum_x / sum);
-}
+double SoftmaxMoments::EntropyNats() const { return std::max(0.0, std::log(sum) - sum_x / sum); }
 
 double SoftmaxMoments::VarentropyNats() const {
   const double mean = sum_x / sum;

@@ -23,9 +23,9 @@ namespace arbor::entropix {
 
 struct SoftmaxMoments {
   double max = -std::numeric_limits<double>::infinity();  // Largest finite input seen.
-  double sum = 0.0;     // Σ exp(x − max).
-  double sum_x = 0.0;   // Σ exp(x − max)·(x − max).
-  double sum_xx = 0.0;  // Σ exp(x − max)·(x − max)².
+  double sum = 0.0;                                       // Σ exp(x − max).
+  double sum_x = 0.0;                                     // Σ exp(x − max)·(x − max).
+  double sum_xx = 0.0;                                    // Σ exp(x − max)·(x − max)².
 
   // True while no finite input has been seen (then the metrics below are undefined).
   bool empty() const { return sum == 0.0; }
@@ -38,8 +38,8 @@ struct SoftmaxMoments {
   // Combines with another state, as if its inputs had been added here.
   void Merge(const SoftmaxMoments& other);
 
-  double LogSumExp() const;     // Natural log.
-  double EntropyNats() const;   // ≥ 0.
+  double LogSumExp() const;       // Natural log.
+  double EntropyNats() const;     // ≥ 0.
   double VarentropyNats() const;  // nats², ≥ 0 (rounding clamped).
 };
 

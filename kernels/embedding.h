@@ -15,7 +15,7 @@ struct EmbeddingParams {
   const int32_t* tokens = nullptr;  // [num_tokens], each in [0, vocab).
   const void* table = nullptr;      // [vocab, dim] row-major, element type `table_type`.
   WeightType table_type = WeightType::kF32;
-  float* out = nullptr;             // [num_tokens, dim], row i at out + i * out_stride.
+  float* out = nullptr;  // [num_tokens, dim], row i at out + i * out_stride.
   int64_t num_tokens = 0;
   int64_t vocab = 0;
   int64_t dim = 0;

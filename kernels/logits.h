@@ -16,11 +16,11 @@ namespace arbor::kernels {
 class ThreadPool;
 
 struct LogitsParams {
-  const float* hidden = nullptr;   // [num_hidden_rows, dim], row i at hidden + i·hidden_stride.
-  const int32_t* rows = nullptr;   // [num_rows] indices into hidden.
-  const void* lm_head = nullptr;   // [vocab, dim] row-major, element type `lm_head_type`.
+  const float* hidden = nullptr;  // [num_hidden_rows, dim], row i at hidden + i·hidden_stride.
+  const int32_t* rows = nullptr;  // [num_rows] indices into hidden.
+  const void* lm_head = nullptr;  // [vocab, dim] row-major, element type `lm_head_type`.
   WeightType lm_head_type = WeightType::kF32;
-  float* out = nullptr;            // [num_rows, vocab], row r at out + r·out_stride.
+  float* out = nullptr;  // [num_rows, vocab], row r at out + r·out_stride.
   int64_t num_rows = 0;
   int64_t dim = 0;
   int64_t vocab = 0;

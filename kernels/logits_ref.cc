@@ -1,8 +1,7 @@
-#include "kernels/logits.h"
-
 #include <algorithm>
 #include <vector>
 
+#include "kernels/logits.h"
 #include "kernels/matmul.h"
 
 namespace arbor::kernels {
@@ -14,8 +13,14 @@ void LogitsRef(const LogitsParams& p, ThreadPool* pool) {
     const float* src = p.hidden + int64_t{p.rows[r]} * p.hidden_stride;
     std::copy(src, src + p.dim, gathered.begin() + r * p.dim);
   }
-  MatmulRef({.x = gathered.data(), .w = p.lm_head, .w_type = p.lm_head_type, .out = p.out,
-             .m = p.num_rows, .n = p.vocab, .k = p.dim, .x_stride = p.dim,
+  MatmulRef({.x = gathered.data(),
+             .w = p.lm_head,
+             .w_type = p.lm_head_type,
+             .out = p.out,
+             .m = p.num_rows,
+             .n = p.vocab,
+             .k = p.dim,
+             .x_stride = p.dim,
              .out_stride = p.out_stride},
             pool);
 }

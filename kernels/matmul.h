@@ -20,7 +20,7 @@ struct MatmulParams {
   const float* x = nullptr;  // [m, k], row i at x + i * x_stride.
   const void* w = nullptr;   // [n, k] row-major and contiguous, element type `w_type`.
   WeightType w_type = WeightType::kF32;
-  float* out = nullptr;      // [m, n], row i at out + i * out_stride. Must not alias x.
+  float* out = nullptr;  // [m, n], row i at out + i * out_stride. Must not alias x.
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;

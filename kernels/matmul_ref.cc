@@ -116,9 +116,8 @@ void MatmulRef(const MatmulParams& p, ThreadPool* pool) {
     return;
   }
   const int64_t groups = (p.n + 3) / 4;
-  pool->ParallelFor(groups, std::max<int64_t>(1, grain / 4), [&](int64_t begin, int64_t end) {
-    run(begin * 4, std::min(p.n, end * 4));
-  });
+  pool->ParallelFor(groups, std::max<int64_t>(1, grain / 4),
+                    [&](int64_t begin, int64_t end) { run(begin * 4, std::min(p.n, end * 4)); });
 }
 
 }  // namespace arbor::kernels

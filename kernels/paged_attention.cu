@@ -9,10 +9,10 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kTile = 128;             // Keys per tile (scores held in shared memory).
-constexpr int kMaxGroup = kWarps;      // Query heads per kv head: one warp each for the softmax.
+constexpr int kTile = 128;         // Keys per tile (scores held in shared memory).
+constexpr int kMaxGroup = kWarps;  // Query heads per kv head: one warp each for the softmax.
 constexpr int kMaxHeadDim = 256;
-constexpr int kPairsPerThread = 4;     // (head, dim) outputs per thread: group·head_dim ≤ 1024.
+constexpr int kPairsPerThread = 4;  // (head, dim) outputs per thread: group·head_dim ≤ 1024.
 
 __device__ float WarpSum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -32,8 +32,8 @@ __device__ void SplitRange(int64_t n_keys, int64_t num_splits, int64_t split, in
   *end = min(n_keys, *begin + per_split);
 }
 
-__global__ void __launch_bounds__(kThreads) AttentionKernel(PagedAttentionParams p,
-                                                            PagedAttentionLaunch launch) {
+__global__ void __launch_bounds__(kThreads)
+    AttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch) {
   const int64_t token = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z;
   const PagedKvLayer& c = p.cache;
   const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
@@ -140,8 +140,7 @@ __global__ void __launch_bounds__(kThreads) AttentionKernel(PagedAttentionParams
     }
   }
   if (launch.num_splits > 1 && threadIdx.x < group) {
-    const int64_t row =
-        (token * launch.num_splits + split) * p.num_heads + head0 + threadIdx.x;
+    const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + threadIdx.x;
     launch.workspace[row * (d + 2) + d] = m_s[threadIdx.x];
     launch.workspace[row * (d + 2) + d + 1] = l_s[threadIdx.x];
   }
@@ -180,8 +179,8 @@ int64_t PagedAttentionSplits(int64_t num_tokens, int64_t num_kv_heads, int64_t m
   return std::clamp<int64_t>((target + ctas - 1) / ctas, 1, std::max<int64_t>(1, tiles));
 }
 
-cudaError_t LaunchPagedAttention(const PagedAttentionParams& p,
-                                 const PagedAttentionLaunch& launch, cudaStream_t stream) {
+cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAttentionLaunch& launch,
+                                 cudaStream_t stream) {
   if (launch.num_tokens == 0) return cudaSuccess;
   const int64_t kv_heads = p.cache.num_kv_heads, d = p.cache.head_dim;
   if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
@@ -194,8 +193,8 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p,
   AttentionKernel<<<dim3(launch.num_tokens, kv_heads, launch.num_splits), kThreads, 0, stream>>>(
       p, launch);
   if (launch.num_splits > 1) {
-    CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0,
-                    stream>>>(p, launch);
+    CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0, stream>>>(
+        p, launch);
   }
   return cudaGetLastError();
 }

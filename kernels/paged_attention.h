@@ -25,8 +25,8 @@ struct PagedAttentionParams {
   float* out = nullptr;      // [num_tokens, num_heads, head_dim], token t at out + t·out_stride.
   int64_t q_stride = 0;
   int64_t out_stride = 0;
-  int64_t num_heads = 0;     // A multiple of cache.num_kv_heads.
-  float scale = 1.0f;        // Usually 1/sqrt(head_dim).
+  int64_t num_heads = 0;  // A multiple of cache.num_kv_heads.
+  float scale = 1.0f;     // Usually 1/sqrt(head_dim).
   // Optional, [num_seqs]: entry s null, or [num_heads, kv_len[s]] (row stride kv_len[s])
   // receiving the scaled scores of sequence s's last query.
   float* const* last_scores = nullptr;

@@ -10,8 +10,8 @@ constexpr int kThreads = 128;
 __global__ void PagedKvAppendKernel(PagedKvAppendParams p) {
   const int64_t t = blockIdx.x;
   const int64_t seq = DeviceSeqOfToken(p.batch, t);
-  const int64_t slot = DevicePagedSlot(p.batch, p.cache.block_size, seq,
-                                       DevicePagedPosition(p.batch, seq, t));
+  const int64_t slot =
+      DevicePagedSlot(p.batch, p.cache.block_size, seq, DevicePagedPosition(p.batch, seq, t));
   const int64_t width = p.cache.num_kv_heads * p.cache.head_dim;
   for (int64_t i = threadIdx.x; i < width; i += kThreads) {
     p.cache.k[slot * width + i] = p.k[t * p.k_stride + i];

@@ -11,15 +11,14 @@
 namespace arbor::kernels {
 
 // Slot of position `pos` of sequence `seq` (PagedSlot).
-__device__ inline int64_t DevicePagedSlot(const PagedBatch& batch, int64_t block_size,
-                                          int64_t seq, int64_t pos) {
+__device__ inline int64_t DevicePagedSlot(const PagedBatch& batch, int64_t block_size, int64_t seq,
+                                          int64_t pos) {
   return int64_t{batch.block_ids[batch.block_start[seq] + pos / block_size]} * block_size +
          pos % block_size;
 }
 
 // Position of step token `token` of sequence `seq` (PagedPosition).
-__device__ inline int64_t DevicePagedPosition(const PagedBatch& batch, int64_t seq,
-                                              int64_t token) {
+__device__ inline int64_t DevicePagedPosition(const PagedBatch& batch, int64_t seq, int64_t token) {
   return batch.kv_len[seq] - (batch.q_start[seq + 1] - batch.q_start[seq]) +
          (token - batch.q_start[seq]);
 }

@@ -15,7 +15,7 @@ struct RmsNormParams {
   const float* x = nullptr;   // [rows, dim], row i at x + i * x_stride.
   float* residual = nullptr;  // Optional [rows, dim] (stride residual_stride); updated in place.
   const float* weight = nullptr;  // [dim]
-  float* out = nullptr;       // [rows, dim], row i at out + i * out_stride; may alias x.
+  float* out = nullptr;           // [rows, dim], row i at out + i * out_stride; may alias x.
   int64_t rows = 0;
   int64_t dim = 0;
   int64_t x_stride = 0;

@@ -40,7 +40,7 @@ struct RopeCosSinParams {
 void RopeCosSinRef(const RopeCosSinParams& params);
 
 struct RopeParams {
-  float* x = nullptr;         // [num_tokens, num_heads, head_dim]; token t at x + t * token_stride.
+  float* x = nullptr;  // [num_tokens, num_heads, head_dim]; token t at x + t * token_stride.
   const float* cos = nullptr;  // [num_tokens, head_dim / 2] from RopeCosSinRef.
   const float* sin = nullptr;
   int64_t num_tokens = 0;

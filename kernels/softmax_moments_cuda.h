@@ -27,7 +27,9 @@ __device__ T BlockReduce(T value, T* scratch, Op op) {
 
 struct DeviceAdd {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct DeviceMax {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -39,12 +41,11 @@ struct DeviceMin {
 // Moments of x[0..n) (finite or −inf; −inf contributes nothing), as SoftmaxMoments::AddChunk
 // computes them: the chunk maximum first, then fp32 terms summed in double. Thread 0 writes
 // `out` (left empty when nothing is finite); every thread gets Σ|x| back for callers that need it.
-__device__ inline double BlockChunkMoments(const float* x, int64_t n,
-                                           entropix::SoftmaxMoments* out, double* scratch) {
+__device__ inline double BlockChunkMoments(const float* x, int64_t n, entropix::SoftmaxMoments* out,
+                                           double* scratch) {
   float local_max = -INFINITY;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) local_max = fmaxf(local_max, x[i]);
-  const float chunk_max =
-      BlockReduce(local_max, reinterpret_cast<float*>(scratch), DeviceMax());
+  const float chunk_max = BlockReduce(local_max, reinterpret_cast<float*>(scratch), DeviceMax());
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, abs_sum = 0.0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const float y = x[i] - chunk_max;

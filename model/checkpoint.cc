@@ -46,8 +46,8 @@ absl::StatusOr<std::map<std::string, std::string>> ReadWeightMap(const std::stri
     const std::string file = it.value().get<std::string>();
     // Shards live beside the index; a path could read anything on the machine.
     if (file.empty() || absl::StrContains(file, "/") || file == "." || file == "..") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": weight_map['", it.key(), "'] = '", file, "' is not a file in the directory"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": weight_map['", it.key(), "'] = '",
+                                                     file, "' is not a file in the directory"));
     }
     shards[it.key()] = file;
   }
@@ -99,8 +99,8 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
     for (const TensorView& tensor : file->tensors()) {
       auto [it, inserted] = found.emplace(tensor.name, std::make_pair(tensor, path));
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", tensor.name,
-                                                       "' is also in ", it->second.second));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": tensor '", tensor.name, "' is also in ", it->second.second));
       }
     }
     checkpoint->files_.push_back(std::move(file));
@@ -133,9 +133,9 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
   for (const TensorSpec& spec : LlamaTensorSpecs(config, DType::kF32)) {
     auto it = found.find(spec.name);
     if (it == found.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(dir, ": tensor '", spec.name, "' is missing (expected shape ",
-                       ShapeString(spec.shape), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(dir, ": tensor '", spec.name,
+                                                     "' is missing (expected shape ",
+                                                     ShapeString(spec.shape), ")"));
     }
     const TensorView& tensor = it->second.first;
     if (tensor.shape != spec.shape) {
@@ -148,9 +148,9 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
   }
   for (const auto& [name, entry] : found) {
     // Tied checkpoints sometimes still store lm_head: harmless when it has the right shape.
-    if (IsIgnorable(name) || (name == "lm_head.weight" && config.tie_word_embeddings &&
-                              entry.first.shape == std::vector<int64_t>{config.vocab_size,
-                                                                        config.hidden_size})) {
+    if (IsIgnorable(name) ||
+        (name == "lm_head.weight" && config.tie_word_embeddings &&
+         entry.first.shape == std::vector<int64_t>{config.vocab_size, config.hidden_size})) {
       continue;
     }
     return absl::InvalidArgumentError(absl::StrCat(
@@ -183,8 +183,7 @@ absl::StatusOr<TensorView> Checkpoint::Tensor(absl::string_view name) const {
 }
 
 const TensorView& Checkpoint::LmHead() const {
-  return tensors_.at(config_.tie_word_embeddings ? "model.embed_tokens.weight"
-                                                 : "lm_head.weight");
+  return tensors_.at(config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
 }
 
 std::vector<std::string> Checkpoint::TensorNames() const {

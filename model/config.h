@@ -20,22 +20,22 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string name;                  // Directory name or `_name_or_path`.
+  std::string name;  // Directory name or `_name_or_path`.
   int hidden_size = 0;
   int intermediate_size = 0;
-  int num_layers = 0;                // num_hidden_layers
-  int num_heads = 0;                 // num_attention_heads
-  int num_kv_heads = 0;              // num_key_value_heads (defaults to num_heads)
-  int head_dim = 0;                  // head_dim (defaults to hidden_size / num_heads)
+  int num_layers = 0;    // num_hidden_layers
+  int num_heads = 0;     // num_attention_heads
+  int num_kv_heads = 0;  // num_key_value_heads (defaults to num_heads)
+  int head_dim = 0;      // head_dim (defaults to hidden_size / num_heads)
   int vocab_size = 0;
   int max_position_embeddings = 0;
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  int bos_token_id = -1;             // -1: the model has none.
-  std::vector<int> eos_token_ids;    // Union of config.json and generation_config.json.
-  std::string torch_dtype;           // As declared ("bfloat16", "float32", ...), informational.
+  int bos_token_id = -1;           // -1: the model has none.
+  std::vector<int> eos_token_ids;  // Union of config.json and generation_config.json.
+  std::string torch_dtype;         // As declared ("bfloat16", "float32", ...), informational.
 };
 
 }  // namespace arbor::model

@@ -27,7 +27,8 @@ absl::Status FieldError(absl::string_view file, absl::string_view field, absl::s
 // Parses `text` as a JSON object without letting an exception escape.
 absl::StatusOr<Json> ParseObject(absl::string_view text, absl::string_view file) {
   Json root = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(file, ": not valid JSON"));
+  if (root.is_discarded())
+    return absl::InvalidArgumentError(absl::StrCat(file, ": not valid JSON"));
   if (!root.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": top level is not a JSON object"));
   }
@@ -234,16 +235,17 @@ absl::Status ParseShape(const Json& root, absl::string_view file, ModelConfig* c
     config->head_dim = *head_dim;
   } else {
     if (config->hidden_size % config->num_heads != 0) {
-      return FieldError(file, "hidden_size",
-                        absl::StrCat("= ", config->hidden_size,
-                                     " is not a multiple of num_attention_heads = ",
-                                     config->num_heads, " (and head_dim is not given)"));
+      return FieldError(
+          file, "hidden_size",
+          absl::StrCat("= ", config->hidden_size, " is not a multiple of num_attention_heads = ",
+                       config->num_heads, " (and head_dim is not given)"));
     }
     config->head_dim = config->hidden_size / config->num_heads;
   }
   if (config->head_dim % 2 != 0) {
-    return FieldError(file, "head_dim",
-                      absl::StrCat("= ", config->head_dim, " is odd; rotary embeddings need it even"));
+    return FieldError(
+        file, "head_dim",
+        absl::StrCat("= ", config->head_dim, " is odd; rotary embeddings need it even"));
   }
   // q_proj is [num_heads * head_dim, hidden]: keep every product inside int.
   if (static_cast<int64_t>(config->num_heads) * config->head_dim >
@@ -322,8 +324,7 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
   absl::StatusOr<ModelConfig> config =
       ParseModelConfig(*config_text, generation_text.ok() ? *generation_text : "");
   if (!config.ok()) {
-    return absl::Status(config.status().code(),
-                        absl::StrCat(dir, "/", config.status().message()));
+    return absl::Status(config.status().code(), absl::StrCat(dir, "/", config.status().message()));
   }
   if (config->name.empty()) {
     std::string trimmed = dir;
@@ -356,13 +357,12 @@ std::string ModelConfigToJson(const ModelConfig& config) {
       root["rope_scaling"] = {{"rope_type", "linear"}, {"factor", config.rope_scaling.factor}};
       break;
     case RopeScaling::Type::kLlama3:
-      root["rope_scaling"] = {
-          {"rope_type", "llama3"},
-          {"factor", config.rope_scaling.factor},
-          {"low_freq_factor", config.rope_scaling.low_freq_factor},
-          {"high_freq_factor", config.rope_scaling.high_freq_factor},
-          {"original_max_position_embeddings",
-           config.rope_scaling.original_max_position_embeddings}};
+      root["rope_scaling"] = {{"rope_type", "llama3"},
+                              {"factor", config.rope_scaling.factor},
+                              {"low_freq_factor", config.rope_scaling.low_freq_factor},
+                              {"high_freq_factor", config.rope_scaling.high_freq_factor},
+                              {"original_max_position_embeddings",
+                               config.rope_scaling.original_max_position_embeddings}};
       break;
   }
   root["tie_word_embeddings"] = config.tie_word_embeddings;

@@ -38,10 +38,10 @@ constexpr int64_t kChunkElements = 1 << 22;
 std::vector<std::string> SpecialLayout(const ModelConfig& config, bool llama3_layout) {
   std::vector<std::string> specials = Llama3SpecialTokens();
   if (!llama3_layout) return specials;
-  std::map<int, std::string> fixed = {{0, "<|begin_of_text|>"},       {1, "<|end_of_text|>"},
-                                      {4, "<|finetune_right_pad_id|>"}, {6, "<|start_header_id|>"},
-                                      {7, "<|end_header_id|>"},         {8, "<|eom_id|>"},
-                                      {9, "<|eot_id|>"},                {10, "<|python_tag|>"}};
+  std::map<int, std::string> fixed = {
+      {0, "<|begin_of_text|>"},   {1, "<|end_of_text|>"},   {4, "<|finetune_right_pad_id|>"},
+      {6, "<|start_header_id|>"}, {7, "<|end_header_id|>"}, {8, "<|eom_id|>"},
+      {9, "<|eot_id|>"},          {10, "<|python_tag|>"}};
   std::vector<std::string> layout;
   int reserved = 0;
   for (int i = 0; i < config.vocab_size - kLlama3FirstSpecial; ++i) {
@@ -114,8 +114,8 @@ std::string TokenizerConfigJson(const ModelConfig& config) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-absl::Status WriteWeights(const MakeModelOptions& options, const ModelConfig& config,
-                          DType dtype, const std::string& path) {
+absl::Status WriteWeights(const MakeModelOptions& options, const ModelConfig& config, DType dtype,
+                          const std::string& path) {
   std::vector<TensorSpec> specs = LlamaTensorSpecs(config, dtype);
   ASSIGN_OR_RETURN(auto writer, SafetensorsWriter::Create(path, specs, {{"format", "pt"}}));
   std::vector<float> rows;
@@ -182,8 +182,8 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.rope_scaling = {RopeScaling::Type::kLlama3, 32.0f, 1.0f, 4.0f, 8192};
     config.tie_word_embeddings = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--preset '", preset, "' is unknown (", absl::StrJoin(MakeModelPresets(), ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--preset '", preset, "' is unknown (",
+                                                   absl::StrJoin(MakeModelPresets(), ", "), ")"));
   }
   return config;
 }
@@ -212,8 +212,8 @@ absl::StatusOr<ModelConfig> MakeModel(const MakeModelOptions& options) {
   RETURN_IF_ERROR(
       base::WriteFileAtomically(dir + "tokenizer_config.json", TokenizerConfigJson(config)));
   RETURN_IF_ERROR(base::WriteFileAtomically(dir + "config.json", ModelConfigToJson(config)));
-  RETURN_IF_ERROR(base::WriteFileAtomically(dir + "generation_config.json",
-                                            GenerationConfigToJson(config)));
+  RETURN_IF_ERROR(
+      base::WriteFileAtomically(dir + "generation_config.json", GenerationConfigToJson(config)));
   // Written under a temporary name so a crash never leaves a truncated checkpoint behind.
   const std::string weights = dir + "model.safetensors";
   RETURN_IF_ERROR(WriteWeights(options, config, dtype, weights + ".partial"));

@@ -28,9 +28,9 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset);
 
 struct MakeModelOptions {
   std::string preset = "tiny";
-  std::string out_dir;      // Created if absent; existing checkpoint files are overwritten.
-  uint64_t seed = 0;        // Same preset, seed, gain and dtype give the same files.
-  float gain = 1.0f;        // Scales every logit (the final norm's weight); 0 gives uniform.
+  std::string out_dir;         // Created if absent; existing checkpoint files are overwritten.
+  uint64_t seed = 0;           // Same preset, seed, gain and dtype give the same files.
+  float gain = 1.0f;           // Scales every logit (the final norm's weight); 0 gives uniform.
   std::optional<DType> dtype;  // Default: F32 for tiny and small, BF16 for llama-3.2-1b-shape.
   // Weight bytes written so far and in all, called after every chunk.
   std::function<void(uint64_t written, uint64_t total)> progress;

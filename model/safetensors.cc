@@ -82,10 +82,10 @@ absl::StatusOr<std::pair<TensorView, uint64_t>> ParseEntry(const std::string& na
     return TensorError(file, name, "data_offsets must be integers with 0 <= begin <= end");
   }
   if (*end > data.size()) {
-    return TensorError(file, name,
-                       absl::StrCat("data_offsets [", *begin, ", ", *end,
-                                    ") out of range: the data section holds ", data.size(),
-                                    " bytes"));
+    return TensorError(
+        file, name,
+        absl::StrCat("data_offsets [", *begin, ", ", *end,
+                     ") out of range: the data section holds ", data.size(), " bytes"));
   }
   const uint64_t nbytes = elements * dtype_size;
   if (*end - *begin != nbytes) {
@@ -123,23 +123,23 @@ absl::StatusOr<DType> ParseDType(absl::string_view name) {
 absl::StatusOr<std::vector<TensorView>> ParseSafetensors(absl::string_view bytes,
                                                          absl::string_view file) {
   if (bytes.size() < 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": truncated: ", bytes.size(), " bytes, shorter than the 8-byte "
-                     "header length"));
+    return absl::InvalidArgumentError(absl::StrCat(file, ": truncated: ", bytes.size(),
+                                                   " bytes, shorter than the 8-byte "
+                                                   "header length"));
   }
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) {
     header_size = (header_size << 8) | static_cast<uint8_t>(bytes[i]);
   }
   if (header_size > kMaxSafetensorsHeaderBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": header length ", header_size, " exceeds the limit of ",
-                     kMaxSafetensorsHeaderBytes, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(file, ": header length ", header_size,
+                                                   " exceeds the limit of ",
+                                                   kMaxSafetensorsHeaderBytes, " bytes"));
   }
   if (header_size > bytes.size() - 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": truncated: header length ", header_size, " exceeds the ",
-                     bytes.size() - 8, " bytes after it"));
+    return absl::InvalidArgumentError(absl::StrCat(file, ": truncated: header length ", header_size,
+                                                   " exceeds the ", bytes.size() - 8,
+                                                   " bytes after it"));
   }
   const absl::string_view header = bytes.substr(8, header_size);
   const absl::string_view data = bytes.substr(8 + header_size);

@@ -37,9 +37,8 @@ absl::StatusOr<std::unique_ptr<SafetensorsWriter>> SafetensorsWriter::Create(
       }
     }
     const uint64_t end = offset + spec.nbytes();
-    header[spec.name] = {{"dtype", DTypeName(spec.dtype)},
-                         {"shape", spec.shape},
-                         {"data_offsets", {offset, end}}};
+    header[spec.name] = {
+        {"dtype", DTypeName(spec.dtype)}, {"shape", spec.shape}, {"data_offsets", {offset, end}}};
     offset = end;
   }
   std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

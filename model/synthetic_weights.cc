@@ -58,9 +58,9 @@ void LmHeadRow(const ModelConfig& config, int64_t token, uint64_t seed, uint64_t
     row[i] = in_signal == strong ? UnitUniform(state) : 0.0f;
     norm2 += static_cast<double>(row[i]) * row[i];
   }
-  const float target = strong ? kStrongNorm * (0.7f + 0.6f * (UnitUniform(state) + 1.7320508f) /
-                                                          3.4641016f)
-                              : kWeakNorm;
+  const float target =
+      strong ? kStrongNorm * (0.7f + 0.6f * (UnitUniform(state) + 1.7320508f) / 3.4641016f)
+             : kWeakNorm;
   const float scale = norm2 > 0 ? target / static_cast<float>(std::sqrt(norm2)) : 0.0f;
   for (int i = 0; i < dims; ++i) row[i] *= scale;
 }
@@ -88,8 +88,8 @@ void SyntheticRows(const ModelConfig& config, const TensorSpec& spec, uint64_t s
   const bool lm_head = spec.name == "lm_head.weight" ||
                        (spec.name == "model.embed_tokens.weight" && config.tie_word_embeddings);
   const bool embedding = spec.name == "model.embed_tokens.weight" && !lm_head;
-  const bool output_projection = absl::EndsWith(spec.name, "o_proj.weight") ||
-                                 absl::EndsWith(spec.name, "down_proj.weight");
+  const bool output_projection =
+      absl::EndsWith(spec.name, "o_proj.weight") || absl::EndsWith(spec.name, "down_proj.weight");
   const float matrix_scale =
       (output_projection ? kLayerScale : 1.0f) / std::sqrt(static_cast<float>(cols));
   for (int64_t r = 0; r < rows; ++r) {

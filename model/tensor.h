@@ -15,11 +15,11 @@ enum class DType { kF32, kF16, kBF16 };
 inline size_t DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
 
 struct TensorView {
-  std::string name;              // e.g. "model.layers.0.self_attn.q_proj.weight"
+  std::string name;  // e.g. "model.layers.0.self_attn.q_proj.weight"
   DType dtype = DType::kF32;
-  std::vector<int64_t> shape;    // Row-major (PyTorch order): [out_features, in_features].
-  const void* data = nullptr;    // Valid while the owning checkpoint is alive.
-  size_t nbytes = 0;             // Product of shape × DTypeSize(dtype).
+  std::vector<int64_t> shape;  // Row-major (PyTorch order): [out_features, in_features].
+  const void* data = nullptr;  // Valid while the owning checkpoint is alive.
+  size_t nbytes = 0;           // Product of shape × DTypeSize(dtype).
 };
 
 }  // namespace arbor::model

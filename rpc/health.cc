@@ -30,9 +30,9 @@ absl::Status WaitForServing(const std::string& address, absl::Duration timeout) 
     last = serving.ok() ? absl::UnavailableError("NOT_SERVING") : serving.status();
     absl::SleepFor(absl::Milliseconds(50));
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      address, " did not report SERVING within ", absl::FormatDuration(timeout),
-      " (last answer: ", last.ToString(), ")"));
+  return absl::DeadlineExceededError(absl::StrCat(address, " did not report SERVING within ",
+                                                  absl::FormatDuration(timeout),
+                                                  " (last answer: ", last.ToString(), ")"));
 }
 
 }  // namespace arbor::rpc

@@ -19,28 +19,44 @@ absl::Status UnknownEnum(const std::string& field, int value) {
 absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
   if (p.has_mode()) {
     switch (p.mode()) {
-      case v1::POLICY_MODE_UNSPECIFIED: break;
-      case v1::POLICY_MODE_SEARCH: c.mode = entropix::PolicyMode::kSearch; break;
-      case v1::POLICY_MODE_CANONICAL: c.mode = entropix::PolicyMode::kCanonical; break;
-      default: return UnknownEnum("mode", p.mode());
+      case v1::POLICY_MODE_UNSPECIFIED:
+        break;
+      case v1::POLICY_MODE_SEARCH:
+        c.mode = entropix::PolicyMode::kSearch;
+        break;
+      case v1::POLICY_MODE_CANONICAL:
+        c.mode = entropix::PolicyMode::kCanonical;
+        break;
+      default:
+        return UnknownEnum("mode", p.mode());
     }
   }
   if (p.branch().has_mode()) {
     switch (p.branch().mode()) {
-      case v1::BRANCH_MODE_UNSPECIFIED: break;
-      case v1::BRANCH_MODE_ROLLOUT: c.branch.mode = entropix::BranchMode::kRollout; break;
-      case v1::BRANCH_MODE_BEAM: c.branch.mode = entropix::BranchMode::kBeam; break;
-      default: return UnknownEnum("branch.mode", p.branch().mode());
+      case v1::BRANCH_MODE_UNSPECIFIED:
+        break;
+      case v1::BRANCH_MODE_ROLLOUT:
+        c.branch.mode = entropix::BranchMode::kRollout;
+        break;
+      case v1::BRANCH_MODE_BEAM:
+        c.branch.mode = entropix::BranchMode::kBeam;
+        break;
+      default:
+        return UnknownEnum("branch.mode", p.branch().mode());
     }
   }
   if (p.has_attention_mode()) {
     switch (p.attention_mode()) {
-      case v1::ATTENTION_MODE_UNSPECIFIED: break;
-      case v1::ATTENTION_MODE_EXACT: c.attention_mode = entropix::AttentionMode::kExact; break;
+      case v1::ATTENTION_MODE_UNSPECIFIED:
+        break;
+      case v1::ATTENTION_MODE_EXACT:
+        c.attention_mode = entropix::AttentionMode::kExact;
+        break;
       case v1::ATTENTION_MODE_REFERENCE:
         c.attention_mode = entropix::AttentionMode::kReference;
         break;
-      default: return UnknownEnum("attention_mode", p.attention_mode());
+      default:
+        return UnknownEnum("attention_mode", p.attention_mode());
     }
   }
   return absl::OkStatus();
@@ -119,7 +135,7 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
 v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   v1::PolicyConfig p;
   p.set_mode(c.mode == entropix::PolicyMode::kCanonical ? v1::POLICY_MODE_CANONICAL
-                                                         : v1::POLICY_MODE_SEARCH);
+                                                        : v1::POLICY_MODE_SEARCH);
   v1::SamplingParams* s = p.mutable_sampling();
   s->set_temperature(c.sampling.temperature);
   s->set_top_p(c.sampling.top_p);
@@ -159,7 +175,7 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   v1::BranchOptions* b = p.mutable_branch();
   b->set_width(c.branch.width);
   b->set_mode(c.branch.mode == entropix::BranchMode::kBeam ? v1::BRANCH_MODE_BEAM
-                                                          : v1::BRANCH_MODE_ROLLOUT);
+                                                           : v1::BRANCH_MODE_ROLLOUT);
   b->set_max_len(c.branch.max_len);
   b->set_calm_entropy(c.branch.calm_entropy);
   b->set_calm_varentropy(c.branch.calm_varentropy);
@@ -215,15 +231,24 @@ entropix::Metrics MetricsFromProto(const v1::Metrics& p) {
 v1::Strategy StrategyToProto(entropix::Strategy strategy) {
   using entropix::Strategy;
   switch (strategy) {
-    case Strategy::kArgmax: return v1::STRATEGY_ARGMAX;
-    case Strategy::kAdaptive: return v1::STRATEGY_ADAPTIVE;
-    case Strategy::kBranch: return v1::STRATEGY_BRANCH;
-    case Strategy::kInsert: return v1::STRATEGY_INSERT;
-    case Strategy::kBackspace: return v1::STRATEGY_BACKSPACE;
-    case Strategy::kHotSample: return v1::STRATEGY_HOT_SAMPLE;
-    case Strategy::kResample: return v1::STRATEGY_RESAMPLE;
-    case Strategy::kBranchSample: return v1::STRATEGY_BRANCH_SAMPLE;
-    case Strategy::kForced: return v1::STRATEGY_FORCED;
+    case Strategy::kArgmax:
+      return v1::STRATEGY_ARGMAX;
+    case Strategy::kAdaptive:
+      return v1::STRATEGY_ADAPTIVE;
+    case Strategy::kBranch:
+      return v1::STRATEGY_BRANCH;
+    case Strategy::kInsert:
+      return v1::STRATEGY_INSERT;
+    case Strategy::kBackspace:
+      return v1::STRATEGY_BACKSPACE;
+    case Strategy::kHotSample:
+      return v1::STRATEGY_HOT_SAMPLE;
+    case Strategy::kResample:
+      return v1::STRATEGY_RESAMPLE;
+    case Strategy::kBranchSample:
+      return v1::STRATEGY_BRANCH_SAMPLE;
+    case Strategy::kForced:
+      return v1::STRATEGY_FORCED;
   }
   return v1::STRATEGY_UNSPECIFIED;
 }
@@ -231,15 +256,24 @@ v1::Strategy StrategyToProto(entropix::Strategy strategy) {
 absl::StatusOr<entropix::Strategy> StrategyFromProto(v1::Strategy strategy) {
   using entropix::Strategy;
   switch (strategy) {
-    case v1::STRATEGY_ARGMAX: return Strategy::kArgmax;
-    case v1::STRATEGY_ADAPTIVE: return Strategy::kAdaptive;
-    case v1::STRATEGY_BRANCH: return Strategy::kBranch;
-    case v1::STRATEGY_INSERT: return Strategy::kInsert;
-    case v1::STRATEGY_BACKSPACE: return Strategy::kBackspace;
-    case v1::STRATEGY_HOT_SAMPLE: return Strategy::kHotSample;
-    case v1::STRATEGY_RESAMPLE: return Strategy::kResample;
-    case v1::STRATEGY_BRANCH_SAMPLE: return Strategy::kBranchSample;
-    case v1::STRATEGY_FORCED: return Strategy::kForced;
+    case v1::STRATEGY_ARGMAX:
+      return Strategy::kArgmax;
+    case v1::STRATEGY_ADAPTIVE:
+      return Strategy::kAdaptive;
+    case v1::STRATEGY_BRANCH:
+      return Strategy::kBranch;
+    case v1::STRATEGY_INSERT:
+      return Strategy::kInsert;
+    case v1::STRATEGY_BACKSPACE:
+      return Strategy::kBackspace;
+    case v1::STRATEGY_HOT_SAMPLE:
+      return Strategy::kHotSample;
+    case v1::STRATEGY_RESAMPLE:
+      return Strategy::kResample;
+    case v1::STRATEGY_BRANCH_SAMPLE:
+      return Strategy::kBranchSample;
+    case v1::STRATEGY_FORCED:
+      return Strategy::kForced;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("strategy: ", static_cast<int>(strategy), " is not a known strategy"));

@@ -8,8 +8,7 @@
 
 namespace arbor::rpc {
 
-int ServeUntilTerminated(const ServeOptions& options,
-                         const std::vector<grpc::Service*>& services) {
+int ServeUntilTerminated(const ServeOptions& options, const std::vector<grpc::Service*>& services) {
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options.listen, services);
   if (!server.ok()) {
     spdlog::error("{}", server.status().ToString());

@@ -3,11 +3,11 @@
 #ifndef ARBOR_RPC_SERVE_H_
 #define ARBOR_RPC_SERVE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/time/time.h"
 #include "rpc/server.h"
@@ -15,8 +15,8 @@
 namespace arbor::rpc {
 
 struct ServeOptions {
-  std::string listen;         // "host:port"; port 0 picks a free port.
-  std::string port_file;      // When set, the bound port is written here once serving.
+  std::string listen;     // "host:port"; port 0 picks a free port.
+  std::string port_file;  // When set, the bound port is written here once serving.
   absl::Duration drain_grace = absl::Seconds(10);  // In-flight calls get this long on SIGTERM.
   // Called once serving, with the running server (e.g. to start heartbeats).
   std::function<void(Server&)> on_serving;

@@ -10,8 +10,8 @@
 
 namespace arbor::rpc {
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(
-    const std::string& address, const std::vector<grpc::Service*>& services) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const std::string& address,
+                                                      const std::vector<grpc::Service*>& services) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
@@ -23,8 +23,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on '", address, "': the address is malformed or already in use"));
+    return absl::UnavailableError(absl::StrCat("cannot listen on '", address,
+                                               "': the address is malformed or already in use"));
   }
   return std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port)));
 }

@@ -20,8 +20,8 @@ class Server {
  public:
   // Binds `address` ("host:port"; port 0 picks a free one) and starts serving `services`, which
   // must outlive the server. Fails with UNAVAILABLE when the address cannot be bound.
-  static absl::StatusOr<std::unique_ptr<Server>> Start(
-      const std::string& address, const std::vector<grpc::Service*>& services);
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const std::string& address,
+                                                       const std::vector<grpc::Service*>& services);
 
   ~Server();
   Server(const Server&) = delete;

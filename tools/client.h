@@ -6,11 +6,11 @@
 #ifndef ARBOR_TOOLS_CLIENT_H_
 #define ARBOR_TOOLS_CLIENT_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <ostream>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -21,8 +21,8 @@ namespace arbor::tools {
 
 struct ClientOptions {
   std::string coordinator = "127.0.0.1:50051";
-  bool json = false;   // One JSON object per message instead of text.
-  bool color = false;  // ANSI colours (when stdout is a terminal).
+  bool json = false;                           // One JSON object per message instead of text.
+  bool color = false;                          // ANSI colours (when stdout is a terminal).
   absl::Duration timeout = absl::Seconds(30);  // Unary calls; streams have no deadline.
 };
 
@@ -47,12 +47,12 @@ std::string ToJson(const google::protobuf::Message& message);
 
 // What `generate` and `submit` send, from the command's flags.
 struct PromptOptions {
-  std::string prompt;           // --prompt: text.
-  std::string chat;             // --chat: JSON array of {"role", "content"}.
-  std::string tokens;           // --tokens: comma-separated ids.
-  int max_tokens = 0;           // 0 = server default.
-  uint64_t seed = 0;            // 0 = server picks.
-  std::string policy_mode;      // "", "search" or "canonical".
+  std::string prompt;       // --prompt: text.
+  std::string chat;         // --chat: JSON array of {"role", "content"}.
+  std::string tokens;       // --tokens: comma-separated ids.
+  int max_tokens = 0;       // 0 = server default.
+  uint64_t seed = 0;        // 0 = server picks.
+  std::string policy_mode;  // "", "search" or "canonical".
 };
 // INVALID_ARGUMENT naming the flag when none or several prompt flags are given or one is
 // malformed.
@@ -63,11 +63,9 @@ absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOpti
 // finished without error.
 int Generate(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
              bool show_metrics, Output output);
-int Watch(const ClientOptions& client, const std::string& job_id, bool show_metrics,
-          Output output);
+int Watch(const ClientOptions& client, const std::string& job_id, bool show_metrics, Output output);
 // Prints the new job's id.
-int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
-           Output output);
+int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request, Output output);
 
 int ListJobs(const ClientOptions& client, int limit, Output output);
 int ShowJob(const ClientOptions& client, const std::string& job_id, Output output);

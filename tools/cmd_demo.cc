@@ -35,10 +35,10 @@ absl::StatusOr<v1::Job> LastJob(const ClientOptions& client) {
 // Prints the strategy table; true when every strategy of the search appeared.
 bool PrintStrategies(const v1::StrategyCounts& s) {
   const std::pair<const char*, int> rows[] = {
-      {"argmax", s.argmax()},         {"adaptive", s.adaptive()},
-      {"branch", s.branch()},         {"insert", s.insert()},
-      {"backspace", s.backspace()},   {"hot_sample", s.hot_sample()},
-      {"resample", s.resample()},     {"branch_sample", s.branch_sample()},
+      {"argmax", s.argmax()},       {"adaptive", s.adaptive()},
+      {"branch", s.branch()},       {"insert", s.insert()},
+      {"backspace", s.backspace()}, {"hot_sample", s.hot_sample()},
+      {"resample", s.resample()},   {"branch_sample", s.branch_sample()},
   };
   printf("\nStrategies taken:\n");
   for (const auto& [name, count] : rows) printf("  %-14s %5d\n", name, count);
@@ -72,8 +72,9 @@ int Demo(LocalCluster& cluster) {
     return code;
   }
   if (!PrintStrategies(job->strategies())) {
-    printf("\nNote: this run did not meet every strategy (argmax, adaptive, branch, insert, "
-           "backspace).\n");
+    printf(
+        "\nNote: this run did not meet every strategy (argmax, adaptive, branch, insert, "
+        "backspace).\n");
   } else {
     printf("\nEvery entropix strategy was taken at least once.\n");
   }

@@ -52,10 +52,9 @@ std::string Summary(const GenerateEvent& event) {
       "time: %.3f s total, %.3f s to first token\nstrategies: argmax %d, adaptive %d, branch %d, "
       "insert %d, backspace %d, hot_sample %d, resample %d, branch_sample %d",
       event.job_id(), arbor::v1::FinishReason_Name(f.reason()), f.usage().prompt_tokens(),
-      f.usage().cached_prompt_tokens(), f.usage().generated_tokens(),
-      f.usage().explored_tokens(), f.timings().total_us() / 1e6,
-      f.timings().first_token_us() / 1e6, s.argmax(), s.adaptive(), s.branch(), s.insert(),
-      s.backspace(), s.hot_sample(), s.resample(), s.branch_sample());
+      f.usage().cached_prompt_tokens(), f.usage().generated_tokens(), f.usage().explored_tokens(),
+      f.timings().total_us() / 1e6, f.timings().first_token_us() / 1e6, s.argmax(), s.adaptive(),
+      s.branch(), s.insert(), s.backspace(), s.hot_sample(), s.resample(), s.branch_sample());
   if (!f.error().empty()) absl::StrAppend(&line, "\nerror: ", f.error());
   return line;
 }
@@ -82,8 +81,8 @@ bool PrintEvent(const ClientOptions& client, bool show_metrics, const GenerateEv
     }
     case GenerateEvent::kBranchOpened:
       if (show_metrics) {
-        out << "      branch: " << event.branch_opened().candidates_size()
-            << " candidates at node " << event.branch_opened().parent_node_id() << "\n";
+        out << "      branch: " << event.branch_opened().candidates_size() << " candidates at node "
+            << event.branch_opened().parent_node_id() << "\n";
       }
       break;
     case GenerateEvent::kBranchResolved:
@@ -94,8 +93,8 @@ bool PrintEvent(const ClientOptions& client, bool show_metrics, const GenerateEv
       break;
     case GenerateEvent::kBackspace:
       if (show_metrics) {
-        out << "      backspace: token " << event.backspace().removed_token_id()
-            << " at position " << event.backspace().position() << "\n";
+        out << "      backspace: token " << event.backspace().removed_token_id() << " at position "
+            << event.backspace().position() << "\n";
       }
       break;
     case GenerateEvent::kInsert:
@@ -191,8 +190,7 @@ int Watch(const ClientOptions& client, const std::string& job_id, bool show_metr
   return Follow(client, show_metrics, *reader, "watch " + job_id, output);
 }
 
-int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
-           Output output) {
+int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request, Output output) {
   auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
   arbor::v1::JobRef ref;
   const grpc::Status status = stub->Submit(UnaryContext(client).get(), request, &ref);

@@ -54,10 +54,9 @@ int ListJobs(const ClientOptions& client, int limit, Output output) {
   output.out << absl::StrFormat("%-24s %-10s %-16s %8s %-19s %s\n", "JOB", "STATE", "WORKER",
                                 "TOKENS", "CREATED", "TAG");
   for (const arbor::v1::Job& job : response.jobs()) {
-    output.out << absl::StrFormat("%-24s %-10s %-16s %8d %-19s %s\n", job.job_id(),
-                                  StateName(job.state()), job.worker_id(),
-                                  job.usage().generated_tokens(), Created(job.created_unix_ms()),
-                                  job.client_tag());
+    output.out << absl::StrFormat(
+        "%-24s %-10s %-16s %8d %-19s %s\n", job.job_id(), StateName(job.state()), job.worker_id(),
+        job.usage().generated_tokens(), Created(job.created_unix_ms()), job.client_tag());
   }
   return 0;
 }

@@ -23,8 +23,10 @@ namespace arbor::tools {
 
 int RunMakeModel(const Args& args) {
   if (!args.empty()) {
-    fprintf(stderr, "usage: arbor make-model --preset %s --out DIR [--seed N] [--gain G] "
-            "[--dtype f32|bf16]\n", absl::StrJoin(model::MakeModelPresets(), "|").c_str());
+    fprintf(stderr,
+            "usage: arbor make-model --preset %s --out DIR [--seed N] [--gain G] "
+            "[--dtype f32|bf16]\n",
+            absl::StrJoin(model::MakeModelPresets(), "|").c_str());
     return 2;
   }
   model::MakeModelOptions options;
@@ -47,8 +49,8 @@ int RunMakeModel(const Args& args) {
     const int percent = total == 0 ? 100 : static_cast<int>(100 * written / total);
     if (total < (64u << 20) || percent == last_percent) return;
     last_percent = percent;
-    fprintf(stderr, "\rmake-model: writing weights %3d%% (%.2f of %.2f GB)", percent,
-            written / 1e9, total / 1e9);
+    fprintf(stderr, "\rmake-model: writing weights %3d%% (%.2f of %.2f GB)", percent, written / 1e9,
+            total / 1e9);
     if (written == total) fprintf(stderr, "\n");
   };
   const absl::Time start = absl::Now();
@@ -58,10 +60,9 @@ int RunMakeModel(const Args& args) {
     return 1;
   }
   printf("%s: preset %s, %d layers, hidden %d, %d/%d heads x %d, ffn %d, vocab %d (%.1f s)\n",
-         options.out_dir.c_str(), options.preset.c_str(), config->num_layers,
-         config->hidden_size, config->num_heads, config->num_kv_heads, config->head_dim,
-         config->intermediate_size, config->vocab_size,
-         absl::ToDoubleSeconds(absl::Now() - start));
+         options.out_dir.c_str(), options.preset.c_str(), config->num_layers, config->hidden_size,
+         config->num_heads, config->num_kv_heads, config->head_dim, config->intermediate_size,
+         config->vocab_size, absl::ToDoubleSeconds(absl::Now() - start));
   return 0;
 }
 

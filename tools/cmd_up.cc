@@ -62,9 +62,10 @@ int RunUp(const Args& args) {
   for (const std::string& worker : (*cluster)->worker_addresses()) {
     printf("worker       %s\n", worker.c_str());
   }
-  printf("logs         %s\n\nTry:  arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
-         "      arbor jobs --coordinator %s\nCtrl-C stops everything.\n",
-         (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str());
+  printf(
+      "logs         %s\n\nTry:  arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
+      "      arbor jobs --coordinator %s\nCtrl-C stops everything.\n",
+      (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str());
   fflush(stdout);
   base::WaitForTerminationSignal();
   printf("\nStopping ...\n");

@@ -28,21 +28,20 @@ absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port
       return port;
     }
     if (std::optional<int> code = process.Wait(absl::Milliseconds(20))) {
-      return absl::UnavailableError(absl::StrCat("server exited with code ", *code,
-                                                 " before serving; see ", log_file));
+      return absl::UnavailableError(
+          absl::StrCat("server exited with code ", *code, " before serving; see ", log_file));
     }
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("server did not start within ", absl::FormatDuration(timeout), "; see ",
-                   log_file));
+  return absl::DeadlineExceededError(absl::StrCat(
+      "server did not start within ", absl::FormatDuration(timeout), "; see ", log_file));
 }
 
 // Waits until the coordinator has dialled its static workers and lists `expected` as READY, so
 // the first job does not race the coordinator's first health round.
 absl::Status AwaitReadyWorkers(const std::string& coordinator, int expected,
                                absl::Duration timeout) {
-  auto stub = v1::Cluster::NewStub(
-      grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::Cluster::NewStub(grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
   const absl::Time deadline = absl::Now() + timeout;
   int ready = 0;
   while (absl::Now() < deadline) {
@@ -58,9 +57,9 @@ absl::Status AwaitReadyWorkers(const std::string& coordinator, int expected,
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "the coordinator lists ", ready, " of ", expected, " workers as ready after ",
-      absl::FormatDuration(timeout)));
+  return absl::DeadlineExceededError(absl::StrCat("the coordinator lists ", ready, " of ", expected,
+                                                  " workers as ready after ",
+                                                  absl::FormatDuration(timeout)));
 }
 
 }  // namespace
@@ -72,7 +71,8 @@ std::string SelfDir() {
 }
 
 absl::StatusOr<base::Subprocess> StartServer(std::vector<std::string> argv,
-                                             const std::string& listen, const std::string& port_file,
+                                             const std::string& listen,
+                                             const std::string& port_file,
                                              const std::string& log_file, absl::Duration timeout,
                                              std::string* address) {
   std::filesystem::remove(port_file);
@@ -109,14 +109,14 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
                                    "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
                                    "--log_level=" + options.log_level};
   argv.insert(argv.end(), options.coordinator_flags.begin(), options.coordinator_flags.end());
-  ASSIGN_OR_RETURN(base::Subprocess coordinator,
-                   StartServer(std::move(argv),
-                               absl::StrCat(options.host, ":", options.coordinator_port),
-                               prefix + ".port", prefix + ".log", options.start_timeout,
-                               &cluster->coordinator_address_));
+  ASSIGN_OR_RETURN(
+      base::Subprocess coordinator,
+      StartServer(std::move(argv), absl::StrCat(options.host, ":", options.coordinator_port),
+                  prefix + ".port", prefix + ".log", options.start_timeout,
+                  &cluster->coordinator_address_));
   cluster->processes_.push_back(std::move(coordinator));
-  RETURN_IF_ERROR(AwaitReadyWorkers(cluster->coordinator_address_, options.num_workers,
-                                    options.start_timeout));
+  RETURN_IF_ERROR(
+      AwaitReadyWorkers(cluster->coordinator_address_, options.num_workers, options.start_timeout));
   return cluster;
 }
 

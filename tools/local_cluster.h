@@ -14,12 +14,12 @@
 namespace arbor::tools {
 
 struct LocalClusterOptions {
-  std::string bin_dir;        // Where arbor-coordinator and arbor-worker live.
-  std::string work_dir;       // Port files and logs go here.
-  std::string model_dir;      // --model of the workers (weights) and the coordinator (tokenizer).
+  std::string bin_dir;    // Where arbor-coordinator and arbor-worker live.
+  std::string work_dir;   // Port files and logs go here.
+  std::string model_dir;  // --model of the workers (weights) and the coordinator (tokenizer).
   int num_workers = 1;
   std::string host = "127.0.0.1";
-  int coordinator_port = 0;   // 0: any free port.
+  int coordinator_port = 0;  // 0: any free port.
   std::string log_level = "warn";
   std::vector<std::string> worker_flags;       // Extra flags for every worker.
   std::vector<std::string> coordinator_flags;  // Extra flags for the coordinator.
@@ -53,7 +53,8 @@ class LocalCluster {
 // Starts `argv` with `--listen LISTEN --port_file F` appended (LISTEN is "host:port"; port 0
 // picks a free one) and waits for it to serve. Returns the process and writes its address.
 absl::StatusOr<base::Subprocess> StartServer(std::vector<std::string> argv,
-                                             const std::string& listen, const std::string& port_file,
+                                             const std::string& listen,
+                                             const std::string& port_file,
                                              const std::string& log_file, absl::Duration timeout,
                                              std::string* address);
 

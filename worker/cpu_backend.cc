@@ -36,9 +36,9 @@ void ForRows(kernels::ThreadPool* pool, int64_t rows, const Fn& fn) {
 CpuBackend::CpuBackend(const model::ModelConfig& config, const CpuBackendOptions& options)
     : config_(config), options_(options) {}
 
-absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
-    const model::ModelConfig& config, const TensorLookup& lookup,
-    const CpuBackendOptions& options) {
+absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(const model::ModelConfig& config,
+                                                               const TensorLookup& lookup,
+                                                               const CpuBackendOptions& options) {
   const model::ModelConfig& c = config;
   if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.num_heads <= 0 ||
       c.num_kv_heads <= 0 || c.head_dim <= 0 || c.vocab_size <= 0) {
@@ -46,10 +46,10 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
         absl::StrCat("model config of '", c.name, "': every size must be positive"));
   }
   if (c.num_heads % c.num_kv_heads != 0 || c.head_dim % 2 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model config of '", c.name, "': num_attention_heads (", c.num_heads,
-        ") must be a multiple of num_key_value_heads (", c.num_kv_heads,
-        ") and head_dim (", c.head_dim, ") even"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config of '", c.name, "': num_attention_heads (", c.num_heads,
+                     ") must be a multiple of num_key_value_heads (", c.num_kv_heads,
+                     ") and head_dim (", c.head_dim, ") even"));
   }
   if (options.kv_blocks <= 0 || options.block_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
@@ -64,10 +64,10 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
 absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
     std::shared_ptr<const model::Checkpoint> checkpoint, const CpuBackendOptions& options) {
   const model::Checkpoint* ckpt = checkpoint.get();
-  ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
-                   Create(ckpt->config(), [ckpt](const std::string& name) {
-                     return ckpt->Tensor(name);
-                   }, options));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuBackend> backend,
+      Create(
+          ckpt->config(), [ckpt](const std::string& name) { return ckpt->Tensor(name); }, options));
   backend->checkpoint_ = std::move(checkpoint);
   return backend;
 }
@@ -82,8 +82,8 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lo
                                                    rows, ", ", cols, "]"));
   }
   if (t.data == nullptr || t.nbytes != static_cast<size_t>(rows * cols) * DTypeSize(t.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": ", t.nbytes,
-                                                   " bytes do not match its shape"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", name, ": ", t.nbytes, " bytes do not match its shape"));
   }
   weight_bytes_ += static_cast<int64_t>(t.nbytes);
   switch (t.dtype) {
@@ -132,7 +132,8 @@ absl::StatusOr<std::vector<float>> CpuBackend::LoadVector(const TensorLookup& lo
 absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
-  const int64_t q_dim = int64_t{c.num_heads} * c.head_dim, kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
+  const int64_t q_dim = int64_t{c.num_heads} * c.head_dim,
+                kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
   ASSIGN_OR_RETURN(embed_, LoadMatrix(lookup, "model.embed_tokens.weight", c.vocab_size, hidden));
   if (c.tie_word_embeddings) {
     lm_head_ = embed_;
@@ -157,12 +158,10 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   }
   // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
   if (!c.tie_word_embeddings) {
-    weight_bytes_ -= int64_t{c.vocab_size} * hidden *
-                     (embed_.type == WeightType::kF32 ? 4 : 2);
+    weight_bytes_ -= int64_t{c.vocab_size} * hidden * (embed_.type == WeightType::kF32 ? 4 : 2);
   }
   inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
-  const size_t pool_floats =
-      static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
+  const size_t pool_floats = static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
   k_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
   v_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
   const int threads = options_.threads > 0
@@ -205,8 +204,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     const int32_t n = static_cast<int32_t>(row.tokens.size());
     q_start.push_back(q_start.back() + n);
     kv_len.push_back(row.start_pos + n);
-    const int64_t blocks = (int64_t{row.start_pos} + n + options_.block_size - 1) /
-                           options_.block_size;
+    const int64_t blocks =
+        (int64_t{row.start_pos} + n + options_.block_size - 1) / options_.block_size;
     block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
     block_start.push_back(static_cast<int32_t>(block_ids.size()));
     tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
@@ -216,8 +215,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     if (row.logits != nullptr) logit_rows.push_back(q_start.back() - 1);
   }
   const int64_t t = static_cast<int64_t>(tokens.size());
-  const kernels::PagedBatch batch{static_cast<int64_t>(rows.size()), q_start.data(),
-                                  kv_len.data(), block_start.data(), block_ids.data()};
+  const kernels::PagedBatch batch{static_cast<int64_t>(rows.size()), q_start.data(), kv_len.data(),
+                                  block_start.data(), block_ids.data()};
   auto emit = [&](std::string_view name, const std::vector<float>& data, int64_t cols) {
     if (tap) tap(name, data.data(), t, cols);
   };
@@ -225,8 +224,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   std::vector<float> x(t * hidden), h(t * hidden), q(t * q_dim), k(t * kv_dim), v(t * kv_dim),
       attn(t * q_dim), delta(t * hidden), gate(t * ffn), up(t * ffn);
   std::vector<float> cos(t * hd / 2), sin(t * hd / 2);
-  kernels::EmbeddingRef({tokens.data(), embed_.data, embed_.type, x.data(), t, c.vocab_size,
-                         hidden, hidden});
+  kernels::EmbeddingRef(
+      {tokens.data(), embed_.data, embed_.type, x.data(), t, c.vocab_size, hidden, hidden});
   emit("embed", x, hidden);
   kernels::RopeCosSinRef({positions.data(), inv_freq_.data(), cos.data(), sin.data(), t, hd});
 
@@ -242,8 +241,7 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   };
   auto matmul = [&](const std::vector<float>& in, int64_t in_dim, const Matrix& w, int64_t out_dim,
                     std::vector<float>& out) {
-    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim,
-                        out_dim},
+    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim, out_dim},
                        pool);
   };
   for (int l = 0; l < c.num_layers; ++l) {
@@ -257,14 +255,14 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     ForRows(pool, t, [&](int64_t r0, int64_t n) {
       kernels::RopeRef({q.data() + r0 * q_dim, cos.data() + r0 * hd / 2, sin.data() + r0 * hd / 2,
                         n, c.num_heads, hd, q_dim});
-      kernels::RopeRef({k.data() + r0 * kv_dim, cos.data() + r0 * hd / 2,
-                        sin.data() + r0 * hd / 2, n, c.num_kv_heads, hd, kv_dim});
+      kernels::RopeRef({k.data() + r0 * kv_dim, cos.data() + r0 * hd / 2, sin.data() + r0 * hd / 2,
+                        n, c.num_kv_heads, hd, kv_dim});
     });
     emit(prefix + "q", q, q_dim);
     emit(prefix + "k", k, kv_dim);
     emit(prefix + "v", v, kv_dim);
-    const kernels::PagedKvLayer cache{k_cache_[l].data(), v_cache_[l].data(), options_.kv_blocks,
-                                      options_.block_size, c.num_kv_heads, hd};
+    const kernels::PagedKvLayer cache{k_cache_[l].data(),  v_cache_[l].data(), options_.kv_blocks,
+                                      options_.block_size, c.num_kv_heads,     hd};
     // Every row's K/V is written before any row attends, so rows of one step may read blocks
     // another row of the same step fills (a prefix published to the tree this step).
     kernels::PagedKvAppendRef({batch, cache, k.data(), v.data(), kv_dim, kv_dim});

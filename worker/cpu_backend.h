@@ -71,13 +71,13 @@ class CpuBackend : public Backend {
   absl::Status Load(const TensorLookup& lookup);
   absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
                                     int64_t rows, int64_t cols);
-  absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup,
-                                                const std::string& name, int64_t size);
+  absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup, const std::string& name,
+                                                int64_t size);
 
   model::ModelConfig config_;
   CpuBackendOptions options_;
   std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
-  std::vector<std::vector<float>> widened_;  // f16 tensors converted at load.
+  std::vector<std::vector<float>> widened_;              // f16 tensors converted at load.
   Matrix embed_, lm_head_;
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;

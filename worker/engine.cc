@@ -22,7 +22,7 @@ struct Engine::ActiveRun {
   std::vector<bool> created;
   std::vector<int32_t> length_before;
   std::vector<bool> last_sampled_before;
-  std::vector<int32_t> cached_tokens;      // Prefix-cache hits per item.
+  std::vector<int32_t> cached_tokens;  // Prefix-cache hits per item.
   std::function<bool()> cancelled;
   RunCallback done;
   v1::RunTimings timings;
@@ -175,13 +175,13 @@ absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
       length = item.truncate_to();
     }
   } else if (item.has_truncate_to()) {
-    return absl::NotFoundError(absl::StrCat(at, ".sequence_id: ", id,
-                                            " does not exist, so it cannot be truncated"));
+    return absl::NotFoundError(
+        absl::StrCat(at, ".sequence_id: ", id, " does not exist, so it cannot be truncated"));
   }
   if (length + item.append_size() > limits_.max_context) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        at, ".append: ", length, " + ", item.append_size(), " tokens exceed the context of ",
-        limits_.max_context));
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".append: ", length, " + ", item.append_size(),
+                     " tokens exceed the context of ", limits_.max_context));
   }
   if (length + item.append_size() == 0 && item.max_steps() > 0) {
     return absl::InvalidArgumentError(
@@ -215,8 +215,7 @@ absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
     state->last_sampled = false;
   }
   const int32_t length = sequences_.Length(id);
-  item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1,
-                 state->last_sampled);
+  item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1, state->last_sampled);
   if (!item_run.done()) RETURN_IF_ERROR(sequences_.EnsurePending(id));
   return absl::OkStatus();
 }
@@ -292,8 +291,8 @@ absl::Status Engine::BuildRows(std::vector<Row>& rows) {
         const bool decode = state->pending.size() == 1;
         if (decode != (pass == 0) || (!decode && budget <= 0)) continue;
         const int32_t take = decode ? 1 : budget;
-        absl::StatusOr<SequenceStore::Chunk> chunk = sequences_.TakePending(item.sequence_id(),
-                                                                            take);
+        absl::StatusOr<SequenceStore::Chunk> chunk =
+            sequences_.TakePending(item.sequence_id(), take);
         if (!chunk.ok()) {
           if (chunk.status().code() != absl::StatusCode::kResourceExhausted) return chunk.status();
           // Prefill that cannot fit fails the run whole; a decode step ends its item.
@@ -390,8 +389,8 @@ void Engine::Step() {
     SequenceState* state = *sequences_.Get(item.sequence_id());
     state->pending.insert(state->pending.end(), appended->begin(), appended->end());
     const auto& steps = item.result().steps();
-    state->last_sampled = !appended->empty() && steps[steps.size() - 1].strategy() !=
-                                                    v1::STRATEGY_INSERT;
+    state->last_sampled =
+        !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
   }
   // The step's time (forward, metrics, policy) counts once per run that took part: as prefill
   // when any of its rows was prefill, else as decode.
@@ -400,8 +399,10 @@ void Engine::Step() {
   for (const Row& row : rows) took_part[row.run] |= row.prefill;
   for (auto [run, prefill] : took_part) {
     v1::RunTimings& t = run->timings;
-    if (prefill) t.set_prefill_us(t.prefill_us() + elapsed_us);
-    else t.set_decode_us(t.decode_us() + elapsed_us);
+    if (prefill)
+      t.set_prefill_us(t.prefill_us() + elapsed_us);
+    else
+      t.set_decode_us(t.decode_us() + elapsed_us);
     t.set_forward_steps(t.forward_steps() + 1);
   }
 }
@@ -417,9 +418,8 @@ void Engine::FinishRuns() {
     }
     if (run.failed) {
       RollBack(run);
-      completions_.push_back([done = std::move(run.done), failure = run.failure] {
-        done(failure);
-      });
+      completions_.push_back(
+          [done = std::move(run.done), failure = run.failure] { done(failure); });
     } else {
       v1::RunResponse response;
       for (size_t i = 0; i < run.items.size(); ++i) {
@@ -442,8 +442,10 @@ void Engine::FinishRuns() {
   for (uint64_t id : deferred_releases_) {
     absl::StatusOr<SequenceState*> state = sequences_.Get(id);
     if (!state.ok()) continue;
-    if ((*state)->busy) still_busy.push_back(id);
-    else sequences_.Release(id).IgnoreError();
+    if ((*state)->busy)
+      still_busy.push_back(id);
+    else
+      sequences_.Release(id).IgnoreError();
   }
   deferred_releases_.swap(still_busy);
 }

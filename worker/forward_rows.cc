@@ -13,8 +13,8 @@ absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab
     }
     for (size_t i = 0; i < row.tokens.size(); ++i) {
       if (row.tokens[i] < 0 || row.tokens[i] >= vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i, "] = ",
-                                                       row.tokens[i], " outside [0, ",
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": tokens[", i,
+                                                       "] = ", row.tokens[i], " outside [0, ",
                                                        vocab_size, ")"));
       }
     }
@@ -28,8 +28,8 @@ absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab
     for (int64_t i = 0; i < blocks_needed; ++i) {
       if (row.block_table[i] < 0 || row.block_table[i] >= kv_blocks) {
         return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": block_table[", i,
-                                                       "] = ", row.block_table[i],
-                                                       " outside [0, ", kv_blocks, ")"));
+                                                       "] = ", row.block_table[i], " outside [0, ",
+                                                       kv_blocks, ")"));
       }
     }
   }

@@ -1,6 +1,7 @@
 // What every backend does the same way before its forward pass: checking the rows of a step
-// and the KV cache's block copies against the model and the KV pool, and turning the checkpoint's RoPE scaling into the ops'
-// parameters. One copy, so the CPU and CUDA backends refuse the same input with the same words.
+// and the KV cache's block copies against the model and the KV pool, and turning the checkpoint's
+// RoPE scaling into the ops' parameters. One copy, so the CPU and CUDA backends refuse the same
+// input with the same words.
 #ifndef ARBOR_WORKER_FORWARD_ROWS_H_
 #define ARBOR_WORKER_FORWARD_ROWS_H_
 

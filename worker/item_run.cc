@@ -55,8 +55,10 @@ void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
   last_token_ = last_token;
   context_.previous_backspaceable =
       last_sampled && BannedAt(length - 1).empty();  // Once per position.
-  if (item_.max_steps() == 0) Finish(v1::STOP_REASON_MAX_STEPS);
-  else if (length_ >= limits_.max_context) Finish(v1::STOP_REASON_CONTEXT);
+  if (item_.max_steps() == 0)
+    Finish(v1::STOP_REASON_MAX_STEPS);
+  else if (length_ >= limits_.max_context)
+    Finish(v1::STOP_REASON_CONTEXT);
 }
 
 std::vector<int32_t> ItemRun::BannedAt(int32_t position) const {
@@ -97,10 +99,10 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
                    entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
                                                  /*top_k=*/0));
-  ASSIGN_OR_RETURN(entropix::AttentionMetrics attention,
-                   entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys,
-                                                     policy_.attention_mode,
-                                                     policy_.reference_len));
+  ASSIGN_OR_RETURN(
+      entropix::AttentionMetrics attention,
+      entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys, policy_.attention_mode,
+                                        policy_.reference_len));
   context_.position = length_;
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
   context_.previous_is_insert_token = !inserts.empty() && last_token_ == inserts.back();
@@ -111,9 +113,9 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   const bool canonical = policy_.mode == entropix::PolicyMode::kCanonical;
   options.stop_on_structural = item_.stop_on_structural() || canonical;
   const entropix::RngKey key{item_.seed(), static_cast<uint32_t>(length_), item_.branch_id(), 0};
-  ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
-                   entropix::PolicyStep(logits, logit_metrics, attention, policy_, context_, key,
-                                        options));
+  ASSIGN_OR_RETURN(
+      entropix::StepOutcome outcome,
+      entropix::PolicyStep(logits, logit_metrics, attention, policy_, context_, key, options));
   ++steps_done_;
 
   v1::StepResult& step = *result_.add_steps();

@@ -44,8 +44,7 @@ class ItemRun {
   // last layer's scaled scores [num_heads][keys] of the last token. Returns the tokens to append
   // to the sequence (empty when the item stops without a token).
   absl::StatusOr<std::vector<int32_t>> OnDistribution(absl::Span<const float> logits,
-                                                      const float* scores, int num_heads,
-                                                      int keys);
+                                                      const float* scores, int num_heads, int keys);
 
   // Ends the item early (cancellation, KV exhaustion).
   void Stop(v1::StopReason reason);

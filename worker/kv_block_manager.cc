@@ -143,13 +143,13 @@ absl::StatusOr<int32_t> KvBlockManager::Append(SeqId id, std::span<const int32_t
       parent = it->second;
     }
   }
-  const int64_t needed = CeilDiv(new_len, block_size_) -
-                         static_cast<int64_t>(seq.blocks.size() + matched.size());
+  const int64_t needed =
+      CeilDiv(new_len, block_size_) - static_cast<int64_t>(seq.blocks.size() + matched.size());
   const int64_t available = static_cast<int64_t>(free_.size()) + cached_ - revived;
   if (needed > available) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("KV cache full: appending ", tokens.size(), " tokens to sequence ", id,
-                     " needs ", needed, " blocks, ", available, " can be freed"));
+    return absl::ResourceExhaustedError(absl::StrCat("KV cache full: appending ", tokens.size(),
+                                                     " tokens to sequence ", id, " needs ", needed,
+                                                     " blocks, ", available, " can be freed"));
   }
 
   for (int32_t block : matched) {
@@ -170,8 +170,8 @@ absl::StatusOr<std::vector<BlockCopy>> KvBlockManager::Fork(SeqId parent_id, Seq
   const KvSequence& parent = *parent_ptr;
   if (len < 0 || len > static_cast<int64_t>(parent.tokens.size())) {
     return absl::InvalidArgumentError(absl::StrCat("fork of sequence ", parent_id, " at length ",
-                                                   len, ": must be in [0, ",
-                                                   parent.tokens.size(), "]"));
+                                                   len, ": must be in [0, ", parent.tokens.size(),
+                                                   "]"));
   }
   if (sequences_.contains(child_id)) {
     return absl::AlreadyExistsError(absl::StrCat("sequence id ", child_id, " already exists"));
@@ -179,8 +179,8 @@ absl::StatusOr<std::vector<BlockCopy>> KvBlockManager::Fork(SeqId parent_id, Seq
   const int32_t full = len / block_size_;
   const int32_t partial = len % block_size_;
   if (partial > 0 && free_.empty() && cached_ == 0) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "KV cache full: fork of sequence ", parent_id, " needs a block for its partial tail"));
+    return absl::ResourceExhaustedError(absl::StrCat("KV cache full: fork of sequence ", parent_id,
+                                                     " needs a block for its partial tail"));
   }
   KvSequence child;
   child.tokens.assign(parent.tokens.begin(), parent.tokens.begin() + len);
@@ -200,9 +200,8 @@ absl::StatusOr<std::vector<BlockCopy>> KvBlockManager::Truncate(SeqId id, int32_
   ASSIGN_OR_RETURN(KvSequence * seq_ptr, Get(id));
   KvSequence& seq = *seq_ptr;
   if (len < 0 || len > static_cast<int64_t>(seq.tokens.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("truncate of sequence ", id, " to length ",
-                                                   len, ": must be in [0, ", seq.tokens.size(),
-                                                   "]"));
+    return absl::InvalidArgumentError(absl::StrCat("truncate of sequence ", id, " to length ", len,
+                                                   ": must be in [0, ", seq.tokens.size(), "]"));
   }
   const int64_t keep = CeilDiv(len, block_size_);
   const int32_t partial = len % block_size_;
@@ -210,10 +209,11 @@ absl::StatusOr<std::vector<BlockCopy>> KvBlockManager::Truncate(SeqId id, int32_
   const bool copy = last != kRoot && (blocks_[last].refcount > 1 || blocks_[last].in_tree);
   if (copy) {
     int64_t released = 0;  // Dropped blocks that become free or cached.
-    for (size_t i = keep; i < seq.blocks.size(); ++i) released += blocks_[seq.blocks[i]].refcount == 1;
+    for (size_t i = keep; i < seq.blocks.size(); ++i)
+      released += blocks_[seq.blocks[i]].refcount == 1;
     if (static_cast<int64_t>(free_.size()) + cached_ + released == 0) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "KV cache full: truncate of sequence ", id, " needs a block to copy its shared tail"));
+      return absl::ResourceExhaustedError(absl::StrCat("KV cache full: truncate of sequence ", id,
+                                                       " needs a block to copy its shared tail"));
     }
   }
   // Deepest first, so the tree's leaves get the oldest ticks and are evicted first.
@@ -276,7 +276,8 @@ absl::Status KvBlockManager::CheckInvariants() const {
     // The partial tail must be private: appends write into it.
     if (seq.tokens.size() % block_size_ != 0) {
       const Block& tail = blocks_[seq.blocks.back()];
-      if (tail.in_tree || refs[seq.blocks.back()] > 1) return fail("sequence ", id, ": shared tail");
+      if (tail.in_tree || refs[seq.blocks.back()] > 1)
+        return fail("sequence ", id, ": shared tail");
     }
   }
   std::vector<bool> is_free(num_blocks_, false);
@@ -288,12 +289,15 @@ absl::Status KvBlockManager::CheckInvariants() const {
   for (int32_t block = 0; block < num_blocks_; ++block) {
     const Block& b = blocks_[block];
     if (b.refcount != refs[block]) {
-      return fail("block ", block, ": refcount ", b.refcount, ", referenced ", refs[block], " times");
+      return fail("block ", block, ": refcount ", b.refcount, ", referenced ", refs[block],
+                  " times");
     }
-    if (is_free[block] != (b.refcount == 0 && !b.in_tree)) return fail("block ", block, ": free list");
+    if (is_free[block] != (b.refcount == 0 && !b.in_tree))
+      return fail("block ", block, ": free list");
     cached += b.in_tree && b.refcount == 0;
     const bool want_evictable = b.in_tree && b.refcount == 0 && b.children.empty();
-    if (b.evictable != want_evictable || (want_evictable && !evictable_.contains({b.last_use, block}))) {
+    if (b.evictable != want_evictable ||
+        (want_evictable && !evictable_.contains({b.last_use, block}))) {
       return fail("block ", block, ": eviction list");
     }
     evictable += want_evictable;
@@ -307,7 +311,8 @@ absl::Status KvBlockManager::CheckInvariants() const {
     if (b.parent != kRoot) {
       const Block& p = blocks_[b.parent];
       if (!p.in_tree) return fail("block ", block, ": parent outside the tree");
-      if (p.refcount < b.refcount) return fail("block ", block, ": referenced more than its parent");
+      if (p.refcount < b.refcount)
+        return fail("block ", block, ": referenced more than its parent");
     }
     for (const auto& [key, child] : b.children) {
       if (blocks_[child].parent != block) return fail("block ", child, ": wrong parent link");

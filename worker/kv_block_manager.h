@@ -41,7 +41,7 @@ struct KvStats {
   int64_t used_blocks = 0;    // Referenced by at least one sequence.
   int64_t cached_blocks = 0;  // Unreferenced, kept for prefix hits, evictable.
   int64_t free_blocks = 0;
-  int64_t hit_tokens = 0;     // Tokens whose KV came from the prefix tree, since construction.
+  int64_t hit_tokens = 0;      // Tokens whose KV came from the prefix tree, since construction.
   int64_t evicted_blocks = 0;  // Cached blocks reclaimed for new data, since construction.
 };
 
@@ -99,15 +99,17 @@ class KvBlockManager {
   struct Block {
     int32_t refcount = 0;
     bool in_tree = false;
-    int32_t parent = kRoot;     // Tree parent block (kRoot for a sequence's first block).
-    std::vector<int32_t> key;   // The block's block_size tokens, when in the tree.
+    int32_t parent = kRoot;    // Tree parent block (kRoot for a sequence's first block).
+    std::vector<int32_t> key;  // The block's block_size tokens, when in the tree.
     Children children;
-    uint64_t last_use = 0;      // Tick at which it last became unreferenced.
-    bool evictable = false;     // Listed in evictable_ (in tree, unreferenced, childless).
+    uint64_t last_use = 0;   // Tick at which it last became unreferenced.
+    bool evictable = false;  // Listed in evictable_ (in tree, unreferenced, childless).
   };
 
   absl::StatusOr<KvSequence*> Get(SeqId id);
-  Children& ChildrenOf(int32_t block) { return block == kRoot ? root_children_ : blocks_[block].children; }
+  Children& ChildrenOf(int32_t block) {
+    return block == kRoot ? root_children_ : blocks_[block].children;
+  }
   void UpdateEvictable(int32_t block);
   void Ref(int32_t block);
   void Unref(int32_t block);

@@ -30,8 +30,10 @@ Registration::~Registration() {
 void Registration::Loop() {
   bool registered = false;
   while (!stop_.HasBeenNotified()) {
-    if (!registered) registered = Register();
-    else registered = Beat();
+    if (!registered)
+      registered = Register();
+    else
+      registered = Beat();
     stop_.WaitForNotificationWithTimeout(registered ? interval_ : options_.retry_interval);
   }
 }

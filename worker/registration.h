@@ -16,10 +16,10 @@
 namespace arbor::worker {
 
 struct RegistrationOptions {
-  std::string coordinator;   // Coordinator address, host:port.
-  std::string advertise;     // Address the coordinator should dial to reach this worker.
+  std::string coordinator;  // Coordinator address, host:port.
+  std::string advertise;    // Address the coordinator should dial to reach this worker.
   arbor::v1::WorkerInfo info;
-  std::function<arbor::v1::HealthResponse()> load;  // Current load, sampled per heartbeat.
+  std::function<arbor::v1::HealthResponse()> load;   // Current load, sampled per heartbeat.
   std::function<void()> on_drain;                    // Coordinator asked us to drain.
   absl::Duration retry_interval = absl::Seconds(1);  // Between failed registration attempts.
 };

@@ -73,8 +73,8 @@ absl::Status ValidateRunRequest(const v1::RunRequest& request, const RunLimits& 
     const v1::RunItem& item = request.items(i);
     const std::string at = absl::StrCat("items[", i, "]");
     if (!ids.insert(item.sequence_id()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(at, ".sequence_id: ", item.sequence_id(),
-                                                     " appears twice in one request"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".sequence_id: ", item.sequence_id(), " appears twice in one request"));
     }
     RETURN_IF_ERROR(ValidateItem(item, at, limits));
   }

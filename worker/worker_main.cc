@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
     if (absl::GetFlag(FLAGS_coordinator).empty()) return;
     arbor::worker::RegistrationOptions reg;
     reg.coordinator = absl::GetFlag(FLAGS_coordinator);
-    reg.advertise = absl::GetFlag(FLAGS_advertise).empty() ? server.address()
-                                                           : absl::GetFlag(FLAGS_advertise);
+    reg.advertise =
+        absl::GetFlag(FLAGS_advertise).empty() ? server.address() : absl::GetFlag(FLAGS_advertise);
     reg.info = service.info();
     if (reg.info.worker_id().empty()) reg.info.set_worker_id(reg.advertise);
     reg.load = [&service] { return service.CurrentHealth(); };

@@ -22,10 +22,8 @@ class WorkerService final : public v1::Worker::CallbackService {
   v1::HealthResponse CurrentHealth() const;
 
   grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* context,
-                                 const v1::InfoRequest* request,
-                                 v1::WorkerInfo* response) override;
-  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
-                                const v1::RunRequest* request,
+                                 const v1::InfoRequest* request, v1::WorkerInfo* response) override;
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const v1::RunRequest* request,
                                 v1::RunResponse* response) override;
   grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
                                     const v1::ReleaseRequest* request,

@@ -118,9 +118,8 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
         absl::StrCat("--block_size: ", options.block_size, " is outside [1, 1024]"));
   }
   if (options.kv_tokens < options.block_size) {
-    return absl::InvalidArgumentError(absl::StrCat("--kv_tokens: ", options.kv_tokens,
-                                                   " is less than one block (",
-                                                   options.block_size, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv_tokens: ", options.kv_tokens, " is less than one block (", options.block_size, ")"));
   }
   RETURN_IF_ERROR(ParseDevice(options.device).status());
   if (options.max_batch_tokens < 1) {
@@ -144,9 +143,9 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.default_policy = DefaultPolicy(options.model_dir);
   engine_options.eos_token_ids = eos;
   engine_options.max_context = options.max_context;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
-                   MakeBackend(options, std::shared_ptr<const model::Checkpoint>(
-                                            std::move(checkpoint))));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<Backend> backend,
+      MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint))));
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));
   loaded.info = MakeInfo(options, *loaded.engine, eos);

@@ -83,8 +83,8 @@ void BM_SampleAdaptive(benchmark::State& state) {
   const Candidates candidates{row, {}, metrics.logsumexp};
   uint32_t position = 0;
   for (auto _ : state) {
-    auto sample = SampleAdaptive(candidates, SamplingParams{}, 5, 0.0, RngKey{1, ++position, 0, 0},
-                                 {});
+    auto sample =
+        SampleAdaptive(candidates, SamplingParams{}, 5, 0.0, RngKey{1, ++position, 0, 0}, {});
     benchmark::DoNotOptimize(sample);
   }
   state.SetBytesProcessed(state.iterations() * vocab * sizeof(float));

@@ -22,8 +22,8 @@ namespace {
 constexpr size_t kTextBytes = 1 << 20;
 
 const std::string& TokenizerJson() {
-  static const std::string* json = new std::string(
-      TrainByteLevelBpe(BuiltinCorpus(), {8000, Llama3SpecialTokens()}).value());
+  static const std::string* json =
+      new std::string(TrainByteLevelBpe(BuiltinCorpus(), {8000, Llama3SpecialTokens()}).value());
   return *json;
 }
 

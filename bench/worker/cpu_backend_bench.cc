@@ -63,7 +63,8 @@ double MeasureReadBandwidth() {
     const auto start = std::chrono::steady_clock::now();
     pool.ParallelFor(static_cast<int64_t>(n / 4096), 64, [&](int64_t begin, int64_t end) {
       float sum = 0;
-      for (int64_t i = begin; i < end; ++i) sum += kernels::simd::Dot(&data[i * 4096], ones.data(), 4096);
+      for (int64_t i = begin; i < end; ++i)
+        sum += kernels::simd::Dot(&data[i * 4096], ones.data(), 4096);
       sink.store(sink.load() + sum);
     });
     const double seconds =
@@ -99,8 +100,7 @@ model::ModelConfig SmallConfig() {
 absl::StatusOr<std::unique_ptr<model::Checkpoint>> OpenLlama1b() {
   std::string dir = absl::GetFlag(FLAGS_model_1b_dir);
   if (dir.empty()) {
-    dir = (std::filesystem::temp_directory_path() / "arbor-bench-llama-3.2-1b-shape-bf16")
-              .string();
+    dir = (std::filesystem::temp_directory_path() / "arbor-bench-llama-3.2-1b-shape-bf16").string();
   }
   ASSIGN_OR_RETURN(const model::ModelConfig want, model::PresetConfig(kLlama1bPreset));
   auto fits = [&want](const model::Checkpoint& c) {
@@ -125,8 +125,7 @@ absl::StatusOr<std::unique_ptr<model::Checkpoint>> OpenLlama1b() {
     options.seed = 1;
     options.dtype = model::DType::kBF16;
     RETURN_IF_ERROR(model::MakeModel(options).status());
-    std::printf("written in %.1f s\n",
-                std::chrono::duration<double>(Clock::now() - start).count());
+    std::printf("written in %.1f s\n", std::chrono::duration<double>(Clock::now() - start).count());
     start = Clock::now();
     ASSIGN_OR_RETURN(checkpoint, model::Checkpoint::Open(dir));
   }
@@ -157,9 +156,9 @@ Fixture& Get(int shape, bool bf16) {
     // 512 blocks of 16 hold batch 32 at a 129-token context; the backend allocates (and
     // zeroes) every block of its KV pools, 0.5 GiB at this shape.
     backend = checkpoint.ok()
-                  ? CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(
-                                           std::move(checkpoint).value()),
-                                       {.kv_blocks = 512, .block_size = 16, .threads = Threads()})
+                  ? CpuBackend::Create(
+                        std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()),
+                        {.kv_blocks = 512, .block_size = 16, .threads = Threads()})
                   : checkpoint.status();
   } else {
     std::mt19937 rng(42);
@@ -216,8 +215,10 @@ void BM_Decode(benchmark::State& state) {
     for (int s = 0; s < batch; ++s) {
       if (!kv.Append(s, next).ok()) state.SkipWithError("append");
       const KvSequence* seq = *kv.Find(s);
-      rows.push_back({.tokens = next, .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
-                      .block_table = seq->blocks, .logits = logits[s].data()});
+      rows.push_back({.tokens = next,
+                      .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
+                      .block_table = seq->blocks,
+                      .logits = logits[s].data()});
     }
     if (!f.backend->Forward(rows).ok()) state.SkipWithError("forward");
     for (int s = 0; s < batch; ++s) {
@@ -225,8 +226,8 @@ void BM_Decode(benchmark::State& state) {
     }
   }
   for (int s = 0; s < batch; ++s) (void)kv.Release(s);
-  state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * batch, benchmark::Counter::kIsRate);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * batch,
+                                               benchmark::Counter::kIsRate);
   state.counters["weight_MB"] = f.backend->weight_bytes() / 1e6;
   // Fraction of the bandwidth bound: weight bytes per step / step time / measured bandwidth.
   state.counters["bw_frac"] = benchmark::Counter(
@@ -255,8 +256,8 @@ void BM_Prefill(benchmark::State& state) {
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 31 + id * 17) % vocab;
     if (!kv.Create(id).ok() || !kv.Append(id, prompt).ok()) state.SkipWithError("KV setup");
     const KvSequence* seq = *kv.Find(id);
-    ForwardRow row{.tokens = prompt, .start_pos = 0, .block_table = seq->blocks,
-                   .logits = logits.data()};
+    ForwardRow row{
+        .tokens = prompt, .start_pos = 0, .block_table = seq->blocks, .logits = logits.data()};
     if (!f.backend->Forward({&row, 1}).ok()) state.SkipWithError("forward");
     (void)kv.Release(id++);
   }
@@ -319,8 +320,7 @@ void BM_DecodeAttention(benchmark::State& state) {
   std::vector<float> out(q.size());
   kernels::PagedAttentionParams p;
   p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
-  p.cache = {k.data(), v.data(), static_cast<int64_t>(block_ids.size()), block, kv_heads,
-             head_dim};
+  p.cache = {k.data(), v.data(), static_cast<int64_t>(block_ids.size()), block, kv_heads, head_dim};
   p.q = q.data();
   p.out = out.data();
   p.q_stride = p.out_stride = heads * head_dim;
@@ -330,8 +330,9 @@ void BM_DecodeAttention(benchmark::State& state) {
     kernels::PagedAttentionRef(p, nullptr);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["keys_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * seqs * heads * context), benchmark::Counter::kIsRate);
+  state.counters["keys_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * seqs * heads * context),
+                         benchmark::Counter::kIsRate);
 }
 
 // Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape), bf16, batch. Shape 2 is registered in

@@ -74,10 +74,9 @@ int Run() {
   const testing::RandomLlama model(config, /*bf16=*/true, rng);
   constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kSteps = 32, kWarmup = 4;
   const int32_t blocks_per_row = (kMaxContext + kSteps + kWarmup + kBlock) / kBlock + 1;
-  auto created = CudaBackend::Create(config, model.Lookup(),
-                                     {.device = 0,
-                                      .kv_blocks = blocks_per_row * (kMaxBatch + 1),
-                                      .block_size = kBlock});
+  auto created = CudaBackend::Create(
+      config, model.Lookup(),
+      {.device = 0, .kv_blocks = blocks_per_row * (kMaxBatch + 1), .block_size = kBlock});
   if (!created.ok()) {
     std::printf("error: %s\n", created.status().ToString().c_str());
     return 1;
@@ -87,8 +86,8 @@ int Run() {
       int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim * sizeof(float);
   std::printf("weights %.2f GB bf16; KV %lld bytes/token (fp32)\n", backend.weight_bytes() / 1e9,
               static_cast<long long>(kv_bytes_per_token));
-  std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "metrics", "step ms",
-              "tok/s", "roofline");
+  std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "metrics", "step ms", "tok/s",
+              "roofline");
   std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
   for (int32_t context : {512, 4096}) {
     // One prefill of the context (row 64's blocks, in 512-token chunks), then copies of its KV
@@ -137,8 +136,8 @@ int Run() {
             return 1;
           }
           if (step >= kWarmup) {
-            seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                           .count();
+            seconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           }
         }
         const double step_s = seconds / kSteps;

@@ -140,8 +140,9 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
 int Main() {
   std::printf("engine end to end, decode at context %d..%d, %d threads\n", kPrompt,
               kPrompt + kSteps, Threads());
-  std::printf("| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
-              "metrics+policy per row | metrics+policy share of step |\n");
+  std::printf(
+      "| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
+      "metrics+policy per row | metrics+policy share of step |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const char* preset : {"tiny", "small"}) {
     auto model = testing::TempModel::Make(preset, 42);
@@ -155,8 +156,8 @@ int Main() {
       // One engine step = forward of the batch + metrics and policy for each row.
       const double forward_step = batch / forward.tokens_per_second;
       const double policy_step = batch * forward.policy_seconds_per_row;
-      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", preset, batch,
-                  engine, forward.tokens_per_second, engine / forward.tokens_per_second,
+      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", preset, batch, engine,
+                  forward.tokens_per_second, engine / forward.tokens_per_second,
                   forward.policy_seconds_per_row * 1e6,
                   100 * policy_step / (forward_step + policy_step));
       std::fflush(stdout);

@@ -115,16 +115,16 @@ class PairCounts {
 };
 
 json Llama3PreTokenizerJson() {
-  return {{"type", "Sequence"},
-          {"pretokenizers",
-           json::array({{{"type", "Split"},
-                         {"pattern", {{"Regex", std::string(kLlama3SplitPattern)}}},
-                         {"behavior", "Isolated"},
-                         {"invert", false}},
-                        {{"type", "ByteLevel"},
-                         {"add_prefix_space", false},
-                         {"trim_offsets", true},
-                         {"use_regex", false}}})}};
+  return {
+      {"type", "Sequence"},
+      {"pretokenizers", json::array({{{"type", "Split"},
+                                      {"pattern", {{"Regex", std::string(kLlama3SplitPattern)}}},
+                                      {"behavior", "Isolated"},
+                                      {"invert", false}},
+                                     {{"type", "ByteLevel"},
+                                      {"add_prefix_space", false},
+                                      {"trim_offsets", true},
+                                      {"use_regex", false}}})}};
 }
 
 json PostProcessorJson(const std::vector<std::string>& specials, int first_special_id) {
@@ -166,16 +166,15 @@ absl::StatusOr<std::string> TrainByteLevelBpe(absl::string_view corpus,
   absl::flat_hash_set<std::string> seen;
   for (const std::string& special : options.special_tokens) {
     if (special.empty() || !seen.insert(special).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "BpeTrainerOptions.special_tokens: '", special, "' is empty or repeated"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("BpeTrainerOptions.special_tokens: '", special, "' is empty or repeated"));
     }
   }
 
   // Distinct pre-tokenized words with their counts; ids 0..255 are the bytes themselves.
   absl::flat_hash_map<std::string, int64_t> word_counts;
-  PreTokenizer::Llama3().Split(corpus, [&](absl::string_view word) {
-    ++word_counts[std::string(word)];
-  });
+  PreTokenizer::Llama3().Split(corpus,
+                               [&](absl::string_view word) { ++word_counts[std::string(word)]; });
   std::vector<std::pair<std::string, int64_t>> sorted(word_counts.begin(), word_counts.end());
   std::sort(sorted.begin(), sorted.end());  // Deterministic whatever the hash order.
   std::vector<Word> words;

@@ -8,7 +8,8 @@
 namespace arbor::model {
 namespace {
 
-constexpr char kProse[] = R"corpus(The lighthouse keeper woke before dawn, as he had every morning for thirty-one years. The sea was grey and quiet ... too quiet, he thought, for the first week of November. He lit the stove, filled the kettle, and climbed the one hundred and twelve steps to the lamp room. From there he could see the whole bay: the fishing boats still tied up in the harbour, the gulls standing on the breakwater, the long line of cliffs running north toward the village. Nothing moved. He wrote in the log: "06:12, wind light from the west, visibility good, sea calm." Then he sat down and waited for the light to come.
+constexpr char kProse[] =
+    R"corpus(The lighthouse keeper woke before dawn, as he had every morning for thirty-one years. The sea was grey and quiet ... too quiet, he thought, for the first week of November. He lit the stove, filled the kettle, and climbed the one hundred and twelve steps to the lamp room. From there he could see the whole bay: the fishing boats still tied up in the harbour, the gulls standing on the breakwater, the long line of cliffs running north toward the village. Nothing moved. He wrote in the log: "06:12, wind light from the west, visibility good, sea calm." Then he sat down and waited for the light to come.
 
 It is often said that the best way to learn something is to teach it. There is truth in that ... but it is not the whole truth. Teaching forces you to find the words for what you know, and in finding the words you discover what you do not know. The gaps appear the moment a student asks "why?" and you have no answer ready. A good teacher welcomes those moments; a poor one hides them.
 
@@ -154,7 +155,8 @@ y = torch.softmax(x, dim=-1)
 assert torch.allclose(y.sum(dim=-1), torch.ones(4))
 )corpus";
 
-constexpr char kNumbers[] = R"corpus(Quarterly results (in thousands): Q1 1,204.5; Q2 1,387.0; Q3 1,512.25; Q4 1,698.75. Growth: +15.2%, +9.0%, +12.3%.
+constexpr char kNumbers[] =
+    R"corpus(Quarterly results (in thousands): Q1 1,204.5; Q2 1,387.0; Q3 1,512.25; Q4 1,698.75. Growth: +15.2%, +9.0%, +12.3%.
 Temperatures this week: Mon 12°C, Tue 14°C, Wed 9°C, Thu 7°C, Fri 11°C, Sat 15°C, Sun 16°C.
 Flight BA 2490 departs at 14:35 from gate 23B and lands at 17:05 local time.
 The invoice #20240317-0042 totals $1,849.99 (tax included), due on 2024-04-15.
@@ -175,7 +177,8 @@ Coordinates: 48.8566° N, 2.3522° E. Elevation: 35 m. Distance: 1,234 km.
 | 4  | Dana    | 88.75 | yes    |
 )corpus";
 
-constexpr char kPunctuation[] = R"corpus(Wait ... what? No -- really?! Yes (really). "Quoted," she said; 'single-quoted,' he replied.
+constexpr char kPunctuation[] =
+    R"corpus(Wait ... what? No -- really?! Yes (really). "Quoted," she said; 'single-quoted,' he replied.
 Hmm ... let me think ... OK ... I see ... so the answer is 42 ... or is it?
 Lists: apples, pears, plums; tools: saw, drill, hammer. Ratio 3:2. Path: /usr/local/bin. URL: https://example.com/a/b?c=1&d=2#top.
 Email: someone@example.org. Tags: #weekend #travel @friend. Price: €12.50, £9.99, ¥1200.
@@ -194,7 +197,8 @@ two blank lines follow
 and then the text goes on.
 )corpus";
 
-constexpr char kOtherScripts[] = R"corpus(Français : Le café est prêt ; voulez-vous du sucre ? Très bien, merci beaucoup. À bientôt !
+constexpr char kOtherScripts[] =
+    R"corpus(Français : Le café est prêt ; voulez-vous du sucre ? Très bien, merci beaucoup. À bientôt !
 Deutsch: Die Straße ist nass, weil es die ganze Nacht geregnet hat. Schöne Grüße aus München.
 Español: ¿Dónde está la estación? Está a dos calles, al lado del mercado. ¡Gracias, señora!
 Português: A informação está disponível no relatório anual, página 42.
@@ -247,9 +251,9 @@ Thinking out loud ... the first approach was too slow, the second used too much 
 }  // namespace
 
 absl::string_view BuiltinCorpus() {
-  static const std::string* corpus = new std::string(
-      std::string(kProse) + kDialogue + kCode + kNumbers + kPunctuation + kOtherScripts + kNotes +
-      kProse + kDialogue + kNotes);
+  static const std::string* corpus =
+      new std::string(std::string(kProse) + kDialogue + kCode + kNumbers + kPunctuation +
+                      kOtherScripts + kNotes + kProse + kDialogue + kNotes);
   return *corpus;
 }
 

@@ -27,9 +27,8 @@ absl::Status AppendSpecial(const Tokenizer& tokenizer, absl::string_view token,
                            std::vector<int>* ids) {
   auto id = tokenizer.TokenId(token);
   if (!id.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the chat template needs the special token ", token,
-                     ", which this tokenizer lacks"));
+    return absl::FailedPreconditionError(absl::StrCat("the chat template needs the special token ",
+                                                      token, ", which this tokenizer lacks"));
   }
   ids->push_back(*id);
   return absl::OkStatus();
@@ -52,8 +51,7 @@ absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
   };
   for (const ChatMessage& message : messages) {
     RETURN_IF_ERROR(header(message.role));
-    AppendText(tokenizer, absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)),
-               &ids);
+    AppendText(tokenizer, absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)), &ids);
     RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
   }
   if (add_generation_prompt) {
@@ -97,8 +95,8 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
     text = value.get<std::string>();
   } else if (value.is_array()) {
     for (const json& entry : value) {
-      if (entry.is_object() && entry.value("name", "") == "default" &&
-          entry.contains("template") && entry["template"].is_string()) {
+      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
+          entry["template"].is_string()) {
         text = entry["template"].get<std::string>();
       }
     }

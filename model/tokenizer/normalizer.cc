@@ -24,7 +24,8 @@ absl::Status Normalizer::AddStep(const json& step, const std::string& where) {
       return absl::InvalidArgumentError(absl::StrCat(where, ".normalizers must be an array"));
     }
     for (size_t i = 0; i < step["normalizers"].size(); ++i) {
-      RETURN_IF_ERROR(AddStep(step["normalizers"][i], absl::StrCat(where, ".normalizers[", i, "]")));
+      RETURN_IF_ERROR(
+          AddStep(step["normalizers"][i], absl::StrCat(where, ".normalizers[", i, "]")));
     }
     return absl::OkStatus();
   }

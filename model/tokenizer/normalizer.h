@@ -25,7 +25,7 @@ class Normalizer {
 
  private:
   struct Step {
-    bool prepend;        // Prepend `content` (to non-empty text), else replace `pattern`.
+    bool prepend;  // Prepend `content` (to non-empty text), else replace `pattern`.
     std::string pattern;
     std::string content;
   };

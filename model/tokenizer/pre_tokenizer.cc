@@ -60,8 +60,7 @@ absl::StatusOr<bool> OptionalBool(const json& object, const char* key, bool fall
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RegexSplit>> RegexSplit::Create(absl::string_view pattern,
-                                                               bool literal,
-                                                               SplitBehavior behavior,
+                                                               bool literal, SplitBehavior behavior,
                                                                bool invert) {
   uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF;
   if (literal) options |= PCRE2_LITERAL;
@@ -139,8 +138,8 @@ absl::Status PreTokenizer::AddJsonStage(const json& stage, const std::string& wh
       return absl::InvalidArgumentError(absl::StrCat(where, ".pretokenizers must be an array"));
     }
     for (size_t i = 0; i < stage["pretokenizers"].size(); ++i) {
-      RETURN_IF_ERROR(AddJsonStage(stage["pretokenizers"][i],
-                                   absl::StrCat(where, ".pretokenizers[", i, "]")));
+      RETURN_IF_ERROR(
+          AddJsonStage(stage["pretokenizers"][i], absl::StrCat(where, ".pretokenizers[", i, "]")));
     }
     return absl::OkStatus();
   }
@@ -159,10 +158,9 @@ absl::Status PreTokenizer::AddJsonStage(const json& stage, const std::string& wh
       return absl::InvalidArgumentError(
           absl::StrCat(where, ".pattern must be {\"Regex\": string} or {\"String\": string}"));
     }
-    const std::string behavior =
-        stage.contains("behavior") && stage["behavior"].is_string()
-            ? stage["behavior"].get<std::string>()
-            : "";
+    const std::string behavior = stage.contains("behavior") && stage["behavior"].is_string()
+                                     ? stage["behavior"].get<std::string>()
+                                     : "";
     SplitBehavior split_behavior;
     if (behavior == "Isolated") {
       split_behavior = SplitBehavior::kIsolated;

@@ -30,8 +30,7 @@ enum class SplitBehavior {
 // UTF-8 never matches, so stray bytes end up in gap pieces and still reach the encoder.
 class RegexSplit {
  public:
-  static absl::StatusOr<std::unique_ptr<RegexSplit>> Create(absl::string_view pattern,
-                                                            bool literal,
+  static absl::StatusOr<std::unique_ptr<RegexSplit>> Create(absl::string_view pattern, bool literal,
                                                             SplitBehavior behavior, bool invert);
   ~RegexSplit();
   RegexSplit(const RegexSplit&) = delete;

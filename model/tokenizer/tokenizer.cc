@@ -112,8 +112,8 @@ absl::Status Tokenizer::SetToken(int id, const std::string& text, const std::str
     special_.resize(id + 1, false);
   }
   if (!token_text_[id].empty() && token_text_[id] != text) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": id ", id, " is both '",
-                                                   token_text_[id], "' and '", text, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": id ", id, " is both '", token_text_[id], "' and '", text, "'"));
   }
   token_text_[id] = text;
   return absl::OkStatus();
@@ -164,8 +164,8 @@ absl::Status Tokenizer::LoadModel(const json& model) {
                                                              : absl::StrFormat("<0x%02X>", b);
       auto it = vocab_.find(symbol);
       if (it == vocab_.end()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "model.vocab lacks the token '%s' for byte 0x%02X", symbol, b));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("model.vocab lacks the token '%s' for byte 0x%02X", symbol, b));
       }
       byte_symbol_[b] = it->second;
     }

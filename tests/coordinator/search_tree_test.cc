@@ -51,8 +51,7 @@ struct Snapshot {
 };
 
 TEST(SearchTree, CreateValidatesPromptAndVocab) {
-  EXPECT_EQ(SearchTree::Create({}, kVocab, 0).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SearchTree::Create({}, kVocab, 0).status().code(), absl::StatusCode::kInvalidArgument);
   const absl::Status out_of_vocab = SearchTree::Create({1, kVocab}, kVocab, 0).status();
   EXPECT_EQ(out_of_vocab.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(out_of_vocab.message().find("prompt_token_ids[1]"), std::string::npos);
@@ -210,17 +209,17 @@ TEST(SearchTree, RolloutBranchCommitsTheWinnerAndPrunesTheRest) {
   for (int step = 0; step < 3; ++step) {
     for (size_t i = 0; i < leaves.size(); ++i) {
       if (i == 2 && step > 0) continue;  // Child 2 stopped early.
-      leaves[i] = *tree.ExtendRollout(leaves[i], MakeStep(100 + step, v1::STRATEGY_ADAPTIVE,
-                                                          11 + i));
+      leaves[i] =
+          *tree.ExtendRollout(leaves[i], MakeStep(100 + step, v1::STRATEGY_ADAPTIVE, 11 + i));
       EXPECT_EQ(tree.node(leaves[i]).branch_depth, 1);
     }
   }
   EXPECT_TRUE(tree.CheckInvariants().ok());
   const Snapshot before(tree);
-  EXPECT_FALSE(tree.ResolveBranch(base, kids[0], {}).ok());         // Not a leaf.
-  EXPECT_FALSE(tree.ResolveBranch(base, leaves[1], {1.0f}).ok());   // Score count.
+  EXPECT_FALSE(tree.ResolveBranch(base, kids[0], {}).ok());        // Not a leaf.
+  EXPECT_FALSE(tree.ResolveBranch(base, leaves[1], {1.0f}).ok());  // Score count.
   EXPECT_FALSE(tree.ResolveBranch(base, leaves[1], {1.0f, std::nanf(""), 0.0f}).ok());
-  EXPECT_FALSE(tree.ResolveBranch(kids[0], leaves[1], {}).ok());    // Not a branch point.
+  EXPECT_FALSE(tree.ResolveBranch(kids[0], leaves[1], {}).ok());  // Not a branch point.
   EXPECT_TRUE(Snapshot(tree) == before);
 
   const BranchResolution r = *tree.ResolveBranch(base, leaves[1], {-1.5f, -0.5f, -2.0f});
@@ -258,7 +257,7 @@ TEST(SearchTree, BranchRefusals) {
   EXPECT_EQ(tree.OpenBranch(999, {MakeStep(50)}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(tree.OpenBranch(b, {MakeStep(50), MakeStep(50)}).status().code(),
-            absl::StatusCode::kInvalidArgument);  // Duplicate candidates.
+            absl::StatusCode::kInvalidArgument);           // Duplicate candidates.
   EXPECT_FALSE(tree.ExtendRollout(b, MakeStep(50)).ok());  // Committed node.
   EXPECT_FALSE(tree.PruneRollout(b).ok());
   EXPECT_FALSE(tree.ResolveBranch(b, b, {}).ok());
@@ -266,7 +265,7 @@ TEST(SearchTree, BranchRefusals) {
   EXPECT_FALSE(tree.ExtendRollout(b, MakeStep(52)).ok());  // The branch point itself.
   const NodeId x = *tree.ExtendRollout(kids[0], MakeStep(60));
   EXPECT_FALSE(tree.ExtendRollout(kids[0], MakeStep(60)).ok());  // Same token twice.
-  EXPECT_FALSE(tree.OpenBranch(kids[0], {MakeStep(70)}).ok());  // Not a leaf.
+  EXPECT_FALSE(tree.OpenBranch(kids[0], {MakeStep(70)}).ok());   // Not a leaf.
   EXPECT_FALSE(tree.ResolveBranch(b, 12345, {}).ok());
   // Resolving prunes kids[1]; pruned nodes accept nothing more.
   ASSERT_TRUE(tree.ResolveBranch(b, x, {}).ok());
@@ -287,9 +286,8 @@ TEST(SearchTree, BranchRefusals) {
 TEST(SearchTree, BeamForksAndPrunesMidway) {
   SearchTree tree = MakeTree({1}, 1);
   const NodeId base = *tree.Commit(MakeStep(9, v1::STRATEGY_ARGMAX, 1));
-  const std::vector<NodeId> kids =
-      *tree.OpenBranch(base, {MakeStep(10, v1::STRATEGY_BRANCH, 2),
-                              MakeStep(11, v1::STRATEGY_BRANCH, 3)});
+  const std::vector<NodeId> kids = *tree.OpenBranch(
+      base, {MakeStep(10, v1::STRATEGY_BRANCH, 2), MakeStep(11, v1::STRATEGY_BRANCH, 3)});
   // Step 1: child 0 forks into two beams (one continues on seq 2, one on a new seq 4).
   const NodeId a1 = *tree.ExtendRollout(kids[0], MakeStep(20, v1::STRATEGY_ADAPTIVE, 2));
   const NodeId a2 = *tree.ExtendRollout(kids[0], MakeStep(21, v1::STRATEGY_ADAPTIVE, 4));
@@ -324,13 +322,11 @@ TEST(SearchTree, BeamForksAndPrunesMidway) {
 
 TEST(SearchTree, NestedBranchResolvesInsideTheRollout) {
   SearchTree tree = MakeTree({1}, 1);
-  const std::vector<NodeId> outer =
-      *tree.OpenBranch(kPromptNode, {MakeStep(10, v1::STRATEGY_BRANCH, 2),
-                                     MakeStep(11, v1::STRATEGY_BRANCH, 3)});
+  const std::vector<NodeId> outer = *tree.OpenBranch(
+      kPromptNode, {MakeStep(10, v1::STRATEGY_BRANCH, 2), MakeStep(11, v1::STRATEGY_BRANCH, 3)});
   const NodeId leaf = *tree.ExtendRollout(outer[0], MakeStep(20, v1::STRATEGY_ARGMAX, 2));
-  const std::vector<NodeId> inner =
-      *tree.OpenBranch(leaf, {MakeStep(30, v1::STRATEGY_BRANCH, 4),
-                              MakeStep(31, v1::STRATEGY_BRANCH, 5)});
+  const std::vector<NodeId> inner = *tree.OpenBranch(
+      leaf, {MakeStep(30, v1::STRATEGY_BRANCH, 4), MakeStep(31, v1::STRATEGY_BRANCH, 5)});
   EXPECT_EQ(tree.node(inner[0]).branch_depth, 2);
   EXPECT_EQ(tree.open_branches().size(), 2u);
   EXPECT_EQ(tree.OpenBranchOf(inner[1]), leaf);
@@ -399,8 +395,8 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
         case 1: {  // Commit or insert.
           const bool insert = rand(4) == 0;
           const int32_t t = token();
-          const auto r = insert ? tree.Insert(MakeStep(t, v1::STRATEGY_INSERT))
-                                : tree.Commit(MakeStep(t));
+          const auto r =
+              insert ? tree.Insert(MakeStep(t, v1::STRATEGY_INSERT)) : tree.Commit(MakeStep(t));
           ASSERT_EQ(r.ok(), !open) << r.status();
           if (r.ok()) {
             model.push_back(t);
@@ -450,8 +446,8 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
               ++done[4];
             }
           } else if (open) {
-            const NodeId point = tree.open_branches()[rand(
-                static_cast<int>(tree.open_branches().size()))].point;
+            const NodeId point =
+                tree.open_branches()[rand(static_cast<int>(tree.open_branches().size()))].point;
             const auto r = tree.ResolveBranch(point, at, {});
             if (r.ok()) {
               thrown_away += static_cast<int32_t>(r->pruned.pruned_nodes.size());
@@ -473,8 +469,8 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
   for (size_t kind = 0; kind < done.size(); ++kind) {
     EXPECT_GT(done[kind], 0) << "operation kind " << kind << " never succeeded";
   }
-  std::printf("successful commit/backspace/open/extend/prune/resolve: %d %d %d %d %d %d\n",
-              done[0], done[1], done[2], done[3], done[4], done[5]);
+  std::printf("successful commit/backspace/open/extend/prune/resolve: %d %d %d %d %d %d\n", done[0],
+              done[1], done[2], done[3], done[4], done[5]);
 }
 
 TEST(SearchTree, LongPathsStayCheap) {

@@ -1,6 +1,8 @@
 // Tree exports: the GetTree message (whole, subtree, depth limits, top log-probabilities), the
 // JSON schema (round trip of every field, errors naming the field), Graphviz DOT (accepted by
 // `dot`) and the terminal view of a small hand-built tree.
+#include "coordinator/tree_export.h"
+
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
@@ -17,7 +19,6 @@
 #include "coordinator/search_tree.h"
 #include "coordinator/tree_display.h"
 #include "coordinator/tree_dot.h"
-#include "coordinator/tree_export.h"
 #include "coordinator/tree_json.h"
 #include "coordinator/tree_text.h"
 
@@ -28,7 +29,7 @@ using google::protobuf::util::MessageDifferencer;
 
 const std::map<int32_t, std::string>& Pieces() {
   static const auto* pieces = new std::map<int32_t, std::string>{
-      {11, "Hello"}, {12, " world"}, {13, " there"}, {14, "!"},     {15, "?"},
+      {11, "Hello"}, {12, " world"}, {13, " there"}, {14, "!"},       {15, "?"},
       {16, " ok"},   {17, " fine"},  {2564, " ..."}, {99, "\xff\"q"}, {20, "a\nb\x1b[31m"}};
   return *pieces;
 }
@@ -154,8 +155,8 @@ TEST(TreeExport, SubtreesAndDepthLimits) {
 
 TEST(TreeExport, SanitizeUtf8KeepsValidTextAndReplacesBadBytes) {
   EXPECT_EQ(SanitizeUtf8("héllo 天空 🌤"), "héllo 天空 🌤");
-  EXPECT_EQ(SanitizeUtf8("a\xC3"), "a\xEF\xBF\xBD");                      // Truncated.
-  EXPECT_EQ(SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");          // Overlong.
+  EXPECT_EQ(SanitizeUtf8("a\xC3"), "a\xEF\xBF\xBD");                                // Truncated.
+  EXPECT_EQ(SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // Overlong.
   EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // Surrogate.
 }
 
@@ -186,9 +187,9 @@ TEST(TreeJson, DocumentFollowsTheSchema) {
   EXPECT_EQ(prompt["strategy"], "FORCED");
   EXPECT_EQ(prompt["sequence_id"], "9223372036854775813");  // A string: exact in JavaScript.
   const nlohmann::json& hello = doc["nodes"][1];
-  for (const char* key : {"id", "parent", "children", "token_id", "text", "position", "logprob",
-                          "status", "strategy", "branch_score", "branch_depth", "sequence_id",
-                          "metrics", "top_logprobs"}) {
+  for (const char* key :
+       {"id", "parent", "children", "token_id", "text", "position", "logprob", "status", "strategy",
+        "branch_score", "branch_depth", "sequence_id", "metrics", "top_logprobs"}) {
     EXPECT_TRUE(hello.contains(key)) << key;
   }
   EXPECT_EQ(hello["children"], nlohmann::json({2, 3}));
@@ -218,33 +219,40 @@ TEST(TreeJson, BadDocumentsNameTheField) {
   EXPECT_FALSE(TreeFromJson("[]").ok());
   EXPECT_NE(error_of([](auto& d) { d["version"] = 2; }).find("tree.version 2"), std::string::npos);
   EXPECT_NE(error_of([](auto& d) { d["format"] = "x"; }).find("tree.format"), std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][3]["metrics"].erase("agreement"); })
-                .find("tree.nodes[3].metrics.agreement is missing"),
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][3]["metrics"].erase("agreement");
+            }).find("tree.nodes[3].metrics.agreement is missing"),
             std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][1]["status"] = "LOST"; })
-                .find("tree.nodes[1].status"),
+  EXPECT_NE(
+      error_of([](auto& d) { d["nodes"][1]["status"] = "LOST"; }).find("tree.nodes[1].status"),
+      std::string::npos);
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][1]["strategy"] = 3;
+            }).find("tree.nodes[1].strategy must be a string"),
             std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][1]["strategy"] = 3; })
-                .find("tree.nodes[1].strategy must be a string"),
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][2]["id"] = 1ULL << 40;
+            }).find("tree.nodes[2].id must be a 32-bit integer"),
             std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][2]["id"] = 1ULL << 40; })
-                .find("tree.nodes[2].id must be a 32-bit integer"),
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][2]["children"][0] = "x";
+            }).find("tree.nodes[2].children[0]"),
             std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][2]["children"][0] = "x"; })
-                .find("tree.nodes[2].children[0]"),
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][0]["sequence_id"] = "12a";
+            }).find("tree.nodes[0].sequence_id"),
             std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][0]["sequence_id"] = "12a"; })
-                .find("tree.nodes[0].sequence_id"),
-            std::string::npos);
-  EXPECT_NE(error_of([](auto& d) { d["nodes"][1]["top_logprobs"] = {{{"token_id", 1}}}; })
-                .find("tree.nodes[1].top_logprobs[0].logprob is missing"),
+  EXPECT_NE(error_of([](auto& d) {
+              d["nodes"][1]["top_logprobs"] = {{{"token_id", 1}}};
+            }).find("tree.nodes[1].top_logprobs[0].logprob is missing"),
             std::string::npos);
   // Unknown keys are ignored: later additions to version 1 stay readable.
   EXPECT_TRUE(TreeFromJson([&] {
                 nlohmann::json d = nlohmann::json::parse(good);
                 d["nodes"][1]["future_field"] = true;
                 return d.dump();
-              }()).ok());
+              }())
+                  .ok());
 }
 
 TEST(TreeDot, MarksPathPrunedAndStrategies) {
@@ -341,7 +349,9 @@ TEST(TreeDisplay, NamesRoundTripAndEscapes) {
   }
   EXPECT_EQ(ParseStrategyName("argmax"), std::nullopt);
   EXPECT_EQ(EscapeTokenText("a\\b\tc\r\x01\x7f é"), "a\\\\b\\tc\\r\\x01\\x7f é");
-  EXPECT_EQ(EscapeTokenText("\xC2\x9B" "2J"), "\\u009b2J");  // C1 CSI.
+  EXPECT_EQ(EscapeTokenText("\xC2\x9B"
+                            "2J"),
+            "\\u009b2J");  // C1 CSI.
 }
 
 }  // namespace

@@ -88,8 +88,8 @@ TEST(AttentionMetrics, RandomScoresMatchFloat64InBothModes) {
     const int heads = 1 + rng() % 32, keys = 1 + rng() % 700;
     const Scores s = RandomScores(rng, heads, keys, trial % 2 ? 4.0f : 1.0f);
     SCOPED_TRACE(testing::Message() << "heads " << heads << " keys " << keys);
-    auto exact = ComputeAttentionMetrics(s.data.data(), heads, keys, s.stride,
-                                         AttentionMode::kExact, 4096);
+    auto exact =
+        ComputeAttentionMetrics(s.data.data(), heads, keys, s.stride, AttentionMode::kExact, 4096);
     ASSERT_TRUE(exact.ok()) << exact.status();
     ExpectNear(*exact, Reference(s.Padded(keys)), 1e-5);
     const int reference_len = keys + 1 + rng() % 1000;
@@ -167,15 +167,15 @@ TEST(AttentionMetrics, OnlineStatesMergedInChunksGiveTheSameResult) {
       std::vector<double> a(heads);
       double mean = 0.0;
       for (int h = 0; h < heads; ++h) {
-        a[h] = std::exp(s.data[h * s.stride + k] - HeadLogNormalizer(states[h], mode,
-                                                                      reference_len));
+        a[h] =
+            std::exp(s.data[h * s.stride + k] - HeadLogNormalizer(states[h], mode, reference_len));
         mean += a[h] / heads;
       }
       for (double v : a) deviation += std::abs(v - mean);
     }
     auto combined = CombineAttentionMetrics(states, deviation, mode, reference_len);
-    auto direct = ComputeAttentionMetrics(s.data.data(), heads, keys, s.stride, mode,
-                                          reference_len);
+    auto direct =
+        ComputeAttentionMetrics(s.data.data(), heads, keys, s.stride, mode, reference_len);
     ASSERT_TRUE(combined.ok() && direct.ok());
     ExpectNear(*combined, *direct, 1e-5);
   }

@@ -37,7 +37,11 @@ PolicyConfig Canonical() {
 
 TEST(Decision, RowsInSearchMode) {
   const PolicyConfig config;
-  struct Case { float h, v; MatrixRow row; Strategy strategy; };
+  struct Case {
+    float h, v;
+    MatrixRow row;
+    Strategy strategy;
+  };
   const Case cases[] = {
       {0.05f, 0.05f, MatrixRow::kLelv, Strategy::kArgmax},
       {6.0f, 0.05f, MatrixRow::kHelv, Strategy::kInsert},
@@ -218,8 +222,8 @@ TEST(Decision, TemperatureStaysPositiveWithExtremeCoefficients) {
 TEST(Decision, ConfidenceTerm) {
   const Metrics m = At(1.0f, 2.0f);
   const AdaptiveOptions w;
-  const double want = 0.1 * (1 - 1.0) + 0.2 * (1 - 1.5) + 0.3 * (1 - 2.0) + 0.4 * (1 - 0.4) +
-                      0.5 * 0.3 + 0.6 * 2.0;
+  const double want =
+      0.1 * (1 - 1.0) + 0.2 * (1 - 1.5) + 0.3 * (1 - 2.0) + 0.4 * (1 - 0.4) + 0.5 * 0.3 + 0.6 * 2.0;
   EXPECT_NEAR(ConfidenceTerm(m, w), want, 1e-6);
 }
 
@@ -254,11 +258,13 @@ TEST(PolicyConfig, ValidateNamesTheFieldAndRange) {
       {[](PolicyConfig& c) { c.sampling.top_k = 0; }, "sampling.top_k: 0 is outside [1, 1024]"},
       {[](PolicyConfig& c) { c.thresholds.hehv_varentropy = NAN; },
        "thresholds.hehv_varentropy: nan is outside [0, 4096]"},
-      {[](PolicyConfig& c) { c.coefficients.ada_top_k_is = 1e30f; },
-       "coefficients.ada_top_k_is"},
+      {[](PolicyConfig& c) { c.coefficients.ada_top_k_is = 1e30f; }, "coefficients.ada_top_k_is"},
       {[](PolicyConfig& c) { c.branch.candidate_min_p = 1; }, "branch.candidate_min_p: 1"},
       {[](PolicyConfig& c) { c.branch.max_depth = 9; }, "branch.max_depth: 9 is outside [1, 8]"},
-      {[](PolicyConfig& c) { c.insert.tokens = {5, -1}; }, "insert.tokens[1]: -1"},
+      {[](PolicyConfig& c) {
+         c.insert.tokens = {5, -1};
+       },
+       "insert.tokens[1]: -1"},
       {[](PolicyConfig& c) { c.insert.cooldown = -1; }, "insert.cooldown: -1"},
       {[](PolicyConfig& c) { c.backspace.max_per_job = 2000; },
        "backspace.max_per_job: 2000 is outside [0, 1024]"},

@@ -157,7 +157,7 @@ TEST(LogitMetrics, RandomRowsMatchFloat64) {
     std::vector<float> x(n);
     for (float& v : x) v = offset + normal(rng);
     for (int i = 0; i < n / 10; ++i) x[rng() % n] = -kInf;  // Masked tokens.
-    x[rng() % n] = offset + 5 * scale;                       // At least one finite maximum.
+    x[rng() % n] = offset + 5 * scale;                      // At least one finite maximum.
     const int k = std::min(n, 64);
     auto m = ComputeLogitMetrics(x.data(), n, k);
     ASSERT_TRUE(m.ok()) << m.status();
@@ -248,8 +248,8 @@ TEST(LogitMetrics, BadInputIsAnErrorNamingTheEntry) {
   EXPECT_FALSE(ComputeLogitMetrics(x.data(), 0, 0).ok());
   x[2] = 0.0f;
   auto too_many = ComputeLogitMetrics(x.data(), x.size(), 5);
-  EXPECT_NE(too_many.status().message().find("top_k: 5 is outside [0, 4]"),
-            absl::string_view::npos) << too_many.status();
+  EXPECT_NE(too_many.status().message().find("top_k: 5 is outside [0, 4]"), absl::string_view::npos)
+      << too_many.status();
   EXPECT_FALSE(FinishLogitMetrics(SoftmaxMoments{}).ok());
   const uint16_t bf_nan = 0x7fc0;
   EXPECT_FALSE(ComputeLogitMetrics(&bf_nan, 1, 1).ok());

@@ -126,8 +126,8 @@ TEST(Sampler, TransformMatchesFloat64Reference) {
 TEST(Sampler, EmpiricalFrequenciesPassChiSquare) {
   // Deterministic seeds: the bound is the chi-square 1e-6 quantile for 9 degrees of freedom, so
   // a correct sampler fails with probability ~1e-6 on any seed and this seed is fixed.
-  const std::vector<float> logits = {2.0f, 1.5f, 1.5f, 1.0f, 0.3f, 0.0f, -0.5f, -1.0f, -2.0f,
-                                     -3.0f, -9.0f};
+  const std::vector<float> logits = {2.0f,  1.5f,  1.5f,  1.0f,  0.3f, 0.0f,
+                                     -0.5f, -1.0f, -2.0f, -3.0f, -9.0f};
   SamplingParams p;
   p.temperature = 0.8f;
   p.top_k = 10;
@@ -296,8 +296,8 @@ TEST(PolicyStep, StopsOrFallsBackOnStructuralDecisions) {
   EXPECT_EQ(hot->decision.strategy, Strategy::kHotSample);
   ASSERT_TRUE(hot->token.has_value());
   EXPECT_NEAR(hot->token->logprob, -std::log(1000.0), 1e-4);
-  EXPECT_EQ(hot->token->id, Sample({logits, {}, lm->logsumexp}, hot->decision.sampling,
-                                   {1, 10, 0, 0})->id);
+  EXPECT_EQ(hot->token->id,
+            Sample({logits, {}, lm->logsumexp}, hot->decision.sampling, {1, 10, 0, 0})->id);
 }
 
 TEST(PolicyStep, ArgmaxAndAdaptiveRespectBans) {

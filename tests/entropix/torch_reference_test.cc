@@ -2,17 +2,15 @@
 // rows up to the Llama-3 vocabulary, and attention score tensors in both EXACT and REFERENCE
 // modes. The inputs go to a temporary JSON file; torch_reference.py prints its results.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "entropix/attention_metrics.h"
 #include "entropix/logit_metrics.h"
@@ -21,8 +19,8 @@ namespace arbor::entropix {
 namespace {
 
 std::string RunReference(const nlohmann::json& input) {
-  const std::string path = testing::TempDir() + "entropix_torch_input_" +
-                           std::to_string(::getpid()) + ".json";
+  const std::string path =
+      testing::TempDir() + "entropix_torch_input_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << input.dump();
   const std::string command = std::string(ARBOR_PYTHON) + " " + ARBOR_SOURCE_DIR +
                               "/tests/entropix/torch_reference.py " + path;
@@ -54,12 +52,16 @@ TEST(TorchReference, LogitAndAttentionMetricsMatch) {
     for (float& x : row) x = normal(rng);
     input["logit_rows"].push_back(row);
   }
-  struct Case { int heads, keys, reference_len; std::vector<float> scores; };
+  struct Case {
+    int heads, keys, reference_len;
+    std::vector<float> scores;
+  };
   std::vector<Case> cases;
   for (auto [heads, keys, reference_len] : {std::tuple{32, 4096, 4096}, std::tuple{32, 300, 4096},
                                             std::tuple{8, 1, 64}, std::tuple{5, 900, 512}}) {
     Case& c = cases.emplace_back(Case{heads, keys, reference_len, {}});
-    std::normal_distribution<float> normal(0.0f, std::uniform_real_distribution<float>(0.5f, 5)(rng));
+    std::normal_distribution<float> normal(0.0f,
+                                           std::uniform_real_distribution<float>(0.5f, 5)(rng));
     for (int i = 0; i < heads * keys; ++i) c.scores.push_back(normal(rng));
     input["attention"].push_back(
         {{"heads", heads}, {"keys", keys}, {"reference_len", reference_len}, {"scores", c.scores}});
@@ -83,8 +85,8 @@ TEST(TorchReference, LogitAndAttentionMetricsMatch) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     for (AttentionMode mode : {AttentionMode::kExact, AttentionMode::kReference}) {
-      auto got = ComputeAttentionMetrics(c.scores.data(), c.heads, c.keys, c.keys, mode,
-                                         c.reference_len);
+      auto got =
+          ComputeAttentionMetrics(c.scores.data(), c.heads, c.keys, c.keys, mode, c.reference_len);
       ASSERT_TRUE(got.ok()) << got.status();
       const bool exact = mode == AttentionMode::kExact;
       const nlohmann::json& w = want["attention"][i][exact ? "exact" : "reference"];
@@ -94,7 +96,8 @@ TEST(TorchReference, LogitAndAttentionMetricsMatch) {
       ExpectClose(got->attn_head_varentropy, w["attn_head_varentropy"], 1e-4,
                   what + "attn_head_varentropy");
       EXPECT_NEAR(got->agreement, w["agreement"].get<double>(),
-                  1e-4 * w["agreement"].get<double>() + 1e-9) << what << "agreement";
+                  1e-4 * w["agreement"].get<double>() + 1e-9)
+          << what << "agreement";
       ExpectClose(got->interaction_strength, w["interaction_strength"], 1e-6, what + "IS");
     }
   }

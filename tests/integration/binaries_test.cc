@@ -72,8 +72,8 @@ TEST_P(ServerBinaryTest, ServesHealthAndDrainsOnSigterm) {
 
 TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
   std::string address;
-  auto first = StartServer(Argv(), "127.0.0.1:0", TempPath("a.port"),
-                           TempPath("a.log"), absl::Seconds(30), &address);
+  auto first = StartServer(Argv(), "127.0.0.1:0", TempPath("a.port"), TempPath("a.log"),
+                           absl::Seconds(30), &address);
   ASSERT_TRUE(first.ok()) << first.status();
   std::vector<std::string> argv = Argv();
   argv.push_back("--listen=" + address);
@@ -85,9 +85,9 @@ TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
 // The example flag files in deploy/ name only flags the binaries know.
 TEST_P(ServerBinaryTest, DeployFlagFileParses) {
   const std::string name = GetParam() == "arbor-worker" ? "worker" : "coordinator";
-  auto [code, out] = RunToEnd({kBin + "/" + GetParam(),
-                               "--flagfile=" ARBOR_SOURCE_DIR "/deploy/" + name + ".flags",
-                               "--help"});
+  auto [code, out] =
+      RunToEnd({kBin + "/" + GetParam(),
+                "--flagfile=" ARBOR_SOURCE_DIR "/deploy/" + name + ".flags", "--help"});
   EXPECT_EQ(out.find("ERROR"), std::string::npos) << out;
   EXPECT_NE(out.find("Usage:"), std::string::npos) << out;
 }
@@ -117,8 +117,7 @@ TEST(ArborCli, DemoRunsAndStopsCleanly) {
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("Stopped cleanly"), std::string::npos) << out;
   // The demo's seed is chosen so that its job meets every strategy of the search.
-  EXPECT_NE(out.find("Every entropix strategy was taken at least once"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("Every entropix strategy was taken at least once"), std::string::npos) << out;
 }
 
 }  // namespace

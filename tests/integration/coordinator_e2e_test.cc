@@ -50,21 +50,21 @@ struct Cluster {
     std::filesystem::create_directories(dir);
     for (int i = 0; i < 2; ++i) {
       std::string address;
-      absl::StatusOr<base::Subprocess> worker = tools::StartServer(
-          {kBin + "/arbor-worker", "--model=" + model_dir, "--log_level=warn"}, "127.0.0.1:0",
-          absl::StrCat(dir, "/worker", i, ".port"), absl::StrCat(dir, "/worker", i, ".log"),
-          absl::Seconds(30), &address);
+      absl::StatusOr<base::Subprocess> worker =
+          tools::StartServer({kBin + "/arbor-worker", "--model=" + model_dir, "--log_level=warn"},
+                             "127.0.0.1:0", absl::StrCat(dir, "/worker", i, ".port"),
+                             absl::StrCat(dir, "/worker", i, ".log"), absl::Seconds(30), &address);
       EXPECT_TRUE(worker.ok()) << worker.status();
       if (!worker.ok()) return nullptr;
       cluster->workers.push_back(*std::move(worker));
       cluster->worker_addresses.push_back(address);
     }
-    absl::StatusOr<base::Subprocess> coordinator = tools::StartServer(
-        {kBin + "/arbor-coordinator", "--model=" + model_dir,
-         "--workers=" + absl::StrJoin(cluster->worker_addresses, ","), "--steps_per_run=8",
-         "--heartbeat_ms=200", "--log_level=warn"},
-        "127.0.0.1:0", dir + "/coordinator.port", dir + "/coordinator.log", absl::Seconds(30),
-        &cluster->address);
+    absl::StatusOr<base::Subprocess> coordinator =
+        tools::StartServer({kBin + "/arbor-coordinator", "--model=" + model_dir,
+                            "--workers=" + absl::StrJoin(cluster->worker_addresses, ","),
+                            "--steps_per_run=8", "--heartbeat_ms=200", "--log_level=warn"},
+                           "127.0.0.1:0", dir + "/coordinator.port", dir + "/coordinator.log",
+                           absl::Seconds(30), &cluster->address);
     EXPECT_TRUE(coordinator.ok()) << coordinator.status();
     if (!coordinator.ok()) return nullptr;
     cluster->coordinator.emplace(*std::move(coordinator));
@@ -296,8 +296,7 @@ TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy)
        }},
       {"empty tokens", [](v1::GenerateRequest& r) { r.mutable_tokens(); }},
       {"negative token", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(-1); }},
-      {"token >= vocab",
-       [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(kVocab); }},
+      {"token >= vocab", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(kVocab); }},
       {"no chat messages", [](v1::GenerateRequest& r) { r.mutable_chat(); }},
       {"bad chat role",
        [](v1::GenerateRequest& r) {

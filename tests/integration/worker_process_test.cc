@@ -33,10 +33,10 @@ class WorkerProcessTest : public testing::Test {
     absl::StatusOr<model::ModelConfig> config = model::MakeModel(options);
     ASSERT_TRUE(config.ok()) << config.status();
     config_ = *config;
-    absl::StatusOr<base::Subprocess> server = StartServer(
-        {ARBOR_BINARY_DIR "/bin/arbor-worker", "--model=" + model_dir_, "--kv_tokens=4096",
-         "--threads=1", "--log_level=warn"},
-        "127.0.0.1:0", TempPath("port"), TempPath("log"), absl::Seconds(60), &address_);
+    absl::StatusOr<base::Subprocess> server =
+        StartServer({ARBOR_BINARY_DIR "/bin/arbor-worker", "--model=" + model_dir_,
+                     "--kv_tokens=4096", "--threads=1", "--log_level=warn"},
+                    "127.0.0.1:0", TempPath("port"), TempPath("log"), absl::Seconds(60), &address_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::make_unique<base::Subprocess>(*std::move(server));
     stub_ = v1::Worker::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));

@@ -43,7 +43,9 @@ TEST(MatmulRef, MatchesFloat64) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   ThreadPool pool(3);
-  struct Shape { int64_t m, n, k; };
+  struct Shape {
+    int64_t m, n, k;
+  };
   for (const Shape s : {Shape{1, 1, 1}, Shape{1, 13, 17}, Shape{3, 9, 64}, Shape{5, 33, 100},
                         Shape{37, 70, 31}, Shape{1, 515, 256}}) {
     const Weights w = RandomWeights(rng, s.n * s.k);
@@ -93,7 +95,8 @@ TEST(LogitsRef, ProjectsOnlyTheChosenRows) {
     for (int64_t v = 0; v < vocab; ++v) {
       double want = 0, mag = 0;
       for (int64_t i = 0; i < dim; ++i) {
-        const double term = double{hidden[rows[r] * stride + i]} * w.At(WeightType::kBF16, v * dim + i);
+        const double term =
+            double{hidden[rows[r] * stride + i]} * w.At(WeightType::kBF16, v * dim + i);
         want += term;
         mag += std::abs(term);
       }

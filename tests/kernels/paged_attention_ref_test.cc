@@ -45,8 +45,8 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
   std::vector<float> v_cache(k_cache.size(), NAN);
   const PagedBatch batch{num_seqs, q_start.data(), kv_len.data(), block_start.data(),
                          block_ids.data()};
-  const PagedKvLayer cache{k_cache.data(), v_cache.data(), num_blocks, block_size, kv_heads,
-                           head_dim};
+  const PagedKvLayer cache{k_cache.data(), v_cache.data(), num_blocks,
+                           block_size,     kv_heads,       head_dim};
   // Dense per-sequence K/V; the already-cached prefix is written straight into its slots, the new
   // tokens go through the append op.
   std::vector<std::vector<float>> k_all(num_seqs), v_all(num_seqs);
@@ -82,9 +82,9 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
     score_ptrs[s] = scores[s].data();
   }
   const float scale = 1.0f / std::sqrt(float{head_dim});
-  PagedAttentionRef({batch, cache, q.data(), out.data(), q_stride, out_stride, heads, scale,
-                     score_ptrs.data()},
-                    pool);
+  PagedAttentionRef(
+      {batch, cache, q.data(), out.data(), q_stride, out_stride, heads, scale, score_ptrs.data()},
+      pool);
 
   for (int64_t s = 0; s < num_seqs; ++s) {
     const int64_t first_new = specs[s].kv_len - specs[s].new_tokens;
@@ -105,7 +105,8 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
         }
         if (score_ptrs[s] != nullptr && t == q_start[s + 1] - 1) {
           for (int64_t j = 0; j <= pos; ++j) {
-            ASSERT_NEAR(scores[s][h * specs[s].kv_len + j], logits[j], 1e-5 * (1 + std::abs(logits[j])))
+            ASSERT_NEAR(scores[s][h * specs[s].kv_len + j], logits[j],
+                        1e-5 * (1 + std::abs(logits[j])))
                 << "scores seq " << s << " head " << h << " key " << j;
           }
         }

@@ -120,7 +120,8 @@ TEST(RopeRef, InvFreqScalings) {
   EXPECT_GT(mid, 0);
   EXPECT_GT(high, 0);
   const std::vector<float> none = RopeInvFreq(10000.0, 6, {});
-  const std::vector<float> linear = RopeInvFreq(10000.0, 6, {RopeScalingParams::Type::kLinear, 4.0});
+  const std::vector<float> linear =
+      RopeInvFreq(10000.0, 6, {RopeScalingParams::Type::kLinear, 4.0});
   for (int i = 0; i < 3; ++i) {
     EXPECT_FLOAT_EQ(none[i], std::pow(10000.0, -2.0 * i / 6));
     EXPECT_FLOAT_EQ(linear[i], none[i] / 4.0f);

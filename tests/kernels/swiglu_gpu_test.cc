@@ -35,8 +35,8 @@ TEST(SwigluGpu, MatchesCpuReference) {
     ASSERT_TRUE(
         CudaStatus(LaunchSwiglu({d_gate, d_up, d_out, rows, dim, dim, dim, dim}, nullptr), "launch")
             .ok());
-    ASSERT_TRUE(CudaStatus(cudaMemcpy(got.data(), d_out, n * 4, cudaMemcpyDeviceToHost), "copy")
-                    .ok());
+    ASSERT_TRUE(
+        CudaStatus(cudaMemcpy(got.data(), d_out, n * 4, cudaMemcpyDeviceToHost), "copy").ok());
     cudaFree(d_gate);
     cudaFree(d_up);
     cudaFree(d_out);

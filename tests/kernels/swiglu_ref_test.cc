@@ -39,9 +39,9 @@ TEST(SwigluRef, ClosedForms) {
   const float up[3] = {5.0f, 2.0f, 3.0f};
   float out[3];
   SwigluRef({gate, up, out, 1, 3, 3, 3, 3});
-  EXPECT_EQ(out[0], 0.0f);              // silu(0) = 0
-  EXPECT_NEAR(out[1], 200.0f, 1e-3f);   // silu(x) → x for large x
-  EXPECT_NEAR(out[2], 0.0f, 1e-30f);    // silu(x) → 0 for very negative x
+  EXPECT_EQ(out[0], 0.0f);             // silu(0) = 0
+  EXPECT_NEAR(out[1], 200.0f, 1e-3f);  // silu(x) → x for large x
+  EXPECT_NEAR(out[2], 0.0f, 1e-30f);   // silu(x) → 0 for very negative x
 }
 
 }  // namespace

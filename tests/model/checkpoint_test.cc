@@ -114,8 +114,7 @@ TEST_F(CheckpointTest, MissingTensor) {
   std::vector<TensorSpec> specs = LlamaTensorSpecs(Tiny(), DType::kBF16);
   specs.erase(specs.begin() + 3);  // model.layers.0.self_attn.k_proj.weight
   WriteCheckpoint(Tiny(), specs);
-  EXPECT_THAT(OpenError(),
-              HasSubstr("tensor 'model.layers.0.self_attn.k_proj.weight' is missing"));
+  EXPECT_THAT(OpenError(), HasSubstr("tensor 'model.layers.0.self_attn.k_proj.weight' is missing"));
 }
 
 TEST_F(CheckpointTest, MisShapedTensor) {
@@ -162,9 +161,12 @@ TEST_F(CheckpointTest, ShardedIndex) {
   const std::vector<TensorSpec> second(specs.begin() + 5, specs.end());
   WriteCheckpoint(config, first, "model-00001-of-00002.safetensors");
   WriteCheckpoint(config, second, "model-00002-of-00002.safetensors");
-  nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", nlohmann::json::object()}};
-  for (const TensorSpec& spec : first) index["weight_map"][spec.name] = "model-00001-of-00002.safetensors";
-  for (const TensorSpec& spec : second) index["weight_map"][spec.name] = "model-00002-of-00002.safetensors";
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
+  for (const TensorSpec& spec : first)
+    index["weight_map"][spec.name] = "model-00001-of-00002.safetensors";
+  for (const TensorSpec& spec : second)
+    index["weight_map"][spec.name] = "model-00002-of-00002.safetensors";
   const std::string index_path = dir_ + "/model.safetensors.index.json";
   ASSERT_TRUE(base::WriteFileAtomically(index_path, index.dump()).ok());
   EXPECT_EQ(OpenError(), "OK");

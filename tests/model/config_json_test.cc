@@ -32,8 +32,8 @@ std::string ErrorOf(const nlohmann::json& config, const std::string& generation 
 }
 
 TEST(ConfigJson, ParsesLlama32) {
-  absl::StatusOr<ModelConfig> config =
-      ParseModelConfig(kLlama32, R"({"eos_token_id": [128001, 128009, 7], "bos_token_id": 128000})");
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(
+      kLlama32, R"({"eos_token_id": [128001, 128009, 7], "bos_token_id": 128000})");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->hidden_size, 2048);
   EXPECT_EQ(config->num_layers, 16);
@@ -103,7 +103,8 @@ TEST(ConfigJson, RefusalsNameTheField) {
               HasSubstr("generation_config.json: field 'eos_token_id'"));
   EXPECT_EQ(ParseModelConfig("{\"hidden_size\": ").status().message(),
             "config.json: not valid JSON");
-  EXPECT_THAT(std::string(ParseModelConfig("[1]").status().message()), HasSubstr("not a JSON object"));
+  EXPECT_THAT(std::string(ParseModelConfig("[1]").status().message()),
+              HasSubstr("not a JSON object"));
 }
 
 TEST(ConfigJson, MistralWithoutSlidingWindowIsLlama) {
@@ -137,8 +138,9 @@ TEST(ConfigJson, RandomConfigsRoundTrip) {
     config.bos_token_id = rng() % 2 ? -1 : static_cast<int>(rng() % config.vocab_size);
     for (int i = rng() % 4; i > 0; --i) config.eos_token_ids.push_back(rng() % config.vocab_size);
     std::sort(config.eos_token_ids.begin(), config.eos_token_ids.end());
-    config.eos_token_ids.erase(std::unique(config.eos_token_ids.begin(), config.eos_token_ids.end()),
-                               config.eos_token_ids.end());
+    config.eos_token_ids.erase(
+        std::unique(config.eos_token_ids.begin(), config.eos_token_ids.end()),
+        config.eos_token_ids.end());
     config.name = "model-" + std::to_string(trial);
     config.torch_dtype = "float32";
     absl::StatusOr<ModelConfig> back =

@@ -44,7 +44,8 @@ TEST(Safetensors, RandomRoundTrip) {
   std::vector<std::string> contents;
   for (int i = 0; i < 12; ++i) {
     TensorSpec spec{"t" + std::to_string(rng() % 1000) + "_" + std::to_string(i),
-                    static_cast<DType>(rng() % 3), {}};
+                    static_cast<DType>(rng() % 3),
+                    {}};
     for (int d = rng() % 4; d > 0; --d) spec.shape.push_back(rng() % 7);
     std::string bytes(spec.nbytes(), '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
@@ -57,7 +58,8 @@ TEST(Safetensors, RandomRoundTrip) {
   for (const std::string& bytes : contents) {
     // Odd-sized pieces: the writer must not care where the caller cuts.
     for (size_t at = 0; at < bytes.size(); at += 5) {
-      ASSERT_TRUE((*writer)->Append(bytes.data() + at, std::min<size_t>(5, bytes.size() - at)).ok());
+      ASSERT_TRUE(
+          (*writer)->Append(bytes.data() + at, std::min<size_t>(5, bytes.size() - at)).ok());
     }
   }
   EXPECT_FALSE((*writer)->Append("x", 1).ok());
@@ -110,23 +112,24 @@ TEST(Safetensors, MalformedFilesGiveSpecificErrors) {
   EXPECT_THAT(
       ErrorOf(FileWithHeader(R"({"a": {"dtype": "I8", "shape": [2], "data_offsets": [0, 2]}})", 2)),
       HasSubstr("tensor 'a': dtype 'I8' is not supported"));
-  EXPECT_THAT(
-      ErrorOf(FileWithHeader(R"({"a": {"dtype": "BF16", "shape": [3], "data_offsets": [0, 8]}})",
-                             8)),
-      HasSubstr("tensor 'a': data_offsets span 8 bytes but dtype BF16 × shape needs 6"));
-  EXPECT_THAT(ErrorOf(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                                        "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
-                                     8)),
-              HasSubstr("tensor 'b': data overlaps tensor 'a'"));
-  EXPECT_THAT(ErrorOf(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})",
-                                     8)),
-              HasSubstr("tensor 'a': shape holds"));
   EXPECT_THAT(ErrorOf(FileWithHeader(
-                  R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})",
-                  8)),
-              HasSubstr("tensor 'a': shape is too large"));
-  EXPECT_THAT(ErrorOf(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})",
-                                     8)),
+                  R"({"a": {"dtype": "BF16", "shape": [3], "data_offsets": [0, 8]}})", 8)),
+              HasSubstr("tensor 'a': data_offsets span 8 bytes but dtype BF16 × shape needs 6"));
+  EXPECT_THAT(
+      ErrorOf(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                        "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+                             8)),
+      HasSubstr("tensor 'b': data overlaps tensor 'a'"));
+  EXPECT_THAT(ErrorOf(FileWithHeader(
+                  R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", 8)),
+              HasSubstr("tensor 'a': shape holds"));
+  EXPECT_THAT(
+      ErrorOf(FileWithHeader(
+          R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})",
+          8)),
+      HasSubstr("tensor 'a': shape is too large"));
+  EXPECT_THAT(ErrorOf(FileWithHeader(
+                  R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", 8)),
               HasSubstr("begin <= end"));
   auto missing = SafetensorsFile::Open(TempPath("does_not_exist"));
   EXPECT_TRUE(absl::IsNotFound(missing.status()));

@@ -63,11 +63,11 @@ TEST(PolicyConvert, InvalidValuesNameTheField) {
   auto c = PolicyFromProto(proto, entropix::PolicyConfig{});
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("branch.width: 1 is outside [2, 64]"),
-            absl::string_view::npos) << c.status();
+            absl::string_view::npos)
+      << c.status();
   v1::PolicyConfig bad_enum;
   bad_enum.set_mode(static_cast<v1::PolicyMode>(17));
-  EXPECT_NE(PolicyFromProto(bad_enum, {}).status().message().find("mode"),
-            absl::string_view::npos);
+  EXPECT_NE(PolicyFromProto(bad_enum, {}).status().message().find("mode"), absl::string_view::npos);
 }
 
 TEST(PolicyConvert, MetricsBothWays) {

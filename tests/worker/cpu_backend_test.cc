@@ -36,8 +36,9 @@ std::vector<int32_t> RandomTokens(std::mt19937& rng, int n, int vocab) {
 
 std::unique_ptr<CpuBackend> MakeBackend(const RandomLlama& model, int32_t block_size,
                                         int threads = 2) {
-  auto backend = CpuBackend::Create(model.config(), model.Lookup(),
-                                    {.kv_blocks = 256, .block_size = block_size, .threads = threads});
+  auto backend =
+      CpuBackend::Create(model.config(), model.Lookup(),
+                         {.kv_blocks = 256, .block_size = block_size, .threads = threads});
   EXPECT_TRUE(backend.ok()) << backend.status();
   return std::move(backend).value();
 }
@@ -82,7 +83,8 @@ std::vector<float> Cold(const RandomLlama& model, const std::vector<int32_t>& to
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::abs(double{a[i]} - b[i]));
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    m = std::max(m, std::abs(double{a[i]} - b[i]));
   return m;
 }
 
@@ -103,9 +105,10 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
   const uint32_t seed = Seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
-  for (const Variant v : {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16}}) {
-    SCOPED_TRACE(::testing::Message() << "bf16 " << v.bf16 << " tied " << v.tied << " block "
-                                      << v.block_size);
+  for (const Variant v :
+       {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "bf16 " << v.bf16 << " tied " << v.tied << " block " << v.block_size);
     model::ModelConfig config = TinyConfig();
     config.tie_word_embeddings = v.tied;
     const RandomLlama model(config, v.bf16, rng);
@@ -114,8 +117,8 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
     ASSERT_TRUE(kv.Create(1).ok());
     std::vector<int32_t> tokens = RandomTokens(rng, 37, config.vocab_size);
     std::map<std::string, std::vector<float>> taps;
-    const StepResult prefill =
-        Step(*backend, kv, 1, tokens, [&](std::string_view name, const float* d, int64_t r, int64_t c) {
+    const StepResult prefill = Step(
+        *backend, kv, 1, tokens, [&](std::string_view name, const float* d, int64_t r, int64_t c) {
           taps[std::string(name)].assign(d, d + r * c);
         });
     const testing::Float64Forward want = testing::ForwardFloat64(model, tokens);
@@ -128,8 +131,8 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
     }
     const std::vector<double>& logits = want.tensors.at("logits");
     const int64_t vocab = config.vocab_size;
-    ExpectClose("prefill logits", prefill.logits.data(), logits.data() + (tokens.size() - 1) * vocab,
-                vocab, 1e-4);
+    ExpectClose("prefill logits", prefill.logits.data(),
+                logits.data() + (tokens.size() - 1) * vocab, vocab, 1e-4);
     ExpectClose("prefill scores", prefill.scores.data(), want.last_scores.data(),
                 want.last_scores.size(), 1e-4);
     // Decode steps continue from the paged cache.
@@ -260,17 +263,25 @@ TEST(CpuBackend, RefusesBadInputNamingTheField) {
   }
 
   const TensorLookup good = model.Lookup();
-  auto missing = CpuBackend::Create(model.config(), [&](const std::string& name) {
-    if (name == "model.layers.1.mlp.up_proj.weight") return absl::StatusOr<model::TensorView>(absl::NotFoundError("no tensor " + name));
-    return good(name);
-  }, {});
+  auto missing = CpuBackend::Create(
+      model.config(),
+      [&](const std::string& name) {
+        if (name == "model.layers.1.mlp.up_proj.weight")
+          return absl::StatusOr<model::TensorView>(absl::NotFoundError("no tensor " + name));
+        return good(name);
+      },
+      {});
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("up_proj"), std::string::npos);
-  auto misshaped = CpuBackend::Create(model.config(), [&](const std::string& name) {
-    auto t = good(name);
-    if (t.ok() && name == "model.layers.0.self_attn.k_proj.weight") t->shape = {16, 128};
-    return t;
-  }, {});
+  auto misshaped =
+      CpuBackend::Create(model.config(),
+                         [&](const std::string& name) {
+                           auto t = good(name);
+                           if (t.ok() && name == "model.layers.0.self_attn.k_proj.weight")
+                             t->shape = {16, 128};
+                           return t;
+                         },
+                         {});
   EXPECT_EQ(misshaped.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(misshaped.status().message().find("k_proj.weight: shape [16, 128], expected [32, 64]"),
             std::string::npos)

@@ -15,8 +15,8 @@ namespace arbor::worker::testing {
 absl::StatusOr<std::unique_ptr<TempModel>> TempModel::Make(const std::string& preset,
                                                            uint64_t seed) {
   static std::atomic<int> counter = 0;
-  std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(), "/arbor-",
-                                 preset, "-", getpid(), "-", counter++);
+  std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(), "/arbor-", preset,
+                                 "-", getpid(), "-", counter++);
   model::MakeModelOptions options;
   options.preset = preset;
   options.out_dir = dir;

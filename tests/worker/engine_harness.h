@@ -19,8 +19,7 @@ namespace arbor::worker::testing {
 // A checkpoint of `preset` written with MakeModel into a fresh directory, removed on destruction.
 class TempModel {
  public:
-  static absl::StatusOr<std::unique_ptr<TempModel>> Make(const std::string& preset,
-                                                         uint64_t seed);
+  static absl::StatusOr<std::unique_ptr<TempModel>> Make(const std::string& preset, uint64_t seed);
   ~TempModel();
   const std::string& dir() const { return dir_; }
 

@@ -9,12 +9,12 @@
 // statistics are held to 2e-3 absolute plus 2e-3 relative, varentropy (bits², a fourth-moment
 // quantity) to 1e-2 absolute plus 5e-3 relative, and log-probabilities to 2e-3 nats.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -54,12 +54,12 @@ nlohmann::json Reference(const std::string& model_dir, const std::vector<Observe
   request["reference_len"] = kReferenceLen;
   request["contexts"] = nlohmann::json::array();
   for (const Observed& o : observed) request["contexts"].push_back(o.context);
-  const std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                        "/engine-reference-", getpid());
+  const std::string base =
+      absl::StrCat(std::filesystem::temp_directory_path().string(), "/engine-reference-", getpid());
   EXPECT_TRUE(base::WriteFileAtomically(base + ".in", request.dump()).ok());
-  const std::string command = absl::StrCat(ARBOR_PYTHON, " ", ARBOR_SOURCE_DIR,
-                                           "/tests/worker/step_metrics_reference.py < ", base,
-                                           ".in > ", base, ".out");
+  const std::string command =
+      absl::StrCat(ARBOR_PYTHON, " ", ARBOR_SOURCE_DIR,
+                   "/tests/worker/step_metrics_reference.py < ", base, ".in > ", base, ".out");
   absl::StatusOr<base::Subprocess> child = base::Subprocess::Start({"/bin/sh", "-c", command});
   EXPECT_TRUE(child.ok()) << child.status();
   if (!child.ok()) return nullptr;
@@ -104,8 +104,8 @@ class EngineReferenceTest : public ::testing::TestWithParam<std::string> {
     const v1::RunResult& result = response->results(0);
     for (const v1::StepResult& step : result.steps()) {
       EXPECT_EQ(step.position(), static_cast<int>(sequence.size())) << what;
-      observed_.push_back({absl::StrCat(what, " @", step.position()), sequence, step,
-                           reference_mode});
+      observed_.push_back(
+          {absl::StrCat(what, " @", step.position()), sequence, step, reference_mode});
       sequence.push_back(step.token_id());
     }
     return result;
@@ -153,8 +153,7 @@ TEST_P(EngineReferenceTest, StepMetricsAndTopKMatchFloat64Forward) {
     ExpectNear(m.varentropy(), ref["varentropy"], 1e-2, 5e-3, o.what + " varentropy");
     const nlohmann::json& attn = ref[o.reference_mode ? "reference" : "exact"];
     reference_checked += o.reference_mode;
-    for (const auto& [name, value] :
-         std::vector<std::pair<std::string, float>>{
+    for (const auto& [name, value] : std::vector<std::pair<std::string, float>>{
              {"attn_entropy", m.attn_entropy()},
              {"attn_varentropy", m.attn_varentropy()},
              {"attn_head_varentropy", m.attn_head_varentropy()},

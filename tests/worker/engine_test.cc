@@ -428,8 +428,7 @@ TEST_F(EngineTest, ReleaseDefersBusySequencesAndThePoolReturnsToBaseline) {
   EXPECT_EQ(health.live_sequences(), 0);
   EXPECT_EQ(health.active_runs(), 0);
   EXPECT_EQ(health.cache().used_blocks(), 0);
-  EXPECT_EQ(health.cache().cached_blocks() + health.cache().free_blocks(),
-            baseline.total_blocks());
+  EXPECT_EQ(health.cache().cached_blocks() + health.cache().free_blocks(), baseline.total_blocks());
 }
 
 TEST_F(EngineTest, BadInputGetsPreciseStatusesAndTheEngineKeepsServing) {

@@ -129,9 +129,8 @@ double InvFreq(const model::ModelConfig& c, int i) {
   const model::RopeScaling& s = c.rope_scaling;
   if (s.type == model::RopeScaling::Type::kNone) return base;
   if (s.type == model::RopeScaling::Type::kLinear) return base / s.factor;
-  return kernels::reference::Llama3ScaledInvFreq64(base, s.factor, s.low_freq_factor,
-                                                   s.high_freq_factor,
-                                                   s.original_max_position_embeddings);
+  return kernels::reference::Llama3ScaledInvFreq64(
+      base, s.factor, s.low_freq_factor, s.high_freq_factor, s.original_max_position_embeddings);
 }
 
 void Rope(const model::ModelConfig& c, std::vector<double>& x, int64_t tokens, int64_t heads) {
@@ -159,7 +158,8 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
   auto& out = result.tensors;
   std::vector<double> x(n * h);
   for (int64_t t = 0; t < n; ++t) {
-    for (int64_t i = 0; i < h; ++i) x[t * h + i] = m.At("model.embed_tokens.weight", tokens[t] * h + i);
+    for (int64_t i = 0; i < h; ++i)
+      x[t * h + i] = m.At("model.embed_tokens.weight", tokens[t] * h + i);
   }
   out["embed"] = x;
   for (int l = 0; l < c.num_layers; ++l) {
@@ -183,7 +183,8 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
         double max = -INFINITY;
         for (int64_t j = 0; j <= t; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < hd; ++d) dot += q[(t * nh + head) * hd + d] * k[(j * nkv + kvh) * hd + d];
+          for (int64_t d = 0; d < hd; ++d)
+            dot += q[(t * nh + head) * hd + d] * k[(j * nkv + kvh) * hd + d];
           s[j] = dot / std::sqrt(double(hd));
           max = std::max(max, s[j]);
         }

@@ -168,8 +168,7 @@ TEST_F(CliTest, GenerateStreamsTextThenASummary) {
   ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
   EXPECT_EQ(generation_.last_request.text(), "Hi");
   const std::string text = out_.str();
-  EXPECT_EQ(text.rfind("Hello world\njob job-1 finished: FINISH_REASON_MAX_TOKENS", 0), 0u)
-      << text;
+  EXPECT_EQ(text.rfind("Hello world\njob job-1 finished: FINISH_REASON_MAX_TOKENS", 0), 0u) << text;
   EXPECT_NE(text.find("argmax 1, adaptive 0, branch 1"), std::string::npos) << text;
 }
 

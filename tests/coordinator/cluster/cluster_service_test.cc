@@ -1,8 +1,7 @@
 #include "coordinator/cluster_service.h"
 
-#include <gtest/gtest.h>
-
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include "coordinator/fake_clock.h"
 #include "rpc/server.h"

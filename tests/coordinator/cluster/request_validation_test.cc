@@ -321,10 +321,10 @@ TEST(IsValidUtf8, AcceptsWellFormedRejectsMalformed) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("\xC3\xA9\xE2\x9C\x93\xF0\x9F\x8C\xB3"));  // é ✓ 🌳
-  EXPECT_FALSE(IsValidUtf8("\x80"));                  // Lone continuation.
-  EXPECT_FALSE(IsValidUtf8("\xE0\x80\xAF"));          // Overlong.
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));      // Above U+10FFFF.
-  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));  // 5-byte form.
+  EXPECT_FALSE(IsValidUtf8("\x80"));                                 // Lone continuation.
+  EXPECT_FALSE(IsValidUtf8("\xE0\x80\xAF"));                         // Overlong.
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));                     // Above U+10FFFF.
+  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));                 // 5-byte form.
 }
 
 }  // namespace

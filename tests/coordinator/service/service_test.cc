@@ -75,7 +75,8 @@ struct Harness {
               return Lelv({{calm_token, 0.9}, {calm_token + 1, 0.1}});
             },
             std::vector<int32_t>{kEos})),
-        pool(WorkerPoolOptions{}, &clock), registry(registry_options) {
+        pool(WorkerPoolOptions{}, &clock),
+        registry(registry_options) {
     arbor::v1::WorkerInfo info;
     info.set_worker_id("w0");
     info.mutable_model()->set_vocab_size(testing::kVocab);
@@ -200,8 +201,8 @@ struct ServiceHarness : Harness {
     stub = arbor::v1::Generation::NewStub(
         grpc::CreateChannel(server->address(), grpc::InsecureChannelCredentials()));
   }
-  std::vector<arbor::v1::GenerateEvent> Read(grpc::ClientReaderInterface<arbor::v1::GenerateEvent>&
-                                                 reader) {
+  std::vector<arbor::v1::GenerateEvent> Read(
+      grpc::ClientReaderInterface<arbor::v1::GenerateEvent>& reader) {
     std::vector<arbor::v1::GenerateEvent> events;
     arbor::v1::GenerateEvent event;
     while (reader.Read(&event)) events.push_back(event);
@@ -215,15 +216,17 @@ struct ServiceHarness : Harness {
 TEST(JobLauncherTest, DrainingAWorkerMovesItsJobsToAnother) {
   Harness h;
   auto spare = std::make_shared<ScriptedWorker>(
-      "w1", [](const ScriptInput&) { return Lelv({{10, 0.9}, {11, 0.1}}); },
+      "w1",
+      [](const ScriptInput&) {
+        return Lelv({{10, 0.9}, {11, 0.1}});
+      },
       std::vector<int32_t>{kEos});
   LauncherOptions options;
   options.job.steps_per_run = 2;  // The job is mid-way when w0 drains.
-  JobLauncher launcher(
-      options, &h.pool, &h.registry, &h.prompts, &h.clock, &h.timer,
-      [&](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
-        return handle.worker_id == "w1" ? spare : h.worker;
-      });
+  JobLauncher launcher(options, &h.pool, &h.registry, &h.prompts, &h.clock, &h.timer,
+                       [&](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
+                         return handle.worker_id == "w1" ? spare : h.worker;
+                       });
   h.worker->Hold(true);
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
       launcher.Launch(Harness::Request(6), absl::InfiniteFuture());

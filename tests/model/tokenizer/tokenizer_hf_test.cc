@@ -85,9 +85,9 @@ class HuggingFaceTest : public ::testing::Test {
   json RunReference(const std::string& mode, const json& request) {
     WriteFile(Path("request.json"), request.dump());
     auto process = base::Subprocess::Start(
-        {ARBOR_PYTHON, std::string(ARBOR_SOURCE_DIR) +
-                           "/tests/model/tokenizer/hf_tokenizer_reference.py",
-         mode, Path("request.json"), Path("response.json")},
+        {ARBOR_PYTHON,
+         std::string(ARBOR_SOURCE_DIR) + "/tests/model/tokenizer/hf_tokenizer_reference.py", mode,
+         Path("request.json"), Path("response.json")},
         Path("python.log"));
     EXPECT_TRUE(process.ok()) << process.status();
     if (!process.ok()) return json();
@@ -105,8 +105,7 @@ class HuggingFaceTest : public ::testing::Test {
     ASSERT_EQ(reference["ids"].size(), strings.size());
     for (size_t i = 0; i < strings.size(); ++i) {
       SCOPED_TRACE(absl::StrCat("string ", i, ": \"", strings[i], "\""));
-      EXPECT_EQ(tokenizer.Encode(strings[i], true),
-                reference["ids"][i].get<std::vector<int>>());
+      EXPECT_EQ(tokenizer.Encode(strings[i], true), reference["ids"][i].get<std::vector<int>>());
       EXPECT_EQ(tokenizer.Encode(strings[i], false),
                 reference["ids_plain"][i].get<std::vector<int>>());
       EXPECT_EQ(tokenizer.Decode(reference["ids"][i].get<std::vector<int>>()),
@@ -121,15 +120,15 @@ TEST_F(HuggingFaceTest, TokenizerTrainedByHuggingFaceEncodesIdentically) {
   const unsigned seed = TestSeed();
   const std::vector<std::string> strings = TestStrings(seed);
   WriteFile(Path("corpus.txt"), BuiltinCorpus());
-  const json reference = RunReference(
-      "train_llama3", {{"corpus_path", Path("corpus.txt")},
-                       {"vocab_size", 900},
-                       {"special_tokens", Llama3SpecialTokens()},
-                       {"added_tokens", {"<custom>"}},
-                       {"extra_vocab", {"\xC4\xA0zebra", "\xC4\xA0tokenizer", "quux"}},
-                       {"pair_path", Path("pair.json")},
-                       {"string_path", Path("string.json")},
-                       {"strings", strings}});
+  const json reference =
+      RunReference("train_llama3", {{"corpus_path", Path("corpus.txt")},
+                                    {"vocab_size", 900},
+                                    {"special_tokens", Llama3SpecialTokens()},
+                                    {"added_tokens", {"<custom>"}},
+                                    {"extra_vocab", {"\xC4\xA0zebra", "\xC4\xA0tokenizer", "quux"}},
+                                    {"pair_path", Path("pair.json")},
+                                    {"string_path", Path("string.json")},
+                                    {"strings", strings}});
   ASSERT_TRUE(reference.is_object());
   for (const char* file : {"pair.json", "string.json"}) {
     SCOPED_TRACE(file);
@@ -147,11 +146,12 @@ TEST_F(HuggingFaceTest, TrainerOutputLoadsAndEncodesIdenticallyInHuggingFace) {
   auto text = TrainByteLevelBpe(BuiltinCorpus(), {1500, specials});
   ASSERT_TRUE(text.ok()) << text.status();
   WriteFile(Path("arbor.json"), *text);
-  const std::vector<std::vector<ChatMessage>> conversations = {
-      {{"user", "Hello!"}},
-      {{"system", "You are terse."}, {"user", "  What's 12*12?\n"}, {"assistant", "144"},
-       {"user", "And 13*13 ... ?"}},
-      {{"user", "中文 😀 e\xCC\x81"}}};
+  const std::vector<std::vector<ChatMessage>> conversations = {{{"user", "Hello!"}},
+                                                               {{"system", "You are terse."},
+                                                                {"user", "  What's 12*12?\n"},
+                                                                {"assistant", "144"},
+                                                                {"user", "And 13*13 ... ?"}},
+                                                               {{"user", "中文 😀 e\xCC\x81"}}};
   json conversations_json = json::array();
   for (const auto& conversation : conversations) {
     json messages = json::array();
@@ -160,20 +160,18 @@ TEST_F(HuggingFaceTest, TrainerOutputLoadsAndEncodesIdenticallyInHuggingFace) {
     }
     conversations_json.push_back(messages);
   }
-  const json reference = RunReference("encode", {{"path", Path("arbor.json")},
-                                                 {"strings", strings},
-                                                 {"conversations", conversations_json}});
+  const json reference = RunReference(
+      "encode",
+      {{"path", Path("arbor.json")}, {"strings", strings}, {"conversations", conversations_json}});
   ASSERT_TRUE(reference.is_object());
   auto tokenizer = Tokenizer::FromJson(*text);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   ExpectSameEncodings(**tokenizer, strings, reference);
   for (size_t i = 0; i < conversations.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("conversation ", i));
-    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kLlama3, conversations[i], true)
-                  .value(),
+    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kLlama3, conversations[i], true).value(),
               reference["llama3_chat"][i].get<std::vector<int>>());
-    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kChatML, conversations[i], true)
-                  .value(),
+    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kChatML, conversations[i], true).value(),
               reference["chatml_chat"][i].get<std::vector<int>>());
   }
 }

@@ -2,6 +2,8 @@
 // against a naive quadratic BPE written here, byte-exact round trips on random Unicode and
 // invalid bytes, pre-tokenizer cuts, added/special token matching, streaming decode, chat
 // templates, and the error for each malformed tokenizer.json.
+#include "model/tokenizer/tokenizer.h"
+
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -17,7 +19,6 @@
 #include "model/tokenizer/chat_template.h"
 #include "model/tokenizer/incremental_decoder.h"
 #include "model/tokenizer/pre_tokenizer.h"
-#include "model/tokenizer/tokenizer.h"
 #include "model/tokenizer/utf8.h"
 #include "nlohmann/json.hpp"
 #include "tests/model/tokenizer/random_text.h"
@@ -25,9 +26,9 @@
 namespace arbor::model {
 namespace {
 
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 constexpr int kVocabSize = 1000;
 
@@ -108,8 +109,8 @@ TEST(Utf8Test, ReplacesMaximalSubpartsAsTheUnicodeStandard) {
   const std::string fffd = "\xEF\xBF\xBD";
   EXPECT_EQ(ToValidUtf8(bytes), "a" + fffd + fffd + fffd + "b" + fffd + "c" + fffd + fffd + "d");
   EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"), fffd + fffd + fffd);  // A surrogate.
-  EXPECT_EQ(ToValidUtf8("\xF0\x9F\x98"), fffd);                 // Truncated emoji.
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));                        // Overlong '/'.
+  EXPECT_EQ(ToValidUtf8("\xF0\x9F\x98"), fffd);                // Truncated emoji.
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));                       // Overlong '/'.
   EXPECT_TRUE(IsValidUtf8("h\xC3\xA9llo \xF0\x9F\x98\x80"));
 }
 
@@ -141,7 +142,9 @@ TEST(PreTokenizerTest, Llama3PatternCutsLikeTheReference) {
   EXPECT_THAT(Llama3Split("中文abc"), ElementsAre("中文abc"));
   EXPECT_THAT(Llama3Split("x  "), ElementsAre("x", "  "));
   // Invalid bytes never match the pattern: they become pieces of their own.
-  EXPECT_THAT(Llama3Split("ab\xFF\xFE" "cd"), ElementsAre("ab", "\xFF\xFE", "cd"));
+  EXPECT_THAT(Llama3Split("ab\xFF\xFE"
+                          "cd"),
+              ElementsAre("ab", "\xFF\xFE", "cd"));
 }
 
 TEST_F(TrainedTokenizerTest, VocabularyLayout) {
@@ -288,8 +291,9 @@ TEST(ChatTemplateTest, ChatMLWithItsSpecialTokens) {
   auto ids = ApplyChatTemplate(**tokenizer, ChatTemplate::kChatML,
                                {{"user", "Hi there"}, {"assistant", "Hello!"}}, true);
   ASSERT_TRUE(ids.ok()) << ids.status();
-  EXPECT_EQ(*ids, (*tokenizer)->Encode("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>"
-                                       "assistant\nHello!<|im_end|>\n<|im_start|>assistant\n"));
+  EXPECT_EQ(*ids, (*tokenizer)
+                      ->Encode("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>"
+                               "assistant\nHello!<|im_end|>\n<|im_start|>assistant\n"));
   EXPECT_TRUE((*tokenizer)->prefix_tokens().empty());
   EXPECT_FALSE(ApplyChatTemplate(**tokenizer, ChatTemplate::kLlama3, {}, true).ok());
 }
@@ -299,9 +303,9 @@ TEST(ChatTemplateTest, DetectsTemplatesFromTokenizerConfig) {
             ChatTemplate::kLlama3);
   EXPECT_EQ(DetectChatTemplate(json{{"chat_template", ChatMLChatTemplate()}}.dump()).value(),
             ChatTemplate::kChatML);
-  const json list = {{"chat_template", json::array({{{"name", "tool_use"}, {"template", "x"}},
-                                                     {{"name", "default"},
-                                                      {"template", ChatMLChatTemplate()}}})}};
+  const json list = {
+      {"chat_template", json::array({{{"name", "tool_use"}, {"template", "x"}},
+                                     {{"name", "default"}, {"template", ChatMLChatTemplate()}}})}};
   EXPECT_EQ(DetectChatTemplate(list.dump()).value(), ChatTemplate::kChatML);
   auto unknown = DetectChatTemplate(R"({"chat_template": "[INST] {{ message }} [/INST]"})");
   ASSERT_FALSE(unknown.ok());
@@ -337,7 +341,8 @@ std::string LoadError(const std::function<void(json&)>& edit) {
 }
 
 TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
-  EXPECT_THAT(std::string(Tokenizer::FromJson("{").status().message()), HasSubstr("not valid JSON"));
+  EXPECT_THAT(std::string(Tokenizer::FromJson("{").status().message()),
+              HasSubstr("not valid JSON"));
   EXPECT_THAT(std::string(Tokenizer::FromJson("[]").status().message()), HasSubstr("object"));
   EXPECT_THAT(LoadError([](json& j) { j.erase("model"); }), HasSubstr("\"model\""));
   EXPECT_THAT(LoadError([](json& j) { j["model"]["type"] = "Unigram"; }),
@@ -348,17 +353,22 @@ TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
               HasSubstr("model.merges[0]"));
   EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"]["!"] = -4; }),
               HasSubstr("model.vocab[\"!\"]"));
-  EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"].erase("A"); }),
-              HasSubstr("byte 0x41"));
-  EXPECT_THAT(LoadError([](json& j) { j["normalizer"] = {{"type", "NFKC"}}; }),
+  EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"].erase("A"); }), HasSubstr("byte 0x41"));
+  EXPECT_THAT(LoadError([](json& j) {
+                j["normalizer"] = {{"type", "NFKC"}};
+              }),
               HasSubstr("unsupported tokenizer: normalizer of type 'NFKC'"));
-  EXPECT_THAT(LoadError([](json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; }),
+  EXPECT_THAT(LoadError([](json& j) {
+                j["pre_tokenizer"] = {{"type", "Whitespace"}};
+              }),
               HasSubstr("unsupported tokenizer: pre_tokenizer of type 'Whitespace'"));
   EXPECT_THAT(LoadError([](json& j) {
                 j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(unclosed";
               }),
               HasSubstr("does not compile"));
-  EXPECT_THAT(LoadError([](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }),
+  EXPECT_THAT(LoadError([](json& j) {
+                j["decoder"] = {{"type", "WordPiece"}};
+              }),
               HasSubstr("unsupported tokenizer: decoder step of type 'WordPiece'"));
   EXPECT_THAT(LoadError([](json& j) { j["added_tokens"][0]["id"] = "x"; }),
               HasSubstr("added_tokens[0].id"));
