@@ -37,13 +37,13 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   if (spec.max_tokens < 1 ||
       static_cast<int64_t>(spec.prompt_token_ids.size()) + spec.max_tokens > spec.max_context) {
     return absl::InvalidArgumentError(absl::StrCat("max_tokens: ", spec.max_tokens,
-                                                   " does not fit the context ",
-                                                   spec.max_context));
+                                                   " does not fit the context ", spec.max_context));
   }
   if (options.steps_per_run < 1 || options.first_run_steps < 1 ||
       options.top_k < std::max(1, spec.top_logprobs) || options.top_k < spec.policy.branch.width) {
-    return absl::InvalidArgumentError("job options: steps_per_run and first_run_steps >= 1 and "
-                                      "top_k must cover top_logprobs and branch.width");
+    return absl::InvalidArgumentError(
+        "job options: steps_per_run and first_run_steps >= 1 and "
+        "top_k must cover top_logprobs and branch.width");
   }
   if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
       !env.rehome) {
@@ -72,11 +72,15 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   return job;
 }
 
-Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree,
-         RunBuilder builder)
-    : spec_(std::move(spec)), options_(options), env_(std::move(env)),
-      builder_(std::move(builder)), created_(env_.clock->Now()), tree_(std::move(tree)),
-      worker_(env_.worker), text_(env_.decode, spec_.stop_strings) {}
+Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder)
+    : spec_(std::move(spec)),
+      options_(options),
+      env_(std::move(env)),
+      builder_(std::move(builder)),
+      created_(env_.clock->Now()),
+      tree_(std::move(tree)),
+      worker_(env_.worker),
+      text_(env_.decode, spec_.stop_strings) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
 
@@ -112,6 +116,14 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
           worker->Release(std::move(ids));
         });
       } else if (!response.ok()) {
+        // Only RESOURCE_EXHAUSTED guarantees the worker wrote nothing: after a deadline or a
+        // broken call the run may have created its sequences on a live worker, and the job
+        // moves away or ends, so hand them back (unknown ids are ignored).
+        if (response.status().code() != absl::StatusCode::kResourceExhausted) {
+          actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+            worker->Release(std::move(ids));
+          });
+        }
         HandleFailure(response.status());
       } else {
         const size_t expected = done.sequence_ids.size();
@@ -292,8 +304,8 @@ void Job::ApplyStructural(const StepResult& step) {
     case arbor::v1::STRATEGY_BRANCH:
       return OpenBranch(step);
     default:
-      return Fail(absl::InternalError(absl::StrCat(
-          "structural stop with strategy ", arbor::v1::Strategy_Name(step.strategy()))));
+      return Fail(absl::InternalError(absl::StrCat("structural stop with strategy ",
+                                                   arbor::v1::Strategy_Name(step.strategy()))));
   }
 }
 
@@ -504,8 +516,8 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   if (!error_.empty()) spdlog::warn("job {} failed: {}", spec_.job_id, error_);
   std::vector<uint64_t> live = LiveSequences();
   // A Run in flight may still create its sequences; they are released again when it completes.
-  if (in_flight_) live.insert(live.end(), in_flight_->sequence_ids.begin(),
-                              in_flight_->sequence_ids.end());
+  if (in_flight_)
+    live.insert(live.end(), in_flight_->sequence_ids.begin(), in_flight_->sequence_ids.end());
   Release(std::move(live));
   main_live_ = false;
   timings_.set_total_us(SinceCreated());
@@ -541,8 +553,8 @@ bool Job::EmitCommitted(NodeId id) {
 bool Job::PushText(NodeId id, std::string* piece) {
   const int32_t token = tree_.node(id).token_id;
   // The job ends on this token when nothing can follow it: release what was held back.
-  const bool last = IsStopToken(token) || Remaining() <= 0 ||
-                    tree_.NextPosition() >= spec_.max_context;
+  const bool last =
+      IsStopToken(token) || Remaining() <= 0 || tree_.NextPosition() >= spec_.max_context;
   StreamedText::Piece pushed = text_.Push(token, last);
   piece->append(pushed.text);
   return pushed.stopped;
@@ -556,9 +568,8 @@ void Job::Emit(arbor::v1::GenerateEvent event) {
 
 void Job::Release(std::vector<uint64_t> ids) {
   if (ids.empty()) return;
-  actions_.push_back([worker = worker_, ids = std::move(ids)]() mutable {
-    worker->Release(std::move(ids));
-  });
+  actions_.push_back(
+      [worker = worker_, ids = std::move(ids)]() mutable { worker->Release(std::move(ids)); });
 }
 
 std::vector<uint64_t> Job::LiveSequences() const {
@@ -581,15 +592,32 @@ bool Job::IsStopToken(int32_t token) const {
 void Job::Count(arbor::v1::Strategy strategy) {
   arbor::v1::StrategyCounts& c = counts_;
   switch (strategy) {
-    case arbor::v1::STRATEGY_ARGMAX: c.set_argmax(c.argmax() + 1); break;
-    case arbor::v1::STRATEGY_ADAPTIVE: c.set_adaptive(c.adaptive() + 1); break;
-    case arbor::v1::STRATEGY_BRANCH: c.set_branch(c.branch() + 1); break;
-    case arbor::v1::STRATEGY_INSERT: c.set_insert(c.insert() + 1); break;
-    case arbor::v1::STRATEGY_BACKSPACE: c.set_backspace(c.backspace() + 1); break;
-    case arbor::v1::STRATEGY_HOT_SAMPLE: c.set_hot_sample(c.hot_sample() + 1); break;
-    case arbor::v1::STRATEGY_RESAMPLE: c.set_resample(c.resample() + 1); break;
-    case arbor::v1::STRATEGY_BRANCH_SAMPLE: c.set_branch_sample(c.branch_sample() + 1); break;
-    default: break;
+    case arbor::v1::STRATEGY_ARGMAX:
+      c.set_argmax(c.argmax() + 1);
+      break;
+    case arbor::v1::STRATEGY_ADAPTIVE:
+      c.set_adaptive(c.adaptive() + 1);
+      break;
+    case arbor::v1::STRATEGY_BRANCH:
+      c.set_branch(c.branch() + 1);
+      break;
+    case arbor::v1::STRATEGY_INSERT:
+      c.set_insert(c.insert() + 1);
+      break;
+    case arbor::v1::STRATEGY_BACKSPACE:
+      c.set_backspace(c.backspace() + 1);
+      break;
+    case arbor::v1::STRATEGY_HOT_SAMPLE:
+      c.set_hot_sample(c.hot_sample() + 1);
+      break;
+    case arbor::v1::STRATEGY_RESAMPLE:
+      c.set_resample(c.resample() + 1);
+      break;
+    case arbor::v1::STRATEGY_BRANCH_SAMPLE:
+      c.set_branch_sample(c.branch_sample() + 1);
+      break;
+    default:
+      break;
   }
 }
 

@@ -341,6 +341,35 @@ TEST(JobTest, WorkerFailureRehomesAndPrefillsTheCommittedPath) {
   EXPECT_THAT(h.spare->live(), IsEmpty());
 }
 
+// A run whose answer is lost (its deadline passed while the worker kept going) still created
+// its sequences: the first run's new main sequence on w0, and after the move the re-prefilled
+// one on w1. Both are handed back, whether the job moves on or ends.
+TEST(JobTest, RunsWhoseAnswersAreLostLeaveNoSequencesBehind) {
+  Harness h(ByPosition({}));
+  h.worker->LoseNextAnswers(absl::DeadlineExceededError("run deadline"));
+  h.spare->LoseNextAnswers(absl::DeadlineExceededError("run deadline"));
+  auto job = h.Make(BaseSpec(6));
+  job->Start();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  EXPECT_THAT(h.worker->live(), IsEmpty());
+  ExpectCleanFinish(*job, *h.spare);
+
+  // The same when the job's deadline passes while the run is out, and it ends instead of moving.
+  Harness late(ByPosition({}));
+  late.worker->LoseNextAnswers(absl::DeadlineExceededError("run deadline"));
+  late.worker->Hold(true);
+  JobSpec spec = BaseSpec(6);
+  spec.deadline = late.clock.Now() + absl::Milliseconds(5);
+  auto ended = late.Make(spec);
+  ended->Start();
+  late.clock.Advance(absl::Milliseconds(10));
+  late.worker->Hold(false);
+  late.worker->ReleaseHeld();
+  EXPECT_EQ(ended->finish_reason(), arbor::v1::FINISH_REASON_DEADLINE) << ended->error();
+  EXPECT_THAT(late.worker->live(), IsEmpty());
+}
+
 TEST(JobTest, RehomeWaitsForTheRunInFlightThenPrefillsElsewhere) {
   Harness h(ByPosition({}));
   h.worker->Hold(true);

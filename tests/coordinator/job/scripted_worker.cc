@@ -64,6 +64,12 @@ void ScriptedWorker::FailNext(absl::Status status, int n, int after) {
   fail_after_ = after;
 }
 
+void ScriptedWorker::LoseNextAnswers(absl::Status status, int n) {
+  absl::MutexLock lock(&mu_);
+  lose_status_ = std::move(status);
+  lose_count_ = n;
+}
+
 void ScriptedWorker::Hold(bool hold) {
   absl::MutexLock lock(&mu_);
   hold_ = hold;
@@ -113,6 +119,10 @@ absl::StatusOr<arbor::v1::RunResponse> ScriptedWorker::Execute(
   for (const arbor::v1::RunItem& item : request.items()) {
     ASSIGN_OR_RETURN(*response.add_results(), ExecuteItem(item));
   }
+  if (lose_count_ > 0) {
+    --lose_count_;
+    return lose_status_;
+  }
   return response;
 }
 
@@ -125,8 +135,8 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     const int32_t n = item.has_fork_length() ? item.fork_length()
                                              : static_cast<int32_t>(parent->second.tokens.size());
     seq.tokens.assign(parent->second.tokens.begin(), parent->second.tokens.begin() + n);
-    seq.last_sampled = n == static_cast<int32_t>(parent->second.tokens.size()) &&
-                       parent->second.last_sampled;
+    seq.last_sampled =
+        n == static_cast<int32_t>(parent->second.tokens.size()) && parent->second.last_sampled;
   } else if (auto it = sequences_.find(item.sequence_id()); it != sequences_.end()) {
     seq = it->second;
     if (item.has_truncate_to()) {
@@ -164,8 +174,8 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   auto is_stop = [&](int32_t t) {
     const auto& extra = item.stop().stop_token_ids();
     if (std::find(extra.begin(), extra.end(), t) != extra.end()) return true;
-    return !item.stop().ignore_eos() && std::find(eos_ids_.begin(), eos_ids_.end(), t) !=
-                                            eos_ids_.end();
+    return !item.stop().ignore_eos() &&
+           std::find(eos_ids_.begin(), eos_ids_.end(), t) != eos_ids_.end();
   };
 
   arbor::v1::RunResult result;
@@ -206,9 +216,9 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     options.banned = banned;
     options.stop_on_structural = item.stop_on_structural() || canonical;
     const entropix::RngKey key{item.seed(), static_cast<uint32_t>(position), item.branch_id(), 0};
-    ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
-                     entropix::PolicyStep(logits, lm, scripted.attention, policy, context, key,
-                                          options));
+    ASSIGN_OR_RETURN(
+        entropix::StepOutcome outcome,
+        entropix::PolicyStep(logits, lm, scripted.attention, policy, context, key, options));
     arbor::v1::StepResult& step = *result.add_steps();
     step.set_position(position);
     *step.mutable_metrics() = rpc::MetricsToProto(outcome.metrics);

@@ -56,7 +56,9 @@ class ScriptedWorker final : public WorkerClient {
  public:
   ScriptedWorker(std::string id, Script script, std::vector<int32_t> eos_ids = {},
                  int32_t max_context = 512)
-      : id_(std::move(id)), script_(std::move(script)), eos_ids_(std::move(eos_ids)),
+      : id_(std::move(id)),
+        script_(std::move(script)),
+        eos_ids_(std::move(eos_ids)),
         max_context_(max_context) {}
 
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
@@ -65,6 +67,9 @@ class ScriptedWorker final : public WorkerClient {
 
   // After `after` more successful Runs, the next `n` fail with `status` (nothing changes).
   void FailNext(absl::Status status, int n = 1, int after = 0);
+  // The next `n` Runs execute (their sequences are created and extended) but answer `status`,
+  // as when the caller's deadline passes while the worker is still at work.
+  void LoseNextAnswers(absl::Status status, int n = 1);
   // While held, completions queue up until ReleaseHeld().
   void Hold(bool hold);
   void ReleaseHeld();
@@ -95,6 +100,8 @@ class ScriptedWorker final : public WorkerClient {
   absl::Status fail_status_ ABSL_GUARDED_BY(mu_);
   int fail_count_ ABSL_GUARDED_BY(mu_) = 0;
   int fail_after_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status lose_status_ ABSL_GUARDED_BY(mu_);
+  int lose_count_ ABSL_GUARDED_BY(mu_) = 0;
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void()>> held_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,10 +1,9 @@
 // StreamedText: incremental decoding (short windows, split UTF-8 characters held back until
 // complete) and stop strings (a possible match is never streamed; backspace retracts a piece).
-#include "coordinator/stop_strings.h"
-
 #include <string>
 #include <vector>
 
+#include "coordinator/stop_strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,7 +23,7 @@ struct Decoder {
     size_t cut = text.size();
     for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
       const unsigned char c = text[text.size() - back];
-      if ((c & 0xC0) == 0x80) continue;                     // Continuation byte.
+      if ((c & 0xC0) == 0x80) continue;  // Continuation byte.
       const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
       if (need > back) cut = text.size() - back;
       break;
