@@ -225,6 +225,14 @@ void Engine::Admit(QueuedRun queued) {
   run->cancelled = std::move(queued.cancelled);
   run->done = std::move(queued.done);
   run->timings.set_queue_us(absl::ToInt64Microseconds(absl::Now() - queued.submitted));
+  // A caller already gone (its deadline passed while the run was queued) gets nothing created:
+  // the sequences would only hold KV until someone released them.
+  if (run->cancelled && run->cancelled()) {
+    completions_.push_back([done = std::move(run->done)] {
+      done(absl::CancelledError("the caller gave up before the run started"));
+    });
+    return;
+  }
   const auto& items = queued.request.items();
   for (int i = 0; i < items.size(); ++i) {
     absl::Status checked = CheckItem(items[i], i);

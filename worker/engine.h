@@ -58,7 +58,8 @@ class Engine {
   const RunLimits& limits() const { return limits_; }
   const Backend& backend() const { return *backend_; }
 
-  // Queues a run. `cancelled` is polled between steps (client gone or deadline passed).
+  // Queues a run. `cancelled` is polled at admission (a run cancelled by then answers CANCELLED
+  // and creates nothing) and between steps (client gone or deadline passed).
   // `done` runs exactly once: on the engine thread, or before Run returns when the request
   // fails ValidateRunRequest.
   void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done);

@@ -331,11 +331,22 @@ TEST_F(EngineTest, CancelledStopsWithinOneStep) {
   int polls = 0;
   RunRequest request;
   *request.add_items() = Item(1, Prompt(10), 100);
-  absl::StatusOr<RunResponse> response = RunSync(request, [&] { return ++polls > 4; });
+  // The first poll is at admission, then one before each step.
+  absl::StatusOr<RunResponse> response = RunSync(request, [&] { return ++polls > 5; });
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->results(0).stop_reason(), v1::STOP_REASON_CANCELLED);
   EXPECT_EQ(response->results(0).steps_size(), 4);
   EXPECT_EQ(response->results(0).length(), 14);
+}
+
+TEST_F(EngineTest, RunCancelledBeforeAdmissionCreatesNothing) {
+  RunRequest request;
+  *request.add_items() = Item(1, Prompt(10), 100);
+  absl::StatusOr<RunResponse> response = RunSync(request, [] { return true; });
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kCancelled) << response.status();
+  EXPECT_EQ(engine_->Health().live_sequences(), 0);
+  EXPECT_EQ(engine_->Health().cache().used_blocks(), 0);
+  EXPECT_EQ(ReleaseSync({1}), 0) << "the sequence was never created";
 }
 
 TEST_F(EngineTest, KvExhaustionEndsDecodeAndRefusesPrefillWithNothingWritten) {
