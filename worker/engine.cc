@@ -243,10 +243,9 @@ void Engine::Admit(QueuedRun queued) {
     }
     absl::StatusOr<entropix::PolicyConfig> policy =
         rpc::PolicyFromProto(items[i].policy(), options_.default_policy);
-    absl::Status policy_status = policy.ok() ? policy->Validate() : policy.status();
-    if (checked.ok() && !policy_status.ok()) {
+    if (checked.ok() && !policy.ok()) {  // PolicyFromProto also validates the result.
       checked = absl::InvalidArgumentError(
-          absl::StrCat("items[", i, "].policy.", policy_status.message()));
+          absl::StrCat("items[", i, "].policy.", policy.status().message()));
     }
     if (!checked.ok()) {
       completions_.push_back([done = std::move(run->done), checked] { done(checked); });

@@ -81,19 +81,6 @@ double g_bandwidth = 0;
 enum Shape { kTiny = 0, kSmall = 1, kLlama1b = 2 };
 constexpr char kLlama1bPreset[] = "llama-3.2-1b-shape";
 
-model::ModelConfig SmallConfig() {
-  model::ModelConfig c = testing::TinyConfig();
-  c.name = "small";
-  c.num_layers = 4;
-  c.hidden_size = 256;
-  c.num_heads = 8;
-  c.num_kv_heads = 2;
-  c.head_dim = 32;
-  c.intermediate_size = 688;
-  c.vocab_size = 2048;
-  return c;
-}
-
 // The llama-3.2-1b-shape bf16 checkpoint, opened from --model_1b_dir. A directory that does not
 // load, or loads with other shapes or dtype, is (re)written with make-model first: its weights
 // file only appears once complete, so an interrupted write is simply redone on the next run.
@@ -163,7 +150,7 @@ Fixture& Get(int shape, bool bf16) {
   } else {
     std::mt19937 rng(42);
     f.model = std::make_unique<testing::RandomLlama>(
-        shape == kTiny ? testing::TinyConfig() : SmallConfig(), bf16, rng);
+        shape == kTiny ? testing::TinyConfig() : *model::PresetConfig("small"), bf16, rng);
     backend = CpuBackend::Create(f.model->config(), f.model->Lookup(),
                                  {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cuda_status.h"
+#include "model/make_model.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cuda_backend.h"
 
@@ -46,22 +47,6 @@ double MeasureCopyBandwidth() {
   return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
 }
 
-model::ModelConfig Llama32_1BShape() {
-  model::ModelConfig c = testing::TinyConfig();
-  c.name = "llama-3.2-1b-shape";
-  c.num_layers = 16;
-  c.hidden_size = 2048;
-  c.num_heads = 32;
-  c.num_kv_heads = 8;
-  c.head_dim = 64;
-  c.intermediate_size = 8192;
-  c.vocab_size = 128256;
-  c.rope_theta = 500000.0f;
-  c.rope_scaling = {model::RopeScaling::Type::kLlama3, 32.0f, 1.0f, 4.0f, 8192};
-  c.tie_word_embeddings = true;
-  return c;
-}
-
 int Run() {
   if (kernels::CudaDeviceCount() == 0) {
     std::printf("skipped: no CUDA device on this machine\n");
@@ -70,7 +55,7 @@ int Run() {
   const double bandwidth = MeasureCopyBandwidth();
   std::printf("device copy bandwidth: %.1f GB/s (read + write)\n", bandwidth / 1e9);
   std::mt19937 rng(42);
-  const model::ModelConfig config = Llama32_1BShape();
+  const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
   const testing::RandomLlama model(config, /*bf16=*/true, rng);
   constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kSteps = 32, kWarmup = 4;
   const int32_t blocks_per_row = (kMaxContext + kSteps + kWarmup + kBlock) / kBlock + 1;

@@ -169,6 +169,39 @@ v1::GenerateRequest TextRequest(const std::string& text, int max_tokens, uint64_
   return request;
 }
 
+// The job's record; a failed GetJob fails the test and returns an empty Job.
+v1::Job GetJob(v1::Generation::Stub& stub, const std::string& job_id) {
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  ref.set_job_id(job_id);
+  v1::Job job;
+  const grpc::Status status = stub.GetJob(&context, ref, &job);
+  EXPECT_TRUE(status.ok()) << job_id << ": " << status.error_message();
+  return job;
+}
+
+// Whether a job's events end with a finished event for max_tokens (the test fails otherwise).
+bool EndedAtMaxTokens(const std::vector<v1::GenerateEvent>& events, const std::string& job_id) {
+  if (events.empty() || !events.back().has_finished()) {
+    ADD_FAILURE() << job_id << ": the stream did not end with a finished event";
+    return false;
+  }
+  EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
+      << job_id << ": " << events.back().finished().error();
+  return true;
+}
+
+// Submits eight 400-token jobs and returns their ids once they are under way.
+std::vector<std::string> SubmitEightUnderWay(v1::Generation::Stub& stub, const std::string& prefix,
+                                             uint64_t seed) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    ids.push_back(Submit(stub, TextRequest(absl::StrCat(prefix, i), 400, seed + i)));
+  }
+  AwaitFirstEvent(stub, ids.back());
+  return ids;
+}
+
 class CoordinatorE2eTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -209,16 +242,10 @@ TEST_F(CoordinatorE2eTest, SixteenConcurrentJobsOnTwoWorkersAllFinish) {
   std::set<std::string> workers;
   for (int i = 0; i < kJobs; ++i) {
     ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
-    ASSERT_FALSE(events[i].empty());
+    ASSERT_FALSE(events[i].empty()) << i;
     EXPECT_FALSE(events[i].front().job_id().empty());
-    ASSERT_TRUE(events[i].back().has_finished()) << i;
-    EXPECT_EQ(events[i].back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
-        << i << ": " << events[i].back().finished().error();
-    grpc::ClientContext context;
-    v1::JobRef ref;
-    ref.set_job_id(events[i].front().job_id());
-    v1::Job job;
-    ASSERT_TRUE(cluster_->stub->GetJob(&context, ref, &job).ok());
+    ASSERT_TRUE(EndedAtMaxTokens(events[i], absl::StrCat("job ", i)));
+    const v1::Job job = GetJob(*cluster_->stub, events[i].front().job_id());
     EXPECT_EQ(job.usage().generated_tokens(), 32);
     EXPECT_FALSE(job.text().empty());
     workers.insert(job.worker_id());
@@ -427,19 +454,12 @@ TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy)
 TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
   std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "kill");
   ASSERT_NE(cluster, nullptr);
-  std::vector<std::string> ids;
-  for (int i = 0; i < 8; ++i) {
-    ids.push_back(Submit(*cluster->stub, TextRequest(absl::StrCat("Job ", i), 400, 50 + i)));
-  }
-  AwaitFirstEvent(*cluster->stub, ids.back());  // Jobs are under way.
+  const std::vector<std::string> ids = SubmitEightUnderWay(*cluster->stub, "Job ", 50);
   cluster->workers[0].Signal(SIGKILL);
   int rehomed = 0;
   for (const std::string& id : ids) {
     const std::vector<v1::GenerateEvent> events = Watch(*cluster->stub, id);
-    ASSERT_FALSE(events.empty());
-    ASSERT_TRUE(events.back().has_finished());
-    EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
-        << id << ": " << events.back().finished().error();
+    ASSERT_TRUE(EndedAtMaxTokens(events, id));
     for (const v1::GenerateEvent& e : events) rehomed += e.has_rehomed();
   }
   EXPECT_GT(rehomed, 0) << "the killed worker held some of the jobs";
@@ -448,20 +468,9 @@ TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
 TEST_F(CoordinatorE2eTest, DrainingAWorkerMidJobMovesItsJobsToTheOther) {
   std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "drain");
   ASSERT_NE(cluster, nullptr);
-  std::vector<std::string> ids;
-  for (int i = 0; i < 8; ++i) {
-    ids.push_back(Submit(*cluster->stub, TextRequest(absl::StrCat("Drain ", i), 400, 70 + i)));
-  }
-  std::string drained;
-  {
-    AwaitFirstEvent(*cluster->stub, ids.back());  // Jobs are under way.
-    v1::JobRef ref;
-    ref.set_job_id(ids.back());
-    grpc::ClientContext get_context;
-    v1::Job job;
-    ASSERT_TRUE(cluster->stub->GetJob(&get_context, ref, &job).ok());
-    drained = job.worker_id();
-  }
+  const std::vector<std::string> ids = SubmitEightUnderWay(*cluster->stub, "Drain ", 70);
+  const std::string drained = GetJob(*cluster->stub, ids.back()).worker_id();
+  ASSERT_FALSE(drained.empty());
   auto admin = v1::Cluster::NewStub(
       grpc::CreateChannel(cluster->address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
@@ -472,16 +481,8 @@ TEST_F(CoordinatorE2eTest, DrainingAWorkerMidJobMovesItsJobsToTheOther) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   int moved = 0;
   for (const std::string& id : ids) {
-    const std::vector<v1::GenerateEvent> events = Watch(*cluster->stub, id);
-    ASSERT_FALSE(events.empty());
-    ASSERT_TRUE(events.back().has_finished());
-    EXPECT_EQ(events.back().finished().reason(), v1::FINISH_REASON_MAX_TOKENS)
-        << id << ": " << events.back().finished().error();
-    grpc::ClientContext get_context;
-    v1::JobRef ref;
-    ref.set_job_id(id);
-    v1::Job job;
-    ASSERT_TRUE(cluster->stub->GetJob(&get_context, ref, &job).ok());
+    ASSERT_TRUE(EndedAtMaxTokens(Watch(*cluster->stub, id), id));
+    const v1::Job job = GetJob(*cluster->stub, id);
     if (job.rehomed() > 0) {
       ++moved;
       EXPECT_NE(job.worker_id(), drained) << id;
