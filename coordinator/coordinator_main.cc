@@ -18,6 +18,7 @@
 #include "coordinator/prompt.h"
 #include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
+#include "model/model_store.h"
 #include "rpc/serve.h"
 #include "spdlog/spdlog.h"
 
@@ -27,8 +28,10 @@ ABSL_FLAG(std::string, workers, "",
           "Static worker addresses, comma-separated (host:port,...). Workers started with "
           "--coordinator register themselves instead; both may be used together.");
 ABSL_FLAG(std::string, model, "",
-          "Model directory whose tokenizer.json (and tokenizer_config.json chat template) the "
-          "coordinator uses to tokenize text and chat prompts and to decode generated text; the "
+          "The model whose tokenizer and chat template (a directory's tokenizer.json and "
+          "tokenizer_config.json, or a GGUF file's metadata, or a known name such as "
+          "smollm2-135m-instruct) the coordinator uses to tokenize text and chat prompts and to "
+          "decode generated text; the "
           "workers hold the weights. Without it only token-id prompts are accepted and events "
           "carry no text.");
 ABSL_FLAG(int, max_active_jobs, 64, "Jobs running at once, >= 1.");
@@ -65,7 +68,9 @@ int Main() {
   }
   std::unique_ptr<PromptCodec> prompts = std::make_unique<PromptCodec>();
   if (const std::string model = absl::GetFlag(FLAGS_model); !model.empty()) {
-    absl::StatusOr<std::unique_ptr<PromptCodec>> loaded = PromptCodec::Load(model);
+    absl::StatusOr<std::string> path = model::ResolveModel(model);
+    absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
+        path.ok() ? PromptCodec::Load(*path) : path.status();
     if (!loaded.ok()) {
       fprintf(stderr, "--model: %s\n", loaded.status().ToString().c_str());
       return 2;

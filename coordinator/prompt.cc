@@ -1,7 +1,5 @@
 #include "coordinator/prompt.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,7 +11,8 @@ namespace {
 
 constexpr char kNoTokenizer[] =
     "prompt: text and chat prompts need the model's tokenizer; start arbor-coordinator with "
-    "--model DIR (a directory with tokenizer.json) or send the prompt as tokens";
+    "--model (a model name, a GGUF file or a directory with tokenizer.json) or send the prompt as "
+    "tokens";
 
 std::vector<int32_t> ToInt32(const std::vector<int>& ids) {
   return std::vector<int32_t>(ids.begin(), ids.end());
@@ -27,23 +26,13 @@ PromptCodec::PromptCodec(std::unique_ptr<model::Tokenizer> tokenizer,
   if (!chat_template_) chat_template_error_ = "the model has no recognised chat template";
 }
 
-absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(const std::string& model_dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<model::Tokenizer> tokenizer,
-                   model::Tokenizer::FromFile(model_dir + "/tokenizer.json"));
-  auto codec = std::make_unique<PromptCodec>(std::move(tokenizer), std::nullopt);
-  const std::string config_path = model_dir + "/tokenizer_config.json";
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) {
-    codec->chat_template_error_ = absl::StrCat(config_path, " is missing");
-    return codec;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<model::ChatTemplate> chat_template = model::DetectChatTemplate(text.str());
-  if (chat_template.ok()) {
-    codec->chat_template_ = *chat_template;
+absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(const std::string& model_path) {
+  ASSIGN_OR_RETURN(model::ModelTokenizer loaded, model::LoadModelTokenizer(model_path));
+  auto codec = std::make_unique<PromptCodec>(std::move(loaded.tokenizer), std::nullopt);
+  if (loaded.chat_template.ok()) {
+    codec->chat_template_ = *loaded.chat_template;
   } else {
-    codec->chat_template_error_ = absl::StrCat(config_path, ": ", chat_template.status().message());
+    codec->chat_template_error_ = std::string(loaded.chat_template.status().message());
   }
   return codec;
 }

@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "coordinator/request_validation.h"
 #include "model/tokenizer/chat_template.h"
+#include "model/tokenizer/gguf_tokenizer.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace arbor::coordinator {
@@ -26,9 +27,10 @@ class PromptCodec {
  public:
   // Token prompts only, no text.
   PromptCodec() = default;
-  // tokenizer.json of `model_dir` (required) and the chat template recognised in its
-  // tokenizer_config.json (optional: without one, chat prompts fail naming the file).
-  static absl::StatusOr<std::unique_ptr<PromptCodec>> Load(const std::string& model_dir);
+  // The tokenizer of the model at `model_path` (a directory's tokenizer.json or a GGUF file's
+  // metadata; required) and its chat template (optional: without one, chat prompts fail saying
+  // why). See model::LoadModelTokenizer.
+  static absl::StatusOr<std::unique_ptr<PromptCodec>> Load(const std::string& model_path);
   // For tests: a tokenizer already loaded, and optionally a chat template.
   PromptCodec(std::unique_ptr<model::Tokenizer> tokenizer,
               std::optional<model::ChatTemplate> chat_template);

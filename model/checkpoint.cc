@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -12,6 +13,7 @@
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "model/config_json.h"
+#include "model/gguf_llama.h"
 #include "model/llama_tensors.h"
 #include "nlohmann/json.hpp"
 
@@ -61,40 +63,74 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-// Scans `tensor` for NaN or infinity: a checkpoint holding one would poison every logit.
-bool AllFinite(const TensorView& tensor) {
-  const size_t count = tensor.nbytes / DTypeSize(tensor.dtype);
-  if (tensor.dtype == DType::kF32) {
-    const char* bytes = static_cast<const char*>(tensor.data);
-    for (size_t i = 0; i < count; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, bytes + 4 * i, 4);
-      if ((bits & 0x7f800000u) == 0x7f800000u) return false;
-    }
-    return true;
-  }
-  const uint16_t exponent_mask = tensor.dtype == DType::kBF16 ? 0x7f80u : 0x7c00u;
-  const char* bytes = static_cast<const char*>(tensor.data);
+// True when none of `count` 2-byte values `stride` bytes apart (from `bytes`) has an all-ones
+// exponent under `mask` (NaN or infinity).
+bool HalvesFinite(const char* bytes, size_t count, size_t stride, uint16_t mask) {
   uint16_t seen = 0;  // OR of the masked exponents that are all ones; branch-free inner loop.
   for (size_t i = 0; i < count; ++i) {
     uint16_t bits;
-    std::memcpy(&bits, bytes + 2 * i, 2);
-    seen |= static_cast<uint16_t>((bits & exponent_mask) == exponent_mask);
+    std::memcpy(&bits, bytes + stride * i, 2);
+    seen |= static_cast<uint16_t>((bits & mask) == mask);
   }
   return seen == 0;
 }
 
+// Scans `tensor` for NaN or infinity: a checkpoint holding one would poison every logit. A block
+// of a quantized type is finite exactly when its f16 scale (and Q4_1's minimum) are.
+bool AllFinite(const TensorView& tensor) {
+  const char* bytes = static_cast<const char*>(tensor.data);
+  const DTypeLayout layout = Layout(tensor.dtype);
+  const size_t blocks = tensor.nbytes / layout.block_bytes;
+  constexpr uint16_t kHalfExponent = 0x7c00u;
+  switch (tensor.dtype) {
+    case DType::kF32:
+      for (size_t i = 0; i < blocks; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, bytes + 4 * i, 4);
+        if ((bits & 0x7f800000u) == 0x7f800000u) return false;
+      }
+      return true;
+    case DType::kBF16:
+      return HalvesFinite(bytes, blocks, 2, 0x7f80u);
+    case DType::kQ4_1:
+      return HalvesFinite(bytes, blocks, layout.block_bytes, kHalfExponent) &&
+             HalvesFinite(bytes + 2, blocks, layout.block_bytes, kHalfExponent);
+    case DType::kF16:
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return HalvesFinite(bytes, blocks, layout.block_bytes, kHalfExponent);
+  }
+  return false;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir,
+absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& path,
                                                              ProgressCallback progress) {
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
-  checkpoint->dir_ = dir;
-  ASSIGN_OR_RETURN(checkpoint->config_, LoadModelConfig(dir));
+  checkpoint->dir_ = path;
+  TensorSources found;
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    return absl::NotFoundError(absl::StrCat(
+        path,
+        ": no such file or directory (expected a Hugging Face model directory or a .gguf "
+        "file)"));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    ASSIGN_OR_RETURN(checkpoint->config_, LoadModelConfig(path));
+    RETURN_IF_ERROR(checkpoint->OpenSafetensors(found));
+  } else {
+    RETURN_IF_ERROR(checkpoint->OpenGguf(found));
+  }
+  RETURN_IF_ERROR(checkpoint->Adopt(found));
+  RETURN_IF_ERROR(checkpoint->CheckFinite(progress));
+  return checkpoint;
+}
 
-  // Every tensor present, with the file it came from (for error messages).
-  std::map<std::string, std::pair<TensorView, std::string>, std::less<>> found;
-  auto add_file = [&](const std::string& path) -> absl::StatusOr<const SafetensorsFile*> {
+absl::Status Checkpoint::OpenSafetensors(TensorSources& found) {
+  const std::string& dir = dir_;
+  auto add_file = [&](const std::string& path) -> absl::Status {
     ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file, SafetensorsFile::Open(path));
     for (const TensorView& tensor : file->tensors()) {
       auto [it, inserted] = found.emplace(tensor.name, std::make_pair(tensor, path));
@@ -103,8 +139,8 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
             absl::StrCat(path, ": tensor '", tensor.name, "' is also in ", it->second.second));
       }
     }
-    checkpoint->files_.push_back(std::move(file));
-    return checkpoint->files_.back().get();
+    files_.push_back(std::move(file));
+    return absl::OkStatus();
   };
   const std::string index_path = dir + "/" + kIndexFile;
   if (Exists(index_path)) {
@@ -112,7 +148,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
     std::map<std::string, bool> opened;
     for (const auto& [name, file] : weight_map) {
       if (!opened[file]) {
-        RETURN_IF_ERROR(add_file(dir + "/" + file).status());
+        RETURN_IF_ERROR(add_file(dir + "/" + file));
         opened[file] = true;
       }
       auto it = found.find(name);
@@ -121,19 +157,31 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
             index_path, ": tensor '", name, "' is mapped to ", file, ", which does not hold it"));
       }
     }
-  } else if (Exists(dir + "/" + kSingleFile)) {
-    RETURN_IF_ERROR(add_file(dir + "/" + kSingleFile).status());
-  } else {
-    return absl::NotFoundError(absl::StrCat(
-        dir, ": neither ", kSingleFile, " nor ", kIndexFile,
-        " is here (only safetensors checkpoints are supported, not pytorch_model.bin)"));
+    return absl::OkStatus();
   }
+  if (Exists(dir + "/" + kSingleFile)) return add_file(dir + "/" + kSingleFile);
+  return absl::NotFoundError(
+      absl::StrCat(dir, ": neither ", kSingleFile, " nor ", kIndexFile,
+                   " is here (only safetensors checkpoints are supported, not pytorch_model.bin)"));
+}
 
-  const ModelConfig& config = checkpoint->config_;
+absl::Status Checkpoint::OpenGguf(TensorSources& found) {
+  ASSIGN_OR_RETURN(gguf_, GgufFile::Open(dir_));
+  ASSIGN_OR_RETURN(GgufLlama model, MapGgufLlama(*gguf_));
+  config_ = std::move(model.config);
+  if (config_.name.empty()) config_.name = std::filesystem::path(dir_).stem().string();
+  owned_ = std::move(model.owned);
+  for (auto& [name, view] : model.tensors) found.emplace(name, std::make_pair(view, dir_));
+  return absl::OkStatus();
+}
+
+absl::Status Checkpoint::Adopt(TensorSources& found) {
+  const ModelConfig& config = config_;
+  const char* implied_by = gguf_ ? "the GGUF metadata implies" : "config.json implies";
   for (const TensorSpec& spec : LlamaTensorSpecs(config, DType::kF32)) {
     auto it = found.find(spec.name);
     if (it == found.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(dir, ": tensor '", spec.name,
+      return absl::InvalidArgumentError(absl::StrCat(dir_, ": tensor '", spec.name,
                                                      "' is missing (expected shape ",
                                                      ShapeString(spec.shape), ")"));
     }
@@ -141,9 +189,9 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
     if (tensor.shape != spec.shape) {
       return absl::InvalidArgumentError(absl::StrCat(
           it->second.second, ": tensor '", spec.name, "' has shape ", ShapeString(tensor.shape),
-          " but config.json implies ", ShapeString(spec.shape)));
+          " but ", implied_by, " ", ShapeString(spec.shape)));
     }
-    checkpoint->tensors_.emplace(spec.name, tensor);
+    tensors_.emplace(spec.name, tensor);
     found.erase(it);
   }
   for (const auto& [name, entry] : found) {
@@ -153,25 +201,28 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
          entry.first.shape == std::vector<int64_t>{config.vocab_size, config.hidden_size})) {
       continue;
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        entry.second, ": tensor '", name,
-        "' is not part of a Llama model with this config.json (unsupported architecture?)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(entry.second, ": tensor '", name, "' is not part of a Llama model with ",
+                     gguf_ ? "this metadata" : "this config.json", " (unsupported architecture?)"));
   }
-
   uint64_t total = 0;
-  for (const auto& [name, tensor] : checkpoint->tensors_) total += tensor.nbytes;
-  checkpoint->weight_bytes_ = total;
+  for (const auto& [name, tensor] : tensors_) total += tensor.nbytes;
+  weight_bytes_ = total;
+  return absl::OkStatus();
+}
+
+absl::Status Checkpoint::CheckFinite(const ProgressCallback& progress) const {
   uint64_t checked = 0;
-  if (progress) progress(0, total);
-  for (const auto& [name, tensor] : checkpoint->tensors_) {
+  if (progress) progress(0, weight_bytes_);
+  for (const auto& [name, tensor] : tensors_) {
     if (!AllFinite(tensor)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(dir, ": tensor '", name, "' holds NaN or infinite values"));
+          absl::StrCat(dir_, ": tensor '", name, "' holds NaN or infinite values"));
     }
     checked += tensor.nbytes;
-    if (progress) progress(checked, total);
+    if (progress) progress(checked, weight_bytes_);
   }
-  return checkpoint;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorView> Checkpoint::Tensor(absl::string_view name) const {

@@ -67,7 +67,7 @@ absl::StatusOr<std::pair<TensorView, uint64_t>> ParseEntry(const std::string& na
     overflow = false;
     elements = 0;
   }
-  const uint64_t dtype_size = DTypeSize(*dtype);
+  const uint64_t dtype_size = Layout(*dtype).block_bytes;
   if (overflow || elements > std::numeric_limits<uint64_t>::max() / dtype_size) {
     return TensorError(file, name, "shape is too large");
   }
@@ -99,18 +99,6 @@ absl::StatusOr<std::pair<TensorView, uint64_t>> ParseEntry(const std::string& na
 }
 
 }  // namespace
-
-const char* DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "F32";
-    case DType::kF16:
-      return "F16";
-    case DType::kBF16:
-      return "BF16";
-  }
-  return "?";
-}
 
 absl::StatusOr<DType> ParseDType(absl::string_view name) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {

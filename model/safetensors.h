@@ -21,9 +21,8 @@ namespace arbor::model {
 // Headers larger than this are refused before any JSON is parsed (real ones are < 1 MiB).
 inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 
-// "F32", "F16", "BF16": the safetensors spelling.
-const char* DTypeName(DType dtype);
-// The inverse of DTypeName; INVALID_ARGUMENT for any other dtype (I8, F64, F8_E4M3, ...).
+// The dtype safetensors spells `name` ("F32", "F16" or "BF16", as DTypeName writes them);
+// INVALID_ARGUMENT for any other dtype (I8, F64, F8_E4M3, ...).
 absl::StatusOr<DType> ParseDType(absl::string_view name);
 
 // Validates the whole safetensors file `bytes` (named `file` in errors) and returns a view of

@@ -15,7 +15,7 @@ namespace arbor::model {
 size_t TensorSpec::nbytes() const {
   size_t elements = 1;
   for (int64_t dim : shape) elements *= static_cast<size_t>(dim);
-  return elements * DTypeSize(dtype);
+  return elements * Layout(dtype).block_bytes;
 }
 
 absl::StatusOr<std::unique_ptr<SafetensorsWriter>> SafetensorsWriter::Create(

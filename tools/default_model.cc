@@ -8,28 +8,19 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "model/make_model.h"
+#include "model/model_store.h"
 
 namespace arbor::tools {
 namespace {
 
+constexpr char kTinyPreset[] = "tiny";
 // Bump when make-model's output changes, so stale cached models are not reused.
-constexpr char kDefaultModelName[] = "tiny-seed1-v1";
-constexpr uint64_t kDefaultModelSeed = 1;
+constexpr char kTinyModelName[] = "tiny-seed1-v1";
+constexpr uint64_t kTinyModelSeed = 1;
 
-}  // namespace
-
-std::string CacheDir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return absl::StrCat(xdg, "/arbor");
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return absl::StrCat(home, "/.cache/arbor");
-  }
-  return (std::filesystem::temp_directory_path() / "arbor-cache").string();
-}
-
-absl::StatusOr<std::string> EnsureDefaultModel() {
-  const std::string dir = absl::StrCat(CacheDir(), "/models/", kDefaultModelName);
+// The tiny random-weight preset, written first when absent.
+absl::StatusOr<std::string> EnsureTinyModel() {
+  const std::string dir = absl::StrCat(model::CacheDir(), "/models/", kTinyModelName);
   if (std::filesystem::exists(dir + "/model.safetensors") &&
       std::filesystem::exists(dir + "/tokenizer.json")) {
     return dir;
@@ -37,9 +28,9 @@ absl::StatusOr<std::string> EnsureDefaultModel() {
   // Write into a temporary sibling and rename, so an interrupted run leaves nothing half made.
   const std::string tmp = absl::StrCat(dir, ".tmp.", ::getpid());
   model::MakeModelOptions options;
-  options.preset = "tiny";
+  options.preset = kTinyPreset;
   options.out_dir = tmp;
-  options.seed = kDefaultModelSeed;
+  options.seed = kTinyModelSeed;
   RETURN_IF_ERROR(model::MakeModel(options).status());
   std::error_code error;
   std::filesystem::remove_all(dir, error);
@@ -49,6 +40,13 @@ absl::StatusOr<std::string> EnsureDefaultModel() {
         absl::StrCat("cannot move the default model into ", dir, ": ", error.message()));
   }
   return dir;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ResolveToolModel(const std::string& model) {
+  if (model == kTinyPreset) return EnsureTinyModel();
+  return model::ResolveModel(model.empty() ? model::kDefaultModelName : model);
 }
 
 }  // namespace arbor::tools

@@ -1,5 +1,6 @@
-// The model `arbor up` and `arbor demo` use when none is given: the `tiny` preset, made once
-// into the user's cache directory and reused afterwards.
+// The model `arbor up` and `arbor demo` serve: what --model names (a GGUF file, a Hugging Face
+// directory, a known model name such as smollm2-135m-instruct, or the random-weight preset
+// `tiny`), by default SmolLM2-135M-Instruct, fetched once into the cache.
 #ifndef ARBOR_TOOLS_DEFAULT_MODEL_H_
 #define ARBOR_TOOLS_DEFAULT_MODEL_H_
 
@@ -9,11 +10,10 @@
 
 namespace arbor::tools {
 
-// $XDG_CACHE_HOME/arbor, else $HOME/.cache/arbor, else a folder in the temp directory.
-std::string CacheDir();
-
-// The directory of the default tiny model, writing it first when absent (well under a second).
-absl::StatusOr<std::string> EnsureDefaultModel();
+// The local path of `model` (empty: the default model). `tiny` is the random-weight preset,
+// made once into the cache (well under a second, no network); anything else goes through
+// model::ResolveModel.
+absl::StatusOr<std::string> ResolveToolModel(const std::string& model);
 
 }  // namespace arbor::tools
 

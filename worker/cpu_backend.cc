@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
 #include "kernels/embedding.h"
@@ -19,6 +18,7 @@
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
 #include "worker/forward_rows.h"
+#include "worker/weights.h"
 
 namespace arbor::worker {
 namespace {
@@ -76,57 +76,29 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lo
                                                           const std::string& name, int64_t rows,
                                                           int64_t cols) {
   ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
-  if (t.shape != std::vector<int64_t>{rows, cols}) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
-                                                   absl::StrJoin(t.shape, ", "), "], expected [",
-                                                   rows, ", ", cols, "]"));
-  }
-  if (t.data == nullptr || t.nbytes != static_cast<size_t>(rows * cols) * DTypeSize(t.dtype)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor ", name, ": ", t.nbytes, " bytes do not match its shape"));
-  }
-  weight_bytes_ += static_cast<int64_t>(t.nbytes);
+  RETURN_IF_ERROR(CheckTensor(t, name, {rows, cols}));
   switch (t.dtype) {
     case model::DType::kF32:
+      weight_bytes_ += static_cast<int64_t>(t.nbytes);
       return Matrix{t.data, WeightType::kF32};
     case model::DType::kBF16:
+      weight_bytes_ += static_cast<int64_t>(t.nbytes);
       return Matrix{t.data, WeightType::kBF16};
-    case model::DType::kF16: {
-      // No f16 matmul path: widen once at load (exact) and keep the copy.
-      const uint16_t* src = static_cast<const uint16_t*>(t.data);
-      std::vector<float>& wide = widened_.emplace_back(rows * cols);
-      for (int64_t i = 0; i < rows * cols; ++i) wide[i] = base::HalfToFloat(src[i]);
-      weight_bytes_ += static_cast<int64_t>(t.nbytes);  // Streamed as f32: twice the bytes.
+    default: {
+      // No matmul on this type (f16, GGUF blocks): widen once at load (exact) and keep the copy,
+      // streamed as f32 by every step.
+      std::vector<float>& wide = widened_.emplace_back(WidenToFloat(t));
+      weight_bytes_ += static_cast<int64_t>(wide.size() * sizeof(float));
       return Matrix{wide.data(), WeightType::kF32};
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": unsupported dtype"));
 }
 
 absl::StatusOr<std::vector<float>> CpuBackend::LoadVector(const TensorLookup& lookup,
                                                           const std::string& name, int64_t size) {
   ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
-  if (t.shape != std::vector<int64_t>{size} || t.data == nullptr ||
-      t.nbytes != static_cast<size_t>(size) * DTypeSize(t.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": shape [",
-                                                   absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
-                                                   " bytes), expected [", size, "]"));
-  }
-  std::vector<float> out(size);
-  for (int64_t i = 0; i < size; ++i) {
-    switch (t.dtype) {
-      case model::DType::kF32:
-        out[i] = static_cast<const float*>(t.data)[i];
-        break;
-      case model::DType::kBF16:
-        out[i] = base::Bf16ToFloat(static_cast<const uint16_t*>(t.data)[i]);
-        break;
-      case model::DType::kF16:
-        out[i] = base::HalfToFloat(static_cast<const uint16_t*>(t.data)[i]);
-        break;
-    }
-  }
-  return out;
+  RETURN_IF_ERROR(CheckTensor(t, name, {size}));
+  return WidenToFloat(t);
 }
 
 absl::Status CpuBackend::Load(const TensorLookup& lookup) {

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
 #include "kernels/cuda_status.h"
@@ -17,37 +16,13 @@
 #include "kernels/rope_cuda.h"
 #include "kernels/swiglu_cuda.h"
 #include "worker/forward_rows.h"
+#include "worker/weights.h"
 
 namespace arbor::worker {
 namespace {
 
 using kernels::CudaStatus;
 using kernels::WeightType;
-
-float WidenElement(const model::TensorView& t, int64_t i) {
-  switch (t.dtype) {
-    case model::DType::kF32:
-      return static_cast<const float*>(t.data)[i];
-    case model::DType::kBF16:
-      return base::Bf16ToFloat(static_cast<const uint16_t*>(t.data)[i]);
-    case model::DType::kF16:
-      return base::HalfToFloat(static_cast<const uint16_t*>(t.data)[i]);
-  }
-  return 0.0f;
-}
-
-absl::Status CheckTensor(const model::TensorView& t, const std::string& name,
-                         const std::vector<int64_t>& shape) {
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
-  if (t.shape != shape || t.data == nullptr ||
-      t.nbytes != static_cast<size_t>(elements) * DTypeSize(t.dtype)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor ", name, ": shape [", absl::StrJoin(t.shape, ", "), "] (", t.nbytes,
-                     " bytes), expected [", absl::StrJoin(shape, ", "), "]"));
-  }
-  return absl::OkStatus();
-}
 
 #define RETURN_IF_CUDA(expr, what) RETURN_IF_ERROR(CudaStatus((expr), (what)))
 
@@ -137,7 +112,12 @@ absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
     if (t.dtype == model::DType::kBF16) {
       std::memcpy(host.data() + offset, t.data, n * sizeof(uint16_t));
     } else {
-      for (int64_t j = 0; j < n; ++j) host[offset + j] = base::FloatToBf16(WidenElement(t, j));
+      // Any other type (f32, f16, GGUF blocks) widens exactly to f32, then rounds to bf16.
+      std::vector<float> row(cols);
+      for (int64_t r = 0; r < rows[i]; ++r) {
+        WidenRows(t, r, 1, row.data());
+        for (int64_t j = 0; j < cols; ++j) host[offset + r * cols + j] = base::FloatToBf16(row[j]);
+      }
     }
     offset += n;
   }
@@ -153,8 +133,7 @@ absl::StatusOr<float*> CudaBackend::UploadVector(const TensorLookup& lookup,
                                                  const std::string& name, int64_t size) {
   ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
   RETURN_IF_ERROR(CheckTensor(t, name, {size}));
-  std::vector<float> host(size);
-  for (int64_t i = 0; i < size; ++i) host[i] = WidenElement(t, i);
+  const std::vector<float> host = WidenToFloat(t);
   ASSIGN_OR_RETURN(void* device, Allocate(size * sizeof(float)));
   RETURN_IF_CUDA(cudaMemcpy(device, host.data(), size * sizeof(float), cudaMemcpyHostToDevice),
                  absl::StrCat("upload of ", name));

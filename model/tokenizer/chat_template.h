@@ -7,6 +7,7 @@
 #define ARBOR_MODEL_TOKENIZER_CHAT_TEMPLATE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,7 +16,17 @@
 
 namespace arbor::model {
 
-enum class ChatTemplate { kLlama3, kChatML };
+enum class ChatFormat { kLlama3, kChatML };
+
+// A recognised template: its format, and the system message it opens a conversation with when
+// the conversation brings none (SmolLM2's template: "You are a helpful AI assistant named
+// SmolLM, trained by Hugging Face"; empty for none).
+struct ChatTemplate {
+  ChatTemplate(ChatFormat format, std::string default_system = "")
+      : format(format), default_system(std::move(default_system)) {}
+  ChatFormat format;
+  std::string default_system;
+};
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", …
@@ -25,11 +36,13 @@ struct ChatMessage {
 // Recognises the template in the text of a tokenizer_config.json ("chat_template" as a string,
 // or a list of {name, template} where "default" is used). The error names what was found.
 absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_config_json);
+// Recognises a Jinja chat template given as text (GGUF's tokenizer.chat_template).
+absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view jinja);
 
 // "llama3" or "chatml" (case-insensitive), for a flag that forces the template.
-absl::StatusOr<ChatTemplate> ParseChatTemplateName(absl::string_view name);
+absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name);
 // The lower-case name ParseChatTemplateName accepts.
-std::string ChatTemplateName(ChatTemplate chat_template);
+std::string ChatTemplateName(ChatFormat format);
 
 // Llama 3 Instruct's Jinja chat template, for writing tokenizer_config.json; DetectChatTemplate
 // recognises it.
@@ -40,10 +53,11 @@ std::string ChatMLChatTemplate();
 // The prompt ids for `messages`. Llama 3: <|begin_of_text|> then, per message,
 // <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> (content trimmed, as the
 // template does); ChatML: <|im_start|>role\ncontent<|im_end|>\n per message. With
-// `add_generation_prompt`, the assistant header follows. Fails when the tokenizer lacks one of
-// the special tokens the template needs, naming it.
+// `add_generation_prompt`, the assistant header follows. A conversation without a system
+// message first gets the template's default_system, if any. Fails when the tokenizer lacks one
+// of the special tokens the template needs, naming it.
 absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
-                                                   ChatTemplate chat_template,
+                                                   const ChatTemplate& chat_template,
                                                    const std::vector<ChatMessage>& messages,
                                                    bool add_generation_prompt);
 

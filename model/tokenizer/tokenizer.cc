@@ -156,13 +156,16 @@ absl::Status Tokenizer::LoadModel(const json& model) {
     unk_id_ = it->second;
   }
 
-  // Single-byte symbols: the byte-level alphabet, or the <0xXX> tokens of byte_fallback.
+  // Single-byte symbols: the byte-level alphabet, or the <0xXX> tokens of byte_fallback. A
+  // byte-level vocabulary may lack a few control bytes (SmolLM2 lacks 0x00-0x08 and more): such
+  // a byte stays a -1 symbol that no merge crosses and that Encode drops, as llama.cpp does.
   byte_symbol_.fill(-1);
   if (pre_tokenizer_.byte_level() || byte_fallback_) {
     for (int b = 0; b < 256; ++b) {
       const std::string symbol = pre_tokenizer_.byte_level() ? std::string(ByteLevelChar(b))
                                                              : absl::StrFormat("<0x%02X>", b);
       auto it = vocab_.find(symbol);
+      if (it == vocab_.end() && pre_tokenizer_.byte_level()) continue;
       if (it == vocab_.end()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("model.vocab lacks the token '%s' for byte 0x%02X", symbol, b));
@@ -466,8 +469,11 @@ void Tokenizer::MergeWord(absl::string_view word, std::vector<int>* ids) const {
   symbol_ids.reserve(word.size());
   InitialSymbols(word, &symbol_ids);
   const int n = static_cast<int>(symbol_ids.size());
+  auto emit = [ids](int id) {
+    if (id >= 0) ids->push_back(id);  // -1: a byte the vocabulary lacks.
+  };
   if (n <= 1) {
-    ids->insert(ids->end(), symbol_ids.begin(), symbol_ids.end());
+    for (int id : symbol_ids) emit(id);
     return;
   }
   // Symbols form a linked list; a min-heap of candidate merges (rank, then leftmost position)
@@ -511,7 +517,7 @@ void Tokenizer::MergeWord(absl::string_view word, std::vector<int>* ids) const {
     push_pair(prev[c.pos]);
     push_pair(c.pos);
   }
-  for (int i = 0; i >= 0; i = next[i]) ids->push_back(symbol_ids[i]);
+  for (int i = 0; i >= 0; i = next[i]) emit(symbol_ids[i]);
 }
 
 std::string Tokenizer::Decode(const std::vector<int>& ids) const {

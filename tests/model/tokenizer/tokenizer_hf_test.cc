@@ -169,9 +169,9 @@ TEST_F(HuggingFaceTest, TrainerOutputLoadsAndEncodesIdenticallyInHuggingFace) {
   ExpectSameEncodings(**tokenizer, strings, reference);
   for (size_t i = 0; i < conversations.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("conversation ", i));
-    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kLlama3, conversations[i], true).value(),
+    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatFormat::kLlama3, conversations[i], true).value(),
               reference["llama3_chat"][i].get<std::vector<int>>());
-    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatTemplate::kChatML, conversations[i], true).value(),
+    EXPECT_EQ(ApplyChatTemplate(**tokenizer, ChatFormat::kChatML, conversations[i], true).value(),
               reference["chatml_chat"][i].get<std::vector<int>>());
   }
 }

@@ -259,7 +259,7 @@ TEST_F(TrainedTokenizerTest, IncrementalDecoderHoldsSplitCharacters) {
 TEST_F(TrainedTokenizerTest, ChatTemplatesMatchRenderedText) {
   const std::vector<ChatMessage> messages = {
       {"system", "Be brief."}, {"user", "  What's 2+2? <|eot_id|>\n"}, {"assistant", "4"}};
-  auto llama3 = ApplyChatTemplate(*tokenizer_, ChatTemplate::kLlama3, messages, true);
+  auto llama3 = ApplyChatTemplate(*tokenizer_, ChatFormat::kLlama3, messages, true);
   ASSERT_TRUE(llama3.ok()) << llama3.status();
   // The rendered text, encoded with specials parsed — except the one inside user content,
   // which the template must keep as text.
@@ -274,11 +274,11 @@ TEST_F(TrainedTokenizerTest, ChatTemplatesMatchRenderedText) {
   }
   EXPECT_EQ(*llama3, expected);
 
-  auto without_prompt = ApplyChatTemplate(*tokenizer_, ChatTemplate::kLlama3, messages, false);
+  auto without_prompt = ApplyChatTemplate(*tokenizer_, ChatFormat::kLlama3, messages, false);
   ASSERT_TRUE(without_prompt.ok());
   EXPECT_EQ(without_prompt->back(), Id("<|eot_id|>"));
 
-  auto chatml = ApplyChatTemplate(*tokenizer_, ChatTemplate::kChatML, messages, true);
+  auto chatml = ApplyChatTemplate(*tokenizer_, ChatFormat::kChatML, messages, true);
   EXPECT_FALSE(chatml.ok());
   EXPECT_THAT(chatml.status().message(), HasSubstr("<|im_start|>"));
 }
@@ -288,35 +288,35 @@ TEST(ChatTemplateTest, ChatMLWithItsSpecialTokens) {
   ASSERT_TRUE(text.ok()) << text.status();
   auto tokenizer = Tokenizer::FromJson(*text);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
-  auto ids = ApplyChatTemplate(**tokenizer, ChatTemplate::kChatML,
+  auto ids = ApplyChatTemplate(**tokenizer, ChatFormat::kChatML,
                                {{"user", "Hi there"}, {"assistant", "Hello!"}}, true);
   ASSERT_TRUE(ids.ok()) << ids.status();
   EXPECT_EQ(*ids, (*tokenizer)
                       ->Encode("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>"
                                "assistant\nHello!<|im_end|>\n<|im_start|>assistant\n"));
   EXPECT_TRUE((*tokenizer)->prefix_tokens().empty());
-  EXPECT_FALSE(ApplyChatTemplate(**tokenizer, ChatTemplate::kLlama3, {}, true).ok());
+  EXPECT_FALSE(ApplyChatTemplate(**tokenizer, ChatFormat::kLlama3, {}, true).ok());
 }
 
 TEST(ChatTemplateTest, DetectsTemplatesFromTokenizerConfig) {
-  EXPECT_EQ(DetectChatTemplate(json{{"chat_template", Llama3ChatTemplate()}}.dump()).value(),
-            ChatTemplate::kLlama3);
-  EXPECT_EQ(DetectChatTemplate(json{{"chat_template", ChatMLChatTemplate()}}.dump()).value(),
-            ChatTemplate::kChatML);
+  EXPECT_EQ(DetectChatTemplate(json{{"chat_template", Llama3ChatTemplate()}}.dump()).value().format,
+            ChatFormat::kLlama3);
+  EXPECT_EQ(DetectChatTemplate(json{{"chat_template", ChatMLChatTemplate()}}.dump()).value().format,
+            ChatFormat::kChatML);
   const json list = {
       {"chat_template", json::array({{{"name", "tool_use"}, {"template", "x"}},
                                      {{"name", "default"}, {"template", ChatMLChatTemplate()}}})}};
-  EXPECT_EQ(DetectChatTemplate(list.dump()).value(), ChatTemplate::kChatML);
+  EXPECT_EQ(DetectChatTemplate(list.dump()).value().format, ChatFormat::kChatML);
   auto unknown = DetectChatTemplate(R"({"chat_template": "[INST] {{ message }} [/INST]"})");
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.status().message(), HasSubstr("[INST] {{ message }}"));
   EXPECT_EQ(DetectChatTemplate("{}").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(DetectChatTemplate("{not json").ok());
-  EXPECT_EQ(ParseChatTemplateName("Llama3").value(), ChatTemplate::kLlama3);
-  EXPECT_EQ(ParseChatTemplateName("chatml").value(), ChatTemplate::kChatML);
+  EXPECT_EQ(ParseChatTemplateName("Llama3").value(), ChatFormat::kLlama3);
+  EXPECT_EQ(ParseChatTemplateName("chatml").value(), ChatFormat::kChatML);
   EXPECT_THAT(ParseChatTemplateName("vicuna").status().message(), HasSubstr("vicuna"));
-  EXPECT_EQ(ParseChatTemplateName(ChatTemplateName(ChatTemplate::kChatML)).value(),
-            ChatTemplate::kChatML);
+  EXPECT_EQ(ParseChatTemplateName(ChatTemplateName(ChatFormat::kChatML)).value(),
+            ChatFormat::kChatML);
 }
 
 TEST(BpeTrainerTest, IsDeterministicAndValidatesOptions) {
@@ -340,6 +340,19 @@ std::string LoadError(const std::function<void(json&)>& edit) {
   return tokenizer.ok() ? "loaded" : std::string(tokenizer.status().message());
 }
 
+// SmolLM2's byte-level vocabulary lacks some control bytes: such a byte is dropped and no merge
+// crosses it, as llama.cpp and Hugging Face `tokenizers` do.
+TEST(TokenizerJsonTest, ByteLevelVocabularyMayLackAByte) {
+  json root = json::parse(TrainByteLevelBpe("hello world hello", {300, {"<s>"}}).value());
+  root["model"]["vocab"].erase("A");
+  auto tokenizer = Tokenizer::FromJson(root.dump());
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  std::vector<int> want = (*tokenizer)->Encode("h");
+  for (int id : (*tokenizer)->Encode("llo")) want.push_back(id);
+  EXPECT_EQ((*tokenizer)->Encode("hAllo"), want);
+  EXPECT_EQ((*tokenizer)->Decode((*tokenizer)->Encode("hAllo")), "hllo");
+}
+
 TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
   EXPECT_THAT(std::string(Tokenizer::FromJson("{").status().message()),
               HasSubstr("not valid JSON"));
@@ -353,7 +366,6 @@ TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
               HasSubstr("model.merges[0]"));
   EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"]["!"] = -4; }),
               HasSubstr("model.vocab[\"!\"]"));
-  EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"].erase("A"); }), HasSubstr("byte 0x41"));
   EXPECT_THAT(LoadError([](json& j) {
                 j["normalizer"] = {{"type", "NFKC"}};
               }),

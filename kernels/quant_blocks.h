@@ -1,0 +1,40 @@
+// GGUF's block-quantized weight layouts (ggml's block_q8_0, block_q4_0, block_q4_1) as packed
+// structs, so every kernel reads a block the same way, and the CPU reference dequantizer: the
+// twin that quantized kernels are checked against and the load-time conversion of backends that
+// compute in float. Scales are IEEE half; a Q4 byte holds weight j in its low nibble and weight
+// j + 16 in its high nibble.
+#ifndef ARBOR_KERNELS_QUANT_BLOCKS_H_
+#define ARBOR_KERNELS_QUANT_BLOCKS_H_
+
+#include <cstdint>
+
+#include "model/dtype.h"
+
+namespace arbor::kernels {
+
+inline constexpr int kQuantBlock = 32;  // Weights per Q8_0 / Q4_0 / Q4_1 block.
+
+struct BlockQ8_0 {
+  uint16_t d;              // Scale (f16).
+  int8_t qs[kQuantBlock];  // w = d·q.
+};
+struct BlockQ4_0 {
+  uint16_t d;                   // Scale (f16).
+  uint8_t qs[kQuantBlock / 2];  // w = d·(q − 8).
+};
+struct BlockQ4_1 {
+  uint16_t d;                   // Scale (f16).
+  uint16_t m;                   // Minimum (f16).
+  uint8_t qs[kQuantBlock / 2];  // w = d·q + m.
+};
+static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20,
+              "ggml block layouts are packed");
+
+// Writes the `n` weights that `src` (whole blocks of `dtype`, or plain elements of a float type)
+// encodes to `dst` in fp32. `n` must be a multiple of the dtype's block. Exact for every type:
+// d·q (+ m) is computed in fp32 as ggml does.
+void DequantizeRow(model::DType dtype, const void* src, int64_t n, float* dst);
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_QUANT_BLOCKS_H_

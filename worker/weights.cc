@@ -1,0 +1,41 @@
+#include "worker/weights.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/quant_blocks.h"
+
+namespace arbor::worker {
+
+absl::Status CheckTensor(const model::TensorView& t, const std::string& name,
+                         const std::vector<int64_t>& shape) {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  const int64_t row_bytes = shape.empty() ? -1 : model::RowBytes(t.dtype, shape.back());
+  if (t.shape != shape || t.data == nullptr || row_bytes < 0 ||
+      t.nbytes != static_cast<size_t>(rows * row_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor ", name, ": shape [", absl::StrJoin(t.shape, ", "), "], expected [",
+        absl::StrJoin(shape, ", "), "] (", model::DTypeName(t.dtype), ", ", t.nbytes, " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+void WidenRows(const model::TensorView& t, int64_t row_begin, int64_t rows, float* out) {
+  const int64_t cols = t.shape.back();
+  const int64_t row_bytes = model::RowBytes(t.dtype, cols);
+  const char* src = static_cast<const char*>(t.data) + row_begin * row_bytes;
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::DequantizeRow(t.dtype, src + r * row_bytes, cols, out + r * cols);
+  }
+}
+
+std::vector<float> WidenToFloat(const model::TensorView& t) {
+  const int64_t cols = t.shape.empty() ? 0 : t.shape.back();
+  const int64_t rows =
+      cols == 0 ? 0 : static_cast<int64_t>(t.nbytes) / model::RowBytes(t.dtype, cols);
+  std::vector<float> out(rows * cols);
+  WidenRows(t, 0, rows, out.data());
+  return out;
+}
+
+}  // namespace arbor::worker
