@@ -4,10 +4,12 @@
 #   integration  real server processes on loopback
 #   gpu          needs a CUDA device; skips itself (GTEST_SKIP) when none is present
 #   fuzz         short libFuzzer runs
+#   reference    re-checks committed golden data against an outside engine (llama.cpp) when it
+#                is installed; skips itself (exit 77) when not
 include(GoogleTest)
 enable_testing()
 
-set(ARBOR_TEST_LABELS unit model integration gpu fuzz)
+set(ARBOR_TEST_LABELS unit model integration gpu fuzz reference)
 
 # arbor_add_test(NAME <name> LABEL <label> SOURCES <files...> [LIBS <targets...>]
 #                [TIMEOUT <seconds>])

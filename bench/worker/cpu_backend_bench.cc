@@ -8,6 +8,10 @@
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
 // memory-mapped through the checkpoint loader, as arbor-worker serves it. It is slow to write
 // once and to step on a few cores, so the default run leaves it out.
+//
+// With --model=NAME|FILE|DIR, the same cases run on that checkpoint as arbor-worker loads it
+// (e.g. --model=smollm2-135m-instruct, the default real model); its load time and the resident
+// memory it adds are printed first.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -33,6 +37,7 @@
 #include "kernels/thread_pool.h"
 #include "model/checkpoint.h"
 #include "model/make_model.h"
+#include "model/model_store.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 #include "worker/kv_cache.h"
@@ -44,6 +49,10 @@ ABSL_FLAG(std::string, model_1b_dir, "",
           "Checkpoint directory of the llama-3.2-1b-shape bf16 model: reused when it loads with "
           "that preset's shapes in bf16, else (re)written there with make-model. Default: "
           "arbor-bench-llama-3.2-1b-shape-bf16 in the system temp directory.");
+
+ABSL_FLAG(std::string, model, "",
+          "Also benchmark this model (a GGUF file, a Hugging Face directory or a known name such "
+          "as smollm2-135m-instruct): decode at batch 1, 8, 32 and a 256-token prefill.");
 
 namespace arbor::worker {
 namespace {
@@ -78,7 +87,7 @@ double MeasureReadBandwidth() {
 double g_bandwidth = 0;
 
 // Model shapes, the first benchmark argument.
-enum Shape { kTiny = 0, kSmall = 1, kLlama1b = 2 };
+enum Shape { kTiny = 0, kSmall = 1, kLlama1b = 2, kModel = 3 };
 constexpr char kLlama1bPreset[] = "llama-3.2-1b-shape";
 
 // The llama-3.2-1b-shape bf16 checkpoint, opened from --model_1b_dir. A directory that does not
@@ -124,6 +133,41 @@ absl::StatusOr<std::unique_ptr<model::Checkpoint>> OpenLlama1b() {
   return std::move(checkpoint).value();
 }
 
+// Resident memory of this process, bytes (VmRSS).
+int64_t ResidentBytes() {
+  std::FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return 0;
+  char line[256];
+  long long kb = 0;
+  while (std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %lld kB", &kb) == 1) break;
+  }
+  std::fclose(status);
+  return kb * 1024;
+}
+
+// The --model checkpoint in a CPU backend, timed and measured as arbor-worker would load it.
+absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
+  using Clock = std::chrono::steady_clock;
+  ASSIGN_OR_RETURN(const std::string path, model::ResolveModel(absl::GetFlag(FLAGS_model)));
+  const int64_t rss_before = ResidentBytes();
+  const Clock::time_point start = Clock::now();
+  ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
+  const double open_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const uint64_t file_bytes = checkpoint->weight_bytes();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuBackend> backend,
+      CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                         {.kv_blocks = 512, .block_size = 16, .threads = Threads()}));
+  std::printf(
+      "%s: opened and checked in %.2f s, backend ready after %.2f s; %.1f MB of weights in the "
+      "file, %.1f MB streamed per decode step; resident memory +%.0f MB (KV pools included)\n",
+      path.c_str(), open_s, std::chrono::duration<double>(Clock::now() - start).count(),
+      file_bytes / 1e6, backend->weight_bytes() / 1e6, (ResidentBytes() - rss_before) / 1e6);
+  std::fflush(stdout);
+  return backend;
+}
+
 struct Fixture {
   std::unique_ptr<testing::RandomLlama> model;  // Owner of the weights of the random models.
   std::unique_ptr<CpuBackend> backend;
@@ -136,7 +180,9 @@ Fixture& Get(int shape, bool bf16) {
   Fixture& f = fixtures[{shape, bf16}];
   if (f.backend != nullptr || !f.error.empty()) return f;
   absl::StatusOr<std::unique_ptr<CpuBackend>> backend;
-  if (shape == kLlama1b) {
+  if (shape == kModel) {
+    backend = OpenModel();
+  } else if (shape == kLlama1b) {
     absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint =
         bf16 ? OpenLlama1b()
              : absl::InvalidArgumentError("the llama-3.2-1b-shape benchmarks are bf16 only");
@@ -322,8 +368,8 @@ void BM_DecodeAttention(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 
-// Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape), bf16, batch. Shape 2 is registered in
-// main, only with --with_1b.
+// Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape, 3 --model), bf16, batch. Shapes 2 and 3
+// are registered in main, only with --with_1b and --model (bf16 means nothing for shape 3).
 BENCHMARK(BM_Decode)
     ->ArgsProduct({{kTiny, kSmall}, {0, 1}, {1, 8, 32}})
     ->UseRealTime()
@@ -340,13 +386,14 @@ BENCHMARK(BM_DecodeAttention)
     ->Args({64, 4, 8, 4096})
     ->Unit(benchmark::kMicrosecond);
 
-void RegisterLlama1b() {
+// Decode at batch 1, 8, 32 and a 256-token prefill on `shape` (kLlama1b or kModel).
+void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
-      ->ArgsProduct({{kLlama1b}, {1}, {1, 8, 32}})
+      ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)
-      ->Args({kLlama1b, 1})
+      ->Args({shape, 1})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
@@ -356,15 +403,19 @@ void RegisterLlama1b() {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);  // Takes the --benchmark_* flags out of argv.
-  // --help shows Google Benchmark's flags; --helpfull also lists --with_1b and --model_1b_dir.
+  // --help shows Google Benchmark's flags; --helpfull also lists --with_1b, --model_1b_dir and
+  // --model.
   if (arbor::base::ParseFlags(argc, argv,
                               "arbor-bench-worker [--with_1b [--model_1b_dir=DIR]] "
-                              "[--benchmark_...]")
+                              "[--model=NAME|FILE|DIR] [--benchmark_...]")
           .size() > 1) {
     std::fprintf(stderr, "arbor-bench-worker takes no positional arguments\n");
     return 1;
   }
-  if (absl::GetFlag(FLAGS_with_1b)) arbor::worker::RegisterLlama1b();
+  if (absl::GetFlag(FLAGS_with_1b)) arbor::worker::RegisterCheckpoint(arbor::worker::kLlama1b);
+  if (!absl::GetFlag(FLAGS_model).empty()) {
+    arbor::worker::RegisterCheckpoint(arbor::worker::kModel);
+  }
   arbor::worker::g_bandwidth = arbor::worker::MeasureReadBandwidth();
   std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n", arbor::worker::g_bandwidth / 1e9,
               arbor::worker::Threads());

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Regenerates (or checks) the llama.cpp reference data for the SmolLM2-135M-Instruct Q4_1 GGUF:
+# tokenizer ids for tests/model/data/tokenizer_corpus.txt and greedy continuations of a few chat
+# and raw prompts, written to tests/model/data/smollm2_llama_cpp.json by
+# tests/model/llama_cpp_golden.py. llama.cpp is the independent ground truth Arbor's GGUF
+# tokenizer and quantized forward are compared against.
+#
+# Usage: scripts/llama-cpp-reference.sh GGUF [golden-script args...]
+#   With no further arguments it rewrites tests/model/data/smollm2_llama_cpp.json; pass e.g.
+#   `--check tests/model/data/smollm2_llama_cpp.json` to compare instead (exit 1 on a difference).
+#
+# The first run creates the virtualenv .venv-llamacpp in the repository root and builds
+# llama-cpp-python from its sdist with pip (native CPU, 2 build jobs; several minutes). The sdist
+# comes from the package index through `pip download` and is checked against a pinned sha256;
+# set LLAMA_CPP_PYTHON_SDIST=/path/to/llama_cpp_python-0.3.36.tar.gz to use a copy already on
+# disk. Idempotent and quiet: later runs skip the install and print only what the golden script
+# reports on failure.
+set -euo pipefail
+
+readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly VENV="${ROOT}/.venv-llamacpp"
+readonly LCP_VERSION="0.3.36"
+readonly LCP_SDIST_NAME="llama_cpp_python-${LCP_VERSION}.tar.gz"
+readonly LCP_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+# Native CPU build of the shared libraries only; the multimodal (mtmd) library is not needed.
+readonly LCP_CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_BUILD_TYPE=Release"
+readonly STAMP_VALUE="llama-cpp-python==${LCP_VERSION} numpy ${LCP_CMAKE_ARGS}"
+
+if (($# < 1)); then
+  echo "usage: $0 GGUF [--out FILE | --check FILE]" >&2
+  exit 2
+fi
+GGUF="$1"
+shift
+if [[ ! -f "${GGUF}" ]]; then
+  echo "llama-cpp-reference: no such GGUF file: ${GGUF}" >&2
+  exit 2
+fi
+
+LOG="$(mktemp -t llama-cpp-reference.XXXXXX.log)"
+trap 'rm -f "${LOG}"' EXIT
+
+fail() {
+  echo "llama-cpp-reference: $1 (log follows)" >&2
+  tail -n 60 "${LOG}" >&2
+  exit 1
+}
+
+install_venv() {
+  local stamp="${VENV}/.arbor-llamacpp"
+  [[ -f "${stamp}" && "$(cat "${stamp}")" == "${STAMP_VALUE}" ]] && return 0
+
+  local python=/usr/bin/python3
+  [[ -x "${python}" ]] || python="$(command -v python3)"
+  [[ -x "${VENV}/bin/python" ]] || "${python}" -m venv "${VENV}" >>"${LOG}" 2>&1 ||
+    fail "could not create ${VENV}"
+
+  local sdist="${LLAMA_CPP_PYTHON_SDIST:-}"
+  if [[ -z "${sdist}" ]]; then
+    sdist="${VENV}/sdist/${LCP_SDIST_NAME}"
+    if [[ ! -f "${sdist}" ]]; then
+      "${VENV}/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+        -d "${VENV}/sdist" "llama-cpp-python==${LCP_VERSION}" >>"${LOG}" 2>&1 ||
+        fail "pip download llama-cpp-python==${LCP_VERSION} failed"
+    fi
+  fi
+  [[ -f "${sdist}" ]] || fail "no sdist at ${sdist}"
+  echo "${LCP_SDIST_SHA256}  ${sdist}" | sha256sum -c --status ||
+    fail "${sdist} does not have sha256 ${LCP_SDIST_SHA256}"
+
+  # numpy and llama-cpp-python's other runtime dependencies, so that the build below can use
+  # --no-deps and --force-reinstall touches nothing else.
+  "${VENV}/bin/pip" install -q --disable-pip-version-check \
+    numpy "typing-extensions>=4.5.0" "diskcache>=5.6.1" "jinja2>=2.11.3" >>"${LOG}" 2>&1 ||
+    fail "pip install numpy failed"
+  CMAKE_ARGS="${LCP_CMAKE_ARGS}" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL=2 \
+    "${VENV}/bin/pip" install -q --disable-pip-version-check --no-cache-dir \
+      --force-reinstall --no-deps --no-binary llama-cpp-python "${sdist}" >>"${LOG}" 2>&1 ||
+    fail "building llama-cpp-python ${LCP_VERSION} failed"
+  "${VENV}/bin/python" -c "import llama_cpp; assert llama_cpp.__version__ == '${LCP_VERSION}'" \
+    >>"${LOG}" 2>&1 || fail "llama_cpp does not import after the install"
+  echo "${STAMP_VALUE}" >"${stamp}"
+}
+
+install_venv
+
+if (($# == 0)); then
+  set -- --out "${ROOT}/tests/model/data/smollm2_llama_cpp.json"
+fi
+exec "${VENV}/bin/python" "${ROOT}/tests/model/llama_cpp_golden.py" --gguf "${GGUF}" "$@"
