@@ -62,9 +62,12 @@ int RunUp(const Args& args) {
     printf("worker       %s\n", worker.c_str());
   }
   printf(
-      "logs         %s\n\nTry:  arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
+      "logs         %s\n\nTry:  arbor generate --coordinator %s --chat "
+      "'[{\"role\":\"user\",\"content\":\"Why is the sky blue?\"}]'\n"
+      "      arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
       "      arbor jobs --coordinator %s\nCtrl-C stops everything.\n",
-      (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str());
+      (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str(),
+      coordinator.c_str());
   fflush(stdout);
   base::WaitForTerminationSignal();
   printf("\nStopping ...\n");
