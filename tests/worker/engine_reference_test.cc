@@ -9,17 +9,15 @@
 // statistics are held to 2e-3 absolute plus 2e-3 relative, varentropy (bits², a fourth-moment
 // quantity) to 1e-2 absolute plus 5e-3 relative, and log-probabilities to 2e-3 nats.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/subprocess.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/python_reference.h"
 #include "tests/worker/engine_harness.h"
 
 namespace arbor::worker {
@@ -54,20 +52,8 @@ nlohmann::json Reference(const std::string& model_dir, const std::vector<Observe
   request["reference_len"] = kReferenceLen;
   request["contexts"] = nlohmann::json::array();
   for (const Observed& o : observed) request["contexts"].push_back(o.context);
-  const std::string base =
-      absl::StrCat(std::filesystem::temp_directory_path().string(), "/engine-reference-", getpid());
-  EXPECT_TRUE(base::WriteFileAtomically(base + ".in", request.dump()).ok());
-  const std::string command =
-      absl::StrCat(ARBOR_PYTHON, " ", ARBOR_SOURCE_DIR,
-                   "/tests/worker/step_metrics_reference.py < ", base, ".in > ", base, ".out");
-  absl::StatusOr<base::Subprocess> child = base::Subprocess::Start({"/bin/sh", "-c", command});
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return nullptr;
-  EXPECT_EQ(child->Wait(absl::Seconds(240)), 0);
-  absl::StatusOr<std::string> text = base::ReadFile(base + ".out");
-  std::filesystem::remove(base + ".in");
-  std::filesystem::remove(base + ".out");
-  return text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nullptr;
+  return arbor::testing::RunPythonReference("tests/worker/step_metrics_reference.py", request,
+                                            absl::Seconds(240));
 }
 
 class EngineReferenceTest : public ::testing::TestWithParam<std::string> {

@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 
 #include "base/subprocess.h"
@@ -25,6 +24,7 @@
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/smollm2.h"
 #include "worker/cpu_backend.h"
 #include "worker/kv_cache.h"
 
@@ -39,8 +39,7 @@ constexpr double kNearTie = 0.5;  // Logits; see above.
 class SmolLM2LlamaCppTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    setenv("ARBOR_PYTHON", ARBOR_PYTHON, /*overwrite=*/0);  // pip, for the first fetch.
-    absl::StatusOr<std::string> path = model::ResolveModel(model::kDefaultModelName);
+    absl::StatusOr<std::string> path = arbor::testing::SmolLM2Path();
     ASSERT_TRUE(path.ok()) << path.status();
     path_ = new std::string(*path);
     auto tokenizer = model::LoadModelTokenizer(*path_);

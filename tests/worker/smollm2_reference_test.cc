@@ -11,23 +11,21 @@
 // in the same order except inside near-ties (gap < 1e-3 · max |reference|). Entropy (bits) and
 // the attention statistics: 2e-3 absolute + 2e-3 relative; varentropy (bits²): 1e-2 + 5e-3.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "base/subprocess.h"
 #include "entropix/attention_metrics.h"
 #include "entropix/logit_metrics.h"
 #include "model/checkpoint.h"
-#include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/python_reference.h"
+#include "tests/support/smollm2.h"
 #include "worker/cpu_backend.h"
 #include "worker/kv_cache.h"
 
@@ -48,14 +46,13 @@ struct Output {
 class SmolLM2Test : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    setenv("ARBOR_PYTHON", ARBOR_PYTHON, /*overwrite=*/0);  // pip, for the first fetch.
-    absl::StatusOr<std::string> path = model::ResolveModel(model::kDefaultModelName);
+    absl::StatusOr<std::string> path = arbor::testing::SmolLM2Path();
     ASSERT_TRUE(path.ok()) << path.status();
     path_ = new std::string(*path);
     auto checkpoint = model::Checkpoint::Open(*path_);
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
     checkpoint_ = checkpoint->release();
-    auto tokenizer = model::LoadModelTokenizer(*path_);
+    auto tokenizer = arbor::testing::SmolLM2Tokenizer();
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = new model::ModelTokenizer(*std::move(tokenizer));
   }
@@ -118,21 +115,7 @@ nlohmann::json Reference(const std::string& gguf, const std::vector<Case>& cases
     if (c.layers > 0) entry["layers"] = c.layers;
     request["sequences"].push_back(entry);
   }
-  const std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                        "/smollm2-reference-", getpid());
-  EXPECT_TRUE(base::WriteFileAtomically(base + ".in", request.dump()).ok());
-  // One BLAS thread: ctest runs two tests at once on two cores.
-  const std::string command =
-      absl::StrCat("OPENBLAS_NUM_THREADS=1 ", ARBOR_PYTHON, " ", ARBOR_SOURCE_DIR,
-                   "/tests/model/gguf_reference.py < ", base, ".in > ", base, ".out");
-  absl::StatusOr<base::Subprocess> child = base::Subprocess::Start({"/bin/sh", "-c", command});
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return nullptr;
-  EXPECT_EQ(child->Wait(absl::Seconds(280)), 0);
-  absl::StatusOr<std::string> text = base::ReadFile(base + ".out");
-  std::filesystem::remove(base + ".in");
-  std::filesystem::remove(base + ".out");
-  return text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nullptr;
+  return arbor::testing::RunPythonReference("tests/model/gguf_reference.py", request);
 }
 
 void ExpectNear(double actual, double expected, double abs_tol, double rel_tol,
