@@ -84,6 +84,15 @@ TEST(GgufTest, ReadsEveryValueTypeAndTensors) {
   EXPECT_EQ(static_cast<const float*>(f.tensors()[1].data)[3], 10.0f);
 }
 
+TEST(GgufTest, ReadsVersion2) {
+  absl::StatusOr<std::unique_ptr<GgufFile>> file = GgufFile::Parse(
+      GgufBuilder(2).String("k", "v").Tensor("t", kF32, {2}, Floats({1, 2})).Build(), "v2.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ((*file)->version(), 2u);
+  EXPECT_EQ((*file)->GetString("k").value(), "v");
+  EXPECT_EQ(static_cast<const float*>((*file)->tensors()[0].data)[1], 2.0f);
+}
+
 TEST(GgufTest, QuantizedTensorsAreWholeBlocks) {
   GgufBuilder b;
   b.Tensor("q8", kQ8_0, {64, 3}, std::string(3 * 2 * 34, '\0'));
