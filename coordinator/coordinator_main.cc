@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
       "GetJob, ListJobs, GetTree) and the Cluster API (RegisterWorker, Heartbeat, ListWorkers,\n"
       "DrainWorker), plus grpc.health.v1 and server reflection. Jobs run on workers given by\n"
       "--workers or registering themselves (arbor-worker --coordinator ADDR).\n\n"
-      "Usage: arbor-coordinator --listen HOST:PORT --model DIR [--workers A,B,...]");
+      "Usage: arbor-coordinator --listen HOST:PORT --model NAME|FILE|DIR [--workers A,B,...]");
   if (absl::Status s = arbor::base::InitLogging("coordinator", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
