@@ -1,5 +1,5 @@
 // bfloat16 and IEEE half <-> float conversion on the CPU. bf16 is the top half of a float32,
-// so widening is exact; narrowing rounds to nearest even (NaN stays NaN).
+// so widening is exact; narrowing (to bf16 or half) rounds to nearest even (NaN stays NaN).
 #ifndef ARBOR_BASE_BF16_H_
 #define ARBOR_BASE_BF16_H_
 
@@ -48,6 +48,30 @@ inline float HalfToFloat(uint16_t h) {
   float value;
   std::memcpy(&value, &bits, sizeof(value));
   return value;
+}
+
+// float32 → IEEE 754 binary16, rounding to nearest even (overflow → ±inf, NaN stays NaN,
+// subnormal halves included).
+inline uint16_t FloatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u);  // NaN, inf.
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // Rounds past 65504.
+  if (abs < 0x38800000u) {               // Below the smallest normal half: a subnormal (or zero).
+    if (abs < 0x33000000u) return sign;  // Below half the smallest subnormal.
+    const uint32_t mantissa = (abs & 0x007fffffu) | 0x00800000u;
+    const int shift = 126 - static_cast<int>(abs >> 23);  // 14..24 bits dropped.
+    const uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1), midpoint = 1u << (shift - 1);
+    return sign |
+           static_cast<uint16_t>(half + (rest > midpoint || (rest == midpoint && (half & 1))));
+  }
+  // Normal: rebias the exponent, round the 13 dropped mantissa bits to nearest even (a carry
+  // into the exponent is the correct result).
+  const uint32_t rebased = abs - 0x38000000u;
+  return sign | static_cast<uint16_t>((rebased + 0x0fffu + ((rebased >> 13) & 1u)) >> 13);
 }
 
 }  // namespace arbor::base

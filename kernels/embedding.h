@@ -13,7 +13,8 @@ namespace arbor::kernels {
 
 struct EmbeddingParams {
   const int32_t* tokens = nullptr;  // [num_tokens], each in [0, vocab).
-  const void* table = nullptr;      // [vocab, dim] row-major, element type `table_type`.
+  const void* table = nullptr;      // [vocab, dim] row-major, element type `table_type`
+                                    // (quantized types on the CPU only, dim whole blocks).
   WeightType table_type = WeightType::kF32;
   float* out = nullptr;  // [num_tokens, dim], row i at out + i * out_stride.
   int64_t num_tokens = 0;

@@ -30,6 +30,7 @@ struct MatmulParams {
 
 // CPU implementation; `pool` may be null (single-threaded). Summation order differs from a
 // naive loop (8 lanes, then a tree), so results match float64 within fp32 rounding only.
+// Quantized weight types go to QuantMatmul (quant_matmul.h).
 void MatmulRef(const MatmulParams& params, ThreadPool* pool);
 
 }  // namespace arbor::kernels

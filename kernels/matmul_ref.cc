@@ -2,6 +2,7 @@
 
 #include "kernels/cpu_simd.h"
 #include "kernels/matmul.h"
+#include "kernels/quant_matmul.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -101,6 +102,7 @@ void Range(const MatmulParams& p, int64_t n_begin, int64_t n_end) {
 
 void MatmulRef(const MatmulParams& p, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
+  if (IsQuantized(p.w_type)) return QuantMatmul(p, pool);
   auto run = [&](int64_t begin, int64_t end) {
     if (p.w_type == WeightType::kF32) {
       Range<float>(p, begin, end);

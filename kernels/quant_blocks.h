@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/weight_type.h"
 #include "model/dtype.h"
 
 namespace arbor::kernels {
@@ -34,6 +35,27 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(Block
 // encodes to `dst` in fp32. `n` must be a multiple of the dtype's block. Exact for every type:
 // d·q (+ m) is computed in fp32 as ggml does.
 void DequantizeRow(model::DType dtype, const void* src, int64_t n, float* dst);
+
+// Quantizes `n` fp32 weights (a multiple of 32) to Q8_0 blocks as llama.cpp does: per block
+// d = max |x| / 127 (stored as f16), q = round(x / d) with that fp32 d (q = 0 when d is 0).
+void QuantizeRowQ8_0(const float* src, int64_t n, BlockQ8_0* dst);
+
+// The file type of a quantized kernel weight type (kQ8_0 → DType::kQ8_0, ...).
+inline model::DType BlockDType(WeightType type) {
+  switch (type) {
+    case WeightType::kQ8_0:
+      return model::DType::kQ8_0;
+    case WeightType::kQ4_0:
+      return model::DType::kQ4_0;
+    case WeightType::kQ4_1:
+      return model::DType::kQ4_1;
+    case WeightType::kBF16:
+      return model::DType::kBF16;
+    case WeightType::kF32:
+      break;
+  }
+  return model::DType::kF32;
+}
 
 }  // namespace arbor::kernels
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/bf16.h"
@@ -52,6 +54,20 @@ void DequantizeRow(model::DType dtype, const void* src, int64_t n, float* dst) {
         }
       });
       return;
+  }
+}
+
+void QuantizeRowQ8_0(const float* src, int64_t n, BlockQ8_0* dst) {
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* x = src + b * kQuantBlock;
+    float amax = 0.0f;
+    for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::abs(x[j]));
+    const float d = amax / 127.0f;
+    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    dst[b].d = base::FloatToHalf(d);
+    for (int j = 0; j < kQuantBlock; ++j) {
+      dst[b].qs[j] = static_cast<int8_t>(std::round(x[j] * inverse));
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 // Element types of model weights as the CPU and CUDA ops read them. bf16 weights stay bf16 in
-// memory (half the bytes to stream per decode step) and widen to fp32 inside the op.
+// memory (half the bytes to stream per decode step) and widen to fp32 inside the op; GGUF's
+// block-quantized types (kernels/quant_blocks.h) stay in their blocks and are widened block by
+// block in registers (CPU only: quant_matmul.h).
 #ifndef ARBOR_KERNELS_WEIGHT_TYPE_H_
 #define ARBOR_KERNELS_WEIGHT_TYPE_H_
 
@@ -10,7 +12,12 @@ namespace arbor::kernels {
 enum class WeightType : int32_t {
   kF32 = 0,   // float
   kBF16 = 1,  // uint16_t bit patterns of bfloat16
+  kQ8_0 = 2,  // Rows of BlockQ8_0.
+  kQ4_0 = 3,  // Rows of BlockQ4_0.
+  kQ4_1 = 4,  // Rows of BlockQ4_1.
 };
+
+inline bool IsQuantized(WeightType type) { return type >= WeightType::kQ8_0; }
 
 }  // namespace arbor::kernels
 

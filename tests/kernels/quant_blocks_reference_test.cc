@@ -105,5 +105,41 @@ TEST(QuantBlocksReference, DequantizeMatchesGgufPy) {
   for (const char* suffix : {".in", ".out", ".log"}) std::filesystem::remove(base + suffix);
 }
 
+// QuantizeRowQ8_0 (what --weights_dtype=q8_0 applies to f32 and bf16 checkpoints) against
+// gguf.quants.quantize: identical blocks, byte for byte, on random rows with a zero block.
+TEST(QuantBlocksReference, QuantizeQ8_0MatchesGgufPy) {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  const int64_t rows = 3, cols = 8 * kQuantBlock;
+  std::vector<float> x(rows * cols);
+  for (float& v : x) v = normal(rng);
+  std::fill(x.begin(), x.begin() + kQuantBlock, 0.0f);
+  std::vector<BlockQ8_0> blocks(rows * cols / kQuantBlock);
+  QuantizeRowQ8_0(x.data(), rows * cols, blocks.data());
+  const std::string base =
+      absl::StrCat(std::filesystem::temp_directory_path().string(), "/quantize-q8-", getpid());
+  ASSERT_TRUE(base::WriteFileAtomically(
+                  base + ".in",
+                  std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float)))
+                  .ok());
+  const char script[] =
+      "import sys, numpy as np, gguf\n"
+      "x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(int(sys.argv[3]), -1)\n"
+      "gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0).tofile(sys.argv[2])\n";
+  auto child = base::Subprocess::Start(
+      {ARBOR_PYTHON, "-c", script, base + ".in", base + ".out", std::to_string(rows)});
+  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_EQ(child->Wait(absl::Seconds(60)), 0);
+  const std::string want = base::ReadFile(base + ".out").value_or("");
+  ASSERT_EQ(want.size(), blocks.size() * sizeof(BlockQ8_0));
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    ASSERT_EQ(std::memcmp(want.data() + b * sizeof(BlockQ8_0), &blocks[b], sizeof(BlockQ8_0)), 0)
+        << "block " << b;
+  }
+  for (const char* suffix : {".in", ".out"}) std::filesystem::remove(base + suffix);
+}
+
 }  // namespace
 }  // namespace arbor::kernels
