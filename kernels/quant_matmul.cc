@@ -1,6 +1,8 @@
 #include "kernels/quant_matmul.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
 #include "base/bf16.h"
@@ -11,7 +13,7 @@
 namespace arbor::kernels {
 namespace {
 
-constexpr int kMaxRows = 4;  // Rows of x sharing one widened block.
+constexpr int kMaxRows = 8;  // Rows of x sharing one widened block (13 of 16 AVX2 registers).
 
 // A block's scale and offset: w_j = d·q_j + m.
 struct Affine {
@@ -104,6 +106,15 @@ void RowDot(const Block* w, int64_t blocks, const float* const* x, const float* 
 }
 #endif
 
+// RowDot for 1 to kMaxRows rows, indexed by rows − 1.
+template <typename Block, int... R>
+constexpr auto MakeRowDots(std::integer_sequence<int, R...>) {
+  using Fn = void (*)(const Block*, int64_t, const float* const*, const float* const*, float*);
+  return std::array<Fn, sizeof...(R)>{&RowDot<R + 1, Block>...};
+}
+template <typename Block>
+constexpr auto kRowDots = MakeRowDots<Block>(std::make_integer_sequence<int, kMaxRows>());
+
 // Output features [n_begin, n_end) for every row of x, up to kMaxRows rows per pass over a
 // weight row.
 template <typename Block>
@@ -121,19 +132,7 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
     for (int64_t n = n_begin; n < n_end; ++n) {
       float out[kMaxRows];
       const Block* row = w + n * blocks;
-      switch (rows) {
-        case 4:
-          RowDot<4>(row, blocks, x, sums, out);
-          break;
-        case 3:
-          RowDot<3>(row, blocks, x, sums, out);
-          break;
-        case 2:
-          RowDot<2>(row, blocks, x, sums, out);
-          break;
-        default:
-          RowDot<1>(row, blocks, x, sums, out);
-      }
+      kRowDots<Block>[rows - 1](row, blocks, x, sums, out);
       for (int r = 0; r < rows; ++r) p.out[(m0 + r) * p.out_stride + n] = out[r];
     }
   }

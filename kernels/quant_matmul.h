@@ -4,7 +4,7 @@
 // bits per weight instead of 32, and the activations stay fp32: the result is the fp32 matmul of
 // the exactly dequantized weights, to fp32 rounding (no 8-bit activation error as in llama.cpp).
 // Each block contributes d·Σ q_j·x_j + m·Σ x_j, with Σ x_j per block computed once per call, and
-// each widened block serves up to four rows of x (sibling branches, prefill).
+// each widened block serves up to eight rows of x (sibling branches, prefill).
 #ifndef ARBOR_KERNELS_QUANT_MATMUL_H_
 #define ARBOR_KERNELS_QUANT_MATMUL_H_
 

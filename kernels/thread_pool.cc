@@ -1,8 +1,35 @@
 #include "kernels/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace arbor::kernels {
+namespace {
+
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void Pause() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+// Spins until done() or kSpin has passed; true when done() held.
+template <typename Done>
+bool SpinUntil(const Done& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    Pause();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -11,7 +38,7 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
   }
   start_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -27,17 +54,22 @@ void ThreadPool::RunChunks() {
 
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
+  auto woken = [&] {
+    return stop_.load(std::memory_order_acquire) ||
+           generation_.load(std::memory_order_acquire) != seen;
+  };
   for (;;) {
-    {
+    if (!SpinUntil(woken)) {
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      start_cv_.wait(lock, woken);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     RunChunks();
-    {
+    if (busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Under the mutex, so a caller between its check and its sleep cannot miss the wake.
       std::lock_guard<std::mutex> lock(mu_);
-      if (--busy_workers_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -59,13 +91,16 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     n_ = n;
     chunk_ = std::max(grain, (n + target_chunks - 1) / target_chunks);
     next_.store(0, std::memory_order_relaxed);
-    busy_workers_ = static_cast<int>(workers_.size());
-    ++generation_;
+    busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  start_cv_.notify_all();
+  start_cv_.notify_all();  // No system call when every worker is still spinning.
   RunChunks();
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+  auto done = [&] { return busy_workers_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, done);
+  }
   fn_ = nullptr;
 }
 

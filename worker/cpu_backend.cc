@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "kernels/matmul.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
@@ -72,26 +74,86 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
   return backend;
 }
 
+namespace {
+
+// The kernel type of a file type the matmul reads as it is, if any.
+std::optional<WeightType> Computable(model::DType dtype) {
+  switch (dtype) {
+    case model::DType::kF32:
+      return WeightType::kF32;
+    case model::DType::kBF16:
+      return WeightType::kBF16;
+    case model::DType::kQ8_0:
+      return WeightType::kQ8_0;
+    case model::DType::kQ4_0:
+      return WeightType::kQ4_0;
+    case model::DType::kQ4_1:
+      return WeightType::kQ4_1;
+    case model::DType::kF16:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The type `t` is computed in under `choice`.
+WeightType Target(const model::TensorView& t, WeightsDtype choice, int64_t cols) {
+  switch (choice) {
+    case WeightsDtype::kF32:
+      return WeightType::kF32;
+    case WeightsDtype::kBF16:
+      return WeightType::kBF16;
+    case WeightsDtype::kQ8_0:
+      if (model::IsQuantized(t.dtype)) return *Computable(t.dtype);
+      return cols % kernels::kQuantBlock == 0 ? WeightType::kQ8_0 : WeightType::kF32;
+    case WeightsDtype::kNative:
+      break;
+  }
+  return Computable(t.dtype).value_or(WeightType::kF32);
+}
+
+const char* TypeName(WeightType type) {
+  return type == WeightType::kF32 ? "F32" : model::DTypeName(kernels::BlockDType(type));
+}
+
+}  // namespace
+
 absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lookup,
                                                           const std::string& name, int64_t rows,
                                                           int64_t cols) {
   ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
   RETURN_IF_ERROR(CheckTensor(t, name, {rows, cols}));
-  switch (t.dtype) {
-    case model::DType::kF32:
-      weight_bytes_ += static_cast<int64_t>(t.nbytes);
-      return Matrix{t.data, WeightType::kF32};
-    case model::DType::kBF16:
-      weight_bytes_ += static_cast<int64_t>(t.nbytes);
-      return Matrix{t.data, WeightType::kBF16};
-    default: {
-      // No matmul on this type (f16, GGUF blocks): widen once at load (exact) and keep the copy,
-      // streamed as f32 by every step.
-      std::vector<float>& wide = widened_.emplace_back(WidenToFloat(t));
-      weight_bytes_ += static_cast<int64_t>(wide.size() * sizeof(float));
-      return Matrix{wide.data(), WeightType::kF32};
-    }
+  const WeightType type = Target(t, options_.weights_dtype, cols);
+  ++type_counts_[TypeName(type)];
+  if (Computable(t.dtype) == type) {  // Served from the checkpoint's memory, no copy.
+    weight_bytes_ += static_cast<int64_t>(t.nbytes);
+    return Matrix{t.data, type};
   }
+  // Convert once at load: widen exactly to f32, then narrow when asked.
+  std::vector<float> wide = WidenToFloat(t);
+  std::vector<char>& out = converted_.emplace_back();
+  if (type == WeightType::kF32) {
+    out.resize(wide.size() * sizeof(float));
+    std::memcpy(out.data(), wide.data(), out.size());
+  } else if (type == WeightType::kBF16) {
+    out.resize(wide.size() * sizeof(uint16_t));
+    uint16_t* bf16 = reinterpret_cast<uint16_t*>(out.data());
+    for (size_t i = 0; i < wide.size(); ++i) bf16[i] = base::FloatToBf16(wide[i]);
+  } else {
+    out.resize(rows * model::RowBytes(model::DType::kQ8_0, cols));
+    kernels::QuantizeRowQ8_0(wide.data(), rows * cols,
+                             reinterpret_cast<kernels::BlockQ8_0*>(out.data()));
+  }
+  weight_bytes_ += static_cast<int64_t>(out.size());
+  converted_bytes_ += static_cast<int64_t>(out.size());
+  return Matrix{out.data(), type};
+}
+
+std::string CpuBackend::weight_types() const {
+  std::string out;
+  for (const auto& [name, count] : type_counts_) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ×", count);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<float>> CpuBackend::LoadVector(const TensorLookup& lookup,
@@ -107,6 +169,7 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   const int64_t q_dim = int64_t{c.num_heads} * c.head_dim,
                 kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
   ASSIGN_OR_RETURN(embed_, LoadMatrix(lookup, "model.embed_tokens.weight", c.vocab_size, hidden));
+  const int64_t embed_bytes = weight_bytes_;
   if (c.tie_word_embeddings) {
     lm_head_ = embed_;
   } else {
@@ -129,9 +192,7 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
     ASSIGN_OR_RETURN(layer.down, LoadMatrix(lookup, p + "mlp.down_proj.weight", hidden, ffn));
   }
   // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
-  if (!c.tie_word_embeddings) {
-    weight_bytes_ -= int64_t{c.vocab_size} * hidden * (embed_.type == WeightType::kF32 ? 4 : 2);
-  }
+  if (!c.tie_word_embeddings) weight_bytes_ -= embed_bytes;
   inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   const size_t pool_floats = static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
   k_cache_.assign(c.num_layers, std::vector<float>(pool_floats));

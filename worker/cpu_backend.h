@@ -1,6 +1,7 @@
 // The CPU backend: the complete Llama forward over a batch of prefill chunks and decode rows,
-// with fp32 or bf16 weights (bf16 stays bf16 in memory and widens inside the matmul, fp32
-// accumulation), paged fp32 KV, multi-threaded over a kernels::ThreadPool. It is a real backend
+// with fp32, bf16 or GGUF block-quantized weights (bf16 and Q8_0/Q4_0/Q4_1 stay so in memory,
+// memory-mapped, and widen inside the matmul; fp32 activations and accumulation), paged fp32
+// KV, multi-threaded over a kernels::ThreadPool. It is a real backend
 // (tests, small models, machines without a GPU) and the reference the CUDA backend is compared
 // with, tensor by tensor, through the TensorTap names of backend.h.
 #ifndef ARBOR_WORKER_CPU_BACKEND_H_
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,13 +22,15 @@
 #include "model/config.h"
 #include "model/tensor.h"
 #include "worker/backend.h"
+#include "worker/weights.h"
 
 namespace arbor::worker {
 
 struct CpuBackendOptions {
-  int32_t kv_blocks = 1024;  // KV capacity in blocks (per layer pool).
-  int32_t block_size = 16;   // Tokens per KV block.
-  int threads = 0;           // 0: one per hardware thread.
+  int32_t kv_blocks = 1024;                            // KV capacity in blocks (per layer pool).
+  int32_t block_size = 16;                             // Tokens per KV block.
+  int threads = 0;                                     // 0: one per hardware thread.
+  WeightsDtype weights_dtype = WeightsDtype::kNative;  // What the matrices are computed in.
 };
 
 // Resolves a Hugging Face tensor name ("model.layers.0.mlp.up_proj.weight") to a view that
@@ -35,9 +39,9 @@ using TensorLookup = std::function<absl::StatusOr<model::TensorView>(const std::
 
 class CpuBackend : public Backend {
  public:
-  // Checks every tensor's presence, dtype (f32, bf16; f16 is widened to f32 at load) and shape
-  // against `config`, naming the tensor on error. lm_head.weight is read unless the config ties
-  // it to the embedding.
+  // Checks every tensor's presence, dtype and shape against `config`, naming the tensor on
+  // error, and converts what options.weights_dtype asks for (f16 always widens to f32).
+  // lm_head.weight is read unless the config ties it to the embedding.
   static absl::StatusOr<std::unique_ptr<CpuBackend>> Create(const model::ModelConfig& config,
                                                             const TensorLookup& lookup,
                                                             const CpuBackendOptions& options);
@@ -56,6 +60,10 @@ class CpuBackend : public Backend {
 
   // Bytes of weights one decode step streams (every matrix once), for bandwidth figures.
   int64_t weight_bytes() const { return weight_bytes_; }
+  // Bytes of weights converted at load and held by the backend (the rest stay memory-mapped).
+  int64_t converted_bytes() const { return converted_bytes_; }
+  // The matrices' types, e.g. "Q4_1 ×210, Q8_0 ×1" — for the start-up report.
+  std::string weight_types() const;
 
  private:
   struct Matrix {
@@ -77,12 +85,14 @@ class CpuBackend : public Backend {
   model::ModelConfig config_;
   CpuBackendOptions options_;
   std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
-  std::vector<std::vector<float>> widened_;              // f16 tensors converted at load.
+  std::vector<std::vector<char>> converted_;             // Matrices converted at load.
   Matrix embed_, lm_head_;
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;
   std::vector<float> inv_freq_;
   int64_t weight_bytes_ = 0;
+  int64_t converted_bytes_ = 0;
+  std::map<std::string, int> type_counts_;  // Matrix type name → how many.
 
   std::vector<std::vector<float>> k_cache_, v_cache_;  // Per layer [blocks, block_size, kv, hd].
   std::unique_ptr<kernels::ThreadPool> pool_;

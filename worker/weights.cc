@@ -38,4 +38,14 @@ std::vector<float> WidenToFloat(const model::TensorView& t) {
   return out;
 }
 
+absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name) {
+  if (name == "native") return WeightsDtype::kNative;
+  if (name == "f32") return WeightsDtype::kF32;
+  if (name == "bf16") return WeightsDtype::kBF16;
+  if (name == "q8_0") return WeightsDtype::kQ8_0;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--weights_dtype=", name,
+                   ": expected native (the checkpoint's own types), f32, bf16 or q8_0"));
+}
+
 }  // namespace arbor::worker

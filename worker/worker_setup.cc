@@ -56,6 +56,11 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   const int32_t kv_blocks =
       static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
   if (ordinal >= 0) {
+    if (options.weights_dtype != "native" && options.weights_dtype != "bf16") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights_dtype=", options.weights_dtype,
+                       ": the CUDA backend computes with bf16 weights; use native or bf16"));
+    }
 #ifdef ARBOR_WITH_CUDA_BACKEND
     CudaBackendOptions cuda;
     cuda.device = ordinal;
@@ -75,8 +80,12 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.block_size = options.block_size;
   cpu.kv_blocks = kv_blocks;
   cpu.threads = options.threads;
+  ASSIGN_OR_RETURN(cpu.weights_dtype, ParseWeightsDtype(options.weights_dtype));
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
+  spdlog::info("weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load",
+               options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
+               backend->converted_bytes() / 1e6);
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
@@ -122,6 +131,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
         "--kv_tokens: ", options.kv_tokens, " is less than one block (", options.block_size, ")"));
   }
   RETURN_IF_ERROR(ParseDevice(options.device).status());
+  RETURN_IF_ERROR(ParseWeightsDtype(options.weights_dtype).status());
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }

@@ -21,7 +21,8 @@ struct WorkerSetupOptions {
   std::string worker_id;       // Reported in WorkerInfo.
   int64_t kv_tokens = 65536;   // KV capacity in tokens (rounded up to whole blocks).
   int32_t block_size = 16;
-  int threads = 0;  // CPU threads; 0: one per hardware thread.
+  int threads = 0;                       // CPU threads; 0: one per hardware thread.
+  std::string weights_dtype = "native";  // native | f32 | bf16 | q8_0 (worker/weights.h).
   int32_t max_batch_tokens = 512;
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
 };

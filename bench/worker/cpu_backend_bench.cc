@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, model, "",
           "Also benchmark this model (a GGUF file, a Hugging Face directory or a known name such "
           "as smollm2-135m-instruct): decode at batch 1, 8, 32 and a 256-token prefill.");
 
+ABSL_FLAG(std::string, weights_dtype, "native",
+          "With --model: what the matrices are computed in (native, f32, bf16, q8_0), as "
+          "arbor-worker's flag of the same name.");
+
 namespace arbor::worker {
 namespace {
 
@@ -155,15 +159,20 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
   const double open_s = std::chrono::duration<double>(Clock::now() - start).count();
   const uint64_t file_bytes = checkpoint->weight_bytes();
+  ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(absl::GetFlag(FLAGS_weights_dtype)));
   ASSIGN_OR_RETURN(
       std::unique_ptr<CpuBackend> backend,
-      CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
-                         {.kv_blocks = 512, .block_size = 16, .threads = Threads()}));
+      CpuBackend::Create(
+          std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+          {.kv_blocks = 512, .block_size = 16, .threads = Threads(), .weights_dtype = dtype}));
   std::printf(
-      "%s: opened and checked in %.2f s, backend ready after %.2f s; %.1f MB of weights in the "
-      "file, %.1f MB streamed per decode step; resident memory +%.0f MB (KV pools included)\n",
-      path.c_str(), open_s, std::chrono::duration<double>(Clock::now() - start).count(),
-      file_bytes / 1e6, backend->weight_bytes() / 1e6, (ResidentBytes() - rss_before) / 1e6);
+      "%s (--weights_dtype=%s: %s): opened and checked in %.2f s, backend ready after %.2f s; "
+      "%.1f MB of weights in the file, %.1f MB streamed per decode step, %.1f MB converted at "
+      "load; resident memory +%.0f MB (KV pools included)\n",
+      path.c_str(), absl::GetFlag(FLAGS_weights_dtype).c_str(), backend->weight_types().c_str(),
+      open_s, std::chrono::duration<double>(Clock::now() - start).count(), file_bytes / 1e6,
+      backend->weight_bytes() / 1e6, backend->converted_bytes() / 1e6,
+      (ResidentBytes() - rss_before) / 1e6);
   std::fflush(stdout);
   return backend;
 }
