@@ -1,0 +1,100 @@
+// --weights_dtype on the CPU backend over a random f32 Llama: q8_0 computes exactly what f32
+// computes over the same weights quantized and dequantized (so the quantized matmul and the
+// load-time quantizer are wired right, to fp32 rounding), bf16 and q8_0 stay close to f32 (the
+// rounding of the weights is all that differs), and a bad name is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "base/status_macros.h"
+#include "kernels/quant_blocks.h"
+#include "tests/worker/random_llama.h"
+#include "worker/cpu_backend.h"
+#include "worker/kv_cache.h"
+
+namespace arbor::worker {
+namespace {
+
+std::vector<float> LastLogits(Backend& backend, const std::vector<int32_t>& tokens) {
+  KvCache kv(&backend);
+  EXPECT_TRUE(kv.Create(0).ok());
+  EXPECT_TRUE(kv.Append(0, tokens).ok());
+  std::vector<float> logits(backend.config().vocab_size);
+  ForwardRow row{.tokens = tokens,
+                 .start_pos = 0,
+                 .block_table = (*kv.Find(0))->blocks,
+                 .logits = logits.data()};
+  EXPECT_TRUE(backend.Forward({&row, 1}).ok());
+  return logits;
+}
+
+std::unique_ptr<CpuBackend> Make(const model::ModelConfig& config, const TensorLookup& lookup,
+                                 WeightsDtype dtype) {
+  auto backend = CpuBackend::Create(
+      config, lookup, {.kv_blocks = 64, .block_size = 16, .threads = 2, .weights_dtype = dtype});
+  EXPECT_TRUE(backend.ok()) << backend.status();
+  return std::move(backend).value();
+}
+
+// max |a − b| / max |b|.
+double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double{a[i]} - b[i]));
+    scale = std::max(scale, std::abs(double{b[i]}));
+  }
+  return diff / scale;
+}
+
+TEST(WeightsDtype, Q8_0IsTheF32ForwardOfTheQuantizedWeights) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  const testing::RandomLlama model(testing::TinyConfig(), /*bf16=*/false, rng);
+  const TensorLookup lookup = model.Lookup();
+  // The same weights after a Q8_0 round trip, as f32 (norm vectors are not matrices: untouched).
+  std::map<std::string, std::vector<float>> rounded;
+  const TensorLookup rounded_lookup =
+      [&](const std::string& name) -> absl::StatusOr<model::TensorView> {
+    ASSIGN_OR_RETURN(model::TensorView t, lookup(name));
+    if (t.shape.size() != 2) return t;
+    std::vector<float>& out = rounded[name];
+    if (out.empty()) {
+      const int64_t n = t.shape[0] * t.shape[1];
+      std::vector<kernels::BlockQ8_0> blocks(n / kernels::kQuantBlock);
+      kernels::QuantizeRowQ8_0(static_cast<const float*>(t.data), n, blocks.data());
+      out.resize(n);
+      kernels::DequantizeRow(model::DType::kQ8_0, blocks.data(), n, out.data());
+    }
+    t.data = out.data();
+    return t;
+  };
+  std::vector<int32_t> tokens(23);
+  for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
+  const std::vector<float> f32 =
+      LastLogits(*Make(model.config(), lookup, WeightsDtype::kF32), tokens);
+  const std::vector<float> q8 =
+      LastLogits(*Make(model.config(), lookup, WeightsDtype::kQ8_0), tokens);
+  const std::vector<float> twin =
+      LastLogits(*Make(model.config(), rounded_lookup, WeightsDtype::kF32), tokens);
+  EXPECT_LE(RelativeError(q8, twin), 1e-5);
+  EXPECT_GT(RelativeError(q8, f32), 0);     // The weights did change...
+  EXPECT_LE(RelativeError(q8, f32), 3e-2);  // ...by Q8_0's rounding only.
+  const std::vector<float> bf16 =
+      LastLogits(*Make(model.config(), lookup, WeightsDtype::kBF16), tokens);
+  EXPECT_LE(RelativeError(bf16, f32), 3e-2);
+  const std::vector<float> native =
+      LastLogits(*Make(model.config(), lookup, WeightsDtype::kNative), tokens);
+  EXPECT_EQ(native, f32);  // An f32 checkpoint's native type is f32.
+}
+
+TEST(WeightsDtype, ParsesTheFlag) {
+  EXPECT_EQ(ParseWeightsDtype("q8_0").value(), WeightsDtype::kQ8_0);
+  EXPECT_EQ(ParseWeightsDtype("native").value(), WeightsDtype::kNative);
+  EXPECT_NE(std::string(ParseWeightsDtype("q4").status().message()).find("--weights_dtype=q4"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace arbor::worker
