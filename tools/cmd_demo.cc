@@ -65,6 +65,7 @@ int Demo(LocalCluster& cluster) {
   ClientOptions client = ClientOptionsFromFlags();
   client.coordinator = cluster.coordinator_address();
   v1::GenerateRequest request;
+  request.mutable_chat()->set_add_generation_prompt(true);
   v1::ChatMessage* question = request.mutable_chat()->add_messages();
   question->set_role("user");
   question->set_content(kDemoQuestion);
