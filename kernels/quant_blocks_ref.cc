@@ -4,14 +4,27 @@
 
 #include "base/bf16.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/quant_chunks.h"
 
 namespace arbor::kernels {
 namespace {
 
-template <typename Block, typename Fn>
-void ForBlocks(const void* src, int64_t n, float* dst, const Fn& fn) {
+template <typename Block>
+void DequantizeBlocks(const void* src, int64_t n, float* dst) {
+  using Traits = ChunkTraits<Block>;
   const Block* blocks = static_cast<const Block*>(src);
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) fn(blocks[b], dst + b * kQuantBlock);
+  constexpr int64_t kPerBlock = int64_t{Traits::kChunks} * kQuantBlock;
+  Chunk chunk;
+  for (int64_t b = 0; b < n / kPerBlock; ++b) {
+    for (int c = 0; c < Traits::kChunks; ++c) {
+      Traits::Load(blocks[b], c, chunk);
+      float* out = dst + b * kPerBlock + c * kQuantBlock;
+      for (int j = 0; j < kQuantBlock; ++j) {
+        const int h = j / (kQuantBlock / 2);
+        out[j] = chunk.s[h] * chunk.q[j] + chunk.o[h];
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -31,29 +44,21 @@ void DequantizeRow(model::DType dtype, const void* src, int64_t n, float* dst) {
       return;
     }
     case model::DType::kQ8_0:
-      ForBlocks<BlockQ8_0>(src, n, dst, [](const BlockQ8_0& block, float* out) {
-        const float d = base::HalfToFloat(block.d);
-        for (int j = 0; j < kQuantBlock; ++j) out[j] = d * static_cast<float>(block.qs[j]);
-      });
-      return;
+      return DequantizeBlocks<BlockQ8_0>(src, n, dst);
     case model::DType::kQ4_0:
-      ForBlocks<BlockQ4_0>(src, n, dst, [](const BlockQ4_0& block, float* out) {
-        const float d = base::HalfToFloat(block.d);
-        for (int j = 0; j < kQuantBlock / 2; ++j) {
-          out[j] = d * static_cast<float>((block.qs[j] & 0x0f) - 8);
-          out[j + kQuantBlock / 2] = d * static_cast<float>((block.qs[j] >> 4) - 8);
-        }
-      });
-      return;
+      return DequantizeBlocks<BlockQ4_0>(src, n, dst);
     case model::DType::kQ4_1:
-      ForBlocks<BlockQ4_1>(src, n, dst, [](const BlockQ4_1& block, float* out) {
-        const float d = base::HalfToFloat(block.d), m = base::HalfToFloat(block.m);
-        for (int j = 0; j < kQuantBlock / 2; ++j) {
-          out[j] = d * static_cast<float>(block.qs[j] & 0x0f) + m;
-          out[j + kQuantBlock / 2] = d * static_cast<float>(block.qs[j] >> 4) + m;
-        }
-      });
-      return;
+      return DequantizeBlocks<BlockQ4_1>(src, n, dst);
+    case model::DType::kQ5_0:
+      return DequantizeBlocks<BlockQ5_0>(src, n, dst);
+    case model::DType::kQ5_1:
+      return DequantizeBlocks<BlockQ5_1>(src, n, dst);
+    case model::DType::kQ4_K:
+      return DequantizeBlocks<BlockQ4_K>(src, n, dst);
+    case model::DType::kQ5_K:
+      return DequantizeBlocks<BlockQ5_K>(src, n, dst);
+    case model::DType::kQ6_K:
+      return DequantizeBlocks<BlockQ6_K>(src, n, dst);
   }
 }
 

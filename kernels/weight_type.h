@@ -15,6 +15,11 @@ enum class WeightType : int32_t {
   kQ8_0 = 2,  // Rows of BlockQ8_0.
   kQ4_0 = 3,  // Rows of BlockQ4_0.
   kQ4_1 = 4,  // Rows of BlockQ4_1.
+  kQ4_K = 5,  // Rows of BlockQ4_K.
+  kQ5_K = 6,  // Rows of BlockQ5_K.
+  kQ6_K = 7,  // Rows of BlockQ6_K.
+  kQ5_0 = 8,  // Rows of BlockQ5_0.
+  kQ5_1 = 9,  // Rows of BlockQ5_1.
 };
 
 inline bool IsQuantized(WeightType type) { return type >= WeightType::kQ8_0; }

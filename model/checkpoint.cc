@@ -76,31 +76,24 @@ bool HalvesFinite(const char* bytes, size_t count, size_t stride, uint16_t mask)
 }
 
 // Scans `tensor` for NaN or infinity: a checkpoint holding one would poison every logit. A block
-// of a quantized type is finite exactly when its f16 scale (and Q4_1's minimum) are.
+// of a quantized type is finite exactly when its f16 scales (and minimums) are.
 bool AllFinite(const TensorView& tensor) {
   const char* bytes = static_cast<const char*>(tensor.data);
   const DTypeLayout layout = Layout(tensor.dtype);
   const size_t blocks = tensor.nbytes / layout.block_bytes;
-  constexpr uint16_t kHalfExponent = 0x7c00u;
-  switch (tensor.dtype) {
-    case DType::kF32:
-      for (size_t i = 0; i < blocks; ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, bytes + 4 * i, 4);
-        if ((bits & 0x7f800000u) == 0x7f800000u) return false;
-      }
-      return true;
-    case DType::kBF16:
-      return HalvesFinite(bytes, blocks, 2, 0x7f80u);
-    case DType::kQ4_1:
-      return HalvesFinite(bytes, blocks, layout.block_bytes, kHalfExponent) &&
-             HalvesFinite(bytes + 2, blocks, layout.block_bytes, kHalfExponent);
-    case DType::kF16:
-    case DType::kQ8_0:
-    case DType::kQ4_0:
-      return HalvesFinite(bytes, blocks, layout.block_bytes, kHalfExponent);
+  if (tensor.dtype == DType::kF32) {
+    for (size_t i = 0; i < blocks; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, bytes + 4 * i, 4);
+      if ((bits & 0x7f800000u) == 0x7f800000u) return false;
+    }
+    return true;
   }
-  return false;
+  const uint16_t mask = tensor.dtype == DType::kBF16 ? 0x7f80u : 0x7c00u;
+  for (int offset : HalfFieldOffsets(tensor.dtype)) {
+    if (!HalvesFinite(bytes + offset, blocks, layout.block_bytes, mask)) return false;
+  }
+  return true;
 }
 
 }  // namespace

@@ -230,25 +230,35 @@ absl::StatusOr<DType> TensorType(uint32_t ggml_type, const std::string& tensor,
       return DType::kQ4_0;
     case 3:
       return DType::kQ4_1;
+    case 6:
+      return DType::kQ5_0;
+    case 7:
+      return DType::kQ5_1;
     case 8:
       return DType::kQ8_0;
+    case 12:
+      return DType::kQ4_K;
+    case 13:
+      return DType::kQ5_K;
+    case 14:
+      return DType::kQ6_K;
     case 30:
       return DType::kBF16;
   }
   static const std::map<uint32_t, const char*> kRefused = {
-      {6, "Q5_0"},    {7, "Q5_1"},     {9, "Q8_1"},   {10, "Q2_K"},   {11, "Q3_K"},
-      {12, "Q4_K"},   {13, "Q5_K"},    {14, "Q6_K"},  {15, "Q8_K"},   {16, "IQ2_XXS"},
-      {17, "IQ2_XS"}, {18, "IQ3_XXS"}, {19, "IQ1_S"}, {20, "IQ4_NL"}, {21, "IQ3_S"},
-      {22, "IQ2_S"},  {23, "IQ4_XS"},  {24, "I8"},    {25, "I16"},    {26, "I32"},
-      {27, "I64"},    {28, "F64"},     {29, "IQ1_M"}, {34, "TQ1_0"},  {35, "TQ2_0"},
-      {39, "MXFP4"}};
+      {9, "Q8_1"},   {10, "Q2_K"},   {11, "Q3_K"},    {12, "Q4_K"},   {13, "Q5_K"},
+      {14, "Q6_K"},  {15, "Q8_K"},   {16, "IQ2_XXS"}, {17, "IQ2_XS"}, {18, "IQ3_XXS"},
+      {19, "IQ1_S"}, {20, "IQ4_NL"}, {21, "IQ3_S"},   {22, "IQ2_S"},  {23, "IQ4_XS"},
+      {24, "I8"},    {25, "I16"},    {26, "I32"},     {27, "I64"},    {28, "F64"},
+      {29, "IQ1_M"}, {34, "TQ1_0"},  {35, "TQ2_0"},   {39, "MXFP4"}};
   auto it = kRefused.find(ggml_type);
   return cursor.Error(absl::StrCat(
       "tensor '", tensor, "' has type ",
       it == kRefused.end() ? absl::StrCat("number ", ggml_type, " (unknown)")
                            : absl::StrCat(it->second, " (", ggml_type, ")"),
-      ", which Arbor cannot load; it loads F32, F16, BF16, Q8_0, Q4_0 and Q4_1 (re-quantize the "
-      "model with llama.cpp's llama-quantize to one of them)"));
+      ", which Arbor cannot load; it loads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
+      "Q5_K and Q6_K "
+      "(re-quantize the model with llama.cpp's llama-quantize to one of them, e.g. Q4_K_M)"));
 }
 
 struct TensorInfo {

@@ -4,8 +4,9 @@
 // actually present before allocating anything, and serves tensors as zero-copy views. It knows
 // nothing of any architecture: gguf_llama.h maps the `llama` keys and tensors onto Arbor's.
 //
-// Versions 2 and 3, little-endian. Tensor types: F32, F16, BF16, Q8_0, Q4_0, Q4_1; any other
-// ggml type is refused with its name.
+// Versions 2 and 3, little-endian. Tensor types: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q4_K, Q5_K, Q6_K (every type of the popular Q4_K_M / Q5_K_M mixes, fallbacks included); any
+// other ggml type is refused with its name.
 #ifndef ARBOR_MODEL_GGUF_H_
 #define ARBOR_MODEL_GGUF_H_
 

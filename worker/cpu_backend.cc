@@ -89,6 +89,16 @@ std::optional<WeightType> Computable(model::DType dtype) {
       return WeightType::kQ4_0;
     case model::DType::kQ4_1:
       return WeightType::kQ4_1;
+    case model::DType::kQ5_0:
+      return WeightType::kQ5_0;
+    case model::DType::kQ5_1:
+      return WeightType::kQ5_1;
+    case model::DType::kQ4_K:
+      return WeightType::kQ4_K;
+    case model::DType::kQ5_K:
+      return WeightType::kQ5_K;
+    case model::DType::kQ6_K:
+      return WeightType::kQ6_K;
     case model::DType::kF16:
       break;
   }

@@ -1,14 +1,15 @@
 // The CPU dequantizer of GGUF blocks (kernels/quant_blocks.h) against llama.cpp's own Python
 // package: `gguf.quants.dequantize` on the same bytes. Fresh random blocks every run (the seed is
 // printed): random packed integers and random finite f16 scales and minimums of both signs,
-// subnormals included; 1 and 3 rows of 1, 2 and 5 blocks per type (Q8_0, Q4_0, Q4_1, and F16
-// and BF16 rows of the same lengths). Both sides compute d·q (+ m)
-// in fp32, so they must agree to the last bit except where one side fuses the multiply-add
-// (allowed: 1 ulp, i.e. |Δ| ≤ 2^-23 · |w| + 2^-149). A row that is not a whole number of blocks
-// is refused by gguf-py too, as the GGUF reader refuses it (gguf_test.cc).
+// subnormals included; 1 and 3 rows of 1, 2 and 5 blocks per type (Q8_0, Q4_0, Q4_1, the
+// K-quants Q4_K, Q5_K, Q6_K with random 6- and 8-bit sub-block scales, and F16 and BF16 rows). Both
+// sides compute d·q (+ m) in fp32, so they must agree to the last bit except where one side fuses
+// the multiply-add (allowed: 1 ulp, i.e. |Δ| ≤ 2^-23 · |w| + 2^-149). A row that is not a whole
+// number of blocks is refused by gguf-py too, as the GGUF reader refuses it (gguf_test.cc).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -35,14 +36,12 @@ std::string RandomRows(model::DType dtype, int rows, int64_t cols, std::mt19937&
   const model::DTypeLayout layout = model::Layout(dtype);
   std::string bytes(static_cast<size_t>(rows * model::RowBytes(dtype, cols)), '\0');
   for (char& c : bytes) c = static_cast<char>(rng());
-  // d (and m) lead each block; an f16 or bf16 weight is one half (RandomHalf's bits are finite
-  // in both encodings).
-  const int halves = dtype == model::DType::kQ4_1 ? 2 : 1;
-  if (dtype == model::DType::kF32) return bytes;  // Random bits: finite or not, copied as is.
+  // The f16 fields of each block are finite; an f16 or bf16 weight is one such field
+  // (RandomHalf's bits are finite in both encodings).
   for (size_t b = 0; b < bytes.size(); b += layout.block_bytes) {
-    for (int h = 0; h < halves; ++h) {
+    for (int offset : model::HalfFieldOffsets(dtype)) {
       const uint16_t half = RandomHalf(rng);
-      std::memcpy(&bytes[b + 2 * h], &half, 2);
+      std::memcpy(&bytes[b + offset], &half, 2);
     }
   }
   return bytes;
@@ -70,12 +69,15 @@ TEST(QuantBlocksReference, DequantizeMatchesGgufPy) {
   std::mt19937 rng(seed);
   const std::string base =
       absl::StrCat(std::filesystem::temp_directory_path().string(), "/quant-blocks-", getpid());
-  for (model::DType dtype : {model::DType::kQ8_0, model::DType::kQ4_0, model::DType::kQ4_1,
-                             model::DType::kF16, model::DType::kBF16}) {
+  for (model::DType dtype :
+       {model::DType::kQ8_0, model::DType::kQ4_0, model::DType::kQ4_1, model::DType::kQ5_0,
+        model::DType::kQ5_1, model::DType::kQ4_K, model::DType::kQ5_K, model::DType::kQ6_K,
+        model::DType::kF16, model::DType::kBF16}) {
     for (int rows : {1, 3}) {
       for (int blocks : {1, 2, 5}) {
         SCOPED_TRACE(absl::StrCat(model::DTypeName(dtype), " rows ", rows, " blocks ", blocks));
-        const int64_t cols = int64_t{blocks} * kQuantBlock;
+        const int64_t cols =
+            int64_t{blocks} * std::max(kQuantBlock, model::Layout(dtype).block_elements);
         const std::string bytes = RandomRows(dtype, rows, cols, rng);
         ASSERT_TRUE(base::WriteFileAtomically(base + ".in", bytes).ok());
         const std::string command =

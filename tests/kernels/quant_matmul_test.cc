@@ -1,9 +1,10 @@
-// The quantized matmul (kernels/quant_matmul.h) against its float64 twin: weights dequantized in
-// float64 straight from the block fields (w = d·q + m, written here from the GGUF layout, not
-// with the kernel's code) times fp32 activations, summed in float64. Every type, odd row counts
-// (1, 3, 5, 37), odd output counts (1, 3, 7, 33), 1 to 18 blocks per row, strided x and out, with
-// and without a thread pool, fresh random blocks each run (seed printed). Bound: the kernel sums
-// in fp32, so |Δ| ≤ 1e-5 · Σ_k |x_k·w_k| + 1e-6 (seen: under 1e-6 relative).
+// The quantized matmul (kernels/quant_matmul.h) against its float64 twin: dequantize, then
+// multiply in float64. For Q8_0/Q4_0/Q4_1 the weights are decoded here straight from the block
+// fields (w = d·q + m, written from the GGUF layout, not with the kernel's code); for the
+// K-quants by the scalar dequantizer, itself checked against llama.cpp's gguf package. Every
+// type, odd row counts (1, 3, 5, 37), odd output counts (1, 3, 7, 33), 1 to 3 blocks per row,
+// strided x and out, with and without a thread pool, fresh random blocks each run (seed printed).
+// Bound: the kernel sums in fp32, so |Δ| ≤ 1e-5 · Σ_k |x_k·w_k| + 1e-6 (seen: under 1e-6 relative).
 #include "kernels/quant_matmul.h"
 
 #include <gtest/gtest.h>
@@ -37,11 +38,27 @@ struct QuantRows {
 
 QuantRows RandomRows(WeightType type, int64_t n, int64_t blocks, std::mt19937& rng) {
   const model::DType dtype = BlockDType(type);
-  const int block_bytes = model::Layout(dtype).block_bytes;
+  const model::DTypeLayout layout = model::Layout(dtype);
+  const int block_bytes = layout.block_bytes;
   QuantRows rows;
   rows.bytes.resize(n * blocks * block_bytes);
   for (char& c : rows.bytes) c = static_cast<char>(rng());
-  rows.w.resize(n * blocks * kQuantBlock);
+  rows.w.resize(n * blocks * layout.block_elements);
+  if (layout.block_elements > kQuantBlock || type == WeightType::kQ5_0 ||
+      type == WeightType::kQ5_1) {
+    // K-quants and Q5: random scale fields, then the dequantizer (checked against llama.cpp's gguf
+    // package in quant_blocks_reference_test.cc) gives the weights.
+    for (int64_t b = 0; b < n * blocks; ++b) {
+      for (int offset : model::HalfFieldOffsets(dtype)) {
+        const uint16_t half = RandomScale(rng);
+        std::memcpy(rows.bytes.data() + b * block_bytes + offset, &half, 2);
+      }
+    }
+    std::vector<float> w(rows.w.size());
+    DequantizeRow(dtype, rows.bytes.data(), static_cast<int64_t>(w.size()), w.data());
+    std::copy(w.begin(), w.end(), rows.w.begin());
+    return rows;
+  }
   for (int64_t b = 0; b < n * blocks; ++b) {
     char* block = rows.bytes.data() + b * block_bytes;
     const uint16_t d_bits = RandomScale(rng), m_bits = RandomScale(rng);
@@ -71,11 +88,14 @@ TEST(QuantMatmul, MatchesFloat64Twin) {
   std::normal_distribution<float> normal;
   ThreadPool pool(2);
   double worst = 0;
-  for (WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1}) {
+  for (WeightType type :
+       {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
+        WeightType::kQ5_1, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
+    const int64_t block = model::Layout(BlockDType(type)).block_elements;
     for (int64_t m : {1, 3, 5, 37}) {
       for (int64_t n : {1, 3, 7, 33}) {
-        for (int64_t blocks : {1, 3, 18}) {
-          const int64_t k = blocks * kQuantBlock, x_stride = k + 5, out_stride = n + 2;
+        for (int64_t blocks : {1, 2, 3}) {
+          const int64_t k = blocks * block, x_stride = k + 5, out_stride = n + 2;
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
                                             << " n " << n << " k " << k);
           const QuantRows w = RandomRows(type, n, blocks, rng);

@@ -19,7 +19,7 @@ namespace {
 using testing::GgufBuilder;
 using ::testing::HasSubstr;
 
-constexpr uint32_t kF32 = 0, kQ4_1 = 3, kQ8_0 = 8, kQ4_K = 12;
+constexpr uint32_t kF32 = 0, kQ4_1 = 3, kQ8_0 = 8, kQ4_K = 12, kQ3_K = 11;
 
 std::string Floats(const std::vector<float>& values) {
   return std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
@@ -97,11 +97,14 @@ TEST(GgufTest, QuantizedTensorsAreWholeBlocks) {
   GgufBuilder b;
   b.Tensor("q8", kQ8_0, {64, 3}, std::string(3 * 2 * 34, '\0'));
   b.Tensor("q41", kQ4_1, {32, 1}, std::string(20, '\0'));
+  b.Tensor("q4k", kQ4_K, {512, 2}, std::string(2 * 2 * 144, '\0'));
   absl::StatusOr<std::unique_ptr<GgufFile>> file = GgufFile::Parse(b.Build(), "t.gguf");
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ((*file)->tensors()[0].dtype, DType::kQ8_0);
   EXPECT_EQ((*file)->tensors()[0].nbytes, 3u * 2 * 34);
   EXPECT_EQ((*file)->tensors()[1].nbytes, 20u);
+  EXPECT_EQ((*file)->tensors()[2].dtype, DType::kQ4_K);
+  EXPECT_EQ((*file)->tensors()[2].nbytes, 2u * 2 * 144);
   // A row of 48 weights is not a whole number of 32-weight blocks (llama.cpp refuses it too).
   GgufBuilder odd;
   odd.Tensor("odd", kQ8_0, {48, 2}, std::string(200, '\0'));
@@ -148,8 +151,8 @@ TEST(GgufTest, RefusesMalformedHeaders) {
 
 TEST(GgufTest, RefusesBadTensors) {
   const std::string two = Floats({1, 2});
-  EXPECT_THAT(Message(GgufBuilder().Tensor("t", kQ4_K, {256}, std::string(144, '\0')).Build()),
-              HasSubstr("tensor 't' has type Q4_K (12), which Arbor cannot load"));
+  EXPECT_THAT(Message(GgufBuilder().Tensor("t", kQ3_K, {256}, std::string(110, '\0')).Build()),
+              HasSubstr("tensor 't' has type Q3_K (11), which Arbor cannot load"));
   EXPECT_THAT(Message(GgufBuilder().Tensor("t", 77, {2}, two).Build()),
               HasSubstr("number 77 (unknown)"));
   EXPECT_THAT(Message(GgufBuilder().Tensor("t", kF32, {}, two).Build()), HasSubstr("0 dimensions"));
