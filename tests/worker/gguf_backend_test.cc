@@ -16,7 +16,6 @@
 #include "tests/model/gguf_builder.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
 
 namespace arbor::worker {
 namespace {
@@ -80,19 +79,6 @@ std::string WriteGguf(const testing::RandomLlama& model, const std::string& path
   return path;
 }
 
-std::vector<float> LastLogits(Backend& backend, const std::vector<int32_t>& tokens) {
-  KvCache kv(&backend);
-  EXPECT_TRUE(kv.Create(0).ok());
-  EXPECT_TRUE(kv.Append(0, tokens).ok());
-  std::vector<float> logits(backend.config().vocab_size);
-  ForwardRow row{.tokens = tokens,
-                 .start_pos = 0,
-                 .block_table = (*kv.Find(0))->blocks,
-                 .logits = logits.data()};
-  EXPECT_TRUE(backend.Forward({&row, 1}).ok());
-  return logits;
-}
-
 TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
@@ -116,8 +102,8 @@ TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
     ASSERT_TRUE(direct.ok()) << direct.status();
     std::vector<int32_t> tokens(29);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
-    const std::vector<float> want = LastLogits(**direct, tokens);
-    const std::vector<float> got = LastLogits(**from_gguf, tokens);
+    const std::vector<float> want = testing::LastLogits(**direct, tokens).value();
+    const std::vector<float> got = testing::LastLogits(**from_gguf, tokens).value();
     for (size_t i = 0; i < want.size(); ++i)
       ASSERT_EQ(got[i], want[i]) << "tied " << tied << " " << i;
     std::filesystem::remove(path);

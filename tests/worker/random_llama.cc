@@ -4,7 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
+#include "base/status_macros.h"
 #include "tests/support/rope_reference.h"
+#include "worker/kv_cache.h"
 
 namespace arbor::worker::testing {
 
@@ -221,6 +223,19 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
   out["logits"] = Linear(m, c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight",
                          fin, n, h, c.vocab_size);
   return result;
+}
+
+absl::StatusOr<std::vector<float>> LastLogits(Backend& backend,
+                                              const std::vector<int32_t>& tokens) {
+  KvCache kv(&backend);
+  RETURN_IF_ERROR(kv.Create(0));
+  RETURN_IF_ERROR(kv.Append(0, tokens).status());
+  ASSIGN_OR_RETURN(const KvSequence* sequence, kv.Find(0));
+  std::vector<float> logits(backend.config().vocab_size);
+  ForwardRow row{
+      .tokens = tokens, .start_pos = 0, .block_table = sequence->blocks, .logits = logits.data()};
+  RETURN_IF_ERROR(backend.Forward({&row, 1}));
+  return logits;
 }
 
 }  // namespace arbor::worker::testing

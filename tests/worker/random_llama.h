@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "model/config.h"
 #include "worker/cpu_backend.h"
 
@@ -48,6 +49,9 @@ struct Float64Forward {
 };
 
 Float64Forward ForwardFloat64(const RandomLlama& model, const std::vector<int32_t>& tokens);
+
+// The logits after `tokens`, computed cold by `backend` in a fresh KV sequence.
+absl::StatusOr<std::vector<float>> LastLogits(Backend& backend, const std::vector<int32_t>& tokens);
 
 }  // namespace arbor::worker::testing
 

@@ -11,23 +11,9 @@
 #include "kernels/quant_blocks.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
 
 namespace arbor::worker {
 namespace {
-
-std::vector<float> LastLogits(Backend& backend, const std::vector<int32_t>& tokens) {
-  KvCache kv(&backend);
-  EXPECT_TRUE(kv.Create(0).ok());
-  EXPECT_TRUE(kv.Append(0, tokens).ok());
-  std::vector<float> logits(backend.config().vocab_size);
-  ForwardRow row{.tokens = tokens,
-                 .start_pos = 0,
-                 .block_table = (*kv.Find(0))->blocks,
-                 .logits = logits.data()};
-  EXPECT_TRUE(backend.Forward({&row, 1}).ok());
-  return logits;
-}
 
 std::unique_ptr<CpuBackend> Make(const model::ModelConfig& config, const TensorLookup& lookup,
                                  WeightsDtype dtype) {
@@ -73,19 +59,20 @@ TEST(WeightsDtype, Q8_0IsTheF32ForwardOfTheQuantizedWeights) {
   std::vector<int32_t> tokens(23);
   for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
   const std::vector<float> f32 =
-      LastLogits(*Make(model.config(), lookup, WeightsDtype::kF32), tokens);
+      testing::LastLogits(*Make(model.config(), lookup, WeightsDtype::kF32), tokens).value();
   const std::vector<float> q8 =
-      LastLogits(*Make(model.config(), lookup, WeightsDtype::kQ8_0), tokens);
+      testing::LastLogits(*Make(model.config(), lookup, WeightsDtype::kQ8_0), tokens).value();
   const std::vector<float> twin =
-      LastLogits(*Make(model.config(), rounded_lookup, WeightsDtype::kF32), tokens);
+      testing::LastLogits(*Make(model.config(), rounded_lookup, WeightsDtype::kF32), tokens)
+          .value();
   EXPECT_LE(RelativeError(q8, twin), 1e-5);
   EXPECT_GT(RelativeError(q8, f32), 0);     // The weights did change...
   EXPECT_LE(RelativeError(q8, f32), 3e-2);  // ...by Q8_0's rounding only.
   const std::vector<float> bf16 =
-      LastLogits(*Make(model.config(), lookup, WeightsDtype::kBF16), tokens);
+      testing::LastLogits(*Make(model.config(), lookup, WeightsDtype::kBF16), tokens).value();
   EXPECT_LE(RelativeError(bf16, f32), 3e-2);
   const std::vector<float> native =
-      LastLogits(*Make(model.config(), lookup, WeightsDtype::kNative), tokens);
+      testing::LastLogits(*Make(model.config(), lookup, WeightsDtype::kNative), tokens).value();
   EXPECT_EQ(native, f32);  // An f32 checkpoint's native type is f32.
 }
 
