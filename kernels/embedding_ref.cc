@@ -9,8 +9,8 @@ void EmbeddingRef(const EmbeddingParams& p) {
     const int64_t token = p.tokens[i];
     float* out = p.out + i * p.out_stride;
     if (IsQuantized(p.table_type)) {
-      const int64_t row_bytes = model::RowBytes(BlockDType(p.table_type), p.dim);
-      DequantizeRow(BlockDType(p.table_type), static_cast<const char*>(p.table) + token * row_bytes,
+      const int64_t row_bytes = model::RowBytes(FileDType(p.table_type), p.dim);
+      DequantizeRow(FileDType(p.table_type), static_cast<const char*>(p.table) + token * row_bytes,
                     p.dim, out);
     } else if (p.table_type == WeightType::kF32) {
       const float* row = static_cast<const float*>(p.table) + token * p.dim;

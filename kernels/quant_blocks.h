@@ -8,6 +8,8 @@
 #define ARBOR_KERNELS_QUANT_BLOCKS_H_
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "kernels/weight_type.h"
 #include "model/dtype.h"
@@ -75,31 +77,30 @@ void DequantizeRow(model::DType dtype, const void* src, int64_t n, float* dst);
 // d = max |x| / 127 (stored as f16), q = round(x / d) with that fp32 d (q = 0 when d is 0).
 void QuantizeRowQ8_0(const float* src, int64_t n, BlockQ8_0* dst);
 
-// The file type of a quantized kernel weight type (kQ8_0 → DType::kQ8_0, ...).
-inline model::DType BlockDType(WeightType type) {
-  switch (type) {
-    case WeightType::kQ8_0:
-      return model::DType::kQ8_0;
-    case WeightType::kQ4_0:
-      return model::DType::kQ4_0;
-    case WeightType::kQ4_1:
-      return model::DType::kQ4_1;
-    case WeightType::kQ5_0:
-      return model::DType::kQ5_0;
-    case WeightType::kQ5_1:
-      return model::DType::kQ5_1;
-    case WeightType::kQ4_K:
-      return model::DType::kQ4_K;
-    case WeightType::kQ5_K:
-      return model::DType::kQ5_K;
-    case WeightType::kQ6_K:
-      return model::DType::kQ6_K;
-    case WeightType::kBF16:
-      return model::DType::kBF16;
-    case WeightType::kF32:
-      break;
+// Every kernel weight type and the file type it reads as it is (F16 has no kernel type: it is
+// widened at load).
+inline constexpr std::pair<WeightType, model::DType> kWeightTypes[] = {
+    {WeightType::kF32, model::DType::kF32},   {WeightType::kBF16, model::DType::kBF16},
+    {WeightType::kQ8_0, model::DType::kQ8_0}, {WeightType::kQ4_0, model::DType::kQ4_0},
+    {WeightType::kQ4_1, model::DType::kQ4_1}, {WeightType::kQ5_0, model::DType::kQ5_0},
+    {WeightType::kQ5_1, model::DType::kQ5_1}, {WeightType::kQ4_K, model::DType::kQ4_K},
+    {WeightType::kQ5_K, model::DType::kQ5_K}, {WeightType::kQ6_K, model::DType::kQ6_K},
+};
+
+// The file type of kernel weight type `type` (kQ4_K → DType::kQ4_K, ...).
+inline model::DType FileDType(WeightType type) {
+  for (const auto& [kernel, file] : kWeightTypes) {
+    if (kernel == type) return file;
   }
   return model::DType::kF32;
+}
+
+// The kernel type that reads file type `dtype` as it is; none for F16.
+inline std::optional<WeightType> KernelWeightType(model::DType dtype) {
+  for (const auto& [kernel, file] : kWeightTypes) {
+    if (file == dtype) return kernel;
+  }
+  return std::nullopt;
 }
 
 }  // namespace arbor::kernels

@@ -41,8 +41,7 @@ class Checkpoint {
   const std::string& dir() const { return dir_; }
   const ModelConfig& config() const { return config_; }
   // A view of `name` (e.g. "model.layers.0.mlp.up_proj.weight", GGUF files included), valid
-  // while this object lives;
-  // NOT_FOUND naming it otherwise.
+  // while this object lives; NOT_FOUND naming it otherwise.
   absl::StatusOr<TensorView> Tensor(absl::string_view name) const;
   // The output projection [vocab, hidden]: lm_head.weight, or the embedding when tied.
   const TensorView& LmHead() const;

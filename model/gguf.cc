@@ -354,7 +354,7 @@ const char* GgufTypeName(GgufType type) {
   return index < std::size(kNames) ? kNames[index] : "unknown";
 }
 
-bool GgufValue::is_integer() const {
+bool IsGgufInteger(GgufType type) {
   switch (type) {
     case GgufType::kUint8:
     case GgufType::kInt8:
@@ -488,9 +488,7 @@ absl::StatusOr<std::vector<std::string>> GgufFile::GetStrings(absl::string_view 
 absl::StatusOr<std::vector<int64_t>> GgufFile::GetInts(absl::string_view key) const {
   ASSIGN_OR_RETURN(const GgufValue* value,
                    Typed(*this, key, "an array of integers", [](const GgufValue& v) {
-                     GgufValue element;
-                     element.type = v.element_type;
-                     return v.type == GgufType::kArray && element.is_integer();
+                     return v.type == GgufType::kArray && IsGgufInteger(v.element_type);
                    }));
   std::vector<int64_t> out;
   out.reserve(value->elements.size());

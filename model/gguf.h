@@ -40,6 +40,7 @@ enum class GgufType : uint32_t {
   kFloat64 = 12,
 };
 const char* GgufTypeName(GgufType type);
+bool IsGgufInteger(GgufType type);
 
 // One metadata value. Integers of every width land in `integer` (a uint64 above INT64_MAX is
 // refused at load), floats in `real`, strings in `text`; an array keeps its element type and
@@ -53,7 +54,7 @@ struct GgufValue {
   GgufType element_type = GgufType::kUint8;  // Arrays only.
   std::vector<GgufValue> elements;           // Arrays only.
 
-  bool is_integer() const;
+  bool is_integer() const { return IsGgufInteger(type); }
   bool is_float() const { return type == GgufType::kFloat32 || type == GgufType::kFloat64; }
 };
 

@@ -76,35 +76,6 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(
 
 namespace {
 
-// The kernel type of a file type the matmul reads as it is, if any.
-std::optional<WeightType> Computable(model::DType dtype) {
-  switch (dtype) {
-    case model::DType::kF32:
-      return WeightType::kF32;
-    case model::DType::kBF16:
-      return WeightType::kBF16;
-    case model::DType::kQ8_0:
-      return WeightType::kQ8_0;
-    case model::DType::kQ4_0:
-      return WeightType::kQ4_0;
-    case model::DType::kQ4_1:
-      return WeightType::kQ4_1;
-    case model::DType::kQ5_0:
-      return WeightType::kQ5_0;
-    case model::DType::kQ5_1:
-      return WeightType::kQ5_1;
-    case model::DType::kQ4_K:
-      return WeightType::kQ4_K;
-    case model::DType::kQ5_K:
-      return WeightType::kQ5_K;
-    case model::DType::kQ6_K:
-      return WeightType::kQ6_K;
-    case model::DType::kF16:
-      break;
-  }
-  return std::nullopt;
-}
-
 // The type `t` is computed in under `choice`.
 WeightType Target(const model::TensorView& t, WeightsDtype choice, int64_t cols) {
   switch (choice) {
@@ -113,16 +84,34 @@ WeightType Target(const model::TensorView& t, WeightsDtype choice, int64_t cols)
     case WeightsDtype::kBF16:
       return WeightType::kBF16;
     case WeightsDtype::kQ8_0:
-      if (model::IsQuantized(t.dtype)) return *Computable(t.dtype);
+      if (model::IsQuantized(t.dtype)) return *kernels::KernelWeightType(t.dtype);
       return cols % kernels::kQuantBlock == 0 ? WeightType::kQ8_0 : WeightType::kF32;
     case WeightsDtype::kNative:
       break;
   }
-  return Computable(t.dtype).value_or(WeightType::kF32);
+  return kernels::KernelWeightType(t.dtype).value_or(WeightType::kF32);
 }
 
-const char* TypeName(WeightType type) {
-  return type == WeightType::kF32 ? "F32" : model::DTypeName(kernels::BlockDType(type));
+// `t` ([rows, cols]) converted once at load to `type`: widened exactly to f32, then narrowed to
+// bf16 or Q8_0 when asked.
+std::vector<char> Convert(const model::TensorView& t, WeightType type, int64_t rows, int64_t cols) {
+  std::vector<char> out;
+  if (type == WeightType::kF32) {
+    out.resize(rows * cols * sizeof(float));
+    WidenRows(t, 0, rows, reinterpret_cast<float*>(out.data()));
+    return out;
+  }
+  const std::vector<float> wide = WidenToFloat(t);
+  if (type == WeightType::kBF16) {
+    out.resize(wide.size() * sizeof(uint16_t));
+    uint16_t* bf16 = reinterpret_cast<uint16_t*>(out.data());
+    for (size_t i = 0; i < wide.size(); ++i) bf16[i] = base::FloatToBf16(wide[i]);
+  } else {
+    out.resize(rows * model::RowBytes(model::DType::kQ8_0, cols));
+    kernels::QuantizeRowQ8_0(wide.data(), rows * cols,
+                             reinterpret_cast<kernels::BlockQ8_0*>(out.data()));
+  }
+  return out;
 }
 
 }  // namespace
@@ -133,26 +122,13 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lo
   ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
   RETURN_IF_ERROR(CheckTensor(t, name, {rows, cols}));
   const WeightType type = Target(t, options_.weights_dtype, cols);
-  ++type_counts_[TypeName(type)];
-  if (Computable(t.dtype) == type) {  // Served from the checkpoint's memory, no copy.
+  ++type_counts_[model::DTypeName(kernels::FileDType(type))];
+  if (kernels::KernelWeightType(t.dtype) ==
+      type) {  // Served from the checkpoint's memory, no copy.
     weight_bytes_ += static_cast<int64_t>(t.nbytes);
     return Matrix{t.data, type};
   }
-  // Convert once at load: widen exactly to f32, then narrow when asked.
-  std::vector<float> wide = WidenToFloat(t);
-  std::vector<char>& out = converted_.emplace_back();
-  if (type == WeightType::kF32) {
-    out.resize(wide.size() * sizeof(float));
-    std::memcpy(out.data(), wide.data(), out.size());
-  } else if (type == WeightType::kBF16) {
-    out.resize(wide.size() * sizeof(uint16_t));
-    uint16_t* bf16 = reinterpret_cast<uint16_t*>(out.data());
-    for (size_t i = 0; i < wide.size(); ++i) bf16[i] = base::FloatToBf16(wide[i]);
-  } else {
-    out.resize(rows * model::RowBytes(model::DType::kQ8_0, cols));
-    kernels::QuantizeRowQ8_0(wide.data(), rows * cols,
-                             reinterpret_cast<kernels::BlockQ8_0*>(out.data()));
-  }
+  std::vector<char>& out = converted_.emplace_back(Convert(t, type, rows, cols));
   weight_bytes_ += static_cast<int64_t>(out.size());
   converted_bytes_ += static_cast<int64_t>(out.size());
   return Matrix{out.data(), type};

@@ -55,8 +55,9 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
   const int32_t kv_blocks =
       static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
+  ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
   if (ordinal >= 0) {
-    if (options.weights_dtype != "native" && options.weights_dtype != "bf16") {
+    if (weights_dtype != WeightsDtype::kNative && weights_dtype != WeightsDtype::kBF16) {
       return absl::InvalidArgumentError(
           absl::StrCat("--weights_dtype=", options.weights_dtype,
                        ": the CUDA backend computes with bf16 weights; use native or bf16"));
@@ -80,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.block_size = options.block_size;
   cpu.kv_blocks = kv_blocks;
   cpu.threads = options.threads;
-  ASSIGN_OR_RETURN(cpu.weights_dtype, ParseWeightsDtype(options.weights_dtype));
+  cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info("weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load",

@@ -37,7 +37,7 @@ struct QuantRows {
 };
 
 QuantRows RandomRows(WeightType type, int64_t n, int64_t blocks, std::mt19937& rng) {
-  const model::DType dtype = BlockDType(type);
+  const model::DType dtype = FileDType(type);
   const model::DTypeLayout layout = model::Layout(dtype);
   const int block_bytes = layout.block_bytes;
   QuantRows rows;
@@ -91,7 +91,7 @@ TEST(QuantMatmul, MatchesFloat64Twin) {
   for (WeightType type :
        {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
         WeightType::kQ5_1, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
-    const int64_t block = model::Layout(BlockDType(type)).block_elements;
+    const int64_t block = model::Layout(FileDType(type)).block_elements;
     for (int64_t m : {1, 3, 5, 37}) {
       for (int64_t n : {1, 3, 7, 33}) {
         for (int64_t blocks : {1, 2, 3}) {
