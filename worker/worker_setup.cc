@@ -57,11 +57,6 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
       static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
   ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
   if (ordinal >= 0) {
-    if (weights_dtype != WeightsDtype::kNative && weights_dtype != WeightsDtype::kBF16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--weights_dtype=", options.weights_dtype,
-                       ": the CUDA backend computes with bf16 weights; use native or bf16"));
-    }
 #ifdef ARBOR_WITH_CUDA_BACKEND
     CudaBackendOptions cuda;
     cuda.device = ordinal;
@@ -131,8 +126,15 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--kv_tokens: ", options.kv_tokens, " is less than one block (", options.block_size, ")"));
   }
-  RETURN_IF_ERROR(ParseDevice(options.device).status());
-  RETURN_IF_ERROR(ParseWeightsDtype(options.weights_dtype).status());
+  ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
+  ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
+  // Checked before the model loads: the CUDA backend computes with bf16 weights.
+  if (ordinal >= 0 && weights_dtype != WeightsDtype::kNative &&
+      weights_dtype != WeightsDtype::kBF16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--weights_dtype=", options.weights_dtype,
+                     ": the CUDA backend computes with bf16 weights; use native or bf16"));
+  }
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }
