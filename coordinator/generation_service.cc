@@ -123,4 +123,17 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   return Answer(context, absl::OkStatus());
 }
 
+grpc::ServerUnaryReactor* GenerationService::Score(grpc::CallbackServerContext* context,
+                                                   const arbor::v1::ScoreRequest* request,
+                                                   arbor::v1::ScoreResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Answered from the worker's callback: no gRPC thread waits for the forward.
+  scorer_.Score(*request, CallDeadline(*context),
+                [reactor, response](absl::StatusOr<arbor::v1::ScoreResponse> scored) {
+                  if (scored.ok()) *response = *std::move(scored);
+                  reactor->Finish(rpc::ToGrpcStatus(scored.status()));
+                });
+  return reactor;
+}
+
 }  // namespace arbor::coordinator

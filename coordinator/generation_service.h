@@ -9,6 +9,7 @@
 #include "coordinator/job_launcher.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
+#include "coordinator/scorer.h"
 
 namespace arbor::coordinator {
 
@@ -16,7 +17,7 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
  public:
   // Every pointer must outlive the service.
   GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts)
-      : launcher_(launcher), registry_(registry), prompts_(prompts) {}
+      : launcher_(launcher), registry_(registry), prompts_(prompts), scorer_(launcher) {}
 
   grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
       grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) override;
@@ -37,6 +38,9 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   grpc::ServerUnaryReactor* GetTree(grpc::CallbackServerContext* context,
                                     const arbor::v1::GetTreeRequest* request,
                                     arbor::v1::Tree* response) override;
+  grpc::ServerUnaryReactor* Score(grpc::CallbackServerContext* context,
+                                  const arbor::v1::ScoreRequest* request,
+                                  arbor::v1::ScoreResponse* response) override;
 
  private:
   // The job named by `job_id` (field path `field` in errors).
@@ -46,6 +50,7 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   JobLauncher* const launcher_;
   JobRegistry* const registry_;
   const PromptCodec* const prompts_;
+  Scorer scorer_;
 };
 
 }  // namespace arbor::coordinator

@@ -122,7 +122,7 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
                                         std::vector<int32_t> prompt) {
   JobEnvironment env;
   env.worker = std::move(worker);
-  env.next_sequence_id = [this] { return next_sequence_id_.fetch_add(1); };
+  env.next_sequence_id = [this] { return NextSequenceId(); };
   env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) { return prompts->Decode(ids); };
   env.clock = clock_;
   // The record owns the job, which owns these callbacks: hold the record weakly.
@@ -157,21 +157,37 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
   return env;
 }
 
-absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
-    const arbor::v1::GenerateRequest& request, absl::Time call_deadline) {
+absl::StatusOr<CheckedPrompt> JobLauncher::CheckPrompt(
+    const arbor::v1::GenerateRequest& request) const {
+  CheckedPrompt out;
   absl::StatusOr<arbor::v1::ModelInfo> model = pool_->Model();
   if (!model.ok()) return NoWorker(model.status());
-  ASSIGN_OR_RETURN(CheckedRequest checked,
-                   ValidateGenerateRequest(request, *model, options_.limits));
-  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, prompts_->Encode(checked));
-  if (prompt.empty()) return absl::InvalidArgumentError("prompt: encodes to no tokens");
-  for (int32_t id : prompt) {
-    if (id < 0 || id >= model->vocab_size()) {
+  out.model = *std::move(model);
+  ASSIGN_OR_RETURN(out.request, ValidateGenerateRequest(request, out.model, options_.limits));
+  ASSIGN_OR_RETURN(out.tokens, prompts_->Encode(out.request));
+  if (out.tokens.empty()) return absl::InvalidArgumentError("prompt: encodes to no tokens");
+  RETURN_IF_ERROR(CheckVocabulary(out.tokens, out.model, "prompt"));
+  return out;
+}
+
+absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::ModelInfo& model,
+                             const std::string& field) {
+  for (int32_t id : tokens) {
+    if (id < 0 || id >= model.vocab_size()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "prompt: the tokenizer produced token ", id, ", outside the workers' vocabulary [0, ",
-          model->vocab_size(), "); does --model name the workers' model?"));
+          field, ": the tokenizer produced token ", id, ", outside the workers' vocabulary [0, ",
+          model.vocab_size(), "); does --model name the workers' model?"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline) {
+  ASSIGN_OR_RETURN(CheckedPrompt checked_prompt, CheckPrompt(request));
+  const CheckedRequest& checked = checked_prompt.request;
+  const std::vector<int32_t>& prompt = checked_prompt.tokens;
+  const arbor::v1::ModelInfo* model = &checked_prompt.model;
   ASSIGN_OR_RETURN(
       const int32_t max_tokens,
       ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model, options_.limits));

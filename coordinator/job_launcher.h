@@ -42,6 +42,18 @@ struct LauncherOptions {
 using WorkerClientFactory = std::function<std::shared_ptr<WorkerClient>(const WorkerHandle&)>;
 WorkerClientFactory GrpcWorkerClients();
 
+// A request's prompt checked against the ready workers' model and tokenized.
+struct CheckedPrompt {
+  CheckedRequest request;
+  std::vector<int32_t> tokens;  // Non-empty, each in the vocabulary.
+  arbor::v1::ModelInfo model;
+};
+
+// FAILED_PRECONDITION naming `field` when the tokenizer produced an id outside the vocabulary
+// (the coordinator's --model is not the workers' model).
+absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::ModelInfo& model,
+                             const std::string& field);
+
 class JobLauncher {
  public:
   // Every pointer must outlive the launcher. `timer` runs the backoff of jobs whose worker ran
@@ -60,14 +72,23 @@ class JobLauncher {
   absl::StatusOr<std::shared_ptr<JobRecord>> Launch(const arbor::v1::GenerateRequest& request,
                                                     absl::Time call_deadline);
 
- private:
+  // The pieces of Launch that other requests reuse (the Scorer):
+  // Validation and tokenization of the prompt; UNAVAILABLE when no worker is ready.
+  absl::StatusOr<CheckedPrompt> CheckPrompt(const arbor::v1::GenerateRequest& request) const;
   // The request's policy over the server defaults, insert.tokens resolved (empty only when
   // INSERT is off).
   absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(const arbor::v1::PolicyConfig& proto) const;
-  // The worker a job goes to (or moves to), as a client; UNAVAILABLE says how to add one.
+  // The worker a job goes to (or moves to), as a client, counted as homed there until
+  // WorkerPool::JobLeft; UNAVAILABLE says how to add one.
   absl::StatusOr<std::shared_ptr<WorkerClient>> Route(
       absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
       WorkerHandle* handle);
+  // A worker sequence id no other job or request of this coordinator uses.
+  uint64_t NextSequenceId() { return next_sequence_id_.fetch_add(1); }
+  WorkerPool* pool() const { return pool_; }
+  const PromptCodec* prompts() const { return prompts_; }
+
+ private:
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
                              std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
   uint64_t RandomNonZero();

@@ -80,6 +80,17 @@ std::string PromptCodec::Decode(absl::Span<const int32_t> ids) const {
   return model::ToValidUtf8(bytes);
 }
 
+absl::StatusOr<std::vector<int32_t>> PromptCodec::EncodeContinuation(
+    const std::string& text, const std::string& field) const {
+  if (tokenizer_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field,
+        ": text needs the model's tokenizer; start arbor-coordinator with --model or send "
+        "the continuation as tokens"));
+  }
+  return ToInt32(tokenizer_->Encode(text));
+}
+
 std::string PromptCodec::TokenText(int32_t id) const {
   if (tokenizer_ == nullptr) return "";
   return tokenizer_->Decode({id});

@@ -41,6 +41,11 @@ class PromptCodec {
   // (BOS) before the encoded text; chat prompts rendered by the chat template.
   absl::StatusOr<std::vector<int32_t>> Encode(const CheckedRequest& request) const;
 
+  // Text appended to a prompt (a scored continuation): encoded on its own, without the
+  // tokenizer's prefix. FAILED_PRECONDITION naming `field` without a tokenizer.
+  absl::StatusOr<std::vector<int32_t>> EncodeContinuation(const std::string& text,
+                                                          const std::string& field) const;
+
   // Text of generated ids, valid UTF-8 that never ends inside a character: the bytes of an
   // unfinished last character are held back (a later token may complete them). Empty without
   // a tokenizer.

@@ -23,7 +23,9 @@ arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSour
   item.set_generated_before(budgets.generated_before);
   item.set_inserts_used(budgets.inserts_used);
   item.set_backspaces_used(budgets.backspaces_used);
-  item.set_last_insert_position(budgets.last_insert_position);
+  if (budgets.last_insert_position >= 0) {
+    item.set_last_insert_position(budgets.last_insert_position);
+  }
   return item;
 }
 

@@ -59,9 +59,11 @@ class Backend {
   virtual absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) = 0;
 
   // Runs the model over `rows`: writes each row's new K/V into its blocks, then fills the
-  // requested logits and scores. Rows are independent (distinct sequences, or distinct blocks
-  // for their new tokens). INVALID_ARGUMENT naming the row and field for bad input, before any
-  // state changes.
+  // requested logits and scores. No two rows write the same KV slot. Every row's K/V is written
+  // (per layer) before any row attends, so a row may read slots other rows of the step fill:
+  // a prefix published to the tree this step, or the earlier rows of one sequence split into
+  // consecutive one-token rows (teacher-forced scoring, a distribution after every token).
+  // INVALID_ARGUMENT naming the row and field for bad input, before any state changes.
   virtual absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) = 0;
 
   // Calls fn(i) for every i in [0, n), independent calls that may run concurrently. The engine

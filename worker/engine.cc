@@ -38,11 +38,15 @@ struct Engine::Row {
   std::vector<int32_t> tokens;
   int32_t start_pos = 0;
   bool distribution = false;  // Whether the row's next-token distribution is wanted.
+  // A scoring row: the token its distribution scores (the sequence's next one), else -1.
+  int32_t scored_token = -1;
   // Where its logits [vocab] and scores [num_heads, keys()] start in the engine's step buffers.
   size_t logits_at = 0;
   size_t scores_at = 0;
   // Tokens to append to the sequence, or the failure of the row's metrics and policy.
   absl::StatusOr<std::vector<int32_t>> appended;
+  // A scoring row's step, or the failure of its metrics.
+  absl::StatusOr<v1::StepResult> scored;
 
   int32_t keys() const { return start_pos + static_cast<int32_t>(tokens.size()); }
 };
@@ -183,6 +187,10 @@ absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
         absl::StrCat(at, ".append: ", length, " + ", item.append_size(),
                      " tokens exceed the context of ", limits_.max_context));
   }
+  if (item.score_tokens() > 0 && length + item.append_size() - item.score_tokens() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        at, ".score_tokens: the first scored token needs a token before it (append a prompt)"));
+  }
   if (length + item.append_size() == 0 && item.max_steps() > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(at, ".append: an empty sequence needs tokens before it can decode"));
@@ -216,8 +224,28 @@ absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
   }
   const int32_t length = sequences_.Length(id);
   item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1, state->last_sampled);
-  if (!item_run.done()) RETURN_IF_ERROR(sequences_.EnsurePending(id));
+  if (!item_run.done() && (item.max_steps() > 0 || item.score_tokens() > 0)) {
+    RETURN_IF_ERROR(sequences_.EnsurePending(id, item.score_tokens()));
+  }
+  StopIfPrefilled(item_run, *state);
   return absl::OkStatus();
+}
+
+void Engine::StopPrefilledItems() {
+  for (auto& run : active_) {
+    if (run->failed) continue;
+    for (ItemRun& item : run->items) {
+      if (!item.done()) StopIfPrefilled(item, **sequences_.Get(item.sequence_id()));
+    }
+  }
+}
+
+void Engine::StopIfPrefilled(ItemRun& item, const SequenceState& state) {
+  // The last pending token waits for the step that needs its distribution, so it is not run
+  // for an item that decodes nothing.
+  if (item.item().max_steps() == 0 && item.scores_left() == 0 && state.pending.size() <= 1) {
+    item.Stop(v1::STOP_REASON_MAX_STEPS);
+  }
 }
 
 void Engine::Admit(QueuedRun queued) {
@@ -287,44 +315,87 @@ void Engine::RollBack(ActiveRun& run) {
 
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   int32_t budget = options_.max_batch_tokens;
-  // Decode rows first (one token each, always admitted), then prefill chunks in arrival order.
-  for (int pass = 0; pass < 2; ++pass) {
+  // Decode rows first (one token each, always admitted), then prefill chunks and scoring rows
+  // in arrival order.
+  for (bool decode : {true, false}) {
     for (auto& run : active_) {
-      if (run->failed) continue;
-      for (size_t i = 0; i < run->items.size(); ++i) {
+      for (size_t i = 0; i < run->items.size() && !run->failed; ++i) {
         ItemRun& item = run->items[i];
         if (item.done()) continue;
-        SequenceState* state = *sequences_.Get(item.sequence_id());
-        const bool decode = state->pending.size() == 1;
-        if (decode != (pass == 0) || (!decode && budget <= 0)) continue;
-        const int32_t take = decode ? 1 : budget;
-        absl::StatusOr<SequenceStore::Chunk> chunk =
-            sequences_.TakePending(item.sequence_id(), take);
-        if (!chunk.ok()) {
-          if (chunk.status().code() != absl::StatusCode::kResourceExhausted) return chunk.status();
-          // Prefill that cannot fit fails the run whole; a decode step ends its item.
-          if (decode && !item.result().steps().empty()) {
-            item.Stop(v1::STOP_REASON_KV_EXHAUSTED);
-          } else {
-            run->failed = true;
-            run->failure = chunk.status();
-          }
-          continue;
-        }
-        run->cached_tokens[i] += chunk->hits;
-        budget -= static_cast<int32_t>(chunk->tokens.size());
-        if (chunk->tokens.empty()) continue;  // Whole chunk came from the prefix cache.
-        Row row;
-        row.run = run.get();
-        row.item = i;
-        row.prefill = !decode;
-        row.start_pos = chunk->start_pos;
-        row.tokens = std::move(chunk->tokens);
-        row.distribution = state->pending.empty();
-        rows.push_back(std::move(row));
+        const size_t pending = (*sequences_.Get(item.sequence_id()))->pending.size();
+        if (decode != (pending == 1 && item.scores_left() == 0)) continue;
+        RETURN_IF_ERROR(decode ? AddRow(*run, i, 1, rows, budget)
+                               : AddPrefillRows(*run, i, rows, budget));
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::AddPrefillRows(ActiveRun& run, size_t index, std::vector<Row>& rows,
+                                    int32_t& budget) {
+  ItemRun& item = run.items[index];
+  const SequenceState& state = **sequences_.Get(item.sequence_id());
+  const int32_t pending = static_cast<int32_t>(state.pending.size());
+  const int32_t scores = item.scores_left();
+  if (scores == 0) {
+    // A prefill-only item leaves its last token pending (StopIfPrefilled).
+    const int32_t take = item.item().max_steps() > 0 ? pending : pending - 1;
+    return budget > 0 && take > 0 ? AddRow(run, index, std::min(budget, take), rows, budget)
+                                  : absl::OkStatus();
+  }
+  // Plain prefill up to the token before the first scored one, then one row per token whose
+  // distribution scores the next: the token before the first scored one, then the scored ones
+  // but the last.
+  const int32_t plain = pending - scores - 1;
+  if (plain > 0 && budget > 0) {
+    RETURN_IF_ERROR(AddRow(run, index, std::min(budget, plain), rows, budget));
+    if (plain > budget || run.failed) return absl::OkStatus();
+  }
+  for (int32_t s = 0; s < scores && budget > 0 && !run.failed; ++s) {
+    RETURN_IF_ERROR(AddRow(run, index, 1, rows, budget));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::AddRow(ActiveRun& run, size_t index, int32_t take, std::vector<Row>& rows,
+                            int32_t& budget) {
+  ItemRun& item = run.items[index];
+  SequenceState* state = *sequences_.Get(item.sequence_id());
+  const bool decode = state->pending.size() == 1 && item.scores_left() == 0;
+  // The row's distribution is wanted when it scores the next pending token (every scoring row
+  // leaves at least the scored token pending) or when it ends the pending tokens of an item
+  // that decodes.
+  const bool scoring = item.scores_left() > 0 &&
+                       static_cast<int32_t>(state->pending.size()) - take <= item.scores_left();
+  absl::StatusOr<SequenceStore::Chunk> chunk = sequences_.TakePending(item.sequence_id(), take);
+  if (!chunk.ok()) {
+    if (chunk.status().code() != absl::StatusCode::kResourceExhausted) return chunk.status();
+    // Prefill that cannot fit fails the run whole; a decode step ends its item.
+    if (decode && !item.result().steps().empty()) {
+      item.Stop(v1::STOP_REASON_KV_EXHAUSTED);
+    } else {
+      run.failed = true;
+      run.failure = chunk.status();
+    }
+    return absl::OkStatus();
+  }
+  run.cached_tokens[index] += chunk->hits;
+  budget -= static_cast<int32_t>(chunk->tokens.size());
+  if (chunk->tokens.empty()) return absl::OkStatus();  // Whole chunk came from the prefix cache.
+  Row row;
+  row.run = &run;
+  row.item = index;
+  row.prefill = !decode;
+  row.start_pos = chunk->start_pos;
+  row.tokens = std::move(chunk->tokens);
+  if (scoring) {
+    row.distribution = true;
+    row.scored_token = state->pending.front();
+  } else {
+    row.distribution = state->pending.empty() && item.item().max_steps() > 0;
+  }
+  rows.push_back(std::move(row));
   return absl::OkStatus();
 }
 
@@ -336,7 +407,7 @@ void Engine::Step() {
   }
   std::vector<Row> rows;
   absl::Status built = BuildRows(rows);
-  if (rows.empty() && built.ok()) return;
+  if (rows.empty() && built.ok()) return StopPrefilledItems();
   const int32_t vocab = backend_->config().vocab_size;
   const int32_t num_heads = backend_->config().num_heads;
   // The step's logits and scores live in two buffers kept across steps (no per-row allocation).
@@ -372,9 +443,15 @@ void Engine::Step() {
     backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
       Row& row = rows[r];
       if (!row.distribution || row.run->failed) return;
-      row.appended = row.run->items[row.item].OnDistribution(
-          absl::MakeConstSpan(step_logits_.data() + row.logits_at, vocab),
-          step_scores_.data() + row.scores_at, num_heads, row.keys());
+      const auto logits = absl::MakeConstSpan(step_logits_.data() + row.logits_at, vocab);
+      const float* scores = step_scores_.data() + row.scores_at;
+      ItemRun& item = row.run->items[row.item];
+      if (row.scored_token >= 0) {
+        row.scored =
+            item.ScoreStep(logits, scores, num_heads, row.keys(), row.keys(), row.scored_token);
+      } else {
+        row.appended = item.OnDistribution(logits, scores, num_heads, row.keys());
+      }
     });
   }
   for (Row& row : rows) {
@@ -387,6 +464,15 @@ void Engine::Step() {
     }
     if (!row.distribution || run.failed) continue;
     ItemRun& item = run.items[row.item];
+    if (row.scored_token >= 0) {  // Rows of one item come in position order.
+      if (row.scored.ok()) {
+        item.AddScored(*std::move(row.scored));
+      } else {
+        run.failed = true;
+        run.failure = row.scored.status();
+      }
+      continue;
+    }
     const absl::StatusOr<std::vector<int32_t>>& appended = row.appended;
     if (!appended.ok()) {
       run.failed = true;
@@ -399,6 +485,7 @@ void Engine::Step() {
     state->last_sampled =
         !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
   }
+  StopPrefilledItems();
   // The step's time (forward, metrics, policy) counts once per run that took part: as prefill
   // when any of its rows was prefill, else as decode.
   const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);

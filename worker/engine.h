@@ -90,7 +90,18 @@ class Engine {
   absl::Status PrepareItem(ActiveRun& run, int index);
   void RollBack(ActiveRun& run);
   void Step();
+  // Ends an item that decodes nothing once its tokens have been through the model.
+  void StopIfPrefilled(ItemRun& item, const SequenceState& state);
+  void StopPrefilledItems();  // StopIfPrefilled for every item after a step.
   absl::Status BuildRows(std::vector<Row>& rows);
+  // The rows of an item that has more than its decode token pending: a prefill chunk, or the
+  // chunk before the scored tokens and one row per scored token, as `budget` allows.
+  absl::Status AddPrefillRows(ActiveRun& run, size_t index, std::vector<Row>& rows,
+                              int32_t& budget);
+  // Takes `take` pending tokens of the item as one row (fewer after prefix-cache hits; none
+  // when all hit). KV exhaustion ends a decoding item or fails the run, and is not an error here.
+  absl::Status AddRow(ActiveRun& run, size_t index, int32_t take, std::vector<Row>& rows,
+                      int32_t& budget);
   void FinishRuns();
   void PublishHealth();
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 
 #include "base/status_macros.h"
+#include "entropix/attention_metrics.h"
+#include "entropix/decision.h"
 #include "entropix/logit_metrics.h"
+#include "entropix/metrics.h"
 #include "entropix/policy_step.h"
 #include "rpc/policy_convert.h"
 
@@ -42,7 +45,8 @@ ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const I
   result_.set_sequence_id(item.sequence_id());
   context_.inserts_used = item.inserts_used();
   context_.backspaces_used = item.backspaces_used();
-  context_.last_insert_position = item.last_insert_position();
+  context_.last_insert_position =
+      item.has_last_insert_position() ? item.last_insert_position() : -1;
   context_.branch_depth = item.branch_depth();
   keep_previous_top_k_ = item.top_k() > 0 && !item.top_k_every_step() &&
                          item.stop_on_structural() &&
@@ -55,10 +59,10 @@ void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
   last_token_ = last_token;
   context_.previous_backspaceable =
       last_sampled && BannedAt(length - 1).empty();  // Once per position.
-  if (item_.max_steps() == 0)
-    Finish(v1::STOP_REASON_MAX_STEPS);
-  else if (length_ >= limits_.max_context)
+  // Prefill-only and scoring items (max_steps 0) end when the engine has run their tokens.
+  if (item_.max_steps() > 0 && scores_left() == 0 && length_ >= limits_.max_context) {
     Finish(v1::STOP_REASON_CONTEXT);
+  }
 }
 
 std::vector<int32_t> ItemRun::BannedAt(int32_t position) const {
@@ -82,6 +86,43 @@ bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
                     metrics.varentropy < policy_.branch.calm_varentropy;
   calm_streak_ = calm ? calm_streak_ + 1 : 0;
   return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
+}
+
+absl::StatusOr<v1::StepResult> ItemRun::ScoreStep(absl::Span<const float> logits,
+                                                  const float* scores, int num_heads, int keys,
+                                                  int32_t position, int32_t token) const {
+  ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
+                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
+                                                 /*top_k=*/0));
+  ASSIGN_OR_RETURN(
+      entropix::AttentionMetrics attention,
+      entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys, policy_.attention_mode,
+                                        policy_.reference_len));
+  const entropix::Metrics metrics = entropix::CombineMetrics(logit_metrics, attention);
+  // What the policy would have done here, with the item's budgets: the decision a generation
+  // reaching this position would take, which calibration and debugging want to see.
+  entropix::DecisionContext context = context_;
+  context.position = position;
+  const entropix::Decision decision = entropix::Decide(metrics, policy_, context);
+  const float logit = logits[token];
+  int32_t above = 0;
+  for (float other : logits) above += other > logit;
+
+  v1::StepResult step;
+  step.set_position(position);
+  step.set_token_id(token);
+  step.set_logprob(logit - logit_metrics.logsumexp);
+  step.set_rank(above + 1);
+  *step.mutable_metrics() = rpc::MetricsToProto(metrics);
+  step.set_strategy(rpc::StrategyToProto(decision.strategy));
+  FillSampling(decision.sampling, step);
+  SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
+  return step;
+}
+
+void ItemRun::AddScored(v1::StepResult step) {
+  *result_.add_steps() = std::move(step);
+  ++scored_;
 }
 
 void ItemRun::Finish(v1::StopReason reason) {

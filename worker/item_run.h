@@ -35,6 +35,8 @@ class ItemRun {
   bool done() const { return done_; }
   // Decode steps still allowed (0 once done).
   int32_t steps_left() const { return done_ ? 0 : item_.max_steps() - steps_done_; }
+  // Appended tokens still to be scored (RunItem.score_tokens), the last ones of the sequence.
+  int32_t scores_left() const { return done_ ? 0 : item_.score_tokens() - scored_; }
 
   // Called once the sequence is prepared, with its length, its last token (-1 when empty) and
   // whether that token was sampled (so the policy may backspace it).
@@ -46,7 +48,16 @@ class ItemRun {
   absl::StatusOr<std::vector<int32_t>> OnDistribution(absl::Span<const float> logits,
                                                       const float* scores, int num_heads, int keys);
 
-  // Ends the item early (cancellation, KV exhaustion).
+  // Teacher-forced scoring: the step result of `token` at `position` under `logits` (the row
+  // after the first `position` tokens) and `scores`. Const, so the rows of one item may be
+  // scored concurrently; AddScored then records them in position order.
+  absl::StatusOr<v1::StepResult> ScoreStep(absl::Span<const float> logits, const float* scores,
+                                           int num_heads, int keys, int32_t position,
+                                           int32_t token) const;
+  void AddScored(v1::StepResult step);
+
+  // Ends the item early (cancellation, KV exhaustion), or a prefill-only item once its tokens
+  // are in (STOP_REASON_MAX_STEPS).
   void Stop(v1::StopReason reason);
   // The result; `length` and `cached_tokens` are filled by the engine.
   v1::RunResult& result() { return result_; }
@@ -69,6 +80,7 @@ class ItemRun {
   int32_t length_ = 0;
   int32_t last_token_ = -1;
   int32_t steps_done_ = 0;
+  int32_t scored_ = 0;
   int32_t calm_streak_ = 0;
   bool done_ = false;
   // SEARCH items that may stop on BACKSPACE keep each step's top-K until the next step, so the

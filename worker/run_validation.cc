@@ -59,8 +59,11 @@ absl::Status ValidateItem(const v1::RunItem& item, const std::string& at, const 
   }
   RETURN_IF_ERROR(CheckRange(at + ".inserts_used", item.inserts_used(), 0, 1 << 20));
   RETURN_IF_ERROR(CheckRange(at + ".backspaces_used", item.backspaces_used(), 0, 1 << 20));
-  RETURN_IF_ERROR(
-      CheckRange(at + ".last_insert_position", item.last_insert_position(), -1, 1 << 30));
+  if (item.has_last_insert_position()) {
+    RETURN_IF_ERROR(
+        CheckRange(at + ".last_insert_position", item.last_insert_position(), 0, 1 << 30));
+  }
+  RETURN_IF_ERROR(CheckRange(at + ".score_tokens", item.score_tokens(), 0, item.append_size()));
   return CheckRange(at + ".branch_depth", item.branch_depth(), 0, 64);
 }
 

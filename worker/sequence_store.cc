@@ -86,17 +86,18 @@ absl::StatusOr<SequenceStore::Chunk> SequenceStore::TakePending(uint64_t id, int
   return chunk;
 }
 
-absl::Status SequenceStore::EnsurePending(uint64_t id) {
+absl::Status SequenceStore::EnsurePending(uint64_t id, int32_t before_last) {
   ASSIGN_OR_RETURN(SequenceState * state, Get(id));
-  if (!state->pending.empty()) return absl::OkStatus();
+  if (static_cast<int32_t>(state->pending.size()) > before_last) return absl::OkStatus();
   const int32_t cached = CachedLength(id);
-  if (cached == 0) {
+  if (cached == 0 || static_cast<int32_t>(state->pending.size()) < before_last) {
     return absl::FailedPreconditionError(
-        absl::StrCat("sequence ", id, " is empty: append tokens before decoding"));
+        absl::StrCat("sequence ", id, " has no token before the ", before_last,
+                     " scored ones: append tokens before decoding or scoring"));
   }
   const int32_t last = TokenAt(id, cached - 1);
   RETURN_IF_ERROR(kv_->Truncate(static_cast<SeqId>(id), cached - 1));
-  state->pending.push_back(last);
+  state->pending.insert(state->pending.begin(), last);
   return absl::OkStatus();
 }
 

@@ -57,10 +57,11 @@ class SequenceStore {
   };
   absl::StatusOr<Chunk> TakePending(uint64_t id, int32_t max_tokens);
 
-  // Makes the model's next-token distribution for `id` computable: when nothing is pending,
-  // the last cached token is dropped from the cache and becomes pending again (its logits were
-  // not kept). FAILED_PRECONDITION for an empty sequence.
-  absl::Status EnsurePending(uint64_t id);
+  // Makes the model's next-token distributions before the last `before_last` pending tokens and
+  // after the last computable: when fewer than before_last + 1 tokens are pending, the last
+  // cached token is dropped from the cache and becomes pending again (its logits were not
+  // kept). FAILED_PRECONDITION when the sequence has no token to give.
+  absl::Status EnsurePending(uint64_t id, int32_t before_last = 0);
 
   int64_t size() const { return static_cast<int64_t>(states_.size()); }
 

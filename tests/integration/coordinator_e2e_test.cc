@@ -253,6 +253,89 @@ TEST_F(CoordinatorE2eTest, SixteenConcurrentJobsOnTwoWorkersAllFinish) {
   EXPECT_EQ(workers.size(), 2u) << "routing should spread 16 jobs over both workers";
 }
 
+TEST_F(CoordinatorE2eTest, ScoringAGreedyGenerationReproducesItsSteps) {
+  // A job whose thresholds make every step ARGMAX, with alternatives.
+  v1::GenerateRequest request = TextRequest("The garden", 12, 5);
+  v1::Thresholds* t = request.mutable_policy()->mutable_thresholds();
+  t->set_lelv_entropy(64);
+  t->set_lelv_varentropy(4096);
+  request.set_top_logprobs(3);
+  grpc::ClientContext context;
+  grpc::Status status;
+  const std::vector<v1::GenerateEvent> events =
+      ReadAll(*cluster_->stub->Generate(&context, request), &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<v1::TokenEvent> tokens;
+  for (const v1::GenerateEvent& event : events) {
+    if (event.has_token()) tokens.push_back(event.token());
+  }
+  ASSERT_EQ(tokens.size(), 12u);
+
+  // Score that continuation, and a second one that differs in its last token.
+  v1::ScoreRequest score;
+  score.set_text("The garden");
+  *score.mutable_policy() = request.policy();  // The strategy reported is this policy's.
+  score.set_top_logprobs(3);
+  v1::TokenPrompt* same = score.add_continuations()->mutable_tokens();
+  for (const v1::TokenEvent& token : tokens) same->add_token_ids(token.token_id());
+  v1::TokenPrompt* other = score.add_continuations()->mutable_tokens();
+  *other = *same;
+  other->set_token_ids(11, (tokens.back().token_id() + 1) % kVocab);
+  grpc::ClientContext score_context;
+  v1::ScoreResponse scored;
+  status = cluster_->stub->Score(&score_context, score, &scored);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(scored.continuations_size(), 2);
+  const v1::ScoredContinuation& greedy = scored.continuations(0);
+  ASSERT_EQ(greedy.tokens_size(), 12);
+  EXPECT_TRUE(greedy.greedy());
+  double total = 0;
+  for (int i = 0; i < 12; ++i) {
+    const v1::ScoredToken& token = greedy.tokens(i);
+    EXPECT_EQ(token.token_id(), tokens[i].token_id());
+    EXPECT_EQ(token.position(), tokens[i].position());
+    EXPECT_EQ(token.rank(), 1);
+    EXPECT_NEAR(token.logprob(), tokens[i].logprob(), 1e-4);
+    EXPECT_NEAR(token.metrics().entropy(), tokens[i].metrics().entropy(), 1e-4);
+    EXPECT_NEAR(token.metrics().attn_entropy(), tokens[i].metrics().attn_entropy(), 1e-4);
+    EXPECT_EQ(token.strategy(), v1::STRATEGY_ARGMAX);
+    ASSERT_EQ(token.top_logprobs_size(), 3);
+    EXPECT_EQ(token.top_logprobs(0).token_id(), token.token_id());
+    EXPECT_FALSE(token.text().empty());
+    total += token.logprob();
+  }
+  EXPECT_NEAR(greedy.total_logprob(), total, 1e-4);
+  EXPECT_NEAR(greedy.mean_logprob(), total / 12, 1e-5);
+  const v1::ScoredContinuation& changed = scored.continuations(1);
+  EXPECT_FALSE(changed.greedy());
+  EXPECT_GT(changed.tokens(11).rank(), 1);
+  EXPECT_LT(changed.total_logprob(), greedy.total_logprob());
+  EXPECT_GE(scored.cached_tokens(), 0);
+  EXPECT_EQ(cluster_->WaitForUsedBlocks(0), 0) << "scoring sequences were not released";
+
+  // Bad requests name the field.
+  for (const auto& [mutate, needle] :
+       std::vector<std::pair<std::function<void(v1::ScoreRequest&)>, std::string>>{
+           {[](v1::ScoreRequest& r) { r.clear_continuations(); }, "continuations"},
+           {[](v1::ScoreRequest& r) {
+              r.mutable_continuations(1)->mutable_tokens()->set_token_ids(2, kVocab);
+            },
+            "continuations[1].tokens.token_ids[2]"},
+           {[](v1::ScoreRequest& r) { r.mutable_continuations(0)->set_text(""); },
+            "continuations[0].text"},
+           {[](v1::ScoreRequest& r) { r.add_continuations(); }, "continuations[2]"},
+           {[](v1::ScoreRequest& r) { r.clear_text(); }, "prompt"},
+           {[](v1::ScoreRequest& r) { r.set_top_logprobs(65); }, "top_logprobs"}}) {
+    v1::ScoreRequest bad = score;
+    mutate(bad);
+    grpc::ClientContext bad_context;
+    v1::ScoreResponse ignored;
+    const grpc::Status refused = cluster_->stub->Score(&bad_context, bad, &ignored);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << needle;
+    EXPECT_NE(refused.error_message().find(needle), std::string::npos) << refused.error_message();
+  }
+}
+
 TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
   std::vector<v1::Tree> trees;
   for (int i = 0; i < 2; ++i) {

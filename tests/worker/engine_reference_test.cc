@@ -2,7 +2,7 @@
 // forward (tests/model/llama_reference.py, reduced per DESIGN.md §4.1 by
 // step_metrics_reference.py), on the tiny and small presets: several prompts and positions,
 // EXACT and REFERENCE attention modes, and distributions reached after a fork, a truncate and a
-// prefix-cache hit.
+// prefix-cache hit, and teacher-forced scored steps (with their ranks).
 //
 // Tolerances: the engine computes in fp32 (weights, KV, logits), the reference in float64. Over
 // these shallow models the logits agree to ~1e-5 relative, so entropy (bits) and the attention
@@ -97,6 +97,26 @@ class EngineReferenceTest : public ::testing::TestWithParam<std::string> {
     return result;
   }
 
+  // Runs a teacher-forced scoring `item` (a new sequence) and records each scored step with the
+  // tokens before it.
+  void Score(const std::string& what, v1::RunItem item) {
+    item.set_top_k(kTopK);
+    const std::vector<int32_t> sequence(item.append().begin(), item.append().end());
+    v1::RunRequest request;
+    *request.add_items() = item;
+    absl::StatusOr<v1::RunResponse> response = RunSync(*engine_, request);
+    ASSERT_TRUE(response.ok()) << response.status();
+    const v1::RunResult& result = response->results(0);
+    ASSERT_EQ(result.steps_size(), item.score_tokens()) << what;
+    for (const v1::StepResult& step : result.steps()) {
+      EXPECT_EQ(step.token_id(), sequence[step.position()]) << what;
+      observed_.push_back(
+          {absl::StrCat(what, " @", step.position()),
+           std::vector<int32_t>(sequence.begin(), sequence.begin() + step.position()), step,
+           false});
+    }
+  }
+
   std::unique_ptr<TempModel> model_;
   std::unique_ptr<Engine> engine_;
   std::vector<Observed> observed_;
@@ -127,6 +147,14 @@ TEST_P(EngineReferenceTest, StepMetricsAndTopKMatchFloat64Forward) {
   // Appending to b after its run (its last sampled token is still pending).
   Run("append to b", DecodeItem(2, {40, 41, 42}, 2), b, /*reference_mode=*/true);
 
+  // Teacher-forced scoring of 6 tokens after 29 of prompt a's tokens: two prompt blocks come
+  // from the prefix cache, then a plain chunk, then one row per scored token in one step.
+  std::vector<int32_t> scored = Prompt(35, 3);
+  scored.insert(scored.end(), {17, 3, 250, 9, 9, 120});
+  v1::RunItem score = DecodeItem(5, scored, 0);
+  score.set_score_tokens(6);
+  Score("scored", score);
+
   const nlohmann::json reference = Reference(model_->dir(), observed_);
   ASSERT_TRUE(reference.is_object());
   ASSERT_EQ(reference["results"].size(), observed_.size());
@@ -148,7 +176,16 @@ TEST_P(EngineReferenceTest, StepMetricsAndTopKMatchFloat64Forward) {
       ExpectNear(value, attn[name], 2e-3, 2e-3, o.what + " " + name);
     }
     const std::vector<double> logprobs = ref["logprobs"];
-    ExpectNear(o.step.logprob(), logprobs[o.step.token_id()], 2e-3, 0, o.what + " logprob");
+    const double logprob = logprobs[o.step.token_id()];
+    ExpectNear(o.step.logprob(), logprob, 2e-3, 0, o.what + " logprob");
+    if (o.step.rank() > 0) {  // Scored steps: the rank up to near-ties.
+      const auto above = [&](double margin) {
+        return 1 + std::count_if(logprobs.begin(), logprobs.end(),
+                                 [&](double l) { return l > logprob + margin; });
+      };
+      EXPECT_GE(o.step.rank(), above(2e-3)) << o.what;
+      EXPECT_LE(o.step.rank(), above(-2e-3)) << o.what;
+    }
     // The reported top-K: the reference's K largest (up to near-ties), in descending order.
     std::vector<double> sorted = logprobs;
     std::sort(sorted.rbegin(), sorted.rend());
@@ -159,7 +196,7 @@ TEST_P(EngineReferenceTest, StepMetricsAndTopKMatchFloat64Forward) {
       ExpectNear(top.logprob(), sorted[k], 2e-3, 0, o.what + " top-K rank");
     }
   }
-  EXPECT_EQ(observed_.size(), 13u);
+  EXPECT_EQ(observed_.size(), 19u);
   EXPECT_EQ(reference_checked, 4);
 }
 

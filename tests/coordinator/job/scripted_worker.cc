@@ -162,7 +162,7 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   entropix::DecisionContext context;
   context.inserts_used = item.inserts_used();
   context.backspaces_used = item.backspaces_used();
-  context.last_insert_position = item.last_insert_position();
+  context.last_insert_position = item.has_last_insert_position() ? item.last_insert_position() : -1;
   context.branch_depth = item.branch_depth();
   auto banned_at = [&item](int32_t position) {
     std::vector<int32_t> banned;
