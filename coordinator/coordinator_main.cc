@@ -19,6 +19,7 @@
 #include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
 #include "model/model_store.h"
+#include "rpc/policy_file.h"
 #include "rpc/serve.h"
 #include "spdlog/spdlog.h"
 
@@ -50,6 +51,9 @@ ABSL_FLAG(int, first_run_steps, 4,
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
+ABSL_FLAG(std::string, policy_file, "",
+          "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
+          "it leaves out keep the built-in defaults, and requests may override any field.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
@@ -101,6 +105,15 @@ int Main() {
   registry_options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
   JobRegistry registry(registry_options);
   LauncherOptions launcher_options;
+  if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
+    absl::StatusOr<entropix::PolicyConfig> policy = rpc::ApplyPolicyFile(file, {});
+    if (!policy.ok()) {
+      fprintf(stderr, "--policy_file: %s\n", policy.status().ToString().c_str());
+      return 2;
+    }
+    launcher_options.policy = *std::move(policy);
+    spdlog::info("default policy from {}", file);
+  }
   launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
   launcher_options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.

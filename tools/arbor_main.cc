@@ -27,6 +27,10 @@ const std::vector<Command>& AllCommands() {
       {"tree", "JOB", "Show a job's search tree (--format text|json|dot).", RunTree},
       {"workers", "", "List the coordinator's workers.", RunWorkers},
       {"drain", "WORKER", "Stop routing to a worker and re-home its jobs.", RunDrain},
+      {"eval", "", "Compare decoding strategies on task files (--tasks, --results).", RunEval},
+      {"tasks", "", "Write generated task files (--family, --level, --count, --out).", RunTasks},
+      {"calibrate", "", "Fit the policy's thresholds to the model (--tasks or --text).",
+       RunCalibrate},
   };
   return kCommands;
 }

@@ -40,6 +40,10 @@ int RunCancel(const Args& args);
 int RunTree(const Args& args);
 int RunWorkers(const Args& args);
 int RunDrain(const Args& args);
+// Evaluation (tools/eval/).
+int RunEval(const Args& args);
+int RunTasks(const Args& args);
+int RunCalibrate(const Args& args);
 
 }  // namespace arbor::tools
 

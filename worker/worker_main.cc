@@ -43,6 +43,10 @@ ABSL_FLAG(int32_t, max_batch_tokens, 512,
           "Tokens one forward step may hold; long prompts are prefilled in chunks of this size.");
 ABSL_FLAG(int32_t, max_context, 0,
           "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
+ABSL_FLAG(std::string, policy_file, "",
+          "Default policy for Run items that leave fields unset: a PolicyConfig JSON file (e.g. "
+          "from `arbor calibrate`). A coordinator sends its resolved policy, so this matters "
+          "for direct Worker clients; give the coordinator the same file.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight runs finish for this long.");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
@@ -58,6 +62,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.block_size = absl::GetFlag(FLAGS_block_size);
   setup.threads = absl::GetFlag(FLAGS_threads);
   setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);
+  setup.policy_file = absl::GetFlag(FLAGS_policy_file);
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;

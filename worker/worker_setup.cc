@@ -9,6 +9,7 @@
 #include "model/checkpoint.h"
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
+#include "rpc/policy_file.h"
 #include "worker/cpu_backend.h"
 #ifdef ARBOR_WITH_CUDA_BACKEND
 #include "worker/cuda_backend.h"
@@ -155,6 +156,10 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.max_batch_tokens = options.max_batch_tokens;
   engine_options.max_top_k = kMaxTopK;
   engine_options.default_policy = DefaultPolicy(model_path);
+  if (!options.policy_file.empty()) {
+    ASSIGN_OR_RETURN(engine_options.default_policy,
+                     rpc::ApplyPolicyFile(options.policy_file, engine_options.default_policy));
+  }
   engine_options.eos_token_ids = eos;
   engine_options.max_context = options.max_context;
   ASSIGN_OR_RETURN(

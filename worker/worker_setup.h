@@ -25,6 +25,8 @@ struct WorkerSetupOptions {
   std::string weights_dtype = "native";  // native | f32 | bf16 | q8_0 (worker/weights.h).
   int32_t max_batch_tokens = 512;
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
+  // A PolicyConfig JSON file over the built-in default policy (rpc/policy_file.h); empty: none.
+  std::string policy_file;
 };
 
 struct LoadedWorker {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "base/subprocess.h"
@@ -82,6 +83,35 @@ TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
   auto [code, out] = RunToEnd(argv);
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+}
+
+// A calibrated policy file is accepted; a malformed one or a bad value stops the server at
+// start with the file and field named.
+TEST_P(ServerBinaryTest, PolicyFileIsCheckedAtStart) {
+  const std::string good = TempPath("good-policy.json");
+  std::ofstream(good) << R"({"thresholds": {"lelvEntropy": 0.5}, "branch": {"width": 3}})";
+  std::vector<std::string> argv = Argv();
+  argv.push_back("--policy_file=" + good);
+  std::string address;
+  absl::StatusOr<base::Subprocess> server =
+      StartServer(argv, "127.0.0.1:0", TempPath(GetParam() + "-policy.port"),
+                  TempPath(GetParam() + "-policy.log"), absl::Seconds(30), &address);
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ(server->Stop(absl::Seconds(20)), 0);
+
+  for (const auto& [content, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"{not json", "not an arbor.v1.PolicyConfig"},
+           {R"({"branch": {"width": 1}})", "branch.width"}}) {
+    const std::string bad = TempPath("bad-policy.json");
+    std::ofstream(bad, std::ios::trunc) << content;
+    argv.back() = "--policy_file=" + bad;
+    argv.push_back("--listen=127.0.0.1:0");
+    auto [code, out] = RunToEnd(argv);
+    argv.pop_back();
+    EXPECT_NE(code, 0) << out;
+    EXPECT_NE(out.find(bad), std::string::npos) << out;
+    EXPECT_NE(out.find(needle), std::string::npos) << out;
+  }
 }
 
 // The example flag files in deploy/ name only flags the binaries know.

@@ -1,0 +1,152 @@
+// `arbor calibrate`: run the served model over task prompts (generating, plain sampling) or
+// over text (teacher-forced scoring), collect every step's entropix metrics, print their
+// quantiles and write a policy file with thresholds at chosen quantiles (tools/eval/calibration.h),
+// for the coordinator's and workers' --policy_file or a request's policy.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
+#include "rpc/policy_file.h"
+#include "tools/client.h"
+#include "tools/commands.h"
+#include "tools/eval/calibration.h"
+#include "tools/eval/eval_runner.h"
+#include "tools/eval/strategies.h"
+
+ABSL_FLAG(std::string, text, "",
+          "calibrate: a text file; each paragraph (blank-line separated) is scored "
+          "teacher-forced instead of generating.");
+ABSL_FLAG(std::string, quantiles, "",
+          "calibrate: threshold=quantile overrides, comma-separated (defaults in `arbor "
+          "calibrate --help` and docs/SEARCH_QUALITY.md).");
+ABSL_FLAG(std::string, policy_out, "policy.json", "calibrate: the policy file to write.");
+ABSL_DECLARE_FLAG(std::string, tasks);
+ABSL_DECLARE_FLAG(int, concurrency);
+ABSL_DECLARE_FLAG(int, max_tokens);
+ABSL_DECLARE_FLAG(uint64_t, seed);
+
+namespace arbor::tools {
+namespace {
+
+using arbor::v1::Generation;
+
+std::atomic<bool> never{false};
+
+// Paragraphs of a text file, blank-line separated.
+absl::StatusOr<std::vector<std::string>> Paragraphs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::string> out;
+  for (absl::string_view p : absl::StrSplit(text.str(), "\n\n", absl::SkipWhitespace())) {
+    out.emplace_back(absl::StripAsciiWhitespace(p));
+  }
+  return out;
+}
+
+// Steps of the model sampling from each task's prompt (plain sampling, --seed).
+absl::Status FromTasks(Generation::Stub& stub, const eval::EvalOptions& options,
+                       eval::MetricSamples& samples) {
+  ASSIGN_OR_RETURN(
+      std::vector<eval::Task> tasks,
+      eval::ReadTasks(absl::StrSplit(absl::GetFlag(FLAGS_tasks), ',', absl::SkipWhitespace())));
+  ASSIGN_OR_RETURN(std::vector<eval::Strategy> sample, eval::ParseStrategies("sample"));
+  absl::Mutex mu;
+  return eval::ParallelFor(tasks.size(), options.concurrency, never, [&](size_t i) {
+    if (!tasks[i].choices.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(eval::Sample generated,
+                     eval::GenerateSample(stub, tasks[i], sample.front().policy,
+                                          std::max<uint64_t>(absl::GetFlag(FLAGS_seed), 1), options,
+                                          "calibrate"));
+    absl::MutexLock lock(&mu);
+    for (const arbor::v1::Metrics& m : generated.metrics) samples.Add(m);
+    return absl::OkStatus();
+  });
+}
+
+// Steps of every token of each paragraph after its first word, teacher-forced.
+absl::Status FromText(Generation::Stub& stub, const eval::EvalOptions& options,
+                      eval::MetricSamples& samples) {
+  ASSIGN_OR_RETURN(std::vector<std::string> paragraphs, Paragraphs(absl::GetFlag(FLAGS_text)));
+  absl::Mutex mu;
+  return eval::ParallelFor(paragraphs.size(), options.concurrency, never, [&](size_t i) {
+    const std::string& paragraph = paragraphs[i];
+    const size_t space = paragraph.find_first_of(" \n\t");
+    if (space == std::string::npos) return absl::OkStatus();
+    arbor::v1::ScoreRequest request;
+    request.set_text(paragraph.substr(0, space));
+    request.add_continuations()->set_text(paragraph.substr(space));
+    arbor::v1::ScoreResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+    const grpc::Status status = stub.Score(&context, request, &response);
+    if (!status.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          absl::StrCat("paragraph ", i + 1, ": ", status.error_message()));
+    }
+    absl::MutexLock lock(&mu);
+    for (const arbor::v1::ScoredToken& token : response.continuations(0).tokens()) {
+      samples.Add(token.metrics());
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+int RunCalibrate(const Args& args) {
+  const bool text = !absl::GetFlag(FLAGS_text).empty();
+  if (!args.empty() || text == !absl::GetFlag(FLAGS_tasks).empty()) {
+    std::cerr << "usage: arbor calibrate (--tasks FILES | --text FILE) [--policy_out FILE] "
+                 "[--quantiles key=q,...]\n";
+    return 2;
+  }
+  absl::StatusOr<std::map<std::string, double>> quantiles =
+      eval::CalibrationQuantiles(absl::GetFlag(FLAGS_quantiles));
+  if (!quantiles.ok()) {
+    std::cerr << "arbor calibrate: " << quantiles.status().message() << "\n";
+    return 2;
+  }
+  eval::EvalOptions options;
+  options.coordinator = ClientOptionsFromFlags().coordinator;
+  if (absl::GetFlag(FLAGS_max_tokens) > 0) options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
+  options.concurrency = absl::GetFlag(FLAGS_concurrency);
+  auto stub = Generation::NewStub(Connect(options.coordinator));
+  eval::MetricSamples samples;
+  const absl::Status collected =
+      text ? FromText(*stub, options, samples) : FromTasks(*stub, options, samples);
+  if (!collected.ok()) {
+    std::cerr << "arbor calibrate: " << collected << "\n";
+    return 1;
+  }
+  std::cout << eval::QuantileTable(samples);
+  absl::StatusOr<arbor::v1::PolicyConfig> policy = eval::CalibratedPolicy(samples, *quantiles);
+  if (!policy.ok()) {
+    std::cerr << "arbor calibrate: " << policy.status().message() << "\n";
+    return 1;
+  }
+  const std::string out = absl::GetFlag(FLAGS_policy_out);
+  if (absl::Status written = rpc::WritePolicyFile(*policy, out); !written.ok()) {
+    std::cerr << "arbor calibrate: " << written.message() << "\n";
+    return 1;
+  }
+  std::cout << "\nthresholds at quantiles:\n"
+            << ToJson(*policy) << "\nwritten to " << out
+            << " (load it with --policy_file on the coordinator, or as a strategy's "
+               "policy_file in arbor eval)\n";
+  return 0;
+}
+
+}  // namespace arbor::tools

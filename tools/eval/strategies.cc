@@ -1,0 +1,192 @@
+#include "tools/eval/strategies.h"
+
+#include <functional>
+#include <map>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+#include "rpc/policy_file.h"
+
+namespace arbor::eval {
+namespace {
+
+using arbor::v1::PolicyConfig;
+
+const std::map<std::string, StrategyKind>& Kinds() {
+  static const auto* kinds = new std::map<std::string, StrategyKind>{
+      {"greedy", StrategyKind::kGreedy},       {"sample", StrategyKind::kSample},
+      {"best_of_n", StrategyKind::kBestOfN},   {"self_consistency", StrategyKind::kSelfConsistency},
+      {"canonical", StrategyKind::kCanonical}, {"search", StrategyKind::kSearch}};
+  return *kinds;
+}
+
+// Only row 1 (ARGMAX) can match: every H < 64 bits and V < 4096 bits².
+PolicyConfig GreedyPolicy() {
+  PolicyConfig p;
+  p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+  p.mutable_thresholds()->set_lelv_entropy(64);
+  p.mutable_thresholds()->set_lelv_varentropy(4096);
+  return p;
+}
+
+// Only row 5 (ADAPTIVE) can match, with its adjustments zeroed and one draw: a plain sample
+// from the base parameters.
+PolicyConfig SamplePolicy() {
+  PolicyConfig p;
+  p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+  arbor::v1::Thresholds* t = p.mutable_thresholds();
+  t->set_lelv_entropy(0);
+  t->set_helv_entropy(64);
+  t->set_lehv_varentropy(4096);
+  t->set_hehv_varentropy(4096);
+  arbor::v1::Coefficients* c = p.mutable_coefficients();
+  for (auto set :
+       {&arbor::v1::Coefficients::set_ada_temp_logits, &arbor::v1::Coefficients::set_ada_temp_attn,
+        &arbor::v1::Coefficients::set_ada_temp_agree,
+        &arbor::v1::Coefficients::set_ada_top_p_attn_vent,
+        &arbor::v1::Coefficients::set_ada_top_k_is, &arbor::v1::Coefficients::set_ada_top_k_agree,
+        &arbor::v1::Coefficients::set_ada_min_p_logits}) {
+    (c->*set)(0.0f);
+  }
+  p.mutable_adaptive()->set_n_samples(1);
+  arbor::v1::SamplingParams* s = p.mutable_sampling();
+  s->set_temperature(0.7f);
+  s->set_top_p(1.0f);
+  s->set_top_k(100);
+  s->set_min_p(0.05f);
+  return p;
+}
+
+PolicyConfig BasePolicy(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kGreedy:
+      return GreedyPolicy();
+    case StrategyKind::kSample:
+    case StrategyKind::kBestOfN:
+    case StrategyKind::kSelfConsistency:
+      return SamplePolicy();
+    case StrategyKind::kCanonical: {
+      PolicyConfig p;
+      p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+      return p;
+    }
+    case StrategyKind::kSearch: {
+      PolicyConfig p;
+      p.set_mode(arbor::v1::POLICY_MODE_SEARCH);
+      return p;
+    }
+  }
+  return {};
+}
+
+bool Sampling(StrategyKind kind) {
+  return kind == StrategyKind::kSample || kind == StrategyKind::kBestOfN ||
+         kind == StrategyKind::kSelfConsistency;
+}
+
+absl::Status ApplyOption(const std::string& entry, const std::string& key, const std::string& value,
+                         Strategy& strategy) {
+  const std::string at = absl::StrCat("--strategies: ", entry, ": ", key);
+  auto number = [&](float& out) -> absl::Status {
+    if (!absl::SimpleAtof(value, &out)) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ": '", value, "' is not a number"));
+    }
+    return absl::OkStatus();
+  };
+  auto integer = [&](int& out, int lo, int hi) -> absl::Status {
+    if (!absl::SimpleAtoi(value, &out) || out < lo || out > hi) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ": '", value, "' is not an integer in [", lo, ", ", hi, "]"));
+    }
+    return absl::OkStatus();
+  };
+  const bool sampling = Sampling(strategy.kind);
+  const bool tree =
+      strategy.kind == StrategyKind::kCanonical || strategy.kind == StrategyKind::kSearch;
+  const bool many =
+      strategy.kind == StrategyKind::kBestOfN || strategy.kind == StrategyKind::kSelfConsistency;
+  arbor::v1::SamplingParams* s = strategy.policy.mutable_sampling();
+  float f = 0;
+  int i = 0;
+  if (key == "label") {
+    if (value.empty()) return absl::InvalidArgumentError(at + ": empty");
+    strategy.label = value;
+  } else if (key == "n" && many) {
+    RETURN_IF_ERROR(integer(strategy.samples, 1, 64));
+  } else if (key == "temperature" && (sampling || tree)) {
+    RETURN_IF_ERROR(number(f));
+    s->set_temperature(f);
+  } else if (key == "min_p" && (sampling || tree)) {
+    RETURN_IF_ERROR(number(f));
+    s->set_min_p(f);
+  } else if (key == "top_p" && (sampling || tree)) {
+    RETURN_IF_ERROR(number(f));
+    s->set_top_p(f);
+  } else if (key == "top_k" && (sampling || tree)) {
+    RETURN_IF_ERROR(integer(i, 1, 1024));
+    s->set_top_k(i);
+  } else if (key == "policy_file" && tree) {
+    ASSIGN_OR_RETURN(PolicyConfig file, rpc::ReadPolicyFile(value));
+    const arbor::v1::PolicyMode mode = strategy.policy.mode();
+    strategy.policy.MergeFrom(file);
+    strategy.policy.set_mode(mode);  // The strategy's kind decides the mode.
+  } else if (key == "width" && strategy.kind == StrategyKind::kSearch) {
+    RETURN_IF_ERROR(integer(i, 2, 64));
+    strategy.policy.mutable_branch()->set_width(i);
+  } else if (key == "max_len" && strategy.kind == StrategyKind::kSearch) {
+    RETURN_IF_ERROR(integer(i, 1, 1024));
+    strategy.policy.mutable_branch()->set_max_len(i);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ": not an option of this strategy (see `arbor eval --help`)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Strategy> ParseStrategy(const std::string& entry) {
+  std::vector<std::string> parts = absl::StrSplit(entry, ':');
+  auto kind = Kinds().find(parts[0]);
+  if (kind == Kinds().end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--strategies: '", parts[0],
+                     "' is not greedy, sample, best_of_n, self_consistency, canonical or search"));
+  }
+  Strategy strategy;
+  strategy.label = entry;
+  strategy.kind = kind->second;
+  strategy.policy = BasePolicy(strategy.kind);
+  if (strategy.kind == StrategyKind::kBestOfN) strategy.samples = 4;
+  if (strategy.kind == StrategyKind::kSelfConsistency) strategy.samples = 5;
+  for (size_t p = 1; p < parts.size(); ++p) {
+    std::vector<std::string> key_value = absl::StrSplit(parts[p], absl::MaxSplits('=', 1));
+    if (key_value.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--strategies: ", entry, ": '", parts[p], "' is not key=value"));
+    }
+    RETURN_IF_ERROR(ApplyOption(entry, key_value[0], key_value[1], strategy));
+  }
+  return strategy;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Strategy>> ParseStrategies(const std::string& list) {
+  std::vector<Strategy> strategies;
+  absl::flat_hash_set<std::string> labels;
+  for (absl::string_view piece : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    const std::string entry(piece);
+    ASSIGN_OR_RETURN(Strategy strategy, ParseStrategy(entry));
+    if (!labels.insert(strategy.label).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--strategies: '", strategy.label, "' appears twice (give one a label=NAME option)"));
+    }
+    strategies.push_back(std::move(strategy));
+  }
+  if (strategies.empty()) return absl::InvalidArgumentError("--strategies: empty");
+  return strategies;
+}
+
+}  // namespace arbor::eval

@@ -1,0 +1,54 @@
+// Evaluation tasks as `arbor eval` reads them: JSON Lines files in Arbor's task format
+// (tools/eval/tasks/README.md) or in GSM8K's (question / answer ending "#### N"), and the
+// checking of a model's output against an item's reference answer.
+#ifndef ARBOR_TOOLS_EVAL_TASK_FILE_H_
+#define ARBOR_TOOLS_EVAL_TASK_FILE_H_
+
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "arbor/v1/generation.pb.h"
+
+namespace arbor::eval {
+
+enum class MatchKind { kNumber, kExact, kIcase };
+
+struct Task {
+  std::string id;
+  std::string family = "default";  // Reported per family.
+  int level = 0;
+  // Exactly one of: a raw text prompt, or chat messages (answered in a new assistant turn).
+  std::string text;
+  std::vector<arbor::v1::ChatMessage> messages;
+  std::string answer;
+  MatchKind match = MatchKind::kExact;
+  // Applied to the output, last match wins (group 1 when the pattern has one); none: the
+  // match kind's default (last number / first non-empty line).
+  std::shared_ptr<const std::regex> extract;
+  std::vector<std::string> choices;  // Non-empty: multiple choice by log-likelihood.
+  int max_tokens = 0;                // 0: the run's default.
+};
+
+// One task from one JSON line; `where` (e.g. "tasks.jsonl:12") starts every error message.
+absl::StatusOr<Task> ParseTask(const std::string& line, const std::string& where);
+
+// Every task of the files, in order; blank lines are skipped. INVALID_ARGUMENT naming
+// file:line and field for a malformed line or a duplicated id, NOT_FOUND for a missing file.
+absl::StatusOr<std::vector<Task>> ReadTasks(const std::vector<std::string>& paths);
+
+// The answer the task's extraction finds in `output` (empty when none).
+std::string ExtractAnswer(const Task& task, const std::string& output);
+// Whether an extracted answer matches the reference under the task's match kind.
+bool AnswerMatches(const Task& task, const std::string& extracted);
+
+// The prompt of a Generate or Score request for the task.
+void SetPrompt(const Task& task, arbor::v1::GenerateRequest& request);
+void SetPrompt(const Task& task, arbor::v1::ScoreRequest& request);
+
+}  // namespace arbor::eval
+
+#endif  // ARBOR_TOOLS_EVAL_TASK_FILE_H_
