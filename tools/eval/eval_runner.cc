@@ -14,6 +14,7 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "base/status_macros.h"
 #include "tools/eval/report/stats.h"
+#include "tools/eval/task_prompt.h"
 
 namespace arbor::eval {
 namespace {

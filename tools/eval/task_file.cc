@@ -61,10 +61,7 @@ absl::Status ParseMessages(const json& messages, const std::string& where, Task&
         !m["content"].is_string()) {
       return Bad(where, at, "must be {\"role\": string, \"content\": string}");
     }
-    arbor::v1::ChatMessage message;
-    message.set_role(m["role"].get<std::string>());
-    message.set_content(m["content"].get<std::string>());
-    task.messages.push_back(std::move(message));
+    task.messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
   }
   return absl::OkStatus();
 }
@@ -96,10 +93,7 @@ absl::StatusOr<Task> FromGsm8k(const json& line, const std::string& where) {
   task.id = line.contains("id") && line["id"].is_string() ? line["id"].get<std::string>() : "";
   task.family = "gsm8k";
   task.match = MatchKind::kNumber;
-  arbor::v1::ChatMessage message;
-  message.set_role("user");
-  message.set_content(absl::StrCat(question, "\nGive the final answer as a number."));
-  task.messages.push_back(std::move(message));
+  task.messages.push_back({"user", absl::StrCat(question, "\nGive the final answer as a number.")});
   return task;
 }
 
@@ -210,26 +204,6 @@ bool AnswerMatches(const Task& task, const std::string& extracted) {
     }
   }
   return false;
-}
-
-void SetPrompt(const Task& task, arbor::v1::GenerateRequest& request) {
-  if (task.messages.empty()) {
-    request.set_text(task.text);
-    return;
-  }
-  arbor::v1::ChatPrompt* chat = request.mutable_chat();
-  for (const arbor::v1::ChatMessage& message : task.messages) *chat->add_messages() = message;
-  chat->set_add_generation_prompt(true);
-}
-
-void SetPrompt(const Task& task, arbor::v1::ScoreRequest& request) {
-  arbor::v1::GenerateRequest generate;
-  SetPrompt(task, generate);
-  if (generate.has_chat()) {
-    *request.mutable_chat() = generate.chat();
-  } else {
-    request.set_text(generate.text());
-  }
 }
 
 }  // namespace arbor::eval

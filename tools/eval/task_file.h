@@ -1,6 +1,7 @@
 // Evaluation tasks as `arbor eval` reads them: JSON Lines files in Arbor's task format
 // (tools/eval/tasks/README.md) or in GSM8K's (question / answer ending "#### N"), and the
-// checking of a model's output against an item's reference answer.
+// checking of a model's output against an item's reference answer. Free of protobuf, so the
+// parser builds into its fuzz target alone (task_prompt.h makes requests of tasks).
 #ifndef ARBOR_TOOLS_EVAL_TASK_FILE_H_
 #define ARBOR_TOOLS_EVAL_TASK_FILE_H_
 
@@ -11,11 +12,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "arbor/v1/generation.pb.h"
 
 namespace arbor::eval {
 
 enum class MatchKind { kNumber, kExact, kIcase };
+
+struct TaskMessage {
+  std::string role;
+  std::string content;
+};
 
 struct Task {
   std::string id;
@@ -23,7 +28,7 @@ struct Task {
   int level = 0;
   // Exactly one of: a raw text prompt, or chat messages (answered in a new assistant turn).
   std::string text;
-  std::vector<arbor::v1::ChatMessage> messages;
+  std::vector<TaskMessage> messages;
   std::string answer;
   MatchKind match = MatchKind::kExact;
   // Applied to the output, last match wins (group 1 when the pattern has one); none: the
@@ -44,10 +49,6 @@ absl::StatusOr<std::vector<Task>> ReadTasks(const std::vector<std::string>& path
 std::string ExtractAnswer(const Task& task, const std::string& output);
 // Whether an extracted answer matches the reference under the task's match kind.
 bool AnswerMatches(const Task& task, const std::string& extracted);
-
-// The prompt of a Generate or Score request for the task.
-void SetPrompt(const Task& task, arbor::v1::GenerateRequest& request);
-void SetPrompt(const Task& task, arbor::v1::ScoreRequest& request);
 
 }  // namespace arbor::eval
 

@@ -17,6 +17,7 @@
 #include "tools/eval/results_log.h"
 #include "tools/eval/strategies.h"
 #include "tools/eval/task_file.h"
+#include "tools/eval/task_prompt.h"
 
 namespace arbor::eval {
 namespace {
