@@ -5,6 +5,13 @@
 // metrics + policy alone (ItemRun::OnDistribution over real logits) as a fraction of the step.
 //
 // Every sequence decodes at a context of 128..128+kSteps tokens. Prints one table row per case.
+//
+// A second table: teacher-forced scoring (RunItem.score_tokens) against plain prefill of the
+// same tokens through the same engine: `batch` items per Run, each a 128-token prompt (cached
+// after the first Run, as in log-likelihood evaluation) and a fresh 64-token continuation;
+// scoring computes the continuation's tokens as one-token rows with logits, metrics and top-K
+// each, prefill as chunks with no outputs. The ratio is what a distribution per token costs.
+// An optional argument adds a checkpoint (a path or a known model name) to both tables' models.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -63,6 +70,48 @@ double EngineTokensPerSecond(const std::string& model_dir, int batch) {
     absl::StatusOr<v1::RunResponse> response = testing::RunSync(**engine, decode);
     if (!response.ok()) return 0;
     for (const v1::RunResult& result : response->results()) tokens += result.steps_size();
+  }
+  return tokens / Seconds(start);
+}
+
+constexpr int kContinuation = 64;
+
+// Continuation tokens/s of Runs of `batch` new sequences (prompt + fresh continuation), scored
+// (`score`) or only prefilled.
+double ContinuationTokensPerSecond(const std::string& model_dir, int batch, bool score) {
+  WorkerSetupOptions options;
+  options.model_dir = model_dir;
+  options.threads = Threads();
+  auto engine = testing::LoadEngine(options);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
+    return 0;
+  }
+  const std::vector<int32_t> prompt = testing::Prompt(kPrompt, 1);
+  uint64_t next_id = 1;
+  int64_t tokens = 0;
+  auto run = [&](int32_t salt) {
+    v1::RunRequest request;
+    std::vector<uint64_t> ids;
+    for (int b = 0; b < batch; ++b) {
+      std::vector<int32_t> append = prompt;
+      const std::vector<int32_t> continuation = testing::Prompt(kContinuation, salt * 64 + b);
+      append.insert(append.end(), continuation.begin(), continuation.end());
+      v1::RunItem item = testing::DecodeItem(next_id, append, 0);
+      if (score) item.set_score_tokens(kContinuation);
+      item.set_top_k(score ? 5 : 0);
+      ids.push_back(next_id++);
+      *request.add_items() = item;
+    }
+    const bool ok = testing::RunSync(**engine, request).ok();
+    testing::ReleaseSync(**engine, ids);
+    return ok;
+  };
+  if (!run(0)) return 0;  // The prompt's blocks enter the prefix cache.
+  const Clock::time_point start = Clock::now();
+  for (int32_t salt = 1; Seconds(start) < kMinSeconds; ++salt) {
+    if (!run(salt)) return 0;
+    tokens += int64_t{batch} * kContinuation;
   }
   return tokens / Seconds(start);
 }
@@ -137,29 +186,57 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   return figures;
 }
 
-int Main() {
-  std::printf("engine end to end, decode at context %d..%d, %d threads\n", kPrompt,
-              kPrompt + kSteps, Threads());
-  std::printf(
-      "| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
-      "metrics+policy per row | metrics+policy share of step |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+// Make-model presets, then the optional model given on the command line.
+struct BenchModel {
+  std::string name, dir;
+};
+
+int Main(int argc, char** argv) {
+  std::vector<std::unique_ptr<testing::TempModel>> temporary;
+  std::vector<BenchModel> models;
   for (const char* preset : {"tiny", "small"}) {
     auto model = testing::TempModel::Make(preset, 42);
     if (!model.ok()) {
       std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
       return 1;
     }
+    models.push_back({preset, (*model)->dir()});
+    temporary.push_back(*std::move(model));
+  }
+  if (argc > 1) models.push_back({argv[1], argv[1]});
+
+  std::printf("engine end to end, decode at context %d..%d, %d threads\n", kPrompt,
+              kPrompt + kSteps, Threads());
+  std::printf(
+      "| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
+      "metrics+policy per row | metrics+policy share of step |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const BenchModel& model : models) {
     for (int batch : {1, 8, 32}) {
-      const double engine = EngineTokensPerSecond((*model)->dir(), batch);
-      const ForwardFigures forward = BackendFigures((*model)->dir(), batch);
+      const double engine = EngineTokensPerSecond(model.dir, batch);
+      const ForwardFigures forward = BackendFigures(model.dir, batch);
       // One engine step = forward of the batch + metrics and policy for each row.
       const double forward_step = batch / forward.tokens_per_second;
       const double policy_step = batch * forward.policy_seconds_per_row;
-      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", preset, batch, engine,
-                  forward.tokens_per_second, engine / forward.tokens_per_second,
+      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", model.name.c_str(),
+                  batch, engine, forward.tokens_per_second, engine / forward.tokens_per_second,
                   forward.policy_seconds_per_row * 1e6,
                   100 * policy_step / (forward_step + policy_step));
+      std::fflush(stdout);
+    }
+  }
+  std::printf(
+      "\nteacher-forced scoring vs prefill of the same %d-token continuations after a "
+      "cached %d-token prompt\n",
+      kContinuation, kPrompt);
+  std::printf("| model | items per Run | scored tok/s | prefilled tok/s | scored / prefilled |\n");
+  std::printf("|---|---|---|---|---|\n");
+  for (const BenchModel& model : models) {
+    for (int batch : {1, 4, 16}) {
+      const double scored = ContinuationTokensPerSecond(model.dir, batch, /*score=*/true);
+      const double prefilled = ContinuationTokensPerSecond(model.dir, batch, /*score=*/false);
+      std::printf("| %s | %d | %.0f | %.0f | %.2f |\n", model.name.c_str(), batch, scored,
+                  prefilled, scored / prefilled);
       std::fflush(stdout);
     }
   }
@@ -169,7 +246,7 @@ int Main() {
 }  // namespace
 }  // namespace arbor::worker
 
-int main() {
+int main(int argc, char** argv) {
   arbor::base::ApplyProcessDefaults();  // As the worker binary does.
-  return arbor::worker::Main();
+  return arbor::worker::Main(argc, argv);
 }
