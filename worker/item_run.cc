@@ -88,17 +88,25 @@ bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
   return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
 }
 
+absl::StatusOr<ItemRun::StepMetrics> ItemRun::Measure(absl::Span<const float> logits,
+                                                      const float* scores, int num_heads,
+                                                      int keys) const {
+  StepMetrics out;
+  ASSIGN_OR_RETURN(out.logits,
+                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
+                                                 /*top_k=*/0));
+  ASSIGN_OR_RETURN(out.attention, entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys,
+                                                                    policy_.attention_mode,
+                                                                    policy_.reference_len));
+  return out;
+}
+
 absl::StatusOr<v1::StepResult> ItemRun::ScoreStep(absl::Span<const float> logits,
                                                   const float* scores, int num_heads, int keys,
                                                   int32_t position, int32_t token) const {
-  ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
-                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
-                                                 /*top_k=*/0));
-  ASSIGN_OR_RETURN(
-      entropix::AttentionMetrics attention,
-      entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys, policy_.attention_mode,
-                                        policy_.reference_len));
-  const entropix::Metrics metrics = entropix::CombineMetrics(logit_metrics, attention);
+  ASSIGN_OR_RETURN(const StepMetrics step_metrics, Measure(logits, scores, num_heads, keys));
+  const entropix::LogitMetrics& logit_metrics = step_metrics.logits;
+  const entropix::Metrics metrics = entropix::CombineMetrics(logit_metrics, step_metrics.attention);
   // What the policy would have done here, with the item's budgets: the decision a generation
   // reaching this position would take, which calibration and debugging want to see.
   entropix::DecisionContext context = context_;
@@ -137,13 +145,9 @@ void ItemRun::Stop(v1::StopReason reason) {
 absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const float> logits,
                                                              const float* scores, int num_heads,
                                                              int keys) {
-  ASSIGN_OR_RETURN(entropix::LogitMetrics logit_metrics,
-                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
-                                                 /*top_k=*/0));
-  ASSIGN_OR_RETURN(
-      entropix::AttentionMetrics attention,
-      entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys, policy_.attention_mode,
-                                        policy_.reference_len));
+  ASSIGN_OR_RETURN(const StepMetrics step_metrics, Measure(logits, scores, num_heads, keys));
+  const entropix::LogitMetrics& logit_metrics = step_metrics.logits;
+  const entropix::AttentionMetrics& attention = step_metrics.attention;
   context_.position = length_;
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
   context_.previous_is_insert_token = !inserts.empty() && last_token_ == inserts.back();

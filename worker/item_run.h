@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "arbor/v1/worker.pb.h"
+#include "entropix/attention_metrics.h"
 #include "entropix/decision.h"
 #include "entropix/logit_metrics.h"
 #include "entropix/policy_config.h"
@@ -63,6 +64,13 @@ class ItemRun {
   v1::RunResult& result() { return result_; }
 
  private:
+  struct StepMetrics {
+    entropix::LogitMetrics logits;
+    entropix::AttentionMetrics attention;
+  };
+  // The metrics of one distribution, attention under the item's policy.
+  absl::StatusOr<StepMetrics> Measure(absl::Span<const float> logits, const float* scores,
+                                      int num_heads, int keys) const;
   // Whether `token` ends the item (stop token), applying the policy's stop conditions.
   bool IsStopToken(int32_t token) const;
   // Tracks "back within bounds" for branch rollouts.

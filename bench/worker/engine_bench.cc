@@ -42,22 +42,29 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Decode tokens/s of `batch` sequences through the engine: repeated Runs of kSteps steps, each
-// starting from the 128-token prompt again (truncate_to).
-double EngineTokensPerSecond(const std::string& model_dir, int batch) {
+// An engine on every hardware thread, or null after printing why not.
+std::unique_ptr<Engine> LoadBenchEngine(const std::string& model_dir) {
   WorkerSetupOptions options;
   options.model_dir = model_dir;
   options.threads = Threads();
   auto engine = testing::LoadEngine(options);
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
-    return 0;
+    return nullptr;
   }
+  return *std::move(engine);
+}
+
+// Decode tokens/s of `batch` sequences through the engine: repeated Runs of kSteps steps, each
+// starting from the 128-token prompt again (truncate_to).
+double EngineTokensPerSecond(const std::string& model_dir, int batch) {
+  std::unique_ptr<Engine> engine = LoadBenchEngine(model_dir);
+  if (engine == nullptr) return 0;
   v1::RunRequest prefill;
   for (int b = 0; b < batch; ++b) {
     *prefill.add_items() = testing::DecodeItem(b + 1, testing::Prompt(kPrompt, b), 0);
   }
-  if (!testing::RunSync(**engine, prefill).ok()) return 0;
+  if (!testing::RunSync(*engine, prefill).ok()) return 0;
   v1::RunRequest decode;
   for (int b = 0; b < batch; ++b) {
     v1::RunItem item = testing::DecodeItem(b + 1, {}, kSteps, b);
@@ -67,7 +74,7 @@ double EngineTokensPerSecond(const std::string& model_dir, int batch) {
   int64_t tokens = 0;
   const Clock::time_point start = Clock::now();
   while (Seconds(start) < kMinSeconds) {
-    absl::StatusOr<v1::RunResponse> response = testing::RunSync(**engine, decode);
+    absl::StatusOr<v1::RunResponse> response = testing::RunSync(*engine, decode);
     if (!response.ok()) return 0;
     for (const v1::RunResult& result : response->results()) tokens += result.steps_size();
   }
@@ -79,14 +86,8 @@ constexpr int kContinuation = 64;
 // Continuation tokens/s of Runs of `batch` new sequences (prompt + fresh continuation), scored
 // (`score`) or only prefilled.
 double ContinuationTokensPerSecond(const std::string& model_dir, int batch, bool score) {
-  WorkerSetupOptions options;
-  options.model_dir = model_dir;
-  options.threads = Threads();
-  auto engine = testing::LoadEngine(options);
-  if (!engine.ok()) {
-    std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
-    return 0;
-  }
+  std::unique_ptr<Engine> engine = LoadBenchEngine(model_dir);
+  if (engine == nullptr) return 0;
   const std::vector<int32_t> prompt = testing::Prompt(kPrompt, 1);
   uint64_t next_id = 1;
   int64_t tokens = 0;
@@ -103,8 +104,8 @@ double ContinuationTokensPerSecond(const std::string& model_dir, int batch, bool
       ids.push_back(next_id++);
       *request.add_items() = item;
     }
-    const bool ok = testing::RunSync(**engine, request).ok();
-    testing::ReleaseSync(**engine, ids);
+    const bool ok = testing::RunSync(*engine, request).ok();
+    testing::ReleaseSync(*engine, ids);
     return ok;
   };
   if (!run(0)) return 0;  // The prompt's blocks enter the prefix cache.
