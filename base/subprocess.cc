@@ -8,8 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -95,29 +93,6 @@ int Subprocess::Stop(absl::Duration grace) {
   if (std::optional<int> code = Wait(grace)) return *code;
   Signal(SIGKILL);
   return Reap(/*block=*/true).value_or(-1);
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "'"));
-    out << contents;
-    if (!out.flush()) return absl::DataLossError(absl::StrCat("short write to '", tmp, "'"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot rename '", tmp, "' to '", path, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace arbor::base

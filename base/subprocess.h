@@ -45,11 +45,6 @@ class Subprocess {
   std::optional<int> exit_code_;
 };
 
-// Reads a whole file, e.g. a port file written by a server; NOT_FOUND when absent.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
-// Writes `contents` to `path` atomically (temporary file + rename).
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
-
 }  // namespace arbor::base
 
 #endif  // ARBOR_BASE_SUBPROCESS_H_

@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
 #include "base/status_macros.h"
-#include "base/subprocess.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::model {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "base/files.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 

@@ -2,22 +2,17 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "rpc/policy_convert.h"
 
 namespace arbor::rpc {
 
 absl::StatusOr<v1::PolicyConfig> ReadPolicyFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the policy file"));
-  std::stringstream text;
-  text << in.rdbuf();
+  absl::StatusOr<std::string> text = base::ReadFile(path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat(path, ": cannot open the policy file"));
   v1::PolicyConfig policy;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(text.str(), &policy);
+  const auto parsed = google::protobuf::util::JsonStringToMessage(*text, &policy);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not an arbor.v1.PolicyConfig in JSON: ", parsed.ToString()));
@@ -42,16 +37,7 @@ absl::Status WritePolicyFile(const v1::PolicyConfig& policy, const std::string& 
   std::string json;
   const auto printed = google::protobuf::util::MessageToJsonString(policy, &json, options);
   if (!printed.ok()) return absl::InternalError(printed.ToString());
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << json;
-    if (!out.flush()) return absl::UnavailableError(absl::StrCat(path, ": cannot write"));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return absl::UnavailableError(absl::StrCat(path, ": cannot replace the file"));
-  }
-  return absl::OkStatus();
+  return base::WriteFileAtomically(path, json);
 }
 
 }  // namespace arbor::rpc

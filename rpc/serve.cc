@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "base/subprocess.h"
+#include "base/files.h"
 #include "base/termination.h"
 
 namespace arbor::rpc {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "arbor/v1/cluster.grpc.pb.h"
+#include "base/files.h"
 #include "base/status_macros.h"
 #include "rpc/health.h"
 #include "rpc/server.h"

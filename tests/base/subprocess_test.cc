@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "base/files.h"
+
 namespace arbor::base {
 namespace {
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "model/make_model.h"
 #include "rpc/health.h"

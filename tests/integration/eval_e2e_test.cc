@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "arbor/v1/generation.grpc.pb.h"
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "grpcpp/grpcpp.h"
 #include "model/make_model.h"

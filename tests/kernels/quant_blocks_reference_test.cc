@@ -17,6 +17,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "kernels/quant_blocks.h"
 #include "model/dtype.h"

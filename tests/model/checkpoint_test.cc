@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <random>
 
-#include "base/subprocess.h"
+#include "base/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/config_json.h"

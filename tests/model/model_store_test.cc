@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "base/subprocess.h"
+#include "base/files.h"
 
 namespace arbor::model {
 namespace {

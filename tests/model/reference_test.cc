@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "gtest/gtest.h"
 #include "model/make_model.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "base/subprocess.h"
+#include "base/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/safetensors_writer.h"

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "nlohmann/json.hpp"
 

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "base/subprocess.h"
+#include "base/files.h"
 #include "model/checkpoint.h"
 #include "tests/model/gguf_builder.h"
 #include "tests/worker/random_llama.h"

@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "base/subprocess.h"
+#include "base/files.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"

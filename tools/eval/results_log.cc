@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::eval {
@@ -77,12 +79,7 @@ absl::StatusOr<std::unique_ptr<ResultsLog>> ResultsLog::Open(const std::string& 
   // Rewritten (through a renamed temporary, so a crash loses nothing) without a torn last line
   // and with a final newline, so appends start on a line of their own.
   if (torn || !kept.empty()) {
-    const std::string temporary = path + ".tmp";
-    std::ofstream out(temporary, std::ios::trunc);
-    out << kept;
-    if (!out.flush() || std::rename(temporary.c_str(), path.c_str()) != 0) {
-      return absl::UnavailableError(absl::StrCat(path, ": cannot rewrite the results file"));
-    }
+    RETURN_IF_ERROR(base::WriteFileAtomically(path, kept));
   }
   FILE* file = std::fopen(path.c_str(), "a");
   if (file == nullptr) {

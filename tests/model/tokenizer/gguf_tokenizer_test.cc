@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_split.h"
+#include "base/files.h"
 #include "base/status_macros.h"
-#include "base/subprocess.h"
 #include "model/tokenizer/bpe_trainer.h"
 #include "nlohmann/json.hpp"
 #include "tests/model/gguf_builder.h"

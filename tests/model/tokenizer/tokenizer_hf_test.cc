@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/files.h"
 #include "base/subprocess.h"
 #include "gtest/gtest.h"
 #include "model/tokenizer/bpe_trainer.h"

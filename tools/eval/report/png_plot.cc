@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
+#include <cstdint>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/files.h"
 #include "tools/eval/report/bitmap_font.h"
 
 namespace arbor::eval {
@@ -20,26 +22,44 @@ struct Rgb {
 };
 
 constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kGrid{225, 225, 225};
-// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
-constexpr Rgb kPalette[] = {{0, 114, 178}, {213, 94, 0},   {0, 158, 115}, {204, 121, 167},
-                            {230, 159, 0}, {86, 180, 233}, {0, 0, 0},     {240, 228, 66}};
-constexpr int kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;
+// Okabe–Ito, which stays distinguishable under the common colour-vision deficiencies; yellow and
+// black, the weakest against white and the axes, come last.
+// Okabe-Ito's colour-blind-safe eight, then four of Tol's muted set for longer comparisons.
+constexpr Rgb kPalette[] = {{0, 114, 178}, {213, 94, 0},   {0, 158, 115},  {204, 121, 167},
+                            {230, 159, 0}, {86, 180, 233}, {240, 228, 66}, {0, 0, 0},
+                            {136, 34, 85}, {68, 170, 153}, {153, 153, 51}, {119, 119, 119}};
+constexpr int kMinWidth = 320, kMinHeight = 240, kMaxSide = 4096;
+constexpr int kMarkerRadius = 4, kCapHalfWidth = 4, kTickLength = 5;
 
+// An RGB raster with the few primitives a plot needs; drawing outside it is clipped.
 class Canvas {
  public:
   Canvas(int width, int height)
       : width_(width), height_(height), pixels_(static_cast<size_t>(width) * height * 3, 255) {}
 
+  int width() const { return width_; }
+  int height() const { return height_; }
+  const uint8_t* row(int y) const { return &pixels_[static_cast<size_t>(y) * width_ * 3]; }
+
   void Set(int x, int y, Rgb c) {
     if (x < 0 || y < 0 || x >= width_ || y >= height_) return;
     uint8_t* p = &pixels_[(static_cast<size_t>(y) * width_ + x) * 3];
-    p[0] = c.r, p[1] = c.g, p[2] = c.b;
+    p[0] = c.r;
+    p[1] = c.g;
+    p[2] = c.b;
   }
-  void Rect(int x0, int y0, int x1, int y1, Rgb c) {
+  void FillRect(int x0, int y0, int x1, int y1, Rgb c) {
     for (int y = std::min(y0, y1); y <= std::max(y0, y1); ++y) {
       for (int x = std::min(x0, x1); x <= std::max(x0, x1); ++x) Set(x, y, c);
     }
   }
+  void Box(int x0, int y0, int x1, int y1, Rgb c) {
+    Line(x0, y0, x1, y0, c);
+    Line(x1, y0, x1, y1, c);
+    Line(x1, y1, x0, y1, c);
+    Line(x0, y1, x0, y0, c);
+  }
+  // Bresenham: one pixel wide, no anti-aliasing, so every drawn pixel has the exact colour.
   void Line(int x0, int y0, int x1, int y1, Rgb c) {
     const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0);
     const int sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
@@ -51,201 +71,343 @@ class Canvas {
       if (e2 <= dx) err += dx, y0 += sy;
     }
   }
-  // Text with its top-left corner at (x, y); `vertical` runs it upwards.
+  void Disk(int cx, int cy, int radius, Rgb c) {
+    for (int dy = -radius; dy <= radius; ++dy) {
+      for (int dx = -radius; dx <= radius; ++dx) {
+        if (dx * dx + dy * dy <= radius * radius + radius) Set(cx + dx, cy + dy, c);
+      }
+    }
+  }
+  // Text with its top-left corner at (x, y), each font pixel a scale × scale square. `vertical`
+  // turns it a quarter counter-clockwise, reading upwards from (x, y), for the y-axis label.
   void Text(int x, int y, const std::string& text, Rgb c, int scale = 1, bool vertical = false) {
     for (size_t i = 0; i < text.size(); ++i) {
-      const auto rows = Glyph(text[i]);
+      const GlyphRows rows = Glyph(text[i]);
       for (int r = 0; r < kGlyphHeight; ++r) {
         for (int col = 0; col < kGlyphWidth; ++col) {
-          if (!(rows[r] & (1 << (kGlyphWidth - 1 - col)))) continue;
-          const int along = static_cast<int>(i) * (kGlyphWidth + 1) * scale + col * scale;
-          for (int a = 0; a < scale; ++a) {
-            for (int b = 0; b < scale; ++b) {
-              if (vertical) {
-                Set(x + r * scale + b, y - along - a, c);
-              } else {
-                Set(x + along + a, y + r * scale + b, c);
-              }
-            }
+          if (!(rows[r] >> (kGlyphWidth - 1 - col) & 1)) continue;
+          const int along = (static_cast<int>(i) * kGlyphAdvance + col) * scale;
+          const int across = r * scale;
+          if (vertical) {
+            FillRect(x + across, y - along - scale + 1, x + across + scale - 1, y - along, c);
+          } else {
+            FillRect(x + along, y + across, x + along + scale - 1, y + across + scale - 1, c);
           }
         }
       }
     }
   }
   static int TextWidth(const std::string& text, int scale = 1) {
-    return static_cast<int>(text.size()) * (kGlyphWidth + 1) * scale;
-  }
-
-  // The PNG file: signature, IHDR, one zlib IDAT of filter-0 rows, IEND.
-  absl::StatusOr<std::string> Encode() const {
-    std::string raw;
-    raw.reserve(static_cast<size_t>(height_) * (1 + width_ * 3));
-    for (int y = 0; y < height_; ++y) {
-      raw.push_back('\0');
-      raw.append(reinterpret_cast<const char*>(&pixels_[static_cast<size_t>(y) * width_ * 3]),
-                 static_cast<size_t>(width_) * 3);
-    }
-    uLongf size = compressBound(raw.size());
-    std::string compressed(size, '\0');
-    if (compress2(reinterpret_cast<Bytef*>(compressed.data()), &size,
-                  reinterpret_cast<const Bytef*>(raw.data()), raw.size(), 9) != Z_OK) {
-      return absl::InternalError("plot: zlib compression failed");
-    }
-    compressed.resize(size);
-    std::string png = "\x89PNG\r\n\x1a\n";
-    std::string header;
-    Be32(header, width_);
-    Be32(header, height_);
-    header += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit RGB, no interlace.
-    Chunk(png, "IHDR", header);
-    Chunk(png, "IDAT", compressed);
-    Chunk(png, "IEND", "");
-    return png;
+    return static_cast<int>(text.size()) * kGlyphAdvance * scale;
   }
 
  private:
-  static void Be32(std::string& out, uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
-  }
-  static void Chunk(std::string& png, const char* type, const std::string& data) {
-    Be32(png, static_cast<uint32_t>(data.size()));
-    const std::string body = std::string(type, 4) + data;
-    png += body;
-    Be32(png,
-         static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
-  }
-
   int width_, height_;
   std::vector<uint8_t> pixels_;
 };
 
-// Ticks at 1, 2 or 5 × 10^k covering [lo, hi], 4–8 of them.
-std::vector<double> NiceTicks(double lo, double hi) {
-  const double span = hi - lo;
-  const double raw = span / 6;
-  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-  double step = magnitude;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    step = m * magnitude;
-    if (span / step <= 8) break;
+void AppendBe32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+}
+
+// A PNG chunk: length, type, data, and the CRC-32 of type and data.
+void AppendChunk(std::string& png, const char* type, const std::string& data) {
+  AppendBe32(png, static_cast<uint32_t>(data.size()));
+  const std::string body = std::string(type, 4) + data;
+  png += body;
+  AppendBe32(png, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
+                                              static_cast<uInt>(body.size()))));
+}
+
+// The PNG file: signature, IHDR, one IDAT, IEND. Rows use filter 0 (none): the plot is mostly
+// flat colour, which deflate compresses well without per-row prediction.
+absl::StatusOr<std::string> EncodePng(const Canvas& canvas) {
+  const size_t row_bytes = static_cast<size_t>(canvas.width()) * 3;
+  std::string raw;
+  raw.reserve(static_cast<size_t>(canvas.height()) * (1 + row_bytes));
+  for (int y = 0; y < canvas.height(); ++y) {
+    raw.push_back('\0');
+    raw.append(reinterpret_cast<const char*>(canvas.row(y)), row_bytes);
   }
+  uLongf size = compressBound(raw.size());
+  std::string compressed(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(compressed.data()), &size,
+                reinterpret_cast<const Bytef*>(raw.data()), raw.size(),
+                Z_BEST_COMPRESSION) != Z_OK) {
+    return absl::InternalError("plot: zlib compression failed");
+  }
+  compressed.resize(size);
+  std::string header;
+  AppendBe32(header, static_cast<uint32_t>(canvas.width()));
+  AppendBe32(header, static_cast<uint32_t>(canvas.height()));
+  // Bit depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace.
+  header += std::string("\x08\x02\x00\x00\x00", 5);
+  std::string png = "\x89PNG\r\n\x1a\n";
+  AppendChunk(png, "IHDR", header);
+  AppendChunk(png, "IDAT", compressed);
+  AppendChunk(png, "IEND", "");
+  return png;
+}
+
+// Multiples of `step` from the one at or below lo to the one at or above hi; the tolerance keeps
+// a bound that is a multiple up to rounding from adding a tick.
+std::vector<double> MultiplesCovering(double lo, double hi, double step) {
+  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
   std::vector<double> ticks;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
-    ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
-  }
+  for (double k = first; k <= last; ++k) ticks.push_back(k == 0 ? 0.0 : k * step);
   return ticks;
 }
 
-std::string TickLabel(double v) {
-  std::string s = absl::StrFormat("%.4g", v);
-  return s;
+// A label with as many decimals as the step needs; scientific beyond what fits in a few digits.
+std::string TickLabel(double v, double step) {
+  if (v == 0) return "0";
+  const double magnitude = std::max(std::abs(v), step);
+  if (magnitude >= 1e6 || step < 1e-4) return absl::StrFormat("%.3g", v);
+  const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+  return absl::StrFormat("%.*f", decimals, v);
+}
+
+// One axis: its range in plot coordinates (log10 of the value on a log axis), its ticks as
+// values, and the pixel span it maps onto (pixel_hi may be below pixel_lo, as on the y axis).
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;
+  std::vector<double> ticks;
+  int pixel_lo = 0, pixel_hi = 1;
+
+  double Coordinate(double v) const { return log ? std::log10(v) : v; }
+  int Pixel(double v) const {
+    const double t = (Coordinate(v) - lo) / (hi - lo);
+    return pixel_lo + static_cast<int>(std::lround(t * (pixel_hi - pixel_lo)));
+  }
+  std::string Label(double v) const {
+    if (log) return absl::StrFormat("%g", v);
+    return TickLabel(v, ticks.size() > 1 ? ticks[1] - ticks[0] : 1);
+  }
+};
+
+Axis MakeAxis(double data_lo, double data_hi, bool log) {
+  Axis axis;
+  axis.log = log;
+  if (log && !(data_lo > 0 && std::isfinite(data_hi))) {
+    axis.ticks = LogTicks(1, 10);  // No data.
+  } else if (log) {
+    // 5 % of the log span on either side keeps markers off the frame.
+    const double pad = std::pow(10, 0.05 * std::log10(data_hi / data_lo));
+    axis.ticks = LogTicks(data_lo / pad, data_hi * pad);
+  } else {
+    if (!std::isfinite(data_lo) || !std::isfinite(data_hi)) data_lo = 0, data_hi = 1;
+    axis.ticks = NiceTicks(data_lo, data_hi);
+  }
+  axis.lo = axis.Coordinate(axis.ticks.front());
+  axis.hi = axis.Coordinate(axis.ticks.back());
+  return axis;
 }
 
 bool Usable(const PlotPoint& p, bool log_x) {
   return std::isfinite(p.x) && std::isfinite(p.y) && (!log_x || p.x > 0);
 }
 
+bool HasBar(const PlotPoint& p) { return std::isfinite(p.y_lo) && std::isfinite(p.y_hi); }
+
+// Each series' usable points in x order (the order its joining line follows).
+std::vector<std::vector<PlotPoint>> UsablePoints(const Plot& plot) {
+  std::vector<std::vector<PlotPoint>> out(plot.series.size());
+  for (size_t s = 0; s < plot.series.size(); ++s) {
+    for (const PlotPoint& p : plot.series[s].points) {
+      if (Usable(p, plot.log_x)) out[s].push_back(p);
+    }
+    std::stable_sort(out[s].begin(), out[s].end(),
+                     [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
+  }
+  return out;
+}
+
+// The axes over the data, error bars included; [0, 1] (or [1, 10] on a log axis) with no data.
+std::pair<Axis, Axis> MakeAxes(const std::vector<std::vector<PlotPoint>>& points, bool log_x) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double x_lo = kInf, x_hi = -kInf, y_lo = kInf, y_hi = -kInf;
+  for (const auto& series : points) {
+    for (const PlotPoint& p : series) {
+      x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x);
+      y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
+      if (HasBar(p)) {
+        y_lo = std::min({y_lo, p.y_lo, p.y_hi});
+        y_hi = std::max({y_hi, p.y_lo, p.y_hi});
+      }
+    }
+  }
+  if (!log_x && std::isfinite(x_lo)) {  // 5 % on either side keeps markers off the frame.
+    const double pad = 0.05 * (x_hi - x_lo);
+    x_lo -= pad, x_hi += pad;
+  }
+  return {MakeAxis(x_lo, x_hi, log_x), MakeAxis(y_lo, y_hi, /*log=*/false)};
+}
+
+// The pixel box of the data area: room on the left for the y tick labels and the y label, on
+// the right for the legend (at most a third of the width), on top for the title.
+struct Frame {
+  int left, right, top, bottom;
+  int legend_width;
+};
+
+Frame Layout(const Plot& plot, const Axis& y, const std::vector<std::vector<PlotPoint>>& points) {
+  int label_width = 0;
+  for (double t : y.ticks) label_width = std::max(label_width, Canvas::TextWidth(y.Label(t)));
+  int name_width = 0;
+  for (size_t s = 0; s < plot.series.size(); ++s) {
+    if (!points[s].empty()) {
+      name_width = std::max(name_width, Canvas::TextWidth(plot.series[s].name));
+    }
+  }
+  Frame f;
+  f.legend_width = name_width == 0 ? 0 : std::min(name_width + 40, plot.width / 3);
+  f.left = 12 + kGlyphHeight + 10 + label_width + kTickLength + 4;
+  f.right = plot.width - 20 - (f.legend_width == 0 ? 0 : f.legend_width + 15);
+  f.top = 24 + 2 * kGlyphHeight;
+  f.bottom = plot.height - (kTickLength + 10 + 2 * kGlyphHeight + 16);
+  return f;
+}
+
+void DrawAxes(Canvas& canvas, const Frame& f, const Axis& x, const Axis& y) {
+  for (double t : x.ticks) {
+    const int px = x.Pixel(t);
+    canvas.Line(px, f.top, px, f.bottom, kGrid);
+    canvas.Line(px, f.bottom, px, f.bottom + kTickLength, kBlack);
+    const std::string label = x.Label(t);
+    canvas.Text(px - Canvas::TextWidth(label) / 2, f.bottom + kTickLength + 4, label, kBlack);
+  }
+  for (double t : y.ticks) {
+    const int py = y.Pixel(t);
+    canvas.Line(f.left, py, f.right, py, kGrid);
+    canvas.Line(f.left - kTickLength, py, f.left, py, kBlack);
+    const std::string label = y.Label(t);
+    canvas.Text(f.left - kTickLength - 4 - Canvas::TextWidth(label), py - kGlyphHeight / 2 + 1,
+                label, kBlack);
+  }
+  canvas.Box(f.left, f.top, f.right, f.bottom, kBlack);
+}
+
+void DrawLabels(Canvas& canvas, const Plot& plot, const Frame& f) {
+  // Centred, or from the left edge when too long to centre, so its start stays readable.
+  const int title_x = std::max(4, (plot.width - Canvas::TextWidth(plot.title, 2)) / 2);
+  canvas.Text(title_x, 12, plot.title, kBlack, 2);
+  canvas.Text((f.left + f.right - Canvas::TextWidth(plot.x_label)) / 2,
+              f.bottom + kTickLength + 10 + kGlyphHeight + 6, plot.x_label, kBlack);
+  canvas.Text(12, (f.top + f.bottom + Canvas::TextWidth(plot.y_label)) / 2, plot.y_label, kBlack, 1,
+              /*vertical=*/true);
+}
+
+// Joining lines first, then error bars, then markers, so markers stay visible on top.
+void DrawSeries(Canvas& canvas, const std::vector<PlotPoint>& points, const Axis& x, const Axis& y,
+                Rgb color) {
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    canvas.Line(x.Pixel(points[i].x), y.Pixel(points[i].y), x.Pixel(points[i + 1].x),
+                y.Pixel(points[i + 1].y), color);
+  }
+  for (const PlotPoint& p : points) {
+    if (!HasBar(p)) continue;
+    const int px = x.Pixel(p.x), lo = y.Pixel(p.y_lo), hi = y.Pixel(p.y_hi);
+    canvas.Line(px, lo, px, hi, color);
+    canvas.Line(px - kCapHalfWidth, lo, px + kCapHalfWidth, lo, color);
+    canvas.Line(px - kCapHalfWidth, hi, px + kCapHalfWidth, hi, color);
+  }
+  for (const PlotPoint& p : points) canvas.Disk(x.Pixel(p.x), y.Pixel(p.y), kMarkerRadius, color);
+}
+
+void DrawLegend(Canvas& canvas, const Plot& plot, const Frame& f,
+                const std::vector<std::vector<PlotPoint>>& points) {
+  if (f.legend_width == 0) return;
+  constexpr int kRowHeight = 16;
+  const int x0 = f.right + 15, x1 = x0 + f.legend_width;
+  int y = f.top + 8;
+  for (size_t s = 0; s < plot.series.size(); ++s) {
+    if (points[s].empty()) continue;
+    const Rgb color = kPalette[s % std::size(kPalette)];
+    const int mid = y + kGlyphHeight / 2;
+    canvas.Line(x0 + 6, mid, x0 + 24, mid, color);
+    canvas.Disk(x0 + 15, mid, kMarkerRadius - 1, color);
+    canvas.Text(x0 + 32, y, plot.series[s].name, kBlack);
+    y += kRowHeight;
+  }
+  canvas.FillRect(x1 + 1, f.top, plot.width - 1, y, kWhite);  // Clip names that do not fit.
+  canvas.Box(x0, f.top, x1, y, kBlack);
+}
+
 }  // namespace
 
+std::vector<double> NiceTicks(double lo, double hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
+  if (lo > hi) std::swap(lo, hi);
+  if (hi - lo <= 1e-12 * std::max(1.0, std::abs(lo))) {
+    const double widen = lo == 0 ? 1 : 0.1 * std::abs(lo);
+    lo -= widen, hi += widen;
+  }
+  // Steps grow by ×2 or ×2.5: the first step with at most 8 ticks follows one with at least 9,
+  // which makes it at least 4. 1 × 10^k below span/8 always gives more than 8, so the search
+  // starts there, and 20 × 10^k always gives at most 7, so it ends there.
+  const double magnitude = std::pow(10, std::floor(std::log10((hi - lo) / 8)));
+  std::vector<double> ticks;
+  for (double m : {1.0, 2.0, 5.0, 10.0, 20.0}) {
+    ticks = MultiplesCovering(lo, hi, m * magnitude);
+    if (ticks.size() <= 8) break;
+  }
+  return ticks;
+}
+
+std::vector<double> LogTicks(double lo, double hi) {
+  if (!(lo > 0) || !std::isfinite(hi) || !std::isfinite(lo)) lo = 1, hi = 10;
+  if (lo > hi) std::swap(lo, hi);
+  if (hi < 10 * lo) {
+    std::vector<double> linear = NiceTicks(lo, hi);
+    if (linear.front() > 0) return linear;
+  }
+  const double k0 = std::floor(std::log10(lo) + 1e-9);
+  const double k1 = std::max(k0 + 1, std::ceil(std::log10(hi) - 1e-9));
+  std::vector<double> ticks;
+  if (k1 - k0 <= 2) {
+    for (double k = k0; k < k1; ++k) {
+      for (double m : {1.0, 2.0, 5.0}) ticks.push_back(m * std::pow(10, k));
+    }
+    ticks.push_back(std::pow(10, k1));
+    return ticks;
+  }
+  // Every s-th power of ten, s the smallest keeping 8 or fewer; s − 1 gave 9 or more, so this
+  // gives at least 5 (and at least 4 when s = 1, which needs 3 decades or more).
+  for (double s = 1;; ++s) {
+    const double first = std::floor(k0 / s) * s, last = std::ceil(k1 / s) * s;
+    if ((last - first) / s + 1 > 8) continue;
+    for (double k = first; k <= last; k += s) ticks.push_back(std::pow(10, k));
+    return ticks;
+  }
+}
+
 absl::StatusOr<std::string> RenderPlotPng(const Plot& plot) {
+  if (plot.width < kMinWidth || plot.width > kMaxSide || plot.height < kMinHeight ||
+      plot.height > kMaxSide) {
+    return absl::InvalidArgumentError(absl::StrCat("plot: size ", plot.width, "x", plot.height,
+                                                   " is outside ", kMinWidth, "x", kMinHeight,
+                                                   " to ", kMaxSide, "x", kMaxSide));
+  }
+  const std::vector<std::vector<PlotPoint>> points = UsablePoints(plot);
+  auto [x, y] = MakeAxes(points, plot.log_x);
+  const Frame f = Layout(plot, y, points);
+  x.pixel_lo = f.left, x.pixel_hi = f.right;
+  y.pixel_lo = f.bottom, y.pixel_hi = f.top;
   Canvas canvas(plot.width, plot.height);
-  auto fx = [&](double x) { return plot.log_x ? std::log10(x) : x; };
-  double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
-  for (const PlotSeries& series : plot.series) {
-    for (const PlotPoint& p : series.points) {
-      if (!Usable(p, plot.log_x)) continue;
-      x_lo = std::min(x_lo, fx(p.x)), x_hi = std::max(x_hi, fx(p.x));
-      y_lo = std::min({y_lo, p.y, std::isfinite(p.y_lo) ? p.y_lo : p.y});
-      y_hi = std::max({y_hi, p.y, std::isfinite(p.y_hi) ? p.y_hi : p.y});
-    }
+  DrawAxes(canvas, f, x, y);
+  for (size_t s = 0; s < points.size(); ++s) {
+    DrawSeries(canvas, points[s], x, y, kPalette[s % std::size(kPalette)]);
   }
-  if (!std::isfinite(x_lo)) x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
-  // Some room around the points, and a non-empty range.
-  const double x_pad = std::max((x_hi - x_lo) * 0.1, 0.1),
-               y_pad = std::max((y_hi - y_lo) * 0.1, 0.05);
-  x_lo -= x_pad, x_hi += x_pad, y_lo -= y_pad, y_hi += y_pad;
-  const int left = kLeft, right = plot.width - kRight, top = kTop, bottom = plot.height - kBottom;
-  auto px = [&](double x) {
-    return left + static_cast<int>(std::lround((fx(x) - x_lo) / (x_hi - x_lo) * (right - left)));
-  };
-  auto py = [&](double y) {
-    return bottom - static_cast<int>(std::lround((y - y_lo) / (y_hi - y_lo) * (bottom - top)));
-  };
-  // Grid and tick labels.
-  std::vector<double> x_ticks;
-  if (plot.log_x) {
-    for (int k = static_cast<int>(std::floor(x_lo)); k <= static_cast<int>(std::ceil(x_hi)); ++k) {
-      for (double m : {1.0, 2.0, 5.0}) {
-        const double v = m * std::pow(10, k);
-        if (std::log10(v) >= x_lo && std::log10(v) <= x_hi) x_ticks.push_back(v);
-      }
-    }
-  } else {
-    x_ticks = NiceTicks(x_lo, x_hi);
-  }
-  for (double t : x_ticks) {
-    const int x = px(t);
-    canvas.Line(x, top, x, bottom, kGrid);
-    const std::string label = TickLabel(t);
-    canvas.Text(x - Canvas::TextWidth(label) / 2, bottom + 8, label, kBlack);
-  }
-  for (double t : NiceTicks(y_lo, y_hi)) {
-    const int y = py(t);
-    canvas.Line(left, y, right, y, kGrid);
-    const std::string label = TickLabel(t);
-    canvas.Text(left - 8 - Canvas::TextWidth(label), y - kGlyphHeight / 2, label, kBlack);
-  }
-  canvas.Line(left, bottom, right, bottom, kBlack);
-  canvas.Line(left, top, left, bottom, kBlack);
-  // Titles.
-  canvas.Text((plot.width - Canvas::TextWidth(plot.title, 2)) / 2, 15, plot.title, kBlack, 2);
-  canvas.Text((left + right - Canvas::TextWidth(plot.x_label)) / 2, bottom + 35, plot.x_label,
-              kBlack);
-  canvas.Text(20, (top + bottom + Canvas::TextWidth(plot.y_label)) / 2, plot.y_label, kBlack, 1,
-              /*vertical=*/true);
-  // Series: lines between points in x order, error bars, markers; legend entries.
-  for (size_t s = 0; s < plot.series.size(); ++s) {
-    const PlotSeries& series = plot.series[s];
-    const Rgb color = kPalette[s % std::size(kPalette)];
-    std::vector<PlotPoint> points;
-    for (const PlotPoint& p : series.points) {
-      if (Usable(p, plot.log_x)) points.push_back(p);
-    }
-    std::sort(points.begin(), points.end(),
-              [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
-    for (size_t i = 0; i + 1 < points.size(); ++i) {
-      canvas.Line(px(points[i].x), py(points[i].y), px(points[i + 1].x), py(points[i + 1].y),
-                  color);
-    }
-    for (const PlotPoint& p : points) {
-      const int x = px(p.x), y = py(p.y);
-      if (std::isfinite(p.y_lo) && std::isfinite(p.y_hi)) {
-        canvas.Line(x, py(p.y_lo), x, py(p.y_hi), color);
-        canvas.Line(x - 4, py(p.y_lo), x + 4, py(p.y_lo), color);
-        canvas.Line(x - 4, py(p.y_hi), x + 4, py(p.y_hi), color);
-      }
-      canvas.Rect(x - 3, y - 3, x + 3, y + 3, color);
-    }
-    const int ly = top + 10 + static_cast<int>(s) * 18;
-    canvas.Rect(right + 20, ly, right + 28, ly + 8, color);
-    canvas.Text(right + 36, ly + 1, series.name, kBlack);
-  }
-  return canvas.Encode();
+  DrawLegend(canvas, plot, f, points);
+  DrawLabels(canvas, plot, f);
+  return EncodePng(canvas);
 }
 
 absl::Status WritePlotPng(const Plot& plot, const std::string& path) {
   absl::StatusOr<std::string> png = RenderPlotPng(plot);
   if (!png.ok()) return png.status();
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << *png;
-    if (!out.flush()) return absl::UnavailableError(absl::StrCat(path, ": cannot write the plot"));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return absl::UnavailableError(absl::StrCat(path, ": cannot write the plot"));
-  }
-  return absl::OkStatus();
+  return base::WriteFileAtomically(path, *png);
 }
 
 }  // namespace arbor::eval

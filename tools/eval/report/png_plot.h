@@ -1,7 +1,7 @@
-// A small scatter plot rendered to PNG without a plotting library: axes with "nice" ticks,
-// labelled points with vertical error bars joined per series, a legend, and text in a built-in
-// 5×7 bitmap font (letters are drawn as capitals). Enough for `arbor eval`'s accuracy-against-
-// compute figure, written by the binary itself so the report needs nothing else installed.
+// A small scatter plot rendered to PNG without a plotting library: axes with "nice" ticks and
+// numeric labels, points with vertical error bars joined per series in x order, a legend, and
+// text in a built-in bitmap font. Enough for `arbor eval`'s accuracy-against-compute figure,
+// written by the binary itself so the report needs nothing else installed.
 #ifndef ARBOR_TOOLS_EVAL_REPORT_PNG_PLOT_H_
 #define ARBOR_TOOLS_EVAL_REPORT_PNG_PLOT_H_
 
@@ -13,6 +13,8 @@
 
 namespace arbor::eval {
 
+// One marker at (x, y) with an error bar from y_lo to y_hi (not drawn when either is not
+// finite).
 struct PlotPoint {
   double x = 0, y = 0, y_lo = 0, y_hi = 0;
 };
@@ -24,15 +26,30 @@ struct PlotSeries {
 
 struct Plot {
   std::string title, x_label, y_label;
-  std::vector<PlotSeries> series;
+  std::vector<PlotSeries> series;  // Series i takes colour i of a fixed colour-blind-safe palette.
   bool log_x = false;
-  int width = 900, height = 600;
+  int width = 900, height = 600;  // Pixels; 320–4096 wide, 240–4096 high.
 };
 
-// The PNG bytes (8-bit RGB). Non-finite points (and non-positive x on a log axis) are skipped.
+// The PNG bytes: 8-bit RGB, one zlib-compressed IDAT of unfiltered rows. Points with a
+// non-finite x or y (and x ≤ 0 on a log axis) are skipped, and so are series left without
+// points, in the legend too; with no points at all the axes still render, over [0, 1].
+// INVALID_ARGUMENT for a size outside the bounds above.
 absl::StatusOr<std::string> RenderPlotPng(const Plot& plot);
-// Renders and writes atomically (a temporary renamed over `path`); errors name the path.
+
+// Renders and writes atomically: to `path` + ".tmp", then renamed over `path`, so a reader never
+// sees half a file. Errors name the path.
 absl::Status WritePlotPng(const Plot& plot, const std::string& path);
+
+// The ticks of a linear axis covering [lo, hi]: 4 to 8 multiples of one step of 1, 2 or 5 × 10^k,
+// the first ≤ lo and the last ≥ hi, so they double as the axis limits. A zero-width or
+// non-finite range is widened first. Exposed for tests.
+std::vector<double> NiceTicks(double lo, double hi);
+
+// The same for a log axis over [lo, hi], 0 < lo ≤ hi: linear nice ticks when the range spans
+// less than a decade (and they stay positive), else 1, 2, 5 × 10^k over one or two decades, else
+// powers of ten, every s-th decade when there are too many. 4 to 8 ticks. Exposed for tests.
+std::vector<double> LogTicks(double lo, double hi);
 
 }  // namespace arbor::eval
 
