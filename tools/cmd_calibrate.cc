@@ -66,10 +66,11 @@ absl::Status FromTasks(Generation::Stub& stub, const eval::EvalOptions& options,
   absl::Mutex mu;
   return eval::ParallelFor(tasks.size(), options.concurrency, never, [&](size_t i) {
     if (!tasks[i].choices.empty()) return absl::OkStatus();
-    ASSIGN_OR_RETURN(eval::Sample generated,
-                     eval::GenerateSample(stub, tasks[i], sample.front().policy,
-                                          std::max<uint64_t>(absl::GetFlag(FLAGS_seed), 1), options,
-                                          "calibrate"));
+    ASSIGN_OR_RETURN(
+        eval::Sample generated,
+        eval::GenerateSample(stub, tasks[i], sample.front().policy,
+                             eval::SamplerSeed(tasks[i].id, absl::GetFlag(FLAGS_seed), 0), options,
+                             "calibrate"));
     absl::MutexLock lock(&mu);
     for (const arbor::v1::Metrics& m : generated.metrics) samples.Add(m);
     return absl::OkStatus();

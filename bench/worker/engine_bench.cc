@@ -21,6 +21,7 @@
 
 #include "base/process_defaults.h"
 #include "model/checkpoint.h"
+#include "model/model_store.h"
 #include "rpc/policy_convert.h"
 #include "tests/worker/engine_harness.h"
 #include "worker/cpu_backend.h"
@@ -204,7 +205,16 @@ int Main(int argc, char** argv) {
     models.push_back({preset, (*model)->dir()});
     temporary.push_back(*std::move(model));
   }
-  if (argc > 1) models.push_back({argv[1], argv[1]});
+  if (argc > 1) {
+    // Both tables open the checkpoint, one through the worker's loader and one bare, so a model
+    // name is resolved to its path once here.
+    absl::StatusOr<std::string> path = model::ResolveModel(argv[1]);
+    if (!path.ok()) {
+      std::fprintf(stderr, "%s\n", path.status().ToString().c_str());
+      return 1;
+    }
+    models.push_back({argv[1], *path});
+  }
 
   std::printf("engine end to end, decode at context %d..%d, %d threads\n", kPrompt,
               kPrompt + kSteps, Threads());

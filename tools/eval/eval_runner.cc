@@ -41,6 +41,20 @@ std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout) {
 
 }  // namespace
 
+uint64_t SamplerSeed(const std::string& item_id, uint64_t seed, int sample) {
+  // FNV-1a over the id, then two rounds of the SplitMix64 finaliser to mix in the seeds; stable
+  // across builds and machines, so a resumed run draws what the interrupted one would have.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : item_id) h = (h ^ c) * 0x100000001b3ull;
+  for (uint64_t v : {seed, static_cast<uint64_t>(sample)}) {
+    h += v + 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  }
+  return h == 0 ? 1 : h;
+}
+
 absl::StatusOr<Sample> GenerateSample(arbor::v1::Generation::Stub& stub, const Task& task,
                                       const arbor::v1::PolicyConfig& policy, uint64_t seed,
                                       const EvalOptions& options, const std::string& tag) {
@@ -131,8 +145,7 @@ absl::StatusOr<Outcome> Answer(Generation::Stub& stub, const Unit& unit,
   std::vector<Sample> samples;
   std::vector<std::string> answers;
   for (int j = 0; j < strategy.samples; ++j) {
-    // Distinct non-zero sampler seeds per (seed, sample); 0 would ask the server to pick.
-    const uint64_t seed = unit.seed * 64 + static_cast<uint64_t>(j) + 1;
+    const uint64_t seed = SamplerSeed(task.id, unit.seed, j);
     ASSIGN_OR_RETURN(Sample sample, GenerateSample(stub, task, strategy.policy, seed, options,
                                                    absl::StrCat("eval ", strategy.label)));
     outcome.generated_tokens += sample.generated;

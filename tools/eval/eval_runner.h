@@ -52,6 +52,13 @@ struct Sample {
   std::vector<arbor::v1::Metrics> metrics;  // Of every committed token's step.
 };
 
+// The server's sampler seed for sample `sample` of the answer to item `item_id` under eval seed
+// `seed`: a stable hash of all three, never 0 (which asks the server to pick). The server's draws
+// are a pure function of (seed, position), and the items of one family have prompts of nearly
+// the same length, so one seed shared by every item would give them all the same uniforms at the
+// answer's first tokens: one lucky or unlucky draw for the whole run instead of one per item.
+uint64_t SamplerSeed(const std::string& item_id, uint64_t seed, int sample);
+
 // Generates once for `task` with `policy` and sampler `seed` (client tag `tag`).
 absl::StatusOr<Sample> GenerateSample(arbor::v1::Generation::Stub& stub, const Task& task,
                                       const arbor::v1::PolicyConfig& policy, uint64_t seed,

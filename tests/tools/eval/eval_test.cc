@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "tools/eval/calibration.h"
@@ -253,6 +254,25 @@ TEST(PendingUnitsTest, DeterministicOnceLoglikOnceSkipsDone) {
   ASSERT_TRUE((*log)->Append(MakeOutcome("gen", "sample", 2, true, 1)).ok());
   EXPECT_EQ(PendingUnits(tasks, *strategies, {1, 2, 3}, **log).size(), 4u);
   std::remove(path.c_str());
+}
+
+// Every (item, seed, sample) gets its own server seed, so items sharing a prompt length do not
+// share their draws; and the value is pinned, so a resumed run on another build draws the same.
+TEST(SamplerSeedTest, DistinctPerItemSeedAndSampleAndStable) {
+  std::set<uint64_t> seen;
+  for (int item = 0; item < 500; ++item) {
+    for (uint64_t seed : {1, 2, 3}) {
+      for (int sample = 0; sample < 4; ++sample) {
+        const uint64_t value = SamplerSeed(absl::StrCat("arithmetic-L1-s1-", item), seed, sample);
+        EXPECT_NE(value, 0u);
+        seen.insert(value);
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), 500u * 3 * 4);
+  EXPECT_EQ(SamplerSeed("a", 1, 0), SamplerSeed("a", 1, 0));
+  EXPECT_EQ(SamplerSeed("arithmetic-L1-s1-0", 1, 0),
+            0xedb9237038950be3ull);  // FNV-1a + SplitMix64.
 }
 
 TEST(CalibrationTest, ReproducesKnownQuantilesOfASyntheticStream) {
