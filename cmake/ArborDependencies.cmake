@@ -9,6 +9,9 @@ find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# cpp-httplib (as in llama.cpp's server): the coordinator's OpenAI-compatible HTTP API and the
+# Prometheus endpoints.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 find_program(ARBOR_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 # The project virtualenv (Debian's torch + PyPI tokenizers/safetensors) runs reference tests.

@@ -31,3 +31,22 @@ function(arbor_add_test)
   gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
       PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
 endfunction()
+
+# arbor_add_python_test(NAME <name> LABEL <label> SCRIPT <file.py> [TIMEOUT <seconds>]
+#                       [DEPENDS <targets...>])
+# Runs a Python unittest file with the project virtualenv's Python (real clients such as the
+# official `openai` package test the servers). The script finds the binaries through
+# ARBOR_BINARY_DIR and the sources through ARBOR_SOURCE_DIR; it exits 77 to skip.
+function(arbor_add_python_test)
+  cmake_parse_arguments(T "" "NAME;LABEL;SCRIPT;TIMEOUT" "DEPENDS" ${ARGN})
+  if(NOT T_LABEL IN_LIST ARBOR_TEST_LABELS)
+    message(FATAL_ERROR "arbor_add_python_test(${T_NAME}): LABEL must be one of ${ARBOR_TEST_LABELS}")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${ARBOR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/${T_SCRIPT} -v)
+  set_tests_properties(${T_NAME} PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
+      SKIP_RETURN_CODE 77
+      ENVIRONMENT "ARBOR_BINARY_DIR=${CMAKE_BINARY_DIR};ARBOR_SOURCE_DIR=${CMAKE_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+endfunction()

@@ -4,8 +4,9 @@
 # Debian packages (compilers, gRPC, abseil, test and benchmark libraries, PyTorch for the
 # reference tests) come from apt; Hugging Face's `tokenizers` and `safetensors` and llama.cpp's
 # `gguf` (the ground truth for checkpoint, GGUF and tokenizer behaviour) go into the project
-# virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` is
-# visible inside it. Its pip also fetches the default model on first use (model/model_store.h).
+# virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
+# `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
+# test the HTTP API and the metrics endpoints as real clients. Its pip also fetches the default model on first use (model/model_store.h).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
@@ -15,14 +16,14 @@ readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly VENV="${ROOT}/.venv"
 
 readonly APT_PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev
-  python3 python3-venv python3-torch
+  nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
+  python3 python3-venv python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
 )
-readonly PIP_PACKAGES=(tokenizers safetensors gguf)
+readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client)
 
 missing_apt() {
   local pkg
