@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -46,6 +47,7 @@
 #include "absl/types/span.h"
 #include "arbor/v1/generation.pb.h"
 #include "arbor/v1/worker.pb.h"
+#include "base/log_fields.h"
 #include "coordinator/branch_search.h"
 #include "coordinator/clock.h"
 #include "coordinator/run_builder.h"
@@ -257,6 +259,9 @@ class Job : public std::enable_shared_from_this<Job> {
   void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Finish(arbor::v1::FINISH_REASON_ERROR, status.ToString());
   }
+  // The fields of the job's log lines (base/log_fields.h): job_id, worker, `event`, then `more`.
+  base::LogFields LogFieldsFor(std::string_view event, base::LogFields more = {}) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Emits the token event of the committed node `id` and checks the stop strings; false when
   // the job finished on a stop string.
@@ -264,6 +269,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // Streams the committed node `id`'s text: appends what became streamable to `piece`; true when
   // a stop string matched (the caller emits its event, then finishes).
   bool PushText(NodeId id, std::string* piece) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The token's own text and its top_logprobs alternatives, for clients that asked for them.
+  void AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Emit(arbor::v1::GenerateEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -48,6 +48,12 @@ void Server::Shutdown(absl::Duration grace) {
 
 void Server::Wait() { server_->Wait(); }
 
+std::shared_ptr<grpc::Channel> Server::InProcessChannel() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);  // Whole trees of long jobs.
+  return server_->InProcessChannel(arguments);
+}
+
 std::string WithPort(const std::string& address, int port) {
   const size_t colon = address.rfind(':');
   const std::string host = colon == std::string::npos ? address : address.substr(0, colon);

@@ -38,6 +38,8 @@ class Server {
   void Shutdown(absl::Duration grace);
   // Blocks until Shutdown has completed.
   void Wait();
+  // A channel to this server's own services without a socket (the HTTP gateway's path in).
+  std::shared_ptr<grpc::Channel> InProcessChannel();
 
  private:
   Server(std::unique_ptr<grpc::Server> server, int port, std::string address);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "rpc/policy_file.h"
+#include "rpc/policy_presets.h"
 
 namespace arbor::eval {
 namespace {
@@ -23,51 +24,14 @@ const std::map<std::string, StrategyKind>& Kinds() {
   return *kinds;
 }
 
-// Only row 1 (ARGMAX) can match: every H < 64 bits and V < 4096 bits².
-PolicyConfig GreedyPolicy() {
-  PolicyConfig p;
-  p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
-  p.mutable_thresholds()->set_lelv_entropy(64);
-  p.mutable_thresholds()->set_lelv_varentropy(4096);
-  return p;
-}
-
-// Only row 5 (ADAPTIVE) can match, with its adjustments zeroed and one draw: a plain sample
-// from the base parameters.
-PolicyConfig SamplePolicy() {
-  PolicyConfig p;
-  p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
-  arbor::v1::Thresholds* t = p.mutable_thresholds();
-  t->set_lelv_entropy(0);
-  t->set_helv_entropy(64);
-  t->set_lehv_varentropy(4096);
-  t->set_hehv_varentropy(4096);
-  arbor::v1::Coefficients* c = p.mutable_coefficients();
-  for (auto set :
-       {&arbor::v1::Coefficients::set_ada_temp_logits, &arbor::v1::Coefficients::set_ada_temp_attn,
-        &arbor::v1::Coefficients::set_ada_temp_agree,
-        &arbor::v1::Coefficients::set_ada_top_p_attn_vent,
-        &arbor::v1::Coefficients::set_ada_top_k_is, &arbor::v1::Coefficients::set_ada_top_k_agree,
-        &arbor::v1::Coefficients::set_ada_min_p_logits}) {
-    (c->*set)(0.0f);
-  }
-  p.mutable_adaptive()->set_n_samples(1);
-  arbor::v1::SamplingParams* s = p.mutable_sampling();
-  s->set_temperature(0.7f);
-  s->set_top_p(1.0f);
-  s->set_top_k(100);
-  s->set_min_p(0.05f);
-  return p;
-}
-
 PolicyConfig BasePolicy(StrategyKind kind) {
   switch (kind) {
     case StrategyKind::kGreedy:
-      return GreedyPolicy();
+      return rpc::GreedyPolicy();
     case StrategyKind::kSample:
     case StrategyKind::kBestOfN:
     case StrategyKind::kSelfConsistency:
-      return SamplePolicy();
+      return rpc::PlainSamplingPolicy();
     case StrategyKind::kCanonical: {
       PolicyConfig p;
       p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);

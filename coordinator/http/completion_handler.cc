@@ -1,0 +1,184 @@
+#include "coordinator/http/completion_handler.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/http/choice_runner.h"
+#include "coordinator/http/committed_stream.h"
+#include "coordinator/http/openai_response.h"
+
+namespace arbor::coordinator::http {
+namespace {
+
+struct ChoiceState {
+  CommittedStream stream;
+  FinalPiece output;                // Everything final so far (the blocking answer).
+  std::vector<FinalPiece> pending;  // Final but not yet streamed.
+  bool started = false;             // Has had an event.
+  bool ended = false;               // Its call has ended.
+};
+
+// One request's choices in flight; shared with the SSE provider, which outlives the handler.
+struct Run {
+  OpenAiRequest request;
+  ResponseContext context;
+  std::vector<ChoiceState> choices;
+  int open = 0;  // Choices whose call has not ended.
+  absl::Status error;
+  std::unique_ptr<ChoiceRunner> runner;  // Last: destroyed first, while the rest still exists.
+};
+
+// A finished event that is not a success, as the request's error.
+absl::Status FinishedError(const std::string& job_id, const arbor::v1::FinishedEvent& finished) {
+  switch (finished.reason()) {
+    case arbor::v1::FINISH_REASON_ERROR:
+      return absl::UnavailableError(absl::StrCat("job ", job_id, " failed: ", finished.error()));
+    case arbor::v1::FINISH_REASON_CANCELLED:
+      return absl::AbortedError(absl::StrCat("job ", job_id, " was cancelled"));
+    default:
+      return absl::OkStatus();
+  }
+}
+
+// Takes the next item of the merged stream into its choice. Returns the choice's index; the
+// first error of the request is kept in run.error and cancels the other choices.
+int Advance(Run& run) {
+  ChoiceRunner::Item item = run.runner->Next();
+  ChoiceState& choice = run.choices[item.index];
+  absl::Status status = item.status;
+  if (!item.event) {
+    choice.ended = true;
+    --run.open;
+    if (status.ok() && !choice.stream.finished()) {
+      status = absl::InternalError("a job's stream ended without its finished event");
+    }
+  } else {
+    choice.started = true;
+    absl::StatusOr<FinalPiece> piece = choice.stream.Push(*item.event);
+    if (!piece.ok()) {
+      status = piece.status();
+    } else if (!piece->empty() || item.event->has_finished()) {
+      choice.output.text += piece->text;
+      choice.output.tokens.insert(choice.output.tokens.end(), piece->tokens.begin(),
+                                  piece->tokens.end());
+      choice.pending.push_back(*std::move(piece));
+    }
+    if (status.ok() && item.event->has_finished()) {
+      status = FinishedError(choice.stream.job_id(), item.event->finished());
+    }
+  }
+  if (!status.ok() && run.error.ok()) {
+    run.error = status;
+    run.runner->CancelAll();
+  }
+  return item.index;
+}
+
+void SetContext(Run& run, const std::string& model_id) {
+  const bool chat = run.request.endpoint == Endpoint::kChatCompletions;
+  run.context.request = &run.request;
+  run.context.id = absl::StrCat(chat ? "chatcmpl-" : "cmpl-", run.choices[0].stream.job_id());
+  run.context.created = absl::ToUnixSeconds(absl::Now());
+  run.context.model = model_id;
+}
+
+void AnswerWhole(Run& run, httplib::Response& response) {
+  while (run.open > 0) Advance(run);
+  if (!run.error.ok()) return SetError(run.error, response);
+  std::vector<ChoiceResult> results;
+  for (ChoiceState& choice : run.choices) {
+    results.push_back(
+        {choice.stream.job_id(), std::move(choice.output), *choice.stream.finished()});
+  }
+  response.set_content(CompletionJson(run.context, results), "application/json");
+}
+
+// Streams run's choices; false when the client has gone (the runner then cancels the jobs).
+bool StreamEvents(Run& run, httplib::DataSink& sink) {
+  auto send = [&sink](const std::string& data) {
+    const std::string frame = absl::StrCat("data: ", data, "\n\n");
+    return sink.write(frame.data(), frame.size());
+  };
+  std::vector<size_t> offsets(run.choices.size(), 0);
+  std::vector<bool> opened(run.choices.size(), false);
+  // Sends what choice i has pending; its first chunk carries the chat role even when empty.
+  auto flush = [&](size_t i) {
+    ChoiceState& choice = run.choices[i];
+    const bool chat = run.request.endpoint == Endpoint::kChatCompletions;
+    if (chat && !opened[i] && choice.pending.empty()) choice.pending.emplace_back();
+    for (size_t p = 0; p < choice.pending.size(); ++p) {
+      const bool last = p + 1 == choice.pending.size() && choice.stream.finished().has_value();
+      const arbor::v1::FinishedEvent* finished = last ? &*choice.stream.finished() : nullptr;
+      if (!send(ChunkJson(run.context, static_cast<int>(i), choice.stream.job_id(),
+                          choice.pending[p], finished, !opened[i], &offsets[i]))) {
+        return false;
+      }
+      opened[i] = true;
+    }
+    choice.pending.clear();
+    return true;
+  };
+  for (size_t i = 0; i < run.choices.size(); ++i) {
+    if (!flush(i)) return false;
+  }
+  while (run.open > 0 && run.error.ok()) {
+    const int i = Advance(run);
+    if (run.error.ok() && !flush(i)) return false;
+  }
+  if (!run.error.ok()) return send(ErrorJson(run.error));
+  if (run.request.include_usage) {
+    std::vector<arbor::v1::Usage> usages;
+    for (const ChoiceState& choice : run.choices)
+      usages.push_back(choice.stream.finished()->usage());
+    if (!send(UsageChunkJson(run.context, usages))) return false;
+  }
+  return send("[DONE]");
+}
+
+}  // namespace
+
+void SetError(const absl::Status& status, httplib::Response& response) {
+  response.status = HttpStatus(status.code());
+  if (status.code() == absl::StatusCode::kResourceExhausted) {
+    response.set_header("Retry-After", "1");
+  }
+  response.set_content(ErrorJson(status), "application/json");
+}
+
+void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest request,
+                      const std::string& model_id, httplib::Response& response) {
+  auto run = std::make_shared<Run>();
+  run->request = std::move(request);
+  run->choices.resize(run->request.choices.size());
+  run->open = static_cast<int>(run->choices.size());
+  run->runner = std::make_unique<ChoiceRunner>(stub, run->request.choices);
+  if (!run->request.stream) {
+    // Blocking: the response waits for every choice anyway.
+    while (run->open > 0 && !run->choices[0].started && run->error.ok()) Advance(*run);
+    SetContext(*run, model_id);
+    return AnswerWhole(*run, response);
+  }
+  auto waiting = [&run] {
+    for (const ChoiceState& c : run->choices) {
+      if (!c.started && !c.ended) return true;
+    }
+    return false;
+  };
+  while (run->error.ok() && waiting()) Advance(*run);
+  // Nothing was sent yet: a plain HTTP error (the runner cancels the other choices).
+  if (!run->error.ok()) return SetError(run->error, response);
+  SetContext(*run, model_id);
+  response.set_header("Cache-Control", "no-cache");
+  response.set_header("X-Accel-Buffering", "no");  // Proxies must not buffer the events.
+  response.set_chunked_content_provider("text/event-stream",
+                                        [run](size_t, httplib::DataSink& sink) {
+                                          if (!StreamEvents(*run, sink)) return false;
+                                          sink.done();
+                                          return true;
+                                        });
+}
+
+}  // namespace arbor::coordinator::http

@@ -1,0 +1,28 @@
+// Answers one OpenAI completion or chat-completion request: runs its choices as jobs and writes
+// the response, whole or as server-sent events.
+//
+// Streaming starts only once every choice has its first event, so a request the coordinator
+// refuses (a bad field, overload) still gets a plain HTTP error with the right status rather
+// than a 200 stream carrying an error. Once streaming, a failed choice sends OpenAI's error
+// event and ends the stream; a client that goes away cancels every job of the request.
+#ifndef ARBOR_COORDINATOR_HTTP_COMPLETION_HANDLER_H_
+#define ARBOR_COORDINATOR_HTTP_COMPLETION_HANDLER_H_
+
+#include <string>
+
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/http/openai_request.h"
+#include "httplib.h"
+
+namespace arbor::coordinator::http {
+
+// `response` is an error object with its status, a JSON body, or a chunked SSE provider.
+void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest request,
+                      const std::string& model_id, httplib::Response& response);
+
+// Writes OpenAI's error object for `status` with the matching HTTP status (429 adds Retry-After).
+void SetError(const absl::Status& status, httplib::Response& response);
+
+}  // namespace arbor::coordinator::http
+
+#endif  // ARBOR_COORDINATOR_HTTP_COMPLETION_HANDLER_H_

@@ -1,0 +1,193 @@
+#include "coordinator/http/http_gateway.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/http/completion_handler.h"
+#include "coordinator/http/openai_request.h"
+#include "coordinator/http/openai_response.h"
+#include "coordinator/tree_json.h"
+#include "nlohmann/json.hpp"
+#include "rpc/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace arbor::coordinator::http {
+namespace {
+
+using json = nlohmann::json;
+
+// A unary call to the coordinator's own services with a bound on how long it may take.
+std::unique_ptr<grpc::ClientContext> UnaryContext() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return context;
+}
+
+void SetJson(const json& body, httplib::Response& response) {
+  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+                       "application/json");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
+  auto gateway = std::unique_ptr<HttpGateway>(new HttpGateway(options));
+  const size_t colon = options.listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(options.listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_listen: '", options.listen, "' is not host:port"));
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  httplib::Server& server = gateway->server_;
+  gateway->port_ = port == 0 ? server.bind_to_any_port(host) : port;
+  if (gateway->port_ <= 0 || (port != 0 && !server.bind_to_port(host, port))) {
+    return absl::UnavailableError(absl::StrCat("--http_listen: cannot bind ", options.listen));
+  }
+  return gateway;
+}
+
+HttpGateway::HttpGateway(HttpGatewayOptions options)
+    : options_(std::move(options)), started_unix_s_(absl::ToUnixSeconds(absl::Now())) {
+  const int threads = options_.threads;
+  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_.set_payload_max_length(options_.max_body_bytes);
+  // Errors httplib itself produces (unknown route, body too large) get OpenAI's error shape too.
+  server_.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (!response.body.empty()) return;
+    const absl::StatusCode code = response.status == 404   ? absl::StatusCode::kNotFound
+                                  : response.status == 413 ? absl::StatusCode::kInvalidArgument
+                                                           : absl::StatusCode::kUnknown;
+    const std::string message =
+        response.status == 413
+            ? "body: larger than the server's limit (--http_max_body_bytes)"
+            : absl::StrCat(request.method, " ", request.path, ": HTTP ", response.status);
+    response.set_content(ErrorJson(absl::Status(code, message)), "application/json");
+  });
+  server_.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
+        SetError(absl::InternalError("the request failed inside the server"), response);
+      });
+  AddRoutes();
+}
+
+HttpGateway::~HttpGateway() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpGateway::AddRoutes() {
+  server_.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) {
+    Completions(q, r, /*chat=*/false);
+  });
+  server_.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
+    Completions(q, r, /*chat=*/true);
+  });
+  server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
+  server_.Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
+  server_.Get(R"(/v1/jobs/([^/]+))",
+              [this](const httplib::Request& q, httplib::Response& r) { Job(q.matches[1], r); });
+  server_.Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
+    Tree(q, q.matches[1], r);
+  });
+}
+
+void HttpGateway::Start(std::shared_ptr<grpc::Channel> channel) {
+  generation_ = arbor::v1::Generation::NewStub(channel);
+  cluster_ = arbor::v1::Cluster::NewStub(channel);
+  thread_ = std::thread([this] {
+    if (!server_.listen_after_bind()) spdlog::error("HTTP server on port {} stopped", port_);
+  });
+  spdlog::info("HTTP (OpenAI-compatible API) on port {}", port_);
+}
+
+void HttpGateway::Stop() { server_.stop(); }
+
+void HttpGateway::Completions(const httplib::Request& request, httplib::Response& response,
+                              bool chat) {
+  absl::StatusOr<OpenAiRequest> parsed =
+      ParseOpenAiRequest(request.body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
+  if (!parsed.ok()) return SetError(parsed.status(), response);
+  if (!parsed->model.empty() && parsed->model != options_.model_id) {
+    return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,
+                                                     "' is not served here; this server serves '",
+                                                     options_.model_id, "' (GET /v1/models)")),
+                    response);
+  }
+  AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, response);
+}
+
+void HttpGateway::Models(httplib::Response& response) {
+  SetJson({{"object", "list"},
+           {"data", json::array({{{"id", options_.model_id},
+                                  {"object", "model"},
+                                  {"created", started_unix_s_},
+                                  {"owned_by", "arbor"}}})}},
+          response);
+}
+
+// Ready when at least one worker can take a job: what a load balancer needs to know.
+void HttpGateway::Health(httplib::Response& response) {
+  arbor::v1::ListWorkersResponse workers;
+  const grpc::Status status =
+      cluster_->ListWorkers(UnaryContext().get(), arbor::v1::ListWorkersRequest(), &workers);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  int ready = 0;
+  for (const arbor::v1::WorkerStatus& w : workers.workers()) {
+    ready += w.state() == arbor::v1::WORKER_STATE_READY;
+  }
+  if (ready == 0) {
+    return SetError(absl::UnavailableError("no worker is ready (arbor workers lists them)"),
+                    response);
+  }
+  SetJson({{"status", "ok"}, {"workers_ready", ready}, {"workers", workers.workers_size()}},
+          response);
+}
+
+void HttpGateway::Job(const std::string& id, httplib::Response& response) {
+  arbor::v1::JobRef ref;
+  ref.set_job_id(id);
+  arbor::v1::Job job;
+  const grpc::Status status = generation_->GetJob(UnaryContext().get(), ref, &job);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string body;
+  if (!google::protobuf::util::MessageToJsonString(job, &body, options).ok()) {
+    return SetError(absl::InternalError("cannot print the job as JSON"), response);
+  }
+  response.set_content(body, "application/json");
+}
+
+// Query: root (node id), max_depth, top_logprobs (true/1), as GetTreeRequest has them.
+void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
+                       httplib::Response& response) {
+  arbor::v1::GetTreeRequest tree_request;
+  tree_request.set_job_id(id);
+  for (const char* key : {"root", "max_depth"}) {
+    if (!request.has_param(key)) continue;
+    int value = 0;
+    if (!absl::SimpleAtoi(request.get_param_value(key), &value)) {
+      return SetError(absl::InvalidArgumentError(absl::StrCat(key, ": must be an integer")),
+                      response);
+    }
+    std::string(key) == "root" ? tree_request.set_root(value) : tree_request.set_max_depth(value);
+  }
+  const std::string top = request.get_param_value("top_logprobs");
+  tree_request.set_include_top_logprobs(top == "true" || top == "1");
+  arbor::v1::Tree tree;
+  const grpc::Status status = generation_->GetTree(UnaryContext().get(), tree_request, &tree);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  response.set_content(TreeToJson(tree, /*indent=*/-1), "application/json");
+}
+
+}  // namespace arbor::coordinator::http

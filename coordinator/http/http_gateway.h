@@ -1,0 +1,71 @@
+// The coordinator's HTTP face: an OpenAI-compatible API (completions and chat completions,
+// blocking and streamed as server-sent events), the model list, a readiness probe, and jobs and
+// their trees as JSON, for the tools users already have (OpenAI clients, curl, browsers).
+//
+// Every request goes through the coordinator's own gRPC services on an in-process channel, so
+// HTTP and gRPC clients get the same validation, admission control and jobs; the gateway only
+// translates. Routes (docs/HTTP.md):
+//   POST /v1/completions, POST /v1/chat/completions
+//   GET  /v1/models, GET /health, GET /v1/jobs/{id}, GET /v1/jobs/{id}/tree
+// Other routes (e.g. /metrics) can be added to server() before Start.
+#ifndef ARBOR_COORDINATOR_HTTP_HTTP_GATEWAY_H_
+#define ARBOR_COORDINATOR_HTTP_HTTP_GATEWAY_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "arbor/v1/cluster.grpc.pb.h"
+#include "arbor/v1/generation.grpc.pb.h"
+#include "httplib.h"
+
+namespace arbor::coordinator::http {
+
+struct HttpGatewayOptions {
+  std::string listen;                // "host:port"; port 0 picks a free port.
+  std::string model_id;              // The id /v1/models lists and requests may name.
+  size_t max_body_bytes = 8u << 20;  // Larger bodies get 413.
+  int threads = 64;                  // Connections served at once (a stream holds one).
+};
+
+class HttpGateway {
+ public:
+  // Binds now, so a bad or busy address fails at start-up; serves after Start.
+  static absl::StatusOr<std::unique_ptr<HttpGateway>> Bind(const HttpGatewayOptions& options);
+  ~HttpGateway();
+  HttpGateway(const HttpGateway&) = delete;
+  HttpGateway& operator=(const HttpGateway&) = delete;
+
+  int port() const { return port_; }
+  httplib::Server& server() { return server_; }
+
+  // Serves on a thread of its own, calling the coordinator through `channel`.
+  void Start(std::shared_ptr<grpc::Channel> channel);
+  // Stops accepting connections; streams in flight end with their jobs.
+  void Stop();
+
+ private:
+  explicit HttpGateway(HttpGatewayOptions options);
+  void AddRoutes();
+  void Completions(const httplib::Request& request, httplib::Response& response, bool chat);
+  void Models(httplib::Response& response);
+  void Health(httplib::Response& response);
+  void Job(const std::string& id, httplib::Response& response);
+  void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
+
+  const HttpGatewayOptions options_;
+  const int64_t started_unix_s_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::unique_ptr<arbor::v1::Generation::Stub> generation_;
+  std::unique_ptr<arbor::v1::Cluster::Stub> cluster_;
+  std::thread thread_;
+};
+
+}  // namespace arbor::coordinator::http
+
+#endif  // ARBOR_COORDINATOR_HTTP_HTTP_GATEWAY_H_

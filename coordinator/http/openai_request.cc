@@ -1,0 +1,408 @@
+#include "coordinator/http/openai_request.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "rpc/policy_presets.h"
+
+namespace arbor::coordinator::http {
+namespace {
+
+using json = nlohmann::json;
+
+absl::Status FieldError(absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
+}
+
+// One JSON object's fields, read by name and type; remembers what was read so that anything
+// left over can be reported as unrecognized.
+class Fields {
+ public:
+  Fields(const json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {}
+
+  std::string Name(absl::string_view key) const { return absl::StrCat(prefix_, key); }
+
+  // Null and absent are the same (clients write `"stop": null`).
+  const json* Get(absl::string_view key) {
+    read_.insert(std::string(key));
+    const auto it = object_.find(std::string(key));
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key, int64_t lo, int64_t hi) {
+    const json* v = Get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_integer()) return FieldError(Name(key), "must be an integer");
+    const int64_t x = v->is_number_unsigned() && v->get<uint64_t>() > INT64_MAX
+                          ? std::numeric_limits<int64_t>::max()
+                          : v->get<int64_t>();
+    if (x < lo || x > hi) {
+      return FieldError(Name(key), absl::StrCat("must be in [", lo, ", ", hi, "], got ", x));
+    }
+    return x;
+  }
+
+  absl::StatusOr<std::optional<double>> Number(absl::string_view key, double lo, double hi) {
+    const json* v = Get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) return FieldError(Name(key), "must be a number");
+    const double x = v->get<double>();
+    if (!(x >= lo && x <= hi)) {
+      return FieldError(Name(key), absl::StrCat("must be in [", lo, ", ", hi, "], got ", x));
+    }
+    return x;
+  }
+
+  absl::StatusOr<std::optional<bool>> Bool(absl::string_view key) {
+    const json* v = Get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) return FieldError(Name(key), "must be true or false");
+    return v->get<bool>();
+  }
+
+  absl::StatusOr<std::optional<std::string>> String(absl::string_view key) {
+    const json* v = Get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) return FieldError(Name(key), "must be a string");
+    return v->get<std::string>();
+  }
+
+  absl::StatusOr<const json*> Object(absl::string_view key) {
+    const json* v = Get(key);
+    if (v != nullptr && !v->is_object()) return FieldError(Name(key), "must be an object");
+    return v;
+  }
+
+  absl::Status NothingElse() const {
+    for (const auto& [key, value] : object_.items()) {
+      if (!read_.contains(key)) {
+        return FieldError(Name(key), "unrecognized request argument (see docs/HTTP.md)");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const json& object_;
+  const std::string prefix_;
+  std::set<std::string, std::less<>> read_;
+};
+
+// OpenAI parameters Arbor does not implement: accepted only at their neutral values.
+absl::Status NeutralOnly(Fields& f) {
+  for (const char* key : {"frequency_penalty", "presence_penalty"}) {
+    ASSIGN_OR_RETURN(std::optional<double> v, f.Number(key, -2, 2));
+    if (v && *v != 0) return FieldError(key, "not supported; only 0");
+  }
+  if (const json* v = f.Get("logit_bias"); v != nullptr && !(v->is_object() && v->empty())) {
+    return FieldError("logit_bias", "not supported; only {}");
+  }
+  // Accepted and unused: they only label the request on OpenAI's side.
+  RETURN_IF_ERROR(f.String("user").status());
+  RETURN_IF_ERROR(f.Bool("store").status());
+  RETURN_IF_ERROR(f.Object("metadata").status());
+  if (const json* v = f.Get("tools"); v != nullptr && !(v->is_array() && v->empty())) {
+    return FieldError("tools", "not supported");
+  }
+  if (const json* v = f.Get("tool_choice"); v != nullptr && *v != "none" && *v != "auto") {
+    return FieldError("tool_choice", "not supported; only \"none\" or \"auto\" without tools");
+  }
+  RETURN_IF_ERROR(f.Bool("parallel_tool_calls").status());
+  if (const json* v = f.Get("response_format");
+      v != nullptr && !(v->is_object() && v->value("type", "") == "text" && v->size() == 1)) {
+    return FieldError("response_format", "not supported; only {\"type\": \"text\"}");
+  }
+  ASSIGN_OR_RETURN(std::optional<bool> echo, f.Bool("echo"));
+  if (echo.value_or(false)) return FieldError("echo", "not supported; only false");
+  ASSIGN_OR_RETURN(std::optional<std::string> suffix, f.String("suffix"));
+  if (!suffix.value_or("").empty()) return FieldError("suffix", "not supported");
+  return f.Int("best_of", 1, 1).status();
+}
+
+absl::StatusOr<std::vector<int32_t>> TokenIds(const json& array, const std::string& field) {
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < array.size(); ++i) {
+    if (!array[i].is_number_integer() || array[i].get<int64_t>() < 0 ||
+        array[i].get<int64_t>() > INT32_MAX) {
+      return FieldError(absl::StrCat(field, "[", i, "]"), "must be a token id (integer >= 0)");
+    }
+    ids.push_back(array[i].get<int32_t>());
+  }
+  return ids;
+}
+
+// `prompt`: a string, an array of strings, an array of token ids, or an array of those arrays.
+absl::StatusOr<std::vector<arbor::v1::GenerateRequest>> CompletionPrompts(Fields& f) {
+  const json* prompt = f.Get("prompt");
+  if (prompt == nullptr) return FieldError("prompt", "required");
+  std::vector<arbor::v1::GenerateRequest> out;
+  auto add_text = [&](const std::string& text) { out.emplace_back().set_text(text); };
+  if (prompt->is_string()) {
+    add_text(prompt->get<std::string>());
+    return out;
+  }
+  const std::string problem =
+      "must be a string, an array of strings, an array of token ids, or an array of such arrays";
+  if (!prompt->is_array() || prompt->empty()) return FieldError("prompt", problem);
+  if ((*prompt)[0].is_number_integer()) {
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids, TokenIds(*prompt, "prompt"));
+    *out.emplace_back().mutable_tokens()->mutable_token_ids() = {ids.begin(), ids.end()};
+    return out;
+  }
+  for (size_t i = 0; i < prompt->size(); ++i) {
+    const json& p = (*prompt)[i];
+    const std::string field = absl::StrCat("prompt[", i, "]");
+    if (p.is_string()) {
+      add_text(p.get<std::string>());
+    } else if (p.is_array() && !p.empty()) {
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, TokenIds(p, field));
+      *out.emplace_back().mutable_tokens()->mutable_token_ids() = {ids.begin(), ids.end()};
+    } else {
+      return FieldError(field, "must be a string or a non-empty array of token ids");
+    }
+  }
+  return out;
+}
+
+// `content`: a string, or an array of {"type": "text", "text": ...} parts (concatenated).
+absl::StatusOr<std::string> MessageContent(const json& content, const std::string& field) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return FieldError(field, "must be a string or an array of text parts");
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
+      return FieldError(absl::StrCat(field, "[", i, "]"),
+                        "only {\"type\": \"text\", \"text\": string} parts are supported");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+absl::StatusOr<arbor::v1::GenerateRequest> ChatPrompt(Fields& f) {
+  const json* messages = f.Get("messages");
+  if (messages == nullptr || !messages->is_array() || messages->empty()) {
+    return FieldError("messages", "required: a non-empty array of {role, content}");
+  }
+  arbor::v1::GenerateRequest request;
+  arbor::v1::ChatPrompt& chat = *request.mutable_chat();
+  chat.set_add_generation_prompt(true);
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const std::string field = absl::StrCat("messages[", i, "]");
+    if (!(*messages)[i].is_object()) return FieldError(field, "must be an object");
+    Fields m((*messages)[i], field + ".");
+    ASSIGN_OR_RETURN(std::optional<std::string> role, m.String("role"));
+    if (!role) return FieldError(m.Name("role"), "required");
+    if (*role == "developer") role = "system";  // OpenAI's newer name for the system role.
+    if (*role != "system" && *role != "user" && *role != "assistant" && *role != "tool") {
+      return FieldError(m.Name("role"), "must be system, developer, user, assistant or tool");
+    }
+    const json* content = m.Get("content");
+    if (content == nullptr) return FieldError(m.Name("content"), "required");
+    ASSIGN_OR_RETURN(std::string text, MessageContent(*content, m.Name("content")));
+    RETURN_IF_ERROR(m.String("name").status());  // Participant names do not reach the template.
+    RETURN_IF_ERROR(m.String("tool_call_id").status());
+    RETURN_IF_ERROR(m.NothingElse());
+    arbor::v1::ChatMessage& message = *chat.add_messages();
+    message.set_role(*role);
+    message.set_content(std::move(text));
+  }
+  return request;
+}
+
+absl::StatusOr<std::vector<std::string>> StopStrings(Fields& f) {
+  const json* stop = f.Get("stop");
+  if (stop == nullptr) return std::vector<std::string>{};
+  if (stop->is_string()) return std::vector<std::string>{stop->get<std::string>()};
+  if (!stop->is_array()) return FieldError("stop", "must be a string or an array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < stop->size(); ++i) {
+    if (!(*stop)[i].is_string()) {
+      return FieldError(absl::StrCat("stop[", i, "]"), "must be a string");
+    }
+    out.push_back((*stop)[i].get<std::string>());
+  }
+  return out;
+}
+
+// What every choice shares: limits, sampling, stops, Arbor's options.
+struct Shared {
+  int32_t max_tokens = 0;
+  std::optional<int64_t> seed;
+  arbor::v1::PolicyConfig policy;
+  std::vector<std::string> stop;
+  std::string client_tag = "openai";
+  int64_t deadline_ms = 0;
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;
+};
+
+absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
+  ASSIGN_OR_RETURN(const json* arbor, f.Object("arbor"));
+  if (arbor == nullptr) return absl::OkStatus();
+  Fields a(*arbor, "arbor.");
+  if (const json* policy = a.Get("policy"); policy != nullptr) {
+    google::protobuf::util::JsonParseOptions options;  // Unknown fields are errors.
+    const auto parsed =
+        google::protobuf::util::JsonStringToMessage(policy->dump(), &shared.policy, options);
+    if (!parsed.ok()) {
+      return FieldError("arbor.policy", absl::StrCat("not an arbor.v1.PolicyConfig: ",
+                                                     std::string(parsed.message())));
+    }
+  }
+  ASSIGN_OR_RETURN(std::optional<bool> strategies, a.Bool("token_strategies"));
+  out.token_strategies = strategies.value_or(false);
+  ASSIGN_OR_RETURN(std::optional<std::string> tag, a.String("client_tag"));
+  if (tag) shared.client_tag = *tag;
+  ASSIGN_OR_RETURN(std::optional<int64_t> deadline, a.Int("deadline_ms", 0, INT32_MAX));
+  shared.deadline_ms = deadline.value_or(0);
+  ASSIGN_OR_RETURN(std::optional<bool> ignore_eos, a.Bool("ignore_eos"));
+  shared.ignore_eos = ignore_eos.value_or(false);
+  if (const json* ids = a.Get("stop_token_ids"); ids != nullptr) {
+    if (!ids->is_array()) return FieldError("arbor.stop_token_ids", "must be an array");
+    ASSIGN_OR_RETURN(shared.stop_token_ids, TokenIds(*ids, "arbor.stop_token_ids"));
+  }
+  return a.NothingElse();
+}
+
+// temperature 0 is greedy decoding; otherwise temperature and top_p are the base parameters.
+absl::Status ReadSampling(Fields& f, Shared& shared, bool arbor_policy) {
+  ASSIGN_OR_RETURN(std::optional<double> temperature, f.Number("temperature", 0, 2));
+  ASSIGN_OR_RETURN(std::optional<double> top_p, f.Number("top_p", 0, 1));
+  if (temperature && *temperature == 0) {
+    if (arbor_policy) {
+      return FieldError("arbor.policy", "cannot be combined with temperature 0 (greedy decoding)");
+    }
+    shared.policy = rpc::GreedyPolicy();
+    return absl::OkStatus();
+  }
+  arbor::v1::SamplingParams& sampling = *shared.policy.mutable_sampling();
+  if (temperature) {
+    if (sampling.has_temperature()) {
+      return FieldError("temperature", "also given as arbor.policy.sampling.temperature");
+    }
+    sampling.set_temperature(static_cast<float>(*temperature));
+  }
+  if (top_p) {
+    if (*top_p == 0) return FieldError("top_p", "must be in (0, 1]");
+    if (sampling.has_top_p()) return FieldError("top_p", "also given as arbor.policy.sampling");
+    sampling.set_top_p(static_cast<float>(*top_p));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadLogprobs(Fields& f, Endpoint endpoint, OpenAiRequest& out) {
+  if (endpoint == Endpoint::kCompletions) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> logprobs, f.Int("logprobs", 0, kMaxTopLogprobs));
+    out.logprobs = logprobs ? static_cast<int>(*logprobs) : -1;
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::optional<bool> logprobs, f.Bool("logprobs"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> top, f.Int("top_logprobs", 0, kMaxTopLogprobs));
+  if (top && !logprobs.value_or(false)) {
+    return FieldError("top_logprobs", "requires logprobs: true");
+  }
+  out.logprobs = logprobs.value_or(false) ? static_cast<int>(top.value_or(0)) : -1;
+  return absl::OkStatus();
+}
+
+absl::Status ReadLimits(Fields& f, Endpoint endpoint, Shared& shared, OpenAiRequest& out) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> max_tokens, f.Int("max_tokens", 1, INT32_MAX));
+  if (endpoint == Endpoint::kChatCompletions) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> max_completion,
+                     f.Int("max_completion_tokens", 1, INT32_MAX));
+    if (max_tokens && max_completion && *max_tokens != *max_completion) {
+      return FieldError("max_completion_tokens", "differs from max_tokens; give one");
+    }
+    if (max_completion) max_tokens = max_completion;
+  } else if (!max_tokens) {
+    max_tokens = 16;  // OpenAI's documented default for completions.
+  }
+  shared.max_tokens = static_cast<int32_t>(max_tokens.value_or(0));  // 0: server default.
+  ASSIGN_OR_RETURN(std::optional<int64_t> n, f.Int("n", 1, kMaxChoices));
+  out.n = static_cast<int>(n.value_or(1));
+  ASSIGN_OR_RETURN(shared.seed, f.Int("seed", INT64_MIN, INT64_MAX));
+  ASSIGN_OR_RETURN(shared.stop, StopStrings(f));
+  ASSIGN_OR_RETURN(std::optional<bool> stream, f.Bool("stream"));
+  out.stream = stream.value_or(false);
+  ASSIGN_OR_RETURN(const json* stream_options, f.Object("stream_options"));
+  if (stream_options != nullptr) {
+    Fields s(*stream_options, "stream_options.");
+    ASSIGN_OR_RETURN(std::optional<bool> usage, s.Bool("include_usage"));
+    out.include_usage = usage.value_or(false);
+    RETURN_IF_ERROR(s.NothingElse());
+  }
+  return absl::OkStatus();
+}
+
+// Choice j of a prompt: seed s + j (0 is the API's "pick one", so it becomes 2^64 - 1).
+uint64_t ChoiceSeed(int64_t seed, int j) {
+  const uint64_t s = static_cast<uint64_t>(seed) + static_cast<uint64_t>(j);
+  return s == 0 ? std::numeric_limits<uint64_t>::max() : s;
+}
+
+void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateRequest& r) {
+  r.set_max_tokens(shared.max_tokens);
+  *r.mutable_policy() = shared.policy;
+  for (const std::string& s : shared.stop) r.mutable_stop()->add_stop_strings(s);
+  for (int32_t id : shared.stop_token_ids) r.mutable_stop()->add_stop_token_ids(id);
+  r.mutable_stop()->set_ignore_eos(shared.ignore_eos);
+  // The token's own text comes with its alternatives, so logprobs: 0 still asks for one.
+  r.set_top_logprobs(out.logprobs < 0 ? 0 : std::max(1, out.logprobs));
+  r.set_deadline_ms(shared.deadline_ms);
+  r.set_client_tag(shared.client_tag);
+}
+
+}  // namespace
+
+absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
+  json parsed;
+  try {
+    parsed = json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
+  }
+  if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
+  OpenAiRequest out;
+  out.endpoint = endpoint;
+  Fields f(parsed, "");
+  ASSIGN_OR_RETURN(std::optional<std::string> model, f.String("model"));
+  out.model = model.value_or("");
+  Shared shared;
+  RETURN_IF_ERROR(ReadArbor(f, shared, out));
+  RETURN_IF_ERROR(ReadSampling(f, shared, shared.policy.ByteSizeLong() > 0));
+  RETURN_IF_ERROR(ReadLogprobs(f, endpoint, out));
+  RETURN_IF_ERROR(ReadLimits(f, endpoint, shared, out));
+  RETURN_IF_ERROR(NeutralOnly(f));
+  std::vector<arbor::v1::GenerateRequest> prompts;
+  if (endpoint == Endpoint::kCompletions) {
+    ASSIGN_OR_RETURN(prompts, CompletionPrompts(f));
+  } else {
+    ASSIGN_OR_RETURN(prompts.emplace_back(), ChatPrompt(f));
+  }
+  RETURN_IF_ERROR(f.NothingElse());
+  if (prompts.size() * out.n > static_cast<size_t>(kMaxChoices)) {
+    return FieldError("n", absl::StrCat(prompts.size(), " prompts × n ", out.n, " exceeds ",
+                                        kMaxChoices, " choices per request"));
+  }
+  for (arbor::v1::GenerateRequest& prompt : prompts) {
+    for (int j = 0; j < out.n; ++j) {
+      arbor::v1::GenerateRequest& choice = out.choices.emplace_back(prompt);
+      Fill(shared, out, choice);
+      if (shared.seed) choice.set_seed(ChoiceSeed(*shared.seed, j));
+    }
+  }
+  return out;
+}
+
+}  // namespace arbor::coordinator::http

@@ -1,0 +1,50 @@
+// The bodies of POST /v1/completions and /v1/chat/completions, as OpenAI documents them, parsed
+// and checked field by field into the GenerateRequests their choices run as.
+//
+// Strict where silence would mislead: an unknown field, a wrong type or an OpenAI parameter Arbor
+// does not implement with a non-neutral value (frequency_penalty 0.5, echo true, ...) is an
+// error naming the field, never ignored. Neutral values that common clients always send
+// (frequency_penalty 0, logit_bias {}, user, ...) are accepted.
+//
+// Mapping. `temperature` and `top_p` set the policy's base sampling parameters (entropix adapts
+// around them); temperature 0 is greedy decoding (rpc::GreedyPolicy). `seed` s gives choice i
+// the seed s + i. Arbor's own knobs travel in `arbor`: `policy` (a PolicyConfig in JSON, the
+// format of --policy_file), `token_strategies` (report the strategy of every token),
+// `client_tag`, `deadline_ms`, `ignore_eos`, `stop_token_ids`.
+#ifndef ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
+#define ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "arbor/v1/generation.pb.h"
+
+namespace arbor::coordinator::http {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+// The most alternatives per token a client may ask for (OpenAI's own limit for chat).
+inline constexpr int kMaxTopLogprobs = 20;
+// Choices per request (OpenAI allows 128; each is a job holding KV, so fewer here).
+inline constexpr int kMaxChoices = 16;
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::string model;  // As given; empty when absent.
+  int n = 1;          // Choices per prompt.
+  bool stream = false;
+  bool include_usage = false;     // stream_options.include_usage.
+  int logprobs = -1;              // Alternatives per token to report; -1: no logprobs at all.
+  bool token_strategies = false;  // arbor.token_strategies.
+  // One request per choice, in response order: prompt-major (prompt p, choice j at p·n + j).
+  std::vector<arbor::v1::GenerateRequest> choices;
+};
+
+// INVALID_ARGUMENT with a message that starts with the offending field ("messages[1].role: ...").
+absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint);
+
+}  // namespace arbor::coordinator::http
+
+#endif  // ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_

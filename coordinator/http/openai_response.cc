@@ -1,0 +1,264 @@
+#include "coordinator/http/openai_response.h"
+
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace arbor::coordinator::http {
+namespace {
+
+using json = nlohmann::json;
+
+bool IsChat(const ResponseContext& c) { return c.request->endpoint == Endpoint::kChatCompletions; }
+
+// "STRATEGY_HOT_SAMPLE" → "hot_sample", the names of StrategyCounts' fields.
+std::string StrategyName(arbor::v1::Strategy strategy) {
+  std::string name = arbor::v1::Strategy_Name(strategy);
+  if (absl::StartsWith(name, "STRATEGY_")) name = name.substr(9);
+  return absl::AsciiStrToLower(name);
+}
+
+std::string FinishReason(arbor::v1::FinishReason reason) {
+  switch (reason) {
+    case arbor::v1::FINISH_REASON_MAX_TOKENS:
+    case arbor::v1::FINISH_REASON_CONTEXT:
+    case arbor::v1::FINISH_REASON_DEADLINE:
+      return "length";
+    default:
+      return "stop";
+  }
+}
+
+json Bytes(const std::string& text) {
+  json bytes = json::array();
+  for (unsigned char c : text) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+// Chat's shape: {"content": [{token, logprob, bytes, top_logprobs: [...]}, ...]}.
+json ChatLogprobs(const std::vector<FinalToken>& tokens, int top) {
+  json content = json::array();
+  for (const FinalToken& t : tokens) {
+    json alternatives = json::array();
+    for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < top; ++i) {
+      alternatives.push_back({{"token", t.top[i].text()},
+                              {"logprob", t.top[i].logprob()},
+                              {"bytes", Bytes(t.top[i].text())}});
+    }
+    content.push_back({{"token", t.text},
+                       {"logprob", t.logprob},
+                       {"bytes", Bytes(t.text)},
+                       {"top_logprobs", std::move(alternatives)}});
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+// The completions shape: parallel arrays, alternatives as {text: logprob} maps.
+json CompletionLogprobs(const std::vector<FinalToken>& tokens, int top, size_t* offset) {
+  json out = {{"tokens", json::array()},
+              {"token_logprobs", json::array()},
+              {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (const FinalToken& t : tokens) {
+    out["tokens"].push_back(t.text);
+    out["token_logprobs"].push_back(t.logprob);
+    json alternatives = json::object();
+    for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < top; ++i) {
+      alternatives[t.top[i].text()] = t.top[i].logprob();
+    }
+    out["top_logprobs"].push_back(std::move(alternatives));
+    out["text_offset"].push_back(*offset);
+    *offset += t.text.size();
+  }
+  return out;
+}
+
+json Logprobs(const ResponseContext& c, const std::vector<FinalToken>& tokens, size_t* offset) {
+  const int top = c.request->logprobs;
+  if (top < 0) return nullptr;
+  return IsChat(c) ? ChatLogprobs(tokens, top) : CompletionLogprobs(tokens, top, offset);
+}
+
+json ArborChoice(const ResponseContext& c, const std::string& job_id,
+                 const std::vector<FinalToken>& tokens) {
+  json arbor = {{"job_id", job_id}};
+  if (c.request->token_strategies) {
+    json strategies = json::array();
+    for (const FinalToken& t : tokens) strategies.push_back(StrategyName(t.strategy));
+    arbor["token_strategies"] = std::move(strategies);
+  }
+  return arbor;
+}
+
+json Header(const ResponseContext& c, bool chunk) {
+  const char* object =
+      IsChat(c) ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
+  return {{"id", c.id},
+          {"object", object},
+          {"created", c.created},
+          {"model", c.model},
+          {"system_fingerprint", nullptr}};
+}
+
+// Prompt tokens count once per prompt, not once per choice (OpenAI's convention for n > 1).
+json UsageJson(const ResponseContext& c, const std::vector<arbor::v1::Usage>& usages) {
+  int64_t prompt = 0, cached = 0, completion = 0, explored = 0;
+  for (size_t i = 0; i < usages.size(); ++i) {
+    if (i % c.request->n == 0) {
+      prompt += usages[i].prompt_tokens();
+      cached += usages[i].cached_prompt_tokens();
+    }
+    completion += usages[i].generated_tokens();
+    explored += usages[i].explored_tokens();
+  }
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion},
+          {"prompt_tokens_details", {{"cached_tokens", cached}}},
+          {"arbor", {{"explored_tokens", explored}}}};
+}
+
+json StrategyCountsJson(const arbor::v1::StrategyCounts& s) {
+  return {{"argmax", s.argmax()},       {"adaptive", s.adaptive()},
+          {"branch", s.branch()},       {"insert", s.insert()},
+          {"backspace", s.backspace()}, {"hot_sample", s.hot_sample()},
+          {"resample", s.resample()},   {"branch_sample", s.branch_sample()}};
+}
+
+// The field an error message starts with ("messages[1].role: ..."), for OpenAI's `param`.
+json Param(const std::string& message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string::npos || colon == 0) return nullptr;
+  for (char ch : message.substr(0, colon)) {
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '[' ||
+          ch == ']')) {
+      return nullptr;
+    }
+  }
+  return message.substr(0, colon);
+}
+
+const char* ErrorType(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return "invalid_request_error";
+    case absl::StatusCode::kUnauthenticated:
+      return "authentication_error";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_error";
+    case absl::StatusCode::kResourceExhausted:
+      return "rate_limit_error";
+    default:
+      return "server_error";
+  }
+}
+
+}  // namespace
+
+std::string CompletionJson(const ResponseContext& context,
+                           const std::vector<ChoiceResult>& choices) {
+  json out = Header(context, /*chunk=*/false);
+  json list = json::array();
+  std::vector<arbor::v1::Usage> usages;
+  std::vector<std::string> job_ids;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& r = choices[i];
+    size_t offset = 0;
+    json choice = {{"index", i},
+                   {"logprobs", Logprobs(context, r.output.tokens, &offset)},
+                   {"finish_reason", FinishReason(r.finished.reason())}};
+    if (IsChat(context)) {
+      choice["message"] = {{"role", "assistant"}, {"content", r.output.text}, {"refusal", nullptr}};
+    } else {
+      choice["text"] = r.output.text;
+    }
+    json arbor = ArborChoice(context, r.job_id, r.output.tokens);
+    arbor["strategies"] = StrategyCountsJson(r.finished.strategies());
+    choice["arbor"] = std::move(arbor);
+    list.push_back(std::move(choice));
+    usages.push_back(r.finished.usage());
+    job_ids.push_back(r.job_id);
+  }
+  out["choices"] = std::move(list);
+  out["usage"] = UsageJson(context, usages);
+  out["arbor"] = {{"job_id", job_ids.empty() ? "" : job_ids.front()}, {"job_ids", job_ids}};
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
+                      const FinalPiece& piece, const arbor::v1::FinishedEvent* finished, bool first,
+                      size_t* text_offset) {
+  json out = Header(context, /*chunk=*/true);
+  json choice = {{"index", index},
+                 {"logprobs", piece.tokens.empty() ? json(nullptr)
+                                                   : Logprobs(context, piece.tokens, text_offset)},
+                 {"finish_reason",
+                  finished == nullptr ? json(nullptr) : json(FinishReason(finished->reason()))}};
+  if (IsChat(context)) {
+    json delta = json::object();
+    if (first) delta["role"] = "assistant";
+    if (!piece.text.empty() || first) delta["content"] = piece.text;
+    choice["delta"] = std::move(delta);
+  } else {
+    choice["text"] = piece.text;
+  }
+  choice["arbor"] = ArborChoice(context, job_id, piece.tokens);
+  out["choices"] = json::array({std::move(choice)});
+  if (context.request->include_usage) out["usage"] = nullptr;  // Only the last chunk has it.
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string UsageChunkJson(const ResponseContext& context,
+                           const std::vector<arbor::v1::Usage>& usages) {
+  json out = Header(context, /*chunk=*/true);
+  out["choices"] = json::array();
+  out["usage"] = UsageJson(context, usages);
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string ErrorJson(const absl::Status& status) {
+  const std::string message(status.message());
+  json error = {{"message", message},
+                {"type", ErrorType(status.code())},
+                {"param", Param(message)},
+                {"code", absl::AsciiStrToLower(absl::StatusCodeToString(status.code()))}};
+  return json{{"error", std::move(error)}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+int HttpStatus(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kCancelled:
+      return 499;  // The client went away (nginx's convention); nobody reads it.
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+}  // namespace arbor::coordinator::http
