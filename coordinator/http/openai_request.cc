@@ -369,7 +369,7 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   json parsed;
   try {
     parsed = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
     return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
   }
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");

@@ -1,0 +1,332 @@
+"""The coordinator's OpenAI-compatible HTTP API, through clients nobody here wrote.
+
+The official `openai` package (blocking and streaming completions and chat, logprobs, n > 1,
+stop, seeds, its exception types) and curl (server-sent event framing) talk to a real
+arbor-coordinator and arbor-worker on a random-weight checkpoint. Run by ctest with the project
+virtualenv; ARBOR_BINARY_DIR points at the build.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+try:
+    import openai
+except ImportError:  # The dependency script installs it; without it there is nothing to test.
+    print("openai is not installed in this Python; skipping")
+    sys.exit(77)
+
+BIN = os.path.join(os.environ.get("ARBOR_BINARY_DIR", "build"), "bin")
+
+# Every row but BACKSPACE's is unreachable: each generated token after the first is re-drawn
+# once, so streams are full of retractions that must never reach the client.
+BACKSPACE_ALWAYS = {
+    "mode": "POLICY_MODE_SEARCH",
+    "thresholds": {"lelvEntropy": 0, "lelvVarentropy": 0, "helvEntropy": 64,
+                   "lehvVarentropy": 4096, "hehvEntropy": 0, "hehvVarentropy": 0},
+    "backspace": {"maxPerJob": 64},
+}
+
+
+def wait_for_file(path, process, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                text = f.read().strip()
+            if text:
+                return text
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
+        time.sleep(0.05)
+    raise TimeoutError(path)
+
+
+class Cluster:
+    """A worker and coordinators (each with HTTP) on loopback, on a `tiny` checkpoint."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="arbor-http-")
+        self.processes = []
+        model = os.path.join(self.dir, "tiny")
+        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
+                        f"--out={model}"], check=True, capture_output=True)
+        self.model = model
+        worker = self.start("arbor-worker", f"--model={model}", "--threads=1",
+                            "--kv_tokens=16384")
+        self.worker_address = f"127.0.0.1:{worker}"
+
+    def start(self, binary, *flags, port_flag="--port_file"):
+        port_file = os.path.join(self.dir, f"port-{len(self.processes)}")
+        log = open(os.path.join(self.dir, f"log-{len(self.processes)}"), "w")
+        process = subprocess.Popen(
+            [os.path.join(BIN, binary), "--listen=127.0.0.1:0", f"{port_flag}={port_file}",
+             *flags], stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return int(wait_for_file(port_file, process))
+
+    def coordinator(self, *flags, workers=True):
+        """Starts a coordinator; returns its HTTP base URL."""
+        http_port_file = os.path.join(self.dir, f"http-{len(self.processes)}")
+        worker_flags = [f"--workers={self.worker_address}"] if workers else []
+        process_index = len(self.processes)
+        self.start("arbor-coordinator", f"--model={self.model}", "--http_listen=127.0.0.1:0",
+                   f"--http_port_file={http_port_file}", *worker_flags, *flags)
+        port = int(wait_for_file(http_port_file, self.processes[process_index]))
+        base = f"http://127.0.0.1:{port}"
+        if workers:  # Ready once the static worker has answered its first health poll.
+            deadline = time.monotonic() + 30
+            while get_json(base + "/health")[0] != 200:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no ready worker")
+                time.sleep(0.05)
+        return base
+
+    def alive(self):
+        return all(p.poll() is None for p in self.processes)
+
+    def stop(self):
+        for p in self.processes:
+            p.terminate()
+        for p in self.processes:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def get_json(url):
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def post_raw(url, body, headers=None):
+    """POST bytes; returns (status, headers, parsed JSON body)."""
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers=headers or {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            return r.status, dict(r.headers), json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), json.loads(e.read())
+
+
+def open_stream(base, body):
+    """Starts a streamed completion and reads its first event; returns (connection, job id)."""
+    port = int(base.rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("POST", "/v1/completions", json.dumps(body),
+                       {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    if response.status != 200:
+        raise AssertionError(f"HTTP {response.status}: {response.read()}")
+    line = response.readline()
+    return connection, json.loads(line[len(b"data: "):])["choices"][0]["arbor"]["job_id"]
+
+
+LONG_JOB = {"prompt": "Once", "max_tokens": 1500, "stream": True, "arbor": {"ignore_eos": True}}
+
+
+class OpenAiApiTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster()
+        # One step per worker Run: jobs last long enough to be cancelled mid-stream.
+        cls.base = cls.cluster.coordinator("--steps_per_run=2", "--first_run_steps=1")
+        cls.client = openai.OpenAI(base_url=cls.base + "/v1", api_key="unused", max_retries=0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def tearDown(self):
+        self.assertTrue(self.cluster.alive(), "a server died")
+
+    def chat(self, **kwargs):
+        args = dict(model="tiny", messages=[{"role": "user", "content": "Tell me a story."}],
+                    max_tokens=12)
+        args.update(kwargs)
+        return self.client.chat.completions.create(**args)
+
+    def test_models_and_health(self):
+        models = self.client.models.list()
+        self.assertEqual([m.id for m in models.data], ["tiny"])
+        status, body = get_json(self.base + "/health")
+        self.assertEqual((status, body["workers_ready"]), (200, 1))
+
+    def test_completion_blocking_with_usage_and_job(self):
+        r = self.client.completions.create(model="tiny", prompt="Once upon a time",
+                                           max_tokens=9, seed=5, extra_body={"arbor": {
+                                               "policy": {"mode": "POLICY_MODE_CANONICAL"}}})
+        self.assertEqual(r.object, "text_completion")
+        self.assertEqual(len(r.choices), 1)
+        self.assertEqual(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens)
+        job_id = r.model_extra["arbor"]["job_id"]
+        status, job = get_json(f"{self.base}/v1/jobs/{job_id}")
+        self.assertEqual(status, 200)
+        self.assertEqual(job["text"], r.choices[0].text)
+        self.assertEqual(len(job["token_ids"]), r.usage.completion_tokens)
+        self.assertEqual(r.choices[0].finish_reason,
+                         "length" if job["finish_reason"] == "FINISH_REASON_MAX_TOKENS" else "stop")
+        status, tree = get_json(f"{self.base}/v1/jobs/{job_id}/tree")
+        self.assertEqual(status, 200)
+        self.assertEqual(tree["format"], "arbor.tree")
+
+    def test_seed_reproduces_and_n_gives_distinct_choices(self):
+        a = self.chat(seed=1234, n=3)
+        b = self.chat(seed=1234, n=3)
+        self.assertEqual([c.index for c in a.choices], [0, 1, 2])
+        self.assertEqual([c.message.content for c in a.choices],
+                         [c.message.content for c in b.choices])
+        self.assertEqual(len(set(a.model_extra["arbor"]["job_ids"])), 3)
+
+    def test_stream_equals_committed_text_through_backspaces(self):
+        stream = self.chat(seed=77, max_tokens=24, stream=True,
+                           stream_options={"include_usage": True},
+                           extra_body={"arbor": {"policy": BACKSPACE_ALWAYS,
+                                                 "token_strategies": True}})
+        text, job_id, usage, finish = "", None, None, None
+        for chunk in stream:
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                text += choice.delta.content or ""
+                job_id = choice.model_extra["arbor"]["job_id"]
+                finish = choice.finish_reason or finish
+        self.assertIsNotNone(usage)
+        self.assertIn(finish, ("stop", "length"))
+        status, job = get_json(f"{self.base}/v1/jobs/{job_id}")
+        self.assertEqual(status, 200)
+        self.assertGreater(job["strategies"]["backspace"], 0, "the policy never backspaced")
+        self.assertEqual(text, job["text"])
+        self.assertEqual(usage.completion_tokens, len(job["token_ids"]))
+        # The blocking answer of the same seed is the same text.
+        blocking = self.chat(seed=77, max_tokens=24,
+                             extra_body={"arbor": {"policy": BACKSPACE_ALWAYS}})
+        self.assertEqual(blocking.choices[0].message.content, text)
+
+    def test_logprobs(self):
+        r = self.chat(seed=3, logprobs=True, top_logprobs=3)
+        content = r.choices[0].logprobs.content
+        self.assertEqual(len(content), r.usage.completion_tokens)
+        for entry in content:
+            self.assertLessEqual(entry.logprob, 0)
+            self.assertEqual(len(entry.top_logprobs), 3)
+            self.assertGreaterEqual(entry.top_logprobs[0].logprob, entry.top_logprobs[2].logprob)
+        c = self.client.completions.create(model="tiny", prompt="abc", max_tokens=5, seed=3,
+                                           logprobs=2)
+        lp = c.choices[0].logprobs
+        self.assertEqual(len(lp.tokens), len(lp.token_logprobs))
+        self.assertEqual(lp.text_offset[0], 0)
+
+    def test_stop_string_cuts_the_text(self):
+        full = self.client.completions.create(model="tiny", prompt="The", max_tokens=20,
+                                              seed=11).choices[0].text
+        self.assertGreater(len(full), 6)
+        stop = full[4:6]
+        cut = self.client.completions.create(model="tiny", prompt="The", max_tokens=20, seed=11,
+                                             stop=[stop]).choices[0]
+        self.assertEqual(cut.text, full[:full.index(stop)])
+        self.assertEqual(cut.finish_reason, "stop")
+
+    def test_errors_are_openai_exceptions(self):
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.chat(max_tokens=0)
+        self.assertEqual(e.exception.body["param"], "max_tokens")
+        with self.assertRaises(openai.NotFoundError):
+            self.chat(model="not-this-one")
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.chat(extra_body={"temprature": 1})
+        self.assertEqual(e.exception.body["param"], "temprature")
+        with self.assertRaises(openai.BadRequestError):
+            self.chat(messages=[{"role": "pirate", "content": "arr"}])
+        with self.assertRaises(openai.NotFoundError):
+            get = self.client.with_options(max_retries=0)
+            get.get(f"/jobs/nope", cast_to=object)
+
+    def test_bad_bodies_get_4xx_and_the_server_lives(self):
+        url = self.base + "/v1/chat/completions"
+        for body in (b"{", b"[1,2]", b'{"messages": "hi"}', b'{"messages": [{"role": 1}]}',
+                     b'{"prompt": "\xff\xfe"}', b"\x00\x01\x02", b'{"max_tokens": 1e999}'):
+            status, _, error = post_raw(url, body)
+            self.assertEqual(status, 400, body)
+            self.assertIn("message", error["error"])
+        status, _, error = post_raw(url, b"x" * (9 << 20))
+        self.assertEqual(status, 413)
+        self.assertEqual(get_json(self.base + "/health")[0], 200)
+
+    def test_curl_sse_framing(self):
+        body = json.dumps({"model": "tiny", "prompt": "Hi", "max_tokens": 6, "stream": True})
+        out = subprocess.run(["curl", "-sN", "-i", self.base + "/v1/completions", "-d", body],
+                             check=True, capture_output=True, timeout=60).stdout.decode()
+        head, _, events = out.partition("\r\n\r\n")  # Bytes: SSE framing is exact "\n\n".
+        self.assertIn("text/event-stream", head.lower())
+        frames = [f for f in events.split("\n\n") if f.strip()]
+        self.assertEqual(frames[-1], "data: [DONE]")
+        for frame in frames[:-1]:
+            self.assertTrue(frame.startswith("data: "), frame)
+            self.assertEqual(json.loads(frame[6:])["object"], "text_completion")
+
+    def test_client_disconnect_cancels_the_job(self):
+        connection, job_id = open_stream(self.base, LONG_JOB)
+        connection.sock.close()
+        connection.close()
+        deadline = time.monotonic() + 20
+        while True:
+            state = get_json(f"{self.base}/v1/jobs/{job_id}")[1]["state"]
+            if state != "JOB_STATE_RUNNING" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(state, "JOB_STATE_CANCELLED")
+
+
+class OverloadTest(unittest.TestCase):
+    """429 with Retry-After when admission is full; 503 with no worker."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_overload_is_429_with_retry_after(self):
+        base = self.cluster.coordinator("--max_active_jobs=1", "--max_queued_jobs=0",
+                                        "--steps_per_run=1", "--first_run_steps=1")
+        connection, _ = open_stream(base, LONG_JOB)  # Holds the only slot while open.
+        try:
+            status, headers, error = post_raw(base + "/v1/completions",
+                                              b'{"prompt": "x", "max_tokens": 1}')
+            self.assertEqual(status, 429)
+            self.assertEqual(headers.get("Retry-After"), "1")
+            self.assertEqual(error["error"]["type"], "rate_limit_error")
+            client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+            with self.assertRaises(openai.RateLimitError):
+                client.completions.create(model="tiny", prompt="x", max_tokens=1)
+        finally:
+            connection.close()
+
+    def test_no_worker_is_503(self):
+        base = self.cluster.coordinator(workers=False)
+        self.assertEqual(get_json(base + "/health")[0], 503)
+        client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+        with self.assertRaises(openai.InternalServerError) as e:
+            client.completions.create(model="tiny", prompt="x", max_tokens=1)
+        self.assertEqual(e.exception.status_code, 503)
+
+
+if __name__ == "__main__":
+    unittest.main()
