@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/host_port.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
@@ -35,21 +36,18 @@ void SetJson(const json& body, httplib::Response& response) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
+  absl::StatusOr<base::HostPort> address = base::ParseHostPort(options.listen);
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--http_listen: ", address.status().message()));
+  }
   auto gateway = std::unique_ptr<HttpGateway>(new HttpGateway(options));
-  const size_t colon = options.listen.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(options.listen.substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--http_listen: '", options.listen, "' is not host:port"));
-  }
-  std::string host = options.listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
   httplib::Server& server = gateway->server_;
-  gateway->port_ = port == 0 ? server.bind_to_any_port(host) : port;
-  if (gateway->port_ <= 0 || (port != 0 && !server.bind_to_port(host, port))) {
+  if (address->port == 0) {
+    gateway->port_ = server.bind_to_any_port(address->host);
+  } else if (server.bind_to_port(address->host, address->port)) {
+    gateway->port_ = address->port;
+  }
+  if (gateway->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("--http_listen: cannot bind ", options.listen));
   }
   return gateway;
