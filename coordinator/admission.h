@@ -1,6 +1,7 @@
 // Admission control for generation jobs: at most `max_active` jobs run at once and at most
 // `max_queued` wait behind them; anything beyond is refused with RESOURCE_EXHAUSTED so overload
 // is pushed back to clients instead of growing memory and latency without bound (DESIGN.md §7).
+// It exports the running and queued jobs as gauges and counts its refusals (docs/API.md).
 #ifndef ARBOR_COORDINATOR_ADMISSION_H_
 #define ARBOR_COORDINATOR_ADMISSION_H_
 
@@ -11,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "metrics/registry.h"
 
 namespace arbor::coordinator {
 
@@ -29,7 +31,9 @@ struct AdmissionStats {
 // Thread-safe. Jobs are identified by their id; a queued job starts in FIFO order.
 class Admission {
  public:
-  explicit Admission(AdmissionLimits limits);
+  // `registry` receives the gauges and the rejection counter; it must outlive this.
+  explicit Admission(AdmissionLimits limits,
+                     metrics::Registry& registry = metrics::DefaultRegistry());
 
   // kRunNow when a slot is free, kQueued when the queue has room, RESOURCE_EXHAUSTED (naming
   // both limits) otherwise; ALREADY_EXISTS when `job_id` is already admitted.
@@ -44,7 +48,12 @@ class Admission {
   const AdmissionLimits& limits() const { return limits_; }
 
  private:
+  void Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const AdmissionLimits limits_;
+  metrics::Gauge& active_jobs_;
+  metrics::Gauge& queued_jobs_;
+  metrics::Counter& rejections_;
   mutable absl::Mutex mu_;
   absl::flat_hash_set<std::string> active_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);

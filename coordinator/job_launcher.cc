@@ -41,6 +41,7 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
       clock_(clock),
       timer_(timer),
       clients_(std::move(clients)),
+      job_metrics_(*options_.metrics),
       defaults_(options_.policy) {
   // Sequence ids must not collide with those a previous coordinator left on a worker.
   next_sequence_id_ = RandomNonZero() >> 1;
@@ -125,8 +126,12 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
   env.next_sequence_id = [this] { return NextSequenceId(); };
   env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) { return prompts->Decode(ids); };
   env.clock = clock_;
-  // The record owns the job, which owns these callbacks: hold the record weakly.
-  env.sink = [this, weak = std::weak_ptr<JobRecord>(record)](const arbor::v1::GenerateEvent& e) {
+  // The record owns the job, which owns these callbacks: hold the record weakly. The job calls
+  // its sink for one event at a time, in order, so the metrics' per-job state needs no lock.
+  env.sink = [this, weak = std::weak_ptr<JobRecord>(record),
+              metrics_state =
+                  std::make_shared<JobMetrics::JobState>()](const arbor::v1::GenerateEvent& e) {
+    job_metrics_.Observe(e, *metrics_state);
     std::shared_ptr<JobRecord> record = weak.lock();
     if (record == nullptr) return;
     record->events.Append(e);

@@ -20,6 +20,7 @@
 #include "arbor/v1/generation.pb.h"
 #include "coordinator/clock.h"
 #include "coordinator/job.h"
+#include "coordinator/job_metrics.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
 #include "coordinator/request_validation.h"
@@ -27,6 +28,7 @@
 #include "coordinator/worker_client.h"
 #include "coordinator/worker_pool.h"
 #include "entropix/policy_config.h"
+#include "metrics/registry.h"
 
 namespace arbor::coordinator {
 
@@ -35,6 +37,7 @@ struct LauncherOptions {
   JobOptions job;  // job.top_k is capped by each worker's max_top_k.
   // Server default policy; an empty insert.tokens means the tokenizer's " ...".
   entropix::PolicyConfig policy;
+  metrics::Registry* metrics = &metrics::DefaultRegistry();  // The jobs' metrics (job_metrics.h).
 };
 
 // How a job talks to the worker it was routed to. The default speaks gRPC over the pool's stub;
@@ -110,6 +113,7 @@ class JobLauncher {
   Clock* const clock_;
   Timer* const timer_;
   const WorkerClientFactory clients_;
+  JobMetrics job_metrics_;
   entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.
   bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
 

@@ -30,7 +30,8 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
 }
 
 JobRegistry::JobRegistry(JobRegistryOptions options)
-    : finished_jobs_(std::max(0, options.finished_jobs)), admission_(options.admission) {}
+    : finished_jobs_(std::max(0, options.finished_jobs)),
+      admission_(options.admission, *options.metrics) {}
 
 absl::Status JobRegistry::Admit(std::shared_ptr<JobRecord> record) {
   const std::string job_id = record->job_id;

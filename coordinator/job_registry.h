@@ -23,6 +23,7 @@
 #include "coordinator/admission.h"
 #include "coordinator/event_log.h"
 #include "coordinator/job.h"
+#include "metrics/registry.h"
 
 namespace arbor::coordinator {
 
@@ -48,6 +49,7 @@ struct JobRecord {
 struct JobRegistryOptions {
   AdmissionLimits admission;
   int finished_jobs = 1000;  // Finished jobs kept queryable, >= 0; least recently used go.
+  metrics::Registry* metrics = &metrics::DefaultRegistry();  // Admission's metrics.
 };
 
 class JobRegistry {

@@ -55,7 +55,8 @@ Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
     : backend_(std::move(backend)),
       options_(std::move(options)),
       kv_(backend_.get()),
-      sequences_(&kv_) {
+      sequences_(&kv_),
+      metrics_(*options_.metrics) {
   const model::ModelConfig& config = backend_->config();
   limits_.vocab_size = config.vocab_size;
   limits_.max_context =
@@ -481,6 +482,7 @@ void Engine::Step() {
     }
     SequenceState* state = *sequences_.Get(item.sequence_id());
     state->pending.insert(state->pending.end(), appended->begin(), appended->end());
+    metrics_.OnGenerated(static_cast<int64_t>(appended->size()));
     const auto& steps = item.result().steps();
     state->last_sampled =
         !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
@@ -490,7 +492,14 @@ void Engine::Step() {
   // when any of its rows was prefill, else as decode.
   const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);
   absl::flat_hash_map<ActiveRun*, bool> took_part;
-  for (const Row& row : rows) took_part[row.run] |= row.prefill;
+  int64_t step_tokens = 0;
+  for (const Row& row : rows) {
+    took_part[row.run] |= row.prefill;
+    step_tokens += static_cast<int64_t>(row.tokens.size());
+  }
+  if (built.ok()) {
+    metrics_.OnStep(elapsed_us * 1e-6, static_cast<int64_t>(rows.size()), step_tokens);
+  }
   for (auto [run, prefill] : took_part) {
     v1::RunTimings& t = run->timings;
     if (prefill)
@@ -562,6 +571,7 @@ void Engine::PublishHealth() {
   cache->set_free_blocks(stats.free_blocks);
   cache->set_hit_tokens(stats.hit_tokens);
   cache->set_miss_tokens(computed_tokens_);
+  metrics_.Publish(health);
   absl::MutexLock lock(&mu_);
   health_ = std::move(health);
 }

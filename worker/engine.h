@@ -28,11 +28,13 @@
 #include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
 #include "entropix/policy_config.h"
+#include "metrics/registry.h"
 #include "worker/backend.h"
 #include "worker/item_run.h"
 #include "worker/kv_cache.h"
 #include "worker/run_validation.h"
 #include "worker/sequence_store.h"
+#include "worker/worker_metrics.h"
 
 namespace arbor::worker {
 
@@ -44,6 +46,8 @@ struct EngineOptions {
   entropix::PolicyConfig default_policy;
   std::vector<int32_t> eos_token_ids;
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
+  // Where the engine's metrics (worker_metrics.h) go; must outlive the engine.
+  metrics::Registry* metrics = &metrics::DefaultRegistry();
 };
 
 class Engine {
@@ -111,6 +115,7 @@ class Engine {
   ItemLimits item_limits_;
   KvCache kv_;
   SequenceStore sequences_;
+  WorkerMetrics metrics_;
   std::list<std::unique_ptr<ActiveRun>> active_;
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;

@@ -5,11 +5,15 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
 #include "base/termination.h"
+#include "metrics/http_exporter.h"
 #include "rpc/serve.h"
+#include "rpc/server.h"
 #include "worker/registration.h"
 #include "worker/worker_service.h"
 #include "worker/worker_setup.h"
@@ -48,6 +52,11 @@ ABSL_FLAG(std::string, policy_file, "",
           "from `arbor calibrate`). A coordinator sends its resolved policy, so this matters "
           "for direct Worker clients; give the coordinator the same file.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "
+          "port); off when empty.");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "Write the bound --metrics_listen port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight runs finish for this long.");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
 
@@ -78,6 +87,23 @@ void LogProgress(uint64_t done, uint64_t total) {
   }
 }
 
+// The /metrics server of --metrics_listen, or none when the flag is empty.
+absl::StatusOr<std::unique_ptr<arbor::metrics::MetricsServer>> StartMetrics() {
+  const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (listen.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<arbor::metrics::MetricsServer>> server =
+      arbor::metrics::MetricsServer::Start(listen, arbor::metrics::DefaultRegistry());
+  if (!server.ok()) return server.status();
+  const std::string port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  if (!port_file.empty()) {
+    absl::Status written =
+        arbor::base::WriteFileAtomically(port_file, absl::StrCat((*server)->port(), "\n"));
+    if (!written.ok()) return written;
+  }
+  spdlog::info("metrics on http://{}/metrics", arbor::rpc::WithPort(listen, (*server)->port()));
+  return server;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,6 +119,12 @@ int main(int argc, char** argv) {
       !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
+  }
+  // Bound before the model loads, so a bad or busy address fails at once.
+  absl::StatusOr<std::unique_ptr<arbor::metrics::MetricsServer>> metrics = StartMetrics();
+  if (!metrics.ok()) {
+    spdlog::error("--metrics_listen: {}", metrics.status().ToString());
+    return 1;
   }
   absl::StatusOr<arbor::worker::LoadedWorker> loaded =
       arbor::worker::LoadWorker(SetupFromFlags(), LogProgress);

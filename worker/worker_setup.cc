@@ -162,6 +162,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   }
   engine_options.eos_token_ids = eos;
   engine_options.max_context = options.max_context;
+  engine_options.metrics = options.metrics;
   ASSIGN_OR_RETURN(
       std::unique_ptr<Backend> backend,
       MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint))));

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "arbor/v1/worker.pb.h"
+#include "metrics/registry.h"
 #include "worker/engine.h"
 
 namespace arbor::worker {
@@ -27,6 +28,7 @@ struct WorkerSetupOptions {
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
   // A PolicyConfig JSON file over the built-in default policy (rpc/policy_file.h); empty: none.
   std::string policy_file;
+  metrics::Registry* metrics = &metrics::DefaultRegistry();  // EngineOptions::metrics.
 };
 
 struct LoadedWorker {

@@ -7,6 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "metrics/registry.h"
+#include "tests/support/metric_samples.h"
+
 namespace arbor::coordinator {
 namespace {
 
@@ -74,6 +77,26 @@ TEST(Admission, ConcurrentAdmitsNeverExceedTheLimits) {
   EXPECT_EQ(run_now.load(), 4);
   EXPECT_EQ(queued.load(), 4);
   EXPECT_EQ(refused.load(), 32);
+}
+
+TEST(Admission, ExportsRunningAndQueuedJobsAndRefusals) {
+  using metrics::testing::SampleValue;
+  metrics::Registry registry;
+  Admission admission({1, 1}, registry);
+  ASSERT_EQ(*admission.Admit("a"), Admitted::kRunNow);
+  ASSERT_EQ(*admission.Admit("b"), Admitted::kQueued);
+  ASSERT_FALSE(admission.Admit("c").ok());
+  ASSERT_FALSE(admission.Admit("a").ok());  // ALREADY_EXISTS is no refusal for load.
+  std::string text = registry.RenderText();
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_active_jobs"), 1);
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_queued_jobs"), 1);
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_admission_rejections_total"), 1);
+  ASSERT_EQ(admission.Release("a"), "b");
+  text = registry.RenderText();
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_active_jobs"), 1);
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_queued_jobs"), 0);
+  admission.Release("b");
+  EXPECT_EQ(SampleValue(registry.RenderText(), "arbor_coordinator_active_jobs"), 0);
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+"""Real Arbor processes for the Python integration tests.
+
+Starts the built binaries on loopback with free ports, learns the ports they bound from the port
+files they write (--port_file, --metrics_port_file, --http_port_file), and stops them all, so
+each test script does not keep its own copy of that. Import it after putting this folder on
+sys.path; ARBOR_BINARY_DIR names the build.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+BIN = os.path.join(os.environ.get("ARBOR_BINARY_DIR", "build"), "bin")
+
+
+def wait_for_file(path, process, timeout=60.0):
+    """The stripped contents of `path` once `process` wrote it; fails if the process exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                text = f.read().strip()
+            if text:
+                return text
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
+        time.sleep(0.05)
+    raise TimeoutError(path)
+
+
+class Processes:
+    """Processes started from BIN, their logs and port files in one temporary folder."""
+
+    def __init__(self, prefix="arbor-"):
+        self.dir = tempfile.mkdtemp(prefix=prefix)
+        self.processes = []
+
+    def start(self, binary, *flags, port_flags=("--port_file",)):
+        """Starts `binary` with `flags` plus one file for each of `port_flags`; returns the
+        ports read from those files, in that order."""
+        n = len(self.processes)
+        files = [os.path.join(self.dir, f"{n}{flag.lstrip('-')}") for flag in port_flags]
+        with open(os.path.join(self.dir, f"log-{n}"), "w") as log:  # The child keeps its copy.
+            process = subprocess.Popen(
+                [os.path.join(BIN, binary), *flags,
+                 *(f"{flag}={path}" for flag, path in zip(port_flags, files))],
+                stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return [int(wait_for_file(path, process)) for path in files]
+
+    def log(self, index):
+        with open(os.path.join(self.dir, f"log-{index}")) as f:
+            return f.read()
+
+    def alive(self):
+        return all(p.poll() is None for p in self.processes)
+
+    def stop(self):
+        """SIGTERM to all (they drain), SIGKILL to any still up after 15 s; removes the folder."""
+        for p in self.processes:
+            p.terminate()
+        for p in self.processes:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
