@@ -7,11 +7,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/host_port.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
 #include "coordinator/tree_json.h"
+#include "metrics/http_bind.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -36,20 +36,13 @@ void SetJson(const json& body, httplib::Response& response) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
-  absl::StatusOr<base::HostPort> address = base::ParseHostPort(options.listen);
-  if (!address.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--http_listen: ", address.status().message()));
-  }
   auto gateway = std::unique_ptr<HttpGateway>(new HttpGateway(options));
-  httplib::Server& server = gateway->server_;
-  if (address->port == 0) {
-    gateway->port_ = server.bind_to_any_port(address->host);
-  } else if (server.bind_to_port(address->host, address->port)) {
-    gateway->port_ = address->port;
+  absl::StatusOr<int> port = metrics::BindHttpServer(gateway->server_, options.listen);
+  if (!port.ok()) {
+    return absl::Status(port.status().code(),
+                        absl::StrCat("--http_listen: ", port.status().message()));
   }
-  if (gateway->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("--http_listen: cannot bind ", options.listen));
-  }
+  gateway->port_ = *port;
   return gateway;
 }
 
