@@ -9,10 +9,8 @@ virtualenv; ARBOR_BINARY_DIR points at the build.
 import http.client
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import urllib.error
@@ -24,7 +22,8 @@ except ImportError:  # The dependency script installs it; without it there is no
     print("openai is not installed in this Python; skipping")
     sys.exit(77)
 
-BIN = os.path.join(os.environ.get("ARBOR_BINARY_DIR", "build"), "bin")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from arbor_processes import BIN, Processes  # noqa: E402  (after the path is set)
 
 # Every row but BACKSPACE's is unreachable: each generated token after the first is re-drawn
 # once, so streams are full of retractions that must never reach the client.
@@ -36,51 +35,25 @@ BACKSPACE_ALWAYS = {
 }
 
 
-def wait_for_file(path, process, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if os.path.exists(path):
-            with open(path) as f:
-                text = f.read().strip()
-            if text:
-                return text
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
-        time.sleep(0.05)
-    raise TimeoutError(path)
-
-
-class Cluster:
+class Cluster(Processes):
     """A worker and coordinators (each with HTTP) on loopback, on a `tiny` checkpoint."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="arbor-http-")
-        self.processes = []
-        model = os.path.join(self.dir, "tiny")
+        super().__init__(prefix="arbor-http-")
+        self.model = os.path.join(self.dir, "tiny")
         subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={model}"], check=True, capture_output=True)
-        self.model = model
-        worker = self.start("arbor-worker", f"--model={model}", "--threads=1",
-                            "--kv_tokens=16384")
+                        f"--out={self.model}"], check=True, capture_output=True)
+        [worker] = self.start("arbor-worker", f"--model={self.model}", "--threads=1",
+                              "--kv_tokens=16384", "--listen=127.0.0.1:0")
         self.worker_address = f"127.0.0.1:{worker}"
-
-    def start(self, binary, *flags, port_flag="--port_file"):
-        port_file = os.path.join(self.dir, f"port-{len(self.processes)}")
-        log = open(os.path.join(self.dir, f"log-{len(self.processes)}"), "w")
-        process = subprocess.Popen(
-            [os.path.join(BIN, binary), "--listen=127.0.0.1:0", f"{port_flag}={port_file}",
-             *flags], stdout=log, stderr=subprocess.STDOUT)
-        self.processes.append(process)
-        return int(wait_for_file(port_file, process))
 
     def coordinator(self, *flags, workers=True):
         """Starts a coordinator; returns its HTTP base URL."""
-        http_port_file = os.path.join(self.dir, f"http-{len(self.processes)}")
         worker_flags = [f"--workers={self.worker_address}"] if workers else []
-        process_index = len(self.processes)
-        self.start("arbor-coordinator", f"--model={self.model}", "--http_listen=127.0.0.1:0",
-                   f"--http_port_file={http_port_file}", *worker_flags, *flags)
-        port = int(wait_for_file(http_port_file, self.processes[process_index]))
+        _, port = self.start("arbor-coordinator", f"--model={self.model}",
+                             "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:0",
+                             *worker_flags, *flags,
+                             port_flags=("--port_file", "--http_port_file"))
         base = f"http://127.0.0.1:{port}"
         if workers:  # Ready once the static worker has answered its first health poll.
             deadline = time.monotonic() + 30
@@ -89,19 +62,6 @@ class Cluster:
                     raise TimeoutError("no ready worker")
                 time.sleep(0.05)
         return base
-
-    def alive(self):
-        return all(p.poll() is None for p in self.processes)
-
-    def stop(self):
-        for p in self.processes:
-            p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def get_json(url):
