@@ -7,7 +7,8 @@
 # message and `make test` runs everything else.
 #
 # arbor_add_fuzz_target(NAME <name> SOURCES <files...> [PKG <pkg-config modules...>]
-#                       [SEEDS <seed corpus dir>] [SECONDS <run time, default 12>])
+#                       [SEEDS <seed corpus dir>] [SECONDS <run time, default 12>]
+#                       [DEPENDS <targets that generate sources>])
 #   SOURCES  the fuzz entry point (defines LLVMFuzzerTestOneInput) and every project .cc file
 #            it calls, relative to the calling CMakeLists.txt or absolute.
 #   PKG      pkg-config modules to link (e.g. absl_status absl_strings libpcre2-8); header-only
@@ -45,7 +46,7 @@ else()
 endif()
 
 function(arbor_add_fuzz_target)
-  cmake_parse_arguments(F "" "NAME;SEEDS;SECONDS" "SOURCES;PKG" ${ARGN})
+  cmake_parse_arguments(F "" "NAME;SEEDS;SECONDS" "SOURCES;PKG;DEPENDS" ${ARGN})
   if(NOT F_NAME OR NOT F_SOURCES)
     message(FATAL_ERROR "arbor_add_fuzz_target: NAME and SOURCES are required")
   endif()
@@ -67,8 +68,9 @@ function(arbor_add_fuzz_target)
     separate_arguments(link_flags UNIX_COMMAND "${pkg_libs}")
   endif()
 
+  # The generated protobuf headers (gen/) are visible, for parsers that produce messages.
   set(flags -std=c++20 -O1 -g -fsanitize=fuzzer,address -fno-omit-frame-pointer
-            -I${CMAKE_SOURCE_DIR})
+            -I${CMAKE_SOURCE_DIR} -I${CMAKE_BINARY_DIR}/gen)
   set(work_dir ${CMAKE_CURRENT_BINARY_DIR}/${F_NAME}.dir)
   set(objects "")
   foreach(source IN LISTS F_SOURCES)
@@ -96,6 +98,9 @@ function(arbor_add_fuzz_target)
       COMMENT "Linking fuzz target ${F_NAME}"
       VERBATIM)
   add_custom_target(${F_NAME} ALL DEPENDS ${binary})
+  if(F_DEPENDS)  # Targets that generate some of the sources (e.g. arbor_proto's .pb.cc).
+    add_dependencies(${F_NAME} ${F_DEPENDS})
+  endif()
 
   # New inputs and crash artifacts land in the build tree; the seed directory is only read.
   set(corpus ${CMAKE_CURRENT_BINARY_DIR}/${F_NAME}.corpus)
