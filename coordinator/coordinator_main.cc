@@ -56,7 +56,6 @@ ABSL_FLAG(std::string, policy_file, "",
           "it leaves out keep the built-in defaults, and requests may override any field.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
 
 namespace arbor::coordinator {
 namespace {
@@ -144,8 +143,7 @@ int main(int argc, char** argv) {
       "DrainWorker), plus grpc.health.v1 and server reflection. Jobs run on workers given by\n"
       "--workers or registering themselves (arbor-worker --coordinator ADDR).\n\n"
       "Usage: arbor-coordinator --listen HOST:PORT --model NAME|FILE|DIR [--workers A,B,...]");
-  if (absl::Status s = arbor::base::InitLogging("coordinator", absl::GetFlag(FLAGS_log_level));
-      !s.ok()) {
+  if (absl::Status s = arbor::base::InitLogging("coordinator"); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }

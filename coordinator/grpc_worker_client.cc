@@ -3,8 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "base/log_fields.h"
 #include "rpc/grpc_status.h"
-#include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -56,7 +56,8 @@ void GrpcWorkerClient::Release(std::vector<uint64_t> sequence_ids) {
       [call, worker = worker_id_](grpc::Status status) {
         std::unique_ptr<Call<arbor::v1::ReleaseRequest, arbor::v1::ReleaseResponse>> owned(call);
         if (!status.ok()) {
-          spdlog::warn("release on worker {} failed: {}", worker, status.error_message());
+          base::WithFields({{"worker", worker}, {"event", "release_failed"}})
+              .Warn("release failed: {}", status.error_message());
         }
       });
 }

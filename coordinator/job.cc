@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/backspace.h"
 #include "coordinator/stored_distribution.h"
@@ -89,6 +90,7 @@ void Job::Start() {
     absl::MutexLock lock(&mu_);
     if (state_ != arbor::v1::JOB_STATE_QUEUED) return;
     state_ = arbor::v1::JOB_STATE_RUNNING;
+    base::WithFields(LogFieldsFor("started")).Info("job started");
     Continue();
   }
   Drain();
@@ -513,7 +515,6 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
                                                         : arbor::v1::JOB_STATE_FINISHED;
   finish_reason_ = reason;
   error_ = std::move(error);
-  if (!error_.empty()) spdlog::warn("job {} failed: {}", spec_.job_id, error_);
   std::vector<uint64_t> live = LiveSequences();
   // A Run in flight may still create its sequences; they are released again when it completes.
   if (in_flight_)
@@ -528,10 +529,27 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   *finished.mutable_usage() = UsageLocked();
   *finished.mutable_timings() = timings_;
   *finished.mutable_strategies() = counts_;
+  const char* what = state_ == arbor::v1::JOB_STATE_CANCELLED ? "cancelled"
+                     : state_ == arbor::v1::JOB_STATE_FAILED  ? "failed"
+                                                              : "finished";
+  base::LogFields fields =
+      LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
+                          {"generated_tokens", finished.usage().generated_tokens()},
+                          {"total_ms", timings_.total_us() / 1000}});
+  if (!error_.empty()) fields.emplace_back("error", error_);
+  base::WithFields(std::move(fields))
+      .Log(error_.empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
   Emit(std::move(event));
 }
 
 // --- helpers (mu_ held) -----------------------------------------------------------------------
+
+base::LogFields Job::LogFieldsFor(std::string_view event, base::LogFields more) const {
+  base::LogFields fields = {{"job_id", spec_.job_id}, {"worker", worker_->id()}, {"event", event}};
+  fields.insert(fields.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
+  return fields;
+}
 
 bool Job::EmitCommitted(NodeId id) {
   if (timings_.first_token_us() == 0) timings_.set_first_token_us(SinceCreated());

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/log_fields.h"
 #include "coordinator/job.h"
-#include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -56,7 +56,8 @@ void Job::Move(absl::Status cause, bool forced) {
       if (forced) {
         Fail(why);
       } else {
-        spdlog::warn("job {} stays on {}: {}", spec_.job_id, from, why.ToString());
+        base::WithFields(LogFieldsFor("rehome_failed"))
+            .Warn("job stays on its worker: {}", why.ToString());
         if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
       }
     } else {
@@ -83,8 +84,8 @@ void Job::Move(absl::Status cause, bool forced) {
       event.mutable_rehomed()->set_to_worker(worker_->id());
       event.mutable_rehomed()->set_reason(cause.ToString());
       Emit(std::move(event));
-      spdlog::info("job {} re-homed from {} to {}: {}", spec_.job_id, from, worker_->id(),
-                   cause.ToString());
+      base::WithFields(LogFieldsFor("rehomed", {{"from_worker", from}}))
+          .Info("job re-homed: {}", cause.ToString());
       if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
     }
   }
@@ -109,8 +110,8 @@ void Job::HandleFailure(const absl::Status& status) {
     // KV frees up as the worker's other sequences finish: wait there before moving.
     const absl::Duration wait = options_.exhausted_backoff * (int64_t{1} << exhausted_retries_);
     ++exhausted_retries_;
-    spdlog::info("job {}: worker {} out of KV, retry {} in {}", spec_.job_id, worker_->id(),
-                 exhausted_retries_, absl::FormatDuration(wait));
+    base::WithFields(LogFieldsFor("kv_retry", {{"retry", exhausted_retries_}}))
+        .Info("worker out of KV, retry in {}", absl::FormatDuration(wait));
     actions_.push_back(
         [schedule = env_.schedule_after, job = weak_from_this(), wait, generation = generation_] {
           schedule(wait, [job, generation] {
@@ -123,7 +124,8 @@ void Job::HandleFailure(const absl::Status& status) {
     return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
                                                     " worker failures: ", status.ToString())));
   }
-  spdlog::warn("job {}: worker {} failed: {}", spec_.job_id, worker_->id(), status.ToString());
+  base::WithFields(LogFieldsFor("worker_failed"))
+      .Warn("worker failed the job: {}", status.ToString());
   RequestMove(status, /*forced=*/true);
 }
 

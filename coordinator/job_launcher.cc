@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/grpc_worker_client.h"
 #include "rpc/policy_convert.h"
@@ -79,8 +80,8 @@ void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
                 absl::StrCat("worker ", event.worker_id, " is draining: ", event.reason));
   std::vector<std::shared_ptr<Job>> jobs = registry_->JobsOn(event.worker_id);
   if (!jobs.empty()) {
-    spdlog::info("moving {} job(s) off worker {}: {}", jobs.size(), event.worker_id,
-                 reason.ToString());
+    base::WithFields({{"worker", event.worker_id}, {"event", "moving_jobs"}, {"jobs", jobs.size()}})
+        .Info("moving jobs off the worker: {}", reason.ToString());
   }
   for (const std::shared_ptr<Job>& job : jobs) job->Rehome(reason);
 }
@@ -238,7 +239,19 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
     return job.status();
   }
   record->job = std::move(*job);
+  // Before admission, which may start the job (and log that) at once.
+  base::WithFields({{"job_id", record->job_id},
+                    {"worker", handle.worker_id},
+                    {"event", "submitted"},
+                    {"prompt_tokens", prompt.size()},
+                    {"max_tokens", max_tokens}})
+      .Info("job submitted");
   if (absl::Status admitted = registry_->Admit(record); !admitted.ok()) {
+    base::WithFields({{"job_id", record->job_id},
+                      {"worker", handle.worker_id},
+                      {"event", "rejected"},
+                      {"error", admitted.ToString()}})
+        .Info("job rejected");
     pool_->JobLeft(handle.worker_id);
     return admitted;
   }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -142,7 +143,8 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
     e.state = e.draining ? arbor::v1::WORKER_STATE_DRAINING : arbor::v1::WORKER_STATE_READY;
   }
   Notify(events);
-  spdlog::info("worker {} registered at {}", id, address);
+  base::WithFields({{"worker", id}, {"address", address}, {"event", "worker_registered"}})
+      .Info("worker registered");
   return id;
 }
 
@@ -186,7 +188,8 @@ absl::StatusOr<int> WorkerPool::Drain(const std::string& worker_id) {
 
 void WorkerPool::SetDead(Entry& e, const std::string& reason, std::vector<WorkerEvent>& events) {
   if (e.state == arbor::v1::WORKER_STATE_DEAD) return;
-  spdlog::warn("worker {} at {} is dead: {}", e.worker_id, e.address, reason);
+  base::WithFields({{"worker", e.worker_id}, {"address", e.address}, {"event", "worker_dead"}})
+      .Warn("worker is dead: {}", reason);
   e.state = arbor::v1::WORKER_STATE_DEAD;
   affinity_.ForgetWorker(e.worker_id);  // Whatever it comes back with, its cache is gone.
   events.push_back({e.worker_id, WorkerEvent::kDied, reason});
@@ -357,7 +360,8 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
     }
   }
   if (e->state == arbor::v1::WORKER_STATE_DEAD) {
-    spdlog::info("worker {} at {} is up", e->worker_id, e->address);
+    base::WithFields({{"worker", e->worker_id}, {"address", e->address}, {"event", "worker_up"}})
+        .Info("worker is up");
     e->draining = false;
     e->state = arbor::v1::WORKER_STATE_READY;
   }

@@ -16,6 +16,8 @@ ABSL_FLAG(std::string, model, "",
 ABSL_FLAG(int, num_workers, 2, "up/demo: how many workers to start.");
 ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
+ABSL_FLAG(std::string, log_format, "text",
+          "up/demo: log format of the started servers: text, or json (one object per line).");
 
 namespace arbor::tools {
 
@@ -34,6 +36,7 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
         absl::StrCat("--num_workers: ", options.num_workers, " is outside [1, 64]"));
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
+  options.log_format = absl::GetFlag(FLAGS_log_format);
   return options;
 }
 

@@ -25,8 +25,8 @@ const std::vector<Command>& AllCommands();
 
 int RunDemo(const Args& args);
 int RunUp(const Args& args);
-// The local cluster `up` and `demo` start, from --model, --num_workers and --log_level; `name`
-// labels its work directory.
+// The local cluster `up` and `demo` start, from --model, --num_workers, --log_level and
+// --log_format; `name` labels its work directory.
 absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::string& name);
 int RunHealth(const Args& args);
 int RunMakeModel(const Args& args);

@@ -94,9 +94,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   for (int i = 0; i < options.num_workers; ++i) {
     const std::string prefix = absl::StrCat(options.work_dir, "/worker", i);
     std::string address;
-    std::vector<std::string> argv = {options.bin_dir + "/arbor-worker",
-                                     "--model=" + options.model_dir,
-                                     "--log_level=" + options.log_level};
+    std::vector<std::string> argv = {
+        options.bin_dir + "/arbor-worker", "--model=" + options.model_dir,
+        "--log_level=" + options.log_level, "--log_format=" + options.log_format};
     argv.insert(argv.end(), options.worker_flags.begin(), options.worker_flags.end());
     ASSIGN_OR_RETURN(base::Subprocess worker,
                      StartServer(std::move(argv), options.host + ":0", prefix + ".port",
@@ -105,10 +105,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     cluster->worker_addresses_.push_back(address);
   }
   const std::string prefix = options.work_dir + "/coordinator";
-  std::vector<std::string> argv = {options.bin_dir + "/arbor-coordinator",
-                                   "--model=" + options.model_dir,
-                                   "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
-                                   "--log_level=" + options.log_level};
+  std::vector<std::string> argv = {
+      options.bin_dir + "/arbor-coordinator", "--model=" + options.model_dir,
+      "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
+      "--log_level=" + options.log_level, "--log_format=" + options.log_format};
   argv.insert(argv.end(), options.coordinator_flags.begin(), options.coordinator_flags.end());
   ASSIGN_OR_RETURN(
       base::Subprocess coordinator,

@@ -21,6 +21,7 @@ struct LocalClusterOptions {
   std::string host = "127.0.0.1";
   int coordinator_port = 0;  // 0: any free port.
   std::string log_level = "warn";
+  std::string log_format = "text";             // Or json (base/log_format.h).
   std::vector<std::string> worker_flags;       // Extra flags for every worker.
   std::vector<std::string> coordinator_flags;  // Extra flags for the coordinator.
   absl::Duration start_timeout = absl::Seconds(60);

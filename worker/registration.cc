@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "base/log_fields.h"
+
 namespace arbor::worker {
 namespace {
 
@@ -53,6 +55,8 @@ bool Registration::Register() {
   }
   worker_id_ = response.worker_id();
   interval_ = absl::Milliseconds(std::clamp(response.heartbeat_interval_ms(), 100, 60000));
+  // The coordinator may give another id than the one asked for (when that one is taken).
+  base::SetProcessLogFields({{"worker", worker_id_}});
   spdlog::info("registered with coordinator {} as {}", options_.coordinator, worker_id_);
   return true;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "base/flags.h"
+#include "base/log_fields.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
 #include "base/termination.h"
@@ -58,7 +59,6 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(std::string, metrics_port_file, "",
           "Write the bound --metrics_listen port here once serving (for scripts).");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight runs finish for this long.");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error or off.");
 
 namespace {
 
@@ -115,8 +115,7 @@ int main(int argc, char** argv) {
       "internal Worker API (Info, Run, Release, Health) plus grpc.health.v1 and reflection.\n\n"
       "Usage: arbor-worker --model NAME|FILE|DIR [--listen HOST:PORT] [--coordinator ADDR] "
       "[--device cpu]");
-  if (absl::Status s = arbor::base::InitLogging("worker", absl::GetFlag(FLAGS_log_level));
-      !s.ok()) {
+  if (absl::Status s = arbor::base::InitLogging("worker"); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }
@@ -140,13 +139,17 @@ int main(int argc, char** argv) {
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   options.on_serving = [&](arbor::rpc::Server& server) {
+    const std::string advertise =
+        absl::GetFlag(FLAGS_advertise).empty() ? server.address() : absl::GetFlag(FLAGS_advertise);
+    arbor::v1::WorkerInfo info = service.info();
+    if (info.worker_id().empty()) info.set_worker_id(advertise);
+    // Every JSON log line from here on names the worker, as the coordinator's lines do.
+    arbor::base::SetProcessLogFields({{"worker", info.worker_id()}});
     if (absl::GetFlag(FLAGS_coordinator).empty()) return;
     arbor::worker::RegistrationOptions reg;
     reg.coordinator = absl::GetFlag(FLAGS_coordinator);
-    reg.advertise =
-        absl::GetFlag(FLAGS_advertise).empty() ? server.address() : absl::GetFlag(FLAGS_advertise);
-    reg.info = service.info();
-    if (reg.info.worker_id().empty()) reg.info.set_worker_id(reg.advertise);
+    reg.advertise = advertise;
+    reg.info = std::move(info);
     reg.load = [&service] { return service.CurrentHealth(); };
     reg.on_drain = [&service, &server] {
       service.Drain();
