@@ -6,18 +6,24 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/files.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
+#include "base/status_macros.h"
 #include "base/termination.h"
 #include "coordinator/cluster_service.h"
 #include "coordinator/generation_service.h"
+#include "coordinator/http/http_gateway.h"
 #include "coordinator/job_launcher.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
 #include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
+#include "metrics/http_exporter.h"
+#include "metrics/registry.h"
 #include "model/model_store.h"
 #include "rpc/policy_file.h"
 #include "rpc/serve.h"
@@ -55,10 +61,50 @@ ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
           "it leaves out keep the built-in defaults, and requests may override any field.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
+ABSL_FLAG(std::string, http_listen, "",
+          "Also serve HTTP here, host:port (port 0 picks one): the OpenAI-compatible API "
+          "(/v1/completions, /v1/chat/completions, /v1/models), /health, /v1/jobs/ID and "
+          "/v1/jobs/ID/tree (docs/HTTP.md), and Prometheus /metrics. Off when empty.");
+ABSL_FLAG(std::string, http_port_file, "", "Write the bound HTTP port here once serving.");
+ABSL_FLAG(std::string, served_model_name, "",
+          "The model id of the HTTP API (/v1/models, the `model` field); default: the last "
+          "path component of --model.");
+ABSL_FLAG(int, http_threads, 64,
+          "HTTP connections served at once, >= 1; a streaming completion holds one for its "
+          "whole length.");
+ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "Largest HTTP request body; larger get 413.");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
 
 namespace arbor::coordinator {
 namespace {
+
+// The model id HTTP clients see: the flag, else the last path component of --model.
+std::string ServedModelName() {
+  if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
+  std::string model = absl::GetFlag(FLAGS_model);
+  while (model.size() > 1 && model.back() == '/') model.pop_back();
+  const size_t slash = model.rfind('/');
+  return slash == std::string::npos ? model : model.substr(slash + 1);
+}
+
+// Null when --http_listen is empty; bound (and the port file written) otherwise.
+absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp() {
+  http::HttpGatewayOptions options;
+  options.listen = absl::GetFlag(FLAGS_http_listen);
+  if (options.listen.empty()) return nullptr;
+  options.model_id = ServedModelName();
+  options.threads = absl::GetFlag(FLAGS_http_threads);
+  options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
+  if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
+    return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<http::HttpGateway> gateway, http::HttpGateway::Bind(options));
+  metrics::AddMetricsRoute(gateway->server(), metrics::DefaultRegistry());
+  if (const std::string file = absl::GetFlag(FLAGS_http_port_file); !file.empty()) {
+    RETURN_IF_ERROR(base::WriteFileAtomically(file, absl::StrCat(gateway->port(), "\n")));
+  }
+  return gateway;
+}
 
 int Main() {
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
@@ -118,12 +164,24 @@ int Main() {
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(), &timer);
 
+  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp();
+  if (!gateway.ok()) {
+    fprintf(stderr, "%s\n", gateway.status().ToString().c_str());
+    return 2;
+  }
+
   GenerationService generation(&launcher, &registry, prompts.get());
   ClusterService cluster(&pool, heartbeat);
   rpc::ServeOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  if (*gateway != nullptr) {
+    options.on_serving = [&gateway](rpc::Server& server) {
+      (*gateway)->Start(server.InProcessChannel());
+    };
+    options.on_draining = [&gateway] { (*gateway)->Stop(); };
+  }
   const int code = rpc::ServeUntilTerminated(options, {&generation, &cluster});
   // Detached jobs would hold KV on the workers after we are gone.
   registry.CancelAll();
@@ -142,7 +200,9 @@ int main(int argc, char** argv) {
       "GetJob, ListJobs, GetTree) and the Cluster API (RegisterWorker, Heartbeat, ListWorkers,\n"
       "DrainWorker), plus grpc.health.v1 and server reflection. Jobs run on workers given by\n"
       "--workers or registering themselves (arbor-worker --coordinator ADDR).\n\n"
-      "Usage: arbor-coordinator --listen HOST:PORT --model NAME|FILE|DIR [--workers A,B,...]");
+      "With --http_listen it also serves an OpenAI-compatible HTTP API (docs/HTTP.md).\n\n"
+      "Usage: arbor-coordinator --listen HOST:PORT --model NAME|FILE|DIR [--workers A,B,...]\n"
+      "                         [--http_listen HOST:PORT]");
   if (absl::Status s = arbor::base::InitLogging("coordinator"); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "coordinator/backspace.h"
 #include "coordinator/stored_distribution.h"
+#include "coordinator/tree_export.h"
 #include "rpc/policy_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -281,6 +282,7 @@ bool Job::RecordMainStep(const StepResult& step) {
     arbor::v1::GenerateEvent event;
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(step.token_id());
+    event.mutable_insert()->add_logprobs(tree_step.logprob);
     const bool stopped = PushText(*id, event.mutable_insert()->mutable_text());
     Emit(std::move(event));
     if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
@@ -327,6 +329,7 @@ void Job::ApplyInsert(const StepResult& step) {
     if (!id.ok()) return Fail(id.status());
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(tokens[i]);
+    event.mutable_insert()->add_logprobs(tree_step.logprob);
     main_source_.append.push_back(tokens[i]);
     stopped = stopped || PushText(*id, event.mutable_insert()->mutable_text());
   }
@@ -562,10 +565,23 @@ bool Job::EmitCommitted(NodeId id) {
   *token.mutable_metrics() = node.metrics;
   token.set_logprob(node.logprob);
   token.set_position(node.position);
+  if (spec_.top_logprobs > 0) AddTokenDetail(node, token);
   const bool stopped = PushText(id, token.mutable_text());
   Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.
   if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
   return !stopped;
+}
+
+void Job::AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const {
+  token.set_token_text(SanitizeUtf8(env_.decode({node.token_id})));
+  const auto alternatives = tree_.TopLogprobs(node.id);
+  const size_t n = std::min<size_t>(alternatives.size(), spec_.top_logprobs);
+  for (size_t i = 0; i < n; ++i) {
+    arbor::v1::TokenLogprob& out = *token.add_top_logprobs();
+    out.set_token_id(alternatives[i].token_id);
+    out.set_logprob(alternatives[i].logprob);
+    out.set_text(SanitizeUtf8(env_.decode({alternatives[i].token_id})));
+  }
 }
 
 bool Job::PushText(NodeId id, std::string* piece) {

@@ -15,6 +15,8 @@ ABSL_FLAG(std::string, model, "",
           "tiny (random weights, no network). Default: smollm2-135m-instruct.");
 ABSL_FLAG(int, num_workers, 2, "up/demo: how many workers to start.");
 ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
+ABSL_FLAG(int, http_port, 8000,
+          "up: the coordinator's OpenAI-compatible HTTP port (0 = any free port, -1 = off).");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -42,7 +44,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
 
 int RunUp(const Args& args) {
   if (!args.empty()) {
-    fprintf(stderr, "usage: arbor up [--model NAME|FILE|DIR] [--num_workers N] [--port P]\n");
+    fprintf(stderr,
+            "usage: arbor up [--model NAME|FILE|DIR] [--num_workers N] [--port P] "
+            "[--http_port P]\n");
     return 2;
   }
   // Blocked before any thread starts, so only WaitForTerminationSignal consumes Ctrl-C.
@@ -53,6 +57,7 @@ int RunUp(const Args& args) {
     return 2;
   }
   options->coordinator_port = absl::GetFlag(FLAGS_port);
+  options->http_port = absl::GetFlag(FLAGS_http_port);
   printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model_dir.c_str());
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
   if (!cluster.ok()) {
@@ -64,13 +69,23 @@ int RunUp(const Args& args) {
   for (const std::string& worker : (*cluster)->worker_addresses()) {
     printf("worker       %s\n", worker.c_str());
   }
+  const std::string& http = (*cluster)->http_address();
+  if (!http.empty())
+    printf("http         http://%s/v1  (OpenAI-compatible; docs/HTTP.md)\n", http.c_str());
   printf(
       "logs         %s\n\nTry:  arbor generate --coordinator %s --chat "
       "'[{\"role\":\"user\",\"content\":\"Why is the sky blue?\"}]'\n"
       "      arbor generate --coordinator %s --prompt \"Once upon a time\"\n"
-      "      arbor jobs --coordinator %s\nCtrl-C stops everything.\n",
+      "      arbor jobs --coordinator %s\n",
       (*cluster)->work_dir().c_str(), coordinator.c_str(), coordinator.c_str(),
       coordinator.c_str());
+  if (!http.empty()) {
+    printf(
+        "      curl http://%s/v1/chat/completions -d "
+        "'{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"stream\":true}'\n",
+        http.c_str());
+  }
+  printf("Ctrl-C stops everything.\n");
   fflush(stdout);
   base::WaitForTerminationSignal();
   printf("\nStopping ...\n");

@@ -110,12 +110,22 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
       "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
       "--log_level=" + options.log_level, "--log_format=" + options.log_format};
   argv.insert(argv.end(), options.coordinator_flags.begin(), options.coordinator_flags.end());
+  const std::string http_port_file = prefix + ".http_port";
+  if (options.http_port >= 0) {
+    std::filesystem::remove(http_port_file);
+    argv.push_back(absl::StrCat("--http_listen=", options.host, ":", options.http_port));
+    argv.push_back("--http_port_file=" + http_port_file);
+  }
   ASSIGN_OR_RETURN(
       base::Subprocess coordinator,
       StartServer(std::move(argv), absl::StrCat(options.host, ":", options.coordinator_port),
                   prefix + ".port", prefix + ".log", options.start_timeout,
                   &cluster->coordinator_address_));
   cluster->processes_.push_back(std::move(coordinator));
+  if (options.http_port >= 0) {  // Written at bind, before the gRPC port: there by now.
+    ASSIGN_OR_RETURN(std::string port, base::ReadFile(http_port_file));
+    cluster->http_address_ = absl::StrCat(options.host, ":", absl::StripAsciiWhitespace(port));
+  }
   RETURN_IF_ERROR(
       AwaitReadyWorkers(cluster->coordinator_address_, options.num_workers, options.start_timeout));
   return cluster;

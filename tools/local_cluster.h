@@ -20,6 +20,7 @@ struct LocalClusterOptions {
   int num_workers = 1;
   std::string host = "127.0.0.1";
   int coordinator_port = 0;  // 0: any free port.
+  int http_port = -1;        // The coordinator's HTTP API: -1 off, 0 any free port.
   std::string log_level = "warn";
   std::string log_format = "text";             // Or json (base/log_format.h).
   std::vector<std::string> worker_flags;       // Extra flags for every worker.
@@ -35,6 +36,8 @@ class LocalCluster {
   ~LocalCluster();
 
   const std::string& coordinator_address() const { return coordinator_address_; }
+  // "host:port" of the coordinator's HTTP API; empty when it was not asked for.
+  const std::string& http_address() const { return http_address_; }
   const std::vector<std::string>& worker_addresses() const { return worker_addresses_; }
   // Where the processes' port files and logs are (coordinator.log, worker0.log, ...).
   const std::string& work_dir() const { return work_dir_; }
@@ -47,6 +50,7 @@ class LocalCluster {
 
   std::vector<base::Subprocess> processes_;  // Workers first, coordinator last.
   std::string coordinator_address_;
+  std::string http_address_;
   std::vector<std::string> worker_addresses_;
   std::string work_dir_;
 };
