@@ -24,9 +24,10 @@ constexpr char kGsm8kMarker[] = "####";
 
 // A number as people write it: optional sign, digits with optional thousands commas, optional
 // decimals.
-const std::regex& NumberPattern() {
-  static const std::regex* pattern = new std::regex(R"(-?\d[\d,]*(\.\d+)?)");
-  return *pattern;
+const AnswerPattern& NumberPattern() {
+  static const auto* pattern =
+      new std::shared_ptr<const AnswerPattern>(*AnswerPattern::Compile(R"(-?\d[\d,]*(\.\d+)?)"));
+  return **pattern;
 }
 
 absl::Status Bad(const std::string& where, const std::string& field, const std::string& why) {
@@ -129,11 +130,9 @@ absl::StatusOr<Task> ParseTask(const std::string& text, const std::string& where
   ASSIGN_OR_RETURN(task.match, ParseMatch(match, where));
   ASSIGN_OR_RETURN(std::string extract, StringField(line, "extract", where, false));
   if (!extract.empty()) {
-    try {
-      task.extract = std::make_shared<const std::regex>(extract);
-    } catch (const std::regex_error& e) {
-      return Bad(where, "extract", absl::StrCat("not a valid regex: ", e.what()));
-    }
+    absl::StatusOr<std::shared_ptr<const AnswerPattern>> pattern = AnswerPattern::Compile(extract);
+    if (!pattern.ok()) return Bad(where, "extract", std::string(pattern.status().message()));
+    task.extract = *std::move(pattern);
   }
   if (line.contains("choices")) RETURN_IF_ERROR(ParseChoices(line["choices"], where, task));
   if (line.contains("max_tokens")) {
@@ -167,7 +166,7 @@ absl::StatusOr<std::vector<Task>> ReadTasks(const std::vector<std::string>& path
 }
 
 std::string ExtractAnswer(const Task& task, const std::string& output) {
-  const std::regex* pattern = task.extract.get();
+  const AnswerPattern* pattern = task.extract.get();
   if (pattern == nullptr && task.match == MatchKind::kNumber) pattern = &NumberPattern();
   if (pattern == nullptr) {  // The first non-empty line.
     for (absl::string_view line : absl::StrSplit(output, '\n')) {
@@ -176,12 +175,7 @@ std::string ExtractAnswer(const Task& task, const std::string& output) {
     }
     return "";
   }
-  std::string last;
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), *pattern);
-       it != std::sregex_iterator(); ++it) {
-    last = (it->size() > 1 && (*it)[1].matched) ? (*it)[1].str() : it->str();
-  }
-  return std::string(absl::StripAsciiWhitespace(last));
+  return std::string(absl::StripAsciiWhitespace(pattern->LastMatch(output).value_or("")));
 }
 
 bool AnswerMatches(const Task& task, const std::string& extracted) {

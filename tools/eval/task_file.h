@@ -7,11 +7,11 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tools/eval/answer_pattern.h"
 
 namespace arbor::eval {
 
@@ -33,7 +33,7 @@ struct Task {
   MatchKind match = MatchKind::kExact;
   // Applied to the output, last match wins (group 1 when the pattern has one); none: the
   // match kind's default (last number / first non-empty line).
-  std::shared_ptr<const std::regex> extract;
+  std::shared_ptr<const AnswerPattern> extract;
   std::vector<std::string> choices;  // Non-empty: multiple choice by log-likelihood.
   int max_tokens = 0;                // 0: the run's default.
 };
