@@ -15,8 +15,7 @@ namespace {
 
 struct ChoiceState {
   CommittedStream stream;
-  FinalPiece output;                // Everything final so far (the blocking answer).
-  std::vector<FinalPiece> pending;  // Final but not yet streamed.
+  std::vector<FinalPiece> pending;  // Final but not yet streamed (or, blocking: all of it).
   bool started = false;             // Has had an event.
   bool ended = false;               // Its call has ended.
 };
@@ -61,9 +60,6 @@ int Advance(Run& run) {
     if (!piece.ok()) {
       status = piece.status();
     } else if (!piece->empty() || item.event->has_finished()) {
-      choice.output.text += piece->text;
-      choice.output.tokens.insert(choice.output.tokens.end(), piece->tokens.begin(),
-                                  piece->tokens.end());
       choice.pending.push_back(*std::move(piece));
     }
     if (status.ok() && item.event->has_finished()) {
@@ -75,6 +71,15 @@ int Advance(Run& run) {
     run.runner->CancelAll();
   }
   return item.index;
+}
+
+FinalPiece Concatenate(const std::vector<FinalPiece>& pieces) {
+  FinalPiece whole;
+  for (const FinalPiece& piece : pieces) {
+    whole.text += piece.text;
+    whole.tokens.insert(whole.tokens.end(), piece.tokens.begin(), piece.tokens.end());
+  }
+  return whole;
 }
 
 void SetContext(Run& run, const std::string& model_id) {
@@ -91,7 +96,7 @@ void AnswerWhole(Run& run, httplib::Response& response) {
   std::vector<ChoiceResult> results;
   for (ChoiceState& choice : run.choices) {
     results.push_back(
-        {choice.stream.job_id(), std::move(choice.output), *choice.stream.finished()});
+        {choice.stream.job_id(), Concatenate(choice.pending), *choice.stream.finished()});
   }
   response.set_content(CompletionJson(run.context, results), "application/json");
 }
