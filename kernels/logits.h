@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/matmul.h"
 #include "kernels/weight_type.h"
 
 namespace arbor::kernels {
@@ -26,6 +27,7 @@ struct LogitsParams {
   int64_t vocab = 0;
   int64_t hidden_stride = 0;
   int64_t out_stride = 0;
+  ActivationQuant activation_quant = ActivationQuant::kF32;  // For a quantized lm_head (matmul.h).
 };
 
 // CPU implementation: gathers the rows, then one (threaded) matmul so the lm_head streams once.

@@ -21,7 +21,8 @@ void LogitsRef(const LogitsParams& p, ThreadPool* pool) {
              .n = p.vocab,
              .k = p.dim,
              .x_stride = p.dim,
-             .out_stride = p.out_stride},
+             .out_stride = p.out_stride,
+             .activation_quant = p.activation_quant},
             pool);
 }
 

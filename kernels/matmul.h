@@ -16,6 +16,12 @@ namespace arbor::kernels {
 
 class ThreadPool;
 
+// How the CPU multiplies block-quantized weights (quant_matmul.h); other weight types ignore it.
+enum class ActivationQuant : int32_t {
+  kF32 = 0,  // Each weight chunk widened to fp32 against fp32 activations: exact to fp32 rounding.
+  kQ8 = 1,   // Activations quantized to 8 bits per 32 values, integer dot products (as llama.cpp).
+};
+
 struct MatmulParams {
   const float* x = nullptr;  // [m, k], row i at x + i * x_stride.
   const void* w = nullptr;   // [n, k] row-major and contiguous, element type `w_type`.
@@ -26,6 +32,7 @@ struct MatmulParams {
   int64_t k = 0;
   int64_t x_stride = 0;    // >= k
   int64_t out_stride = 0;  // >= n
+  ActivationQuant activation_quant = ActivationQuant::kF32;
 };
 
 // CPU implementation; `pool` may be null (single-threaded). Summation order differs from a

@@ -12,17 +12,23 @@
 #include "kernels/quant_chunks.h"
 #include "kernels/thread_pool.h"
 
+#ifdef ARBOR_CPU_AVX2
+#define ARBOR_QUANT_ISA_NS f32path
+#include "kernels/quant_chunk_bytes.h"
+#undef ARBOR_QUANT_ISA_NS
+#endif
+
 namespace arbor::kernels {
 namespace {
 
 constexpr int kMaxRows = 8;  // Rows of x sharing one widened chunk (14 of 16 AVX2 registers).
 constexpr int kHalf = kQuantBlock / 2;
 
-// Scales of Q6_K differ between the halves of a chunk; every other type has one per chunk.
-template <typename Block>
-constexpr bool kSplitScales = std::is_same_v<Block, BlockQ6_K>;
-
 #ifdef ARBOR_CPU_AVX2
+using f32path::ByteChunk;
+using f32path::kSplitScales;
+using f32path::LoadChunk;
+
 // A chunk widened into registers: q_j as four vectors of 8 floats, s and o per half.
 struct WideChunk {
   __m256 q[4];
@@ -40,94 +46,22 @@ inline void Widen32(__m256i bytes, bool is_signed, __m256 (&q)[4]) {
   }
 }
 
-// 16 bytes of nibbles: weights 0..15 in the low nibbles, 16..31 in the high ones.
-inline __m256i Nibbles16(const uint8_t* qs) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i mask = _mm_set1_epi8(0x0f);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask),
-                          _mm_and_si128(packed, mask));
-}
-
-// 32 bytes of nibbles: the low (or high) nibble of each.
-inline __m256i Nibbles32(const uint8_t* qs, bool high) {
-  const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
-  return _mm256_and_si256(high ? _mm256_srli_epi16(packed, 4) : packed, _mm256_set1_epi8(0x0f));
-}
-
-// Bits `shift`, `shift`+1 (`width` bits) of 32 bytes, moved to bit 4 (and 5).
-inline __m256i HighBits(const uint8_t* qh, int shift, int mask) {
-  const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-  const __m256i bits =
-      _mm256_and_si256(_mm256_srl_epi16(packed, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8(mask));
-  return _mm256_slli_epi16(bits, 4);  // ≤ 0x30 per byte: no carry into the next byte.
-}
-
-// Q5_0 / Q5_1: 32 fifth bits (bit j of the little-endian word for weight j) as 0 or 16 per byte,
-// added to the nibbles. Byte j of the broadcast word picks byte j / 8 of qh; one bit of each
-// survives the mask, and the compare turns it into a whole byte.
-inline __m256i FifthBits(const uint8_t* qh) {
-  uint32_t word;
-  std::memcpy(&word, qh, 4);
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(static_cast<int>(word)),
-      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-  return _mm256_and_si256(set, _mm256_set1_epi8(16));
-}
-
-inline void SetAffine(WideChunk& w, float s, float o) {
-  w.s[0] = w.s[1] = s;
-  w.o[0] = w.o[1] = o;
-}
-
-inline void WidenChunk(const BlockQ8_0& b, int, WideChunk& w) {
-  Widen32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), true, w.q);
-  SetAffine(w, base::HalfToFloat(b.d), 0.0f);
-}
-inline void WidenChunk(const BlockQ4_0& b, int, WideChunk& w) {
-  Widen32(Nibbles16(b.qs), false, w.q);
-  const float d = base::HalfToFloat(b.d);
-  SetAffine(w, d, -8.0f * d);
-}
-inline void WidenChunk(const BlockQ4_1& b, int, WideChunk& w) {
-  Widen32(Nibbles16(b.qs), false, w.q);
-  SetAffine(w, base::HalfToFloat(b.d), base::HalfToFloat(b.m));
-}
-inline void WidenChunk(const BlockQ5_0& b, int, WideChunk& w) {
-  Widen32(_mm256_or_si256(Nibbles16(b.qs), FifthBits(b.qh)), false, w.q);
-  const float d = base::HalfToFloat(b.d);
-  SetAffine(w, d, -16.0f * d);
-}
-inline void WidenChunk(const BlockQ5_1& b, int, WideChunk& w) {
-  Widen32(_mm256_or_si256(Nibbles16(b.qs), FifthBits(b.qh)), false, w.q);
-  SetAffine(w, base::HalfToFloat(b.d), base::HalfToFloat(b.m));
-}
 template <typename Block>
-inline void AffineK(const Block& b, int c, WideChunk& w) {
-  int scale = 0, min = 0;
-  ScaleMinK4(c, b.scales, &scale, &min);
-  SetAffine(w, base::HalfToFloat(b.d) * static_cast<float>(scale),
-            -(base::HalfToFloat(b.dmin) * static_cast<float>(min)));
-}
-inline void WidenChunk(const BlockQ4_K& b, int c, WideChunk& w) {
-  Widen32(Nibbles32(b.qs + kQuantBlock * (c / 2), c & 1), false, w.q);
-  AffineK(b, c, w);
-}
-inline void WidenChunk(const BlockQ5_K& b, int c, WideChunk& w) {
-  const __m256i low = Nibbles32(b.qs + kQuantBlock * (c / 2), c & 1);
-  Widen32(_mm256_or_si256(low, HighBits(b.qh, c, 1)), false, w.q);
-  AffineK(b, c, w);
-}
-inline void WidenChunk(const BlockQ6_K& b, int c, WideChunk& w) {
-  const int n = c / 4, r = c % 4;
-  const __m256i low = Nibbles32(b.ql + 64 * n + 32 * (r & 1), r >= 2);
-  const __m256i q = _mm256_or_si256(low, HighBits(b.qh + 32 * n, 2 * r, 3));
-  Widen32(_mm256_sub_epi8(q, _mm256_set1_epi8(32)), true, w.q);
-  const float d = base::HalfToFloat(b.d);
+inline void WidenChunk(const Block& b, int c, WideChunk& w) {
+  ByteChunk bytes;
+  LoadChunk(b, c, bytes);
+  bool is_signed = f32path::kSignedBytes<Block>;
+  if constexpr (kSplitScales<Block>) {
+    // Q6_K's zero point subtracted in the bytes rather than kept as an offset: s·q − 32·s would
+    // cancel in fp32 where s·(q − 32) is exact.
+    bytes.q = _mm256_sub_epi8(bytes.q, _mm256_set1_epi8(32));
+    bytes.o[0] = bytes.o[1] = 0.0f;
+    is_signed = true;
+  }
+  Widen32(bytes.q, is_signed, w.q);
   for (int h = 0; h < 2; ++h) {
-    w.s[h] = d * static_cast<float>(b.scales[8 * n + 2 * r + h]);
-    w.o[h] = 0.0f;
+    w.s[h] = bytes.s[h];
+    w.o[h] = bytes.o[h];
   }
 }
 
@@ -229,6 +163,9 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
+  if (p.activation_quant == ActivationQuant::kQ8) {
+    if (const std::optional<Q8Isa> isa = BestQ8Isa()) return QuantMatmulQ8(p, *isa, pool);
+  }
   // Σ x_j per row and 16 weights: the offset term (o·Σ x) of every chunk of every weight row.
   const int64_t halves = p.k / kHalf;
   std::vector<float> xsum(p.m * halves);

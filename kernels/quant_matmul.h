@@ -1,13 +1,24 @@
 // The matmul of matmul.h on GGUF block-quantized weights (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K,
-// Q5_K, Q6_K)
-// kept in their blocks: out[m, n] = Σ_k x[m, k] · w[n, k] with w[n] a row of whole blocks. Every
-// 32-weight chunk (quant_chunks.h) is widened in registers — w_j = s·q_j + o — so a decode step
-// streams 4.5 to 8.5 bits per weight instead of 32, and the activations stay fp32: the result is
-// the fp32 matmul of the exactly dequantized weights, to fp32 rounding (no 8-bit activation error
-// as in llama.cpp). A chunk contributes s·Σ q_j·x_j + o·Σ x_j, with Σ x_j per 16 weights computed
-// once per call, and each widened chunk serves up to eight rows of x (sibling branches, prefill).
+// Q5_K, Q6_K) kept in their blocks: out[m, n] = Σ_k x[m, k] · w[n, k] with w[n] a row of whole
+// blocks, so a decode step streams 4.5 to 8.5 bits per weight instead of 32. Two ways, chosen by
+// p.activation_quant:
+//
+// kF32, the exact mode: every 32-weight chunk (quant_chunks.h) is widened in registers — w_j =
+// s·q_j + o — and multiplied with the fp32 activations: the result is the fp32 matmul of the
+// exactly dequantized weights, to fp32 rounding. A chunk contributes s·Σ q_j·x_j + o·Σ x_j, with
+// Σ x_j per 16 weights computed once per call, and each widened chunk serves up to eight rows.
+//
+// kQ8, as llama.cpp computes: each activation row is quantized once per call to 8 bits per 32
+// values (q8_activations.h) and each chunk contributes s·d_x·Σ q_w·q_x + o·d_x·Σ q_x with the
+// integer sums on AVX2 (maddubs/madd), AVX-VNNI or AVX-512 VNNI (vpdpbusd), picked at run time
+// from the CPU (quant_dot.h). About three times fewer instructions per weight than kF32; the
+// result is the float64 product of the dequantized weights and the quantized activations
+// (QuantMatmulQ8Twin) to fp32 rounding, i.e. it carries the activations' 8-bit rounding. A CPU
+// without AVX2 computes kQ8 requests in kF32.
 #ifndef ARBOR_KERNELS_QUANT_MATMUL_H_
 #define ARBOR_KERNELS_QUANT_MATMUL_H_
+
+#include <optional>
 
 #include "kernels/matmul.h"
 
@@ -15,6 +26,22 @@ namespace arbor::kernels {
 
 // `p.w_type` must be quantized and `p.k` a whole number of its blocks; `pool` may be null.
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool);
+
+// The instruction sets of the kQ8 kernels, slowest first.
+enum class Q8Isa { kAvx2, kAvxVnni, kAvx512Vnni };
+const char* Q8IsaName(Q8Isa isa);
+// Whether this CPU (and OS) runs `isa`'s kernels.
+bool CpuRunsQ8Isa(Q8Isa isa);
+// The fastest of them this CPU runs; none without AVX2.
+std::optional<Q8Isa> BestQ8Isa();
+
+// QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
+// tests reach every instruction set the machine has.
+void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool);
+
+// The float64 twin of kQ8: the activations quantized as the kernels do (QuantizeQ8RowRef), both
+// operands dequantized and multiplied in float64. out is [m, n], dense.
+void QuantMatmulQ8Twin(const MatmulParams& p, double* out);
 
 }  // namespace arbor::kernels
 

@@ -1,0 +1,29 @@
+#include "kernels/q8_activations.h"
+
+#include <cmath>
+
+namespace arbor::kernels {
+
+void QuantizeQ8RowRef(const float* x, int64_t row, const Q8Rows& out) {
+  for (int64_t c = 0; c < out.chunks; ++c) {
+    const float* xc = x + 32 * c;
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(xc[j]));
+    const float d = amax / 127.0f;
+    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    const int64_t at = row * out.stride + c;
+    int8_t* q = out.q + 32 * at;
+    int sums[2] = {0, 0};
+    for (int j = 0; j < 32; ++j) {
+      // nearbyint: round half to even, as the vector quantizers' cvtps2dq does.
+      q[j] = static_cast<int8_t>(std::nearbyint(xc[j] * inverse));
+      sums[j / 16] += q[j];
+    }
+    for (int l = 0; l < 8; ++l) out.scales[8 * at + l] = d;
+    out.half_sums[2 * at] = d * static_cast<float>(sums[0]);
+    out.half_sums[2 * at + 1] = d * static_cast<float>(sums[1]);
+    out.chunk_sums[at] = d * static_cast<float>(sums[0] + sums[1]);
+  }
+}
+
+}  // namespace arbor::kernels

@@ -1,0 +1,37 @@
+// Activation rows quantized to 8 bits for the integer-dot quantized matmul (quant_dot.h): per
+// 32 values a scale d = max|x| / 127 and q = round(x / d) in [−127, 127], as llama.cpp's Q8_0
+// does, but with the scale kept in fp32 (it is only held for one call, so nothing is gained by
+// rounding it to half) and the sums d·Σq a weight type's offset multiplies precomputed.
+//
+// One scale per 32 values for every weight type, K-quants included, rather than llama.cpp's one
+// per 256 (Q8_K): the weights of every type already carry a scale per 32 (per 16 in Q6_K), so the
+// kernel converts each chunk's integer sum to float once either way, and a finer activation
+// scale gives a smaller error where the activations vary within 256 values (outlier channels).
+//
+// The layout is plain pointers, with no containers and no inline code, because it is read by the
+// per-instruction-set translation units (see quant_chunk_bytes.h).
+#ifndef ARBOR_KERNELS_Q8_ACTIVATIONS_H_
+#define ARBOR_KERNELS_Q8_ACTIVATIONS_H_
+
+#include <cstdint>
+
+namespace arbor::kernels {
+
+// m rows of k = 32·chunks values. Rows are `stride` chunks apart (chunks rounded up to even, the
+// padding zeros) so a kernel reading two chunks per vector can run one past an odd end.
+struct Q8Rows {
+  int8_t* q = nullptr;           // [m, 32·stride]: the integers.
+  float* scales = nullptr;       // [m, 8·stride]: each chunk's d, eight times (one AVX2 vector).
+  float* half_sums = nullptr;    // [m, 2·stride]: d·Σq over each 16-value half of a chunk.
+  float* chunk_sums = nullptr;   // [m, stride]: d·Σq over each chunk.
+  int64_t chunks = 0;            // k / 32.
+  int64_t stride = 0;            // Chunks between rows.
+};
+
+// Quantizes row `row` of `out` from the k = 32·out.chunks floats at x (scalar; the definition the
+// vector quantizers must reproduce bit for bit, and what the float64 twin uses).
+void QuantizeQ8RowRef(const float* x, int64_t row, const Q8Rows& out);
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_Q8_ACTIVATIONS_H_

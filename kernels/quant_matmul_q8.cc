@@ -1,0 +1,123 @@
+// QuantMatmul's kQ8 mode (quant_matmul.h): quantizes the activations once per call, then spreads
+// the output features over the pool, each range computed by the instruction set's kernel
+// (quant_dot.h) picked from the CPU at run time.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/q8_activations.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_dot.h"
+#include "kernels/quant_matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace arbor::kernels {
+namespace {
+
+// Storage for Q8Rows, kept per thread between calls: a prefill's activations run to megabytes,
+// which a fresh allocation per matmul would map and fault in every time.
+struct Q8Buffers {
+  std::vector<int8_t> q;
+  std::vector<float> scales, half_sums, chunk_sums;
+
+  Q8Rows Rows(int64_t m, int64_t k) {
+    Q8Rows rows;
+    rows.chunks = k / kQuantBlock;
+    rows.stride = (rows.chunks + 1) / 2 * 2;
+    const int64_t slots = m * rows.stride;
+    // Zero-filled so the padding chunk of an odd row reads as zero weights' partner.
+    q.assign(slots * 32, 0);
+    scales.assign(slots * 8, 0.0f);
+    half_sums.assign(slots * 2, 0.0f);
+    chunk_sums.assign(slots, 0.0f);
+    rows.q = q.data();
+    rows.scales = scales.data();
+    rows.half_sums = half_sums.data();
+    rows.chunk_sums = chunk_sums.data();
+    return rows;
+  }
+};
+
+using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
+
+DotRangeFn Kernel(Q8Isa isa) {
+  switch (isa) {
+    case Q8Isa::kAvx2:
+      return avx2::Q8DotRange;
+    case Q8Isa::kAvxVnni:
+      return avxvnni::Q8DotRange;
+    default:
+      return avx512vnni::Q8DotRange;
+  }
+}
+
+}  // namespace
+
+const char* Q8IsaName(Q8Isa isa) {
+  switch (isa) {
+    case Q8Isa::kAvx2:
+      return "avx2";
+    case Q8Isa::kAvxVnni:
+      return "avx-vnni";
+    default:
+      return "avx512-vnni";
+  }
+}
+
+bool CpuRunsQ8Isa(Q8Isa isa) {
+  // libgcc's cpuid reading also checks that the OS saves the ymm/zmm state (xgetbv).
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
+  switch (isa) {
+    case Q8Isa::kAvx2:
+      return avx2;
+    case Q8Isa::kAvxVnni:
+      return avx2 && __builtin_cpu_supports("avxvnni");
+    default:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  }
+}
+
+std::optional<Q8Isa> BestQ8Isa() {
+  // ARBOR_Q8_ISA=avx2|avx-vnni caps the choice, to compare the kernels on one machine.
+  static const std::optional<Q8Isa> best = []() -> std::optional<Q8Isa> {
+    const char* cap = std::getenv("ARBOR_Q8_ISA");
+    bool allowed = cap == nullptr;
+    for (Q8Isa isa : {Q8Isa::kAvx512Vnni, Q8Isa::kAvxVnni, Q8Isa::kAvx2}) {
+      allowed = allowed || std::strcmp(cap, Q8IsaName(isa)) == 0;
+      if (allowed && CpuRunsQ8Isa(isa)) return isa;
+    }
+    return std::nullopt;
+  }();
+  return best;
+}
+
+void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {
+  if (p.m == 0 || p.n == 0) return;
+  thread_local Q8Buffers buffers;
+  Q8DotParams dot;
+  dot.w = p.w;
+  dot.w_type = p.w_type;
+  dot.x = buffers.Rows(p.m, p.k);
+  dot.m = p.m;
+  dot.out = p.out;
+  dot.out_stride = p.out_stride;
+  const DotRangeFn kernel = Kernel(isa);
+  if (pool == nullptr) {
+    avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, dot.x);
+    kernel(dot, 0, p.n);
+    return;
+  }
+  // Quantizing is ~1/n of the multiply's work: threads only pay off on prefill-sized inputs.
+  pool->ParallelFor(p.m, std::max<int64_t>(1, 16384 / p.k), [&](int64_t begin, int64_t end) {
+    avx2::QuantizeQ8Rows(p.x, p.x_stride, begin, end, dot.x);
+  });
+  // ~64k multiply-adds per hand-off, as the float matmul.
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k));
+  pool->ParallelFor(p.n, grain, [&](int64_t begin, int64_t end) { kernel(dot, begin, end); });
+}
+
+}  // namespace arbor::kernels

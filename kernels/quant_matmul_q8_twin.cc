@@ -1,0 +1,33 @@
+// QuantMatmulQ8Twin (quant_matmul.h): the float64 definition the kQ8 kernels are tested against.
+#include <vector>
+
+#include "kernels/q8_activations.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_matmul.h"
+
+namespace arbor::kernels {
+
+void QuantMatmulQ8Twin(const MatmulParams& p, double* out) {
+  const int64_t chunks = p.k / kQuantBlock;
+  std::vector<int8_t> q(p.m * chunks * 32);
+  std::vector<float> scales(p.m * chunks * 8), half_sums(p.m * chunks * 2), chunk_sums(p.m * chunks);
+  const Q8Rows rows{q.data(), scales.data(), half_sums.data(), chunk_sums.data(), chunks, chunks};
+  for (int64_t i = 0; i < p.m; ++i) QuantizeQ8RowRef(p.x + i * p.x_stride, i, rows);
+
+  const model::DType dtype = FileDType(p.w_type);
+  const int64_t row_bytes = p.k / model::Layout(dtype).block_elements * model::Layout(dtype).block_bytes;
+  std::vector<float> w(p.k);
+  for (int64_t j = 0; j < p.n; ++j) {
+    DequantizeRow(dtype, static_cast<const char*>(p.w) + j * row_bytes, p.k, w.data());
+    for (int64_t i = 0; i < p.m; ++i) {
+      double sum = 0;
+      for (int64_t c = 0; c < p.k; ++c) {
+        const int64_t chunk = i * chunks + c / 32;
+        sum += double{scales[8 * chunk]} * q[32 * chunk + c % 32] * double{w[c]};
+      }
+      out[i * p.n + j] = sum;
+    }
+  }
+}
+
+}  // namespace arbor::kernels
