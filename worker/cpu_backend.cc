@@ -260,7 +260,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   };
   auto matmul = [&](const std::vector<float>& in, int64_t in_dim, const Matrix& w, int64_t out_dim,
                     std::vector<float>& out) {
-    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim, out_dim},
+    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim, out_dim,
+                        options_.activation_quant},
                        pool);
   };
   for (int l = 0; l < c.num_layers; ++l) {
@@ -313,7 +314,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     const int64_t vocab = c.vocab_size;
     std::vector<float> logits(logit_rows.size() * vocab);
     kernels::LogitsRef({h.data(), logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
-                        static_cast<int64_t>(logit_rows.size()), hidden, vocab, hidden, vocab},
+                        static_cast<int64_t>(logit_rows.size()), hidden, vocab, hidden, vocab,
+                        options_.activation_quant},
                        pool);
     if (tap) tap("logits", logits.data(), static_cast<int64_t>(logit_rows.size()), vocab);
     size_t next = 0;

@@ -1,7 +1,7 @@
 // The CPU backend: the complete Llama forward over a batch of prefill chunks and decode rows,
-// with fp32, bf16 or GGUF block-quantized weights (bf16 and Q8_0/Q4_0/Q4_1 stay so in memory,
-// memory-mapped, and widen inside the matmul; fp32 activations and accumulation), paged fp32
-// KV, multi-threaded over a kernels::ThreadPool. It is a real backend
+// with fp32, bf16 or GGUF block-quantized weights (bf16 and the GGUF blocks stay so in memory,
+// memory-mapped; bf16 widens inside the matmul, blocks meet 8-bit activations in integer dot
+// products or, in the exact mode, widen to fp32; fp32 accumulation), paged fp32 KV, multi-threaded over a kernels::ThreadPool. It is a real backend
 // (tests, small models, machines without a GPU) and the reference the CUDA backend is compared
 // with, tensor by tensor, through the TensorTap names of backend.h.
 #ifndef ARBOR_WORKER_CPU_BACKEND_H_
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_type.h"
 #include "model/checkpoint.h"
@@ -31,6 +32,9 @@ struct CpuBackendOptions {
   int32_t block_size = 16;                             // Tokens per KV block.
   int threads = 0;                                     // 0: one per hardware thread.
   WeightsDtype weights_dtype = WeightsDtype::kNative;  // What the matrices are computed in.
+  // How quantized matrices meet the activations (kernels/quant_matmul.h): 8-bit activations and
+  // integer dot products by default, as llama.cpp; kF32 is the exact mode.
+  kernels::ActivationQuant activation_quant = kernels::ActivationQuant::kQ8;
 };
 
 // Resolves a Hugging Face tensor name ("model.layers.0.mlp.up_proj.weight") to a view that

@@ -48,4 +48,11 @@ absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name) {
                    ": expected native (the checkpoint's own types), f32, bf16 or q8_0"));
 }
 
+absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name) {
+  if (name == "q8") return kernels::ActivationQuant::kQ8;
+  if (name == "f32") return kernels::ActivationQuant::kF32;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--activation_quant=", name, ": expected q8 (8-bit activations) or f32 (exact)"));
+}
+
 }  // namespace arbor::worker

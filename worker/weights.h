@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kernels/matmul.h"
 #include "model/tensor.h"
 
 namespace arbor::worker {
@@ -36,6 +37,10 @@ enum class WeightsDtype {
 };
 // "native", "f32", "bf16", "q8_0"; INVALID_ARGUMENT naming --weights_dtype otherwise.
 absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name);
+
+// "q8" or "f32" (--activation_quant: how quantized matrices meet the activations,
+// kernels/quant_matmul.h); INVALID_ARGUMENT naming the flag otherwise.
+absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name);
 
 }  // namespace arbor::worker
 

@@ -78,11 +78,14 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.kv_blocks = kv_blocks;
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
+  ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
-  spdlog::info("weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load",
-               options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
-               backend->converted_bytes() / 1e6);
+  spdlog::info(
+      "weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load; "
+      "quantized matrices meet {} activations",
+      options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
+      backend->converted_bytes() / 1e6, options.activation_quant == "q8" ? "8-bit" : "fp32");
   return std::unique_ptr<Backend>(std::move(backend));
 }
 

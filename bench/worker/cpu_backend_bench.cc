@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -34,6 +35,7 @@
 #include "entropix/logit_metrics.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/paged_attention.h"
+#include "kernels/quant_matmul.h"
 #include "kernels/thread_pool.h"
 #include "model/checkpoint.h"
 #include "model/make_model.h"
@@ -57,6 +59,8 @@ ABSL_FLAG(std::string, model, "",
 ABSL_FLAG(std::string, weights_dtype, "native",
           "With --model: what the matrices are computed in (native, f32, bf16, q8_0), as "
           "arbor-worker's flag of the same name.");
+ABSL_FLAG(std::string, activation_quant, "q8",
+          "With --model: q8 or f32, as arbor-worker's flag of the same name.");
 
 namespace arbor::worker {
 namespace {
@@ -160,11 +164,19 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
   const double open_s = std::chrono::duration<double>(Clock::now() - start).count();
   const uint64_t file_bytes = checkpoint->weight_bytes();
   ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(absl::GetFlag(FLAGS_weights_dtype)));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<CpuBackend> backend,
-      CpuBackend::Create(
-          std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
-          {.kv_blocks = 512, .block_size = 16, .threads = Threads(), .weights_dtype = dtype}));
+  ASSIGN_OR_RETURN(const kernels::ActivationQuant activation_quant,
+                   ParseActivationQuant(absl::GetFlag(FLAGS_activation_quant)));
+  ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
+                   CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                                      {.kv_blocks = 512,
+                                       .block_size = 16,
+                                       .threads = Threads(),
+                                       .weights_dtype = dtype,
+                                       .activation_quant = activation_quant}));
+  const std::optional<kernels::Q8Isa> isa = kernels::BestQ8Isa();
+  std::printf("--activation_quant=%s (8-bit kernels: %s)\n",
+              absl::GetFlag(FLAGS_activation_quant).c_str(),
+              isa.has_value() ? kernels::Q8IsaName(*isa) : "none, no AVX2");
   std::printf(
       "%s (--weights_dtype=%s: %s): opened and checked in %.2f s, backend ready after %.2f s; "
       "%.1f MB of weights in the file, %.1f MB streamed per decode step, %.1f MB converted at "

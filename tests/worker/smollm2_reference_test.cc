@@ -6,10 +6,21 @@
 // tokens; every layer count from 1 to 30 on one prompt; a prompt reached through a prefix-cache
 // hit; and the entropix metrics of each last position.
 //
-// Tolerances: Arbor computes in fp32 from the exactly widened weights, the reference in float64.
-// Logits: max |Δ| ≤ 1e-3 · max |reference| (seen: 0.3e-6 to 3.2e-6), and the same top 10
-// in the same order except inside near-ties (gap < 1e-3 · max |reference|). Entropy (bits) and
-// the attention statistics: 2e-3 absolute + 2e-3 relative; varentropy (bits²): 1e-2 + 5e-3.
+// Tolerances, exact mode (--activation_quant=f32: fp32 from the exactly widened weights, the
+// reference in float64): logits max |Δ| ≤ 1e-3 · max |reference| (seen: 0.3e-6 to 3.2e-6), and
+// the same top 10 in the same order except inside near-ties (gap < 1e-3 · max |reference|).
+// Entropy (bits) and the attention statistics: 2e-3 absolute + 2e-3 relative; varentropy (bits²):
+// 1e-2 + 5e-3. Every case runs in this mode: it is what proves the forward.
+//
+// The default mode (q8: activations rounded to 8 bits per 32 values before each quantized
+// matmul, as llama.cpp computes) carries that rounding through 30 layers, so on the whole-model
+// cases it is held to restated bounds: logits max |Δ| ≤ 0.15 · max |reference| (seen: 0.016 to
+// 0.079 of a largest logit of 15–25), the top 10 in order up to near-ties within that bound (the
+// chat and raw-text cases swap their top two, 0.04–0.09 apart in the reference), entropy within
+// 0.3 + 0.05 relative bits (seen: 0.17) and varentropy within 1.5 + 0.1 relative bits² (seen:
+// 0.67). That is the noise llama.cpp's own logits carry: greedy decoding in this mode follows
+// llama.cpp's golden continuations further than the exact mode does (smollm2_llama_cpp_test.cc).
+// Its attention statistics are not compared: the attention code is the exact mode's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,13 +74,15 @@ class SmolLM2Test : public ::testing::Test {
     delete path_;
   }
 
-  static std::unique_ptr<CpuBackend> Backend(int layers) {
+  static std::unique_ptr<CpuBackend> Backend(
+      int layers, kernels::ActivationQuant mode = kernels::ActivationQuant::kF32) {
     model::ModelConfig config = checkpoint_->config();
     if (layers > 0) config.num_layers = layers;
     const model::Checkpoint* c = checkpoint_;
     auto backend =
         CpuBackend::Create(config, [c](const std::string& name) { return c->Tensor(name); },
-                           {.kv_blocks = 64, .block_size = 16, .threads = 2});
+                           {.kv_blocks = 64, .block_size = 16, .threads = 2,
+                            .activation_quant = mode});
     EXPECT_TRUE(backend.ok()) << backend.status();
     return std::move(backend).value();
   }
@@ -125,7 +138,20 @@ void ExpectNear(double actual, double expected, double abs_tol, double rel_tol,
       << what << ": Arbor " << actual << " vs reference " << expected;
 }
 
-void Compare(const Case& c, const Output& got, const nlohmann::json& want) {
+struct Tolerance {
+  double logits = 1e-3;  // Of max |reference logit|: the bound on every logit and on near-ties.
+  double entropy_abs = 2e-3, entropy_rel = 2e-3;
+  double varentropy_abs = 1e-2, varentropy_rel = 5e-3;
+  bool attention = true;  // Compare the attention statistics too.
+};
+
+// Worst seen differences, printed at the end.
+struct Seen {
+  double logits = 0, entropy = 0, varentropy = 0;
+};
+
+void Compare(const Case& c, const Output& got, const nlohmann::json& want,
+             const Tolerance& tol = {}, Seen* seen = nullptr) {
   SCOPED_TRACE(c.what);
   const std::vector<double> ref = want["logits"][0].get<std::vector<double>>();
   ASSERT_EQ(ref.size(), got.logits.size());
@@ -134,7 +160,7 @@ void Compare(const Case& c, const Output& got, const nlohmann::json& want) {
     max_ref = std::max(max_ref, std::abs(ref[i]));
     max_diff = std::max(max_diff, std::abs(ref[i] - got.logits[i]));
   }
-  const double bound = 1e-3 * max_ref;
+  const double bound = tol.logits * max_ref;
   EXPECT_LE(max_diff, bound) << "max |logit difference| (max |reference logit| " << max_ref << ")";
   std::cout << c.what << ": " << c.tokens.size() << " tokens, max |logit difference| / max "
             << "|reference logit| = " << max_diff / max_ref << "\n";
@@ -154,8 +180,17 @@ void Compare(const Case& c, const Output& got, const nlohmann::json& want) {
   absl::StatusOr<entropix::LogitMetrics> logit =
       entropix::ComputeLogitMetrics(got.logits.data(), static_cast<int>(got.logits.size()), 0);
   ASSERT_TRUE(logit.ok()) << logit.status();
-  ExpectNear(logit->entropy, want["entropy_bits"], 2e-3, 2e-3, "entropy");
-  ExpectNear(logit->varentropy, want["varentropy_bits2"], 1e-2, 5e-3, "varentropy");
+  ExpectNear(logit->entropy, want["entropy_bits"], tol.entropy_abs, tol.entropy_rel, "entropy");
+  ExpectNear(logit->varentropy, want["varentropy_bits2"], tol.varentropy_abs, tol.varentropy_rel,
+             "varentropy");
+  if (seen != nullptr) {
+    seen->logits = std::max(seen->logits, max_diff / max_ref);
+    seen->entropy =
+        std::max(seen->entropy, std::abs(logit->entropy - want["entropy_bits"].get<double>()));
+    seen->varentropy = std::max(
+        seen->varentropy, std::abs(logit->varentropy - want["varentropy_bits2"].get<double>()));
+  }
+  if (!tol.attention) return;
   const auto& ref_scores = want["attention_scores"];
   const int heads = static_cast<int>(ref_scores.size());
   const int keys = static_cast<int>(c.tokens.size());
@@ -221,6 +256,25 @@ TEST_F(SmolLM2Test, LogitsAndMetricsMatchFloat64Reference) {
     KvCache fresh(truncated.get());
     Compare(cases[i], Run(*truncated, fresh, 0, cases[i].tokens), reference["results"][i]);
   }
+
+  // The default 8-bit-activation mode on the whole-model cases.
+  const Tolerance q8{.logits = 0.15,
+                     .entropy_abs = 0.3,
+                     .entropy_rel = 0.05,
+                     .varentropy_abs = 1.5,
+                     .varentropy_rel = 0.1,
+                     .attention = false};
+  Seen seen;
+  std::unique_ptr<CpuBackend> q8_backend = Backend(0, kernels::ActivationQuant::kQ8);
+  KvCache q8_kv(q8_backend.get());
+  for (int i = 0; i < full_cases; ++i) {
+    SCOPED_TRACE("activation_quant q8");
+    Compare(cases[i], Run(*q8_backend, q8_kv, i, cases[i].tokens), reference["results"][i], q8,
+            &seen);
+  }
+  std::cout << "q8 activations: max |logit difference| / max |reference logit| " << seen.logits
+            << ", |entropy difference| " << seen.entropy << " bits, |varentropy difference| "
+            << seen.varentropy << " bits²\n";
 }
 
 }  // namespace
