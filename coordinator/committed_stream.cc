@@ -1,14 +1,14 @@
-#include "coordinator/http/committed_stream.h"
+#include "coordinator/committed_stream.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::coordinator::http {
+namespace arbor::coordinator {
 
 void CommittedStream::Release(FinalPiece& piece) {
   if (!held_) return;
-  piece.text += held_->text;
+  piece.text += held_->token.piece;
   piece.tokens.push_back(std::move(held_->token));
   held_.reset();
 }
@@ -20,12 +20,12 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
     case arbor::v1::GenerateEvent::kToken: {
       Release(piece);
       const arbor::v1::TokenEvent& t = event.token();
-      held_ = Held{t.node_id(), t.text(),
-                   FinalToken{t.token_id(),
-                              t.token_text(),
-                              t.logprob(),
-                              t.strategy(),
-                              {t.top_logprobs().begin(), t.top_logprobs().end()}}};
+      held_ = Held{t.node_id(), FinalToken{t.token_id(),
+                                           t.token_text(),
+                                           t.text(),
+                                           t.logprob(),
+                                           t.strategy(),
+                                           {t.top_logprobs().begin(), t.top_logprobs().end()}}};
       break;
     }
     case arbor::v1::GenerateEvent::kInsert: {
@@ -36,6 +36,7 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
         FinalToken& token = piece.tokens.emplace_back();
         token.id = insert.token_ids(i);
         token.text = i == 0 ? insert.text() : "";  // The insert's text is not split by token.
+        token.piece = token.text;
         token.logprob = i < insert.logprobs_size() ? insert.logprobs(i) : 0;
         token.strategy = arbor::v1::STRATEGY_INSERT;
       }
@@ -47,6 +48,7 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
                                                 event.backspace().removed_node_id(),
                                                 ", which is not the latest committed token"));
       }
+      piece.retracted = std::move(held_->token);
       held_.reset();
       break;
     case arbor::v1::GenerateEvent::kFinished:
@@ -59,4 +61,4 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
   return piece;
 }
 
-}  // namespace arbor::coordinator::http
+}  // namespace arbor::coordinator

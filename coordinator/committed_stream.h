@@ -1,13 +1,14 @@
 // A job's event stream reduced to what can no longer change, for clients that cannot take a
-// retraction (OpenAI's streaming format has none).
+// retraction: OpenAI's streaming format has none (coordinator/http), and a terminal cannot
+// unprint text that has already scrolled (`arbor generate`, tools/cmd_generate.cc).
 //
 // The gRPC stream sends every committed token at once and retracts it with a backspace event
 // when the policy re-draws it. Only the tail of the committed path can be backspaced (never a
 // prompt or inserted token, and a position at most once), so holding back the latest token's
 // text until the next token, insert or finish is enough: the concatenated pieces equal the job's
 // committed text, and a backspaced token is never shown. Inserted tokens are final at once.
-#ifndef ARBOR_COORDINATOR_HTTP_COMMITTED_STREAM_H_
-#define ARBOR_COORDINATOR_HTTP_COMMITTED_STREAM_H_
+#ifndef ARBOR_COORDINATOR_COMMITTED_STREAM_H_
+#define ARBOR_COORDINATOR_COMMITTED_STREAM_H_
 
 #include <cstdint>
 #include <optional>
@@ -17,12 +18,13 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator::http {
+namespace arbor::coordinator {
 
 // One committed token as OpenAI's logprobs and Arbor's token strategies report it.
 struct FinalToken {
   int32_t id = 0;
-  std::string text;  // The token alone (when the request asked for logprobs).
+  std::string text;   // The token alone (when the request asked for logprobs).
+  std::string piece;  // What it added to the streamed text (an insert's all on its first token).
   float logprob = 0;
   arbor::v1::Strategy strategy = arbor::v1::STRATEGY_UNSPECIFIED;
   std::vector<arbor::v1::TokenLogprob> top;  // Best first.
@@ -30,8 +32,11 @@ struct FinalToken {
 
 // What became final with one event.
 struct FinalPiece {
-  std::string text;
+  std::string text;  // The tokens' pieces, concatenated.
   std::vector<FinalToken> tokens;
+  // The held token a backspace removed: never released, shown by clients that mark retractions.
+  std::optional<FinalToken> retracted;
+  // Nothing became final (a retraction alone counts as nothing).
   bool empty() const { return text.empty() && tokens.empty(); }
 };
 
@@ -48,7 +53,6 @@ class CommittedStream {
  private:
   struct Held {
     int32_t node_id = 0;
-    std::string text;
     FinalToken token;
   };
   // Moves the held token, if any, into `piece`.
@@ -59,6 +63,6 @@ class CommittedStream {
   std::optional<arbor::v1::FinishedEvent> finished_;
 };
 
-}  // namespace arbor::coordinator::http
+}  // namespace arbor::coordinator
 
-#endif  // ARBOR_COORDINATOR_HTTP_COMMITTED_STREAM_H_
+#endif  // ARBOR_COORDINATOR_COMMITTED_STREAM_H_

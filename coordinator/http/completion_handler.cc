@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/committed_stream.h"
 #include "coordinator/http/choice_runner.h"
-#include "coordinator/http/committed_stream.h"
 #include "coordinator/http/openai_response.h"
 
 namespace arbor::coordinator::http {

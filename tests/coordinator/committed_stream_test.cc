@@ -1,4 +1,4 @@
-#include "coordinator/http/committed_stream.h"
+#include "coordinator/committed_stream.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::coordinator::http {
+namespace arbor::coordinator {
 namespace {
 
 v1::GenerateEvent Token(int node, const std::string& text) {
@@ -62,6 +62,23 @@ TEST(CommittedStreamTest, HoldsTheTailUntilItCannotBeBackspaced) {
   EXPECT_EQ(last->tokens[0].id, 105);
   EXPECT_FLOAT_EQ(last->tokens[0].logprob, -0.5f);
   EXPECT_TRUE(s.finished().has_value());
+}
+
+// Clients that mark retractions (the terminal's metrics table) get the backspaced token back;
+// every released token carries the piece it added to the text.
+TEST(CommittedStreamTest, ABackspaceHandsBackWhatItRetracted) {
+  CommittedStream s;
+  ASSERT_TRUE(s.Push(Token(1, "Hel")).ok());
+  absl::StatusOr<FinalPiece> released = s.Push(Token(2, "lo"));
+  ASSERT_TRUE(released.ok());
+  ASSERT_EQ(released->tokens.size(), 1u);
+  EXPECT_EQ(released->tokens[0].piece, "Hel");
+  absl::StatusOr<FinalPiece> retracted = s.Push(Backspace(2));
+  ASSERT_TRUE(retracted.ok());
+  EXPECT_TRUE(retracted->empty());
+  ASSERT_TRUE(retracted->retracted.has_value());
+  EXPECT_EQ(retracted->retracted->piece, "lo");
+  EXPECT_EQ(retracted->retracted->id, 102);
 }
 
 TEST(CommittedStreamTest, InsertTokensCarryTheirLogprobAndStrategy) {
@@ -136,4 +153,4 @@ TEST(CommittedStreamTest, ReleasedTextIsAlwaysFinalOnRandomJobs) {
 }
 
 }  // namespace
-}  // namespace arbor::coordinator::http
+}  // namespace arbor::coordinator
