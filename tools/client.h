@@ -8,7 +8,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -52,15 +54,16 @@ struct PromptOptions {
   std::string tokens;       // --tokens: comma-separated ids.
   int max_tokens = 0;       // 0 = server default.
   uint64_t seed = 0;        // 0 = server picks.
-  std::string policy_mode;  // "", "search" or "canonical".
+  std::string policy_mode;  // "", "search" or "canonical"; overrides the policy file's mode.
+  std::string policy_file;  // --policy_file: a PolicyConfig as JSON (rpc/policy_file.h).
 };
 // INVALID_ARGUMENT naming the flag when none or several prompt flags are given or one is
 // malformed.
 absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOptions& options);
 
-// Streams Generate (or Watch of `job_id`): text coloured by strategy, a metrics line per event
-// with `show_metrics`, or one JSON object per event; a summary at the end. 0 when the job
-// finished without error.
+// Streams Generate (or Watch of `job_id`) as tools/stream_printer.h prints it: the committed
+// text coloured by strategy, a table row per event with `show_metrics`, or one JSON object per
+// event; a summary at the end. 0 when the job finished without error.
 int Generate(const ClientOptions& client, const arbor::v1::GenerateRequest& request,
              bool show_metrics, Output output);
 int Watch(const ClientOptions& client, const std::string& job_id, bool show_metrics, Output output);
@@ -71,9 +74,16 @@ int ListJobs(const ClientOptions& client, int limit, Output output);
 int ShowJob(const ClientOptions& client, const std::string& job_id, Output output);
 int CancelJob(const ClientOptions& client, const std::string& job_id, Output output);
 
-// `format` is text, json or dot.
-int ShowTree(const ClientOptions& client, const std::string& job_id, const std::string& format,
-             bool show_metrics, Output output);
+// How `arbor tree` shows a tree.
+struct TreeView {
+  std::string format = "text";    // text, json or dot.
+  bool show_metrics = false;      // text: the metrics table.
+  std::optional<int32_t> around;  // text: centre on this node (coordinator/tree_text.h).
+  int depth = 8;                  // text: tree levels around the node and below branch points.
+};
+// Exit code 2 for a bad view (naming the flag: --format, --around, --depth).
+int ShowTree(const ClientOptions& client, const std::string& job_id, const TreeView& view,
+             Output output);
 
 int ListWorkers(const ClientOptions& client, Output output);
 int DrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);

@@ -87,8 +87,7 @@ int Demo(LocalCluster& cluster) {
   printf("\nThe search tree of %s (committed path, branch points and their alternatives):\n\n",
          job->job_id().c_str());
   fflush(stdout);
-  if (int code = ShowTree(client, job->job_id(), "text", /*show_metrics=*/false, output);
-      code != 0) {
+  if (int code = ShowTree(client, job->job_id(), TreeView{}, output); code != 0) {
     return code;
   }
   if (!PrintStrategies(job->strategies())) {

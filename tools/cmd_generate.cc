@@ -1,4 +1,5 @@
-// `arbor generate`, `submit` and `watch`: submit a job and follow its event stream.
+// `arbor generate`, `submit` and `watch`: submit a job and follow its event stream (printed by
+// tools/stream_printer.h).
 #include <cstdio>
 #include <iostream>
 
@@ -9,10 +10,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "arbor/v1/generation.grpc.pb.h"
-#include "coordinator/tree_display.h"
 #include "google/protobuf/util/json_util.h"
+#include "rpc/policy_file.h"
 #include "tools/client.h"
 #include "tools/commands.h"
+#include "tools/stream_printer.h"
 
 ABSL_FLAG(std::string, prompt, "", "generate/submit: the prompt text.");
 ABSL_FLAG(std::string, chat, "",
@@ -21,6 +23,10 @@ ABSL_FLAG(std::string, chat, "",
 ABSL_FLAG(std::string, tokens, "", "generate/submit: prompt token ids, comma-separated.");
 ABSL_FLAG(int, max_tokens, 0, "generate/submit: tokens to generate; 0 = server default.");
 ABSL_FLAG(std::string, policy_mode, "", "generate/submit: search or canonical (default: server).");
+ABSL_FLAG(std::string, policy_file, "",
+          "generate/submit: the request's policy, an arbor.v1.PolicyConfig as JSON (the format "
+          "`arbor calibrate` writes); fields left out keep the server's defaults. --policy_mode "
+          "overrides its mode.");
 ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
 
 namespace arbor::tools {
@@ -32,99 +38,20 @@ absl::Status FlagError(const std::string& flag, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", what));
 }
 
-std::string Colored(const ClientOptions& client, arbor::v1::Strategy strategy,
-                    const std::string& text) {
-  if (!client.color) return text;
-  return absl::StrCat("\x1b[", coordinator::StrategyAnsiColor(strategy), "m", text, "\x1b[0m");
-}
-
-std::string MetricsLine(const arbor::v1::Metrics& m) {
-  return absl::StrFormat("H=%.3f V=%.3f aH=%.3f aV=%.3f agr=%.3f IS=%.3f", m.entropy(),
-                         m.varentropy(), m.attn_entropy(), m.attn_varentropy(), m.agreement(),
-                         m.interaction_strength());
-}
-
-std::string Summary(const GenerateEvent& event) {
-  const arbor::v1::FinishedEvent& f = event.finished();
-  const arbor::v1::StrategyCounts& s = f.strategies();
-  std::string line = absl::StrFormat(
-      "job %s finished: %s; tokens: %d prompt (%d cached), %d generated, %d explored; "
-      "time: %.3f s total, %.3f s to first token\nstrategies: argmax %d, adaptive %d, branch %d, "
-      "insert %d, backspace %d, hot_sample %d, resample %d, branch_sample %d",
-      event.job_id(), arbor::v1::FinishReason_Name(f.reason()), f.usage().prompt_tokens(),
-      f.usage().cached_prompt_tokens(), f.usage().generated_tokens(), f.usage().explored_tokens(),
-      f.timings().total_us() / 1e6, f.timings().first_token_us() / 1e6, s.argmax(), s.adaptive(),
-      s.branch(), s.insert(), s.backspace(), s.hot_sample(), s.resample(), s.branch_sample());
-  if (!f.error().empty()) absl::StrAppend(&line, "\nerror: ", f.error());
-  return line;
-}
-
-// Prints one event; returns true when it was the last (finished) one.
-bool PrintEvent(const ClientOptions& client, bool show_metrics, const GenerateEvent& event,
-                std::ostream& out) {
-  if (client.json) {
-    out << ToJson(event) << "\n";
-    return event.has_finished();
-  }
-  switch (event.event_case()) {
-    case GenerateEvent::kToken: {
-      const arbor::v1::TokenEvent& t = event.token();
-      if (show_metrics) {
-        out << absl::StrFormat("%5d %-14s %-24s lp=%.3f %s\n", t.position(),
-                               coordinator::StrategyName(t.strategy()),
-                               absl::StrCat("\"", coordinator::EscapeTokenText(t.text()), "\""),
-                               t.logprob(), MetricsLine(t.metrics()));
-      } else {
-        out << Colored(client, t.strategy(), t.text());
-      }
-      break;
-    }
-    case GenerateEvent::kBranchOpened:
-      if (show_metrics) {
-        out << "      branch: " << event.branch_opened().candidates_size() << " candidates at node "
-            << event.branch_opened().parent_node_id() << "\n";
-      }
-      break;
-    case GenerateEvent::kBranchResolved:
-      if (show_metrics) {
-        out << "      branch resolved: winner node " << event.branch_resolved().winner_node_id()
-            << ", " << event.branch_resolved().pruned_node_ids_size() << " nodes pruned\n";
-      }
-      break;
-    case GenerateEvent::kBackspace:
-      if (show_metrics) {
-        out << "      backspace: token " << event.backspace().removed_token_id() << " at position "
-            << event.backspace().position() << "\n";
-      }
-      break;
-    case GenerateEvent::kInsert:
-      if (show_metrics) {
-        out << "      insert: \"" << coordinator::EscapeTokenText(event.insert().text()) << "\"\n";
-      }
-      break;
-    case GenerateEvent::kRehomed:
-      out << (show_metrics ? "" : "\n") << "      [job moved from " << event.rehomed().from_worker()
-          << " to " << event.rehomed().to_worker() << ": " << event.rehomed().reason() << "]\n";
-      break;
-    case GenerateEvent::kFinished:
-      out << (show_metrics ? "" : "\n") << Summary(event) << "\n";
-      return true;
-    case GenerateEvent::EVENT_NOT_SET:
-      break;
-  }
-  out.flush();
-  return false;
-}
-
 // Reads a stream of events to the end; the exit code of generate/watch.
 int Follow(const ClientOptions& client, bool show_metrics,
            grpc::ClientReaderInterface<GenerateEvent>& reader, const std::string& what,
            Output output) {
+  StreamPrinter printer(client, show_metrics, output.out);
   GenerateEvent event;
   bool failed = false;
   while (reader.Read(&event)) {
-    if (PrintEvent(client, show_metrics, event, output.out)) {
-      failed = event.finished().reason() == arbor::v1::FINISH_REASON_ERROR;
+    if (absl::Status printed = printer.Print(event); !printed.ok()) {
+      output.err << "arbor: " << what << ": " << printed.message() << "\n";
+      failed = true;
+    }
+    if (event.has_finished() && event.finished().reason() == arbor::v1::FINISH_REASON_ERROR) {
+      failed = true;
     }
   }
   const grpc::Status status = reader.Finish();
@@ -161,6 +88,11 @@ absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOpti
   if (options.max_tokens < 0) return FlagError("max_tokens", "must be >= 0");
   request.set_max_tokens(options.max_tokens);
   request.set_seed(options.seed);
+  if (!options.policy_file.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> policy = rpc::ReadPolicyFile(options.policy_file);
+    if (!policy.ok()) return FlagError("policy_file", std::string(policy.status().message()));
+    *request.mutable_policy() = *std::move(policy);
+  }
   if (options.policy_mode == "search") {
     request.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_SEARCH);
   } else if (options.policy_mode == "canonical") {
@@ -218,6 +150,7 @@ absl::StatusOr<arbor::v1::GenerateRequest> RequestFromFlags() {
   options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.seed = SeedFlag();
   options.policy_mode = absl::GetFlag(FLAGS_policy_mode);
+  options.policy_file = absl::GetFlag(FLAGS_policy_file);
   return BuildGenerateRequest(options);
 }
 

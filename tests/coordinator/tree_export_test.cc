@@ -291,7 +291,7 @@ TEST(TreeDot, GraphvizAcceptsTheOutput) {
 }
 
 TEST(TreeText, HandBuiltTreeView) {
-  const std::string text = TreeToText(Export(HandBuiltTree()));
+  const std::string text = *TreeToText(Export(HandBuiltTree()));
   const std::string expected =
       "job job-7: 9 nodes from root 0, prompt 3 tokens\n"
       "status: COMMITTED=4 PRUNED=2 BACKSPACED=1 INSERTED=1 PROMPT=1\n"
@@ -301,9 +301,9 @@ TEST(TreeText, HandBuiltTreeView) {
       "Hello[1] world!{ ...}⟨⌫ ok⟩ fine\n"
       "\n"
       "[1] branch at node 1, position 4, H=1.25 V=6.50:\n"
-      "  * node 2     \" world\"             score   -0.500  logprob  -0.250    2 tokens  "
+      "  * node 2     \" world!\"                score   -0.500  logprob  -0.250    2 tokens  "
       "COMMITTED\n"
-      "    node 3     \" there\"             score   -1.250  logprob  -0.250    2 tokens  "
+      "    node 3     \" there?\"                score   -1.250  logprob  -0.250    2 tokens  "
       "PRUNED\n";
   EXPECT_EQ(text, expected);
 }
@@ -313,7 +313,7 @@ TEST(TreeText, MetricsTableColourAndEscapes) {
   (void)*tree.Commit(MakeStep(20, v1::STRATEGY_HOT_SAMPLE, 2, 5.5f, 0.01f));
   TreeTextOptions options;
   options.show_metrics = true;
-  const std::string plain = TreeToText(Export(tree), options);
+  const std::string plain = *TreeToText(Export(tree), options);
   // The flow keeps the newline but escapes the terminal escape sequence.
   EXPECT_NE(plain.find(" finea\nb\\x1b[31m\n"), std::string::npos) << plain;
   EXPECT_EQ(plain.find('\x1b'), std::string::npos);
@@ -324,14 +324,14 @@ TEST(TreeText, MetricsTableColourAndEscapes) {
             std::string::npos)
       << plain;
   options.color = true;
-  const std::string colored = TreeToText(Export(tree), options);
+  const std::string colored = *TreeToText(Export(tree), options);
   EXPECT_NE(colored.find("\x1b[" + StrategyAnsiColor(v1::STRATEGY_INSERT) + "m{ ...}\x1b[0m"),
             std::string::npos);
   EXPECT_NE(colored.find("\x1b[1m[1]\x1b[0m"), std::string::npos);
 }
 
 TEST(TreeText, SubtreeOffThePath) {
-  const std::string text = TreeToText(Export(HandBuiltTree(), 3));
+  const std::string text = *TreeToText(Export(HandBuiltTree(), 3));
   EXPECT_NE(text.find("(the subtree root is not on the committed path)"), std::string::npos);
   EXPECT_NE(text.find("PRUNED=2"), std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "coordinator/cluster_service.h"
 #include "coordinator/fake_clock.h"
+#include "coordinator/tree_display.h"
 #include "rpc/server.h"
 #include "tools/client.h"
 
@@ -23,7 +24,9 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
     if (request->text() == "bad") {
       return {grpc::StatusCode::INVALID_ARGUMENT, "policy.branch.width: 1 is outside [2, 64]"};
     }
-    for (const GenerateEvent& event : Script()) writer->Write(event);
+    for (const GenerateEvent& event : request->text() == "retract" ? RetractScript() : Script()) {
+      writer->Write(event);
+    }
     return grpc::Status::OK;
   }
   grpc::Status Watch(grpc::ServerContext*, const arbor::v1::JobRef* ref,
@@ -89,6 +92,32 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
     job.set_client_tag("mine");
     job.mutable_usage()->set_generated_tokens(2);
     return job;
+  }
+  // A job whose second token is backspaced and re-drawn, with an insert, a wide (CJK) token and
+  // a token that would drive the terminal: committed text "Help ...世界\x1b[31m!\t".
+  static std::vector<GenerateEvent> RetractScript() {
+    std::vector<GenerateEvent> events(8);
+    for (auto& e : events) e.set_job_id("job-2");
+    const auto token = [](GenerateEvent& e, int node, int position, const std::string& text,
+                          arbor::v1::Strategy strategy) {
+      e.mutable_token()->set_node_id(node);
+      e.mutable_token()->set_position(position);
+      e.mutable_token()->set_text(text);
+      e.mutable_token()->set_strategy(strategy);
+    };
+    token(events[0], 1, 3, "Hel", arbor::v1::STRATEGY_ARGMAX);
+    token(events[1], 2, 4, "lo", arbor::v1::STRATEGY_ADAPTIVE);
+    events[2].mutable_backspace()->set_removed_node_id(2);
+    events[2].mutable_backspace()->set_position(4);
+    token(events[3], 3, 4, "p", arbor::v1::STRATEGY_RESAMPLE);
+    events[4].mutable_insert()->add_node_ids(4);
+    events[4].mutable_insert()->add_token_ids(2564);
+    events[4].mutable_insert()->add_logprobs(-3.0f);
+    events[4].mutable_insert()->set_text(" ...");
+    token(events[5], 5, 6, "世界", arbor::v1::STRATEGY_ADAPTIVE);
+    token(events[6], 6, 7, "\x1b[31m!\t", arbor::v1::STRATEGY_HOT_SAMPLE);
+    events[7].mutable_finished()->set_reason(arbor::v1::FINISH_REASON_MAX_TOKENS);
+    return events;
   }
   static std::vector<GenerateEvent> Script() {
     std::vector<GenerateEvent> events(4);
@@ -178,7 +207,7 @@ TEST_F(CliTest, GenerateColoursByStrategyOnTerminals) {
   request.set_text("Hi");
   ASSERT_EQ(Generate(client_, request, false, output()), 0);
   EXPECT_NE(out_.str().find("\x1b["), std::string::npos);
-  EXPECT_NE(out_.str().find("Hello\x1b[0m"), std::string::npos);
+  EXPECT_NE(out_.str().find("\x1b[32m world\x1b[0m"), std::string::npos) << out_.str();
 }
 
 TEST_F(CliTest, GenerateShowsMetricsPerToken) {
@@ -188,7 +217,56 @@ TEST_F(CliTest, GenerateShowsMetricsPerToken) {
   const std::string text = out_.str();
   EXPECT_NE(text.find("ARGMAX"), std::string::npos) << text;
   EXPECT_NE(text.find("H=0.050"), std::string::npos) << text;
-  EXPECT_NE(text.find("branch: 2 candidates"), std::string::npos) << text;
+  EXPECT_NE(text.find("    1 branch                                  2 candidates after node 0"),
+            std::string::npos)
+      << text;
+  // The committed text follows the table.
+  EXPECT_NE(text.find("\n\nHello world\njob job-1 finished"), std::string::npos) << text;
+}
+
+// The terminal shows the committed text only: the backspaced "lo" never, the insert always, the
+// control bytes escaped.
+TEST_F(CliTest, GenerateShowsExactlyTheCommittedText) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("retract");
+  ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
+  EXPECT_EQ(out_.str().rfind("Help ...世界\\x1b[31m!\\t\njob job-2 finished", 0), 0u) << out_.str();
+  out_.str("");
+  client_.color = true;
+  ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
+  const std::string streamed = out_.str().substr(0, out_.str().find("\njob job-2 finished"));
+  EXPECT_EQ(streamed.find("lo"), std::string::npos) << streamed;
+  EXPECT_NE(out_.str().find("\x1b[" + coordinator::StrategyAnsiColor(arbor::v1::STRATEGY_INSERT) +
+                            "m ...\x1b[0m"),
+            std::string::npos)
+      << out_.str();
+}
+
+// With metrics, every event is a row of one table: the details column starts at the same
+// display column on every row, wide characters included; the backspace row names what it
+// retracted; the committed text follows.
+TEST_F(CliTest, MetricsRowsAlignByDisplayWidth) {
+  arbor::v1::GenerateRequest request;
+  request.set_text("retract");
+  ASSERT_EQ(Generate(client_, request, true, output()), 0) << err_.str();
+  const std::string text = out_.str();
+  std::istringstream lines(text);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    size_t details = std::string::npos;
+    for (const char* marker : {"lp=", "retracted node", "logprob and"}) {
+      details = std::min(details, line.find(marker));
+    }
+    if (details == std::string::npos) continue;
+    ++rows;
+    EXPECT_EQ(coordinator::DisplayWidth(line.substr(0, details)), 46) << line;
+  }
+  EXPECT_EQ(rows, 8) << text;  // Header, 5 tokens, the backspace, the insert.
+  EXPECT_NE(text.find("    4 backspace      \"lo\""), std::string::npos) << text;
+  EXPECT_NE(text.find("    5 INSERT         \" ...\""), std::string::npos) << text;
+  EXPECT_NE(text.find("    6 ADAPTIVE       \"世界\"  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n\nHelp ...世界\\x1b[31m!\\t\njob job-2"), std::string::npos) << text;
 }
 
 TEST_F(CliTest, GenerateJsonIsOneObjectPerEvent) {
@@ -249,16 +327,51 @@ TEST_F(CliTest, SubmitWatchJobsJobCancel) {
 }
 
 TEST_F(CliTest, TreeInEveryFormat) {
-  ASSERT_EQ(ShowTree(client_, "job-1", "json", false, output()), 0) << err_.str();
+  TreeView view;
+  view.format = "json";
+  ASSERT_EQ(ShowTree(client_, "job-1", view, output()), 0) << err_.str();
   EXPECT_NE(out_.str().find("\"arbor.tree\""), std::string::npos) << out_.str();
   out_.str("");
-  ASSERT_EQ(ShowTree(client_, "job-1", "dot", false, output()), 0);
+  view.format = "dot";
+  ASSERT_EQ(ShowTree(client_, "job-1", view, output()), 0);
   EXPECT_EQ(out_.str().rfind("digraph", 0), 0u) << out_.str();
   out_.str("");
-  ASSERT_EQ(ShowTree(client_, "job-1", "text", false, output()), 0);
+  view.format = "text";
+  ASSERT_EQ(ShowTree(client_, "job-1", view, output()), 0);
   EXPECT_NE(out_.str().find("world"), std::string::npos) << out_.str();
-  EXPECT_EQ(ShowTree(client_, "job-1", "svg", false, output()), 2);
+  view.format = "svg";
+  EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
   EXPECT_NE(err_.str().find("--format"), std::string::npos);
+}
+
+// --around and --depth are checked before any call where they can be, and an unknown node is
+// named with the flag after the tree arrives.
+TEST_F(CliTest, TreeAroundAndDepthAreValidated) {
+  TreeView view;
+  view.around = 1;
+  view.depth = 2;
+  ASSERT_EQ(ShowTree(client_, "job-1", view, output()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("committed path around node 1, positions 1-1:"), std::string::npos)
+      << out_.str();
+  view.around = 99;
+  EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
+  EXPECT_EQ(
+      err_.str(),
+      "arbor tree: --around: node 99 is not in the tree of job job-1 (2 nodes from root 0)\n");
+  err_.str("");
+  view.around = -3;
+  EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
+  EXPECT_EQ(err_.str().rfind("arbor tree: --around: -3 is not a node id", 0), 0u) << err_.str();
+  err_.str("");
+  view.around = 1;
+  view.format = "dot";
+  EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
+  EXPECT_EQ(err_.str(), "arbor tree: --around: only with --format text\n");
+  err_.str("");
+  view = TreeView{};
+  view.depth = 0;
+  EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
+  EXPECT_EQ(err_.str(), "arbor tree: --depth: must be at least 1, got 0\n");
 }
 
 TEST_F(CliTest, WorkersTableAndDrain) {
