@@ -89,7 +89,7 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   absl::flat_hash_set<arbor::v1::JobState> states;
   for (int state : request->states()) states.insert(static_cast<arbor::v1::JobState>(state));
   const int limit = request->limit() == 0 ? 100 : request->limit();
-  for (const std::shared_ptr<JobRecord>& record : registry_->List(limit, states)) {
+  for (const std::shared_ptr<JobRecord>& record : registry_->List(limit, states, request->client_tag())) {
     *response->add_jobs() = record->ToProto(/*brief=*/true);
   }
   return Answer(context, absl::OkStatus());

@@ -232,6 +232,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
                      handle.worker_id, " returns per step"));
   }
   auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now);
+  record->policy = rpc::PolicyToProto(spec.policy);
   absl::StatusOr<std::shared_ptr<Job>> job =
       Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));
   if (!job.ok()) {

@@ -19,6 +19,7 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
   out.set_worker_id(job->worker_id());
   out.set_rehomed(job->rehomed());
   if (!brief) {
+    *out.mutable_policy() = policy;
     out.set_text(job->text());
     const std::vector<int32_t> ids = job->token_ids();
     out.mutable_token_ids()->Add(ids.begin(), ids.end());
@@ -94,7 +95,8 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobRegistry::Find(const std::string& 
 }
 
 std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
-    int limit, const absl::flat_hash_set<arbor::v1::JobState>& states) const {
+    int limit, const absl::flat_hash_set<arbor::v1::JobState>& states,
+    const std::string& client_tag) const {
   std::vector<std::pair<uint64_t, std::shared_ptr<JobRecord>>> all;
   {
     absl::MutexLock lock(&mu_);
@@ -109,6 +111,7 @@ std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
   for (auto& [order, record] : all) {
     if (static_cast<int>(out.size()) >= limit) break;
     if (!states.empty() && !states.contains(record->job->state())) continue;
+    if (!client_tag.empty() && record->client_tag != client_tag) continue;
     out.push_back(std::move(record));
   }
   return out;

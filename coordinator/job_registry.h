@@ -42,7 +42,8 @@ struct JobRecord {
   const uint64_t seed;  // As resolved (the request's 0 replaced by the one picked).
   const std::string client_tag;
   const absl::Time created;
-  std::shared_ptr<Job> job;  // Set before JobRegistry::Admit, never changed after.
+  arbor::v1::PolicyConfig policy;  // As resolved, every field set; set before Admit.
+  std::shared_ptr<Job> job;        // Set before JobRegistry::Admit, never changed after.
   EventLog events;
 };
 
@@ -68,9 +69,11 @@ class JobRegistry {
   // NOT_FOUND for an unknown or evicted id. Counts as a use of a finished job.
   absl::StatusOr<std::shared_ptr<JobRecord>> Find(const std::string& job_id);
 
-  // Newest first, at most `limit`, only jobs in `states` (empty: all).
+  // Newest first, at most `limit`, only jobs in `states` (empty: all) and tagged `client_tag`
+  // (empty: any).
   std::vector<std::shared_ptr<JobRecord>> List(
-      int limit, const absl::flat_hash_set<arbor::v1::JobState>& states) const;
+      int limit, const absl::flat_hash_set<arbor::v1::JobState>& states,
+      const std::string& client_tag = "") const;
 
   // The jobs not finished yet (queued ones included) homed on worker `worker_id`.
   std::vector<std::shared_ptr<Job>> JobsOn(const std::string& worker_id) const;

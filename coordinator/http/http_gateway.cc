@@ -4,12 +4,16 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
+#include "coordinator/http/viewer_routes.h"
 #include "coordinator/tree_json.h"
 #include "metrics/http_bind.h"
 #include "nlohmann/json.hpp"
@@ -31,6 +35,33 @@ std::unique_ptr<grpc::ClientContext> UnaryContext() {
 void SetJson(const json& body, httplib::Response& response) {
   response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
                        "application/json");
+}
+
+// A message in proto3 JSON with the proto's field names, defaults included.
+void SetProtoJson(const google::protobuf::Message& message, httplib::Response& response) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string body;
+  if (!google::protobuf::util::MessageToJsonString(message, &body, options).ok()) {
+    return SetError(absl::InternalError("cannot print the answer as JSON"), response);
+  }
+  response.set_content(body, "application/json");
+}
+
+// `state=running,finished` (JobState names, with or without the JOB_STATE_ prefix, any case).
+absl::Status ParseStates(const std::string& list, arbor::v1::ListJobsRequest& request) {
+  for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+    std::string upper = absl::AsciiStrToUpper(name);
+    if (!absl::StartsWith(upper, "JOB_STATE_")) upper = absl::StrCat("JOB_STATE_", upper);
+    arbor::v1::JobState state;
+    if (!arbor::v1::JobState_Parse(upper, &state) || state == arbor::v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "state: '", name, "' is not queued, running, finished, cancelled or failed"));
+    }
+    request.add_states(state);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -68,6 +99,7 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
         SetError(absl::InternalError("the request failed inside the server"), response);
       });
   AddRoutes();
+  AddViewerRoutes(server_);
 }
 
 HttpGateway::~HttpGateway() {
@@ -84,6 +116,7 @@ void HttpGateway::AddRoutes() {
   });
   server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
   server_.Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
+  server_.Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
   server_.Get(R"(/v1/jobs/([^/]+))",
               [this](const httplib::Request& q, httplib::Response& r) { Job(q.matches[1], r); });
   server_.Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
@@ -143,20 +176,33 @@ void HttpGateway::Health(httplib::Response& response) {
           response);
 }
 
+// Query: state (comma-separated), tag (exact client_tag), limit, as ListJobsRequest has them.
+void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& response) {
+  arbor::v1::ListJobsRequest list;
+  if (absl::Status states = ParseStates(request.get_param_value("state"), list); !states.ok()) {
+    return SetError(states, response);
+  }
+  list.set_client_tag(request.get_param_value("tag"));
+  if (request.has_param("limit")) {
+    int limit = 0;
+    if (!absl::SimpleAtoi(request.get_param_value("limit"), &limit)) {
+      return SetError(absl::InvalidArgumentError("limit: must be an integer"), response);
+    }
+    list.set_limit(limit);
+  }
+  arbor::v1::ListJobsResponse jobs;
+  const grpc::Status status = generation_->ListJobs(UnaryContext().get(), list, &jobs);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  SetProtoJson(jobs, response);
+}
+
 void HttpGateway::Job(const std::string& id, httplib::Response& response) {
   arbor::v1::JobRef ref;
   ref.set_job_id(id);
   arbor::v1::Job job;
   const grpc::Status status = generation_->GetJob(UnaryContext().get(), ref, &job);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string body;
-  if (!google::protobuf::util::MessageToJsonString(job, &body, options).ok()) {
-    return SetError(absl::InternalError("cannot print the job as JSON"), response);
-  }
-  response.set_content(body, "application/json");
+  SetProtoJson(job, response);
 }
 
 // Query: root (node id), max_depth, top_logprobs (true/1), as GetTreeRequest has them.

@@ -6,7 +6,8 @@
 // HTTP and gRPC clients get the same validation, admission control and jobs; the gateway only
 // translates. Routes (docs/HTTP.md):
 //   POST /v1/completions, POST /v1/chat/completions
-//   GET  /v1/models, GET /health, GET /v1/jobs/{id}, GET /v1/jobs/{id}/tree
+//   GET  /v1/models, GET /health, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/tree
+//   GET  /ui/... (the web viewer, viewer_routes.h)
 // Other routes (e.g. /metrics) can be added to server() before Start.
 #ifndef ARBOR_COORDINATOR_HTTP_HTTP_GATEWAY_H_
 #define ARBOR_COORDINATOR_HTTP_HTTP_GATEWAY_H_
@@ -54,6 +55,7 @@ class HttpGateway {
   void Completions(const httplib::Request& request, httplib::Response& response, bool chat);
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
+  void Jobs(const httplib::Request& request, httplib::Response& response);
   void Job(const std::string& id, httplib::Response& response);
   void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
 

@@ -285,6 +285,9 @@ TEST(GenerationServiceTest, GenerateStreamsUntilFinishedAndWatchReplays) {
   EXPECT_EQ(job.state(), arbor::v1::JOB_STATE_FINISHED);
   EXPECT_EQ(job.token_ids_size(), 5);
   EXPECT_EQ(job.seed(), 7u);
+  // The policy as resolved: every threshold set, the defaults where the request set none.
+  ASSERT_TRUE(job.policy().thresholds().has_hehv_entropy());
+  EXPECT_FLOAT_EQ(job.policy().thresholds().hehv_entropy(), 3.0f);
 
   grpc::ClientContext tree_context;
   arbor::v1::GetTreeRequest tree_request;
@@ -299,6 +302,16 @@ TEST(GenerationServiceTest, GenerateStreamsUntilFinishedAndWatchReplays) {
   ASSERT_TRUE(h.stub->ListJobs(&list_context, {}, &list).ok());
   ASSERT_EQ(list.jobs_size(), 1);
   EXPECT_EQ(list.jobs(0).token_ids_size(), 0);  // Brief.
+  EXPECT_FALSE(list.jobs(0).has_policy());
+
+  // The tag filter matches the whole tag only.
+  for (const auto& [tag, jobs] : std::vector<std::pair<std::string, int>>{{"", 1}, {"x", 0}}) {
+    grpc::ClientContext tagged_context;
+    arbor::v1::ListJobsRequest tagged;
+    tagged.set_client_tag(tag);
+    ASSERT_TRUE(h.stub->ListJobs(&tagged_context, tagged, &list).ok());
+    EXPECT_EQ(list.jobs_size(), jobs) << tag;
+  }
 }
 
 TEST(GenerationServiceTest, ErrorsNameTheProblem) {

@@ -6,11 +6,14 @@ each test script does not keep its own copy of that. Import it after putting thi
 sys.path; ARBOR_BINARY_DIR names the build.
 """
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 BIN = os.path.join(os.environ.get("ARBOR_BINARY_DIR", "build"), "bin")
 
@@ -28,6 +31,17 @@ def wait_for_file(path, process, timeout=60.0):
             raise RuntimeError(f"{process.args[0]} exited with {process.returncode}")
         time.sleep(0.05)
     raise TimeoutError(path)
+
+
+def http_json(url, body=None, timeout=60):
+    """GET `url`, or POST `body` as JSON; returns (HTTP status, parsed JSON answer), errors too."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 class Processes:

@@ -1,0 +1,47 @@
+// The coordinator's JSON API as the viewer uses it (docs/HTTP.md): jobs, one job, its tree, and
+// the strategy palette. Errors carry the server's message, which names what went wrong.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function getJson(path) {
+  let response;
+  try {
+    response = await fetch(path, {headers: {Accept: 'application/json'}, cache: 'no-store'});
+  } catch (e) {
+    throw new ApiError(0, `the coordinator cannot be reached (${e.message})`);
+  }
+  const body = await response.json().catch(() => null);
+  if (!response.ok) {
+    const message = body && body.error && body.error.message;
+    throw new ApiError(response.status, message || `HTTP ${response.status} for ${path}`);
+  }
+  return body;
+}
+
+const enc = encodeURIComponent;
+
+export function palette() {
+  return getJson('/ui/palette.json');
+}
+
+// `state`: comma-separated JobState names ("" = all); `tag`: exact client tag ("" = any).
+export function listJobs({state = '', tag = '', limit = 200} = {}) {
+  const query = new URLSearchParams({limit: String(limit)});
+  if (state) query.set('state', state);
+  if (tag) query.set('tag', tag);
+  return getJson(`/v1/jobs?${query}`);
+}
+
+export function getJob(id) {
+  return getJson(`/v1/jobs/${enc(id)}`);
+}
+
+// The whole tree with every node's recorded alternatives (TREE_FORMAT.md, JSON version 1).
+export function getTree(id) {
+  return getJson(`/v1/jobs/${enc(id)}/tree?top_logprobs=1`);
+}

@@ -1,0 +1,60 @@
+// The jobs the coordinator knows (live and recently finished), newest first, filtered by state
+// and client tag, refreshed every few seconds; a click opens the job.
+
+import {listJobs} from './api.js';
+import {el} from './tree_view.js';
+
+const REFRESH_MS = 2000;
+
+export function stateName(state) {
+  return String(state || '').replace(/^JOB_STATE_/, '').toLowerCase();
+}
+
+export class JobList {
+  constructor({list, stateFilter, tagFilter, onError}) {
+    this.list = list;
+    this.stateFilter = stateFilter;
+    this.tagFilter = tagFilter;
+    this.onError = onError;
+    this.selected = null;
+    this.timer = null;
+    stateFilter.addEventListener('change', () => this.refresh());
+    tagFilter.addEventListener('input', () => this.refresh());
+  }
+
+  select(id) {
+    this.selected = id;
+    for (const item of this.list.children) item.classList.toggle('selected', item.dataset.job === id);
+  }
+
+  async refresh() {
+    clearTimeout(this.timer);
+    try {
+      const {jobs = []} = await listJobs({state: this.stateFilter.value, tag: this.tagFilter.value.trim()});
+      this.list.replaceChildren(...jobs.map((job) => this.item_(job)));
+      if (!jobs.length) this.list.append(el('li', 'placeholder', 'no jobs match'));
+      this.onError(null);
+    } catch (e) {
+      this.onError(e.message);
+    }
+    this.timer = setTimeout(() => this.refresh(), REFRESH_MS);
+  }
+
+  item_(job) {
+    const li = el('li', `job-item${job.job_id === this.selected ? ' selected' : ''}`);
+    li.dataset.job = job.job_id;
+    const link = el('a', 'job-link');
+    link.href = `#/jobs/${encodeURIComponent(job.job_id)}`;
+    const state = stateName(job.state);
+    link.append(el('span', 'job-id', job.job_id), el('span', `state state-${state}`, state));
+    const generated = job.usage ? job.usage.generated_tokens : 0;
+    const explored = job.usage ? job.usage.explored_tokens : 0;
+    const detail = el('div', 'job-detail', `${generated} tokens · ${explored} explored`);
+    if (job.client_tag) detail.append(el('span', 'tag', job.client_tag));
+    const created = Number(job.created_unix_ms);
+    if (created) detail.title = new Date(created).toLocaleString();
+    link.append(detail);
+    li.append(link);
+    return li;
+  }
+}

@@ -1,0 +1,309 @@
+"""The web viewer (/ui) in a real browser against real servers.
+
+Headless Chromium, driven by Selenium through chromedriver (Debian's chromium, chromium-driver
+and python3-selenium), loads the viewer from an arbor-coordinator serving a worker on a `tiny`
+checkpoint. Jobs are run with policies that force each row of the decision matrix, so every
+strategy appears; the test reads the page as a user would and checks it against the job and
+tree the JSON API returns.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # The dependency script installs it; without it there is nothing to test.
+    print("selenium is not installed in this Python; skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from arbor_processes import BIN, Processes, http_json  # noqa: E402  (after the path is set)
+
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+# Thresholds that make one row of the decision matrix fire at every step (DESIGN.md §4.2).
+NEVER = {"lelvEntropy": 0, "lelvVarentropy": 0, "helvEntropy": 64, "lehvVarentropy": 4096,
+         "hehvEntropy": 64, "hehvVarentropy": 4096}
+POLICIES = {
+    # Rows 1 and 5 by the sampled metrics: argmax, adaptive.
+    "plain": {"mode": "POLICY_MODE_SEARCH"},
+    "argmax": {"mode": "POLICY_MODE_SEARCH",
+               "thresholds": {**NEVER, "lelvEntropy": 64, "lelvVarentropy": 4096}},
+    # Row 3: a branch at every step of the main path, branch samples inside the rollouts.
+    "branch": {"mode": "POLICY_MODE_SEARCH",
+               "thresholds": {**NEVER, "lehvEntropy": 64, "lehvVarentropy": 0},
+               "branch": {"width": 3, "maxLen": 4}},
+    # Row 2: inserts until the budget is spent, then hot samples.
+    "insert": {"mode": "POLICY_MODE_SEARCH",
+               "thresholds": {**NEVER, "helvEntropy": 0, "helvVarentropy": 4096},
+               "insert": {"cooldown": 2, "maxPerJob": 3}},
+    # Row 4: backspaces until the budget is spent, then resamples.
+    "backspace": {"mode": "POLICY_MODE_SEARCH",
+                  "thresholds": {**NEVER, "hehvEntropy": 0, "hehvVarentropy": 0},
+                  "backspace": {"maxPerJob": 6}},
+}
+
+
+class Cluster(Processes):
+    """A worker and a coordinator with HTTP on loopback, on a `tiny` checkpoint."""
+
+    def __init__(self):
+        super().__init__(prefix="arbor-viewer-")
+        model = os.path.join(self.dir, "tiny")
+        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
+                        f"--out={model}"], check=True, capture_output=True)
+        [worker] = self.start("arbor-worker", f"--model={model}", "--threads=1",
+                              "--kv_tokens=32768", "--listen=127.0.0.1:0")
+        # Short worker runs make a long job last long enough to be watched live.
+        _, port = self.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
+                             "--http_listen=127.0.0.1:0", f"--workers=127.0.0.1:{worker}",
+                             "--steps_per_run=2", "--first_run_steps=1",
+                             port_flags=("--port_file", "--http_port_file"))
+        self.base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while http_json(self.base + "/health")[0] != 200:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no ready worker")
+            time.sleep(0.05)
+
+    def complete(self, policy, tag, max_tokens=24, seed=7):
+        """Runs a completion to its end; returns its job id."""
+        status, body = http_json(self.base + "/v1/completions", {
+            "prompt": "Once upon a time", "max_tokens": max_tokens, "seed": seed, "logprobs": 5,
+            "arbor": {"policy": policy, "client_tag": tag, "ignore_eos": True}})
+        if status != 200:
+            raise AssertionError(f"HTTP {status}: {body}")
+        return body["arbor"]["job_id"]
+
+
+def chrome():
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1400,1000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def shown(text):
+    """Text as the viewer prints tokens: newlines kept, other control characters escaped."""
+    named = {"\t": "\\t", "\r": "\\r"}
+    return "".join(c if c == "\n" else named.get(c, f"\\x{ord(c):02x}")
+                   if ord(c) < 0x20 or ord(c) == 0x7f else c for c in text)
+
+
+def same_characters(text):
+    """`text` without what a token's own piece cannot show: a character whose UTF-8 bytes span
+    tokens is U+FFFD in each token's piece (TREE_FORMAT.md) but whole in the job's text."""
+    return "".join(c for c in text if ord(c) < 0x80)
+
+
+def hex_to_rgb(color):
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def css_rgb(value):
+    """'rgb(1, 2, 3)' or 'rgba(1, 2, 3, 1)' → (1, 2, 3)."""
+    inner = value[value.index("(") + 1:value.index(")")]
+    return tuple(int(float(v)) for v in inner.split(",")[:3])
+
+
+class ViewerBrowserTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(CHROMEDRIVER):
+            raise unittest.SkipTest("chromedriver is not installed (Debian: chromium-driver)")
+        cls.cluster = Cluster()
+        try:
+            cls.jobs = {name: cls.cluster.complete(policy, tag=name)
+                        for name, policy in POLICIES.items()}
+            cls.browser = chrome()
+        except WebDriverException as e:
+            cls.cluster.stop()
+            raise unittest.SkipTest(f"headless Chromium does not start here: {e.msg}")
+        except BaseException:
+            cls.cluster.stop()
+            raise
+        cls.palette = {s["name"]: s["color"]
+                       for s in http_json(cls.cluster.base + "/ui/palette.json")[1]["strategies"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.quit()
+        cls.cluster.stop()
+
+    def tearDown(self):
+        self.assertTrue(self.cluster.alive(), "a server died")
+        errors = [e for e in self.browser.get_log("browser") if e["level"] == "SEVERE"]
+        self.assertEqual(errors, [], "the page logged errors")
+
+    def api(self, path):
+        status, body = http_json(self.cluster.base + path)
+        self.assertEqual(status, 200, body)
+        return body
+
+    def open_job(self, job_id):
+        """Opens the job's view and waits until it is drawn; returns the job and its tree."""
+        self.browser.get(f"{self.cluster.base}/ui/#/jobs/{job_id}")
+        WebDriverWait(self.browser, 30).until(lambda b: b.execute_script(
+            "return window.arborViewer && window.arborViewer.jobId === arguments[0] && "
+            "window.arborViewer.state !== 'running' && window.arborViewer.state !== 'queued'",
+            job_id))
+        return self.api(f"/v1/jobs/{job_id}"), self.api(f"/v1/jobs/{job_id}/tree?top_logprobs=1")
+
+    def test_legend_names_every_strategy_in_its_colour(self):
+        self.browser.get(self.cluster.base + "/ui/")
+        WebDriverWait(self.browser, 30).until(
+            lambda b: b.find_elements(By.CSS_SELECTOR, "#legend [data-strategy]"))
+        items = self.browser.find_elements(By.CSS_SELECTOR, "#legend [data-strategy]")
+        shown = {}
+        for item in items:
+            swatch = item.find_element(By.CSS_SELECTOR, ".swatch")
+            shown[item.get_attribute("data-strategy")] = css_rgb(
+                swatch.value_of_css_property("background-color"))
+        self.assertEqual(shown, {name: hex_to_rgb(c) for name, c in self.palette.items()})
+        for status in ("COMMITTED", "INSERTED", "EXPLORED", "PRUNED", "BACKSPACED"):
+            self.assertTrue(self.browser.find_elements(
+                By.CSS_SELECTOR, f'#legend [data-status="{status}"]'), status)
+
+    def test_job_list_filters_by_tag_and_state(self):
+        self.browser.get(self.cluster.base + "/ui/")
+        tag = self.browser.find_element(By.ID, "tag-filter")
+        tag.send_keys("branch")
+        # Read in one script: the list is redrawn every few seconds.
+        listed = "return [...document.querySelectorAll('.job-item')].map(e => e.dataset.job)"
+        WebDriverWait(self.browser, 30).until(
+            lambda b: b.execute_script(listed) == [self.jobs["branch"]])
+        tag.clear()
+        self.browser.find_element(By.CSS_SELECTOR, "#state-filter option[value=failed]").click()
+        WebDriverWait(self.browser, 30).until(lambda b: b.execute_script(listed) == [])
+
+    def test_every_strategy_is_drawn_in_its_colour_and_the_text_is_the_jobs(self):
+        drawn = set()
+        for name, job_id in self.jobs.items():
+            with self.subTest(job=name):
+                job, tree = self.open_job(job_id)
+                by_id = {n["id"]: n for n in tree["nodes"]}
+                spans = self.browser.find_elements(By.CSS_SELECTOR, "#text-view .tok")
+                kept = [s for s in spans if "st-backspaced" not in s.get_attribute("class")]
+                self.assertEqual(len(kept), job["usage"]["generated_tokens"])
+                self.assertEqual(same_characters(
+                    "".join(s.get_attribute("textContent") for s in kept)),
+                    same_characters(shown(job["text"])))
+                for span in spans + self.browser.find_elements(By.CSS_SELECTOR, "#tree-view .tok"):
+                    node = by_id[int(span.get_attribute("data-node"))]
+                    self.assertEqual(self.rgb(span, "color"), self.palette_rgb(node["strategy"]))
+                    drawn.add(node["strategy"])
+                    if node["status"] == "BACKSPACED":  # The retraction, in BACKSPACE's colour.
+                        self.assertEqual(self.rgb(span, "text-decoration-color"),
+                                         self.palette_rgb("BACKSPACE"))
+                        drawn.add("BACKSPACE")
+                for marker in self.browser.find_elements(By.CSS_SELECTOR, ".branch-marker, .branch-ref"):
+                    self.assertEqual(self.rgb(marker, "color"), self.palette_rgb("BRANCH"))
+                    drawn.add("BRANCH")
+        self.assertEqual(drawn, set(self.palette))
+
+    def rgb(self, element, css_property):
+        return css_rgb(element.value_of_css_property(css_property))
+
+    def palette_rgb(self, strategy):
+        return hex_to_rgb(self.palette[strategy])
+
+    def test_expanding_a_run_shows_its_tokens(self):
+        self.open_job(self.jobs["argmax"])
+        run = self.browser.find_element(By.CSS_SELECTOR, "#tree-view .run.collapsed")
+        start, count = run.get_attribute("data-run"), int(run.get_attribute("data-nodes"))
+        self.assertGreater(count, 1)
+        run.click()
+        expanded = self.browser.find_element(By.CSS_SELECTOR, f'#tree-view .run[data-run="{start}"]')
+        self.assertIn("expanded", expanded.get_attribute("class"))
+        self.assertEqual(len(expanded.find_elements(By.CSS_SELECTOR, ".tok")), count)
+        expanded.click()
+        self.assertIn("collapsed", self.browser.find_element(
+            By.CSS_SELECTOR, f'#tree-view .run[data-run="{start}"]').get_attribute("class"))
+
+    def test_a_branch_point_shows_its_candidates_as_get_tree_has_them(self):
+        _, tree = self.open_job(self.jobs["branch"])
+        by_id = {n["id"]: n for n in tree["nodes"]}
+        markers = self.browser.find_elements(By.CSS_SELECTOR, "#tree-view .branch-marker")
+        self.assertGreater(len(markers), 0)
+        for marker in markers[:3]:
+            point = int(marker.get_attribute("data-branch"))
+            self.browser.execute_script("arguments[0].scrollIntoView()", marker)
+            marker.click()
+            rows = self.browser.find_elements(By.CSS_SELECTOR, "#branch-panel .candidate")
+            want = [c for c in by_id[point]["children"] if by_id[c]["status"] != "BACKSPACED"]
+            self.assertEqual(sorted(int(r.get_attribute("data-node")) for r in rows), sorted(want))
+            for row in rows:
+                node = by_id[int(row.get_attribute("data-node"))]
+                self.assertAlmostEqual(float(row.get_attribute("data-score")),
+                                       node["branch_score"], places=5)
+                won = node["status"] in ("COMMITTED", "INSERTED")
+                self.assertEqual("winner" in row.get_attribute("class"), won)
+            self.assertEqual(len([r for r in rows if "winner" in r.get_attribute("class")]), 1)
+
+    def test_hover_shows_metrics_and_alternatives(self):
+        _, tree = self.open_job(self.jobs["plain"])
+        span = self.browser.find_element(By.CSS_SELECTOR, "#text-view .tok")
+        ActionChains(self.browser).move_to_element(span).perform()
+        tip = self.browser.find_element(By.ID, "tooltip")
+        WebDriverWait(self.browser, 10).until(lambda b: tip.is_displayed())
+        node = next(n for n in tree["nodes"] if n["id"] == int(span.get_attribute("data-node")))
+        self.assertIn(node["strategy"], tip.text)
+        self.assertIn("entropy", tip.text)
+        self.assertEqual(len(tip.find_elements(By.CSS_SELECTOR, ".tip-alternatives tr")),
+                         len(node["top_logprobs"]))
+        self.assertGreater(len(node["top_logprobs"]), 0)
+
+    def test_the_live_view_follows_a_running_job_to_its_end(self):
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(
+            job=self.cluster.complete(POLICIES["plain"], tag="live", max_tokens=1500)))
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not (live := self.api("/v1/jobs?tag=live")["jobs"]):
+                self.assertLess(time.monotonic(), deadline, "the job never appeared")
+                time.sleep(0.02)
+            job_id = live[0]["job_id"]
+            self.browser.get(f"{self.cluster.base}/ui/#/jobs/{job_id}")
+            state = self.browser.find_element(By.ID, "job-state")
+            WebDriverWait(self.browser, 30).until(lambda b: state.text == "running")
+            running_renders = self.browser.execute_script("return window.arborViewer.renders")
+            WebDriverWait(self.browser, 120).until(lambda b: state.text == "finished")
+        finally:
+            thread.join()
+        self.assertEqual(result["job"], job_id)
+        renders = self.browser.execute_script("return window.arborViewer.renders")
+        self.assertGreater(renders, running_renders, "the view was not redrawn as the job ran")
+        job = self.api(f"/v1/jobs/{job_id}")
+        spans = [s for s in self.browser.find_elements(By.CSS_SELECTOR, "#text-view .tok")
+                 if "st-backspaced" not in s.get_attribute("class")]
+        self.assertEqual(same_characters("".join(s.get_attribute("textContent") for s in spans)),
+                         same_characters(shown(job["text"])))
+        self.assertEqual(len(spans), job["usage"]["generated_tokens"])
+
+    def test_an_unknown_job_says_so(self):
+        self.browser.get(f"{self.cluster.base}/ui/#/jobs/no-such-job")
+        box = self.browser.find_element(By.ID, "error-box")
+        WebDriverWait(self.browser, 30).until(lambda b: box.is_displayed())
+        self.assertIn("not known", box.text)
+        # The 404 the page asked for is the one error the browser may log.
+        for entry in self.browser.get_log("browser"):
+            if entry["level"] == "SEVERE":
+                self.assertIn("no-such-job", entry["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()
