@@ -20,9 +20,10 @@ void QuantizeQ8RowRef(const float* x, int64_t row, const Q8Rows& out) {
       sums[j / 16] += q[j];
     }
     for (int l = 0; l < 8; ++l) out.scales[8 * at + l] = d;
-    out.half_sums[2 * at] = d * static_cast<float>(sums[0]);
-    out.half_sums[2 * at + 1] = d * static_cast<float>(sums[1]);
-    out.chunk_sums[at] = d * static_cast<float>(sums[0] + sums[1]);
+    for (int h = 0; h < 2; ++h) {
+      out.sums[SumIndex(row, c, h, out.stride)] = d * static_cast<float>(sums[h]);
+    }
+    out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sums[0] + sums[1]);
   }
 }
 

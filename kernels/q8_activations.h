@@ -20,13 +20,24 @@ namespace arbor::kernels {
 // m rows of k = 32·chunks values. Rows are `stride` chunks apart (chunks rounded up to even, the
 // padding zeros) so a kernel reading two chunks per vector can run one past an odd end.
 struct Q8Rows {
-  int8_t* q = nullptr;           // [m, 32·stride]: the integers.
-  float* scales = nullptr;       // [m, 8·stride]: each chunk's d, eight times (one AVX2 vector).
-  float* half_sums = nullptr;    // [m, 2·stride]: d·Σq over each 16-value half of a chunk.
-  float* chunk_sums = nullptr;   // [m, stride]: d·Σq over each chunk.
-  int64_t chunks = 0;            // k / 32.
-  int64_t stride = 0;            // Chunks between rows.
+  int8_t* q = nullptr;      // [m, 32·stride]: the integers.
+  float* scales = nullptr;  // [m, 8·stride]: each chunk's d, eight times (one AVX2 vector).
+  // d·Σq over each 16-value half of each chunk and over the whole chunk (part 0, 1, 2), for the
+  // weights' offsets, stored across rows: at SumIndex, [m / 8 rounded up, stride, 3 parts,
+  // 8 rows], so that one vector holds the sums of the eight rows a kernel pass serves (rows past
+  // m are zeros).
+  float* sums = nullptr;
+  int64_t chunks = 0;  // k / 32.
+  int64_t stride = 0;  // Chunks between rows.
 };
+
+// Where row `row`'s sum over part `part` (0, 1: a half; 2: the whole) of chunk `chunk` lies in
+// Q8Rows::sums; the sums of rows 8g..8g+7 are consecutive.
+constexpr int64_t SumIndex(int64_t row, int64_t chunk, int part, int64_t stride) {
+  return (((row / 8) * stride + chunk) * 3 + part) * 8 + row % 8;
+}
+// Floats Q8Rows::sums holds for m rows.
+constexpr int64_t SumsSize(int64_t m, int64_t stride) { return (m + 7) / 8 * stride * 3 * 8; }
 
 // Quantizes row `row` of `out` from the k = 32·out.chunks floats at x (scalar; the definition the
 // vector quantizers must reproduce bit for bit, and what the float64 twin uses).

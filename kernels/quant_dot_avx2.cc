@@ -12,7 +12,9 @@ struct Isa : Ymm {
   static VI Dot(VI u8, VI s8) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
   }
-  static VI DotSigned(const Signed& w, VI x) { return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign)); }
+  static VI DotSigned(const Signed& w, VI x) {
+    return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign));
+  }
 };
 
 }  // namespace
@@ -57,9 +59,9 @@ void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t
       };
       const int sum0 = total(lo), sum1 = total(hi);
       _mm256_storeu_ps(out.scales + 8 * at, _mm256_set1_ps(d));
-      out.half_sums[2 * at] = d * static_cast<float>(sum0);
-      out.half_sums[2 * at + 1] = d * static_cast<float>(sum1);
-      out.chunk_sums[at] = d * static_cast<float>(sum0 + sum1);
+      out.sums[SumIndex(row, c, 0, out.stride)] = d * static_cast<float>(sum0);
+      out.sums[SumIndex(row, c, 1, out.stride)] = d * static_cast<float>(sum1);
+      out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sum0 + sum1);
     }
   }
 }

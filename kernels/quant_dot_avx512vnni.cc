@@ -11,10 +11,17 @@ struct Isa {
   using VI = __m512i;
   using VF = __m512;
   static constexpr int kStep = 2;
+  static constexpr int kRegisters = 32;
   static VI Combine(const ByteChunk* c) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(c[0].q), c[1].q, 1);
   }
+  template <bool kSplit>
   static VF Scales(const ByteChunk* c) {
+    if constexpr (!kSplit) {  // [s0 ×8, s1 ×8].
+      const __m512d low = _mm512_castps_pd(_mm512_castps256_ps512(_mm256_set1_ps(c[0].s[0])));
+      return _mm512_castpd_ps(
+          _mm512_insertf64x4(low, _mm256_castps_pd(_mm256_set1_ps(c[1].s[0])), 1));
+    }
     const __m128 four = _mm_setr_ps(c[0].s[0], c[0].s[1], c[1].s[0], c[1].s[1]);
     const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(four));
@@ -33,6 +40,7 @@ struct Isa {
   static VF LoadF(const float* f) { return _mm512_loadu_ps(f); }
   static VF ToFloat(VI v) { return _mm512_cvtepi32_ps(v); }
   static VF Mul(VF a, VF b) { return _mm512_mul_ps(a, b); }
+  static VF Add(VF a, VF b) { return _mm512_add_ps(a, b); }
   static VF Fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
   static VF Zero() { return _mm512_setzero_ps(); }
   static float Sum(VF v) { return _mm512_reduce_add_ps(v); }

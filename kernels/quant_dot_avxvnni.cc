@@ -9,7 +9,9 @@ namespace {
 
 struct Isa : Ymm {
   static VI Dot(VI u8, VI s8) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u8, s8); }
-  static VI DotSigned(const Signed& w, VI x) { return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign)); }
+  static VI DotSigned(const Signed& w, VI x) {
+    return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign));
+  }
 };
 
 }  // namespace

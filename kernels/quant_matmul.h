@@ -34,6 +34,10 @@ const char* Q8IsaName(Q8Isa isa);
 bool CpuRunsQ8Isa(Q8Isa isa);
 // The fastest of them this CPU runs; none without AVX2.
 std::optional<Q8Isa> BestQ8Isa();
+// The one QuantMatmul uses for `rows` rows of activations: BestQ8Isa, except that below four rows
+// the 512-bit kernel's gathering of two chunks per vector is not repaid (measured: 15–20 %
+// slower at one row than the 256-bit ones), so there a 256-bit one.
+std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
 // tests reach every instruction set the machine has.

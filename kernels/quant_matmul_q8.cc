@@ -19,22 +19,33 @@ namespace {
 // which a fresh allocation per matmul would map and fault in every time.
 struct Q8Buffers {
   std::vector<int8_t> q;
-  std::vector<float> scales, half_sums, chunk_sums;
+  std::vector<float> scales, sums;
 
   Q8Rows Rows(int64_t m, int64_t k) {
     Q8Rows rows;
     rows.chunks = k / kQuantBlock;
     rows.stride = (rows.chunks + 1) / 2 * 2;
-    const int64_t slots = m * rows.stride;
-    // Zero-filled so the padding chunk of an odd row reads as zero weights' partner.
-    q.assign(slots * 32, 0);
-    scales.assign(slots * 8, 0.0f);
-    half_sums.assign(slots * 2, 0.0f);
-    chunk_sums.assign(slots, 0.0f);
+    q.resize(m * rows.stride * 32);
+    scales.resize(m * rows.stride * 8);
+    sums.resize(SumsSize(m, rows.stride));
     rows.q = q.data();
     rows.scales = scales.data();
-    rows.half_sums = half_sums.data();
-    rows.chunk_sums = chunk_sums.data();
+    rows.sums = sums.data();
+    // The quantizer writes every real chunk; the padding chunk of an odd row count must read as
+    // zeros (the 512-bit kernel multiplies it by zero weights), and so must the offset sums of
+    // the rows that fill up the last group of eight, so that no stale value reaches a lane.
+    for (int64_t c = rows.chunks; c < rows.stride; ++c) {
+      for (int64_t i = 0; i < m; ++i) {
+        std::fill_n(rows.q + 32 * (i * rows.stride + c), 32, 0);
+        std::fill_n(rows.scales + 8 * (i * rows.stride + c), 8, 0.0f);
+      }
+    }
+    for (int64_t i = 0; i < (m + 7) / 8 * 8; ++i) {
+      for (int64_t c = 0; c < rows.stride; ++c) {
+        if (i < m && c < rows.chunks) continue;
+        for (int part = 0; part < 3; ++part) rows.sums[SumIndex(i, c, part, rows.stride)] = 0.0f;
+      }
+    }
     return rows;
   }
 };
@@ -93,6 +104,12 @@ std::optional<Q8Isa> BestQ8Isa() {
     return std::nullopt;
   }();
   return best;
+}
+
+std::optional<Q8Isa> Q8IsaForRows(int64_t rows) {
+  const std::optional<Q8Isa> best = BestQ8Isa();
+  if (best != Q8Isa::kAvx512Vnni || rows >= 4) return best;
+  return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }
 
 void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {

@@ -10,12 +10,13 @@ namespace arbor::kernels {
 void QuantMatmulQ8Twin(const MatmulParams& p, double* out) {
   const int64_t chunks = p.k / kQuantBlock;
   std::vector<int8_t> q(p.m * chunks * 32);
-  std::vector<float> scales(p.m * chunks * 8), half_sums(p.m * chunks * 2), chunk_sums(p.m * chunks);
-  const Q8Rows rows{q.data(), scales.data(), half_sums.data(), chunk_sums.data(), chunks, chunks};
+  std::vector<float> scales(p.m * chunks * 8), sums(SumsSize(p.m, chunks));
+  const Q8Rows rows{q.data(), scales.data(), sums.data(), chunks, chunks};
   for (int64_t i = 0; i < p.m; ++i) QuantizeQ8RowRef(p.x + i * p.x_stride, i, rows);
 
   const model::DType dtype = FileDType(p.w_type);
-  const int64_t row_bytes = p.k / model::Layout(dtype).block_elements * model::Layout(dtype).block_bytes;
+  const int64_t row_bytes =
+      p.k / model::Layout(dtype).block_elements * model::Layout(dtype).block_bytes;
   std::vector<float> w(p.k);
   for (int64_t j = 0; j < p.n; ++j) {
     DequantizeRow(dtype, static_cast<const char*>(p.w) + j * row_bytes, p.k, w.data());

@@ -160,9 +160,8 @@ TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   x[7] = 1.5f;
   auto make = [&](std::vector<int8_t>& q, std::vector<float>& f) {
     q.assign(m * chunks * 32, 7);
-    f.assign(m * chunks * 11, -1.0f);
-    return Q8Rows{q.data(), f.data(), f.data() + m * chunks * 8, f.data() + m * chunks * 10,
-                  chunks, chunks};
+    f.assign(m * chunks * 8 + SumsSize(m, chunks), -1.0f);
+    return Q8Rows{q.data(), f.data(), f.data() + m * chunks * 8, chunks, chunks};
   };
   std::vector<int8_t> q_ref, q_vec;
   std::vector<float> f_ref, f_vec;
@@ -214,13 +213,19 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
         for (int64_t n : {1, 3, 7, 33}) {
           for (int64_t blocks : {1, 2, 3}) {
             const int64_t k = blocks * block, x_stride = k + 5, out_stride = n + 2;
-            SCOPED_TRACE(::testing::Message() << Q8IsaName(isa) << " type "
-                                              << static_cast<int>(type) << " m " << m << " n " << n
-                                              << " k " << k);
+            SCOPED_TRACE(::testing::Message()
+                         << Q8IsaName(isa) << " type " << static_cast<int>(type) << " m " << m
+                         << " n " << n << " k " << k);
             const QuantRows w = RandomRows(type, n, blocks, rng);
             const std::vector<float> x = RandomActivations(m, x_stride, rng);
-            const MatmulParams base{x.data(), w.bytes.data(), type, nullptr, m, n,
-                                    k,        x_stride,       out_stride};
+            const MatmulParams base{.x = x.data(),
+                                    .w = w.bytes.data(),
+                                    .w_type = type,
+                                    .m = m,
+                                    .n = n,
+                                    .k = k,
+                                    .x_stride = x_stride,
+                                    .out_stride = out_stride};
             std::vector<double> twin(m * n);
             QuantMatmulQ8Twin(base, twin.data());
             for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
@@ -234,7 +239,8 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
                   double exact = 0, scale = 0, step = 0;
                   for (int64_t c0 = 0; c0 < k; c0 += kQuantBlock) {
                     float amax = 0;
-                    for (int c = c0; c < c0 + kQuantBlock; ++c) amax = std::max(amax, std::abs(xi[c]));
+                    for (int c = c0; c < c0 + kQuantBlock; ++c)
+                      amax = std::max(amax, std::abs(xi[c]));
                     for (int c = c0; c < c0 + kQuantBlock; ++c) {
                       const double wv = w.w[j * k + c];
                       exact += xi[c] * wv;
@@ -262,8 +268,8 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
   if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
 }
 
-// QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on the best instruction set, and
-// kF32 (the default) the exact path.
+// QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set,
+// and kF32 (the default) the exact path.
 TEST(QuantMatmulQ8, DispatchFollowsActivationQuant) {
   std::mt19937 rng(11);
   const int64_t m = 3, n = 5, k = 2 * kSuperBlock;
@@ -275,14 +281,14 @@ TEST(QuantMatmulQ8, DispatchFollowsActivationQuant) {
   p.activation_quant = ActivationQuant::kQ8;
   p.out = q8.data();
   QuantMatmul(p, nullptr);
-  const std::optional<Q8Isa> best = BestQ8Isa();
-  if (!best.has_value()) {
+  const std::optional<Q8Isa> chosen = Q8IsaForRows(m);
+  if (!chosen.has_value()) {
     EXPECT_EQ(q8, f32);
     return;
   }
-  std::cout << "best: " << Q8IsaName(*best) << "\n";
+  std::cout << "chosen: " << Q8IsaName(*chosen) << "\n";
   p.out = direct.data();
-  QuantMatmulQ8(p, *best, nullptr);
+  QuantMatmulQ8(p, *chosen, nullptr);
   EXPECT_EQ(q8, direct);
   EXPECT_NE(q8, f32);  // 8-bit activations do change the low bits.
 }

@@ -79,10 +79,9 @@ class SmolLM2Test : public ::testing::Test {
     model::ModelConfig config = checkpoint_->config();
     if (layers > 0) config.num_layers = layers;
     const model::Checkpoint* c = checkpoint_;
-    auto backend =
-        CpuBackend::Create(config, [c](const std::string& name) { return c->Tensor(name); },
-                           {.kv_blocks = 64, .block_size = 16, .threads = 2,
-                            .activation_quant = mode});
+    auto backend = CpuBackend::Create(
+        config, [c](const std::string& name) { return c->Tensor(name); },
+        {.kv_blocks = 64, .block_size = 16, .threads = 2, .activation_quant = mode});
     EXPECT_TRUE(backend.ok()) << backend.status();
     return std::move(backend).value();
   }
