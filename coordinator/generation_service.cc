@@ -89,7 +89,8 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   absl::flat_hash_set<arbor::v1::JobState> states;
   for (int state : request->states()) states.insert(static_cast<arbor::v1::JobState>(state));
   const int limit = request->limit() == 0 ? 100 : request->limit();
-  for (const std::shared_ptr<JobRecord>& record : registry_->List(limit, states, request->client_tag())) {
+  for (const std::shared_ptr<JobRecord>& record :
+       registry_->List(limit, states, request->client_tag())) {
     *response->add_jobs() = record->ToProto(/*brief=*/true);
   }
   return Answer(context, absl::OkStatus());
@@ -107,7 +108,7 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   options.job_id = request->job_id();
   options.root = request->root();
   options.max_depth = request->max_depth();
-  options.include_top_logprobs = request->include_top_logprobs();
+  options.top_logprobs = request->include_top_logprobs() ? (*record)->top_logprobs : 0;
   TokenTextFn token_text;
   if (prompts_->has_tokenizer()) {
     token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };

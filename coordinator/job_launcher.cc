@@ -233,6 +233,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   }
   auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now);
   record->policy = rpc::PolicyToProto(spec.policy);
+  record->top_logprobs = spec.top_logprobs;
   absl::StatusOr<std::shared_ptr<Job>> job =
       Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));
   if (!job.ok()) {

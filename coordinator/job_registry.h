@@ -43,6 +43,7 @@ struct JobRecord {
   const std::string client_tag;
   const absl::Time created;
   arbor::v1::PolicyConfig policy;  // As resolved, every field set; set before Admit.
+  int32_t top_logprobs = 0;        // Alternatives per node the job asked to keep.
   std::shared_ptr<Job> job;        // Set before JobRegistry::Admit, never changed after.
   EventLog events;
 };

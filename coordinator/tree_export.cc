@@ -1,5 +1,6 @@
 #include "coordinator/tree_export.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -94,13 +95,13 @@ absl::StatusOr<v1::Tree> ExportTree(const SearchTree& tree, const TreeExportOpti
     t->set_strategy(n.strategy);
     t->set_status(n.status);
     if (n.has_branch_score) t->set_branch_score(n.branch_score);
-    if (options.include_top_logprobs) {
-      for (const TokenAlternative& alt : tree.TopLogprobs(n.id)) {
-        v1::TokenLogprob* l = t->add_top_logprobs();
-        l->set_token_id(alt.token_id);
-        l->set_logprob(alt.logprob);
-        l->set_text(TextOf(token_text, alt.token_id));
-      }
+    const absl::Span<const TokenAlternative> alternatives = tree.TopLogprobs(n.id);
+    const size_t shown = std::min<size_t>(alternatives.size(), std::max(0, options.top_logprobs));
+    for (const TokenAlternative& alt : alternatives.first(shown)) {
+      v1::TokenLogprob* l = t->add_top_logprobs();
+      l->set_token_id(alt.token_id);
+      l->set_logprob(alt.logprob);
+      l->set_text(TextOf(token_text, alt.token_id));
     }
     t->set_sequence_id(n.sequence_id);
     t->set_branch_depth(n.branch_depth);

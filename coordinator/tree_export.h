@@ -23,7 +23,10 @@ struct TreeExportOptions {
   std::string job_id;         // Copied into Tree.job_id.
   NodeId root = kPromptNode;  // Subtree root; the prompt node exports the whole tree.
   int32_t max_depth = 0;      // Levels below root, >= 0; 0 = unlimited.
-  bool include_top_logprobs = false;
+  // Alternatives per node, best first, at most this many; 0 = none. The tree keeps every
+  // alternative the worker returned (BACKSPACE re-draws from them); a job's export shows the
+  // top_logprobs it asked for.
+  int32_t top_logprobs = 0;
 };
 
 // Nodes come in pre-order from the root (children in creation order). A node's `children`

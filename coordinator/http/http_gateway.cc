@@ -2,12 +2,15 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "coordinator/http/completion_handler.h"
@@ -64,6 +67,22 @@ absl::Status ParseStates(const std::string& list, arbor::v1::ListJobsRequest& re
   return absl::OkStatus();
 }
 
+// httplib answers an offer of Brotli ("br", which every browser makes) at Brotli's default
+// quality 11: 4.6 s for a 2.5 MB tree here, where gzip takes 0.2 s for a similar size. So the
+// offer is withdrawn before routing and such clients get gzip. The request is httplib's own
+// mutable object; handlers only see it const.
+void PreferGzip(const httplib::Request& request) {
+  auto range = request.headers.equal_range("Accept-Encoding");
+  for (auto it = range.first; it != range.second; ++it) {
+    std::vector<std::string> kept;
+    for (absl::string_view coding : absl::StrSplit(it->second, ',', absl::SkipWhitespace())) {
+      coding = absl::StripAsciiWhitespace(coding);
+      if (coding.substr(0, coding.find(';')) != "br") kept.emplace_back(coding);
+    }
+    const_cast<std::string&>(it->second) = absl::StrJoin(kept, ", ");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
@@ -82,6 +101,10 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
   const int threads = options_.threads;
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_.set_payload_max_length(options_.max_body_bytes);
+  server_.set_pre_routing_handler([](const httplib::Request& request, httplib::Response&) {
+    PreferGzip(request);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // Errors httplib itself produces (unknown route, body too large) get OpenAI's error shape too.
   server_.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;

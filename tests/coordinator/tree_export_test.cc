@@ -82,7 +82,7 @@ v1::Tree Export(const SearchTree& tree, NodeId root = 0, int32_t depth = 0, bool
   options.job_id = "job-7";
   options.root = root;
   options.max_depth = depth;
-  options.include_top_logprobs = top;
+  options.top_logprobs = top ? 64 : 0;
   absl::StatusOr<v1::Tree> out = ExportTree(tree, options, PieceOf);
   EXPECT_TRUE(out.ok()) << out.status();
   return *std::move(out);

@@ -41,7 +41,14 @@ export function getJob(id) {
   return getJson(`/v1/jobs/${enc(id)}`);
 }
 
-// The whole tree with every node's recorded alternatives (TREE_FORMAT.md, JSON version 1).
+// The whole tree (TREE_FORMAT.md, JSON version 1), without alternatives: those are fetched per
+// node when shown, so a long job's tree stays small enough to poll.
 export function getTree(id) {
-  return getJson(`/v1/jobs/${enc(id)}/tree?top_logprobs=1`);
+  return getJson(`/v1/jobs/${enc(id)}/tree`);
+}
+
+// The alternatives recorded for one node (best first; empty when the job kept none).
+export async function getAlternatives(id, node) {
+  const tree = await getJson(`/v1/jobs/${enc(id)}/tree?root=${node}&max_depth=1&top_logprobs=1`);
+  return tree.nodes[0].top_logprobs;
 }

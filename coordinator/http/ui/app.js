@@ -5,7 +5,7 @@
 // been drawn, after a pause of at least POLL_MS and at least three times what fetching and
 // drawing took, so a huge tree slows its own refresh rather than the page.
 
-import {ApiError, getJob, getTree, palette} from './api.js';
+import {ApiError, getAlternatives, getJob, getTree, palette} from './api.js';
 import {Chart} from './chart.js';
 import {JobList, stateName} from './job_list.js';
 import {TextView} from './text_view.js';
@@ -35,7 +35,8 @@ class App {
     this.jobId = null;
     this.poll = null;
     this.generation = 0;  // Bumped when the shown job changes; stale answers are dropped.
-    this.tooltip = new Tooltip($('tooltip'), (id) => this.model && this.model.node(id));
+    this.tooltip = new Tooltip($('tooltip'), (id) => this.model && this.model.node(id),
+        (id) => getAlternatives(this.jobId, id));
     this.text = new TextView($('text-view'), {onBranch: (id) => this.tree.showBranch(id)});
     this.tree = new TreeView($('tree-view'), $('branch-panel'), {onBranch: () => {}});
     this.chart = new Chart($('chart'), {
@@ -78,6 +79,7 @@ class App {
     $('branch-panel').hidden = true;
     this.tree.selectedBranch = null;
     this.tree.expanded.clear();
+    this.tooltip.forget();
     this.model = null;
     if (id) this.load(this.generation);
   }

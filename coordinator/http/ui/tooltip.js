@@ -12,9 +12,14 @@ const METRICS = [
 ];
 
 export class Tooltip {
-  constructor(box, lookup) {
+  // `lookup`: node id → node, or undefined; `alternatives`: node id → promise of its
+  // alternatives (cached here for the shown job; `forget` drops them when the job changes).
+  constructor(box, lookup, alternatives) {
     this.box = box;
-    this.lookup = lookup;  // Node id → node, or undefined.
+    this.lookup = lookup;
+    this.alternatives = alternatives;
+    this.cache = new Map();
+    this.shown = null;
     document.addEventListener('mouseover', (e) => {
       const target = e.target.closest('.tok[data-node]');
       if (target) this.show(Number(target.dataset.node), e.clientX, e.clientY);
@@ -24,9 +29,14 @@ export class Tooltip {
     });
   }
 
+  forget() {
+    this.cache.clear();
+  }
+
   show(id, x, y) {
     const node = this.lookup(id);
     if (!node) return;
+    this.shown = id;
     const parts = [];
     const title = el('div', 'tip-title');
     title.append(el('span', 'tip-token', `“${displayText(node.text, false)}”`),
@@ -48,9 +58,21 @@ export class Tooltip {
       metrics.append(tr);
     }
     parts.push(metrics);
-    parts.push(alternatives(node));
+    const slot = el('div', 'tip-alternatives-slot', 'alternatives…');
+    parts.push(slot);
     this.box.replaceChildren(...parts);
     this.box.hidden = false;
+    this.place_(x, y);
+    if (!this.cache.has(id)) this.cache.set(id, this.alternatives(id).catch(() => null));
+    this.cache.get(id).then((top) => {
+      if (this.shown !== id || this.box.hidden) return;
+      slot.replaceChildren(top === null ? el('span', 'tip-note', 'alternatives unavailable') :
+          alternatives(node, top));
+      this.place_(x, y);
+    });
+  }
+
+  place_(x, y) {
     const width = this.box.offsetWidth;
     const height = this.box.offsetHeight;
     this.box.style.left = `${Math.min(x + 14, window.innerWidth - width - 8)}px`;
@@ -59,11 +81,11 @@ export class Tooltip {
 
   hide() {
     this.box.hidden = true;
+    this.shown = null;
   }
 }
 
-function alternatives(node) {
-  const top = node.top_logprobs || [];
+function alternatives(node, top) {
   if (!top.length) {
     return el('div', 'tip-note', 'no alternatives recorded (submit the job with top_logprobs > 0)');
   }

@@ -314,6 +314,31 @@ TEST(GenerationServiceTest, GenerateStreamsUntilFinishedAndWatchReplays) {
   }
 }
 
+TEST(GenerationServiceTest, TreeCarriesTheAlternativesTheJobAskedFor) {
+  ServiceHarness h;
+  h.Start();
+  for (const int top : {0, 1}) {  // The scripted worker has two candidates a step.
+    arbor::v1::GenerateRequest request = Harness::Request(4);
+    request.set_top_logprobs(top);
+    grpc::ClientContext context;
+    auto reader = h.stub->Generate(&context, request);
+    const std::vector<arbor::v1::GenerateEvent> events = h.Read(*reader);
+    ASSERT_TRUE(reader->Finish().ok());
+    grpc::ClientContext tree_context;
+    arbor::v1::GetTreeRequest tree_request;
+    tree_request.set_job_id(events.front().job_id());
+    tree_request.set_include_top_logprobs(true);
+    arbor::v1::Tree tree;
+    ASSERT_TRUE(h.stub->GetTree(&tree_context, tree_request, &tree).ok());
+    ASSERT_EQ(tree.nodes_size(), 5);
+    // The worker returns all it has (the tree keeps them for BACKSPACE); the export shows
+    // what the request asked for.
+    for (int i = 1; i < tree.nodes_size(); ++i) {
+      EXPECT_EQ(tree.nodes(i).top_logprobs_size(), top) << i;
+    }
+  }
+}
+
 TEST(GenerationServiceTest, ErrorsNameTheProblem) {
   ServiceHarness h;
   h.Start();

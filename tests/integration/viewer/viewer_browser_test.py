@@ -7,7 +7,9 @@ strategy appears; the test reads the page as a user would and checks it against 
 tree the JSON API returns.
 """
 
+import gzip
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ import sys
 import threading
 import time
 import unittest
+import urllib.request
 
 try:
     from selenium import webdriver
@@ -262,9 +265,12 @@ class ViewerBrowserTest(unittest.TestCase):
         node = next(n for n in tree["nodes"] if n["id"] == int(span.get_attribute("data-node")))
         self.assertIn(node["strategy"], tip.text)
         self.assertIn("entropy", tip.text)
-        self.assertEqual(len(tip.find_elements(By.CSS_SELECTOR, ".tip-alternatives tr")),
-                         len(node["top_logprobs"]))
-        self.assertGreater(len(node["top_logprobs"]), 0)
+        self.assertEqual(len(node["top_logprobs"]), 5)  # As the job asked.
+        WebDriverWait(self.browser, 10).until(lambda b: len(
+            tip.find_elements(By.CSS_SELECTOR, ".tip-alternatives tr")) == 5)
+        for alt, row in zip(node["top_logprobs"],
+                            tip.find_elements(By.CSS_SELECTOR, ".tip-alternatives tr")):
+            self.assertIn(f"{math.exp(alt['logprob']):.4f}", row.text)
 
     def test_the_live_view_follows_a_running_job_to_its_end(self):
         result = {}
@@ -293,6 +299,15 @@ class ViewerBrowserTest(unittest.TestCase):
         self.assertEqual(same_characters("".join(s.get_attribute("textContent") for s in spans)),
                          same_characters(shown(job["text"])))
         self.assertEqual(len(spans), job["usage"]["generated_tokens"])
+
+    def test_browsers_get_gzip_not_slow_brotli(self):
+        request = urllib.request.Request(
+            f"{self.cluster.base}/v1/jobs/{self.jobs['branch']}/tree",
+            headers={"Accept-Encoding": "gzip, deflate, br"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            self.assertEqual(r.headers["Content-Encoding"], "gzip")
+            tree = json.loads(gzip.decompress(r.read()))
+        self.assertEqual(tree["job_id"], self.jobs["branch"])
 
     def test_an_unknown_job_says_so(self):
         self.browser.get(f"{self.cluster.base}/ui/#/jobs/no-such-job")
