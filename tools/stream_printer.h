@@ -15,6 +15,7 @@
 #ifndef ARBOR_TOOLS_STREAM_PRINTER_H_
 #define ARBOR_TOOLS_STREAM_PRINTER_H_
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
