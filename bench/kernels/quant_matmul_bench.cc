@@ -1,0 +1,96 @@
+// arbor-bench-quant-matmul: the quantized matmul (kernels/quant_matmul.h) on one thread, in the
+// exact fp32 mode and in the 8-bit-activation mode on each instruction set this CPU runs, on
+// SmolLM2-135M's matrix shapes (random blocks with realistic scales: speed does not depend on
+// the values). Reports multiply-adds per second (`GMAC/s`) over the thread's CPU time, which a
+// busy machine disturbs less than the wall-clock decode figures of arbor-bench-worker.
+//
+//   arbor-bench-quant-matmul --benchmark_filter=Q4_1
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_matmul.h"
+#include "model/dtype.h"
+
+namespace arbor::kernels {
+namespace {
+
+// Modes, the benchmark's third argument: 0 fp32, then 1 + Q8Isa.
+constexpr int kModes = 4;
+
+struct Shape {
+  WeightType type;
+  int64_t n, k;
+};
+// SmolLM2-135M: gate/up (Q4_1 1536 × 576), down (Q4_1 576 × 1536), the Q8_0 head (49,152 × 576,
+// 30 MB: it streams from L3 or memory), and K-quant rows as its Q4_K_M mix has them.
+constexpr Shape kShapes[] = {{WeightType::kQ4_1, 1536, 576},
+                             {WeightType::kQ4_1, 576, 1536},
+                             {WeightType::kQ8_0, 49152, 576},
+                             {WeightType::kQ4_K, 576, 1536},
+                             {WeightType::kQ6_K, 576, 1536}};
+
+void BM_QuantMatmul(benchmark::State& state) {
+  const Shape shape = kShapes[state.range(0)];
+  const int64_t m = state.range(1);
+  const int mode = static_cast<int>(state.range(2));
+  const model::DType dtype = FileDType(shape.type);
+  const model::DTypeLayout layout = model::Layout(dtype);
+  if (mode > 0 && !CpuRunsQ8Isa(static_cast<Q8Isa>(mode - 1))) {
+    state.SkipWithError("instruction set not on this CPU");
+    return;
+  }
+  std::mt19937 rng(1);
+  std::vector<char> w(shape.n * shape.k / layout.block_elements * layout.block_bytes);
+  for (char& c : w) c = static_cast<char>(rng());
+  for (size_t b = 0; b < w.size() / layout.block_bytes; ++b) {
+    for (int offset : model::HalfFieldOffsets(dtype)) {
+      const uint16_t scale = 0x2000;  // 2^-7.
+      std::memcpy(w.data() + b * layout.block_bytes + offset, &scale, 2);
+    }
+  }
+  std::normal_distribution<float> normal;
+  std::vector<float> x(m * shape.k), out(m * shape.n);
+  for (float& v : x) v = normal(rng);
+  const MatmulParams p{.x = x.data(),
+                       .w = w.data(),
+                       .w_type = shape.type,
+                       .out = out.data(),
+                       .m = m,
+                       .n = shape.n,
+                       .k = shape.k,
+                       .x_stride = shape.k,
+                       .out_stride = shape.n};
+  for (auto _ : state) {
+    if (mode == 0) {
+      QuantMatmul(p, nullptr);
+    } else {
+      QuantMatmulQ8(p, static_cast<Q8Isa>(mode - 1), nullptr);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(std::string(model::DTypeName(dtype)) + " " + std::to_string(shape.n) + "x" +
+                 std::to_string(shape.k) + " " +
+                 (mode == 0 ? "f32" : Q8IsaName(static_cast<Q8Isa>(mode - 1))));
+  state.counters["GMAC/s"] = benchmark::Counter(
+      static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
+void Args(benchmark::internal::Benchmark* b) {
+  for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
+    for (int m : {1, 8, 32}) {
+      for (int mode = 0; mode < kModes; ++mode) b->Args({s, m, mode});
+    }
+  }
+}
+BENCHMARK(BM_QuantMatmul)->Apply(Args);
+
+}  // namespace
+}  // namespace arbor::kernels
+
+BENCHMARK_MAIN();
