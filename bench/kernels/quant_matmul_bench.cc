@@ -76,9 +76,9 @@ void BM_QuantMatmul(benchmark::State& state) {
   state.SetLabel(std::string(model::DTypeName(dtype)) + " " + std::to_string(shape.n) + "x" +
                  std::to_string(shape.k) + " " +
                  (mode == 0 ? "f32" : Q8IsaName(static_cast<Q8Isa>(mode - 1))));
-  state.counters["GMAC/s"] = benchmark::Counter(
-      static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
-      benchmark::Counter::kIsRate);
+  state.counters["GMAC/s"] =
+      benchmark::Counter(static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 void Args(benchmark::internal::Benchmark* b) {
