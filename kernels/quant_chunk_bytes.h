@@ -16,6 +16,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -96,9 +97,18 @@ inline void LoadChunk(const BlockQ4_0& b, int, ByteChunk& w) {
   const float d = Half(b.d);
   SetAffine(w, d, -8.0f * d);
 }
+// Q4_1 / Q5_1: the scale and minimum, adjacent halves, converted by one instruction.
+template <typename Block>
+inline void SetAffineDm(const Block& b, ByteChunk& w) {
+  static_assert(offsetof(Block, m) == offsetof(Block, d) + 2);
+  uint32_t dm;
+  std::memcpy(&dm, &b.d, 4);
+  const __m128 both = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dm)));
+  SetAffine(w, _mm_cvtss_f32(both), _mm_cvtss_f32(_mm_movehdup_ps(both)));
+}
 inline void LoadChunk(const BlockQ4_1& b, int, ByteChunk& w) {
   w.q = Nibbles16(b.qs);
-  SetAffine(w, Half(b.d), Half(b.m));
+  SetAffineDm(b, w);
 }
 inline void LoadChunk(const BlockQ5_0& b, int, ByteChunk& w) {
   w.q = _mm256_or_si256(Nibbles16(b.qs), FifthBits(b.qh));
@@ -107,7 +117,7 @@ inline void LoadChunk(const BlockQ5_0& b, int, ByteChunk& w) {
 }
 inline void LoadChunk(const BlockQ5_1& b, int, ByteChunk& w) {
   w.q = _mm256_or_si256(Nibbles16(b.qs), FifthBits(b.qh));
-  SetAffine(w, Half(b.d), Half(b.m));
+  SetAffineDm(b, w);
 }
 // Q4_K / Q5_K sub-block c: scale d·sc, offset −dmin·m. ScaleMinK4 is plain integer code, the same
 // in every instruction set, so sharing its one copy is safe.
