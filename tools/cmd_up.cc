@@ -70,8 +70,11 @@ int RunUp(const Args& args) {
     printf("worker       %s\n", worker.c_str());
   }
   const std::string& http = (*cluster)->http_address();
-  if (!http.empty())
+  if (!http.empty()) {
     printf("http         http://%s/v1  (OpenAI-compatible; docs/HTTP.md)\n", http.c_str());
+    printf("viewer       http://%s/ui/  (jobs, their text and search trees; docs/VIEWER.md)\n",
+           http.c_str());
+  }
   printf(
       "logs         %s\n\nTry:  arbor generate --coordinator %s --chat "
       "'[{\"role\":\"user\",\"content\":\"Why is the sky blue?\"}]'\n"

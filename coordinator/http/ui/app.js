@@ -22,8 +22,10 @@ const STATUSES = [
 
 const $ = (id) => document.getElementById(id);
 
-// Timings of the last draw, read by the browser tests and the render benchmark.
-const stats = {renders: 0, lastRenderMs: 0, lastFetchMs: 0, jobId: null, state: null, nodes: 0};
+// Timings of the last draw, read by the browser tests and the render benchmark, which also
+// calls redraw() to time a live update's drawing apart from its fetch.
+const stats = {renders: 0, lastRenderMs: 0, lastFetchMs: 0, jobId: null, state: null, nodes: 0,
+  drawParts: {}, redraw: () => {}};
 window.arborViewer = stats;
 
 class App {
@@ -52,6 +54,7 @@ class App {
       this.text.showRetracted = e.target.checked;
       if (this.model) this.text.render(this.model);
     });
+    stats.redraw = () => this.model && this.draw(this.job, this.model.tree);
     window.addEventListener('hashchange', () => this.route());
     window.addEventListener('resize', () => this.model && this.drawChart());
     this.legend();
@@ -121,12 +124,17 @@ class App {
   }
 
   draw(job, tree) {
+    const t0 = performance.now();
     this.job = job;
     this.model = new TreeModel(tree);
     this.summary();
+    const t1 = performance.now();
     this.text.render(this.model);
+    const t2 = performance.now();
     this.drawChart();
+    const t3 = performance.now();
     this.tree.render(this.model);
+    stats.drawParts = {model: t1 - t0, text: t2 - t1, chart: t3 - t2, tree: performance.now() - t3};
   }
 
   drawChart() {

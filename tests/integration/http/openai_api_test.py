@@ -23,7 +23,7 @@ except ImportError:  # The dependency script installs it; without it there is no
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes  # noqa: E402  (after the path is set)
+from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402  (path set above)
 
 # Every row but BACKSPACE's is unreachable: each generated token after the first is re-drawn
 # once, so streams are full of retractions that must never reach the client.
@@ -56,20 +56,11 @@ class Cluster(Processes):
                              port_flags=("--port_file", "--http_port_file"))
         base = f"http://127.0.0.1:{port}"
         if workers:  # Ready once the static worker has answered its first health poll.
-            deadline = time.monotonic() + 30
-            while get_json(base + "/health")[0] != 200:
-                if time.monotonic() > deadline:
-                    raise TimeoutError("no ready worker")
-                time.sleep(0.05)
+            wait_ready(base)
         return base
 
 
-def get_json(url):
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+get_json = http_json
 
 
 def post_raw(url, body, headers=None):

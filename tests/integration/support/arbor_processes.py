@@ -44,6 +44,15 @@ def http_json(url, body=None, timeout=60):
         return e.code, json.loads(e.read())
 
 
+def wait_ready(base, timeout=30.0):
+    """Waits until the coordinator at HTTP `base` has a ready worker (GET /health is 200)."""
+    deadline = time.monotonic() + timeout
+    while http_json(base + "/health")[0] != 200:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{base}: no ready worker after {timeout} s")
+        time.sleep(0.05)
+
+
 class Processes:
     """Processes started from BIN, their logs and port files in one temporary folder."""
 

@@ -31,7 +31,7 @@ except ImportError:  # The dependency script installs it; without it there is no
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes, http_json  # noqa: E402  (after the path is set)
+from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402  (path set above)
 
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
@@ -74,11 +74,7 @@ class Cluster(Processes):
                              "--steps_per_run=2", "--first_run_steps=1",
                              port_flags=("--port_file", "--http_port_file"))
         self.base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while http_json(self.base + "/health")[0] != 200:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no ready worker")
-            time.sleep(0.05)
+        wait_ready(self.base)
 
     def complete(self, policy, tag, max_tokens=24, seed=7):
         """Runs a completion to its end; returns its job id."""
