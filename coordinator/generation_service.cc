@@ -30,16 +30,38 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const abs
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(const std::string& job_id,
-                                                                      const std::string& field) {
+absl::StatusOr<rpc::Identity> GenerationService::Caller(
+    const grpc::CallbackServerContext& context) const {
+  if (auth_ == nullptr) return rpc::OpenIdentity();
+  ASSIGN_OR_RETURN(rpc::Identity identity, auth_->Authenticate(context));
+  if (identity.role == rpc::Role::kWorker) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("token '", identity.name,
+                     "' has the worker role: it may register a worker, "
+                     "not run or read jobs"));
+  }
+  return identity;
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(
+    const grpc::CallbackServerContext& context, const std::string& job_id,
+    const std::string& field) {
+  ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
   RETURN_IF_ERROR(ValidateJobId(job_id, field));
-  return registry_->Find(job_id);
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRecord> record, registry_->Find(job_id));
+  // Another user's job answers exactly as an unknown one: its existence is not revealed.
+  if (caller.role != rpc::Role::kAdmin && record->owner != caller.name) {
+    return JobRegistry::NotFound(job_id);
+  }
+  return record;
 }
 
 grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Generate(
     grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return new FailedStream(caller.status());
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      launcher_->Launch(*request, CallDeadline(*context));
+      launcher_->Launch(*request, CallDeadline(*context), caller->name);
   if (!record.ok()) return new FailedStream(record.status());
   return EventStream::Open(*std::move(record), /*owns_job=*/true);
 }
@@ -47,16 +69,19 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Generate(
 grpc::ServerUnaryReactor* GenerationService::Submit(grpc::CallbackServerContext* context,
                                                     const arbor::v1::GenerateRequest* request,
                                                     arbor::v1::JobRef* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
   // A detached job outlives the call: the call's deadline bounds the submission only.
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      launcher_->Launch(*request, absl::InfiniteFuture());
+      launcher_->Launch(*request, absl::InfiniteFuture(), caller->name);
   if (record.ok()) response->set_job_id((*record)->job_id);
   return Answer(context, record.status());
 }
 
 grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
     grpc::CallbackServerContext* context, const arbor::v1::JobRef* request) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record = FindJob(request->job_id(), "job_id");
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
   if (!record.ok()) return new FailedStream(record.status());
   return EventStream::Open(*std::move(record), /*owns_job=*/false);
 }
@@ -64,7 +89,8 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
 grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext* context,
                                                     const arbor::v1::JobRef* request,
                                                     arbor::v1::Job* response) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record = FindJob(request->job_id(), "job_id");
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
   if (record.ok()) {
     (*record)->job->Cancel();
     *response = (*record)->ToProto(/*brief=*/false);
@@ -75,7 +101,8 @@ grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext* context,
                                                     const arbor::v1::JobRef* request,
                                                     arbor::v1::Job* response) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record = FindJob(request->job_id(), "job_id");
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
   if (record.ok()) *response = (*record)->ToProto(/*brief=*/false);
   return Answer(context, record.status());
 }
@@ -83,6 +110,8 @@ grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContext* context,
                                                       const arbor::v1::ListJobsRequest* request,
                                                       arbor::v1::ListJobsResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
   if (absl::Status valid = ValidateListJobsRequest(*request); !valid.ok()) {
     return Answer(context, valid);
   }
@@ -90,7 +119,8 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   for (int state : request->states()) states.insert(static_cast<arbor::v1::JobState>(state));
   const int limit = request->limit() == 0 ? 100 : request->limit();
   for (const std::shared_ptr<JobRecord>& record :
-       registry_->List(limit, states, request->client_tag())) {
+       registry_->List(limit, states, request->client_tag(),
+                       caller->role == rpc::Role::kAdmin ? nullptr : &caller->name)) {
     *response->add_jobs() = record->ToProto(/*brief=*/true);
   }
   return Answer(context, absl::OkStatus());
@@ -99,11 +129,12 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext* context,
                                                      const arbor::v1::GetTreeRequest* request,
                                                      arbor::v1::Tree* response) {
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (!record.ok()) return Answer(context, record.status());
   if (absl::Status valid = ValidateGetTreeRequest(*request); !valid.ok()) {
     return Answer(context, valid);
   }
-  absl::StatusOr<std::shared_ptr<JobRecord>> record = FindJob(request->job_id(), "job_id");
-  if (!record.ok()) return Answer(context, record.status());
   TreeExportOptions options;
   options.job_id = request->job_id();
   options.root = request->root();
@@ -127,6 +158,8 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* GenerationService::Score(grpc::CallbackServerContext* context,
                                                    const arbor::v1::ScoreRequest* request,
                                                    arbor::v1::ScoreResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // Answered from the worker's callback: no gRPC thread waits for the forward.
   scorer_.Score(*request, CallDeadline(*context),

@@ -10,14 +10,21 @@
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
 #include "coordinator/scorer.h"
+#include "rpc/tokens.h"
 
 namespace arbor::coordinator {
 
 class GenerationService final : public arbor::v1::Generation::CallbackService {
  public:
-  // Every pointer must outlive the service.
-  GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts)
-      : launcher_(launcher), registry_(registry), prompts_(prompts), scorer_(launcher) {}
+  // Every pointer must outlive the service. With `auth` every call needs a bearer token, and a
+  // job is visible only to the token that created it and to admins; without, calls are open.
+  GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts,
+                    const rpc::Authenticator* auth = nullptr)
+      : launcher_(launcher),
+        registry_(registry),
+        prompts_(prompts),
+        auth_(auth),
+        scorer_(launcher) {}
 
   grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
       grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) override;
@@ -43,13 +50,18 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
                                   arbor::v1::ScoreResponse* response) override;
 
  private:
-  // The job named by `job_id` (field path `field` in errors).
-  absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const std::string& job_id,
+  // The caller's identity; UNAUTHENTICATED without a valid token, PERMISSION_DENIED for a
+  // worker's token.
+  absl::StatusOr<rpc::Identity> Caller(const grpc::CallbackServerContext& context) const;
+  // The job named by `job_id` (field path `field` in errors), if the caller may see it.
+  absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const grpc::CallbackServerContext& context,
+                                                     const std::string& job_id,
                                                      const std::string& field);
 
   JobLauncher* const launcher_;
   JobRegistry* const registry_;
   const PromptCodec* const prompts_;
+  const rpc::Authenticator* const auth_;
   Scorer scorer_;
 };
 

@@ -72,8 +72,10 @@ class JobLauncher {
   // deadline_ms and `call_deadline` (the gRPC deadline of the call; InfiniteFuture for none).
   // INVALID_ARGUMENT naming the field, FAILED_PRECONDITION for a text prompt without a
   // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses.
+  // The job belongs to `owner` (the caller's name; empty when the server has no tokens).
   absl::StatusOr<std::shared_ptr<JobRecord>> Launch(const arbor::v1::GenerateRequest& request,
-                                                    absl::Time call_deadline);
+                                                    absl::Time call_deadline,
+                                                    const std::string& owner = "");
 
   // The pieces of Launch that other requests reuse (the Scorer):
   // Validation and tokenization of the prompt; UNAVAILABLE when no worker is ready.

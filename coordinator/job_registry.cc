@@ -83,20 +83,22 @@ void JobRegistry::Finished(const std::string& job_id) {
   if (next) Start(*next);
 }
 
+absl::Status JobRegistry::NotFound(const std::string& job_id) {
+  return absl::NotFoundError(
+      absl::StrCat("job_id: no job ", job_id, " (unknown, or finished and evicted)"));
+}
+
 absl::StatusOr<std::shared_ptr<JobRecord>> JobRegistry::Find(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("job_id: no job ", job_id, " (unknown, or finished and evicted)"));
-  }
+  if (it == jobs_.end()) return NotFound(job_id);
   if (it->second.finished) finished_.splice(finished_.begin(), finished_, *it->second.finished);
   return it->second.record;
 }
 
 std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
     int limit, const absl::flat_hash_set<arbor::v1::JobState>& states,
-    const std::string& client_tag) const {
+    const std::string& client_tag, const std::string* owner) const {
   std::vector<std::pair<uint64_t, std::shared_ptr<JobRecord>>> all;
   {
     absl::MutexLock lock(&mu_);
@@ -112,6 +114,7 @@ std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
     if (static_cast<int>(out.size()) >= limit) break;
     if (!states.empty() && !states.contains(record->job->state())) continue;
     if (!client_tag.empty() && record->client_tag != client_tag) continue;
+    if (owner != nullptr && record->owner != *owner) continue;
     out.push_back(std::move(record));
   }
   return out;

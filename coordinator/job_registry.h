@@ -29,11 +29,13 @@ namespace arbor::coordinator {
 
 // One job as the public API sees it: the driver, its event log and what the request said.
 struct JobRecord {
-  JobRecord(std::string job_id, uint64_t seed, std::string client_tag, absl::Time created)
+  JobRecord(std::string job_id, uint64_t seed, std::string client_tag, absl::Time created,
+            std::string owner = "")
       : job_id(std::move(job_id)),
         seed(seed),
         client_tag(std::move(client_tag)),
-        created(created) {}
+        created(created),
+        owner(std::move(owner)) {}
 
   // The public Job message; `brief` leaves out text and token ids (ListJobs).
   arbor::v1::Job ToProto(bool brief) const;
@@ -42,6 +44,9 @@ struct JobRecord {
   const uint64_t seed;  // As resolved (the request's 0 replaced by the one picked).
   const std::string client_tag;
   const absl::Time created;
+  // The name of the token that created the job (empty without tokens): only it, and admins,
+  // may see or cancel the job.
+  const std::string owner;
   arbor::v1::PolicyConfig policy;  // As resolved, every field set; set before Admit.
   int32_t top_logprobs = 0;        // Alternatives per node the job asked to keep.
   std::shared_ptr<Job> job;        // Set before JobRegistry::Admit, never changed after.
@@ -67,14 +72,17 @@ class JobRegistry {
   // and it joins the finished jobs, evicting the least recently used beyond the bound.
   void Finished(const std::string& job_id);
 
+  // What Find answers for an id it does not know (also for a job the caller may not see).
+  static absl::Status NotFound(const std::string& job_id);
+
   // NOT_FOUND for an unknown or evicted id. Counts as a use of a finished job.
   absl::StatusOr<std::shared_ptr<JobRecord>> Find(const std::string& job_id);
 
-  // Newest first, at most `limit`, only jobs in `states` (empty: all) and tagged `client_tag`
-  // (empty: any).
+  // Newest first, at most `limit`, only jobs in `states` (empty: all), tagged `client_tag`
+  // (empty: any) and, unless `owner` is null, owned by *owner.
   std::vector<std::shared_ptr<JobRecord>> List(
       int limit, const absl::flat_hash_set<arbor::v1::JobState>& states,
-      const std::string& client_tag = "") const;
+      const std::string& client_tag = "", const std::string* owner = nullptr) const;
 
   // The jobs not finished yet (queued ones included) homed on worker `worker_id`.
   std::vector<std::shared_ptr<Job>> JobsOn(const std::string& worker_id) const;

@@ -6,11 +6,12 @@
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "rpc/grpc_status.h"
+#include "rpc/security.h"
 
 namespace arbor::rpc {
 
 absl::StatusOr<bool> CheckServing(const std::string& address, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto channel = ProcessSecurity().Dial(address);
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));

@@ -17,6 +17,7 @@ namespace arbor::rpc {
 struct ServeOptions {
   std::string listen;     // "host:port"; port 0 picks a free port.
   std::string port_file;  // When set, the bound port is written here once serving.
+  std::shared_ptr<grpc::ServerCredentials> credentials;  // Null: plaintext.
   absl::Duration drain_grace = absl::Seconds(10);  // In-flight calls get this long on SIGTERM.
   // Called once serving, with the running server (e.g. to start heartbeats).
   std::function<void(Server&)> on_serving;

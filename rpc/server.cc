@@ -12,8 +12,9 @@
 
 namespace arbor::rpc {
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(const std::string& address,
-                                                      const std::vector<grpc::Service*>& services) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    const std::string& address, const std::vector<grpc::Service*>& services,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
@@ -21,7 +22,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const std::string& address
   int port = 0;
   // Without this gRPC sets SO_REUSEPORT and a second server "binds" a port already in use.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(
+      address, credentials != nullptr ? credentials : grpc::InsecureServerCredentials(), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<RequestMetrics>(metrics::DefaultRegistry()));

@@ -18,10 +18,12 @@ namespace arbor::rpc {
 
 class Server {
  public:
-  // Binds `address` ("host:port"; port 0 picks a free one) and starts serving `services`, which
-  // must outlive the server. Fails with UNAVAILABLE when the address cannot be bound.
-  static absl::StatusOr<std::unique_ptr<Server>> Start(const std::string& address,
-                                                       const std::vector<grpc::Service*>& services);
+  // Binds `address` ("host:port"; port 0 picks a free one) with `credentials` (plaintext when
+  // null; rpc/security.h makes TLS ones) and starts serving `services`, which must outlive the
+  // server. Fails with UNAVAILABLE when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(
+      const std::string& address, const std::vector<grpc::Service*>& services,
+      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
 
   ~Server();
   Server(const Server&) = delete;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/flags.h"
 #include "base/process_defaults.h"
+#include "rpc/security.h"
 #include "tools/commands.h"
 
 namespace arbor::tools {
@@ -62,6 +63,11 @@ int main(int argc, char** argv) {
   std::vector<char*> positional = arbor::base::ParseFlags(argc, argv, arbor::tools::Usage());
   if (positional.size() < 2) {
     fprintf(stderr, "%s\n", arbor::tools::Usage().c_str());
+    return 2;
+  }
+  // The TLS identity and token every client command dials the coordinator with.
+  if (absl::Status s = arbor::rpc::InitSecurity(); !s.ok()) {
+    fprintf(stderr, "arbor: %s\n", std::string(s.message()).c_str());
     return 2;
   }
   const std::string name = positional[1];

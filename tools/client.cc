@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "rpc/security.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:50051",
           "Client commands: the coordinator's address, host:port.");
@@ -25,7 +26,7 @@ ClientOptions ClientOptionsFromFlags() {
 }
 
 std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
-  return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  return rpc::ProcessSecurity().Dial(address);
 }
 
 std::unique_ptr<grpc::ClientContext> UnaryContext(const ClientOptions& options) {

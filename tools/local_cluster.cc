@@ -13,6 +13,7 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "rpc/health.h"
+#include "rpc/security.h"
 #include "rpc/server.h"
 
 namespace arbor::tools {
@@ -41,8 +42,7 @@ absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port
 // the first job does not race the coordinator's first health round.
 absl::Status AwaitReadyWorkers(const std::string& coordinator, int expected,
                                absl::Duration timeout) {
-  auto stub =
-      v1::Cluster::NewStub(grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
+  auto stub = v1::Cluster::NewStub(rpc::ProcessSecurity().Dial(coordinator));
   const absl::Time deadline = absl::Now() + timeout;
   int ready = 0;
   while (absl::Now() < deadline) {

@@ -7,10 +7,12 @@
 namespace arbor::coordinator::http {
 
 ChoiceRunner::ChoiceRunner(arbor::v1::Generation::StubInterface* stub,
+                           const std::string& authorization,
                            const std::vector<arbor::v1::GenerateRequest>& requests) {
   // Every context exists before any thread starts, so CancelAll never races their creation.
   for (size_t i = 0; i < requests.size(); ++i) {
     contexts_.push_back(std::make_unique<grpc::ClientContext>());
+    if (!authorization.empty()) contexts_.back()->AddMetadata("authorization", authorization);
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     threads_.emplace_back(&ChoiceRunner::Read, this, stub, requests[i], static_cast<int>(i));

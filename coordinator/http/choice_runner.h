@@ -29,7 +29,7 @@ class ChoiceRunner {
   };
 
   // Starts one stream per request at once.
-  ChoiceRunner(arbor::v1::Generation::StubInterface* stub,
+  ChoiceRunner(arbor::v1::Generation::StubInterface* stub, const std::string& authorization,
                const std::vector<arbor::v1::GenerateRequest>& requests);
   // Cancels what still runs and waits for the streams to end.
   ~ChoiceRunner();

@@ -154,12 +154,13 @@ void SetError(const absl::Status& status, httplib::Response& response) {
 }
 
 void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest request,
-                      const std::string& model_id, httplib::Response& response) {
+                      const std::string& model_id, const std::string& authorization,
+                      httplib::Response& response) {
   auto run = std::make_shared<Run>();
   run->request = std::move(request);
   run->choices.resize(run->request.choices.size());
   run->open = static_cast<int>(run->choices.size());
-  run->runner = std::make_unique<ChoiceRunner>(stub, run->request.choices);
+  run->runner = std::make_unique<ChoiceRunner>(stub, authorization, run->request.choices);
   if (!run->request.stream) {
     // Blocking: the response waits for every choice anyway.
     while (run->open > 0 && !run->choices[0].started && run->error.ok()) Advance(*run);

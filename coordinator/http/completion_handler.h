@@ -17,8 +17,11 @@
 namespace arbor::coordinator::http {
 
 // `response` is an error object with its status, a JSON body, or a chunked SSE provider.
+// `authorization` (the request's header, checked by CheckAuthorizationHeader) goes with the
+// gRPC calls, which decide who may run jobs.
 void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest request,
-                      const std::string& model_id, httplib::Response& response);
+                      const std::string& model_id, const std::string& authorization,
+                      httplib::Response& response);
 
 // Writes OpenAI's error object for `status` with the matching HTTP status (429 adds Retry-After).
 void SetError(const absl::Status& status, httplib::Response& response);

@@ -28,11 +28,26 @@ namespace {
 
 using json = nlohmann::json;
 
-// A unary call to the coordinator's own services with a bound on how long it may take.
-std::unique_ptr<grpc::ClientContext> UnaryContext() {
+// A unary call to the coordinator's own services with a bound on how long it may take,
+// carrying the HTTP request's credentials (the services decide who may see what).
+std::unique_ptr<grpc::ClientContext> UnaryContext(const std::string& authorization = "") {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  if (!authorization.empty()) context->AddMetadata("authorization", authorization);
   return context;
+}
+
+// The Authorization header, to pass on as gRPC metadata, which must be printable ASCII: a
+// header that is not cannot be a valid token, and is refused here rather than failing the call
+// inside gRPC.
+absl::StatusOr<std::string> Authorization(const httplib::Request& request) {
+  std::string value = request.get_header_value("Authorization");
+  for (char c : value) {
+    if (c < 0x20 || c > 0x7e) {
+      return absl::UnauthenticatedError("Authorization: not a valid bearer token");
+    }
+  }
+  return value;
 }
 
 void SetJson(const json& body, httplib::Response& response) {
@@ -87,7 +102,11 @@ void PreferGzip(const httplib::Request& request) {
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
   auto gateway = std::unique_ptr<HttpGateway>(new HttpGateway(options));
-  absl::StatusOr<int> port = metrics::BindHttpServer(gateway->server_, options.listen);
+  if (!gateway->server_->is_valid()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert, --tls_key: the HTTP server cannot use them (not a matching PEM pair?)");
+  }
+  absl::StatusOr<int> port = metrics::BindHttpServer(*gateway->server_, options.listen);
   if (!port.ok()) {
     return absl::Status(port.status().code(),
                         absl::StrCat("--http_listen: ", port.status().message()));
@@ -97,16 +116,21 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGateway
 }
 
 HttpGateway::HttpGateway(HttpGatewayOptions options)
-    : options_(std::move(options)), started_unix_s_(absl::ToUnixSeconds(absl::Now())) {
+    : options_(std::move(options)),
+      started_unix_s_(absl::ToUnixSeconds(absl::Now())),
+      server_(options_.tls_cert_file.empty()
+                  ? std::make_unique<httplib::Server>()
+                  : std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(),
+                                                         options_.tls_key_file.c_str())) {
   const int threads = options_.threads;
-  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_.set_payload_max_length(options_.max_body_bytes);
-  server_.set_pre_routing_handler([](const httplib::Request& request, httplib::Response&) {
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(options_.max_body_bytes);
+  server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response&) {
     PreferGzip(request);
     return httplib::Server::HandlerResponse::Unhandled;
   });
   // Errors httplib itself produces (unknown route, body too large) get OpenAI's error shape too.
-  server_.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
+  server_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;
     const absl::StatusCode code = response.status == 404   ? absl::StatusCode::kNotFound
                                   : response.status == 413 ? absl::StatusCode::kInvalidArgument
@@ -117,12 +141,12 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
             : absl::StrCat(request.method, " ", request.path, ": HTTP ", response.status);
     response.set_content(ErrorJson(absl::Status(code, message)), "application/json");
   });
-  server_.set_exception_handler(
+  server_->set_exception_handler(
       [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
         SetError(absl::InternalError("the request failed inside the server"), response);
       });
   AddRoutes();
-  AddViewerRoutes(server_);
+  AddViewerRoutes(*server_);
 }
 
 HttpGateway::~HttpGateway() {
@@ -131,18 +155,19 @@ HttpGateway::~HttpGateway() {
 }
 
 void HttpGateway::AddRoutes() {
-  server_.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) {
+  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) {
     Completions(q, r, /*chat=*/false);
   });
-  server_.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
+  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
     Completions(q, r, /*chat=*/true);
   });
-  server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
-  server_.Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
-  server_.Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
-  server_.Get(R"(/v1/jobs/([^/]+))",
-              [this](const httplib::Request& q, httplib::Response& r) { Job(q.matches[1], r); });
-  server_.Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
+  server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
+  server_->Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
+  server_->Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
+  server_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& q, httplib::Response& r) {
+    Job(q, q.matches[1], r);
+  });
+  server_->Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
     Tree(q, q.matches[1], r);
   });
 }
@@ -151,12 +176,12 @@ void HttpGateway::Start(std::shared_ptr<grpc::Channel> channel) {
   generation_ = arbor::v1::Generation::NewStub(channel);
   cluster_ = arbor::v1::Cluster::NewStub(channel);
   thread_ = std::thread([this] {
-    if (!server_.listen_after_bind()) spdlog::error("HTTP server on port {} stopped", port_);
+    if (!server_->listen_after_bind()) spdlog::error("HTTP server on port {} stopped", port_);
   });
   spdlog::info("HTTP (OpenAI-compatible API) on port {}", port_);
 }
 
-void HttpGateway::Stop() { server_.stop(); }
+void HttpGateway::Stop() { server_->stop(); }
 
 void HttpGateway::Completions(const httplib::Request& request, httplib::Response& response,
                               bool chat) {
@@ -169,7 +194,10 @@ void HttpGateway::Completions(const httplib::Request& request, httplib::Response
                                                      options_.model_id, "' (GET /v1/models)")),
                     response);
   }
-  AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, response);
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
+  AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
+                   response);
 }
 
 void HttpGateway::Models(httplib::Response& response) {
@@ -201,6 +229,8 @@ void HttpGateway::Health(httplib::Response& response) {
 
 // Query: state (comma-separated), tag (exact client_tag), limit, as ListJobsRequest has them.
 void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& response) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
   arbor::v1::ListJobsRequest list;
   if (absl::Status states = ParseStates(request.get_param_value("state"), list); !states.ok()) {
     return SetError(states, response);
@@ -214,16 +244,20 @@ void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& respo
     list.set_limit(limit);
   }
   arbor::v1::ListJobsResponse jobs;
-  const grpc::Status status = generation_->ListJobs(UnaryContext().get(), list, &jobs);
+  const grpc::Status status =
+      generation_->ListJobs(UnaryContext(*authorization).get(), list, &jobs);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(jobs, response);
 }
 
-void HttpGateway::Job(const std::string& id, httplib::Response& response) {
+void HttpGateway::Job(const httplib::Request& request, const std::string& id,
+                      httplib::Response& response) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
   arbor::v1::JobRef ref;
   ref.set_job_id(id);
   arbor::v1::Job job;
-  const grpc::Status status = generation_->GetJob(UnaryContext().get(), ref, &job);
+  const grpc::Status status = generation_->GetJob(UnaryContext(*authorization).get(), ref, &job);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(job, response);
 }
@@ -231,6 +265,8 @@ void HttpGateway::Job(const std::string& id, httplib::Response& response) {
 // Query: root (node id), max_depth, top_logprobs (true/1), as GetTreeRequest has them.
 void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
                        httplib::Response& response) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
   arbor::v1::GetTreeRequest tree_request;
   tree_request.set_job_id(id);
   for (const char* key : {"root", "max_depth"}) {
@@ -245,7 +281,8 @@ void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
   const std::string top = request.get_param_value("top_logprobs");
   tree_request.set_include_top_logprobs(top == "true" || top == "1");
   arbor::v1::Tree tree;
-  const grpc::Status status = generation_->GetTree(UnaryContext().get(), tree_request, &tree);
+  const grpc::Status status =
+      generation_->GetTree(UnaryContext(*authorization).get(), tree_request, &tree);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   response.set_content(TreeToJson(tree, /*indent=*/-1), "application/json");
 }

@@ -31,6 +31,9 @@ struct HttpGatewayOptions {
   std::string model_id;              // The id /v1/models lists and requests may name.
   size_t max_body_bytes = 8u << 20;  // Larger bodies get 413.
   int threads = 64;                  // Connections served at once (a stream holds one).
+  // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class HttpGateway {
@@ -42,7 +45,7 @@ class HttpGateway {
   HttpGateway& operator=(const HttpGateway&) = delete;
 
   int port() const { return port_; }
-  httplib::Server& server() { return server_; }
+  httplib::Server& server() { return *server_; }
 
   // Serves on a thread of its own, calling the coordinator through `channel`.
   void Start(std::shared_ptr<grpc::Channel> channel);
@@ -56,12 +59,12 @@ class HttpGateway {
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
   void Jobs(const httplib::Request& request, httplib::Response& response);
-  void Job(const std::string& id, httplib::Response& response);
+  void Job(const httplib::Request& request, const std::string& id, httplib::Response& response);
   void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
 
   const HttpGatewayOptions options_;
   const int64_t started_unix_s_;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;  // An httplib::SSLServer with TLS.
   int port_ = 0;
   std::unique_ptr<arbor::v1::Generation::Stub> generation_;
   std::unique_ptr<arbor::v1::Cluster::Stub> cluster_;

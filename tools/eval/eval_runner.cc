@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "base/status_macros.h"
+#include "rpc/security.h"
 #include "tools/eval/report/stats.h"
 #include "tools/eval/task_prompt.h"
 
@@ -285,8 +286,7 @@ std::vector<Unit> PendingUnits(const std::vector<Task>& tasks,
 
 absl::Status RunUnits(const std::vector<Unit>& units, const EvalOptions& options, ResultsLog& log,
                       const std::atomic<bool>& interrupted, std::ostream& progress_out) {
-  auto stub = Generation::NewStub(
-      grpc::CreateChannel(options.coordinator, grpc::InsecureChannelCredentials()));
+  auto stub = Generation::NewStub(rpc::ProcessSecurity().Dial(options.coordinator));
   ProgressBar progress(progress_out, units.size(), options.terminal);
   const absl::Status status =
       ParallelFor(units.size(), options.concurrency, interrupted, [&](size_t i) -> absl::Status {

@@ -1,0 +1,138 @@
+#include "rpc/tokens.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/files.h"
+
+namespace arbor::rpc {
+namespace {
+
+constexpr size_t kMinTokenChars = 16;
+constexpr size_t kMaxTokenChars = 512;
+constexpr size_t kMaxNameChars = 64;
+
+bool AllOf(absl::string_view s, absl::string_view extra) {
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) &&
+        extra.find(c) == absl::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<Role> ParseRole(absl::string_view role) {
+  if (role == "user") return Role::kUser;
+  if (role == "admin") return Role::kAdmin;
+  if (role == "worker") return Role::kWorker;
+  return std::nullopt;
+}
+
+absl::Status LineError(int line, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", what));
+}
+
+}  // namespace
+
+Identity OpenIdentity() { return Identity{"", Role::kAdmin}; }
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < b.size(); ++i) {
+    diff |= static_cast<unsigned char>(a.empty() ? 1 : a[i % a.size()] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+absl::StatusOr<TokenTable> TokenTable::Parse(const std::string& text) {
+  TokenTable table;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    line = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    const std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (fields.size() != 3) {
+      return LineError(number, "expected `TOKEN NAME ROLE` (three fields)");
+    }
+    const absl::string_view token = fields[0], name = fields[1];
+    if (token.size() < kMinTokenChars || token.size() > kMaxTokenChars ||
+        !AllOf(token, "._~+/=-")) {
+      return LineError(number, absl::StrCat("the token must be ", kMinTokenChars, " to ",
+                                            kMaxTokenChars, " characters of [A-Za-z0-9._~+/=-]"));
+    }
+    if (name.size() > kMaxNameChars || !AllOf(name, "._@-")) {
+      return LineError(number, absl::StrCat("the name must be at most ", kMaxNameChars,
+                                            " characters of [A-Za-z0-9._@-]"));
+    }
+    const std::optional<Role> role = ParseRole(fields[2]);
+    if (!role) return LineError(number, "the role must be user, admin or worker");
+    for (const Entry& entry : table.entries_) {
+      if (entry.token == token) return LineError(number, "this token is already listed");
+    }
+    table.entries_.push_back({std::string(token), Identity{std::string(name), *role}});
+  }
+  return table;
+}
+
+std::optional<Identity> TokenTable::Find(const std::string& token) const {
+  std::optional<Identity> found;
+  for (const Entry& entry : entries_) {  // No early exit: every entry costs the same.
+    if (ConstantTimeEquals(entry.token, token)) found = entry.identity;
+  }
+  return found;
+}
+
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(const std::string& path) {
+  absl::StatusOr<std::string> text = base::ReadFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<TokenTable> table = TokenTable::Parse(*text);
+  if (!table.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", table.status().message()));
+  }
+  return std::unique_ptr<Authenticator>(new Authenticator(path, *std::move(table)));
+}
+
+absl::Status Authenticator::Reload() {
+  absl::StatusOr<std::unique_ptr<Authenticator>> fresh = Load(path_);
+  if (!fresh.ok()) return fresh.status();
+  absl::MutexLock lock(&mu_);
+  absl::MutexLock other(&(*fresh)->mu_);
+  table_ = std::move((*fresh)->table_);
+  return absl::OkStatus();
+}
+
+std::optional<std::string> BearerToken(const grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  const auto it = metadata.find("authorization");
+  if (it == metadata.end()) return std::nullopt;
+  const absl::string_view value(it->second.data(), it->second.size());
+  constexpr absl::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size() || !absl::StartsWithIgnoreCase(value, kScheme)) {
+    return std::nullopt;
+  }
+  return std::string(absl::StripAsciiWhitespace(value.substr(kScheme.size())));
+}
+
+absl::StatusOr<Identity> Authenticator::Authenticate(const grpc::ServerContextBase& context) const {
+  const std::optional<std::string> token = BearerToken(context);
+  if (!token) {
+    return absl::UnauthenticatedError(
+        "this server requires a bearer token: send `authorization: Bearer TOKEN` metadata "
+        "(arbor: --token_file or ARBOR_TOKEN; HTTP: an Authorization header)");
+  }
+  std::optional<Identity> identity;
+  {
+    absl::MutexLock lock(&mu_);
+    identity = table_.Find(*token);
+  }
+  if (!identity) return absl::UnauthenticatedError("the bearer token is not valid here");
+  return *identity;
+}
+
+}  // namespace arbor::rpc
