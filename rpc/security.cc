@@ -89,19 +89,23 @@ absl::StatusOr<Security> Security::FromFlags() {
   Security s;
   const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key),
                     ca = absl::GetFlag(FLAGS_tls_ca);
-  if (!cert.empty() || !key.empty() || !ca.empty()) {
-    if (cert.empty() || key.empty() || ca.empty()) {
-      return absl::InvalidArgumentError(
-          "--tls_cert, --tls_key and --tls_ca go together: a certificate, its key, and the CA "
-          "that peers are checked against (scripts/make-certs.sh makes all three)");
-    }
+  if (cert.empty() != key.empty() || (!cert.empty() && ca.empty())) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key go together, and with --tls_ca, the CA that peers are checked "
+        "against (scripts/make-certs.sh makes all three); a client that only checks servers "
+        "needs just --tls_ca");
+  }
+  if (!ca.empty()) {
+    absl::StatusOr<std::string> pem = ReadPem("tls_ca", ca);
+    if (!pem.ok()) return pem.status();
+    s.ca_pem_ = *std::move(pem);
+  }
+  if (!cert.empty()) {
     absl::StatusOr<std::string> pem = ReadPem("tls_cert", cert);
     if (!pem.ok()) return pem.status();
     s.cert_pem_ = *std::move(pem);
     if (!(pem = ReadPem("tls_key", key)).ok()) return pem.status();
     s.key_pem_ = *std::move(pem);
-    if (!(pem = ReadPem("tls_ca", ca)).ok()) return pem.status();
-    s.ca_pem_ = *std::move(pem);
     s.cert_file_ = cert;
     s.key_file_ = key;
   }
@@ -135,10 +139,10 @@ std::shared_ptr<grpc::ServerCredentials> Security::ServerCredentials(
 std::shared_ptr<grpc::Channel> Security::Dial(const std::string& address,
                                               grpc::ChannelArguments arguments) const {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (tls()) {
+  if (!ca_pem_.empty()) {
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = ca_pem_;
-    options.pem_private_key = key_pem_;
+    options.pem_private_key = key_pem_;  // Empty for a client without a certificate of its own.
     options.pem_cert_chain = cert_pem_;
     if (!server_name_.empty()) arguments.SetSslTargetNameOverride(server_name_);
     credentials = grpc::SslCredentials(options);

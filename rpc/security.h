@@ -1,6 +1,7 @@
 // How a process proves who it is and checks its peers (docs/SECURITY.md): TLS from PEM files
-// (--tls_cert, --tls_key, --tls_ca; mutual between coordinator and workers) and the bearer token
-// it presents to a coordinator (--token_file, or the ARBOR_TOKEN environment variable). Every
+// (--tls_cert, --tls_key, --tls_ca; mutual between coordinator and workers; a client that only
+// checks the server needs just --tls_ca) and the bearer token it presents to a coordinator
+// (--token_file, or the ARBOR_TOKEN environment variable). Every
 // server and every channel of every binary takes its credentials from here, so one set of
 // flags secures a process, and a process with none of them speaks plaintext as before.
 #ifndef ARBOR_RPC_SECURITY_H_
@@ -29,6 +30,7 @@ class Security {
   // or a partial set (a certificate needs its key and a CA to check peers against).
   static absl::StatusOr<Security> FromFlags();
 
+  // Whether this process serves TLS (it has a certificate); channels use TLS with --tls_ca.
   bool tls() const { return !cert_pem_.empty(); }
   // The PEM files (for servers that read them themselves, such as the HTTP gateway).
   const std::string& cert_file() const { return cert_file_; }

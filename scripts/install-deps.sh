@@ -23,7 +23,7 @@ readonly APT_PACKAGES=(
   nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
   python3 python3-venv python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
-  chromium chromium-driver python3-selenium
+  chromium chromium-driver python3-selenium openssl
 )
 readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client)
 
