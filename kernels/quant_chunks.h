@@ -1,8 +1,8 @@
 // Every block-quantized type seen as 32-weight chunks, w_j = s[j / 16]·q_j + o[j / 16]: one
 // integer per weight and a scale and offset per 16-weight half (equal halves except in Q6_K,
 // whose scales cover 16 weights). The dequantizer and the quantized matmul read blocks only
-// through these traits, so a layout is written once (the matmul's AVX2 loaders excepted, which
-// are checked against this through the dequantizer).
+// through these traits, so a layout is written once (the AVX2 loaders of quant_chunk_bytes.h
+// excepted, which the matmul tests check against this through the dequantizer).
 #ifndef ARBOR_KERNELS_QUANT_CHUNKS_H_
 #define ARBOR_KERNELS_QUANT_CHUNKS_H_
 
