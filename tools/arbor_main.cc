@@ -30,6 +30,7 @@ const std::vector<Command>& AllCommands() {
        RunTree},
       {"workers", "", "List the coordinator's workers.", RunWorkers},
       {"drain", "WORKER", "Stop routing to a worker and re-home its jobs.", RunDrain},
+      {"undrain", "WORKER", "Route jobs to a drained worker again.", RunUndrain},
       {"eval", "", "Compare decoding strategies on task files (--tasks, --results).", RunEval},
       {"tasks", "", "Write generated task files (--family, --level, --count, --out).", RunTasks},
       {"calibrate", "", "Fit the policy's thresholds to the model (--tasks or --text).",

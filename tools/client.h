@@ -87,6 +87,7 @@ int ShowTree(const ClientOptions& client, const std::string& job_id, const TreeV
 
 int ListWorkers(const ClientOptions& client, Output output);
 int DrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);
+int UndrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);
 
 }  // namespace arbor::tools
 

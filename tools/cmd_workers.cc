@@ -1,4 +1,5 @@
-// `arbor workers` and `arbor drain WORKER`: the coordinator's Cluster API for operators.
+// `arbor workers`, `arbor drain WORKER` and `arbor undrain WORKER`: the coordinator's Cluster
+// API for operators.
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -48,6 +49,18 @@ int DrainWorker(const ClientOptions& client, const std::string& worker_id, Outpu
   return 0;
 }
 
+int UndrainWorker(const ClientOptions& client, const std::string& worker_id, Output output) {
+  auto stub = arbor::v1::Cluster::NewStub(Connect(client.coordinator));
+  arbor::v1::UndrainWorkerRequest request;
+  request.set_worker_id(worker_id);
+  arbor::v1::UndrainWorkerResponse response;
+  const grpc::Status status = stub->UndrainWorker(UnaryContext(client).get(), request, &response);
+  if (!status.ok()) return ReportRpcError(status, "undrain " + worker_id, output.err);
+  output.out << (client.json ? ToJson(response) : "worker " + worker_id + " takes jobs again")
+             << "\n";
+  return 0;
+}
+
 int RunWorkers(const Args& args) {
   if (!args.empty()) {
     std::cerr << "usage: arbor workers\n";
@@ -62,6 +75,14 @@ int RunDrain(const Args& args) {
     return 2;
   }
   return DrainWorker(ClientOptionsFromFlags(), args[0], Output{std::cout, std::cerr});
+}
+
+int RunUndrain(const Args& args) {
+  if (args.size() != 1) {
+    std::cerr << "usage: arbor undrain WORKER\n";
+    return 2;
+  }
+  return UndrainWorker(ClientOptionsFromFlags(), args[0], Output{std::cout, std::cerr});
 }
 
 }  // namespace arbor::tools

@@ -40,6 +40,7 @@ int RunCancel(const Args& args);
 int RunTree(const Args& args);
 int RunWorkers(const Args& args);
 int RunDrain(const Args& args);
+int RunUndrain(const Args& args);
 // Evaluation (tools/eval/).
 int RunEval(const Args& args);
 int RunTasks(const Args& args);
