@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
@@ -40,7 +42,12 @@
 #include "arbor/v1/worker.grpc.pb.h"
 #include "base/process_defaults.h"
 #include "model/make_model.h"
+#include "rpc/security.h"
 #include "tools/local_cluster.h"
+
+ABSL_DECLARE_FLAG(std::string, tls_cert);
+ABSL_DECLARE_FLAG(std::string, tls_key);
+ABSL_DECLARE_FLAG(std::string, tls_ca);
 
 namespace arbor::bench {
 namespace {
@@ -311,16 +318,49 @@ absl::Status Bench(v1::Generation::Stub& stub, v1::Worker::Stub& worker) {
   return absl::OkStatus();
 }
 
+// The --tls_* flags of process `name` for certificates made by scripts/make-certs.sh in `dir`.
+std::vector<std::string> TlsFlags(const std::string& dir, const std::string& name) {
+  return {absl::StrCat("--tls_cert=", dir, "/", name, ".pem"),
+          absl::StrCat("--tls_key=", dir, "/", name, ".key"),
+          absl::StrCat("--tls_ca=", dir, "/ca.pem")};
+}
+
+// This process dials over mutual TLS as `client` (its channels, and LocalCluster's health
+// checks, take rpc::ProcessSecurity()).
+absl::Status UseClientCertificate(const std::string& dir) {
+  absl::SetFlag(&FLAGS_tls_cert, dir + "/client.pem");
+  absl::SetFlag(&FLAGS_tls_key, dir + "/client.key");
+  absl::SetFlag(&FLAGS_tls_ca, dir + "/ca.pem");
+  return rpc::InitSecurity();
+}
+
+// Args: --preset=NAME (default tiny), --tls=DIR (mutual TLS everywhere with the certificates
+// scripts/make-certs.sh made in DIR: coordinator, worker, client), anything else goes to the
+// coordinator.
 int Main(std::vector<std::string> args) {
   std::string preset = "tiny";
+  std::string tls;
   std::vector<std::string> coordinator_flags;
   constexpr absl::string_view kPreset = "--preset=";
+  constexpr absl::string_view kTls = "--tls=";
   for (std::string& arg : args) {
     if (absl::StartsWith(arg, kPreset)) {
       preset = arg.substr(kPreset.size());
+    } else if (absl::StartsWith(arg, kTls)) {
+      tls = arg.substr(kTls.size());
     } else {
       coordinator_flags.push_back(std::move(arg));
     }
+  }
+  std::vector<std::string> worker_flags;
+  if (!tls.empty()) {
+    if (absl::Status s = UseClientCertificate(tls); !s.ok()) {
+      std::fprintf(stderr, "arbor-bench-e2e: --tls: %s\n", s.ToString().c_str());
+      return 2;
+    }
+    for (std::string& flag : TlsFlags(tls, "coordinator")) coordinator_flags.push_back(flag);
+    worker_flags = TlsFlags(tls, "worker");
+    std::printf("mutual TLS between every process (certificates in %s)\n", tls.c_str());
   }
   char dir_template[] = "/tmp/arbor-bench-e2e-XXXXXX";
   const char* tmp = mkdtemp(dir_template);
@@ -342,14 +382,15 @@ int Main(std::vector<std::string> args) {
     options.model_dir = model.out_dir;
     options.num_workers = 1;
     options.coordinator_flags = std::move(coordinator_flags);
+    options.worker_flags = std::move(worker_flags);
     absl::StatusOr<std::unique_ptr<tools::LocalCluster>> cluster =
         tools::LocalCluster::Start(options);
     status = cluster.status();
     if (status.ok()) {
-      auto stub = v1::Generation::NewStub(grpc::CreateChannel((*cluster)->coordinator_address(),
-                                                              grpc::InsecureChannelCredentials()));
-      auto worker = v1::Worker::NewStub(grpc::CreateChannel((*cluster)->worker_addresses().front(),
-                                                            grpc::InsecureChannelCredentials()));
+      auto stub =
+          v1::Generation::NewStub(rpc::ProcessSecurity().Dial((*cluster)->coordinator_address()));
+      auto worker =
+          v1::Worker::NewStub(rpc::ProcessSecurity().Dial((*cluster)->worker_addresses().front()));
       status = Bench(*stub, *worker);
       const absl::Status stopped = (*cluster)->Stop(absl::Seconds(10));
       if (status.ok()) status = stopped;
