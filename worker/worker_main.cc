@@ -1,10 +1,12 @@
 // arbor-worker: holds a model and its paged KV cache, and serves the internal Worker API.
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "base/flags.h"
@@ -13,9 +15,11 @@
 #include "base/process_defaults.h"
 #include "base/termination.h"
 #include "metrics/http_exporter.h"
+#include "rpc/security.h"
 #include "rpc/serve.h"
 #include "rpc/server.h"
 #include "worker/registration.h"
+#include "worker/sequence_leases.h"
 #include "worker/worker_service.h"
 #include "worker/worker_setup.h"
 
@@ -36,7 +40,7 @@ ABSL_FLAG(std::string, weights_dtype, "native",
 ABSL_FLAG(std::string, activation_quant, "q8",
           "How GGUF-quantized weight matrices meet the activations on the CPU: q8 (each "
           "activation row quantized to 8 bits per 32 values, integer dot products on "
-          "AVX2/AVX-VNNI/AVX-512 VNNI picked at run time, as llama.cpp; ~1.5-2x faster decode) or "
+          "AVX2/AVX-VNNI/AVX-512 VNNI picked at run time, as llama.cpp; 1.5-3x faster decode) or "
           "f32 (weights widened to fp32 against fp32 activations: exact to fp32 rounding). "
           "Other weight types always compute in fp32.");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
@@ -64,7 +68,14 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "port); off when empty.");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "Write the bound --metrics_listen port here once serving (for scripts).");
-ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight runs finish for this long.");
+ABSL_FLAG(int, drain_seconds, 10,
+          "On SIGTERM: deregister from --coordinator (no new jobs come; its jobs move to other "
+          "workers), let in-flight runs finish for up to this long, then exit.");
+ABSL_FLAG(int, owner_lease_seconds, 30,
+          "Sequences belong to the coordinator that created them (its epoch); when that "
+          "coordinator has not been heard from (runs, releases, health polls, heartbeat "
+          "answers) for this long, or re-registers this worker under a new epoch, its "
+          "sequences are released, so a crashed coordinator cannot hold KV forever. >= 1.");
 
 namespace {
 
@@ -126,6 +137,17 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }
+  // Beyond loopback only coordinators holding a cluster certificate may call Run.
+  absl::Status secured = arbor::rpc::InitSecurity();
+  if (secured.ok()) {
+    secured = arbor::rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen),
+                                        arbor::rpc::ProcessSecurity().tls(),
+                                        /*needs_tokens=*/false, /*tokens=*/false);
+  }
+  if (!secured.ok()) {
+    fprintf(stderr, "%s\n", std::string(secured.message()).c_str());
+    return 2;
+  }
   // Bound before the model loads, so a bad or busy address fails at once.
   absl::StatusOr<std::unique_ptr<arbor::metrics::MetricsServer>> metrics = StartMetrics();
   if (!metrics.ok()) {
@@ -138,12 +160,25 @@ int main(int argc, char** argv) {
     spdlog::error("{}", loaded.status().ToString());
     return 1;
   }
-  arbor::worker::WorkerService service(loaded->engine.get(), loaded->info);
+  if (absl::GetFlag(FLAGS_owner_lease_seconds) < 1) {
+    spdlog::error("--owner_lease_seconds: {} must be >= 1",
+                  absl::GetFlag(FLAGS_owner_lease_seconds));
+    return 2;
+  }
+  arbor::worker::Engine* engine = loaded->engine.get();
+  arbor::worker::SequenceLeases leases(
+      absl::Seconds(absl::GetFlag(FLAGS_owner_lease_seconds)),
+      [engine](uint64_t owner) { engine->ReleaseOwner(owner, [](int32_t) {}); });
+  // This process's identity: a restart on the same address registers as a new instance.
+  loaded->info.set_instance_id(absl::Uniform<uint64_t>(absl::BitGen(), 1, UINT64_MAX));
+  arbor::worker::WorkerService service(engine, loaded->info, &leases);
   std::unique_ptr<arbor::worker::Registration> registration;
 
   arbor::rpc::ServeOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.credentials =
+      arbor::rpc::ProcessSecurity().ServerCredentials(arbor::rpc::ClientCerts::kRequired);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   options.on_serving = [&](arbor::rpc::Server& server) {
     const std::string advertise =
@@ -162,9 +197,20 @@ int main(int argc, char** argv) {
       service.Drain();
       server.SetServing(false);
     };
+    reg.on_undrain = [&service, &server] {
+      service.Undrain();
+      server.SetServing(true);
+    };
+    reg.on_coordinator_alive = [&leases](uint64_t epoch) { leases.Renew(epoch); };
+    reg.on_coordinator_replaced = [&leases](uint64_t old_epoch) { leases.Revoke(old_epoch); };
     registration = std::make_unique<arbor::worker::Registration>(std::move(reg));
   };
-  options.on_draining = [&] { service.Drain(); };
+  options.on_draining = [&] {
+    // Leave first: from then on the coordinator routes nothing here and moves our jobs at their
+    // next step, while the runs in flight finish during the drain.
+    if (registration != nullptr) registration->Leave(absl::Seconds(2));
+    service.Drain();
+  };
   const int code = arbor::rpc::ServeUntilTerminated(options, {&service});
   registration.reset();
   return code;
