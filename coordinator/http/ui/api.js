@@ -1,5 +1,18 @@
 // The coordinator's JSON API as the viewer uses it (docs/HTTP.md): jobs, one job, its tree, and
-// the strategy palette. Errors carry the server's message, which names what went wrong.
+// the strategy palette. Errors carry the server's message, which names what went wrong. A
+// coordinator with tokens (docs/SECURITY.md) gets the one the user entered, kept in this
+// browser's storage for this origin.
+
+const TOKEN_KEY = 'arbor.token';
+
+export function token() {
+  return localStorage.getItem(TOKEN_KEY) || '';
+}
+
+export function setToken(value) {
+  if (value) localStorage.setItem(TOKEN_KEY, value);
+  else localStorage.removeItem(TOKEN_KEY);
+}
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -11,7 +24,9 @@ export class ApiError extends Error {
 async function getJson(path) {
   let response;
   try {
-    response = await fetch(path, {headers: {Accept: 'application/json'}, cache: 'no-store'});
+    const headers = {Accept: 'application/json'};
+    if (token()) headers.Authorization = `Bearer ${token()}`;
+    response = await fetch(path, {headers, cache: 'no-store'});
   } catch (e) {
     throw new ApiError(0, `the coordinator cannot be reached (${e.message})`);
   }

@@ -5,7 +5,7 @@
 // been drawn, after a pause of at least POLL_MS and at least three times what fetching and
 // drawing took, so a huge tree slows its own refresh rather than the page.
 
-import {ApiError, getAlternatives, getJob, getTree, palette} from './api.js';
+import {ApiError, getAlternatives, getJob, getTree, palette, setToken, token} from './api.js';
 import {Chart} from './chart.js';
 import {JobList, stateName} from './job_list.js';
 import {TextView} from './text_view.js';
@@ -48,8 +48,19 @@ class App {
     });
     this.jobs = new JobList({
       list: $('job-list'), stateFilter: $('state-filter'), tagFilter: $('tag-filter'),
-      onError: (message) => this.status(message),
+      onError: (error) => this.apiError(error),
     });
+    $('token-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      setToken($('token-input').value.trim());
+      this.reload();
+    });
+    $('token-forget').addEventListener('click', () => {
+      setToken('');
+      $('token-input').value = '';
+      this.reload();
+    });
+    $('token-form').hidden = !token();
     $('show-retracted').addEventListener('change', (e) => {
       this.text.showRetracted = e.target.checked;
       if (this.model) this.text.render(this.model);
@@ -68,6 +79,22 @@ class App {
   status(message) {
     $('status-line').textContent = message || '';
     $('status-line').classList.toggle('bad', Boolean(message));
+  }
+
+  // A refused token opens the token form; other errors show in the status line.
+  apiError(error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      $('token-form').hidden = false;
+      this.status(token() ? `the token was refused: ${error.message}` :
+          'this coordinator needs an API token');
+      return;
+    }
+    this.status(error ? error.message : null);
+  }
+
+  reload() {
+    this.jobs.refresh();
+    this.route();
   }
 
   route() {
@@ -95,10 +122,14 @@ class App {
       [job, tree] = await Promise.all([getJob(this.jobId), getTree(this.jobId)]);
     } catch (e) {
       if (generation !== this.generation) return;
+      if (e instanceof ApiError && (e.status === 401 || e.status === 403)) this.apiError(e);
       this.showError(e instanceof ApiError && e.status === 404 ?
           `job ${this.jobId} is not known to this coordinator (finished jobs are kept for a while, then evicted)` :
           e.message);
-      if (!(e instanceof ApiError) || e.status !== 404) this.schedule(generation, POLL_MS * 4);
+      // Retried unless the answer will not change by itself (unknown job, refused token).
+      if (!(e instanceof ApiError) || ![401, 403, 404].includes(e.status)) {
+        this.schedule(generation, POLL_MS * 4);
+      }
       return;
     }
     if (generation !== this.generation) return;

@@ -35,7 +35,7 @@ export class JobList {
       if (!jobs.length) this.list.append(el('li', 'placeholder', 'no jobs match'));
       this.onError(null);
     } catch (e) {
-      this.onError(e.message);
+      this.onError(e);
     }
     this.timer = setTimeout(() => this.refresh(), REFRESH_MS);
   }

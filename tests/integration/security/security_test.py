@@ -22,6 +22,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import BIN, Processes  # noqa: E402  (path set above)
+import browser  # noqa: E402
 
 SOURCE = os.environ.get("ARBOR_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 TOKENS = {"alice": ("a" * 32, "user"), "bob": ("b" * 32, "user"), "ops": ("o" * 32, "admin"),
@@ -228,6 +229,30 @@ class SecurityTest(unittest.TestCase):
                            timeout=60)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("without TLS", r.stderr)
+
+    def test_the_viewer_asks_for_a_token_and_shows_only_its_users_jobs(self):
+        if browser.unavailable():
+            self.skipTest(browser.unavailable())
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+        mine, theirs = self.submit("alice"), self.submit("bob")
+        page = browser.chrome(accept_certificates=True)
+        try:
+            page.get(self.cluster.https + "/ui/")
+            form = page.find_element(By.ID, "token-form")
+            WebDriverWait(page, 30).until(lambda p: form.is_displayed())
+            self.assertIn("needs an API token", page.find_element(By.ID, "status-line").text)
+            page.find_element(By.ID, "token-input").send_keys(TOKENS["alice"][0])
+            page.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+            listed = "return [...document.querySelectorAll('.job-item')].map(e => e.dataset.job)"
+            WebDriverWait(page, 30).until(lambda p: mine in p.execute_script(listed))
+            self.assertNotIn(theirs, page.execute_script(listed))
+            page.get(f"{self.cluster.https}/ui/#/jobs/{theirs}")
+            box = page.find_element(By.ID, "error-box")
+            WebDriverWait(page, 30).until(lambda p: box.is_displayed())
+            self.assertIn("not known", box.text)  # Bob's job is as good as absent.
+        finally:
+            page.quit()
 
 
 if __name__ == "__main__":

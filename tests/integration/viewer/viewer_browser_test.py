@@ -11,7 +11,6 @@ import gzip
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -19,21 +18,18 @@ import time
 import unittest
 import urllib.request
 
-try:
-    from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-except ImportError:  # The dependency script installs it; without it there is nothing to test.
-    print("selenium is not installed in this Python; skipping")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402  (path set above)
+from browser import chrome, unavailable  # noqa: E402
 
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+if unavailable():  # The dependency script installs it; without it there is nothing to test.
+    print(f"{unavailable()}; skipping")
+    sys.exit(77)
+
+from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 # Thresholds that make one row of the decision matrix fire at every step (DESIGN.md §4.2).
 NEVER = {"lelvEntropy": 0, "lelvVarentropy": 0, "helvEntropy": 64, "lehvVarentropy": 4096,
@@ -86,15 +82,6 @@ class Cluster(Processes):
         return body["arbor"]["job_id"]
 
 
-def chrome():
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1400,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-
-
 def shown(text):
     """Text as the viewer prints tokens: newlines kept, other control characters escaped."""
     named = {"\t": "\\t", "\r": "\\r"}
@@ -121,8 +108,6 @@ def css_rgb(value):
 class ViewerBrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.exists(CHROMEDRIVER):
-            raise unittest.SkipTest("chromedriver is not installed (Debian: chromium-driver)")
         cls.cluster = Cluster()
         try:
             cls.jobs = {name: cls.cluster.complete(policy, tag=name)
