@@ -1,6 +1,7 @@
 #include "coordinator/cluster_access.h"
 
-#include "absl/strings/match.h"
+#include <random>
+
 #include "absl/strings/str_cat.h"
 
 namespace arbor::coordinator {
@@ -11,17 +12,27 @@ bool HasClusterCertificate(const grpc::ServerContext& context) {
   return auth != nullptr && auth->IsPeerAuthenticated();
 }
 
-// The coordinator's own in-process channel (the HTTP gateway): no socket, so no stranger.
-bool InProcess(const grpc::ServerContext& context) {
-  return absl::StartsWith(context.peer(), "inproc");
+}  // namespace
+
+std::string ClusterAccess::NewInternalKey() {
+  std::random_device random;  // getrandom(2) on Linux: fit for a secret.
+  std::string key;
+  for (int i = 0; i < 8; ++i) absl::StrAppend(&key, absl::Hex(random(), absl::kZeroPad8));
+  return key;
 }
 
-}  // namespace
+bool ClusterAccess::Internal(const grpc::ServerContext& context) const {
+  if (internal_key_.empty()) return false;
+  const auto& metadata = context.client_metadata();
+  const auto it = metadata.find(kInternalKeyHeader);
+  return it != metadata.end() &&
+         rpc::ConstantTimeEquals(internal_key_, std::string(it->second.data(), it->second.size()));
+}
 
 absl::Status ClusterAccess::Check(const grpc::ServerContext& context, Need need) const {
   if (auth_ == nullptr && !tls_) return absl::OkStatus();
   if (HasClusterCertificate(context)) return absl::OkStatus();
-  if (need == Need::kRead && InProcess(context)) return absl::OkStatus();
+  if (need == Need::kRead && Internal(context)) return absl::OkStatus();
   const char* accepted = need == Need::kAdmin
                              ? "a cluster certificate (--tls_cert signed by --tls_ca) or an "
                                "admin token"

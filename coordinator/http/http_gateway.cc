@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "coordinator/cluster_access.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
@@ -172,9 +173,10 @@ void HttpGateway::AddRoutes() {
   });
 }
 
-void HttpGateway::Start(std::shared_ptr<grpc::Channel> channel) {
-  generation_ = arbor::v1::Generation::NewStub(channel);
-  cluster_ = arbor::v1::Cluster::NewStub(channel);
+void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
+                        std::shared_ptr<grpc::Channel> cluster) {
+  generation_ = arbor::v1::Generation::NewStub(generation);
+  cluster_ = arbor::v1::Cluster::NewStub(cluster);
   thread_ = std::thread([this] {
     if (!server_->listen_after_bind()) spdlog::error("HTTP server on port {} stopped", port_);
   });
@@ -212,8 +214,12 @@ void HttpGateway::Models(httplib::Response& response) {
 // Ready when at least one worker can take a job: what a load balancer needs to know.
 void HttpGateway::Health(httplib::Response& response) {
   arbor::v1::ListWorkersResponse workers;
+  std::unique_ptr<grpc::ClientContext> context = UnaryContext();
+  if (!options_.cluster_internal_key.empty()) {
+    context->AddMetadata(ClusterAccess::kInternalKeyHeader, options_.cluster_internal_key);
+  }
   const grpc::Status status =
-      cluster_->ListWorkers(UnaryContext().get(), arbor::v1::ListWorkersRequest(), &workers);
+      cluster_->ListWorkers(context.get(), arbor::v1::ListWorkersRequest(), &workers);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   int ready = 0;
   for (const arbor::v1::WorkerStatus& w : workers.workers()) {

@@ -34,6 +34,9 @@ struct HttpGatewayOptions {
   // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
   std::string tls_cert_file;
   std::string tls_key_file;
+  // Sent with the gateway's Cluster calls (the worker list behind /health): the key by which
+  // ClusterAccess knows the process's own gateway.
+  std::string cluster_internal_key;
 };
 
 class HttpGateway {
@@ -47,8 +50,10 @@ class HttpGateway {
   int port() const { return port_; }
   httplib::Server& server() { return *server_; }
 
-  // Serves on a thread of its own, calling the coordinator through `channel`.
-  void Start(std::shared_ptr<grpc::Channel> channel);
+  // Serves on a thread of its own, calling the Generation service through `generation` and the
+  // Cluster service (the worker list behind /health) through `cluster`: the same server's, or
+  // the --cluster_listen one's.
+  void Start(std::shared_ptr<grpc::Channel> generation, std::shared_ptr<grpc::Channel> cluster);
   // Stops accepting connections; streams in flight end with their jobs.
   void Stop();
 

@@ -217,6 +217,36 @@ class SecurityTest(unittest.TestCase):
         self.assertIn("UNAVAILABLE", r.stderr)
         self.assertLess(time.monotonic() - started, 30)
 
+    def test_a_separate_cluster_port_takes_only_cluster_certificates(self):
+        c = self.cluster
+        port, cluster_port, http = c.start(
+            "arbor-coordinator", f"--model={c.model}", "--listen=127.0.0.1:0",
+            "--cluster_listen=127.0.0.1:0", "--http_listen=127.0.0.1:0", "--heartbeat_ms=200",
+            f"--auth_tokens_file={os.path.join(c.dir, 'tokens')}", *c.tls("coordinator"),
+            port_flags=("--port_file", "--cluster_port_file", "--http_port_file"))
+        c.start("arbor-worker", f"--model={c.model}", "--threads=1", "--kv_tokens=4096",
+                "--listen=127.0.0.1:0", f"--coordinator=127.0.0.1:{cluster_port}",
+                *c.tls("worker"))
+        cli = [os.path.join(BIN, "arbor"), "workers", "--json", f"--tls_ca={c.certs}/ca.pem"]
+        admin = cli + [f"--coordinator=127.0.0.1:{cluster_port}", *c.tls("admin")]
+        c.wait(lambda: "WORKER_STATE_READY" in subprocess.run(
+            admin, capture_output=True, text=True, timeout=60).stdout)
+        # /health reads the worker list from the cluster server, in process.
+        context = ssl.create_default_context(cafile=f"{c.certs}/ca.pem")
+        with urllib.request.urlopen(f"https://127.0.0.1:{http}/health", timeout=30,
+                                    context=context) as r:
+            self.assertEqual(json.loads(r.read())["workers_ready"], 1)
+        # Without a certificate the cluster port does not even complete a handshake; an admin
+        # token on the public port finds no Cluster API there.
+        r = subprocess.run(cli + [f"--coordinator=127.0.0.1:{cluster_port}",
+                                  f"--token_file={c.token_files['ops']}"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn("UNAVAILABLE", r.stderr)
+        r = subprocess.run(cli + [f"--coordinator=127.0.0.1:{port}",
+                                  f"--token_file={c.token_files['ops']}"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn("UNIMPLEMENTED", r.stderr)
+
     def test_serving_beyond_loopback_unprotected_is_refused(self):
         r = subprocess.run([os.path.join(BIN, "arbor-coordinator"), "--listen=0.0.0.0:0",
                             f"--model={self.cluster.model}"], capture_output=True, text=True,
