@@ -129,12 +129,12 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext* context,
                                                      const arbor::v1::GetTreeRequest* request,
                                                      arbor::v1::Tree* response) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      FindJob(*context, request->job_id(), "job_id");
-  if (!record.ok()) return Answer(context, record.status());
   if (absl::Status valid = ValidateGetTreeRequest(*request); !valid.ok()) {
     return Answer(context, valid);
   }
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (!record.ok()) return Answer(context, record.status());
   TreeExportOptions options;
   options.job_id = request->job_id();
   options.root = request->root();
