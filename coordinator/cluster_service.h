@@ -1,9 +1,12 @@
 // The Cluster gRPC service (proto/arbor/v1/cluster.proto) over a WorkerPool: workers register
-// and heartbeat, admins list and drain them. Inputs are checked here; errors name the field.
+// and heartbeat (learning the coordinator's epoch), admins list, drain and undrain them, a
+// stopping worker deregisters. Callers are checked by ClusterAccess, inputs here; errors name
+// the field.
 #ifndef ARBOR_COORDINATOR_CLUSTER_SERVICE_H_
 #define ARBOR_COORDINATOR_CLUSTER_SERVICE_H_
 
 #include "arbor/v1/cluster.grpc.pb.h"
+#include "coordinator/cluster_access.h"
 #include "coordinator/worker_pool.h"
 
 namespace arbor::coordinator {
@@ -11,8 +14,9 @@ namespace arbor::coordinator {
 class ClusterService final : public arbor::v1::Cluster::Service {
  public:
   // `pool` must outlive the service.
-  explicit ClusterService(WorkerPool* pool, absl::Duration heartbeat_interval)
-      : pool_(pool), heartbeat_interval_(heartbeat_interval) {}
+  ClusterService(WorkerPool* pool, absl::Duration heartbeat_interval,
+                 ClusterAccess access = ClusterAccess())
+      : pool_(pool), heartbeat_interval_(heartbeat_interval), access_(access) {}
 
   grpc::Status RegisterWorker(grpc::ServerContext* context,
                               const arbor::v1::RegisterWorkerRequest* request,
@@ -25,13 +29,25 @@ class ClusterService final : public arbor::v1::Cluster::Service {
   grpc::Status DrainWorker(grpc::ServerContext* context,
                            const arbor::v1::DrainWorkerRequest* request,
                            arbor::v1::DrainWorkerResponse* response) override;
+  grpc::Status DeregisterWorker(grpc::ServerContext* context,
+                                const arbor::v1::DeregisterWorkerRequest* request,
+                                arbor::v1::DeregisterWorkerResponse* response) override;
+  grpc::Status UndrainWorker(grpc::ServerContext* context,
+                             const arbor::v1::UndrainWorkerRequest* request,
+                             arbor::v1::UndrainWorkerResponse* response) override;
 
  private:
+  // The caller may do `need`, and `worker_id` is a well-formed id.
+  absl::Status CheckCaller(const grpc::ServerContext& context, ClusterAccess::Need need,
+                           const std::string& worker_id) const;
+
   WorkerPool* const pool_;
   const absl::Duration heartbeat_interval_;
+  const ClusterAccess access_;
 };
 
-// The checks RegisterWorker applies to a worker's self-description: a usable model and cache.
+// The checks RegisterWorker applies to a worker's self-description: a bounded id, a usable
+// model and cache.
 absl::Status ValidateWorkerInfo(const arbor::v1::WorkerInfo& info);
 
 }  // namespace arbor::coordinator

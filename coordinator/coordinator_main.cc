@@ -1,17 +1,21 @@
 // arbor-coordinator: owns jobs and their search trees, routes work to workers, serves the public
 // Generation API and the Cluster API.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/files.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
+#include "base/reload_signal.h"
 #include "base/status_macros.h"
 #include "base/termination.h"
 #include "coordinator/cluster_service.h"
@@ -20,13 +24,16 @@
 #include "coordinator/job_launcher.h"
 #include "coordinator/job_registry.h"
 #include "coordinator/prompt.h"
+#include "coordinator/readiness.h"
 #include "coordinator/timer.h"
 #include "coordinator/worker_pool.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
 #include "rpc/policy_file.h"
+#include "rpc/security.h"
 #include "rpc/serve.h"
+#include "rpc/tokens.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -74,6 +81,24 @@ ABSL_FLAG(int, http_threads, 64,
           "whole length.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "Largest HTTP request body; larger get 413.");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
+ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
+          "Largest prompt text in bytes (text, or all chat message contents together), checked "
+          "before tokenizing; larger requests get INVALID_ARGUMENT. >= 1.");
+ABSL_FLAG(int, max_wait_seconds, 300,
+          "How long a running job may wait in a row for KV space on its worker or for a worker "
+          "to take it (its worker died or drained and none other is ready) before it fails; its "
+          "deadline bounds the wait too. >= 0.");
+ABSL_FLAG(std::string, cluster_listen, "",
+          "Serve the Cluster API (worker registration, heartbeats, drain) on this host:port "
+          "instead of --listen; with TLS only holders of a cluster certificate (signed by "
+          "--tls_ca) can connect to it. Empty: the Cluster API shares --listen.");
+ABSL_FLAG(std::string, cluster_port_file, "",
+          "Write the bound --cluster_listen port here once serving.");
+ABSL_FLAG(std::string, auth_tokens_file, "",
+          "Bearer tokens of the public API, one `TOKEN NAME ROLE` per line (role user, admin or "
+          "worker; docs/SECURITY.md); re-read on SIGHUP. With it every call needs a token, "
+          "users see only their own jobs, and only admins, workers and cluster certificates "
+          "reach the Cluster API. Empty: no authentication (loopback only, unless --insecure).");
 
 namespace arbor::coordinator {
 namespace {
@@ -88,13 +113,16 @@ std::string ServedModelName() {
 }
 
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
-absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp() {
+absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
   options.model_id = ServedModelName();
   options.threads = absl::GetFlag(FLAGS_http_threads);
   options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
+  options.tls_cert_file = rpc::ProcessSecurity().cert_file();
+  options.tls_key_file = rpc::ProcessSecurity().key_file();
+  options.cluster_internal_key = internal_key;
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
   }
@@ -106,7 +134,67 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp() {
   return gateway;
 }
 
+// The public port needs TLS and tokens beyond loopback; the cluster port TLS (its clients
+// authenticate with certificates); HTTP like the public port.
+absl::Status CheckListenAddresses(bool tokens) {
+  const bool tls = rpc::ProcessSecurity().tls();
+  RETURN_IF_ERROR(rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen), tls,
+                                     /*needs_tokens=*/true, tokens));
+  if (const std::string cluster = absl::GetFlag(FLAGS_cluster_listen); !cluster.empty()) {
+    RETURN_IF_ERROR(
+        rpc::CheckExposure("cluster_listen", cluster, tls, /*needs_tokens=*/false, tokens));
+  }
+  if (const std::string http = absl::GetFlag(FLAGS_http_listen); !http.empty()) {
+    RETURN_IF_ERROR(rpc::CheckExposure("http_listen", http, tls, /*needs_tokens=*/true, tokens));
+  }
+  return absl::OkStatus();
+}
+
+// Null without --auth_tokens_file.
+absl::StatusOr<std::unique_ptr<rpc::Authenticator>> LoadTokens() {
+  const std::string file = absl::GetFlag(FLAGS_auth_tokens_file);
+  if (file.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<rpc::Authenticator>> auth = rpc::Authenticator::Load(file);
+  if (!auth.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--auth_tokens_file: ", auth.status().message()));
+  }
+  return auth;
+}
+
+// The Cluster API on its own port (--cluster_listen), where only cluster members connect.
+absl::StatusOr<std::unique_ptr<rpc::Server>> StartClusterServer(ClusterService& cluster) {
+  const std::string listen = absl::GetFlag(FLAGS_cluster_listen);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<rpc::Server> server,
+      rpc::Server::Start(listen, {&cluster},
+                         rpc::ProcessSecurity().ServerCredentials(rpc::ClientCerts::kRequired)));
+  if (const std::string file = absl::GetFlag(FLAGS_cluster_port_file); !file.empty()) {
+    RETURN_IF_ERROR(base::WriteFileAtomically(file, absl::StrCat(server->port(), "\n")));
+  }
+  spdlog::info("Cluster API on {}", server->address());
+  return server;
+}
+
 int Main() {
+  absl::StatusOr<std::unique_ptr<rpc::Authenticator>> auth = LoadTokens();
+  absl::Status checked = auth.ok() ? CheckListenAddresses(*auth != nullptr) : auth.status();
+  if (!checked.ok()) {
+    fprintf(stderr, "%s\n", std::string(checked.message()).c_str());
+    return 2;
+  }
+  std::unique_ptr<base::ReloadOnSignal> reload;
+  if (*auth != nullptr) {
+    reload = std::make_unique<base::ReloadOnSignal>([auth = auth->get()] {
+      const absl::Status reloaded = auth->Reload();
+      if (reloaded.ok()) {
+        spdlog::info("--auth_tokens_file reloaded");
+      } else {
+        spdlog::error("--auth_tokens_file not reloaded, the previous tokens stay: {}",
+                      reloaded.ToString());
+      }
+    });
+  }
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
       absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
       absl::GetFlag(FLAGS_first_run_steps) < 1 || absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
@@ -134,7 +222,11 @@ int Main() {
   pool_options.heartbeat_interval = heartbeat;
   pool_options.heartbeat_timeout = 5 * heartbeat;
   pool_options.poll_interval = heartbeat;
-  WorkerPool pool(pool_options, RealClock::Get());
+  // Owner of the sequences this process creates on workers: they drop them when it is gone.
+  pool_options.epoch = absl::Uniform<uint64_t>(absl::BitGen(), 1, UINT64_MAX);
+  WorkerPool pool(pool_options, RealClock::Get(), [](const std::string& address) {
+    return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
+  });
   for (absl::string_view address :
        absl::StrSplit(absl::GetFlag(FLAGS_workers), ',', absl::SkipWhitespace())) {
     if (absl::Status added = pool.AddStatic(std::string(address)); !added.ok()) {
@@ -161,28 +253,65 @@ int Main() {
   }
   launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
   launcher_options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
+  launcher_options.limits.max_prompt_bytes =
+      std::max<int64_t>(1, absl::GetFlag(FLAGS_max_prompt_bytes));
+  launcher_options.job.max_wait = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_max_wait_seconds)));
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(), &timer);
 
-  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp();
+  // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
+  const std::string internal_key = ClusterAccess::NewInternalKey();
+  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key);
   if (!gateway.ok()) {
     fprintf(stderr, "%s\n", gateway.status().ToString().c_str());
     return 2;
   }
 
-  GenerationService generation(&launcher, &registry, prompts.get());
-  ClusterService cluster(&pool, heartbeat);
+  GenerationService generation(&launcher, &registry, prompts.get(), auth->get());
+  ClusterService cluster(&pool, heartbeat,
+                         ClusterAccess(auth->get(), rpc::ProcessSecurity().tls(), internal_key));
+  std::unique_ptr<rpc::Server> cluster_server;
+  if (!absl::GetFlag(FLAGS_cluster_listen).empty()) {
+    absl::StatusOr<std::unique_ptr<rpc::Server>> started = StartClusterServer(cluster);
+    if (!started.ok()) {
+      fprintf(stderr, "--cluster_listen: %s\n", started.status().ToString().c_str());
+      return 2;
+    }
+    cluster_server = *std::move(started);
+  }
   rpc::ServeOptions options;
+  options.credentials = rpc::ProcessSecurity().ServerCredentials(rpc::ClientCerts::kOptional);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   if (*gateway != nullptr) {
-    options.on_serving = [&gateway](rpc::Server& server) {
-      (*gateway)->Start(server.InProcessChannel());
+    options.on_serving = [&gateway, &cluster_server](rpc::Server& server) {
+      (*gateway)->Start(server.InProcessChannel(), cluster_server != nullptr
+                                                       ? cluster_server->InProcessChannel()
+                                                       : server.InProcessChannel());
     };
     options.on_draining = [&gateway] { (*gateway)->Stop(); };
   }
-  const int code = rpc::ServeUntilTerminated(options, {&generation, &cluster});
+  // grpc.health.v1 "arbor.ready" follows the workers (readiness.h); it stops before the
+  // server goes away.
+  std::unique_ptr<ReadinessReporter> readiness;
+  options.on_serving = [&readiness, &pool, then = options.on_serving](rpc::Server& server) {
+    if (then) then(server);
+    readiness = std::make_unique<ReadinessReporter>(
+        &pool, [&server](bool ready) { server.SetServing(kReadyService, ready); },
+        absl::Milliseconds(250));
+  };
+  options.on_draining = [&readiness, then = options.on_draining] {
+    readiness.reset();
+    if (then) then();
+  };
+  std::vector<grpc::Service*> services = {&generation};
+  if (cluster_server == nullptr) services.push_back(&cluster);
+  const int code = rpc::ServeUntilTerminated(options, services);
+  if (cluster_server != nullptr) {
+    cluster_server->Shutdown(options.drain_grace);
+    cluster_server->Wait();
+  }
   // Detached jobs would hold KV on the workers after we are gone.
   registry.CancelAll();
   return code;
@@ -194,17 +323,24 @@ int Main() {
 int main(int argc, char** argv) {
   arbor::base::ApplyProcessDefaults();
   arbor::base::BlockTerminationSignals();
+  arbor::base::BlockReloadSignal();
   arbor::base::ParseFlags(
       argc, argv,
       "Arbor coordinator: serves the public Generation API (Generate, Submit, Watch, Cancel,\n"
       "GetJob, ListJobs, GetTree) and the Cluster API (RegisterWorker, Heartbeat, ListWorkers,\n"
       "DrainWorker), plus grpc.health.v1 and server reflection. Jobs run on workers given by\n"
       "--workers or registering themselves (arbor-worker --coordinator ADDR).\n\n"
-      "With --http_listen it also serves an OpenAI-compatible HTTP API (docs/HTTP.md).\n\n"
+      "With --http_listen it also serves an OpenAI-compatible HTTP API (docs/HTTP.md).\n"
+      "Beyond loopback it needs TLS (--tls_cert, --tls_key, --tls_ca) and bearer tokens\n"
+      "(--auth_tokens_file), or --insecure; see docs/SECURITY.md.\n\n"
       "Usage: arbor-coordinator --listen HOST:PORT --model NAME|FILE|DIR [--workers A,B,...]\n"
-      "                         [--http_listen HOST:PORT]");
+      "                         [--http_listen HOST:PORT] [--cluster_listen HOST:PORT]");
   if (absl::Status s = arbor::base::InitLogging("coordinator"); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 2;
+  }
+  if (absl::Status s = arbor::rpc::InitSecurity(); !s.ok()) {
+    fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 2;
   }
   return arbor::coordinator::Main();

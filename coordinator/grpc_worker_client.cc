@@ -24,15 +24,18 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 }  // namespace
 
-GrpcWorkerClient::GrpcWorkerClient(std::string worker_id,
-                                   std::shared_ptr<arbor::v1::Worker::StubInterface> stub,
-                                   absl::Duration release_timeout)
-    : worker_id_(std::move(worker_id)), stub_(std::move(stub)), release_timeout_(release_timeout) {}
+GrpcWorkerClient::GrpcWorkerClient(const WorkerHandle& handle, absl::Duration release_timeout)
+    : worker_id_(handle.worker_id),
+      stub_(handle.stub),
+      incarnation_(handle.incarnation),
+      owner_epoch_(handle.owner_epoch),
+      release_timeout_(release_timeout) {}
 
 void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout,
                            RunCallback done) {
   auto* call = new Call<arbor::v1::RunRequest, arbor::v1::RunResponse>();
   call->request = std::move(request);
+  call->request.set_owner_epoch(owner_epoch_);
   SetDeadline(call->context, timeout);
   stub_->async()->Run(
       &call->context, &call->request, &call->response,
@@ -50,6 +53,7 @@ void GrpcWorkerClient::Release(std::vector<uint64_t> sequence_ids) {
   if (sequence_ids.empty()) return;
   auto* call = new Call<arbor::v1::ReleaseRequest, arbor::v1::ReleaseResponse>();
   for (uint64_t id : sequence_ids) call->request.add_sequence_ids(id);
+  call->request.set_owner_epoch(owner_epoch_);
   SetDeadline(call->context, release_timeout_);
   stub_->async()->Release(
       &call->context, &call->request, &call->response,

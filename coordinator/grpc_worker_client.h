@@ -10,23 +10,27 @@
 
 #include "arbor/v1/worker.grpc.pb.h"
 #include "coordinator/worker_client.h"
+#include "coordinator/worker_pool.h"
 
 namespace arbor::coordinator {
 
 class GrpcWorkerClient final : public WorkerClient {
  public:
-  // `stub` is shared with the worker pool; it stays valid after the worker leaves (calls then
-  // fail with UNAVAILABLE).
-  GrpcWorkerClient(std::string worker_id, std::shared_ptr<arbor::v1::Worker::StubInterface> stub,
-                   absl::Duration release_timeout = absl::Seconds(5));
+  // The handle's stub is shared with the worker pool; it stays valid after the worker leaves
+  // (calls then fail with UNAVAILABLE). Runs and releases carry the handle's owner_epoch.
+  explicit GrpcWorkerClient(const WorkerHandle& handle,
+                            absl::Duration release_timeout = absl::Seconds(5));
 
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
   std::string id() const override { return worker_id_; }
+  uint64_t incarnation() const override { return incarnation_; }
 
  private:
   const std::string worker_id_;
   const std::shared_ptr<arbor::v1::Worker::StubInterface> stub_;
+  const uint64_t incarnation_;
+  const uint64_t owner_epoch_;
   const absl::Duration release_timeout_;
 };
 

@@ -136,6 +136,8 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
         } else {
           consecutive_failures_ = 0;
           exhausted_retries_ = 0;
+          waiting_since_ = absl::InfiniteFuture();
+          waits_ = 0;
           if (branch_ && spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
             OnBeamStepDone(*response);
           } else if (branch_) {

@@ -13,9 +13,12 @@
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
 // A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
-// path is prefilled there; a worker out of KV (RESOURCE_EXHAUSTED) is first given a few retries
-// with backoff, since KV frees up as its other sequences finish. Rehome() moves a job the same
-// way from a worker that drains or was lost while the job had no Run there.
+// path is prefilled there; when no worker can take the job it waits for one, with backoff. A
+// worker out of KV (RESOURCE_EXHAUSTED) is a transient lack, never a failure: the job hands back
+// what it holds there and retries with backoff (then looks for another worker), since KV frees
+// up as other sequences finish. Waiting is bounded by the deadline and JobOptions::max_wait.
+// Rehome() moves a job the same way from a worker that drains or was lost while the job had no
+// Run there.
 //
 // Text. Token events carry the committed text incrementally (stop_strings.h): text a possible
 // stop string could still start with is held back until it cannot match, and released with the
@@ -91,6 +94,10 @@ struct JobOptions {
   // Needs JobEnvironment::schedule_after.
   int32_t exhausted_retries = 3;
   absl::Duration exhausted_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(1);  // The doubling waits stop growing here.
+  // How long a job may wait in a row for KV or for a worker to take it, before it fails; the
+  // deadline bounds it too. A successful Run ends the wait.
+  absl::Duration max_wait = absl::Minutes(5);
 };
 
 // Everything the job talks to; it outlives nothing but `worker`, which it holds.
@@ -102,13 +109,14 @@ struct JobEnvironment {
   std::function<std::string(absl::Span<const int32_t>)> decode;
   Clock* clock = nullptr;
   std::function<void(const arbor::v1::GenerateEvent&)> sink;
-  // Another worker for the job, which leaves `from_worker` because of `cause` (a failure, or
-  // Rehome()'s reason). An error fails the job after a failure; after Rehome() the job stays.
-  std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const std::string& from_worker,
+  // Another worker for the job, which leaves `from` because of `cause` (a failure, or
+  // Rehome()'s reason). After a failure an error makes the job wait and ask again (fail without
+  // schedule_after); after Rehome() the job stays.
+  std::function<absl::StatusOr<std::shared_ptr<WorkerClient>>(const WorkerClient& from,
                                                               const absl::Status& cause)>
       rehome;
   // Runs `callback` once, on any thread, after `delay`. Optional: unset, a worker out of KV is
-  // left at once through `rehome`.
+  // left at once through `rehome`, and a job no worker can take fails.
   std::function<void(absl::Duration delay, std::function<void()> callback)> schedule_after;
 };
 
@@ -189,8 +197,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
   // old worker failed, so the job fails when no worker can take it.
   void Move(absl::Status cause, bool forced);
-  // The backoff after RESOURCE_EXHAUSTED is over: send the same work again.
-  void Retry(uint64_t generation);
+  // The backoff after RESOURCE_EXHAUSTED is over: send the work again, or (`move`) look for
+  // another worker first.
+  void Retry(uint64_t generation, bool move);
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Everything below runs under mu_; side effects go to actions_.
@@ -252,6 +261,15 @@ class Job : public std::enable_shared_from_this<Job> {
   // with structural stops off, so the worker takes the row's fallback sample.
   void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RESOURCE_EXHAUSTED: hands back the job's sequences and schedules Retry() after a backoff.
+  void WaitForKv(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts or continues a wait (for KV or a worker) and returns its next backoff; an error
+  // when max_wait or the deadline is spent (the caller fails the job with it).
+  absl::StatusOr<absl::Duration> NextWait(const absl::Status& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases every sequence the job holds on its worker; the next Run prefills the committed
+  // path (and each live rollout) afresh.
+  void ResetSequences() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues Move() unless one is queued or running.
   void RequestMove(absl::Status cause, bool forced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(arbor::v1::FinishReason reason, std::string error = "")
@@ -301,6 +319,9 @@ class Job : public std::enable_shared_from_this<Job> {
   int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t exhausted_retries_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, on this worker.
+  // The wait in progress (for KV or a worker): since when, and how many backoffs so far.
+  absl::Time waiting_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  int32_t waits_ ABSL_GUARDED_BY(mu_) = 0;
   bool moving_ ABSL_GUARDED_BY(mu_) = false;  // A Move() is queued or running: send nothing.
   // Rehome() while a Run was in flight: Continue() moves first.
   std::optional<absl::Status> pending_move_ ABSL_GUARDED_BY(mu_);

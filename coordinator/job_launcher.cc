@@ -28,7 +28,7 @@ absl::Status NoWorker(const absl::Status& cause) {
 
 WorkerClientFactory GrpcWorkerClients() {
   return [](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
-    return std::make_shared<GrpcWorkerClient>(handle.worker_id, handle.stub);
+    return std::make_shared<GrpcWorkerClient>(handle);
   };
 }
 
@@ -145,19 +145,23 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
     timer->ScheduleAfter(delay, std::move(callback));
   };
   env.rehome = [this, prompt = std::move(prompt)](
-                   const std::string& failed,
+                   const WorkerClient& from,
                    const absl::Status& cause) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
     if (cause.code() == absl::StatusCode::kUnavailable) {
-      pool_->MarkDead(failed, std::string(cause.message()));
+      pool_->MarkDead(from.id(), from.incarnation(), std::string(cause.message()));
     }
+    // A worker that came back since the failure (a new incarnation) is not the one that failed.
+    absl::flat_hash_set<std::string> exclude;
+    if (pool_->IsCurrent(from.id(), from.incarnation())) exclude.insert(from.id());
     WorkerHandle handle;
-    absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, {failed}, &handle);
-    if (!next.ok() && cause.code() != absl::StatusCode::kUnavailable) {
-      // The worker lives but refused (e.g. KV full) and no other can take the job: try it
-      // again; the job gives up after JobOptions::max_consecutive_failures.
+    absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, exclude, &handle);
+    if (!next.ok() && !exclude.empty() && cause.code() != absl::StatusCode::kUnavailable &&
+        cause.code() != absl::StatusCode::kResourceExhausted) {
+      // The worker lives but failed the run (e.g. its deadline) and no other can take the job:
+      // try it again. (Out of KV, the job waits on its worker by itself.)
       next = Route(prompt, {}, &handle);
     }
-    if (next.ok()) pool_->JobLeft(failed);  // On failure the job stays homed there until done.
+    if (next.ok()) pool_->JobLeft(from.id());  // On failure the job stays homed there.
     return next;
   };
   return env;
@@ -189,7 +193,7 @@ absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::
 }
 
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
-    const arbor::v1::GenerateRequest& request, absl::Time call_deadline) {
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline, const std::string& owner) {
   ASSIGN_OR_RETURN(CheckedPrompt checked_prompt, CheckPrompt(request));
   const CheckedRequest& checked = checked_prompt.request;
   const std::vector<int32_t>& prompt = checked_prompt.tokens;
@@ -231,7 +235,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
                      ": more than the ", job_options.top_k, " alternatives worker ",
                      handle.worker_id, " returns per step"));
   }
-  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now);
+  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now, owner);
   record->policy = rpc::PolicyToProto(spec.policy);
   record->top_logprobs = spec.top_logprobs;
   absl::StatusOr<std::shared_ptr<Job>> job =

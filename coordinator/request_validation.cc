@@ -176,11 +176,21 @@ absl::Status CheckModel(const arbor::v1::ModelInfo& model) {
   return absl::OkStatus();
 }
 
+absl::Status CheckPromptBytes(int64_t bytes, int64_t limit, const char* field) {
+  if (bytes <= limit) return absl::OkStatus();
+  return Invalid(field, absl::StrCat(bytes, " bytes of text; at most ", limit,
+                                     " (the server's --max_prompt_bytes)"));
+}
+
 absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
-                         const arbor::v1::ModelInfo& model, CheckedRequest& out) {
+                         const arbor::v1::ModelInfo& model, const ServerLimits& limits,
+                         CheckedRequest& out) {
   switch (request.prompt_case()) {
     case arbor::v1::GenerateRequest::kText:
       if (request.text().empty()) return Invalid("text", "must not be empty");
+      RETURN_IF_ERROR(
+          CheckPromptBytes(static_cast<int64_t>(request.text().size()), limits.max_prompt_bytes,
+                           "text"));
       if (!IsValidUtf8(request.text())) return Invalid("text", "is not valid UTF-8");
       out.prompt_kind = PromptKind::kText;
       out.text = request.text();
@@ -188,6 +198,9 @@ absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
     case arbor::v1::GenerateRequest::kChat: {
       const auto& messages = request.chat().messages();
       if (messages.empty()) return Invalid("chat.messages", "needs at least 1 message");
+      int64_t bytes = 0;
+      for (const auto& message : messages) bytes += static_cast<int64_t>(message.content().size());
+      RETURN_IF_ERROR(CheckPromptBytes(bytes, limits.max_prompt_bytes, "chat.messages"));
       for (int i = 0; i < messages.size(); ++i) {
         const std::string field = absl::StrCat("chat.messages[", i, "]");
         bool known_role = false;
@@ -258,7 +271,7 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
                                                        const ServerLimits& limits) {
   RETURN_IF_ERROR(CheckModel(model));
   CheckedRequest out;
-  RETURN_IF_ERROR(CheckPrompt(request, model, out));
+  RETURN_IF_ERROR(CheckPrompt(request, model, limits, out));
   if (request.max_tokens() < 0 || request.max_tokens() >= model.max_context()) {
     return Invalid("max_tokens", absl::StrCat(request.max_tokens(), " is outside [0, ",
                                               model.max_context() - 1, "] (0 = default)"));

@@ -26,6 +26,9 @@ namespace arbor::coordinator {
 struct ServerLimits {
   int32_t default_max_tokens = 256;  // Used when a request says max_tokens = 0.
   int32_t max_top_logprobs = 64;     // Capped further by what workers can return.
+  // Bytes of prompt text (text, or all chat contents together), checked before tokenizing: a
+  // huge prompt is refused in O(1) rather than after the tokenizer has worked through it.
+  int64_t max_prompt_bytes = 1 << 20;
 };
 
 constexpr int kMaxStopStrings = 16;

@@ -33,6 +33,8 @@ class WorkerClient {
 
   // The worker's id (WorkerInfo.worker_id), for events and logs.
   virtual std::string id() const = 0;
+  // Which life of the worker this client talks to (WorkerHandle::incarnation); 0 when unknown.
+  virtual uint64_t incarnation() const { return 0; }
 };
 
 }  // namespace arbor::coordinator

@@ -22,8 +22,10 @@ struct WorkerPool::Entry {
   WorkerState state = arbor::v1::WORKER_STATE_DEAD;
   bool has_info = false;
   arbor::v1::WorkerInfo info;
-  bool registered = false;  // Sends heartbeats; otherwise the monitor polls it.
-  bool draining = false;    // Sticky: an admin asked; survives re-registration.
+  bool registered = false;   // Sends heartbeats; otherwise the monitor polls it.
+  bool draining = false;     // Sticky: an admin asked; survives re-registration.
+  uint64_t instance_id = 0;  // Of the registered process (WorkerInfo.instance_id).
+  uint64_t incarnation = 0;  // Pool-wide unique per life (see the header).
   arbor::v1::HealthResponse load;
   absl::Time report_time = absl::InfinitePast();
   absl::Time last_heartbeat = absl::InfinitePast();
@@ -98,6 +100,7 @@ absl::Status WorkerPool::AddStatic(const std::string& address) {
   entry->worker_id = address;
   entry->address = address;
   entry->stub = stubs_(address);
+  entry->incarnation = ++incarnations_;
   entries_.push_back(std::move(entry));
   return absl::OkStatus();
 }
@@ -128,13 +131,21 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
       entries_.push_back(std::make_unique<Entry>());
       by_address = entries_.back().get();
       by_address->address = address;
-      by_address->stub = stubs_(address);
-    } else if (by_address->worker_id != id && by_address->state != arbor::v1::WORKER_STATE_DEAD) {
+    } else if (by_address->worker_id != id) {
       // Another process now answers at this address: the old one is gone with its jobs.
       SetDead(*by_address, "replaced by worker " + id, events);
+    } else if (by_address->instance_id != info.instance_id()) {
+      // The same worker restarted before we noticed: its sequences are gone.
+      SetDead(*by_address, "restarted (new instance)", events);
     }
     Entry& e = *by_address;
-    if (e.state == arbor::v1::WORKER_STATE_DEAD) e.draining = false;  // A new life.
+    if (e.state == arbor::v1::WORKER_STATE_DEAD || e.stub == nullptr) {
+      // A new life: a fresh channel (the old one may be in reconnect backoff), no stale drain.
+      e.draining = false;
+      e.stub = stubs_(address);
+      e.incarnation = ++incarnations_;
+    }
+    e.instance_id = info.instance_id();
     e.worker_id = id;
     e.info = info;
     e.has_info = true;
@@ -174,16 +185,56 @@ absl::StatusOr<int> WorkerPool::Drain(const std::string& worker_id) {
       return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
     }
     jobs = e->jobs;
-    if (!e->draining) {
-      e->draining = true;
-      if (e->state == arbor::v1::WORKER_STATE_READY) {
-        e->state = arbor::v1::WORKER_STATE_DRAINING;
-        events.push_back({e->worker_id, WorkerEvent::kDraining, "drain requested"});
-      }
-    }
+    SetDraining(*e, "drain requested", events);
   }
   Notify(events);
   return jobs;
+}
+
+absl::Status WorkerPool::Undrain(const std::string& worker_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    Entry* e = FindById(worker_id);
+    if (e == nullptr) {
+      return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+    }
+    e->draining = false;
+    if (e->state == arbor::v1::WORKER_STATE_DRAINING) e->state = arbor::v1::WORKER_STATE_READY;
+  }
+  base::WithFields({{"worker", worker_id}, {"event", "worker_undrained"}}).Info("worker undrained");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> WorkerPool::Deregister(const std::string& worker_id, uint64_t instance_id) {
+  std::vector<WorkerEvent> events;
+  int jobs = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    Entry* e = FindById(worker_id);
+    if (e == nullptr) {
+      return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+    }
+    if (e->instance_id != instance_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "instance_id: ", instance_id, " is not the instance registered as '", worker_id, "'"));
+    }
+    jobs = e->jobs;
+    SetDraining(*e, "worker is stopping", events);
+  }
+  Notify(events);
+  base::WithFields({{"worker", worker_id}, {"event", "worker_deregistered"}, {"jobs", jobs}})
+      .Info("worker deregistered");
+  return jobs;
+}
+
+void WorkerPool::SetDraining(Entry& e, const std::string& reason,
+                             std::vector<WorkerEvent>& events) {
+  if (e.draining) return;
+  e.draining = true;
+  if (e.state == arbor::v1::WORKER_STATE_READY) {
+    e.state = arbor::v1::WORKER_STATE_DRAINING;
+    events.push_back({e.worker_id, WorkerEvent::kDraining, reason});
+  }
 }
 
 void WorkerPool::SetDead(Entry& e, const std::string& reason, std::vector<WorkerEvent>& events) {
@@ -195,16 +246,23 @@ void WorkerPool::SetDead(Entry& e, const std::string& reason, std::vector<Worker
   events.push_back({e.worker_id, WorkerEvent::kDied, reason});
 }
 
-void WorkerPool::MarkDead(const std::string& worker_id, const std::string& reason) {
+void WorkerPool::MarkDead(const std::string& worker_id, uint64_t incarnation,
+                          const std::string& reason) {
   std::vector<WorkerEvent> events;
   {
     absl::MutexLock lock(&mu_);
     Entry* e = FindById(worker_id);
-    if (e == nullptr) return;
+    if (e == nullptr || e->incarnation != incarnation) return;
     SetDead(*e, reason, events);
     e->next_poll = clock_->Now();  // A static worker is dialled again right away.
   }
   Notify(events);
+}
+
+bool WorkerPool::IsCurrent(const std::string& worker_id, uint64_t incarnation) const {
+  absl::MutexLock lock(&mu_);
+  const Entry* e = FindById(worker_id);
+  return e != nullptr && e->incarnation == incarnation;
 }
 
 int WorkerPool::AffinityBlockSize() const {
@@ -248,7 +306,7 @@ absl::StatusOr<WorkerHandle> WorkerPool::Get(const std::string& worker_id) const
   if (e == nullptr) {
     return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
   }
-  return WorkerHandle{e->worker_id, e->address, e->stub, e->info};
+  return WorkerHandle{e->worker_id, e->address, e->stub, e->info, e->incarnation, options_.epoch};
 }
 
 absl::StatusOr<arbor::v1::ModelInfo> WorkerPool::Model() const {
@@ -322,7 +380,9 @@ WorkerPool::PollResult WorkerPool::Poll(
   }
   grpc::ClientContext context;
   context.set_deadline(deadline);
-  result.status = rpc::FromGrpcStatus(stub->Health(&context, {}, &result.load));
+  arbor::v1::HealthRequest request;
+  request.set_owner_epoch(options_.epoch);  // Keeps our sequences' lease on the worker alive.
+  result.status = rpc::FromGrpcStatus(stub->Health(&context, request, &result.load));
   return result;
 }
 
@@ -364,6 +424,7 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
         .Info("worker is up");
     e->draining = false;
     e->state = arbor::v1::WORKER_STATE_READY;
+    e->incarnation = ++incarnations_;
   }
   e->failed_polls = 0;
   e->last_heartbeat = now;

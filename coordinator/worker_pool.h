@@ -10,6 +10,13 @@
 //
 // A static worker that has not answered yet is listed as DEAD (it cannot take jobs) under its
 // address; once Info answers it takes the id it reports and becomes READY.
+//
+// Each life of a worker is an *incarnation*: a registration by a new process (another
+// WorkerInfo.instance_id) or after the worker was presumed dead starts a new one, with a fresh
+// channel (the old one may sit in gRPC's reconnect backoff, failing calls fast with "Connection
+// refused" for seconds). Failures that jobs saw on an older incarnation neither kill nor exclude
+// the new one. A worker that stops (SIGTERM) deregisters: DRAINING at once, then DEAD when its
+// heartbeats stop.
 #ifndef ARBOR_COORDINATOR_WORKER_POOL_H_
 #define ARBOR_COORDINATOR_WORKER_POOL_H_
 
@@ -43,6 +50,9 @@ struct WorkerPoolOptions {
   absl::Duration backoff_max = absl::Seconds(10);
   absl::Duration monitor_tick = absl::Milliseconds(250);  // How often the monitor looks.
   RoutingOptions routing;
+  // This coordinator's epoch (RunRequest.owner_epoch): sent with Health polls and in Cluster
+  // replies, so workers keep our sequences' lease alive and drop them when we are gone.
+  uint64_t epoch = 0;
 };
 
 // Something the job layer must react to: the worker's jobs need a new home.
@@ -59,6 +69,8 @@ struct WorkerHandle {
   std::string address;
   std::shared_ptr<arbor::v1::Worker::StubInterface> stub;
   arbor::v1::WorkerInfo info;
+  uint64_t incarnation = 0;  // Which life of the worker this handle talks to.
+  uint64_t owner_epoch = 0;  // WorkerPoolOptions::epoch: the owner of the sequences we create.
 };
 
 class WorkerPool {
@@ -95,9 +107,19 @@ class WorkerPool {
   // Stops routing to the worker and tells listeners; returns the jobs homed there.
   // NOT_FOUND for an unknown id. Draining twice is harmless (no second event).
   absl::StatusOr<int> Drain(const std::string& worker_id);
+  // UndrainWorker: routes to the worker again (READY if it was DRAINING; a DEAD one stays so
+  // until it answers). NOT_FOUND for an unknown id.
+  absl::Status Undrain(const std::string& worker_id);
+  // DeregisterWorker: the worker is stopping; Drain, checked against the registering process
+  // (FAILED_PRECONDITION for another instance_id, e.g. a late call from a replaced process).
+  absl::StatusOr<int> Deregister(const std::string& worker_id, uint64_t instance_id);
 
-  // The job layer saw the worker fail (e.g. UNAVAILABLE): presume it dead now.
-  void MarkDead(const std::string& worker_id, const std::string& reason);
+  // The job layer saw incarnation `incarnation` of the worker fail (e.g. UNAVAILABLE): presume
+  // it dead now, unless the worker has come back since (a newer incarnation).
+  void MarkDead(const std::string& worker_id, uint64_t incarnation, const std::string& reason);
+  // Whether `incarnation` is the worker's current life (false for an unknown worker).
+  bool IsCurrent(const std::string& worker_id, uint64_t incarnation) const;
+  uint64_t epoch() const { return options_.epoch; }
 
   // Picks a worker for a new job (routing.h) among READY workers not in `exclude`, counts the
   // job as homed there and remembers the prompt's prefix for affinity. UNAVAILABLE when no
@@ -133,6 +155,8 @@ class WorkerPool {
   const Entry* FindById(const std::string& worker_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SetDead(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetDraining(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLoad(Entry& entry, const arbor::v1::HealthResponse& load, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(const PollResult& result, absl::Time now, std::vector<WorkerEvent>& events)
@@ -151,6 +175,7 @@ class WorkerPool {
   std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   PrefixAffinity affinity_ ABSL_GUARDED_BY(mu_);
   std::vector<Listener> listeners_ ABSL_GUARDED_BY(mu_);
+  uint64_t incarnations_ ABSL_GUARDED_BY(mu_) = 0;  // The last incarnation handed out.
 
   absl::Mutex tick_mu_;  // One Tick at a time.
   absl::Notification stop_;

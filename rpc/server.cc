@@ -48,6 +48,10 @@ void Server::SetServing(bool serving) {
   server_->GetHealthCheckService()->SetServingStatus(serving);
 }
 
+void Server::SetServing(const std::string& service, bool serving) {
+  server_->GetHealthCheckService()->SetServingStatus(service, serving);
+}
+
 void Server::Shutdown(absl::Duration grace) {
   SetServing(false);
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));

@@ -36,6 +36,9 @@ class Server {
 
   // Health reports NOT_SERVING from now on; in-flight calls continue.
   void SetServing(bool serving);
+  // The status of one named service of grpc.health.v1 (e.g. the coordinator's "arbor.ready");
+  // SetServing(bool) and Shutdown set every service at once.
+  void SetServing(const std::string& service, bool serving);
   // Stops accepting calls, lets in-flight ones finish for up to `grace`, then cancels the rest.
   void Shutdown(absl::Duration grace);
   // Blocks until Shutdown has completed.

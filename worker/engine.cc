@@ -25,6 +25,7 @@ struct Engine::ActiveRun {
   std::vector<int32_t> cached_tokens;  // Prefix-cache hits per item.
   std::function<bool()> cancelled;
   RunCallback done;
+  uint64_t owner = 0;  // RunRequest.owner_epoch: owns the sequences the run creates.
   v1::RunTimings timings;
   bool failed = false;
   absl::Status failure;
@@ -92,6 +93,11 @@ void Engine::Release(std::vector<uint64_t> ids, std::function<void(int32_t)> don
   queue_.push_back(QueuedRelease{std::move(ids), std::move(done)});
 }
 
+void Engine::ReleaseOwner(uint64_t owner, std::function<void(int32_t)> done) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(QueuedRelease{{}, std::move(done), owner});
+}
+
 v1::HealthResponse Engine::Health() const {
   absl::MutexLock lock(&mu_);
   return health_;
@@ -136,6 +142,10 @@ void Engine::Loop() {
 }
 
 void Engine::ProcessRelease(QueuedRelease& release) {
+  if (release.owner != 0) {
+    release.ids = sequences_.OwnedBy(release.owner);
+    expired_sequences_ += static_cast<int64_t>(release.ids.size());
+  }
   int32_t live = 0;
   for (uint64_t id : release.ids) {
     absl::StatusOr<SequenceState*> state = sequences_.Get(id);
@@ -215,6 +225,7 @@ absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
     RETURN_IF_ERROR(sequences_.Truncate(id, item.truncate_to()));
   }
   ASSIGN_OR_RETURN(SequenceState * state, sequences_.Get(id));
+  if (run.created[index]) state->owner = run.owner;
   run.length_before[index] = sequences_.Length(id);
   run.last_sampled_before[index] = state->last_sampled;
   state->busy = true;
@@ -253,6 +264,7 @@ void Engine::Admit(QueuedRun queued) {
   auto run = std::make_unique<ActiveRun>();
   run->cancelled = std::move(queued.cancelled);
   run->done = std::move(queued.done);
+  run->owner = queued.request.owner_epoch();
   run->timings.set_queue_us(absl::ToInt64Microseconds(absl::Now() - queued.submitted));
   // A caller already gone (its deadline passed while the run was queued) gets nothing created:
   // the sequences would only hold KV until someone released them.
@@ -563,6 +575,7 @@ void Engine::PublishHealth() {
     for (const ItemRun& item : run->items) queued += item.steps_left();
   }
   health.set_queued_tokens(queued);
+  health.set_expired_sequences(expired_sequences_);
   const KvStats stats = kv_.stats();
   v1::CacheStats* cache = health.mutable_cache();
   cache->set_total_blocks(stats.total_blocks);

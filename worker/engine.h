@@ -70,6 +70,9 @@ class Engine {
   // Releases sequences (unknown ids are ignored; busy ones go when their run ends). `done`
   // receives how many ids were live.
   void Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done);
+  // Releases every sequence that runs of owner epoch `owner` (RunRequest.owner_epoch, non-zero)
+  // created, as Release does; they count in Health's expired_sequences.
+  void ReleaseOwner(uint64_t owner, std::function<void(int32_t)> done);
   // Load and cache statistics as of the last step.
   v1::HealthResponse Health() const;
 
@@ -83,6 +86,7 @@ class Engine {
   struct QueuedRelease {
     std::vector<uint64_t> ids;
     std::function<void(int32_t)> done;
+    uint64_t owner = 0;  // Non-zero: release the sequences of this owner instead of `ids`.
   };
   struct ActiveRun;
   struct Row;
@@ -119,6 +123,7 @@ class Engine {
   std::list<std::unique_ptr<ActiveRun>> active_;
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
+  int64_t expired_sequences_ = 0;  // Released by ReleaseOwner since start.
   // The current step's logits and last-layer scores, rows back to back (see Step).
   std::vector<float> step_logits_, step_scores_;
   // Callbacks of this iteration, invoked after PublishHealth.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/log_fields.h"
+#include "rpc/security.h"
 
 namespace arbor::worker {
 namespace {
@@ -20,13 +21,34 @@ void SetDeadline(grpc::ClientContext& context) {
 
 Registration::Registration(RegistrationOptions options)
     : options_(std::move(options)),
-      stub_(arbor::v1::Cluster::NewStub(
-          grpc::CreateChannel(options_.coordinator, grpc::InsecureChannelCredentials()))),
+      stub_(arbor::v1::Cluster::NewStub(rpc::ProcessSecurity().Dial(options_.coordinator))),
       thread_([this] { Loop(); }) {}
 
-Registration::~Registration() {
-  stop_.Notify();
-  thread_.join();
+Registration::~Registration() { Stop(); }
+
+void Registration::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Registration::Leave(absl::Duration timeout) {
+  Stop();  // The loop's thread owned worker_id_ until now.
+  if (worker_id_.empty()) return;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
+  arbor::v1::DeregisterWorkerRequest request;
+  request.set_worker_id(worker_id_);
+  request.set_instance_id(options_.info.instance_id());
+  arbor::v1::DeregisterWorkerResponse response;
+  const grpc::Status status = stub_->DeregisterWorker(&context, request, &response);
+  if (status.ok()) {
+    spdlog::info("deregistered from coordinator {}; {} jobs move elsewhere", options_.coordinator,
+                 response.jobs_moving());
+  } else {
+    spdlog::warn("cannot deregister from coordinator {}: {}", options_.coordinator,
+                 status.error_message());
+  }
+  worker_id_.clear();
 }
 
 void Registration::Loop() {
@@ -54,6 +76,11 @@ bool Registration::Register() {
     return false;
   }
   worker_id_ = response.worker_id();
+  if (epoch_ != 0 && response.coordinator_epoch() != epoch_ && options_.on_coordinator_replaced) {
+    options_.on_coordinator_replaced(epoch_);
+  }
+  epoch_ = response.coordinator_epoch();
+  if (options_.on_coordinator_alive) options_.on_coordinator_alive(epoch_);
   interval_ = absl::Milliseconds(std::clamp(response.heartbeat_interval_ms(), 100, 60000));
   // The coordinator may give another id than the one asked for (when that one is taken).
   base::SetProcessLogFields({{"worker", worker_id_}});
@@ -74,10 +101,15 @@ bool Registration::Beat() {
                  status.ok() ? "unknown worker" : status.error_message());
     return false;
   }
+  if (options_.on_coordinator_alive) options_.on_coordinator_alive(response.coordinator_epoch());
   if (response.drain() && !drain_signalled_) {
     drain_signalled_ = true;
     spdlog::info("coordinator asked this worker to drain");
     if (options_.on_drain) options_.on_drain();
+  } else if (!response.drain() && drain_signalled_) {
+    drain_signalled_ = false;
+    spdlog::info("coordinator undrained this worker");
+    if (options_.on_undrain) options_.on_undrain();
   }
   return true;
 }

@@ -101,4 +101,12 @@ absl::Status SequenceStore::EnsurePending(uint64_t id, int32_t before_last) {
   return absl::OkStatus();
 }
 
+std::vector<uint64_t> SequenceStore::OwnedBy(uint64_t owner) const {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, state] : states_) {
+    if (state.owner == owner) ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace arbor::worker

@@ -24,6 +24,9 @@ struct SequenceState {
   // the policy may BACKSPACE it.
   bool last_sampled = false;
   bool busy = false;  // Part of a run in progress.
+  // The coordinator epoch that created it (RunRequest.owner_epoch; 0: none), so that the
+  // sequences of a coordinator that is gone can be found and released.
+  uint64_t owner = 0;
 };
 
 class SequenceStore {
@@ -64,6 +67,8 @@ class SequenceStore {
   absl::Status EnsurePending(uint64_t id, int32_t before_last = 0);
 
   int64_t size() const { return static_cast<int64_t>(states_.size()); }
+  // The ids of the sequences `owner` created.
+  std::vector<uint64_t> OwnedBy(uint64_t owner) const;
 
  private:
   KvCache* kv_;

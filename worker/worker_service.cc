@@ -4,8 +4,8 @@
 
 namespace arbor::worker {
 
-WorkerService::WorkerService(Engine* engine, v1::WorkerInfo info)
-    : engine_(engine), info_(std::move(info)) {}
+WorkerService::WorkerService(Engine* engine, v1::WorkerInfo info, SequenceLeases* leases)
+    : engine_(engine), info_(std::move(info)), leases_(leases) {}
 
 v1::HealthResponse WorkerService::CurrentHealth() const {
   v1::HealthResponse health = engine_->Health();
@@ -25,6 +25,7 @@ grpc::ServerUnaryReactor* WorkerService::Run(grpc::CallbackServerContext* contex
                                              const v1::RunRequest* request,
                                              v1::RunResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Renew(request->owner_epoch());
   if (draining_) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                  "worker is draining: send new runs to another worker"));
@@ -45,6 +46,7 @@ grpc::ServerUnaryReactor* WorkerService::Release(grpc::CallbackServerContext* co
                                                  const v1::ReleaseRequest* request,
                                                  v1::ReleaseResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Renew(request->owner_epoch());
   engine_->Release({request->sequence_ids().begin(), request->sequence_ids().end()},
                    [reactor, response](int32_t released) {
                      response->set_released(released);
@@ -54,8 +56,9 @@ grpc::ServerUnaryReactor* WorkerService::Release(grpc::CallbackServerContext* co
 }
 
 grpc::ServerUnaryReactor* WorkerService::Health(grpc::CallbackServerContext* context,
-                                                const v1::HealthRequest*,
+                                                const v1::HealthRequest* request,
                                                 v1::HealthResponse* response) {
+  Renew(request->owner_epoch());
   *response = CurrentHealth();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

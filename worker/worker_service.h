@@ -7,17 +7,20 @@
 
 #include "arbor/v1/worker.grpc.pb.h"
 #include "worker/engine.h"
+#include "worker/sequence_leases.h"
 
 namespace arbor::worker {
 
 class WorkerService final : public v1::Worker::CallbackService {
  public:
-  // `engine` must outlive the service.
-  WorkerService(Engine* engine, v1::WorkerInfo info);
+  // `engine` (and `leases`, optional) must outlive the service. Run, Release and Health renew
+  // the lease of the owner epoch they carry.
+  WorkerService(Engine* engine, v1::WorkerInfo info, SequenceLeases* leases = nullptr);
 
   // From now on Run answers UNAVAILABLE ("draining") and Health reports serving = false;
   // runs already queued finish.
   void Drain() { draining_ = true; }
+  void Undrain() { draining_ = false; }
   const v1::WorkerInfo& info() const { return info_; }
   v1::HealthResponse CurrentHealth() const;
 
@@ -33,8 +36,13 @@ class WorkerService final : public v1::Worker::CallbackService {
                                    v1::HealthResponse* response) override;
 
  private:
+  void Renew(uint64_t owner_epoch) {
+    if (leases_ != nullptr) leases_->Renew(owner_epoch);
+  }
+
   Engine* engine_;
   v1::WorkerInfo info_;
+  SequenceLeases* leases_;
   std::atomic<bool> draining_{false};
 };
 

@@ -268,6 +268,25 @@ TEST(ValidateGenerateRequest, ServerLimitCapsTopLogprobs) {
             "top_logprobs: 9 is outside [0, 8]");
 }
 
+TEST(ValidateGenerateRequest, PromptBytesAreBoundedBeforeTokenizing) {
+  ServerLimits limits;
+  limits.max_prompt_bytes = 10;
+  GenerateRequest request;
+  request.set_text(std::string(11, 'a'));
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits).status().message(),
+            "text: 11 bytes of text; at most 10 (the server's --max_prompt_bytes)");
+  request.set_text(std::string(10, 'a'));
+  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), limits).ok());
+  GenerateRequest chat;
+  for (int i = 0; i < 2; ++i) {
+    auto* message = chat.mutable_chat()->add_messages();
+    message->set_role("user");
+    message->set_content(std::string(6, 'a'));
+  }
+  EXPECT_EQ(ValidateGenerateRequest(chat, TestModel(), limits).status().message(),
+            "chat.messages: 12 bytes of text; at most 10 (the server's --max_prompt_bytes)");
+}
+
 TEST(ValidateGenerateRequest, UnknownModelIsAPreconditionFailure) {
   EXPECT_EQ(ValidateGenerateRequest(Valid(), arbor::v1::ModelInfo(), {}).status().code(),
             absl::StatusCode::kFailedPrecondition);

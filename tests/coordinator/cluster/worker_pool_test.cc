@@ -75,7 +75,7 @@ TEST(WorkerPool, RegisterRejectsBadAddressesAndLiveDuplicateIds) {
   ASSERT_TRUE(pool.Register("a:1", Info("w")).ok());
   EXPECT_EQ(pool.Register("b:1", Info("w")).status().code(), absl::StatusCode::kAlreadyExists);
   // Once the first is dead, the id may move to the new address.
-  pool.MarkDead("w", "test");
+  pool.MarkDead("w", pool.Get("w")->incarnation, "test");
   ASSERT_TRUE(pool.Register("b:1", Info("w")).ok());
   ASSERT_EQ(pool.List().size(), 1u);
   EXPECT_EQ(pool.List()[0].address(), "b:1");
@@ -129,6 +129,65 @@ TEST(WorkerPool, DrainStopsRoutingTellsListenersAndTheWorker) {
   EXPECT_EQ(pool.Drain("nobody").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(WorkerPool, ARestartedWorkerGetsAFreshChannelAndOldFailuresDoNotTouchIt) {
+  FakeClock clock;
+  int dialled = 0;
+  WorkerPool pool(FastOptions(), &clock, [&dialled](const std::string& address) {
+    ++dialled;
+    return WorkerPool::InsecureStubs()(address);  // Never called: channels connect lazily.
+  });
+  Recorder recorder;
+  recorder.Attach(pool);
+  arbor::v1::WorkerInfo first = Info("w");
+  first.set_instance_id(1);
+  ASSERT_TRUE(pool.Register("a:1", first).ok());
+  const uint64_t old_life = pool.Get("w")->incarnation;
+  ASSERT_TRUE(pool.Register("a:1", first).ok());  // Idempotent: same process, same channel.
+  EXPECT_EQ(dialled, 1);
+  // A job saw the first process fail; the worker restarts and registers before anyone noticed.
+  arbor::v1::WorkerInfo second = Info("w");
+  second.set_instance_id(2);
+  ASSERT_TRUE(pool.Register("a:1", second).ok());
+  EXPECT_EQ(dialled, 2) << "a new process is dialled afresh";
+  const auto events = recorder.Take();
+  ASSERT_EQ(events.size(), 1u) << "the old process's jobs move";
+  EXPECT_EQ(events[0].kind, WorkerEvent::kDied);
+  const uint64_t new_life = pool.Get("w")->incarnation;
+  EXPECT_NE(new_life, old_life);
+  EXPECT_FALSE(pool.IsCurrent("w", old_life));
+  pool.MarkDead("w", old_life, "Connection refused");  // A late failure of the old life.
+  EXPECT_EQ(pool.ready_count(), 1);
+  EXPECT_EQ(pool.RouteJob({}, {})->worker_id, "w");
+  // Once dead, a registration of the same process is a new life with a new channel too.
+  pool.MarkDead("w", new_life, "Connection refused");
+  ASSERT_TRUE(pool.Register("a:1", second).ok());
+  EXPECT_EQ(dialled, 3);
+  EXPECT_TRUE(pool.IsCurrent("w", pool.Get("w")->incarnation));
+  EXPECT_EQ(pool.ready_count(), 1);
+}
+
+TEST(WorkerPool, DeregisterDrainsOnlyTheRegisteredInstance) {
+  FakeClock clock;
+  WorkerPool pool(FastOptions(), &clock);
+  Recorder recorder;
+  recorder.Attach(pool);
+  arbor::v1::WorkerInfo info = Info("w");
+  info.set_instance_id(7);
+  ASSERT_TRUE(pool.Register("a:1", info).ok());
+  EXPECT_EQ(pool.Deregister("w", 8).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(pool.Deregister("x", 7).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(pool.Deregister("w", 7).ok());
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DRAINING);
+  EXPECT_EQ(pool.RouteJob({}, {}).status().code(), absl::StatusCode::kUnavailable);
+  const auto events = recorder.Take();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, WorkerEvent::kDraining);
+  // The process restarts: a new instance is READY again.
+  info.set_instance_id(9);
+  ASSERT_TRUE(pool.Register("a:1", info).ok());
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_READY);
+}
+
 TEST(WorkerPool, RoutingCountsHomedJobsAndFollowsPrefixes) {
   FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
@@ -146,7 +205,7 @@ TEST(WorkerPool, RoutingCountsHomedJobsAndFollowsPrefixes) {
   // Re-homing after a failure excludes the failed worker.
   EXPECT_EQ(pool.RouteJob(shared, {"a"})->worker_id, "b");
   // A dead worker's prefixes are forgotten.
-  pool.MarkDead("a", "test");
+  pool.MarkDead("a", pool.Get("a")->incarnation, "test");
   EXPECT_EQ(pool.RouteJob(shared, {})->affinity_blocks, 4);  // Now b's.
   EXPECT_EQ(pool.RouteJob(shared, {"b"}).status().code(), absl::StatusCode::kUnavailable);
 }

@@ -47,12 +47,17 @@ std::shared_ptr<Job> Harness::Make(JobSpec spec, JobOptions options) {
   env.decode = Decode;
   env.clock = &clock;
   env.sink = [this](const arbor::v1::GenerateEvent& e) { events.push_back(e); };
-  env.rehome = [this](const std::string& failed,
+  env.rehome = [this](const WorkerClient& failed,
                       const absl::Status&) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
-    rehome_calls.push_back(failed);
+    rehome_calls.push_back(failed.id());
     if (!rehome_error.ok()) return rehome_error;
     return std::shared_ptr<WorkerClient>(spare);
   };
+  if (timed) {
+    env.schedule_after = [this](absl::Duration delay, std::function<void()> callback) {
+      timers.emplace_back(delay, std::move(callback));
+    };
+  }
   absl::StatusOr<std::shared_ptr<Job>> job = Job::Create(std::move(spec), options, env);
   EXPECT_TRUE(job.ok()) << job.status();
   return *job;

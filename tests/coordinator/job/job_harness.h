@@ -44,6 +44,10 @@ struct Harness {
   std::vector<std::string> rehome_calls;
   absl::Status rehome_error;  // What the re-home callback answers instead of `spare`.
   uint64_t next_id = 100;
+  // With `timed`, Make gives jobs a schedule_after that queues here (delay, callback): the test
+  // fires them. Without, jobs have none (they never wait).
+  bool timed = false;
+  std::vector<std::pair<absl::Duration, std::function<void()>>> timers;
 };
 
 // Runs `spec` against `script` to its end on a fresh Harness and returns its tree, one line per

@@ -479,9 +479,9 @@ TEST(JobTest, KvExhaustedRetriesWithBackoffBeforeRehoming) {
   env.decode = Decode;
   env.clock = &h.clock;
   env.sink = [&h](const arbor::v1::GenerateEvent& e) { h.events.push_back(e); };
-  env.rehome = [&h](const std::string& failed,
+  env.rehome = [&h](const WorkerClient& failed,
                     const absl::Status&) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
-    h.rehome_calls.push_back(failed);
+    h.rehome_calls.push_back(failed.id());
     return std::shared_ptr<WorkerClient>(h.spare);
   };
   env.schedule_after = [&](absl::Duration d, std::function<void()> f) {
@@ -509,6 +509,91 @@ TEST(JobTest, KvExhaustedRetriesWithBackoffBeforeRehoming) {
   job2->Start();
   EXPECT_THAT(h2.rehome_calls, ElementsAre("w0"));
   EXPECT_EQ(job2->state(), arbor::v1::JOB_STATE_FINISHED);
+}
+
+// Fires the oldest pending timer; false when none is pending.
+bool FireNext(Harness& h) {
+  if (h.timers.empty()) return false;
+  std::function<void()> callback = std::move(h.timers.front().second);
+  h.timers.erase(h.timers.begin());
+  callback();
+  return true;
+}
+
+TEST(JobTest, KvExhaustionNeverFailsTheJobItWaitsHandingBackItsSequences) {
+  Harness h(ByPosition({}));
+  h.timed = true;
+  h.rehome_error = absl::UnavailableError("no other worker");
+  JobOptions options;
+  options.steps_per_run = 2;
+  options.exhausted_retries = 1;
+  auto job = h.Make(BaseSpec(6), options);
+  h.worker->FailNext(absl::ResourceExhaustedError("kv full"), 6, /*after=*/1);
+  job->Start();
+  std::vector<absl::Duration> waits;
+  while (job->state() == arbor::v1::JOB_STATE_RUNNING && !h.timers.empty()) {
+    waits.push_back(h.timers.front().first);
+    EXPECT_THAT(h.worker->live(), IsEmpty()) << "a waiting job holds no KV";
+    ASSERT_TRUE(FireNext(h));
+  }
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  ASSERT_EQ(waits.size(), 6u);
+  EXPECT_EQ(waits[0], absl::Milliseconds(50));
+  EXPECT_EQ(waits[1], absl::Milliseconds(100));
+  EXPECT_GT(h.rehome_calls.size(), 0u) << "after a retry there, it looked for another worker";
+  EXPECT_EQ(job->rehomed(), 0);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, KvWaitIsBoundedByMaxWait) {
+  Harness h(ByPosition({}));
+  h.timed = true;
+  h.rehome_error = absl::UnavailableError("no other worker");
+  JobOptions options;
+  options.max_wait = absl::Seconds(1);
+  auto job = h.Make(BaseSpec(6), options);
+  h.worker->FailNext(absl::ResourceExhaustedError("kv full"), 1000);
+  job->Start();
+  for (int i = 0; i < 100 && job->state() == arbor::v1::JOB_STATE_RUNNING; ++i) {
+    h.clock.Advance(absl::Milliseconds(300));
+    ASSERT_TRUE(FireNext(h));
+  }
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FAILED);
+  EXPECT_THAT(job->error(), ::testing::HasSubstr("gave up after waiting"));
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTest, AFailedWorkerWithNoOtherMakesTheJobWaitForOne) {
+  Harness h(ByPosition({}));
+  h.timed = true;
+  h.rehome_error = absl::UnavailableError("no worker is ready");
+  auto job = h.Make(BaseSpec(4));
+  h.worker->FailNext(absl::UnavailableError("Connection refused"), 1);
+  job->Start();
+  ASSERT_EQ(h.timers.size(), 1u);
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_RUNNING) << "waiting, not failed";
+  ASSERT_TRUE(FireNext(h));  // Still no worker: it waits again, longer.
+  ASSERT_EQ(h.timers.size(), 1u);
+  EXPECT_EQ(h.timers[0].first, absl::Milliseconds(100));
+  h.rehome_error = absl::OkStatus();  // A worker registered.
+  ASSERT_TRUE(FireNext(h));
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->worker_id(), "w1");
+  EXPECT_THAT(h.rehome_calls, ElementsAre("w0", "w0", "w0"));
+  ExpectCleanFinish(*job, *h.spare);
+
+  // Cancelled while waiting: the pending retry does nothing.
+  Harness h2(ByPosition({}));
+  h2.timed = true;
+  h2.rehome_error = absl::UnavailableError("no worker is ready");
+  auto job2 = h2.Make(BaseSpec(4));
+  h2.worker->FailNext(absl::UnavailableError("Connection refused"), 1);
+  job2->Start();
+  job2->Cancel();
+  ASSERT_TRUE(FireNext(h2));
+  EXPECT_EQ(job2->state(), arbor::v1::JOB_STATE_CANCELLED);
+  EXPECT_THAT(h2.rehome_calls, ElementsAre("w0"));
 }
 
 }  // namespace
