@@ -1,5 +1,10 @@
 #include "base/flags.h"
 
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
@@ -23,7 +28,17 @@ std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
   };
   absl::SetFlagsUsageConfig(config);
   absl::SetProgramUsageMessage(usage);
-  return absl::ParseCommandLine(argc, argv);
+  // absl::ParseCommandLine exits with 1 after --help; users and scripts expect 0 for help asked
+  // for (issue 16), so the usage flags are handled here.
+  std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
+      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
+      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
+      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
+  if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) != -1) {
+    std::cout.flush();
+    std::exit(0);
+  }
+  return positional;
 }
 
 }  // namespace arbor::base

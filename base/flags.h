@@ -10,7 +10,8 @@
 namespace arbor::base {
 
 // Sets the usage message, makes --help list every flag defined in Arbor's sources, parses the
-// command line (exits on --help or a bad flag) and returns the positional arguments.
+// command line and returns the positional arguments. Exits 0 after printing --help (or
+// --helpfull, --version), non-zero on a bad flag.
 std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage);
 
 }  // namespace arbor::base

@@ -9,6 +9,15 @@
 
 namespace arbor::model {
 
+// The largest shapes accepted from a checkpoint's metadata (config.json or GGUF): far beyond any
+// real Llama, small enough that nothing sized from them before the tensors are checked (tensor
+// lists, per-layer tables) can exhaust memory.
+inline constexpr int kMaxLayers = 4096;
+inline constexpr int kMaxDim = 1 << 20;  // hidden_size, intermediate_size.
+inline constexpr int kMaxHeads = 4096;
+inline constexpr int kMaxHeadDim = 4096;
+inline constexpr int kMaxVocab = 1 << 24;
+
 // `rope_scaling` of config.json. kLlama3 is Llama 3.1/3.2's frequency-dependent scaling.
 struct RopeScaling {
   enum class Type { kNone, kLinear, kLlama3 };

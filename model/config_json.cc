@@ -51,7 +51,8 @@ absl::StatusOr<std::optional<int>> OptionalInt(const Json& object, const char* k
   if (!value->is_number_integer()) return FieldError(file, key, "is not an integer");
   // Unsigned values above int64 range would wrap; compare in the unsigned domain first.
   if (value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max)) {
-    return FieldError(file, key, absl::StrCat("is out of range [", min, ", ", max, "]"));
+    return FieldError(file, key, absl::StrCat("= ", value->get<uint64_t>(), " is out of range [",
+                                              min, ", ", max, "]"));
   }
   const int64_t v = value->get<int64_t>();
   if (v < min || v > max) {
@@ -60,8 +61,9 @@ absl::StatusOr<std::optional<int>> OptionalInt(const Json& object, const char* k
   return std::optional<int>(static_cast<int>(v));
 }
 
-absl::StatusOr<int> RequiredInt(const Json& object, const char* key, absl::string_view file) {
-  ASSIGN_OR_RETURN(std::optional<int> value, OptionalInt(object, key, file));
+absl::StatusOr<int> RequiredInt(const Json& object, const char* key, absl::string_view file,
+                                int64_t max = std::numeric_limits<int>::max()) {
+  ASSIGN_OR_RETURN(std::optional<int> value, OptionalInt(object, key, file, 1, max));
   if (!value) return FieldError(file, key, "is missing");
   return *value;
 }
@@ -218,19 +220,22 @@ absl::StatusOr<RopeScaling> ParseRopeScaling(const Json& root, absl::string_view
 }
 
 absl::Status ParseShape(const Json& root, absl::string_view file, ModelConfig* config) {
-  ASSIGN_OR_RETURN(config->hidden_size, RequiredInt(root, "hidden_size", file));
-  ASSIGN_OR_RETURN(config->intermediate_size, RequiredInt(root, "intermediate_size", file));
-  ASSIGN_OR_RETURN(config->num_layers, RequiredInt(root, "num_hidden_layers", file));
-  ASSIGN_OR_RETURN(config->num_heads, RequiredInt(root, "num_attention_heads", file));
-  ASSIGN_OR_RETURN(config->vocab_size, RequiredInt(root, "vocab_size", file));
-  ASSIGN_OR_RETURN(std::optional<int> kv_heads, OptionalInt(root, "num_key_value_heads", file));
+  ASSIGN_OR_RETURN(config->hidden_size, RequiredInt(root, "hidden_size", file, kMaxDim));
+  ASSIGN_OR_RETURN(config->intermediate_size,
+                   RequiredInt(root, "intermediate_size", file, kMaxDim));
+  ASSIGN_OR_RETURN(config->num_layers, RequiredInt(root, "num_hidden_layers", file, kMaxLayers));
+  ASSIGN_OR_RETURN(config->num_heads, RequiredInt(root, "num_attention_heads", file, kMaxHeads));
+  ASSIGN_OR_RETURN(config->vocab_size, RequiredInt(root, "vocab_size", file, kMaxVocab));
+  ASSIGN_OR_RETURN(std::optional<int> kv_heads,
+                   OptionalInt(root, "num_key_value_heads", file, 1, config->num_heads));
   config->num_kv_heads = kv_heads.value_or(config->num_heads);
   if (config->num_heads % config->num_kv_heads != 0) {
     return FieldError(file, "num_key_value_heads",
                       absl::StrCat("= ", config->num_kv_heads, " does not divide ",
                                    "num_attention_heads = ", config->num_heads));
   }
-  ASSIGN_OR_RETURN(std::optional<int> head_dim, OptionalInt(root, "head_dim", file));
+  ASSIGN_OR_RETURN(std::optional<int> head_dim,
+                   OptionalInt(root, "head_dim", file, 2, kMaxHeadDim));
   if (head_dim) {
     config->head_dim = *head_dim;
   } else {

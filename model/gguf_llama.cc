@@ -115,13 +115,12 @@ absl::Status ParseTokenIds(const GgufFile& file, ModelConfig& config) {
 
 absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
   RETURN_IF_ERROR(CheckArchitecture(file));
-  constexpr int64_t kMaxDim = 1 << 20;
   ModelConfig config;
   config.name = file.GetString("general.name").value_or("");
-  ASSIGN_OR_RETURN(config.num_layers, ShapeKey(file, "block_count", 1, 4096));
+  ASSIGN_OR_RETURN(config.num_layers, ShapeKey(file, "block_count", 1, kMaxLayers));
   ASSIGN_OR_RETURN(config.hidden_size, ShapeKey(file, "embedding_length", 1, kMaxDim));
   ASSIGN_OR_RETURN(config.intermediate_size, ShapeKey(file, "feed_forward_length", 1, kMaxDim));
-  ASSIGN_OR_RETURN(config.num_heads, ShapeKey(file, "attention.head_count", 1, 4096));
+  ASSIGN_OR_RETURN(config.num_heads, ShapeKey(file, "attention.head_count", 1, kMaxHeads));
   ASSIGN_OR_RETURN(config.num_kv_heads, ShapeKey(file, "attention.head_count_kv", 1,
                                                  config.num_heads, config.num_heads));
   if (config.num_heads % config.num_kv_heads != 0) {
@@ -129,10 +128,10 @@ absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
                     absl::StrCat("= ", config.num_kv_heads,
                                  " does not divide head_count = ", config.num_heads));
   }
-  ASSIGN_OR_RETURN(const int key_length, ShapeKey(file, "attention.key_length", 2, 4096,
+  ASSIGN_OR_RETURN(const int key_length, ShapeKey(file, "attention.key_length", 2, kMaxHeadDim,
                                                   config.hidden_size / config.num_heads));
   ASSIGN_OR_RETURN(const int value_length,
-                   ShapeKey(file, "attention.value_length", 2, 4096, key_length));
+                   ShapeKey(file, "attention.value_length", 2, kMaxHeadDim, key_length));
   if (key_length != value_length || key_length % 2 != 0) {
     return KeyError(
         file, "llama.attention.key_length",
@@ -145,7 +144,7 @@ absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
   config.rms_norm_eps = static_cast<float>(eps);
   RETURN_IF_ERROR(ParseRope(file, config));
   // The vocabulary: llama.vocab_size, else the tokenizer's length, else the embedding's rows.
-  absl::StatusOr<int> vocab = ShapeKey(file, "vocab_size", 1, 1 << 24);
+  absl::StatusOr<int> vocab = ShapeKey(file, "vocab_size", 1, kMaxVocab);
   if (absl::IsNotFound(vocab.status())) {
     if (const GgufValue* tokens = file.Find("tokenizer.ggml.tokens"); tokens != nullptr) {
       vocab = static_cast<int>(tokens->elements.size());

@@ -81,6 +81,12 @@ TEST(ConfigJson, RefusalsNameTheField) {
       {"head_dim", 63, "'head_dim' = 63 is odd"},
       {"hidden_size", "2048", "'hidden_size' is not an integer"},
       {"num_hidden_layers", -1, "'num_hidden_layers' = -1 is out of range"},
+      // Sizes are bounded before anything is sized from them (issue 16: 1e9 layers allocated
+      // gigabytes of tensor specs).
+      {"num_hidden_layers", 1000000000, "'num_hidden_layers' = 1000000000 is out of range [1, 4096]"},
+      {"vocab_size", 1 << 30, "'vocab_size' = 1073741824 is out of range [1, 16777216]"},
+      {"intermediate_size", 1 << 30, "'intermediate_size' = 1073741824 is out of range"},
+      {"num_key_value_heads", 64, "'num_key_value_heads' = 64 is out of range [1, 32]"},
       {"bos_token_id", {1, 2}, "'bos_token_id' lists several"},
       {"eos_token_id", "x", "'eos_token_id' must be a token id"},
       {"eos_token_id", 128256, "'eos_token_id' = 128256 is not below vocab_size"},
