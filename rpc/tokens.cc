@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/ascii_class.h"
 #include "base/files.h"
 
 namespace arbor::rpc {
@@ -14,16 +15,6 @@ namespace {
 constexpr size_t kMinTokenChars = 16;
 constexpr size_t kMaxTokenChars = 512;
 constexpr size_t kMaxNameChars = 64;
-
-bool AllOf(absl::string_view s, absl::string_view extra) {
-  for (char c : s) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) &&
-        extra.find(c) == absl::string_view::npos) {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::optional<Role> ParseRole(absl::string_view role) {
   if (role == "user") return Role::kUser;
@@ -62,11 +53,11 @@ absl::StatusOr<TokenTable> TokenTable::Parse(const std::string& text) {
     }
     const absl::string_view token = fields[0], name = fields[1];
     if (token.size() < kMinTokenChars || token.size() > kMaxTokenChars ||
-        !AllOf(token, "._~+/=-")) {
+        !base::AlnumOr(token, "._~+/=-")) {
       return LineError(number, absl::StrCat("the token must be ", kMinTokenChars, " to ",
                                             kMaxTokenChars, " characters of [A-Za-z0-9._~+/=-]"));
     }
-    if (name.size() > kMaxNameChars || !AllOf(name, "._@-")) {
+    if (name.size() > kMaxNameChars || !base::AlnumOr(name, "._@-")) {
       return LineError(number, absl::StrCat("the name must be at most ", kMaxNameChars,
                                             " characters of [A-Za-z0-9._@-]"));
     }

@@ -18,7 +18,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 import urllib.request
@@ -37,20 +36,6 @@ def cpu_name():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor()
-
-
-def start_cluster(processes, bin_dir, wait_ready):
-    model = os.path.join(processes.dir, "small")
-    subprocess.run([os.path.join(bin_dir, "arbor"), "make-model", "--preset=small",
-                    f"--out={model}"], check=True, capture_output=True)
-    [worker] = processes.start("arbor-worker", f"--model={model}", "--threads=2",
-                               "--kv_tokens=65536", "--listen=127.0.0.1:0")
-    _, port = processes.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
-                              "--http_listen=127.0.0.1:0", f"--workers=127.0.0.1:{worker}",
-                              port_flags=("--port_file", "--http_port_file"))
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(base)
-    return base
 
 
 def complete(http_json, base, policy, tokens, tag):
@@ -175,12 +160,13 @@ def main():
     parser.add_argument("--screenshots", help="save job.png and branch.png here")
     args = parser.parse_args()
     os.environ["ARBOR_BINARY_DIR"] = args.build
-    from arbor_processes import BIN, Processes, http_json, wait_ready
+    from arbor_processes import Processes, http_json, start_http_cluster
 
     processes = Processes(prefix="arbor-viewer-bench-")
     browser = None
     try:
-        base = start_cluster(processes, BIN, wait_ready)
+        base = start_http_cluster(processes, "small",
+                                  worker_flags=("--threads=2", "--kv_tokens=65536"))
         job, tree, threshold, generation_s = run_job(http_json, base, args.tokens, args.branches)
         nodes = tree["nodes"]
         points = branch_points(tree)

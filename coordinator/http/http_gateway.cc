@@ -29,12 +29,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// A unary call to the coordinator's own services with a bound on how long it may take,
-// carrying the HTTP request's credentials (the services decide who may see what).
-std::unique_ptr<grpc::ClientContext> UnaryContext(const std::string& authorization = "") {
+// A unary call to the coordinator's own services with a bound on how long it may take.
+std::unique_ptr<grpc::ClientContext> UnaryContext() {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  if (!authorization.empty()) context->AddMetadata("authorization", authorization);
   return context;
 }
 
@@ -49,6 +47,17 @@ absl::StatusOr<std::string> Authorization(const httplib::Request& request) {
     }
   }
   return value;
+}
+
+// A unary call on behalf of the HTTP request: its credentials go along (the services decide
+// who may see what).
+absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallerContext(
+    const httplib::Request& request) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return authorization.status();
+  std::unique_ptr<grpc::ClientContext> context = UnaryContext();
+  if (!authorization->empty()) context->AddMetadata("authorization", *authorization);
+  return context;
 }
 
 void SetJson(const json& body, httplib::Response& response) {
@@ -235,8 +244,8 @@ void HttpGateway::Health(httplib::Response& response) {
 
 // Query: state (comma-separated), tag (exact client_tag), limit, as ListJobsRequest has them.
 void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& response) {
-  absl::StatusOr<std::string> authorization = Authorization(request);
-  if (!authorization.ok()) return SetError(authorization.status(), response);
+  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
+  if (!context.ok()) return SetError(context.status(), response);
   arbor::v1::ListJobsRequest list;
   if (absl::Status states = ParseStates(request.get_param_value("state"), list); !states.ok()) {
     return SetError(states, response);
@@ -250,20 +259,19 @@ void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& respo
     list.set_limit(limit);
   }
   arbor::v1::ListJobsResponse jobs;
-  const grpc::Status status =
-      generation_->ListJobs(UnaryContext(*authorization).get(), list, &jobs);
+  const grpc::Status status = generation_->ListJobs(context->get(), list, &jobs);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(jobs, response);
 }
 
 void HttpGateway::Job(const httplib::Request& request, const std::string& id,
                       httplib::Response& response) {
-  absl::StatusOr<std::string> authorization = Authorization(request);
-  if (!authorization.ok()) return SetError(authorization.status(), response);
+  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
+  if (!context.ok()) return SetError(context.status(), response);
   arbor::v1::JobRef ref;
   ref.set_job_id(id);
   arbor::v1::Job job;
-  const grpc::Status status = generation_->GetJob(UnaryContext(*authorization).get(), ref, &job);
+  const grpc::Status status = generation_->GetJob(context->get(), ref, &job);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(job, response);
 }
@@ -271,8 +279,8 @@ void HttpGateway::Job(const httplib::Request& request, const std::string& id,
 // Query: root (node id), max_depth, top_logprobs (true/1), as GetTreeRequest has them.
 void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
                        httplib::Response& response) {
-  absl::StatusOr<std::string> authorization = Authorization(request);
-  if (!authorization.ok()) return SetError(authorization.status(), response);
+  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
+  if (!context.ok()) return SetError(context.status(), response);
   arbor::v1::GetTreeRequest tree_request;
   tree_request.set_job_id(id);
   for (const char* key : {"root", "max_depth"}) {
@@ -287,8 +295,7 @@ void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
   const std::string top = request.get_param_value("top_logprobs");
   tree_request.set_include_top_logprobs(top == "true" || top == "1");
   arbor::v1::Tree tree;
-  const grpc::Status status =
-      generation_->GetTree(UnaryContext(*authorization).get(), tree_request, &tree);
+  const grpc::Status status = generation_->GetTree(context->get(), tree_request, &tree);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   response.set_content(TreeToJson(tree, /*indent=*/-1), "application/json");
 }

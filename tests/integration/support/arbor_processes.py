@@ -90,3 +90,20 @@ class Processes:
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_flags=()):
+    """A make-model checkpoint of `preset` in the processes' folder, a worker on it and a
+    coordinator with HTTP, on loopback; waits until a worker is ready and returns the
+    coordinator's HTTP base URL."""
+    model = os.path.join(processes.dir, preset)
+    subprocess.run([os.path.join(BIN, "arbor"), "make-model", f"--preset={preset}",
+                    f"--out={model}"], check=True, capture_output=True)
+    [worker] = processes.start("arbor-worker", f"--model={model}", "--listen=127.0.0.1:0",
+                               *worker_flags)
+    _, port = processes.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
+                              "--http_listen=127.0.0.1:0", f"--workers=127.0.0.1:{worker}",
+                              *coordinator_flags, port_flags=("--port_file", "--http_port_file"))
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base)
+    return base

@@ -11,7 +11,6 @@ import gzip
 import json
 import math
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402  (path set above)
+from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402  (path set)
 from browser import chrome, unavailable  # noqa: E402
 
 if unavailable():  # The dependency script installs it; without it there is nothing to test.
@@ -59,18 +58,10 @@ class Cluster(Processes):
 
     def __init__(self):
         super().__init__(prefix="arbor-viewer-")
-        model = os.path.join(self.dir, "tiny")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={model}"], check=True, capture_output=True)
-        [worker] = self.start("arbor-worker", f"--model={model}", "--threads=1",
-                              "--kv_tokens=32768", "--listen=127.0.0.1:0")
         # Short worker runs make a long job last long enough to be watched live.
-        _, port = self.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
-                             "--http_listen=127.0.0.1:0", f"--workers=127.0.0.1:{worker}",
-                             "--steps_per_run=2", "--first_run_steps=1",
-                             port_flags=("--port_file", "--http_port_file"))
-        self.base = f"http://127.0.0.1:{port}"
-        wait_ready(self.base)
+        self.base = start_http_cluster(
+            self, worker_flags=("--threads=1", "--kv_tokens=32768"),
+            coordinator_flags=("--steps_per_run=2", "--first_run_steps=1"))
 
     def complete(self, policy, tag, max_tokens=24, seed=7):
         """Runs a completion to its end; returns its job id."""
