@@ -166,6 +166,9 @@ WorkerPool::HeartbeatReply WorkerPool::Heartbeat(const std::string& worker_id,
   if (e == nullptr || e->state == arbor::v1::WORKER_STATE_DEAD || !e->registered) return {};
   e->last_heartbeat = clock_->Now();
   ApplyLoad(*e, load, e->last_heartbeat);
+  if (e->state == arbor::v1::WORKER_STATE_DRAINING && !e->draining && load.serving()) {
+    e->state = arbor::v1::WORKER_STATE_READY;  // Undrained, and serving again.
+  }
   return {true, e->draining};
 }
 
@@ -199,7 +202,12 @@ absl::Status WorkerPool::Undrain(const std::string& worker_id) {
       return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
     }
     e->draining = false;
-    if (e->state == arbor::v1::WORKER_STATE_DRAINING) e->state = arbor::v1::WORKER_STATE_READY;
+    // A registered worker stopped serving when its heartbeat told it to drain; it is READY
+    // again once a heartbeat says it serves (Heartbeat), so no job is routed to it before. A
+    // static worker never heard of the drain.
+    if (e->state == arbor::v1::WORKER_STATE_DRAINING && !e->registered) {
+      e->state = arbor::v1::WORKER_STATE_READY;
+    }
   }
   base::WithFields({{"worker", worker_id}, {"event", "worker_undrained"}}).Info("worker undrained");
   return absl::OkStatus();

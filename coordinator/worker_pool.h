@@ -107,8 +107,9 @@ class WorkerPool {
   // Stops routing to the worker and tells listeners; returns the jobs homed there.
   // NOT_FOUND for an unknown id. Draining twice is harmless (no second event).
   absl::StatusOr<int> Drain(const std::string& worker_id);
-  // UndrainWorker: routes to the worker again (READY if it was DRAINING; a DEAD one stays so
-  // until it answers). NOT_FOUND for an unknown id.
+  // UndrainWorker: routes to the worker again: READY at its next heartbeat that reports it
+  // serving (a static worker at once); a DEAD one stays so until it answers. NOT_FOUND for an
+  // unknown id.
   absl::Status Undrain(const std::string& worker_id);
   // DeregisterWorker: the worker is stopping; Drain, checked against the registering process
   // (FAILED_PRECONDITION for another instance_id, e.g. a late call from a replaced process).

@@ -129,6 +129,25 @@ TEST(WorkerPool, DrainStopsRoutingTellsListenersAndTheWorker) {
   EXPECT_EQ(pool.Drain("nobody").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(WorkerPool, UndrainRoutesAgainOnceTheWorkerServes) {
+  FakeClock clock;
+  WorkerPool pool(FastOptions(), &clock);
+  ASSERT_TRUE(pool.Register("a:1", Info("a")).ok());
+  ASSERT_TRUE(pool.Drain("a").ok());
+  ASSERT_TRUE(pool.Heartbeat("a", Load(0)).drain);
+  ASSERT_TRUE(pool.Undrain("a").ok());
+  // The worker stopped serving when told to drain: no job goes to it until it serves again.
+  EXPECT_EQ(pool.RouteJob({}, {}).status().code(), absl::StatusCode::kUnavailable);
+  arbor::v1::HealthResponse not_yet = Load(0);
+  not_yet.set_serving(false);
+  EXPECT_FALSE(pool.Heartbeat("a", not_yet).drain);  // Tells it to serve again.
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DRAINING);
+  EXPECT_FALSE(pool.Heartbeat("a", Load(0)).drain);
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_READY);
+  EXPECT_EQ(pool.RouteJob({}, {})->worker_id, "a");
+  EXPECT_EQ(pool.Undrain("nobody").code(), absl::StatusCode::kNotFound);
+}
+
 TEST(WorkerPool, ARestartedWorkerGetsAFreshChannelAndOldFailuresDoNotTouchIt) {
   FakeClock clock;
   int dialled = 0;
