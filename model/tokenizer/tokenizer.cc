@@ -23,8 +23,14 @@ using nlohmann::json;
 
 // Bounds that keep a hostile tokenizer.json from asking for absurd allocations.
 constexpr int kMaxTokenId = 1 << 22;
-// The word cache is dropped when it grows past this many words (adversarial or endless text).
-constexpr size_t kMaxCachedWords = 1 << 18;
+// The word cache is dropped when its entries take more than this (adversarial or endless
+// text). Measured (issue 16): prompts of fresh words grew the coordinator by ~7-12 MB per 1,000
+// jobs until a 2^18-word limit (~20-35 MB) was reached; real text repeats its words, so a few
+// MB hold the words that matter.
+constexpr size_t kMaxCacheBytes = 4 << 20;
+// What one entry costs beyond its bytes and ids: the hash slot, the vector and string headers,
+// the ids' allocation.
+constexpr size_t kCacheEntryOverhead = 96;
 
 absl::Status Unsupported(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("unsupported tokenizer: ", what));
@@ -419,9 +425,16 @@ void Tokenizer::EncodeWord(absl::string_view word, std::vector<int>* ids) const 
   }
   const size_t first = ids->size();
   MergeWord(word, ids);
+  const size_t entry_bytes =
+      word.size() + (ids->size() - first) * sizeof(int) + kCacheEntryOverhead;
   std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() >= kMaxCachedWords) cache_.clear();
-  cache_.emplace(word, std::vector<int>(ids->begin() + first, ids->end()));
+  if (cache_bytes_ + entry_bytes > kMaxCacheBytes) {
+    cache_ = {};  // Not clear(): that keeps the slot array allocated.
+    cache_bytes_ = 0;
+  }
+  if (cache_.emplace(word, std::vector<int>(ids->begin() + first, ids->end())).second) {
+    cache_bytes_ += entry_bytes;
+  }
 }
 
 void Tokenizer::InitialSymbols(absl::string_view word, std::vector<int>* symbols) const {

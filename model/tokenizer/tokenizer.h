@@ -115,9 +115,11 @@ class Tokenizer {
   bool strip_leading_space_ = false;
 
   // BPE results per word (raw bytes → ids). Words repeat heavily in text, so after warm-up most
-  // words cost one hash lookup.
+  // words cost one hash lookup. Bounded in bytes (tokenizer.cc): a stream of fresh words must
+  // not grow a long-lived coordinator.
   mutable std::mutex cache_mutex_;
   mutable absl::flat_hash_map<std::string, std::vector<int>> cache_;
+  mutable size_t cache_bytes_ = 0;  // Approximate memory held by cache_.
 };
 
 }  // namespace arbor::model

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -167,6 +168,19 @@ TEST_F(TrainedTokenizerTest, EncodeMatchesNaiveBpe) {
   // The naive reference knows no added tokens; the non-special one would be matched.
   text = absl::StrReplaceAll(text, {{"<custom>", "<cust>"}});
   EXPECT_EQ(tokenizer_->Encode(text, /*parse_special=*/false), NaiveEncode(*json_, text));
+}
+
+// More fresh words than the word cache holds (it is dropped and refilled several times, issue
+// 16): every encoding stays what a fresh tokenizer gives.
+TEST_F(TrainedTokenizerTest, EncodingPastTheWordCacheBoundStaysExact) {
+  auto fresh = Tokenizer::FromJson(*json_);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  std::string text;
+  for (int i = 0; i < 120000; ++i) absl::StrAppend(&text, " w", i * 7919, "x");
+  const std::vector<int> first = tokenizer_->Encode(text, /*parse_special=*/false);
+  EXPECT_EQ(tokenizer_->Encode(text, /*parse_special=*/false), first);
+  const std::string probe = " w15838x w0x the";
+  EXPECT_EQ(tokenizer_->Encode(probe, false), (*fresh)->Encode(probe, false));
 }
 
 TEST_F(TrainedTokenizerTest, DecodeInvertsEncodeOnAnyBytes) {
