@@ -1,5 +1,7 @@
 #include "rpc/security.h"
 
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/support/client_interceptor.h>
 
 #include <cstdlib>
@@ -22,6 +24,9 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificates that peers' certificates must be signed by: servers this process "
           "dials, and cluster members (workers, coordinators) that dial it.");
+ABSL_FLAG(int, tls_refresh_seconds, 60,
+          "How often servers re-read --tls_cert, --tls_key and --tls_ca, so renewed certificates "
+          "take effect without a restart (new connections get them), >= 1.");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name to check in servers' certificates instead of the dialled host (e.g. one "
           "certificate for every worker of a cluster whose pod addresses are not known ahead).");
@@ -108,8 +113,13 @@ absl::StatusOr<Security> Security::FromFlags() {
     s.key_pem_ = *std::move(pem);
     s.cert_file_ = cert;
     s.key_file_ = key;
+    s.ca_file_ = ca;
   }
   s.server_name_ = absl::GetFlag(FLAGS_tls_server_name);
+  if (absl::GetFlag(FLAGS_tls_refresh_seconds) < 1) {
+    return absl::InvalidArgumentError("--tls_refresh_seconds: must be >= 1");
+  }
+  s.refresh_seconds_ = static_cast<unsigned>(absl::GetFlag(FLAGS_tls_refresh_seconds));
   if (const std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
     absl::StatusOr<std::string> token = base::ReadFile(file);
     if (!token.ok())
@@ -127,13 +137,17 @@ absl::StatusOr<Security> Security::FromFlags() {
 std::shared_ptr<grpc::ServerCredentials> Security::ServerCredentials(
     ClientCerts client_certs) const {
   if (!tls()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options(
-      client_certs == ClientCerts::kRequired
-          ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-          : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = ca_pem_;
-  options.pem_key_cert_pairs.push_back({key_pem_, cert_pem_});
-  return grpc::SslServerCredentials(options);
+  // The files, not their contents at start: gRPC re-reads them every refresh interval, so a
+  // renewed certificate (or CA bundle) serves new connections without a restart.
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      key_file_, cert_file_, ca_file_, refresh_seconds_);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_root_certs();
+  options.watch_identity_key_cert_pairs();
+  options.set_cert_request_type(client_certs == ClientCerts::kRequired
+                                    ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                    : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  return grpc::experimental::TlsServerCredentials(options);
 }
 
 std::shared_ptr<grpc::Channel> Security::Dial(const std::string& address,

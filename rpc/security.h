@@ -45,7 +45,8 @@ class Security {
                                       grpc::ChannelArguments arguments = {}) const;
 
  private:
-  std::string cert_file_, key_file_;
+  std::string cert_file_, key_file_, ca_file_;
+  unsigned refresh_seconds_ = 60;
   std::string cert_pem_, key_pem_, ca_pem_, server_name_, token_;
 };
 

@@ -13,6 +13,7 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "arbor/v1/worker.grpc.pb.h"
 #include "base/files.h"
 #include "rpc/grpc_status.h"
@@ -24,6 +25,7 @@ ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_ca);
 ABSL_DECLARE_FLAG(std::string, token_file);
 ABSL_DECLARE_FLAG(bool, insecure);
+ABSL_DECLARE_FLAG(int, tls_refresh_seconds);
 
 namespace arbor::rpc {
 namespace {
@@ -108,6 +110,7 @@ class SecurityFlags : public testing::Test {
     absl::SetFlag(&FLAGS_tls_ca, "");
     absl::SetFlag(&FLAGS_token_file, "");
     absl::SetFlag(&FLAGS_insecure, false);
+    absl::SetFlag(&FLAGS_tls_refresh_seconds, 60);
   }
 
   // A client Security with `token` and the TLS files named (empty: none).
@@ -221,6 +224,42 @@ TEST_F(MutualTls, APublicPortTakesClientsWithoutCertificates) {
   EXPECT_EQ(info.worker_id(), "ops");
   EXPECT_EQ(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb"), (*server)->address(), &info).error_code(),
             grpc::StatusCode::UNAVAILABLE);  // Plaintext against TLS.
+}
+
+TEST_F(MutualTls, RenewedCertificatesTakeEffectWithoutARestart) {
+  const std::string rotating = TempPath("rotating");
+  std::filesystem::create_directories(rotating);
+  const auto install = [&](const std::string& from) {
+    for (const char* file : {"ca.pem", "server.pem", "server.key"}) {
+      std::filesystem::copy_file(from + "/" + file, rotating + "/" + file,
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+  };
+  install(TempPath("cluster"));
+  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
+  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
+  ASSERT_TRUE(auth.ok());
+  WhoAmI service(auth->get());
+  absl::SetFlag(&FLAGS_tls_refresh_seconds, 1);
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start("127.0.0.1:0", {&service},
+                    Client("", rotating, "server").ServerCredentials(ClientCerts::kRequired));
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = (*server)->address();
+  const std::string token = "aaaaaaaaaaaaaaaaaaaaaaaa";
+  arbor::v1::WorkerInfo info;
+  ASSERT_TRUE(Info(Client(token, TempPath("cluster"), "member"), address, &info).ok());
+
+  // The server's files now hold the stranger's CA and a certificate it signed.
+  install(TempPath("stranger"));
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!Info(Client(token, TempPath("stranger"), "member"), address, &info).ok()) {
+    ASSERT_LT(absl::Now(), deadline) << "the renewed certificates were never picked up";
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_EQ(Info(Client(token, TempPath("cluster"), "member"), address, &info).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  std::filesystem::remove_all(rotating);
 }
 
 TEST_F(SecurityFlags, IncompleteOrMissingFilesAreRefusedByFlag) {
