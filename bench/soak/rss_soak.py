@@ -14,7 +14,6 @@ full shows up (issue 16). Requests are hand-encoded protobuf bytes: only grpcio 
 import argparse
 import concurrent.futures
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -26,38 +25,7 @@ import grpc
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "integration",
                                 "support"))
 import arbor_processes  # noqa: E402
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def generate_request(seed, args):
-    """A GenerateRequest: text (field 1) or tokens (3), max_tokens (4), seed (5)."""
-    rng = random.Random(seed)
-    if args.prompt == "text":
-        letters = "abcdefghijklmnopqrstuvwxyz"
-        text = " ".join("".join(rng.choice(letters) for _ in range(rng.randrange(3, 9)))
-                        for _ in range(args.words)).encode()
-        prompt = b"\x0a" + varint(len(text)) + text
-    else:
-        ids = b"".join(varint(rng.randrange(1, 500)) for _ in range(args.words))
-        tokens = b"\x0a" + varint(len(ids)) + ids
-        prompt = b"\x1a" + varint(len(tokens)) + tokens
-    return prompt + b"\x20" + varint(args.max_tokens) + b"\x28" + varint(seed)
-
-
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from soak_support import generate_request, rss_mb  # noqa: E402
 
 
 def main():
@@ -83,12 +51,15 @@ def main():
         coordinator = processes.processes[-1].pid
         processes.start("arbor-worker", "--listen=127.0.0.1:0", f"--model={model}",
                         f"--coordinator=127.0.0.1:{port}", "--log_level=warn")
+        def request(seed):
+            return generate_request(seed, args.prompt, args.words, args.max_tokens)
+
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         generate = channel.unary_stream("/arbor.v1.Generation/Generate")
         deadline = time.monotonic() + 30
         while True:  # Until the worker has registered.
             try:
-                for _ in generate(generate_request(0, args), timeout=30):
+                for _ in generate(request(0), timeout=30):
                     pass
                 break
             except grpc.RpcError:
@@ -97,7 +68,7 @@ def main():
                 time.sleep(0.1)
 
         def one(i):
-            for _ in generate(generate_request(i + 1, args), timeout=120):
+            for _ in generate(request(i + 1), timeout=120):
                 pass
 
         start = time.monotonic()
