@@ -44,6 +44,10 @@ struct WorkerPool::PollResult {
 
 namespace {
 
+absl::Status UnknownWorker(const std::string& worker_id) {
+  return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+}
+
 // "host:port" with a non-empty host and a port in [1, 65535].
 absl::Status CheckAddress(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -185,7 +189,7 @@ absl::StatusOr<int> WorkerPool::Drain(const std::string& worker_id) {
     absl::MutexLock lock(&mu_);
     Entry* e = FindById(worker_id);
     if (e == nullptr) {
-      return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+      return UnknownWorker(worker_id);
     }
     jobs = e->jobs;
     SetDraining(*e, "drain requested", events);
@@ -199,7 +203,7 @@ absl::Status WorkerPool::Undrain(const std::string& worker_id) {
     absl::MutexLock lock(&mu_);
     Entry* e = FindById(worker_id);
     if (e == nullptr) {
-      return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+      return UnknownWorker(worker_id);
     }
     e->draining = false;
     // A registered worker stopped serving when its heartbeat told it to drain; it is READY
@@ -220,7 +224,7 @@ absl::StatusOr<int> WorkerPool::Deregister(const std::string& worker_id, uint64_
     absl::MutexLock lock(&mu_);
     Entry* e = FindById(worker_id);
     if (e == nullptr) {
-      return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
+      return UnknownWorker(worker_id);
     }
     if (e->instance_id != instance_id) {
       return absl::FailedPreconditionError(absl::StrCat(
