@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
 #include "rpc/request_metrics.h"
+#include "rpc/unparsable_requests.h"
 
 namespace arbor::rpc {
 
@@ -26,6 +27,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       address, credentials != nullptr ? credentials : grpc::InsecureServerCredentials(), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  // First, so that the metrics count the status it rewrites.
+  interceptors.push_back(std::make_unique<UnparsableRequests>());
   interceptors.push_back(std::make_unique<RequestMetrics>(metrics::DefaultRegistry()));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

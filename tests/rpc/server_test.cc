@@ -1,8 +1,12 @@
 #include "rpc/server.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/notification.h"
+#include "arbor/v1/generation.grpc.pb.h"
 #include "arbor/v1/worker.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "rpc/health.h"
 
 namespace arbor::rpc {
@@ -31,6 +35,76 @@ TEST(Server, UnimplementedMethodsSayUnimplemented) {
   grpc::ClientContext context;
   arbor::v1::WorkerInfo info;
   EXPECT_EQ(stub->Info(&context, {}, &info).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST(Server, NamedHealthServicesHaveTheirOwnStatus) {
+  arbor::v1::Worker::Service service;
+  auto server = Server::Start("127.0.0.1:0", {&service});
+  ASSERT_TRUE(server.ok());
+  (*server)->SetServing("arbor.ready", false);
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
+  for (const auto& [name, expected] :
+       {std::pair{"", grpc::health::v1::HealthCheckResponse::SERVING},
+        std::pair{"arbor.ready", grpc::health::v1::HealthCheckResponse::NOT_SERVING}}) {
+    grpc::ClientContext context;
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(name);
+    grpc::health::v1::HealthCheckResponse response;
+    ASSERT_TRUE(stub->Check(&context, request, &response).ok());
+    EXPECT_EQ(response.status(), expected) << name;
+  }
+}
+
+// Submit accepts anything that parses.
+class AcceptingGeneration final : public arbor::v1::Generation::CallbackService {
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const arbor::v1::GenerateRequest*,
+                                   arbor::v1::JobRef*) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+// A request that does not parse (a string field that is not UTF-8, or no message at all) is
+// INVALID_ARGUMENT naming the field, not gRPC's UNIMPLEMENTED with no message (issue 16).
+TEST(Server, UnparsableRequestsAreInvalidArgumentNamingTheField) {
+  AcceptingGeneration service;
+  auto server = Server::Start("127.0.0.1:0", {&service});
+  ASSERT_TRUE(server.ok());
+  auto channel = grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials());
+  auto stub = arbor::v1::Generation::NewStub(channel);
+  arbor::v1::GenerateRequest request;
+  arbor::v1::JobRef ref;
+  {
+    grpc::ClientContext context;
+    request.set_text("fine");
+    EXPECT_TRUE(stub->Submit(&context, request, &ref).ok());
+  }
+  grpc::ClientContext context;
+  request.set_text("\xff\xfe");
+  const grpc::Status status = stub->Submit(&context, request, &ref);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "arbor.v1.GenerateRequest.text: is not valid UTF-8 (every string field must be)");
+
+  // Bytes that are no message at all.
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext raw_context;
+  const grpc::Slice junk("\xff\xff\xff", 3);
+  grpc::ByteBuffer input(&junk, 1), output;
+  grpc::Status raw_status;
+  absl::Notification done;
+  generic.UnaryCall(&raw_context, "/arbor.v1.Generation/Submit", grpc::StubOptions(), &input,
+                    &output, [&](grpc::Status s) {
+                      raw_status = std::move(s);
+                      done.Notify();
+                    });
+  done.WaitForNotification();
+  EXPECT_EQ(raw_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(raw_status.error_message(),
+            "request: not a valid request message for /arbor.v1.Generation/Submit");
 }
 
 TEST(Server, BadAddressIsUnavailable) {
