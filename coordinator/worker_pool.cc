@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
+#include "coordinator/worker_names.h"
 #include "rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -48,18 +48,6 @@ absl::Status UnknownWorker(const std::string& worker_id) {
   return absl::NotFoundError(absl::StrCat("worker_id: no worker '", worker_id, "'"));
 }
 
-// "host:port" with a non-empty host and a port in [1, 65535].
-absl::Status CheckAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 1 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("address: '", address, "' is not host:port with a port in [1, 65535]"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 WorkerPool::StubFactory WorkerPool::InsecureStubs() {
@@ -95,7 +83,7 @@ const WorkerPool::Entry* WorkerPool::FindById(const std::string& worker_id) cons
 }
 
 absl::Status WorkerPool::AddStatic(const std::string& address) {
-  RETURN_IF_ERROR(CheckAddress(address));
+  RETURN_IF_ERROR(CheckWorkerAddress(address, "address"));
   absl::MutexLock lock(&mu_);
   for (const auto& e : entries_) {
     if (e->address == address) return absl::OkStatus();
@@ -111,7 +99,7 @@ absl::Status WorkerPool::AddStatic(const std::string& address) {
 
 absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
                                                  const arbor::v1::WorkerInfo& info) {
-  RETURN_IF_ERROR(CheckAddress(address));
+  RETURN_IF_ERROR(CheckWorkerAddress(address, "address"));
   const std::string id = info.worker_id().empty() ? address : info.worker_id();
   const absl::Time now = clock_->Now();
   std::vector<WorkerEvent> events;
