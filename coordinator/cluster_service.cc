@@ -50,6 +50,9 @@ grpc::Status ClusterService::RegisterWorker(grpc::ServerContext* context,
   if (absl::Status s = access_.Check(*context, ClusterAccess::Need::kWorker); !s.ok()) {
     return rpc::ToGrpcStatus(s);
   }
+  if (absl::Status s = CheckWorkerAddress(request->address(), "address"); !s.ok()) {
+    return rpc::ToGrpcStatus(s);
+  }
   if (!request->has_info()) {
     return rpc::ToGrpcStatus(absl::InvalidArgumentError("info: required"));
   }
