@@ -16,7 +16,7 @@ struct HostPort {
 };
 
 // INVALID_ARGUMENT quoting `address` when it is not host:port with a non-empty host and a port
-// in [0, 65535].
+// of 1 to 5 decimal digits in [0, 65535].
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view address);
 
 }  // namespace arbor::base

@@ -59,6 +59,15 @@ grpc::Status ClusterService::RegisterWorker(grpc::ServerContext* context,
   if (absl::Status s = ValidateWorkerInfo(request->info()); !s.ok()) {
     return rpc::ToGrpcStatus(s);
   }
+  // Without an id of its own the worker goes by its address, so that must be a usable id too
+  // (its heartbeats name it).
+  if (request->info().worker_id().empty()) {
+    if (absl::Status s = CheckWorkerId(request->address(), "address (the worker id when "
+                                                           "info.worker_id is empty)");
+        !s.ok()) {
+      return rpc::ToGrpcStatus(s);
+    }
+  }
   absl::StatusOr<std::string> id = pool_->Register(request->address(), request->info());
   if (!id.ok()) return rpc::ToGrpcStatus(id.status());
   response->set_worker_id(*id);

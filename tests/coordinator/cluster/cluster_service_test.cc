@@ -110,6 +110,13 @@ TEST_F(ClusterServiceTest, BadInputNamesTheField) {
   const Case cases[] = {
       {[](auto& r) { r.clear_address(); }, "address:"},
       {[](auto& r) { r.set_address("no-port"); }, "address:"},
+      {[](auto& r) { r.set_address("[::1]:+51"); }, "address:"},  // Found by fuzzing.
+      // Without info.worker_id the address is the id, and ids are <= 128 bytes.
+      {[](auto& r) {
+         r.set_address(std::string(200, 'h') + ":1");
+         r.mutable_info()->clear_worker_id();
+       },
+       "address (the worker id"},
       {[](auto& r) { r.clear_info(); }, "info:"},
       {[](auto& r) { r.mutable_info()->mutable_model()->set_vocab_size(0); },
        "info.model.vocab_size:"},
