@@ -697,6 +697,11 @@ int32_t Job::rehomed() const {
   return rehomed_;
 }
 
+int32_t Job::reprefilled() const {
+  absl::MutexLock lock(&mu_);
+  return reprefills_;
+}
+
 std::string Job::text() const {
   absl::MutexLock lock(&mu_);
   return text_.text();

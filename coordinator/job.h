@@ -143,6 +143,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::string error() const;
   std::string worker_id() const;
   int32_t rehomed() const;
+  int32_t reprefilled() const;  // Times prefilled again on a worker that dropped its sequences.
   // Committed generated text (cut before a stop string) and tokens (inserts included).
   std::string text() const;
   std::vector<int32_t> token_ids() const;
@@ -263,6 +264,8 @@ class Job : public std::enable_shared_from_this<Job> {
   void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RESOURCE_EXHAUSTED: hands back the job's sequences and schedules Retry() after a backoff.
   void WaitForKv(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NOT_FOUND: the worker no longer holds the job's sequences; prefill them there again.
+  void Reprefill(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts or continues a wait (for KV or a worker) and returns its next backoff; an error
   // when max_wait or the deadline is spent (the caller fails the job with it).
   absl::StatusOr<absl::Duration> NextWait(const absl::Status& why)
@@ -317,6 +320,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::string error_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<WorkerClient> worker_ ABSL_GUARDED_BY(mu_);
   int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t reprefills_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t exhausted_retries_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, on this worker.
   // The wait in progress (for KV or a worker): since when, and how many backoffs so far.

@@ -15,7 +15,6 @@ namespace {
 bool Retriable(absl::StatusCode code) {
   switch (code) {
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kUnimplemented:
@@ -171,6 +170,7 @@ void Job::WaitForKv(const absl::Status& status) {
 
 void Job::HandleFailure(const absl::Status& status) {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (status.code() == absl::StatusCode::kNotFound) return Reprefill(status);
   if (!Retriable(status.code())) return Fail(status);
   if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after) {
     return WaitForKv(status);
@@ -182,6 +182,23 @@ void Job::HandleFailure(const absl::Status& status) {
   base::WithFields(LogFieldsFor("worker_failed"))
       .Warn("worker failed the job: {}", status.ToString());
   RequestMove(status, /*forced=*/true);
+}
+
+void Job::Reprefill(const absl::Status& status) {
+  // Runs name only sequences this job created, so NOT_FOUND means the worker let them go: it
+  // released this coordinator's epoch after the lease lapsed (we were unreachable) or it is a
+  // new process on the same address. The worker is fine; prefill the job there again (full
+  // blocks are likely still in its prefix cache). Bounded like other failures, in case a worker
+  // keeps forgetting.
+  if (++consecutive_failures_ > options_.max_consecutive_failures) {
+    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
+                                                    " worker failures: ", status.ToString())));
+  }
+  base::WithFields(LogFieldsFor("reprefill"))
+      .Warn("worker no longer holds the job's sequences: {}", status.ToString());
+  ResetSequences();
+  ++reprefills_;
+  Continue();
 }
 
 void Job::RequestMove(absl::Status cause, bool forced) {

@@ -18,6 +18,7 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
   out.set_error(job->error());
   out.set_worker_id(job->worker_id());
   out.set_rehomed(job->rehomed());
+  out.set_reprefilled(job->reprefilled());
   if (!brief) {
     *out.mutable_policy() = policy;
     out.set_text(job->text());

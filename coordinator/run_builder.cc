@@ -9,8 +9,9 @@ arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSour
   if (source.fork_from) {
     item.set_fork_from(*source.fork_from);
     item.set_fork_length(source.fork_length);
-  } else if (!source.is_new && source.truncate_to) {
-    item.set_truncate_to(*source.truncate_to);
+  } else if (!source.is_new) {
+    item.set_continues(true);
+    if (source.truncate_to) item.set_truncate_to(*source.truncate_to);
   }
   item.mutable_append()->Add(source.append.begin(), source.append.end());
   item.set_max_steps(max_steps);

@@ -189,9 +189,11 @@ absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
       }
       length = item.truncate_to();
     }
-  } else if (item.has_truncate_to()) {
-    return absl::NotFoundError(
-        absl::StrCat(at, ".sequence_id: ", id, " does not exist, so it cannot be truncated"));
+  } else if (item.has_truncate_to() || item.continues()) {
+    return absl::NotFoundError(absl::StrCat(
+        at, ".sequence_id: ", id, " does not exist, so it cannot be ",
+        item.has_truncate_to() ? "truncated" : "continued",
+        " (released: its owner's lease lapsed or the worker restarted); create it again"));
   }
   if (length + item.append_size() > limits_.max_context) {
     return absl::InvalidArgumentError(

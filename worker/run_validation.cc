@@ -41,6 +41,9 @@ absl::Status ValidateItem(const v1::RunItem& item, const std::string& at, const 
       return absl::InvalidArgumentError(
           at + ".truncate_to: not allowed with fork_from (use fork_length)");
     }
+    if (item.continues()) {
+      return absl::InvalidArgumentError(at + ".continues: not allowed with fork_from");
+    }
     if (item.has_fork_length()) {
       RETURN_IF_ERROR(CheckRange(at + ".fork_length", item.fork_length(), 1, limits.max_context));
     }

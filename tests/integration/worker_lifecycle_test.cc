@@ -1,13 +1,15 @@
 // Worker and coordinator lifecycles as an operator meets them (issue 16), with real processes on
 // loopback: a worker restarted on the same address takes the next jobs at once; a worker stopped
 // with SIGTERM deregisters and its jobs finish elsewhere; the KV a crashed coordinator's jobs
-// held on a worker is released (lease lapse, or re-registration under a new epoch); jobs that
+// held on a worker is released (lease lapse, or re-registration under a new epoch), and a job
+// whose sequences lapsed while its coordinator was unreachable is prefilled again; jobs that
 // do not all fit in a worker's KV wait for room instead of failing; and the coordinator's
 // readiness (grpc.health.v1 service "arbor.ready") requires a ready worker.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -160,6 +162,16 @@ class Cluster {
     EXPECT_TRUE(status.ok()) << job_id << ": " << status.error_message();
     EXPECT_TRUE(last.has_finished()) << job_id << ": no finished event";
     return last.finished();
+  }
+
+  v1::Job GetJob(const std::string& job_id) {
+    grpc::ClientContext context;
+    v1::JobRef ref;
+    ref.set_job_id(job_id);
+    v1::Job job;
+    const grpc::Status status = generation_->GetJob(&context, ref, &job);
+    EXPECT_TRUE(status.ok()) << job_id << ": " << status.error_message();
+    return job;
   }
 
   // Waits until the job has streamed its first event.
@@ -320,6 +332,44 @@ TEST_F(WorkerLifecycleTest, AGoneCoordinatorsSequencesAreReleasedWhenTheirLeaseL
       << "the sequences of a coordinator silent for the lease are released";
   EXPECT_GT(cluster.WorkerHealth(0).expired_sequences(), 0);
   EXPECT_EQ(cluster.WorkerHealth(0).cache().used_blocks(), 0);
+}
+
+TEST_F(WorkerLifecycleTest, AJobWhoseSequencesLapsedIsPrefilledAgainAndGoesOnUnchanged) {
+  Cluster cluster(*model_dir_, "reprefill");
+  // Short runs: the job goes back to the coordinator often, so the pause lands between runs.
+  // Heartbeats lapse after 2.5 s, the lease after 1 s: the pause below (until the lease lapsed)
+  // lets the worker drop the job's sequences without the coordinator presuming the worker dead.
+  ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=500", "--steps_per_run=8"},
+                                       "127.0.0.1:0"));
+  ASSERT_EQ(cluster.StartWorker({"--owner_lease_seconds=1"}, "127.0.0.1:0"), 0);
+  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
+                                 absl::Seconds(10)));
+  const v1::GenerateRequest request = TokenRequest(100, 1500, 81);
+  const std::string reference = cluster.Submit(request);
+  ASSERT_EQ(cluster.Finished(reference).reason(), v1::FINISH_REASON_MAX_TOKENS);
+
+  // The same job again; the coordinator stops answering mid-job for longer than the lease.
+  const std::string paused = cluster.Submit(request);
+  cluster.AwaitFirstEvent(paused);
+  cluster.coordinator().Signal(SIGSTOP);
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (cluster.WorkerHealth(0).expired_sequences() == 0 && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_GT(cluster.WorkerHealth(0).expired_sequences(), 0) << "the lease lapsed";
+  cluster.coordinator().Signal(SIGCONT);
+
+  const v1::FinishedEvent finished = cluster.Finished(paused);
+  EXPECT_EQ(finished.reason(), v1::FINISH_REASON_MAX_TOKENS) << finished.error();
+  const v1::Job job = cluster.GetJob(paused);
+  EXPECT_GE(job.reprefilled(), 1);
+  // Prefilled again from the committed path, not continued from an empty context: the same
+  // tokens as the uninterrupted job.
+  const v1::Job expected = cluster.GetJob(reference);
+  ASSERT_EQ(job.token_ids_size(), expected.token_ids_size());
+  EXPECT_TRUE(std::equal(job.token_ids().begin(), job.token_ids().end(),
+                         expected.token_ids().begin()));
+  EXPECT_EQ(cluster.AwaitNoSequences(0, absl::Seconds(5)), 0);
 }
 
 TEST_F(WorkerLifecycleTest, ARestartedCoordinatorMakesTheWorkerDropTheOldOnesSequences) {
