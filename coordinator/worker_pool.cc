@@ -153,15 +153,30 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
 
 WorkerPool::HeartbeatReply WorkerPool::Heartbeat(const std::string& worker_id,
                                                  const arbor::v1::HealthResponse& load) {
-  absl::MutexLock lock(&mu_);
-  Entry* e = FindById(worker_id);
-  if (e == nullptr || e->state == arbor::v1::WORKER_STATE_DEAD || !e->registered) return {};
-  e->last_heartbeat = clock_->Now();
-  ApplyLoad(*e, load, e->last_heartbeat);
-  if (e->state == arbor::v1::WORKER_STATE_DRAINING && !e->draining && load.serving()) {
-    e->state = arbor::v1::WORKER_STATE_READY;  // Undrained, and serving again.
+  std::vector<WorkerEvent> events;
+  HeartbeatReply reply;
+  {
+    absl::MutexLock lock(&mu_);
+    Entry* e = FindById(worker_id);
+    if (e == nullptr || e->state == arbor::v1::WORKER_STATE_DEAD || !e->registered) return {};
+    e->last_heartbeat = clock_->Now();
+    ApplyLoad(*e, load, e->last_heartbeat);
+    FollowServing(*e, load.serving(), events);
+    reply = {true, e->draining};
   }
-  return {true, e->draining};
+  Notify(events);
+  return reply;
+}
+
+void WorkerPool::FollowServing(Entry& e, bool serving, std::vector<WorkerEvent>& events) {
+  if (e.state == arbor::v1::WORKER_STATE_READY && !serving) {
+    base::WithFields({{"worker", e.worker_id}, {"event", "worker_not_serving"}})
+        .Warn("worker reports it is not serving; no jobs go there until it does");
+    e.state = arbor::v1::WORKER_STATE_DRAINING;
+    events.push_back({e.worker_id, WorkerEvent::kDraining, "the worker reports it is not serving"});
+  } else if (e.state == arbor::v1::WORKER_STATE_DRAINING && !e.draining && serving) {
+    e.state = arbor::v1::WORKER_STATE_READY;  // Undrained, or recovered, and serving again.
+  }
 }
 
 void WorkerPool::ApplyLoad(Entry& e, const arbor::v1::HealthResponse& load, absl::Time now) {
@@ -429,6 +444,7 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
   e->failed_polls = 0;
   e->last_heartbeat = now;
   ApplyLoad(*e, r.load, now);
+  FollowServing(*e, r.load.serving(), events);
   e->next_poll = now + options_.poll_interval;
 }
 

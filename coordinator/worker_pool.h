@@ -160,6 +160,11 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLoad(Entry& entry, const arbor::v1::HealthResponse& load, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The worker's own word on serving (its Health): one that stops serving untold (its device
+  // failed) leaves routing as a drained one does, its jobs told to move; it is READY again when
+  // it serves and no drain was asked.
+  void FollowServing(Entry& entry, bool serving, std::vector<WorkerEvent>& events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(const PollResult& result, absl::Time now, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PollResult Poll(const std::string& address,

@@ -69,6 +69,22 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device) {
   return ctx;
 }
 
+absl::Status CudaContext::Bind() const {
+  return CudaStatus(cudaSetDevice(device_), absl::StrCat("cudaSetDevice(", device_, ")"));
+}
+
+absl::Status CudaContext::Usable() const {
+  if (absl::Status bound = Bind(); !bound.ok()) return bound;
+  cudaError_t error = cudaStreamSynchronize(stream_);
+  if (error == cudaSuccess) error = cudaPeekAtLastError();
+  if (!IsStickyCudaError(error)) {
+    cudaGetLastError();  // A non-sticky error belonged to the failed call only.
+    return absl::OkStatus();
+  }
+  return CudaStatus(error, absl::StrCat("device cuda:", device_,
+                                        " (a sticky error: every later call fails)"));
+}
+
 CudaContext::~CudaContext() {
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);

@@ -34,6 +34,13 @@ class CudaContext {
   CudaContext& operator=(const CudaContext&) = delete;
 
   int device() const { return device_; }
+  // Makes this context's device the calling thread's current one. CUDA's current device is per
+  // thread: every entry point that may run on a thread other than the creating one (the
+  // worker's engine thread) binds first, or allocations and launches go to device 0.
+  absl::Status Bind() const;
+  // Whether the device can still run work: waits for the stream, then OK unless the context
+  // holds a sticky error (IsStickyCudaError), which it returns. Other errors are cleared.
+  absl::Status Usable() const;
   cudaStream_t stream() const { return stream_; }
   int multiprocessor_count() const { return multiprocessor_count_; }
 

@@ -14,6 +14,10 @@ namespace arbor::kernels {
 // and CUDA's own name and description of the error.
 absl::Status CudaStatus(cudaError_t error, absl::string_view what);
 
+// True for the errors that leave the CUDA context unusable ("sticky": every later call of the
+// process on that device fails the same way), e.g. an illegal address in a kernel.
+bool IsStickyCudaError(cudaError_t error);
+
 // Number of usable CUDA devices; 0 when there is no driver or no device.
 int CudaDeviceCount();
 

@@ -66,6 +66,11 @@ class Backend {
   // INVALID_ARGUMENT naming the row and field for bad input, before any state changes.
   virtual absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) = 0;
 
+  // Asked after a Forward or CopyKvBlocks failed: OK when later calls may succeed (the error
+  // belonged to that call), else why the backend can run nothing more (a CUDA context after an
+  // illegal address). The engine then stops serving, and the worker must be restarted.
+  virtual absl::Status Usable() { return absl::OkStatus(); }
+
   // Calls fn(i) for every i in [0, n), independent calls that may run concurrently. The engine
   // post-processes a step's rows (metrics, policy) here between forwards; a backend whose
   // forward runs on host threads lends them, since they would otherwise idle meanwhile.

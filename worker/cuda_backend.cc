@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
 
 CudaBackend::~CudaBackend() {
   if (context_ == nullptr) return;
+  cudaSetDevice(context_->device());  // May run on any thread (see CudaContext::Bind).
   cudaStreamSynchronize(context_->stream());
   for (void* p : allocations_) cudaFree(p);
   for (Buffer* b :
@@ -95,6 +96,17 @@ absl::StatusOr<void*> CudaBackend::Grow(Buffer& buffer, size_t bytes) {
   RETURN_IF_CUDA(cudaMalloc(&buffer.ptr, bytes), absl::StrCat("step buffer of ", bytes, " bytes"));
   buffer.bytes = bytes;
   return buffer.ptr;
+}
+
+absl::Status CudaBackend::Upload(void* device, const void* host, size_t bytes,
+                                 const std::string& what) {
+  // On the step stream, and waited for: a plain cudaMemcpy from pageable memory goes on the
+  // legacy stream and may still be in flight when the first step starts on the non-blocking
+  // one; the wait also keeps `host` alive until the copy is done.
+  RETURN_IF_CUDA(
+      cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, context_->stream()), what);
+  RETURN_IF_CUDA(cudaStreamSynchronize(context_->stream()), what);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
@@ -122,9 +134,8 @@ absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
     offset += n;
   }
   ASSIGN_OR_RETURN(void* device, Allocate(host.size() * sizeof(uint16_t)));
-  RETURN_IF_CUDA(
-      cudaMemcpy(device, host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice),
-      absl::StrCat("upload of ", names[0]));
+  RETURN_IF_ERROR(Upload(device, host.data(), host.size() * sizeof(uint16_t),
+                         absl::StrCat("upload of ", names[0])));
   weight_bytes_ += static_cast<int64_t>(host.size() * sizeof(uint16_t));
   return static_cast<uint16_t*>(device);
 }
@@ -135,8 +146,8 @@ absl::StatusOr<float*> CudaBackend::UploadVector(const TensorLookup& lookup,
   RETURN_IF_ERROR(CheckTensor(t, name, {size}));
   const std::vector<float> host = WidenToFloat(t);
   ASSIGN_OR_RETURN(void* device, Allocate(size * sizeof(float)));
-  RETURN_IF_CUDA(cudaMemcpy(device, host.data(), size * sizeof(float), cudaMemcpyHostToDevice),
-                 absl::StrCat("upload of ", name));
+  RETURN_IF_ERROR(
+      Upload(device, host.data(), size * sizeof(float), absl::StrCat("upload of ", name)));
   return static_cast<float*>(device);
 }
 
@@ -178,9 +189,8 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
       kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   ASSIGN_OR_RETURN(void* freq, Allocate(inv_freq.size() * sizeof(float)));
   inv_freq_ = static_cast<float*>(freq);
-  RETURN_IF_CUDA(cudaMemcpy(inv_freq_, inv_freq.data(), inv_freq.size() * sizeof(float),
-                            cudaMemcpyHostToDevice),
-                 "upload of RoPE frequencies");
+  RETURN_IF_ERROR(Upload(inv_freq_, inv_freq.data(), inv_freq.size() * sizeof(float),
+                         "upload of RoPE frequencies"));
   const size_t pool_bytes =
       size_t{static_cast<size_t>(options_.kv_blocks)} * options_.block_size * kv_dim * 4;
   for (int l = 0; l < c.num_layers; ++l) {
@@ -193,6 +203,7 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
 }
 
 absl::Status CudaBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
+  RETURN_IF_ERROR(context_->Bind());
   const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
   RETURN_IF_ERROR(ValidateBlockCopies(copies, options_.block_size, options_.kv_blocks));
   const int64_t block_floats = int64_t{options_.block_size} * width;
@@ -214,6 +225,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   RETURN_IF_ERROR(
       ValidateForwardRows(rows, config_.vocab_size, options_.block_size, options_.kv_blocks));
   if (rows.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(context_->Bind());
   const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;

@@ -6,7 +6,8 @@
 //
 // A step uploads its batch description once, launches everything on the context's stream, and
 // synchronises once at the end to hand the requested logits and scores back (the Backend
-// interface returns them in host memory).
+// interface returns them in host memory). Every entry point binds the backend's device to the
+// calling thread first, so any thread may drive it.
 #ifndef ARBOR_WORKER_CUDA_BACKEND_H_
 #define ARBOR_WORKER_CUDA_BACKEND_H_
 
@@ -48,6 +49,8 @@ class CudaBackend : public Backend {
   int32_t kv_block_size() const override { return options_.block_size; }
   absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
   absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
+  // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
+  absl::Status Usable() override { return context_->Usable(); }
 
   // Bytes of weights one decode step streams (every matrix once, bf16).
   int64_t weight_bytes() const { return weight_bytes_; }
@@ -71,6 +74,8 @@ class CudaBackend : public Backend {
   CudaBackend(const model::ModelConfig& config, const CudaBackendOptions& options)
       : config_(config), options_(options) {}
   absl::Status Load(const TensorLookup& lookup);
+  // Copies `bytes` from the host to the device, finished when this returns.
+  absl::Status Upload(void* device, const void* host, size_t bytes, const std::string& what);
   // Uploads the named matrices stacked by rows (each [rows_i, cols]) as one bf16 matrix.
   absl::StatusOr<uint16_t*> UploadMatrix(const TensorLookup& lookup,
                                          const std::vector<std::string>& names,

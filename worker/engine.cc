@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/types/span.h"
+#include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "rpc/policy_convert.h"
 
@@ -124,6 +125,8 @@ void Engine::Loop() {
         ProcessRelease(*release);
       } else if (stopping) {
         std::get<QueuedRun>(queued).done(shutting_down);
+      } else if (!broken_.ok()) {
+        std::get<QueuedRun>(queued).done(broken_);
       } else {
         Admit(std::move(std::get<QueuedRun>(queued)));
       }
@@ -451,6 +454,10 @@ void Engine::Step() {
   }
   const absl::Time start = absl::Now();
   absl::Status status = built.ok() ? backend_->Forward(forward) : built;
+  if (built.ok() && !status.ok()) {
+    CheckBackend();
+    if (!broken_.ok()) status = broken_;
+  }
   // Metrics and policy per row, in parallel on the backend's host threads: rows belong to
   // distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
   // depend on the order. Only the item is touched there; sequences are updated below, serially.
@@ -567,9 +574,19 @@ void Engine::FinishRuns() {
   deferred_releases_.swap(still_busy);
 }
 
+void Engine::CheckBackend() {
+  if (!broken_.ok()) return;
+  const absl::Status usable = backend_->Usable();
+  if (usable.ok()) return;
+  broken_ = absl::UnavailableError(
+      absl::StrCat("this worker's ", backend_->name(), " backend can run nothing more (",
+                   usable.message(), "): restart the worker"));
+  base::WithFields({{"event", "backend_failed"}}).Warn("{}", broken_.ToString());
+}
+
 void Engine::PublishHealth() {
   v1::HealthResponse health;
-  health.set_serving(true);
+  health.set_serving(broken_.ok());
   health.set_live_sequences(static_cast<int32_t>(sequences_.size()));
   health.set_active_runs(static_cast<int32_t>(active_.size()));
   int64_t queued = 0;

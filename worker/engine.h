@@ -111,6 +111,9 @@ class Engine {
   absl::Status AddRow(ActiveRun& run, size_t index, int32_t take, std::vector<Row>& rows,
                       int32_t& budget);
   void FinishRuns();
+  // After a failed step: asks the backend whether it can go on (Backend::Usable); when not, the
+  // engine is broken for good: Health says not serving, and every run fails with UNAVAILABLE.
+  void CheckBackend();
   void PublishHealth();
 
   std::unique_ptr<Backend> backend_;
@@ -124,6 +127,7 @@ class Engine {
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
   int64_t expired_sequences_ = 0;  // Released by ReleaseOwner since start.
+  absl::Status broken_;  // Set by CheckBackend when the backend became unusable.
   // The current step's logits and last-layer scores, rows back to back (see Step).
   std::vector<float> step_logits_, step_scores_;
   // Callbacks of this iteration, invoked after PublishHealth.

@@ -9,7 +9,7 @@ WorkerService::WorkerService(Engine* engine, v1::WorkerInfo info, SequenceLeases
 
 v1::HealthResponse WorkerService::CurrentHealth() const {
   v1::HealthResponse health = engine_->Health();
-  health.set_serving(!draining_);
+  health.set_serving(health.serving() && !draining_);  // Not after a device failure either.
   return health;
 }
 

@@ -169,6 +169,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   ASSIGN_OR_RETURN(
       std::unique_ptr<Backend> backend,
       MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint))));
+  if (options.wrap_backend) backend = options.wrap_backend(std::move(backend));
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));
   loaded.info = MakeInfo(options, *loaded.engine, eos);

@@ -30,6 +30,9 @@ struct WorkerSetupOptions {
   // A PolicyConfig JSON file over the built-in default policy (rpc/policy_file.h); empty: none.
   std::string policy_file;
   metrics::Registry* metrics = &metrics::DefaultRegistry();  // EngineOptions::metrics.
+  // When set, the backend the engine gets is wrap_backend(the loaded one): the seam where tests
+  // put a decorator that injects device faults.
+  std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> wrap_backend;
 };
 
 struct LoadedWorker {

@@ -59,14 +59,21 @@ class DeviceArray {
                    "malloc")
             .ok());
   }
+  // The copy and Poison's memset go on the legacy stream, which the kernels' non-blocking
+  // streams do not wait for: each waits for the device, or the kernel could read the array
+  // before the copy lands or have its output poisoned after it ran.
   explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
     cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice);
+    EXPECT_TRUE(CudaStatus(cudaDeviceSynchronize(), "upload").ok());
   }
   ~DeviceArray() { cudaFree(ptr_); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   T* get() const { return ptr_; }
-  void Poison() { cudaMemset(ptr_, 0xff, n_ * sizeof(T)); }
+  void Poison() {
+    cudaMemset(ptr_, 0xff, n_ * sizeof(T));
+    EXPECT_TRUE(CudaStatus(cudaDeviceSynchronize(), "poison").ok());
+  }
   std::vector<T> Download() const {
     std::vector<T> host(n_);
     EXPECT_TRUE(CudaStatus(cudaDeviceSynchronize(), "sync").ok());

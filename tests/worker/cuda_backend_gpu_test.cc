@@ -1,7 +1,9 @@
 // The CUDA backend against the CPU backend on random in-memory Llamas (bf16 weights, tied and
 // untied, block sizes 3 and 16): every TensorTap intermediate of a prefill, then mixed steps of
 // prefill chunks and decode rows (logits and last-layer scores), fork copies, and refused input.
-// Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
+// Also: a backend driven from a thread other than the creating one (whose current device is
+// another) still runs on its own device, and a sticky error (an illegal address) makes the
+// backend report itself unusable. Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
 #include <gtest/gtest.h>
 
@@ -10,9 +12,11 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/cuda_status.h"
+#include "tests/worker/fault_kernel.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 #include "worker/cuda_backend.h"
@@ -158,6 +162,65 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
                          ::testing::Combine(::testing::Values(3, 16), ::testing::Bool()));
+
+// Logits of one 5-token prefill of `backend`, on the calling thread.
+std::vector<float> PrefillLogits(CudaBackend& backend, const std::vector<int32_t>& tokens) {
+  std::vector<float> logits(backend.config().vocab_size, NAN);
+  const std::vector<int32_t> table = Table(0, static_cast<int64_t>(tokens.size()), 16);
+  const ForwardRow row{tokens, 0, table, logits.data(), nullptr};
+  const absl::Status status = backend.Forward({&row, 1});
+  EXPECT_TRUE(status.ok()) << status;
+  return logits;
+}
+
+TEST(CudaBackendThreads, AnyThreadRunsOnTheBackendsDevice) {
+  SKIP_WITHOUT_DEVICE();
+  // The last device: with several, a thread left on device 0 would allocate and launch there.
+  const int device = kernels::CudaDeviceCount() - 1;
+  std::mt19937 rng(7);
+  const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
+  auto backend = CudaBackend::Create(model.config(), model.Lookup(),
+                                     {.device = device, .kv_blocks = 64, .block_size = 16});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  const std::vector<int32_t> tokens = {1, 2, 3, 4, 5};
+  const std::vector<float> here = PrefillLogits(**backend, tokens);
+  std::vector<float> there;
+  std::thread other([&] {
+    cudaSetDevice(0);  // What a fresh thread has: device 0 current.
+    there = PrefillLogits(**backend, tokens);
+  });
+  other.join();
+  ASSERT_EQ(there.size(), here.size());
+  EXPECT_LT(RelativeError(there.data(), here.data(), static_cast<int64_t>(here.size())), 1e-6);
+}
+
+// In the child of the death test below: 0 when a backend hit by an illegal address reports
+// itself unusable with that error, else the step that went wrong.
+int StickyErrorOutcome() {
+  std::mt19937 rng(7);
+  const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
+  auto backend = CudaBackend::Create(model.config(), model.Lookup(),
+                                     {.device = 0, .kv_blocks = 64, .block_size = 16});
+  if (!backend.ok() || !(*backend)->Usable().ok()) return 2;
+  if (testing::LaunchIllegalWrite((*backend)->context().stream()) != cudaSuccess) return 3;
+  const std::vector<int32_t> tokens = {1, 2, 3};
+  std::vector<float> logits((*backend)->config().vocab_size);
+  const std::vector<int32_t> table = Table(0, 3, 16);
+  const ForwardRow row{tokens, 0, table, logits.data(), nullptr};
+  if ((*backend)->Forward({&row, 1}).ok()) return 4;
+  const absl::Status usable = (*backend)->Usable();
+  return !usable.ok() && usable.message().find("cudaErrorIllegalAddress") != std::string::npos
+             ? 0
+             : 5;
+}
+
+// In a child process (death-test style "threadsafe" re-executes the binary): a sticky error
+// poisons the whole process's context.
+TEST(CudaBackendDeathTest, AStickyErrorMakesTheBackendUnusable) {
+  SKIP_WITHOUT_DEVICE();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(StickyErrorOutcome()), ::testing::ExitedWithCode(0), "");
+}
 
 TEST(CudaBackendNoDevice, RefusesWithoutDevice) {
   if (kernels::CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present";

@@ -53,6 +53,7 @@ TEST_F(ClusterServiceTest, RegisterHeartbeatListDrain) {
   arbor::v1::HeartbeatRequest beat;
   beat.set_worker_id("w1");
   beat.mutable_load()->set_live_sequences(4);
+  beat.mutable_load()->set_serving(true);
   arbor::v1::HeartbeatResponse beat_reply;
   {
     grpc::ClientContext context;

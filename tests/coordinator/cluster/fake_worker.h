@@ -21,6 +21,7 @@ class FakeWorker final : public arbor::v1::Worker::Service {
     info_.set_kv_capacity_tokens(4096);
     info_.mutable_model()->set_vocab_size(1000);
     info_.mutable_model()->set_max_context(512);
+    health_.set_serving(true);
   }
 
   grpc::Status Info(grpc::ServerContext*, const arbor::v1::InfoRequest*,
@@ -40,8 +41,12 @@ class FakeWorker final : public arbor::v1::Worker::Service {
   }
   void SetLiveSequences(int n) {
     absl::MutexLock lock(&mu_);
-    health_.set_serving(true);
     health_.set_live_sequences(n);
+  }
+  // What Health reports as `serving` (a worker whose device failed says false).
+  void SetServing(bool serving) {
+    absl::MutexLock lock(&mu_);
+    health_.set_serving(serving);
   }
 
   // Serves on a free loopback port.

@@ -148,6 +148,43 @@ TEST(WorkerPool, UndrainRoutesAgainOnceTheWorkerServes) {
   EXPECT_EQ(pool.Undrain("nobody").code(), absl::StatusCode::kNotFound);
 }
 
+TEST(WorkerPool, AWorkerThatStopsServingUntoldLeavesRoutingUntilItServesAgain) {
+  // Registered: its heartbeat says not serving (its device failed).
+  FakeClock clock;
+  WorkerPool pool(FastOptions(), &clock);
+  Recorder recorder;
+  recorder.Attach(pool);
+  ASSERT_TRUE(pool.Register("a:1", Info("a")).ok());
+  arbor::v1::HealthResponse broken = Load(0);
+  broken.set_serving(false);
+  EXPECT_FALSE(pool.Heartbeat("a", broken).drain) << "nobody asked it to drain";
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DRAINING);
+  EXPECT_EQ(pool.RouteJob({}, {}).status().code(), absl::StatusCode::kUnavailable);
+  auto events = recorder.Take();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, WorkerEvent::kDraining);  // Its jobs move.
+  EXPECT_FALSE(pool.Heartbeat("a", Load(0)).drain);
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_READY);
+
+  // Static: its Health poll says so.
+  FakeWorker worker("static-1");
+  ASSERT_TRUE(worker.Start().ok());
+  ASSERT_TRUE(pool.AddStatic(worker.address()).ok());
+  pool.Tick();
+  ASSERT_EQ(pool.Get("static-1")->worker_id, "static-1");
+  worker.SetServing(false);
+  clock.Advance(absl::Seconds(2));
+  pool.Tick();
+  EXPECT_EQ(pool.List()[1].state(), arbor::v1::WORKER_STATE_DRAINING);
+  events = recorder.Take();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].worker_id, "static-1");
+  worker.SetServing(true);
+  clock.Advance(absl::Seconds(2));
+  pool.Tick();
+  EXPECT_EQ(pool.List()[1].state(), arbor::v1::WORKER_STATE_READY);
+}
+
 TEST(WorkerPool, ARestartedWorkerGetsAFreshChannelAndOldFailuresDoNotTouchIt) {
   FakeClock clock;
   int dialled = 0;
