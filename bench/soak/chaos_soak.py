@@ -4,7 +4,10 @@ cancelled by their client, while workers are killed and restarted, stopped with 
 restarted, drained over the Cluster API, and the coordinator is killed and restarted — all real
 processes on loopback with a tiny synthetic model. At the end it checks that every job got a
 final answer (a finished stream or an RPC error, none hung), that every worker's KV is back to
-zero used blocks, and how far each process's memory grew.
+zero used blocks, that no process's resident memory grew more than --max_growth_mb over its
+life (sampled every 0.5 s), that every process stopped with SIGTERM exited 0, and that no log
+holds a sanitizer report — so the same run on an ASan/LSan build (-DARBOR_SANITIZE=address)
+also fails on memory errors and on leaks found when a process exits.
 
   python3 bench/soak/chaos_soak.py --build build --jobs 2000 --concurrency 8 --chaos_every 3
 
@@ -33,6 +36,7 @@ import arbor_processes  # noqa: E402
 from soak_support import decode, field, generate_request, rss_mb  # noqa: E402
 
 LEASE_SECONDS = 3
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 FINISH_REASONS = ["unspecified", "stop_token", "stop_string", "max_tokens", "context", "deadline",
                   "cancelled", "error"]
 
@@ -49,6 +53,7 @@ class Cluster:
             "--heartbeat_ms=500", "--finished_jobs=200", "--log_level=warn")
         self.coordinator = self.processes.processes[-1]
         self.workers, self.worker_ports = [], []
+        self.unclean_exits = []  # (binary, exit code) of processes stopped with SIGTERM.
         for _ in range(workers):
             process, port = self._start_worker("127.0.0.1:0")
             self.workers.append(process)
@@ -64,7 +69,9 @@ class Cluster:
     def restart_worker(self, i, sig):
         with self.lock:
             self.workers[i].send_signal(sig)
-            self.workers[i].wait(timeout=30)
+            code = self.workers[i].wait(timeout=30)
+            if sig == signal.SIGTERM and code != 0:
+                self.unclean_exits.append(("arbor-worker", code))
             self.workers[i], _ = self._start_worker(f"127.0.0.1:{self.worker_ports[i]}")
 
     def restart_coordinator(self):
@@ -75,6 +82,26 @@ class Cluster:
                                  f"--model={self.model}", "--heartbeat_ms=500",
                                  "--finished_jobs=200", "--log_level=warn")
             self.coordinator = self.processes.processes[-1]
+
+    def stop_all(self):
+        """SIGTERM to every live process; records those that do not exit 0."""
+        with self.lock:
+            live = [p for p in self.processes.processes if p.poll() is None]
+            for p in live:
+                p.terminate()
+            for p in live:
+                code = p.wait(timeout=60)
+                if code != 0:
+                    self.unclean_exits.append((os.path.basename(p.args[0]), code))
+
+    def sanitizer_reports(self):
+        """The first line of each sanitizer report in the processes' logs."""
+        reports = []
+        for i in range(len(self.processes.processes)):
+            for line in self.processes.log(i).splitlines():
+                if any(marker in line for marker in SANITIZER_MARKERS):
+                    reports.append(f"log-{i}: {line.strip()}")
+        return reports
 
     def drain(self, i):
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -126,6 +153,36 @@ def run_job(cluster, seed, outcomes):
         outcomes[outcome] += 1
 
 
+class MemoryWatch:
+    """Samples the resident memory of every live process of the cluster: first and peak."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.first, self.peak = {}, {}  # pid -> MB
+        self.role = {}                  # pid -> binary name
+
+    def sample(self):
+        with self.cluster.lock:
+            live = [p for p in self.cluster.processes.processes if p.poll() is None]
+        for p in live:
+            try:
+                mb = rss_mb(p.pid)
+            except (OSError, ValueError):
+                continue  # Exited meanwhile.
+            self.first.setdefault(p.pid, mb)
+            self.peak[p.pid] = max(self.peak.get(p.pid, 0.0), mb)
+            self.role[p.pid] = os.path.basename(p.args[0])
+
+    def run(self, stop):
+        while not stop.wait(0.5):
+            self.sample()
+
+    def growth(self):
+        """(role, pid, first MB, peak MB) per process, largest growth first."""
+        rows = [(self.role[pid], pid, self.first[pid], self.peak[pid]) for pid in self.peak]
+        return sorted(rows, key=lambda r: r[3] - r[2], reverse=True)
+
+
 def chaos(cluster, stop, every, log):
     rng = random.Random(1)
     while not stop.wait(every):
@@ -151,6 +208,10 @@ def main():
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--chaos_every", type=float, default=3.0, help="seconds between faults")
+    parser.add_argument("--max_growth_mb", type=float, default=64.0,
+                        help="fail when a process's resident memory grows more than this over "
+                             "its life (an ASan build needs more: its quarantine holds freed "
+                             "memory, 256 MB by default)")
     args = parser.parse_args()
 
     arbor_processes.BIN = os.path.join(args.build, "bin")
@@ -167,6 +228,9 @@ def main():
         chaos_thread = threading.Thread(target=chaos, args=(cluster, stop, args.chaos_every,
                                                             faults))
         chaos_thread.start()
+        memory = MemoryWatch(cluster)
+        memory_thread = threading.Thread(target=memory.run, args=(stop,))
+        memory_thread.start()
         start = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
             futures = [pool.submit(run_job, cluster, seed, outcomes)
@@ -175,6 +239,7 @@ def main():
                 future.result()
         stop.set()
         chaos_thread.join()
+        memory_thread.join()
         elapsed = time.monotonic() - start
         answered = sum(outcomes.values())
         print(f"{args.jobs} jobs in {elapsed:.0f} s, faults {dict(faults)}")
@@ -197,6 +262,29 @@ def main():
         print(f"coordinator RSS {start_rss['coordinator']:.1f} MB at start (first process), "
               f"{rss_mb(cluster.coordinator.pid):.1f} MB at the end (current process); workers "
               f"{[round(rss_mb(w.pid), 1) for w in cluster.workers]} MB")
+        memory.sample()
+        growth = memory.growth()
+        for role in ("arbor-coordinator", "arbor-worker"):
+            rows = [r for r in growth if r[0] == role]
+            if rows:
+                _, pid, first, peak = rows[0]
+                print(f"{role}: {len(rows)} processes; largest growth {peak - first:.1f} MB "
+                      f"({first:.1f} -> {peak:.1f} MB, pid {pid}); highest peak "
+                      f"{max(r[3] for r in rows):.1f} MB")
+        over = [r for r in growth if r[3] - r[2] > args.max_growth_mb]
+        if over:
+            print(f"FAIL: {len(over)} processes grew more than {args.max_growth_mb} MB: {over}")
+            ok = False
+        cluster.stop_all()
+        if cluster.unclean_exits:
+            print(f"FAIL: processes stopped with SIGTERM exited non-zero: {cluster.unclean_exits}")
+            ok = False
+        reports = cluster.sanitizer_reports()
+        print(f"sanitizer reports: {len(reports)}")
+        for line in reports[:20]:
+            print(f"  {line}")
+        if reports:
+            ok = False
     finally:
         cluster.processes.stop()
         shutil.rmtree(model, ignore_errors=True)
