@@ -4,7 +4,7 @@
 
 namespace arbor::entropix {
 
-absl::StatusOr<StepOutcome> PolicyStep(absl::Span<const float> logits,
+absl::StatusOr<StepOutcome> PolicyStep(const Candidates& candidates,
                                        const LogitMetrics& logit_metrics,
                                        const AttentionMetrics& attention,
                                        const PolicyConfig& config, const DecisionContext& context,
@@ -17,7 +17,6 @@ absl::StatusOr<StepOutcome> PolicyStep(absl::Span<const float> logits,
     if (options.stop_on_structural) return outcome;
     decision.strategy = decision.fallback;
   }
-  const Candidates candidates{logits, {}, logit_metrics.logsumexp};
   switch (decision.strategy) {
     case Strategy::kArgmax: {
       ASSIGN_OR_RETURN(outcome.token, Argmax(candidates, options.banned));

@@ -30,10 +30,11 @@ struct StepOutcome {
   std::optional<SampledToken> token;  // Empty exactly when stopped on a structural decision.
 };
 
-// `logits` is the whole row and `logit_metrics` its metrics (the logsumexp normalises the
-// reported logprob). `key` addresses this step (seed, position, branch id, draw index 0); ADAPTIVE
-// uses draw indices 0..n_samples−1.
-absl::StatusOr<StepOutcome> PolicyStep(absl::Span<const float> logits,
+// `candidates` are the whole row or its top CandidatesNeeded() (candidates.h: the same tokens
+// either way), with the row's logsumexp; `logit_metrics` are the whole row's. `key` addresses
+// this step (seed, position, branch id, draw index 0); ADAPTIVE uses draw indices
+// 0..n_samples−1.
+absl::StatusOr<StepOutcome> PolicyStep(const Candidates& candidates,
                                        const LogitMetrics& logit_metrics,
                                        const AttentionMetrics& attention,
                                        const PolicyConfig& config, const DecisionContext& context,

@@ -4,6 +4,7 @@
 
 #include "base/status_macros.h"
 #include "entropix/attention_metrics.h"
+#include "entropix/candidates.h"
 #include "entropix/decision.h"
 #include "entropix/logit_metrics.h"
 #include "entropix/metrics.h"
@@ -158,9 +159,12 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   const bool canonical = policy_.mode == entropix::PolicyMode::kCanonical;
   options.stop_on_structural = item_.stop_on_structural() || canonical;
   const entropix::RngKey key{item_.seed(), static_cast<uint32_t>(length_), item_.branch_id(), 0};
-  ASSIGN_OR_RETURN(
-      entropix::StepOutcome outcome,
-      entropix::PolicyStep(logits, logit_metrics, attention, policy_, context_, key, options));
+  // The policy samples from the row's best candidates (exactly what the whole row would give).
+  const entropix::CandidateRow candidates =
+      entropix::TopCandidates(logits, entropix::CandidatesNeeded(policy_, banned.size()));
+  ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
+                   entropix::PolicyStep(candidates.View(logit_metrics.logsumexp), logit_metrics,
+                                        attention, policy_, context_, key, options));
   ++steps_done_;
 
   v1::StepResult& step = *result_.add_steps();

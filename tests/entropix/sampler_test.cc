@@ -285,13 +285,15 @@ TEST(PolicyStep, StopsOrFallsBackOnStructuralDecisions) {
   const AttentionMetrics attention;
   const DecisionContext context;
   StepOptions options;
-  auto stop = PolicyStep(logits, *lm, attention, config, context, {1, 10, 0, 0}, options);
+  auto stop = PolicyStep({logits, {}, lm->logsumexp}, *lm, attention, config, context,
+                         {1, 10, 0, 0}, options);
   ASSERT_TRUE(stop.ok()) << stop.status();
   EXPECT_EQ(stop->decision.strategy, Strategy::kInsert);
   EXPECT_FALSE(stop->token.has_value());
   EXPECT_NEAR(stop->metrics.entropy, std::log2(1000.0), 1e-4);
   options.stop_on_structural = false;
-  auto hot = PolicyStep(logits, *lm, attention, config, context, {1, 10, 0, 0}, options);
+  auto hot = PolicyStep({logits, {}, lm->logsumexp}, *lm, attention, config, context, {1, 10, 0, 0},
+                        options);
   ASSERT_TRUE(hot.ok());
   EXPECT_EQ(hot->decision.strategy, Strategy::kHotSample);
   ASSERT_TRUE(hot->token.has_value());
@@ -308,15 +310,15 @@ TEST(PolicyStep, ArgmaxAndAdaptiveRespectBans) {
   ASSERT_TRUE(lm.ok());
   const PolicyConfig config;
   const std::vector<int32_t> ban = {7};
-  auto step = PolicyStep(sharp, *lm, {}, config, {}, {}, {});
+  auto step = PolicyStep({sharp, {}, lm->logsumexp}, *lm, {}, config, {}, {}, {});
   ASSERT_TRUE(step.ok());
   EXPECT_EQ(step->decision.strategy, Strategy::kArgmax);
   EXPECT_EQ(step->token->id, 7);
-  auto banned = PolicyStep(sharp, *lm, {}, config, {}, {}, {ban, true});
+  auto banned = PolicyStep({sharp, {}, lm->logsumexp}, *lm, {}, config, {}, {}, {ban, true});
   EXPECT_EQ(banned->token->id, 8);
   std::vector<float> mid = {1.0f, 0.5f, 0.0f, -0.5f};  // H ≈ 1.9, V small: ADAPTIVE.
   auto mlm = ComputeLogitMetrics(mid.data(), mid.size(), 0);
-  auto adaptive = PolicyStep(mid, *mlm, {}, config, {}, {3, 4, 0, 0}, {});
+  auto adaptive = PolicyStep({mid, {}, mlm->logsumexp}, *mlm, {}, config, {}, {3, 4, 0, 0}, {});
   ASSERT_TRUE(adaptive.ok());
   EXPECT_EQ(adaptive->decision.strategy, Strategy::kAdaptive);
   EXPECT_EQ(adaptive->token->id,

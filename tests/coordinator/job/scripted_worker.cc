@@ -216,9 +216,9 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     options.banned = banned;
     options.stop_on_structural = item.stop_on_structural() || canonical;
     const entropix::RngKey key{item.seed(), static_cast<uint32_t>(position), item.branch_id(), 0};
-    ASSIGN_OR_RETURN(
-        entropix::StepOutcome outcome,
-        entropix::PolicyStep(logits, lm, scripted.attention, policy, context, key, options));
+    ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
+                     entropix::PolicyStep(entropix::Candidates{logits, {}, lm.logsumexp}, lm,
+                                          scripted.attention, policy, context, key, options));
     arbor::v1::StepResult& step = *result.add_steps();
     step.set_position(position);
     *step.mutable_metrics() = rpc::MetricsToProto(outcome.metrics);

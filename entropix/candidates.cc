@@ -1,0 +1,45 @@
+#include "entropix/candidates.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "entropix/top_k.h"
+
+namespace arbor::entropix {
+namespace {
+
+// ADAPTIVE's top_k clip of the canonical sampler (decision.cc).
+constexpr int32_t kAdaptiveTopKMax = 100;
+
+}  // namespace
+
+int32_t MaxPolicyTopK(const PolicyConfig& config) {
+  const int32_t top_k = config.sampling.top_k;
+  const Coefficients& c = config.coefficients;
+  // LEHV: trunc(top_k · (1 + c·(1 − agreement))) with |1 − agreement| ≤ 1; one more for the
+  // float product rounding up across an integer.
+  const double widened = std::floor(top_k * (1.0 + std::abs(double{c.lehv_top_k_agreement}))) + 1;
+  const int32_t lehv =
+      std::max(c.lehv_top_k_min, static_cast<int32_t>(std::min(widened, double{1 << 30})));
+  return std::max({top_k, lehv, kAdaptiveTopKMax, 1});
+}
+
+int32_t CandidatesNeeded(const PolicyConfig& config, size_t banned) {
+  const int64_t needed = int64_t{MaxPolicyTopK(config)} + static_cast<int64_t>(banned);
+  return static_cast<int32_t>(std::min<int64_t>(needed, 1 << 30));
+}
+
+CandidateRow TopCandidates(absl::Span<const float> row, int32_t k) {
+  CandidateRow out;
+  const std::vector<ScoredIndex> best =
+      SelectTopK(row.data(), static_cast<int64_t>(row.size()), std::max<int64_t>(k, 1));
+  out.logits.reserve(best.size());
+  out.ids.reserve(best.size());
+  for (const ScoredIndex& s : best) {
+    out.logits.push_back(s.value);
+    out.ids.push_back(s.index);
+  }
+  return out;
+}
+
+}  // namespace arbor::entropix
