@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Packs everything a GPU session runs into one folder, built here on a CPU machine, so that the
+# few minutes on a lent GPU go to running, not building (docs/PERFORMANCE.md, "On a GPU").
+#
+#   scripts/gpu-bundle.sh [OUT_DIR] [BUILD_DIR]      # defaults: gpu-bundle build-gpu-bundle
+#
+# Builds (Release, portable CPU code: the GPU machine's processor may lack this one's
+# instructions; kernels still pick AVX2/AVX-512 at run time) every GPU test, the CUDA benchmark,
+# arbor, arbor-coordinator and arbor-worker, and copies them to OUT_DIR/bin with their shared
+# libraries in OUT_DIR/lib: abseil, gRPC, protobuf, PCRE2, GoogleTest and the rest, but not the
+# CUDA libraries nor the C and C++ runtimes, which the GPU machine has in newer versions. Adds
+# OUT_DIR/run-gpu-checks.sh (see its header). Fails when nvcc is missing or the folder would
+# exceed 64 MiB. OUT_DIR is git-ignored when it is the default.
+set -euo pipefail
+
+readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly OUT="${1:-${ROOT}/gpu-bundle}"
+readonly BUILD="${2:-${ROOT}/build-gpu-bundle}"
+readonly LIMIT_MB=64
+# Every GPU test (ctest label gpu), the CUDA benchmark, and the binaries of an end-to-end job.
+readonly TESTS=(kernels_gpu_test worker_cuda_backend_gpu_test)
+readonly BINARIES=(arbor-bench-worker-cuda arbor arbor-coordinator arbor-worker)
+# Left to the GPU machine: the C/C++ runtime and everything CUDA and the driver provide.
+readonly SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libnccl|libnvrtc|libnvJitLink|libnvidia)[.-]'
+
+command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] ||
+  { echo "gpu-bundle: nvcc not found; the CUDA toolkit is needed to build the GPU code" >&2; exit 1; }
+
+cmake -S "${ROOT}" -B "${BUILD}" -DCMAKE_BUILD_TYPE=Release -DARBOR_NATIVE=OFF \
+  -DARBOR_WITH_CUDA=ON >/dev/null
+cmake --build "${BUILD}" -j "$(nproc)" --target "${TESTS[@]}" "${BINARIES[@]}"
+
+rm -rf "${OUT}"
+mkdir -p "${OUT}/bin" "${OUT}/lib"
+for t in "${TESTS[@]}"; do cp "${BUILD}/tests/${t}" "${OUT}/bin/"; done
+for b in "${BINARIES[@]}"; do cp "${BUILD}/bin/${b}" "${OUT}/bin/"; done
+for f in "${OUT}"/bin/*; do
+  ldd "${f}" | awk '$3 ~ /^\// {print $1, $3}'
+done | sort -u | while read -r name path; do
+  [[ "${name}" =~ ${SYSTEM_LIBS} ]] || cp -L "${path}" "${OUT}/lib/${name}"
+done
+strip --strip-unneeded "${OUT}"/bin/* "${OUT}"/lib/* 2>/dev/null || true
+cp "${ROOT}/scripts/run-gpu-checks.sh" "${OUT}/"
+
+size_mb=$(du -sm "${OUT}" | cut -f1)
+if ((size_mb > LIMIT_MB)); then
+  echo "gpu-bundle: ${OUT} is ${size_mb} MiB, over ${LIMIT_MB} MiB" >&2
+  exit 1
+fi
+echo "gpu-bundle: ${OUT}: $(ls "${OUT}/bin" | wc -l) programs, $(ls "${OUT}/lib" | wc -l)" \
+     "libraries, ${size_mb} MiB; on the GPU machine: ${OUT##*/}/run-gpu-checks.sh LOG_DIR" >&2

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs every GPU check of a bundle made by scripts/gpu-bundle.sh, on the GPU machine, from the
+# bundle's folder:
+#
+#   gpu-bundle/run-gpu-checks.sh LOG_DIR [--quick]
+#
+# Writes into LOG_DIR: nvidia-smi.txt; one NAME.log per check (GoogleTest also NAME.xml); and
+# summary.txt, one line per check: name, exit code, seconds. The checks: every GPU test; the
+# CUDA decode benchmark (arbor-bench-worker-cuda; skipped with --quick); and an end-to-end job
+# (a coordinator and one worker with --device=cuda:0 on a random-weight `small` checkpoint, one
+# `arbor generate`). Exits 1 when any check failed. Needs the CUDA runtime and cuBLAS of CUDA
+# 13 on the machine; it looks in the loader's path, /usr/local/cuda and Python's nvidia packages.
+set -u
+
+readonly HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly LOGS="${1:?usage: run-gpu-checks.sh LOG_DIR [--quick]}"
+readonly QUICK="${2:-}"
+mkdir -p "${LOGS}"
+
+# The bundle's libraries, then wherever this machine keeps CUDA's.
+lib_path="${HERE}/lib"
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+           $(python3 -c 'import glob, nvidia, os; [print(d) for p in nvidia.__path__
+                          for d in glob.glob(os.path.join(p, "*", "lib"))]' 2>/dev/null); do
+  [[ -d "${dir}" ]] && lib_path="${lib_path}:${dir}"
+done
+export LD_LIBRARY_PATH="${lib_path}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+
+nvidia-smi >"${LOGS}/nvidia-smi.txt" 2>&1
+: >"${LOGS}/summary.txt"
+failed=0
+
+# check NAME COMMAND...: runs COMMAND with its output in NAME.log and a summary line.
+check() {
+  local name="$1" start=${SECONDS} code
+  shift
+  "$@" >"${LOGS}/${name}.log" 2>&1
+  code=$?
+  printf '%-32s exit %3d  %5d s\n' "${name}" "${code}" "$((SECONDS - start))" |
+    tee -a "${LOGS}/summary.txt"
+  ((code == 0)) || failed=1
+}
+
+# Waits up to 60 s for FILE to be written by process PID; fails at once when PID exits.
+await_file() {
+  local file="$1" pid="$2"
+  for _ in $(seq 600); do
+    [[ -s "${file}" ]] && return 0
+    kill -0 "${pid}" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+end_to_end() {
+  local dir port code=1
+  dir="$(mktemp -d)"
+  "${HERE}/bin/arbor" make-model --preset small --out "${dir}/model" || return 1
+  "${HERE}/bin/arbor-worker" --model="${dir}/model" --device=cuda:0 --listen=127.0.0.1:0 \
+    --port_file="${dir}/worker.port" >"${dir}/worker.log" 2>&1 &
+  local worker=$!
+  if await_file "${dir}/worker.port" "${worker}"; then
+    "${HERE}/bin/arbor-coordinator" --model="${dir}/model" --listen=127.0.0.1:0 \
+      --workers="127.0.0.1:$(cat "${dir}/worker.port")" --port_file="${dir}/coordinator.port" \
+      >"${dir}/coordinator.log" 2>&1 &
+    local coordinator=$!
+    if await_file "${dir}/coordinator.port" "${coordinator}"; then
+      port="$(cat "${dir}/coordinator.port")"
+      for _ in $(seq 300); do
+        "${HERE}/bin/arbor" workers --coordinator="127.0.0.1:${port}" 2>/dev/null |
+          grep -q READY && break
+        sleep 0.2
+      done
+      "${HERE}/bin/arbor" generate --coordinator="127.0.0.1:${port}" --prompt "The tree of" \
+        --max_tokens 64 --show_metrics
+      code=$?
+    fi
+  fi
+  kill $(jobs -p) 2>/dev/null
+  wait
+  tail -n 30 "${dir}"/*.log
+  rm -rf "${dir}"
+  return ${code}
+}
+
+for test in kernels_gpu_test worker_cuda_backend_gpu_test; do
+  check "${test}" "${HERE}/bin/${test}" --gtest_output="xml:${LOGS}/${test}.xml"
+done
+check end_to_end_cuda_worker end_to_end
+[[ "${QUICK}" == --quick ]] || check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
+exit ${failed}
