@@ -62,8 +62,9 @@ grpc::Status ClusterService::RegisterWorker(grpc::ServerContext* context,
   // Without an id of its own the worker goes by its address, so that must be a usable id too
   // (its heartbeats name it).
   if (request->info().worker_id().empty()) {
-    if (absl::Status s = CheckWorkerId(request->address(), "address (the worker id when "
-                                                           "info.worker_id is empty)");
+    if (absl::Status s = CheckWorkerId(request->address(),
+                                       "address (the worker id when "
+                                       "info.worker_id is empty)");
         !s.ok()) {
       return rpc::ToGrpcStatus(s);
     }

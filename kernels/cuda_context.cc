@@ -81,8 +81,8 @@ absl::Status CudaContext::Usable() const {
     cudaGetLastError();  // A non-sticky error belonged to the failed call only.
     return absl::OkStatus();
   }
-  return CudaStatus(error, absl::StrCat("device cuda:", device_,
-                                        " (a sticky error: every later call fails)"));
+  return CudaStatus(
+      error, absl::StrCat("device cuda:", device_, " (a sticky error: every later call fails)"));
 }
 
 CudaContext::~CudaContext() {

@@ -103,8 +103,8 @@ absl::Status CudaBackend::Upload(void* device, const void* host, size_t bytes,
   // On the step stream, and waited for: a plain cudaMemcpy from pageable memory goes on the
   // legacy stream and may still be in flight when the first step starts on the non-blocking
   // one; the wait also keeps `host` alive until the copy is done.
-  RETURN_IF_CUDA(
-      cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, context_->stream()), what);
+  RETURN_IF_CUDA(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, context_->stream()),
+                 what);
   RETURN_IF_CUDA(cudaStreamSynchronize(context_->stream()), what);
   return absl::OkStatus();
 }

@@ -578,9 +578,9 @@ void Engine::CheckBackend() {
   if (!broken_.ok()) return;
   const absl::Status usable = backend_->Usable();
   if (usable.ok()) return;
-  broken_ = absl::UnavailableError(
-      absl::StrCat("this worker's ", backend_->name(), " backend can run nothing more (",
-                   usable.message(), "): restart the worker"));
+  broken_ = absl::UnavailableError(absl::StrCat("this worker's ", backend_->name(),
+                                                " backend can run nothing more (", usable.message(),
+                                                "): restart the worker"));
   base::WithFields({{"event", "backend_failed"}}).Warn("{}", broken_.ToString());
 }
 

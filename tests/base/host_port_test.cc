@@ -17,9 +17,8 @@ TEST(HostPortTest, SplitsHostAndPort) {
 }
 
 TEST(HostPortTest, RefusesWhatIsNotHostColonPort) {
-  for (const char* bad :
-       {"", "9090", ":9090", "[]:1", "host:", "host:x", "host:-1", "host:65536", "host:+80",
-        "host: 80", "host:80 ", "host:000080"}) {
+  for (const char* bad : {"", "9090", ":9090", "[]:1", "host:", "host:x", "host:-1", "host:65536",
+                          "host:+80", "host: 80", "host:80 ", "host:000080"}) {
     absl::StatusOr<HostPort> parsed = ParseHostPort(bad);
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }

@@ -84,6 +84,15 @@ class Cluster {
     return n;
   }
 
+  // The coordinator with `coordinator_flags` and one worker with `worker_flags`, both on any
+  // port; true once the worker is READY.
+  bool StartWithOneWorker(const std::vector<std::string>& coordinator_flags,
+                          const std::vector<std::string>& worker_flags) {
+    return StartCoordinator(coordinator_flags, "127.0.0.1:0") &&
+           StartWorker(worker_flags, "127.0.0.1:0") == 0 &&
+           AwaitState(worker_address(0), v1::WORKER_STATE_READY, absl::Seconds(10));
+  }
+
   // Restarts worker `n` (after it exited) on the address it had.
   bool RestartWorker(int n, const std::vector<std::string>& flags) {
     std::vector<std::string> argv = {kBin + "/arbor-worker", "--model=" + model_dir_,
@@ -292,11 +301,7 @@ TEST_F(WorkerLifecycleTest, ARestartedWorkerTakesTheNextJobsAtOnce) {
 TEST_F(WorkerLifecycleTest, AStoppedWorkerDeregistersAndItsJobsFinishElsewhere) {
   Cluster cluster(*model_dir_, "sigterm");
   // Heartbeats lapse after 5 s: the worker must say it leaves, not wait for that.
-  ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=1000", "--steps_per_run=8"},
-                                       "127.0.0.1:0"));
-  ASSERT_EQ(cluster.StartWorker({"--id=a"}, "127.0.0.1:0"), 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(cluster.StartWithOneWorker({"--heartbeat_ms=1000", "--steps_per_run=8"}, {"--id=a"}));
   std::vector<std::string> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(cluster.Submit(TokenRequest(16, 300, 20 + i)));
   cluster.AwaitFirstEvent(ids.back());
@@ -318,10 +323,7 @@ TEST_F(WorkerLifecycleTest, AStoppedWorkerDeregistersAndItsJobsFinishElsewhere) 
 
 TEST_F(WorkerLifecycleTest, AGoneCoordinatorsSequencesAreReleasedWhenTheirLeaseLapses) {
   Cluster cluster(*model_dir_, "lease");
-  ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=200"}, "127.0.0.1:0"));
-  ASSERT_EQ(cluster.StartWorker({"--owner_lease_seconds=2"}, "127.0.0.1:0"), 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(cluster.StartWithOneWorker({"--heartbeat_ms=200"}, {"--owner_lease_seconds=2"}));
   std::vector<std::string> ids;
   for (int i = 0; i < 6; ++i) ids.push_back(cluster.Submit(TokenRequest(64, 1500, 40 + i)));
   cluster.AwaitFirstEvent(ids.back());
@@ -339,11 +341,8 @@ TEST_F(WorkerLifecycleTest, AJobWhoseSequencesLapsedIsPrefilledAgainAndGoesOnUnc
   // Short runs: the job goes back to the coordinator often, so the pause lands between runs.
   // Heartbeats lapse after 2.5 s, the lease after 1 s: the pause below (until the lease lapsed)
   // lets the worker drop the job's sequences without the coordinator presuming the worker dead.
-  ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=500", "--steps_per_run=8"},
-                                       "127.0.0.1:0"));
-  ASSERT_EQ(cluster.StartWorker({"--owner_lease_seconds=1"}, "127.0.0.1:0"), 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(cluster.StartWithOneWorker({"--heartbeat_ms=500", "--steps_per_run=8"},
+                                         {"--owner_lease_seconds=1"}));
   const v1::GenerateRequest request = TokenRequest(100, 1500, 81);
   const std::string reference = cluster.Submit(request);
   ASSERT_EQ(cluster.Finished(reference).reason(), v1::FINISH_REASON_MAX_TOKENS);
@@ -367,8 +366,8 @@ TEST_F(WorkerLifecycleTest, AJobWhoseSequencesLapsedIsPrefilledAgainAndGoesOnUnc
   // tokens as the uninterrupted job.
   const v1::Job expected = cluster.GetJob(reference);
   ASSERT_EQ(job.token_ids_size(), expected.token_ids_size());
-  EXPECT_TRUE(std::equal(job.token_ids().begin(), job.token_ids().end(),
-                         expected.token_ids().begin()));
+  EXPECT_TRUE(
+      std::equal(job.token_ids().begin(), job.token_ids().end(), expected.token_ids().begin()));
   EXPECT_EQ(cluster.AwaitNoSequences(0, absl::Seconds(5)), 0);
 }
 
@@ -399,10 +398,7 @@ TEST_F(WorkerLifecycleTest, ARestartedCoordinatorMakesTheWorkerDropTheOldOnesSeq
 
 TEST_F(WorkerLifecycleTest, JobsWaitForKvInsteadOfFailing) {
   Cluster cluster(*model_dir_, "kv");
-  ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=500"}, "127.0.0.1:0"));
-  ASSERT_EQ(cluster.StartWorker({"--kv_tokens=2048"}, "127.0.0.1:0"), 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(cluster.StartWithOneWorker({"--heartbeat_ms=500"}, {"--kv_tokens=2048"}));
   // Eight 1,500-token jobs; the worker's KV holds one at a time.
   std::vector<std::string> ids;
   for (int i = 0; i < 8; ++i) ids.push_back(cluster.Submit(TokenRequest(1000, 500, 70 + i)));

@@ -6,10 +6,10 @@
 // Every call must answer OK or a refusal whose message names what was wrong; after every call
 // the pool's listing must hold only well-formed, distinct ids and addresses, and a worker that
 // just registered must be known to its next heartbeat.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <algorithm>
 #include <set>
 #include <string>
 
@@ -65,6 +65,34 @@ bool Parse(const uint8_t* data, size_t size, Message* message) {
   return message->ParseFromArray(data, static_cast<int>(size));
 }
 
+// One call of `method` with the request parsed from `body` (none when it does not parse).
+template <typename Request, typename Response>
+void Call(ClusterService& service,
+          grpc::Status (ClusterService::*method)(grpc::ServerContext*, const Request*, Response*),
+          const uint8_t* body, size_t length) {
+  Request request;
+  Response response;
+  grpc::ServerContext context;
+  if (Parse(body, length, &request)) CheckStatus((service.*method)(&context, &request, &response));
+}
+
+// RegisterWorker; a registration that succeeds must be known to the worker's next heartbeat.
+void Register(ClusterService& service, const uint8_t* body, size_t length) {
+  arbor::v1::RegisterWorkerRequest request;
+  arbor::v1::RegisterWorkerResponse response;
+  grpc::ServerContext context;
+  if (!Parse(body, length, &request)) return;
+  const grpc::Status status = service.RegisterWorker(&context, &request, &response);
+  CheckStatus(status);
+  if (!status.ok()) return;
+  if (response.coordinator_epoch() != 7 || response.heartbeat_interval_ms() <= 0) std::abort();
+  arbor::v1::HeartbeatRequest beat;
+  beat.set_worker_id(response.worker_id());
+  arbor::v1::HeartbeatResponse reply;
+  grpc::ServerContext beat_context;
+  if (!service.Heartbeat(&beat_context, &beat, &reply).ok() || !reply.known()) std::abort();
+}
+
 }  // namespace
 
 // Invalid UTF-8 in a string field is a parse failure here; protobuf would also log each one.
@@ -88,60 +116,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t length = std::min<size_t>(data[at + 1] | (data[at + 2] << 8), size - at - 3);
     const uint8_t* body = data + at + 3;
     at += 3 + length;
-    grpc::ServerContext context;
     switch (op % 8) {
-      case 0: {
-        arbor::v1::RegisterWorkerRequest request;
-        arbor::v1::RegisterWorkerResponse response;
-        if (!Parse(body, length, &request)) break;
-        const grpc::Status status = service.RegisterWorker(&context, &request, &response);
-        CheckStatus(status);
-        if (status.ok()) {
-          if (response.coordinator_epoch() != 7 || response.heartbeat_interval_ms() <= 0) {
-            std::abort();
-          }
-          arbor::v1::HeartbeatRequest beat;
-          beat.set_worker_id(response.worker_id());
-          arbor::v1::HeartbeatResponse reply;
-          grpc::ServerContext beat_context;
-          if (!service.Heartbeat(&beat_context, &beat, &reply).ok() || !reply.known()) {
-            std::abort();
-          }
-        }
+      case 0:
+        Register(service, body, length);
         break;
-      }
-      case 1: {
-        arbor::v1::HeartbeatRequest request;
-        arbor::v1::HeartbeatResponse response;
-        if (Parse(body, length, &request)) {
-          CheckStatus(service.Heartbeat(&context, &request, &response));
-        }
+      case 1:
+        Call(service, &ClusterService::Heartbeat, body, length);
         break;
-      }
-      case 2: {
-        arbor::v1::DrainWorkerRequest request;
-        arbor::v1::DrainWorkerResponse response;
-        if (Parse(body, length, &request)) {
-          CheckStatus(service.DrainWorker(&context, &request, &response));
-        }
+      case 2:
+        Call(service, &ClusterService::DrainWorker, body, length);
         break;
-      }
-      case 3: {
-        arbor::v1::DeregisterWorkerRequest request;
-        arbor::v1::DeregisterWorkerResponse response;
-        if (Parse(body, length, &request)) {
-          CheckStatus(service.DeregisterWorker(&context, &request, &response));
-        }
+      case 3:
+        Call(service, &ClusterService::DeregisterWorker, body, length);
         break;
-      }
-      case 4: {
-        arbor::v1::UndrainWorkerRequest request;
-        arbor::v1::UndrainWorkerResponse response;
-        if (Parse(body, length, &request)) {
-          CheckStatus(service.UndrainWorker(&context, &request, &response));
-        }
+      case 4:
+        Call(service, &ClusterService::UndrainWorker, body, length);
         break;
-      }
       case 5:
         break;  // The listing below.
       case 6:

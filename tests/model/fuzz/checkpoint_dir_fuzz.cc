@@ -62,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     std::filesystem::remove(entry.path());
   }
-  const std::vector<absl::string_view> parts = absl::StrSplit(
-      absl::string_view(reinterpret_cast<const char*>(data), size), "\n@@\n");
+  const std::vector<absl::string_view> parts =
+      absl::StrSplit(absl::string_view(reinterpret_cast<const char*>(data), size), "\n@@\n");
   Write(dir + "/config.json", parts[0]);
   const bool indexed = parts.size() > 1 && !parts[1].empty();
   if (indexed) Write(dir + "/model.safetensors.index.json", parts[1]);

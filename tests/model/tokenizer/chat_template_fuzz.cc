@@ -26,8 +26,8 @@ using arbor::model::ChatTemplate;
 using arbor::model::Tokenizer;
 
 const Tokenizer& TrainedTokenizer(std::vector<std::string> specials) {
-  auto json = arbor::model::TrainByteLevelBpe(arbor::model::BuiltinCorpus(),
-                                              {600, std::move(specials)});
+  auto json =
+      arbor::model::TrainByteLevelBpe(arbor::model::BuiltinCorpus(), {600, std::move(specials)});
   if (!json.ok()) std::abort();
   auto loaded = Tokenizer::FromJson(*json);
   if (!loaded.ok()) std::abort();
@@ -59,7 +59,8 @@ std::string Expected(const ChatTemplate& chat_template, std::vector<ChatMessage>
       absl::StrAppend(&text, "<|start_header_id|>", m.role, "<|end_header_id|>\n\n",
                       absl::StripAsciiWhitespace(m.content), "<|eot_id|>");
     }
-    if (generation_prompt) absl::StrAppend(&text, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    if (generation_prompt)
+      absl::StrAppend(&text, "<|start_header_id|>assistant<|end_header_id|>\n\n");
   } else {
     for (const ChatMessage& m : messages) {
       absl::StrAppend(&text, "<|im_start|>", m.role, "\n", m.content, "<|im_end|>\n");
