@@ -33,37 +33,37 @@ inline float HorizontalSum(__m256 v) {
 }
 #endif
 
-// Σ a[i]·b[i] in fp32.
-inline float Dot(const float* a, const float* b, int64_t n) {
+// Σ a[i]·b[i] in fp32; `b` is fp32 or bf16 (a KV row of either dtype).
+template <typename T>
+inline float Dot(const float* a, const T* b, int64_t n) {
   int64_t i = 0;
   float sum = 0.0f;
 #ifdef ARBOR_CPU_AVX2
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), Load8(b + i + 8), acc1);
   }
   for (; i + 8 <= n; i += 8) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(b + i), acc0);
   }
   sum = HorizontalSum(_mm256_add_ps(acc0, acc1));
 #endif
-  for (; i < n; ++i) sum += a[i] * b[i];
+  for (; i < n; ++i) sum += a[i] * LoadScalar(b + i);
   return sum;
 }
 
 #ifdef ARBOR_CPU_AVX2
 // WeightedRowSum over the V·8 floats at offset d: V accumulators held in registers across all
 // keys, each key's slice read once.
-template <int V>
-inline void WeightedRowSumLanes(const float* w, const float* const* rows, int64_t n, int64_t d,
+template <int V, typename T>
+inline void WeightedRowSumLanes(const float* w, const T* const* rows, int64_t n, int64_t d,
                                 float scale, float* out) {
   __m256 acc[V];
   for (int u = 0; u < V; ++u) acc[u] = _mm256_setzero_ps();
   for (int64_t j = 0; j < n; ++j) {
     const __m256 a = _mm256_set1_ps(w[j]);
-    for (int u = 0; u < V; ++u)
-      acc[u] = _mm256_fmadd_ps(a, _mm256_loadu_ps(rows[j] + d + 8 * u), acc[u]);
+    for (int u = 0; u < V; ++u) acc[u] = _mm256_fmadd_ps(a, Load8(rows[j] + d + 8 * u), acc[u]);
   }
   for (int u = 0; u < V; ++u) {
     _mm256_storeu_ps(out + d + 8 * u, _mm256_mul_ps(acc[u], _mm256_set1_ps(scale)));
@@ -71,24 +71,25 @@ inline void WeightedRowSumLanes(const float* w, const float* const* rows, int64_
 }
 #endif
 
-// out[d] = scale · Σ_j w[j]·rows[j][d] for d in [0, dim): attention's weighted sum of V rows.
-// Up to 64 floats of the sum stay in registers while the keys stream by (a plain loop would load
-// and store `out` once per key), so each row is read once per 64-float slice, in order.
-inline void WeightedRowSum(const float* w, const float* const* rows, int64_t n, int64_t dim,
+// out[d] = scale · Σ_j w[j]·rows[j][d] for d in [0, dim): attention's weighted sum of V rows
+// (fp32 or bf16). Up to 64 floats of the sum stay in registers while the keys stream by (a plain
+// loop would load and store `out` once per key), so each row is read once per 64-float slice.
+template <typename T>
+inline void WeightedRowSum(const float* w, const T* const* rows, int64_t n, int64_t dim,
                            float scale, float* out) {
   int64_t d = 0;
 #ifdef ARBOR_CPU_AVX2
-  for (; d + 64 <= dim; d += 64) WeightedRowSumLanes<8>(w, rows, n, d, scale, out);
+  for (; d + 64 <= dim; d += 64) WeightedRowSumLanes<8, T>(w, rows, n, d, scale, out);
   // The last 1–7 whole vectors, in one pass with that many accumulators.
-  using Lanes = void (*)(const float*, const float* const*, int64_t, int64_t, float, float*);
+  using Lanes = void (*)(const float*, const T* const*, int64_t, int64_t, float, float*);
   static constexpr Lanes kTail[] = {nullptr,
-                                    WeightedRowSumLanes<1>,
-                                    WeightedRowSumLanes<2>,
-                                    WeightedRowSumLanes<3>,
-                                    WeightedRowSumLanes<4>,
-                                    WeightedRowSumLanes<5>,
-                                    WeightedRowSumLanes<6>,
-                                    WeightedRowSumLanes<7>};
+                                    WeightedRowSumLanes<1, T>,
+                                    WeightedRowSumLanes<2, T>,
+                                    WeightedRowSumLanes<3, T>,
+                                    WeightedRowSumLanes<4, T>,
+                                    WeightedRowSumLanes<5, T>,
+                                    WeightedRowSumLanes<6, T>,
+                                    WeightedRowSumLanes<7, T>};
   if (const int64_t vectors = (dim - d) / 8; vectors > 0) {
     kTail[vectors](w, rows, n, d, scale, out);
   }
@@ -96,7 +97,7 @@ inline void WeightedRowSum(const float* w, const float* const* rows, int64_t n, 
 #endif
   for (; d < dim; ++d) {
     float sum = 0.0f;
-    for (int64_t j = 0; j < n; ++j) sum += w[j] * rows[j][d];
+    for (int64_t j = 0; j < n; ++j) sum += w[j] * LoadScalar(rows[j] + d);
     out[d] = scale * sum;
   }
 }

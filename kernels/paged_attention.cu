@@ -182,6 +182,7 @@ int64_t PagedAttentionSplits(int64_t num_tokens, int64_t num_kv_heads, int64_t m
 cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAttentionLaunch& launch,
                                  cudaStream_t stream) {
   if (launch.num_tokens == 0) return cudaSuccess;
+  if (p.cache.bf16()) return cudaErrorNotSupported;  // bf16 pools: CPU ops only so far.
   const int64_t kv_heads = p.cache.num_kv_heads, d = p.cache.head_dim;
   if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
   const int64_t group = p.num_heads / kv_heads;

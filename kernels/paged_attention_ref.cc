@@ -10,9 +10,11 @@ namespace arbor::kernels {
 namespace {
 
 // All query heads of one kv head for one query token: each K and V row is loaded once for the
-// whole GQA group.
-void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int64_t kv_head,
-                 std::vector<float>& scores, std::vector<const float*>& v_rows) {
+// whole GQA group. T is the pools' element type (float, or uint16_t for bf16).
+template <typename T>
+void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, int64_t seq,
+                 int64_t token, int64_t kv_head, std::vector<float>& scores,
+                 std::vector<const T*>& v_rows) {
   const PagedKvLayer& c = p.cache;
   const int64_t group = p.num_heads / c.num_kv_heads;
   const int64_t width = c.num_kv_heads * c.head_dim;
@@ -22,9 +24,9 @@ void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int6
   v_rows.resize(n_keys);
   for (int64_t j = 0; j < n_keys; ++j) {
     const int64_t row = PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
-    v_rows[j] = c.v + row;
+    v_rows[j] = v_pool + row;
     for (int64_t g = 0; g < group; ++g) {
-      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, c.k + row, c.head_dim) * p.scale;
+      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, k_pool + row, c.head_dim) * p.scale;
     }
   }
   const bool last = token == p.batch.q_start[seq + 1] - 1;
@@ -45,27 +47,36 @@ void AttendGroup(const PagedAttentionParams& p, int64_t seq, int64_t token, int6
   }
 }
 
-}  // namespace
-
-void PagedAttentionRef(const PagedAttentionParams& p, ThreadPool* pool) {
+template <typename T>
+void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, ThreadPool* pool) {
   const int64_t num_tokens = p.batch.q_start[p.batch.num_seqs];
   if (num_tokens == 0) return;
   const int64_t kv_heads = p.cache.num_kv_heads;
   auto run = [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
-    std::vector<const float*> v_rows;
+    std::vector<const T*> v_rows;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t token = item / kv_heads;
       const int64_t seq = std::upper_bound(p.batch.q_start, p.batch.q_start + p.batch.num_seqs + 1,
                                            static_cast<int32_t>(token)) -
                           p.batch.q_start - 1;
-      AttendGroup(p, seq, token, item % kv_heads, scores, v_rows);
+      AttendGroup(p, k_pool, v_pool, seq, token, item % kv_heads, scores, v_rows);
     }
   };
   if (pool == nullptr) {
     run(0, num_tokens * kv_heads);
   } else {
     pool->ParallelFor(num_tokens * kv_heads, 1, run);
+  }
+}
+
+}  // namespace
+
+void PagedAttentionRef(const PagedAttentionParams& p, ThreadPool* pool) {
+  if (p.cache.bf16()) {
+    Attend<uint16_t>(p, p.cache.k_bf16, p.cache.v_bf16, pool);
+  } else {
+    Attend<float>(p, p.cache.k, p.cache.v, pool);
   }
 }
 

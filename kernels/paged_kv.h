@@ -21,6 +21,12 @@ struct PagedKvLayer {
   int64_t block_size = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+  // bf16 pools of the same shape, used instead of k and v when set (CPU ops; half the bytes per
+  // token). K/V are rounded to bf16 (nearest even) when appended; attention widens them exactly.
+  uint16_t* k_bf16 = nullptr;
+  uint16_t* v_bf16 = nullptr;
+
+  bool bf16() const { return k_bf16 != nullptr; }
 };
 
 struct PagedBatch {

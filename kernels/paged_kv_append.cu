@@ -24,6 +24,7 @@ __global__ void PagedKvAppendKernel(PagedKvAppendParams p) {
 cudaError_t LaunchPagedKvAppend(const PagedKvAppendParams& p, int64_t num_tokens,
                                 cudaStream_t stream) {
   if (num_tokens == 0) return cudaSuccess;
+  if (p.cache.bf16()) return cudaErrorNotSupported;  // bf16 pools: CPU ops only so far.
   PagedKvAppendKernel<<<num_tokens, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }

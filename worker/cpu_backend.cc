@@ -180,9 +180,10 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
   if (!c.tie_word_embeddings) weight_bytes_ -= embed_bytes;
   inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
-  const size_t pool_floats = static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim;
-  k_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
-  v_cache_.assign(c.num_layers, std::vector<float>(pool_floats));
+  const size_t pool_bytes = static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim *
+                            KvDtypeBytes(options_.kv_dtype);
+  k_cache_.assign(c.num_layers, std::vector<char>(pool_bytes));
+  v_cache_.assign(c.num_layers, std::vector<char>(pool_bytes));
   const int threads = options_.threads > 0
                           ? options_.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -190,16 +191,41 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   return absl::OkStatus();
 }
 
+int64_t CpuBackend::kv_bytes() const {
+  int64_t bytes = 0;
+  for (size_t l = 0; l < k_cache_.size(); ++l) {
+    bytes += static_cast<int64_t>(k_cache_[l].size() + v_cache_[l].size());
+  }
+  return bytes;
+}
+
+kernels::PagedKvLayer CpuBackend::KvLayer(int layer) {
+  kernels::PagedKvLayer cache{
+      nullptr,         nullptr, options_.kv_blocks, options_.block_size, config_.num_kv_heads,
+      config_.head_dim};
+  char* k = k_cache_[layer].data();
+  char* v = v_cache_[layer].data();
+  if (options_.kv_dtype == KvDtype::kBF16) {
+    cache.k_bf16 = reinterpret_cast<uint16_t*>(k);
+    cache.v_bf16 = reinterpret_cast<uint16_t*>(v);
+  } else {
+    cache.k = reinterpret_cast<float*>(k);
+    cache.v = reinterpret_cast<float*>(v);
+  }
+  return cache;
+}
+
 absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
   RETURN_IF_ERROR(ValidateBlockCopies(copies, options_.block_size, options_.kv_blocks));
+  const int64_t slot_bytes = width * KvDtypeBytes(options_.kv_dtype);
+  const int64_t block_bytes = int64_t{options_.block_size} * slot_bytes;
   for (const BlockCopy& c : copies) {
-    const size_t bytes = static_cast<size_t>(c.num_tokens) * width * sizeof(float);
     for (int l = 0; l < config_.num_layers; ++l) {
-      for (std::vector<float>* cache : {&k_cache_[l], &v_cache_[l]}) {
-        float* base = cache->data();
-        std::memmove(base + int64_t{c.dst} * options_.block_size * width,
-                     base + int64_t{c.src} * options_.block_size * width, bytes);
+      for (std::vector<char>* cache : {&k_cache_[l], &v_cache_[l]}) {
+        char* base = cache->data();
+        std::memmove(base + c.dst * block_bytes, base + c.src * block_bytes,
+                     static_cast<size_t>(c.num_tokens * slot_bytes));
       }
     }
   }
@@ -281,8 +307,7 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     emit(prefix + "q", q, q_dim);
     emit(prefix + "k", k, kv_dim);
     emit(prefix + "v", v, kv_dim);
-    const kernels::PagedKvLayer cache{k_cache_[l].data(),  v_cache_[l].data(), options_.kv_blocks,
-                                      options_.block_size, c.num_kv_heads,     hd};
+    const kernels::PagedKvLayer cache = KvLayer(l);
     // Every row's K/V is written before any row attends, so rows of one step may read blocks
     // another row of the same step fills (a prefix published to the tree this step).
     kernels::PagedKvAppendRef({batch, cache, k.data(), v.data(), kv_dim, kv_dim});

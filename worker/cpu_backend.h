@@ -17,12 +17,14 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/matmul.h"
+#include "kernels/paged_kv.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_type.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/tensor.h"
 #include "worker/backend.h"
+#include "worker/kv_dtype.h"
 #include "worker/weights.h"
 
 namespace arbor::worker {
@@ -35,6 +37,7 @@ struct CpuBackendOptions {
   // How quantized matrices meet the activations (kernels/quant_matmul.h): 8-bit activations and
   // integer dot products by default, as llama.cpp; kF32 is the exact mode.
   kernels::ActivationQuant activation_quant = kernels::ActivationQuant::kQ8;
+  KvDtype kv_dtype = KvDtype::kF32;
 };
 
 // Resolves a Hugging Face tensor name ("model.layers.0.mlp.up_proj.weight") to a view that
@@ -58,6 +61,8 @@ class CpuBackend : public Backend {
   int32_t kv_num_blocks() const override { return options_.kv_blocks; }
   int32_t kv_block_size() const override { return options_.block_size; }
   absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
+  // Bytes of the KV pools (every layer, K and V).
+  int64_t kv_bytes() const;
   absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
   // On the forward's thread pool.
   void HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) override;
@@ -85,6 +90,8 @@ class CpuBackend : public Backend {
                                     int64_t rows, int64_t cols);
   absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup, const std::string& name,
                                                 int64_t size);
+  // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
+  kernels::PagedKvLayer KvLayer(int layer);
 
   model::ModelConfig config_;
   CpuBackendOptions options_;
@@ -98,7 +105,8 @@ class CpuBackend : public Backend {
   int64_t converted_bytes_ = 0;
   std::map<std::string, int> type_counts_;  // Matrix type name → how many.
 
-  std::vector<std::vector<float>> k_cache_, v_cache_;  // Per layer [blocks, block_size, kv, hd].
+  // Per layer [blocks, block_size, kv, hd] of options_.kv_dtype elements.
+  std::vector<std::vector<char>> k_cache_, v_cache_;
   std::unique_ptr<kernels::ThreadPool> pool_;
 };
 

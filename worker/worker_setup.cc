@@ -79,13 +79,16 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
+  ASSIGN_OR_RETURN(cpu.kv_dtype, ParseKvDtype(options.kv_dtype));
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info(
       "weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load; "
-      "quantized matrices meet {} activations",
+      "quantized matrices meet {} activations; KV cache ({}) {:.1f} MB for {} tokens",
       options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
-      backend->converted_bytes() / 1e6, options.activation_quant == "q8" ? "8-bit" : "fp32");
+      backend->converted_bytes() / 1e6, options.activation_quant == "q8" ? "8-bit" : "fp32",
+      options.kv_dtype, backend->kv_bytes() / 1e6,
+      int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
@@ -141,6 +144,11 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   }
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
+  }
+  ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype));
+  if (ordinal >= 0 && kv_dtype != KvDtype::kF32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv_dtype=", options.kv_dtype, ": the CUDA backend keeps its KV cache in f32 so far"));
   }
   return absl::OkStatus();
 }

@@ -30,6 +30,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
+#include "base/bf16.h"
 #include "base/flags.h"
 #include "base/status_macros.h"
 #include "entropix/logit_metrics.h"
@@ -347,10 +348,12 @@ void BM_KvBranches(benchmark::State& state) {
 
 // The CPU decode attention op alone, one thread: 8 sequences of `context` keys, one query each,
 // `kv_heads` × (`group` query heads of `head_dim`), blocks of 16 in a shuffled pool. Args:
-// head_dim, group, kv heads, context. Reports keys attended per second (per query head).
+// head_dim, group, kv heads, context, KV dtype (0 f32, 1 bf16). Reports keys attended per second
+// (per query head) and the KV bytes read per second.
 void BM_DecodeAttention(benchmark::State& state) {
   const int64_t head_dim = state.range(0), group = state.range(1), kv_heads = state.range(2);
   const int64_t context = state.range(3), seqs = 8, block = 16;
+  const bool bf16 = state.range(4) == 1;
   const int64_t heads = group * kv_heads, width = kv_heads * head_dim;
   const int64_t blocks_per_seq = (context + block - 1) / block;
   std::mt19937 rng(7);
@@ -375,6 +378,14 @@ void BM_DecodeAttention(benchmark::State& state) {
   kernels::PagedAttentionParams p;
   p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
   p.cache = {k.data(), v.data(), static_cast<int64_t>(block_ids.size()), block, kv_heads, head_dim};
+  std::vector<uint16_t> k16(k.size()), v16(v.size());
+  if (bf16) {
+    for (size_t i = 0; i < k.size(); ++i) k16[i] = base::FloatToBf16(k[i]);
+    for (size_t i = 0; i < v.size(); ++i) v16[i] = base::FloatToBf16(v[i]);
+    p.cache.k = p.cache.v = nullptr;
+    p.cache.k_bf16 = k16.data();
+    p.cache.v_bf16 = v16.data();
+  }
   p.q = q.data();
   p.out = out.data();
   p.q_stride = p.out_stride = heads * head_dim;
@@ -387,6 +398,9 @@ void BM_DecodeAttention(benchmark::State& state) {
   state.counters["keys_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * seqs * heads * context),
                          benchmark::Counter::kIsRate);
+  state.counters["kv_bytes_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * seqs * context * 2 * width * (bf16 ? 2 : 4)),
+      benchmark::Counter::kIsRate);
 }
 
 // Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape, 3 --model), bf16, batch. Shapes 2 and 3
@@ -400,11 +414,11 @@ BENCHMARK(BM_Prefill)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
-// tiny (16 × 2 groups of 2 kv heads) at 160 keys; Llama-3.2-1B (64 × 4 of 8) at 512 and 4,096.
+// tiny (16 × 2 groups of 2 kv heads) at 160 keys; Llama-3.2-1B (64 × 4 of 8) at 512, 4,096 and
+// 16,384 (the KV pools outgrow the caches there); f32 and bf16 KV.
 BENCHMARK(BM_DecodeAttention)
-    ->Args({16, 2, 2, 160})
-    ->Args({64, 4, 8, 512})
-    ->Args({64, 4, 8, 4096})
+    ->ArgsProduct({{16}, {2}, {2}, {160}, {0, 1}})
+    ->ArgsProduct({{64}, {4}, {8}, {512, 4096, 16384}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 // Decode at batch 1, 8, 32 and a 256-token prefill on `shape` (kLlama1b or kModel).

@@ -1,6 +1,7 @@
 // A real arbor-worker process on a tiny make-model checkpoint, driven over gRPC: Info describes
 // the model, Run + Release + Health work end to end, a bad request fails with a precise status
-// while a concurrent good one succeeds, and SIGTERM drains and exits 0.
+// while a concurrent good one succeeds, and SIGTERM drains and exits 0 — with the KV cache in f32
+// and in bf16 (--kv_dtype).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@ std::string TempPath(const std::string& name) {
   return absl::StrCat(testing::TempDir(), "/worker-process-", name, "-", getpid());
 }
 
-class WorkerProcessTest : public testing::Test {
+class WorkerProcessTest : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     model::MakeModelOptions options;
@@ -33,10 +34,10 @@ class WorkerProcessTest : public testing::Test {
     absl::StatusOr<model::ModelConfig> config = model::MakeModel(options);
     ASSERT_TRUE(config.ok()) << config.status();
     config_ = *config;
-    absl::StatusOr<base::Subprocess> server =
-        StartServer({ARBOR_BINARY_DIR "/bin/arbor-worker", "--model=" + model_dir_,
-                     "--kv_tokens=4096", "--threads=1", "--log_level=warn"},
-                    "127.0.0.1:0", TempPath("port"), TempPath("log"), absl::Seconds(60), &address_);
+    absl::StatusOr<base::Subprocess> server = StartServer(
+        {ARBOR_BINARY_DIR "/bin/arbor-worker", "--model=" + model_dir_, "--kv_tokens=4096",
+         "--threads=1", "--log_level=warn", absl::StrCat("--kv_dtype=", GetParam())},
+        "127.0.0.1:0", TempPath("port"), TempPath("log"), absl::Seconds(60), &address_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::make_unique<base::Subprocess>(*std::move(server));
     stub_ = v1::Worker::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
@@ -75,7 +76,7 @@ class WorkerProcessTest : public testing::Test {
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 
-TEST_F(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
+TEST_P(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   grpc::ClientContext info_context;
   v1::WorkerInfo info;
   ASSERT_TRUE(stub_->Info(&info_context, v1::InfoRequest(), &info).ok());
@@ -131,6 +132,9 @@ TEST_F(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   unknown.mutable_items(0)->set_truncate_to(2);
   v1::RunResponse unknown_response;
   EXPECT_EQ(Run(unknown, &unknown_response).error_code(), grpc::StatusCode::NOT_FOUND);
+  unknown.mutable_items(0)->clear_truncate_to();
+  unknown.mutable_items(0)->set_continues(true);  // A coordinator's continue item.
+  EXPECT_EQ(Run(unknown, &unknown_response).error_code(), grpc::StatusCode::NOT_FOUND);
 
   grpc::ClientContext release_context;
   v1::ReleaseRequest release;
@@ -158,6 +162,9 @@ TEST_F(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   EXPECT_EQ(last_response.results(0).steps_size(), 1000);
   EXPECT_EQ(server_->Wait(absl::Seconds(30)), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(KvDtypes, WorkerProcessTest, testing::Values("f32", "bf16"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace arbor::tools

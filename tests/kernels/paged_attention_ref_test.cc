@@ -1,7 +1,8 @@
 // Paged KV append + paged attention against a float64 dense causal attention on fresh random
 // inputs: block sizes 1, 3, 16; sequence lengths 1, 17, 1000; GQA ratios 1 and 4; prefill,
 // extend and decode rows mixed in one batch, over shuffled (non-contiguous) block tables; and
-// the last query's scaled scores.
+// the last query's scaled scores. Both KV dtypes: with bf16 pools the reference uses the K/V
+// rounded to bf16 (what the pools hold), so the tolerances are the fp32 ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "base/bf16.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
 #include "kernels/thread_pool.h"
@@ -21,10 +23,44 @@ struct SeqSpec {
   int new_tokens;
 };
 
+// K/V pools of one dtype, NaN-filled, and the layer view of them.
+struct Pools {
+  Pools(int64_t n, bool bf16) : bf16(bf16) {
+    if (bf16) {
+      k16.assign(n, 0x7fc0), v16.assign(n, 0x7fc0);  // bf16 NaN.
+    } else {
+      k32.assign(n, NAN), v32.assign(n, NAN);
+    }
+  }
+  PagedKvLayer Layer(int64_t blocks, int64_t block_size, int64_t kv_heads, int64_t head_dim) {
+    PagedKvLayer layer{nullptr, nullptr, blocks, block_size, kv_heads, head_dim};
+    if (bf16) {
+      layer.k_bf16 = k16.data(), layer.v_bf16 = v16.data();
+    } else {
+      layer.k = k32.data(), layer.v = v32.data();
+    }
+    return layer;
+  }
+  void Write(bool key, int64_t i, float x) {
+    if (bf16) {
+      (key ? k16 : v16)[i] = base::FloatToBf16(x);
+    } else {
+      (key ? k32 : v32)[i] = x;
+    }
+  }
+  float Read(bool key, int64_t i) const {
+    return bf16 ? base::Bf16ToFloat((key ? k16 : v16)[i]) : (key ? k32 : v32)[i];
+  }
+  bool bf16;
+  std::vector<float> k32, v32;
+  std::vector<uint16_t> k16, v16;
+};
+
 void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t group,
-                const std::vector<SeqSpec>& specs, ThreadPool* pool, int64_t head_dim = 16) {
+                const std::vector<SeqSpec>& specs, ThreadPool* pool, int64_t head_dim = 16,
+                bool bf16 = false) {
   SCOPED_TRACE(testing::Message() << "block_size " << block_size << " group " << group
-                                  << " head_dim " << head_dim);
+                                  << " head_dim " << head_dim << " bf16 " << bf16);
   std::normal_distribution<float> normal;
   const int64_t heads = kv_heads * group, width = kv_heads * head_dim;
   const int64_t num_seqs = specs.size();
@@ -41,12 +77,12 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
     block_start.push_back(block_start.back() + (s.kv_len + block_size - 1) / block_size);
   }
   const int64_t num_tokens = q_start.back();
-  std::vector<float> k_cache(num_blocks * block_size * width, NAN);
-  std::vector<float> v_cache(k_cache.size(), NAN);
+  Pools pools(num_blocks * block_size * width, bf16);
   const PagedBatch batch{num_seqs, q_start.data(), kv_len.data(), block_start.data(),
                          block_ids.data()};
-  const PagedKvLayer cache{k_cache.data(), v_cache.data(), num_blocks,
-                           block_size,     kv_heads,       head_dim};
+  const PagedKvLayer cache = pools.Layer(num_blocks, block_size, kv_heads, head_dim);
+  // What a pool of this dtype holds of x.
+  auto stored = [bf16](float x) { return bf16 ? base::Bf16ToFloat(base::FloatToBf16(x)) : x; };
   // Dense per-sequence K/V; the already-cached prefix is written straight into its slots, the new
   // tokens go through the append op.
   std::vector<std::vector<float>> k_all(num_seqs), v_all(num_seqs);
@@ -57,14 +93,16 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
   for (int64_t s = 0; s < num_seqs; ++s) {
     k_all[s].resize(specs[s].kv_len * width);
     v_all[s].resize(specs[s].kv_len * width);
-    for (float& x : k_all[s]) x = normal(rng);
-    for (float& x : v_all[s]) x = normal(rng);
+    for (float& x : k_all[s]) x = stored(normal(rng));
+    for (float& x : v_all[s]) x = stored(normal(rng));
     const int64_t first_new = specs[s].kv_len - specs[s].new_tokens;
     for (int64_t pos = 0; pos < specs[s].kv_len; ++pos) {
       if (pos < first_new) {
         const int64_t slot = PagedSlot(batch, block_size, s, pos);
-        std::copy_n(&k_all[s][pos * width], width, &k_cache[slot * width]);
-        std::copy_n(&v_all[s][pos * width], width, &v_cache[slot * width]);
+        for (int64_t i = 0; i < width; ++i) {
+          pools.Write(/*key=*/true, slot * width + i, k_all[s][pos * width + i]);
+          pools.Write(/*key=*/false, slot * width + i, v_all[s][pos * width + i]);
+        }
       } else {
         const int64_t t = q_start[s] + pos - first_new;
         std::copy_n(&k_all[s][pos * width], width, &k_new[t * kv_stride]);
@@ -129,14 +167,16 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
     for (int64_t pos = specs[s].kv_len - specs[s].new_tokens; pos < specs[s].kv_len; ++pos) {
       const int64_t slot = PagedSlot(batch, block_size, s, pos);
       for (int64_t i = 0; i < width; ++i) {
-        ASSERT_EQ(k_cache[slot * width + i], k_all[s][pos * width + i]);
-        ASSERT_EQ(v_cache[slot * width + i], v_all[s][pos * width + i]);
+        ASSERT_EQ(pools.Read(/*key=*/true, slot * width + i), k_all[s][pos * width + i]);
+        ASSERT_EQ(pools.Read(/*key=*/false, slot * width + i), v_all[s][pos * width + i]);
       }
     }
   }
 }
 
-TEST(PagedAttentionRef, MixedBatchesMatchFloat64) {
+class PagedAttentionDtypes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(PagedAttentionDtypes, MixedBatchesMatchFloat64) {
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   SCOPED_TRACE(testing::Message() << "seed " << seed);
@@ -146,22 +186,25 @@ TEST(PagedAttentionRef, MixedBatchesMatchFloat64) {
     for (int64_t group : {1, 4}) {
       // Decode rows (1 new token), a whole prompt, an extend chunk, long contexts.
       std::vector<SeqSpec> specs = {{1, 1}, {17, 17}, {17, 1}, {17, 5}, {1000, 1}, {1000, 7}};
-      CheckBatch(rng, block_size, /*kv_heads=*/2, group, specs, &pool);
+      CheckBatch(rng, block_size, /*kv_heads=*/2, group, specs, &pool, /*head_dim=*/16, GetParam());
     }
   }
 }
 
-// Head widths that take every path of the vectorised weighted sum: scalar only (5), one to seven
-// 8-float vectors (16, 40), 64-float slices with a vector (72) or without (128) after them.
-TEST(PagedAttentionRef, EveryHeadWidth) {
+// Head widths that take every path of the vectorised weighted sum and dot product: scalar only
+// (5), one to seven 8-float vectors (16, 40), 64-float slices with a vector (72) or without (128).
+TEST_P(PagedAttentionDtypes, EveryHeadWidth) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (int64_t head_dim : {5, 16, 40, 72, 128}) {
     CheckBatch(rng, /*block_size=*/16, /*kv_heads=*/2, /*group=*/2, {{17, 1}, {300, 3}}, nullptr,
-               head_dim);
+               head_dim, GetParam());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(F32AndBf16, PagedAttentionDtypes, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "bf16" : "f32"; });
 
 TEST(PagedAttentionRef, LongPrefillSingleThreaded) {
   const uint32_t seed = std::random_device{}();

@@ -1,0 +1,23 @@
+// What a backend's KV cache stores (the worker's --kv_dtype): fp32, or bf16 — half the bytes per
+// token, so twice the tokens in the same memory and half the KV bytes read per attention step.
+// K and V are rounded to bf16 (nearest, ties to even) as they are written; attention widens them
+// exactly and computes in fp32.
+#ifndef ARBOR_WORKER_KV_DTYPE_H_
+#define ARBOR_WORKER_KV_DTYPE_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace arbor::worker {
+
+enum class KvDtype { kF32, kBF16 };
+
+// "f32" or "bf16"; INVALID_ARGUMENT naming --kv_dtype otherwise.
+absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name);
+
+// Bytes per stored element.
+inline int KvDtypeBytes(KvDtype dtype) { return dtype == KvDtype::kBF16 ? 2 : 4; }
+
+}  // namespace arbor::worker
+
+#endif  // ARBOR_WORKER_KV_DTYPE_H_
