@@ -32,8 +32,11 @@ __device__ void SplitRange(int64_t n_keys, int64_t num_splits, int64_t split, in
   *end = min(n_keys, *begin + per_split);
 }
 
+// T: the pools' element type (float, or uint16_t for bf16); scores and sums stay fp32.
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    AttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch) {
+    AttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch, const T* k_pool,
+                    const T* v_pool) {
   const int64_t token = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z;
   const PagedKvLayer& c = p.cache;
   const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
@@ -68,10 +71,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int jj = warp; jj < cnt; jj += kWarps) {
       const int64_t slot = DevicePagedSlot(p.batch, c.block_size, seq, t0 + jj);
       if (lane == 0) slot_s[jj] = slot;
-      const float* k = c.k + slot * width + kv_head * d;
+      const T* k = k_pool + slot * width + kv_head * d;
       float dot[kMaxGroup] = {};
       for (int dim = lane; dim < d; dim += 32) {
-        const float kv = k[dim];
+        const float kv = KvLoad(k + dim);
 #pragma unroll
         for (int g = 0; g < kMaxGroup; ++g) {
           if (g < group) dot[g] += q_s[g * d + dim] * kv;
@@ -118,8 +121,8 @@ __global__ void __launch_bounds__(kThreads)
       if (pair < group * d) {
         const int g = pair / d, dim = pair % d;
         float a = acc[i] * alpha_s[g];
-        const float* v = c.v + kv_head * d + dim;
-        for (int jj = 0; jj < cnt; ++jj) a += p_s[g][jj] * v[slot_s[jj] * width];
+        const T* v = v_pool + kv_head * d + dim;
+        for (int jj = 0; jj < cnt; ++jj) a += p_s[g][jj] * KvLoad(v + slot_s[jj] * width);
         acc[i] = a;
       }
     }
@@ -182,7 +185,6 @@ int64_t PagedAttentionSplits(int64_t num_tokens, int64_t num_kv_heads, int64_t m
 cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAttentionLaunch& launch,
                                  cudaStream_t stream) {
   if (launch.num_tokens == 0) return cudaSuccess;
-  if (p.cache.bf16()) return cudaErrorNotSupported;  // bf16 pools: CPU ops only so far.
   const int64_t kv_heads = p.cache.num_kv_heads, d = p.cache.head_dim;
   if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
   const int64_t group = p.num_heads / kv_heads;
@@ -191,8 +193,12 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
       (launch.num_splits > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
     return cudaErrorInvalidValue;
   }
-  AttentionKernel<<<dim3(launch.num_tokens, kv_heads, launch.num_splits), kThreads, 0, stream>>>(
-      p, launch);
+  const dim3 grid(launch.num_tokens, kv_heads, launch.num_splits);
+  if (p.cache.bf16()) {
+    AttentionKernel<<<grid, kThreads, 0, stream>>>(p, launch, p.cache.k_bf16, p.cache.v_bf16);
+  } else {
+    AttentionKernel<<<grid, kThreads, 0, stream>>>(p, launch, p.cache.k, p.cache.v);
+  }
   if (launch.num_splits > 1) {
     CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0, stream>>>(
         p, launch);

@@ -21,8 +21,9 @@ struct PagedKvLayer {
   int64_t block_size = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
-  // bf16 pools of the same shape, used instead of k and v when set (CPU ops; half the bytes per
-  // token). K/V are rounded to bf16 (nearest even) when appended; attention widens them exactly.
+  // bf16 pools of the same shape, used instead of k and v when set (half the bytes per token).
+  // K/V are rounded to bf16 (nearest, ties to even) when appended; attention widens them exactly
+  // and computes in fp32.
   uint16_t* k_bf16 = nullptr;
   uint16_t* v_bf16 = nullptr;
 

@@ -4,11 +4,25 @@
 #ifndef ARBOR_KERNELS_PAGED_KV_CUDA_H_
 #define ARBOR_KERNELS_PAGED_KV_CUDA_H_
 
+#include <cuda_bf16.h>
+
 #include <cstdint>
 
 #include "kernels/paged_kv.h"
 
 namespace arbor::kernels {
+
+// A KV pool element as fp32: bf16 is the top half of an fp32 (exact), fp32 as it is.
+__device__ inline float KvLoad(const float* x) { return *x; }
+__device__ inline float KvLoad(const uint16_t* x) {
+  return __uint_as_float(static_cast<uint32_t>(*x) << 16);
+}
+// Stores fp32 `value` into a pool element: bf16 rounded to nearest, ties to even (as the CPU's
+// base::FloatToBf16).
+__device__ inline void KvStore(float* x, float value) { *x = value; }
+__device__ inline void KvStore(uint16_t* x, float value) {
+  *x = __bfloat16_as_ushort(__float2bfloat16_rn(value));
+}
 
 // Slot of position `pos` of sequence `seq` (PagedSlot).
 __device__ inline int64_t DevicePagedSlot(const PagedBatch& batch, int64_t block_size, int64_t seq,

@@ -200,19 +200,9 @@ int64_t CpuBackend::kv_bytes() const {
 }
 
 kernels::PagedKvLayer CpuBackend::KvLayer(int layer) {
-  kernels::PagedKvLayer cache{
-      nullptr,         nullptr, options_.kv_blocks, options_.block_size, config_.num_kv_heads,
-      config_.head_dim};
-  char* k = k_cache_[layer].data();
-  char* v = v_cache_[layer].data();
-  if (options_.kv_dtype == KvDtype::kBF16) {
-    cache.k_bf16 = reinterpret_cast<uint16_t*>(k);
-    cache.v_bf16 = reinterpret_cast<uint16_t*>(v);
-  } else {
-    cache.k = reinterpret_cast<float*>(k);
-    cache.v = reinterpret_cast<float*>(v);
-  }
-  return cache;
+  return KvPools(options_.kv_dtype, k_cache_[layer].data(), v_cache_[layer].data(),
+                 {nullptr, nullptr, options_.kv_blocks, options_.block_size, config_.num_kv_heads,
+                  config_.head_dim});
 }
 
 absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {

@@ -191,27 +191,35 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
   inv_freq_ = static_cast<float*>(freq);
   RETURN_IF_ERROR(Upload(inv_freq_, inv_freq.data(), inv_freq.size() * sizeof(float),
                          "upload of RoPE frequencies"));
-  const size_t pool_bytes =
-      size_t{static_cast<size_t>(options_.kv_blocks)} * options_.block_size * kv_dim * 4;
+  const size_t pool_bytes = size_t{static_cast<size_t>(options_.kv_blocks)} * options_.block_size *
+                            kv_dim * KvDtypeBytes(options_.kv_dtype);
   for (int l = 0; l < c.num_layers; ++l) {
     ASSIGN_OR_RETURN(void* k, Allocate(pool_bytes));
     ASSIGN_OR_RETURN(void* v, Allocate(pool_bytes));
-    k_cache_.push_back(static_cast<float*>(k));
-    v_cache_.push_back(static_cast<float*>(v));
+    k_cache_.push_back(k);
+    v_cache_.push_back(v);
   }
   return absl::OkStatus();
+}
+
+kernels::PagedKvLayer CudaBackend::KvLayer(int layer) const {
+  return KvPools(options_.kv_dtype, k_cache_[layer], v_cache_[layer],
+                 {nullptr, nullptr, options_.kv_blocks, options_.block_size, config_.num_kv_heads,
+                  config_.head_dim});
 }
 
 absl::Status CudaBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   RETURN_IF_ERROR(context_->Bind());
   const int64_t width = int64_t{config_.num_kv_heads} * config_.head_dim;
   RETURN_IF_ERROR(ValidateBlockCopies(copies, options_.block_size, options_.kv_blocks));
-  const int64_t block_floats = int64_t{options_.block_size} * width;
+  const int64_t slot_bytes = width * KvDtypeBytes(options_.kv_dtype);
+  const int64_t block_bytes = int64_t{options_.block_size} * slot_bytes;
   for (const BlockCopy& c : copies) {
-    const size_t bytes = static_cast<size_t>(c.num_tokens) * width * sizeof(float);
+    const size_t bytes = static_cast<size_t>(c.num_tokens * slot_bytes);
     for (int l = 0; l < config_.num_layers; ++l) {
-      for (float* pool : {k_cache_[l], v_cache_[l]}) {
-        RETURN_IF_CUDA(cudaMemcpyAsync(pool + c.dst * block_floats, pool + c.src * block_floats,
+      for (void* pool : {k_cache_[l], v_cache_[l]}) {
+        char* base = static_cast<char*>(pool);
+        RETURN_IF_CUDA(cudaMemcpyAsync(base + c.dst * block_bytes, base + c.src * block_bytes,
                                        bytes, cudaMemcpyDeviceToDevice, context_->stream()),
                        "KV block copy");
       }
@@ -364,8 +372,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
     RETURN_IF_ERROR(emit(prefix + "q", q, q_dim, qkv_dim));
     RETURN_IF_ERROR(emit(prefix + "k", k, kv_dim, qkv_dim));
     RETURN_IF_ERROR(emit(prefix + "v", v, kv_dim, qkv_dim));
-    const kernels::PagedKvLayer cache{k_cache_[l],         v_cache_[l],    options_.kv_blocks,
-                                      options_.block_size, c.num_kv_heads, hd};
+    const kernels::PagedKvLayer cache = KvLayer(l);
     // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
     // read blocks another row fills.
     RETURN_IF_CUDA(kernels::LaunchPagedKvAppend({batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),

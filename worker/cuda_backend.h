@@ -1,8 +1,9 @@
 // The CUDA backend: the Llama forward of cpu_backend.h on one GPU, behind the same Backend
 // interface and TensorTap names, so the two are compared tensor by tensor. Weights are uploaded
 // once as bf16 (q/k/v and gate/up fused into one matrix each, so a layer runs four GEMMs), the
-// paged fp32 KV pools live on the device, GEMMs run through cuBLASLt (bf16 inputs, fp32
-// accumulation) and every other op is a kernels/*.cu kernel taking its CPU twin's params.
+// paged KV pools (bf16 by default, fp32 on request) live on the device, GEMMs run through cuBLASLt
+// (bf16 inputs, fp32 accumulation) and every other op is a kernels/*.cu kernel taking its CPU
+// twin's params.
 //
 // A step uploads its batch description once, launches everything on the context's stream, and
 // synchronises once at the end to hand the requested logits and scores back (the Backend
@@ -23,6 +24,7 @@
 #include "model/config.h"
 #include "worker/backend.h"
 #include "worker/cpu_backend.h"
+#include "worker/kv_dtype.h"
 
 namespace arbor::worker {
 
@@ -30,6 +32,7 @@ struct CudaBackendOptions {
   int device = 0;            // CUDA device ordinal.
   int32_t kv_blocks = 1024;  // KV capacity in blocks (per layer pool).
   int32_t block_size = 16;   // Tokens per KV block.
+  KvDtype kv_dtype = KvDtype::kBF16;
 };
 
 class CudaBackend : public Backend {
@@ -74,6 +77,8 @@ class CudaBackend : public Backend {
   CudaBackend(const model::ModelConfig& config, const CudaBackendOptions& options)
       : config_(config), options_(options) {}
   absl::Status Load(const TensorLookup& lookup);
+  // Layer `layer`'s pools as the paged-KV kernels take them.
+  kernels::PagedKvLayer KvLayer(int layer) const;
   // Copies `bytes` from the host to the device, finished when this returns.
   absl::Status Upload(void* device, const void* host, size_t bytes, const std::string& what);
   // Uploads the named matrices stacked by rows (each [rows_i, cols]) as one bf16 matrix.
@@ -94,7 +99,7 @@ class CudaBackend : public Backend {
   float* final_norm_ = nullptr;
   float* inv_freq_ = nullptr;
   std::vector<Layer> layers_;
-  std::vector<float*> k_cache_, v_cache_;
+  std::vector<void*> k_cache_, v_cache_;  // Per layer, options_.kv_dtype elements.
   int64_t weight_bytes_ = 0;
   // Per-step storage: the packed batch description, activations, logits, scores, workspace.
   Buffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;

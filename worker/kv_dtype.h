@@ -5,8 +5,11 @@
 #ifndef ARBOR_WORKER_KV_DTYPE_H_
 #define ARBOR_WORKER_KV_DTYPE_H_
 
+#include <cstdint>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kernels/paged_kv.h"
 
 namespace arbor::worker {
 
@@ -17,6 +20,10 @@ absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name);
 
 // Bytes per stored element.
 inline int KvDtypeBytes(KvDtype dtype) { return dtype == KvDtype::kBF16 ? 2 : 4; }
+
+// One layer's pools `k` and `v` (host or device memory) of `dtype` elements, as the paged-KV ops
+// take them: `shape` with its pool pointers set for that dtype.
+kernels::PagedKvLayer KvPools(KvDtype dtype, void* k, void* v, kernels::PagedKvLayer shape);
 
 }  // namespace arbor::worker
 

@@ -37,10 +37,10 @@ ABSL_FLAG(std::string, weights_dtype, "native",
           "f32), f32 (everything widened, exact), bf16 (half the bytes of f32), or q8_0 (f32/bf16 "
           "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). The CUDA "
           "backend computes in bf16 and takes native or bf16.");
-ABSL_FLAG(std::string, kv_dtype, "f32",
+ABSL_FLAG(std::string, kv_dtype, "auto",
           "What the KV cache stores: f32, or bf16 (half the bytes per token: --kv_tokens costs "
           "half the memory and attention reads half the bytes; K/V rounded to bf16 when written, "
-          "attention still in fp32). CPU backend only for now; the CUDA backend keeps f32.");
+          "attention still in fp32); auto = bf16 on CUDA, f32 on the CPU.");
 ABSL_FLAG(std::string, activation_quant, "q8",
           "How GGUF-quantized weight matrices meet the activations on the CPU: q8 (each "
           "activation row quantized to 8 bits per 32 values, integer dot products on "

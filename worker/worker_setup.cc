@@ -38,6 +38,13 @@ entropix::PolicyConfig DefaultPolicy(const std::string& model_path) {
   return policy;
 }
 
+// --kv_dtype: "auto" is bf16 on CUDA (twice the tokens in the device's memory) and f32 on the
+// CPU (what the reference tests compare against); otherwise as ParseKvDtype.
+absl::StatusOr<KvDtype> ResolveKvDtype(const std::string& name, bool cuda) {
+  if (name == "auto") return cuda ? KvDtype::kBF16 : KvDtype::kF32;
+  return ParseKvDtype(name);
+}
+
 // "cpu" → -1; "cuda" or "cuda:N" → N.
 absl::StatusOr<int> ParseDevice(const std::string& device) {
   if (device == "cpu") return -1;
@@ -63,6 +70,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     cuda.device = ordinal;
     cuda.kv_blocks = kv_blocks;
     cuda.block_size = options.block_size;
+    ASSIGN_OR_RETURN(cuda.kv_dtype, ResolveKvDtype(options.kv_dtype, /*cuda=*/true));
     ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
                      CudaBackend::Create(std::move(checkpoint), cuda));
     return std::unique_ptr<Backend>(std::move(backend));
@@ -79,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
-  ASSIGN_OR_RETURN(cpu.kv_dtype, ParseKvDtype(options.kv_dtype));
+  ASSIGN_OR_RETURN(cpu.kv_dtype, ResolveKvDtype(options.kv_dtype, /*cuda=*/false));
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info(
@@ -87,7 +95,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
       "quantized matrices meet {} activations; KV cache ({}) {:.1f} MB for {} tokens",
       options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
       backend->converted_bytes() / 1e6, options.activation_quant == "q8" ? "8-bit" : "fp32",
-      options.kv_dtype, backend->kv_bytes() / 1e6,
+      cpu.kv_dtype == KvDtype::kBF16 ? "bf16" : "f32", backend->kv_bytes() / 1e6,
       int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
   return std::unique_ptr<Backend>(std::move(backend));
 }
@@ -145,12 +153,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }
-  ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype));
-  if (ordinal >= 0 && kv_dtype != KvDtype::kF32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--kv_dtype=", options.kv_dtype, ": the CUDA backend keeps its KV cache in f32 so far"));
-  }
-  return absl::OkStatus();
+  return ResolveKvDtype(options.kv_dtype, ordinal >= 0).status();
 }
 
 }  // namespace

@@ -67,10 +67,12 @@ int Run() {
     return 1;
   }
   CudaBackend& backend = **created;
-  const int64_t kv_bytes_per_token =
-      int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim * sizeof(float);
-  std::printf("weights %.2f GB bf16; KV %lld bytes/token (fp32)\n", backend.weight_bytes() / 1e9,
-              static_cast<long long>(kv_bytes_per_token));
+  const CudaBackendOptions defaults;  // The KV dtype a worker gets by default (bf16).
+  const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
+                                     config.head_dim * KvDtypeBytes(defaults.kv_dtype);
+  std::printf("weights %.2f GB bf16; KV %lld bytes/token (%s)\n", backend.weight_bytes() / 1e9,
+              static_cast<long long>(kv_bytes_per_token),
+              defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32");
   std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "metrics", "step ms", "tok/s",
               "roofline");
   std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);

@@ -251,11 +251,26 @@ HostBatch MakeBatch(const PagedCase& c, std::mt19937& rng) {
   return b;
 }
 
-void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocessors) {
-  SCOPED_TRACE(testing::Message() << "block " << c.block_size << " kv_heads " << c.num_kv_heads
-                                  << " group " << c.group << " head_dim " << c.head_dim << " seqs "
-                                  << c.kv_len.size() << " first kv_len " << c.kv_len[0]
-                                  << " first n " << c.n_new[0]);
+// bf16 pools hold `floats` rounded; Widen reads them back (both exact for the comparison).
+std::vector<uint16_t> ToBf16(const std::vector<float>& floats) {
+  std::vector<uint16_t> out(floats.size());
+  for (size_t i = 0; i < floats.size(); ++i) out[i] = base::FloatToBf16(floats[i]);
+  return out;
+}
+std::vector<float> Widen(const std::vector<uint16_t>& halves) {
+  std::vector<float> out(halves.size());
+  for (size_t i = 0; i < halves.size(); ++i) out[i] = base::Bf16ToFloat(halves[i]);
+  return out;
+}
+
+// Device KV append + attention against the CPU ops on the same pools (fp32, or bf16 when `bf16`:
+// then both round the appended K/V the same way and attend over the same widened values).
+void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocessors,
+                         bool bf16 = false) {
+  SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " block " << c.block_size << " kv_heads "
+                                  << c.num_kv_heads << " group " << c.group << " head_dim "
+                                  << c.head_dim << " seqs " << c.kv_len.size() << " first kv_len "
+                                  << c.kv_len[0] << " first n " << c.n_new[0]);
   const HostBatch b = MakeBatch(c, rng);
   const int64_t seqs = static_cast<int64_t>(c.kv_len.size());
   const int64_t tokens = b.q_start.back();
@@ -275,6 +290,12 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
   std::vector<float> want(tokens * heads * c.head_dim);
   PagedKvLayer host_cache{k_cache.data(), v_cache.data(), b.num_blocks,
                           c.block_size,   c.num_kv_heads, c.head_dim};
+  std::vector<uint16_t> k16 = ToBf16(k_cache), v16 = ToBf16(v_cache);
+  if (bf16) {
+    host_cache.k = host_cache.v = nullptr;
+    host_cache.k_bf16 = k16.data();
+    host_cache.v_bf16 = v16.data();
+  }
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   DeviceArray<float> d_k(k_cache), d_v(v_cache), d_q(q), d_new_k(new_k), d_new_v(new_v);
@@ -282,16 +303,27 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
       d_block_ids(b.block_ids);
   const PagedBatch dev_batch{seqs, d_q_start.get(), d_kv_len.get(), d_block_start.get(),
                              d_block_ids.get()};
-  const PagedKvLayer dev_cache{d_k.get(),    d_v.get(),      b.num_blocks,
-                               c.block_size, c.num_kv_heads, c.head_dim};
+  DeviceArray<uint16_t> d_k16(k16), d_v16(v16);
+  PagedKvLayer dev_cache{d_k.get(),    d_v.get(),      b.num_blocks,
+                         c.block_size, c.num_kv_heads, c.head_dim};
+  if (bf16) {
+    dev_cache.k = dev_cache.v = nullptr;
+    dev_cache.k_bf16 = d_k16.get();
+    dev_cache.v_bf16 = d_v16.get();
+  }
   PagedKvAppendRef({host_batch, host_cache, new_k.data(), new_v.data(), width, width});
   PagedAttentionRef({host_batch, host_cache, q.data(), want.data(), heads * c.head_dim,
                      heads * c.head_dim, heads, scale, score_ptrs.data()},
                     nullptr);
   ExpectOk(LaunchPagedKvAppend({dev_batch, dev_cache, d_new_k.get(), d_new_v.get(), width, width},
                                tokens, nullptr));
-  ExpectClose(d_k.Download(), k_cache, 0.0);
-  ExpectClose(d_v.Download(), v_cache, 0.0);
+  if (bf16) {  // Rounded to nearest even on both sides: the same bits.
+    ExpectClose(Widen(d_k16.Download()), Widen(k16), 0.0);
+    ExpectClose(Widen(d_v16.Download()), Widen(v16), 0.0);
+  } else {
+    ExpectClose(d_k.Download(), k_cache, 0.0);
+    ExpectClose(d_v.Download(), v_cache, 0.0);
+  }
 
   std::vector<std::unique_ptr<DeviceArray<float>>> d_scores;
   std::vector<float*> d_score_ptrs;
@@ -337,11 +369,13 @@ TEST(OpsGpu, PagedKvAppendAndAttention) {
           }
           CheckPagedAttention(c, rng, multiprocessors);
         }
-        // Prefill (whole sequence new) and extend chunks beside a decode row.
-        CheckPagedAttention({block_size, 2, group, head_dim, {17, 1000, 1000}, {17, 1000, 17}}, rng,
-                            multiprocessors);
-        CheckPagedAttention({block_size, 2, group, head_dim, {1, 4096}, {1, 1}}, rng,
-                            multiprocessors);
+        // Prefill (whole sequence new) and extend chunks beside a decode row, in both dtypes.
+        for (bool bf16 : {false, true}) {
+          CheckPagedAttention({block_size, 2, group, head_dim, {17, 1000, 1000}, {17, 1000, 17}},
+                              rng, multiprocessors, bf16);
+          CheckPagedAttention({block_size, 2, group, head_dim, {1, 4096}, {1, 1}}, rng,
+                              multiprocessors, bf16);
+        }
       }
     }
   }

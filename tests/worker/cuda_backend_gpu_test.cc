@@ -46,12 +46,15 @@ struct Pair {
   std::unique_ptr<CudaBackend> cuda;
 };
 
-Pair MakePair(const RandomLlama& model, int32_t block_size) {
+// Both backends with the same KV dtype: each rounds its own K/V the same way.
+Pair MakePair(const RandomLlama& model, int32_t block_size, KvDtype kv_dtype = KvDtype::kF32) {
   Pair p;
-  auto cpu = CpuBackend::Create(model.config(), model.Lookup(),
-                                {.kv_blocks = 512, .block_size = block_size, .threads = 2});
-  auto cuda = CudaBackend::Create(model.config(), model.Lookup(),
-                                  {.device = 0, .kv_blocks = 512, .block_size = block_size});
+  auto cpu = CpuBackend::Create(
+      model.config(), model.Lookup(),
+      {.kv_blocks = 512, .block_size = block_size, .threads = 2, .kv_dtype = kv_dtype});
+  auto cuda = CudaBackend::Create(
+      model.config(), model.Lookup(),
+      {.device = 0, .kv_blocks = 512, .block_size = block_size, .kv_dtype = kv_dtype});
   EXPECT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_TRUE(cuda.ok()) << cuda.status();
   if (cpu.ok()) p.cpu = std::move(cpu).value();
@@ -72,18 +75,18 @@ std::vector<int32_t> Table(int32_t first, int64_t len, int32_t block_size) {
   return t;
 }
 
-class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool>> {};
+class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype>> {};
 
 TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   SKIP_WITHOUT_DEVICE();
-  const auto [block_size, tied] = GetParam();
+  const auto [block_size, tied, kv_dtype] = GetParam();
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
   model::ModelConfig config = testing::TinyConfig();
   config.tie_word_embeddings = tied;
   const RandomLlama model(config, /*bf16=*/true, rng);
-  Pair p = MakePair(model, block_size);
+  Pair p = MakePair(model, block_size, kv_dtype);
   ASSERT_NE(p.cuda, nullptr);
   const int vocab = config.vocab_size, heads = config.num_heads;
 
@@ -161,7 +164,8 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
-                         ::testing::Combine(::testing::Values(3, 16), ::testing::Bool()));
+                         ::testing::Combine(::testing::Values(3, 16), ::testing::Bool(),
+                                            ::testing::Values(KvDtype::kF32, KvDtype::kBF16)));
 
 // Logits of one 5-token prefill of `backend`, on the calling thread.
 std::vector<float> PrefillLogits(CudaBackend& backend, const std::vector<int32_t>& tokens) {
