@@ -186,6 +186,12 @@ void WorkerPool::ApplyLoad(Entry& e, const arbor::v1::HealthResponse& load, absl
 }
 
 absl::StatusOr<int> WorkerPool::Drain(const std::string& worker_id) {
+  return StartDraining(worker_id, std::nullopt, "drain requested");
+}
+
+absl::StatusOr<int> WorkerPool::StartDraining(const std::string& worker_id,
+                                              std::optional<uint64_t> instance_id,
+                                              const std::string& reason) {
   std::vector<WorkerEvent> events;
   int jobs = 0;
   {
@@ -194,8 +200,12 @@ absl::StatusOr<int> WorkerPool::Drain(const std::string& worker_id) {
     if (e == nullptr) {
       return UnknownWorker(worker_id);
     }
+    if (instance_id && e->instance_id != *instance_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "instance_id: ", *instance_id, " is not the instance registered as '", worker_id, "'"));
+    }
     jobs = e->jobs;
-    SetDraining(*e, "drain requested", events);
+    SetDraining(*e, reason, events);
   }
   Notify(events);
   return jobs;
@@ -221,22 +231,7 @@ absl::Status WorkerPool::Undrain(const std::string& worker_id) {
 }
 
 absl::StatusOr<int> WorkerPool::Deregister(const std::string& worker_id, uint64_t instance_id) {
-  std::vector<WorkerEvent> events;
-  int jobs = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    Entry* e = FindById(worker_id);
-    if (e == nullptr) {
-      return UnknownWorker(worker_id);
-    }
-    if (e->instance_id != instance_id) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "instance_id: ", instance_id, " is not the instance registered as '", worker_id, "'"));
-    }
-    jobs = e->jobs;
-    SetDraining(*e, "worker is stopping", events);
-  }
-  Notify(events);
+  ASSIGN_OR_RETURN(const int jobs, StartDraining(worker_id, instance_id, "worker is stopping"));
   base::WithFields({{"worker", worker_id}, {"event", "worker_deregistered"}, {"jobs", jobs}})
       .Info("worker deregistered");
   return jobs;

@@ -158,6 +158,10 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetDraining(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drain and Deregister: drains the worker (checked against `instance_id` when given), tells
+  // listeners, returns the jobs homed there.
+  absl::StatusOr<int> StartDraining(const std::string& worker_id,
+                                    std::optional<uint64_t> instance_id, const std::string& reason);
   void ApplyLoad(Entry& entry, const arbor::v1::HealthResponse& load, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The worker's own word on serving (its Health): one that stops serving untold (its device

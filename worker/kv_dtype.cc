@@ -4,10 +4,12 @@
 
 namespace arbor::worker {
 
-absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name) {
+absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name, bool cuda) {
+  if (name == "auto") return cuda ? KvDtype::kBF16 : KvDtype::kF32;
   if (name == "f32") return KvDtype::kF32;
   if (name == "bf16") return KvDtype::kBF16;
-  return absl::InvalidArgumentError(absl::StrCat("--kv_dtype=", name, ": expected f32 or bf16"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--kv_dtype=", name, ": expected auto, f32 or bf16"));
 }
 
 kernels::PagedKvLayer KvPools(KvDtype dtype, void* k, void* v, kernels::PagedKvLayer shape) {

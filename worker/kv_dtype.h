@@ -15,8 +15,10 @@ namespace arbor::worker {
 
 enum class KvDtype { kF32, kBF16 };
 
-// "f32" or "bf16"; INVALID_ARGUMENT naming --kv_dtype otherwise.
-absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name);
+// --kv_dtype: "f32", "bf16", or "auto" — bf16 on CUDA (`cuda`: twice the tokens in the device's
+// memory), f32 on the CPU (what the reference tests compare against). INVALID_ARGUMENT naming
+// the flag otherwise.
+absl::StatusOr<KvDtype> ParseKvDtype(absl::string_view name, bool cuda);
 
 // Bytes per stored element.
 inline int KvDtypeBytes(KvDtype dtype) { return dtype == KvDtype::kBF16 ? 2 : 4; }

@@ -38,13 +38,6 @@ entropix::PolicyConfig DefaultPolicy(const std::string& model_path) {
   return policy;
 }
 
-// --kv_dtype: "auto" is bf16 on CUDA (twice the tokens in the device's memory) and f32 on the
-// CPU (what the reference tests compare against); otherwise as ParseKvDtype.
-absl::StatusOr<KvDtype> ResolveKvDtype(const std::string& name, bool cuda) {
-  if (name == "auto") return cuda ? KvDtype::kBF16 : KvDtype::kF32;
-  return ParseKvDtype(name);
-}
-
 // "cpu" → -1; "cuda" or "cuda:N" → N.
 absl::StatusOr<int> ParseDevice(const std::string& device) {
   if (device == "cpu") return -1;
@@ -70,7 +63,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     cuda.device = ordinal;
     cuda.kv_blocks = kv_blocks;
     cuda.block_size = options.block_size;
-    ASSIGN_OR_RETURN(cuda.kv_dtype, ResolveKvDtype(options.kv_dtype, /*cuda=*/true));
+    ASSIGN_OR_RETURN(cuda.kv_dtype, ParseKvDtype(options.kv_dtype, /*cuda=*/true));
     ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
                      CudaBackend::Create(std::move(checkpoint), cuda));
     return std::unique_ptr<Backend>(std::move(backend));
@@ -87,7 +80,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
-  ASSIGN_OR_RETURN(cpu.kv_dtype, ResolveKvDtype(options.kv_dtype, /*cuda=*/false));
+  ASSIGN_OR_RETURN(cpu.kv_dtype, ParseKvDtype(options.kv_dtype, /*cuda=*/false));
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info(
@@ -153,7 +146,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }
-  return ResolveKvDtype(options.kv_dtype, ordinal >= 0).status();
+  return ParseKvDtype(options.kv_dtype, ordinal >= 0).status();
 }
 
 }  // namespace

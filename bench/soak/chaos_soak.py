@@ -222,7 +222,6 @@ def main():
     ok = True
     try:
         time.sleep(2)  # Registration.
-        start_rss = {"coordinator": rss_mb(cluster.coordinator.pid)}
         outcomes, faults = collections.Counter(), collections.Counter()
         stop = threading.Event()
         chaos_thread = threading.Thread(target=chaos, args=(cluster, stop, args.chaos_every,
@@ -259,9 +258,6 @@ def main():
         if any(h != (0, 0) for h in health):
             print("FAIL: KV not back to baseline")
             ok = False
-        print(f"coordinator RSS {start_rss['coordinator']:.1f} MB at start (first process), "
-              f"{rss_mb(cluster.coordinator.pid):.1f} MB at the end (current process); workers "
-              f"{[round(rss_mb(w.pid), 1) for w in cluster.workers]} MB")
         memory.sample()
         growth = memory.growth()
         for role in ("arbor-coordinator", "arbor-worker"):
