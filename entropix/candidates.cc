@@ -29,10 +29,8 @@ int32_t CandidatesNeeded(const PolicyConfig& config, size_t banned) {
   return static_cast<int32_t>(std::min<int64_t>(needed, 1 << 30));
 }
 
-CandidateRow TopCandidates(absl::Span<const float> row, int32_t k) {
+CandidateRow CandidateRow::Of(const std::vector<ScoredIndex>& best) {
   CandidateRow out;
-  const std::vector<ScoredIndex> best =
-      SelectTopK(row.data(), static_cast<int64_t>(row.size()), std::max<int64_t>(k, 1));
   out.logits.reserve(best.size());
   out.ids.reserve(best.size());
   for (const ScoredIndex& s : best) {

@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "entropix/policy_config.h"
 #include "entropix/sampler.h"
+#include "entropix/top_k.h"
 
 namespace arbor::entropix {
 
@@ -27,15 +28,17 @@ int32_t MaxPolicyTopK(const PolicyConfig& config);
 int32_t CandidatesNeeded(const PolicyConfig& config, size_t banned);
 
 // The k most likely entries of a row (all when k ≥ its size), in the canonical order of top_k.h
-// (logit descending, then token id ascending).
+// (logit descending, then token id ascending): what a backend's reduction hands back
+// (entropix::SummarizeLogits selects them on the host).
 struct CandidateRow {
   std::vector<float> logits;
   std::vector<int32_t> ids;
   // The sampler's view; `logsumexp` is the full row's (LogitMetrics::logsumexp), so reported
   // logprobs stay those of the whole distribution.
   Candidates View(double logsumexp) const { return Candidates{logits, ids, logsumexp}; }
+  // From a selection already in the canonical order (top_k.h).
+  static CandidateRow Of(const std::vector<ScoredIndex>& best);
 };
-CandidateRow TopCandidates(absl::Span<const float> row, int32_t k);
 
 }  // namespace arbor::entropix
 

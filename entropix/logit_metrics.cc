@@ -1,6 +1,7 @@
 #include "entropix/logit_metrics.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
@@ -22,8 +23,41 @@ absl::Status CheckArguments(int n, int top_k) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<LogitMetrics> FromFloatRow(const float* logits, int n, int top_k) {
+// Offers x[0..len) (row indices begin..) to `stream`, skipping whole blocks below its bar: once the
+// stream is full almost every block of a row loses to the bar, and one vectorised max decides it.
+void OfferChunk(const float* x, int begin, int len, TopKStream& stream) {
+  constexpr int kBlock = 64;
+  for (int start = 0; start < len; start += kBlock) {
+    const int n = std::min(kBlock, len - start);
+    if (MaxOf(x + start, n) < stream.bar()) continue;
+    for (int i = start; i < start + n; ++i) stream.Offer(x[i], begin + i);
+  }
+}
+
+int32_t CountAbove(const float* x, int n, float value) {
+  int32_t above = 0;
+  for (int i = 0; i < n; ++i) above += x[i] > value;
+  return above;
+}
+
+std::vector<TokenLogprob> ToLogprobs(const std::vector<ScoredIndex>& best, double logsumexp) {
+  std::vector<TokenLogprob> top;
+  top.reserve(best.size());
+  for (const ScoredIndex& item : best) {
+    top.push_back({item.index, static_cast<float>(item.value - logsumexp)});
+  }
+  return top;
+}
+
+absl::StatusOr<LogitSummary> FromFloatRow(const float* logits, int n, int k, int probe) {
   SoftmaxMoments moments;
+  // Small k against the row streams through a bounded heap chunk by chunk; a large one is a
+  // partial selection over the whole row afterwards (SelectTopK's own split).
+  const bool stream_top_k = k > 0 && int64_t{k} * 8 < n;
+  std::optional<TopKStream> stream;
+  if (stream_top_k) stream.emplace(k);
+  LogitSummary summary;
+  if (probe >= 0) summary.probe_logit = logits[probe];
   for (int start = 0; start < n; start += kChunk) {
     const int len = std::min(kChunk, n - start);
     if (const int64_t bad = FindNonFinite(logits + start, len); bad >= 0) {
@@ -33,23 +67,25 @@ absl::StatusOr<LogitMetrics> FromFloatRow(const float* logits, int n, int top_k)
                                                      "or -inf"));
     }
     moments.AddChunk(logits + start, len);
+    if (stream_top_k) OfferChunk(logits + start, start, len, *stream);
+    if (probe >= 0) summary.probe_rank += CountAbove(logits + start, len, summary.probe_logit);
   }
-  ASSIGN_OR_RETURN(LogitMetrics metrics, FinishLogitMetrics(moments));
-  metrics.top_k = TopKLogprobs(logits, n, top_k, moments.LogSumExp());
-  return metrics;
+  ASSIGN_OR_RETURN(summary.metrics, FinishLogitMetrics(moments));
+  summary.logsumexp = moments.LogSumExp();
+  summary.probe_rank += probe >= 0 ? 1 : 0;
+  summary.best = stream_top_k ? std::move(*stream).TakeSorted() : SelectTopK(logits, n, k);
+  return summary;
+}
+
+absl::Status CheckProbe(int n, int probe) {
+  if (probe < -1 || probe >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("probe token: ", probe, " is outside [0, ", n, ") (the row width)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
-
-std::vector<TokenLogprob> TopKLogprobs(const float* logits, int n, int k, double logsumexp) {
-  const std::vector<ScoredIndex> best = SelectTopK(logits, n, k);
-  std::vector<TokenLogprob> top;
-  top.reserve(best.size());
-  for (const ScoredIndex& item : best) {
-    top.push_back({item.index, static_cast<float>(item.value - logsumexp)});
-  }
-  return top;
-}
 
 absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments) {
   if (moments.empty()) {
@@ -63,9 +99,16 @@ absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments) {
   return metrics;
 }
 
+absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe) {
+  RETURN_IF_ERROR(CheckArguments(n, k));
+  RETURN_IF_ERROR(CheckProbe(n, probe));
+  return FromFloatRow(logits, n, k, probe);
+}
+
 absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const float* logits, int n, int top_k) {
-  RETURN_IF_ERROR(CheckArguments(n, top_k));
-  return FromFloatRow(logits, n, top_k);
+  ASSIGN_OR_RETURN(LogitSummary summary, SummarizeLogits(logits, n, top_k, /*probe=*/-1));
+  summary.metrics.top_k = ToLogprobs(summary.best, summary.logsumexp);
+  return summary.metrics;
 }
 
 absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const uint16_t* logits_bf16, int n, int top_k) {
@@ -74,7 +117,7 @@ absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const uint16_t* logits_bf16, in
   // implementation of the top-K selection.
   std::vector<float> row(n);
   for (int i = 0; i < n; ++i) row[i] = base::Bf16ToFloat(logits_bf16[i]);
-  return FromFloatRow(row.data(), n, top_k);
+  return ComputeLogitMetrics(row.data(), n, top_k);
 }
 
 }  // namespace arbor::entropix

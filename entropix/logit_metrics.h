@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "entropix/softmax_moments.h"
+#include "entropix/top_k.h"
 
 namespace arbor::entropix {
 
@@ -33,10 +34,20 @@ absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const float* logits, int n, int
 // The same for a bf16 row (widened exactly to float).
 absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const uint16_t* logits_bf16, int n, int top_k);
 
-// The min(k, n) most likely of logits[0..n) (finite or −inf entries), most likely first, with
-// log-probabilities logit − logsumexp: the top-K part of ComputeLogitMetrics, for callers that
-// need it only on some rows (the worker reports top-K on a run's stopping step).
-std::vector<TokenLogprob> TopKLogprobs(const float* logits, int n, int k, double logsumexp);
+// Everything a decode step reads from one row of logits, in one pass over it (each chunk stays in
+// L1 between the non-finite check, the moments and the top-K offers): the metrics, the row's best
+// entries and one probed token's logit and rank.
+struct LogitSummary {
+  LogitMetrics metrics;           // top_k left empty: see best.
+  double logsumexp = 0.0;         // metrics.logsumexp before rounding to float.
+  std::vector<ScoredIndex> best;  // The min(k, n) largest entries, canonical order.
+  float probe_logit = 0.0f;       // logits[probe], when probe ≥ 0.
+  int32_t probe_rank = 0;         // 1 + entries strictly larger than it.
+};
+
+// The summary of logits[0..n) with its `k` (in [0, n]) best entries and `probe` (−1, or in
+// [0, n)); errors as ComputeLogitMetrics.
+absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe);
 
 // The final combine of a chunked reduction: entropy, varentropy, log-sum-exp and max from the
 // merged moments of the whole row (top_k left empty; the caller fills it from its own

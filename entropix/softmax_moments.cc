@@ -21,14 +21,6 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-void SoftmaxMoments::AddConstant(double value, double count) {
-  if (count <= 0.0) return;
-  SoftmaxMoments constant;
-  constant.max = value;
-  constant.sum = count;  // exp(0) each; the shifted value is 0, so Σe·x = Σe·x² = 0.
-  Merge(constant);
-}
-
 void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
   // Whole vectors, then the tail padded with −inf, which adds nothing to either pass.
   const int64_t whole = n / kLanes * kLanes;
@@ -58,32 +50,6 @@ void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
   }
   Merge(chunk);
 }
-
-void SoftmaxMoments::Merge(const SoftmaxMoments& other) {
-  if (other.empty()) return;
-  if (empty()) {
-    *this = other;
-    return;
-  }
-  // Re-express the state with the smaller maximum relative to the larger one:
-  // y' = y − d with d = M − m ≥ 0 and weights scaled by exp(−d).
-  const SoftmaxMoments& hi = max >= other.max ? *this : other;
-  const SoftmaxMoments& lo = max >= other.max ? other : *this;
-  const double d = hi.max - lo.max;
-  const double c = std::exp(-d);
-  if (c == 0.0) {  // The smaller state's weight underflows; skipping it also avoids 0·inf.
-    *this = hi;
-    return;
-  }
-  SoftmaxMoments merged;
-  merged.max = hi.max;
-  merged.sum = hi.sum + c * lo.sum;
-  merged.sum_x = hi.sum_x + c * (lo.sum_x - d * lo.sum);
-  merged.sum_xx = hi.sum_xx + c * (lo.sum_xx - 2.0 * d * lo.sum_x + d * d * lo.sum);
-  *this = merged;
-}
-
-double SoftmaxMoments::LogSumExp() const { return max + std::log(sum); }
 
 double SoftmaxMoments::EntropyNats() const { return std::max(0.0, std::log(sum) - sum_x / sum); }
 

@@ -16,8 +16,11 @@
 #ifndef ARBOR_ENTROPIX_SOFTMAX_MOMENTS_H_
 #define ARBOR_ENTROPIX_SOFTMAX_MOMENTS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include "base/host_device.h"
 
 namespace arbor::entropix {
 
@@ -28,17 +31,17 @@ struct SoftmaxMoments {
   double sum_xx = 0.0;                                    // Σ exp(x − max)·(x − max)².
 
   // True while no finite input has been seen (then the metrics below are undefined).
-  bool empty() const { return sum == 0.0; }
+  ARBOR_HOST_DEVICE bool empty() const { return sum == 0.0; }
 
   // Adds `count` inputs that all equal `value` (finite), e.g. REFERENCE mode's empty slots.
-  void AddConstant(double value, double count);
+  ARBOR_HOST_DEVICE void AddConstant(double value, double count);
   // Adds the inputs x[0..n). They must be finite or −inf (−inf contributes nothing); callers
   // validate first (see FindNonFinite).
   void AddChunk(const float* x, int64_t n);
   // Combines with another state, as if its inputs had been added here.
-  void Merge(const SoftmaxMoments& other);
+  ARBOR_HOST_DEVICE void Merge(const SoftmaxMoments& other);
 
-  double LogSumExp() const;       // Natural log.
+  ARBOR_HOST_DEVICE double LogSumExp() const { return max + ::log(sum); }  // Natural log.
   double EntropyNats() const;     // ≥ 0.
   double VarentropyNats() const;  // nats², ≥ 0 (rounding clamped).
 };
@@ -48,6 +51,38 @@ int64_t FindNonFinite(const float* x, int64_t n);
 
 // The largest of x[0..n) (no NaN), −inf when n = 0. Vectorised: rows are 128,256 wide.
 float MaxOf(const float* x, int64_t n);
+
+// Inline, host and device: a CUDA kernel merges chunk states with this very code. (Copies, not
+// default-constructed states: the default member initialisers are host-only constexpr calls.)
+ARBOR_HOST_DEVICE inline void SoftmaxMoments::AddConstant(double value, double count) {
+  if (count <= 0.0) return;
+  SoftmaxMoments constant = *this;
+  constant.max = value;
+  constant.sum = count;  // exp(0) each; the shifted value is 0, so Σe·x = Σe·x² = 0.
+  constant.sum_x = 0.0;
+  constant.sum_xx = 0.0;
+  Merge(constant);
+}
+
+ARBOR_HOST_DEVICE inline void SoftmaxMoments::Merge(const SoftmaxMoments& other) {
+  if (other.empty()) return;
+  if (empty()) {
+    *this = other;
+    return;
+  }
+  // Re-express the state with the smaller maximum relative to the larger one:
+  // y' = y − d with d = M − m ≥ 0 and weights scaled by exp(−d).
+  const bool this_is_hi = max >= other.max;
+  const SoftmaxMoments hi = this_is_hi ? *this : other;
+  const SoftmaxMoments lo = this_is_hi ? other : *this;
+  const double d = hi.max - lo.max;
+  const double c = ::exp(-d);
+  *this = hi;
+  if (c == 0.0) return;  // The smaller state's weight underflows; skipping it also avoids 0·inf.
+  sum = hi.sum + c * lo.sum;
+  sum_x = hi.sum_x + c * (lo.sum_x - d * lo.sum);
+  sum_xx = hi.sum_xx + c * (lo.sum_xx - 2.0 * d * lo.sum_x + d * d * lo.sum);
+}
 
 inline constexpr double kLn2 = 0.69314718055994530942;
 

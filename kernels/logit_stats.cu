@@ -106,6 +106,34 @@ __global__ void __launch_bounds__(kThreads) MergeKernel(LogitStatsParams p, int6
   }
 }
 
+// One block per row: thread 0 merges the chunks in order (as the host would), every thread
+// counts the entries above the probe's logit.
+__global__ void __launch_bounds__(kThreads) RecordKernel(LogitStatsParams p, int64_t chunks) {
+  const int64_t row = blockIdx.x;
+  const int32_t probe = p.probe_tokens != nullptr ? p.probe_tokens[row] : -1;
+  const float* x = p.logits + row * p.stride;
+  int above = 0;
+  const float probe_logit = probe >= 0 ? x[probe] : 0.0f;
+  if (probe >= 0) {
+    for (int64_t i = threadIdx.x; i < p.vocab; i += kThreads) above += x[i] > probe_logit;
+  }
+  __shared__ int scratch[32];
+  above = BlockReduce(above, scratch, DeviceAdd());
+  if (threadIdx.x != 0) return;
+  // Copies, not a default-constructed record: its initialisers are host-only constexpr calls.
+  entropix::SoftmaxMoments moments = p.moments[row * chunks];
+  int32_t first_non_finite = p.first_non_finite[row * chunks];
+  for (int64_t c = 1; c < chunks; ++c) {
+    moments.Merge(p.moments[row * chunks + c]);
+    if (first_non_finite < 0) first_non_finite = p.first_non_finite[row * chunks + c];
+  }
+  LogitRecord* out = &p.records[row];
+  out->moments = moments;
+  out->first_non_finite = first_non_finite;
+  out->probe_rank = probe >= 0 ? above + 1 : 0;
+  out->probe_logit = probe_logit;
+}
+
 }  // namespace
 
 cudaError_t LaunchLogitStats(const LogitStatsParams& p, cudaStream_t stream) {
@@ -116,6 +144,7 @@ cudaError_t LaunchLogitStats(const LogitStatsParams& p, cudaStream_t stream) {
   const int64_t chunks = LogitStatsChunks(p.vocab);
   ChunkKernel<<<dim3(chunks, p.rows), kThreads, 0, stream>>>(p);
   if (p.top_k > 0) MergeKernel<<<p.rows, kThreads, 0, stream>>>(p, chunks);
+  if (p.records != nullptr) RecordKernel<<<p.rows, kThreads, 0, stream>>>(p, chunks);
   return cudaGetLastError();
 }
 

@@ -2,8 +2,9 @@
 // is read once, in chunks; every chunk yields SoftmaxMoments partials (max, Σe, Σe·y, Σe·y²
 // relative to its max), the first non-finite index, and its K best (value, id) candidates; a
 // second small kernel merges the candidates into the row's top-K in entropix's canonical order
-// (value descending, then id ascending). The host finishes with SoftmaxMoments::Merge over the
-// chunks and entropix::FinishLogitMetrics; top-K log-probs are value − log-sum-exp.
+// (value descending, then id ascending). Asked for records, a third kernel merges each row's
+// chunks on the device and ranks a probed token, so the host only runs
+// entropix::FinishLogitMetrics on the merged moments; top-K log-probs are value − log-sum-exp.
 #ifndef ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
 #define ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
 
@@ -16,7 +17,16 @@
 namespace arbor::kernels {
 
 inline constexpr int64_t kLogitStatsChunk = 2048;  // Logits per chunk (one CTA).
-inline constexpr int64_t kLogitStatsMaxTopK = 256;
+inline constexpr int64_t kLogitStatsMaxTopK = 1024;  // Half the sort buffer (merge rounds).
+
+// A row's reduction once its chunks are merged: what the host needs besides the top-K.
+struct LogitRecord {
+  entropix::SoftmaxMoments moments;  // The whole row's.
+  int32_t first_non_finite = -1;     // Index of the first NaN or +inf, or −1.
+  int32_t probe_rank = 0;            // 1 + entries strictly above the probe's logit; 0: no probe.
+  float probe_logit = 0.0f;
+  float unused = 0.0f;
+};
 
 inline int64_t LogitStatsChunks(int64_t vocab) {
   return (vocab + kLogitStatsChunk - 1) / kLogitStatsChunk;
@@ -36,6 +46,10 @@ struct LogitStatsParams {
   // Workspace: [rows, C, top_k] candidates each (unused when top_k = 0).
   float* candidate_values = nullptr;
   int32_t* candidate_ids = nullptr;
+  // Optional [rows]: a token per row whose logit and rank the records carry, or −1.
+  const int32_t* probe_tokens = nullptr;
+  // Optional [rows]: the merged records (the kernel that fills them runs only when set).
+  LogitRecord* records = nullptr;
 };
 
 // Device pointers; asynchronous on `stream`. cudaErrorInvalidValue for top_k outside

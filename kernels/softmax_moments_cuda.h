@@ -33,6 +33,7 @@ struct DeviceAdd {
 };
 struct DeviceMax {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ int operator()(int a, int b) const { return max(a, b); }
 };
 struct DeviceMin {
   __device__ int operator()(int a, int b) const { return min(a, b); }

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "model/config.h"
 #include "worker/kv_block_manager.h"
+#include "worker/row_reduction.h"
 
 namespace arbor::worker {
 
@@ -28,7 +29,12 @@ struct ForwardRow {
   int32_t start_pos = 0;
   // The sequence's block table, covering at least start_pos + tokens.size() positions.
   std::span<const int32_t> block_table;
-  // Optional [vocab]: the logits after the last new token.
+  // Optional: the next-token distribution after the last new token, reduced inside the forward
+  // as its request asks (row_reduction.h). This is what the engine asks for.
+  RowReduction* reduction = nullptr;
+  // Debug and reference path, never the serving one: the full rows the reduction is computed
+  // from, for tests that compare backends and tools that inspect a model. Optional [vocab]: the
+  // logits after the last new token.
   float* logits = nullptr;
   // Optional [num_heads, start_pos + tokens.size()]: the last layer's scaled attention scores
   // s = q·k/√head_dim of the last new token, per query head over every key it sees.
@@ -40,8 +46,8 @@ struct ForwardRow {
 // (both after RoPE), ".v", ".attn" (attention output before o_proj), ".attn_out" (after
 // o_proj), ".attn_residual" (residual stream after the attention add), ".mlp_norm",
 // ".mlp_act" (SwiGLU output), ".mlp_out" (after down_proj); "final_norm"; "logits" (one row per
-// row that asked for logits, in row order). Rows of the per-token tensors are the step's tokens
-// in row order.
+// row that asked for logits or a reduction, in row order). Rows of the per-token tensors are the
+// step's tokens in row order.
 using TensorTap =
     std::function<void(std::string_view name, const float* data, int64_t rows, int64_t cols)>;
 
@@ -59,7 +65,8 @@ class Backend {
   virtual absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) = 0;
 
   // Runs the model over `rows`: writes each row's new K/V into its blocks, then fills the
-  // requested logits and scores. No two rows write the same KV slot. Every row's K/V is written
+  // requested reductions, logits and scores. A reduction's own failure (non-finite logits) is
+  // reported in it, not by Forward. No two rows write the same KV slot. Every row's K/V is written
   // (per layer) before any row attends, so a row may read slots other rows of the step fill:
   // a prefix published to the tree this step, or the earlier rows of one sequence split into
   // consecutive one-token rows (teacher-forced scoring, a distribution after every token).

@@ -235,7 +235,17 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   std::vector<float*> last_scores;
   std::vector<int32_t> logit_rows;  // Token index of each row's last token, when logits wanted.
   bool any_scores = false;
-  for (const ForwardRow& row : rows) {
+  // Score rows of reductions whose caller did not ask for them, back to back.
+  std::vector<size_t> own_scores_at(rows.size());
+  size_t own_scores = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].reduction == nullptr || rows[r].last_scores != nullptr) continue;
+    own_scores_at[r] = own_scores;
+    own_scores += static_cast<size_t>(c.num_heads) * (rows[r].start_pos + rows[r].tokens.size());
+  }
+  std::vector<float> scores(own_scores);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ForwardRow& row = rows[r];
     const int32_t n = static_cast<int32_t>(row.tokens.size());
     q_start.push_back(q_start.back() + n);
     kv_len.push_back(row.start_pos + n);
@@ -245,9 +255,13 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
     block_start.push_back(static_cast<int32_t>(block_ids.size()));
     tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
     for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
-    last_scores.push_back(row.last_scores);
-    any_scores |= row.last_scores != nullptr;
-    if (row.logits != nullptr) logit_rows.push_back(q_start.back() - 1);
+    float* row_scores = row.last_scores;
+    if (row.reduction != nullptr && row_scores == nullptr) {
+      row_scores = scores.data() + own_scores_at[r];
+    }
+    last_scores.push_back(row_scores);
+    any_scores |= row_scores != nullptr;
+    if (row.logits != nullptr || row.reduction != nullptr) logit_rows.push_back(q_start.back() - 1);
   }
   const int64_t t = static_cast<int64_t>(tokens.size());
   const kernels::PagedBatch batch{static_cast<int64_t>(rows.size()), q_start.data(), kv_len.data(),
@@ -333,11 +347,22 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
                         options_.activation_quant},
                        pool);
     if (tap) tap("logits", logits.data(), static_cast<int64_t>(logit_rows.size()), vocab);
+    std::vector<size_t> reduced;  // Rows with a reduction.
+    std::vector<const float*> row_logits(rows.size());
     size_t next = 0;
-    for (const ForwardRow& row : rows) {
-      if (row.logits == nullptr) continue;
-      std::copy_n(logits.data() + next++ * vocab, vocab, row.logits);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const ForwardRow& row = rows[r];
+      if (row.logits == nullptr && row.reduction == nullptr) continue;
+      row_logits[r] = logits.data() + next++ * vocab;
+      if (row.logits != nullptr) std::copy_n(row_logits[r], vocab, row.logits);
+      if (row.reduction != nullptr) reduced.push_back(r);
     }
+    HostParallelFor(static_cast<int64_t>(reduced.size()), [&](int64_t i) {
+      const size_t r = reduced[i];
+      const ForwardRow& row = rows[r];
+      ReduceRowOnHost(absl::MakeConstSpan(row_logits[r], vocab), last_scores[r], c.num_heads,
+                      row.start_pos + static_cast<int>(row.tokens.size()), *row.reduction);
+    });
   }
   return absl::OkStatus();
 }

@@ -1,9 +1,11 @@
 // The CPU backend: the complete Llama forward over a batch of prefill chunks and decode rows,
 // with fp32, bf16 or GGUF block-quantized weights (bf16 and the GGUF blocks stay so in memory,
 // memory-mapped; bf16 widens inside the matmul, blocks meet 8-bit activations in integer dot
-// products or, in the exact mode, widen to fp32; fp32 accumulation), paged fp32 KV, multi-threaded over a kernels::ThreadPool. It is a real backend
-// (tests, small models, machines without a GPU) and the reference the CUDA backend is compared
-// with, tensor by tensor, through the TensorTap names of backend.h.
+// products or, in the exact mode, widen to fp32; fp32 accumulation), paged fp32 or bf16 KV,
+// multi-threaded over a kernels::ThreadPool. Row reductions run on the same threads once the
+// logits are out (ReduceRowOnHost, one row per task). It is a real backend (tests, small models,
+// machines without a GPU) and the reference the CUDA backend is compared with, tensor by tensor,
+// through the TensorTap names of backend.h.
 #ifndef ARBOR_WORKER_CPU_BACKEND_H_
 #define ARBOR_WORKER_CPU_BACKEND_H_
 

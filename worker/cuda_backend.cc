@@ -57,6 +57,8 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend(c, options));
   ASSIGN_OR_RETURN(backend->context_, kernels::CudaContext::Create(options.device));
+  backend->reducer_ =
+      std::make_unique<CudaRowReducer>(backend->context_.get(), c.vocab_size, c.num_heads);
   RETURN_IF_ERROR(backend->Load(lookup));
   return backend;
 }
@@ -74,10 +76,7 @@ CudaBackend::~CudaBackend() {
   cudaSetDevice(context_->device());  // May run on any thread (see CudaContext::Bind).
   cudaStreamSynchronize(context_->stream());
   for (void* p : allocations_) cudaFree(p);
-  for (Buffer* b :
-       {&batch_, &activations_, &logits_, &scores_, &score_table_, &attention_workspace_}) {
-    cudaFree(b->ptr);
-  }
+  // The step buffers free themselves afterwards, on this thread, the device still bound.
 }
 
 absl::StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
@@ -86,16 +85,6 @@ absl::StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
                  absl::StrCat("device allocation of ", bytes, " bytes"));
   allocations_.push_back(p);
   return p;
-}
-
-absl::StatusOr<void*> CudaBackend::Grow(Buffer& buffer, size_t bytes) {
-  if (bytes <= buffer.bytes) return buffer.ptr;
-  RETURN_IF_CUDA(cudaStreamSynchronize(context_->stream()), "buffer growth");
-  cudaFree(buffer.ptr);
-  buffer = {};
-  RETURN_IF_CUDA(cudaMalloc(&buffer.ptr, bytes), absl::StrCat("step buffer of ", bytes, " bytes"));
-  buffer.bytes = bytes;
-  return buffer.ptr;
 }
 
 absl::Status CudaBackend::Upload(void* device, const void* host, size_t bytes,
@@ -234,6 +223,37 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
       ValidateForwardRows(rows, config_.vocab_size, options_.block_size, options_.kv_blocks));
   if (rows.empty()) return absl::OkStatus();
   RETURN_IF_ERROR(context_->Bind());
+  // Reductions the device does not serve (more candidates than its top-K keeps) are computed on
+  // the host from the full rows, which the step then downloads for them.
+  std::vector<ForwardRow> step(rows.begin(), rows.end());
+  std::vector<size_t> on_host;
+  std::vector<std::vector<float>> host_logits(rows.size()), host_scores(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].reduction == nullptr || CudaRowReducer::Serves(rows[r].reduction->request)) {
+      continue;
+    }
+    on_host.push_back(r);
+    step[r].reduction = nullptr;
+    if (step[r].logits == nullptr) {
+      host_logits[r].resize(config_.vocab_size);
+      step[r].logits = host_logits[r].data();
+    }
+    if (step[r].last_scores == nullptr) {
+      host_scores[r].resize(static_cast<size_t>(config_.num_heads) *
+                            (rows[r].start_pos + rows[r].tokens.size()));
+      step[r].last_scores = host_scores[r].data();
+    }
+  }
+  RETURN_IF_ERROR(Step(step, tap));
+  for (size_t r : on_host) {
+    const int keys = rows[r].start_pos + static_cast<int>(rows[r].tokens.size());
+    ReduceRowOnHost(absl::MakeConstSpan(step[r].logits, config_.vocab_size), step[r].last_scores,
+                    config_.num_heads, keys, *rows[r].reduction);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::Step(std::span<const ForwardRow> rows, const TensorTap& tap) {
   const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
@@ -245,6 +265,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                        logit_rows;
   std::vector<int64_t> score_offsets;  // Per row: offset into the scores buffer, or −1.
   int64_t score_floats = 0, max_kv_len = 0;
+  std::vector<CudaRowReducer::Row> reduced;
   for (const ForwardRow& row : rows) {
     const int32_t n = static_cast<int32_t>(row.tokens.size());
     q_start.push_back(q_start.back() + n);
@@ -255,9 +276,14 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
     block_start.push_back(static_cast<int32_t>(block_ids.size()));
     tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
     for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
-    if (row.logits != nullptr) logit_rows.push_back(q_start.back() - 1);
-    score_offsets.push_back(row.last_scores != nullptr ? score_floats : -1);
-    if (row.last_scores != nullptr) score_floats += c.num_heads * int64_t{kv_len.back()};
+    const bool wants_scores = row.last_scores != nullptr || row.reduction != nullptr;
+    if (row.reduction != nullptr) {
+      reduced.push_back({row.reduction, static_cast<int32_t>(logit_rows.size()),
+                         static_cast<int32_t>(kv_len.size() - 1), kv_len.back()});
+    }
+    if (row.logits != nullptr || row.reduction != nullptr) logit_rows.push_back(q_start.back() - 1);
+    score_offsets.push_back(wants_scores ? score_floats : -1);
+    if (wants_scores) score_floats += c.num_heads * int64_t{kv_len.back()};
   }
   const int64_t num_seqs = static_cast<int64_t>(rows.size());
   const int64_t t = static_cast<int64_t>(tokens.size());
@@ -272,7 +298,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                o_block_start = pack(block_start), o_block_ids = pack(block_ids),
                o_tokens = pack(tokens), o_positions = pack(positions),
                o_logit_rows = pack(logit_rows);
-  ASSIGN_OR_RETURN(void* batch_mem, Grow(batch_, packed.size() * sizeof(int32_t)));
+  ASSIGN_OR_RETURN(void* batch_mem, batch_.Grow(packed.size() * sizeof(int32_t), stream, "batch"));
   int32_t* ints = static_cast<int32_t*>(batch_mem);
   RETURN_IF_CUDA(cudaMemcpyAsync(ints, packed.data(), packed.size() * sizeof(int32_t),
                                  cudaMemcpyHostToDevice, stream),
@@ -291,7 +317,7 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                o_attn = carve(t * q_dim), o_delta = carve(t * hidden),
                o_gate_up = carve(t * 2 * ffn), o_act = carve(t * ffn), o_cos = carve(t * hd / 2),
                o_sin = carve(t * hd / 2);
-  ASSIGN_OR_RETURN(void* act_mem, Grow(activations_, bytes));
+  ASSIGN_OR_RETURN(void* act_mem, activations_.Grow(bytes, stream, "activations"));
   char* base = static_cast<char*>(act_mem);
   float *x = reinterpret_cast<float*>(base + o_x), *h = reinterpret_cast<float*>(base + o_h),
         *qkv = reinterpret_cast<float*>(base + o_qkv),
@@ -305,12 +331,13 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   // Last-layer score rows on the device, and the per-sequence pointer table the kernel reads.
   float* const* score_table = nullptr;
   if (score_floats > 0) {
-    ASSIGN_OR_RETURN(void* scores, Grow(scores_, score_floats * sizeof(float)));
+    ASSIGN_OR_RETURN(void* scores, scores_.Grow(score_floats * sizeof(float), stream, "scores"));
     std::vector<float*> table(num_seqs, nullptr);
     for (int64_t s = 0; s < num_seqs; ++s) {
       if (score_offsets[s] >= 0) table[s] = static_cast<float*>(scores) + score_offsets[s];
     }
-    ASSIGN_OR_RETURN(void* table_mem, Grow(score_table_, num_seqs * sizeof(float*)));
+    ASSIGN_OR_RETURN(void* table_mem,
+                     score_table_.Grow(num_seqs * sizeof(float*), stream, "score table"));
     RETURN_IF_CUDA(cudaMemcpyAsync(table_mem, table.data(), num_seqs * sizeof(float*),
                                    cudaMemcpyHostToDevice, stream),
                    "score table upload");
@@ -320,7 +347,8 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
                                                        context_->multiprocessor_count());
   const int64_t workspace_floats =
       kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, splits);
-  ASSIGN_OR_RETURN(void* workspace, Grow(attention_workspace_, workspace_floats * sizeof(float)));
+  ASSIGN_OR_RETURN(void* workspace, attention_workspace_.Grow(workspace_floats * sizeof(float),
+                                                              stream, "attention workspace"));
   RETURN_IF_ERROR(context_->ReserveStaging(t * std::max(hidden, std::max(q_dim, ffn))));
 
   // Tap: copies a [t, cols] tensor (row stride `stride`) to the host, synchronously.
@@ -402,32 +430,43 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   RETURN_IF_ERROR(emit("final_norm", h, hidden, hidden));
 
   if (num_logits > 0) {
-    ASSIGN_OR_RETURN(void* logits, Grow(logits_, num_logits * vocab * sizeof(float)));
-    RETURN_IF_ERROR(
-        context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16,
-                          static_cast<float*>(logits), num_logits, hidden, vocab, hidden, vocab}));
-    host_logits_.resize(num_logits * vocab);
-    RETURN_IF_CUDA(cudaMemcpyAsync(host_logits_.data(), logits, host_logits_.size() * sizeof(float),
-                                   cudaMemcpyDeviceToHost, stream),
-                   "logits download");
+    ASSIGN_OR_RETURN(void* logits_mem,
+                     logits_.Grow(num_logits * vocab * sizeof(float), stream, "logits"));
+    float* logits = static_cast<float*>(logits_mem);
+    RETURN_IF_ERROR(context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16, logits,
+                                      num_logits, hidden, vocab, hidden, vocab}));
+    if (!reduced.empty()) {
+      RETURN_IF_ERROR(
+          reducer_->Enqueue(reduced, {logits, num_logits, score_table, ints + o_kv_len}));
+    }
+    if (tap) {
+      host_logits_.resize(num_logits * vocab);
+      RETURN_IF_CUDA(
+          cudaMemcpyAsync(host_logits_.data(), logits, host_logits_.size() * sizeof(float),
+                          cudaMemcpyDeviceToHost, stream),
+          "logits download");
+    }
+    int64_t next = 0;  // Full rows only for the rows that asked (the debug path).
+    for (const ForwardRow& row : rows) {
+      if (row.logits == nullptr && row.reduction == nullptr) continue;
+      const float* device_row = logits + next++ * vocab;
+      if (row.logits == nullptr) continue;
+      RETURN_IF_CUDA(cudaMemcpyAsync(row.logits, device_row, vocab * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream),
+                     "logits download");
+    }
   }
   for (int64_t s = 0; s < num_seqs; ++s) {
-    if (score_offsets[s] < 0) continue;
+    if (rows[s].last_scores == nullptr) continue;
     RETURN_IF_CUDA(
-        cudaMemcpyAsync(rows[s].last_scores, static_cast<float*>(scores_.ptr) + score_offsets[s],
+        cudaMemcpyAsync(rows[s].last_scores, static_cast<float*>(scores_.get()) + score_offsets[s],
                         c.num_heads * int64_t{kv_len[s]} * sizeof(float), cudaMemcpyDeviceToHost,
                         stream),
         "scores download");
   }
   RETURN_IF_CUDA(cudaStreamSynchronize(stream), "forward step");
-  if (num_logits > 0) {
-    if (tap) tap("logits", host_logits_.data(), num_logits, vocab);
-    int64_t next = 0;
-    for (const ForwardRow& row : rows) {
-      if (row.logits == nullptr) continue;
-      std::copy_n(host_logits_.data() + next++ * vocab, vocab, row.logits);
-    }
-  }
+  if (tap && num_logits > 0) tap("logits", host_logits_.data(), num_logits, vocab);
+  if (!reduced.empty()) reducer_->Finish(reduced);
   return absl::OkStatus();
 }
 

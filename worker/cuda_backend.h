@@ -5,10 +5,12 @@
 // (bf16 inputs, fp32 accumulation) and every other op is a kernels/*.cu kernel taking its CPU
 // twin's params.
 //
-// A step uploads its batch description once, launches everything on the context's stream, and
-// synchronises once at the end to hand the requested logits and scores back (the Backend
-// interface returns them in host memory). Every entry point binds the backend's device to the
-// calling thread first, so any thread may drive it.
+// A step uploads its batch description once, launches everything on the context's stream — the
+// row reductions too (cuda_row_reducer.h), whose records come back in one pinned copy — and
+// synchronises once at the end. Full logits and score rows travel only for callers that ask for
+// them (the debug path) and for reductions wanting more candidates than the device top-K keeps,
+// which are reduced on the host. Every entry point binds the backend's device to the calling
+// thread first, so any thread may drive it.
 #ifndef ARBOR_WORKER_CUDA_BACKEND_H_
 #define ARBOR_WORKER_CUDA_BACKEND_H_
 
@@ -19,11 +21,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/cuda_buffer.h"
 #include "kernels/cuda_context.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "worker/backend.h"
 #include "worker/cpu_backend.h"
+#include "worker/cuda_row_reducer.h"
 #include "worker/kv_dtype.h"
 
 namespace arbor::worker {
@@ -68,12 +72,6 @@ class CudaBackend : public Backend {
     uint16_t* gate_up = nullptr;  // [2·ffn, hidden]
     uint16_t* down = nullptr;     // [hidden, ffn]
   };
-  // A device allocation that grows (never shrinks) with the largest step seen.
-  struct Buffer {
-    void* ptr = nullptr;
-    size_t bytes = 0;
-  };
-
   CudaBackend(const model::ModelConfig& config, const CudaBackendOptions& options)
       : config_(config), options_(options) {}
   absl::Status Load(const TensorLookup& lookup);
@@ -88,7 +86,8 @@ class CudaBackend : public Backend {
   absl::StatusOr<float*> UploadVector(const TensorLookup& lookup, const std::string& name,
                                       int64_t size);
   absl::StatusOr<void*> Allocate(size_t bytes);
-  absl::StatusOr<void*> Grow(Buffer& buffer, size_t bytes);
+  // The forward of `rows` whose reductions the device serves (Forward reduces the others).
+  absl::Status Step(std::span<const ForwardRow> rows, const TensorTap& tap);
 
   model::ModelConfig config_;
   CudaBackendOptions options_;
@@ -102,8 +101,9 @@ class CudaBackend : public Backend {
   std::vector<void*> k_cache_, v_cache_;  // Per layer, options_.kv_dtype elements.
   int64_t weight_bytes_ = 0;
   // Per-step storage: the packed batch description, activations, logits, scores, workspace.
-  Buffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;
+  kernels::CudaBuffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;
   std::vector<float> host_logits_;
+  std::unique_ptr<CudaRowReducer> reducer_;
 };
 
 }  // namespace arbor::worker

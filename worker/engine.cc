@@ -42,9 +42,8 @@ struct Engine::Row {
   bool distribution = false;  // Whether the row's next-token distribution is wanted.
   // A scoring row: the token its distribution scores (the sequence's next one), else -1.
   int32_t scored_token = -1;
-  // Where its logits [vocab] and scores [num_heads, keys()] start in the engine's step buffers.
-  size_t logits_at = 0;
-  size_t scores_at = 0;
+  // What the backend reduces the distribution to, when it is wanted.
+  RowReduction reduction;
   // Tokens to append to the sequence, or the failure of the row's metrics and policy.
   absl::StatusOr<std::vector<int32_t>> appended;
   // A scoring row's step, or the failure of its metrics.
@@ -426,29 +425,18 @@ void Engine::Step() {
   std::vector<Row> rows;
   absl::Status built = BuildRows(rows);
   if (rows.empty() && built.ok()) return StopPrefilledItems();
-  const int32_t vocab = backend_->config().vocab_size;
-  const int32_t num_heads = backend_->config().num_heads;
-  // The step's logits and scores live in two buffers kept across steps (no per-row allocation).
-  size_t logits_size = 0, scores_size = 0;
-  for (Row& row : rows) {
-    if (!row.distribution) continue;
-    row.logits_at = logits_size;
-    row.scores_at = scores_size;
-    logits_size += static_cast<size_t>(vocab);
-    scores_size += static_cast<size_t>(num_heads) * row.keys();
-  }
-  step_logits_.resize(logits_size);
-  step_scores_.resize(scores_size);
   std::vector<ForwardRow> forward;
   forward.reserve(rows.size());
   for (Row& row : rows) {
     ForwardRow f;
     f.tokens = row.tokens;
     f.start_pos = row.start_pos;
-    f.block_table = (*kv_.Find(static_cast<SeqId>(row.run->items[row.item].sequence_id())))->blocks;
+    const ItemRun& item = row.run->items[row.item];
+    f.block_table = (*kv_.Find(static_cast<SeqId>(item.sequence_id())))->blocks;
     if (row.distribution) {
-      f.logits = step_logits_.data() + row.logits_at;
-      f.last_scores = step_scores_.data() + row.scores_at;
+      row.reduction.request =
+          row.scored_token >= 0 ? item.ScoreRequest(row.scored_token) : item.DecodeRequest();
+      f.reduction = &row.reduction;
     }
     forward.push_back(f);
   }
@@ -458,21 +446,18 @@ void Engine::Step() {
     CheckBackend();
     if (!broken_.ok()) status = broken_;
   }
-  // Metrics and policy per row, in parallel on the backend's host threads: rows belong to
-  // distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
+  // The policy per row, from its reduction, in parallel on the backend's host threads: rows belong
+  // to distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
   // depend on the order. Only the item is touched there; sequences are updated below, serially.
   if (status.ok()) {
     backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
       Row& row = rows[r];
       if (!row.distribution || row.run->failed) return;
-      const auto logits = absl::MakeConstSpan(step_logits_.data() + row.logits_at, vocab);
-      const float* scores = step_scores_.data() + row.scores_at;
       ItemRun& item = row.run->items[row.item];
       if (row.scored_token >= 0) {
-        row.scored =
-            item.ScoreStep(logits, scores, num_heads, row.keys(), row.keys(), row.scored_token);
+        row.scored = item.ScoreStep(row.reduction, row.keys(), row.scored_token);
       } else {
-        row.appended = item.OnDistribution(logits, scores, num_heads, row.keys());
+        row.appended = item.OnDistribution(row.reduction);
       }
     });
   }

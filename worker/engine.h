@@ -128,8 +128,6 @@ class Engine {
   int64_t computed_tokens_ = 0;
   int64_t expired_sequences_ = 0;  // Released by ReleaseOwner since start.
   absl::Status broken_;            // Set by CheckBackend when the backend became unusable.
-  // The current step's logits and last-layer scores, rows back to back (see Step).
-  std::vector<float> step_logits_, step_scores_;
   // Callbacks of this iteration, invoked after PublishHealth.
   std::vector<std::function<void()>> completions_;
 

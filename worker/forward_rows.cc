@@ -18,6 +18,12 @@ absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab
                                                        vocab_size, ")"));
       }
     }
+    if (row.reduction != nullptr) {
+      if (absl::Status bad = ValidateReductionRequest(row.reduction->request, vocab_size);
+          !bad.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("forward row ", r, ": ", bad.message()));
+      }
+    }
     const int64_t len = int64_t{row.start_pos} + static_cast<int64_t>(row.tokens.size());
     const int64_t blocks_needed = (len + block_size - 1) / block_size;
     if (row.start_pos < 0 || static_cast<int64_t>(row.block_table.size()) < blocks_needed) {

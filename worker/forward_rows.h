@@ -16,8 +16,8 @@
 namespace arbor::worker {
 
 // INVALID_ARGUMENT naming the row and field: empty tokens, a token outside [0, vocab_size), a
-// negative start_pos, a block table too short for the row's positions, or a block id outside
-// [0, kv_blocks).
+// reduction request that cannot be served, a negative start_pos, a block table too short for the
+// row's positions, or a block id outside [0, kv_blocks).
 absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab_size,
                                  int32_t block_size, int32_t kv_blocks);
 

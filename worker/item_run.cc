@@ -3,10 +3,8 @@
 #include <algorithm>
 
 #include "base/status_macros.h"
-#include "entropix/attention_metrics.h"
 #include "entropix/candidates.h"
 #include "entropix/decision.h"
-#include "entropix/logit_metrics.h"
 #include "entropix/metrics.h"
 #include "entropix/policy_step.h"
 #include "rpc/policy_convert.h"
@@ -14,13 +12,18 @@
 namespace arbor::worker {
 namespace {
 
-// Selected only for the steps that report it (or may have to, see keep_previous_top_k_): a
-// top-K over the whole row every step would cost more than the rest of the metrics on small
-// models.
-std::vector<entropix::TokenLogprob> TopK(absl::Span<const float> logits,
-                                         const entropix::LogitMetrics& metrics, int k) {
-  return entropix::TopKLogprobs(logits.data(), static_cast<int>(logits.size()), k,
-                                metrics.logsumexp);
+// The `k` most likely tokens with their log-probabilities: the first k of the row's candidates,
+// which the request made at least that many (item_.top_k() ≤ every request's candidates).
+std::vector<entropix::TokenLogprob> TopK(const RowReduction& row, int k) {
+  const entropix::CandidateRow& candidates = row.candidates;
+  const size_t n = std::min(static_cast<size_t>(std::max(k, 0)), candidates.ids.size());
+  std::vector<entropix::TokenLogprob> top;
+  top.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    top.push_back({candidates.ids[i],
+                   static_cast<float>(candidates.logits[i] - double{row.logits.logsumexp})});
+  }
+  return top;
 }
 
 void SetTopK(const std::vector<entropix::TokenLogprob>& top_k, v1::StepResult& step) {
@@ -89,43 +92,47 @@ bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
   return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
 }
 
-absl::StatusOr<ItemRun::StepMetrics> ItemRun::Measure(absl::Span<const float> logits,
-                                                      const float* scores, int num_heads,
-                                                      int keys) const {
-  StepMetrics out;
-  ASSIGN_OR_RETURN(out.logits,
-                   entropix::ComputeLogitMetrics(logits.data(), static_cast<int>(logits.size()),
-                                                 /*top_k=*/0));
-  ASSIGN_OR_RETURN(out.attention, entropix::ComputeAttentionMetrics(scores, num_heads, keys, keys,
-                                                                    policy_.attention_mode,
-                                                                    policy_.reference_len));
-  return out;
+ReductionRequest ItemRun::DecodeRequest() const {
+  ReductionRequest request;
+  request.candidates =
+      std::max(entropix::CandidatesNeeded(policy_, BannedAt(length_).size()), item_.top_k());
+  const std::vector<int32_t>& inserts = policy_.insert.tokens;
+  if (policy_.mode == entropix::PolicyMode::kCanonical && !inserts.empty()) {
+    request.probe_token = inserts.front();  // Its logprob is reported when CANONICAL inserts.
+  }
+  request.attention_mode = policy_.attention_mode;
+  request.reference_len = policy_.reference_len;
+  return request;
 }
 
-absl::StatusOr<v1::StepResult> ItemRun::ScoreStep(absl::Span<const float> logits,
-                                                  const float* scores, int num_heads, int keys,
-                                                  int32_t position, int32_t token) const {
-  ASSIGN_OR_RETURN(const StepMetrics step_metrics, Measure(logits, scores, num_heads, keys));
-  const entropix::LogitMetrics& logit_metrics = step_metrics.logits;
-  const entropix::Metrics metrics = entropix::CombineMetrics(logit_metrics, step_metrics.attention);
+ReductionRequest ItemRun::ScoreRequest(int32_t token) const {
+  ReductionRequest request;
+  request.candidates = item_.top_k();
+  request.probe_token = token;
+  request.attention_mode = policy_.attention_mode;
+  request.reference_len = policy_.reference_len;
+  return request;
+}
+
+absl::StatusOr<v1::StepResult> ItemRun::ScoreStep(const RowReduction& row, int32_t position,
+                                                  int32_t token) const {
+  RETURN_IF_ERROR(row.status);
+  const entropix::Metrics metrics = entropix::CombineMetrics(row.logits, row.attention);
   // What the policy would have done here, with the item's budgets: the decision a generation
   // reaching this position would take, which calibration and debugging want to see.
   entropix::DecisionContext context = context_;
   context.position = position;
   const entropix::Decision decision = entropix::Decide(metrics, policy_, context);
-  const float logit = logits[token];
-  int32_t above = 0;
-  for (float other : logits) above += other > logit;
 
   v1::StepResult step;
   step.set_position(position);
   step.set_token_id(token);
-  step.set_logprob(logit - logit_metrics.logsumexp);
-  step.set_rank(above + 1);
+  step.set_logprob(row.probe_logit - row.logits.logsumexp);
+  step.set_rank(row.probe_rank);
   *step.mutable_metrics() = rpc::MetricsToProto(metrics);
   step.set_strategy(rpc::StrategyToProto(decision.strategy));
   FillSampling(decision.sampling, step);
-  SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
+  SetTopK(TopK(row, item_.top_k()), step);
   return step;
 }
 
@@ -143,12 +150,9 @@ void ItemRun::Stop(v1::StopReason reason) {
   if (!done_) Finish(reason);
 }
 
-absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const float> logits,
-                                                             const float* scores, int num_heads,
-                                                             int keys) {
-  ASSIGN_OR_RETURN(const StepMetrics step_metrics, Measure(logits, scores, num_heads, keys));
-  const entropix::LogitMetrics& logit_metrics = step_metrics.logits;
-  const entropix::AttentionMetrics& attention = step_metrics.attention;
+absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction& row) {
+  RETURN_IF_ERROR(row.status);
+  const entropix::LogitMetrics& logit_metrics = row.logits;
   context_.position = length_;
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
   context_.previous_is_insert_token = !inserts.empty() && last_token_ == inserts.back();
@@ -160,11 +164,9 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   options.stop_on_structural = item_.stop_on_structural() || canonical;
   const entropix::RngKey key{item_.seed(), static_cast<uint32_t>(length_), item_.branch_id(), 0};
   // The policy samples from the row's best candidates (exactly what the whole row would give).
-  const entropix::CandidateRow candidates =
-      entropix::TopCandidates(logits, entropix::CandidatesNeeded(policy_, banned.size()));
   ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
-                   entropix::PolicyStep(candidates.View(logit_metrics.logsumexp), logit_metrics,
-                                        attention, policy_, context_, key, options));
+                   entropix::PolicyStep(row.candidates.View(logit_metrics.logsumexp), logit_metrics,
+                                        row.attention, policy_, context_, key, options));
   ++steps_done_;
 
   v1::StepResult& step = *result_.add_steps();
@@ -183,7 +185,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
     ++context_.inserts_used;
     context_.last_insert_position = length_ + static_cast<int32_t>(appended.size()) - 1;
     step.set_token_id(appended.front());
-    step.set_logprob(logits[appended.front()] - logit_metrics.logsumexp);
+    step.set_logprob(row.probe_logit - logit_metrics.logsumexp);  // The probe: inserts.front().
     for (size_t i = 1; i < appended.size(); ++i) {
       v1::StepResult& next = *result_.add_steps();
       next = step;
@@ -193,7 +195,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
     }
   } else {
     step.set_token_id(-1);  // Structural: the coordinator takes it from here.
-    SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
+    SetTopK(TopK(row, item_.top_k()), step);
     if (outcome.decision.strategy == entropix::Strategy::kBackspace) AttachPreviousTopK();
     Finish(v1::STOP_REASON_STRUCTURAL);
     return appended;
@@ -202,8 +204,8 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
   length_ += static_cast<int32_t>(appended.size());
   last_token_ = appended.back();
   context_.previous_backspaceable = outcome.token.has_value();
-  if (item_.top_k_every_step()) SetTopK(TopK(logits, logit_metrics, item_.top_k()), step);
-  if (keep_previous_top_k_) previous_top_k_ = TopK(logits, logit_metrics, item_.top_k());
+  if (item_.top_k_every_step()) SetTopK(TopK(row, item_.top_k()), step);
+  if (keep_previous_top_k_) previous_top_k_ = TopK(row, item_.top_k());
   if (IsStopToken(last_token_)) {
     Finish(v1::STOP_REASON_STOP_TOKEN);
   } else if (CalmAfter(outcome.metrics)) {
@@ -214,8 +216,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(absl::Span<const fl
     Finish(v1::STOP_REASON_MAX_STEPS);
   }
   if (done_ && !item_.top_k_every_step()) {
-    SetTopK(keep_previous_top_k_ ? previous_top_k_ : TopK(logits, logit_metrics, item_.top_k()),
-            step);
+    SetTopK(keep_previous_top_k_ ? previous_top_k_ : TopK(row, item_.top_k()), step);
   }
   return appended;
 }

@@ -10,12 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "arbor/v1/worker.pb.h"
-#include "entropix/attention_metrics.h"
 #include "entropix/decision.h"
-#include "entropix/logit_metrics.h"
 #include "entropix/policy_config.h"
+#include "worker/row_reduction.h"
 
 namespace arbor::worker {
 
@@ -43,17 +41,22 @@ class ItemRun {
   // whether that token was sampled (so the policy may backspace it).
   void Begin(int32_t length, int32_t last_token, bool last_sampled);
 
-  // One step: `logits` is the next-token row after the sequence's `length` tokens, `scores` the
-  // last layer's scaled scores [num_heads][keys] of the last token. Returns the tokens to append
-  // to the sequence (empty when the item stops without a token).
-  absl::StatusOr<std::vector<int32_t>> OnDistribution(absl::Span<const float> logits,
-                                                      const float* scores, int num_heads, int keys);
+  // What the backend must reduce this item's next distribution to: a decode step's candidates
+  // (the policy's largest top_k plus the position's bans, and the reported top-K), CANONICAL's
+  // thinking token as the probe, the policy's attention mode.
+  ReductionRequest DecodeRequest() const;
+  // The same for a teacher-forced row scoring `token` (its logit and rank are probed).
+  ReductionRequest ScoreRequest(int32_t token) const;
 
-  // Teacher-forced scoring: the step result of `token` at `position` under `logits` (the row
-  // after the first `position` tokens) and `scores`. Const, so the rows of one item may be
-  // scored concurrently; AddScored then records them in position order.
-  absl::StatusOr<v1::StepResult> ScoreStep(absl::Span<const float> logits, const float* scores,
-                                           int num_heads, int keys, int32_t position,
+  // One step from the reduced next-token distribution after the sequence's `length` tokens
+  // (asked for with DecodeRequest). Returns the tokens to append to the sequence (empty when the
+  // item stops without a token).
+  absl::StatusOr<std::vector<int32_t>> OnDistribution(const RowReduction& row);
+
+  // Teacher-forced scoring: the step result of `token` at `position` under `row` (the reduction,
+  // asked for with ScoreRequest, after the first `position` tokens). Const, so the rows of one
+  // item may be scored concurrently; AddScored then records them in position order.
+  absl::StatusOr<v1::StepResult> ScoreStep(const RowReduction& row, int32_t position,
                                            int32_t token) const;
   void AddScored(v1::StepResult step);
 
@@ -64,13 +67,6 @@ class ItemRun {
   v1::RunResult& result() { return result_; }
 
  private:
-  struct StepMetrics {
-    entropix::LogitMetrics logits;
-    entropix::AttentionMetrics attention;
-  };
-  // The metrics of one distribution, attention under the item's policy.
-  absl::StatusOr<StepMetrics> Measure(absl::Span<const float> logits, const float* scores,
-                                      int num_heads, int keys) const;
   // Whether `token` ends the item (stop token), applying the policy's stop conditions.
   bool IsStopToken(int32_t token) const;
   // Tracks "back within bounds" for branch rollouts.

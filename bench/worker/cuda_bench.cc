@@ -1,6 +1,9 @@
 // CUDA backend decode benchmark: tokens/s at batch 1, 16 and 64 with every row at a 512- or
-// 4,096-token context, on a random Llama-3.2-1B-shaped model (bf16), with the last-layer scores
-// requested (metrics on) and not (off), beside the device-copy bandwidth measured in the same run.
+// 4,096-token context, on a random Llama-3.2-1B-shaped model (bf16), every row asking for its
+// next-token distribution either as full rows (the logits and last-layer scores copied to the host,
+// how the engine asked before reductions) or reduced on the device (the engine's way now: metrics,
+// 100 candidates and attention statistics, one pinned copy per step), beside the device-copy
+// bandwidth measured in the same run.
 // Roofline fraction = (weight bytes + KV bytes read) per step ÷ step time ÷ that bandwidth.
 // Without a CUDA device it prints why and exits 0, so it can run anywhere.
 #include <cuda_runtime_api.h>
@@ -73,7 +76,7 @@ int Run() {
   std::printf("weights %.2f GB bf16; KV %lld bytes/token (%s)\n", backend.weight_bytes() / 1e9,
               static_cast<long long>(kv_bytes_per_token),
               defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32");
-  std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "metrics", "step ms", "tok/s",
+  std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "rows", "step ms", "tok/s",
               "roofline");
   std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
   for (int32_t context : {512, 4096}) {
@@ -84,7 +87,7 @@ int Run() {
     for (int32_t start = 0; start < context; start += 512) {
       std::vector<int32_t> chunk(512);
       for (int32_t& t : chunk) t = token(rng);
-      const ForwardRow row{chunk, start, prefix_table, nullptr, nullptr};
+      const ForwardRow row{chunk, start, prefix_table};
       if (absl::Status s = backend.Forward({&row, 1}); !s.ok()) {
         std::printf("error: %s\n", s.ToString().c_str());
         return 1;
@@ -101,10 +104,11 @@ int Run() {
       return 1;
     }
     for (int32_t batch : {1, 16, 64}) {
-      for (bool metrics : {false, true}) {
+      for (bool reduced : {false, true}) {
         std::vector<std::vector<int32_t>> tables(batch), next(batch);
         std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
         std::vector<std::vector<float>> scores(batch);
+        std::vector<RowReduction> reductions(batch);
         for (int32_t b = 0; b < batch; ++b) {
           for (int32_t i = 0; i < blocks_per_row; ++i) tables[b].push_back(b * blocks_per_row + i);
           next[b] = {token(rng)};
@@ -114,8 +118,13 @@ int Run() {
         for (int32_t step = 0; step < kWarmup + kSteps; ++step) {
           std::vector<ForwardRow> rows;
           for (int32_t b = 0; b < batch; ++b) {
-            rows.push_back({next[b], context + step, tables[b], logits[b].data(),
-                            metrics ? scores[b].data() : nullptr});
+            reductions[b].request.candidates = 100;  // The default policy's.
+            if (reduced) {
+              rows.push_back({next[b], context + step, tables[b], &reductions[b]});
+            } else {
+              rows.push_back({next[b], context + step, tables[b], nullptr, logits[b].data(),
+                              scores[b].data()});
+            }
           }
           const auto start = std::chrono::steady_clock::now();
           if (absl::Status s = backend.Forward(rows); !s.ok()) {
@@ -131,7 +140,7 @@ int Run() {
         const double bytes = static_cast<double>(backend.weight_bytes()) +
                              double{batch} * (context + kWarmup + kSteps / 2) * kv_bytes_per_token;
         std::printf("%-8d %-6d %-8s %12.3f %12.1f %9.1f%%\n", context, batch,
-                    metrics ? "on" : "off", step_s * 1e3, batch / step_s,
+                    reduced ? "reduced" : "full", step_s * 1e3, batch / step_s,
                     100.0 * bytes / step_s / bandwidth);
       }
     }

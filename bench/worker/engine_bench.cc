@@ -1,8 +1,10 @@
 // Engine end to end: decode tokens/s of Run requests through the Engine (scheduling, forward,
 // per-step metrics, local policy, sampling) at batch 1, 8 and 32 on make-model's tiny and small
 // checkpoints, beside what the same backend's bare forward reaches in the same run on the same
-// rows (logits and last-layer scores requested, as the engine asks), and the per-step cost of
-// metrics + policy alone (ItemRun::OnDistribution over real logits) as a fraction of the step.
+// rows (reductions requested, as the engine asks), and the host time per row of the two halves
+// of a distribution's work: the reduction of the full rows (ReduceRowOnHost: metrics, candidates,
+// attention statistics; inside the CPU backend's forward, on the device for CUDA) and the policy
+// from the reduction (ItemRun::OnDistribution), the policy's share of the step beside them.
 //
 // Every sequence decodes at a context of 128..128+kSteps tokens. Prints one table row per case.
 //
@@ -120,11 +122,27 @@ double ContinuationTokensPerSecond(const std::string& model_dir, int batch, bool
 
 struct ForwardFigures {
   double tokens_per_second = 0;
-  double policy_seconds_per_row = 0;  // ItemRun::OnDistribution, one row.
+  // Host time per row: the reduction of the forward's logits and scores (ReduceRowOnHost, what
+  // the CPU backend runs inside its forward and a GPU backend on the device), and the policy
+  // from the reduction (ItemRun::OnDistribution, what the engine runs on the host either way).
+  double reduce_seconds_per_row = 0;
+  double policy_seconds_per_row = 0;
 };
 
-// The bare backend on the same shape of work: `batch` decode rows at context 128.., logits and
-// scores requested; then metrics + policy over the logits it produced.
+// Calls fn() until kMinSeconds / 2 have passed; seconds per call.
+template <typename Fn>
+double SecondsPerCall(const Fn& fn) {
+  int64_t calls = 0;
+  const Clock::time_point start = Clock::now();
+  while (Seconds(start) < kMinSeconds / 2) {
+    if (!fn()) return 0;
+    ++calls;
+  }
+  return Seconds(start) / calls;
+}
+
+// The bare backend on the same shape of work: `batch` decode rows at context 128.., reductions
+// requested as the engine asks; then the reduction and the policy alone on the last step's rows.
 ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   ForwardFigures figures;
   auto checkpoint = model::Checkpoint::Open(model_dir);
@@ -134,16 +152,29 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
                          {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
   if (!backend.ok()) return figures;
   const model::ModelConfig& config = (*backend)->config();
+  v1::RunItem item = testing::DecodeItem(1, {}, 1 << 20);
+  auto policy = rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig());
+  if (!policy.ok()) return figures;
+  ItemLimits limits{config.vocab_size, config.max_position_embeddings, {}};
+  ItemRun run(item, *policy, limits);
+  run.Begin(kPrompt + kSteps, 1, false);
   KvCache kv(backend->get());
+  std::vector<RowReduction> reductions(batch);
+  // The last step's full rows (the debug path), for the reduction alone.
   std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
   std::vector<std::vector<float>> scores(batch);
-  auto step = [&](const std::vector<std::vector<int32_t>>& tokens) {
+  auto step = [&](const std::vector<std::vector<int32_t>>& tokens, bool full_rows) {
     std::vector<ForwardRow> rows(batch);
     for (int b = 0; b < batch; ++b) {
       const int32_t start = static_cast<int32_t>((*kv.Find(b))->tokens.size());
       if (!kv.Append(b, tokens[b]).ok()) return false;
       scores[b].resize(static_cast<size_t>(config.num_heads) * (start + tokens[b].size()));
-      rows[b] = {tokens[b], start, (*kv.Find(b))->blocks, logits[b].data(), scores[b].data()};
+      reductions[b].request = run.DecodeRequest();
+      rows[b] = {tokens[b], start, (*kv.Find(b))->blocks, &reductions[b]};
+      if (full_rows) {
+        rows[b].logits = logits[b].data();
+        rows[b].last_scores = scores[b].data();
+      }
     }
     return (*backend)->Forward(rows).ok();
   };
@@ -152,12 +183,12 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
     if (!kv.Create(b).ok()) return figures;
     prompts.push_back(testing::Prompt(kPrompt, b));
   }
-  if (!step(prompts)) return figures;
+  if (!step(prompts, false)) return figures;
   int64_t tokens = 0;
   const Clock::time_point start = Clock::now();
   while (Seconds(start) < kMinSeconds) {
     for (int s = 0; s < kSteps; ++s) {
-      if (!step(next)) return figures;
+      if (!step(next, s == kSteps - 1)) return figures;
       tokens += batch;
     }
     for (int b = 0; b < batch; ++b) {
@@ -166,25 +197,23 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   }
   figures.tokens_per_second = tokens / Seconds(start);
 
-  // Metrics + policy alone, with the worker's default policy, on the rows' last distributions.
-  v1::RunItem item = testing::DecodeItem(1, {}, 1 << 20);
-  auto policy = rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig());
-  if (!policy.ok()) return figures;
-  ItemLimits limits{config.vocab_size, config.max_position_embeddings, {}};
-  ItemRun run(item, *policy, limits);
-  run.Begin(kPrompt + kSteps, 1, false);
-  int64_t calls = 0;
-  const Clock::time_point policy_start = Clock::now();
-  while (Seconds(policy_start) < kMinSeconds / 2) {
-    for (int b = 0; b < batch; ++b, ++calls) {
+  const double reduce_step = SecondsPerCall([&] {
+    for (int b = 0; b < batch; ++b) {
       const int keys = static_cast<int>(scores[b].size() / config.num_heads);
-      if (!run.OnDistribution(logits[b], scores[b].data(), config.num_heads, keys).ok()) {
-        return figures;
-      }
+      ReduceRowOnHost(logits[b], scores[b].data(), config.num_heads, keys, reductions[b]);
+      if (!reductions[b].status.ok()) return false;
+    }
+    return true;
+  });
+  const double policy_step = SecondsPerCall([&] {
+    for (int b = 0; b < batch; ++b) {
+      if (!run.OnDistribution(reductions[b]).ok()) return false;
     }
     run.result().clear_steps();
-  }
-  figures.policy_seconds_per_row = Seconds(policy_start) / calls;
+    return true;
+  });
+  figures.reduce_seconds_per_row = reduce_step / batch;
+  figures.policy_seconds_per_row = policy_step / batch;
   return figures;
 }
 
@@ -220,17 +249,18 @@ int Main(int argc, char** argv) {
               kPrompt + kSteps, Threads());
   std::printf(
       "| model | batch | engine tok/s | forward-only tok/s | engine / forward | "
-      "metrics+policy per row | metrics+policy share of step |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+      "reduce per row | policy per row | policy share of step |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const BenchModel& model : models) {
     for (int batch : {1, 8, 32}) {
       const double engine = EngineTokensPerSecond(model.dir, batch);
       const ForwardFigures forward = BackendFigures(model.dir, batch);
-      // One engine step = forward of the batch + metrics and policy for each row.
+      // One engine step = forward of the batch (reductions included) + the policy of each row.
       const double forward_step = batch / forward.tokens_per_second;
       const double policy_step = batch * forward.policy_seconds_per_row;
-      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f %% |\n", model.name.c_str(),
-                  batch, engine, forward.tokens_per_second, engine / forward.tokens_per_second,
+      std::printf("| %s | %d | %.0f | %.0f | %.2f | %.1f µs | %.1f µs | %.1f %% |\n",
+                  model.name.c_str(), batch, engine, forward.tokens_per_second,
+                  engine / forward.tokens_per_second, forward.reduce_seconds_per_row * 1e6,
                   forward.policy_seconds_per_row * 1e6,
                   100 * policy_step / (forward_step + policy_step));
       std::fflush(stdout);

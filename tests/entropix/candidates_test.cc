@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -33,6 +34,12 @@ std::vector<float> RandomRow(std::mt19937& rng) {
   for (int i = 0; i < 200; ++i) row[index(rng)] = row[index(rng)];  // Ties.
   for (int i = 0; i < 20; ++i) row[index(rng)] = -std::numeric_limits<float>::infinity();
   return row;
+}
+
+// The row's k best as a backend's reduction selects them on the host.
+CandidateRow TopCandidates(const std::vector<float>& row, int32_t k) {
+  const int n = static_cast<int>(row.size());
+  return CandidateRow::Of(SummarizeLogits(row.data(), n, std::min(k, n), -1)->best);
 }
 
 PolicyConfig RandomPolicy(std::mt19937& rng, MatrixRow row) {

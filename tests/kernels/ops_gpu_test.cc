@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -388,7 +389,8 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
                                            {7, 4097, 0},
                                            {7, 1000, 256},
                                            {64, 128256, 64},
-                                           {1, 128256, 256}}) {
+                                           {1, 128256, 256},
+                                           {3, 128256, 1024}}) {
     SCOPED_TRACE(testing::Message() << rows << " rows of " << vocab << ", top " << top_k);
     std::vector<float> logits = Normal(rng, rows * vocab, 4.0f);
     // Ties and masked tokens: the canonical order must break ties by lower id.
@@ -403,13 +405,22 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
         cand_ids(std::max<int64_t>(1, rows * chunks * top_k));
     DeviceArray<float> top_values(std::max<int64_t>(1, rows * top_k)),
         cand_values(std::max<int64_t>(1, rows * chunks * top_k));
+    // A probed token per row (none in the last row), ranked on the device.
+    std::vector<int32_t> probes(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      probes[r] = r + 1 == rows && rows > 1 ? -1 : (r * 7919) % vocab;
+    DeviceArray<int32_t> d_probes(probes);
+    DeviceArray<LogitRecord> records(rows);
+    records.Poison();
     moments.Poison();
     bad.Poison();
     top_ids.Poison();
     top_values.Poison();
-    ExpectOk(LaunchLogitStats({d_logits.get(), rows, vocab, vocab, top_k, moments.get(), bad.get(),
-                               top_values.get(), top_ids.get(), cand_values.get(), cand_ids.get()},
-                              nullptr));
+    ExpectOk(LaunchLogitStats(
+        {d_logits.get(), rows, vocab, vocab, top_k, moments.get(), bad.get(), top_values.get(),
+         top_ids.get(), cand_values.get(), cand_ids.get(), d_probes.get(), records.get()},
+        nullptr));
+    const auto got_records = records.Download();
     const auto got_moments = moments.Download();
     const auto got_bad = bad.Download();
     const auto got_values = top_values.Download();
@@ -425,6 +436,24 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
       }
       auto got = entropix::FinishLogitMetrics(merged);
       ASSERT_TRUE(got.ok()) << got.status();
+      // The device's own merge of the same chunks, in the same order, by the same code.
+      const LogitRecord& record = got_records[r];
+      // (Device and host exp(double) may differ in the last place.)
+      const double scale = 1e-12 * (merged.sum + std::abs(merged.sum_x) + merged.sum_xx);
+      EXPECT_EQ(record.moments.max, merged.max);
+      EXPECT_NEAR(record.moments.sum, merged.sum, scale);
+      EXPECT_NEAR(record.moments.sum_x, merged.sum_x, scale);
+      EXPECT_NEAR(record.moments.sum_xx, merged.sum_xx, scale);
+      EXPECT_EQ(record.first_non_finite, -1);
+      const int32_t probe = probes[r];
+      if (probe < 0) {
+        EXPECT_EQ(record.probe_rank, 0);
+      } else {
+        const float* row = logits.data() + r * vocab;
+        EXPECT_EQ(record.probe_logit, row[probe]);
+        EXPECT_EQ(record.probe_rank,
+                  1 + std::count_if(row, row + vocab, [&](float x) { return x > row[probe]; }));
+      }
       EXPECT_NEAR(got->entropy, want->entropy, 1e-4 * (1 + want->entropy));
       EXPECT_NEAR(got->varentropy, want->varentropy, 1e-4 * (1 + want->varentropy));
       EXPECT_NEAR(got->logsumexp, want->logsumexp, 1e-5 * (1 + std::abs(want->logsumexp)));
@@ -449,62 +478,128 @@ TEST(OpsGpu, LogitStatsReportNonFinite) {
   DeviceArray<entropix::SoftmaxMoments> moments(chunks);
   DeviceArray<int32_t> bad(chunks);
   bad.Poison();
+  DeviceArray<LogitRecord> records(1);
   ExpectOk(LaunchLogitStats({d_logits.get(), 1, vocab, vocab, 0, moments.get(), bad.get(), nullptr,
-                             nullptr, nullptr, nullptr},
+                             nullptr, nullptr, nullptr, nullptr, records.get()},
                             nullptr));
   EXPECT_EQ(bad.Download(), (std::vector<int32_t>{-1, -1, 4321}));
+  EXPECT_EQ(records.Download()[0].first_non_finite, 4321);
 }
 
+// Every reduced row of a step in one launch: rows of different key counts (one and several
+// chunks) and modes, some sequences read by two rows, heads merged and normalised on the device.
 TEST(OpsGpu, AttentionStatsMatchEntropix) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();
   for (int heads : {1, 8, 32}) {
-    for (int keys : {1, 17, 1000, 4096, 5000}) {
-      for (auto mode : {entropix::AttentionMode::kExact, entropix::AttentionMode::kReference}) {
-        SCOPED_TRACE(testing::Message()
-                     << heads << " heads, " << keys << " keys, mode " << static_cast<int>(mode));
-        const int64_t stride = keys + 3;
-        std::vector<float> scores = Normal(rng, heads * stride, 3.0f);
-        auto want =
-            entropix::ComputeAttentionMetrics(scores.data(), heads, keys, stride, mode, 4096);
-        ASSERT_TRUE(want.ok()) << want.status();
-        const int64_t chunks = AttentionStatsChunks(keys);
-        DeviceArray<float> d_scores(scores);
-        DeviceArray<AttentionHeadPartial> partials(heads * chunks);
-        DeviceArray<double> log_norm(heads), sums(chunks);
-        partials.Poison();
-        sums.Poison();
-        AttentionStatsParams p{d_scores.get(), heads,          keys,      stride,
-                               partials.get(), log_norm.get(), sums.get()};
-        ExpectOk(LaunchAttentionHeadStats(p, nullptr));
-        const auto got_partials = partials.Download();
-        std::vector<entropix::AttentionHeadState> states(heads);
-        std::vector<double> norms(heads);
-        for (int h = 0; h < heads; ++h) {
-          for (int64_t c = 0; c < chunks; ++c) {
-            entropix::AttentionHeadState part;
-            std::memcpy(&part, &got_partials[h * chunks + c], sizeof(part));
-            states[h].Merge(part);
-          }
-          norms[h] = entropix::HeadLogNormalizer(states[h], mode, 4096);
-        }
-        cudaMemcpy(log_norm.get(), norms.data(), heads * sizeof(double), cudaMemcpyHostToDevice);
-        ExpectOk(LaunchAttentionAgreement(p, nullptr));
-        const auto got_sums = sums.Download();
-        const double agreement = std::accumulate(got_sums.begin(), got_sums.end(), 0.0);
-        auto got = entropix::CombineAttentionMetrics(states, agreement, mode, 4096);
-        ASSERT_TRUE(got.ok()) << got.status();
-        EXPECT_NEAR(got->attn_entropy, want->attn_entropy, 1e-4 * (1 + want->attn_entropy));
-        EXPECT_NEAR(got->attn_varentropy, want->attn_varentropy,
-                    1e-4 * (1 + want->attn_varentropy));
-        EXPECT_NEAR(got->attn_head_varentropy, want->attn_head_varentropy,
-                    1e-4 * (1 + want->attn_head_varentropy));
-        EXPECT_NEAR(got->agreement, want->agreement, 1e-5 * (1 + want->agreement));
-        EXPECT_NEAR(got->interaction_strength, want->interaction_strength,
-                    1e-5 * (1 + want->interaction_strength));
+    SCOPED_TRACE(testing::Message() << heads << " heads");
+    const std::vector<int32_t> keys = {1, 17, 1000, 4096, 5000};  // Per sequence.
+    std::vector<std::vector<float>> scores;
+    std::vector<DeviceArray<float>*> owned;
+    std::vector<float*> table;
+    for (int32_t k : keys) {
+      scores.push_back(Normal(rng, int64_t{heads} * k, 3.0f));
+      owned.push_back(new DeviceArray<float>(scores.back()));
+      table.push_back(owned.back()->get());
+    }
+    // Rows: every sequence in EXACT mode, then every sequence in REFERENCE mode (4096 slots).
+    std::vector<int32_t> seq, slots;
+    std::vector<entropix::AttentionMode> modes;
+    for (auto mode : {entropix::AttentionMode::kExact, entropix::AttentionMode::kReference}) {
+      for (size_t i = 0; i < keys.size(); ++i) {
+        seq.push_back(static_cast<int32_t>(i));
+        slots.push_back(mode == entropix::AttentionMode::kReference ? std::max(4096, keys[i])
+                                                                    : keys[i]);
+        modes.push_back(mode);
       }
     }
+    const int64_t rows = static_cast<int64_t>(seq.size());
+    const int64_t max_chunks = AttentionStatsChunks(5000);
+    DeviceArray<float*> d_table(table);
+    DeviceArray<int32_t> d_keys(keys), d_seq(seq), d_slots(slots);
+    DeviceArray<AttentionHeadPartial> partials(rows * heads * max_chunks), merged(rows * heads);
+    DeviceArray<int32_t> chunk_bad(rows * heads * max_chunks), bad(rows);
+    DeviceArray<double> log_norm(rows * heads), sums(rows * max_chunks);
+    merged.Poison();
+    bad.Poison();
+    sums.Poison();
+    AttentionStatsParams p;
+    p.scores = d_table.get();
+    p.keys = d_keys.get();
+    p.seq = d_seq.get();
+    p.slots = d_slots.get();
+    p.rows = rows;
+    p.num_heads = heads;
+    p.max_chunks = max_chunks;
+    p.partials = partials.get();
+    p.chunk_non_finite = chunk_bad.get();
+    p.log_normalizers = log_norm.get();
+    p.heads = merged.get();
+    p.non_finite = bad.get();
+    p.agreement_sums = sums.get();
+    ExpectOk(LaunchAttentionStats(p, nullptr));
+    const auto got_heads = merged.Download();
+    const auto got_bad = bad.Download();
+    const auto got_sums = sums.Download();
+    for (int64_t r = 0; r < rows; ++r) {
+      const int32_t k = keys[seq[r]];
+      SCOPED_TRACE(testing::Message() << k << " keys, mode " << static_cast<int>(modes[r]));
+      auto want =
+          entropix::ComputeAttentionMetrics(scores[seq[r]].data(), heads, k, k, modes[r], 4096);
+      ASSERT_TRUE(want.ok()) << want.status();
+      EXPECT_EQ(got_bad[r], 0);
+      std::vector<entropix::AttentionHeadState> states(heads);
+      std::memcpy(static_cast<void*>(states.data()), &got_heads[r * heads],
+                  heads * sizeof(AttentionHeadPartial));
+      const double agreement = std::accumulate(got_sums.begin() + r * max_chunks,
+                                               got_sums.begin() + (r + 1) * max_chunks, 0.0);
+      auto got = entropix::CombineAttentionMetrics(states, agreement, modes[r], 4096);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_NEAR(got->attn_entropy, want->attn_entropy, 1e-4 * (1 + want->attn_entropy));
+      EXPECT_NEAR(got->attn_varentropy, want->attn_varentropy, 1e-4 * (1 + want->attn_varentropy));
+      EXPECT_NEAR(got->attn_head_varentropy, want->attn_head_varentropy,
+                  1e-4 * (1 + want->attn_head_varentropy));
+      EXPECT_NEAR(got->agreement, want->agreement, 1e-5 * (1 + want->agreement));
+      EXPECT_NEAR(got->interaction_strength, want->interaction_strength,
+                  1e-5 * (1 + want->interaction_strength));
+    }
+    for (DeviceArray<float>* array : owned) delete array;
   }
+}
+
+// A NaN or an infinite score flags its row (the host then fails that row), and only it.
+TEST(OpsGpu, AttentionStatsFlagNonFiniteScores) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  const int heads = 4, keys = 2000;
+  std::vector<float> clean = Normal(rng, heads * keys), nan = clean, inf = clean;
+  nan[3 * keys + 1500] = NAN;
+  inf[keys + 7] = -INFINITY;
+  DeviceArray<float> d_clean(clean), d_nan(nan), d_inf(inf);
+  DeviceArray<float*> table(std::vector<float*>{d_clean.get(), d_nan.get(), d_inf.get()});
+  DeviceArray<int32_t> d_keys(std::vector<int32_t>{keys, keys, keys}),
+      seq(std::vector<int32_t>{0, 1, 2}), slots(std::vector<int32_t>{keys, keys, keys});
+  const int64_t chunks = AttentionStatsChunks(keys);
+  DeviceArray<AttentionHeadPartial> partials(3 * heads * chunks), merged(3 * heads);
+  DeviceArray<int32_t> chunk_bad(3 * heads * chunks), bad(3);
+  DeviceArray<double> log_norm(3 * heads), sums(3 * chunks);
+  bad.Poison();
+  AttentionStatsParams p;
+  p.scores = table.get();
+  p.keys = d_keys.get();
+  p.seq = seq.get();
+  p.slots = slots.get();
+  p.rows = 3;
+  p.num_heads = heads;
+  p.max_chunks = chunks;
+  p.partials = partials.get();
+  p.chunk_non_finite = chunk_bad.get();
+  p.log_normalizers = log_norm.get();
+  p.heads = merged.get();
+  p.non_finite = bad.get();
+  p.agreement_sums = sums.get();
+  ExpectOk(LaunchAttentionStats(p, nullptr));
+  EXPECT_EQ(bad.Download(), (std::vector<int32_t>{0, 1, 1}));
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // untied, block sizes 3 and 16): every TensorTap intermediate of a prefill, then mixed steps of
 // prefill chunks and decode rows (logits and last-layer scores), fork copies, and refused input.
 // Also: a backend driven from a thread other than the creating one (whose current device is
-// another) still runs on its own device, and a sticky error (an illegal address) makes the
-// backend report itself unusable. Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
+// another) still runs on its own device, a sticky error (an illegal address) makes the backend
+// report itself unusable, and the device's row reductions equal the host's on the same rows.
+// Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
 #include <gtest/gtest.h>
 
@@ -96,7 +97,7 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   std::map<std::string, std::vector<float>> cpu_tensors;
   std::vector<float> cpu_logits(vocab), cuda_logits(vocab);
   std::vector<float> cpu_scores(heads * 37), cuda_scores(heads * 37);
-  ForwardRow row{prompt, 0, table_a, cpu_logits.data(), cpu_scores.data()};
+  ForwardRow row{prompt, 0, table_a, nullptr, cpu_logits.data(), cpu_scores.data()};
   ASSERT_TRUE(p.cpu
                   ->Forward({&row, 1},
                             [&](std::string_view name, const float* d, int64_t r, int64_t c) {
@@ -141,9 +142,9 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   for (int backend = 0; backend < 2; ++backend) {
     const int o = backend * 3;
     const ForwardRow step[3] = {
-        {next_a, 37, table_a, logits[o].data(), scores[o].data()},
-        {next_b, 20, table_b_shared, logits[o + 1].data(), scores[o + 1].data()},
-        {prompt_c, 0, table_c, logits[o + 2].data(), scores[o + 2].data()}};
+        {next_a, 37, table_a, nullptr, logits[o].data(), scores[o].data()},
+        {next_b, 20, table_b_shared, nullptr, logits[o + 1].data(), scores[o + 1].data()},
+        {prompt_c, 0, table_c, nullptr, logits[o + 2].data(), scores[o + 2].data()}};
     Backend& b = backend == 0 ? static_cast<Backend&>(*p.cpu) : *p.cuda;
     ASSERT_TRUE(b.Forward(step).ok());
   }
@@ -157,7 +158,7 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
 
   // 3. Bad input is refused before anything runs.
   const std::vector<int32_t> bad = {vocab};
-  const ForwardRow bad_row{bad, 0, table_c, nullptr, nullptr};
+  const ForwardRow bad_row{bad, 0, table_c};
   const absl::Status status = p.cuda->Forward({&bad_row, 1});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("tokens[0]"), std::string::npos) << status;
@@ -167,11 +168,85 @@ INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
                          ::testing::Combine(::testing::Values(3, 16), ::testing::Bool(),
                                             ::testing::Values(KvDtype::kF32, KvDtype::kBF16)));
 
+// The device's reductions against the host's reduction (ReduceRowOnHost) of the very rows the
+// same step hands back in full: a prefill row whose attention spans two key chunks, a short one,
+// then a decode step of each, in EXACT and REFERENCE modes, with and without a probe, and one
+// request wanting more candidates than the device keeps (reduced on the host by the backend).
+// Same logits in, so the candidates and the probe's rank must be equal; the metrics differ only
+// by the order of double sums (1e-5 relative).
+TEST(CudaBackendReductions, EqualTheHostReductionOfTheStepsFullRows) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(11);
+  model::ModelConfig config = testing::TinyConfig();
+  config.vocab_size = 5000;  // Three logit chunks.
+  const RandomLlama model(config, /*bf16=*/true, rng);
+  auto backend = CudaBackend::Create(config, model.Lookup(),
+                                     {.device = 0, .kv_blocks = 256, .block_size = 16});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  const std::vector<ReductionRequest> requests = {
+      {100, 17, entropix::AttentionMode::kExact, 1},
+      {1, -1, entropix::AttentionMode::kReference, 4096},
+      {2000, 3, entropix::AttentionMode::kReference, 8}};
+  const std::vector<int32_t> lengths = {1500, 7, 40};
+  std::vector<std::vector<int32_t>> tables, tokens;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    tables.push_back(Table(static_cast<int32_t>(s) * 96, lengths[s] + 1, 16));
+    tokens.push_back(Tokens(rng, lengths[s], config.vocab_size));
+  }
+  for (int phase = 0; phase < 2; ++phase) {
+    SCOPED_TRACE(phase == 0 ? "prefill" : "decode");
+    std::vector<RowReduction> got(requests.size());
+    std::vector<std::vector<float>> logits(requests.size()), scores(requests.size());
+    std::vector<std::vector<int32_t>> step_tokens(requests.size());
+    std::vector<ForwardRow> rows;
+    for (size_t s = 0; s < requests.size(); ++s) {
+      step_tokens[s] = phase == 0 ? tokens[s] : std::vector<int32_t>{5};
+      const int32_t start = phase == 0 ? 0 : lengths[s];
+      const int32_t keys = start + static_cast<int32_t>(step_tokens[s].size());
+      got[s].request = requests[s];
+      logits[s].assign(config.vocab_size, NAN);
+      scores[s].assign(static_cast<size_t>(config.num_heads) * keys, NAN);
+      rows.push_back(
+          {step_tokens[s], start, tables[s], &got[s], logits[s].data(), scores[s].data()});
+    }
+    const absl::Status status = (*backend)->Forward(rows);
+    ASSERT_TRUE(status.ok()) << status;
+    for (size_t s = 0; s < requests.size(); ++s) {
+      SCOPED_TRACE(::testing::Message() << "row " << s);
+      RowReduction want;
+      want.request = requests[s];
+      ReduceRowOnHost(logits[s], scores[s].data(), config.num_heads,
+                      static_cast<int>(scores[s].size()) / config.num_heads, want);
+      ASSERT_TRUE(want.status.ok()) << want.status;
+      ASSERT_TRUE(got[s].status.ok()) << got[s].status;
+      EXPECT_NEAR(got[s].logits.entropy, want.logits.entropy, 1e-5 * (1 + want.logits.entropy));
+      EXPECT_NEAR(got[s].logits.varentropy, want.logits.varentropy,
+                  1e-5 * (1 + want.logits.varentropy));
+      EXPECT_NEAR(got[s].logits.logsumexp, want.logits.logsumexp,
+                  1e-6 * (1 + std::abs(want.logits.logsumexp)));
+      EXPECT_EQ(got[s].logits.max_logit, want.logits.max_logit);
+      EXPECT_EQ(got[s].candidates.ids, want.candidates.ids);
+      EXPECT_EQ(got[s].candidates.logits, want.candidates.logits);
+      EXPECT_EQ(got[s].probe_logit, want.probe_logit);
+      EXPECT_EQ(got[s].probe_rank, want.probe_rank);
+      const entropix::AttentionMetrics& a = got[s].attention;
+      const entropix::AttentionMetrics& b = want.attention;
+      EXPECT_NEAR(a.attn_entropy, b.attn_entropy, 1e-4 * (1 + b.attn_entropy));
+      EXPECT_NEAR(a.attn_varentropy, b.attn_varentropy, 1e-4 * (1 + b.attn_varentropy));
+      EXPECT_NEAR(a.attn_head_varentropy, b.attn_head_varentropy,
+                  1e-4 * (1 + b.attn_head_varentropy));
+      EXPECT_NEAR(a.agreement, b.agreement, 1e-5 * (1 + b.agreement));
+      EXPECT_NEAR(a.interaction_strength, b.interaction_strength,
+                  1e-5 * (1 + b.interaction_strength));
+    }
+  }
+}
+
 // Logits of one 5-token prefill of `backend`, on the calling thread.
 std::vector<float> PrefillLogits(CudaBackend& backend, const std::vector<int32_t>& tokens) {
   std::vector<float> logits(backend.config().vocab_size, NAN);
   const std::vector<int32_t> table = Table(0, static_cast<int64_t>(tokens.size()), 16);
-  const ForwardRow row{tokens, 0, table, logits.data(), nullptr};
+  const ForwardRow row{tokens, 0, table, nullptr, logits.data()};
   const absl::Status status = backend.Forward({&row, 1});
   EXPECT_TRUE(status.ok()) << status;
   return logits;
@@ -210,7 +285,7 @@ int StickyErrorOutcome() {
   const std::vector<int32_t> tokens = {1, 2, 3};
   std::vector<float> logits((*backend)->config().vocab_size);
   const std::vector<int32_t> table = Table(0, 3, 16);
-  const ForwardRow row{tokens, 0, table, logits.data(), nullptr};
+  const ForwardRow row{tokens, 0, table, nullptr, logits.data()};
   if ((*backend)->Forward({&row, 1}).ok()) return 4;
   const absl::Status usable = (*backend)->Usable();
   return !usable.ok() && usable.message().find("cudaErrorIllegalAddress") != std::string::npos

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/worker/engine_harness.h"
+#include "tests/worker/forwarding_backend.h"
 #include "worker/backend.h"
 #include "worker/engine.h"
 
@@ -17,29 +18,23 @@ namespace arbor::worker {
 namespace {
 
 // Forwards to the CPU backend until told to fail; `sticky` failures make it unusable.
-class FaultyBackend : public Backend {
+class FaultyBackend : public testing::ForwardingBackend {
  public:
   struct Faults {
     std::atomic<bool> fail_next{false};
     std::atomic<bool> sticky{false};
   };
   FaultyBackend(std::unique_ptr<Backend> inner, Faults* faults)
-      : inner_(std::move(inner)), faults_(faults) {}
+      : ForwardingBackend(std::move(inner)), faults_(faults) {}
 
-  const model::ModelConfig& config() const override { return inner_->config(); }
-  std::string name() const override { return "faulty " + inner_->name(); }
-  int32_t kv_num_blocks() const override { return inner_->kv_num_blocks(); }
-  int32_t kv_block_size() const override { return inner_->kv_block_size(); }
-  absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override {
-    return inner_->CopyKvBlocks(copies);
-  }
+  std::string name() const override { return "faulty " + ForwardingBackend::name(); }
   absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap) override {
     if (faults_->fail_next.exchange(false)) {
       broken_ = faults_->sticky.load();
       return absl::InternalError("forward step: cudaErrorIllegalAddress (injected)");
     }
     if (broken_) return absl::InternalError("forward step: cudaErrorIllegalAddress (sticky)");
-    return inner_->Forward(rows, tap);
+    return ForwardingBackend::Forward(rows, tap);
   }
   absl::Status Usable() override {
     return broken_ ? absl::InternalError("device cuda:0: cudaErrorIllegalAddress (sticky)")
@@ -47,7 +42,6 @@ class FaultyBackend : public Backend {
   }
 
  private:
-  std::unique_ptr<Backend> inner_;
   Faults* faults_;
   bool broken_ = false;  // Engine thread only.
 };

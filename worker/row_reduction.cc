@@ -1,0 +1,49 @@
+#include "worker/row_reduction.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace arbor::worker {
+
+absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t vocab) {
+  if (request.candidates < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduction.candidates: ", request.candidates, " is negative"));
+  }
+  if (request.probe_token < -1 || request.probe_token >= vocab) {
+    return absl::InvalidArgumentError(absl::StrCat("reduction.probe_token: ", request.probe_token,
+                                                   " is outside [0, ", vocab, ") and not -1"));
+  }
+  if (request.reference_len < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduction.reference_len: ", request.reference_len, " is below 1"));
+  }
+  return absl::OkStatus();
+}
+
+void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int num_heads, int keys,
+                     RowReduction& out) {
+  const ReductionRequest& request = out.request;
+  const int vocab = static_cast<int>(logits.size());
+  absl::StatusOr<entropix::LogitSummary> summary = entropix::SummarizeLogits(
+      logits.data(), vocab, std::min(request.candidates, vocab), request.probe_token);
+  if (!summary.ok()) {
+    out.status = summary.status();
+    return;
+  }
+  absl::StatusOr<entropix::AttentionMetrics> attention = entropix::ComputeAttentionMetrics(
+      scores, num_heads, keys, keys, request.attention_mode, request.reference_len);
+  if (!attention.ok()) {
+    out.status = attention.status();
+    return;
+  }
+  out.status = absl::OkStatus();
+  out.logits = summary->metrics;
+  out.attention = *attention;
+  out.candidates = entropix::CandidateRow::Of(summary->best);
+  out.probe_logit = summary->probe_logit;
+  out.probe_rank = summary->probe_rank;
+}
+
+}  // namespace arbor::worker
