@@ -1,6 +1,7 @@
 // One RunItem as the engine executes it: the checked request, the policy resolved against the
 // worker's defaults, the decision context carried from step to step, and the result being built.
-// OnDistribution() is the per-step heart of the worker: metrics, the local entropix policy, the
+// OnDistribution() is the per-step heart of the worker: from the backend's reduction of the row
+// (row_reduction.h: metrics, candidates, attention statistics), the local entropix policy, the
 // sampled token, and whether the item stops here (DESIGN.md §1 step 3).
 #ifndef ARBOR_WORKER_ITEM_RUN_H_
 #define ARBOR_WORKER_ITEM_RUN_H_

@@ -486,6 +486,34 @@ TEST(OpsGpu, LogitStatsReportNonFinite) {
   EXPECT_EQ(records.Download()[0].first_non_finite, 4321);
 }
 
+// The device arrays of one LaunchAttentionStats call and the params pointing at them.
+struct AttentionStatsCall {
+  AttentionStatsCall(int64_t rows, int64_t heads, int64_t max_chunks)
+      : partials(rows * heads * max_chunks),
+        merged(rows * heads),
+        chunk_bad(rows * heads * max_chunks),
+        bad(rows),
+        log_norm(rows * heads),
+        sums(rows * max_chunks) {
+    merged.Poison();
+    bad.Poison();
+    sums.Poison();
+    params.rows = rows;
+    params.num_heads = heads;
+    params.max_chunks = max_chunks;
+    params.partials = partials.get();
+    params.chunk_non_finite = chunk_bad.get();
+    params.log_normalizers = log_norm.get();
+    params.heads = merged.get();
+    params.non_finite = bad.get();
+    params.agreement_sums = sums.get();
+  }
+  DeviceArray<AttentionHeadPartial> partials, merged;
+  DeviceArray<int32_t> chunk_bad, bad;
+  DeviceArray<double> log_norm, sums;
+  AttentionStatsParams params;
+};
+
 // Every reduced row of a step in one launch: rows of different key counts (one and several
 // chunks) and modes, some sequences read by two rows, heads merged and normalised on the device.
 TEST(OpsGpu, AttentionStatsMatchEntropix) {
@@ -517,30 +545,15 @@ TEST(OpsGpu, AttentionStatsMatchEntropix) {
     const int64_t max_chunks = AttentionStatsChunks(5000);
     DeviceArray<float*> d_table(table);
     DeviceArray<int32_t> d_keys(keys), d_seq(seq), d_slots(slots);
-    DeviceArray<AttentionHeadPartial> partials(rows * heads * max_chunks), merged(rows * heads);
-    DeviceArray<int32_t> chunk_bad(rows * heads * max_chunks), bad(rows);
-    DeviceArray<double> log_norm(rows * heads), sums(rows * max_chunks);
-    merged.Poison();
-    bad.Poison();
-    sums.Poison();
-    AttentionStatsParams p;
-    p.scores = d_table.get();
-    p.keys = d_keys.get();
-    p.seq = d_seq.get();
-    p.slots = d_slots.get();
-    p.rows = rows;
-    p.num_heads = heads;
-    p.max_chunks = max_chunks;
-    p.partials = partials.get();
-    p.chunk_non_finite = chunk_bad.get();
-    p.log_normalizers = log_norm.get();
-    p.heads = merged.get();
-    p.non_finite = bad.get();
-    p.agreement_sums = sums.get();
-    ExpectOk(LaunchAttentionStats(p, nullptr));
-    const auto got_heads = merged.Download();
-    const auto got_bad = bad.Download();
-    const auto got_sums = sums.Download();
+    AttentionStatsCall call(rows, heads, max_chunks);
+    call.params.scores = d_table.get();
+    call.params.keys = d_keys.get();
+    call.params.seq = d_seq.get();
+    call.params.slots = d_slots.get();
+    ExpectOk(LaunchAttentionStats(call.params, nullptr));
+    const auto got_heads = call.merged.Download();
+    const auto got_bad = call.bad.Download();
+    const auto got_sums = call.sums.Download();
     for (int64_t r = 0; r < rows; ++r) {
       const int32_t k = keys[seq[r]];
       SCOPED_TRACE(testing::Message() << k << " keys, mode " << static_cast<int>(modes[r]));
@@ -579,27 +592,13 @@ TEST(OpsGpu, AttentionStatsFlagNonFiniteScores) {
   DeviceArray<float*> table(std::vector<float*>{d_clean.get(), d_nan.get(), d_inf.get()});
   DeviceArray<int32_t> d_keys(std::vector<int32_t>{keys, keys, keys}),
       seq(std::vector<int32_t>{0, 1, 2}), slots(std::vector<int32_t>{keys, keys, keys});
-  const int64_t chunks = AttentionStatsChunks(keys);
-  DeviceArray<AttentionHeadPartial> partials(3 * heads * chunks), merged(3 * heads);
-  DeviceArray<int32_t> chunk_bad(3 * heads * chunks), bad(3);
-  DeviceArray<double> log_norm(3 * heads), sums(3 * chunks);
-  bad.Poison();
-  AttentionStatsParams p;
-  p.scores = table.get();
-  p.keys = d_keys.get();
-  p.seq = seq.get();
-  p.slots = slots.get();
-  p.rows = 3;
-  p.num_heads = heads;
-  p.max_chunks = chunks;
-  p.partials = partials.get();
-  p.chunk_non_finite = chunk_bad.get();
-  p.log_normalizers = log_norm.get();
-  p.heads = merged.get();
-  p.non_finite = bad.get();
-  p.agreement_sums = sums.get();
-  ExpectOk(LaunchAttentionStats(p, nullptr));
-  EXPECT_EQ(bad.Download(), (std::vector<int32_t>{0, 1, 1}));
+  AttentionStatsCall call(3, heads, AttentionStatsChunks(keys));
+  call.params.scores = table.get();
+  call.params.keys = d_keys.get();
+  call.params.seq = seq.get();
+  call.params.slots = slots.get();
+  ExpectOk(LaunchAttentionStats(call.params, nullptr));
+  EXPECT_EQ(call.bad.Download(), (std::vector<int32_t>{0, 1, 1}));
 }
 
 }  // namespace
