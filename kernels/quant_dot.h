@@ -2,7 +2,8 @@
 // quant_matmul_q8.cc (which quantizes the activations, picks the instruction set at run time and
 // spreads output features over threads) and the translation units quant_dot_avx2.cc,
 // quant_dot_avxvnni.cc and quant_dot_avx512vnni.cc, each compiled with its own -m flags from one
-// kernel body (quant_dot_kernel.h), so a binary built anywhere runs the best one the CPU has.
+// kernel body (quant_dot_kernel.h), and quant_dot_amx.cc (tiles), so a binary built anywhere runs
+// the best one the CPU has.
 #ifndef ARBOR_KERNELS_QUANT_DOT_H_
 #define ARBOR_KERNELS_QUANT_DOT_H_
 
@@ -38,6 +39,12 @@ namespace avx512vnni {
 // AVX-512 F/BW/VL + VNNI: vpdpbusd on zmm, two chunks per instruction (Ice Lake and later, Zen 4).
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
+namespace amx {
+// AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).
+void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// Asks the OS for this process's tile state (Linux grants it on request); false when refused.
+bool GrantTiles();
+}  // namespace amx
 
 }  // namespace arbor::kernels
 

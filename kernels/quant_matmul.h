@@ -27,16 +27,18 @@ namespace arbor::kernels {
 // `p.w_type` must be quantized and `p.k` a whole number of its blocks; `pool` may be null.
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool);
 
-// The instruction sets of the kQ8 kernels, slowest first.
-enum class Q8Isa { kAvx2, kAvxVnni, kAvx512Vnni };
+// The instruction sets of the kQ8 kernels, slowest first (AMX: for many rows).
+enum class Q8Isa { kAvx2, kAvxVnni, kAvx512Vnni, kAmx };
 const char* Q8IsaName(Q8Isa isa);
 // Whether this CPU (and OS) runs `isa`'s kernels.
 bool CpuRunsQ8Isa(Q8Isa isa);
 // The fastest of them this CPU runs; none without AVX2.
 std::optional<Q8Isa> BestQ8Isa();
-// The one QuantMatmul uses for `rows` rows of activations: BestQ8Isa, except that below four rows
-// the 512-bit kernel's gathering of two chunks per vector is not repaid (measured: 15–20 %
-// slower at one row than the 256-bit ones), so there a 256-bit one.
+// The one QuantMatmul uses for `rows` rows of activations: BestQ8Isa, except that AMX's tiles of
+// 16 rows serve only kAmxMinRows rows and up (below, AVX-512), and below four rows the 512-bit
+// kernel's gathering of two chunks per vector is not repaid (measured: 15–20 % slower at one row
+// than the 256-bit ones), so there a 256-bit one.
+inline constexpr int64_t kAmxMinRows = 16;
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how

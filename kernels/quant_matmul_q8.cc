@@ -1,6 +1,8 @@
 // QuantMatmul's kQ8 mode (quant_matmul.h): quantizes the activations once per call, then spreads
 // the output features over the pool, each range computed by the instruction set's kernel
 // (quant_dot.h) picked from the CPU at run time.
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -58,9 +60,18 @@ DotRangeFn Kernel(Q8Isa isa) {
       return avx2::Q8DotRange;
     case Q8Isa::kAvxVnni:
       return avxvnni::Q8DotRange;
-    default:
+    case Q8Isa::kAvx512Vnni:
       return avx512vnni::Q8DotRange;
+    default:
+      return amx::Q8DotRange;
   }
+}
+
+// CPUID leaf 7: AMX-TILE and AMX-INT8 (EDX bits 24, 25).
+bool CpuHasAmxInt8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 24 & 1) != 0 && (edx >> 25 & 1) != 0;
 }
 
 }  // namespace
@@ -71,8 +82,10 @@ const char* Q8IsaName(Q8Isa isa) {
       return "avx2";
     case Q8Isa::kAvxVnni:
       return "avx-vnni";
-    default:
+    case Q8Isa::kAvx512Vnni:
       return "avx512-vnni";
+    default:
+      return "amx";
   }
 }
 
@@ -86,9 +99,14 @@ bool CpuRunsQ8Isa(Q8Isa isa) {
       return avx2;
     case Q8Isa::kAvxVnni:
       return avx2 && __builtin_cpu_supports("avxvnni");
-    default:
+    case Q8Isa::kAvx512Vnni:
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    default: {
+      // The tiles' state must also be granted by the OS, once per process.
+      static const bool granted = CpuHasAmxInt8() && amx::GrantTiles();
+      return granted && CpuRunsQ8Isa(Q8Isa::kAvx512Vnni);
+    }
   }
 }
 
@@ -97,7 +115,7 @@ std::optional<Q8Isa> BestQ8Isa() {
   static const std::optional<Q8Isa> best = []() -> std::optional<Q8Isa> {
     const char* cap = std::getenv("ARBOR_Q8_ISA");
     bool allowed = cap == nullptr;
-    for (Q8Isa isa : {Q8Isa::kAvx512Vnni, Q8Isa::kAvxVnni, Q8Isa::kAvx2}) {
+    for (Q8Isa isa : {Q8Isa::kAmx, Q8Isa::kAvx512Vnni, Q8Isa::kAvxVnni, Q8Isa::kAvx2}) {
       allowed = allowed || std::strcmp(cap, Q8IsaName(isa)) == 0;
       if (allowed && CpuRunsQ8Isa(isa)) return isa;
     }
@@ -107,7 +125,9 @@ std::optional<Q8Isa> BestQ8Isa() {
 }
 
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows) {
-  const std::optional<Q8Isa> best = BestQ8Isa();
+  std::optional<Q8Isa> best = BestQ8Isa();
+  if (best == Q8Isa::kAmx && rows >= kAmxMinRows) return best;
+  if (best == Q8Isa::kAmx) best = Q8Isa::kAvx512Vnni;  // AMX implies AVX-512 VNNI here.
   if (best != Q8Isa::kAvx512Vnni || rows >= 4) return best;
   return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }

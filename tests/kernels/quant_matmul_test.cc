@@ -200,7 +200,7 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   int tested = 0;
-  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni}) {
+  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni, Q8Isa::kAmx}) {
     if (!CpuRunsQ8Isa(isa)) {
       std::cout << Q8IsaName(isa) << ": not on this CPU, skipped\n";
       continue;
