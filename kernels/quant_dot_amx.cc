@@ -30,13 +30,13 @@ constexpr int kChunkBytes = 32;   // One chunk of a weight row.
 constexpr int kPackedBytes = 512; // One chunk of 16 activation rows in the B layout.
 
 // Tile registers. Macros, not constants: the intrinsics paste the number into the instruction.
-#define ARBOR_TMM_C 0       // 16 weight rows × 16 int32 sums.
-#define ARBOR_TMM_A 1       // 16 weight rows × a chunk.
-#define ARBOR_TMM_B 2       // 8 groups of 4 bytes × 16 activation rows.
-#define ARBOR_TMM_C_HIGH 3  // The sums of a chunk's second half (Q6_K).
-#define ARBOR_TMM_A_HALF 4  // 16 weight rows × half a chunk.
-#define ARBOR_TMM_B_HALF 5  // 4 groups of 4 bytes × 16 activation rows.
-
+// Two sets, so the tile products of one chunk run while the previous chunk's sums are scaled.
+#define ARBOR_TMM_C0 0  // 16 weight rows × 16 int32 sums (a chunk, or its first half for Q6_K).
+#define ARBOR_TMM_C1 1  // The other chunk's (or the second half's).
+#define ARBOR_TMM_A0 2  // 16 weight rows × a chunk (or half a chunk).
+#define ARBOR_TMM_A1 3
+#define ARBOR_TMM_B0 4  // 8 (or 4) groups of 4 bytes × 16 activation rows.
+#define ARBOR_TMM_B1 5
 // The tile palette 1 configuration (64 bytes, the layout LDTILECFG reads).
 struct alignas(64) TileConfig {
   uint8_t palette = 1;
@@ -46,16 +46,22 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-TileConfig MakeConfig() {
+// Whole chunks (K = 32) or, for Q6_K's per-16 scales, half chunks (K = 16).
+TileConfig MakeConfig(bool halves) {
+  const int k = halves ? kChunkBytes / 2 : kChunkBytes;
   TileConfig c;
-  c.rows[ARBOR_TMM_C] = c.rows[ARBOR_TMM_C_HIGH] = kTile;
-  c.colsb[ARBOR_TMM_C] = c.colsb[ARBOR_TMM_C_HIGH] = 64;
-  c.rows[ARBOR_TMM_A] = c.rows[ARBOR_TMM_A_HALF] = kTile;
-  c.colsb[ARBOR_TMM_A] = kChunkBytes;
-  c.colsb[ARBOR_TMM_A_HALF] = kChunkBytes / 2;
-  c.rows[ARBOR_TMM_B] = 8;
-  c.rows[ARBOR_TMM_B_HALF] = 4;
-  c.colsb[ARBOR_TMM_B] = c.colsb[ARBOR_TMM_B_HALF] = 64;
+  for (int tile : {ARBOR_TMM_C0, ARBOR_TMM_C1}) {
+    c.rows[tile] = kTile;
+    c.colsb[tile] = 64;
+  }
+  for (int tile : {ARBOR_TMM_A0, ARBOR_TMM_A1}) {
+    c.rows[tile] = kTile;
+    c.colsb[tile] = k;
+  }
+  for (int tile : {ARBOR_TMM_B0, ARBOR_TMM_B1}) {
+    c.rows[tile] = k / 4;
+    c.colsb[tile] = 64;
+  }
   return c;
 }
 
@@ -96,22 +102,29 @@ struct Decoded {
 
   template <typename Block>
   void From(const Block* w, int64_t blocks, int64_t n0, int rows, int64_t chunks) {
-    constexpr int kPerBlock = kChunksPerBlock<Block>;
     q.resize(chunks * kTile * kChunkBytes);
     s.resize(chunks * 2 * kTile);
     o.resize(chunks * 2 * kTile);
     for (int i = 0; i < kTile; ++i) {
       const Block* row = w + (n0 + i) * blocks;
-      for (int64_t g = 0; g < chunks; ++g) {
-        ByteChunk c{_mm256_setzero_si256(), {0.0f, 0.0f}, {0.0f, 0.0f}};
-        if (i < rows) LoadChunk(row[g / kPerBlock], static_cast<int>(g % kPerBlock), c);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.data() + (g * kTile + i) * kChunkBytes),
-                            c.q);
-        for (int h = 0; h < 2; ++h) {
-          s[(g * 2 + h) * kTile + i] = c.s[h];
-          o[(g * 2 + h) * kTile + i] = c.o[h];
+      for (int64_t b = 0; b < blocks; ++b) {
+        // Unrolled, the chunk's place in its block (nibble half, scale field) folds away.
+#pragma GCC unroll 8
+        for (int c = 0; c < kChunksPerBlock<Block>; ++c) {
+          ByteChunk chunk{_mm256_setzero_si256(), {0.0f, 0.0f}, {0.0f, 0.0f}};
+          if (i < rows) LoadChunk(row[b], c, chunk);
+          Put(b * kChunksPerBlock<Block> + c, i, chunk);
         }
       }
+    }
+  }
+
+ private:
+  void Put(int64_t g, int i, const ByteChunk& c) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.data() + (g * kTile + i) * kChunkBytes), c.q);
+    for (int h = 0; h < 2; ++h) {
+      s[(g * 2 + h) * kTile + i] = c.s[h];
+      o[(g * 2 + h) * kTile + i] = c.o[h];
     }
   }
 };
@@ -128,51 +141,74 @@ struct Decoded {
   }
 }
 
+// One tile product into C tile `c` (a macro argument: the register number) and its sums stored
+// to `out`: weights `a` (stride 32) times activations `b`.
+#define ARBOR_TILE_PRODUCT(c, a_tile, b_tile, a, b, is_signed, out) \
+  do {                                                             \
+    _tile_zero(c);                                                 \
+    _tile_loadd(a_tile, a, kChunkBytes);                           \
+    _tile_loadd(b_tile, b, 64);                                    \
+    if (is_signed) {                                               \
+      _tile_dpbssd(c, a_tile, b_tile);                             \
+    } else {                                                       \
+      _tile_dpbusd(c, a_tile, b_tile);                             \
+    }                                                              \
+  } while (false)
+
 // The 16 × 16 block of outputs of decoded weights `w` and activation tile `t`, in acc (lane j:
-// activation row 16t + j; register i: weight row i).
+// activation row 16t + j; register i: weight row i). Two tile products are in flight per step:
+// two chunks, or Q6_K's two halves of one.
 template <typename Block>
 void TileProduct(const Decoded& w, const Packed& x, int64_t t, int64_t chunks,
                  __m512 (&acc)[kTile]) {
   constexpr bool kOffsets = !kSignedBytes<Block>;
-  alignas(64) int32_t c[kTile][kTile];
-  alignas(64) int32_t c_high[kTile][kTile];
+  constexpr bool kSigned = kSignedBytes<Block>;
+  constexpr bool kHalves = kSplitScales<Block>;
+  alignas(64) int32_t c0[kTile][kTile];
+  alignas(64) int32_t c1[kTile][kTile];
   for (__m512& a : acc) a = _mm512_setzero_ps();
-  for (int64_t g = 0; g < chunks; ++g) {
-    const int64_t at = t * chunks + g;
-    const uint8_t* a_tile = w.q.data() + g * kTile * kChunkBytes;
-    const int8_t* b_tile = x.q.data() + at * kPackedBytes;
-    const __m512 dx = _mm512_loadu_ps(x.d.data() + at * kTile);
-    const float* sums = x.sums.data() + at * 3 * kTile;
-    const float* ws = w.s.data() + g * 2 * kTile;
-    const float* wo = w.o.data() + g * 2 * kTile;
-    if constexpr (kSplitScales<Block>) {
-      // Halves: weights 0–15 against B rows 0–3, weights 16–31 against B rows 4–7.
-      _tile_zero(ARBOR_TMM_C);
-      _tile_zero(ARBOR_TMM_C_HIGH);
-      _tile_loadd(ARBOR_TMM_A_HALF, a_tile, kChunkBytes);
-      _tile_loadd(ARBOR_TMM_B_HALF, b_tile, 64);
-      _tile_dpbusd(ARBOR_TMM_C, ARBOR_TMM_A_HALF, ARBOR_TMM_B_HALF);
-      _tile_loadd(ARBOR_TMM_A_HALF, a_tile + kChunkBytes / 2, kChunkBytes);
-      _tile_loadd(ARBOR_TMM_B_HALF, b_tile + 4 * 64, 64);
-      _tile_dpbusd(ARBOR_TMM_C_HIGH, ARBOR_TMM_A_HALF, ARBOR_TMM_B_HALF);
-      _tile_stored(ARBOR_TMM_C, c, 64);
-      _tile_stored(ARBOR_TMM_C_HIGH, c_high, 64);
-      Accumulate(c, ws, wo, dx, _mm512_loadu_ps(sums), kOffsets, acc);
-      Accumulate(c_high, ws + kTile, wo + kTile, dx, _mm512_loadu_ps(sums + kTile), kOffsets, acc);
-    } else {
-      _tile_zero(ARBOR_TMM_C);
-      _tile_loadd(ARBOR_TMM_A, a_tile, kChunkBytes);
-      _tile_loadd(ARBOR_TMM_B, b_tile, 64);
-      if constexpr (kSignedBytes<Block>) {
-        _tile_dpbssd(ARBOR_TMM_C, ARBOR_TMM_A, ARBOR_TMM_B);
-      } else {
-        _tile_dpbusd(ARBOR_TMM_C, ARBOR_TMM_A, ARBOR_TMM_B);
-      }
-      _tile_stored(ARBOR_TMM_C, c, 64);
-      Accumulate(c, ws, wo, dx, _mm512_loadu_ps(sums + 2 * kTile), kOffsets, acc);
+  auto a_tile = [&](int64_t g) { return w.q.data() + g * kTile * kChunkBytes; };
+  auto b_tile = [&](int64_t g) { return x.q.data() + (t * chunks + g) * kPackedBytes; };
+  auto scale = [&](int64_t g) { return _mm512_loadu_ps(x.d.data() + (t * chunks + g) * kTile); };
+  auto sums = [&](int64_t g, int part) {
+    return _mm512_loadu_ps(x.sums.data() + ((t * chunks + g) * 3 + part) * kTile);
+  };
+  const float* ws = w.s.data();
+  const float* wo = w.o.data();
+  if constexpr (kHalves) {
+    for (int64_t g = 0; g < chunks; ++g) {
+      ARBOR_TILE_PRODUCT(ARBOR_TMM_C0, ARBOR_TMM_A0, ARBOR_TMM_B0, a_tile(g), b_tile(g), kSigned,
+                         c0);
+      ARBOR_TILE_PRODUCT(ARBOR_TMM_C1, ARBOR_TMM_A1, ARBOR_TMM_B1, a_tile(g) + kChunkBytes / 2,
+                         b_tile(g) + 4 * 64, kSigned, c1);
+      _tile_stored(ARBOR_TMM_C0, c0, 64);
+      _tile_stored(ARBOR_TMM_C1, c1, 64);
+      const __m512 dx = scale(g);
+      Accumulate(c0, ws + g * 2 * kTile, wo + g * 2 * kTile, dx, sums(g, 0), kOffsets, acc);
+      Accumulate(c1, ws + (g * 2 + 1) * kTile, wo + (g * 2 + 1) * kTile, dx, sums(g, 1), kOffsets,
+                 acc);
     }
+    return;
+  }
+  int64_t g = 0;
+  for (; g + 2 <= chunks; g += 2) {
+    ARBOR_TILE_PRODUCT(ARBOR_TMM_C0, ARBOR_TMM_A0, ARBOR_TMM_B0, a_tile(g), b_tile(g), kSigned, c0);
+    ARBOR_TILE_PRODUCT(ARBOR_TMM_C1, ARBOR_TMM_A1, ARBOR_TMM_B1, a_tile(g + 1), b_tile(g + 1),
+                       kSigned, c1);
+    _tile_stored(ARBOR_TMM_C0, c0, 64);
+    Accumulate(c0, ws + g * 2 * kTile, wo + g * 2 * kTile, scale(g), sums(g, 2), kOffsets, acc);
+    _tile_stored(ARBOR_TMM_C1, c1, 64);
+    Accumulate(c1, ws + (g + 1) * 2 * kTile, wo + (g + 1) * 2 * kTile, scale(g + 1),
+               sums(g + 1, 2), kOffsets, acc);
+  }
+  if (g < chunks) {
+    ARBOR_TILE_PRODUCT(ARBOR_TMM_C0, ARBOR_TMM_A0, ARBOR_TMM_B0, a_tile(g), b_tile(g), kSigned, c0);
+    _tile_stored(ARBOR_TMM_C0, c0, 64);
+    Accumulate(c0, ws + g * 2 * kTile, wo + g * 2 * kTile, scale(g), sums(g, 2), kOffsets, acc);
   }
 }
+
+#undef ARBOR_TILE_PRODUCT
 
 template <typename Block>
 void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
@@ -182,7 +218,7 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const int64_t chunks = p.x.chunks;
   const int64_t blocks = chunks / kChunksPerBlock<Block>;
   const Block* weights = static_cast<const Block*>(p.w);
-  const TileConfig config = MakeConfig();
+  const TileConfig config = MakeConfig(kSplitScales<Block>);
   _tile_loadconfig(&config);
   alignas(64) float out[kTile][kTile];
   for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {
@@ -234,9 +270,9 @@ void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 
 }  // namespace arbor::kernels::amx
 
-#undef ARBOR_TMM_C
-#undef ARBOR_TMM_A
-#undef ARBOR_TMM_B
-#undef ARBOR_TMM_C_HIGH
-#undef ARBOR_TMM_A_HALF
-#undef ARBOR_TMM_B_HALF
+#undef ARBOR_TMM_C0
+#undef ARBOR_TMM_C1
+#undef ARBOR_TMM_A0
+#undef ARBOR_TMM_A1
+#undef ARBOR_TMM_B0
+#undef ARBOR_TMM_B1
