@@ -1,7 +1,7 @@
 // The quantized matmul's 8-bit-activation kernel on AMX tiles (Sapphire Rapids and later): one
 // tile instruction multiplies 16 weight rows by 16 activation rows over a 32-weight chunk (8,192
 // multiply-adds), where a vpdpbusd does 64. Built for the many-row matmuls of prefill and of
-// sibling branches; Q8IsaForRows picks it from 16 rows up.
+// sibling branches; Q8IsaForRows picks it from kAmxMinRows rows up.
 //
 // Per 16 output features the weights are decoded once (quant_chunk_bytes.h's LoadChunk: the same
 // bytes, scales and offsets the vector kernels use) into a scratch of 32-byte chunk rows, which an
