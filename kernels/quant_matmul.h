@@ -19,6 +19,7 @@
 #define ARBOR_KERNELS_QUANT_MATMUL_H_
 
 #include <optional>
+#include <string>
 
 #include "kernels/matmul.h"
 
@@ -42,6 +43,9 @@ std::optional<Q8Isa> BestQ8Isa();
 // than the 256-bit ones), so there a 256-bit one.
 inline constexpr int64_t kAmxMinRows = 12;
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
+// Which kernels Q8IsaForRows picks by row count, for start-up reports: e.g. "avx-vnni below 4
+// rows, avx512-vnni below 12, amx from 12".
+std::string Q8KernelsSummary();
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
 // tests reach every instruction set the machine has.

@@ -132,6 +132,19 @@ std::optional<Q8Isa> Q8IsaForRows(int64_t rows) {
   return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }
 
+std::string Q8KernelsSummary() {
+  if (!BestQ8Isa()) return "none (no AVX2: quantized matrices run in fp32)";
+  std::string summary;
+  Q8Isa current = *Q8IsaForRows(1);
+  for (int64_t rows : {int64_t{4}, kAmxMinRows}) {
+    const Q8Isa next = *Q8IsaForRows(rows);
+    if (next == current) continue;
+    summary += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
+    current = next;
+  }
+  return summary + Q8IsaName(current) + (summary.empty() ? "" : " from there");
+}
+
 void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
   thread_local Q8Buffers buffers;

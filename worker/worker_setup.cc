@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "kernels/quant_matmul.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
@@ -87,7 +88,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
       "weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load; "
       "quantized matrices meet {} activations; KV cache ({}) {:.1f} MB for {} tokens",
       options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
-      backend->converted_bytes() / 1e6, options.activation_quant == "q8" ? "8-bit" : "fp32",
+      backend->converted_bytes() / 1e6,
+      options.activation_quant == "q8" ? "8-bit (" + kernels::Q8KernelsSummary() + ")" : "fp32",
       cpu.kv_dtype == KvDtype::kBF16 ? "bf16" : "f32", backend->kv_bytes() / 1e6,
       int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
   return std::unique_ptr<Backend>(std::move(backend));

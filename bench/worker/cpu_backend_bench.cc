@@ -167,17 +167,16 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
   ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(absl::GetFlag(FLAGS_weights_dtype)));
   ASSIGN_OR_RETURN(const kernels::ActivationQuant activation_quant,
                    ParseActivationQuant(absl::GetFlag(FLAGS_activation_quant)));
-  ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
-                   CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
-                                      {.kv_blocks = 512,
-                                       .block_size = 16,
-                                       .threads = Threads(),
-                                       .weights_dtype = dtype,
-                                       .activation_quant = activation_quant}));
-  const std::optional<kernels::Q8Isa> isa = kernels::BestQ8Isa();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuBackend> backend,
+      CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                         {.kv_blocks = 512,
+                          .block_size = 16,
+                          .threads = Threads(),
+                          .weights_dtype = dtype,
+                          .activation_quant = activation_quant}));
   std::printf("--activation_quant=%s (8-bit kernels: %s)\n",
-              absl::GetFlag(FLAGS_activation_quant).c_str(),
-              isa.has_value() ? kernels::Q8IsaName(*isa) : "none, no AVX2");
+              absl::GetFlag(FLAGS_activation_quant).c_str(), kernels::Q8KernelsSummary().c_str());
   std::printf(
       "%s (--weights_dtype=%s: %s): opened and checked in %.2f s, backend ready after %.2f s; "
       "%.1f MB of weights in the file, %.1f MB streamed per decode step, %.1f MB converted at "
