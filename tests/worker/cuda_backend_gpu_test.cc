@@ -135,10 +135,11 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
                              prompt_c = Tokens(rng, 11, vocab);
   const std::vector<int32_t> table_c = Table(200, 11, block_size);
   std::vector<std::vector<float>> logits(6, std::vector<float>(vocab));
-  std::vector<std::vector<float>> scores = {std::vector<float>(heads * 38),
-                                            std::vector<float>(heads * 25),
-                                            std::vector<float>(heads * 11)};
-  scores.insert(scores.end(), scores.begin(), scores.end());
+  // Rows 0–2 for the CPU, 3–5 for CUDA: A's 38 keys, B's 25, C's 11.
+  std::vector<std::vector<float>> scores;
+  for (int backend = 0; backend < 2; ++backend) {
+    for (int keys : {38, 25, 11}) scores.emplace_back(heads * keys);
+  }
   for (int backend = 0; backend < 2; ++backend) {
     const int o = backend * 3;
     const ForwardRow step[3] = {
