@@ -5,7 +5,8 @@
 // 100 candidates and attention statistics, one pinned copy per step), beside the device-copy
 // bandwidth measured in the same run.
 // Roofline fraction = (weight bytes + KV bytes read) per step ÷ step time ÷ that bandwidth.
-// Without a CUDA device it prints why and exits 0, so it can run anywhere.
+// Without a CUDA device it prints why and exits 0, so it can run anywhere. --contexts, --batches
+// and --steps narrow a run, e.g. to one shape under a profiler.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -13,15 +14,41 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "kernels/cuda_status.h"
 #include "model/make_model.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cuda_backend.h"
 
+ABSL_FLAG(std::vector<std::string>, contexts, std::vector<std::string>({"512", "4096"}),
+          "context lengths to time (each at most 4096)");
+ABSL_FLAG(std::vector<std::string>, batches, std::vector<std::string>({"1", "16", "64"}),
+          "batch sizes to time (each at most 64)");
+ABSL_FLAG(int32_t, steps, 32, "timed decode steps per shape, after 4 warm-up steps (1 to 64)");
+
 namespace arbor::worker {
 namespace {
+
+// The integers of a list flag, each in [1, max]; an empty result means a bad value (printed).
+std::vector<int32_t> ListFlag(const std::vector<std::string>& values, const char* name,
+                              int32_t max) {
+  std::vector<int32_t> out;
+  for (const std::string& v : values) {
+    int32_t x = 0;
+    if (!absl::SimpleAtoi(v, &x) || x < 1 || x > max) {
+      std::printf("error: --%s: %s is not an integer in [1, %d]\n", name, v.c_str(), max);
+      return {};
+    }
+    out.push_back(x);
+  }
+  return out;
+}
 
 // Device-to-device copy of 1 GiB, median of 20; bytes counted read plus write.
 double MeasureCopyBandwidth() {
@@ -51,6 +78,15 @@ double MeasureCopyBandwidth() {
 }
 
 int Run() {
+  constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kMaxSteps = 64, kWarmup = 4;
+  const std::vector<int32_t> contexts =
+      ListFlag(absl::GetFlag(FLAGS_contexts), "contexts", kMaxContext);
+  const std::vector<int32_t> batches = ListFlag(absl::GetFlag(FLAGS_batches), "batches", kMaxBatch);
+  const int32_t steps = absl::GetFlag(FLAGS_steps);
+  if (contexts.empty() || batches.empty() || steps < 1 || steps > kMaxSteps) {
+    std::printf("error: need --contexts, --batches and --steps in range (see --help)\n");
+    return 1;
+  }
   if (kernels::CudaDeviceCount() == 0) {
     std::printf("skipped: no CUDA device on this machine\n");
     return 0;
@@ -60,8 +96,7 @@ int Run() {
   std::mt19937 rng(42);
   const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
   const testing::RandomLlama model(config, /*bf16=*/true, rng);
-  constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kSteps = 32, kWarmup = 4;
-  const int32_t blocks_per_row = (kMaxContext + kSteps + kWarmup + kBlock) / kBlock + 1;
+  const int32_t blocks_per_row = (kMaxContext + kMaxSteps + kWarmup + kBlock) / kBlock + 1;
   auto created = CudaBackend::Create(
       config, model.Lookup(),
       {.device = 0, .kv_blocks = blocks_per_row * (kMaxBatch + 1), .block_size = kBlock});
@@ -79,13 +114,13 @@ int Run() {
   std::printf("%-8s %-6s %-8s %12s %12s %10s\n", "context", "batch", "rows", "step ms", "tok/s",
               "roofline");
   std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
-  for (int32_t context : {512, 4096}) {
+  for (int32_t context : contexts) {
     // One prefill of the context (row 64's blocks, in 512-token chunks), then copies of its KV
     // into every row's own blocks, so each row reads its own context from device memory.
     std::vector<int32_t> prefix_table(blocks_per_row);
     for (int32_t i = 0; i < blocks_per_row; ++i) prefix_table[i] = kMaxBatch * blocks_per_row + i;
     for (int32_t start = 0; start < context; start += 512) {
-      std::vector<int32_t> chunk(512);
+      std::vector<int32_t> chunk(std::min(512, context - start));
       for (int32_t& t : chunk) t = token(rng);
       const ForwardRow row{chunk, start, prefix_table};
       if (absl::Status s = backend.Forward({&row, 1}); !s.ok()) {
@@ -103,7 +138,7 @@ int Run() {
       std::printf("error: %s\n", s.ToString().c_str());
       return 1;
     }
-    for (int32_t batch : {1, 16, 64}) {
+    for (int32_t batch : batches) {
       for (bool reduced : {false, true}) {
         std::vector<std::vector<int32_t>> tables(batch), next(batch);
         std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
@@ -112,10 +147,10 @@ int Run() {
         for (int32_t b = 0; b < batch; ++b) {
           for (int32_t i = 0; i < blocks_per_row; ++i) tables[b].push_back(b * blocks_per_row + i);
           next[b] = {token(rng)};
-          scores[b].resize(int64_t{config.num_heads} * (context + kSteps + kWarmup));
+          scores[b].resize(int64_t{config.num_heads} * (context + steps + kWarmup));
         }
         double seconds = 0;
-        for (int32_t step = 0; step < kWarmup + kSteps; ++step) {
+        for (int32_t step = 0; step < kWarmup + steps; ++step) {
           std::vector<ForwardRow> rows;
           for (int32_t b = 0; b < batch; ++b) {
             reductions[b].request.candidates = 100;  // The default policy's.
@@ -136,9 +171,9 @@ int Run() {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           }
         }
-        const double step_s = seconds / kSteps;
+        const double step_s = seconds / steps;
         const double bytes = static_cast<double>(backend.weight_bytes()) +
-                             double{batch} * (context + kWarmup + kSteps / 2) * kv_bytes_per_token;
+                             double{batch} * (context + kWarmup + steps / 2) * kv_bytes_per_token;
         std::printf("%-8d %-6d %-8s %12.3f %12.1f %9.1f%%\n", context, batch,
                     reduced ? "reduced" : "full", step_s * 1e3, batch / step_s,
                     100.0 * bytes / step_s / bandwidth);
@@ -151,4 +186,9 @@ int Run() {
 }  // namespace
 }  // namespace arbor::worker
 
-int main() { return arbor::worker::Run(); }
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "CUDA decode benchmark on a random Llama-3.2-1B-shaped model: full vs reduced rows.");
+  absl::ParseCommandLine(argc, argv);
+  return arbor::worker::Run();
+}
