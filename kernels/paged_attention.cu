@@ -12,7 +12,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kTile = 128;         // Keys per tile (scores held in shared memory).
 constexpr int kMaxGroup = kWarps;  // Query heads per kv head: one warp each for the softmax.
 constexpr int kMaxHeadDim = 256;
-constexpr int kPairsPerThread = 4;  // (head, dim) outputs per thread: group·head_dim ≤ 1024.
+constexpr int kVec = 8;   // Head dims per K/V load: 16 bytes of bf16 (two loads of fp32).
+constexpr int kTeam = 8;  // Lanes that score one key together.
+constexpr int kTeams = kThreads / kTeam;
 
 __device__ float WarpSum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -32,8 +34,15 @@ __device__ void SplitRange(int64_t n_keys, int64_t num_splits, int64_t split, in
   *end = min(n_keys, *begin + per_split);
 }
 
-// T: the pools' element type (float, or uint16_t for bf16); scores and sums stay fp32.
-template <typename T>
+// T: the pools' element type (float, or uint16_t for bf16); scores and sums stay fp32. kGroup:
+// the query heads per kv head the accumulators are sized for (4 or 8; `group` ≤ kGroup).
+//
+// Every K/V access is one 16-byte load of kVec dims. Scores: a team of kTeam lanes per key, its
+// lanes over the row's chunks, partial dots summed with three shuffles; each team scores two keys
+// per pass, so 64 keys' loads are in flight per CTA. P·V: a thread per (key lane, chunk), chunks
+// fastest (consecutive threads read one V row), each accumulating its keys for the whole group;
+// the key lanes are summed once at the end through shared memory.
+template <typename T, int kGroup>
 __global__ void __launch_bounds__(kThreads)
     AttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch, const T* k_pool,
                     const T* v_pool) {
@@ -41,6 +50,7 @@ __global__ void __launch_bounds__(kThreads)
   const PagedKvLayer& c = p.cache;
   const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
   const int d = static_cast<int>(c.head_dim);
+  const int chunks = d / kVec;
   const int64_t width = c.num_kv_heads * c.head_dim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t seq = DeviceSeqOfToken(p.batch, token);
@@ -52,39 +62,57 @@ __global__ void __launch_bounds__(kThreads)
     scores_out = p.last_scores[seq];
   }
 
-  __shared__ float q_s[kMaxGroup * kMaxHeadDim];
+  __shared__ __align__(16) float q_s[kMaxGroup * kMaxHeadDim];
   __shared__ float p_s[kMaxGroup][kTile];
   __shared__ int64_t slot_s[kTile];
   __shared__ float m_s[kMaxGroup], l_s[kMaxGroup], alpha_s[kMaxGroup];
+  __shared__ float red_s[kThreads * kVec];  // One head's P·V partial sums, for the final sum.
   const float* q = p.q + token * p.q_stride + kv_head * group * d;
   for (int i = threadIdx.x; i < group * d; i += kThreads) q_s[i] = q[i];
   if (threadIdx.x < group) {
     m_s[threadIdx.x] = -INFINITY;
     l_s[threadIdx.x] = 0.0f;
   }
-  float acc[kPairsPerThread] = {};
+  const int team = threadIdx.x / kTeam, member = threadIdx.x % kTeam;
+  const int key_lanes = kThreads / chunks, chunk = threadIdx.x % chunks;
+  const int key_lane = threadIdx.x / chunks;
+  const bool accumulates = key_lane < key_lanes;  // All threads unless chunks does not divide 256.
+  float acc[kGroup][kVec] = {};
   __syncthreads();
 
   for (int64_t t0 = begin; t0 < end; t0 += kTile) {
     const int cnt = static_cast<int>(min(int64_t{kTile}, end - t0));
-    // Scores: one warp per key, lanes over head_dim; each K element serves the whole group.
-    for (int jj = warp; jj < cnt; jj += kWarps) {
-      const int64_t slot = DevicePagedSlot(p.batch, c.block_size, seq, t0 + jj);
-      if (lane == 0) slot_s[jj] = slot;
-      const T* k = k_pool + slot * width + kv_head * d;
-      float dot[kMaxGroup] = {};
-      for (int dim = lane; dim < d; dim += 32) {
-        const float kv = KvLoad(k + dim);
+    for (int k0 = 0; k0 < cnt; k0 += 2 * kTeams) {  // Uniform over the block: shuffles stay whole.
+      float dot[2][kGroup] = {};
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) {
-          if (g < group) dot[g] += q_s[g * d + dim] * kv;
+      for (int u = 0; u < 2; ++u) {
+        const int jj = k0 + u * kTeams + team;
+        if (jj >= cnt) continue;
+        const int64_t slot = DevicePagedSlot(p.batch, c.block_size, seq, t0 + jj);
+        if (member == 0) slot_s[jj] = slot;
+        const T* k = k_pool + slot * width + kv_head * d;
+        for (int ch = member; ch < chunks; ch += kTeam) {
+          float kv[kVec];
+          KvLoad8(k + ch * kVec, kv);
+#pragma unroll
+          for (int g = 0; g < kGroup; ++g) {
+            if (g >= group) continue;
+            const float* qg = q_s + g * d + ch * kVec;
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) dot[u][g] += qg[e] * kv[e];
+          }
         }
       }
 #pragma unroll
-      for (int g = 0; g < kMaxGroup; ++g) {
-        if (g < group) {
-          const float s = WarpSum(dot[g]) * p.scale;
-          if (lane == 0) {
+      for (int u = 0; u < 2; ++u) {
+        const int jj = k0 + u * kTeams + team;
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) {
+          if (g >= group) continue;  // Uniform: every lane takes the same branches.
+          float s = dot[u][g];
+          for (int o = kTeam / 2; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+          if (jj < cnt && member == 0) {
+            s *= p.scale;
             p_s[g][jj] = s;
             if (scores_out != nullptr) scores_out[(kv_head * group + g) * n_keys + t0 + jj] = s;
           }
@@ -114,33 +142,53 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads();
-    // P·V: threads over (head, dim), so a warp reads consecutive dims of one V row.
+    if (accumulates) {
 #pragma unroll
-    for (int i = 0; i < kPairsPerThread; ++i) {
-      const int pair = threadIdx.x + i * kThreads;
-      if (pair < group * d) {
-        const int g = pair / d, dim = pair % d;
-        float a = acc[i] * alpha_s[g];
-        const T* v = v_pool + kv_head * d + dim;
-        for (int jj = 0; jj < cnt; ++jj) a += p_s[g][jj] * KvLoad(v + slot_s[jj] * width);
-        acc[i] = a;
+      for (int g = 0; g < kGroup; ++g) {
+        if (g >= group) continue;
+        const float alpha = alpha_s[g];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) acc[g][e] *= alpha;
+      }
+#pragma unroll 4
+      for (int jj = key_lane; jj < cnt; jj += key_lanes) {
+        float v[kVec];
+        KvLoad8(v_pool + slot_s[jj] * width + kv_head * d + chunk * kVec, v);
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) {
+          if (g >= group) continue;
+          const float pr = p_s[g][jj];
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) acc[g][e] += pr * v[e];
+        }
       }
     }
     __syncthreads();
   }
 
+  // Sum the key lanes, head by head, and write the output (or this split's partial row).
   const int64_t head0 = kv_head * group;
 #pragma unroll
-  for (int i = 0; i < kPairsPerThread; ++i) {
-    const int pair = threadIdx.x + i * kThreads;
-    if (pair >= group * d) continue;
-    const int g = pair / d, dim = pair % d;
-    if (launch.num_splits == 1) {
-      p.out[token * p.out_stride + (head0 + g) * d + dim] = acc[i] / l_s[g];
-    } else {
-      const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + g;
-      launch.workspace[row * (d + 2) + dim] = acc[i];
+  for (int g = 0; g < kGroup; ++g) {
+    if (g >= group) continue;  // Uniform, so the barriers below are reached by every thread.
+    if (accumulates) {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) red_s[threadIdx.x * kVec + e] = acc[g][e];
     }
+    __syncthreads();
+    for (int dim = threadIdx.x; dim < d; dim += kThreads) {
+      float sum = 0.0f;
+      for (int k = 0; k < key_lanes; ++k) {
+        sum += red_s[(k * chunks + dim / kVec) * kVec + dim % kVec];
+      }
+      if (launch.num_splits == 1) {
+        p.out[token * p.out_stride + (head0 + g) * d + dim] = sum / l_s[g];
+      } else {
+        const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + g;
+        launch.workspace[row * (d + 2) + dim] = sum;
+      }
+    }
+    __syncthreads();
   }
   if (launch.num_splits > 1 && threadIdx.x < group) {
     const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + threadIdx.x;
@@ -171,6 +219,17 @@ __global__ void CombineKernel(PagedAttentionParams p, PagedAttentionLaunch launc
   }
 }
 
+// The kernel with accumulators for 4 query heads per kv head where that serves, else for 8.
+template <typename T>
+void Attend(dim3 grid, int64_t group, cudaStream_t stream, const PagedAttentionParams& p,
+            const PagedAttentionLaunch& launch, const T* k_pool, const T* v_pool) {
+  if (group <= 4) {
+    AttentionKernel<T, 4><<<grid, kThreads, 0, stream>>>(p, launch, k_pool, v_pool);
+  } else {
+    AttentionKernel<T, 8><<<grid, kThreads, 0, stream>>>(p, launch, k_pool, v_pool);
+  }
+}
+
 }  // namespace
 
 int64_t PagedAttentionSplits(int64_t num_tokens, int64_t num_kv_heads, int64_t max_kv_len,
@@ -188,16 +247,16 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
   const int64_t kv_heads = p.cache.num_kv_heads, d = p.cache.head_dim;
   if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
   const int64_t group = p.num_heads / kv_heads;
-  if (group > kMaxGroup || d > kMaxHeadDim || group * d > kThreads * kPairsPerThread ||
-      kv_heads > 65535 || launch.num_splits < 1 || launch.num_splits > 65535 ||
+  if (group > kMaxGroup || d > kMaxHeadDim || d % kVec != 0 || kv_heads > 65535 ||
+      launch.num_splits < 1 || launch.num_splits > 65535 ||
       (launch.num_splits > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
     return cudaErrorInvalidValue;
   }
   const dim3 grid(launch.num_tokens, kv_heads, launch.num_splits);
   if (p.cache.bf16()) {
-    AttentionKernel<<<grid, kThreads, 0, stream>>>(p, launch, p.cache.k_bf16, p.cache.v_bf16);
+    Attend(grid, group, stream, p, launch, p.cache.k_bf16, p.cache.v_bf16);
   } else {
-    AttentionKernel<<<grid, kThreads, 0, stream>>>(p, launch, p.cache.k, p.cache.v);
+    Attend(grid, group, stream, p, launch, p.cache.k, p.cache.v);
   }
   if (launch.num_splits > 1) {
     CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0, stream>>>(

@@ -4,8 +4,9 @@
 //
 // Split-K: a decode step has too few (token, kv head) pairs to fill the device, so long contexts
 // are cut into `num_splits` key ranges whose partial (max, sum, unnormalised output) go to a
-// workspace and are combined by a second kernel. Limits: head_dim ≤ 256, query heads per kv head
-// ≤ 8, and their product ≤ 1024 (Llama 3: 64·4, 128·4) — else cudaErrorInvalidValue.
+// workspace and are combined by a second kernel. Limits: head_dim a multiple of 8 (K/V are read 8
+// dims per 16-byte load) and ≤ 256, query heads per kv head ≤ 8 (Llama 3: 64·4, 128·4) — else
+// cudaErrorInvalidValue.
 #ifndef ARBOR_KERNELS_PAGED_ATTENTION_CUDA_H_
 #define ARBOR_KERNELS_PAGED_ATTENTION_CUDA_H_
 

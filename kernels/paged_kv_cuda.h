@@ -17,6 +17,22 @@ __device__ inline float KvLoad(const float* x) { return *x; }
 __device__ inline float KvLoad(const uint16_t* x) {
   return __uint_as_float(static_cast<uint32_t>(*x) << 16);
 }
+// Eight consecutive pool elements as fp32, in one 16-byte load (two for fp32); `x` must be
+// 16-byte aligned (a row offset that is a multiple of 8 elements).
+__device__ inline void KvLoad8(const float* x, float (&out)[8]) {
+  const float4 a = reinterpret_cast<const float4*>(x)[0], b = reinterpret_cast<const float4*>(x)[1];
+  out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w;
+  out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
+}
+__device__ inline void KvLoad8(const uint16_t* x, float (&out)[8]) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(x);
+  const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // Little-endian: the even element is the low half.
+    out[2 * i] = __uint_as_float(words[i] << 16);
+    out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+  }
+}
 // Stores fp32 `value` into a pool element: bf16 rounded to nearest, ties to even (as the CPU's
 // base::FloatToBf16).
 __device__ inline void KvStore(float* x, float value) { *x = value; }

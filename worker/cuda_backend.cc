@@ -38,12 +38,12 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                      "': sizes must be positive, num_attention_heads a multiple "
                      "of num_key_value_heads and head_dim even"));
   }
-  if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 ||
-      int64_t{c.num_heads / c.num_kv_heads} * c.head_dim > 1024) {
+  if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 || c.head_dim % 8 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("model config of '", c.name,
                      "': the CUDA attention serves at most 8 query heads per kv "
-                     "head and head_dim <= 256 (group × head_dim <= 1024)"));
+                     "head and a head_dim that is a multiple of 8 up to 256 (this one: ",
+                     c.num_heads / c.num_kv_heads, " and ", c.head_dim, ")"));
   }
   if (options.kv_blocks <= 0 || options.block_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,

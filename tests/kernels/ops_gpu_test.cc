@@ -368,8 +368,8 @@ TEST(OpsGpu, PagedKvAppendAndAttention) {
   const std::vector<int32_t> lengths = {1, 17, 1000, 4096};
   auto pick = [&] { return lengths[std::uniform_int_distribution<size_t>(0, 3)(rng)]; };
   for (int64_t block_size : {1, 3, 16}) {
-    for (int64_t group : {1, 4}) {
-      for (int64_t head_dim : {16, 64}) {
+    for (int64_t group : {1, 4, 8}) {  // 8: the kernel's wider accumulators.
+      for (int64_t head_dim : {16, 64, 128}) {
         // Decode rows at batch 1, 7 and 64 over mixed context lengths.
         for (int batch : {1, 7, 64}) {
           PagedCase c{block_size, 2, group, head_dim, {}, {}};
