@@ -4,8 +4,10 @@
 #include <cpuid.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "kernels/q8_activations.h"
@@ -111,13 +113,24 @@ bool CpuRunsQ8Isa(Q8Isa isa) {
 }
 
 std::optional<Q8Isa> BestQ8Isa() {
-  // ARBOR_Q8_ISA=avx2|avx-vnni caps the choice, to compare the kernels on one machine.
+  // ARBOR_Q8_ISA=amx|avx512-vnni|avx-vnni|avx2 caps the choice, to compare the kernels on one
+  // machine. Any other value is ignored with a warning: a typo must not silently cost the 8-bit
+  // kernels.
   static const std::optional<Q8Isa> best = []() -> std::optional<Q8Isa> {
+    constexpr Q8Isa kFastestFirst[] = {Q8Isa::kAmx, Q8Isa::kAvx512Vnni, Q8Isa::kAvxVnni,
+                                       Q8Isa::kAvx2};
     const char* cap = std::getenv("ARBOR_Q8_ISA");
-    bool allowed = cap == nullptr;
-    for (Q8Isa isa : {Q8Isa::kAmx, Q8Isa::kAvx512Vnni, Q8Isa::kAvxVnni, Q8Isa::kAvx2}) {
-      allowed = allowed || std::strcmp(cap, Q8IsaName(isa)) == 0;
-      if (allowed && CpuRunsQ8Isa(isa)) return isa;
+    const Q8Isa* const end = std::end(kFastestFirst);
+    const Q8Isa* named = std::find_if(std::begin(kFastestFirst), end, [cap](Q8Isa isa) {
+      return cap != nullptr && std::strcmp(cap, Q8IsaName(isa)) == 0;
+    });
+    if (cap != nullptr && *cap != '\0' && named == end) {
+      std::fprintf(
+          stderr, "ARBOR_Q8_ISA=%s is not one of amx, avx512-vnni, avx-vnni, avx2: ignored\n", cap);
+    }
+    // From the cap (or the fastest) down, the first this CPU runs.
+    for (const Q8Isa* isa = named == end ? std::begin(kFastestFirst) : named; isa != end; ++isa) {
+      if (CpuRunsQ8Isa(*isa)) return *isa;
     }
     return std::nullopt;
   }();
