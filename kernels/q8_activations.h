@@ -4,9 +4,12 @@
 // rounding it to half) and the sums d·Σq a weight type's offset multiplies precomputed.
 //
 // One scale per 32 values for every weight type, K-quants included, rather than llama.cpp's one
-// per 256 (Q8_K): the weights of every type already carry a scale per 32 (per 16 in Q6_K), so the
-// kernel converts each chunk's integer sum to float once either way, and a finer activation
-// scale gives a smaller error where the activations vary within 256 values (outlier channels).
+// per 256 (Q8_K): a finer activation scale gives a smaller error where the activations vary
+// within 256 values (outlier channels). The price shows at one row: each chunk's integer sum is
+// converted to float and scaled, where Q8_K lets llama.cpp sum a super-block's chunks in
+// integers times their 6-bit scales and convert once; the one-row Q4_K and Q6_K kernels are
+// compute-bound for that (docs/PERFORMANCE.md, the race with AMX), and a per-256 format for
+// K-quant matrices at few rows is the measured next step.
 //
 // The layout is plain pointers, with no containers and no inline code, because it is read by the
 // per-instruction-set translation units (see quant_chunk_bytes.h).
