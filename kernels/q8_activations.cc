@@ -4,12 +4,16 @@
 
 namespace arbor::kernels {
 
+float Q8Step(const float* x, int64_t n) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < n; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+  return amax / 127.0f;
+}
+
 void QuantizeQ8RowRef(const float* x, int64_t row, const Q8Rows& out) {
   for (int64_t c = 0; c < out.chunks; ++c) {
     const float* xc = x + 32 * c;
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(xc[j]));
-    const float d = amax / 127.0f;
+    const float d = Q8Step(xc, 32);
     const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     const int64_t at = row * out.stride + c;
     int8_t* q = out.q + 32 * at;

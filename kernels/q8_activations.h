@@ -3,13 +3,11 @@
 // does, but with the scale kept in fp32 (it is only held for one call, so nothing is gained by
 // rounding it to half) and the sums d·Σq a weight type's offset multiplies precomputed.
 //
-// One scale per 32 values for every weight type, K-quants included, rather than llama.cpp's one
-// per 256 (Q8_K): a finer activation scale gives a smaller error where the activations vary
-// within 256 values (outlier channels). The price shows at one row: each chunk's integer sum is
-// converted to float and scaled, where Q8_K lets llama.cpp sum a super-block's chunks in
-// integers times their 6-bit scales and convert once; the one-row Q4_K and Q6_K kernels are
-// compute-bound for that (docs/PERFORMANCE.md, the race with AMX), and a per-256 format for
-// K-quant matrices at few rows is the measured next step.
+// One scale per 32 values for every weight type, rather than llama.cpp's one per 256 (Q8_K): a
+// finer activation scale gives a smaller error where the activations vary within 256 values
+// (outlier channels). The price shows at few rows, where converting and scaling each chunk's
+// integer sum bounds the K-quant kernels: there Q4_K and Q6_K take the per-256 format of
+// q8k_activations.h instead (QuantMatmul decides).
 //
 // The layout is plain pointers, with no containers and no inline code, because it is read by the
 // per-instruction-set translation units (see quant_chunk_bytes.h).
@@ -41,6 +39,10 @@ constexpr int64_t SumIndex(int64_t row, int64_t chunk, int part, int64_t stride)
 }
 // Floats Q8Rows::sums holds for m rows.
 constexpr int64_t SumsSize(int64_t m, int64_t stride) { return (m + 7) / 8 * stride * 3 * 8; }
+
+// The 8-bit step of n values: max|x| / 127 (0 when all are zero). Also the per-256 format's
+// (q8k_activations.h).
+float Q8Step(const float* x, int64_t n);
 
 // Quantizes row `row` of `out` from the k = 32·out.chunks floats at x (scalar; the definition the
 // vector quantizers must reproduce bit for bit, and what the float64 twin uses).

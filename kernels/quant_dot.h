@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/q8_activations.h"
+#include "kernels/q8k_activations.h"
 #include "kernels/weight_type.h"
 
 namespace arbor::kernels {
@@ -24,12 +25,25 @@ struct Q8DotParams {
   int64_t out_stride = 0;
 };
 
+// The same for Q4_K or Q6_K weights against per-256 activations (QuantMatmulQ8K): m ≤
+// kQ8KMaxRows rows.
+struct Q8KDotParams {
+  const void* w = nullptr;  // [n, k] rows of whole super-blocks of `w_type`.
+  WeightType w_type = WeightType::kQ4_K;
+  const Q8KRow* rows = nullptr;
+  int64_t m = 0;
+  float* out = nullptr;
+  int64_t out_stride = 0;
+};
+
 namespace avx2 {
 // AVX2 + FMA + F16C: maddubs/madd. Also holds the vector activation quantizer (AVX2 is what
 // every path here needs), which matches QuantizeQ8RowRef bit for bit.
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
                     const Q8Rows& out);
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// quant_dot_q8k_avx2.cc.
+void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx2
 namespace avxvnni {
 // AVX-VNNI: vpdpbusd on ymm (Alder Lake, Sapphire Rapids, Zen 5).

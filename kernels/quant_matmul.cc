@@ -164,7 +164,9 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
   if (p.activation_quant == ActivationQuant::kQ8) {
-    if (const std::optional<Q8Isa> isa = Q8IsaForRows(p.m)) return QuantMatmulQ8(p, *isa, pool);
+    if (const std::optional<Q8Isa> isa = Q8IsaForRows(p.m)) {
+      return TakesQ8K(p) ? QuantMatmulQ8K(p, pool) : QuantMatmulQ8(p, *isa, pool);
+    }
   }
   // Σ x_j per row and 16 weights: the offset term (o·Σ x) of every chunk of every weight row.
   const int64_t halves = p.k / kHalf;

@@ -11,10 +11,12 @@
 // kQ8, as llama.cpp computes: each activation row is quantized once per call to 8 bits per 32
 // values (q8_activations.h) and each chunk contributes s·d_x·Σ q_w·q_x + o·d_x·Σ q_x with the
 // integer sums on AVX2 (maddubs/madd), AVX-VNNI or AVX-512 VNNI (vpdpbusd), picked at run time
-// from the CPU (quant_dot.h). About three times fewer instructions per weight than kF32; the
-// result is the float64 product of the dequantized weights and the quantized activations
-// (QuantMatmulQ8Twin) to fp32 rounding, i.e. it carries the activations' 8-bit rounding. A CPU
-// without AVX2 computes kQ8 requests in kF32.
+// from the CPU (quant_dot.h), or AMX tiles from kAmxMinRows rows. About three times fewer
+// instructions per weight than kF32; the result is the float64 product of the dequantized weights
+// and the quantized activations (QuantMatmulQ8Twin) to fp32 rounding, i.e. it carries the
+// activations' 8-bit rounding. Q4_K and Q6_K matrices at up to kQ8KMaxRows rows quantize the
+// activations per 256 values instead (QuantMatmulQ8K). A CPU without AVX2 computes kQ8 requests
+// in kF32.
 #ifndef ARBOR_KERNELS_QUANT_MATMUL_H_
 #define ARBOR_KERNELS_QUANT_MATMUL_H_
 
@@ -43,8 +45,9 @@ std::optional<Q8Isa> BestQ8Isa();
 // than the 256-bit ones), so there a 256-bit one.
 inline constexpr int64_t kAmxMinRows = 12;
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
-// Which kernels Q8IsaForRows picks by row count, for start-up reports: e.g. "avx-vnni below 4
-// rows, avx512-vnni below 12, amx from 12".
+// Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx-vnni below 4
+// rows, avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K below 4 rows: per-256
+// activations on avx2".
 std::string Q8KernelsSummary();
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
@@ -54,6 +57,18 @@ void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool);
 // The float64 twin of kQ8: the activations quantized as the kernels do (QuantizeQ8RowRef), both
 // operands dequantized and multiplied in float64. out is [m, n], dense.
 void QuantMatmulQ8Twin(const MatmulParams& p, double* out);
+
+// kQ8 for Q4_K and Q6_K weights at up to kQ8KMaxRows rows, which QuantMatmul routes here: the
+// activations quantized per 256 values (q8k_activations.h) so that a super-block's chunk products
+// sum in integers with their sub-block scales (AVX2; docs/PERFORMANCE.md has the rates). From four
+// rows the per-32 kernels, which share each decoded chunk among up to eight rows, are the better
+// trade. Needs AVX2 (CpuRunsQ8Isa(kAvx2)).
+inline constexpr int64_t kQ8KMaxRows = 3;
+bool TakesQ8K(const MatmulParams& p);
+void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool);
+// Its float64 twin: the activations quantized by QuantizeQ8KRow, multiplied in float64 with the
+// dequantized weights. out is [m, n], dense.
+void QuantMatmulQ8KTwin(const MatmulParams& p, double* out);
 
 }  // namespace arbor::kernels
 

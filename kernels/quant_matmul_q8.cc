@@ -155,7 +155,9 @@ std::string Q8KernelsSummary() {
     summary += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
     current = next;
   }
-  return summary + Q8IsaName(current) + (summary.empty() ? "" : " from there");
+  return summary + Q8IsaName(current) + (summary.empty() ? "" : " from there") +
+         "; Q4_K and Q6_K below " + std::to_string(kQ8KMaxRows + 1) +
+         " rows: per-256 activations on avx2";
 }
 
 void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {

@@ -19,8 +19,10 @@
 namespace arbor::kernels {
 namespace {
 
-// Modes, the benchmark's third argument: 0 fp32, then 1 + Q8Isa.
-constexpr int kModes = 5;
+// Modes, the benchmark's third argument: 0 fp32, then 1 + Q8Isa, then the per-256 activations of
+// QuantMatmulQ8K (Q4_K and Q6_K at up to kQ8KMaxRows rows only).
+constexpr int kModes = 6;
+constexpr int kQ8KMode = 5;
 
 struct Shape {
   WeightType type;
@@ -41,7 +43,12 @@ void BM_QuantMatmul(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(2));
   const model::DType dtype = FileDType(shape.type);
   const model::DTypeLayout layout = model::Layout(dtype);
-  if (mode > 0 && !CpuRunsQ8Isa(static_cast<Q8Isa>(mode - 1))) {
+  if (mode == kQ8KMode && !TakesQ8K({.w_type = shape.type, .m = m})) {
+    state.SkipWithError("per-256 activations serve Q4_K and Q6_K at up to 3 rows");
+    return;
+  }
+  const Q8Isa isa = mode == kQ8KMode ? Q8Isa::kAvx2 : static_cast<Q8Isa>(mode - 1);
+  if (mode > 0 && !CpuRunsQ8Isa(isa)) {
     state.SkipWithError("instruction set not on this CPU");
     return;
   }
@@ -69,14 +76,18 @@ void BM_QuantMatmul(benchmark::State& state) {
   for (auto _ : state) {
     if (mode == 0) {
       QuantMatmul(p, nullptr);
+    } else if (mode == kQ8KMode) {
+      QuantMatmulQ8K(p, nullptr);
     } else {
-      QuantMatmulQ8(p, static_cast<Q8Isa>(mode - 1), nullptr);
+      QuantMatmulQ8(p, isa, nullptr);
     }
     benchmark::DoNotOptimize(out.data());
   }
   state.SetLabel(std::string(model::DTypeName(dtype)) + " " + std::to_string(shape.n) + "x" +
                  std::to_string(shape.k) + " " +
-                 (mode == 0 ? "f32" : Q8IsaName(static_cast<Q8Isa>(mode - 1))));
+                 (mode == 0          ? "f32"
+                  : mode == kQ8KMode ? "q8k-avx2"
+                                     : Q8IsaName(isa)));
   state.counters["GMAC/s"] =
       benchmark::Counter(static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
                          benchmark::Counter::kIsRate);
@@ -84,7 +95,7 @@ void BM_QuantMatmul(benchmark::State& state) {
 
 void Args(benchmark::internal::Benchmark* b) {
   for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
-    for (int m : {1, 8, 16, 32, 256}) {
+    for (int m : {1, 3, 8, 16, 32, 256}) {
       for (int mode = 0; mode < kModes; ++mode) b->Args({s, m, mode});
     }
   }

@@ -15,11 +15,13 @@
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/bf16.h"
 #include "kernels/embedding.h"
 #include "kernels/q8_activations.h"
+#include "kernels/q8k_activations.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/quant_dot.h"
 #include "kernels/thread_pool.h"
@@ -186,6 +188,72 @@ TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   EXPECT_EQ(ref.q[7], 2);   // 1.5 → 2 (even).
 }
 
+// The largest errors a kQ8 check saw, relative to its bounds.
+struct Worst {
+  double twin = 0, exact = 0;
+};
+
+// One kQ8 case: `run` (the kernel under test, with and without threads) on fresh random weights
+// of `type` and activations, against `twin` and against the float64 product of the unquantized
+// activations, the activations quantized per `step_values` values (32 or 256).
+template <typename Run>
+void CheckQ8Case(WeightType type, int64_t m, int64_t n, int64_t blocks, int64_t step_values,
+                 void (*twin_fn)(const MatmulParams&, double*), const Run& run, std::mt19937& rng,
+                 ThreadPool& pool, Worst& worst) {
+  const int64_t k = blocks * model::Layout(FileDType(type)).block_elements;
+  const int64_t x_stride = k + 5, out_stride = n + 2;
+  SCOPED_TRACE(::testing::Message()
+               << "type " << static_cast<int>(type) << " m " << m << " n " << n << " k " << k);
+  const QuantRows w = RandomRows(type, n, blocks, rng);
+  const std::vector<float> x = RandomActivations(m, x_stride, rng);
+  const MatmulParams base{.x = x.data(),
+                          .w = w.bytes.data(),
+                          .w_type = type,
+                          .m = m,
+                          .n = n,
+                          .k = k,
+                          .x_stride = x_stride,
+                          .out_stride = out_stride};
+  std::vector<double> twin(m * n);
+  twin_fn(base, twin.data());
+  for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    std::vector<float> out(m * out_stride, -1.0f);
+    MatmulParams p = base;
+    p.out = out.data();
+    run(p, threads);
+    for (int64_t i = 0; i < m; ++i) {
+      const float* xi = x.data() + i * x_stride;
+      for (int64_t j = 0; j < n; ++j) {
+        double exact = 0, scale = 0, step = 0;
+        for (int64_t c0 = 0; c0 < k; c0 += step_values) {
+          float amax = 0;
+          for (int64_t c = c0; c < c0 + step_values; ++c) amax = std::max(amax, std::abs(xi[c]));
+          for (int64_t c = c0; c < c0 + step_values; ++c) {
+            const double wv = w.w[j * k + c];
+            exact += xi[c] * wv;
+            scale += std::abs(xi[c] * wv) + std::abs(wv) * amax / 127.0;
+            step += std::abs(wv) * amax / 127.0 / 2;
+          }
+        }
+        const double got = out[i * out_stride + j];
+        const double error = std::abs(got - twin[i * n + j]);
+        ASSERT_LE(error, 2e-6 * scale + 1e-6) << "out[" << i << ", " << j << "]";
+        ASSERT_LE(std::abs(got - exact), step + 2e-6 * scale + 1e-6) << i << " " << j;
+        worst.twin = std::max(worst.twin, error / (scale + 1e-30));
+        worst.exact = std::max(worst.exact, std::abs(got - exact) / (step + 1e-30));
+      }
+      if (out_stride > n) {
+        ASSERT_EQ(out[i * out_stride + n], -1.0f);
+      }
+    }
+  }
+}
+
+void PrintWorst(const std::string& what, const Worst& worst) {
+  std::cout << what << ": largest |out − twin| / Σ|x̃·w|: " << worst.twin
+            << "; largest |out − exact| / Σ|w|·d/2: " << worst.exact << "\n";
+}
+
 // Every kQ8 kernel this CPU runs against the float64 twin (QuantMatmulQ8Twin), and against the
 // float64 product of the unquantized activations within the quantization's own error.
 // Bounds (Σ|x̃·w| taken as Σ|x·w| + Σ|w|·d: x̃ is within d/2 of x):
@@ -206,91 +274,116 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
       continue;
     }
     ++tested;
-    double worst = 0, worst_exact = 0;
+    SCOPED_TRACE(Q8IsaName(isa));
+    Worst worst;
+    const auto run = [isa](const MatmulParams& p, ThreadPool* threads) {
+      QuantMatmulQ8(p, isa, threads);
+    };
     for (WeightType type : kQuantTypes) {
-      const int64_t block = model::Layout(FileDType(type)).block_elements;
       for (int64_t m : {1, 3, 5, 37}) {
         for (int64_t n : {1, 3, 7, 33}) {
           for (int64_t blocks : {1, 2, 3}) {
-            const int64_t k = blocks * block, x_stride = k + 5, out_stride = n + 2;
-            SCOPED_TRACE(::testing::Message()
-                         << Q8IsaName(isa) << " type " << static_cast<int>(type) << " m " << m
-                         << " n " << n << " k " << k);
-            const QuantRows w = RandomRows(type, n, blocks, rng);
-            const std::vector<float> x = RandomActivations(m, x_stride, rng);
-            const MatmulParams base{.x = x.data(),
-                                    .w = w.bytes.data(),
-                                    .w_type = type,
-                                    .m = m,
-                                    .n = n,
-                                    .k = k,
-                                    .x_stride = x_stride,
-                                    .out_stride = out_stride};
-            std::vector<double> twin(m * n);
-            QuantMatmulQ8Twin(base, twin.data());
-            for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
-              std::vector<float> out(m * out_stride, -1.0f);
-              MatmulParams p = base;
-              p.out = out.data();
-              QuantMatmulQ8(p, isa, threads);
-              for (int64_t i = 0; i < m; ++i) {
-                const float* xi = x.data() + i * x_stride;
-                for (int64_t j = 0; j < n; ++j) {
-                  double exact = 0, scale = 0, step = 0;
-                  for (int64_t c0 = 0; c0 < k; c0 += kQuantBlock) {
-                    float amax = 0;
-                    for (int c = c0; c < c0 + kQuantBlock; ++c)
-                      amax = std::max(amax, std::abs(xi[c]));
-                    for (int c = c0; c < c0 + kQuantBlock; ++c) {
-                      const double wv = w.w[j * k + c];
-                      exact += xi[c] * wv;
-                      scale += std::abs(xi[c] * wv) + std::abs(wv) * amax / 127.0;
-                      step += std::abs(wv) * amax / 127.0 / 2;
-                    }
-                  }
-                  const double got = out[i * out_stride + j];
-                  const double error = std::abs(got - twin[i * n + j]);
-                  ASSERT_LE(error, 2e-6 * scale + 1e-6) << "out[" << i << ", " << j << "]";
-                  ASSERT_LE(std::abs(got - exact), step + 2e-6 * scale + 1e-6) << i << " " << j;
-                  worst = std::max(worst, error / (scale + 1e-30));
-                  worst_exact = std::max(worst_exact, std::abs(got - exact) / (step + 1e-30));
-                }
-                if (out_stride > n) ASSERT_EQ(out[i * out_stride + n], -1.0f);
-              }
-            }
+            CheckQ8Case(type, m, n, blocks, kQuantBlock, QuantMatmulQ8Twin, run, rng, pool, worst);
+            if (HasFatalFailure()) return;
           }
         }
       }
     }
-    std::cout << Q8IsaName(isa) << ": largest |out − twin| / Σ|x̃·w|: " << worst
-              << "; largest |out − exact| / Σ|w|·d/2: " << worst_exact << "\n";
+    PrintWorst(Q8IsaName(isa), worst);
   }
   if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
 }
 
-// QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set,
-// and kF32 (the default) the exact path.
+// QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set —
+// QuantMatmulQ8K for Q4_K and Q6_K at up to kQ8KMaxRows rows — and kF32 (the default) the exact
+// path.
 TEST(QuantMatmulQ8, DispatchFollowsActivationQuant) {
   std::mt19937 rng(11);
-  const int64_t m = 3, n = 5, k = 2 * kSuperBlock;
-  const QuantRows w = RandomRows(WeightType::kQ4_K, n, 2, rng);
-  const std::vector<float> x = RandomActivations(m, k, rng);
-  std::vector<float> q8(m * n), f32(m * n), direct(m * n);
-  MatmulParams p{x.data(), w.bytes.data(), WeightType::kQ4_K, f32.data(), m, n, k, k, n};
-  QuantMatmul(p, nullptr);
-  p.activation_quant = ActivationQuant::kQ8;
-  p.out = q8.data();
-  QuantMatmul(p, nullptr);
-  const std::optional<Q8Isa> chosen = Q8IsaForRows(m);
-  if (!chosen.has_value()) {
-    EXPECT_EQ(q8, f32);
-    return;
+  const int64_t n = 5, k = 2 * kSuperBlock;
+  for (const auto& [type, m] :
+       {std::pair{WeightType::kQ4_K, int64_t{3}}, std::pair{WeightType::kQ4_K, int64_t{4}},
+        std::pair{WeightType::kQ6_K, int64_t{1}}, std::pair{WeightType::kQ5_K, int64_t{3}}}) {
+    SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m);
+    const QuantRows w = RandomRows(type, n, 2, rng);
+    const std::vector<float> x = RandomActivations(m, k, rng);
+    std::vector<float> q8(m * n), f32(m * n), direct(m * n);
+    MatmulParams p{x.data(), w.bytes.data(), type, f32.data(), m, n, k, k, n};
+    QuantMatmul(p, nullptr);
+    p.activation_quant = ActivationQuant::kQ8;
+    p.out = q8.data();
+    QuantMatmul(p, nullptr);
+    const std::optional<Q8Isa> chosen = Q8IsaForRows(m);
+    if (!chosen.has_value()) {
+      EXPECT_EQ(q8, f32);
+      continue;
+    }
+    p.out = direct.data();
+    EXPECT_EQ(TakesQ8K(p),
+              (type == WeightType::kQ4_K || type == WeightType::kQ6_K) && m <= kQ8KMaxRows);
+    if (TakesQ8K(p)) {
+      QuantMatmulQ8K(p, nullptr);
+    } else {
+      QuantMatmulQ8(p, *chosen, nullptr);
+    }
+    EXPECT_EQ(q8, direct);
+    EXPECT_NE(q8, f32);  // 8-bit activations do change the low bits.
   }
-  std::cout << "chosen: " << Q8IsaName(*chosen) << "\n";
-  p.out = direct.data();
-  QuantMatmulQ8(p, *chosen, nullptr);
-  EXPECT_EQ(q8, direct);
-  EXPECT_NE(q8, f32);  // 8-bit activations do change the low bits.
+}
+
+// The per-256 quantizer rounds to nearest: |x − d·q| ≤ d/2 with d = max|x| / 127 per 256
+// values, |q| ≤ 127 with 127 reached, the sums are Σq per 16, and an all-zero block is d = 0.
+TEST(QuantMatmulQ8K, ActivationQuantizerRoundsToNearest) {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  const int64_t blocks = 3;
+  std::vector<float> x = RandomActivations(1, blocks * kSuperBlock, rng);
+  std::fill(x.begin() + kSuperBlock, x.begin() + 2 * kSuperBlock, 0.0f);
+  std::vector<int8_t> q(blocks * kSuperBlock, 7);
+  std::vector<float> d(blocks, -1.0f);
+  std::vector<int16_t> sums(blocks * 16, -1);
+  QuantizeQ8KRow(x.data(), {q.data(), d.data(), sums.data(), blocks});
+  for (int64_t b = 0; b < blocks; ++b) {
+    int largest = 0;
+    for (int s = 0; s < 16; ++s) {
+      int sum = 0;
+      for (int64_t j = b * kSuperBlock + 16 * s; j < b * kSuperBlock + 16 * s + 16; ++j) {
+        ASSERT_LE(std::abs(x[j] - d[b] * q[j]), d[b] / 2 * (1 + 1e-6)) << j;
+        largest = std::max(largest, std::abs(int{q[j]}));
+        sum += q[j];
+      }
+      EXPECT_EQ(sums[16 * b + s], sum) << b << " " << s;
+    }
+    EXPECT_EQ(largest, b == 1 ? 0 : 127) << b;
+    if (b == 1) {
+      EXPECT_EQ(d[b], 0.0f);
+    }
+  }
+}
+
+// QuantMatmulQ8K (Q4_K and Q6_K) against its float64 twin (QuantMatmulQ8KTwin) and against the
+// float64 product of the unquantized activations, as the kQ8 test above, with the activation step
+// of each 256-value block: |Δ twin| ≤ 2e-6 · Σ|x̃·w| + 1e-6 (the integer sums are exact; fp32
+// rounding of the scales and the accumulation remain), |Δ exact| ≤ Σ|w|·d/2 + the same.
+TEST(QuantMatmulQ8K, MatchesFloat64Twin) {
+  if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  ThreadPool pool(2);
+  Worst worst;
+  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ6_K}) {
+    for (int64_t m = 1; m <= kQ8KMaxRows; ++m) {
+      for (int64_t n : {1, 3, 37}) {
+        for (int64_t blocks : {1, 2, 3}) {
+          CheckQ8Case(type, m, n, blocks, kSuperBlock, QuantMatmulQ8KTwin, QuantMatmulQ8K, rng,
+                      pool, worst);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+  PrintWorst("per-256", worst);
 }
 
 // base::FloatToHalf (the Q8_0 quantizer's scale rounding): every finite half survives the round
