@@ -19,6 +19,7 @@ void QuantizeQ8KRow(const float* x, const Q8KRow& out) {
         sum += q[j];
       }
       out.sums[16 * b + s] = static_cast<int16_t>(sum);  // |sum| ≤ 16·127.
+      out.scaled_sums[16 * b + s] = d * static_cast<float>(sum);
     }
     out.d[b] = d;
   }

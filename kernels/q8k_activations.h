@@ -1,7 +1,9 @@
 // Activation rows quantized per 256 values, as llama.cpp's Q8_K, for Q4_K matrices at few rows
 // (QuantMatmulQ8K, quant_matmul.h): per 256-value super-block one scale d = max|x| / 127 and
-// q = round(x / d) in [−127, 127], plus Σq per 16 values (for the weights' offsets: Q4_K's
-// minimums per 32 values, Q6_K's zero point under a scale per 16).
+// q = round(x / d) in [−127, 127], plus Σq per 16 values, as integers and as d·Σq in float (for
+// the weights' offsets: Q4_K's minimums per 32 values, Q6_K's zero point under a scale per 16;
+// a kernel serving few rows takes the integers, one serving many the floats, which spare it a
+// conversion per row).
 //
 // Why beside the per-32 format of q8_activations.h: with one activation scale per super-block, a
 // kernel sums the eight chunk products of a super-block in integers, each times its 6-bit weight
@@ -21,6 +23,7 @@ struct Q8KRow {
   int8_t* q = nullptr;      // [256·blocks]: the integers.
   float* d = nullptr;       // [blocks]: each super-block's scale.
   int16_t* sums = nullptr;  // [16·blocks]: Σq over each 16 values.
+  float* scaled_sums = nullptr;  // [16·blocks]: d·Σq over each 16 values.
   int64_t blocks = 0;
 };
 

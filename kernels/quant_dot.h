@@ -25,8 +25,7 @@ struct Q8DotParams {
   int64_t out_stride = 0;
 };
 
-// The same for Q4_K or Q6_K weights against per-256 activations (QuantMatmulQ8K): m ≤
-// kQ8KMaxRows rows.
+// The same for Q4_K or Q6_K weights against per-256 activations (QuantMatmulQ8K).
 struct Q8KDotParams {
   const void* w = nullptr;  // [n, k] rows of whole super-blocks of `w_type`.
   WeightType w_type = WeightType::kQ4_K;
@@ -42,7 +41,7 @@ namespace avx2 {
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
                     const Q8Rows& out);
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// quant_dot_q8k_avx2.cc.
+// quant_dot_q8k_avx2.cc: rows in groups of kQ8KMaxRows.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx2
 namespace avxvnni {
@@ -52,6 +51,8 @@ void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 namespace avx512vnni {
 // AVX-512 F/BW/VL + VNNI: vpdpbusd on zmm, two chunks per instruction (Ice Lake and later, Zen 4).
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// quant_dot_q8k_avx512.cc: rows in groups of 8.
+void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
 namespace amx {
 // AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).

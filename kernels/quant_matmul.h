@@ -58,11 +58,13 @@ void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool);
 // operands dequantized and multiplied in float64. out is [m, n], dense.
 void QuantMatmulQ8Twin(const MatmulParams& p, double* out);
 
-// kQ8 for Q4_K and Q6_K weights at up to kQ8KMaxRows rows, which QuantMatmul routes here: the
-// activations quantized per 256 values (q8k_activations.h) so that a super-block's chunk products
-// sum in integers with their sub-block scales (AVX2; docs/PERFORMANCE.md has the rates). From four
-// rows the per-32 kernels, which share each decoded chunk among up to eight rows, are the better
-// trade. Needs AVX2 (CpuRunsQ8Isa(kAvx2)).
+// kQ8 for Q4_K and Q6_K weights with the activations quantized per 256 values
+// (q8k_activations.h), so that a super-block's chunk products sum in integers with their
+// sub-block scales (docs/PERFORMANCE.md has the rates): on AVX2 one chunk per vector for up to
+// kQ8KMaxRows rows at a time, on AVX-512 two chunks per vector for 8 rows at a time. QuantMatmul
+// routes a K-quant matmul here (TakesQ8K) at up to kQ8KMaxRows rows, and at any row count below
+// AMX's (kAmxMinRows) where the 8-bit kernels may use AVX-512: there this beats the per-32
+// kernels at every row count measured. Needs AVX2 (CpuRunsQ8Isa(kAvx2)); any m.
 inline constexpr int64_t kQ8KMaxRows = 3;
 bool TakesQ8K(const MatmulParams& p);
 void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool);
