@@ -13,6 +13,8 @@
 #ifndef ARBOR_QUANT_ISA_NS
 #error "define ARBOR_QUANT_ISA_NS (the including file's instruction-set namespace) first"
 #endif
+#ifndef ARBOR_KERNELS_QUANT_CHUNK_BYTES_H_
+#define ARBOR_KERNELS_QUANT_CHUNK_BYTES_H_
 
 #include <immintrin.h>
 
@@ -149,3 +151,5 @@ inline void LoadChunk(const BlockQ6_K& b, int c, ByteChunk& w) {
 }
 
 }  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS
+
+#endif  // ARBOR_KERNELS_QUANT_CHUNK_BYTES_H_

@@ -41,7 +41,7 @@ namespace avx2 {
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
                     const Q8Rows& out);
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// quant_dot_q8k_avx2.cc: rows in groups of kQ8KMaxRows.
+// The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of kQ8KMaxRows.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx2
 namespace avxvnni {
@@ -51,7 +51,7 @@ void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 namespace avx512vnni {
 // AVX-512 F/BW/VL + VNNI: vpdpbusd on zmm, two chunks per instruction (Ice Lake and later, Zen 4).
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// quant_dot_q8k_avx512.cc: rows in groups of 8.
+// The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of 8.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
 namespace amx {

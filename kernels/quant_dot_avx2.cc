@@ -3,6 +3,8 @@
 // vector activation quantizer every instruction set shares.
 #define ARBOR_QUANT_ISA_NS avx2
 #include "kernels/quant_dot_kernel.h"
+#include "kernels/quant_dot_q8k_kernel.h"
+#include "kernels/quant_matmul.h"
 
 namespace arbor::kernels::avx2 {
 namespace {
@@ -15,12 +17,17 @@ struct Isa : Ymm {
   static VI DotSigned(const Signed& w, VI x) {
     return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign));
   }
+  static constexpr int kQ8KRows = kQ8KMaxRows;  // The per-256 kernel's rows per pass.
 };
 
 }  // namespace
 
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   DotRange<Isa>(p, n_begin, n_end);
+}
+
+void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  q8k::KQuantRange<Isa>(p, n_begin, n_end);
 }
 
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,

@@ -18,6 +18,8 @@
 #ifndef ARBOR_QUANT_ISA_NS
 #error "define ARBOR_QUANT_ISA_NS first"
 #endif
+#ifndef ARBOR_KERNELS_QUANT_DOT_KERNEL_H_
+#define ARBOR_KERNELS_QUANT_DOT_KERNEL_H_
 
 #include "kernels/quant_chunk_bytes.h"
 #include "kernels/quant_dot.h"
@@ -227,6 +229,12 @@ struct Ymm {
   static VF Add(VF a, VF b) { return _mm256_add_ps(a, b); }
   static VF Fma(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
   static VF Zero() { return _mm256_setzero_ps(); }
+  static VF Set1(float f) { return _mm256_set1_ps(f); }
+  // For the per-256 kernels (quant_dot_q8k_kernel.h).
+  static VI Pack(const __m256i* v) { return v[0]; }
+  static VI ScaledDot(VI w, VI x, VI s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), s); }
+  static VI AddI(VI a, VI b) { return _mm256_add_epi32(a, b); }
+  static VI ZeroI() { return _mm256_setzero_si256(); }
   static float Sum(VF v) {
     const __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     const __m128 pairs = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -235,3 +243,5 @@ struct Ymm {
 };
 
 }  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS
+
+#endif  // ARBOR_KERNELS_QUANT_DOT_KERNEL_H_

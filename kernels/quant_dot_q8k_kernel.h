@@ -1,7 +1,7 @@
 // The body of the per-256-activation kernels for Q4_K and Q6_K (QuantMatmulQ8K), written once
-// over an instruction-set policy `Isa` and compiled by quant_dot_q8k_avx2.cc (one chunk per
-// vector, up to kQ8KMaxRows rows) and quant_dot_q8k_avx512.cc (two chunks per vector, rows in
-// groups of 8), each with its own flags inside its own namespace (quant_chunk_bytes.h says why).
+// over the instruction-set policies of quant_dot_kernel.h and compiled by quant_dot_avx2.cc (one
+// chunk per vector, up to kQ8KMaxRows rows) and quant_dot_avx512vnni.cc (two chunks per vector,
+// rows in groups of 8), each with its own flags inside its own namespace.
 //
 // Per 32-weight chunk, maddubs multiplies the unsigned weight integers (Q4_K: 0..15, Q6_K:
 // 0..63) by the 8-bit activations into 16-bit pairs (at most 2·63·127: no saturation), and madd
@@ -12,19 +12,22 @@
 // two multiply-adds over the activations' 16 float sums d_x·Σq per 16 values. Each decoded
 // super-block serves every row of a group.
 //
-// The policy provides, for an integer vector VI and a float vector VF of kStep chunks:
-//   Combine(const __m256i*) → VI     kStep 256-bit values side by side
-//   LoadX(const int8_t*) → VI        kStep·32 activation bytes
+// Beyond quant_dot_kernel.h's LoadX, ToFloat, Fma, Zero and Sum, the policy provides, for kStep
+// chunks per vector:
+//   Pack(const __m256i*) → VI        kStep 256-bit values side by side
 //   ScaledDot(VI w, VI x, VI s) → VI madd(maddubs(w, x), s)
-//   AddI, ZeroI, ToFloat, Fma, Set1, ZeroF, Sum; kMaxRows (rows per group).
+//   AddI, ZeroI, Set1; kQ8KRows (rows per group).
 #ifndef ARBOR_QUANT_ISA_NS
 #error "define ARBOR_QUANT_ISA_NS first"
 #endif
+#ifndef ARBOR_KERNELS_QUANT_DOT_Q8K_KERNEL_H_
+#define ARBOR_KERNELS_QUANT_DOT_Q8K_KERNEL_H_
 
 #include <algorithm>
 
 #include "kernels/quant_chunk_bytes.h"
 #include "kernels/quant_dot.h"
+#include "kernels/quant_dot_kernel.h"
 
 namespace arbor::kernels::ARBOR_QUANT_ISA_NS {
 namespace q8k {
@@ -69,12 +72,6 @@ inline __m256i OffsetWeights(const BlockQ6_K& block, const int (&)[8]) {
 inline float OffsetFactor(const BlockQ4_K& block) { return Half(block.dmin); }
 inline float OffsetFactor(const BlockQ6_K& block) { return 32.0f * Half(block.d); }
 
-inline float Sum256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 // Up to this many rows a kernel applies the offsets from the integer sums (its conversion of
 // the offset weights to float would not be repaid), beyond from the float ones.
 inline constexpr int kFewRows = 3;
@@ -87,7 +84,7 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
   __m256 offsets[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    acc[r] = Isa::ZeroF();
+    acc[r] = Isa::Zero();
     offsets[r] = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < blocks; ++b) {
@@ -107,7 +104,7 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
         q[j] = chunk.q;
         s[j] = chunk.scales;
       }
-      const VI weights = Isa::Combine(q), scales = Isa::Combine(s);
+      const VI weights = Isa::Pack(q), scales = Isa::Pack(s);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const VI x = Isa::LoadX(rows[r].q + 256 * b + 32 * c);
@@ -144,11 +141,11 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) out[r] = Isa::Sum(acc[r]) - Sum256(offsets[r]);
+  for (int r = 0; r < R; ++r) out[r] = Isa::Sum(acc[r]) - Ymm::Sum(offsets[r]);
 }
 
-// RowDots for 1 to Isa::kMaxRows rows.
-template <typename Isa, int R = Isa::kMaxRows, typename Block>
+// RowDots for 1 to Isa::kQ8KRows rows.
+template <typename Isa, int R = Isa::kQ8KRows, typename Block>
 void RowDotsOf(int rows, const Block* w, const Q8KRow* x, int64_t blocks, float* out) {
   if constexpr (R > 1) {
     if (rows < R) return RowDotsOf<Isa, R - 1>(rows, w, x, blocks, out);
@@ -156,13 +153,13 @@ void RowDotsOf(int rows, const Block* w, const Q8KRow* x, int64_t blocks, float*
   RowDots<Isa, R>(w, x, blocks, out);
 }
 
-// Output features [n_begin, n_end) of every row, Isa::kMaxRows rows per pass over a weight row.
+// Output features [n_begin, n_end) of every row, Isa::kQ8KRows rows per pass over a weight row.
 template <typename Isa, typename Block>
 void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   const int64_t blocks = p.rows[0].blocks;
   const Block* w = static_cast<const Block*>(p.w);
-  for (int64_t m0 = 0; m0 < p.m; m0 += Isa::kMaxRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(Isa::kMaxRows, p.m - m0));
+  for (int64_t m0 = 0; m0 < p.m; m0 += Isa::kQ8KRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(Isa::kQ8KRows, p.m - m0));
     for (int64_t n = n_begin; n < n_end; ++n) {
       if (n + 2 < n_end) {  // The row after next, as the other kernels (quant_dot_kernel.h).
         const char* next = reinterpret_cast<const char*>(w + (n + 2) * blocks);
@@ -170,7 +167,7 @@ void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
           _mm_prefetch(next + b, _MM_HINT_T0);
         }
       }
-      float out[Isa::kMaxRows];
+      float out[Isa::kQ8KRows];
       RowDotsOf<Isa>(rows, w + n * blocks, p.rows + m0, blocks, out);
       for (int r = 0; r < rows; ++r) p.out[(m0 + r) * p.out_stride + n] = out[r];
     }
@@ -185,3 +182,5 @@ void KQuantRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
 
 }  // namespace q8k
 }  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS
+
+#endif  // ARBOR_KERNELS_QUANT_DOT_Q8K_KERNEL_H_
