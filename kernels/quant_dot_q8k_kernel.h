@@ -39,11 +39,41 @@ struct ChunkWeights {
   __m256i scales;
 };
 
-inline ChunkWeights Chunk(const BlockQ4_K& block, const int (&scale)[8], int c) {
-  return {Nibbles32(block.qs + 32 * (c / 2), c & 1),
-          _mm256_set1_epi16(static_cast<int16_t>(scale[c]))};
+// A super-block's decoded scales: Q4_K's eight 6-bit sub-block scales as bytes (Q6_K reads its
+// own from the block), and the integer weights of its offset per 16 activations (Q4_K: each
+// sub-block's minimum, twice; Q6_K: its scales).
+struct BlockScales {
+  uint8_t scale[8];
+  __m256i offset_weights;
+};
+
+// Q4_K's packed 6-bit fields four bytes at a time (the layout ScaleMinK4 reads one at a time):
+// bytes 0–3 hold scales 0–3 and bytes 4–7 minimums 0–3 in their low six bits, and the top two
+// bits of scales and minimums 4–7, whose low four bits are the nibbles of bytes 8–11.
+inline BlockScales Decode(const BlockQ4_K& block) {
+  uint32_t u[3];
+  std::memcpy(u, block.scales, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x30303030;
+  const uint32_t scales[2] = {u[0] & low6, (u[2] & low4) | ((u[0] >> 2) & top2)};
+  const uint32_t mins[2] = {u[1] & low6, ((u[2] >> 4) & low4) | ((u[1] >> 2) & top2)};
+  BlockScales s;
+  std::memcpy(s.scale, scales, 8);
+  const __m128i min_bytes =
+      _mm_set_epi32(0, 0, static_cast<int>(mins[1]), static_cast<int>(mins[0]));
+  s.offset_weights = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(min_bytes, min_bytes));
+  return s;
 }
-inline ChunkWeights Chunk(const BlockQ6_K& block, const int (&)[8], int c) {
+inline BlockScales Decode(const BlockQ6_K& block) {
+  BlockScales s;
+  s.offset_weights =
+      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+  return s;
+}
+
+inline ChunkWeights Chunk(const BlockQ4_K& block, const BlockScales& s, int c) {
+  return {Nibbles32(block.qs + 32 * (c / 2), c & 1), _mm256_set1_epi16(s.scale[c])};
+}
+inline ChunkWeights Chunk(const BlockQ6_K& block, const BlockScales&, int c) {
   const int n = c / 4, g = c % 4;  // Chunk c is group g of half n (as LoadChunk reads it).
   return {_mm256_or_si256(Nibbles32(block.ql + 64 * n + 32 * (g & 1), g >= 2),
                           HighBits(block.qh + 32 * n, 2 * g, 3)),
@@ -51,24 +81,10 @@ inline ChunkWeights Chunk(const BlockQ6_K& block, const int (&)[8], int c) {
                            _mm_set1_epi16(block.scales[8 * n + 2 * g]))};
 }
 
-// Q4_K's 6-bit sub-block scales (its minimums into `min`); Q6_K keeps its scales in the block.
-inline void DecodeScales(const BlockQ4_K& block, int (&scale)[8], int (&min)[8]) {
-  for (int j = 0; j < 8; ++j) ScaleMinK4(j, block.scales, &scale[j], &min[j]);
-}
-inline void DecodeScales(const BlockQ6_K&, int (&)[8], int (&)[8]) {}
-
-// The super-block's scale d; the integer weights of its offset per 16 activations (Q4_K: each
-// sub-block's minimum, twice; Q6_K: its scales) and their factor (dmin; 32·d): the offset of a
-// row is factor · Σ weight_k·(d_x·Σq_k) over the row's sums per 16, subtracted.
+// The super-block's scale d, and its offset weights' factor (dmin; 32·d): the offset of a row is
+// factor · Σ weight_k·(d_x·Σq_k) over the row's sums per 16, subtracted.
 inline float Scale(const BlockQ4_K& block) { return Half(block.d); }
 inline float Scale(const BlockQ6_K& block) { return Half(block.d); }
-inline __m256i OffsetWeights(const BlockQ4_K&, const int (&min)[8]) {
-  return _mm256_setr_epi16(min[0], min[0], min[1], min[1], min[2], min[2], min[3], min[3], min[4],
-                           min[4], min[5], min[5], min[6], min[6], min[7], min[7]);
-}
-inline __m256i OffsetWeights(const BlockQ6_K& block, const int (&)[8]) {
-  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
-}
 inline float OffsetFactor(const BlockQ4_K& block) { return Half(block.dmin); }
 inline float OffsetFactor(const BlockQ6_K& block) { return 32.0f * Half(block.d); }
 
@@ -89,8 +105,7 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const Block& block = w[b];
-    int scale[8], min[8];
-    DecodeScales(block, scale, min);
+    const BlockScales decoded = Decode(block);
     VI dot[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) dot[r] = Isa::ZeroI();
@@ -100,7 +115,7 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
       __m256i q[Isa::kStep], s[Isa::kStep];
 #pragma GCC unroll 8
       for (int j = 0; j < Isa::kStep; ++j) {
-        const ChunkWeights chunk = Chunk(block, scale, c + j);
+        const ChunkWeights chunk = Chunk(block, decoded, c + j);
         q[j] = chunk.q;
         s[j] = chunk.scales;
       }
@@ -112,7 +127,7 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
       }
     }
     const float d = Scale(block), factor = OffsetFactor(block);
-    const __m256i weights16 = OffsetWeights(block, min);
+    const __m256i weights16 = decoded.offset_weights;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r] = Isa::Fma(Isa::ToFloat(dot[r]), Isa::Set1(rows[r].d[b] * d), acc[r]);
