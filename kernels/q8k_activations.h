@@ -1,4 +1,4 @@
-// Activation rows quantized per 256 values, as llama.cpp's Q8_K, for Q4_K matrices at few rows
+// Activation rows quantized per 256 values, as llama.cpp's Q8_K, for Q4_K and Q6_K matrices
 // (QuantMatmulQ8K, quant_matmul.h): per 256-value super-block one scale d = max|x| / 127 and
 // q = round(x / d) in [−127, 127], plus Σq per 16 values, as integers and as d·Σq in float (for
 // the weights' offsets: Q4_K's minimums per 32 values, Q6_K's zero point under a scale per 16;
@@ -8,9 +8,10 @@
 // Why beside the per-32 format of q8_activations.h: with one activation scale per super-block, a
 // kernel sums the eight chunk products of a super-block in integers, each times its 6-bit weight
 // scale, and converts to float once, where per-32 scales make it convert and scale every chunk.
-// At one row that per-chunk work is what bounds a Q4_K or Q6_K matmul (docs/PERFORMANCE.md). The
-// price is a coarser rounding where the activations vary within 256 values, so QuantMatmul takes
-// this format only where it pays: those weights, few rows.
+// At few rows that per-chunk work is what bounds a Q4_K or Q6_K matmul (docs/PERFORMANCE.md).
+// The price is a coarser rounding where the activations vary within 256 values, so QuantMatmul
+// takes this format only where it pays: those weights, below the row count AMX tiles take over
+// (TakesQ8K).
 #ifndef ARBOR_KERNELS_Q8K_ACTIVATIONS_H_
 #define ARBOR_KERNELS_Q8K_ACTIVATIONS_H_
 

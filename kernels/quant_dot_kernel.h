@@ -161,6 +161,16 @@ void RowDots(const Block* w, const Q8Rows& x, int64_t row0, int rows, float* out
 // loads and ran at a third of their in-cache speed.)
 inline constexpr int64_t kPrefetchRows = 2;
 
+// Prefetches weight row n + kPrefetchRows of `w` (rows of `blocks` blocks) when it is below n_end.
+template <typename Block>
+inline void PrefetchAhead(const Block* w, int64_t blocks, int64_t n, int64_t n_end) {
+  if (n + kPrefetchRows >= n_end) return;
+  const char* next = reinterpret_cast<const char*>(w + (n + kPrefetchRows) * blocks);
+  for (int64_t b = 0; b < blocks * int64_t{sizeof(Block)}; b += 64) {
+    _mm_prefetch(next + b, _MM_HINT_T0);
+  }
+}
+
 // Output features [n_begin, n_end) for every row, kMaxRows rows per pass over a weight row.
 template <typename Isa, typename Block>
 void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
@@ -169,12 +179,7 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   for (int64_t m0 = 0; m0 < p.m; m0 += kMaxRows) {
     const int rows = p.m - m0 < kMaxRows ? static_cast<int>(p.m - m0) : kMaxRows;
     for (int64_t n = n_begin; n < n_end; ++n) {
-      if (n + kPrefetchRows < n_end) {
-        const char* next = reinterpret_cast<const char*>(w + (n + kPrefetchRows) * blocks);
-        for (int64_t b = 0; b < blocks * int64_t{sizeof(Block)}; b += 64) {
-          _mm_prefetch(next + b, _MM_HINT_T0);
-        }
-      }
+      PrefetchAhead(w, blocks, n, n_end);
       float out[kMaxRows];
       RowDots<Isa>(w + n * blocks, p.x, m0, rows, out);
       for (int r = 0; r < rows; ++r) p.out[(m0 + r) * p.out_stride + n] = out[r];

@@ -109,7 +109,6 @@ void RowDots(const Block* w, const Q8KRow* rows, int64_t blocks, float* out) {
     VI dot[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) dot[r] = Isa::ZeroI();
-      // Unrolled, so that the row sums stay in registers.
 #pragma GCC unroll 8
     for (int c = 0; c < 8; c += Isa::kStep) {
       __m256i q[Isa::kStep], s[Isa::kStep];
@@ -176,12 +175,7 @@ void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   for (int64_t m0 = 0; m0 < p.m; m0 += Isa::kQ8KRows) {
     const int rows = static_cast<int>(std::min<int64_t>(Isa::kQ8KRows, p.m - m0));
     for (int64_t n = n_begin; n < n_end; ++n) {
-      if (n + 2 < n_end) {  // The row after next, as the other kernels (quant_dot_kernel.h).
-        const char* next = reinterpret_cast<const char*>(w + (n + 2) * blocks);
-        for (int64_t b = 0; b < blocks * int64_t{sizeof(Block)}; b += 64) {
-          _mm_prefetch(next + b, _MM_HINT_T0);
-        }
-      }
+      PrefetchAhead(w, blocks, n, n_end);
       float out[Isa::kQ8KRows];
       RowDotsOf<Isa>(rows, w + n * blocks, p.rows + m0, blocks, out);
       for (int r = 0; r < rows; ++r) p.out[(m0 + r) * p.out_stride + n] = out[r];

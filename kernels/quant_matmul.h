@@ -14,8 +14,8 @@
 // from the CPU (quant_dot.h), or AMX tiles from kAmxMinRows rows. About three times fewer
 // instructions per weight than kF32; the result is the float64 product of the dequantized weights
 // and the quantized activations (QuantMatmulQ8Twin) to fp32 rounding, i.e. it carries the
-// activations' 8-bit rounding. Q4_K and Q6_K matrices at up to kQ8KMaxRows rows quantize the
-// activations per 256 values instead (QuantMatmulQ8K). A CPU without AVX2 computes kQ8 requests
+// activations' 8-bit rounding. Q4_K and Q6_K matrices quantize the activations per 256 values
+// instead where that is faster (TakesQ8K, QuantMatmulQ8K). A CPU without AVX2 computes kQ8 requests
 // in kF32.
 #ifndef ARBOR_KERNELS_QUANT_MATMUL_H_
 #define ARBOR_KERNELS_QUANT_MATMUL_H_
@@ -46,8 +46,8 @@ std::optional<Q8Isa> BestQ8Isa();
 inline constexpr int64_t kAmxMinRows = 12;
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
 // Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx-vnni below 4
-// rows, avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K below 4 rows: per-256
-// activations on avx2".
+// rows, avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K: per-256 activations below 12
+// rows".
 std::string Q8KernelsSummary();
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how

@@ -155,9 +155,16 @@ std::string Q8KernelsSummary() {
     summary += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
     current = next;
   }
-  return summary + Q8IsaName(current) + (summary.empty() ? "" : " from there") +
-         "; Q4_K and Q6_K below " + std::to_string(kQ8KMaxRows + 1) +
-         " rows: per-256 activations on avx2";
+  summary += std::string(Q8IsaName(current)) + (summary.empty() ? "" : " from there");
+  // Where QuantMatmul takes the per-256 path instead (TakesQ8K), by row count.
+  std::string k_quants = "; Q4_K and Q6_K: per-256 activations";
+  for (int64_t rows : {kQ8KMaxRows + 1, kAmxMinRows}) {
+    if (!TakesQ8K({.w_type = WeightType::kQ4_K, .m = rows})) {
+      return summary + k_quants + " below " + std::to_string(rows) + " rows";
+    }
+  }
+  return summary + k_quants + " below " + std::to_string(kQ8KMaxRows + 1) +
+         " rows on avx2, from there on avx512-vnni";
 }
 
 void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {
