@@ -1,7 +1,7 @@
-// A buffer for per-step data that grows (never shrinks) with the largest step seen: device memory,
-// or pinned host memory that the device copies to and from asynchronously (a pageable copy would
-// stage through a driver buffer and make the host wait). Reallocation first waits for the stream,
-// since work in flight may still use the old allocation.
+// A buffer for per-step data that grows (never shrinks, by at least half each time) with the
+// largest step seen: device memory, or pinned host memory that the device copies to and from
+// asynchronously (a pageable copy would stage through a driver buffer and make the host wait).
+// Reallocation first waits for the stream, since work in flight may still use the old one.
 #ifndef ARBOR_KERNELS_CUDA_BUFFER_H_
 #define ARBOR_KERNELS_CUDA_BUFFER_H_
 

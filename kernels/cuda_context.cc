@@ -176,6 +176,12 @@ absl::Status CudaContext::Gemm(const void* x, int64_t x_stride, const void* w, W
 
 absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (p.m == 0 || p.n == 0) return absl::OkStatus();
+  if (p.w_type == WeightType::kBF16 && p.m <= gemv_max_rows_) {
+    const GemvParams gemv{p.x,   nullptr,    static_cast<const uint16_t*>(p.w),
+                          p.out, p.m,        p.n,
+                          p.k,   p.x_stride, p.out_stride};
+    if (GemvServes(gemv)) return CudaStatus(LaunchGemvBf16(gemv, stream_), "gemv");
+  }
   if (p.w_type == WeightType::kF32) {
     return Gemm(p.x, p.x_stride, p.w, p.w_type, p.out, p.out_stride, p.m, p.n, p.k);
   }
@@ -187,6 +193,12 @@ absl::Status CudaContext::Matmul(const MatmulParams& p) {
 
 absl::Status CudaContext::Logits(const LogitsParams& p) {
   if (p.num_rows == 0) return absl::OkStatus();
+  if (p.lm_head_type == WeightType::kBF16 && p.num_rows <= gemv_max_rows_) {
+    const GemvParams gemv{p.hidden, p.rows,          static_cast<const uint16_t*>(p.lm_head),
+                          p.out,    p.num_rows,      p.vocab,
+                          p.dim,    p.hidden_stride, p.out_stride};
+    if (GemvServes(gemv)) return CudaStatus(LaunchGemvBf16(gemv, stream_), "gemv logits");
+  }
   if (p.lm_head_type == WeightType::kBF16) {
     if (absl::Status s = ReserveStaging(p.num_rows * p.dim); !s.ok()) return s;
     ARBOR_RETURN_IF_CUDA(

@@ -4,9 +4,11 @@
 // (two devices, or two backends on one) never share state.
 //
 // The GEMMs live here because they are library calls on this handle and workspace: out = x·wᵀ
-// with bf16 (or fp32) weights, fp32 accumulation and fp32 output. Algorithm choices are looked
-// up once per shape and cached, so a steady decode loop makes no heuristic queries and the calls
-// can be captured in a CUDA graph (as long as no staging growth happens inside the capture).
+// with bf16 (or fp32) weights, fp32 accumulation and fp32 output. Few rows (decode) go to the
+// GEMV kernel instead (gemv_cuda.h), which streams bf16 weights at memory bandwidth and reads the
+// fp32 activations as they are. Algorithm choices are looked up once per shape and cached, so a
+// steady decode loop makes no heuristic queries and the calls can be captured in a CUDA graph (as
+// long as no staging growth happens inside the capture).
 #ifndef ARBOR_KERNELS_CUDA_CONTEXT_H_
 #define ARBOR_KERNELS_CUDA_CONTEXT_H_
 
@@ -20,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/gemv_cuda.h"
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
 
@@ -48,12 +51,22 @@ class CudaContext {
   // when it must reallocate). Call before capturing a graph with the largest shape it will see.
   absl::Status ReserveStaging(int64_t elements);
 
-  // MatmulRef's contract on device pointers. bf16 weights: x is narrowed to bf16 first (into
-  // the staging buffer), the GEMM accumulates in fp32. fp32 weights: an fp32 GEMM.
+  // MatmulRef's contract on device pointers. bf16 weights: up to gemv_max_rows() rows through
+  // the GEMV kernel (fp32 activations); more rows are narrowed to bf16 first (into the staging
+  // buffer) for a GEMM accumulating in fp32. fp32 weights: an fp32 GEMM.
   absl::Status Matmul(const MatmulParams& params);
   // LogitsRef's contract on device pointers: the chosen rows are gathered (and narrowed for bf16
   // weights) in one pass, then one GEMM streams the lm_head once.
   absl::Status Logits(const LogitsParams& params);
+
+  // Rows up to which bf16 products take the GEMV kernel: kGemvDefaultRows unless set (at most
+  // kGemvMaxRows); 0 to send
+  // every product to cuBLASLt (benchmarks and tests that compare the two paths).
+  int64_t gemv_max_rows() const { return gemv_max_rows_; }
+  void set_gemv_max_rows(int64_t rows) { gemv_max_rows_ = rows; }
+  // The staging buffer's current address: a captured graph that narrows through it is valid only
+  // while it stays there (ReserveStaging may move it).
+  const void* staging() const { return staging_; }
 
  private:
   struct Plan;
@@ -73,6 +86,7 @@ class CudaContext {
   size_t workspace_bytes_ = 0;
   uint16_t* staging_ = nullptr;
   int64_t staging_elements_ = 0;
+  int64_t gemv_max_rows_ = kGemvDefaultRows;
   std::map<PlanKey, std::unique_ptr<Plan>> plans_;
 };
 

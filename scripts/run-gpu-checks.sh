@@ -5,10 +5,13 @@
 #   gpu-bundle/run-gpu-checks.sh LOG_DIR [--quick]
 #
 # Writes into LOG_DIR: nvidia-smi.txt; one NAME.log per check (GoogleTest also NAME.xml); and
-# summary.txt, one line per check: name, exit code, seconds. The checks: every GPU test; the
-# CUDA decode benchmark (arbor-bench-worker-cuda; skipped with --quick); and an end-to-end job
-# (a coordinator and one worker with --device=cuda:0 on a random-weight `small` checkpoint, one
-# `arbor generate`). Exits 1 when any check failed. Needs the CUDA runtime and cuBLAS of CUDA
+# summary.txt, one line per check: name, exit code, seconds. The checks: every GPU test; an
+# end-to-end job (a coordinator and one worker with --device=cuda:0 on a random-weight `small`
+# checkpoint, one `arbor generate`); then, unless --quick: the CUDA decode benchmark
+# (arbor-bench-worker-cuda), compute-sanitizer's memcheck over the kernel tests and the graph
+# test (each cut off after 90 s), and Nsight Compute's time of every kernel of a batch-1 decode
+# step (ncu.csv; cut off after 90 s); the last two where those tools are installed. Exits 1
+# when any check failed. Needs the CUDA runtime and cuBLAS of CUDA
 # 13 on the machine; it looks in the loader's path, /usr/local/cuda and Python's nvidia packages.
 set -u
 
@@ -87,5 +90,18 @@ for test in kernels_gpu_test worker_cuda_backend_gpu_test; do
   check "${test}" "${HERE}/bin/${test}" --gtest_output="xml:${LOGS}/${test}.xml"
 done
 check end_to_end_cuda_worker end_to_end
-[[ "${QUICK}" == --quick ]] || check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
+[[ "${QUICK}" == --quick ]] && exit ${failed}
+check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
+if command -v compute-sanitizer >/dev/null; then
+  check memcheck_kernels timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "${HERE}/bin/kernels_gpu_test" --gtest_filter='OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Logit*'
+  check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter='CudaBackendGraphs.*'
+fi
+if command -v ncu >/dev/null; then
+  # Eager launches (the gemv variant), so each kernel of one reduced batch-1 step is timed alone.
+  check ncu_batch1_step timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum \
+    --csv --log-file "${LOGS}/ncu.csv" "${HERE}/bin/arbor-bench-worker-cuda" --contexts=512 \
+    --batches=1 --steps=2 --variants=gemv --projections=false
+fi
 exit ${failed}

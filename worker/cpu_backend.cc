@@ -230,42 +230,30 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
   kernels::ThreadPool* pool = pool_.get();
 
-  // The step's batch in the paged (CSR) form the ops take.
-  std::vector<int32_t> q_start = {0}, kv_len, block_start = {0}, block_ids, tokens, positions;
-  std::vector<float*> last_scores;
-  std::vector<int32_t> logit_rows;  // Token index of each row's last token, when logits wanted.
-  bool any_scores = false;
+  const StepBatch b = MakeStepBatch(rows, options_.block_size);
+  const std::vector<int32_t>& tokens = b.tokens;
+  const std::vector<int32_t>& logit_rows = b.logit_rows;
   // Score rows of reductions whose caller did not ask for them, back to back.
+  std::vector<float*> last_scores;
+  bool any_scores = false;
   std::vector<size_t> own_scores_at(rows.size());
   size_t own_scores = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r].reduction == nullptr || rows[r].last_scores != nullptr) continue;
     own_scores_at[r] = own_scores;
-    own_scores += static_cast<size_t>(c.num_heads) * (rows[r].start_pos + rows[r].tokens.size());
+    own_scores += static_cast<size_t>(c.num_heads) * b.kv_len[r];
   }
   std::vector<float> scores(own_scores);
   for (size_t r = 0; r < rows.size(); ++r) {
-    const ForwardRow& row = rows[r];
-    const int32_t n = static_cast<int32_t>(row.tokens.size());
-    q_start.push_back(q_start.back() + n);
-    kv_len.push_back(row.start_pos + n);
-    const int64_t blocks =
-        (int64_t{row.start_pos} + n + options_.block_size - 1) / options_.block_size;
-    block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
-    block_start.push_back(static_cast<int32_t>(block_ids.size()));
-    tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
-    for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
-    float* row_scores = row.last_scores;
-    if (row.reduction != nullptr && row_scores == nullptr) {
+    float* row_scores = rows[r].last_scores;
+    if (rows[r].reduction != nullptr && row_scores == nullptr) {
       row_scores = scores.data() + own_scores_at[r];
     }
     last_scores.push_back(row_scores);
     any_scores |= row_scores != nullptr;
-    if (row.logits != nullptr || row.reduction != nullptr) logit_rows.push_back(q_start.back() - 1);
   }
-  const int64_t t = static_cast<int64_t>(tokens.size());
-  const kernels::PagedBatch batch{static_cast<int64_t>(rows.size()), q_start.data(), kv_len.data(),
-                                  block_start.data(), block_ids.data()};
+  const int64_t t = b.num_tokens();
+  const kernels::PagedBatch batch = b.View();
   auto emit = [&](std::string_view name, const std::vector<float>& data, int64_t cols) {
     if (tap) tap(name, data.data(), t, cols);
   };
@@ -276,7 +264,7 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   kernels::EmbeddingRef(
       {tokens.data(), embed_.data, embed_.type, x.data(), t, c.vocab_size, hidden, hidden});
   emit("embed", x, hidden);
-  kernels::RopeCosSinRef({positions.data(), inv_freq_.data(), cos.data(), sin.data(), t, hd});
+  kernels::RopeCosSinRef({b.positions.data(), inv_freq_.data(), cos.data(), sin.data(), t, hd});
 
   // Residual stream x; every norm after the first also adds the previous sublayer's output
   // (delta) into x, fused.

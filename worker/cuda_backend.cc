@@ -8,8 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
+#include "kernels/cuda_graph_cache.h"
 #include "kernels/cuda_status.h"
 #include "kernels/embedding_cuda.h"
+#include "kernels/gemv_cuda.h"
 #include "kernels/paged_attention_cuda.h"
 #include "kernels/paged_kv_append_cuda.h"
 #include "kernels/rms_norm_cuda.h"
@@ -174,6 +176,8 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
                                   {ffn, ffn}, hidden));
     ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden}, ffn));
   }
+  // The GEMVs read 8 values per load: every projection's input width must be a multiple of 8.
+  gemv_dims_ = hidden % 8 == 0 && q_dim % 8 == 0 && ffn % 8 == 0;
   const std::vector<float> inv_freq =
       kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   ASSIGN_OR_RETURN(void* freq, Allocate(inv_freq.size() * sizeof(float)));
@@ -253,61 +257,57 @@ absl::Status CudaBackend::Forward(std::span<const ForwardRow> rows, const Tensor
   return absl::OkStatus();
 }
 
-absl::Status CudaBackend::Step(std::span<const ForwardRow> rows, const TensorTap& tap) {
-  const model::ModelConfig& c = config_;
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
-  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
-  const int64_t qkv_dim = q_dim + 2 * kv_dim, vocab = c.vocab_size;
-  cudaStream_t stream = context_->stream();
-
-  // The step's batch in the paged (CSR) form of kernels/paged_kv.h, packed for one upload.
-  std::vector<int32_t> q_start = {0}, kv_len, block_start = {0}, block_ids, tokens, positions,
-                       logit_rows;
-  std::vector<int64_t> score_offsets;  // Per row: offset into the scores buffer, or −1.
-  int64_t score_floats = 0, max_kv_len = 0;
+// A step's device-side layout: the batch (uploaded), activations and outputs.
+struct CudaBackend::StepPlan {
+  StepBatch host;
+  kernels::PagedBatch batch;  // Device pointers into batch_.
+  const int32_t *tokens = nullptr, *positions = nullptr, *logit_rows = nullptr;
+  int64_t t = 0, num_logits = 0, splits = 1;
+  // Few rows and no tap: RMSNorms and residual adds folded into the GEMVs (gemv_cuda.h), so h
+  // and delta are never written; x is the residual stream throughout.
+  bool fused = false;
+  float *x = nullptr, *h = nullptr, *qkv = nullptr, *attn = nullptr, *delta = nullptr,
+        *gate_up = nullptr, *act = nullptr, *cos = nullptr, *sin = nullptr;
+  float* logits = nullptr;              // [num_logits, vocab]
+  float* workspace = nullptr;           // Attention split-K partials.
+  float* const* score_table = nullptr;  // Per sequence: its last-layer score rows, or null.
+  std::vector<int64_t> score_offsets;   // Per sequence: offset into scores_, or −1.
   std::vector<CudaRowReducer::Row> reduced;
-  for (const ForwardRow& row : rows) {
-    const int32_t n = static_cast<int32_t>(row.tokens.size());
-    q_start.push_back(q_start.back() + n);
-    kv_len.push_back(row.start_pos + n);
-    max_kv_len = std::max<int64_t>(max_kv_len, kv_len.back());
-    const int64_t blocks = (int64_t{kv_len.back()} + options_.block_size - 1) / options_.block_size;
-    block_ids.insert(block_ids.end(), row.block_table.begin(), row.block_table.begin() + blocks);
-    block_start.push_back(static_cast<int32_t>(block_ids.size()));
-    tokens.insert(tokens.end(), row.tokens.begin(), row.tokens.end());
-    for (int32_t i = 0; i < n; ++i) positions.push_back(row.start_pos + i);
-    const bool wants_scores = row.last_scores != nullptr || row.reduction != nullptr;
-    if (row.reduction != nullptr) {
-      reduced.push_back({row.reduction, static_cast<int32_t>(logit_rows.size()),
-                         static_cast<int32_t>(kv_len.size() - 1), kv_len.back()});
-    }
-    if (row.logits != nullptr || row.reduction != nullptr) logit_rows.push_back(q_start.back() - 1);
-    score_offsets.push_back(wants_scores ? score_floats : -1);
-    if (wants_scores) score_floats += c.num_heads * int64_t{kv_len.back()};
-  }
-  const int64_t num_seqs = static_cast<int64_t>(rows.size());
-  const int64_t t = static_cast<int64_t>(tokens.size());
-  const int64_t num_logits = static_cast<int64_t>(logit_rows.size());
+};
+
+absl::Status CudaBackend::UploadBatch(StepPlan& plan) {
+  // Fixed-size arrays first and the block ids last, so that every array but the last sits at an
+  // offset that depends only on the batch's shape — what a captured graph bakes in.
+  const StepBatch& b = plan.host;
   std::vector<int32_t> packed;
   auto pack = [&packed](const std::vector<int32_t>& v) {
     const size_t offset = packed.size();
     packed.insert(packed.end(), v.begin(), v.end());
     return offset;
   };
-  const size_t o_q_start = pack(q_start), o_kv_len = pack(kv_len),
-               o_block_start = pack(block_start), o_block_ids = pack(block_ids),
-               o_tokens = pack(tokens), o_positions = pack(positions),
-               o_logit_rows = pack(logit_rows);
-  ASSIGN_OR_RETURN(void* batch_mem, batch_.Grow(packed.size() * sizeof(int32_t), stream, "batch"));
-  int32_t* ints = static_cast<int32_t*>(batch_mem);
+  const size_t o_q_start = pack(b.q_start), o_kv_len = pack(b.kv_len),
+               o_block_start = pack(b.block_start), o_tokens = pack(b.tokens),
+               o_positions = pack(b.positions), o_logit_rows = pack(b.logit_rows),
+               o_block_ids = pack(b.block_ids);
+  cudaStream_t stream = context_->stream();
+  ASSIGN_OR_RETURN(void* mem, batch_.Grow(packed.size() * sizeof(int32_t), stream, "batch"));
+  int32_t* ints = static_cast<int32_t*>(mem);
   RETURN_IF_CUDA(cudaMemcpyAsync(ints, packed.data(), packed.size() * sizeof(int32_t),
                                  cudaMemcpyHostToDevice, stream),
                  "batch upload");
-  const kernels::PagedBatch batch{num_seqs, ints + o_q_start, ints + o_kv_len, ints + o_block_start,
-                                  ints + o_block_ids};
+  plan.batch = {static_cast<int64_t>(b.kv_len.size()), ints + o_q_start, ints + o_kv_len,
+                ints + o_block_start, ints + o_block_ids};
+  plan.tokens = ints + o_tokens;
+  plan.positions = ints + o_positions;
+  plan.logit_rows = ints + o_logit_rows;
+  return absl::OkStatus();
+}
 
-  // Activations, each 256-byte aligned for cuBLASLt.
-  size_t bytes = 0;
+absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
+  const model::ModelConfig& c = config_;
+  const int64_t t = plan.t, hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_heads * hd, qkv_dim = q_dim + 2 * c.num_kv_heads * hd;
+  size_t bytes = 0;  // Each array 256-byte aligned, for cuBLASLt and 16-byte loads.
   auto carve = [&bytes](int64_t floats) {
     const size_t offset = bytes;
     bytes += (static_cast<size_t>(floats) * sizeof(float) + 255) / 256 * 256;
@@ -317,156 +317,251 @@ absl::Status CudaBackend::Step(std::span<const ForwardRow> rows, const TensorTap
                o_attn = carve(t * q_dim), o_delta = carve(t * hidden),
                o_gate_up = carve(t * 2 * ffn), o_act = carve(t * ffn), o_cos = carve(t * hd / 2),
                o_sin = carve(t * hd / 2);
-  ASSIGN_OR_RETURN(void* act_mem, activations_.Grow(bytes, stream, "activations"));
-  char* base = static_cast<char*>(act_mem);
-  float *x = reinterpret_cast<float*>(base + o_x), *h = reinterpret_cast<float*>(base + o_h),
-        *qkv = reinterpret_cast<float*>(base + o_qkv),
-        *attn = reinterpret_cast<float*>(base + o_attn),
-        *delta = reinterpret_cast<float*>(base + o_delta),
-        *gate_up = reinterpret_cast<float*>(base + o_gate_up),
-        *act = reinterpret_cast<float*>(base + o_act),
-        *cos = reinterpret_cast<float*>(base + o_cos),
-        *sin = reinterpret_cast<float*>(base + o_sin);
-
-  // Last-layer score rows on the device, and the per-sequence pointer table the kernel reads.
-  float* const* score_table = nullptr;
-  if (score_floats > 0) {
-    ASSIGN_OR_RETURN(void* scores, scores_.Grow(score_floats * sizeof(float), stream, "scores"));
-    std::vector<float*> table(num_seqs, nullptr);
-    for (int64_t s = 0; s < num_seqs; ++s) {
-      if (score_offsets[s] >= 0) table[s] = static_cast<float*>(scores) + score_offsets[s];
-    }
-    ASSIGN_OR_RETURN(void* table_mem,
-                     score_table_.Grow(num_seqs * sizeof(float*), stream, "score table"));
-    RETURN_IF_CUDA(cudaMemcpyAsync(table_mem, table.data(), num_seqs * sizeof(float*),
-                                   cudaMemcpyHostToDevice, stream),
-                   "score table upload");
-    score_table = static_cast<float* const*>(table_mem);
+  cudaStream_t stream = context_->stream();
+  ASSIGN_OR_RETURN(void* mem, activations_.Grow(bytes, stream, "activations"));
+  char* base = static_cast<char*>(mem);
+  auto at = [base](size_t offset) { return reinterpret_cast<float*>(base + offset); };
+  plan.x = at(o_x), plan.h = at(o_h), plan.qkv = at(o_qkv), plan.attn = at(o_attn);
+  plan.delta = at(o_delta), plan.gate_up = at(o_gate_up), plan.act = at(o_act);
+  plan.cos = at(o_cos), plan.sin = at(o_sin);
+  if (plan.num_logits > 0) {
+    ASSIGN_OR_RETURN(void* logits, logits_.Grow(plan.num_logits * c.vocab_size * sizeof(float),
+                                                stream, "logits"));
+    plan.logits = static_cast<float*>(logits);
   }
-  const int64_t splits = kernels::PagedAttentionSplits(t, c.num_kv_heads, max_kv_len,
-                                                       context_->multiprocessor_count());
+  plan.splits = kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
+                                              context_->multiprocessor_count());
   const int64_t workspace_floats =
-      kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, splits);
+      kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, plan.splits);
   ASSIGN_OR_RETURN(void* workspace, attention_workspace_.Grow(workspace_floats * sizeof(float),
                                                               stream, "attention workspace"));
-  RETURN_IF_ERROR(context_->ReserveStaging(t * std::max(hidden, std::max(q_dim, ffn))));
+  plan.workspace = static_cast<float*>(workspace);
+  return context_->ReserveStaging(t * std::max(hidden, std::max(q_dim, ffn)));
+}
 
-  // Tap: copies a [t, cols] tensor (row stride `stride`) to the host, synchronously.
-  auto emit = [&](std::string_view name, const float* data, int64_t cols,
-                  int64_t stride) -> absl::Status {
-    if (!tap) return absl::OkStatus();
-    std::vector<float> host(t * cols);
-    RETURN_IF_CUDA(
-        cudaMemcpy2DAsync(host.data(), cols * sizeof(float), data, stride * sizeof(float),
-                          cols * sizeof(float), t, cudaMemcpyDeviceToHost, stream),
-        "tap copy");
-    RETURN_IF_CUDA(cudaStreamSynchronize(stream), "tap copy");
-    tap(name, host.data(), t, cols);
-    return absl::OkStatus();
-  };
-  auto norm = [&](const float* weight, bool add_delta) {
-    return CudaStatus(
-        kernels::LaunchRmsNorm({add_delta ? delta : x, add_delta ? x : nullptr, weight, h, t,
-                                hidden, hidden, hidden, hidden, c.rms_norm_eps},
-                               stream),
-        "rms_norm");
-  };
-  auto matmul = [&](const float* in, int64_t in_dim, const uint16_t* w, int64_t out_dim,
-                    float* out) {
-    return context_->Matmul({in, w, WeightType::kBF16, out, t, out_dim, in_dim, in_dim, out_dim});
-  };
-
-  RETURN_IF_CUDA(
-      kernels::LaunchEmbedding(
-          {ints + o_tokens, embed_, WeightType::kBF16, x, t, vocab, hidden, hidden}, stream),
-      "embedding");
-  RETURN_IF_ERROR(emit("embed", x, hidden, hidden));
-  RETURN_IF_CUDA(
-      kernels::LaunchRopeCosSin({ints + o_positions, inv_freq_, cos, sin, t, hd}, stream),
-      "rope cos/sin");
-  float* q = qkv;
-  float* k = qkv + q_dim;
-  float* v = qkv + q_dim + kv_dim;
-  for (int l = 0; l < c.num_layers; ++l) {
-    const Layer& layer = layers_[l];
-    const std::string prefix = absl::StrCat("layer", l, ".");
-    RETURN_IF_ERROR(norm(layer.attn_norm, /*add_delta=*/l > 0));
-    RETURN_IF_ERROR(emit(prefix + "attn_norm", h, hidden, hidden));
-    RETURN_IF_ERROR(matmul(h, hidden, layer.qkv, qkv_dim, qkv));
-    RETURN_IF_CUDA(kernels::LaunchRope({q, cos, sin, t, c.num_heads, hd, qkv_dim}, stream),
-                   "rope q");
-    RETURN_IF_CUDA(kernels::LaunchRope({k, cos, sin, t, c.num_kv_heads, hd, qkv_dim}, stream),
-                   "rope k");
-    RETURN_IF_ERROR(emit(prefix + "q", q, q_dim, qkv_dim));
-    RETURN_IF_ERROR(emit(prefix + "k", k, kv_dim, qkv_dim));
-    RETURN_IF_ERROR(emit(prefix + "v", v, kv_dim, qkv_dim));
-    const kernels::PagedKvLayer cache = KvLayer(l);
-    // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
-    // read blocks another row fills.
-    RETURN_IF_CUDA(kernels::LaunchPagedKvAppend({batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),
-                   "kv append");
-    const bool scores_here = score_table != nullptr && l == c.num_layers - 1;
-    RETURN_IF_CUDA(
-        kernels::LaunchPagedAttention({batch, cache, q, attn, qkv_dim, q_dim, c.num_heads,
-                                       static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-                                       scores_here ? score_table : nullptr},
-                                      {t, splits, static_cast<float*>(workspace)}, stream),
-        "attention");
-    RETURN_IF_ERROR(emit(prefix + "attn", attn, q_dim, q_dim));
-    RETURN_IF_ERROR(matmul(attn, q_dim, layer.o, hidden, delta));
-    RETURN_IF_ERROR(emit(prefix + "attn_out", delta, hidden, hidden));
-    RETURN_IF_ERROR(norm(layer.mlp_norm, /*add_delta=*/true));
-    RETURN_IF_ERROR(emit(prefix + "attn_residual", x, hidden, hidden));
-    RETURN_IF_ERROR(emit(prefix + "mlp_norm", h, hidden, hidden));
-    RETURN_IF_ERROR(matmul(h, hidden, layer.gate_up, 2 * ffn, gate_up));
-    RETURN_IF_CUDA(
-        kernels::LaunchSwiglu({gate_up, gate_up + ffn, act, t, ffn, 2 * ffn, 2 * ffn, ffn}, stream),
-        "swiglu");
-    RETURN_IF_ERROR(emit(prefix + "mlp_act", act, ffn, ffn));
-    RETURN_IF_ERROR(matmul(act, ffn, layer.down, hidden, delta));
-    RETURN_IF_ERROR(emit(prefix + "mlp_out", delta, hidden, hidden));
+absl::Status CudaBackend::PlaceScores(std::span<const ForwardRow> rows, StepPlan& plan) {
+  int64_t score_floats = 0;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    const bool wants = rows[s].last_scores != nullptr || rows[s].reduction != nullptr;
+    plan.score_offsets.push_back(wants ? score_floats : -1);
+    if (wants) score_floats += config_.num_heads * int64_t{plan.host.kv_len[s]};
   }
-  RETURN_IF_ERROR(norm(final_norm_, /*add_delta=*/true));
-  RETURN_IF_ERROR(emit("final_norm", h, hidden, hidden));
+  if (score_floats == 0) return absl::OkStatus();
+  cudaStream_t stream = context_->stream();
+  ASSIGN_OR_RETURN(void* scores, scores_.Grow(score_floats * sizeof(float), stream, "scores"));
+  std::vector<float*> table(rows.size(), nullptr);
+  for (size_t s = 0; s < rows.size(); ++s) {
+    if (plan.score_offsets[s] >= 0) table[s] = static_cast<float*>(scores) + plan.score_offsets[s];
+  }
+  ASSIGN_OR_RETURN(void* table_mem,
+                   score_table_.Grow(rows.size() * sizeof(float*), stream, "score table"));
+  RETURN_IF_CUDA(cudaMemcpyAsync(table_mem, table.data(), rows.size() * sizeof(float*),
+                                 cudaMemcpyHostToDevice, stream),
+                 "score table upload");
+  plan.score_table = static_cast<float* const*>(table_mem);
+  return absl::OkStatus();
+}
 
-  if (num_logits > 0) {
-    ASSIGN_OR_RETURN(void* logits_mem,
-                     logits_.Grow(num_logits * vocab * sizeof(float), stream, "logits"));
-    float* logits = static_cast<float*>(logits_mem);
-    RETURN_IF_ERROR(context_->Logits({h, ints + o_logit_rows, lm_head_, WeightType::kBF16, logits,
-                                      num_logits, hidden, vocab, hidden, vocab}));
-    if (!reduced.empty()) {
-      RETURN_IF_ERROR(
-          reducer_->Enqueue(reduced, {logits, num_logits, score_table, ints + o_kv_len}));
+absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const ForwardRow> rows,
+                                                               bool tapped) {
+  StepPlan plan;
+  plan.host = MakeStepBatch(rows, options_.block_size);
+  plan.t = plan.host.num_tokens();
+  plan.fused = !tapped && plan.t <= context_->gemv_max_rows() && gemv_dims_;
+  plan.num_logits = static_cast<int64_t>(plan.host.logit_rows.size());
+  int32_t logit_row = 0;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    if (rows[s].reduction != nullptr) {
+      plan.reduced.push_back(
+          {rows[s].reduction, logit_row, static_cast<int32_t>(s), plan.host.kv_len[s]});
     }
-    if (tap) {
-      host_logits_.resize(num_logits * vocab);
-      RETURN_IF_CUDA(
-          cudaMemcpyAsync(host_logits_.data(), logits, host_logits_.size() * sizeof(float),
-                          cudaMemcpyDeviceToHost, stream),
-          "logits download");
-    }
-    int64_t next = 0;  // Full rows only for the rows that asked (the debug path).
-    for (const ForwardRow& row : rows) {
-      if (row.logits == nullptr && row.reduction == nullptr) continue;
-      const float* device_row = logits + next++ * vocab;
-      if (row.logits == nullptr) continue;
-      RETURN_IF_CUDA(cudaMemcpyAsync(row.logits, device_row, vocab * sizeof(float),
+    if (rows[s].logits != nullptr || rows[s].reduction != nullptr) ++logit_row;
+  }
+  RETURN_IF_ERROR(UploadBatch(plan));
+  RETURN_IF_ERROR(CarveActivations(plan));
+  RETURN_IF_ERROR(PlaceScores(rows, plan));
+  return plan;
+}
+
+absl::Status CudaBackend::Emit(const StepPlan& plan, const TensorTap& tap, std::string_view name,
+                               const float* data, int64_t cols, int64_t stride) {
+  if (!tap) return absl::OkStatus();
+  cudaStream_t stream = context_->stream();
+  std::vector<float> host(plan.t * cols);
+  RETURN_IF_CUDA(cudaMemcpy2DAsync(host.data(), cols * sizeof(float), data, stride * sizeof(float),
+                                   cols * sizeof(float), plan.t, cudaMemcpyDeviceToHost, stream),
+                 "tap copy");
+  RETURN_IF_CUDA(cudaStreamSynchronize(stream), "tap copy");
+  tap(name, host.data(), plan.t, cols);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const float*> CudaBackend::NormInput(const StepPlan& plan, const float* weight,
+                                                    bool add_delta) {
+  if (plan.fused) return plan.x;
+  const int64_t hidden = config_.hidden_size;
+  RETURN_IF_CUDA(
+      kernels::LaunchRmsNorm({add_delta ? plan.delta : plan.x, add_delta ? plan.x : nullptr, weight,
+                              plan.h, plan.t, hidden, hidden, hidden, hidden, config_.rms_norm_eps},
+                             context_->stream()),
+      "rms_norm");
+  return plan.h;
+}
+
+absl::Status CudaBackend::Gemv(const StepPlan& plan, const float* in, int64_t in_dim,
+                               const uint16_t* w, int64_t out_dim, float* out,
+                               const float* norm_weight, const int32_t* rows, int64_t m) {
+  kernels::GemvParams p{in, rows, w, out, m, out_dim, in_dim, in_dim, out_dim};
+  p.norm_weight = norm_weight;
+  p.norm_eps = config_.rms_norm_eps;
+  p.accumulate = out == plan.x;
+  return CudaStatus(kernels::LaunchGemvBf16(p, context_->stream()), "gemv");
+}
+
+absl::Status CudaBackend::Project(const StepPlan& plan, const float* in, int64_t in_dim,
+                                  const uint16_t* w, int64_t out_dim, float* out,
+                                  const float* norm_weight) {
+  if (plan.fused) return Gemv(plan, in, in_dim, w, out_dim, out, norm_weight, nullptr, plan.t);
+  return context_->Matmul(
+      {in, w, WeightType::kBF16, out, plan.t, out_dim, in_dim, in_dim, out_dim});
+}
+
+absl::Status CudaBackend::ProjectResidual(const StepPlan& plan, const float* in, int64_t in_dim,
+                                          const uint16_t* w) {
+  return Project(plan, in, in_dim, w, config_.hidden_size, plan.fused ? plan.x : plan.delta,
+                 nullptr);
+}
+
+absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const TensorTap& tap) {
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  const int64_t qkv_dim = q_dim + 2 * kv_dim, t = plan.t;
+  cudaStream_t stream = context_->stream();
+  const Layer& layer = layers_[l];
+  const std::string prefix = absl::StrCat("layer", l, ".");
+  float* q = plan.qkv;
+  float* k = plan.qkv + q_dim;
+  float* v = plan.qkv + q_dim + kv_dim;
+  ASSIGN_OR_RETURN(const float* in, NormInput(plan, layer.attn_norm, /*add_delta=*/l > 0));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_norm", plan.h, hidden, hidden));
+  RETURN_IF_ERROR(Project(plan, in, hidden, layer.qkv, qkv_dim, plan.qkv, layer.attn_norm));
+  // The k heads follow the q heads in each qkv row: one rotation over both.
+  RETURN_IF_CUDA(kernels::LaunchRope(
+                     {q, plan.cos, plan.sin, t, c.num_heads + c.num_kv_heads, hd, qkv_dim}, stream),
+                 "rope q, k");
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "q", q, q_dim, qkv_dim));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "k", k, kv_dim, qkv_dim));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "v", v, kv_dim, qkv_dim));
+  const kernels::PagedKvLayer cache = KvLayer(l);
+  // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
+  // read blocks another row fills.
+  RETURN_IF_CUDA(
+      kernels::LaunchPagedKvAppend({plan.batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),
+      "kv append");
+  const bool scores_here = plan.score_table != nullptr && l == c.num_layers - 1;
+  RETURN_IF_CUDA(
+      kernels::LaunchPagedAttention({plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
+                                     static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+                                     scores_here ? plan.score_table : nullptr},
+                                    {t, plan.splits, plan.workspace}, stream),
+      "attention");
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn", plan.attn, q_dim, q_dim));
+  RETURN_IF_ERROR(ProjectResidual(plan, plan.attn, q_dim, layer.o));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_out", plan.delta, hidden, hidden));
+  ASSIGN_OR_RETURN(in, NormInput(plan, layer.mlp_norm, /*add_delta=*/true));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_residual", plan.x, hidden, hidden));
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "mlp_norm", plan.h, hidden, hidden));
+  RETURN_IF_ERROR(Project(plan, in, hidden, layer.gate_up, 2 * ffn, plan.gate_up, layer.mlp_norm));
+  RETURN_IF_CUDA(
+      kernels::LaunchSwiglu(
+          {plan.gate_up, plan.gate_up + ffn, plan.act, t, ffn, 2 * ffn, 2 * ffn, ffn}, stream),
+      "swiglu");
+  RETURN_IF_ERROR(Emit(plan, tap, prefix + "mlp_act", plan.act, ffn, ffn));
+  RETURN_IF_ERROR(ProjectResidual(plan, plan.act, ffn, layer.down));
+  return Emit(plan, tap, prefix + "mlp_out", plan.delta, hidden, hidden);
+}
+
+absl::Status CudaBackend::EnqueueForward(const StepPlan& plan, const TensorTap& tap) {
+  const model::ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size;
+  cudaStream_t stream = context_->stream();
+  RETURN_IF_CUDA(kernels::LaunchEmbedding({plan.tokens, embed_, WeightType::kBF16, plan.x, plan.t,
+                                           c.vocab_size, hidden, hidden},
+                                          stream),
+                 "embedding");
+  RETURN_IF_ERROR(Emit(plan, tap, "embed", plan.x, hidden, hidden));
+  RETURN_IF_CUDA(kernels::LaunchRopeCosSin(
+                     {plan.positions, inv_freq_, plan.cos, plan.sin, plan.t, c.head_dim}, stream),
+                 "rope cos/sin");
+  for (int l = 0; l < c.num_layers; ++l) RETURN_IF_ERROR(EnqueueLayer(plan, l, tap));
+  ASSIGN_OR_RETURN(const float* in, NormInput(plan, final_norm_, /*add_delta=*/true));
+  RETURN_IF_ERROR(Emit(plan, tap, "final_norm", plan.h, hidden, hidden));
+  if (plan.num_logits == 0) return absl::OkStatus();
+  if (plan.fused) {
+    return Gemv(plan, in, hidden, lm_head_, c.vocab_size, plan.logits, final_norm_, plan.logit_rows,
+                plan.num_logits);
+  }
+  return context_->Logits({in, plan.logit_rows, lm_head_, WeightType::kBF16, plan.logits,
+                           plan.num_logits, hidden, c.vocab_size, hidden, c.vocab_size});
+}
+
+absl::Status CudaBackend::RunForward(const StepPlan& plan, const TensorTap& tap) {
+  // Graphs for decode steps (one token per row: the shapes repeat step after step); prefill and
+  // the tap's debug copies run eagerly.
+  if (!options_.cuda_graphs || tap || !plan.host.decode) return EnqueueForward(plan, tap);
+  const kernels::CudaGraphCache::Key key = {plan.t,
+                                            plan.batch.num_seqs,
+                                            plan.num_logits,
+                                            plan.splits,
+                                            plan.score_table != nullptr,
+                                            plan.fused,
+                                            reinterpret_cast<int64_t>(batch_.get()),
+                                            reinterpret_cast<int64_t>(activations_.get()),
+                                            reinterpret_cast<int64_t>(plan.logits),
+                                            reinterpret_cast<int64_t>(plan.score_table),
+                                            reinterpret_cast<int64_t>(plan.workspace),
+                                            reinterpret_cast<int64_t>(context_->staging())};
+  return graphs_.Run(key, context_->stream(), [&] { return EnqueueForward(plan, tap); });
+}
+
+absl::Status CudaBackend::Step(std::span<const ForwardRow> rows, const TensorTap& tap) {
+  ASSIGN_OR_RETURN(const StepPlan plan, PrepareStep(rows, static_cast<bool>(tap)));
+  RETURN_IF_ERROR(RunForward(plan, tap));
+  cudaStream_t stream = context_->stream();
+  const int64_t vocab = config_.vocab_size;
+  if (!plan.reduced.empty()) {
+    RETURN_IF_ERROR(reducer_->Enqueue(
+        plan.reduced, {plan.logits, plan.num_logits, plan.score_table, plan.batch.kv_len}));
+  }
+  if (tap && plan.num_logits > 0) {
+    host_logits_.resize(plan.num_logits * vocab);
+    RETURN_IF_CUDA(
+        cudaMemcpyAsync(host_logits_.data(), plan.logits, host_logits_.size() * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream),
+        "logits download");
+  }
+  int64_t next = 0;  // Full rows only for the rows that asked (the debug path).
+  for (size_t s = 0; s < rows.size(); ++s) {
+    const bool projected = rows[s].logits != nullptr || rows[s].reduction != nullptr;
+    const float* device_row = projected ? plan.logits + next++ * vocab : nullptr;
+    if (rows[s].logits != nullptr) {
+      RETURN_IF_CUDA(cudaMemcpyAsync(rows[s].logits, device_row, vocab * sizeof(float),
                                      cudaMemcpyDeviceToHost, stream),
                      "logits download");
     }
-  }
-  for (int64_t s = 0; s < num_seqs; ++s) {
-    if (rows[s].last_scores == nullptr) continue;
-    RETURN_IF_CUDA(
-        cudaMemcpyAsync(rows[s].last_scores, static_cast<float*>(scores_.get()) + score_offsets[s],
-                        c.num_heads * int64_t{kv_len[s]} * sizeof(float), cudaMemcpyDeviceToHost,
-                        stream),
-        "scores download");
+    if (rows[s].last_scores != nullptr) {
+      RETURN_IF_CUDA(
+          cudaMemcpyAsync(rows[s].last_scores,
+                          static_cast<float*>(scores_.get()) + plan.score_offsets[s],
+                          config_.num_heads * int64_t{plan.host.kv_len[s]} * sizeof(float),
+                          cudaMemcpyDeviceToHost, stream),
+          "scores download");
+    }
   }
   RETURN_IF_CUDA(cudaStreamSynchronize(stream), "forward step");
-  if (tap && num_logits > 0) tap("logits", host_logits_.data(), num_logits, vocab);
-  if (!reduced.empty()) reducer_->Finish(reduced);
+  if (tap && plan.num_logits > 0) tap("logits", host_logits_.data(), plan.num_logits, vocab);
+  if (!plan.reduced.empty()) reducer_->Finish(plan.reduced);
   return absl::OkStatus();
 }
 

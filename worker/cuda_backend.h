@@ -7,10 +7,11 @@
 //
 // A step uploads its batch description once, launches everything on the context's stream — the
 // row reductions too (cuda_row_reducer.h), whose records come back in one pinned copy — and
-// synchronises once at the end. Full logits and score rows travel only for callers that ask for
-// them (the debug path) and for reductions wanting more candidates than the device top-K keeps,
-// which are reduced on the host. Every entry point binds the backend's device to the calling
-// thread first, so any thread may drive it.
+// synchronises once at the end. A decode step's launches are replayed as one CUDA graph once
+// its shape repeats; projections of up to kGemvMaxRows rows run as GEMVs (gemv_cuda.h). Full logits
+// and score rows travel only for callers that ask for them (the debug path) and for reductions
+// wanting more candidates than the device top-K keeps, which are reduced on the host. Every entry
+// point binds the backend's device to the calling thread first, so any thread may drive it.
 #ifndef ARBOR_WORKER_CUDA_BACKEND_H_
 #define ARBOR_WORKER_CUDA_BACKEND_H_
 
@@ -18,11 +19,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda_buffer.h"
 #include "kernels/cuda_context.h"
+#include "kernels/cuda_graph_cache.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "worker/backend.h"
@@ -37,6 +40,8 @@ struct CudaBackendOptions {
   int32_t kv_blocks = 1024;  // KV capacity in blocks (per layer pool).
   int32_t block_size = 16;   // Tokens per KV block.
   KvDtype kv_dtype = KvDtype::kBF16;
+  // Decode steps replayed as CUDA graphs (kernels/cuda_graph_cache.h); off: every launch eager.
+  bool cuda_graphs = true;
 };
 
 class CudaBackend : public Backend {
@@ -56,6 +61,10 @@ class CudaBackend : public Backend {
   int32_t kv_block_size() const override { return options_.block_size; }
   absl::Status CopyKvBlocks(std::span<const BlockCopy> copies) override;
   absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap = {}) override;
+  // Graphs captured and replayed so far (the benchmark reports them).
+  const kernels::CudaGraphCache& graphs() const { return graphs_; }
+  // Turns graph replay on or off from the next step (benchmarks compare both).
+  void set_cuda_graphs(bool on) { options_.cuda_graphs = on; }
   // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
   absl::Status Usable() override { return context_->Usable(); }
 
@@ -86,8 +95,36 @@ class CudaBackend : public Backend {
   absl::StatusOr<float*> UploadVector(const TensorLookup& lookup, const std::string& name,
                                       int64_t size);
   absl::StatusOr<void*> Allocate(size_t bytes);
-  // The forward of `rows` whose reductions the device serves (Forward reduces the others).
+  struct StepPlan;
+  // The forward of `rows` whose reductions the device serves (Forward reduces the others):
+  // PrepareStep lays the step out on the device, RunForward launches it (replaying a graph for
+  // a repeated decode shape), then reductions and downloads, and one synchronisation.
   absl::Status Step(std::span<const ForwardRow> rows, const TensorTap& tap);
+  absl::StatusOr<StepPlan> PrepareStep(std::span<const ForwardRow> rows, bool tapped);
+  absl::Status UploadBatch(StepPlan& plan);
+  absl::Status CarveActivations(StepPlan& plan);
+  absl::Status PlaceScores(std::span<const ForwardRow> rows, StepPlan& plan);
+  absl::Status RunForward(const StepPlan& plan, const TensorTap& tap);
+  // Launches only (no synchronisation, no allocation) unless `tap` is set: capturable.
+  absl::Status EnqueueForward(const StepPlan& plan, const TensorTap& tap);
+  absl::Status EnqueueLayer(const StepPlan& plan, int layer, const TensorTap& tap);
+  // The input of a projection that follows an RMSNorm with `weight`: unfused, the norm runs now
+  // into h (adding the last sublayer's delta into x first when `add_delta`); fused, x itself
+  // (the GEMV normalises it).
+  absl::StatusOr<const float*> NormInput(const StepPlan& plan, const float* weight, bool add_delta);
+  // in → out through w; fused, a GEMV normalising `in` with `norm_weight`.
+  absl::Status Project(const StepPlan& plan, const float* in, int64_t in_dim, const uint16_t* w,
+                       int64_t out_dim, float* out, const float* norm_weight);
+  // A sublayer's output: unfused into delta (the next norm adds it); fused, added into x.
+  absl::Status ProjectResidual(const StepPlan& plan, const float* in, int64_t in_dim,
+                               const uint16_t* w);
+  // One GEMV of m rows (gathered by `rows` when set); accumulates when `out` is the residual x.
+  absl::Status Gemv(const StepPlan& plan, const float* in, int64_t in_dim, const uint16_t* w,
+                    int64_t out_dim, float* out, const float* norm_weight, const int32_t* rows,
+                    int64_t m);
+  // Copies a [t, cols] tensor (row stride `stride`) to the tap, synchronously; no-op without one.
+  absl::Status Emit(const StepPlan& plan, const TensorTap& tap, std::string_view name,
+                    const float* data, int64_t cols, int64_t stride);
 
   model::ModelConfig config_;
   CudaBackendOptions options_;
@@ -100,10 +137,12 @@ class CudaBackend : public Backend {
   std::vector<Layer> layers_;
   std::vector<void*> k_cache_, v_cache_;  // Per layer, options_.kv_dtype elements.
   int64_t weight_bytes_ = 0;
+  bool gemv_dims_ = false;  // Every projection's input width suits the GEMV (a multiple of 8).
   // Per-step storage: the packed batch description, activations, logits, scores, workspace.
   kernels::CudaBuffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;
   std::vector<float> host_logits_;
   std::unique_ptr<CudaRowReducer> reducer_;
+  kernels::CudaGraphCache graphs_;
 };
 
 }  // namespace arbor::worker

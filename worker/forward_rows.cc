@@ -1,8 +1,31 @@
 #include "worker/forward_rows.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace arbor::worker {
+
+StepBatch MakeStepBatch(std::span<const ForwardRow> rows, int32_t block_size) {
+  StepBatch b;
+  for (const ForwardRow& row : rows) {
+    const int32_t n = static_cast<int32_t>(row.tokens.size());
+    b.decode &= n == 1;
+    b.q_start.push_back(b.q_start.back() + n);
+    b.kv_len.push_back(row.start_pos + n);
+    b.max_kv_len = std::max(b.max_kv_len, b.kv_len.back());
+    const int64_t blocks = (int64_t{b.kv_len.back()} + block_size - 1) / block_size;
+    b.block_ids.insert(b.block_ids.end(), row.block_table.begin(),
+                       row.block_table.begin() + blocks);
+    b.block_start.push_back(static_cast<int32_t>(b.block_ids.size()));
+    b.tokens.insert(b.tokens.end(), row.tokens.begin(), row.tokens.end());
+    for (int32_t i = 0; i < n; ++i) b.positions.push_back(row.start_pos + i);
+    if (row.logits != nullptr || row.reduction != nullptr) {
+      b.logit_rows.push_back(b.q_start.back() - 1);
+    }
+  }
+  return b;
+}
 
 absl::Status ValidateForwardRows(std::span<const ForwardRow> rows, int32_t vocab_size,
                                  int32_t block_size, int32_t kv_blocks) {

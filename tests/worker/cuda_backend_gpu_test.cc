@@ -4,11 +4,13 @@
 // Also: a backend driven from a thread other than the creating one (whose current device is
 // another) still runs on its own device, a sticky error (an illegal address) makes the backend
 // report itself unusable, and the device's row reductions equal the host's on the same rows.
-// Skips without a device. Tolerance: the GEMMs read bf16 activations where the CPU keeps fp32, so
+// Decode steps replayed from CUDA graphs equal eager ones bit for bit. Skips without a device.
+// Tolerance: the GEMMs of many rows read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <random>
@@ -243,6 +245,64 @@ TEST(CudaBackendReductions, EqualTheHostReductionOfTheStepsFullRows) {
   }
 }
 
+// Decode steps replayed from CUDA graphs give the same bits as eager launches: two backends on
+// one model, graphs on and off, prefill three sequences, then decode them greedily together.
+TEST(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(5);
+  const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
+  const int32_t vocab = model.config().vocab_size, heads = model.config().num_heads;
+  std::unique_ptr<CudaBackend> backends[2];
+  for (bool graphs : {false, true}) {
+    auto b = CudaBackend::Create(
+        model.config(), model.Lookup(),
+        {.device = 0, .kv_blocks = 64, .block_size = 16, .cuda_graphs = graphs});
+    ASSERT_TRUE(b.ok()) << b.status();
+    backends[graphs] = std::move(b).value();
+  }
+  const std::vector<int32_t> lengths = {37, 5, 130};
+  std::vector<std::vector<int32_t>> tables, prompts;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    tables.push_back(Table(static_cast<int32_t>(s) * 20, lengths[s] + 24, 16));
+    prompts.push_back(Tokens(rng, lengths[s], vocab));
+  }
+  std::vector<int32_t> next(lengths.size());
+  for (int step = -1; step < 12; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    std::vector<float> logits[2][3], scores[2][3];
+    RowReduction reductions[2][3];
+    for (int g = 0; g < 2; ++g) {
+      std::vector<ForwardRow> rows;
+      for (size_t s = 0; s < lengths.size(); ++s) {
+        const bool prefill = step < 0;
+        const int32_t start = prefill ? 0 : lengths[s] + step;
+        logits[g][s].assign(vocab, NAN);
+        scores[g][s].assign(static_cast<size_t>(heads) * (start + (prefill ? lengths[s] : 1)), NAN);
+        reductions[g][s].request.candidates = 20;
+        rows.push_back(
+            {prefill ? std::span<const int32_t>(prompts[s]) : std::span<const int32_t>(&next[s], 1),
+             start, tables[s], &reductions[g][s], logits[g][s].data(), scores[g][s].data()});
+      }
+      const absl::Status status = backends[g]->Forward(rows);
+      ASSERT_TRUE(status.ok()) << status;
+    }
+    for (size_t s = 0; s < lengths.size(); ++s) {
+      EXPECT_EQ(std::memcmp(logits[0][s].data(), logits[1][s].data(), vocab * sizeof(float)), 0)
+          << "row " << s;
+      EXPECT_EQ(std::memcmp(scores[0][s].data(), scores[1][s].data(),
+                            scores[0][s].size() * sizeof(float)),
+                0)
+          << "row " << s;
+      EXPECT_EQ(reductions[0][s].logits.entropy, reductions[1][s].logits.entropy);
+      EXPECT_EQ(reductions[0][s].candidates.ids, reductions[1][s].candidates.ids);
+      next[s] = reductions[0][s].candidates.ids[0];
+    }
+  }
+  EXPECT_EQ(backends[0]->graphs().replays(), 0);
+  EXPECT_GE(backends[1]->graphs().captures(), 1);
+  EXPECT_GE(backends[1]->graphs().replays(), 10);
+}
+
 // Logits of one 5-token prefill of `backend`, on the calling thread.
 std::vector<float> PrefillLogits(CudaBackend& backend, const std::vector<int32_t>& tokens) {
   std::vector<float> logits(backend.config().vocab_size, NAN);
@@ -289,9 +349,8 @@ int StickyErrorOutcome() {
   const ForwardRow row{tokens, 0, table, nullptr, logits.data()};
   if ((*backend)->Forward({&row, 1}).ok()) return 4;
   const absl::Status usable = (*backend)->Usable();
-  return !usable.ok() && usable.message().find("cudaErrorIllegalAddress") != std::string::npos
-             ? 0
-             : 5;
+  return !usable.ok() && usable.message().find("cudaErrorIllegalAddress") != std::string::npos ? 0
+                                                                                               : 5;
 }
 
 // In a child process (death-test style "threadsafe" re-executes the binary): a sticky error
