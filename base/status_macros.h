@@ -1,7 +1,7 @@
 // RETURN_IF_ERROR and ASSIGN_OR_RETURN: early return on error for absl::Status / StatusOr.
 //
 // The abseil shipped with Debian 12 (20220623) predates absl/status/status_macros.h, and error
-// handling by value is the house style (DESIGN.md §8), so every library uses these two.
+// handling by value is the house style (docs/ARCHITECTURE.md §8), so every library uses these two.
 #ifndef ARBOR_BASE_STATUS_MACROS_H_
 #define ARBOR_BASE_STATUS_MACROS_H_
 

@@ -1,5 +1,5 @@
-// Statistics of the last layer's attention for the current query (DESIGN.md §4.1): per query
-// head h, over the keys it may see, with scaled scores s = q·k/√d and A = softmax(s):
+// Statistics of the last layer's attention for the current query (docs/ARCHITECTURE.md §4.1): per
+// query head h, over the keys it may see, with scaled scores s = q·k/√d and A = softmax(s):
 //   E_h = −Σ_k A·log2 A;  attn_entropy = mean_h E_h;  attn_varentropy = population variance of
 //   E_h over heads;  attn_head_varentropy = mean_h Σ_k A·(log2 A + E_h)²;
 //   agreement = mean over heads and keys of |A_hk − mean_h A_hk|;

@@ -1,5 +1,5 @@
-// The decision matrix of DESIGN.md §4.2: from one step's metrics, the policy and the job's
-// budgets, which strategy to take and with which adjusted sampling parameters. Pure and
+// The decision matrix of docs/ARCHITECTURE.md §4.2: from one step's metrics, the policy and the
+// job's budgets, which strategy to take and with which adjusted sampling parameters. Pure and
 // deterministic, so the worker's local policy and the coordinator always agree.
 //
 //  # | condition              | SEARCH (default)               | CANONICAL

@@ -1,7 +1,8 @@
-// Uncertainty of the next-token distribution from one row of raw logits (DESIGN.md §4.1):
-// entropy and varentropy in bits, log-sum-exp, and the top-K tokens with their log-probabilities
-// at temperature 1. This is the worker's CPU path and the reference for the fused GPU pass; a
-// GPU kernel reduces the row into SoftmaxMoments chunks and finishes with FinishLogitMetrics.
+// Uncertainty of the next-token distribution from one row of raw logits (docs/ARCHITECTURE.md
+// §4.1): entropy and varentropy in bits, log-sum-exp, and the top-K tokens with their
+// log-probabilities at temperature 1. This is the worker's CPU path and the reference for the fused
+// GPU pass; a GPU kernel reduces the row into SoftmaxMoments chunks and finishes with
+// FinishLogitMetrics.
 #ifndef ARBOR_ENTROPIX_LOGIT_METRICS_H_
 #define ARBOR_ENTROPIX_LOGIT_METRICS_H_
 

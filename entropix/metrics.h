@@ -1,5 +1,5 @@
 // The per-step uncertainty the policy decides on: logit and attention metrics together, field for
-// field the message arbor.v1.Metrics (rpc/policy_convert.h maps between them).
+// field the message arbor.v1.Metrics (policy/policy_convert.h maps between them).
 #ifndef ARBOR_ENTROPIX_METRICS_H_
 #define ARBOR_ENTROPIX_METRICS_H_
 

@@ -1,6 +1,6 @@
-// The entropix policy: every threshold, coefficient and option of DESIGN.md §4.2, with the
-// canonical defaults. Mirrors message arbor.v1.PolicyConfig field for field (same names, same
-// nesting); rpc/policy_convert.h converts, so this library stays free of protobuf.
+// The entropix policy: every threshold, coefficient and option of docs/ARCHITECTURE.md §4.2, with
+// the canonical defaults. Mirrors message arbor.v1.PolicyConfig field for field (same names, same
+// nesting); policy/policy_convert.h converts, so this library stays free of protobuf.
 #ifndef ARBOR_ENTROPIX_POLICY_CONFIG_H_
 #define ARBOR_ENTROPIX_POLICY_CONFIG_H_
 
@@ -22,7 +22,7 @@ enum class BranchMode {
   kBeam,     // Keep the best `width` by cumulative logprob at every step.
 };
 
-// Sampling parameters (DESIGN.md §4.3); also the adjusted parameters a Decision carries.
+// Sampling parameters (docs/ARCHITECTURE.md §4.3); also the adjusted parameters a Decision carries.
 struct SamplingParams {
   float temperature = 0.666f;  // (0, 10].
   float top_p = 0.90f;         // (0, 1].

@@ -1,4 +1,5 @@
-// The one sampler of DESIGN.md §4.3, over a candidate list (a full logits row or a top-K):
+// The one sampler of docs/ARCHITECTURE.md §4.3, over a candidate list (a full logits row or a
+// top-K):
 //   temperature → min_p (drop p < min_p·p_max) → top_k → descending top_p (keep ≥ 1)
 //   → renormalise → categorical draw with a counter-based uniform.
 // On top of it: ADAPTIVE multi-sample with the canonical score, distinct candidates for BRANCH,

@@ -1,4 +1,4 @@
-// What the policy chose at one step; mirrors enum arbor.v1.Strategy (DESIGN.md §4.2).
+// What the policy chose at one step; mirrors enum arbor.v1.Strategy (docs/ARCHITECTURE.md §4.2).
 #ifndef ARBOR_ENTROPIX_STRATEGY_H_
 #define ARBOR_ENTROPIX_STRATEGY_H_
 

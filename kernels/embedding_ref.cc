@@ -1,6 +1,6 @@
 #include "base/bf16.h"
 #include "kernels/embedding.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/quant/quant_blocks.h"
 
 namespace arbor::kernels {
 

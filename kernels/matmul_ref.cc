@@ -2,7 +2,7 @@
 
 #include "kernels/cpu_simd.h"
 #include "kernels/matmul.h"
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_matmul.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/paged_attention_cascade_cuda.h"
 #include "kernels/paged_attention_cuda.h"
 #include "kernels/paged_kv_cuda.h"
 
@@ -55,8 +56,13 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t seq = DeviceSeqOfToken(p.batch, token);
   const int64_t n_keys = DevicePagedPosition(p.batch, seq, token) + 1;
+  // With cascade, the shared prefix is the prefix kernel's: this one attends the keys after it.
+  const int64_t own = launch.cascade.key_begin != nullptr ? launch.cascade.key_begin[seq] : 0;
   int64_t begin, end;
-  SplitRange(n_keys, launch.num_splits, split, &begin, &end);
+  SplitRange(n_keys - own, launch.num_splits, split, &begin, &end);
+  begin += own;
+  end += own;
+  const int64_t total_splits = TotalSplits(launch);
   float* scores_out = nullptr;
   if (p.last_scores != nullptr && token == p.batch.q_start[seq + 1] - 1) {
     scores_out = p.last_scores[seq];
@@ -181,34 +187,34 @@ __global__ void __launch_bounds__(kThreads)
       for (int k = 0; k < key_lanes; ++k) {
         sum += red_s[(k * chunks + dim / kVec) * kVec + dim % kVec];
       }
-      if (launch.num_splits == 1) {
+      if (total_splits == 1) {
         p.out[token * p.out_stride + (head0 + g) * d + dim] = sum / l_s[g];
       } else {
-        const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + g;
+        const int64_t row = (token * total_splits + split) * p.num_heads + head0 + g;
         launch.workspace[row * (d + 2) + dim] = sum;
       }
     }
     __syncthreads();
   }
-  if (launch.num_splits > 1 && threadIdx.x < group) {
-    const int64_t row = (token * launch.num_splits + split) * p.num_heads + head0 + threadIdx.x;
+  if (total_splits > 1 && threadIdx.x < group) {
+    const int64_t row = (token * total_splits + split) * p.num_heads + head0 + threadIdx.x;
     launch.workspace[row * (d + 2) + d] = m_s[threadIdx.x];
     launch.workspace[row * (d + 2) + d + 1] = l_s[threadIdx.x];
   }
 }
 
 // One block per (token, head), threads over head_dim: rescale each split to the global maximum.
-// Empty splits carry (−inf, 0) and weigh nothing; split 0 always holds a key.
+// Empty splits carry (−inf, 0) and weigh nothing; some split of every query holds a key.
 __global__ void CombineKernel(PagedAttentionParams p, PagedAttentionLaunch launch) {
   const int64_t token = blockIdx.x, head = blockIdx.y;
-  const int64_t d = p.cache.head_dim;
-  const float* rows = launch.workspace + (token * launch.num_splits * p.num_heads + head) * (d + 2);
+  const int64_t d = p.cache.head_dim, splits = TotalSplits(launch);
+  const float* rows = launch.workspace + (token * splits * p.num_heads + head) * (d + 2);
   const int64_t split_stride = p.num_heads * (d + 2);
   float m = -INFINITY;
-  for (int64_t s = 0; s < launch.num_splits; ++s) m = fmaxf(m, rows[s * split_stride + d]);
+  for (int64_t s = 0; s < splits; ++s) m = fmaxf(m, rows[s * split_stride + d]);
   for (int64_t dim = threadIdx.x; dim < d; dim += blockDim.x) {
     float num = 0.0f, den = 0.0f;
-    for (int64_t s = 0; s < launch.num_splits; ++s) {
+    for (int64_t s = 0; s < splits; ++s) {
       const float* r = rows + s * split_stride;
       if (r[d + 1] == 0.0f) continue;
       const float w = expf(r[d] - m);
@@ -249,8 +255,11 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
   const int64_t group = p.num_heads / kv_heads;
   if (group > kMaxGroup || d > kMaxHeadDim || d % kVec != 0 || kv_heads > 65535 ||
       launch.num_splits < 1 || launch.num_splits > 65535 ||
-      (launch.num_splits > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
+      (TotalSplits(launch) > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
     return cudaErrorInvalidValue;
+  }
+  if (launch.cascade.num_groups > 0) {
+    if (const cudaError_t e = LaunchCascadePrefix(p, launch, stream); e != cudaSuccess) return e;
   }
   const dim3 grid(launch.num_tokens, kv_heads, launch.num_splits);
   if (p.cache.bf16()) {
@@ -258,7 +267,7 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
   } else {
     Attend(grid, group, stream, p, launch, p.cache.k, p.cache.v);
   }
-  if (launch.num_splits > 1) {
+  if (TotalSplits(launch) > 1) {
     CombineKernel<<<dim3(launch.num_tokens, p.num_heads), std::min<int64_t>(d, 256), 0, stream>>>(
         p, launch);
   }

@@ -18,17 +18,51 @@
 
 namespace arbor::kernels {
 
-struct PagedAttentionLaunch {
-  int64_t num_tokens = 0;      // batch.q_start[num_seqs], known on the host.
-  int64_t num_splits = 1;      // Key ranges per query; 1 writes `out` directly.
-  float* workspace = nullptr;  // PagedAttentionWorkspaceFloats(...) floats when num_splits > 1.
+// Cascade attention for sibling branches: decode queries whose sequences share a prefix of
+// their block tables (the same physical blocks) are grouped, and each group's prefix keys are
+// read once for all its queries — one CTA per (group, kv head, prefix split) holds a tile of K
+// and V in shared memory and scores every member's query heads against it — instead of once per
+// sequence. Each query's own keys (from key_begin on) go through the plain kernel; the prefix
+// and own partials merge by log-sum-exp in the combine kernel. Every query token of the step
+// must be in exactly one group (a group of one with prefix_len 0 reads no prefix), and each
+// member's prefix must lie strictly below its position (decode rows: prefix_len < kv_len).
+struct CascadeGroups {
+  int64_t num_groups = 0;                // 0: no cascade.
+  const int32_t* group_start = nullptr;  // [num_groups + 1] offsets into `tokens`.
+  const int32_t* tokens = nullptr;       // Each group's query tokens, group after group.
+  const int32_t* seq = nullptr;         // [num_groups] a member whose block table holds the prefix.
+  const int32_t* prefix_len = nullptr;  // [num_groups] shared prefix keys.
+  const int32_t* key_begin = nullptr;   // [num_seqs] each sequence's group's prefix_len.
+  int64_t num_splits = 1;               // Key ranges of each group's prefix.
+  int64_t max_members = 0;              // Most tokens in one group (≤ CascadeMaxMembers).
 };
 
-// Floats of workspace a launch with these sizes needs (0 without splits).
+// Most query tokens one cascade group may hold for `group` query heads per kv head (the members'
+// accumulators live in shared memory).
+inline int64_t CascadeMaxMembers(int64_t group) { return 128 / group; }
+
+struct PagedAttentionLaunch {
+  int64_t num_tokens = 0;      // batch.q_start[num_seqs], known on the host.
+  int64_t num_splits = 1;      // Key ranges per query; 1 (without cascade) writes `out` directly.
+  float* workspace = nullptr;  // PagedAttentionWorkspaceFloats(...) floats when splits > 1.
+  CascadeGroups cascade;
+};
+
+// Partial rows per query: the plain kernel's splits, then the cascade's prefix splits.
+__host__ __device__ inline int64_t TotalSplits(const PagedAttentionLaunch& launch) {
+  return launch.num_splits + (launch.cascade.num_groups > 0 ? launch.cascade.num_splits : 0);
+}
+
+// Floats of workspace a launch with these sizes needs (0 without splits); `num_splits` counts
+// every partial row per query (TotalSplits).
 inline int64_t PagedAttentionWorkspaceFloats(int64_t num_tokens, int64_t num_heads,
                                              int64_t head_dim, int64_t num_splits) {
   return num_splits > 1 ? num_tokens * num_splits * num_heads * (head_dim + 2) : 0;
 }
+
+// Prefix splits that fill a device of `multiprocessors` SMs for `num_groups` groups.
+int64_t CascadeSplits(int64_t num_groups, int64_t num_kv_heads, int64_t max_prefix_len,
+                      int multiprocessors);
 
 // Splits that fill a device of `multiprocessors` SMs (about two CTAs each) without cutting
 // ranges below one tile of keys: 1 for prefill-sized batches, more for few long decode rows.

@@ -101,7 +101,7 @@ bool AllFinite(const TensorView& tensor) {
 absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& path,
                                                              ProgressCallback progress) {
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
-  checkpoint->dir_ = path;
+  checkpoint->path_ = path;
   TensorSources found;
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
@@ -122,7 +122,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
 }
 
 absl::Status Checkpoint::OpenSafetensors(TensorSources& found) {
-  const std::string& dir = dir_;
+  const std::string& dir = path_;
   auto add_file = [&](const std::string& path) -> absl::Status {
     ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file, SafetensorsFile::Open(path));
     for (const TensorView& tensor : file->tensors()) {
@@ -159,12 +159,12 @@ absl::Status Checkpoint::OpenSafetensors(TensorSources& found) {
 }
 
 absl::Status Checkpoint::OpenGguf(TensorSources& found) {
-  ASSIGN_OR_RETURN(gguf_, GgufFile::Open(dir_));
+  ASSIGN_OR_RETURN(gguf_, GgufFile::Open(path_));
   ASSIGN_OR_RETURN(GgufLlama model, MapGgufLlama(*gguf_));
   config_ = std::move(model.config);
-  if (config_.name.empty()) config_.name = std::filesystem::path(dir_).stem().string();
+  if (config_.name.empty()) config_.name = std::filesystem::path(path_).stem().string();
   owned_ = std::move(model.owned);
-  for (auto& [name, view] : model.tensors) found.emplace(name, std::make_pair(view, dir_));
+  for (auto& [name, view] : model.tensors) found.emplace(name, std::make_pair(view, path_));
   return absl::OkStatus();
 }
 
@@ -174,7 +174,7 @@ absl::Status Checkpoint::Adopt(TensorSources& found) {
   for (const TensorSpec& spec : LlamaTensorSpecs(config, DType::kF32)) {
     auto it = found.find(spec.name);
     if (it == found.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(dir_, ": tensor '", spec.name,
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", spec.name,
                                                      "' is missing (expected shape ",
                                                      ShapeString(spec.shape), ")"));
     }
@@ -190,7 +190,7 @@ absl::Status Checkpoint::Adopt(TensorSources& found) {
   for (const auto& [name, entry] : found) {
     // Tied checkpoints sometimes still store lm_head: harmless when it has the right shape.
     if (IsIgnorable(name) ||
-        (name == "lm_head.weight" && config.tie_word_embeddings &&
+        (name == kLmHeadName && config.tie_word_embeddings &&
          entry.first.shape == std::vector<int64_t>{config.vocab_size, config.hidden_size})) {
       continue;
     }
@@ -210,7 +210,7 @@ absl::Status Checkpoint::CheckFinite(const ProgressCallback& progress) const {
   for (const auto& [name, tensor] : tensors_) {
     if (!AllFinite(tensor)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(dir_, ": tensor '", name, "' holds NaN or infinite values"));
+          absl::StrCat(path_, ": tensor '", name, "' holds NaN or infinite values"));
     }
     checked += tensor.nbytes;
     if (progress) progress(checked, weight_bytes_);
@@ -221,13 +221,13 @@ absl::Status Checkpoint::CheckFinite(const ProgressCallback& progress) const {
 absl::StatusOr<TensorView> Checkpoint::Tensor(absl::string_view name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) {
-    return absl::NotFoundError(absl::StrCat(dir_, ": no tensor '", name, "'"));
+    return absl::NotFoundError(absl::StrCat(path_, ": no tensor '", name, "'"));
   }
   return it->second;
 }
 
 const TensorView& Checkpoint::LmHead() const {
-  return tensors_.at(config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+  return tensors_.at(config_.tie_word_embeddings ? kEmbedTokensName : kLmHeadName);
 }
 
 std::vector<std::string> Checkpoint::TensorNames() const {

@@ -38,7 +38,7 @@ class Checkpoint {
                                                           ProgressCallback progress = {});
 
   // The directory or GGUF file opened.
-  const std::string& dir() const { return dir_; }
+  const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
   // A view of `name` (e.g. "model.layers.0.mlp.up_proj.weight", GGUF files included), valid
   // while this object lives; NOT_FOUND naming it otherwise.
@@ -61,7 +61,7 @@ class Checkpoint {
   absl::Status Adopt(TensorSources& found);
   absl::Status CheckFinite(const ProgressCallback& progress) const;
 
-  std::string dir_;
+  std::string path_;
   ModelConfig config_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::unique_ptr<GgufFile> gguf_;

@@ -1,7 +1,7 @@
 // Element types of checkpoint tensors: the float types of safetensors and GGUF, and GGUF's
 // block-quantized types, where a row is a run of fixed-size blocks (a scale, sometimes a
 // minimum, and packed integers). Only the layout lives here (what a file reader needs to check
-// sizes); the block structs and their dequantizers are in kernels/quant_blocks.h.
+// sizes); the block structs and their dequantizers are in kernels/quant/quant_blocks.h.
 #ifndef ARBOR_MODEL_DTYPE_H_
 #define ARBOR_MODEL_DTYPE_H_
 

@@ -6,6 +6,15 @@
 
 namespace arbor::model {
 
+LlamaLayerNames LlamaLayerTensorNames(int layer) {
+  const std::string p = absl::StrCat("model.layers.", layer, ".");
+  return {p + "input_layernorm.weight",  p + "self_attn.q_proj.weight",
+          p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight",
+          p + "self_attn.o_proj.weight", p + "post_attention_layernorm.weight",
+          p + "mlp.gate_proj.weight",    p + "mlp.up_proj.weight",
+          p + "mlp.down_proj.weight"};
+}
+
 std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype) {
   const int64_t hidden = config.hidden_size;
   const int64_t q_dim = static_cast<int64_t>(config.num_heads) * config.head_dim;
@@ -15,21 +24,21 @@ std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype)
   auto add = [&](std::string name, std::vector<int64_t> shape) {
     specs.push_back(TensorSpec{std::move(name), dtype, std::move(shape)});
   };
-  add("model.embed_tokens.weight", {config.vocab_size, hidden});
+  add(kEmbedTokensName, {config.vocab_size, hidden});
   for (int layer = 0; layer < config.num_layers; ++layer) {
-    const std::string prefix = absl::StrCat("model.layers.", layer, ".");
-    add(prefix + "input_layernorm.weight", {hidden});
-    add(prefix + "self_attn.q_proj.weight", {q_dim, hidden});
-    add(prefix + "self_attn.k_proj.weight", {kv_dim, hidden});
-    add(prefix + "self_attn.v_proj.weight", {kv_dim, hidden});
-    add(prefix + "self_attn.o_proj.weight", {hidden, q_dim});
-    add(prefix + "post_attention_layernorm.weight", {hidden});
-    add(prefix + "mlp.gate_proj.weight", {ffn, hidden});
-    add(prefix + "mlp.up_proj.weight", {ffn, hidden});
-    add(prefix + "mlp.down_proj.weight", {hidden, ffn});
+    const LlamaLayerNames n = LlamaLayerTensorNames(layer);
+    add(n.attn_norm, {hidden});
+    add(n.q, {q_dim, hidden});
+    add(n.k, {kv_dim, hidden});
+    add(n.v, {kv_dim, hidden});
+    add(n.o, {hidden, q_dim});
+    add(n.mlp_norm, {hidden});
+    add(n.gate, {ffn, hidden});
+    add(n.up, {ffn, hidden});
+    add(n.down, {hidden, ffn});
   }
-  add("model.norm.weight", {hidden});
-  if (!config.tie_word_embeddings) add("lm_head.weight", {config.vocab_size, hidden});
+  add(kFinalNormName, {hidden});
+  if (!config.tie_word_embeddings) add(kLmHeadName, {config.vocab_size, hidden});
   return specs;
 }
 

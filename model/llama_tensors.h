@@ -4,6 +4,7 @@
 #ifndef ARBOR_MODEL_LLAMA_TENSORS_H_
 #define ARBOR_MODEL_LLAMA_TENSORS_H_
 
+#include <string>
 #include <vector>
 
 #include "model/config.h"
@@ -11,6 +12,19 @@
 #include "model/tensor.h"
 
 namespace arbor::model {
+
+// The tensors outside the layers.
+inline constexpr char kEmbedTokensName[] = "model.embed_tokens.weight";
+inline constexpr char kFinalNormName[] = "model.norm.weight";
+inline constexpr char kLmHeadName[] = "lm_head.weight";
+
+// The names of layer N's tensors: "model.layers.N." then input_layernorm.weight,
+// self_attn.{q,k,v,o}_proj.weight, post_attention_layernorm.weight, mlp.{gate,up,down}_proj.weight.
+// The loaders of every backend and the checkpoint list read the names from here only.
+struct LlamaLayerNames {
+  std::string attn_norm, q, k, v, o, mlp_norm, gate, up, down;
+};
+LlamaLayerNames LlamaLayerTensorNames(int layer);
 
 // model.embed_tokens.weight [vocab, hidden]; per layer N: model.layers.N.input_layernorm.weight
 // [hidden], self_attn.{q,k,v,o}_proj.weight, post_attention_layernorm.weight [hidden],

@@ -169,7 +169,7 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.max_position_embeddings = 8192;
     config.rope_theta = 500000.0f;
     config.rope_scaling = {RopeScaling::Type::kLlama3, 8.0f, 1.0f, 4.0f, 1024};
-  } else if (preset == kLlama3Preset) {  // DESIGN.md §9: Llama-3.2-1B exactly.
+  } else if (preset == kLlama3Preset) {  // docs/ARCHITECTURE.md §9: Llama-3.2-1B exactly.
     config.num_layers = 16;
     config.hidden_size = 2048;
     config.num_heads = 32;

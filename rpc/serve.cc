@@ -9,7 +9,8 @@
 namespace arbor::rpc {
 
 int ServeUntilTerminated(const ServeOptions& options, const std::vector<grpc::Service*>& services) {
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options.listen, services, options.credentials);
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(options.listen, services, options.credentials);
   if (!server.ok()) {
     spdlog::error("{}", server.status().ToString());
     return 1;

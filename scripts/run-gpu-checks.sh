@@ -8,7 +8,8 @@
 # summary.txt, one line per check: name, exit code, seconds. The checks: every GPU test; an
 # end-to-end job (a coordinator and one worker with --device=cuda:0 on a random-weight `small`
 # checkpoint, one `arbor generate`); then, unless --quick: the CUDA decode benchmark
-# (arbor-bench-worker-cuda), compute-sanitizer's memcheck over the kernel tests and the graph
+# (arbor-bench-worker-cuda; again with sibling rows on a shared 2,048-token context, with and
+# without cascade attention), compute-sanitizer's memcheck over the kernel tests and the graph
 # test (each cut off after 90 s), and Nsight Compute's time of every kernel of a batch-1 decode
 # step (ncu.csv; cut off after 90 s); the last two where those tools are installed. Exits 1
 # when any check failed. Needs the CUDA runtime and cuBLAS of CUDA
@@ -92,9 +93,11 @@ done
 check end_to_end_cuda_worker end_to_end
 [[ "${QUICK}" == --quick ]] && exit ${failed}
 check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
+check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
+  --siblings --contexts=2048 --batches=16,64 --variants=gemv+graph,cascade --steps=16
 if command -v compute-sanitizer >/dev/null; then
   check memcheck_kernels timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "${HERE}/bin/kernels_gpu_test" --gtest_filter='OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Logit*'
+    "${HERE}/bin/kernels_gpu_test" --gtest_filter='OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Cascade*:OpsGpu.Logit*'
   check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter='CudaBackendGraphs.*'
 fi

@@ -55,7 +55,7 @@ struct PromptOptions {
   int max_tokens = 0;       // 0 = server default.
   uint64_t seed = 0;        // 0 = server picks.
   std::string policy_mode;  // "", "search" or "canonical"; overrides the policy file's mode.
-  std::string policy_file;  // --policy_file: a PolicyConfig as JSON (rpc/policy_file.h).
+  std::string policy_file;  // --policy_file: a PolicyConfig as JSON (policy/policy_file.h).
 };
 // INVALID_ARGUMENT naming the flag when none or several prompt flags are given or one is
 // malformed.
@@ -78,7 +78,7 @@ int CancelJob(const ClientOptions& client, const std::string& job_id, Output out
 struct TreeView {
   std::string format = "text";    // text, json or dot.
   bool show_metrics = false;      // text: the metrics table.
-  std::optional<int32_t> around;  // text: centre on this node (coordinator/tree_text.h).
+  std::optional<int32_t> around;  // text: centre on this node (views/tree_text.h).
   int depth = 8;                  // text: tree levels around the node and below branch points.
 };
 // Exit code 2 for a bad view (naming the flag: --format, --around, --depth).

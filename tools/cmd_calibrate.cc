@@ -17,7 +17,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
-#include "rpc/policy_file.h"
+#include "policy/policy_file.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 #include "tools/eval/calibration.h"

@@ -24,7 +24,8 @@ constexpr int kDemoTokens = 160;
 void PrintThresholds() {
   const entropix::Thresholds t;
   printf(
-      "Entropix thresholds (DESIGN.md 4.2 defaults, H = entropy, V = varentropy, in bits):\n"
+      "Entropix thresholds (docs/ARCHITECTURE.md §4.2 defaults, H = entropy, V = varentropy, in "
+      "bits):\n"
       "  argmax    H < %.1f and V < %.1f     insert    H > %.1f and V < %.1f\n"
       "  branch    H < %.1f and V > %.1f     backspace H > %.1f and V > %.1f\n"
       "  otherwise adaptive sampling\n"

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "rpc/policy_file.h"
+#include "policy/policy_file.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 #include "tools/stream_printer.h"

@@ -5,9 +5,9 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "arbor/v1/generation.grpc.pb.h"
-#include "coordinator/tree_dot.h"
-#include "coordinator/tree_json.h"
-#include "coordinator/tree_text.h"
+#include "views/tree_dot.h"
+#include "views/tree_json.h"
+#include "views/tree_text.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "coordinator/tree_display.h"
+#include "views/tree_display.h"
 
 namespace arbor::tools {
 namespace {

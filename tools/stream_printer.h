@@ -3,7 +3,7 @@
 // The terminal must end up showing exactly the job's committed text. The gRPC stream sends every
 // token at once and retracts it later with a backspace event, and a terminal cannot reliably
 // unprint text (it may have wrapped or scrolled), so the text is printed through a
-// CommittedStream (coordinator/committed_stream.h): the latest token is held back until nothing
+// CommittedStream (views/committed_stream.h): the latest token is held back until nothing
 // can retract it, inserted tokens are printed as they come. Tokens are coloured by the strategy
 // that produced them when colour is on, and escaped as in the tree view (newlines kept, other
 // control characters escaped) so that a token cannot drive the terminal.
@@ -22,7 +22,7 @@
 
 #include "absl/status/status.h"
 #include "arbor/v1/generation.pb.h"
-#include "coordinator/committed_stream.h"
+#include "views/committed_stream.h"
 #include "tools/client.h"
 
 namespace arbor::tools {

@@ -15,10 +15,11 @@
 #include "kernels/matmul.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/quant/quant_blocks.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
+#include "model/llama_tensors.h"
 #include "worker/forward_rows.h"
 #include "worker/weights.h"
 
@@ -154,28 +155,27 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
   const int64_t q_dim = int64_t{c.num_heads} * c.head_dim,
                 kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
-  ASSIGN_OR_RETURN(embed_, LoadMatrix(lookup, "model.embed_tokens.weight", c.vocab_size, hidden));
+  ASSIGN_OR_RETURN(embed_, LoadMatrix(lookup, model::kEmbedTokensName, c.vocab_size, hidden));
   const int64_t embed_bytes = weight_bytes_;
   if (c.tie_word_embeddings) {
     lm_head_ = embed_;
   } else {
-    ASSIGN_OR_RETURN(lm_head_, LoadMatrix(lookup, "lm_head.weight", c.vocab_size, hidden));
+    ASSIGN_OR_RETURN(lm_head_, LoadMatrix(lookup, model::kLmHeadName, c.vocab_size, hidden));
   }
-  ASSIGN_OR_RETURN(final_norm_, LoadVector(lookup, "model.norm.weight", hidden));
+  ASSIGN_OR_RETURN(final_norm_, LoadVector(lookup, model::kFinalNormName, hidden));
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
-    const std::string p = absl::StrCat("model.layers.", l, ".");
+    const model::LlamaLayerNames n = model::LlamaLayerTensorNames(l);
     Layer& layer = layers_[l];
-    ASSIGN_OR_RETURN(layer.attn_norm, LoadVector(lookup, p + "input_layernorm.weight", hidden));
-    ASSIGN_OR_RETURN(layer.mlp_norm,
-                     LoadVector(lookup, p + "post_attention_layernorm.weight", hidden));
-    ASSIGN_OR_RETURN(layer.q, LoadMatrix(lookup, p + "self_attn.q_proj.weight", q_dim, hidden));
-    ASSIGN_OR_RETURN(layer.k, LoadMatrix(lookup, p + "self_attn.k_proj.weight", kv_dim, hidden));
-    ASSIGN_OR_RETURN(layer.v, LoadMatrix(lookup, p + "self_attn.v_proj.weight", kv_dim, hidden));
-    ASSIGN_OR_RETURN(layer.o, LoadMatrix(lookup, p + "self_attn.o_proj.weight", hidden, q_dim));
-    ASSIGN_OR_RETURN(layer.gate, LoadMatrix(lookup, p + "mlp.gate_proj.weight", ffn, hidden));
-    ASSIGN_OR_RETURN(layer.up, LoadMatrix(lookup, p + "mlp.up_proj.weight", ffn, hidden));
-    ASSIGN_OR_RETURN(layer.down, LoadMatrix(lookup, p + "mlp.down_proj.weight", hidden, ffn));
+    ASSIGN_OR_RETURN(layer.attn_norm, LoadVector(lookup, n.attn_norm, hidden));
+    ASSIGN_OR_RETURN(layer.mlp_norm, LoadVector(lookup, n.mlp_norm, hidden));
+    ASSIGN_OR_RETURN(layer.q, LoadMatrix(lookup, n.q, q_dim, hidden));
+    ASSIGN_OR_RETURN(layer.k, LoadMatrix(lookup, n.k, kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.v, LoadMatrix(lookup, n.v, kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.o, LoadMatrix(lookup, n.o, hidden, q_dim));
+    ASSIGN_OR_RETURN(layer.gate, LoadMatrix(lookup, n.gate, ffn, hidden));
+    ASSIGN_OR_RETURN(layer.up, LoadMatrix(lookup, n.up, ffn, hidden));
+    ASSIGN_OR_RETURN(layer.down, LoadMatrix(lookup, n.down, hidden, ffn));
   }
   // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
   if (!c.tie_word_embeddings) weight_bytes_ -= embed_bytes;

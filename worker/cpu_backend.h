@@ -36,8 +36,8 @@ struct CpuBackendOptions {
   int32_t block_size = 16;                             // Tokens per KV block.
   int threads = 0;                                     // 0: one per hardware thread.
   WeightsDtype weights_dtype = WeightsDtype::kNative;  // What the matrices are computed in.
-  // How quantized matrices meet the activations (kernels/quant_matmul.h): 8-bit activations and
-  // integer dot products by default, as llama.cpp; kF32 is the exact mode.
+  // How quantized matrices meet the activations (kernels/quant/quant_matmul.h): 8-bit activations
+  // and integer dot products by default, as llama.cpp; kF32 is the exact mode.
   kernels::ActivationQuant activation_quant = kernels::ActivationQuant::kQ8;
   KvDtype kv_dtype = KvDtype::kF32;
 };

@@ -17,6 +17,8 @@
 #include "kernels/rms_norm_cuda.h"
 #include "kernels/rope_cuda.h"
 #include "kernels/swiglu_cuda.h"
+#include "model/llama_tensors.h"
+#include "worker/cascade_plan.h"
 #include "worker/forward_rows.h"
 #include "worker/weights.h"
 
@@ -147,34 +149,26 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
   const int64_t q_dim = int64_t{c.num_heads} * c.head_dim;
   const int64_t kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
-  ASSIGN_OR_RETURN(embed_,
-                   UploadMatrix(lookup, {"model.embed_tokens.weight"}, {c.vocab_size}, hidden));
+  ASSIGN_OR_RETURN(embed_, UploadMatrix(lookup, {model::kEmbedTokensName}, {c.vocab_size}, hidden));
   if (c.tie_word_embeddings) {
     lm_head_ = embed_;
   } else {
     // A decode step reads one embedding row, not the table: only the lm_head counts.
     weight_bytes_ -= int64_t{c.vocab_size} * hidden * 2;
-    ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {"lm_head.weight"}, {c.vocab_size}, hidden));
+    ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kLmHeadName}, {c.vocab_size}, hidden));
   }
-  ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, "model.norm.weight", hidden));
+  ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, model::kFinalNormName, hidden));
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
-    const std::string p = absl::StrCat("model.layers.", l, ".");
+    const model::LlamaLayerNames n = model::LlamaLayerTensorNames(l);
     Layer& layer = layers_[l];
-    ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, p + "input_layernorm.weight", hidden));
-    ASSIGN_OR_RETURN(layer.mlp_norm,
-                     UploadVector(lookup, p + "post_attention_layernorm.weight", hidden));
+    ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, n.attn_norm, hidden));
+    ASSIGN_OR_RETURN(layer.mlp_norm, UploadVector(lookup, n.mlp_norm, hidden));
     ASSIGN_OR_RETURN(layer.qkv,
-                     UploadMatrix(lookup,
-                                  {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
-                                   p + "self_attn.v_proj.weight"},
-                                  {q_dim, kv_dim, kv_dim}, hidden));
-    ASSIGN_OR_RETURN(layer.o,
-                     UploadMatrix(lookup, {p + "self_attn.o_proj.weight"}, {hidden}, q_dim));
-    ASSIGN_OR_RETURN(layer.gate_up,
-                     UploadMatrix(lookup, {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"},
-                                  {ffn, ffn}, hidden));
-    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {p + "mlp.down_proj.weight"}, {hidden}, ffn));
+                     UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim}, hidden));
+    ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim));
+    ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden));
+    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn));
   }
   // The GEMVs read 8 values per load: every projection's input width must be a multiple of 8.
   gemv_dims_ = hidden % 8 == 0 && q_dim % 8 == 0 && ffn % 8 == 0;
@@ -263,6 +257,8 @@ struct CudaBackend::StepPlan {
   kernels::PagedBatch batch;  // Device pointers into batch_.
   const int32_t *tokens = nullptr, *positions = nullptr, *logit_rows = nullptr;
   int64_t t = 0, num_logits = 0, splits = 1;
+  CascadePlan cascade_plan;        // Empty: no cascade this step.
+  kernels::CascadeGroups cascade;  // Its device arrays (num_groups 0: none).
   // Few rows and no tap: RMSNorms and residual adds folded into the GEMVs (gemv_cuda.h), so h
   // and delta are never written; x is the residual stream throughout.
   bool fused = false;
@@ -287,8 +283,11 @@ absl::Status CudaBackend::UploadBatch(StepPlan& plan) {
   };
   const size_t o_q_start = pack(b.q_start), o_kv_len = pack(b.kv_len),
                o_block_start = pack(b.block_start), o_tokens = pack(b.tokens),
-               o_positions = pack(b.positions), o_logit_rows = pack(b.logit_rows),
-               o_block_ids = pack(b.block_ids);
+               o_positions = pack(b.positions), o_logit_rows = pack(b.logit_rows);
+  const CascadePlan& cp = plan.cascade_plan;
+  const size_t o_group_start = pack(cp.group_start), o_group_tokens = pack(cp.tokens),
+               o_group_seq = pack(cp.seq), o_prefix_len = pack(cp.prefix_len),
+               o_key_begin = pack(cp.key_begin), o_block_ids = pack(b.block_ids);
   cudaStream_t stream = context_->stream();
   ASSIGN_OR_RETURN(void* mem, batch_.Grow(packed.size() * sizeof(int32_t), stream, "batch"));
   int32_t* ints = static_cast<int32_t*>(mem);
@@ -300,6 +299,11 @@ absl::Status CudaBackend::UploadBatch(StepPlan& plan) {
   plan.tokens = ints + o_tokens;
   plan.positions = ints + o_positions;
   plan.logit_rows = ints + o_logit_rows;
+  if (cp.num_groups() > 0) {
+    plan.cascade = {cp.num_groups(),    ints + o_group_start, ints + o_group_tokens,
+                    ints + o_group_seq, ints + o_prefix_len,  ints + o_key_begin,
+                    /*num_splits=*/1,   cp.max_members};
+  }
   return absl::OkStatus();
 }
 
@@ -331,8 +335,13 @@ absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
   }
   plan.splits = kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
                                               context_->multiprocessor_count());
-  const int64_t workspace_floats =
-      kernels::PagedAttentionWorkspaceFloats(t, c.num_heads, hd, plan.splits);
+  if (plan.cascade.num_groups > 0) {
+    plan.cascade.num_splits =
+        kernels::CascadeSplits(plan.cascade.num_groups, c.num_kv_heads,
+                               plan.cascade_plan.max_prefix_len, context_->multiprocessor_count());
+  }
+  const int64_t workspace_floats = kernels::PagedAttentionWorkspaceFloats(
+      t, c.num_heads, hd, kernels::TotalSplits({t, plan.splits, nullptr, plan.cascade}));
   ASSIGN_OR_RETURN(void* workspace, attention_workspace_.Grow(workspace_floats * sizeof(float),
                                                               stream, "attention workspace"));
   plan.workspace = static_cast<float*>(workspace);
@@ -376,6 +385,11 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
           {rows[s].reduction, logit_row, static_cast<int32_t>(s), plan.host.kv_len[s]});
     }
     if (rows[s].logits != nullptr || rows[s].reduction != nullptr) ++logit_row;
+  }
+  if (options_.cascade) {
+    plan.cascade_plan = PlanCascade(
+        plan.host, options_.block_size,
+        static_cast<int32_t>(kernels::CascadeMaxMembers(config_.num_heads / config_.num_kv_heads)));
   }
   RETURN_IF_ERROR(UploadBatch(plan));
   RETURN_IF_ERROR(CarveActivations(plan));
@@ -464,7 +478,7 @@ absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const Tensor
       kernels::LaunchPagedAttention({plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
                                      static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
                                      scores_here ? plan.score_table : nullptr},
-                                    {t, plan.splits, plan.workspace}, stream),
+                                    {t, plan.splits, plan.workspace, plan.cascade}, stream),
       "attention");
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn", plan.attn, q_dim, q_dim));
   RETURN_IF_ERROR(ProjectResidual(plan, plan.attn, q_dim, layer.o));
@@ -516,6 +530,9 @@ absl::Status CudaBackend::RunForward(const StepPlan& plan, const TensorTap& tap)
                                             plan.splits,
                                             plan.score_table != nullptr,
                                             plan.fused,
+                                            plan.cascade.num_groups,
+                                            plan.cascade.num_splits,
+                                            plan.cascade.max_members,
                                             reinterpret_cast<int64_t>(batch_.get()),
                                             reinterpret_cast<int64_t>(activations_.get()),
                                             reinterpret_cast<int64_t>(plan.logits),

@@ -42,6 +42,8 @@ struct CudaBackendOptions {
   KvDtype kv_dtype = KvDtype::kBF16;
   // Decode steps replayed as CUDA graphs (kernels/cuda_graph_cache.h); off: every launch eager.
   bool cuda_graphs = true;
+  // Decode rows sharing KV blocks read the shared prefix once per group (worker/cascade_plan.h).
+  bool cascade = true;
 };
 
 class CudaBackend : public Backend {
@@ -65,6 +67,8 @@ class CudaBackend : public Backend {
   const kernels::CudaGraphCache& graphs() const { return graphs_; }
   // Turns graph replay on or off from the next step (benchmarks compare both).
   void set_cuda_graphs(bool on) { options_.cuda_graphs = on; }
+  // Turns cascade attention on or off from the next step (benchmarks compare both).
+  void set_cascade(bool on) { options_.cascade = on; }
   // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
   absl::Status Usable() override { return context_->Usable(); }
 

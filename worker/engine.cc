@@ -10,7 +10,7 @@
 #include "absl/types/span.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
-#include "rpc/policy_convert.h"
+#include "policy/policy_convert.h"
 
 namespace arbor::worker {
 

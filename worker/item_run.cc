@@ -7,7 +7,7 @@
 #include "entropix/decision.h"
 #include "entropix/metrics.h"
 #include "entropix/policy_step.h"
-#include "rpc/policy_convert.h"
+#include "policy/policy_convert.h"
 
 namespace arbor::worker {
 namespace {

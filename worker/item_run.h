@@ -2,7 +2,7 @@
 // worker's defaults, the decision context carried from step to step, and the result being built.
 // OnDistribution() is the per-step heart of the worker: from the backend's reduction of the row
 // (row_reduction.h: metrics, candidates, attention statistics), the local entropix policy, the
-// sampled token, and whether the item stops here (DESIGN.md §1 step 3).
+// sampled token, and whether the item stops here (docs/ARCHITECTURE.md §1 step 3).
 #ifndef ARBOR_WORKER_ITEM_RUN_H_
 #define ARBOR_WORKER_ITEM_RUN_H_
 

@@ -1,7 +1,7 @@
-// The bookkeeping half of the paged, prefix-sharing KV cache (DESIGN.md §5): which physical
-// blocks each sequence's tokens live in, who references each block, and a radix tree over token
-// ids through which full blocks are shared across sequences and jobs. It owns no tensors: every
-// operation that must move KV data returns the block copies to perform, so the storage (a
+// The bookkeeping half of the paged, prefix-sharing KV cache (docs/ARCHITECTURE.md §5): which
+// physical blocks each sequence's tokens live in, who references each block, and a radix tree over
+// token ids through which full blocks are shared across sequences and jobs. It owns no tensors:
+// every operation that must move KV data returns the block copies to perform, so the storage (a
 // backend's per-layer K/V pools, see kv_cache.h) stays separate and this class can be
 // property-tested exhaustively on its own.
 //

@@ -2,9 +2,9 @@
 // needs the vocabulary-wide logits row or the last layer's score rows: the entropix metrics of the
 // logits (entropy, varentropy, log-sum-exp, max), the row's best candidates (the sampler's input,
 // entropix/candidates.h), optionally one probed token's logit and rank, and the attention
-// statistics of the row's last query (DESIGN.md §4.1). A few hundred floats instead of ~1 MB per
-// row on a 128,256-token vocabulary, which a GPU backend computes on the device and copies back
-// once per step.
+// statistics of the row's last query (docs/ARCHITECTURE.md §4.1). A few hundred floats instead of
+// ~1 MB per row on a 128,256-token vocabulary, which a GPU backend computes on the device and
+// copies back once per step.
 //
 // ReduceRowOnHost is the host implementation over full rows: the CPU backend's path, and the CUDA
 // backend's for requests its device kernels cannot serve.

@@ -1,5 +1,6 @@
 // Checks of a Run request that need no engine state: counts, ranges and token ids against the
-// served model. Every failure is INVALID_ARGUMENT naming the item and field (DESIGN.md §7).
+// served model. Every failure is INVALID_ARGUMENT naming the item and field (docs/ARCHITECTURE.md
+// §7).
 #ifndef ARBOR_WORKER_RUN_VALIDATION_H_
 #define ARBOR_WORKER_RUN_VALIDATION_H_
 

@@ -39,7 +39,7 @@ enum class WeightsDtype {
 absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name);
 
 // "q8" or "f32" (--activation_quant: how quantized matrices meet the activations,
-// kernels/quant_matmul.h); INVALID_ARGUMENT naming the flag otherwise.
+// kernels/quant/quant_matmul.h); INVALID_ARGUMENT naming the flag otherwise.
 absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name);
 
 }  // namespace arbor::worker

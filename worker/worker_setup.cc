@@ -6,11 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
-#include "rpc/policy_file.h"
+#include "policy/policy_file.h"
 #include "worker/cpu_backend.h"
 #ifdef ARBOR_WITH_CUDA_BACKEND
 #include "worker/cuda_backend.h"

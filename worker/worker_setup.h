@@ -24,11 +24,11 @@ struct WorkerSetupOptions {
   int32_t block_size = 16;
   int threads = 0;                       // CPU threads; 0: one per hardware thread.
   std::string weights_dtype = "native";  // native | f32 | bf16 | q8_0 (worker/weights.h).
-  std::string activation_quant = "q8";   // q8 | f32 (kernels/quant_matmul.h); CPU only.
+  std::string activation_quant = "q8";   // q8 | f32 (kernels/quant/quant_matmul.h); CPU only.
   std::string kv_dtype = "auto";  // auto (bf16 on CUDA, f32 on CPU) | f32 | bf16 (kv_dtype.h).
   int32_t max_batch_tokens = 512;
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
-  // A PolicyConfig JSON file over the built-in default policy (rpc/policy_file.h); empty: none.
+  // A PolicyConfig JSON file over the built-in default policy (policy/policy_file.h); empty: none.
   std::string policy_file;
   metrics::Registry* metrics = &metrics::DefaultRegistry();  // EngineOptions::metrics.
   // When set, the backend the engine gets is wrap_backend(the loaded one): the seam where tests

@@ -1,5 +1,5 @@
-// arbor-bench-quant-matmul: the quantized matmul (kernels/quant_matmul.h) on one thread, in the
-// exact fp32 mode and in the 8-bit-activation mode on each instruction set this CPU runs, on
+// arbor-bench-quant-matmul: the quantized matmul (kernels/quant/quant_matmul.h) on one thread, in
+// the exact fp32 mode and in the 8-bit-activation mode on each instruction set this CPU runs, on
 // SmolLM2-135M's matrix shapes (random blocks with realistic scales: speed does not depend on
 // the values). Reports multiply-adds per second (`GMAC/s`) over the thread's CPU time, which a
 // busy machine disturbs less than the wall-clock decode figures of arbor-bench-worker.
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/quant_blocks.h"
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_matmul.h"
 #include "model/dtype.h"
 
 namespace arbor::kernels {

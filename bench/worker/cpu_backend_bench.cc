@@ -36,7 +36,7 @@
 #include "entropix/logit_metrics.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/paged_attention.h"
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_matmul.h"
 #include "kernels/thread_pool.h"
 #include "model/checkpoint.h"
 #include "model/make_model.h"

@@ -5,13 +5,15 @@
 // 100 candidates and attention statistics, one pinned copy per step), beside the device-copy
 // bandwidth measured in the same run.
 // Roofline fraction = (weight bytes + KV bytes read) per step ÷ step time ÷ that bandwidth.
-// Each shape runs in up to three variants on one backend, interleaved: `cublas` (every product
+// Each shape runs in several variants on one backend, interleaved: `cublas` (every product
 // through cuBLASLt with narrowed activations, launches eager: the path before the GEMV and the
-// graphs), `gemv` (few rows through the GEMV kernel, eager) and `gemv+graph` (decode steps
-// replayed as CUDA graphs). First, the projections alone: the GEMV kernel against cuBLASLt on the
-// model's matrices at 1–8 rows, weights rotated through enough copies to defeat the L2 cache.
-// Without a CUDA device it prints why and exits 0, so it can run anywhere. --contexts, --batches,
-// --steps and --variants narrow a run, e.g. to one shape under a profiler.
+// graphs), `gemv` (few rows through the GEMV kernel, eager), `gemv+graph` (decode steps
+// replayed as CUDA graphs) and `cascade` (gemv+graph with cascade attention). With --siblings
+// the rows are sibling branches whose block tables share the context's blocks (the roofline then
+// counts the shared context once). First, the projections alone: the GEMV kernel against
+// cuBLASLt on the model's matrices at 1–8 rows, weights rotated through enough copies to defeat
+// the L2 cache. Without a CUDA device it prints why and exits 0, so it can run anywhere.
+// --contexts, --batches, --steps and --variants narrow a run, e.g. to one shape under a profiler.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "base/status_macros.h"
 #include "kernels/cuda_context.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemv_cuda.h"
@@ -42,8 +45,12 @@ ABSL_FLAG(std::vector<std::string>, batches, std::vector<std::string>({"1", "16"
 ABSL_FLAG(int32_t, steps, 32, "timed decode steps per shape, after 4 warm-up steps (1 to 64)");
 ABSL_FLAG(std::vector<std::string>, variants,
           std::vector<std::string>({"cublas", "gemv", "gemv+graph"}),
-          "step variants to time: cublas, gemv, gemv+graph");
+          "step variants to time: cublas, gemv, gemv+graph, cascade (gemv+graph with cascade "
+          "attention)");
 ABSL_FLAG(bool, projections, true, "time the GEMV kernel against cuBLASLt first");
+ABSL_FLAG(bool, siblings, false,
+          "rows are sibling branches sharing the context's KV blocks (what cascade attention "
+          "serves) instead of each holding its own copy");
 
 namespace arbor::worker {
 namespace {
@@ -175,24 +182,122 @@ int TimeProjections(const model::ModelConfig& c, double bandwidth) {
   return kernels::CudaStatus(cudaDeviceSynchronize(), "projections").ok() ? 0 : 1;
 }
 
-int Run() {
-  constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kMaxSteps = 64, kWarmup = 4;
-  const std::vector<int32_t> contexts =
-      ListFlag(absl::GetFlag(FLAGS_contexts), "contexts", kMaxContext);
-  const std::vector<int32_t> batches = ListFlag(absl::GetFlag(FLAGS_batches), "batches", kMaxBatch);
-  const int32_t steps = absl::GetFlag(FLAGS_steps);
-  const std::vector<std::string> variants = absl::GetFlag(FLAGS_variants);
-  for (const std::string& v : variants) {
-    if (v != "cublas" && v != "gemv" && v != "gemv+graph") {
-      std::printf("error: --variants: %s is none of cublas, gemv, gemv+graph\n", v.c_str());
-      return 1;
+constexpr int32_t kBlock = 16, kMaxBatch = 64, kMaxContext = 4096, kMaxSteps = 64, kWarmup = 4;
+constexpr int32_t kBlocksPerRow = (kMaxContext + kMaxSteps + kWarmup + kBlock) / kBlock + 1;
+
+// The context's blocks: after all the rows' own.
+std::vector<int32_t> PrefixTable() {
+  std::vector<int32_t> table(kBlocksPerRow);
+  for (int32_t i = 0; i < kBlocksPerRow; ++i) table[i] = kMaxBatch * kBlocksPerRow + i;
+  return table;
+}
+
+// One prefill of `context` random tokens into PrefixTable()'s blocks, in 512-token chunks; then,
+// unless the rows share them (`siblings`), copies into every row's own blocks so that each row
+// reads its own context from device memory.
+absl::Status PrefillContext(CudaBackend& backend, int32_t context, bool siblings,
+                            std::mt19937& rng) {
+  std::uniform_int_distribution<int32_t> token(0, backend.config().vocab_size - 1);
+  const std::vector<int32_t> prefix = PrefixTable();
+  for (int32_t start = 0; start < context; start += 512) {
+    std::vector<int32_t> chunk(std::min(512, context - start));
+    for (int32_t& t : chunk) t = token(rng);
+    const ForwardRow row{chunk, start, prefix};
+    RETURN_IF_ERROR(backend.Forward({&row, 1}));
+  }
+  if (siblings) return absl::OkStatus();
+  std::vector<BlockCopy> copies;
+  for (int32_t b = 0; b < kMaxBatch; ++b) {
+    for (int32_t i = 0; i < context / kBlock; ++i) {
+      copies.push_back({prefix[i], b * kBlocksPerRow + i, kBlock});
     }
   }
-  if (contexts.empty() || batches.empty() || variants.empty() || steps < 1 || steps > kMaxSteps) {
+  return backend.CopyKvBlocks(copies);
+}
+
+// Row b's table: its own blocks, or (siblings) the context's whole blocks, then its own.
+std::vector<int32_t> RowTable(int32_t b, int32_t context, bool siblings) {
+  const std::vector<int32_t> prefix = PrefixTable();
+  std::vector<int32_t> table;
+  for (int32_t i = 0; i < kBlocksPerRow; ++i) {
+    table.push_back(siblings && i < context / kBlock ? prefix[i] : b * kBlocksPerRow + i);
+  }
+  return table;
+}
+
+// Mean seconds of `steps` decode steps of `batch` rows after kWarmup more.
+absl::StatusOr<double> TimeDecode(CudaBackend& backend, int32_t context, int32_t batch,
+                                  bool reduced, bool siblings, int32_t steps, std::mt19937& rng) {
+  const model::ModelConfig& config = backend.config();
+  std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
+  std::vector<std::vector<int32_t>> tables(batch), next(batch);
+  std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
+  std::vector<std::vector<float>> scores(batch);
+  std::vector<RowReduction> reductions(batch);
+  for (int32_t b = 0; b < batch; ++b) {
+    tables[b] = RowTable(b, context, siblings);
+    next[b] = {token(rng)};
+    scores[b].resize(int64_t{config.num_heads} * (context + steps + kWarmup));
+    reductions[b].request.candidates = 100;  // The default policy's.
+  }
+  double seconds = 0;
+  for (int32_t step = 0; step < kWarmup + steps; ++step) {
+    std::vector<ForwardRow> rows;
+    for (int32_t b = 0; b < batch; ++b) {
+      if (reduced) {
+        rows.push_back({next[b], context + step, tables[b], &reductions[b]});
+      } else {
+        rows.push_back(
+            {next[b], context + step, tables[b], nullptr, logits[b].data(), scores[b].data()});
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(backend.Forward(rows));
+    if (step >= kWarmup) {
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  return seconds / steps;
+}
+
+// The flags, checked; false (after printing why) when one is out of range.
+struct Settings {
+  std::vector<int32_t> contexts, batches;
+  std::vector<std::string> variants;
+  int32_t steps = 0;
+  bool siblings = false;
+};
+bool ReadSettings(Settings& s) {
+  s.contexts = ListFlag(absl::GetFlag(FLAGS_contexts), "contexts", kMaxContext);
+  s.batches = ListFlag(absl::GetFlag(FLAGS_batches), "batches", kMaxBatch);
+  s.steps = absl::GetFlag(FLAGS_steps);
+  s.variants = absl::GetFlag(FLAGS_variants);
+  s.siblings = absl::GetFlag(FLAGS_siblings);
+  for (const std::string& v : s.variants) {
+    if (v != "cublas" && v != "gemv" && v != "gemv+graph" && v != "cascade") {
+      std::printf("error: --variants: %s is none of cublas, gemv, gemv+graph, cascade\n",
+                  v.c_str());
+      return false;
+    }
+  }
+  if (s.contexts.empty() || s.batches.empty() || s.variants.empty() || s.steps < 1 ||
+      s.steps > kMaxSteps) {
     std::printf(
         "error: need --contexts, --batches, --variants and --steps in range (see --help)\n");
-    return 1;
+    return false;
   }
+  return true;
+}
+
+void SetVariant(CudaBackend& backend, const std::string& variant) {
+  backend.context().set_gemv_max_rows(variant == "cublas" ? 0 : kernels::kGemvDefaultRows);
+  backend.set_cuda_graphs(variant == "gemv+graph" || variant == "cascade");
+  backend.set_cascade(variant == "cascade");
+}
+
+int Run() {
+  Settings settings;
+  if (!ReadSettings(settings)) return 1;
   if (kernels::CudaDeviceCount() == 0) {
     std::printf("skipped: no CUDA device on this machine\n");
     return 0;
@@ -203,10 +308,9 @@ int Run() {
   const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
   if (absl::GetFlag(FLAGS_projections) && TimeProjections(config, bandwidth) != 0) return 1;
   const testing::RandomLlama model(config, /*bf16=*/true, rng);
-  const int32_t blocks_per_row = (kMaxContext + kMaxSteps + kWarmup + kBlock) / kBlock + 1;
   auto created = CudaBackend::Create(
       config, model.Lookup(),
-      {.device = 0, .kv_blocks = blocks_per_row * (kMaxBatch + 1), .block_size = kBlock});
+      {.device = 0, .kv_blocks = kBlocksPerRow * (kMaxBatch + 1), .block_size = kBlock});
   if (!created.ok()) {
     std::printf("error: %s\n", created.status().ToString().c_str());
     return 1;
@@ -215,80 +319,38 @@ int Run() {
   const CudaBackendOptions defaults;  // The KV dtype a worker gets by default (bf16).
   const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
                                      config.head_dim * KvDtypeBytes(defaults.kv_dtype);
-  std::printf("weights %.2f GB bf16; KV %lld bytes/token (%s)\n", backend.weight_bytes() / 1e9,
+  std::printf("weights %.2f GB bf16; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
               static_cast<long long>(kv_bytes_per_token),
-              defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32");
+              defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32",
+              settings.siblings ? "; rows are siblings sharing the context's blocks" : "");
   std::printf("%-8s %-6s %-8s %-11s %12s %12s %10s\n", "context", "batch", "rows", "variant",
               "step ms", "tok/s", "roofline");
-  std::uniform_int_distribution<int32_t> token(0, config.vocab_size - 1);
-  for (int32_t context : contexts) {
-    // One prefill of the context (row 64's blocks, in 512-token chunks), then copies of its KV
-    // into every row's own blocks, so each row reads its own context from device memory.
-    std::vector<int32_t> prefix_table(blocks_per_row);
-    for (int32_t i = 0; i < blocks_per_row; ++i) prefix_table[i] = kMaxBatch * blocks_per_row + i;
-    for (int32_t start = 0; start < context; start += 512) {
-      std::vector<int32_t> chunk(std::min(512, context - start));
-      for (int32_t& t : chunk) t = token(rng);
-      const ForwardRow row{chunk, start, prefix_table};
-      if (absl::Status s = backend.Forward({&row, 1}); !s.ok()) {
-        std::printf("error: %s\n", s.ToString().c_str());
-        return 1;
-      }
-    }
-    std::vector<BlockCopy> copies;
-    for (int32_t b = 0; b < kMaxBatch; ++b) {
-      for (int32_t i = 0; i < context / kBlock; ++i) {
-        copies.push_back({prefix_table[i], b * blocks_per_row + i, kBlock});
-      }
-    }
-    if (absl::Status s = backend.CopyKvBlocks(copies); !s.ok()) {
+  for (int32_t context : settings.contexts) {
+    if (absl::Status s = PrefillContext(backend, context, settings.siblings, rng); !s.ok()) {
       std::printf("error: %s\n", s.ToString().c_str());
       return 1;
     }
-    for (int32_t batch : batches) {
-      for (bool reduced : {false, true})
-        for (const std::string& variant : variants) {
-          backend.context().set_gemv_max_rows(variant == "cublas" ? 0 : kernels::kGemvDefaultRows);
-          backend.set_cuda_graphs(variant == "gemv+graph");
-          std::vector<std::vector<int32_t>> tables(batch), next(batch);
-          std::vector<std::vector<float>> logits(batch, std::vector<float>(config.vocab_size));
-          std::vector<std::vector<float>> scores(batch);
-          std::vector<RowReduction> reductions(batch);
-          for (int32_t b = 0; b < batch; ++b) {
-            for (int32_t i = 0; i < blocks_per_row; ++i)
-              tables[b].push_back(b * blocks_per_row + i);
-            next[b] = {token(rng)};
-            scores[b].resize(int64_t{config.num_heads} * (context + steps + kWarmup));
+    for (int32_t batch : settings.batches) {
+      for (bool reduced : {false, true}) {
+        for (const std::string& variant : settings.variants) {
+          SetVariant(backend, variant);
+          const absl::StatusOr<double> step_s =
+              TimeDecode(backend, context, batch, reduced, settings.siblings, settings.steps, rng);
+          if (!step_s.ok()) {
+            std::printf("error: %s\n", step_s.status().ToString().c_str());
+            return 1;
           }
-          double seconds = 0;
-          for (int32_t step = 0; step < kWarmup + steps; ++step) {
-            std::vector<ForwardRow> rows;
-            for (int32_t b = 0; b < batch; ++b) {
-              reductions[b].request.candidates = 100;  // The default policy's.
-              if (reduced) {
-                rows.push_back({next[b], context + step, tables[b], &reductions[b]});
-              } else {
-                rows.push_back({next[b], context + step, tables[b], nullptr, logits[b].data(),
-                                scores[b].data()});
-              }
-            }
-            const auto start = std::chrono::steady_clock::now();
-            if (absl::Status s = backend.Forward(rows); !s.ok()) {
-              std::printf("error: %s\n", s.ToString().c_str());
-              return 1;
-            }
-            if (step >= kWarmup) {
-              seconds +=
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            }
-          }
-          const double step_s = seconds / steps;
-          const double bytes = static_cast<double>(backend.weight_bytes()) +
-                               double{batch} * (context + kWarmup + steps / 2) * kv_bytes_per_token;
+          // KV the step must read: each row's own context, or the shared one once.
+          const double kv_tokens = settings.siblings
+                                       ? context + double{batch} * (kWarmup + settings.steps / 2)
+                                       : double{batch} * (context + kWarmup + settings.steps / 2);
+          const double bytes =
+              static_cast<double>(backend.weight_bytes()) + kv_tokens * kv_bytes_per_token;
           std::printf("%-8d %-6d %-8s %-11s %12.3f %12.1f %9.1f%%\n", context, batch,
-                      reduced ? "reduced" : "full", variant.c_str(), step_s * 1e3, batch / step_s,
-                      100.0 * bytes / step_s / bandwidth);
+                      reduced ? "reduced" : "full", variant.c_str(), *step_s * 1e3, batch / *step_s,
+                      100.0 * bytes / *step_s / bandwidth);
         }
+      }
     }
   }
   std::printf("graphs: %lld captured, %lld replays\n",

@@ -24,7 +24,7 @@
 #include "base/process_defaults.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
-#include "rpc/policy_convert.h"
+#include "policy/policy_convert.h"
 #include "tests/worker/engine_harness.h"
 #include "worker/cpu_backend.h"
 #include "worker/item_run.h"

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "coordinator/committed_stream.h"
+#include "views/committed_stream.h"
 #include "coordinator/http/choice_runner.h"
 #include "coordinator/http/openai_response.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "rpc/policy_presets.h"
+#include "policy/policy_presets.h"
 
 namespace arbor::coordinator::http {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "arbor/v1/generation.pb.h"
-#include "coordinator/committed_stream.h"
+#include "views/committed_stream.h"
 #include "coordinator/http/openai_request.h"
 
 namespace arbor::coordinator::http {

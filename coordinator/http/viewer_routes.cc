@@ -5,7 +5,7 @@
 
 #include "arbor/v1/entropix.pb.h"
 #include "coordinator/http/viewer_files.h"
-#include "coordinator/tree_display.h"
+#include "views/tree_display.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::coordinator::http {

@@ -13,7 +13,8 @@
 namespace arbor::entropix {
 namespace {
 
-// DESIGN.md §4.1 evaluated directly on [heads][slots] scores (already padded when REFERENCE).
+// docs/ARCHITECTURE.md §4.1 evaluated directly on [heads][slots] scores (already padded when
+// REFERENCE).
 AttentionMetrics Reference(const std::vector<std::vector<double>>& s) {
   const size_t heads = s.size(), slots = s[0].size();
   std::vector<std::vector<double>> a(heads, std::vector<double>(slots));

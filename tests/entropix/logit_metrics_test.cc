@@ -1,5 +1,5 @@
 // Logit metrics against closed forms and a float64 two-pass reference (the definition of
-// DESIGN.md §4.1 evaluated directly), on fresh random rows up to the Llama-3 vocabulary.
+// docs/ARCHITECTURE.md §4.1 evaluated directly), on fresh random rows up to the Llama-3 vocabulary.
 #include "entropix/logit_metrics.h"
 
 #include <gtest/gtest.h>

@@ -50,7 +50,7 @@ TEST(Rng, UniformsAreInRangeAndEveryKeyFieldMatters) {
   EXPECT_EQ(UniformDouble(key), UniformDouble(key));
 }
 
-// The pipeline of DESIGN.md §4.3 in float64 with a full sort, written independently.
+// The pipeline of docs/ARCHITECTURE.md §4.3 in float64 with a full sort, written independently.
 std::map<int, double> ReferenceDistribution(const std::vector<float>& logits,
                                             const SamplingParams& p, std::set<int> banned = {}) {
   std::vector<int> order;

@@ -1,4 +1,4 @@
-"""Independent PyTorch reference for the entropix metrics (DESIGN.md section 4.1).
+"""Independent PyTorch reference for the entropix metrics (docs/ARCHITECTURE.md §4.1).
 
 Reads the JSON the C++ test writes: {"logit_rows": [[...]], "attention": [{"heads", "keys",
 "scores" (row-major [heads][keys]), "reference_len"}]}. Prints one JSON object with, per logit row,

@@ -1,4 +1,4 @@
-// The CPU dequantizer of GGUF blocks (kernels/quant_blocks.h) against llama.cpp's own Python
+// The CPU dequantizer of GGUF blocks (kernels/quant/quant_blocks.h) against llama.cpp's own Python
 // package: `gguf.quants.dequantize` on the same bytes. Fresh random blocks every run (the seed is
 // printed): random packed integers and random finite f16 scales and minimums of both signs,
 // subnormals included; 1 and 3 rows of 1, 2 and 5 blocks per type (Q8_0, Q4_0, Q4_1, the
@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "base/subprocess.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/quant/quant_blocks.h"
 #include "model/dtype.h"
 
 namespace arbor::kernels {

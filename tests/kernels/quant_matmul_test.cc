@@ -1,4 +1,4 @@
-// The quantized matmul (kernels/quant_matmul.h) against its float64 twin: dequantize, then
+// The quantized matmul (kernels/quant/quant_matmul.h) against its float64 twin: dequantize, then
 // multiply in float64. For Q8_0/Q4_0/Q4_1 the weights are decoded here straight from the block
 // fields (w = d·q + m, written from the GGUF layout, not with the kernel's code); for the
 // K-quants by the scalar dequantizer, itself checked against llama.cpp's gguf package. Every
@@ -6,7 +6,7 @@
 // strided x and out, with and without a thread pool, fresh random blocks each run (seed printed).
 // Bound: the kernel sums in fp32, so |Δ| ≤ 1e-5 · Σ_k |x_k·w_k| + 1e-6 (seen: under 1e-6 relative).
 // The kQ8 mode (8-bit activations, every instruction set the CPU runs) has its own tests below.
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_matmul.h"
 
 #include <gtest/gtest.h>
 
@@ -20,10 +20,11 @@
 
 #include "base/bf16.h"
 #include "kernels/embedding.h"
-#include "kernels/q8_activations.h"
-#include "kernels/q8k_activations.h"
-#include "kernels/quant_blocks.h"
-#include "kernels/quant_dot.h"
+#include "kernels/quant/q8_activations.h"
+#include "kernels/quant/q8k_activations.h"
+#include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_dot.h"
+#include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {

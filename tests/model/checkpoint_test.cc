@@ -102,7 +102,8 @@ TEST_F(CheckpointTest, Llama1bShapeMatchesDesign) {
   ASSERT_TRUE(config.ok());
   uint64_t bytes = 0;
   for (const TensorSpec& spec : LlamaTensorSpecs(*config, DType::kBF16)) bytes += spec.nbytes();
-  EXPECT_EQ(bytes, 2471628800ull);  // 1,235,814,400 parameters in bf16 (DESIGN.md §9: 2.47 GB).
+  EXPECT_EQ(bytes,
+            2471628800ull);  // 1,235,814,400 parameters in bf16 (docs/ARCHITECTURE.md §9: 2.47 GB).
   EXPECT_TRUE(config->tie_word_embeddings);
   EXPECT_EQ(config->rope_scaling.factor, 32.0f);
   auto again = ParseModelConfig(ModelConfigToJson(*config));

@@ -83,7 +83,8 @@ TEST(ConfigJson, RefusalsNameTheField) {
       {"num_hidden_layers", -1, "'num_hidden_layers' = -1 is out of range"},
       // Sizes are bounded before anything is sized from them (issue 16: 1e9 layers allocated
       // gigabytes of tensor specs).
-      {"num_hidden_layers", 1000000000, "'num_hidden_layers' = 1000000000 is out of range [1, 4096]"},
+      {"num_hidden_layers", 1000000000,
+       "'num_hidden_layers' = 1000000000 is out of range [1, 4096]"},
       {"vocab_size", 1 << 30, "'vocab_size' = 1073741824 is out of range [1, 16777216]"},
       {"intermediate_size", 1 << 30, "'intermediate_size' = 1073741824 is out of range"},
       {"num_key_value_heads", 64, "'num_key_value_heads' = 64 is out of range [1, 32]"},

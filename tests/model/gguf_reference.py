@@ -34,7 +34,7 @@ Command line: one JSON request on stdin, one JSON answer on stdout.
                           "entropy_bits": float, "varentropy_bits2": float,
                           "top_k": [[id, logit], ...]  (only when "top_k" was asked)}, ...]}
   attention_scores are the last block run's scaled scores s = q.k / sqrt(head_dim) of the last
-  query position, before the softmax; entropy and varentropy (DESIGN.md 4.1) are of the last
+  query position, before the softmax; entropy and varentropy (docs/ARCHITECTURE.md §4.1) are of the last
   position's next-token distribution; top_k lists the last position's K largest logits, largest
   first (ties by lower id). All math in float64; floats are written at full precision.
 Import it to call load_model() and forward() directly. Dequantized weights are cached on the
@@ -222,7 +222,7 @@ def forward(model, ids, last_only=False):
 
 
 def entropy_varentropy(logits):
-    """Entropy (bits) and varentropy (bits^2) of softmax(logits), DESIGN.md 4.1."""
+    """Entropy (bits) and varentropy (bits^2) of softmax(logits), docs/ARCHITECTURE.md §4.1."""
     z = np.asarray(logits, dtype=np.float64)
     z = z - z.max()
     lp = (z - np.log(np.exp(z).sum())) / math.log(2)

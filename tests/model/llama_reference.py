@@ -13,7 +13,7 @@ Command line: one JSON request on stdin, one JSON answer on stdout.
                           "attention_scores": [[scores over keys 0..n-1] per query head],
                           "entropy_bits": float, "varentropy_bits2": float}, ...]}
   attention_scores are the last layer's scaled scores s = q.k / sqrt(head_dim) of the last
-  query position, before the softmax; entropy and varentropy (DESIGN.md 4.1) are of the last
+  query position, before the softmax; entropy and varentropy (docs/ARCHITECTURE.md §4.1) are of the last
   position's next-token distribution. All math in float64.
 Import it to call load_model() and forward() directly (quadrant_coverage.py does).
 """
@@ -124,7 +124,7 @@ def load_model(model_dir):
 
 
 def entropy_varentropy(logits):
-    """Entropy (bits) and varentropy (bits^2) of softmax(logits), DESIGN.md 4.1."""
+    """Entropy (bits) and varentropy (bits^2) of softmax(logits), docs/ARCHITECTURE.md §4.1."""
     lp = torch.log_softmax(logits.to(torch.float64), -1) / math.log(2)
     p = lp.exp2()
     h = -(p * lp).sum().item()

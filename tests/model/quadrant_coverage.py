@@ -4,7 +4,7 @@
 Usage: quadrant_coverage.py MODEL_DIR [--contexts N] [--length L] [--seed S] [--generate G]
 Draws N random token contexts of length 1..L and, with --generate G, one sampled generation of
 G tokens (temperature 1, the way the demo wanders). Classifies the last-position distribution
-of each by DESIGN.md 4.2 (H in bits, V in bits^2; first match wins) and prints JSON:
+of each by docs/ARCHITECTURE.md §4.2 (H in bits, V in bits^2; first match wins) and prints JSON:
 {"contexts": {quadrant: count}, "generation": {quadrant: count}, "seed": S}.
 """
 import argparse

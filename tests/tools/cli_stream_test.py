@@ -38,7 +38,7 @@ SUMMARY = re.compile(r"\njob (\S+) finished: ")
 
 
 def flow_text(text):
-    """The terminal's rendering of committed text (coordinator/tree_display.h FlowTokenText):
+    """The terminal's rendering of committed text (views/tree_display.h FlowTokenText):
     newlines kept, backslash and other control characters escaped."""
     out = []
     for ch in text:

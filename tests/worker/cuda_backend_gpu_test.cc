@@ -9,6 +9,7 @@
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -301,6 +302,63 @@ TEST(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
   EXPECT_EQ(backends[0]->graphs().replays(), 0);
   EXPECT_GE(backends[1]->graphs().captures(), 1);
   EXPECT_GE(backends[1]->graphs().replays(), 10);
+}
+
+// Sibling branches over one prompt (block tables sharing its blocks, as a fork makes them)
+// decode with cascade attention as without it: logits and scores within fp32 summation order.
+TEST(CudaBackendCascade, SiblingsDecodeAsWithoutCascade) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(9);
+  const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
+  const int32_t vocab = model.config().vocab_size, heads = model.config().num_heads;
+  constexpr int32_t kBlock = 16, kPrompt = 6 * kBlock, kSiblings = 6, kOwn = 5;
+  std::unique_ptr<CudaBackend> backends[2];
+  for (bool cascade : {false, true}) {
+    auto b = CudaBackend::Create(
+        model.config(), model.Lookup(),
+        {.device = 0, .kv_blocks = 64, .block_size = kBlock, .cascade = cascade});
+    ASSERT_TRUE(b.ok()) << b.status();
+    backends[cascade] = std::move(b).value();
+  }
+  const std::vector<int32_t> prompt = Tokens(rng, kPrompt, vocab);
+  std::vector<std::vector<int32_t>> tables(kSiblings), own(kSiblings);
+  for (int32_t s = 0; s < kSiblings; ++s) {
+    tables[s] = Table(0, kPrompt, kBlock);  // The prompt's blocks, shared.
+    for (int32_t b = 0; b < 2; ++b) tables[s].push_back(6 + s * 2 + b);
+    own[s] = Tokens(rng, kOwn, vocab);
+  }
+  for (int g = 0; g < 2; ++g) {
+    const ForwardRow prefill{prompt, 0, tables[0]};
+    ASSERT_TRUE(backends[g]->Forward({&prefill, 1}).ok());
+    std::vector<ForwardRow> chunks;
+    for (int32_t s = 0; s < kSiblings; ++s) chunks.push_back({own[s], kPrompt, tables[s]});
+    ASSERT_TRUE(backends[g]->Forward(chunks).ok());
+  }
+  std::vector<int32_t> next(kSiblings, 3);
+  for (int32_t step = 0; step < 4; ++step) {
+    std::vector<float> logits[2][kSiblings], scores[2][kSiblings];
+    const int32_t start = kPrompt + kOwn + step;
+    for (int g = 0; g < 2; ++g) {
+      std::vector<ForwardRow> rows;
+      for (int32_t s = 0; s < kSiblings; ++s) {
+        logits[g][s].assign(vocab, NAN);
+        scores[g][s].assign(static_cast<size_t>(heads) * (start + 1), NAN);
+        rows.push_back({std::span<const int32_t>(&next[s], 1), start, tables[s], nullptr,
+                        logits[g][s].data(), scores[g][s].data()});
+      }
+      const absl::Status status = backends[g]->Forward(rows);
+      ASSERT_TRUE(status.ok()) << status;
+    }
+    for (int32_t s = 0; s < kSiblings; ++s) {
+      SCOPED_TRACE(::testing::Message() << "step " << step << " sibling " << s);
+      EXPECT_LT(RelativeError(logits[1][s].data(), logits[0][s].data(), vocab), 1e-5);
+      EXPECT_LT(RelativeError(scores[1][s].data(), scores[0][s].data(),
+                              static_cast<int64_t>(scores[0][s].size())),
+                1e-5);
+      next[s] = static_cast<int32_t>(std::max_element(logits[0][s].begin(), logits[0][s].end()) -
+                                     logits[0][s].begin());
+    }
+  }
 }
 
 // Logits of one 5-token prefill of `backend`, on the calling thread.

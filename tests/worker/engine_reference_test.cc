@@ -1,5 +1,5 @@
 // The metrics and top-K the engine reports per step, against an independent float64 PyTorch
-// forward (tests/model/llama_reference.py, reduced per DESIGN.md §4.1 by
+// forward (tests/model/llama_reference.py, reduced per docs/ARCHITECTURE.md §4.1 by
 // step_metrics_reference.py), on the tiny and small presets: several prompts and positions,
 // EXACT and REFERENCE attention modes, and distributions reached after a fork, a truncate and a
 // prefix-cache hit, and teacher-forced scored steps (with their ranks).

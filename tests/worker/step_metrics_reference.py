@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-step entropix metrics (DESIGN.md 4.1) from the independent float64 Llama forward.
+"""Per-step entropix metrics (docs/ARCHITECTURE.md §4.1) from the independent float64 Llama forward.
 
 The reference the worker engine's reported steps are compared against: it runs
 tests/model/llama_reference.py's forward on each context and reduces the last position's logits

@@ -11,8 +11,8 @@
 #include <random>
 
 #include "base/status_macros.h"
-#include "kernels/quant_blocks.h"
-#include "kernels/quant_matmul.h"
+#include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_matmul.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "rpc/policy_file.h"
-#include "rpc/policy_presets.h"
+#include "policy/policy_file.h"
+#include "policy/policy_presets.h"
 
 namespace arbor::eval {
 namespace {

@@ -1,5 +1,5 @@
 // Entropy and varentropy of every committed step, one panel each, with the decision matrix's
-// thresholds (DESIGN.md §4.2, as the job's policy sets them) drawn across, and a strip below
+// thresholds (docs/ARCHITECTURE.md §4.2, as the job's policy sets them) drawn across, and a strip below
 // coloured by the strategy each step took. The y axes are log(1 + x): the thresholds that
 // matter sit at 0.1 and at 3–5 while a varentropy can reach hundreds. Hover shows the step's
 // card; a click brings its token into view.

@@ -1,4 +1,4 @@
-#include "coordinator/admission.h"
+#include "coordinator/cluster/admission.h"
 
 #include <gtest/gtest.h>
 

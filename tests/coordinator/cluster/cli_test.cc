@@ -5,11 +5,11 @@
 #include <sstream>
 
 #include "arbor/v1/generation.grpc.pb.h"
-#include "coordinator/cluster_service.h"
+#include "coordinator/cluster/cluster_service.h"
 #include "coordinator/fake_clock.h"
-#include "coordinator/tree_display.h"
 #include "rpc/server.h"
 #include "tools/client.h"
+#include "views/tree_display.h"
 
 namespace arbor::tools {
 namespace {

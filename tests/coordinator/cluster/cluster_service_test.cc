@@ -1,4 +1,4 @@
-#include "coordinator/cluster_service.h"
+#include "coordinator/cluster/cluster_service.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>

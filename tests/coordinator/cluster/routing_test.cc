@@ -1,4 +1,4 @@
-#include "coordinator/routing.h"
+#include "coordinator/cluster/routing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "coordinator/worker_pool.h"
+#include "coordinator/cluster/worker_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "base/host_port.h"
-#include "coordinator/worker_names.h"
+#include "coordinator/cluster/worker_names.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view input(reinterpret_cast<const char*>(data), size);

@@ -1,6 +1,6 @@
-// The Cluster service (coordinator/cluster_service.h) driven by a sequence of requests built from
-// fuzzer bytes, over a fresh WorkerPool per input with a fake clock. Each record is one byte
-// choosing the call, two bytes (little-endian) of length, then the request message:
+// The Cluster service (coordinator/cluster/cluster_service.h) driven by a sequence of requests
+// built from fuzzer bytes, over a fresh WorkerPool per input with a fake clock. Each record is one
+// byte choosing the call, two bytes (little-endian) of length, then the request message:
 // RegisterWorker, Heartbeat, DrainWorker, DeregisterWorker, UndrainWorker, ListWorkers, a
 // monitor pass after the clock moves (workers go silent and die), or a job routed and left.
 // Every call must answer OK or a refusal whose message names what was wrong; after every call
@@ -14,9 +14,9 @@
 #include <string>
 
 #include "arbor/v1/cluster.pb.h"
-#include "coordinator/cluster_service.h"
+#include "coordinator/cluster/cluster_service.h"
+#include "coordinator/cluster/worker_names.h"
 #include "coordinator/fake_clock.h"
-#include "coordinator/worker_names.h"
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/server_context.h"
 

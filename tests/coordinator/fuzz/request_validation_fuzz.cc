@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "arbor/v1/generation.pb.h"
-#include "coordinator/request_validation.h"
+#include "coordinator/service/request_validation.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/stop_strings.h"
+#include "coordinator/job/stop_strings.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "coordinator/tree_json.h"
+#include "views/tree_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);

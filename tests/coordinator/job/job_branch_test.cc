@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/job.h"
+#include "coordinator/job/job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/job/job_harness.h"

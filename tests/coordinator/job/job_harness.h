@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "coordinator/fake_clock.h"
-#include "coordinator/job.h"
+#include "coordinator/job/job.h"
 #include "tests/coordinator/job/scripted_worker.h"
 
 namespace arbor::coordinator::testing {

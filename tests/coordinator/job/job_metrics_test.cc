@@ -1,6 +1,6 @@
 // The job metrics (job_metrics.h) fed the events of real jobs against the scripted worker: what
 // they export must agree with the jobs' own finished events, strategy counts and event stream.
-#include "coordinator/job_metrics.h"
+#include "coordinator/service/job_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "coordinator/job.h"
+#include "coordinator/job/job.h"
 #include "metrics/registry.h"
 #include "tests/coordinator/job/job_harness.h"
 #include "tests/support/metric_samples.h"

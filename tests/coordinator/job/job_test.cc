@@ -1,7 +1,7 @@
 // The job driver against a worker scripted by metrics (scripted_worker.h): every row of the
 // decision matrix in SEARCH and CANONICAL modes, INSERT and BACKSPACE budgets, stops,
 // cancellation, re-homing and reproducibility. Branches are in job_branch_test.cc.
-#include "coordinator/job.h"
+#include "coordinator/job/job.h"
 
 #include <algorithm>
 #include <functional>

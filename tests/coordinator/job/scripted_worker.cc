@@ -5,7 +5,7 @@
 
 #include "base/status_macros.h"
 #include "entropix/policy_step.h"
-#include "rpc/policy_convert.h"
+#include "policy/policy_convert.h"
 
 namespace arbor::coordinator::testing {
 namespace {

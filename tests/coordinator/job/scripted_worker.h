@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "coordinator/worker_client.h"
+#include "coordinator/job/worker_client.h"
 #include "entropix/attention_metrics.h"
 #include "entropix/logit_metrics.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/stop_strings.h"
+#include "coordinator/job/stop_strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 // ThreadTimer: callbacks run once, in deadline order, not before their delay; callbacks may
 // schedule more; destruction drops what is not due yet.
-#include "coordinator/timer.h"
+#include "coordinator/job/timer.h"
 
 #include <vector>
 

@@ -30,7 +30,7 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-# Thresholds that make one row of the decision matrix fire at every step (DESIGN.md §4.2).
+# Thresholds that make one row of the decision matrix fire at every step (docs/ARCHITECTURE.md §4.2).
 NEVER = {"lelvEntropy": 0, "lelvVarentropy": 0, "helvEntropy": 64, "lehvVarentropy": 4096,
          "hehvEntropy": 64, "hehvVarentropy": 4096}
 POLICIES = {

@@ -1,0 +1,735 @@
+#include "coordinator/job/job.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/log_fields.h"
+#include "base/status_macros.h"
+#include "coordinator/job/backspace.h"
+#include "coordinator/job/stored_distribution.h"
+#include "coordinator/tree/tree_export.h"
+#include "policy/policy_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using arbor::v1::StepResult;
+
+// Logprob of a token the coordinator appends without drawing it (INSERT): from the structural
+// step's top-K when present, else the K-th logprob, an upper bound of the true value.
+float LogprobOf(const StepResult& step, int32_t token) {
+  float lowest = 0.0f;
+  for (const arbor::v1::TokenLogprob& t : step.top_k()) {
+    if (t.token_id() == token) return t.logprob();
+    lowest = std::min(lowest, t.logprob());
+  }
+  return lowest;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
+                                                 JobEnvironment env) {
+  RETURN_IF_ERROR(spec.policy.Validate());
+  if (spec.policy.insert.tokens.empty() && spec.policy.insert.max_per_job > 0) {
+    return absl::InvalidArgumentError("policy.insert.tokens must be resolved before the job");
+  }
+  if (spec.max_tokens < 1 ||
+      static_cast<int64_t>(spec.prompt_token_ids.size()) + spec.max_tokens > spec.max_context) {
+    return absl::InvalidArgumentError(absl::StrCat("max_tokens: ", spec.max_tokens,
+                                                   " does not fit the context ", spec.max_context));
+  }
+  if (options.steps_per_run < 1 || options.first_run_steps < 1 ||
+      options.top_k < std::max(1, spec.top_logprobs) || options.top_k < spec.policy.branch.width) {
+    return absl::InvalidArgumentError(
+        "job options: steps_per_run and first_run_steps >= 1 and "
+        "top_k must cover top_logprobs and branch.width");
+  }
+  if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
+      !env.rehome) {
+    return absl::InvalidArgumentError("job environment is incomplete");
+  }
+  const uint64_t main_sequence = env.next_sequence_id();
+  ASSIGN_OR_RETURN(SearchTree tree,
+                   SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, main_sequence));
+  RunBuilder::Settings settings;
+  settings.policy = rpc::PolicyToProto(spec.policy);
+  settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
+                                              spec.stop_token_ids.end());
+  settings.stop.set_ignore_eos(spec.ignore_eos);
+  settings.seed = spec.seed;
+  settings.top_k = options.top_k;
+  // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
+  // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for
+  // log-probabilities need it on every step.
+  settings.top_k_every_step = spec.top_logprobs > 0;
+  std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
+                                   RunBuilder(std::move(settings))));
+  absl::MutexLock lock(&job->mu_);
+  job->main_sequence_ = main_sequence;
+  job->main_source_.is_new = true;
+  job->main_source_.append = job->spec_.prompt_token_ids;
+  return job;
+}
+
+Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder)
+    : spec_(std::move(spec)),
+      options_(options),
+      env_(std::move(env)),
+      builder_(std::move(builder)),
+      created_(env_.clock->Now()),
+      tree_(std::move(tree)),
+      worker_(env_.worker),
+      text_(env_.decode, spec_.stop_strings) {}
+
+// --- entry points (no lock held on entry) ---------------------------------------------------
+
+void Job::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != arbor::v1::JOB_STATE_QUEUED) return;
+    state_ = arbor::v1::JOB_STATE_RUNNING;
+    base::WithFields(LogFieldsFor("started")).Info("job started");
+    Continue();
+  }
+  Drain();
+}
+
+void Job::Cancel() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!finished()) Finish(arbor::v1::FINISH_REASON_CANCELLED);
+  }
+  Drain();
+}
+
+void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_ && in_flight_->generation == generation) {
+      const InFlight done = std::move(*in_flight_);
+      in_flight_.reset();
+      timings_.set_worker_us(timings_.worker_us() +
+                             absl::ToInt64Microseconds(env_.clock->Now() - done.sent));
+      if (finished()) {
+        // The job ended while the run was in flight: drop what the run created.
+        actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+          worker->Release(std::move(ids));
+        });
+      } else if (!response.ok()) {
+        // Only RESOURCE_EXHAUSTED guarantees the worker wrote nothing: after a deadline or a
+        // broken call the run may have created its sequences on a live worker, and the job
+        // moves away or ends, so hand them back (unknown ids are ignored).
+        if (response.status().code() != absl::StatusCode::kResourceExhausted) {
+          actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+            worker->Release(std::move(ids));
+          });
+        }
+        HandleFailure(response.status());
+      } else {
+        const size_t expected = done.sequence_ids.size();
+        if (static_cast<size_t>(response->results_size()) != expected) {
+          Fail(absl::InternalError(absl::StrCat("worker answered ", response->results_size(),
+                                                " results for ", expected, " items")));
+        } else {
+          consecutive_failures_ = 0;
+          exhausted_retries_ = 0;
+          waiting_since_ = absl::InfiniteFuture();
+          waits_ = 0;
+          if (branch_ && spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
+            OnBeamStepDone(*response);
+          } else if (branch_) {
+            OnRolloutDone(*response);
+          } else {
+            OnMainDone(response->results(0));
+          }
+        }
+      }
+    }
+  }
+  Drain();
+}
+
+void Job::Drain() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (draining_) return;  // That thread will run what we queued, in order.
+    draining_ = true;
+  }
+  for (;;) {
+    std::deque<std::function<void()>> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      if (actions_.empty()) {
+        draining_ = false;
+        return;
+      }
+      batch.swap(actions_);
+    }
+    for (std::function<void()>& action : batch) action();
+  }
+}
+
+// --- the driver (mu_ held) --------------------------------------------------------------------
+
+void Job::Continue() {
+  if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (moving_) return;  // Move() continues on the new worker.
+  if (pending_move_) {
+    absl::Status reason = *std::move(pending_move_);
+    pending_move_.reset();
+    return RequestMove(std::move(reason), /*forced=*/false);
+  }
+  if (!branch_) return SendMainRun();
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) return SendBeamStep();
+  SendRollout();
+}
+
+int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
+
+PolicyBudgets Job::Budgets() const {
+  PolicyBudgets budgets;
+  budgets.generated_before = tree_.GeneratedTokenCount();
+  budgets.inserts_used = inserts_used_;
+  budgets.backspaces_used = backspaces_used_;
+  budgets.last_insert_position = last_insert_position_;
+  budgets.bans = bans_;
+  return budgets;
+}
+
+void Job::SendMainRun() {
+  if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch;
+  const int32_t ramp = std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
+  const int32_t max_steps =
+      structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
+  arbor::v1::RunRequest request;
+  *request.add_items() = builder_.MainItem(main_sequence_, main_source_, max_steps,
+                                           search && !structural_off_once_, Budgets());
+  structural_off_once_ = false;
+  SendRun(std::move(request), {main_sequence_});
+}
+
+void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
+  const absl::Time now = env_.clock->Now();
+  if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
+  const absl::Duration timeout =
+      std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
+  InFlight in_flight;
+  in_flight.generation = ++generation_;
+  in_flight.sequence_ids = std::move(ids);
+  in_flight.worker = worker_;
+  in_flight.sent = now;
+  in_flight_ = in_flight;
+  actions_.push_back([self = shared_from_this(), worker = worker_, request = std::move(request),
+                      timeout, generation = generation_]() mutable {
+    worker->Run(std::move(request), timeout,
+                [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
+                  self->OnRunDone(generation, std::move(response));
+                });
+  });
+}
+
+void Job::OnMainDone(const arbor::v1::RunResult& result) {
+  if (main_source_.is_new) cached_prompt_tokens_ += result.cached_tokens();
+  main_live_ = true;
+  main_source_ = SequenceSource{};
+  const StepResult* structural = nullptr;
+  for (const StepResult& step : result.steps()) {
+    if (step.token_id() < 0) {
+      structural = &step;
+      break;
+    }
+    if (!RecordMainStep(step)) return;
+  }
+  switch (result.stop_reason()) {
+    case arbor::v1::STOP_REASON_STRUCTURAL:
+      if (structural == nullptr) {
+        return Fail(absl::InternalError("structural stop without a structural step"));
+      }
+      return ApplyStructural(*structural);
+    case arbor::v1::STOP_REASON_STOP_TOKEN:
+      return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+    case arbor::v1::STOP_REASON_CONTEXT:
+      return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+    case arbor::v1::STOP_REASON_KV_EXHAUSTED:
+      return HandleFailure(absl::ResourceExhaustedError("worker KV exhausted mid-run"));
+    case arbor::v1::STOP_REASON_CANCELLED:
+      return HandleFailure(absl::UnavailableError("worker cancelled the run"));
+    default:  // MAX_STEPS (CALM only applies to rollouts).
+      return Continue();
+  }
+}
+
+bool Job::RecordMainStep(const StepResult& step) {
+  if (step.position() != tree_.NextPosition()) {
+    Fail(absl::InternalError(absl::StrCat("worker step at position ", step.position(),
+                                          ", expected ", tree_.NextPosition())));
+    return false;
+  }
+  Count(step.strategy());
+  const Step tree_step = TreeStep(step, main_sequence_);
+  if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
+    // CANONICAL: the worker appended the thinking token itself.
+    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
+    if (!id.ok()) {
+      Fail(id.status());
+      return false;
+    }
+    ++inserts_used_;
+    last_insert_position_ = step.position();
+    arbor::v1::GenerateEvent event;
+    event.mutable_insert()->add_node_ids(*id);
+    event.mutable_insert()->add_token_ids(step.token_id());
+    event.mutable_insert()->add_logprobs(tree_step.logprob);
+    const bool stopped = PushText(*id, event.mutable_insert()->mutable_text());
+    Emit(std::move(event));
+    if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+    return !stopped;
+  }
+  absl::StatusOr<NodeId> id = tree_.Commit(tree_step);
+  if (!id.ok()) {
+    Fail(id.status());
+    return false;
+  }
+  return EmitCommitted(*id);
+}
+
+void Job::ApplyStructural(const StepResult& step) {
+  if (step.position() != tree_.NextPosition()) {
+    return Fail(absl::InternalError("structural step off the committed path"));
+  }
+  switch (step.strategy()) {
+    case arbor::v1::STRATEGY_INSERT:
+      return ApplyInsert(step);
+    case arbor::v1::STRATEGY_BACKSPACE:
+      return ApplyBackspace(step);
+    case arbor::v1::STRATEGY_BRANCH:
+      return OpenBranch(step);
+    default:
+      return Fail(absl::InternalError(absl::StrCat("structural stop with strategy ",
+                                                   arbor::v1::Strategy_Name(step.strategy()))));
+  }
+}
+
+void Job::ApplyInsert(const StepResult& step) {
+  const std::vector<int32_t>& tokens = spec_.policy.insert.tokens;
+  const size_t n = std::min<size_t>(tokens.size(), std::max(0, Remaining()));
+  if (n == 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  Count(step.strategy());
+  arbor::v1::GenerateEvent event;
+  bool stopped = false;
+  for (size_t i = 0; i < n; ++i) {
+    Step tree_step = TreeStep(step, main_sequence_);
+    tree_step.token_id = tokens[i];
+    tree_step.logprob = LogprobOf(step, tokens[i]);
+    if (i > 0) tree_step.top_logprobs.clear();  // Only the first was decided on this step.
+    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
+    if (!id.ok()) return Fail(id.status());
+    event.mutable_insert()->add_node_ids(*id);
+    event.mutable_insert()->add_token_ids(tokens[i]);
+    event.mutable_insert()->add_logprobs(tree_step.logprob);
+    main_source_.append.push_back(tokens[i]);
+    stopped = stopped || PushText(*id, event.mutable_insert()->mutable_text());
+  }
+  ++inserts_used_;
+  last_insert_position_ = tree_.node(tree_.tail()).position;
+  Emit(std::move(event));
+  if (stopped) return Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  Continue();
+}
+
+void Job::ApplyBackspace(const StepResult& step) {
+  const NodeId tail = tree_.tail();
+  const Node removed = tree_.node(tail);
+  if (removed.status != arbor::v1::NODE_STATUS_COMMITTED || tree_.WasBackspaced(removed.position)) {
+    return Fallback();
+  }
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(removed.position), 0, 0};
+  absl::StatusOr<entropix::SampledToken> redraw =
+      RedrawBackspaced(tree_.TopLogprobs(tail), removed.token_id, step, key);
+  if (!redraw.ok()) return Fallback();
+  const std::vector<TokenAlternative> stored(tree_.TopLogprobs(tail).begin(),
+                                             tree_.TopLogprobs(tail).end());
+  if (!tree_.Backspace().ok()) return Fallback();
+  Count(step.strategy());
+  ++backspaces_used_;
+  arbor::v1::TokenBan& ban = bans_.emplace_back();
+  ban.set_position(removed.position);
+  ban.set_token_id(removed.token_id);
+  arbor::v1::GenerateEvent event;
+  event.mutable_backspace()->set_removed_node_id(tail);
+  event.mutable_backspace()->set_removed_token_id(removed.token_id);
+  event.mutable_backspace()->set_position(removed.position);
+  Emit(std::move(event));
+  text_.Pop();  // The client drops the piece streamed with the removed token.
+
+  Step redrawn;
+  redrawn.token_id = redraw->id;
+  redrawn.logprob = std::min(redraw->logprob, 0.0f);
+  redrawn.metrics = removed.metrics;  // Drawn from the removed token's distribution.
+  redrawn.strategy = arbor::v1::STRATEGY_RESAMPLE;
+  redrawn.sequence_id = main_sequence_;
+  redrawn.top_logprobs = stored;
+  absl::StatusOr<NodeId> id = tree_.Commit(redrawn);
+  if (!id.ok()) return Fail(id.status());
+  main_source_ = SequenceSource{};
+  main_source_.truncate_to = removed.position;
+  main_source_.append = {redraw->id};
+  if (!EmitCommitted(*id)) return;
+  if (IsStopToken(redraw->id)) return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+  Continue();
+}
+
+void Job::OpenBranch(const StepResult& step) {
+  SequenceSource base;
+  if (main_live_) {
+    base.fork_from = main_sequence_;
+    base.fork_length = step.position();
+  } else {
+    base.is_new = true;  // After a re-home: prefill the committed path.
+    base.append = tree_.SequenceTokenIds();
+  }
+  absl::StatusOr<std::vector<Child>> children =
+      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1,
+                     std::min(spec_.policy.branch.max_len, Remaining()));
+  if (!children.ok()) return Fail(children.status());
+  if (children->empty()) return Fallback();
+  Branch branch;
+  branch.point = tree_.tail();
+  branch.children = *std::move(children);
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
+    for (const Child& child : branch.children) branch.beam_scores.push_back(child.score.Score());
+  }
+  branch_ = std::move(branch);
+  Continue();
+}
+
+absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
+                                                            const StepResult& structural_step,
+                                                            uint32_t rng_branch,
+                                                            const SequenceSource& base,
+                                                            int32_t depth, int32_t max_len) {
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
+                             rng_branch, 0};
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
+      ChooseBranchCandidates(structural_step, spec_.policy, key);
+  if (!candidates.ok() || candidates->empty()) return std::vector<Child>{};
+  std::vector<Child> children;
+  std::vector<Step> steps;
+  for (const entropix::SampledToken& candidate : *candidates) {
+    Step s = TreeStep(structural_step, env_.next_sequence_id());
+    s.token_id = candidate.id;
+    s.logprob = std::min(candidate.logprob, 0.0f);
+    s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
+    Child child;
+    child.sequence_id = s.sequence_id;
+    child.branch_id = next_branch_id_++;
+    child.token_id = candidate.id;
+    child.score = RolloutScore(spec_.policy.adaptive);
+    child.score.Add(s.logprob, structural_step.metrics());
+    child.source = base;
+    child.source.append.push_back(candidate.id);
+    // The candidate counts as the rollout's first token.
+    child.done = IsStopToken(candidate.id) || max_len <= 1;
+    child.candidate_index = static_cast<int>(children.size());
+    child.depth = depth;
+    child.max_len = max_len;
+    children.push_back(std::move(child));
+    steps.push_back(std::move(s));
+  }
+  ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
+  Count(structural_step.strategy());
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
+  opened.set_parent_node_id(point);
+  *opened.mutable_metrics() = structural_step.metrics();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Child& child = children[i];
+    child.candidate = child.leaf = nodes[i];
+    arbor::v1::BranchCandidate& c = *opened.add_candidates();
+    c.set_node_id(child.candidate);
+    c.set_token_id(child.token_id);
+    c.set_text(env_.decode({child.token_id}));
+    c.set_logprob(steps[i].logprob);
+  }
+  Emit(std::move(event));
+  return children;
+}
+
+void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
+                       SequenceSource source, arbor::v1::StopReason stop) {
+  absl::StatusOr<BranchResolution> resolution =
+      tree_.ResolveBranch(branch_->point, branch_->children[winner].leaf, scores);
+  if (!resolution.ok()) return Fail(resolution.status());
+  std::vector<uint64_t> released;
+  for (const Child& child : branch_->children) {
+    if (child.sequence_id != main_sequence) released.push_back(child.sequence_id);
+  }
+  if (main_live_ && main_sequence_ != main_sequence) released.push_back(main_sequence_);
+  Release(std::move(released));
+  main_sequence_ = main_sequence;
+  main_live_ = !source.is_new;
+  main_source_ = std::move(source);
+  branch_.reset();
+  EmitResolved(*resolution, scores);
+  for (NodeId id : resolution->committed_nodes) {
+    if (!EmitCommitted(id)) return;
+  }
+  if (IsStopToken(tree_.node(tree_.tail()).token_id)) {
+    return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+  }
+  if (stop == arbor::v1::STOP_REASON_CONTEXT) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  Continue();
+}
+
+void Job::EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores) {
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
+  resolved.set_winner_node_id(resolution.winner_candidate);
+  resolved.mutable_candidate_node_ids()->Add(resolution.candidates.begin(),
+                                             resolution.candidates.end());
+  resolved.mutable_scores()->Add(scores.begin(), scores.end());
+  resolved.mutable_pruned_node_ids()->Add(resolution.pruned.pruned_nodes.begin(),
+                                          resolution.pruned.pruned_nodes.end());
+  resolved.set_committed_tokens(static_cast<int32_t>(resolution.committed_nodes.size()));
+  Emit(std::move(event));
+}
+
+std::vector<int32_t> Job::PathTokens(NodeId leaf) const {
+  std::vector<int32_t> rollout;
+  for (NodeId id = leaf; id != branch_->point; id = tree_.node(id).parent) {
+    rollout.push_back(tree_.node(id).token_id);
+  }
+  std::vector<int32_t> tokens = tree_.SequenceTokenIds();
+  tokens.insert(tokens.end(), rollout.rbegin(), rollout.rend());
+  return tokens;
+}
+
+void Job::Fallback() {
+  structural_off_once_ = true;
+  Continue();
+}
+
+void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
+  state_ = reason == arbor::v1::FINISH_REASON_CANCELLED ? arbor::v1::JOB_STATE_CANCELLED
+           : reason == arbor::v1::FINISH_REASON_ERROR   ? arbor::v1::JOB_STATE_FAILED
+                                                        : arbor::v1::JOB_STATE_FINISHED;
+  finish_reason_ = reason;
+  error_ = std::move(error);
+  std::vector<uint64_t> live = LiveSequences();
+  // A Run in flight may still create its sequences; they are released again when it completes.
+  if (in_flight_)
+    live.insert(live.end(), in_flight_->sequence_ids.begin(), in_flight_->sequence_ids.end());
+  Release(std::move(live));
+  main_live_ = false;
+  timings_.set_total_us(SinceCreated());
+  arbor::v1::GenerateEvent event;
+  arbor::v1::FinishedEvent& finished = *event.mutable_finished();
+  finished.set_reason(reason);
+  finished.set_error(error_);
+  *finished.mutable_usage() = UsageLocked();
+  *finished.mutable_timings() = timings_;
+  *finished.mutable_strategies() = counts_;
+  const char* what = state_ == arbor::v1::JOB_STATE_CANCELLED ? "cancelled"
+                     : state_ == arbor::v1::JOB_STATE_FAILED  ? "failed"
+                                                              : "finished";
+  base::LogFields fields =
+      LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
+                          {"generated_tokens", finished.usage().generated_tokens()},
+                          {"total_ms", timings_.total_us() / 1000}});
+  if (!error_.empty()) fields.emplace_back("error", error_);
+  base::WithFields(std::move(fields))
+      .Log(error_.empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
+  Emit(std::move(event));
+}
+
+// --- helpers (mu_ held) -----------------------------------------------------------------------
+
+base::LogFields Job::LogFieldsFor(std::string_view event, base::LogFields more) const {
+  base::LogFields fields = {{"job_id", spec_.job_id}, {"worker", worker_->id()}, {"event", event}};
+  fields.insert(fields.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
+  return fields;
+}
+
+bool Job::EmitCommitted(NodeId id) {
+  if (timings_.first_token_us() == 0) timings_.set_first_token_us(SinceCreated());
+  const Node& node = tree_.node(id);
+  arbor::v1::GenerateEvent event;
+  arbor::v1::TokenEvent& token = *event.mutable_token();
+  token.set_node_id(id);
+  token.set_token_id(node.token_id);
+  token.set_strategy(node.strategy);
+  *token.mutable_metrics() = node.metrics;
+  token.set_logprob(node.logprob);
+  token.set_position(node.position);
+  if (spec_.top_logprobs > 0) AddTokenDetail(node, token);
+  const bool stopped = PushText(id, token.mutable_text());
+  Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.
+  if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  return !stopped;
+}
+
+void Job::AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const {
+  token.set_token_text(SanitizeUtf8(env_.decode({node.token_id})));
+  const auto alternatives = tree_.TopLogprobs(node.id);
+  const size_t n = std::min<size_t>(alternatives.size(), spec_.top_logprobs);
+  for (size_t i = 0; i < n; ++i) {
+    arbor::v1::TokenLogprob& out = *token.add_top_logprobs();
+    out.set_token_id(alternatives[i].token_id);
+    out.set_logprob(alternatives[i].logprob);
+    out.set_text(SanitizeUtf8(env_.decode({alternatives[i].token_id})));
+  }
+}
+
+bool Job::PushText(NodeId id, std::string* piece) {
+  const int32_t token = tree_.node(id).token_id;
+  // The job ends on this token when nothing can follow it: release what was held back.
+  const bool last =
+      IsStopToken(token) || Remaining() <= 0 || tree_.NextPosition() >= spec_.max_context;
+  StreamedText::Piece pushed = text_.Push(token, last);
+  piece->append(pushed.text);
+  return pushed.stopped;
+}
+
+void Job::Emit(arbor::v1::GenerateEvent event) {
+  event.set_job_id(spec_.job_id);
+  event.set_time_us(SinceCreated());
+  actions_.push_back([sink = env_.sink, event = std::move(event)] { sink(event); });
+}
+
+void Job::Release(std::vector<uint64_t> ids) {
+  if (ids.empty()) return;
+  actions_.push_back(
+      [worker = worker_, ids = std::move(ids)]() mutable { worker->Release(std::move(ids)); });
+}
+
+std::vector<uint64_t> Job::LiveSequences() const {
+  std::vector<uint64_t> live;
+  if (main_live_) live.push_back(main_sequence_);
+  if (branch_) {
+    ForEachRollout(branch_->children,
+                   [&live](const Child& child) { live.push_back(child.sequence_id); });
+  }
+  return live;
+}
+
+bool Job::IsStopToken(int32_t token) const {
+  const auto in = [token](const std::vector<int32_t>& ids) {
+    return std::find(ids.begin(), ids.end(), token) != ids.end();
+  };
+  return in(spec_.stop_token_ids) || (!spec_.ignore_eos && in(spec_.eos_token_ids));
+}
+
+void Job::Count(arbor::v1::Strategy strategy) {
+  arbor::v1::StrategyCounts& c = counts_;
+  switch (strategy) {
+    case arbor::v1::STRATEGY_ARGMAX:
+      c.set_argmax(c.argmax() + 1);
+      break;
+    case arbor::v1::STRATEGY_ADAPTIVE:
+      c.set_adaptive(c.adaptive() + 1);
+      break;
+    case arbor::v1::STRATEGY_BRANCH:
+      c.set_branch(c.branch() + 1);
+      break;
+    case arbor::v1::STRATEGY_INSERT:
+      c.set_insert(c.insert() + 1);
+      break;
+    case arbor::v1::STRATEGY_BACKSPACE:
+      c.set_backspace(c.backspace() + 1);
+      break;
+    case arbor::v1::STRATEGY_HOT_SAMPLE:
+      c.set_hot_sample(c.hot_sample() + 1);
+      break;
+    case arbor::v1::STRATEGY_RESAMPLE:
+      c.set_resample(c.resample() + 1);
+      break;
+    case arbor::v1::STRATEGY_BRANCH_SAMPLE:
+      c.set_branch_sample(c.branch_sample() + 1);
+      break;
+    default:
+      break;
+  }
+}
+
+int64_t Job::SinceCreated() const {
+  return absl::ToInt64Microseconds(env_.clock->Now() - created_);
+}
+
+arbor::v1::Usage Job::UsageLocked() const {
+  arbor::v1::Usage usage;
+  usage.set_prompt_tokens(static_cast<int32_t>(spec_.prompt_token_ids.size()));
+  usage.set_generated_tokens(tree_.GeneratedTokenCount());
+  usage.set_explored_tokens(tree_.ExploredTokenCount());
+  usage.set_cached_prompt_tokens(cached_prompt_tokens_);
+  return usage;
+}
+
+// --- accessors --------------------------------------------------------------------------------
+
+arbor::v1::JobState Job::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+arbor::v1::FinishReason Job::finish_reason() const {
+  absl::MutexLock lock(&mu_);
+  return finish_reason_;
+}
+
+std::string Job::error() const {
+  absl::MutexLock lock(&mu_);
+  return error_;
+}
+
+std::string Job::worker_id() const {
+  absl::MutexLock lock(&mu_);
+  return worker_->id();
+}
+
+int32_t Job::rehomed() const {
+  absl::MutexLock lock(&mu_);
+  return rehomed_;
+}
+
+int32_t Job::reprefilled() const {
+  absl::MutexLock lock(&mu_);
+  return reprefills_;
+}
+
+std::string Job::text() const {
+  absl::MutexLock lock(&mu_);
+  return text_.text();
+}
+
+std::vector<int32_t> Job::token_ids() const {
+  absl::MutexLock lock(&mu_);
+  return tree_.CommittedTokenIds();
+}
+
+arbor::v1::Usage Job::usage() const {
+  absl::MutexLock lock(&mu_);
+  return UsageLocked();
+}
+
+arbor::v1::Timings Job::timings() const {
+  absl::MutexLock lock(&mu_);
+  return timings_;
+}
+
+arbor::v1::StrategyCounts Job::strategy_counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
+}
+
+void Job::ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const {
+  absl::MutexLock lock(&mu_);
+  read(tree_);
+}
+
+}  // namespace arbor::coordinator

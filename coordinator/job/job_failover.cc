@@ -1,0 +1,214 @@
+// Job failover: moving a job to another worker when its worker fails, runs out of KV or
+// drains — wait with backoff where waiting helps (KV frees up, a worker comes back), bounded by
+// the deadline and JobOptions::max_wait, then re-home and re-prefill the committed path (and any
+// live rollouts) there. Part of class Job (job.h); split from job.cc by concept.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/log_fields.h"
+#include "coordinator/job/job.h"
+
+namespace arbor::coordinator {
+namespace {
+
+bool Retriable(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kUnimplemented:
+      return false;  // The request was wrong: another worker would refuse it too.
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+void Job::Rehome(absl::Status reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished() || moving_) return;
+    if (in_flight_) {
+      if (!pending_move_) pending_move_ = std::move(reason);
+    } else {
+      RequestMove(std::move(reason), /*forced=*/false);
+    }
+  }
+  Drain();
+}
+
+void Job::Move(absl::Status cause, bool forced) {
+  std::shared_ptr<WorkerClient> from;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished()) return;
+    from = worker_;
+  }
+  absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(*from, cause);
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished()) {
+      moving_ = false;
+      return;
+    }
+    if (!next.ok() || *next == nullptr) {
+      const absl::Status why =
+          next.ok() ? absl::UnavailableError("no worker to re-home to") : next.status();
+      if (forced) {
+        // The job's worker failed and no other can take it now: wait for one (a restarted or
+        // new worker registers), still "moving" so that nothing is sent meanwhile.
+        absl::StatusOr<absl::Duration> wait =
+            env_.schedule_after ? NextWait(why) : absl::StatusOr<absl::Duration>(why);
+        if (!wait.ok()) {
+          moving_ = false;
+          Fail(wait.status());
+        } else {
+          base::WithFields(
+              LogFieldsFor("waiting_for_worker", {{"wait_ms", *wait / absl::Milliseconds(1)}}))
+              .Info("no worker can take the job: {}", why.ToString());
+          actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
+                              cause, forced] {
+            schedule(wait, [job, cause, forced] {
+              if (std::shared_ptr<Job> self = job.lock()) self->Move(cause, forced);
+            });
+          });
+        }
+      } else {
+        moving_ = false;
+        base::WithFields(LogFieldsFor("rehome_failed"))
+            .Warn("job stays on its worker: {}", why.ToString());
+        if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
+      }
+    } else {
+      moving_ = false;
+      // Best effort: a worker that only ran out of KV still holds our sequences.
+      ResetSequences();
+      worker_ = *next;
+      ++rehomed_;
+      exhausted_retries_ = 0;
+      pending_move_.reset();
+      arbor::v1::GenerateEvent event;
+      event.mutable_rehomed()->set_from_worker(from->id());
+      event.mutable_rehomed()->set_to_worker(worker_->id());
+      event.mutable_rehomed()->set_reason(cause.ToString());
+      Emit(std::move(event));
+      base::WithFields(LogFieldsFor("rehomed", {{"from_worker", from->id()}}))
+          .Info("job re-homed: {}", cause.ToString());
+      if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
+    }
+  }
+  Drain();
+}
+
+void Job::ResetSequences() {
+  Release(LiveSequences());
+  main_live_ = false;
+  main_source_ = SequenceSource{};
+  main_source_.is_new = true;
+  main_source_.append = tree_.SequenceTokenIds();
+  if (branch_) {
+    ForEachRollout(branch_->children, [this](Child& child) {
+      child.source = SequenceSource{};
+      child.source.is_new = true;
+      child.source.append = PathTokens(child.leaf);
+      child.sent = false;
+    });
+  }
+}
+
+void Job::Retry(uint64_t generation, bool move) {
+  {
+    absl::MutexLock lock(&mu_);
+    // Nothing happened since the failure (no cancel, no other run, no move).
+    if (finished() || in_flight_ || moving_ || generation != generation_) return;
+    if (move) {
+      RequestMove(absl::ResourceExhaustedError("worker KV cache full"), /*forced=*/false);
+    } else {
+      Continue();
+    }
+  }
+  Drain();
+}
+
+absl::StatusOr<absl::Duration> Job::NextWait(const absl::Status& why) {
+  const absl::Time now = env_.clock->Now();
+  if (waiting_since_ == absl::InfiniteFuture()) waiting_since_ = now;
+  const absl::Duration waited = now - waiting_since_;
+  if (waited >= options_.max_wait || now >= spec_.deadline) {
+    return absl::Status(
+        why.code(),
+        absl::StrCat("gave up after waiting ", absl::FormatDuration(waited), ": ", why.message()));
+  }
+  absl::Duration wait = options_.exhausted_backoff;
+  for (int i = 0; i < waits_ && wait < options_.max_backoff; ++i) wait *= 2;
+  ++waits_;
+  // Never past the deadline: the retry then finishes the job as DEADLINE.
+  return std::max(absl::ZeroDuration(),
+                  std::min({wait, options_.max_backoff, spec_.deadline - now}));
+}
+
+void Job::WaitForKv(const absl::Status& status) {
+  absl::StatusOr<absl::Duration> wait = NextWait(status);
+  if (!wait.ok()) return Fail(wait.status());
+  // Hand back what the job holds: jobs that each hold part of the KV and wait for more would
+  // wait for each other forever. Full blocks stay in the worker's prefix cache, so the retry is
+  // mostly cache hits; the backoff keeps this Release ahead of the retry's Run.
+  ResetSequences();
+  ++exhausted_retries_;
+  // After a few tries here, look for a worker with room (the job stays when there is none).
+  const bool move = exhausted_retries_ > options_.exhausted_retries;
+  base::WithFields(LogFieldsFor("kv_wait", {{"retry", exhausted_retries_},
+                                            {"wait_ms", *wait / absl::Milliseconds(1)}}))
+      .Info("worker out of KV: {}; retry in {}", status.ToString(), absl::FormatDuration(*wait));
+  actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
+                      generation = generation_, move] {
+    schedule(wait, [job, generation, move] {
+      if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation, move);
+    });
+  });
+}
+
+void Job::HandleFailure(const absl::Status& status) {
+  if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
+  if (status.code() == absl::StatusCode::kNotFound) return Reprefill(status);
+  if (!Retriable(status.code())) return Fail(status);
+  if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after) {
+    return WaitForKv(status);
+  }
+  if (++consecutive_failures_ > options_.max_consecutive_failures) {
+    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
+                                                    " worker failures: ", status.ToString())));
+  }
+  base::WithFields(LogFieldsFor("worker_failed"))
+      .Warn("worker failed the job: {}", status.ToString());
+  RequestMove(status, /*forced=*/true);
+}
+
+void Job::Reprefill(const absl::Status& status) {
+  // Runs name only sequences this job created, so NOT_FOUND means the worker let them go: it
+  // released this coordinator's epoch after the lease lapsed (we were unreachable) or it is a
+  // new process on the same address. The worker is fine; prefill the job there again (full
+  // blocks are likely still in its prefix cache). Bounded like other failures, in case a worker
+  // keeps forgetting.
+  if (++consecutive_failures_ > options_.max_consecutive_failures) {
+    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
+                                                    " worker failures: ", status.ToString())));
+  }
+  base::WithFields(LogFieldsFor("reprefill"))
+      .Warn("worker no longer holds the job's sequences: {}", status.ToString());
+  ResetSequences();
+  ++reprefills_;
+  Continue();
+}
+
+void Job::RequestMove(absl::Status cause, bool forced) {
+  if (moving_) return;
+  moving_ = true;
+  // The re-home callback may block (routing, dialling): call it outside the lock.
+  actions_.push_back(
+      [self = shared_from_this(), cause = std::move(cause), forced] { self->Move(cause, forced); });
+}
+
+}  // namespace arbor::coordinator

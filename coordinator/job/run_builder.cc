@@ -1,0 +1,53 @@
+#include "coordinator/job/run_builder.h"
+
+namespace arbor::coordinator {
+
+arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSource& source,
+                                        int32_t max_steps, const PolicyBudgets& budgets) const {
+  arbor::v1::RunItem item;
+  item.set_sequence_id(sequence_id);
+  if (source.fork_from) {
+    item.set_fork_from(*source.fork_from);
+    item.set_fork_length(source.fork_length);
+  } else if (!source.is_new) {
+    item.set_continues(true);
+    if (source.truncate_to) item.set_truncate_to(*source.truncate_to);
+  }
+  item.mutable_append()->Add(source.append.begin(), source.append.end());
+  item.set_max_steps(max_steps);
+  *item.mutable_policy() = settings_.policy;
+  *item.mutable_stop() = settings_.stop;
+  item.set_top_k(settings_.top_k);
+  item.set_top_k_every_step(settings_.top_k_every_step);
+  item.set_seed(settings_.seed);
+  item.mutable_bans()->Add(budgets.bans.begin(), budgets.bans.end());
+  item.set_generated_before(budgets.generated_before);
+  item.set_inserts_used(budgets.inserts_used);
+  item.set_backspaces_used(budgets.backspaces_used);
+  if (budgets.last_insert_position >= 0) {
+    item.set_last_insert_position(budgets.last_insert_position);
+  }
+  return item;
+}
+
+arbor::v1::RunItem RunBuilder::MainItem(uint64_t sequence_id, const SequenceSource& source,
+                                        int32_t max_steps, bool stop_on_structural,
+                                        const PolicyBudgets& budgets) const {
+  arbor::v1::RunItem item = BaseItem(sequence_id, source, max_steps, budgets);
+  item.set_stop_on_structural(stop_on_structural);
+  return item;
+}
+
+arbor::v1::RunItem RunBuilder::RolloutItem(uint64_t sequence_id, const SequenceSource& source,
+                                           int32_t max_steps, uint32_t branch_id,
+                                           int32_t branch_depth, bool stop_on_structural,
+                                           const PolicyBudgets& budgets) const {
+  arbor::v1::RunItem item = BaseItem(sequence_id, source, max_steps, budgets);
+  item.set_branch_id(branch_id);
+  item.set_branch_depth(branch_depth);
+  item.set_stop_when_calm(true);
+  item.set_stop_on_structural(stop_on_structural);
+  return item;
+}
+
+}  // namespace arbor::coordinator

@@ -1,0 +1,59 @@
+// Server-streaming of a job's events to one gRPC call (Generate and Watch) with the callback
+// API, so no thread waits per stream: the job's EventLog is replayed and then followed live;
+// one write is in flight at a time and later events queue behind it; the call ends OK once the
+// `finished` event is written. For Generate the stream owns the job: the call being cancelled
+// (client cancel, disconnect, or its gRPC deadline) cancels the job, which releases its KV.
+#ifndef ARBOR_COORDINATOR_SERVICE_EVENT_STREAM_H_
+#define ARBOR_COORDINATOR_SERVICE_EVENT_STREAM_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "arbor/v1/generation.pb.h"
+#include "coordinator/service/job_registry.h"
+#include "grpcpp/support/server_callback.h"
+
+namespace arbor::coordinator {
+
+class EventStream final : public grpc::ServerWriteReactor<arbor::v1::GenerateEvent> {
+ public:
+  // The reactor deletes itself when the call is done.
+  static EventStream* Open(std::shared_ptr<JobRecord> record, bool owns_job) {
+    return new EventStream(std::move(record), owns_job);
+  }
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  EventStream(std::shared_ptr<JobRecord> record, bool owns_job);
+  void Push(const arbor::v1::GenerateEvent& event);
+  // Finishes the call with `status` unless it was already; a write must not be in flight.
+  void FinishOnce(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::shared_ptr<JobRecord> record_;
+  const bool owns_job_;
+  uint64_t subscription_ = 0;
+
+  absl::Mutex mu_;
+  std::deque<arbor::v1::GenerateEvent> queue_ ABSL_GUARDED_BY(mu_);
+  arbor::v1::GenerateEvent current_ ABSL_GUARDED_BY(mu_);  // The write in flight.
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;  // Finish was called.
+};
+
+// A stream that fails at once with `status` (a request refused before any job existed).
+class FailedStream final : public grpc::ServerWriteReactor<arbor::v1::GenerateEvent> {
+ public:
+  explicit FailedStream(const absl::Status& status);
+  void OnDone() override { delete this; }
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_SERVICE_EVENT_STREAM_H_

@@ -1,0 +1,173 @@
+#include "coordinator/service/generation_service.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "coordinator/service/event_stream.h"
+#include "coordinator/service/request_validation.h"
+#include "coordinator/tree/tree_export.h"
+#include "rpc/grpc_status.h"
+
+namespace arbor::coordinator {
+namespace {
+
+// The call's gRPC deadline, InfiniteFuture when the client set none (gRPC reports a time
+// point centuries away then).
+absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  const auto now = std::chrono::system_clock::now();
+  if (deadline - now > std::chrono::hours(24 * 365)) return absl::InfiniteFuture();
+  return absl::Now() + absl::FromChrono(deadline - now);
+}
+
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(rpc::ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+absl::StatusOr<rpc::Identity> GenerationService::Caller(
+    const grpc::CallbackServerContext& context) const {
+  if (auth_ == nullptr) return rpc::OpenIdentity();
+  ASSIGN_OR_RETURN(rpc::Identity identity, auth_->Authenticate(context));
+  if (identity.role == rpc::Role::kWorker) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("token '", identity.name,
+                     "' has the worker role: it may register a worker, "
+                     "not run or read jobs"));
+  }
+  return identity;
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(
+    const grpc::CallbackServerContext& context, const std::string& job_id,
+    const std::string& field) {
+  ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
+  RETURN_IF_ERROR(ValidateJobId(job_id, field));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRecord> record, registry_->Find(job_id));
+  // Another user's job answers exactly as an unknown one: its existence is not revealed.
+  if (caller.role != rpc::Role::kAdmin && record->owner != caller.name) {
+    return JobRegistry::NotFound(job_id);
+  }
+  return record;
+}
+
+grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Generate(
+    grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return new FailedStream(caller.status());
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      launcher_->Launch(*request, CallDeadline(*context), caller->name);
+  if (!record.ok()) return new FailedStream(record.status());
+  return EventStream::Open(*std::move(record), /*owns_job=*/true);
+}
+
+grpc::ServerUnaryReactor* GenerationService::Submit(grpc::CallbackServerContext* context,
+                                                    const arbor::v1::GenerateRequest* request,
+                                                    arbor::v1::JobRef* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  // A detached job outlives the call: the call's deadline bounds the submission only.
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      launcher_->Launch(*request, absl::InfiniteFuture(), caller->name);
+  if (record.ok()) response->set_job_id((*record)->job_id);
+  return Answer(context, record.status());
+}
+
+grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
+    grpc::CallbackServerContext* context, const arbor::v1::JobRef* request) {
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (!record.ok()) return new FailedStream(record.status());
+  return EventStream::Open(*std::move(record), /*owns_job=*/false);
+}
+
+grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext* context,
+                                                    const arbor::v1::JobRef* request,
+                                                    arbor::v1::Job* response) {
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (record.ok()) {
+    (*record)->job->Cancel();
+    *response = (*record)->ToProto(/*brief=*/false);
+  }
+  return Answer(context, record.status());
+}
+
+grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext* context,
+                                                    const arbor::v1::JobRef* request,
+                                                    arbor::v1::Job* response) {
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (record.ok()) *response = (*record)->ToProto(/*brief=*/false);
+  return Answer(context, record.status());
+}
+
+grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContext* context,
+                                                      const arbor::v1::ListJobsRequest* request,
+                                                      arbor::v1::ListJobsResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  if (absl::Status valid = ValidateListJobsRequest(*request); !valid.ok()) {
+    return Answer(context, valid);
+  }
+  absl::flat_hash_set<arbor::v1::JobState> states;
+  for (int state : request->states()) states.insert(static_cast<arbor::v1::JobState>(state));
+  const int limit = request->limit() == 0 ? 100 : request->limit();
+  for (const std::shared_ptr<JobRecord>& record :
+       registry_->List(limit, states, request->client_tag(),
+                       caller->role == rpc::Role::kAdmin ? nullptr : &caller->name)) {
+    *response->add_jobs() = record->ToProto(/*brief=*/true);
+  }
+  return Answer(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext* context,
+                                                     const arbor::v1::GetTreeRequest* request,
+                                                     arbor::v1::Tree* response) {
+  if (absl::Status valid = ValidateGetTreeRequest(*request); !valid.ok()) {
+    return Answer(context, valid);
+  }
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      FindJob(*context, request->job_id(), "job_id");
+  if (!record.ok()) return Answer(context, record.status());
+  TreeExportOptions options;
+  options.job_id = request->job_id();
+  options.root = request->root();
+  options.max_depth = request->max_depth();
+  options.top_logprobs = request->include_top_logprobs() ? (*record)->top_logprobs : 0;
+  TokenTextFn token_text;
+  if (prompts_->has_tokenizer()) {
+    token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };
+  }
+  absl::StatusOr<arbor::v1::Tree> tree = absl::InternalError("tree not read");
+  (*record)->job->ReadTree(
+      [&](const SearchTree& search_tree) { tree = ExportTree(search_tree, options, token_text); });
+  if (!tree.ok()) {
+    // The request was checked: an error here is a root that is not a node of this tree.
+    return Answer(context, absl::NotFoundError(absl::StrCat("root: ", tree.status().message())));
+  }
+  *response = std::move(*tree);
+  return Answer(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GenerationService::Score(grpc::CallbackServerContext* context,
+                                                   const arbor::v1::ScoreRequest* request,
+                                                   arbor::v1::ScoreResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Answered from the worker's callback: no gRPC thread waits for the forward.
+  scorer_.Score(*request, CallDeadline(*context),
+                [reactor, response](absl::StatusOr<arbor::v1::ScoreResponse> scored) {
+                  if (scored.ok()) *response = *std::move(scored);
+                  reactor->Finish(rpc::ToGrpcStatus(scored.status()));
+                });
+  return reactor;
+}
+
+}  // namespace arbor::coordinator

@@ -1,0 +1,70 @@
+// The public Generation gRPC service (proto/arbor/v1/generation.proto, docs/API.md) with the
+// callback API: Generate and Watch stream through EventStream reactors, the unary methods
+// answer inline. Jobs are made by the JobLauncher and kept by the JobRegistry; errors cross
+// into gRPC through rpc/grpc_status.h only.
+#ifndef ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
+#define ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
+
+#include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/service/job_launcher.h"
+#include "coordinator/service/job_registry.h"
+#include "coordinator/service/prompt.h"
+#include "coordinator/service/scorer.h"
+#include "rpc/tokens.h"
+
+namespace arbor::coordinator {
+
+class GenerationService final : public arbor::v1::Generation::CallbackService {
+ public:
+  // Every pointer must outlive the service. With `auth` every call needs a bearer token, and a
+  // job is visible only to the token that created it and to admins; without, calls are open.
+  GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts,
+                    const rpc::Authenticator* auth = nullptr)
+      : launcher_(launcher),
+        registry_(registry),
+        prompts_(prompts),
+        auth_(auth),
+        scorer_(launcher) {}
+
+  grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
+      grpc::CallbackServerContext* context, const arbor::v1::GenerateRequest* request) override;
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const arbor::v1::GenerateRequest* request,
+                                   arbor::v1::JobRef* response) override;
+  grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Watch(
+      grpc::CallbackServerContext* context, const arbor::v1::JobRef* request) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* context,
+                                   const arbor::v1::JobRef* request,
+                                   arbor::v1::Job* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
+                                   const arbor::v1::JobRef* request,
+                                   arbor::v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const arbor::v1::ListJobsRequest* request,
+                                     arbor::v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* GetTree(grpc::CallbackServerContext* context,
+                                    const arbor::v1::GetTreeRequest* request,
+                                    arbor::v1::Tree* response) override;
+  grpc::ServerUnaryReactor* Score(grpc::CallbackServerContext* context,
+                                  const arbor::v1::ScoreRequest* request,
+                                  arbor::v1::ScoreResponse* response) override;
+
+ private:
+  // The caller's identity; UNAUTHENTICATED without a valid token, PERMISSION_DENIED for a
+  // worker's token.
+  absl::StatusOr<rpc::Identity> Caller(const grpc::CallbackServerContext& context) const;
+  // The job named by `job_id` (field path `field` in errors), if the caller may see it.
+  absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const grpc::CallbackServerContext& context,
+                                                     const std::string& job_id,
+                                                     const std::string& field);
+
+  JobLauncher* const launcher_;
+  JobRegistry* const registry_;
+  const PromptCodec* const prompts_;
+  const rpc::Authenticator* const auth_;
+  Scorer scorer_;
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_

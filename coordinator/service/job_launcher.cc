@@ -1,0 +1,267 @@
+#include "coordinator/service/job_launcher.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/log_fields.h"
+#include "base/status_macros.h"
+#include "coordinator/job/grpc_worker_client.h"
+#include "policy/policy_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace arbor::coordinator {
+namespace {
+
+constexpr char kHowToAddWorker[] =
+    "; start one with `arbor-worker --model DIR --coordinator ADDR` (it registers itself) or list "
+    "its address in `arbor-coordinator --workers`";
+
+absl::Status NoWorker(const absl::Status& cause) {
+  return absl::UnavailableError(absl::StrCat(cause.message(), kHowToAddWorker));
+}
+
+}  // namespace
+
+WorkerClientFactory GrpcWorkerClients() {
+  return [](const WorkerHandle& handle) -> std::shared_ptr<WorkerClient> {
+    return std::make_shared<GrpcWorkerClient>(handle);
+  };
+}
+
+JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
+                         const PromptCodec* prompts, Clock* clock, Timer* timer,
+                         WorkerClientFactory clients)
+    : options_(std::move(options)),
+      pool_(pool),
+      registry_(registry),
+      prompts_(prompts),
+      clock_(clock),
+      timer_(timer),
+      clients_(std::move(clients)),
+      job_metrics_(*options_.metrics),
+      defaults_(options_.policy) {
+  // Sequence ids must not collide with those a previous coordinator left on a worker.
+  next_sequence_id_ = RandomNonZero() >> 1;
+  listener_target_->launcher = this;
+  pool_->AddListener([target = listener_target_](const WorkerEvent& event) {
+    // Shared: events from several threads move jobs at once; the destructor waits for them.
+    absl::ReaderMutexLock lock(&target->mu);
+    if (target->launcher != nullptr) target->launcher->OnWorkerEvent(event);
+  });
+  if (defaults_.insert.tokens.empty()) {
+    if (std::optional<std::vector<int32_t>> thinking = prompts_->ThinkingTokens()) {
+      defaults_.insert.tokens = *thinking;
+      spdlog::info("INSERT thinking tokens: \" ...\" = [{}]", absl::StrJoin(*thinking, ", "));
+    } else {
+      insert_available_ = false;
+      defaults_.insert.max_per_job = 0;
+      spdlog::warn(
+          "INSERT is off by default: without a tokenizer (--model) the thinking text "
+          "\" ...\" cannot be tokenized; requests may still give policy.insert.tokens");
+    }
+  }
+}
+
+JobLauncher::~JobLauncher() {
+  absl::MutexLock lock(&listener_target_->mu);
+  listener_target_->launcher = nullptr;
+}
+
+void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
+  const absl::Status reason =
+      event.kind == WorkerEvent::kDied
+          ? absl::UnavailableError(
+                absl::StrCat("worker ", event.worker_id, " died: ", event.reason))
+          : absl::FailedPreconditionError(
+                absl::StrCat("worker ", event.worker_id, " is draining: ", event.reason));
+  std::vector<std::shared_ptr<Job>> jobs = registry_->JobsOn(event.worker_id);
+  if (!jobs.empty()) {
+    base::WithFields({{"worker", event.worker_id}, {"event", "moving_jobs"}, {"jobs", jobs.size()}})
+        .Info("moving jobs off the worker: {}", reason.ToString());
+  }
+  for (const std::shared_ptr<Job>& job : jobs) job->Rehome(reason);
+}
+
+uint64_t JobLauncher::RandomNonZero() {
+  absl::MutexLock lock(&random_mu_);
+  return absl::Uniform<uint64_t>(random_, 1, std::numeric_limits<uint64_t>::max());
+}
+
+absl::StatusOr<entropix::PolicyConfig> JobLauncher::ResolvePolicy(
+    const arbor::v1::PolicyConfig& proto) const {
+  absl::StatusOr<entropix::PolicyConfig> policy = rpc::PolicyFromProto(proto, defaults_);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("policy.", policy.status().message()));
+  }
+  if (policy->insert.tokens.empty() && policy->insert.max_per_job > 0) {
+    return absl::InvalidArgumentError(
+        "policy.insert.tokens: required when insert.max_per_job > 0 on a coordinator without "
+        "a tokenizer (start it with --model DIR to default to \" ...\")");
+  }
+  return policy;
+}
+
+absl::StatusOr<std::shared_ptr<WorkerClient>> JobLauncher::Route(
+    absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
+    WorkerHandle* handle) {
+  absl::StatusOr<RoutingDecision> decision = pool_->RouteJob(prompt, exclude);
+  if (!decision.ok()) return NoWorker(decision.status());
+  absl::StatusOr<WorkerHandle> found = pool_->Get(decision->worker_id);
+  if (!found.ok()) {  // Left between routing and now.
+    pool_->JobLeft(decision->worker_id);
+    return NoWorker(found.status());
+  }
+  *handle = std::move(*found);
+  return clients_(*handle);
+}
+
+JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record,
+                                        std::shared_ptr<WorkerClient> worker,
+                                        std::vector<int32_t> prompt) {
+  JobEnvironment env;
+  env.worker = std::move(worker);
+  env.next_sequence_id = [this] { return NextSequenceId(); };
+  env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) { return prompts->Decode(ids); };
+  env.clock = clock_;
+  // The record owns the job, which owns these callbacks: hold the record weakly. The job calls
+  // its sink for one event at a time, in order, so the metrics' per-job state needs no lock.
+  env.sink = [this, weak = std::weak_ptr<JobRecord>(record),
+              metrics_state =
+                  std::make_shared<JobMetrics::JobState>()](const arbor::v1::GenerateEvent& e) {
+    job_metrics_.Observe(e, *metrics_state);
+    std::shared_ptr<JobRecord> record = weak.lock();
+    if (record == nullptr) return;
+    record->events.Append(e);
+    if (e.has_finished()) {
+      pool_->JobLeft(record->job->worker_id());
+      registry_->Finished(record->job_id);
+    }
+  };
+  env.schedule_after = [timer = timer_](absl::Duration delay, std::function<void()> callback) {
+    timer->ScheduleAfter(delay, std::move(callback));
+  };
+  env.rehome = [this, prompt = std::move(prompt)](
+                   const WorkerClient& from,
+                   const absl::Status& cause) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
+    if (cause.code() == absl::StatusCode::kUnavailable) {
+      pool_->MarkDead(from.id(), from.incarnation(), std::string(cause.message()));
+    }
+    // A worker that came back since the failure (a new incarnation) is not the one that failed.
+    absl::flat_hash_set<std::string> exclude;
+    if (pool_->IsCurrent(from.id(), from.incarnation())) exclude.insert(from.id());
+    WorkerHandle handle;
+    absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, exclude, &handle);
+    if (!next.ok() && !exclude.empty() && cause.code() != absl::StatusCode::kUnavailable &&
+        cause.code() != absl::StatusCode::kResourceExhausted) {
+      // The worker lives but failed the run (e.g. its deadline) and no other can take the job:
+      // try it again. (Out of KV, the job waits on its worker by itself.)
+      next = Route(prompt, {}, &handle);
+    }
+    if (next.ok()) pool_->JobLeft(from.id());  // On failure the job stays homed there.
+    return next;
+  };
+  return env;
+}
+
+absl::StatusOr<CheckedPrompt> JobLauncher::CheckPrompt(
+    const arbor::v1::GenerateRequest& request) const {
+  CheckedPrompt out;
+  absl::StatusOr<arbor::v1::ModelInfo> model = pool_->Model();
+  if (!model.ok()) return NoWorker(model.status());
+  out.model = *std::move(model);
+  ASSIGN_OR_RETURN(out.request, ValidateGenerateRequest(request, out.model, options_.limits));
+  ASSIGN_OR_RETURN(out.tokens, prompts_->Encode(out.request));
+  if (out.tokens.empty()) return absl::InvalidArgumentError("prompt: encodes to no tokens");
+  RETURN_IF_ERROR(CheckVocabulary(out.tokens, out.model, "prompt"));
+  return out;
+}
+
+absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::ModelInfo& model,
+                             const std::string& field) {
+  for (int32_t id : tokens) {
+    if (id < 0 || id >= model.vocab_size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          field, ": the tokenizer produced token ", id, ", outside the workers' vocabulary [0, ",
+          model.vocab_size(), "); does --model name the workers' model?"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline, const std::string& owner) {
+  ASSIGN_OR_RETURN(CheckedPrompt checked_prompt, CheckPrompt(request));
+  const CheckedRequest& checked = checked_prompt.request;
+  const std::vector<int32_t>& prompt = checked_prompt.tokens;
+  const arbor::v1::ModelInfo* model = &checked_prompt.model;
+  ASSIGN_OR_RETURN(
+      const int32_t max_tokens,
+      ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model, options_.limits));
+  ASSIGN_OR_RETURN(entropix::PolicyConfig policy, ResolvePolicy(checked.policy));
+
+  const absl::Time now = clock_->Now();
+  JobSpec spec;
+  spec.job_id = absl::StrFormat("j%d-%08x", next_job_number_.fetch_add(1),
+                                static_cast<uint32_t>(RandomNonZero()));
+  spec.prompt_token_ids = prompt;
+  spec.vocab_size = model->vocab_size();
+  spec.max_context = model->max_context();
+  spec.max_tokens = max_tokens;
+  spec.seed = checked.seed != 0 ? checked.seed : RandomNonZero();
+  spec.policy = std::move(policy);
+  spec.eos_token_ids.assign(model->eos_token_ids().begin(), model->eos_token_ids().end());
+  spec.ignore_eos = checked.ignore_eos;
+  spec.stop_token_ids = checked.stop_token_ids;
+  spec.stop_strings = checked.stop_strings;
+  spec.top_logprobs = checked.top_logprobs;
+  spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()
+                                              ? absl::InfiniteFuture()
+                                              : now + checked.deadline);
+
+  WorkerHandle handle;
+  ASSIGN_OR_RETURN(std::shared_ptr<WorkerClient> worker, Route(prompt, {}, &handle));
+  JobOptions job_options = options_.job;
+  if (handle.info.max_top_k() > 0) {
+    job_options.top_k = std::min(job_options.top_k, handle.info.max_top_k());
+  }
+  if (job_options.top_k < spec.top_logprobs || job_options.top_k < spec.policy.branch.width) {
+    pool_->JobLeft(handle.worker_id);
+    return absl::InvalidArgumentError(
+        absl::StrCat(job_options.top_k < spec.top_logprobs ? "top_logprobs" : "policy.branch.width",
+                     ": more than the ", job_options.top_k, " alternatives worker ",
+                     handle.worker_id, " returns per step"));
+  }
+  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now, owner);
+  record->policy = rpc::PolicyToProto(spec.policy);
+  record->top_logprobs = spec.top_logprobs;
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));
+  if (!job.ok()) {
+    pool_->JobLeft(handle.worker_id);
+    return job.status();
+  }
+  record->job = std::move(*job);
+  // Before admission, which may start the job (and log that) at once.
+  base::WithFields({{"job_id", record->job_id},
+                    {"worker", handle.worker_id},
+                    {"event", "submitted"},
+                    {"prompt_tokens", prompt.size()},
+                    {"max_tokens", max_tokens}})
+      .Info("job submitted");
+  if (absl::Status admitted = registry_->Admit(record); !admitted.ok()) {
+    base::WithFields({{"job_id", record->job_id},
+                      {"worker", handle.worker_id},
+                      {"event", "rejected"},
+                      {"error", admitted.ToString()}})
+        .Info("job rejected");
+    pool_->JobLeft(handle.worker_id);
+    return admitted;
+  }
+  return record;
+}
+
+}  // namespace arbor::coordinator

@@ -1,0 +1,131 @@
+// From a GenerateRequest to a running (or queued) job: validation into checked values
+// (request_validation.h), the prompt tokenized (prompt.h), max_tokens resolved against the
+// context, the policy resolved over the server defaults, a worker chosen (WorkerPool routing),
+// the Job created with its environment (events into the job's log, re-homing through the pool)
+// and admitted into the registry. Shared by Generate and Submit. It also moves the jobs of a
+// worker that drains or dies (WorkerPool listener → Job::Rehome), so that they finish elsewhere.
+#ifndef ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
+#define ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/random/random.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "arbor/v1/generation.pb.h"
+#include "coordinator/clock.h"
+#include "coordinator/job/job.h"
+#include "coordinator/service/job_metrics.h"
+#include "coordinator/service/job_registry.h"
+#include "coordinator/service/prompt.h"
+#include "coordinator/service/request_validation.h"
+#include "coordinator/job/timer.h"
+#include "coordinator/job/worker_client.h"
+#include "coordinator/cluster/worker_pool.h"
+#include "entropix/policy_config.h"
+#include "metrics/registry.h"
+
+namespace arbor::coordinator {
+
+struct LauncherOptions {
+  ServerLimits limits;
+  JobOptions job;  // job.top_k is capped by each worker's max_top_k.
+  // Server default policy; an empty insert.tokens means the tokenizer's " ...".
+  entropix::PolicyConfig policy;
+  metrics::Registry* metrics = &metrics::DefaultRegistry();  // The jobs' metrics (job_metrics.h).
+};
+
+// How a job talks to the worker it was routed to. The default speaks gRPC over the pool's stub;
+// tests substitute a scripted worker.
+using WorkerClientFactory = std::function<std::shared_ptr<WorkerClient>(const WorkerHandle&)>;
+WorkerClientFactory GrpcWorkerClients();
+
+// A request's prompt checked against the ready workers' model and tokenized.
+struct CheckedPrompt {
+  CheckedRequest request;
+  std::vector<int32_t> tokens;  // Non-empty, each in the vocabulary.
+  arbor::v1::ModelInfo model;
+};
+
+// FAILED_PRECONDITION naming `field` when the tokenizer produced an id outside the vocabulary
+// (the coordinator's --model is not the workers' model).
+absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::ModelInfo& model,
+                             const std::string& field);
+
+class JobLauncher {
+ public:
+  // Every pointer must outlive the launcher. `timer` runs the backoff of jobs whose worker ran
+  // out of KV (JobOptions::exhausted_retries).
+  JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
+              const PromptCodec* prompts, Clock* clock, Timer* timer,
+              WorkerClientFactory clients = GrpcWorkerClients());
+  ~JobLauncher();
+  JobLauncher(const JobLauncher&) = delete;
+  JobLauncher& operator=(const JobLauncher&) = delete;
+
+  // Checks, creates and admits a job. The job's deadline is the earlier of the request's
+  // deadline_ms and `call_deadline` (the gRPC deadline of the call; InfiniteFuture for none).
+  // INVALID_ARGUMENT naming the field, FAILED_PRECONDITION for a text prompt without a
+  // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses.
+  // The job belongs to `owner` (the caller's name; empty when the server has no tokens).
+  absl::StatusOr<std::shared_ptr<JobRecord>> Launch(const arbor::v1::GenerateRequest& request,
+                                                    absl::Time call_deadline,
+                                                    const std::string& owner = "");
+
+  // The pieces of Launch that other requests reuse (the Scorer):
+  // Validation and tokenization of the prompt; UNAVAILABLE when no worker is ready.
+  absl::StatusOr<CheckedPrompt> CheckPrompt(const arbor::v1::GenerateRequest& request) const;
+  // The request's policy over the server defaults, insert.tokens resolved (empty only when
+  // INSERT is off).
+  absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(const arbor::v1::PolicyConfig& proto) const;
+  // The worker a job goes to (or moves to), as a client, counted as homed there until
+  // WorkerPool::JobLeft; UNAVAILABLE says how to add one.
+  absl::StatusOr<std::shared_ptr<WorkerClient>> Route(
+      absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
+      WorkerHandle* handle);
+  // A worker sequence id no other job or request of this coordinator uses.
+  uint64_t NextSequenceId() { return next_sequence_id_.fetch_add(1); }
+  WorkerPool* pool() const { return pool_; }
+  const PromptCodec* prompts() const { return prompts_; }
+
+ private:
+  JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
+                             std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
+  uint64_t RandomNonZero();
+  // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
+  // flight on a dead worker moves when that Run fails, the others at once.
+  void OnWorkerEvent(const WorkerEvent& event);
+
+  // The pool's listener reaches the launcher through this; the destructor clears it, since the
+  // pool may call its listeners after the launcher is gone (listeners cannot be removed).
+  struct ListenerTarget {
+    absl::Mutex mu;
+    JobLauncher* launcher ABSL_GUARDED_BY(mu) = nullptr;
+  };
+
+  const LauncherOptions options_;
+  WorkerPool* const pool_;
+  JobRegistry* const registry_;
+  const PromptCodec* const prompts_;
+  Clock* const clock_;
+  Timer* const timer_;
+  const WorkerClientFactory clients_;
+  JobMetrics job_metrics_;
+  entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.
+  bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
+
+  const std::shared_ptr<ListenerTarget> listener_target_ = std::make_shared<ListenerTarget>();
+  std::atomic<uint64_t> next_sequence_id_;
+  std::atomic<uint64_t> next_job_number_{1};
+  absl::Mutex random_mu_;
+  absl::BitGen random_ ABSL_GUARDED_BY(random_mu_);
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_

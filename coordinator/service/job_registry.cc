@@ -1,0 +1,149 @@
+#include "coordinator/service/job_registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace arbor::coordinator {
+
+arbor::v1::Job JobRecord::ToProto(bool brief) const {
+  arbor::v1::Job out;
+  out.set_job_id(job_id);
+  out.set_seed(seed);
+  out.set_client_tag(client_tag);
+  out.set_created_unix_ms(absl::ToUnixMillis(created));
+  out.set_state(job->state());
+  out.set_finish_reason(job->finish_reason());
+  out.set_error(job->error());
+  out.set_worker_id(job->worker_id());
+  out.set_rehomed(job->rehomed());
+  out.set_reprefilled(job->reprefilled());
+  if (!brief) {
+    *out.mutable_policy() = policy;
+    out.set_text(job->text());
+    const std::vector<int32_t> ids = job->token_ids();
+    out.mutable_token_ids()->Add(ids.begin(), ids.end());
+  }
+  *out.mutable_usage() = job->usage();
+  *out.mutable_timings() = job->timings();
+  *out.mutable_strategies() = job->strategy_counts();
+  return out;
+}
+
+JobRegistry::JobRegistry(JobRegistryOptions options)
+    : finished_jobs_(std::max(0, options.finished_jobs)),
+      admission_(options.admission, *options.metrics) {}
+
+absl::Status JobRegistry::Admit(std::shared_ptr<JobRecord> record) {
+  const std::string job_id = record->job_id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (jobs_.contains(job_id)) {
+      return absl::AlreadyExistsError(absl::StrCat("job ", job_id, " exists"));
+    }
+    // Known before it can start, so that its finish (possibly immediate) finds it.
+    jobs_[job_id] = Entry{std::move(record), next_order_++, std::nullopt};
+  }
+  absl::StatusOr<Admitted> admitted = admission_.Admit(job_id);
+  if (!admitted.ok()) {
+    absl::MutexLock lock(&mu_);
+    jobs_.erase(job_id);
+    return admitted.status();
+  }
+  if (*admitted == Admitted::kRunNow) Start(job_id);
+  return absl::OkStatus();
+}
+
+void JobRegistry::Start(const std::string& job_id) {
+  std::shared_ptr<Job> job;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end()) job = it->second.record->job;
+  }
+  // A no-op for a job cancelled while queued. A job that finishes at once hands its slot on
+  // from inside Start (Finished), so the chain is as deep as the queue at most.
+  if (job != nullptr) job->Start();
+}
+
+void JobRegistry::Finished(const std::string& job_id) {
+  std::optional<std::string> next = admission_.Release(job_id);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end() && !it->second.finished) {
+      finished_.push_front(job_id);
+      it->second.finished = finished_.begin();
+    }
+    while (static_cast<int>(finished_.size()) > finished_jobs_) {
+      jobs_.erase(finished_.back());
+      finished_.pop_back();
+    }
+  }
+  if (next) Start(*next);
+}
+
+absl::Status JobRegistry::NotFound(const std::string& job_id) {
+  return absl::NotFoundError(
+      absl::StrCat("job_id: no job ", job_id, " (unknown, or finished and evicted)"));
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobRegistry::Find(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return NotFound(job_id);
+  if (it->second.finished) finished_.splice(finished_.begin(), finished_, *it->second.finished);
+  return it->second.record;
+}
+
+std::vector<std::shared_ptr<JobRecord>> JobRegistry::List(
+    int limit, const absl::flat_hash_set<arbor::v1::JobState>& states,
+    const std::string& client_tag, const std::string* owner) const {
+  std::vector<std::pair<uint64_t, std::shared_ptr<JobRecord>>> all;
+  {
+    absl::MutexLock lock(&mu_);
+    all.reserve(jobs_.size());
+    for (const auto& [id, entry] : jobs_) all.emplace_back(entry.order, entry.record);
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.second->created != b.second->created ? a.second->created > b.second->created
+                                                  : a.first > b.first;
+  });
+  std::vector<std::shared_ptr<JobRecord>> out;
+  for (auto& [order, record] : all) {
+    if (static_cast<int>(out.size()) >= limit) break;
+    if (!states.empty() && !states.contains(record->job->state())) continue;
+    if (!client_tag.empty() && record->client_tag != client_tag) continue;
+    if (owner != nullptr && record->owner != *owner) continue;
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<Job>> JobRegistry::JobsOn(const std::string& worker_id) const {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, entry] : jobs_) {
+      if (!entry.finished) jobs.push_back(entry.record->job);
+    }
+  }
+  // Outside the lock: a job's lock is never taken under the registry's.
+  std::erase_if(jobs,
+                [&](const std::shared_ptr<Job>& job) { return job->worker_id() != worker_id; });
+  return jobs;
+}
+
+void JobRegistry::CancelAll() {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, entry] : jobs_) {
+      if (!entry.finished) jobs.push_back(entry.record->job);
+    }
+  }
+  for (const std::shared_ptr<Job>& job : jobs) job->Cancel();  // Outside the lock: it calls back.
+}
+
+}  // namespace arbor::coordinator

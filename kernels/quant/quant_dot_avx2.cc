@@ -1,0 +1,76 @@
+// The quantized matmul's 8-bit-activation kernels for AVX2 (+FMA, F16C), compiled with exactly
+// those extensions whatever the rest of the build targets (kernels/CMakeLists.txt), and the
+// vector activation quantizer every instruction set shares.
+#define ARBOR_QUANT_ISA_NS avx2
+#include "kernels/quant/quant_dot_kernel.h"
+#include "kernels/quant/quant_dot_q8k_kernel.h"
+#include "kernels/quant/quant_matmul.h"
+
+namespace arbor::kernels::avx2 {
+namespace {
+
+// maddubs (u8·s8 pairs to 16 bits) then madd with ones (pairs to 32 bits).
+struct Isa : Ymm {
+  static VI Dot(VI u8, VI s8) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
+  }
+  static VI DotSigned(const Signed& w, VI x) {
+    return Dot(w.magnitude, _mm256_sign_epi8(x, w.sign));
+  }
+  static constexpr int kQ8KRows = kQ8KMaxRows;  // The per-256 kernel's rows per pass.
+};
+
+}  // namespace
+
+void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  DotRange<Isa>(p, n_begin, n_end);
+}
+
+void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  q8k::KQuantRange<Isa>(p, n_begin, n_end);
+}
+
+void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
+                    const Q8Rows& out) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    for (int64_t c = 0; c < out.chunks; ++c) {
+      const float* xc = x + row * x_stride + 32 * c;
+      __m256 v[4];
+      __m256 amax = _mm256_setzero_ps();
+      for (int i = 0; i < 4; ++i) {
+        v[i] = _mm256_loadu_ps(xc + 8 * i);
+        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[i]));
+      }
+      const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      const float max = _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+      // The same fp32 operations as QuantizeQ8RowRef, so the integers agree bit for bit.
+      const float d = max / 127.0f;
+      const __m256 inverse = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+      __m256i q[4];
+      for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], inverse));
+      // Pack 32-bit lanes to bytes; the packs work within 128-bit halves, so restore the order.
+      const __m256i words01 = _mm256_packs_epi32(q[0], q[1]);
+      const __m256i words23 = _mm256_packs_epi32(q[2], q[3]);
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words01, words23),
+                                                        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      const int64_t at = row * out.stride + c;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q + 32 * at), bytes);
+      // Σq per 16: q[0], q[1] hold values 0..15, q[2], q[3] values 16..31.
+      const __m256i lo = _mm256_add_epi32(q[0], q[1]), hi = _mm256_add_epi32(q[2], q[3]);
+      auto total = [](__m256i s) {
+        const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        const __m128i p = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+        return _mm_cvtsi128_si32(_mm_add_epi32(p, _mm_shuffle_epi32(p, 1)));
+      };
+      const int sum0 = total(lo), sum1 = total(hi);
+      _mm256_storeu_ps(out.scales + 8 * at, _mm256_set1_ps(d));
+      out.sums[SumIndex(row, c, 0, out.stride)] = d * static_cast<float>(sum0);
+      out.sums[SumIndex(row, c, 1, out.stride)] = d * static_cast<float>(sum1);
+      out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sum0 + sum1);
+    }
+  }
+}
+
+}  // namespace arbor::kernels::avx2

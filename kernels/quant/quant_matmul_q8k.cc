@@ -1,0 +1,60 @@
+// QuantMatmulQ8K (quant_matmul.h): Q4_K and Q6_K weights at few rows against per-256 activations.
+#include <algorithm>
+#include <cassert>
+#include <optional>
+#include <vector>
+
+#include "kernels/quant/q8k_activations.h"
+#include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_dot.h"
+#include "kernels/quant/quant_matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace arbor::kernels {
+
+namespace {
+
+// The AVX-512 form where the 8-bit kernels may use it (ARBOR_Q8_ISA can cap them).
+bool Q8KOnAvx512() {
+  const std::optional<Q8Isa> best = BestQ8Isa();
+  return best == Q8Isa::kAvx512Vnni || best == Q8Isa::kAmx;
+}
+
+}  // namespace
+
+bool TakesQ8K(const MatmulParams& p) {
+  if (p.w_type != WeightType::kQ4_K && p.w_type != WeightType::kQ6_K) return false;
+  if (p.m <= kQ8KMaxRows) return true;
+  return Q8KOnAvx512() && (p.m < kAmxMinRows || BestQ8Isa() != Q8Isa::kAmx);
+}
+
+void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool) {
+  assert(p.w_type == WeightType::kQ4_K || p.w_type == WeightType::kQ6_K);
+  if (p.m == 0 || p.n == 0) return;
+  thread_local std::vector<int8_t> q;
+  thread_local std::vector<float> d;
+  thread_local std::vector<int16_t> sums;
+  thread_local std::vector<float> scaled_sums;
+  thread_local std::vector<Q8KRow> rows;
+  const int64_t blocks = p.k / kSuperBlock;
+  q.resize(p.m * p.k);
+  d.resize(p.m * blocks);
+  sums.resize(p.m * blocks * 16);
+  scaled_sums.resize(p.m * blocks * 16);
+  rows.resize(p.m);
+  for (int64_t i = 0; i < p.m; ++i) {
+    rows[i] = {q.data() + i * p.k, d.data() + i * blocks, sums.data() + i * blocks * 16,
+               scaled_sums.data() + i * blocks * 16, blocks};
+    QuantizeQ8KRow(p.x + i * p.x_stride, rows[i]);
+  }
+  const Q8KDotParams dot{p.w, p.w_type, rows.data(), p.m, p.out, p.out_stride};
+  // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
+  const auto kernel =
+      p.m > kQ8KMaxRows && Q8KOnAvx512() ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
+  if (pool == nullptr) return kernel(dot, 0, p.n);
+  // ~64k multiply-adds per hand-off, as the other matmuls.
+  const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k));
+  pool->ParallelFor(p.n, grain, [&](int64_t begin, int64_t end) { kernel(dot, begin, end); });
+}
+
+}  // namespace arbor::kernels

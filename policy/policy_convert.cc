@@ -1,0 +1,283 @@
+#include "policy/policy_convert.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+
+namespace arbor::rpc {
+namespace {
+
+// Copies a proto optional field over the default when it is set.
+#define ARBOR_APPLY(msg, out, field) \
+  if ((msg).has_##field()) (out).field = (msg).field()
+
+absl::Status UnknownEnum(const std::string& field, int value) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": unknown enum value ", value));
+}
+
+absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
+  if (p.has_mode()) {
+    switch (p.mode()) {
+      case v1::POLICY_MODE_UNSPECIFIED:
+        break;
+      case v1::POLICY_MODE_SEARCH:
+        c.mode = entropix::PolicyMode::kSearch;
+        break;
+      case v1::POLICY_MODE_CANONICAL:
+        c.mode = entropix::PolicyMode::kCanonical;
+        break;
+      default:
+        return UnknownEnum("mode", p.mode());
+    }
+  }
+  if (p.branch().has_mode()) {
+    switch (p.branch().mode()) {
+      case v1::BRANCH_MODE_UNSPECIFIED:
+        break;
+      case v1::BRANCH_MODE_ROLLOUT:
+        c.branch.mode = entropix::BranchMode::kRollout;
+        break;
+      case v1::BRANCH_MODE_BEAM:
+        c.branch.mode = entropix::BranchMode::kBeam;
+        break;
+      default:
+        return UnknownEnum("branch.mode", p.branch().mode());
+    }
+  }
+  if (p.has_attention_mode()) {
+    switch (p.attention_mode()) {
+      case v1::ATTENTION_MODE_UNSPECIFIED:
+        break;
+      case v1::ATTENTION_MODE_EXACT:
+        c.attention_mode = entropix::AttentionMode::kExact;
+        break;
+      case v1::ATTENTION_MODE_REFERENCE:
+        c.attention_mode = entropix::AttentionMode::kReference;
+        break;
+      default:
+        return UnknownEnum("attention_mode", p.attention_mode());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p,
+                                                       const entropix::PolicyConfig& defaults) {
+  entropix::PolicyConfig c = defaults;
+  RETURN_IF_ERROR(ApplyEnums(p, c));
+  const v1::SamplingParams& s = p.sampling();
+  ARBOR_APPLY(s, c.sampling, temperature);
+  ARBOR_APPLY(s, c.sampling, top_p);
+  ARBOR_APPLY(s, c.sampling, top_k);
+  ARBOR_APPLY(s, c.sampling, min_p);
+  const v1::Thresholds& t = p.thresholds();
+  ARBOR_APPLY(t, c.thresholds, lelv_entropy);
+  ARBOR_APPLY(t, c.thresholds, lelv_varentropy);
+  ARBOR_APPLY(t, c.thresholds, helv_entropy);
+  ARBOR_APPLY(t, c.thresholds, helv_varentropy);
+  ARBOR_APPLY(t, c.thresholds, lehv_entropy);
+  ARBOR_APPLY(t, c.thresholds, lehv_varentropy);
+  ARBOR_APPLY(t, c.thresholds, hehv_entropy);
+  ARBOR_APPLY(t, c.thresholds, hehv_varentropy);
+  const v1::Coefficients& k = p.coefficients();
+  ARBOR_APPLY(k, c.coefficients, helv_temp_base);
+  ARBOR_APPLY(k, c.coefficients, helv_temp_attn);
+  ARBOR_APPLY(k, c.coefficients, helv_temp_cap);
+  ARBOR_APPLY(k, c.coefficients, lehv_temp_base);
+  ARBOR_APPLY(k, c.coefficients, lehv_temp_is);
+  ARBOR_APPLY(k, c.coefficients, lehv_temp_cap);
+  ARBOR_APPLY(k, c.coefficients, lehv_top_k_agreement);
+  ARBOR_APPLY(k, c.coefficients, lehv_top_k_min);
+  ARBOR_APPLY(k, c.coefficients, hehv_temp_base);
+  ARBOR_APPLY(k, c.coefficients, hehv_temp_attn_vent);
+  ARBOR_APPLY(k, c.coefficients, hehv_temp_floor);
+  ARBOR_APPLY(k, c.coefficients, hehv_top_p_attn);
+  ARBOR_APPLY(k, c.coefficients, hehv_top_p_min);
+  ARBOR_APPLY(k, c.coefficients, ada_temp_logits);
+  ARBOR_APPLY(k, c.coefficients, ada_temp_attn);
+  ARBOR_APPLY(k, c.coefficients, ada_temp_agree);
+  ARBOR_APPLY(k, c.coefficients, ada_top_p_attn_vent);
+  ARBOR_APPLY(k, c.coefficients, ada_top_k_is);
+  ARBOR_APPLY(k, c.coefficients, ada_top_k_agree);
+  ARBOR_APPLY(k, c.coefficients, ada_min_p_logits);
+  const v1::BranchOptions& b = p.branch();
+  ARBOR_APPLY(b, c.branch, width);
+  ARBOR_APPLY(b, c.branch, max_len);
+  ARBOR_APPLY(b, c.branch, calm_entropy);
+  ARBOR_APPLY(b, c.branch, calm_varentropy);
+  ARBOR_APPLY(b, c.branch, calm_steps);
+  ARBOR_APPLY(b, c.branch, max_depth);
+  ARBOR_APPLY(b, c.branch, candidate_min_p);
+  if (p.insert().tokens_size() > 0) {
+    c.insert.tokens.assign(p.insert().tokens().begin(), p.insert().tokens().end());
+  }
+  ARBOR_APPLY(p.insert(), c.insert, cooldown);
+  ARBOR_APPLY(p.insert(), c.insert, max_per_job);
+  ARBOR_APPLY(p.backspace(), c.backspace, max_per_job);
+  const v1::AdaptiveOptions& a = p.adaptive();
+  ARBOR_APPLY(a, c.adaptive, n_samples);
+  ARBOR_APPLY(a, c.adaptive, w_entropy);
+  ARBOR_APPLY(a, c.adaptive, w_attn_entropy);
+  ARBOR_APPLY(a, c.adaptive, w_varentropy);
+  ARBOR_APPLY(a, c.adaptive, w_attn_varentropy);
+  ARBOR_APPLY(a, c.adaptive, w_agreement);
+  ARBOR_APPLY(a, c.adaptive, w_interaction);
+  ARBOR_APPLY(p, c, reference_len);
+  RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+#undef ARBOR_APPLY
+
+v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
+  v1::PolicyConfig p;
+  p.set_mode(c.mode == entropix::PolicyMode::kCanonical ? v1::POLICY_MODE_CANONICAL
+                                                        : v1::POLICY_MODE_SEARCH);
+  v1::SamplingParams* s = p.mutable_sampling();
+  s->set_temperature(c.sampling.temperature);
+  s->set_top_p(c.sampling.top_p);
+  s->set_top_k(c.sampling.top_k);
+  s->set_min_p(c.sampling.min_p);
+  v1::Thresholds* t = p.mutable_thresholds();
+  t->set_lelv_entropy(c.thresholds.lelv_entropy);
+  t->set_lelv_varentropy(c.thresholds.lelv_varentropy);
+  t->set_helv_entropy(c.thresholds.helv_entropy);
+  t->set_helv_varentropy(c.thresholds.helv_varentropy);
+  t->set_lehv_entropy(c.thresholds.lehv_entropy);
+  t->set_lehv_varentropy(c.thresholds.lehv_varentropy);
+  t->set_hehv_entropy(c.thresholds.hehv_entropy);
+  t->set_hehv_varentropy(c.thresholds.hehv_varentropy);
+  v1::Coefficients* k = p.mutable_coefficients();
+  const entropix::Coefficients& e = c.coefficients;
+  k->set_helv_temp_base(e.helv_temp_base);
+  k->set_helv_temp_attn(e.helv_temp_attn);
+  k->set_helv_temp_cap(e.helv_temp_cap);
+  k->set_lehv_temp_base(e.lehv_temp_base);
+  k->set_lehv_temp_is(e.lehv_temp_is);
+  k->set_lehv_temp_cap(e.lehv_temp_cap);
+  k->set_lehv_top_k_agreement(e.lehv_top_k_agreement);
+  k->set_lehv_top_k_min(e.lehv_top_k_min);
+  k->set_hehv_temp_base(e.hehv_temp_base);
+  k->set_hehv_temp_attn_vent(e.hehv_temp_attn_vent);
+  k->set_hehv_temp_floor(e.hehv_temp_floor);
+  k->set_hehv_top_p_attn(e.hehv_top_p_attn);
+  k->set_hehv_top_p_min(e.hehv_top_p_min);
+  k->set_ada_temp_logits(e.ada_temp_logits);
+  k->set_ada_temp_attn(e.ada_temp_attn);
+  k->set_ada_temp_agree(e.ada_temp_agree);
+  k->set_ada_top_p_attn_vent(e.ada_top_p_attn_vent);
+  k->set_ada_top_k_is(e.ada_top_k_is);
+  k->set_ada_top_k_agree(e.ada_top_k_agree);
+  k->set_ada_min_p_logits(e.ada_min_p_logits);
+  v1::BranchOptions* b = p.mutable_branch();
+  b->set_width(c.branch.width);
+  b->set_mode(c.branch.mode == entropix::BranchMode::kBeam ? v1::BRANCH_MODE_BEAM
+                                                           : v1::BRANCH_MODE_ROLLOUT);
+  b->set_max_len(c.branch.max_len);
+  b->set_calm_entropy(c.branch.calm_entropy);
+  b->set_calm_varentropy(c.branch.calm_varentropy);
+  b->set_calm_steps(c.branch.calm_steps);
+  b->set_max_depth(c.branch.max_depth);
+  b->set_candidate_min_p(c.branch.candidate_min_p);
+  v1::InsertOptions* i = p.mutable_insert();
+  for (int32_t token : c.insert.tokens) i->add_tokens(token);
+  i->set_cooldown(c.insert.cooldown);
+  i->set_max_per_job(c.insert.max_per_job);
+  p.mutable_backspace()->set_max_per_job(c.backspace.max_per_job);
+  v1::AdaptiveOptions* a = p.mutable_adaptive();
+  a->set_n_samples(c.adaptive.n_samples);
+  a->set_w_entropy(c.adaptive.w_entropy);
+  a->set_w_attn_entropy(c.adaptive.w_attn_entropy);
+  a->set_w_varentropy(c.adaptive.w_varentropy);
+  a->set_w_attn_varentropy(c.adaptive.w_attn_varentropy);
+  a->set_w_agreement(c.adaptive.w_agreement);
+  a->set_w_interaction(c.adaptive.w_interaction);
+  p.set_attention_mode(c.attention_mode == entropix::AttentionMode::kReference
+                           ? v1::ATTENTION_MODE_REFERENCE
+                           : v1::ATTENTION_MODE_EXACT);
+  p.set_reference_len(c.reference_len);
+  return p;
+}
+
+v1::Metrics MetricsToProto(const entropix::Metrics& m) {
+  v1::Metrics p;
+  p.set_entropy(m.entropy);
+  p.set_varentropy(m.varentropy);
+  p.set_attn_entropy(m.attn_entropy);
+  p.set_attn_varentropy(m.attn_varentropy);
+  p.set_attn_head_varentropy(m.attn_head_varentropy);
+  p.set_agreement(m.agreement);
+  p.set_interaction_strength(m.interaction_strength);
+  p.set_logsumexp(m.logsumexp);
+  return p;
+}
+
+entropix::Metrics MetricsFromProto(const v1::Metrics& p) {
+  entropix::Metrics m;
+  m.entropy = p.entropy();
+  m.varentropy = p.varentropy();
+  m.attn_entropy = p.attn_entropy();
+  m.attn_varentropy = p.attn_varentropy();
+  m.attn_head_varentropy = p.attn_head_varentropy();
+  m.agreement = p.agreement();
+  m.interaction_strength = p.interaction_strength();
+  m.logsumexp = p.logsumexp();
+  return m;
+}
+
+v1::Strategy StrategyToProto(entropix::Strategy strategy) {
+  using entropix::Strategy;
+  switch (strategy) {
+    case Strategy::kArgmax:
+      return v1::STRATEGY_ARGMAX;
+    case Strategy::kAdaptive:
+      return v1::STRATEGY_ADAPTIVE;
+    case Strategy::kBranch:
+      return v1::STRATEGY_BRANCH;
+    case Strategy::kInsert:
+      return v1::STRATEGY_INSERT;
+    case Strategy::kBackspace:
+      return v1::STRATEGY_BACKSPACE;
+    case Strategy::kHotSample:
+      return v1::STRATEGY_HOT_SAMPLE;
+    case Strategy::kResample:
+      return v1::STRATEGY_RESAMPLE;
+    case Strategy::kBranchSample:
+      return v1::STRATEGY_BRANCH_SAMPLE;
+    case Strategy::kForced:
+      return v1::STRATEGY_FORCED;
+  }
+  return v1::STRATEGY_UNSPECIFIED;
+}
+
+absl::StatusOr<entropix::Strategy> StrategyFromProto(v1::Strategy strategy) {
+  using entropix::Strategy;
+  switch (strategy) {
+    case v1::STRATEGY_ARGMAX:
+      return Strategy::kArgmax;
+    case v1::STRATEGY_ADAPTIVE:
+      return Strategy::kAdaptive;
+    case v1::STRATEGY_BRANCH:
+      return Strategy::kBranch;
+    case v1::STRATEGY_INSERT:
+      return Strategy::kInsert;
+    case v1::STRATEGY_BACKSPACE:
+      return Strategy::kBackspace;
+    case v1::STRATEGY_HOT_SAMPLE:
+      return Strategy::kHotSample;
+    case v1::STRATEGY_RESAMPLE:
+      return Strategy::kResample;
+    case v1::STRATEGY_BRANCH_SAMPLE:
+      return Strategy::kBranchSample;
+    case v1::STRATEGY_FORCED:
+      return Strategy::kForced;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("strategy: ", static_cast<int>(strategy), " is not a known strategy"));
+  }
+}
+
+}  // namespace arbor::rpc
