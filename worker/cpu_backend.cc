@@ -222,137 +222,169 @@ absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   return absl::OkStatus();
 }
 
+// One step's batch, score rows and activations; x is the residual stream.
+struct CpuBackend::Step {
+  StepBatch batch;
+  int64_t t = 0;
+  std::vector<float*> last_scores;  // Per row: where its last-layer scores go, or null.
+  bool any_scores = false;
+  std::vector<float> own_scores;  // Score rows of reductions whose caller asked for none.
+  std::vector<float> x, h, q, k, v, attn, delta, gate, up, cos, sin;
+  const TensorTap* tap = nullptr;
+
+  void Emit(std::string_view name, const std::vector<float>& data, int64_t cols) const {
+    if (*tap) (*tap)(name, data.data(), t, cols);
+  }
+};
+
+CpuBackend::Step CpuBackend::PrepareStep(std::span<const ForwardRow> rows,
+                                         const TensorTap& tap) const {
+  const model::ModelConfig& c = config_;
+  Step s;
+  s.batch = MakeStepBatch(rows, options_.block_size);
+  s.t = s.batch.num_tokens();
+  s.tap = &tap;
+  std::vector<size_t> own_at(rows.size());
+  size_t own = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].reduction == nullptr || rows[r].last_scores != nullptr) continue;
+    own_at[r] = own;
+    own += static_cast<size_t>(c.num_heads) * s.batch.kv_len[r];
+  }
+  s.own_scores.resize(own);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    float* row_scores = rows[r].last_scores;
+    if (rows[r].reduction != nullptr && row_scores == nullptr) {
+      row_scores = s.own_scores.data() + own_at[r];
+    }
+    s.last_scores.push_back(row_scores);
+    s.any_scores |= row_scores != nullptr;
+  }
+  const int64_t t = s.t, hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  for (auto [buffer, cols] : {std::pair{&s.x, hidden},
+                              {&s.h, hidden},
+                              {&s.q, q_dim},
+                              {&s.k, kv_dim},
+                              {&s.v, kv_dim},
+                              {&s.attn, q_dim},
+                              {&s.delta, hidden},
+                              {&s.gate, ffn},
+                              {&s.up, ffn},
+                              {&s.cos, hd / 2},
+                              {&s.sin, hd / 2}}) {
+    buffer->resize(t * cols);
+  }
+  return s;
+}
+
 absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorTap& tap) {
   RETURN_IF_ERROR(
       ValidateForwardRows(rows, config_.vocab_size, options_.block_size, options_.kv_blocks));
   const model::ModelConfig& c = config_;
+  Step s = PrepareStep(rows, tap);
+  kernels::EmbeddingRef({s.batch.tokens.data(), embed_.data, embed_.type, s.x.data(), s.t,
+                         c.vocab_size, c.hidden_size, c.hidden_size});
+  s.Emit("embed", s.x, c.hidden_size);
+  kernels::RopeCosSinRef(
+      {s.batch.positions.data(), inv_freq_.data(), s.cos.data(), s.sin.data(), s.t, c.head_dim});
+  for (int l = 0; l < c.num_layers; ++l) LayerForward(s, l);
+  Norm(s, final_norm_, /*add_delta=*/true);
+  s.Emit("final_norm", s.h, c.hidden_size);
+  if (!s.batch.logit_rows.empty()) ProjectAndReduce(rows, s);
+  return absl::OkStatus();
+}
+
+void CpuBackend::Norm(Step& s, const std::vector<float>& weight, bool add_delta) {
+  // Every norm after the first also adds the previous sublayer's output (delta) into x, fused.
+  const int64_t hidden = config_.hidden_size;
+  ForRows(pool_.get(), s.t, [&](int64_t r0, int64_t n) {
+    kernels::RmsNormRef({add_delta ? s.delta.data() + r0 * hidden : s.x.data() + r0 * hidden,
+                         add_delta ? s.x.data() + r0 * hidden : nullptr, weight.data(),
+                         s.h.data() + r0 * hidden, n, hidden, hidden, hidden, hidden,
+                         config_.rms_norm_eps});
+  });
+}
+
+void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in_dim,
+                         const Matrix& w, int64_t out_dim, std::vector<float>& out) {
+  kernels::MatmulRef({in.data(), w.data, w.type, out.data(), s.t, out_dim, in_dim, in_dim, out_dim,
+                      options_.activation_quant},
+                     pool_.get());
+}
+
+void CpuBackend::LayerForward(Step& s, int l) {
+  const model::ModelConfig& c = config_;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
   kernels::ThreadPool* pool = pool_.get();
+  const Layer& layer = layers_[l];
+  const std::string prefix = absl::StrCat("layer", l, ".");
+  Norm(s, layer.attn_norm, /*add_delta=*/l > 0);
+  s.Emit(prefix + "attn_norm", s.h, hidden);
+  Project(s, s.h, hidden, layer.q, q_dim, s.q);
+  Project(s, s.h, hidden, layer.k, kv_dim, s.k);
+  Project(s, s.h, hidden, layer.v, kv_dim, s.v);
+  ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
+    const float* cos = s.cos.data() + r0 * hd / 2;
+    const float* sin = s.sin.data() + r0 * hd / 2;
+    kernels::RopeRef({s.q.data() + r0 * q_dim, cos, sin, n, c.num_heads, hd, q_dim});
+    kernels::RopeRef({s.k.data() + r0 * kv_dim, cos, sin, n, c.num_kv_heads, hd, kv_dim});
+  });
+  s.Emit(prefix + "q", s.q, q_dim);
+  s.Emit(prefix + "k", s.k, kv_dim);
+  s.Emit(prefix + "v", s.v, kv_dim);
+  const kernels::PagedKvLayer cache = KvLayer(l);
+  const kernels::PagedBatch batch = s.batch.View();
+  // Every row's K/V is written before any row attends, so rows of one step may read blocks
+  // another row of the same step fills (a prefix published to the tree this step).
+  kernels::PagedKvAppendRef({batch, cache, s.k.data(), s.v.data(), kv_dim, kv_dim});
+  const bool scores_here = s.any_scores && l == c.num_layers - 1;
+  kernels::PagedAttentionRef({batch, cache, s.q.data(), s.attn.data(), q_dim, q_dim, c.num_heads,
+                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+                              scores_here ? s.last_scores.data() : nullptr},
+                             pool);
+  s.Emit(prefix + "attn", s.attn, q_dim);
+  Project(s, s.attn, q_dim, layer.o, hidden, s.delta);
+  s.Emit(prefix + "attn_out", s.delta, hidden);
+  Norm(s, layer.mlp_norm, /*add_delta=*/true);
+  s.Emit(prefix + "attn_residual", s.x, hidden);
+  s.Emit(prefix + "mlp_norm", s.h, hidden);
+  Project(s, s.h, hidden, layer.gate, ffn, s.gate);
+  Project(s, s.h, hidden, layer.up, ffn, s.up);
+  ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
+    kernels::SwigluRef({s.gate.data() + r0 * ffn, s.up.data() + r0 * ffn, s.gate.data() + r0 * ffn,
+                        n, ffn, ffn, ffn, ffn});
+  });
+  s.Emit(prefix + "mlp_act", s.gate, ffn);
+  Project(s, s.gate, ffn, layer.down, hidden, s.delta);
+  s.Emit(prefix + "mlp_out", s.delta, hidden);
+}
 
-  const StepBatch b = MakeStepBatch(rows, options_.block_size);
-  const std::vector<int32_t>& tokens = b.tokens;
-  const std::vector<int32_t>& logit_rows = b.logit_rows;
-  // Score rows of reductions whose caller did not ask for them, back to back.
-  std::vector<float*> last_scores;
-  bool any_scores = false;
-  std::vector<size_t> own_scores_at(rows.size());
-  size_t own_scores = 0;
+void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& s) {
+  const model::ModelConfig& c = config_;
+  const int64_t vocab = c.vocab_size, num_logits = static_cast<int64_t>(s.batch.logit_rows.size());
+  std::vector<float> logits(num_logits * vocab);
+  kernels::LogitsRef(
+      {s.h.data(), s.batch.logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
+       num_logits, c.hidden_size, vocab, c.hidden_size, vocab, options_.activation_quant},
+      pool_.get());
+  if (*s.tap) (*s.tap)("logits", logits.data(), num_logits, vocab);
+  std::vector<size_t> reduced;  // Rows with a reduction.
+  std::vector<const float*> row_logits(rows.size());
+  size_t next = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r].reduction == nullptr || rows[r].last_scores != nullptr) continue;
-    own_scores_at[r] = own_scores;
-    own_scores += static_cast<size_t>(c.num_heads) * b.kv_len[r];
+    const ForwardRow& row = rows[r];
+    if (row.logits == nullptr && row.reduction == nullptr) continue;
+    row_logits[r] = logits.data() + next++ * vocab;
+    if (row.logits != nullptr) std::copy_n(row_logits[r], vocab, row.logits);
+    if (row.reduction != nullptr) reduced.push_back(r);
   }
-  std::vector<float> scores(own_scores);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    float* row_scores = rows[r].last_scores;
-    if (rows[r].reduction != nullptr && row_scores == nullptr) {
-      row_scores = scores.data() + own_scores_at[r];
-    }
-    last_scores.push_back(row_scores);
-    any_scores |= row_scores != nullptr;
-  }
-  const int64_t t = b.num_tokens();
-  const kernels::PagedBatch batch = b.View();
-  auto emit = [&](std::string_view name, const std::vector<float>& data, int64_t cols) {
-    if (tap) tap(name, data.data(), t, cols);
-  };
-
-  std::vector<float> x(t * hidden), h(t * hidden), q(t * q_dim), k(t * kv_dim), v(t * kv_dim),
-      attn(t * q_dim), delta(t * hidden), gate(t * ffn), up(t * ffn);
-  std::vector<float> cos(t * hd / 2), sin(t * hd / 2);
-  kernels::EmbeddingRef(
-      {tokens.data(), embed_.data, embed_.type, x.data(), t, c.vocab_size, hidden, hidden});
-  emit("embed", x, hidden);
-  kernels::RopeCosSinRef({b.positions.data(), inv_freq_.data(), cos.data(), sin.data(), t, hd});
-
-  // Residual stream x; every norm after the first also adds the previous sublayer's output
-  // (delta) into x, fused.
-  auto norm = [&](const std::vector<float>& weight, bool add_delta) {
-    ForRows(pool, t, [&](int64_t r0, int64_t n) {
-      kernels::RmsNormRef({add_delta ? delta.data() + r0 * hidden : x.data() + r0 * hidden,
-                           add_delta ? x.data() + r0 * hidden : nullptr, weight.data(),
-                           h.data() + r0 * hidden, n, hidden, hidden, hidden, hidden,
-                           c.rms_norm_eps});
-    });
-  };
-  auto matmul = [&](const std::vector<float>& in, int64_t in_dim, const Matrix& w, int64_t out_dim,
-                    std::vector<float>& out) {
-    kernels::MatmulRef({in.data(), w.data, w.type, out.data(), t, out_dim, in_dim, in_dim, out_dim,
-                        options_.activation_quant},
-                       pool);
-  };
-  for (int l = 0; l < c.num_layers; ++l) {
-    const Layer& layer = layers_[l];
-    const std::string prefix = absl::StrCat("layer", l, ".");
-    norm(layer.attn_norm, /*add_delta=*/l > 0);
-    emit(prefix + "attn_norm", h, hidden);
-    matmul(h, hidden, layer.q, q_dim, q);
-    matmul(h, hidden, layer.k, kv_dim, k);
-    matmul(h, hidden, layer.v, kv_dim, v);
-    ForRows(pool, t, [&](int64_t r0, int64_t n) {
-      kernels::RopeRef({q.data() + r0 * q_dim, cos.data() + r0 * hd / 2, sin.data() + r0 * hd / 2,
-                        n, c.num_heads, hd, q_dim});
-      kernels::RopeRef({k.data() + r0 * kv_dim, cos.data() + r0 * hd / 2, sin.data() + r0 * hd / 2,
-                        n, c.num_kv_heads, hd, kv_dim});
-    });
-    emit(prefix + "q", q, q_dim);
-    emit(prefix + "k", k, kv_dim);
-    emit(prefix + "v", v, kv_dim);
-    const kernels::PagedKvLayer cache = KvLayer(l);
-    // Every row's K/V is written before any row attends, so rows of one step may read blocks
-    // another row of the same step fills (a prefix published to the tree this step).
-    kernels::PagedKvAppendRef({batch, cache, k.data(), v.data(), kv_dim, kv_dim});
-    const bool scores_here = any_scores && l == c.num_layers - 1;
-    kernels::PagedAttentionRef({batch, cache, q.data(), attn.data(), q_dim, q_dim, c.num_heads,
-                                static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-                                scores_here ? last_scores.data() : nullptr},
-                               pool);
-    emit(prefix + "attn", attn, q_dim);
-    matmul(attn, q_dim, layer.o, hidden, delta);
-    emit(prefix + "attn_out", delta, hidden);
-    norm(layer.mlp_norm, /*add_delta=*/true);
-    emit(prefix + "attn_residual", x, hidden);
-    emit(prefix + "mlp_norm", h, hidden);
-    matmul(h, hidden, layer.gate, ffn, gate);
-    matmul(h, hidden, layer.up, ffn, up);
-    ForRows(pool, t, [&](int64_t r0, int64_t n) {
-      kernels::SwigluRef({gate.data() + r0 * ffn, up.data() + r0 * ffn, gate.data() + r0 * ffn, n,
-                          ffn, ffn, ffn, ffn});
-    });
-    emit(prefix + "mlp_act", gate, ffn);
-    matmul(gate, ffn, layer.down, hidden, delta);
-    emit(prefix + "mlp_out", delta, hidden);
-  }
-  norm(final_norm_, /*add_delta=*/true);
-  emit("final_norm", h, hidden);
-
-  if (!logit_rows.empty()) {
-    const int64_t vocab = c.vocab_size;
-    std::vector<float> logits(logit_rows.size() * vocab);
-    kernels::LogitsRef({h.data(), logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
-                        static_cast<int64_t>(logit_rows.size()), hidden, vocab, hidden, vocab,
-                        options_.activation_quant},
-                       pool);
-    if (tap) tap("logits", logits.data(), static_cast<int64_t>(logit_rows.size()), vocab);
-    std::vector<size_t> reduced;  // Rows with a reduction.
-    std::vector<const float*> row_logits(rows.size());
-    size_t next = 0;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      const ForwardRow& row = rows[r];
-      if (row.logits == nullptr && row.reduction == nullptr) continue;
-      row_logits[r] = logits.data() + next++ * vocab;
-      if (row.logits != nullptr) std::copy_n(row_logits[r], vocab, row.logits);
-      if (row.reduction != nullptr) reduced.push_back(r);
-    }
-    HostParallelFor(static_cast<int64_t>(reduced.size()), [&](int64_t i) {
-      const size_t r = reduced[i];
-      const ForwardRow& row = rows[r];
-      ReduceRowOnHost(absl::MakeConstSpan(row_logits[r], vocab), last_scores[r], c.num_heads,
-                      row.start_pos + static_cast<int>(row.tokens.size()), *row.reduction);
-    });
-  }
-  return absl::OkStatus();
+  HostParallelFor(static_cast<int64_t>(reduced.size()), [&](int64_t i) {
+    const size_t r = reduced[i];
+    ReduceRowOnHost(absl::MakeConstSpan(row_logits[r], vocab), s.last_scores[r], c.num_heads,
+                    s.batch.kv_len[r], *rows[r].reduction);
+  });
 }
 
 void CpuBackend::HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {

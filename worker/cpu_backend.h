@@ -94,6 +94,15 @@ class CpuBackend : public Backend {
                                                 int64_t size);
   // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
   kernels::PagedKvLayer KvLayer(int layer);
+  // Forward's pieces: the step laid out, one layer, RMSNorm (adding delta into x first when
+  // `add_delta`), a projection of the step's rows, and the logits with each row's reduction.
+  struct Step;
+  Step PrepareStep(std::span<const ForwardRow> rows, const TensorTap& tap) const;
+  void LayerForward(Step& step, int layer);
+  void Norm(Step& step, const std::vector<float>& weight, bool add_delta);
+  void Project(const Step& step, const std::vector<float>& in, int64_t in_dim, const Matrix& w,
+               int64_t out_dim, std::vector<float>& out);
+  void ProjectAndReduce(std::span<const ForwardRow> rows, const Step& step);
 
   model::ModelConfig config_;
   CpuBackendOptions options_;

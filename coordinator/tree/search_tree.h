@@ -170,6 +170,17 @@ class SearchTree {
   SearchTree() = default;
 
   static bool IsLive(v1::NodeStatus status);
+  // PROMPT, COMMITTED or INSERTED: a status of the committed path.
+  static bool IsOnPath(v1::NodeStatus status);
+  // CheckInvariants' pieces (search_tree_invariants.cc): what one pass over the nodes counts,
+  // node i's own fields, its child links, where an EXPLORED or BACKSPACED node may be, and the
+  // totals, committed path and open-branch records against the counts.
+  struct Tally;
+  absl::Status CheckNode(NodeId i, Tally& tally) const;
+  absl::Status CheckChildren(NodeId i, Tally& tally) const;
+  absl::Status CheckPlacement(NodeId i, Tally& tally) const;
+  absl::Status CheckTotals(const Tally& tally) const;
+  absl::Status CheckOpenBranchRecords() const;
   bool IsOnCommittedPath(NodeId id) const;
   absl::Status ValidateStep(const Step& step, const char* what) const;
   NodeId AddNode(NodeId parent, const Step& step, v1::NodeStatus status, int32_t depth);
