@@ -425,6 +425,20 @@ void Engine::Step() {
   std::vector<Row> rows;
   absl::Status built = BuildRows(rows);
   if (rows.empty() && built.ok()) return StopPrefilledItems();
+  const std::vector<ForwardRow> forward = ForwardRowsOf(rows);
+  const absl::Time start = absl::Now();
+  absl::Status status = built.ok() ? backend_->Forward(forward) : built;
+  if (built.ok() && !status.ok()) {
+    CheckBackend();
+    if (!broken_.ok()) status = broken_;
+  }
+  if (status.ok()) ApplyPolicies(rows);
+  for (Row& row : rows) TakeRowResult(row, status);
+  StopPrefilledItems();
+  RecordStepTime(rows, absl::ToInt64Microseconds(absl::Now() - start), built.ok());
+}
+
+std::vector<ForwardRow> Engine::ForwardRowsOf(std::vector<Row>& rows) {
   std::vector<ForwardRow> forward;
   forward.reserve(rows.size());
   for (Row& row : rows) {
@@ -440,78 +454,77 @@ void Engine::Step() {
     }
     forward.push_back(f);
   }
-  const absl::Time start = absl::Now();
-  absl::Status status = built.ok() ? backend_->Forward(forward) : built;
-  if (built.ok() && !status.ok()) {
-    CheckBackend();
-    if (!broken_.ok()) status = broken_;
-  }
+  return forward;
+}
+
+void Engine::ApplyPolicies(std::vector<Row>& rows) {
   // The policy per row, from its reduction, in parallel on the backend's host threads: rows belong
   // to distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
-  // depend on the order. Only the item is touched there; sequences are updated below, serially.
-  if (status.ok()) {
-    backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
-      Row& row = rows[r];
-      if (!row.distribution || row.run->failed) return;
-      ItemRun& item = row.run->items[row.item];
-      if (row.scored_token >= 0) {
-        row.scored = item.ScoreStep(row.reduction, row.keys(), row.scored_token);
-      } else {
-        row.appended = item.OnDistribution(row.reduction);
-      }
-    });
+  // depend on the order. Only the item is touched here; sequences are updated after, serially.
+  backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
+    Row& row = rows[r];
+    if (!row.distribution || row.run->failed) return;
+    ItemRun& item = row.run->items[row.item];
+    if (row.scored_token >= 0) {
+      row.scored = item.ScoreStep(row.reduction, row.keys(), row.scored_token);
+    } else {
+      row.appended = item.OnDistribution(row.reduction);
+    }
+  });
+}
+
+void Engine::TakeRowResult(Row& row, const absl::Status& status) {
+  ActiveRun& run = *row.run;
+  computed_tokens_ += static_cast<int64_t>(row.tokens.size());
+  if (!status.ok()) {
+    run.failed = true;
+    run.failure = status;
+    return;
   }
-  for (Row& row : rows) {
-    ActiveRun& run = *row.run;
-    computed_tokens_ += static_cast<int64_t>(row.tokens.size());
-    if (!status.ok()) {
+  if (!row.distribution || run.failed) return;
+  ItemRun& item = run.items[row.item];
+  if (row.scored_token >= 0) {  // Rows of one item come in position order.
+    if (row.scored.ok()) {
+      item.AddScored(*std::move(row.scored));
+    } else {
       run.failed = true;
-      run.failure = status;
-      continue;
+      run.failure = row.scored.status();
     }
-    if (!row.distribution || run.failed) continue;
-    ItemRun& item = run.items[row.item];
-    if (row.scored_token >= 0) {  // Rows of one item come in position order.
-      if (row.scored.ok()) {
-        item.AddScored(*std::move(row.scored));
-      } else {
-        run.failed = true;
-        run.failure = row.scored.status();
-      }
-      continue;
-    }
-    const absl::StatusOr<std::vector<int32_t>>& appended = row.appended;
-    if (!appended.ok()) {
-      run.failed = true;
-      run.failure = appended.status();
-      continue;
-    }
-    SequenceState* state = *sequences_.Get(item.sequence_id());
-    state->pending.insert(state->pending.end(), appended->begin(), appended->end());
-    metrics_.OnGenerated(static_cast<int64_t>(appended->size()));
-    const auto& steps = item.result().steps();
-    state->last_sampled =
-        !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
+    return;
   }
-  StopPrefilledItems();
+  const absl::StatusOr<std::vector<int32_t>>& appended = row.appended;
+  if (!appended.ok()) {
+    run.failed = true;
+    run.failure = appended.status();
+    return;
+  }
+  SequenceState* state = *sequences_.Get(item.sequence_id());
+  state->pending.insert(state->pending.end(), appended->begin(), appended->end());
+  metrics_.OnGenerated(static_cast<int64_t>(appended->size()));
+  const auto& steps = item.result().steps();
+  state->last_sampled =
+      !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
+}
+
+void Engine::RecordStepTime(const std::vector<Row>& rows, int64_t elapsed_us, bool forwarded) {
   // The step's time (forward, metrics, policy) counts once per run that took part: as prefill
   // when any of its rows was prefill, else as decode.
-  const int64_t elapsed_us = absl::ToInt64Microseconds(absl::Now() - start);
   absl::flat_hash_map<ActiveRun*, bool> took_part;
   int64_t step_tokens = 0;
   for (const Row& row : rows) {
     took_part[row.run] |= row.prefill;
     step_tokens += static_cast<int64_t>(row.tokens.size());
   }
-  if (built.ok()) {
+  if (forwarded) {
     metrics_.OnStep(elapsed_us * 1e-6, static_cast<int64_t>(rows.size()), step_tokens);
   }
   for (auto [run, prefill] : took_part) {
     v1::RunTimings& t = run->timings;
-    if (prefill)
+    if (prefill) {
       t.set_prefill_us(t.prefill_us() + elapsed_us);
-    else
+    } else {
       t.set_decode_us(t.decode_us() + elapsed_us);
+    }
     t.set_forward_steps(t.forward_steps() + 1);
   }
 }

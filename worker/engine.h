@@ -98,6 +98,13 @@ class Engine {
   absl::Status PrepareItem(ActiveRun& run, int index);
   void RollBack(ActiveRun& run);
   void Step();
+  // Step's pieces: the rows as the backend takes them (with their reduction requests), each
+  // row's policy from its reduction, its outcome applied to its item and sequence (or the step's
+  // failure to its run), and the step's time counted for every run that took part.
+  std::vector<ForwardRow> ForwardRowsOf(std::vector<Row>& rows);
+  void ApplyPolicies(std::vector<Row>& rows);
+  void TakeRowResult(Row& row, const absl::Status& status);
+  void RecordStepTime(const std::vector<Row>& rows, int64_t elapsed_us, bool forwarded);
   // Ends an item that decodes nothing once its tokens have been through the model.
   void StopIfPrefilled(ItemRun& item, const SequenceState& state);
   void StopPrefilledItems();  // StopIfPrefilled for every item after a step.

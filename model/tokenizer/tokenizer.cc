@@ -141,7 +141,15 @@ absl::Status Tokenizer::LoadModel(const json& model) {
   ASSIGN_OR_RETURN(ignore_merges_, OptionalBool(model, "ignore_merges", "model"));
   ASSIGN_OR_RETURN(byte_fallback_, OptionalBool(model, "byte_fallback", "model"));
   ASSIGN_OR_RETURN(fuse_unk_, OptionalBool(model, "fuse_unk", "model"));
+  RETURN_IF_ERROR(LoadVocab(model));
+  RETURN_IF_ERROR(FindByteSymbols());
+  if (!model.contains("merges") || !model["merges"].is_array()) {
+    return absl::InvalidArgumentError("model.merges must be an array");
+  }
+  return LoadMerges(model["merges"]);
+}
 
+absl::Status Tokenizer::LoadVocab(const json& model) {
   vocab_.reserve(model["vocab"].size());
   for (const auto& [token, value] : model["vocab"].items()) {
     const std::string where = absl::StrCat("model.vocab[\"", token, "\"]");
@@ -149,7 +157,6 @@ absl::Status Tokenizer::LoadModel(const json& model) {
     RETURN_IF_ERROR(SetToken(id, token, where));
     vocab_[token] = id;
   }
-
   if (model.contains("unk_token") && !model["unk_token"].is_null()) {
     if (!model["unk_token"].is_string()) {
       return absl::InvalidArgumentError("model.unk_token must be a string or null");
@@ -161,52 +168,59 @@ absl::Status Tokenizer::LoadModel(const json& model) {
     }
     unk_id_ = it->second;
   }
+  return absl::OkStatus();
+}
 
+absl::Status Tokenizer::FindByteSymbols() {
   // Single-byte symbols: the byte-level alphabet, or the <0xXX> tokens of byte_fallback. A
   // byte-level vocabulary may lack a few control bytes (SmolLM2 lacks 0x00-0x08 and more): such
   // a byte stays a -1 symbol that no merge crosses and that Encode drops, as llama.cpp does.
   byte_symbol_.fill(-1);
-  if (pre_tokenizer_.byte_level() || byte_fallback_) {
-    for (int b = 0; b < 256; ++b) {
-      const std::string symbol = pre_tokenizer_.byte_level() ? std::string(ByteLevelChar(b))
-                                                             : absl::StrFormat("<0x%02X>", b);
-      auto it = vocab_.find(symbol);
-      if (it == vocab_.end() && pre_tokenizer_.byte_level()) continue;
-      if (it == vocab_.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("model.vocab lacks the token '%s' for byte 0x%02X", symbol, b));
-      }
-      byte_symbol_[b] = it->second;
+  if (!pre_tokenizer_.byte_level() && !byte_fallback_) return absl::OkStatus();
+  for (int b = 0; b < 256; ++b) {
+    const std::string symbol = pre_tokenizer_.byte_level() ? std::string(ByteLevelChar(b))
+                                                           : absl::StrFormat("<0x%02X>", b);
+    auto it = vocab_.find(symbol);
+    if (it == vocab_.end() && pre_tokenizer_.byte_level()) continue;
+    if (it == vocab_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("model.vocab lacks the token '%s' for byte 0x%02X", symbol, b));
     }
+    byte_symbol_[b] = it->second;
   }
+  return absl::OkStatus();
+}
 
-  if (!model.contains("merges") || !model["merges"].is_array()) {
-    return absl::InvalidArgumentError("model.merges must be an array");
+namespace {
+
+// A merge's two tokens, from the legacy "left right" (exactly one space, as the tokenizers
+// library requires) or ["left", "right"].
+absl::StatusOr<std::pair<std::string, std::string>> MergePair(const json& merge,
+                                                              const std::string& where) {
+  if (merge.is_string()) {
+    const std::string line = merge.get<std::string>();
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " = '", line, "' is not two tokens separated by one space"));
+    }
+    return std::pair{line.substr(0, space), line.substr(space + 1)};
   }
-  const json& merges = model["merges"];
+  if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+    return std::pair{merge[0].get<std::string>(), merge[1].get<std::string>()};
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, " must be \"left right\" or [\"left\", \"right\"]"));
+}
+
+}  // namespace
+
+absl::Status Tokenizer::LoadMerges(const json& merges) {
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const std::string where = absl::StrCat("model.merges[", rank, "]");
-    const json& merge = merges[rank];
-    std::string left, right;
-    if (merge.is_string()) {
-      // The legacy form "left right": exactly one space, as the tokenizers library requires.
-      const std::string line = merge.get<std::string>();
-      const size_t space = line.find(' ');
-      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, " = '", line, "' is not two tokens separated by one space"));
-      }
-      left = line.substr(0, space);
-      right = line.substr(space + 1);
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-               merge[1].is_string()) {
-      left = merge[0].get<std::string>();
-      right = merge[1].get<std::string>();
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " must be \"left right\" or [\"left\", \"right\"]"));
-    }
+    ASSIGN_OR_RETURN(const auto pair, MergePair(merges[rank], where));
+    const auto& [left, right] = pair;
     auto left_it = vocab_.find(left);
     auto right_it = vocab_.find(right);
     auto merged_it = vocab_.find(left + right);

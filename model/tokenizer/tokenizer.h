@@ -82,6 +82,10 @@ class Tokenizer {
 
   Tokenizer() = default;
   absl::Status LoadModel(const nlohmann::json& model);
+  // LoadModel's pieces: the vocabulary and unk token, the single-byte symbols, the merges.
+  absl::Status LoadVocab(const nlohmann::json& model);
+  absl::Status FindByteSymbols();
+  absl::Status LoadMerges(const nlohmann::json& merges);
   absl::Status LoadAddedTokens(const nlohmann::json& added_tokens);
   absl::Status LoadDecoder(const nlohmann::json& decoder);
   absl::Status LoadPostProcessor(const nlohmann::json& post_processor);
