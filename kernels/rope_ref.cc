@@ -32,6 +32,8 @@ std::vector<float> RopeInvFreq(double theta, int head_dim, const RopeScalingPara
         break;
       }
     }
+    // llama.cpp's per-frequency factors (rope_freqs.weight) divide what the type computed.
+    if (!s.freq_factors.empty()) f /= s.freq_factors[i];
     inv_freq[i] = static_cast<float>(f);
   }
   return inv_freq;

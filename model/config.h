@@ -26,6 +26,9 @@ struct RopeScaling {
   float low_freq_factor = 1.0f;
   float high_freq_factor = 4.0f;
   int original_max_position_embeddings = 8192;
+  // Per-frequency divisors of the rotation frequencies (head_dim / 2 of them), as Llama 3.1+
+  // GGUF files carry their llama3 scaling (tensor rope_freqs.weight); empty: none.
+  std::vector<float> freq_factors;
 };
 
 struct ModelConfig {

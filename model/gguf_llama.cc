@@ -205,17 +205,39 @@ std::unique_ptr<char[]> UnpermuteRopeRows(const TensorView& view, int heads) {
   return out;
 }
 
+namespace {
+
+// rope_freqs.weight: head_dim / 2 positive, finite f32 divisors of the rotation frequencies (how
+// llama.cpp's converter stores Llama 3.1+ llama3 scaling).
+absl::StatusOr<std::vector<float>> RopeFreqFactors(const GgufFile& file, const TensorView& tensor,
+                                                   int head_dim) {
+  const std::string where = absl::StrCat(file.path(), ": GGUF tensor 'rope_freqs.weight'");
+  if (tensor.dtype != DType::kF32 || tensor.shape.size() != 1 || tensor.shape[0] != head_dim / 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be F32 with head_dim / 2 = ", head_dim / 2, " values"));
+  }
+  std::vector<float> factors(head_dim / 2);
+  std::memcpy(factors.data(), tensor.data, factors.size() * sizeof(float));
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (!(factors[i] > 0.0f) || !std::isfinite(factors[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "[", i, "] = ", factors[i], " must be positive and finite"));
+    }
+  }
+  return factors;
+}
+
+}  // namespace
+
 absl::StatusOr<GgufLlama> MapGgufLlama(const GgufFile& file) {
   GgufLlama model;
   ASSIGN_OR_RETURN(model.config, ParseConfig(file));
   bool has_output = false;
   for (const TensorView& tensor : file.tensors()) {
     if (tensor.name == "rope_freqs.weight") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file.path(),
-                       ": GGUF tensor 'rope_freqs.weight' (per-frequency RoPE factors, as in "
-                       "Llama 3.1+ files) is not supported yet; load the Hugging Face checkpoint "
-                       "directory instead"));
+      ASSIGN_OR_RETURN(model.config.rope_scaling.freq_factors,
+                       RopeFreqFactors(file, tensor, model.config.head_dim));
+      continue;
     }
     const std::string name = HfName(tensor.name);
     if (name.empty()) {

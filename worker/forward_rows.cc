@@ -93,6 +93,7 @@ kernels::RopeScalingParams RopeScalingParamsOf(const model::RopeScaling& s) {
   p.factor = s.factor;
   p.low_freq_factor = s.low_freq_factor;
   p.high_freq_factor = s.high_freq_factor;
+  p.freq_factors.assign(s.freq_factors.begin(), s.freq_factors.end());
   p.original_max_position_embeddings = s.original_max_position_embeddings;
   return p;
 }

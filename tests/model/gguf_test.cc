@@ -254,8 +254,10 @@ TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
   EXPECT_THAT(refuse(TinyLlama("gemma2")), HasSubstr("is 'gemma2'; Arbor serves the 'llama'"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("blk.0.attn_q.bias", kF32, {8}, std::string(32, '\0'))),
               HasSubstr("'blk.0.attn_q.bias' is not part of a Llama model"));
+  EXPECT_THAT(refuse(TinyLlama().Tensor("rope_freqs.weight", kF32, {3}, std::string(12, '\0'))),
+              HasSubstr("'rope_freqs.weight' must be F32 with head_dim / 2"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("rope_freqs.weight", kF32, {2}, std::string(8, '\0'))),
-              HasSubstr("rope_freqs.weight"));
+              HasSubstr("'rope_freqs.weight'[0] = 0 must be positive and finite"));
   EXPECT_THAT(refuse(TinyLlama().String("llama.rope.scaling.type", "yarn")),
               HasSubstr("'yarn' is not supported"));
   EXPECT_THAT(refuse(TinyLlama().U32("llama.expert_count", 8)), HasSubstr("mixture-of-experts"));

@@ -7,15 +7,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "kernels/rope.h"
 #include "model/checkpoint.h"
 #include "tests/model/gguf_builder.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
+#include "worker/forward_rows.h"
 
 namespace arbor::worker {
 namespace {
@@ -38,7 +42,9 @@ std::vector<float> PermuteForInterleavedRope(const std::vector<float>& hf, int h
   return out;
 }
 
-std::string WriteGguf(const testing::RandomLlama& model, const std::string& path) {
+// `rope_freqs`: the tensor rope_freqs.weight, when not empty.
+std::string WriteGguf(const testing::RandomLlama& model, const std::string& path,
+                      const std::vector<float>& rope_freqs = {}) {
   const model::ModelConfig& c = model.config();
   GgufBuilder b;
   b.String("general.architecture", "llama").String("general.name", "random");
@@ -60,6 +66,10 @@ std::string WriteGguf(const testing::RandomLlama& model, const std::string& path
     b.Tensor(gguf_name, /*F32=*/0, ne,
              std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
   };
+  if (!rope_freqs.empty()) {
+    b.Tensor("rope_freqs.weight", /*F32=*/0, {rope_freqs.size()},
+             std::string(reinterpret_cast<const char*>(rope_freqs.data()), rope_freqs.size() * 4));
+  }
   add("token_embd.weight", "model.embed_tokens.weight", 0);
   add("output_norm.weight", "model.norm.weight", 0);
   if (!c.tie_word_embeddings) add("output.weight", "lm_head.weight", 0);
@@ -85,7 +95,7 @@ TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
   std::mt19937 rng(seed);
   for (bool tied : {true, false}) {
     model::ModelConfig config = testing::TinyConfig();
-    config.rope_scaling = {};  // GGUF carries llama3 scaling as a tensor Arbor does not read yet.
+    config.rope_scaling = {};  // Llama 3 scaling in GGUF: RopeFreqsCarryLlama3Scaling below.
     config.tie_word_embeddings = tied;
     const testing::RandomLlama model(config, /*bf16=*/false, rng);
     const std::string path = absl::StrCat(std::filesystem::temp_directory_path().string(),
@@ -108,6 +118,67 @@ TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
       ASSERT_EQ(got[i], want[i]) << "tied " << tied << " " << i;
     std::filesystem::remove(path);
   }
+}
+
+// A Llama 3.1+ GGUF carries llama3 RoPE scaling as per-frequency divisors (rope_freqs.weight,
+// written by llama.cpp's converter as base frequency ÷ scaled frequency): served from the file,
+// it gives the logits the Hugging Face config's rope_scaling gives, to fp32 rounding of the
+// frequencies.
+TEST(GgufBackend, RopeFreqsCarryLlama3Scaling) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  model::ModelConfig config = testing::TinyConfig();
+  ASSERT_EQ(config.rope_scaling.type, model::RopeScaling::Type::kLlama3);
+  config.tie_word_embeddings = true;
+  const testing::RandomLlama model(config, /*bf16=*/false, rng);
+  const std::vector<float> base = kernels::RopeInvFreq(config.rope_theta, config.head_dim, {});
+  const std::vector<float> scaled = kernels::RopeInvFreq(config.rope_theta, config.head_dim,
+                                                         RopeScalingParamsOf(config.rope_scaling));
+  std::vector<float> factors(base.size());
+  bool scales = false;
+  for (size_t i = 0; i < base.size(); ++i) {
+    factors[i] = static_cast<float>(double{base[i]} / scaled[i]);
+    scales |= factors[i] > 1.5f;
+  }
+  ASSERT_TRUE(scales) << "the tiny config's llama3 scaling must move some frequency";
+  const std::string path = absl::StrCat(std::filesystem::temp_directory_path().string(),
+                                        "/gguf-rope-freqs-", getpid(), ".gguf");
+  absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint =
+      model::Checkpoint::Open(WriteGguf(model, path, factors));
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_EQ((*checkpoint)->config().rope_scaling.freq_factors, factors);
+  const CpuBackendOptions options{.kv_blocks = 64, .block_size = 16, .threads = 2};
+  auto from_gguf = CpuBackend::Create(
+      std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()), options);
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.status();
+  auto direct = CpuBackend::Create(config, model.Lookup(), options);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  std::vector<int32_t> tokens(200);  // Far enough for the scaled low frequencies to matter.
+  for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
+  const std::vector<float> want = testing::LastLogits(**direct, tokens).value();
+  const std::vector<float> got = testing::LastLogits(**from_gguf, tokens).value();
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(double{got[i]} - want[i]));
+    scale = std::max(scale, std::abs(double{want[i]}));
+  }
+  EXPECT_LE(worst, 1e-4 * scale);
+  // Without the tensor the same file serves plain RoPE: the logits move, so the test can fail.
+  const std::string plain = WriteGguf(model, path + ".plain");
+  auto plain_checkpoint = model::Checkpoint::Open(plain);
+  ASSERT_TRUE(plain_checkpoint.ok()) << plain_checkpoint.status();
+  auto unscaled = CpuBackend::Create(
+      std::shared_ptr<const model::Checkpoint>(std::move(plain_checkpoint).value()), options);
+  ASSERT_TRUE(unscaled.ok()) << unscaled.status();
+  const std::vector<float> other = testing::LastLogits(**unscaled, tokens).value();
+  double moved = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    moved = std::max(moved, std::abs(double{other[i]} - want[i]));
+  }
+  EXPECT_GT(moved, 100 * worst + 1e-6);
+  std::filesystem::remove(path);
+  std::filesystem::remove(plain);
 }
 
 }  // namespace
