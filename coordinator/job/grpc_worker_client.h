@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "arbor/v1/worker.grpc.pb.h"
-#include "coordinator/job/worker_client.h"
 #include "coordinator/cluster/worker_pool.h"
+#include "coordinator/job/worker_client.h"
 
 namespace arbor::coordinator {
 

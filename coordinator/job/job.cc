@@ -81,7 +81,8 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
       builder_(std::move(builder)),
       created_(env_.clock->Now()),
       tree_(std::move(tree)),
-      worker_(env_.worker),
+      session_(env_.worker, {options_.exhausted_backoff, options_.max_backoff, options_.max_wait,
+                             options_.max_consecutive_failures, options_.exhausted_retries}),
       text_(env_.decode, spec_.stop_strings) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
@@ -108,9 +109,8 @@ void Job::Cancel() {
 void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response) {
   {
     absl::MutexLock lock(&mu_);
-    if (in_flight_ && in_flight_->generation == generation) {
-      const InFlight done = std::move(*in_flight_);
-      in_flight_.reset();
+    if (std::optional<WorkerSession::InFlight> completed = session_.Completed(generation)) {
+      const WorkerSession::InFlight& done = *completed;
       timings_.set_worker_us(timings_.worker_us() +
                              absl::ToInt64Microseconds(env_.clock->Now() - done.sent));
       if (finished()) {
@@ -134,10 +134,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
           Fail(absl::InternalError(absl::StrCat("worker answered ", response->results_size(),
                                                 " results for ", expected, " items")));
         } else {
-          consecutive_failures_ = 0;
-          exhausted_retries_ = 0;
-          waiting_since_ = absl::InfiniteFuture();
-          waits_ = 0;
+          session_.Succeeded();
           if (branch_ && spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
             OnBeamStepDone(*response);
           } else if (branch_) {
@@ -176,11 +173,9 @@ void Job::Drain() {
 
 void Job::Continue() {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
-  if (moving_) return;  // Move() continues on the new worker.
-  if (pending_move_) {
-    absl::Status reason = *std::move(pending_move_);
-    pending_move_.reset();
-    return RequestMove(std::move(reason), /*forced=*/false);
+  if (session_.moving()) return;  // Move() continues on the new worker.
+  if (std::optional<absl::Status> reason = session_.TakeDeferredMove()) {
+    return RequestMove(*std::move(reason), /*forced=*/false);
   }
   if (!branch_) return SendMainRun();
   if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) return SendBeamStep();
@@ -218,14 +213,9 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
   if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
   const absl::Duration timeout =
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
-  InFlight in_flight;
-  in_flight.generation = ++generation_;
-  in_flight.sequence_ids = std::move(ids);
-  in_flight.worker = worker_;
-  in_flight.sent = now;
-  in_flight_ = in_flight;
-  actions_.push_back([self = shared_from_this(), worker = worker_, request = std::move(request),
-                      timeout, generation = generation_]() mutable {
+  const uint64_t generation = session_.Sent(std::move(ids), now);
+  actions_.push_back([self = shared_from_this(), worker = session_.worker(),
+                      request = std::move(request), timeout, generation]() mutable {
     worker->Run(std::move(request), timeout,
                 [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
                   self->OnRunDone(generation, std::move(response));
@@ -522,8 +512,9 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   error_ = std::move(error);
   std::vector<uint64_t> live = LiveSequences();
   // A Run in flight may still create its sequences; they are released again when it completes.
-  if (in_flight_)
-    live.insert(live.end(), in_flight_->sequence_ids.begin(), in_flight_->sequence_ids.end());
+  if (const auto& in_flight = session_.in_flight()) {
+    live.insert(live.end(), in_flight->sequence_ids.begin(), in_flight->sequence_ids.end());
+  }
   Release(std::move(live));
   main_live_ = false;
   timings_.set_total_us(SinceCreated());
@@ -550,7 +541,8 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
 // --- helpers (mu_ held) -----------------------------------------------------------------------
 
 base::LogFields Job::LogFieldsFor(std::string_view event, base::LogFields more) const {
-  base::LogFields fields = {{"job_id", spec_.job_id}, {"worker", worker_->id()}, {"event", event}};
+  base::LogFields fields = {
+      {"job_id", spec_.job_id}, {"worker", session_.worker()->id()}, {"event", event}};
   fields.insert(fields.end(), std::make_move_iterator(more.begin()),
                 std::make_move_iterator(more.end()));
   return fields;
@@ -604,8 +596,9 @@ void Job::Emit(arbor::v1::GenerateEvent event) {
 
 void Job::Release(std::vector<uint64_t> ids) {
   if (ids.empty()) return;
-  actions_.push_back(
-      [worker = worker_, ids = std::move(ids)]() mutable { worker->Release(std::move(ids)); });
+  actions_.push_back([worker = session_.worker(), ids = std::move(ids)]() mutable {
+    worker->Release(std::move(ids));
+  });
 }
 
 std::vector<uint64_t> Job::LiveSequences() const {
@@ -689,17 +682,17 @@ std::string Job::error() const {
 
 std::string Job::worker_id() const {
   absl::MutexLock lock(&mu_);
-  return worker_->id();
+  return session_.worker()->id();
 }
 
 int32_t Job::rehomed() const {
   absl::MutexLock lock(&mu_);
-  return rehomed_;
+  return session_.rehomed();
 }
 
 int32_t Job::reprefilled() const {
   absl::MutexLock lock(&mu_);
-  return reprefills_;
+  return session_.reprefills();
 }
 
 std::string Job::text() const {

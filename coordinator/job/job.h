@@ -56,6 +56,7 @@
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/stop_strings.h"
 #include "coordinator/job/worker_client.h"
+#include "coordinator/job/worker_session.h"
 #include "coordinator/tree/search_tree.h"
 #include "entropix/policy_config.h"
 
@@ -184,14 +185,6 @@ class Job : public std::enable_shared_from_this<Job> {
     std::vector<Child> children;      // BEAM: the current beams.
     std::vector<double> beam_scores;  // BEAM: per candidate, its best beam's latest score.
   };
-  // The Run in flight, so that a late completion can be recognised and cleaned up.
-  struct InFlight {
-    uint64_t generation = 0;
-    std::vector<uint64_t> sequence_ids;
-    std::shared_ptr<WorkerClient> worker;
-    absl::Time sent;
-  };
-
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
@@ -266,10 +259,6 @@ class Job : public std::enable_shared_from_this<Job> {
   void WaitForKv(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // NOT_FOUND: the worker no longer holds the job's sequences; prefill them there again.
   void Reprefill(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Starts or continues a wait (for KV or a worker) and returns its next backoff; an error
-  // when max_wait or the deadline is spent (the caller fails the job with it).
-  absl::StatusOr<absl::Duration> NextWait(const absl::Status& why)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases every sequence the job holds on its worker; the next Run prefills the committed
   // path (and each live rollout) afresh.
   void ResetSequences() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -318,17 +307,8 @@ class Job : public std::enable_shared_from_this<Job> {
   arbor::v1::FinishReason finish_reason_ ABSL_GUARDED_BY(mu_) =
       arbor::v1::FINISH_REASON_UNSPECIFIED;
   std::string error_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<WorkerClient> worker_ ABSL_GUARDED_BY(mu_);
-  int32_t rehomed_ ABSL_GUARDED_BY(mu_) = 0;
-  int32_t reprefills_ ABSL_GUARDED_BY(mu_) = 0;
-  int32_t consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;
-  int32_t exhausted_retries_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, on this worker.
-  // The wait in progress (for KV or a worker): since when, and how many backoffs so far.
-  absl::Time waiting_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  int32_t waits_ ABSL_GUARDED_BY(mu_) = 0;
-  bool moving_ ABSL_GUARDED_BY(mu_) = false;  // A Move() is queued or running: send nothing.
-  // Rehome() while a Run was in flight: Continue() moves first.
-  std::optional<absl::Status> pending_move_ ABSL_GUARDED_BY(mu_);
+  // The worker, the Run in flight there, and the failover state (worker_session.h).
+  WorkerSession session_ ABSL_GUARDED_BY(mu_);
 
   // The main sequence on the worker and what its next Run must do to it first.
   uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
@@ -342,9 +322,6 @@ class Job : public std::enable_shared_from_this<Job> {
   int32_t backspaces_used_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t last_insert_position_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<arbor::v1::TokenBan> bans_ ABSL_GUARDED_BY(mu_);
-
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  std::optional<InFlight> in_flight_ ABSL_GUARDED_BY(mu_);
 
   StreamedText text_ ABSL_GUARDED_BY(mu_);  // Committed text (cut at a stop string).
   arbor::v1::StrategyCounts counts_ ABSL_GUARDED_BY(mu_);

@@ -29,9 +29,9 @@ bool Retriable(absl::StatusCode code) {
 void Job::Rehome(absl::Status reason) {
   {
     absl::MutexLock lock(&mu_);
-    if (finished() || moving_) return;
-    if (in_flight_) {
-      if (!pending_move_) pending_move_ = std::move(reason);
+    if (finished() || session_.moving()) return;
+    if (session_.in_flight()) {
+      session_.DeferMove(std::move(reason));
     } else {
       RequestMove(std::move(reason), /*forced=*/false);
     }
@@ -44,13 +44,13 @@ void Job::Move(absl::Status cause, bool forced) {
   {
     absl::MutexLock lock(&mu_);
     if (finished()) return;
-    from = worker_;
+    from = session_.worker();
   }
   absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(*from, cause);
   {
     absl::MutexLock lock(&mu_);
     if (finished()) {
-      moving_ = false;
+      session_.MoveAbandoned();
       return;
     }
     if (!next.ok() || *next == nullptr) {
@@ -60,9 +60,10 @@ void Job::Move(absl::Status cause, bool forced) {
         // The job's worker failed and no other can take it now: wait for one (a restarted or
         // new worker registers), still "moving" so that nothing is sent meanwhile.
         absl::StatusOr<absl::Duration> wait =
-            env_.schedule_after ? NextWait(why) : absl::StatusOr<absl::Duration>(why);
+            env_.schedule_after ? session_.NextWait(why, env_.clock->Now(), spec_.deadline)
+                                : absl::StatusOr<absl::Duration>(why);
         if (!wait.ok()) {
-          moving_ = false;
+          session_.MoveAbandoned();
           Fail(wait.status());
         } else {
           base::WithFields(
@@ -76,22 +77,18 @@ void Job::Move(absl::Status cause, bool forced) {
           });
         }
       } else {
-        moving_ = false;
+        session_.MoveAbandoned();
         base::WithFields(LogFieldsFor("rehome_failed"))
             .Warn("job stays on its worker: {}", why.ToString());
         if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
       }
     } else {
-      moving_ = false;
       // Best effort: a worker that only ran out of KV still holds our sequences.
       ResetSequences();
-      worker_ = *next;
-      ++rehomed_;
-      exhausted_retries_ = 0;
-      pending_move_.reset();
+      session_.MovedTo(*next);
       arbor::v1::GenerateEvent event;
       event.mutable_rehomed()->set_from_worker(from->id());
-      event.mutable_rehomed()->set_to_worker(worker_->id());
+      event.mutable_rehomed()->set_to_worker(session_.worker()->id());
       event.mutable_rehomed()->set_reason(cause.ToString());
       Emit(std::move(event));
       base::WithFields(LogFieldsFor("rehomed", {{"from_worker", from->id()}}))
@@ -122,7 +119,10 @@ void Job::Retry(uint64_t generation, bool move) {
   {
     absl::MutexLock lock(&mu_);
     // Nothing happened since the failure (no cancel, no other run, no move).
-    if (finished() || in_flight_ || moving_ || generation != generation_) return;
+    if (finished() || session_.in_flight() || session_.moving() ||
+        generation != session_.generation()) {
+      return;
+    }
     if (move) {
       RequestMove(absl::ResourceExhaustedError("worker KV cache full"), /*forced=*/false);
     } else {
@@ -132,38 +132,21 @@ void Job::Retry(uint64_t generation, bool move) {
   Drain();
 }
 
-absl::StatusOr<absl::Duration> Job::NextWait(const absl::Status& why) {
-  const absl::Time now = env_.clock->Now();
-  if (waiting_since_ == absl::InfiniteFuture()) waiting_since_ = now;
-  const absl::Duration waited = now - waiting_since_;
-  if (waited >= options_.max_wait || now >= spec_.deadline) {
-    return absl::Status(
-        why.code(),
-        absl::StrCat("gave up after waiting ", absl::FormatDuration(waited), ": ", why.message()));
-  }
-  absl::Duration wait = options_.exhausted_backoff;
-  for (int i = 0; i < waits_ && wait < options_.max_backoff; ++i) wait *= 2;
-  ++waits_;
-  // Never past the deadline: the retry then finishes the job as DEADLINE.
-  return std::max(absl::ZeroDuration(),
-                  std::min({wait, options_.max_backoff, spec_.deadline - now}));
-}
-
 void Job::WaitForKv(const absl::Status& status) {
-  absl::StatusOr<absl::Duration> wait = NextWait(status);
+  absl::StatusOr<absl::Duration> wait =
+      session_.NextWait(status, env_.clock->Now(), spec_.deadline);
   if (!wait.ok()) return Fail(wait.status());
   // Hand back what the job holds: jobs that each hold part of the KV and wait for more would
   // wait for each other forever. Full blocks stay in the worker's prefix cache, so the retry is
   // mostly cache hits; the backoff keeps this Release ahead of the retry's Run.
   ResetSequences();
-  ++exhausted_retries_;
   // After a few tries here, look for a worker with room (the job stays when there is none).
-  const bool move = exhausted_retries_ > options_.exhausted_retries;
-  base::WithFields(LogFieldsFor("kv_wait", {{"retry", exhausted_retries_},
+  const bool move = session_.CountExhausted();
+  base::WithFields(LogFieldsFor("kv_wait", {{"retry", session_.exhausted_retries()},
                                             {"wait_ms", *wait / absl::Milliseconds(1)}}))
       .Info("worker out of KV: {}; retry in {}", status.ToString(), absl::FormatDuration(*wait));
   actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
-                      generation = generation_, move] {
+                      generation = session_.generation(), move] {
     schedule(wait, [job, generation, move] {
       if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation, move);
     });
@@ -177,9 +160,10 @@ void Job::HandleFailure(const absl::Status& status) {
   if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after) {
     return WaitForKv(status);
   }
-  if (++consecutive_failures_ > options_.max_consecutive_failures) {
-    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
-                                                    " worker failures: ", status.ToString())));
+  if (!session_.CountFailure()) {
+    return Fail(
+        absl::UnavailableError(absl::StrCat("gave up after ", session_.consecutive_failures(),
+                                            " worker failures: ", status.ToString())));
   }
   base::WithFields(LogFieldsFor("worker_failed"))
       .Warn("worker failed the job: {}", status.ToString());
@@ -192,20 +176,20 @@ void Job::Reprefill(const absl::Status& status) {
   // new process on the same address. The worker is fine; prefill the job there again (full
   // blocks are likely still in its prefix cache). Bounded like other failures, in case a worker
   // keeps forgetting.
-  if (++consecutive_failures_ > options_.max_consecutive_failures) {
-    return Fail(absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
-                                                    " worker failures: ", status.ToString())));
+  if (!session_.CountFailure()) {
+    return Fail(
+        absl::UnavailableError(absl::StrCat("gave up after ", session_.consecutive_failures(),
+                                            " worker failures: ", status.ToString())));
   }
   base::WithFields(LogFieldsFor("reprefill"))
       .Warn("worker no longer holds the job's sequences: {}", status.ToString());
   ResetSequences();
-  ++reprefills_;
+  session_.CountReprefill();
   Continue();
 }
 
 void Job::RequestMove(absl::Status cause, bool forced) {
-  if (moving_) return;
-  moving_ = true;
+  if (!session_.StartMove()) return;
   // The re-home callback may block (routing, dialling): call it outside the lock.
   actions_.push_back(
       [self = shared_from_this(), cause = std::move(cause), forced] { self->Move(cause, forced); });
