@@ -1,0 +1,195 @@
+// The structural decisions a main-path step stops on, applied by the job: INSERT (append the
+// thinking tokens), BACKSPACE (remove the last generated token, ban it, re-draw its position
+// from its stored distribution) and BRANCH (fork the candidates, then roll them out: ROLLOUT in
+// nested_branch.cc, BEAM in beam_search.cc). Part of class Job (job.h).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "coordinator/job/backspace.h"
+#include "coordinator/job/job.h"
+#include "coordinator/job/stored_distribution.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using arbor::v1::StepResult;
+
+// Logprob of a token the coordinator appends without drawing it (INSERT): from the structural
+// step's top-K when present, else the K-th logprob, an upper bound of the true value.
+float LogprobOf(const StepResult& step, int32_t token) {
+  float lowest = 0.0f;
+  for (const arbor::v1::TokenLogprob& t : step.top_k()) {
+    if (t.token_id() == token) return t.logprob();
+    lowest = std::min(lowest, t.logprob());
+  }
+  return lowest;
+}
+
+}  // namespace
+
+void Job::ApplyStructural(const StepResult& step) {
+  if (step.position() != tree_.NextPosition()) {
+    return Fail(absl::InternalError("structural step off the committed path"));
+  }
+  switch (step.strategy()) {
+    case arbor::v1::STRATEGY_INSERT:
+      return ApplyInsert(step);
+    case arbor::v1::STRATEGY_BACKSPACE:
+      return ApplyBackspace(step);
+    case arbor::v1::STRATEGY_BRANCH:
+      return OpenBranch(step);
+    default:
+      return Fail(absl::InternalError(absl::StrCat("structural stop with strategy ",
+                                                   arbor::v1::Strategy_Name(step.strategy()))));
+  }
+}
+
+void Job::ApplyInsert(const StepResult& step) {
+  const std::vector<int32_t>& tokens = spec_.policy.insert.tokens;
+  const size_t n = std::min<size_t>(tokens.size(), std::max(0, Remaining()));
+  if (n == 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  Count(step.strategy());
+  arbor::v1::GenerateEvent event;
+  bool stopped = false;
+  for (size_t i = 0; i < n; ++i) {
+    Step tree_step = TreeStep(step, main_sequence_);
+    tree_step.token_id = tokens[i];
+    tree_step.logprob = LogprobOf(step, tokens[i]);
+    if (i > 0) tree_step.top_logprobs.clear();  // Only the first was decided on this step.
+    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
+    if (!id.ok()) return Fail(id.status());
+    event.mutable_insert()->add_node_ids(*id);
+    event.mutable_insert()->add_token_ids(tokens[i]);
+    event.mutable_insert()->add_logprobs(tree_step.logprob);
+    main_source_.append.push_back(tokens[i]);
+    stopped = stopped || PushText(*id, event.mutable_insert()->mutable_text());
+  }
+  ++inserts_used_;
+  last_insert_position_ = tree_.node(tree_.tail()).position;
+  Emit(std::move(event));
+  if (stopped) return Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  Continue();
+}
+
+void Job::ApplyBackspace(const StepResult& step) {
+  const NodeId tail = tree_.tail();
+  const Node removed = tree_.node(tail);
+  if (removed.status != arbor::v1::NODE_STATUS_COMMITTED || tree_.WasBackspaced(removed.position)) {
+    return Fallback();
+  }
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(removed.position), 0, 0};
+  absl::StatusOr<entropix::SampledToken> redraw =
+      RedrawBackspaced(tree_.TopLogprobs(tail), removed.token_id, step, key);
+  if (!redraw.ok()) return Fallback();
+  const std::vector<TokenAlternative> stored(tree_.TopLogprobs(tail).begin(),
+                                             tree_.TopLogprobs(tail).end());
+  if (!tree_.Backspace().ok()) return Fallback();
+  Count(step.strategy());
+  ++backspaces_used_;
+  arbor::v1::TokenBan& ban = bans_.emplace_back();
+  ban.set_position(removed.position);
+  ban.set_token_id(removed.token_id);
+  arbor::v1::GenerateEvent event;
+  event.mutable_backspace()->set_removed_node_id(tail);
+  event.mutable_backspace()->set_removed_token_id(removed.token_id);
+  event.mutable_backspace()->set_position(removed.position);
+  Emit(std::move(event));
+  text_.Pop();  // The client drops the piece streamed with the removed token.
+
+  Step redrawn;
+  redrawn.token_id = redraw->id;
+  redrawn.logprob = std::min(redraw->logprob, 0.0f);
+  redrawn.metrics = removed.metrics;  // Drawn from the removed token's distribution.
+  redrawn.strategy = arbor::v1::STRATEGY_RESAMPLE;
+  redrawn.sequence_id = main_sequence_;
+  redrawn.top_logprobs = stored;
+  absl::StatusOr<NodeId> id = tree_.Commit(redrawn);
+  if (!id.ok()) return Fail(id.status());
+  main_source_ = SequenceSource{};
+  main_source_.truncate_to = removed.position;
+  main_source_.append = {redraw->id};
+  if (!EmitCommitted(*id)) return;
+  if (IsStopToken(redraw->id)) return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
+  Continue();
+}
+
+void Job::OpenBranch(const StepResult& step) {
+  SequenceSource base;
+  if (main_live_) {
+    base.fork_from = main_sequence_;
+    base.fork_length = step.position();
+  } else {
+    base.is_new = true;  // After a re-home: prefill the committed path.
+    base.append = tree_.SequenceTokenIds();
+  }
+  absl::StatusOr<std::vector<Child>> children =
+      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1,
+                     std::min(spec_.policy.branch.max_len, Remaining()));
+  if (!children.ok()) return Fail(children.status());
+  if (children->empty()) return Fallback();
+  Branch branch;
+  branch.point = tree_.tail();
+  branch.children = *std::move(children);
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
+    for (const Child& child : branch.children) branch.beam_scores.push_back(child.score.Score());
+  }
+  branch_ = std::move(branch);
+  Continue();
+}
+
+absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
+                                                            const StepResult& structural_step,
+                                                            uint32_t rng_branch,
+                                                            const SequenceSource& base,
+                                                            int32_t depth, int32_t max_len) {
+  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
+                             rng_branch, 0};
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
+      ChooseBranchCandidates(structural_step, spec_.policy, key);
+  if (!candidates.ok() || candidates->empty()) return std::vector<Child>{};
+  std::vector<Child> children;
+  std::vector<Step> steps;
+  for (const entropix::SampledToken& candidate : *candidates) {
+    Step s = TreeStep(structural_step, env_.next_sequence_id());
+    s.token_id = candidate.id;
+    s.logprob = std::min(candidate.logprob, 0.0f);
+    s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
+    Child child;
+    child.sequence_id = s.sequence_id;
+    child.branch_id = next_branch_id_++;
+    child.token_id = candidate.id;
+    child.score = RolloutScore(spec_.policy.adaptive);
+    child.score.Add(s.logprob, structural_step.metrics());
+    child.source = base;
+    child.source.append.push_back(candidate.id);
+    // The candidate counts as the rollout's first token.
+    child.done = IsStopToken(candidate.id) || max_len <= 1;
+    child.candidate_index = static_cast<int>(children.size());
+    child.depth = depth;
+    child.max_len = max_len;
+    children.push_back(std::move(child));
+    steps.push_back(std::move(s));
+  }
+  ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
+  Count(structural_step.strategy());
+  arbor::v1::GenerateEvent event;
+  arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
+  opened.set_parent_node_id(point);
+  *opened.mutable_metrics() = structural_step.metrics();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Child& child = children[i];
+    child.candidate = child.leaf = nodes[i];
+    arbor::v1::BranchCandidate& c = *opened.add_candidates();
+    c.set_node_id(child.candidate);
+    c.set_token_id(child.token_id);
+    c.set_text(env_.decode({child.token_id}));
+    c.set_logprob(steps[i].logprob);
+  }
+  Emit(std::move(event));
+  return children;
+}
+
+}  // namespace arbor::coordinator
