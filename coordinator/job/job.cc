@@ -402,6 +402,12 @@ void Job::AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const {
 
 bool Job::PushText(NodeId id, std::string* piece) {
   const int32_t token = tree_.node(id).token_id;
+  // A stop token ends the answer without being part of it (its id stays in the tree and the
+  // token ids): only what was held back is released with it.
+  if (IsStopToken(token)) {
+    piece->append(text_.Finish().text);
+    return false;
+  }
   // The job ends on this token when nothing can follow it: release what was held back.
   const bool last =
       IsStopToken(token) || Remaining() <= 0 || tree_.NextPosition() >= spec_.max_context;

@@ -277,7 +277,8 @@ class Job : public std::enable_shared_from_this<Job> {
   // the job finished on a stop string.
   bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Streams the committed node `id`'s text: appends what became streamable to `piece`; true when
-  // a stop string matched (the caller emits its event, then finishes).
+  // a stop string matched (the caller emits its event, then finishes). A stop token adds no
+  // text of its own.
   bool PushText(NodeId id, std::string* piece) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The token's own text and its top_logprobs alternatives, for clients that asked for them.
   void AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const

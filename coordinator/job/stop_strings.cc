@@ -71,6 +71,15 @@ StreamedText::Piece StreamedText::Push(int32_t token, bool last) {
   return piece;
 }
 
+StreamedText::Piece StreamedText::Finish() {
+  Piece piece;
+  if (text_.size() > streamed_) {
+    piece.text = text_.substr(streamed_);
+    streamed_ = text_.size();
+  }
+  return piece;
+}
+
 void StreamedText::Pop() {
   if (tokens_.empty()) return;
   const Mark mark = marks_.back();

@@ -55,6 +55,9 @@ class StreamedText {
   // Adds a committed token. With `last` (the job ends on it), the text held back for a possible
   // stop string is released too.
   Piece Push(int32_t token, bool last);
+  // Ends the text without another token (the job ends on a stop token, whose text is not part
+  // of the answer): releases what was held back for a possible stop string.
+  Piece Finish();
   // Removes the last pushed token (BACKSPACE): text and streamed text return to what they were
   // before it was pushed, so a client drops exactly the piece streamed with that token.
   void Pop();

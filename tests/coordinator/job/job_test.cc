@@ -282,6 +282,23 @@ TEST(JobTest, StopTokenEndsTheJob) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+TEST(JobTest, TheStopTokensTextIsNotPartOfTheAnswer) {
+  // Tokens 10 decode to ':', kEos to 'o'. With a stop string ":;" a ':' is held back until it
+  // cannot start one; the stop token releases it and adds nothing of its own.
+  Harness h(ByPosition({{5, Lelv({{kEos, 1.0}})}}));
+  JobSpec spec = BaseSpec(20);
+  spec.stop_strings = {":;"};
+  auto job = h.Make(spec);
+  job->Start();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_STOP_TOKEN);
+  EXPECT_THAT(job->token_ids(), ElementsAre(10, 10, kEos));
+  EXPECT_EQ(job->text(), "::");
+  std::vector<std::string> pieces;
+  for (const auto& e : h.Of(arbor::v1::GenerateEvent::kToken)) pieces.push_back(e.token().text());
+  EXPECT_THAT(pieces, ElementsAre("", ":", ":"));
+  ExpectCleanFinish(*job, *h.worker);
+}
+
 TEST(JobTest, DeadlineFinishesTheJob) {
   FakeClock* clock = nullptr;
   Harness h([&clock](const ScriptInput&) {
