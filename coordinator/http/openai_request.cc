@@ -367,10 +367,20 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
   json parsed;
+  // Depth is bounded while parsing: a body of a few hundred KB can nest 100,000 levels, and what
+  // walks a value afterwards (conversion, destruction, printing) recurses per level.
+  struct TooDeep {};
+  const auto bounded = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxRequestJsonDepth) throw TooDeep{};
+    return true;
+  };
   try {
-    parsed = json::parse(body.begin(), body.end());
+    parsed = json::parse(body.begin(), body.end(), bounded);
   } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
     return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
+  } catch (const TooDeep&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("body: nested deeper than ", kMaxRequestJsonDepth, " levels"));
   }
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
   OpenAiRequest out;

@@ -42,6 +42,9 @@ struct OpenAiRequest {
   std::vector<arbor::v1::GenerateRequest> choices;
 };
 
+// Deepest nesting of arrays and objects a request body may have (a request needs 4 or 5).
+inline constexpr int kMaxRequestJsonDepth = 64;
+
 // INVALID_ARGUMENT with a message that starts with the offending field ("messages[1].role: ...").
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint);
 

@@ -5,10 +5,13 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace arbor::coordinator::http {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 absl::StatusOr<OpenAiRequest> Chat(const std::string& body) {
@@ -94,6 +97,23 @@ TEST(OpenAiRequestTest, TemperatureZeroIsGreedy) {
   EXPECT_THAT(Refusal(Chat(R"({"messages": [{"role": "user", "content": "x"}],
                                "temperature": 0, "arbor": {"policy": {"branch": {"width": 2}}}})")),
               StartsWith("arbor.policy:"));
+}
+
+// A body nested 100,000 levels deep (a few hundred KB, unauthenticated) once crashed the
+// coordinator: depth is refused while parsing, and a request nested as deep as the limit passes
+// the parser (to fail later on its fields, not on its depth).
+TEST(OpenAiRequestTest, DeepNestingIsRefusedWhileParsing) {
+  const auto nested = [](int depth) {
+    return absl::StrCat(R"({"prompt":"hi","arbor":{"policy":)", std::string(depth, '['),
+                        std::string(depth, ']'), "}}");
+  };
+  const absl::StatusOr<OpenAiRequest> deep = Completion(nested(100000));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(deep.status().message(), HasSubstr("nested deeper than 64 levels"));
+  const absl::StatusOr<OpenAiRequest> shallow = Completion(nested(kMaxRequestJsonDepth - 3));
+  ASSERT_FALSE(shallow.ok());
+  EXPECT_THAT(shallow.status().message(), Not(HasSubstr("nested deeper")));
 }
 
 TEST(OpenAiRequestTest, ErrorsNameTheField) {
