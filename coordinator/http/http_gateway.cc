@@ -18,11 +18,11 @@
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
 #include "coordinator/http/viewer_routes.h"
-#include "views/tree_json.h"
 #include "metrics/http_bind.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
+#include "views/tree_json.h"
 
 namespace arbor::coordinator::http {
 namespace {
@@ -58,6 +58,24 @@ absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallerContext(
   std::unique_ptr<grpc::ClientContext> context = UnaryContext();
   if (!authorization->empty()) context->AddMetadata("authorization", *authorization);
   return context;
+}
+
+// The request body, read as it arrives and refused (OUT_OF_RANGE: HTTP 413) once it passes
+// `limit` bytes, whatever its transfer encoding: httplib checks a declared Content-Length
+// against its own limit, but would read a chunked body whole. A read that fails is a body httplib
+// stopped at its limit (a connection that broke takes no answer).
+absl::StatusOr<std::string> ReadBody(const httplib::ContentReader& reader, size_t limit) {
+  std::string body;
+  const bool read = reader([&](const char* data, size_t size) {
+    if (size > limit - body.size()) return false;
+    body.append(data, size);
+    return true;
+  });
+  if (!read) {
+    return absl::OutOfRangeError(absl::StrCat("body: larger than the server's limit of ", limit,
+                                              " bytes (--http_max_body_bytes)"));
+  }
+  return body;
 }
 
 void SetJson(const json& body, httplib::Response& response) {
@@ -165,12 +183,22 @@ HttpGateway::~HttpGateway() {
 }
 
 void HttpGateway::AddRoutes() {
-  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) {
-    Completions(q, r, /*chat=*/false);
-  });
-  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
-    Completions(q, r, /*chat=*/true);
-  });
+  // Bodies are read by the handlers themselves (ReadBody), so that the size limit holds for
+  // chunked bodies too while they arrive.
+  for (const auto& [path, chat] :
+       {std::pair{"/v1/completions", false}, std::pair{"/v1/chat/completions", true}}) {
+    server_->Post(path, [this, chat = chat](const httplib::Request& q, httplib::Response& r,
+                                            const httplib::ContentReader& body) {
+      absl::StatusOr<std::string> read = ReadBody(body, options_.max_body_bytes);
+      if (!read.ok()) {
+        SetError(read.status(), r);
+        if (read.status().code() == absl::StatusCode::kOutOfRange) r.status = 413;
+        r.set_header("Connection", "close");  // The rest of the body is never read.
+        return;
+      }
+      Completions(q, *read, r, chat);
+    });
+  }
   server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
   server_->Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
   server_->Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
@@ -194,10 +222,10 @@ void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
 
 void HttpGateway::Stop() { server_->stop(); }
 
-void HttpGateway::Completions(const httplib::Request& request, httplib::Response& response,
-                              bool chat) {
+void HttpGateway::Completions(const httplib::Request& request, const std::string& body,
+                              httplib::Response& response, bool chat) {
   absl::StatusOr<OpenAiRequest> parsed =
-      ParseOpenAiRequest(request.body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
+      ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
   if (!parsed.ok()) return SetError(parsed.status(), response);
   if (!parsed->model.empty() && parsed->model != options_.model_id) {
     return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,

@@ -60,7 +60,8 @@ class HttpGateway {
  private:
   explicit HttpGateway(HttpGatewayOptions options);
   void AddRoutes();
-  void Completions(const httplib::Request& request, httplib::Response& response, bool chat);
+  void Completions(const httplib::Request& request, const std::string& body,
+                   httplib::Response& response, bool chat);
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
   void Jobs(const httplib::Request& request, httplib::Response& response);

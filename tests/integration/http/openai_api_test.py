@@ -218,6 +218,37 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(status, 413)
         self.assertEqual(get_json(self.base + "/health")[0], 200)
 
+    def test_chunked_body_over_the_limit_is_refused_while_read(self):
+        # Valid JSON padded past the 8 MiB limit with whitespace, sent chunked (no
+        # Content-Length): the server must stop reading and refuse it, not parse and run it.
+        port = int(self.base.rsplit(":", 1)[1])
+        head = b'{"model": "tiny", "prompt": "Hi", "max_tokens": 1}'
+        pad = b" " * (64 << 10)
+
+        def chunks():
+            yield head
+            for _ in range((9 << 20) // len(pad)):
+                yield pad
+
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        status = None
+        try:
+            connection.request("POST", "/v1/completions", body=chunks(), encode_chunked=True,
+                               headers={"Content-Type": "application/json"})
+            status = connection.getresponse().status
+        except (ConnectionError, http.client.HTTPException):
+            status = "reset"  # The server stopped reading: refused before the body ended.
+        finally:
+            connection.close()
+        self.assertIn(status, (413, "reset"))
+        # Under the limit, a chunked body is read whole and served.
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("POST", "/v1/completions", body=iter([head, b"  "]),
+                           encode_chunked=True, headers={"Content-Type": "application/json"})
+        self.assertEqual(connection.getresponse().status, 200)
+        connection.close()
+        self.assertEqual(get_json(self.base + "/health")[0], 200)
+
     def test_curl_sse_framing(self):
         body = json.dumps({"model": "tiny", "prompt": "Hi", "max_tokens": 6, "stream": True})
         out = subprocess.run(["curl", "-sN", "-i", self.base + "/v1/completions", "-d", body],
