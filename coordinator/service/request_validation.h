@@ -33,6 +33,8 @@ struct ServerLimits {
 };
 
 constexpr int kMaxStopStrings = 16;
+// Extra stop ids: a job keeps them as long as it is listed, so their count is bounded.
+constexpr int kMaxStopTokenIds = 256;
 constexpr int kMaxStopStringBytes = 256;
 constexpr int kMaxClientTagBytes = 256;
 constexpr int kMaxJobIdBytes = 128;

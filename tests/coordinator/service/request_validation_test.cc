@@ -78,6 +78,11 @@ const InvalidCase kInvalid[] = {
        for (int i = 0; i < 17; ++i) r.mutable_stop()->add_stop_strings("s");
      },
      "stop.stop_strings"},
+    {"too many stop token ids",
+     [](GenerateRequest& r) {
+       for (int i = 0; i < 257; ++i) r.mutable_stop()->add_stop_token_ids(1);
+     },
+     "stop.stop_token_ids"},
     {"long stop string",
      [](GenerateRequest& r) { r.mutable_stop()->add_stop_strings(std::string(257, 'x')); },
      "stop.stop_strings[0]"},
