@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,14 +20,14 @@
 #include "base/status_macros.h"
 #include "base/termination.h"
 #include "coordinator/cluster/cluster_service.h"
-#include "coordinator/service/generation_service.h"
+#include "coordinator/cluster/readiness.h"
+#include "coordinator/cluster/worker_pool.h"
 #include "coordinator/http/http_gateway.h"
+#include "coordinator/job/timer.h"
+#include "coordinator/service/generation_service.h"
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
-#include "coordinator/cluster/readiness.h"
-#include "coordinator/job/timer.h"
-#include "coordinator/cluster/worker_pool.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
@@ -112,12 +113,27 @@ std::string ServedModelName() {
   return slash == std::string::npos ? model : model.substr(slash + 1);
 }
 
+// Other names HTTP requests may give the model: the --model file or directory name, with and
+// without its extension, and the name Arbor fetches it by when it is a known model's file.
+std::vector<std::string> ModelAliases() {
+  std::string model = absl::GetFlag(FLAGS_model);
+  while (model.size() > 1 && model.back() == '/') model.pop_back();
+  if (model.empty()) return {};
+  const std::filesystem::path path(model);
+  std::vector<std::string> aliases = {path.filename().string(), path.stem().string()};
+  for (const model::KnownModel& known : model::KnownModels()) {
+    if (known.file_name == path.filename().string()) aliases.push_back(known.name);
+  }
+  return aliases;
+}
+
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
 absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
   options.model_id = ServedModelName();
+  options.model_aliases = ModelAliases();
   options.threads = absl::GetFlag(FLAGS_http_threads);
   options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
   options.tls_cert_file = rpc::ProcessSecurity().cert_file();

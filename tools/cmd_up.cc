@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "base/termination.h"
+#include "model/model_store.h"
 #include "tools/commands.h"
 #include "tools/default_model.h"
 #include "tools/local_cluster.h"
@@ -17,6 +18,10 @@ ABSL_FLAG(int, num_workers, 2, "up/demo: how many workers to start.");
 ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
 ABSL_FLAG(int, http_port, 8000,
           "up: the coordinator's OpenAI-compatible HTTP port (0 = any free port, -1 = off).");
+ABSL_FLAG(std::string, served_model_name, "",
+          "up: the model id the HTTP API lists and answers with (requests may also name the "
+          "model file). Default: the name given to --model (smollm2-135m-instruct when none), "
+          "or the file or directory name of a path.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -42,11 +47,20 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   return options;
 }
 
+// The id the HTTP API serves: --served_model_name, else the name --model gave when it named a
+// model rather than a path (the coordinator names a path's model after the file itself).
+std::string ServedModelName() {
+  if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
+  const std::string model = absl::GetFlag(FLAGS_model);
+  if (model.empty()) return model::kDefaultModelName;
+  return std::filesystem::exists(model) ? "" : model;
+}
+
 int RunUp(const Args& args) {
   if (!args.empty()) {
     fprintf(stderr,
-            "usage: arbor up [--model NAME|FILE|DIR] [--num_workers N] [--port P] "
-            "[--http_port P]\n");
+            "usage: arbor up [--model NAME|FILE|DIR] [--served_model_name NAME] [--num_workers N] "
+            "[--port P] [--http_port P]\n");
     return 2;
   }
   // Blocked before any thread starts, so only WaitForTerminationSignal consumes Ctrl-C.
@@ -58,6 +72,9 @@ int RunUp(const Args& args) {
   }
   options->coordinator_port = absl::GetFlag(FLAGS_port);
   options->http_port = absl::GetFlag(FLAGS_http_port);
+  if (const std::string served = ServedModelName(); !served.empty()) {
+    options->coordinator_flags.push_back(absl::StrCat("--served_model_name=", served));
+  }
   printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model_dir.c_str());
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
   if (!cluster.ok()) {

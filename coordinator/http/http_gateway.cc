@@ -227,7 +227,7 @@ void HttpGateway::Completions(const httplib::Request& request, const std::string
   absl::StatusOr<OpenAiRequest> parsed =
       ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
   if (!parsed.ok()) return SetError(parsed.status(), response);
-  if (!parsed->model.empty() && parsed->model != options_.model_id) {
+  if (!parsed->model.empty() && !ServesModel(parsed->model)) {
     return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,
                                                      "' is not served here; this server serves '",
                                                      options_.model_id, "' (GET /v1/models)")),
@@ -237,6 +237,14 @@ void HttpGateway::Completions(const httplib::Request& request, const std::string
   if (!authorization.ok()) return SetError(authorization.status(), response);
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    response);
+}
+
+bool HttpGateway::ServesModel(const std::string& name) const {
+  if (absl::EqualsIgnoreCase(name, options_.model_id)) return true;
+  for (const std::string& alias : options_.model_aliases) {
+    if (absl::EqualsIgnoreCase(name, alias)) return true;
+  }
+  return false;
 }
 
 void HttpGateway::Models(httplib::Response& response) {

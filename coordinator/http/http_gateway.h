@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "arbor/v1/cluster.grpc.pb.h"
@@ -27,8 +28,11 @@
 namespace arbor::coordinator::http {
 
 struct HttpGatewayOptions {
-  std::string listen;                // "host:port"; port 0 picks a free port.
-  std::string model_id;              // The id /v1/models lists and requests may name.
+  std::string listen;    // "host:port"; port 0 picks a free port.
+  std::string model_id;  // The id /v1/models lists and requests may name.
+  // Other names requests may give the model (its file name, the name it was fetched by); any of
+  // these or model_id, compared ignoring case, is accepted.
+  std::vector<std::string> model_aliases;
   size_t max_body_bytes = 8u << 20;  // Larger bodies get 413.
   int threads = 64;                  // Connections served at once (a stream holds one).
   // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
@@ -62,6 +66,8 @@ class HttpGateway {
   void AddRoutes();
   void Completions(const httplib::Request& request, const std::string& body,
                    httplib::Response& response, bool chat);
+  // Whether a request naming `name` asks for the model served here (model_id or an alias).
+  bool ServesModel(const std::string& name) const;
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
   void Jobs(const httplib::Request& request, httplib::Response& response);

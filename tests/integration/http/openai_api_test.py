@@ -117,6 +117,12 @@ class OpenAiApiTest(unittest.TestCase):
         status, body = get_json(self.base + "/health")
         self.assertEqual((status, body["workers_ready"]), (200, 1))
 
+    def test_the_model_is_named_in_any_case_and_others_are_404(self):
+        done = self.client.completions.create(model="TINY", prompt="Hi", max_tokens=2)
+        self.assertEqual(done.model, "tiny")
+        with self.assertRaises(openai.NotFoundError):
+            self.client.completions.create(model="gpt-4o", prompt="Hi", max_tokens=2)
+
     def test_completion_blocking_with_usage_and_job(self):
         r = self.client.completions.create(model="tiny", prompt="Once upon a time",
                                            max_tokens=9, seed=5, extra_body={"arbor": {
