@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
+#include "base/zero_pages.h"
 #include "kernels/embedding.h"
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
@@ -182,8 +183,13 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   inv_freq_ = kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   const size_t pool_bytes = static_cast<size_t>(options_.kv_blocks) * options_.block_size * kv_dim *
                             KvDtypeBytes(options_.kv_dtype);
-  k_cache_.assign(c.num_layers, std::vector<char>(pool_bytes));
-  v_cache_.assign(c.num_layers, std::vector<char>(pool_bytes));
+  // Mapped, not written: a pool becomes resident only as its blocks are used.
+  for (int l = 0; l < c.num_layers; ++l) {
+    ASSIGN_OR_RETURN(base::ZeroPages k, base::ZeroPages::Map(pool_bytes));
+    ASSIGN_OR_RETURN(base::ZeroPages v, base::ZeroPages::Map(pool_bytes));
+    k_cache_.push_back(std::move(k));
+    v_cache_.push_back(std::move(v));
+  }
   const int threads = options_.threads > 0
                           ? options_.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -212,7 +218,7 @@ absl::Status CpuBackend::CopyKvBlocks(std::span<const BlockCopy> copies) {
   const int64_t block_bytes = int64_t{options_.block_size} * slot_bytes;
   for (const BlockCopy& c : copies) {
     for (int l = 0; l < config_.num_layers; ++l) {
-      for (std::vector<char>* cache : {&k_cache_[l], &v_cache_[l]}) {
+      for (base::ZeroPages* cache : {&k_cache_[l], &v_cache_[l]}) {
         char* base = cache->data();
         std::memmove(base + c.dst * block_bytes, base + c.src * block_bytes,
                      static_cast<size_t>(c.num_tokens * slot_bytes));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/zero_pages.h"
 #include "kernels/matmul.h"
 #include "kernels/paged_kv.h"
 #include "kernels/thread_pool.h"
@@ -117,7 +118,7 @@ class CpuBackend : public Backend {
   std::map<std::string, int> type_counts_;  // Matrix type name → how many.
 
   // Per layer [blocks, block_size, kv, hd] of options_.kv_dtype elements.
-  std::vector<std::vector<char>> k_cache_, v_cache_;
+  std::vector<base::ZeroPages> k_cache_, v_cache_;
   std::unique_ptr<kernels::ThreadPool> pool_;
 };
 

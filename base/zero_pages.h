@@ -1,0 +1,35 @@
+// Zero-filled memory that becomes resident only as it is written: an anonymous private mapping,
+// whose pages the kernel supplies (zeroed) on first touch. For large pools sized for the most
+// they may ever hold — a worker's KV cache — where a std::vector<char>(n) would write every byte
+// at start: seconds of silence and the whole pool resident before the first request.
+#ifndef ARBOR_BASE_ZERO_PAGES_H_
+#define ARBOR_BASE_ZERO_PAGES_H_
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+
+namespace arbor::base {
+
+class ZeroPages {
+ public:
+  // `bytes` of zeroed memory (RESOURCE_EXHAUSTED when the mapping fails); 0 bytes is valid.
+  static absl::StatusOr<ZeroPages> Map(size_t bytes);
+  ZeroPages() = default;
+  ~ZeroPages();
+  ZeroPages(ZeroPages&& other) noexcept;
+  ZeroPages& operator=(ZeroPages&& other) noexcept;
+  ZeroPages(const ZeroPages&) = delete;
+  ZeroPages& operator=(const ZeroPages&) = delete;
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace arbor::base
+
+#endif  // ARBOR_BASE_ZERO_PAGES_H_
