@@ -5,11 +5,11 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "arbor/v1/generation.grpc.pb.h"
+#include "tools/client.h"
+#include "tools/commands.h"
 #include "views/tree_dot.h"
 #include "views/tree_json.h"
 #include "views/tree_text.h"
-#include "tools/client.h"
-#include "tools/commands.h"
 
 ABSL_FLAG(std::string, format, "text", "tree: text (terminal view), json or dot (Graphviz).");
 ABSL_FLAG(std::optional<int32_t>, around, std::nullopt,

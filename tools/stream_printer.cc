@@ -51,8 +51,8 @@ void StreamPrinter::Row(const std::string& position, const std::string& kind,
   // Padded before colouring: escape codes take no columns but would count as characters.
   const std::string cell =
       token ? coordinator::TokenCell(*token, kTokenWidth) : std::string(kTokenWidth, ' ');
-  out_ << absl::StrFormat("%5s ", position) << Colored(color, absl::StrFormat("%-14s", kind))
-       << " " << cell << " " << details << "\n";
+  out_ << absl::StrFormat("%5s ", position) << Colored(color, absl::StrFormat("%-14s", kind)) << " "
+       << cell << " " << details << "\n";
 }
 
 absl::Status StreamPrinter::Print(const GenerateEvent& event) {

@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "arbor/v1/generation.pb.h"
-#include "views/committed_stream.h"
 #include "tools/client.h"
+#include "views/committed_stream.h"
 
 namespace arbor::tools {
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "views/committed_stream.h"
 #include "coordinator/http/choice_runner.h"
 #include "coordinator/http/openai_response.h"
+#include "views/committed_stream.h"
 
 namespace arbor::coordinator::http {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "arbor/v1/generation.pb.h"
-#include "views/committed_stream.h"
 #include "coordinator/http/openai_request.h"
+#include "views/committed_stream.h"
 
 namespace arbor::coordinator::http {
 

@@ -5,8 +5,8 @@
 
 #include "arbor/v1/entropix.pb.h"
 #include "coordinator/http/viewer_files.h"
-#include "views/tree_display.h"
 #include "nlohmann/json.hpp"
+#include "views/tree_display.h"
 
 namespace arbor::coordinator::http {
 namespace {

@@ -21,8 +21,8 @@
 #include "absl/time/time.h"
 #include "arbor/v1/generation.pb.h"
 #include "coordinator/cluster/admission.h"
-#include "coordinator/service/event_log.h"
 #include "coordinator/job/job.h"
+#include "coordinator/service/event_log.h"
 #include "metrics/registry.h"
 
 namespace arbor::coordinator {

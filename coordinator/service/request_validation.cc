@@ -188,9 +188,8 @@ absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
   switch (request.prompt_case()) {
     case arbor::v1::GenerateRequest::kText:
       if (request.text().empty()) return Invalid("text", "must not be empty");
-      RETURN_IF_ERROR(
-          CheckPromptBytes(static_cast<int64_t>(request.text().size()), limits.max_prompt_bytes,
-                           "text"));
+      RETURN_IF_ERROR(CheckPromptBytes(static_cast<int64_t>(request.text().size()),
+                                       limits.max_prompt_bytes, "text"));
       if (!IsValidUtf8(request.text())) return Invalid("text", "is not valid UTF-8");
       out.prompt_kind = PromptKind::kText;
       out.text = request.text();
@@ -237,8 +236,8 @@ absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
 absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::ModelInfo& model,
                        CheckedRequest& out) {
   if (stop.stop_token_ids_size() > kMaxStopTokenIds) {
-    return Invalid("stop.stop_token_ids", absl::StrCat(stop.stop_token_ids_size(),
-                                                       " ids; at most ", kMaxStopTokenIds));
+    return Invalid("stop.stop_token_ids",
+                   absl::StrCat(stop.stop_token_ids_size(), " ids; at most ", kMaxStopTokenIds));
   }
   RETURN_IF_ERROR(CheckTokenIds(stop.stop_token_ids(), model, "stop.stop_token_ids"));
   if (stop.stop_strings_size() > kMaxStopStrings) {

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "views/tree_display.h"
 #include "tests/views/synthetic_tree.h"
+#include "views/tree_display.h"
 
 namespace arbor::coordinator {
 namespace {

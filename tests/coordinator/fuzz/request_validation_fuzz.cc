@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         abort();
       }
       for (int64_t prompt_tokens : {int64_t{1}, int64_t{100}, int64_t{2047}, int64_t{5000}}) {
-        absl::StatusOr<int32_t> max_tokens = ResolveMaxTokens(*checked, prompt_tokens, model,
-                                                              limits);
+        absl::StatusOr<int32_t> max_tokens =
+            ResolveMaxTokens(*checked, prompt_tokens, model, limits);
         Check(max_tokens.status());
         if (max_tokens.ok() && (*max_tokens < 1 || prompt_tokens + *max_tokens > 2048)) abort();
       }
