@@ -9,6 +9,7 @@ virtualenv; ARBOR_BINARY_DIR points at the build.
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -254,6 +255,25 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(connection.getresponse().status, 200)
         connection.close()
         self.assertEqual(get_json(self.base + "/health")[0], 200)
+
+    def test_a_burst_of_connections_queues(self):
+        port = int(self.base.rsplit(":", 1)[1])
+        # The listening socket's queue (ss prints a listener's backlog as Send-Q): httplib's own
+        # 5 reset connections of a burst of streaming clients.
+        out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True,
+                             text=True, check=False).stdout.split()
+        if out:
+            self.assertGreaterEqual(int(out[2]), 128, out)
+        # 300 clients connect at once, then each asks /health: every one is answered.
+        sockets = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(300)]
+        try:
+            for s in sockets:
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            for s in sockets:
+                self.assertTrue(s.recv(64).startswith(b"HTTP/1.1 200"))
+        finally:
+            for s in sockets:
+                s.close()
 
     def test_curl_sse_framing(self):
         body = json.dumps({"model": "tiny", "prompt": "Hi", "max_tokens": 6, "stream": True})
