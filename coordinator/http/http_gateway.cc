@@ -110,6 +110,42 @@ absl::Status ParseStates(const std::string& list, arbor::v1::ListJobsRequest& re
   return absl::OkStatus();
 }
 
+// A host name that names this machine's loopback: localhost, 127.x.y.z, ::1 (port aside).
+bool IsLoopbackHost(absl::string_view host) {
+  if (absl::StartsWith(host, "[")) {  // [::1]:port
+    return absl::StartsWith(host, "[::1]");
+  }
+  host = host.substr(0, host.find(':'));
+  return absl::EqualsIgnoreCase(host, "localhost") ||
+         (absl::StartsWith(host, "127.") &&
+          host.find_first_not_of("0123456789.") == absl::string_view::npos);
+}
+
+bool IsLoopbackListen(const std::string& listen) {
+  return IsLoopbackHost(listen) || absl::StartsWith(listen, "::1");
+}
+
+// On a loopback address anyone on this machine may call, and so may a web page in its browser:
+// a page cannot read a cross-origin answer, but it can POST a job blind (its Origin names it),
+// and DNS rebinding lets it read one through a name of its own (its Host names it). Both are
+// refused; clients that send neither (curl, SDKs) or name loopback (the viewer) pass.
+absl::Status CheckLoopbackCaller(const httplib::Request& request) {
+  const std::string host = request.get_header_value("Host");
+  if (!host.empty() && !IsLoopbackHost(host)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "Host: '", host, "' does not name this loopback server (localhost or 127.0.0.1)"));
+  }
+  const std::string origin = request.get_header_value("Origin");
+  if (origin.empty()) return absl::OkStatus();
+  absl::string_view rest = origin;
+  const bool web = absl::ConsumePrefix(&rest, "http://") || absl::ConsumePrefix(&rest, "https://");
+  if (!web || !IsLoopbackHost(rest)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("Origin: '", origin, "' is not this machine; cross-site calls are refused"));
+  }
+  return absl::OkStatus();
+}
+
 // httplib answers an offer of Brotli ("br", which every browser makes) at Brotli's default
 // quality 11: 4.6 s for a 2.5 MB tree here, where gzip takes 0.2 s for a similar size. So the
 // offer is withdrawn before routing and such clients get gzip. The request is httplib's own
@@ -153,10 +189,18 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_body_bytes);
-  server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response&) {
-    PreferGzip(request);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  const bool loopback = IsLoopbackListen(options_.listen);
+  server_->set_pre_routing_handler(
+      [loopback](const httplib::Request& request, httplib::Response& response) {
+        if (loopback) {
+          if (absl::Status foreign = CheckLoopbackCaller(request); !foreign.ok()) {
+            SetError(foreign, response);
+            return httplib::Server::HandlerResponse::Handled;
+          }
+        }
+        PreferGzip(request);
+        return httplib::Server::HandlerResponse::Unhandled;
+      });
   // Errors httplib itself produces (unknown route, body too large) get OpenAI's error shape too.
   server_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;

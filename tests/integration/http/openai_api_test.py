@@ -275,6 +275,20 @@ class OpenAiApiTest(unittest.TestCase):
             for s in sockets:
                 s.close()
 
+    def test_web_pages_of_other_sites_are_refused_on_loopback(self):
+        body = json.dumps({"model": "tiny", "prompt": "Hi", "max_tokens": 1}).encode()
+        url = self.base + "/v1/completions"
+        for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
+                        {"Host": "evil.example"}, {"Host": "127.0.0.1.evil.example"}):
+            status, _, error = post_raw(url, body, {"Content-Type": "text/plain", **headers})
+            self.assertEqual(status, 403, headers)
+            self.assertIn("refused" if "Origin" in headers else "does not name",
+                          error["error"]["message"])
+        port = self.base.rsplit(":", 1)[1]
+        status, _, _ = post_raw(url, body, {"Content-Type": "application/json",
+                                            "Origin": f"http://127.0.0.1:{port}"})
+        self.assertEqual(status, 200)
+
     def test_curl_sse_framing(self):
         body = json.dumps({"model": "tiny", "prompt": "Hi", "max_tokens": 6, "stream": True})
         out = subprocess.run(["curl", "-sN", "-i", self.base + "/v1/completions", "-d", body],
