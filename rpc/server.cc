@@ -23,6 +23,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   int port = 0;
   // Without this gRPC sets SO_REUSEPORT and a second server "binds" a port already in use.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxRequestMessageBytes);
   builder.AddListeningPort(
       address, credentials != nullptr ? credentials : grpc::InsecureServerCredentials(), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);

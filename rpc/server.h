@@ -16,6 +16,10 @@
 
 namespace arbor::rpc {
 
+// The largest request message a server accepts (gRPC's default, stated so that the HTTP gateway
+// can refuse a larger body with 413 before it becomes a call).
+inline constexpr int kMaxRequestMessageBytes = 4 << 20;
+
 class Server {
  public:
   // Binds `address` ("host:port"; port 0 picks a free one) with `credentials` (plaintext when

@@ -21,6 +21,7 @@
 #include "metrics/http_bind.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
+#include "rpc/server.h"
 #include "spdlog/spdlog.h"
 #include "views/tree_json.h"
 
@@ -276,6 +277,16 @@ void HttpGateway::Completions(const httplib::Request& request, const std::string
                                                      "' is not served here; this server serves '",
                                                      options_.model_id, "' (GET /v1/models)")),
                     response);
+  }
+  for (const arbor::v1::GenerateRequest& choice : parsed->choices) {
+    if (choice.ByteSizeLong() > static_cast<size_t>(rpc::kMaxRequestMessageBytes)) {
+      SetError(absl::OutOfRangeError(absl::StrCat(
+                   "body: the request is ", choice.ByteSizeLong(), " bytes as a job; at most ",
+                   rpc::kMaxRequestMessageBytes, " (and prompts at most --max_prompt_bytes)")),
+               response);
+      response.status = 413;
+      return;
+    }
   }
   absl::StatusOr<std::string> authorization = Authorization(request);
   if (!authorization.ok()) return SetError(authorization.status(), response);

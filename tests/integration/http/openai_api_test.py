@@ -223,6 +223,12 @@ class OpenAiApiTest(unittest.TestCase):
             self.assertIn("message", error["error"])
         status, _, error = post_raw(url, b"x" * (9 << 20))
         self.assertEqual(status, 413)
+        # A 5 MB prompt fits the body limit but not a job: 413 naming why, never 429 (which SDKs
+        # retry for ever).
+        huge = json.dumps({"model": "tiny", "prompt": "hi " * 1700000, "max_tokens": 1}).encode()
+        status, headers, error = post_raw(self.base + "/v1/completions", huge)
+        self.assertEqual(status, 413, error)
+        self.assertNotIn("Retry-After", headers)
         self.assertEqual(get_json(self.base + "/health")[0], 200)
 
     def test_chunked_body_over_the_limit_is_refused_while_read(self):
