@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -123,6 +124,15 @@ absl::Status CheckField(const Message& message, const FieldDescriptor* field, co
   return absl::OkStatus();
 }
 
+// Whether `path` has a rule of its own, which a wildcard rule over its message leaves to it
+// (coefficients.lehv_top_k_min is a count in [1, 1024], not a ±100 coefficient).
+bool HasOwnRule(absl::string_view path) {
+  for (const FieldRule& rule : kPolicyRules) {
+    if (path == rule.path) return true;
+  }
+  return false;
+}
+
 // Resolves `rule.path` inside `policy` and checks the field(s) it names. Field names are
 // resolved even when unset, so a misspelt rule fails every request instead of checking nothing.
 absl::Status ApplyRule(const Message& policy, const FieldRule& rule, const std::string& prefix) {
@@ -135,7 +145,8 @@ absl::Status ApplyRule(const Message& policy, const FieldRule& rule, const std::
       const auto* descriptor = message->GetDescriptor();
       for (int f = 0; f < descriptor->field_count(); ++f) {
         const FieldDescriptor* field = descriptor->field(f);
-        if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
+            HasOwnRule(absl::StrCat(absl::StripSuffix(rule.path, "*"), field->name()))) {
           continue;
         }
         RETURN_IF_ERROR(CheckField(*message, field, rule, absl::StrCat(name, ".", field->name())));

@@ -214,6 +214,14 @@ TEST(ValidateGenerateRequest, MessagesStateTheRange) {
   request.mutable_policy()->set_reference_len(0);
   EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
             "policy.reference_len: 0 is outside [1, 1048576]");
+  // A field with a rule of its own is checked by that rule, not by its message's wildcard:
+  // lehv_top_k_min is a count in [1, 1024], not a coefficient in [-100, 100].
+  request = Valid();
+  request.mutable_policy()->mutable_coefficients()->set_lehv_top_k_min(500);
+  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), {}).ok());
+  request.mutable_policy()->mutable_coefficients()->set_lehv_top_k_min(1025);
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+            "policy.coefficients.lehv_top_k_min: 1025 is outside [1, 1024]");
 }
 
 TEST(ValidateGenerateRequest, ValidRequestsPassAndAreCopied) {
