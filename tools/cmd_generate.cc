@@ -42,7 +42,7 @@ absl::Status FlagError(const std::string& flag, const std::string& what) {
 int Follow(const ClientOptions& client, bool show_metrics,
            grpc::ClientReaderInterface<GenerateEvent>& reader, const std::string& what,
            Output output) {
-  StreamPrinter printer(client, show_metrics, output.out);
+  StreamPrinter printer(client, show_metrics, output.out, output.err);
   GenerateEvent event;
   bool failed = false;
   while (reader.Read(&event)) {

@@ -69,9 +69,13 @@ absl::Status StreamPrinter::Print(const GenerateEvent& event) {
     for (const coordinator::FinalToken& token : piece->tokens) {
       out_ << Colored(token.strategy, coordinator::FlowTokenText(token.piece));
     }
-    if (event.has_rehomed()) out_ << "\n      [" << Rehomed(event.rehomed()) << "]\n";
+    if (event.has_rehomed()) err_ << "\n      [" << Rehomed(event.rehomed()) << "]\n";
   }
-  if (event.has_finished()) out_ << "\n" << Summary(event) << "\n";
+  if (event.has_finished()) {
+    out_ << "\n";
+    out_.flush();
+    err_ << Summary(event) << "\n";
+  }
   out_.flush();
   return absl::OkStatus();
 }

@@ -29,8 +29,11 @@ namespace arbor::tools {
 
 class StreamPrinter {
  public:
-  StreamPrinter(const ClientOptions& client, bool show_metrics, std::ostream& out)
-      : client_(client), show_metrics_(show_metrics), out_(out) {}
+  // The answer (and the metrics table) goes to `out`; notes and the summary to `err`, so that
+  // `arbor generate ... > answer.txt` holds the answer only.
+  StreamPrinter(const ClientOptions& client, bool show_metrics, std::ostream& out,
+                std::ostream& err)
+      : client_(client), show_metrics_(show_metrics), out_(out), err_(err) {}
 
   // Prints what `event` changes. INTERNAL when the stream breaks the backspace contract (a
   // retraction of anything but the latest token); the rest of the stream can still be printed.
@@ -48,6 +51,7 @@ class StreamPrinter {
   const ClientOptions& client_;
   const bool show_metrics_;
   std::ostream& out_;
+  std::ostream& err_;
   coordinator::CommittedStream stream_;
   bool header_printed_ = false;
   std::string committed_;       // Metrics mode: the final text, printed after the table.

@@ -4,7 +4,7 @@ committed text.
 A worker on a `tiny` checkpoint and a coordinator run on loopback (port 0, port files). The
 request's policy (--policy_file) makes the tiny model's steps either HELV (an insert, every third
 token at most) or HEHV (a backspace and a re-draw), so every job both retracts tokens and inserts
-them. The streamed stdout, up to the summary, must equal the committed text that GetJob reports
+them. The streamed stdout (the summary goes to stderr) must equal the committed text GetJob reports
 (`arbor job --json`), escaped as the terminal view escapes it; before the stream went through the
 committed-text filter it showed every backspaced token and none of the inserted ones.
 """
@@ -94,9 +94,12 @@ class CliStreamTest(unittest.TestCase):
         out = self.arbor("generate", "--prompt=Hello", "--max_tokens=40", f"--seed={seed}",
                          f"--policy_file={self.policy}", *flags)
         self.assertEqual(out.returncode, 0, out.stderr)
-        summaries = list(SUMMARY.finditer(out.stdout))
-        self.assertTrue(summaries, out.stdout)
-        return out.stdout, summaries[-1]
+        # The answer alone on stdout, ended by a newline; the summary on stderr.
+        self.assertTrue(out.stdout.endswith("\n"), out.stdout)
+        self.assertIsNone(SUMMARY.search(out.stdout), out.stdout)
+        summary = SUMMARY.search("\n" + out.stderr)
+        self.assertTrue(summary, out.stderr)
+        return out.stdout[:-1], summary
 
     def job(self, job_id):
         out = self.arbor("job", job_id, "--json")
@@ -106,8 +109,7 @@ class CliStreamTest(unittest.TestCase):
     def test_streamed_text_is_the_committed_text(self):
         for seed in (7, 11, 23):
             with self.subTest(seed=seed):
-                stdout, summary = self.generate(seed)
-                streamed = stdout[:summary.start()]
+                streamed, summary = self.generate(seed)
                 job = self.job(summary.group(1))
                 self.assertGreater(job["strategies"].get("backspace", 0), 0, "no backspace")
                 self.assertGreater(job["strategies"].get("insert", 0), 0, "no insert")
@@ -115,12 +117,12 @@ class CliStreamTest(unittest.TestCase):
                 # Watching the finished job replays its events: the same text again.
                 watch = self.arbor("watch", summary.group(1))
                 self.assertEqual(watch.returncode, 0, watch.stderr)
-                self.assertEqual(watch.stdout[:SUMMARY.search(watch.stdout).start()], streamed)
+                self.assertEqual(watch.stdout[:-1], streamed)
 
     def test_metrics_table_shows_every_retraction_then_the_committed_text(self):
         stdout, summary = self.generate(7, "--show_metrics")
         job = self.job(summary.group(1))
-        rows = stdout[:summary.start()].split("\n")
+        rows = stdout.split("\n")
         self.assertTrue(rows[0].startswith("  pos strategy       token"), rows[0])
         backspaces = [r for r in rows if r[5:].startswith(" backspace ")]
         inserts = [r for r in rows if r[5:].startswith(" INSERT ")]

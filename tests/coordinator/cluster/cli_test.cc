@@ -196,8 +196,10 @@ TEST_F(CliTest, GenerateStreamsTextThenASummary) {
   request.set_text("Hi");
   ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
   EXPECT_EQ(generation_.last_request.text(), "Hi");
-  const std::string text = out_.str();
-  EXPECT_EQ(text.rfind("Hello world\njob job-1 finished: FINISH_REASON_MAX_TOKENS", 0), 0u) << text;
+  // The answer alone on stdout; the summary on stderr.
+  EXPECT_EQ(out_.str(), "Hello world\n");
+  const std::string text = err_.str();
+  EXPECT_EQ(text.rfind("job job-1 finished: FINISH_REASON_MAX_TOKENS", 0), 0u) << text;
   EXPECT_NE(text.find("argmax 1, adaptive 0, branch 1"), std::string::npos) << text;
 }
 
@@ -220,8 +222,9 @@ TEST_F(CliTest, GenerateShowsMetricsPerToken) {
   EXPECT_NE(text.find("    1 branch                                  2 candidates after node 0"),
             std::string::npos)
       << text;
-  // The committed text follows the table.
-  EXPECT_NE(text.find("\n\nHello world\njob job-1 finished"), std::string::npos) << text;
+  // The committed text follows the table; the summary goes to stderr.
+  EXPECT_NE(text.find("\n\nHello world\n"), std::string::npos) << text;
+  EXPECT_EQ(err_.str().rfind("job job-1 finished", 0), 0u) << err_.str();
 }
 
 // The terminal shows the committed text only: the backspaced "lo" never, the insert always, the
@@ -230,11 +233,12 @@ TEST_F(CliTest, GenerateShowsExactlyTheCommittedText) {
   arbor::v1::GenerateRequest request;
   request.set_text("retract");
   ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
-  EXPECT_EQ(out_.str().rfind("Help ...世界\\x1b[31m!\\t\njob job-2 finished", 0), 0u) << out_.str();
+  EXPECT_EQ(out_.str(), "Help ...世界\\x1b[31m!\\t\n");
+  EXPECT_EQ(err_.str().rfind("job job-2 finished", 0), 0u) << err_.str();
   out_.str("");
   client_.color = true;
   ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
-  const std::string streamed = out_.str().substr(0, out_.str().find("\njob job-2 finished"));
+  const std::string streamed = out_.str();
   EXPECT_EQ(streamed.find("lo"), std::string::npos) << streamed;
   EXPECT_NE(out_.str().find("\x1b[" + coordinator::StrategyAnsiColor(arbor::v1::STRATEGY_INSERT) +
                             "m ...\x1b[0m"),
@@ -266,7 +270,8 @@ TEST_F(CliTest, MetricsRowsAlignByDisplayWidth) {
   EXPECT_NE(text.find("    4 backspace      \"lo\""), std::string::npos) << text;
   EXPECT_NE(text.find("    5 INSERT         \" ...\""), std::string::npos) << text;
   EXPECT_NE(text.find("    6 ADAPTIVE       \"世界\"  "), std::string::npos) << text;
-  EXPECT_NE(text.find("\n\nHelp ...世界\\x1b[31m!\\t\njob job-2"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n\nHelp ...世界\\x1b[31m!\\t\n"), std::string::npos) << text;
+  EXPECT_EQ(err_.str().rfind("job job-2 finished", 0), 0u) << err_.str();
 }
 
 TEST_F(CliTest, GenerateJsonIsOneObjectPerEvent) {
