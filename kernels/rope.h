@@ -21,7 +21,8 @@ struct RopeScalingParams {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   double original_max_position_embeddings = 8192.0;
-  std::vector<double> freq_factors;  // Empty, or head_dim / 2 divisors applied after the above.
+  std::vector<double> freq_factors =
+      {};  // Empty, or head_dim / 2 divisors applied after the above.
 };
 
 // inv_freq[i] = theta^(-2i/head_dim), i < head_dim/2, then scaled. head_dim must be even.

@@ -28,7 +28,7 @@ struct RopeScaling {
   int original_max_position_embeddings = 8192;
   // Per-frequency divisors of the rotation frequencies (head_dim / 2 of them), as Llama 3.1+
   // GGUF files carry their llama3 scaling (tensor rope_freqs.weight); empty: none.
-  std::vector<float> freq_factors;
+  std::vector<float> freq_factors = {};
 };
 
 struct ModelConfig {

@@ -168,7 +168,7 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.vocab_size = 2048;
     config.max_position_embeddings = 8192;
     config.rope_theta = 500000.0f;
-    config.rope_scaling = {RopeScaling::Type::kLlama3, 8.0f, 1.0f, 4.0f, 1024};
+    config.rope_scaling = {RopeScaling::Type::kLlama3, 8.0f, 1.0f, 4.0f, 1024, {}};
   } else if (preset == kLlama3Preset) {  // docs/ARCHITECTURE.md §9: Llama-3.2-1B exactly.
     config.num_layers = 16;
     config.hidden_size = 2048;
@@ -179,7 +179,7 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.vocab_size = 128256;
     config.max_position_embeddings = 131072;
     config.rope_theta = 500000.0f;
-    config.rope_scaling = {RopeScaling::Type::kLlama3, 32.0f, 1.0f, 4.0f, 8192};
+    config.rope_scaling = {RopeScaling::Type::kLlama3, 32.0f, 1.0f, 4.0f, 8192, {}};
     config.tie_word_embeddings = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("--preset '", preset, "' is unknown (",

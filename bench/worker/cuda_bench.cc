@@ -341,9 +341,10 @@ int Run() {
             return 1;
           }
           // KV the step must read: each row's own context, or the shared one once.
-          const double kv_tokens = settings.siblings
-                                       ? context + double{batch} * (kWarmup + settings.steps / 2)
-                                       : double{batch} * (context + kWarmup + settings.steps / 2);
+          const double kv_tokens =
+              settings.siblings
+                  ? context + static_cast<double>(batch) * (kWarmup + settings.steps / 2)
+                  : static_cast<double>(batch) * (context + kWarmup + settings.steps / 2);
           const double bytes =
               static_cast<double>(backend.weight_bytes()) + kv_tokens * kv_bytes_per_token;
           std::printf("%-8d %-6d %-8s %-11s %12.3f %12.1f %9.1f%%\n", context, batch,

@@ -152,7 +152,9 @@ TEST(OpsGpu, RmsNormWithAndWithoutResidual) {
                               dim, dim, dim, dim, 1e-5f},
                              nullptr));
       ExpectClose(out.Download(), want, 1e-6);
-      if (fused) EXPECT_EQ(d_res.Download(), want_residual);  // Same fp32 adds: exact.
+      if (fused) {  // Same fp32 adds: exact.
+        EXPECT_EQ(d_res.Download(), want_residual);
+      }
     }
   }
 }
@@ -160,7 +162,7 @@ TEST(OpsGpu, RmsNormWithAndWithoutResidual) {
 TEST(OpsGpu, RopeLlama3Scaling) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();
-  const RopeScalingParams scaling{RopeScalingParams::Type::kLlama3, 32.0, 1.0, 4.0, 8192.0};
+  const RopeScalingParams scaling{RopeScalingParams::Type::kLlama3, 32.0, 1.0, 4.0, 8192.0, {}};
   for (int64_t head_dim : {16, 64, 128}) {
     const std::vector<float> inv_freq = RopeInvFreq(500000.0, static_cast<int>(head_dim), scaling);
     for (int64_t tokens : {1, 17, 1000}) {
@@ -363,7 +365,7 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
     for (auto& d : d_scores) d->Poison();
     ExpectOk(LaunchPagedAttention({dev_batch, dev_cache, d_q.get(), out.get(), heads * c.head_dim,
                                    heads * c.head_dim, heads, scale, d_score_table.get()},
-                                  {tokens, splits, workspace.get()}, nullptr));
+                                  {tokens, splits, workspace.get(), {}}, nullptr));
     ExpectClose(out.Download(), want, 1e-5);
     // A score is q·k·scale with ‖q‖ ≈ 2√d and ‖k‖ ≈ √d: a sequence with few keys can have all
     // its scores near zero, where fp32 summation order alone moves them by ~1e-7 absolute.

@@ -119,7 +119,7 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
     scores[s].assign(heads * specs[s].kv_len, NAN);
     score_ptrs[s] = scores[s].data();
   }
-  const float scale = 1.0f / std::sqrt(float{head_dim});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   PagedAttentionRef(
       {batch, cache, q.data(), out.data(), q_stride, out_stride, heads, scale, score_ptrs.data()},
       pool);

@@ -125,7 +125,9 @@ TEST(QuantMatmul, MatchesFloat64Twin) {
                 worst = std::max(worst, error / (scale + 1e-30));
               }
               // The padding between output rows is left alone.
-              if (out_stride > n) ASSERT_EQ(out[i * out_stride + n], -1.0f);
+              if (out_stride > n) {
+                ASSERT_EQ(out[i * out_stride + n], -1.0f);
+              }
             }
           }
         }
@@ -401,7 +403,9 @@ TEST(Half, RoundTripsEveryHalfAndRoundsMidpointsToEven) {
     if ((h & 0x7fff) == 0x7bff) continue;  // The largest finite: its upper midpoint overflows.
     const float next = base::HalfToFloat(static_cast<uint16_t>(h + 1));
     const uint16_t even = (h & 1) == 0 ? h : h + 1;
-    if ((h & 0x8000) == 0) ASSERT_EQ(base::FloatToHalf(f + (next - f) / 2), even) << h;
+    if ((h & 0x8000) == 0) {
+      ASSERT_EQ(base::FloatToHalf(f + (next - f) / 2), even) << h;
+    }
   }
   EXPECT_EQ(base::FloatToHalf(65520.0f), 0x7c00);  // Past the largest half: inf.
   EXPECT_EQ(base::FloatToHalf(1e-9f), 0);

@@ -104,7 +104,7 @@ double Llama3InvFreq64(double theta, int head_dim, int i, const RopeScalingParam
 }
 
 TEST(RopeRef, InvFreqScalings) {
-  RopeScalingParams llama3{RopeScalingParams::Type::kLlama3, 32.0, 1.0, 4.0, 8192.0};
+  RopeScalingParams llama3{RopeScalingParams::Type::kLlama3, 32.0, 1.0, 4.0, 8192.0, {}};
   const std::vector<float> f = RopeInvFreq(500000.0, 64, llama3);
   ASSERT_EQ(f.size(), 32u);
   int low = 0, mid = 0, high = 0;
@@ -135,7 +135,7 @@ TEST(RopeRef, RotatesLikeFloat64) {
   std::normal_distribution<float> normal;
   const int64_t tokens = 9, heads = 3, head_dim = 16, stride = heads * head_dim + 5;
   const std::vector<float> inv_freq =
-      RopeInvFreq(500000.0, head_dim, {RopeScalingParams::Type::kLlama3, 8.0, 1.0, 4.0, 64.0});
+      RopeInvFreq(500000.0, head_dim, {RopeScalingParams::Type::kLlama3, 8.0, 1.0, 4.0, 64.0, {}});
   std::vector<int32_t> positions(tokens);
   for (int32_t& p : positions) p = std::uniform_int_distribution<int32_t>(0, 100000)(rng);
   positions[0] = 0;

@@ -120,7 +120,9 @@ class SecurityFlags : public testing::Test {
     absl::SetFlag(&FLAGS_tls_cert, name.empty() ? "" : dir + "/" + name + ".pem");
     absl::SetFlag(&FLAGS_tls_key, name.empty() ? "" : dir + "/" + name + ".key");
     const std::string file = TempPath("client-token");
-    if (!token.empty()) EXPECT_TRUE(base::WriteFileAtomically(file, token + "\n").ok());
+    if (!token.empty()) {
+      EXPECT_TRUE(base::WriteFileAtomically(file, token + "\n").ok());
+    }
     absl::SetFlag(&FLAGS_token_file, token.empty() ? "" : file);
     absl::StatusOr<Security> security = Security::FromFlags();
     EXPECT_TRUE(security.ok()) << security.status();

@@ -126,13 +126,16 @@ TEST(CommittedStreamTest, ReleasedTextIsAlwaysFinalOnRandomJobs) {
         ASSERT_TRUE(piece.ok()) << "seed " << seed << ": " << piece.status();
         released += piece->text;
         path.pop_back();
-        e = Token(++node, absl::StrCat("r", node, " "));
+        ++node;
+        e = Token(node, absl::StrCat("r", node, " "));
         path.push_back({node, e.token().text(), true});
       } else if (kind == 2) {
-        e = Insert(++node, absl::StrCat("<i", node, ">"));
+        ++node;
+        e = Insert(node, absl::StrCat("<i", node, ">"));
         path.push_back({node, e.insert().text(), false});
       } else {
-        e = Token(++node, absl::StrCat("t", node, " "));
+        ++node;
+        e = Token(node, absl::StrCat("t", node, " "));
         path.push_back({node, e.token().text(), true});
       }
       absl::StatusOr<FinalPiece> piece = s.Push(e);

@@ -168,7 +168,9 @@ TEST(CpuBackend, BatchedEqualsUnbatched) {
     std::vector<ForwardRow> rows;
     std::vector<std::vector<int32_t>> step_tokens(3);
     for (int s = 0; s < 3; ++s) {
-      if (phase == 0) ASSERT_TRUE(kv.Create(s).ok());
+      if (phase == 0) {
+        ASSERT_TRUE(kv.Create(s).ok());
+      }
       step_tokens[s] = phase == 0 ? prompts[s] : std::vector<int32_t>{next[s]};
       ASSERT_EQ(*kv.Append(s, step_tokens[s]), 0);
     }

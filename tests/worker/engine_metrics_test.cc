@@ -47,7 +47,9 @@ TEST(EngineMetricsTest, CountsWhatTheRunsDid) {
     ASSERT_TRUE(response.ok()) << response.status();
     generated += static_cast<int64_t>(Tokens(response->results(0)).size());
     forward_steps += response->timings().forward_steps();
-    if (id == 1) EXPECT_EQ(testing::ReleaseSync(**engine, {1}), 1);
+    if (id == 1) {
+      EXPECT_EQ(testing::ReleaseSync(**engine, {1}), 1);
+    }
   }
   const v1::HealthResponse health = (*engine)->Health();
   const std::string text = registry.RenderText();

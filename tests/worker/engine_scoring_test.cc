@@ -89,7 +89,9 @@ void ExpectSameDistribution(const v1::StepResult& scored, const v1::StepResult& 
     EXPECT_GE(scored.top_k(k).logprob(), scored.top_k(k + 1).logprob());
   }
   for (int k = 0; k < scored.top_k_size(); ++k) {
-    if (scored.top_k(k).token_id() == scored.token_id()) EXPECT_EQ(scored.rank(), k + 1);
+    if (scored.top_k(k).token_id() == scored.token_id()) {
+      EXPECT_EQ(scored.rank(), k + 1);
+    }
   }
   if (scored.rank() > scored.top_k_size()) {
     EXPECT_LE(scored.logprob(), scored.top_k(3).logprob());

@@ -283,7 +283,9 @@ TEST(KvBlockManager, RandomizedOperationsKeepInvariantsAndContents) {
                 << " evictions\n";
       // The prefix cache must have been exercised; asserted where the pool has room, since with
       // 8 blocks it is mostly full and some seeds see no hit at all (e.g. 1975501124 at 16).
-      if (num_blocks >= 64) EXPECT_GT(hits, 0);
+      if (num_blocks >= 64) {
+        EXPECT_GT(hits, 0);
+      }
       while (!shadow.empty()) {
         ASSERT_TRUE(kv.Release(shadow.begin()->first).ok());
         shadow.erase(shadow.begin());

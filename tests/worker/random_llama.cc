@@ -23,7 +23,7 @@ model::ModelConfig TinyConfig() {
   c.max_position_embeddings = 4096;
   c.rms_norm_eps = 1e-5f;
   c.rope_theta = 10000.0f;
-  c.rope_scaling = {model::RopeScaling::Type::kLlama3, 4.0f, 1.0f, 4.0f, 64};
+  c.rope_scaling = {model::RopeScaling::Type::kLlama3, 4.0f, 1.0f, 4.0f, 64, {}};
   return c;
 }
 
