@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "kernels/rope.h"
 #include "model/checkpoint.h"
 #include "tests/model/gguf_builder.h"
@@ -89,6 +90,15 @@ std::string WriteGguf(const testing::RandomLlama& model, const std::string& path
   return path;
 }
 
+const CpuBackendOptions kOptions{.kv_blocks = 64, .block_size = 16, .threads = 2};
+
+// The CPU backend over the GGUF file at `path`, loaded as a user's file is (Checkpoint::Open).
+absl::StatusOr<std::unique_ptr<CpuBackend>> ServeGguf(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
+  return CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                            kOptions);
+}
+
 TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
@@ -100,15 +110,10 @@ TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
     const testing::RandomLlama model(config, /*bf16=*/false, rng);
     const std::string path = absl::StrCat(std::filesystem::temp_directory_path().string(),
                                           "/gguf-backend-", getpid(), ".gguf");
-    absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint =
-        model::Checkpoint::Open(WriteGguf(model, path));
-    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
-    EXPECT_EQ((*checkpoint)->config().tie_word_embeddings, tied);
-    const CpuBackendOptions options{.kv_blocks = 64, .block_size = 16, .threads = 2};
-    auto from_gguf = CpuBackend::Create(
-        std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()), options);
+    auto from_gguf = ServeGguf(WriteGguf(model, path));
     ASSERT_TRUE(from_gguf.ok()) << from_gguf.status();
-    auto direct = CpuBackend::Create(config, model.Lookup(), options);
+    EXPECT_EQ((*from_gguf)->config().tie_word_embeddings, tied);
+    auto direct = CpuBackend::Create(config, model.Lookup(), kOptions);
     ASSERT_TRUE(direct.ok()) << direct.status();
     std::vector<int32_t> tokens(29);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
@@ -144,15 +149,10 @@ TEST(GgufBackend, RopeFreqsCarryLlama3Scaling) {
   ASSERT_TRUE(scales) << "the tiny config's llama3 scaling must move some frequency";
   const std::string path = absl::StrCat(std::filesystem::temp_directory_path().string(),
                                         "/gguf-rope-freqs-", getpid(), ".gguf");
-  absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint =
-      model::Checkpoint::Open(WriteGguf(model, path, factors));
-  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
-  EXPECT_EQ((*checkpoint)->config().rope_scaling.freq_factors, factors);
-  const CpuBackendOptions options{.kv_blocks = 64, .block_size = 16, .threads = 2};
-  auto from_gguf = CpuBackend::Create(
-      std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()), options);
+  auto from_gguf = ServeGguf(WriteGguf(model, path, factors));
   ASSERT_TRUE(from_gguf.ok()) << from_gguf.status();
-  auto direct = CpuBackend::Create(config, model.Lookup(), options);
+  EXPECT_EQ((*from_gguf)->config().rope_scaling.freq_factors, factors);
+  auto direct = CpuBackend::Create(config, model.Lookup(), kOptions);
   ASSERT_TRUE(direct.ok()) << direct.status();
   std::vector<int32_t> tokens(200);  // Far enough for the scaled low frequencies to matter.
   for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, 511)(rng);
@@ -166,10 +166,7 @@ TEST(GgufBackend, RopeFreqsCarryLlama3Scaling) {
   EXPECT_LE(worst, 1e-4 * scale);
   // Without the tensor the same file serves plain RoPE: the logits move, so the test can fail.
   const std::string plain = WriteGguf(model, path + ".plain");
-  auto plain_checkpoint = model::Checkpoint::Open(plain);
-  ASSERT_TRUE(plain_checkpoint.ok()) << plain_checkpoint.status();
-  auto unscaled = CpuBackend::Create(
-      std::shared_ptr<const model::Checkpoint>(std::move(plain_checkpoint).value()), options);
+  auto unscaled = ServeGguf(plain);
   ASSERT_TRUE(unscaled.ok()) << unscaled.status();
   const std::vector<float> other = testing::LastLogits(**unscaled, tokens).value();
   double moved = 0;
