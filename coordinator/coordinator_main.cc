@@ -192,135 +192,169 @@ absl::StatusOr<std::unique_ptr<rpc::Server>> StartClusterServer(ClusterService& 
   return server;
 }
 
-int Main() {
-  absl::StatusOr<std::unique_ptr<rpc::Authenticator>> auth = LoadTokens();
-  absl::Status checked = auth.ok() ? CheckListenAddresses(*auth != nullptr) : auth.status();
-  if (!checked.ok()) {
-    fprintf(stderr, "%s\n", std::string(checked.message()).c_str());
-    return 2;
-  }
-  std::unique_ptr<base::ReloadOnSignal> reload;
-  if (*auth != nullptr) {
-    reload = std::make_unique<base::ReloadOnSignal>([auth = auth->get()] {
-      const absl::Status reloaded = auth->Reload();
-      if (reloaded.ok()) {
-        spdlog::info("--auth_tokens_file reloaded");
-      } else {
-        spdlog::error("--auth_tokens_file not reloaded, the previous tokens stay: {}",
-                      reloaded.ToString());
-      }
-    });
-  }
+// The counts the flags give, each in range; the message names them all.
+absl::Status CheckCountFlags() {
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
       absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
       absl::GetFlag(FLAGS_first_run_steps) < 1 || absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
-    fprintf(stderr,
-            "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms "
-            "must be >= 1; --max_queued_jobs and --finished_jobs >= 0\n");
-    return 2;
+    return absl::InvalidArgumentError(
+        "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms must be >= 1; "
+        "--max_queued_jobs and --finished_jobs >= 0");
   }
-  std::unique_ptr<PromptCodec> prompts = std::make_unique<PromptCodec>();
-  if (const std::string model = absl::GetFlag(FLAGS_model); !model.empty()) {
-    absl::StatusOr<std::string> path = model::ResolveModel(model);
-    absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
-        path.ok() ? PromptCodec::Load(*path) : path.status();
-    if (!loaded.ok()) {
-      fprintf(stderr, "--model: %s\n", loaded.status().ToString().c_str());
-      return 2;
-    }
-    prompts = *std::move(loaded);
-  } else {
-    spdlog::warn("no --model: only token-id prompts are accepted and events carry no text");
-  }
+  return absl::OkStatus();
+}
 
-  const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
-  WorkerPoolOptions pool_options;
-  pool_options.heartbeat_interval = heartbeat;
-  pool_options.heartbeat_timeout = 5 * heartbeat;
-  pool_options.poll_interval = heartbeat;
-  // Owner of the sequences this process creates on workers: they drop them when it is gone.
-  pool_options.epoch = absl::Uniform<uint64_t>(absl::BitGen(), 1, UINT64_MAX);
-  WorkerPool pool(pool_options, RealClock::Get(), [](const std::string& address) {
-    return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
+// SIGHUP reloads --auth_tokens_file; a bad file keeps the previous tokens.
+std::unique_ptr<base::ReloadOnSignal> ReloadTokensOnSignal(rpc::Authenticator* auth) {
+  if (auth == nullptr) return nullptr;
+  return std::make_unique<base::ReloadOnSignal>([auth] {
+    const absl::Status reloaded = auth->Reload();
+    if (reloaded.ok()) {
+      spdlog::info("--auth_tokens_file reloaded");
+    } else {
+      spdlog::error("--auth_tokens_file not reloaded, the previous tokens stay: {}",
+                    reloaded.ToString());
+    }
   });
+}
+
+// The tokenizer and chat template of --model; without one, token-id prompts only.
+absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts() {
+  const std::string model = absl::GetFlag(FLAGS_model);
+  if (model.empty()) {
+    spdlog::warn("no --model: only token-id prompts are accepted and events carry no text");
+    return std::make_unique<PromptCodec>();
+  }
+  absl::StatusOr<std::string> path = model::ResolveModel(model);
+  absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
+      path.ok() ? PromptCodec::Load(*path) : path.status();
+  if (!loaded.ok())
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("--model: ", loaded.status().ToString()));
+  return loaded;
+}
+
+WorkerPoolOptions PoolOptions(absl::Duration heartbeat) {
+  WorkerPoolOptions options;
+  options.heartbeat_interval = heartbeat;
+  options.heartbeat_timeout = 5 * heartbeat;
+  options.poll_interval = heartbeat;
+  // Owner of the sequences this process creates on workers: they drop them when it is gone.
+  options.epoch = absl::Uniform<uint64_t>(absl::BitGen(), 1, UINT64_MAX);
+  return options;
+}
+
+absl::Status AddStaticWorkers(WorkerPool& pool) {
   for (absl::string_view address :
        absl::StrSplit(absl::GetFlag(FLAGS_workers), ',', absl::SkipWhitespace())) {
     if (absl::Status added = pool.AddStatic(std::string(address)); !added.ok()) {
-      fprintf(stderr, "--workers: %s\n", added.ToString().c_str());
-      return 2;
+      return absl::Status(added.code(), absl::StrCat("--workers: ", added.ToString()));
     }
   }
-  pool.StartMonitor();
+  return absl::OkStatus();
+}
 
-  JobRegistryOptions registry_options;
-  registry_options.admission.max_active = absl::GetFlag(FLAGS_max_active_jobs);
-  registry_options.admission.max_queued = absl::GetFlag(FLAGS_max_queued_jobs);
-  registry_options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
-  JobRegistry registry(registry_options);
-  LauncherOptions launcher_options;
+JobRegistryOptions RegistryOptions() {
+  JobRegistryOptions options;
+  options.admission.max_active = absl::GetFlag(FLAGS_max_active_jobs);
+  options.admission.max_queued = absl::GetFlag(FLAGS_max_queued_jobs);
+  options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
+  return options;
+}
+
+absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags() {
+  LauncherOptions options;
   if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
     absl::StatusOr<entropix::PolicyConfig> policy = rpc::ApplyPolicyFile(file, {});
     if (!policy.ok()) {
-      fprintf(stderr, "--policy_file: %s\n", policy.status().ToString().c_str());
-      return 2;
+      return absl::Status(policy.status().code(),
+                          absl::StrCat("--policy_file: ", policy.status().ToString()));
     }
-    launcher_options.policy = *std::move(policy);
+    options.policy = *std::move(policy);
     spdlog::info("default policy from {}", file);
   }
-  launcher_options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
-  launcher_options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
-  launcher_options.limits.max_prompt_bytes =
-      std::max<int64_t>(1, absl::GetFlag(FLAGS_max_prompt_bytes));
-  launcher_options.job.max_wait = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_max_wait_seconds)));
+  options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
+  options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
+  options.limits.max_prompt_bytes = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_prompt_bytes));
+  options.job.max_wait = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_max_wait_seconds)));
+  return options;
+}
+
+// The public server's options: the HTTP gateway follows it (started on the in-process channels,
+// stopped when draining), and grpc.health.v1 "arbor.ready" follows the workers (readiness.h),
+// stopping before the server goes away.
+rpc::ServeOptions PublicServeOptions(http::HttpGateway* gateway, rpc::Server* cluster_server,
+                                     WorkerPool& pool,
+                                     std::unique_ptr<ReadinessReporter>& readiness) {
+  rpc::ServeOptions options;
+  options.credentials = rpc::ProcessSecurity().ServerCredentials(rpc::ClientCerts::kOptional);
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  options.on_serving = [gateway, cluster_server, &pool, &readiness](rpc::Server& server) {
+    if (gateway != nullptr) {
+      gateway->Start(server.InProcessChannel(), cluster_server != nullptr
+                                                    ? cluster_server->InProcessChannel()
+                                                    : server.InProcessChannel());
+    }
+    readiness = std::make_unique<ReadinessReporter>(
+        &pool, [&server](bool ready) { server.SetServing(kReadyService, ready); },
+        absl::Milliseconds(250));
+  };
+  options.on_draining = [gateway, &readiness] {
+    readiness.reset();
+    if (gateway != nullptr) gateway->Stop();
+  };
+  return options;
+}
+
+// Prints `status` (its message only) and gives the exit code of a bad start.
+int StartFailed(const absl::Status& status) {
+  fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+  return 2;
+}
+
+int Main() {
+  absl::StatusOr<std::unique_ptr<rpc::Authenticator>> auth = LoadTokens();
+  if (!auth.ok()) return StartFailed(auth.status());
+  if (absl::Status s = CheckListenAddresses(*auth != nullptr); !s.ok()) return StartFailed(s);
+  const std::unique_ptr<base::ReloadOnSignal> reload = ReloadTokensOnSignal(auth->get());
+  if (absl::Status s = CheckCountFlags(); !s.ok()) return StartFailed(s);
+  absl::StatusOr<std::unique_ptr<PromptCodec>> prompts = LoadPrompts();
+  if (!prompts.ok()) return StartFailed(prompts.status());
+
+  const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
+  WorkerPool pool(PoolOptions(heartbeat), RealClock::Get(), [](const std::string& address) {
+    return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
+  });
+  if (absl::Status s = AddStaticWorkers(pool); !s.ok()) return StartFailed(s);
+  pool.StartMonitor();
+  JobRegistry registry(RegistryOptions());
+  absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags();
+  if (!launcher_options.ok()) return StartFailed(launcher_options.status());
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
-  JobLauncher launcher(launcher_options, &pool, &registry, prompts.get(), RealClock::Get(), &timer);
+  JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), RealClock::Get(),
+                       &timer);
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = ClusterAccess::NewInternalKey();
   absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key);
-  if (!gateway.ok()) {
-    fprintf(stderr, "%s\n", gateway.status().ToString().c_str());
-    return 2;
-  }
-
-  GenerationService generation(&launcher, &registry, prompts.get(), auth->get());
+  if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
+  GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
   ClusterService cluster(&pool, heartbeat,
                          ClusterAccess(auth->get(), rpc::ProcessSecurity().tls(), internal_key));
   std::unique_ptr<rpc::Server> cluster_server;
   if (!absl::GetFlag(FLAGS_cluster_listen).empty()) {
     absl::StatusOr<std::unique_ptr<rpc::Server>> started = StartClusterServer(cluster);
     if (!started.ok()) {
-      fprintf(stderr, "--cluster_listen: %s\n", started.status().ToString().c_str());
-      return 2;
+      return StartFailed(absl::InvalidArgumentError(
+          absl::StrCat("--cluster_listen: ", started.status().ToString())));
     }
     cluster_server = *std::move(started);
   }
-  rpc::ServeOptions options;
-  options.credentials = rpc::ProcessSecurity().ServerCredentials(rpc::ClientCerts::kOptional);
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
-  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
-  if (*gateway != nullptr) {
-    options.on_serving = [&gateway, &cluster_server](rpc::Server& server) {
-      (*gateway)->Start(server.InProcessChannel(), cluster_server != nullptr
-                                                       ? cluster_server->InProcessChannel()
-                                                       : server.InProcessChannel());
-    };
-    options.on_draining = [&gateway] { (*gateway)->Stop(); };
-  }
-  // grpc.health.v1 "arbor.ready" follows the workers (readiness.h); it stops before the
-  // server goes away.
   std::unique_ptr<ReadinessReporter> readiness;
-  options.on_serving = [&readiness, &pool, then = options.on_serving](rpc::Server& server) {
-    if (then) then(server);
-    readiness = std::make_unique<ReadinessReporter>(
-        &pool, [&server](bool ready) { server.SetServing(kReadyService, ready); },
-        absl::Milliseconds(250));
-  };
-  options.on_draining = [&readiness, then = options.on_draining] {
-    readiness.reset();
-    if (then) then();
-  };
+  const rpc::ServeOptions options =
+      PublicServeOptions(gateway->get(), cluster_server.get(), pool, readiness);
   std::vector<grpc::Service*> services = {&generation};
   if (cluster_server == nullptr) services.push_back(&cluster);
   const int code = rpc::ServeUntilTerminated(options, services);
