@@ -129,6 +129,48 @@ absl::StatusOr<std::unique_ptr<arbor::metrics::MetricsServer>> StartMetrics() {
 
 }  // namespace
 
+namespace {
+
+// Beyond loopback only coordinators holding a cluster certificate may call Run.
+absl::Status InitSecurityForListen() {
+  if (absl::Status s = arbor::rpc::InitSecurity(); !s.ok()) return s;
+  return arbor::rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen),
+                                   arbor::rpc::ProcessSecurity().tls(),
+                                   /*needs_tokens=*/false, /*tokens=*/false);
+}
+
+// Once serving: names the worker in the logs and, with --coordinator, registers with it (its
+// drains, liveness and restarts reach the service and the owners' leases).
+std::unique_ptr<arbor::worker::Registration> OnServing(arbor::worker::WorkerService& service,
+                                                       arbor::rpc::Server& server,
+                                                       arbor::worker::SequenceLeases& leases) {
+  const std::string advertise =
+      absl::GetFlag(FLAGS_advertise).empty() ? server.address() : absl::GetFlag(FLAGS_advertise);
+  arbor::v1::WorkerInfo info = service.info();
+  if (info.worker_id().empty()) info.set_worker_id(advertise);
+  // Every JSON log line from here on names the worker, as the coordinator's lines do.
+  arbor::base::SetProcessLogFields({{"worker", info.worker_id()}});
+  if (absl::GetFlag(FLAGS_coordinator).empty()) return nullptr;
+  arbor::worker::RegistrationOptions reg;
+  reg.coordinator = absl::GetFlag(FLAGS_coordinator);
+  reg.advertise = advertise;
+  reg.info = std::move(info);
+  reg.load = [&service] { return service.CurrentHealth(); };
+  reg.on_drain = [&service, &server] {
+    service.Drain();
+    server.SetServing(false);
+  };
+  reg.on_undrain = [&service, &server] {
+    service.Undrain();
+    server.SetServing(true);
+  };
+  reg.on_coordinator_alive = [&leases](uint64_t epoch) { leases.Renew(epoch); };
+  reg.on_coordinator_replaced = [&leases](uint64_t old_epoch) { leases.Revoke(old_epoch); };
+  return std::make_unique<arbor::worker::Registration>(std::move(reg));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   arbor::base::ApplyProcessDefaults();
   arbor::base::BlockTerminationSignals();
@@ -142,14 +184,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
   }
-  // Beyond loopback only coordinators holding a cluster certificate may call Run.
-  absl::Status secured = arbor::rpc::InitSecurity();
-  if (secured.ok()) {
-    secured = arbor::rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen),
-                                        arbor::rpc::ProcessSecurity().tls(),
-                                        /*needs_tokens=*/false, /*tokens=*/false);
-  }
-  if (!secured.ok()) {
+  if (absl::Status secured = InitSecurityForListen(); !secured.ok()) {
     fprintf(stderr, "%s\n", std::string(secured.message()).c_str());
     return 2;
   }
@@ -186,29 +221,7 @@ int main(int argc, char** argv) {
       arbor::rpc::ProcessSecurity().ServerCredentials(arbor::rpc::ClientCerts::kRequired);
   options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   options.on_serving = [&](arbor::rpc::Server& server) {
-    const std::string advertise =
-        absl::GetFlag(FLAGS_advertise).empty() ? server.address() : absl::GetFlag(FLAGS_advertise);
-    arbor::v1::WorkerInfo info = service.info();
-    if (info.worker_id().empty()) info.set_worker_id(advertise);
-    // Every JSON log line from here on names the worker, as the coordinator's lines do.
-    arbor::base::SetProcessLogFields({{"worker", info.worker_id()}});
-    if (absl::GetFlag(FLAGS_coordinator).empty()) return;
-    arbor::worker::RegistrationOptions reg;
-    reg.coordinator = absl::GetFlag(FLAGS_coordinator);
-    reg.advertise = advertise;
-    reg.info = std::move(info);
-    reg.load = [&service] { return service.CurrentHealth(); };
-    reg.on_drain = [&service, &server] {
-      service.Drain();
-      server.SetServing(false);
-    };
-    reg.on_undrain = [&service, &server] {
-      service.Undrain();
-      server.SetServing(true);
-    };
-    reg.on_coordinator_alive = [&leases](uint64_t epoch) { leases.Renew(epoch); };
-    reg.on_coordinator_replaced = [&leases](uint64_t old_epoch) { leases.Revoke(old_epoch); };
-    registration = std::make_unique<arbor::worker::Registration>(std::move(reg));
+    registration = OnServing(service, server, leases);
   };
   options.on_draining = [&] {
     // Leave first: from then on the coordinator routes nothing here and moves our jobs at their
