@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "coordinator/job/job.h"
 #include "coordinator/job/stored_distribution.h"
 
@@ -72,23 +73,7 @@ void Job::SendBeamStep() {
 
 void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
   std::vector<Child>& beams = branch_->children;
-  // Each beam's step, if it took one (results come in the order the beams were sent).
-  std::vector<const arbor::v1::StepResult*> steps(beams.size(), nullptr);
-  int result = 0;
-  for (size_t b = 0; b < beams.size(); ++b) {
-    Child& beam = beams[b];
-    if (beam.done && beam.sent) continue;
-    const arbor::v1::RunResult& r = response.results(result++);
-    beam.sent = true;
-    beam.source = SequenceSource{};
-    if (beam.done) continue;
-    if (r.steps_size() != 1 || r.steps(0).token_id() < 0) {
-      beam.done = true;  // Context or KV reached: the beam ends where it is.
-      continue;
-    }
-    steps[b] = &r.steps(0);
-    Count(steps[b]->strategy());
-  }
+  const std::vector<const arbor::v1::StepResult*> steps = TakeBeamSteps(response);
   std::vector<BeamHypothesis> hypotheses;
   for (size_t b = 0; b < beams.size(); ++b) {
     BeamHypothesis& h = hypotheses.emplace_back();
@@ -96,7 +81,6 @@ void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
     if (steps[b] != nullptr) h.next = TopKOf(*steps[b]);
   }
   const std::vector<BeamPick> picks = SelectBeams(hypotheses, spec_.policy.branch.width);
-
   // The pick that takes over a beam's own sequence: its sampled token (already on the worker),
   // else its best pick (truncate and append); further picks fork it.
   std::vector<int> owner(beams.size(), -1);
@@ -107,42 +91,11 @@ void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
       owner[pick.hypothesis] = p;
     }
   }
-  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
   std::vector<Child> next;
   for (int p = 0; p < static_cast<int>(picks.size()); ++p) {
-    const BeamPick& pick = picks[p];
-    const Child& parent = beams[pick.hypothesis];
-    if (pick.token_id < 0) {
-      next.push_back(parent);  // Finished, and still among the best.
-      continue;
-    }
-    const arbor::v1::StepResult& step = *steps[pick.hypothesis];
-    const bool sampled = pick.token_id == step.token_id();
-    Child beam = parent;
-    beam.source = SequenceSource{};
-    beam.sent = owner[pick.hypothesis] == p && sampled;
-    if (owner[pick.hypothesis] == p) {
-      if (!sampled) beam.source.truncate_to = step.position();
-    } else {
-      beam.sequence_id = env_.next_sequence_id();
-      beam.branch_id = next_branch_id_++;
-      beam.source.fork_from = parent.sequence_id;
-      beam.source.fork_length = step.position();
-    }
-    if (!beam.sent) beam.source.append = {pick.token_id};
-    Step tree_step = TreeStep(step, beam.sequence_id);
-    tree_step.token_id = pick.token_id;
-    tree_step.logprob = pick.logprob;
-    if (!sampled) tree_step.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search.
-    absl::StatusOr<NodeId> leaf = tree_.ExtendRollout(parent.leaf, tree_step);
-    if (!leaf.ok()) return Fail(leaf.status());
-    beam.leaf = *leaf;
-    beam.token_id = pick.token_id;
-    beam.score.Add(pick.logprob, step.metrics());
-    beam.calm = IsCalm(step.metrics(), spec_.policy.branch) ? parent.calm + 1 : 0;
-    beam.done = IsStopToken(pick.token_id) || beam.calm >= spec_.policy.branch.calm_steps ||
-                beam.score.tokens() >= max_len;
-    next.push_back(std::move(beam));
+    absl::StatusOr<Child> beam = ExtendBeam(picks[p], steps, owner[picks[p].hypothesis] == p);
+    if (!beam.ok()) return Fail(beam.status());
+    next.push_back(*std::move(beam));
   }
   // Beams without a pick are dropped: pruned in the tree, released on the worker (no item of
   // the next step refers to them).
@@ -163,6 +116,62 @@ void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
   }
   beams = std::move(next);
   Continue();
+}
+
+std::vector<const arbor::v1::StepResult*> Job::TakeBeamSteps(
+    const arbor::v1::RunResponse& response) {
+  std::vector<Child>& beams = branch_->children;
+  // Each beam's step, if it took one (results come in the order the beams were sent).
+  std::vector<const arbor::v1::StepResult*> steps(beams.size(), nullptr);
+  int result = 0;
+  for (size_t b = 0; b < beams.size(); ++b) {
+    Child& beam = beams[b];
+    if (beam.done && beam.sent) continue;
+    const arbor::v1::RunResult& r = response.results(result++);
+    beam.sent = true;
+    beam.source = SequenceSource{};
+    if (beam.done) continue;
+    if (r.steps_size() != 1 || r.steps(0).token_id() < 0) {
+      beam.done = true;  // Context or KV reached: the beam ends where it is.
+      continue;
+    }
+    steps[b] = &r.steps(0);
+    Count(steps[b]->strategy());
+  }
+  return steps;
+}
+
+absl::StatusOr<Job::Child> Job::ExtendBeam(const BeamPick& pick,
+                                           const std::vector<const arbor::v1::StepResult*>& steps,
+                                           bool owns_sequence) {
+  const Child& parent = branch_->children[pick.hypothesis];
+  if (pick.token_id < 0) return parent;  // Finished, and still among the best.
+  const arbor::v1::StepResult& step = *steps[pick.hypothesis];
+  const bool sampled = pick.token_id == step.token_id();
+  Child beam = parent;
+  beam.source = SequenceSource{};
+  beam.sent = owns_sequence && sampled;
+  if (owns_sequence) {
+    if (!sampled) beam.source.truncate_to = step.position();
+  } else {
+    beam.sequence_id = env_.next_sequence_id();
+    beam.branch_id = next_branch_id_++;
+    beam.source.fork_from = parent.sequence_id;
+    beam.source.fork_length = step.position();
+  }
+  if (!beam.sent) beam.source.append = {pick.token_id};
+  Step tree_step = TreeStep(step, beam.sequence_id);
+  tree_step.token_id = pick.token_id;
+  tree_step.logprob = pick.logprob;
+  if (!sampled) tree_step.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search.
+  ASSIGN_OR_RETURN(beam.leaf, tree_.ExtendRollout(parent.leaf, tree_step));
+  beam.token_id = pick.token_id;
+  beam.score.Add(pick.logprob, step.metrics());
+  beam.calm = IsCalm(step.metrics(), spec_.policy.branch) ? parent.calm + 1 : 0;
+  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
+  beam.done = IsStopToken(pick.token_id) || beam.calm >= spec_.policy.branch.calm_steps ||
+              beam.score.tokens() >= max_len;
+  return beam;
 }
 
 void Job::ResolveBeams() {

@@ -52,6 +52,7 @@
 #include "arbor/v1/worker.pb.h"
 #include "base/log_fields.h"
 #include "coordinator/clock.h"
+#include "coordinator/job/beam_search.h"
 #include "coordinator/job/branch_search.h"
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/stop_strings.h"
@@ -222,6 +223,14 @@ class Job : public std::enable_shared_from_this<Job> {
   // BEAM (beam_search.cc): one step for every beam not done; the step's ranking; the end.
   void SendBeamStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBeamStepDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The step each beam took (null for one that took none), marking beams done or sent.
+  std::vector<const arbor::v1::StepResult*> TakeBeamSteps(const arbor::v1::RunResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The beam `pick` makes of its parent: its own sequence continued (`owns_sequence`) or forked,
+  // the token added to the tree and the score.
+  absl::StatusOr<Child> ExtendBeam(const BeamPick& pick,
+                                   const std::vector<const arbor::v1::StepResult*>& steps,
+                                   bool owns_sequence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ResolveBeams() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Commits `branch_` with children[winner] winning: tree, releases, events, committed tokens.
   // `main_sequence`/`source`: how the main path continues on the worker afterwards.
