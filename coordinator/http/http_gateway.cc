@@ -22,6 +22,7 @@
 #include "metrics/http_bind.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
+#include "rpc/tokens.h"
 #include "spdlog/spdlog.h"
 
 namespace arbor::coordinator::http {
@@ -108,6 +109,26 @@ void PreferGzip(const httplib::Request& request) {
   }
 }
 
+// Reads the body as it arrives, giving up past `max_bytes`. httplib refuses a Content-Length
+// over its limit before reading, but buffers a chunked body whole, whatever its size; reading it
+// here bounds both. False when the body is over the limit (response.status 413, whose message
+// the error handler writes) or could not be read.
+bool ReadBody(const httplib::ContentReader& content, size_t max_bytes, std::string& body,
+              httplib::Response& response) {
+  bool over = false;
+  const bool read = content([&](const char* data, size_t length) {
+    if (length > max_bytes - body.size()) {
+      over = true;
+      return false;
+    }
+    body.append(data, length);
+    return true;
+  });
+  if (over) response.status = 413;
+  if (!read && response.status < 400) response.status = 400;
+  return read && !over;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
@@ -165,11 +186,14 @@ HttpGateway::~HttpGateway() {
 }
 
 void HttpGateway::AddRoutes() {
-  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) {
-    Completions(q, r, /*chat=*/false);
+  // Completions read their bodies themselves, after the token and within the size limit.
+  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r,
+                                          const httplib::ContentReader& content) {
+    Completions(q, content, r, /*chat=*/false);
   });
-  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) {
-    Completions(q, r, /*chat=*/true);
+  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r,
+                                               const httplib::ContentReader& content) {
+    Completions(q, content, r, /*chat=*/true);
   });
   server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
   server_->Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
@@ -194,10 +218,20 @@ void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
 
 void HttpGateway::Stop() { server_->stop(); }
 
-void HttpGateway::Completions(const httplib::Request& request, httplib::Response& response,
+void HttpGateway::Completions(const httplib::Request& request,
+                              const httplib::ContentReader& content, httplib::Response& response,
                               bool chat) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
+  if (options_.authenticator != nullptr) {
+    const absl::StatusOr<rpc::Identity> caller =
+        options_.authenticator->Authenticate(*authorization);
+    if (!caller.ok()) return SetError(caller.status(), response);
+  }
+  std::string body;
+  if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<OpenAiRequest> parsed =
-      ParseOpenAiRequest(request.body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
+      ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
   if (!parsed.ok()) return SetError(parsed.status(), response);
   if (!parsed->model.empty() && parsed->model != options_.model_id) {
     return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,
@@ -205,8 +239,6 @@ void HttpGateway::Completions(const httplib::Request& request, httplib::Response
                                                      options_.model_id, "' (GET /v1/models)")),
                     response);
   }
-  absl::StatusOr<std::string> authorization = Authorization(request);
-  if (!authorization.ok()) return SetError(authorization.status(), response);
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    response);
 }

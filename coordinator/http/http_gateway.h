@@ -24,12 +24,16 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "httplib.h"
 
+namespace arbor::rpc {
+class Authenticator;
+}  // namespace arbor::rpc
+
 namespace arbor::coordinator::http {
 
 struct HttpGatewayOptions {
   std::string listen;                // "host:port"; port 0 picks a free port.
   std::string model_id;              // The id /v1/models lists and requests may name.
-  size_t max_body_bytes = 8u << 20;  // Larger bodies get 413.
+  size_t max_body_bytes = 8u << 20;  // Larger bodies get 413, chunked or not.
   int threads = 64;                  // Connections served at once (a stream holds one).
   // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
   std::string tls_cert_file;
@@ -37,6 +41,10 @@ struct HttpGatewayOptions {
   // Sent with the gateway's Cluster calls (the worker list behind /health): the key by which
   // ClusterAccess knows the process's own gateway.
   std::string cluster_internal_key;
+  // The process's bearer tokens (null without a token file; it must outlive the gateway): a
+  // request body is parsed only once its Authorization header has passed, so an anonymous
+  // caller cannot reach the parser. The services check the token again for what it may see.
+  const rpc::Authenticator* authenticator = nullptr;
 };
 
 class HttpGateway {
@@ -60,7 +68,8 @@ class HttpGateway {
  private:
   explicit HttpGateway(HttpGatewayOptions options);
   void AddRoutes();
-  void Completions(const httplib::Request& request, httplib::Response& response, bool chat);
+  void Completions(const httplib::Request& request, const httplib::ContentReader& content,
+                   httplib::Response& response, bool chat);
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
   void Jobs(const httplib::Request& request, httplib::Response& response);

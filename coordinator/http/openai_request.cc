@@ -366,9 +366,21 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 }  // namespace
 
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
+  // Thrown from the parser's callback: the parse stops at the first level too deep, before
+  // anything of that depth is built.
+  struct TooDeep {};
+  const auto bounded = [](int depth, json::parse_event_t event, json&) {
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxRequestJsonDepth) throw TooDeep{};
+    return true;
+  };
   json parsed;
   try {
-    parsed = json::parse(body.begin(), body.end());
+    parsed = json::parse(body.begin(), body.end(), bounded);
+  } catch (const TooDeep&) {
+    return FieldError("body", absl::StrCat("nested deeper than ", kMaxRequestJsonDepth,
+                                           " levels of objects and arrays"));
   } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
     return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
   }

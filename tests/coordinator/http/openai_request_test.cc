@@ -96,6 +96,23 @@ TEST(OpenAiRequestTest, TemperatureZeroIsGreedy) {
               StartsWith("arbor.policy:"));
 }
 
+// A body nested 100,000 levels deep (a few hundred KB, unauthenticated) once crashed the
+// coordinator: depth is refused while parsing, and a body exactly as deep as the limit passes
+// the parser (to fail later on its fields, not on its depth).
+TEST(OpenAiRequestTest, DeepNestingIsRefusedWhileParsing) {
+  // The top object and "arbor" are two levels; the arrays inside policy make up the rest.
+  const auto nested = [](int levels) {
+    const int arrays = levels - 2;
+    return absl::StrCat(R"({"prompt":"hi","arbor":{"policy":)", std::string(arrays, '['),
+                        std::string(arrays, ']'), "}}");
+  };
+  EXPECT_THAT(Refusal(Completion(nested(100000))),
+              StartsWith("body: nested deeper than 64 levels"));
+  EXPECT_THAT(Refusal(Completion(nested(kMaxRequestJsonDepth + 1))),
+              StartsWith("body: nested deeper than 64 levels"));
+  EXPECT_THAT(Refusal(Completion(nested(kMaxRequestJsonDepth))), StartsWith("arbor.policy:"));
+}
+
 TEST(OpenAiRequestTest, ErrorsNameTheField) {
   const std::string msgs = R"("messages": [{"role": "user", "content": "x"}])";
   EXPECT_THAT(Refusal(Chat("{")), StartsWith("body: not valid JSON"));
