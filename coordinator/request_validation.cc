@@ -236,6 +236,10 @@ absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
 
 absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::ModelInfo& model,
                        CheckedRequest& out) {
+  if (stop.stop_token_ids_size() > kMaxStopTokenIds) {
+    return Invalid("stop.stop_token_ids", absl::StrCat(stop.stop_token_ids_size(),
+                                                       " ids; at most ", kMaxStopTokenIds));
+  }
   RETURN_IF_ERROR(CheckTokenIds(stop.stop_token_ids(), model, "stop.stop_token_ids"));
   if (stop.stop_strings_size() > kMaxStopStrings) {
     return Invalid("stop.stop_strings",

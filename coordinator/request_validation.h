@@ -32,6 +32,9 @@ struct ServerLimits {
 };
 
 constexpr int kMaxStopStrings = 16;
+// Stop token ids per request: a job keeps them for as long as it is listed, so without a bound
+// one request of a million ids held 8 MB after it finished.
+constexpr int kMaxStopTokenIds = 256;
 constexpr int kMaxStopStringBytes = 256;
 constexpr int kMaxClientTagBytes = 256;
 constexpr int kMaxJobIdBytes = 128;

@@ -83,6 +83,11 @@ const InvalidCase kInvalid[] = {
      "stop.stop_strings[0]"},
     {"empty stop string", [](GenerateRequest& r) { r.mutable_stop()->add_stop_strings(""); },
      "stop.stop_strings[0]"},
+    {"too many stop ids",
+     [](GenerateRequest& r) {
+       for (int i = 0; i < 257; ++i) r.mutable_stop()->add_stop_token_ids(1);
+     },
+     "stop.stop_token_ids"},
     {"stop id out of range", [](GenerateRequest& r) { r.mutable_stop()->add_stop_token_ids(5000); },
      "stop.stop_token_ids[0]"},
     {"policy mode unknown",
@@ -209,6 +214,10 @@ TEST(ValidateGenerateRequest, MessagesStateTheRange) {
   request.mutable_policy()->set_reference_len(0);
   EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
             "policy.reference_len: 0 is outside [1, 1048576]");
+  request = Valid();
+  for (int i = 0; i < 1000; ++i) request.mutable_stop()->add_stop_token_ids(1);
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+            "stop.stop_token_ids: 1000 ids; at most 256");
 }
 
 TEST(ValidateGenerateRequest, ValidRequestsPassAndAreCopied) {
