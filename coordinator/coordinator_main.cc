@@ -128,7 +128,8 @@ std::vector<std::string> ModelAliases() {
 }
 
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
-absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key) {
+absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key,
+                                                            const rpc::Authenticator* auth) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
@@ -139,6 +140,7 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
   options.tls_cert_file = rpc::ProcessSecurity().cert_file();
   options.tls_key_file = rpc::ProcessSecurity().key_file();
   options.cluster_internal_key = internal_key;
+  options.authenticator = auth;
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
   }
@@ -338,7 +340,7 @@ int Main() {
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = ClusterAccess::NewInternalKey();
-  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key);
+  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key, auth->get());
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
   ClusterService cluster(&pool, heartbeat,

@@ -102,16 +102,28 @@ std::optional<std::string> BearerToken(const grpc::ServerContextBase& context) {
   const auto& metadata = context.client_metadata();
   const auto it = metadata.find("authorization");
   if (it == metadata.end()) return std::nullopt;
-  const absl::string_view value(it->second.data(), it->second.size());
+  return BearerToken(absl::string_view(it->second.data(), it->second.size()));
+}
+
+std::optional<std::string> BearerToken(absl::string_view authorization) {
   constexpr absl::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size() || !absl::StartsWithIgnoreCase(value, kScheme)) {
+  if (authorization.size() <= kScheme.size() ||
+      !absl::StartsWithIgnoreCase(authorization, kScheme)) {
     return std::nullopt;
   }
-  return std::string(absl::StripAsciiWhitespace(value.substr(kScheme.size())));
+  return std::string(absl::StripAsciiWhitespace(authorization.substr(kScheme.size())));
 }
 
 absl::StatusOr<Identity> Authenticator::Authenticate(const grpc::ServerContextBase& context) const {
-  const std::optional<std::string> token = BearerToken(context);
+  const auto& metadata = context.client_metadata();
+  const auto it = metadata.find("authorization");
+  return Authenticate(it == metadata.end()
+                          ? absl::string_view()
+                          : absl::string_view(it->second.data(), it->second.size()));
+}
+
+absl::StatusOr<Identity> Authenticator::Authenticate(absl::string_view authorization) const {
+  const std::optional<std::string> token = BearerToken(authorization);
   if (!token) {
     return absl::UnauthenticatedError(
         "this server requires a bearer token: send `authorization: Bearer TOKEN` metadata "

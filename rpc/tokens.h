@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace arbor::rpc {
@@ -66,6 +67,9 @@ class Authenticator {
   // The caller's identity from its "authorization: Bearer TOKEN" metadata; UNAUTHENTICATED
   // when it is missing, malformed or unknown (the message says which, never the token).
   absl::StatusOr<Identity> Authenticate(const grpc::ServerContextBase& context) const;
+  // The same from an HTTP Authorization header's value (empty when there is none): the HTTP
+  // gateway checks it before reading anything the caller sent.
+  absl::StatusOr<Identity> Authenticate(absl::string_view authorization) const;
 
  private:
   Authenticator(std::string path, TokenTable table)
@@ -78,6 +82,8 @@ class Authenticator {
 
 // The bearer token in `authorization` metadata ("Bearer TOKEN", scheme case-insensitive).
 std::optional<std::string> BearerToken(const grpc::ServerContextBase& context);
+// The same from the metadata's or header's value.
+std::optional<std::string> BearerToken(absl::string_view authorization);
 
 }  // namespace arbor::rpc
 

@@ -22,6 +22,7 @@
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
 #include "rpc/server.h"
+#include "rpc/tokens.h"
 #include "spdlog/spdlog.h"
 #include "views/tree_json.h"
 
@@ -59,24 +60,6 @@ absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallerContext(
   std::unique_ptr<grpc::ClientContext> context = UnaryContext();
   if (!authorization->empty()) context->AddMetadata("authorization", *authorization);
   return context;
-}
-
-// The request body, read as it arrives and refused (OUT_OF_RANGE: HTTP 413) once it passes
-// `limit` bytes, whatever its transfer encoding: httplib checks a declared Content-Length
-// against its own limit, but would read a chunked body whole. A read that fails is a body httplib
-// stopped at its limit (a connection that broke takes no answer).
-absl::StatusOr<std::string> ReadBody(const httplib::ContentReader& reader, size_t limit) {
-  std::string body;
-  const bool read = reader([&](const char* data, size_t size) {
-    if (size > limit - body.size()) return false;
-    body.append(data, size);
-    return true;
-  });
-  if (!read) {
-    return absl::OutOfRangeError(absl::StrCat("body: larger than the server's limit of ", limit,
-                                              " bytes (--http_max_body_bytes)"));
-  }
-  return body;
 }
 
 void SetJson(const json& body, httplib::Response& response) {
@@ -163,6 +146,26 @@ void PreferGzip(const httplib::Request& request) {
   }
 }
 
+// Reads the body as it arrives, giving up past `max_bytes`. httplib refuses a Content-Length
+// over its limit before reading, but buffers a chunked body whole, whatever its size; reading it
+// here bounds both. False when the body is over the limit (response.status 413, whose message
+// the error handler writes) or could not be read.
+bool ReadBody(const httplib::ContentReader& content, size_t max_bytes, std::string& body,
+              httplib::Response& response) {
+  bool over = false;
+  const bool read = content([&](const char* data, size_t length) {
+    if (length > max_bytes - body.size()) {
+      over = true;
+      return false;
+    }
+    body.append(data, length);
+    return true;
+  });
+  if (over) response.status = 413;
+  if (!read && response.status < 400) response.status = 400;
+  return read && !over;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
@@ -228,22 +231,15 @@ HttpGateway::~HttpGateway() {
 }
 
 void HttpGateway::AddRoutes() {
-  // Bodies are read by the handlers themselves (ReadBody), so that the size limit holds for
-  // chunked bodies too while they arrive.
-  for (const auto& [path, chat] :
-       {std::pair{"/v1/completions", false}, std::pair{"/v1/chat/completions", true}}) {
-    server_->Post(path, [this, chat = chat](const httplib::Request& q, httplib::Response& r,
-                                            const httplib::ContentReader& body) {
-      absl::StatusOr<std::string> read = ReadBody(body, options_.max_body_bytes);
-      if (!read.ok()) {
-        SetError(read.status(), r);
-        if (read.status().code() == absl::StatusCode::kOutOfRange) r.status = 413;
-        r.set_header("Connection", "close");  // The rest of the body is never read.
-        return;
-      }
-      Completions(q, *read, r, chat);
-    });
-  }
+  // Completions read their bodies themselves, after the token and within the size limit.
+  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r,
+                                          const httplib::ContentReader& content) {
+    Completions(q, content, r, /*chat=*/false);
+  });
+  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r,
+                                               const httplib::ContentReader& content) {
+    Completions(q, content, r, /*chat=*/true);
+  });
   server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
   server_->Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
   server_->Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
@@ -267,8 +263,18 @@ void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
 
 void HttpGateway::Stop() { server_->stop(); }
 
-void HttpGateway::Completions(const httplib::Request& request, const std::string& body,
-                              httplib::Response& response, bool chat) {
+void HttpGateway::Completions(const httplib::Request& request,
+                              const httplib::ContentReader& content, httplib::Response& response,
+                              bool chat) {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
+  if (options_.authenticator != nullptr) {
+    const absl::StatusOr<rpc::Identity> caller =
+        options_.authenticator->Authenticate(*authorization);
+    if (!caller.ok()) return SetError(caller.status(), response);
+  }
+  std::string body;
+  if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<OpenAiRequest> parsed =
       ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
   if (!parsed.ok()) return SetError(parsed.status(), response);
@@ -288,8 +294,6 @@ void HttpGateway::Completions(const httplib::Request& request, const std::string
       return;
     }
   }
-  absl::StatusOr<std::string> authorization = Authorization(request);
-  if (!authorization.ok()) return SetError(authorization.status(), response);
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    response);
 }

@@ -25,6 +25,10 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "httplib.h"
 
+namespace arbor::rpc {
+class Authenticator;
+}  // namespace arbor::rpc
+
 namespace arbor::coordinator::http {
 
 struct HttpGatewayOptions {
@@ -33,7 +37,7 @@ struct HttpGatewayOptions {
   // Other names requests may give the model (its file name, the name it was fetched by); any of
   // these or model_id, compared ignoring case, is accepted.
   std::vector<std::string> model_aliases;
-  size_t max_body_bytes = 8u << 20;  // Larger bodies get 413.
+  size_t max_body_bytes = 8u << 20;  // Larger bodies get 413, chunked or not.
   int threads = 64;                  // Connections served at once (a stream holds one).
   // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
   std::string tls_cert_file;
@@ -41,6 +45,10 @@ struct HttpGatewayOptions {
   // Sent with the gateway's Cluster calls (the worker list behind /health): the key by which
   // ClusterAccess knows the process's own gateway.
   std::string cluster_internal_key;
+  // The process's bearer tokens (null without a token file; it must outlive the gateway): a
+  // request body is parsed only once its Authorization header has passed, so an anonymous
+  // caller cannot reach the parser. The services check the token again for what it may see.
+  const rpc::Authenticator* authenticator = nullptr;
 };
 
 class HttpGateway {
@@ -64,7 +72,7 @@ class HttpGateway {
  private:
   explicit HttpGateway(HttpGatewayOptions options);
   void AddRoutes();
-  void Completions(const httplib::Request& request, const std::string& body,
+  void Completions(const httplib::Request& request, const httplib::ContentReader& content,
                    httplib::Response& response, bool chat);
   // Whether a request naming `name` asks for the model served here (model_id or an alias).
   bool ServesModel(const std::string& name) const;

@@ -366,21 +366,23 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 }  // namespace
 
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
-  json parsed;
-  // Depth is bounded while parsing: a body of a few hundred KB can nest 100,000 levels, and what
-  // walks a value afterwards (conversion, destruction, printing) recurses per level.
+  // Thrown from the parser's callback: the parse stops at the first level too deep, before
+  // anything of that depth is built.
   struct TooDeep {};
-  const auto bounded = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxRequestJsonDepth) throw TooDeep{};
+  const auto bounded = [](int depth, json::parse_event_t event, json&) {
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxRequestJsonDepth) throw TooDeep{};
     return true;
   };
+  json parsed;
   try {
     parsed = json::parse(body.begin(), body.end(), bounded);
+  } catch (const TooDeep&) {
+    return FieldError("body", absl::StrCat("nested deeper than ", kMaxRequestJsonDepth,
+                                           " levels of objects and arrays"));
   } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
     return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
-  } catch (const TooDeep&) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("body: nested deeper than ", kMaxRequestJsonDepth, " levels"));
   }
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
   OpenAiRequest out;

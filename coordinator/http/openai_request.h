@@ -29,6 +29,10 @@ enum class Endpoint { kCompletions, kChatCompletions };
 inline constexpr int kMaxTopLogprobs = 20;
 // Choices per request (OpenAI allows 128; each is a job holding KV, so fewer here).
 inline constexpr int kMaxChoices = 16;
+// Nesting levels (objects and arrays) a body may have. No request needs more than a handful;
+// the bound is enforced while parsing, because deeper values are handled by recursion later
+// (dumping arbor.policy, destroying the tree), and 100,000 levels overflowed the stack.
+inline constexpr int kMaxRequestJsonDepth = 64;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
@@ -41,9 +45,6 @@ struct OpenAiRequest {
   // One request per choice, in response order: prompt-major (prompt p, choice j at p·n + j).
   std::vector<arbor::v1::GenerateRequest> choices;
 };
-
-// Deepest nesting of arrays and objects a request body may have (a request needs 4 or 5).
-inline constexpr int kMaxRequestJsonDepth = 64;
 
 // INVALID_ARGUMENT with a message that starts with the offending field ("messages[1].role: ...").
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "arbor/v1/worker.grpc.pb.h"
 #include "coordinator/cluster/worker_pool.h"
 #include "coordinator/job/worker_client.h"
@@ -23,6 +25,7 @@ class GrpcWorkerClient final : public WorkerClient {
 
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
+  void AbandonRuns() override;
   std::string id() const override { return worker_id_; }
   uint64_t incarnation() const override { return incarnation_; }
 
@@ -32,6 +35,15 @@ class GrpcWorkerClient final : public WorkerClient {
   const uint64_t incarnation_;
   const uint64_t owner_epoch_;
   const absl::Duration release_timeout_;
+  // Runs in flight, for AbandonRuns; each completion removes its own. Shared with the
+  // completions, which may run after the client is gone.
+  struct Runs {
+    absl::Mutex mu;
+    absl::flat_hash_map<const void*, std::shared_ptr<grpc::ClientContext>> contexts
+        ABSL_GUARDED_BY(mu);
+    bool abandoned ABSL_GUARDED_BY(mu) = false;
+  };
+  const std::shared_ptr<Runs> runs_ = std::make_shared<Runs>();
 };
 
 }  // namespace arbor::coordinator

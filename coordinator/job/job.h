@@ -17,8 +17,8 @@
 // worker out of KV (RESOURCE_EXHAUSTED) is a transient lack, never a failure: the job hands back
 // what it holds there and retries with backoff (then looks for another worker), since KV frees
 // up as other sequences finish. Waiting is bounded by the deadline and JobOptions::max_wait.
-// Rehome() moves a job the same way from a worker that drains or was lost while the job had no
-// Run there.
+// Rehome() moves a job the same way from a worker that drains or is presumed dead (a Run in
+// flight on a dead one is abandoned, not awaited).
 //
 // Text. Token events carry the committed text incrementally (stop_strings.h): text a possible
 // stop string could still start with is held back until it cannot match, and released with the
@@ -134,7 +134,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // and is discarded (the sequences it created are released then).
   void Cancel();
   // Moves the job off its worker (draining, or lost with no Run of ours in flight) at the next
-  // safe point: when the Run in flight completes, or now when there is none. Its sequences
+  // safe point: when the Run in flight completes, or now when there is none. A worker presumed
+  // dead (`reason` UNAVAILABLE) has its Run abandoned at once (WorkerClient::AbandonRuns), as a
+  // frozen worker may never answer. Its sequences
   // there are released, the committed path (and live rollouts) prefilled on the worker the
   // re-home callback picks, and a Rehomed event carries `reason`. When no worker can take it,
   // the job stays where it is. A no-op for a finished job or one already moving.

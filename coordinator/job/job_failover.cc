@@ -27,15 +27,20 @@ bool Retriable(absl::StatusCode code) {
 }  // namespace
 
 void Job::Rehome(absl::Status reason) {
+  std::shared_ptr<WorkerClient> abandon;
   {
     absl::MutexLock lock(&mu_);
     if (finished() || session_.moving()) return;
     if (session_.in_flight()) {
+      // A dead worker's Run is not awaited: a frozen one answers only when (if ever) it
+      // resumes. Abandoned, it fails with UNAVAILABLE, and the job moves as after any failure.
+      if (absl::IsUnavailable(reason)) abandon = session_.in_flight()->worker;
       session_.DeferMove(std::move(reason));
     } else {
       RequestMove(std::move(reason), /*forced=*/false);
     }
   }
+  if (abandon != nullptr) abandon->AbandonRuns();
   Drain();
 }
 

@@ -31,6 +31,11 @@ class WorkerClient {
   // gone has nothing left to drop, so a failure is only logged.
   virtual void Release(std::vector<uint64_t> sequence_ids) = 0;
 
+  // Ends every Run in flight on this client now with UNAVAILABLE (each `done` runs once, as
+  // always). For a worker presumed dead: one that is frozen (SIGSTOP, a hung host) keeps its
+  // connection open and would hold its calls until their timeouts, and the jobs with them.
+  virtual void AbandonRuns() = 0;
+
   // The worker's id (WorkerInfo.worker_id), for events and logs.
   virtual std::string id() const = 0;
   // Which life of the worker this client talks to (WorkerHandle::incarnation); 0 when unknown.

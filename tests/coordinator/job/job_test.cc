@@ -414,6 +414,23 @@ TEST(JobTest, RehomeWaitsForTheRunInFlightThenPrefillsElsewhere) {
   ExpectCleanFinish(*job, *h.spare);
 }
 
+// A frozen worker (SIGSTOP) keeps its connection and never answers: once it is presumed dead,
+// its jobs move at once instead of waiting for a Run that may never complete.
+TEST(JobTest, RehomeFromADeadWorkerAbandonsTheRunInFlight) {
+  Harness h(ByPosition({}));
+  h.worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = 2;
+  auto job = h.Make(BaseSpec(6), options);
+  job->Start();
+  job->Rehome(absl::UnavailableError("worker w0 died: no heartbeat for 10s"));
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_THAT(h.rehome_calls, ElementsAre("w0"));
+  EXPECT_EQ(job->worker_id(), "w1");
+  EXPECT_EQ(job->token_ids().size(), 6u);
+  ExpectCleanFinish(*job, *h.spare);
+}
+
 TEST(JobTest, RehomeMovesAQueuedJobAtOnceAndStaysWithoutAWorker) {
   Harness h(ByPosition({}));
   auto job = h.Make(BaseSpec(4));

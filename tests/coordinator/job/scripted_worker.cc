@@ -42,7 +42,9 @@ void ScriptedWorker::Run(arbor::v1::RunRequest request, absl::Duration, RunCallb
   {
     absl::MutexLock lock(&mu_);
     if (hold_) {
-      held_.push_back([done, response]() { done(response); });
+      held_.push_back([done, response](bool abandoned) {
+        abandoned ? done(absl::UnavailableError("scripted worker: run abandoned")) : done(response);
+      });
       return;
     }
   }
@@ -76,12 +78,21 @@ void ScriptedWorker::Hold(bool hold) {
 }
 
 void ScriptedWorker::ReleaseHeld() {
-  std::vector<std::function<void()>> held;
+  std::vector<std::function<void(bool)>> held;
   {
     absl::MutexLock lock(&mu_);
     held.swap(held_);
   }
-  for (auto& f : held) f();
+  for (auto& f : held) f(/*abandoned=*/false);
+}
+
+void ScriptedWorker::AbandonRuns() {
+  std::vector<std::function<void(bool)>> held;
+  {
+    absl::MutexLock lock(&mu_);
+    held.swap(held_);
+  }
+  for (auto& f : held) f(/*abandoned=*/true);
 }
 
 std::vector<arbor::v1::RunRequest> ScriptedWorker::requests() const {

@@ -63,6 +63,8 @@ class ScriptedWorker final : public WorkerClient {
 
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
+  // Held completions answer UNAVAILABLE now (the Runs executed: as a frozen worker's would).
+  void AbandonRuns() override;
   std::string id() const override { return id_; }
 
   // After `after` more successful Runs, the next `n` fail with `status` (nothing changes).
@@ -103,7 +105,7 @@ class ScriptedWorker final : public WorkerClient {
   absl::Status lose_status_ ABSL_GUARDED_BY(mu_);
   int lose_count_ ABSL_GUARDED_BY(mu_) = 0;
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void()>> held_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::function<void(bool abandoned)>> held_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace arbor::coordinator::testing
