@@ -57,6 +57,10 @@ bool ServeFile(std::string_view name, httplib::Response& response) {
 }  // namespace
 
 void AddViewerRoutes(httplib::Server& server) {
+  // The server's root leads a browser to the viewer rather than to a bare 404.
+  server.Get("/", [](const httplib::Request&, httplib::Response& response) {
+    response.set_redirect("/ui/");
+  });
   server.Get("/ui", [](const httplib::Request&, httplib::Response& response) {
     response.set_redirect("/ui/");
   });

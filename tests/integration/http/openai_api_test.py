@@ -199,6 +199,54 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(cut.text, full[:full.index(stop)])
         self.assertEqual(cut.finish_reason, "stop")
 
+    def test_stop_token_text_is_not_in_the_answer(self):
+        # The tiny model has no reachable EOS, so a token it draws is made the stop token: the
+        # answer must end before it (as before `<|im_end|>`), its id still the job's last.
+        seed, prompt = 11, "The"
+        free = self.client.completions.create(model="tiny", prompt=prompt, max_tokens=8,
+                                              seed=seed)
+        _, job = get_json(f"{self.base}/v1/jobs/{free.model_extra['arbor']['job_id']}")
+        ids = job["token_ids"]
+        stop_id = ids[3]
+        k = ids.index(stop_id)  # Where the stopped run ends.
+        before = self.client.completions.create(model="tiny", prompt=prompt, max_tokens=k,
+                                                seed=seed).choices[0].text if k else ""
+        stop = {"arbor": {"stop_token_ids": [stop_id]}}
+        cut = self.client.completions.create(model="tiny", prompt=prompt, max_tokens=8,
+                                             seed=seed, extra_body=stop)
+        self.assertEqual(cut.choices[0].finish_reason, "stop")
+        self.assertEqual(cut.choices[0].text, before)
+        _, job = get_json(f"{self.base}/v1/jobs/{cut.model_extra['arbor']['job_id']}")
+        self.assertEqual(job["token_ids"][-1], stop_id, "the stop token stays in the token ids")
+        self.assertEqual(job["text"], before)
+        # Chat, blocking and streamed, the same way.
+        free = self.chat(seed=seed, max_tokens=8)
+        _, job = get_json(f"{self.base}/v1/jobs/{free.model_extra['arbor']['job_id']}")
+        ids = job["token_ids"]
+        stop_id = ids[3]
+        k = ids.index(stop_id)
+        before = self.chat(seed=seed, max_tokens=k).choices[0].message.content if k else ""
+        stop = {"arbor": {"stop_token_ids": [stop_id]}}
+        blocking = self.chat(seed=seed, max_tokens=8, extra_body=stop).choices[0]
+        self.assertEqual(blocking.finish_reason, "stop")
+        self.assertEqual(blocking.message.content, before)
+        streamed, finish = "", None
+        for chunk in self.chat(seed=seed, max_tokens=8, extra_body=stop, stream=True):
+            for choice in chunk.choices:
+                streamed += choice.delta.content or ""
+                finish = choice.finish_reason or finish
+        self.assertEqual(finish, "stop")
+        self.assertEqual(streamed, before)
+
+    def test_root_leads_to_the_viewer(self):
+        port = int(self.base.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        self.assertIn(response.status, (301, 302, 303, 307, 308))
+        self.assertEqual(response.getheader("Location"), "/ui/")
+        connection.close()
+
     def test_errors_are_openai_exceptions(self):
         with self.assertRaises(openai.BadRequestError) as e:
             self.chat(max_tokens=0)
