@@ -22,6 +22,9 @@ ABSL_FLAG(std::string, served_model_name, "",
           "up: the model id the HTTP API lists and answers with (requests may also name the "
           "model file). Default: the name given to --model (smollm2-135m-instruct when none), "
           "or the file or directory name of a path.");
+ABSL_FLAG(int64_t, kv_tokens, 0,
+          "up/demo: KV cache tokens each worker reserves (its --kv_tokens); 0 = the worker's "
+          "default. Lower it to fit several workers in less memory.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -41,6 +44,11 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   if (options.num_workers < 1 || options.num_workers > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num_workers: ", options.num_workers, " is outside [1, 64]"));
+  }
+  if (const int64_t kv = absl::GetFlag(FLAGS_kv_tokens); kv < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--kv_tokens: ", kv, " is negative"));
+  } else if (kv > 0) {
+    options.worker_flags.push_back(absl::StrCat("--kv_tokens=", kv));
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
