@@ -165,11 +165,7 @@ void Job::HandleFailure(const absl::Status& status) {
   if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after) {
     return WaitForKv(status);
   }
-  if (!session_.CountFailure()) {
-    return Fail(
-        absl::UnavailableError(absl::StrCat("gave up after ", session_.consecutive_failures(),
-                                            " worker failures: ", status.ToString())));
-  }
+  if (absl::Status gave_up = session_.CountFailure(status); !gave_up.ok()) return Fail(gave_up);
   base::WithFields(LogFieldsFor("worker_failed"))
       .Warn("worker failed the job: {}", status.ToString());
   RequestMove(status, /*forced=*/true);
@@ -181,11 +177,7 @@ void Job::Reprefill(const absl::Status& status) {
   // new process on the same address. The worker is fine; prefill the job there again (full
   // blocks are likely still in its prefix cache). Bounded like other failures, in case a worker
   // keeps forgetting.
-  if (!session_.CountFailure()) {
-    return Fail(
-        absl::UnavailableError(absl::StrCat("gave up after ", session_.consecutive_failures(),
-                                            " worker failures: ", status.ToString())));
-  }
+  if (absl::Status gave_up = session_.CountFailure(status); !gave_up.ok()) return Fail(gave_up);
   base::WithFields(LogFieldsFor("reprefill"))
       .Warn("worker no longer holds the job's sequences: {}", status.ToString());
   ResetSequences();

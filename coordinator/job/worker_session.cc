@@ -18,6 +18,12 @@ std::optional<WorkerSession::InFlight> WorkerSession::Completed(uint64_t generat
   return done;
 }
 
+absl::Status WorkerSession::CountFailure(const absl::Status& cause) {
+  if (++consecutive_failures_ <= policy_.max_consecutive_failures) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("gave up after ", consecutive_failures_,
+                                             " worker failures: ", cause.ToString()));
+}
+
 void WorkerSession::Succeeded() {
   consecutive_failures_ = 0;
   exhausted_retries_ = 0;

@@ -54,9 +54,9 @@ class WorkerSession {
 
   // A Run succeeded: failures, retries and the wait in progress start over.
   void Succeeded();
-  // One more failure in a row; false once there were more than the policy allows.
-  bool CountFailure() { return ++consecutive_failures_ <= policy_.max_consecutive_failures; }
-  int32_t consecutive_failures() const { return consecutive_failures_; }
+  // One more failure in a row, caused by `cause`: OK, or UNAVAILABLE saying the job gives up
+  // once there were more than the policy allows.
+  absl::Status CountFailure(const absl::Status& cause);
   // One more KV-exhaustion retry on this worker; true once it is time to look for another one.
   bool CountExhausted() { return ++exhausted_retries_ > policy_.exhausted_retries; }
   int32_t exhausted_retries() const { return exhausted_retries_; }

@@ -48,11 +48,14 @@ TEST(WorkerSession, BackoffDoublesToItsCapAndStopsAtTheDeadlineOrMaxWait) {
 
 TEST(WorkerSession, FailuresAndRetriesCountAgainstThePolicy) {
   WorkerSession session(nullptr, kPolicy);
-  EXPECT_TRUE(session.CountFailure());
-  EXPECT_TRUE(session.CountFailure());
-  EXPECT_FALSE(session.CountFailure());  // The third in a row is one too many.
+  const absl::Status cause = absl::UnavailableError("gone");
+  EXPECT_TRUE(session.CountFailure(cause).ok());
+  EXPECT_TRUE(session.CountFailure(cause).ok());
+  const absl::Status gave_up = session.CountFailure(cause);  // The third in a row: too many.
+  EXPECT_EQ(gave_up.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(gave_up.message().find("gave up after 3 worker failures"), std::string::npos);
   session.Succeeded();
-  EXPECT_TRUE(session.CountFailure());
+  EXPECT_TRUE(session.CountFailure(cause).ok());
   EXPECT_FALSE(session.CountExhausted());  // One retry allowed here...
   EXPECT_TRUE(session.CountExhausted());   // ...then look for another worker.
   session.MovedTo(nullptr);
