@@ -104,25 +104,27 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
 namespace arbor::coordinator {
 namespace {
 
+// The last component of --model (a directory's name without its trailing slashes).
+std::string ModelFileName() {
+  std::string model = absl::GetFlag(FLAGS_model);
+  while (model.size() > 1 && model.back() == '/') model.pop_back();
+  return std::filesystem::path(model).filename().string();
+}
+
 // The model id HTTP clients see: the flag, else the last path component of --model.
 std::string ServedModelName() {
   if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
-  std::string model = absl::GetFlag(FLAGS_model);
-  while (model.size() > 1 && model.back() == '/') model.pop_back();
-  const size_t slash = model.rfind('/');
-  return slash == std::string::npos ? model : model.substr(slash + 1);
+  return ModelFileName();
 }
 
 // Other names HTTP requests may give the model: the --model file or directory name, with and
 // without its extension, and the name Arbor fetches it by when it is a known model's file.
 std::vector<std::string> ModelAliases() {
-  std::string model = absl::GetFlag(FLAGS_model);
-  while (model.size() > 1 && model.back() == '/') model.pop_back();
-  if (model.empty()) return {};
-  const std::filesystem::path path(model);
-  std::vector<std::string> aliases = {path.filename().string(), path.stem().string()};
+  const std::string file = ModelFileName();
+  if (file.empty()) return {};
+  std::vector<std::string> aliases = {file, std::filesystem::path(file).stem().string()};
   for (const model::KnownModel& known : model::KnownModels()) {
-    if (known.file_name == path.filename().string()) aliases.push_back(known.name);
+    if (known.file_name == file) aliases.push_back(known.name);
   }
   return aliases;
 }
