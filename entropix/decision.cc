@@ -94,6 +94,23 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
   }
 }
 
+// TRACE: greedy, except at a fork (reported as the LEHV row, the branching one).
+Decision DecideTrace(const Metrics& m, const PolicyConfig& config, const DecisionContext& ctx) {
+  Decision d;
+  d.sampling = config.sampling;
+  const bool fork = (config.trace.fork_first && ctx.generated == 0) ||
+                    m.entropy > config.trace.fork_entropy;
+  d.row = fork ? MatrixRow::kLehv : MatrixRow::kLelv;
+  if (!fork) return d;
+  d.blocked_by = Blocker(MatrixRow::kLehv, config, ctx);
+  if (d.blocked_by == BlockReason::kNone) {
+    d.strategy = Strategy::kBranch;
+  } else {
+    d.blocked_strategy = Strategy::kBranch;
+  }
+  return d;
+}
+
 }  // namespace
 
 absl::string_view BlockReasonName(BlockReason reason) {
@@ -114,6 +131,7 @@ absl::string_view BlockReasonName(BlockReason reason) {
 
 Decision Decide(const Metrics& metrics, const PolicyConfig& config,
                 const DecisionContext& context) {
+  if (config.mode == PolicyMode::kTrace) return DecideTrace(metrics, config, context);
   Decision d;
   d.row = SelectRow(metrics, config.thresholds);
   Strategy structural = Strategy::kArgmax;

@@ -11,7 +11,9 @@
 // (first match wins; thresholds from PolicyConfig). SEARCH blocks INSERT by insert.cooldown and
 // insert.max_per_job, BRANCH by branch.max_depth, BACKSPACE by backspace.max_per_job or when the
 // previous token cannot be backspaced. CANONICAL only blocks INSERT right after the thinking
-// token itself (the original sampler's one-token cooldown).
+// token itself (the original sampler's one-token cooldown). TRACE has no matrix: BRANCH (blocked
+// by branch.max_depth) at the first generated token when trace.fork_first, or where
+// H > trace.fork_entropy; ARGMAX everywhere else.
 #ifndef ARBOR_ENTROPIX_DECISION_H_
 #define ARBOR_ENTROPIX_DECISION_H_
 
@@ -32,6 +34,7 @@ struct DecisionContext {
   int32_t backspaces_used = 0;        // BACKSPACE budget the job already spent.
   int32_t last_insert_position = -1;  // Position of the job's last inserted token, −1 if none.
   int32_t branch_depth = 0;           // Nesting depth of this sequence (0 = main path).
+  int32_t generated = 0;              // Tokens generated before this one (0: the first).
   // The previous token was generated (not prompt, not inserted, not forced) and its position
   // has not been backspaced before: BACKSPACE may remove it.
   bool previous_backspaceable = false;

@@ -113,6 +113,13 @@ absl::Status ValidateAdaptive(const AdaptiveOptions& a) {
   return Coefficient("adaptive.w_interaction", a.w_interaction);
 }
 
+absl::Status ValidateTrace(const TraceOptions& t) {
+  RETURN_IF_ERROR(InRange("trace.fork_entropy", t.fork_entropy, 0, kMaxEntropyBits));
+  RETURN_IF_ERROR(InRange("trace.max_traces", t.max_traces, 1, 256));
+  return InRange("trace.answer_pattern size", static_cast<double>(t.answer_pattern.size()), 0,
+                 kMaxAnswerPatternBytes);
+}
+
 }  // namespace
 
 absl::Status PolicyConfig::Validate() const {
@@ -123,6 +130,7 @@ absl::Status PolicyConfig::Validate() const {
   RETURN_IF_ERROR(ValidateInsert(insert));
   RETURN_IF_ERROR(InRange("backspace.max_per_job", backspace.max_per_job, 0, 1024));
   RETURN_IF_ERROR(ValidateAdaptive(adaptive));
+  RETURN_IF_ERROR(ValidateTrace(trace));
   return InRange("reference_len", reference_len, 1, 1 << 20);
 }
 

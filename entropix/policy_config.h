@@ -5,6 +5,7 @@
 #define ARBOR_ENTROPIX_POLICY_CONFIG_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,6 +16,7 @@ namespace arbor::entropix {
 enum class PolicyMode {
   kSearch,     // Rows 2–4 become tree operations (branch, insert, backspace).
   kCanonical,  // The original single-path sampler: rows 2–4 adjust the sample; row 2 inserts.
+  kTrace,      // Greedy traces forked where TraceOptions says; the most confident answer wins.
 };
 
 enum class BranchMode {
@@ -99,6 +101,20 @@ struct AdaptiveOptions {
   float w_interaction = 0.6f;      // Weight of interaction strength.
 };
 
+// TRACE mode (docs/ARCHITECTURE.md §4.5): where greedy traces fork and how the answer is chosen.
+// A fork's candidates are the top branch.width tokens with p ≥ branch.candidate_min_p·p_max, and
+// nesting is bounded by branch.max_depth.
+struct TraceOptions {
+  bool fork_first = true;      // Fork at the first generated position (CoT-decoding).
+  float fork_entropy = 64.0f;  // Fork where H > this, bits, [0, 64]; 64 = never (EAGer sets it).
+  int32_t max_traces = 16;     // Traces (leaves) per job, [1, 256].
+  bool aggregate = true;       // Sum confidences per answer; else the most confident trace wins.
+  // PCRE2 regex, at most kMaxAnswerPatternBytes; its last match's group 1 is the answer. Empty:
+  // the whole trace is. The caller compiles it (this library has no regex engine).
+  std::string answer_pattern;
+};
+inline constexpr int kMaxAnswerPatternBytes = 1024;
+
 struct PolicyConfig {
   PolicyMode mode = PolicyMode::kSearch;
   SamplingParams sampling;
@@ -110,6 +126,7 @@ struct PolicyConfig {
   AdaptiveOptions adaptive;
   AttentionMode attention_mode = AttentionMode::kExact;
   int32_t reference_len = 4096;  // REFERENCE buffer slots, [1, 1 << 20].
+  TraceOptions trace;
 
   // OK, or InvalidArgument naming the first bad field and its allowed range, e.g.
   // "branch.width: 1 is outside [2, 64]". Insert token ids are only checked for >= 0 here; the

@@ -211,21 +211,35 @@ absl::StatusOr<AdaptiveSample> SampleAdaptive(const Candidates& candidates,
   return best;
 }
 
-absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(const Candidates& candidates,
-                                                                 const SamplingParams& params,
-                                                                 int width, float candidate_min_p,
-                                                                 const RngKey& key,
-                                                                 absl::Span<const int32_t> banned) {
+namespace {
+
+// The transformed distribution cut to the tokens with p ≥ candidate_min_p·p_max: a prefix, since
+// it is sorted.
+absl::StatusOr<std::vector<WeightedToken>> QualifyingPool(const Candidates& candidates,
+                                                          const SamplingParams& params, int width,
+                                                          float candidate_min_p,
+                                                          absl::Span<const int32_t> banned) {
   if (width < 1) {
     return absl::InvalidArgumentError(absl::StrCat("branch.width: ", width, " is outside [2, 64]"));
   }
   ASSIGN_OR_RETURN(std::vector<WeightedToken> pool,
                    TransformedDistribution(candidates, params, banned));
-  // The pool is sorted, so the qualifying tokens are a prefix.
   const double floor = candidate_min_p * pool.front().prob;
   size_t qualifying = 0;
   while (qualifying < pool.size() && pool[qualifying].prob >= floor) ++qualifying;
   pool.resize(qualifying);
+  return pool;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(const Candidates& candidates,
+                                                                 const SamplingParams& params,
+                                                                 int width, float candidate_min_p,
+                                                                 const RngKey& key,
+                                                                 absl::Span<const int32_t> banned) {
+  ASSIGN_OR_RETURN(std::vector<WeightedToken> pool,
+                   QualifyingPool(candidates, params, width, candidate_min_p, banned));
   std::vector<SampledToken> chosen;
   for (int i = 0; i < width && !pool.empty(); ++i) {
     double total = 0.0;
@@ -235,6 +249,22 @@ absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(const Candidate
         CategoricalIndex(pool, UniformDouble(key.WithDraw(key.draw_index + i)) * total);
     chosen.push_back({pool[pick].id, pool[pick].logprob});
     pool.erase(pool.begin() + pick);
+  }
+  return chosen;
+}
+
+absl::StatusOr<std::vector<SampledToken>> TopBranchCandidates(const Candidates& candidates,
+                                                              int width, float candidate_min_p) {
+  SamplingParams plain;
+  plain.temperature = 1.0f;
+  plain.top_p = 1.0f;
+  plain.top_k = 0;
+  plain.min_p = 0.0f;
+  ASSIGN_OR_RETURN(std::vector<WeightedToken> pool,
+                   QualifyingPool(candidates, plain, width, candidate_min_p, {}));
+  std::vector<SampledToken> chosen;
+  for (size_t i = 0; i < pool.size() && static_cast<int>(i) < width; ++i) {
+    chosen.push_back({pool[i].id, pool[i].logprob});
   }
   return chosen;
 }

@@ -77,6 +77,11 @@ absl::StatusOr<std::vector<SampledToken>> SelectBranchCandidates(
     const Candidates& candidates, const SamplingParams& params, int width, float candidate_min_p,
     const RngKey& key, absl::Span<const int32_t> banned = {});
 
+// TRACE: the `width` most likely tokens with p ≥ candidate_min_p·p_max at T = 1, most likely
+// first (ties: earlier candidate first). Deterministic: nothing is drawn.
+absl::StatusOr<std::vector<SampledToken>> TopBranchCandidates(const Candidates& candidates,
+                                                              int width, float candidate_min_p);
+
 }  // namespace arbor::entropix
 
 #endif  // ARBOR_ENTROPIX_SAMPLER_H_

@@ -27,6 +27,9 @@ absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
       case v1::POLICY_MODE_CANONICAL:
         c.mode = entropix::PolicyMode::kCanonical;
         break;
+      case v1::POLICY_MODE_TRACE:
+        c.mode = entropix::PolicyMode::kTrace;
+        break;
       default:
         return UnknownEnum("mode", p.mode());
     }
@@ -60,6 +63,18 @@ absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
     }
   }
   return absl::OkStatus();
+}
+
+v1::PolicyMode ModeToProto(entropix::PolicyMode mode) {
+  switch (mode) {
+    case entropix::PolicyMode::kCanonical:
+      return v1::POLICY_MODE_CANONICAL;
+    case entropix::PolicyMode::kTrace:
+      return v1::POLICY_MODE_TRACE;
+    case entropix::PolicyMode::kSearch:
+      break;
+  }
+  return v1::POLICY_MODE_SEARCH;
 }
 
 }  // namespace
@@ -126,6 +141,12 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
   ARBOR_APPLY(a, c.adaptive, w_agreement);
   ARBOR_APPLY(a, c.adaptive, w_interaction);
   ARBOR_APPLY(p, c, reference_len);
+  const v1::TraceOptions& r = p.trace();
+  ARBOR_APPLY(r, c.trace, fork_first);
+  ARBOR_APPLY(r, c.trace, fork_entropy);
+  ARBOR_APPLY(r, c.trace, max_traces);
+  ARBOR_APPLY(r, c.trace, aggregate);
+  ARBOR_APPLY(r, c.trace, answer_pattern);
   RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -134,8 +155,7 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
 
 v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   v1::PolicyConfig p;
-  p.set_mode(c.mode == entropix::PolicyMode::kCanonical ? v1::POLICY_MODE_CANONICAL
-                                                        : v1::POLICY_MODE_SEARCH);
+  p.set_mode(ModeToProto(c.mode));
   v1::SamplingParams* s = p.mutable_sampling();
   s->set_temperature(c.sampling.temperature);
   s->set_top_p(c.sampling.top_p);
@@ -199,6 +219,12 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
                            ? v1::ATTENTION_MODE_REFERENCE
                            : v1::ATTENTION_MODE_EXACT);
   p.set_reference_len(c.reference_len);
+  v1::TraceOptions* r = p.mutable_trace();
+  r->set_fork_first(c.trace.fork_first);
+  r->set_fork_entropy(c.trace.fork_entropy);
+  r->set_max_traces(c.trace.max_traces);
+  r->set_aggregate(c.trace.aggregate);
+  r->set_answer_pattern(c.trace.answer_pattern);
   return p;
 }
 

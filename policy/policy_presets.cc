@@ -1,5 +1,7 @@
 #include "policy/policy_presets.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace arbor::rpc {
 
 v1::PolicyConfig GreedyPolicy() {
@@ -33,6 +35,55 @@ v1::PolicyConfig PlainSamplingPolicy() {
   s->set_top_k(100);
   s->set_min_p(0.05f);
   return p;
+}
+
+v1::PolicyConfig CotDecodingPolicy() {
+  v1::PolicyConfig p;
+  p.set_mode(v1::POLICY_MODE_TRACE);
+  p.mutable_branch()->set_width(5);
+  p.mutable_branch()->set_max_depth(1);
+  p.mutable_branch()->set_candidate_min_p(0.0f);
+  v1::TraceOptions* t = p.mutable_trace();
+  t->set_fork_first(true);
+  t->set_fork_entropy(64.0f);
+  t->set_max_traces(5);
+  t->set_aggregate(true);
+  return p;
+}
+
+v1::PolicyConfig EagerPolicy() {
+  v1::PolicyConfig p;
+  p.set_mode(v1::POLICY_MODE_TRACE);
+  p.mutable_branch()->set_width(2);
+  p.mutable_branch()->set_max_depth(4);
+  p.mutable_branch()->set_candidate_min_p(0.05f);
+  v1::TraceOptions* t = p.mutable_trace();
+  t->set_fork_first(false);
+  t->set_fork_entropy(kEagerForkEntropy);
+  t->set_max_traces(6);
+  t->set_aggregate(true);
+  return p;
+}
+
+absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name) {
+  v1::PolicyConfig mode_only;
+  if (name == "greedy") return GreedyPolicy();
+  if (name == "sample") return PlainSamplingPolicy();
+  if (name == "cot_decoding") return CotDecodingPolicy();
+  if (name == "eager") return EagerPolicy();
+  if (name == "search") {
+    mode_only.set_mode(v1::POLICY_MODE_SEARCH);
+  } else if (name == "canonical") {
+    mode_only.set_mode(v1::POLICY_MODE_CANONICAL);
+  } else if (name == "trace") {
+    mode_only.set_mode(v1::POLICY_MODE_TRACE);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name,
+                     "' is not a policy name: greedy, sample, cot_decoding, eager, search, "
+                     "canonical or trace"));
+  }
+  return mode_only;
 }
 
 }  // namespace arbor::rpc

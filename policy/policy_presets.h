@@ -1,10 +1,13 @@
-// Policies that reduce entropix to the classic decoders, for clients that ask for those:
-// greedy decoding (OpenAI's temperature 0, `arbor eval`'s greedy) and plain sampling (the eval's
-// baseline). Both run through the same decision matrix and sampler as every other policy, so a
-// comparison between them and search measures the policy, not a second code path.
+// Named policies: the classic decoders, for clients that ask for those — greedy decoding (OpenAI's
+// temperature 0, `arbor eval`'s greedy) and plain sampling (the eval's baseline), both through
+// the same decision matrix and sampler as every other policy, so a comparison between them and
+// search measures the policy, not a second code path — and the TRACE searches from the
+// literature (docs/ARCHITECTURE.md §4.5).
 #ifndef ARBOR_POLICY_POLICY_PRESETS_H_
 #define ARBOR_POLICY_POLICY_PRESETS_H_
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "arbor/v1/entropix.pb.h"
 
 namespace arbor::rpc {
@@ -15,6 +18,20 @@ v1::PolicyConfig GreedyPolicy();
 // Only row 5 (ADAPTIVE) can match, with its adjustments zeroed and one draw: a plain sample at
 // T 0.7, min_p 0.05, top_p 1, top_k 100 (callers may change the sampling parameters).
 v1::PolicyConfig PlainSamplingPolicy();
+
+// CoT-decoding (Wang & Zhou, arXiv 2402.10200): the 5 most likely first tokens, each continued
+// greedily; the answer with the largest summed margin wins.
+v1::PolicyConfig CotDecodingPolicy();
+
+// Entropy-gated branching (EAGer, arXiv 2510.11170): greedy, forking the 2 most likely tokens
+// where H > kEagerForkEntropy bits, nested up to 4 deep, at most 6 traces; summed margins pick.
+inline constexpr float kEagerForkEntropy = 3.0f;
+v1::PolicyConfig EagerPolicy();
+
+// The policy a name selects (CLI --policy_mode, `arbor up --policy`): greedy, sample,
+// cot_decoding, eager (the presets above), or search, canonical, trace (only the mode; every
+// other field keeps the server default). INVALID_ARGUMENT listing the names otherwise.
+absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name);
 
 }  // namespace arbor::rpc
 

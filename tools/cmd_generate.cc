@@ -12,6 +12,7 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "policy/policy_file.h"
+#include "policy/policy_presets.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 #include "tools/stream_printer.h"
@@ -22,11 +23,14 @@ ABSL_FLAG(std::string, chat, "",
           "'[{\"role\":\"user\",\"content\":\"Hi\"}]'.");
 ABSL_FLAG(std::string, tokens, "", "generate/submit: prompt token ids, comma-separated.");
 ABSL_FLAG(int, max_tokens, 0, "generate/submit: tokens to generate; 0 = server default.");
-ABSL_FLAG(std::string, policy_mode, "", "generate/submit: search or canonical (default: server).");
+ABSL_FLAG(std::string, policy_mode, "",
+          "generate/submit: a named policy: greedy, sample, cot_decoding, eager (CoT-decoding and "
+          "entropy-gated branching over greedy traces), search, canonical or trace (default: the "
+          "server's).");
 ABSL_FLAG(std::string, policy_file, "",
           "generate/submit: the request's policy, an arbor.v1.PolicyConfig as JSON (the format "
-          "`arbor calibrate` writes); fields left out keep the server's defaults. --policy_mode "
-          "overrides its mode.");
+          "`arbor calibrate` writes); fields left out keep the server's defaults (or "
+          "--policy_mode's). --policy_mode keeps its mode.");
 ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
 
 namespace arbor::tools {
@@ -88,18 +92,18 @@ absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOpti
   if (options.max_tokens < 0) return FlagError("max_tokens", "must be >= 0");
   request.set_max_tokens(options.max_tokens);
   request.set_seed(options.seed);
-  if (!options.policy_file.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> policy = rpc::ReadPolicyFile(options.policy_file);
-    if (!policy.ok()) return FlagError("policy_file", std::string(policy.status().message()));
-    *request.mutable_policy() = *std::move(policy);
+  arbor::v1::PolicyConfig named;
+  if (!options.policy_mode.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> policy = rpc::NamedPolicy(options.policy_mode);
+    if (!policy.ok()) return FlagError("policy_mode", std::string(policy.status().message()));
+    named = *std::move(policy);
   }
-  if (options.policy_mode == "search") {
-    request.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_SEARCH);
-  } else if (options.policy_mode == "canonical") {
-    request.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_CANONICAL);
-  } else if (!options.policy_mode.empty()) {
-    return FlagError("policy_mode",
-                     absl::StrCat("'", options.policy_mode, "' is not search or canonical"));
+  *request.mutable_policy() = named;
+  if (!options.policy_file.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> file = rpc::ReadPolicyFile(options.policy_file);
+    if (!file.ok()) return FlagError("policy_file", std::string(file.status().message()));
+    request.mutable_policy()->MergeFrom(*file);  // The file's fields over the named policy's.
+    if (named.has_mode()) request.mutable_policy()->set_mode(named.mode());
   }
   return request;
 }

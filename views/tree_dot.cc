@@ -192,6 +192,9 @@ class DotView {
           "\\\"", LabelText(n.text(), kRunTextWidth), "\\\"  #", n.id(), "\\n",
           absl::StrFormat("H=%.2f V=%.2f", n.metrics().entropy(), n.metrics().varentropy()));
       if (n.branch_score() != 0.0f) label += absl::StrFormat("\\nscore %.3f", n.branch_score());
+      if (!n.branch_note().empty()) {
+        label += absl::StrCat("\\n", LabelText(n.branch_note(), kRunTextWidth));
+      }
     }
     return absl::StrCat("  n", n.id(), " [label=\"", label, "\", tooltip=\"",
                         StrategyName(n.strategy()), " ", NodeStatusName(n.status()),

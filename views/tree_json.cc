@@ -45,6 +45,7 @@ json NodeToJson(const v1::TreeNode& n) {
               {"status", NodeStatusName(n.status())},
               {"strategy", StrategyName(n.strategy())},
               {"branch_score", Float(n.branch_score())},
+              {"branch_note", n.branch_note()},
               {"branch_depth", n.branch_depth()},
               {"sequence_id", std::to_string(n.sequence_id())},
               {"metrics", MetricsToJson(n.metrics())},
@@ -141,6 +142,11 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
   ASSIGN_OR_RETURN(std::string strategy_name, ReadString(node, "strategy", path));
   ASSIGN_OR_RETURN(float branch_score, ReadFloat(node, "branch_score", path));
   ASSIGN_OR_RETURN(int32_t branch_depth, ReadInt(node, "branch_depth", path));
+  // Optional: trees written before notes existed have none.
+  std::string branch_note;
+  if (node.contains("branch_note")) {
+    ASSIGN_OR_RETURN(branch_note, ReadString(node, "branch_note", path));
+  }
   ASSIGN_OR_RETURN(std::string sequence, ReadString(node, "sequence_id", path));
   const std::optional<v1::NodeStatus> status = ParseNodeStatusName(status_name);
   if (!status) {
@@ -170,6 +176,7 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
   n->set_strategy(*strategy);
   n->set_branch_score(branch_score);
   n->set_branch_depth(branch_depth);
+  n->set_branch_note(std::move(branch_note));
   n->set_sequence_id(sequence_id);
   RETURN_IF_ERROR(ReadMetrics(node, path, n->mutable_metrics()));
   ASSIGN_OR_RETURN(const json* top, Field(node, "top_logprobs", path));

@@ -265,9 +265,10 @@ class TextView {
       if (child == nullptr || child->status() == v1::NODE_STATUS_BACKSPACED) continue;
       const bool won = OnPath(child->status());
       out += absl::StrFormat(
-          "  %s node %-5d %s score %8.3f  logprob %7.3f  %3d tokens  %s\n", won ? "*" : " ",
+          "  %s node %-5d %s score %8.3f  logprob %7.3f  %3d tokens  %s%s\n", won ? "*" : " ",
           child->id(), TokenCell(RolloutText(*child), kTokenCellWidth), child->branch_score(),
-          child->logprob(), RolloutSize(*child), NodeStatusName(child->status()));
+          child->logprob(), RolloutSize(*child), NodeStatusName(child->status()),
+          child->branch_note().empty() ? "" : absl::StrCat("  ", child->branch_note()));
     }
     return out;
   }

@@ -60,6 +60,7 @@ ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const I
 
 void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
   length_ = length;
+  first_generated_ = length - item_.generated_before();
   last_token_ = last_token;
   context_.previous_backspaceable =
       last_sampled && BannedAt(length - 1).empty();  // Once per position.
@@ -154,6 +155,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
   RETURN_IF_ERROR(row.status);
   const entropix::LogitMetrics& logit_metrics = row.logits;
   context_.position = length_;
+  context_.generated = length_ - first_generated_;
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
   context_.previous_is_insert_token = !inserts.empty() && last_token_ == inserts.back();
   const std::vector<int32_t> banned = BannedAt(length_);

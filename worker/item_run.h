@@ -83,6 +83,7 @@ class ItemRun {
   ItemLimits limits_;
   entropix::DecisionContext context_;
   int32_t length_ = 0;
+  int32_t first_generated_ = 0;  // Sequence position of the job's first generated token.
   int32_t last_token_ = -1;
   int32_t steps_done_ = 0;
   int32_t scored_ = 0;

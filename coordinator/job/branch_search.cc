@@ -8,19 +8,23 @@
 namespace arbor::coordinator {
 
 absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
-    const arbor::v1::StepResult& structural_step, const entropix::PolicyConfig& policy,
+    const arbor::v1::StepResult& structural_step, const entropix::PolicyConfig& policy, int width,
     entropix::RngKey key) {
   const StoredDistribution stored(structural_step);
   if (stored.empty()) {
     return absl::FailedPreconditionError("branch point without a top-K to choose from");
   }
-  return entropix::SelectBranchCandidates(stored.candidates(), SamplingOf(structural_step),
-                                          policy.branch.width, policy.branch.candidate_min_p,
+  if (policy.mode == entropix::PolicyMode::kTrace) {
+    return entropix::TopBranchCandidates(stored.candidates(), width, policy.branch.candidate_min_p);
+  }
+  return entropix::SelectBranchCandidates(stored.candidates(), SamplingOf(structural_step), width,
+                                          policy.branch.candidate_min_p,
                                           key.WithDraw(kBranchCandidateDraw));
 }
 
-void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics) {
+void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics, float margin) {
   logprob_sum_ += logprob;
+  margins_.push_back(margin);
   confidence_sum_ += entropix::ConfidenceTerm(rpc::MetricsFromProto(metrics), weights_);
   ++tokens_;
 }
@@ -29,6 +33,7 @@ void RolloutScore::Append(const RolloutScore& continuation) {
   logprob_sum_ += continuation.logprob_sum_;
   confidence_sum_ += continuation.confidence_sum_;
   tokens_ += continuation.tokens_;
+  margins_.insert(margins_.end(), continuation.margins_.begin(), continuation.margins_.end());
 }
 
 double RolloutScore::Score() const {

@@ -15,23 +15,26 @@
 
 namespace arbor::coordinator {
 
-// Up to branch.width distinct candidates from `structural_step`'s top-K with the LEHV parameters
-// it carries; `key` addresses the branch point (draws kBranchCandidateDraw, +1, ...).
-// FailedPrecondition when the step has no top-K or nothing qualifies.
+// Up to `width` distinct candidates from `structural_step`'s top-K: drawn with the LEHV
+// parameters it carries, `key` addressing the branch point (draws kBranchCandidateDraw, +1, ...);
+// in TRACE mode the most likely ones, nothing drawn. FailedPrecondition when the step has no
+// top-K or nothing qualifies.
 absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
     const arbor::v1::StepResult& structural_step, const entropix::PolicyConfig& policy,
-    entropix::RngKey key);
+    int width, entropix::RngKey key);
 
 // A rollout's running score: every token it holds (the candidate first) adds its logprob and
-// the confidence term of the step that produced it.
+// the confidence term of the step that produced it. It also keeps each token's probability
+// margin (trace_choice.h), which TRACE mode judges answers by.
 class RolloutScore {
  public:
   explicit RolloutScore(const entropix::AdaptiveOptions& weights) : weights_(weights) {}
-  void Add(float logprob, const arbor::v1::Metrics& metrics);
+  void Add(float logprob, const arbor::v1::Metrics& metrics, float margin);
   // Adds every token of `continuation` (a nested branch's winning rollout).
   void Append(const RolloutScore& continuation);
   int tokens() const { return tokens_; }
   double cumulative_logprob() const { return logprob_sum_; }
+  const std::vector<float>& margins() const { return margins_; }
   // mean logprob + mean confidence; 0 for an empty rollout.
   double Score() const;
 
@@ -40,6 +43,7 @@ class RolloutScore {
   double logprob_sum_ = 0.0;
   double confidence_sum_ = 0.0;
   int tokens_ = 0;
+  std::vector<float> margins_;
 };
 
 // Index of the best score, the earliest on ties (deterministic). `scores` must be non-empty.

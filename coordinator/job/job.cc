@@ -31,6 +31,16 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
         "job options: steps_per_run and first_run_steps >= 1 and "
         "top_k must cover top_logprobs and branch.width");
   }
+  if (spec.policy.mode == entropix::PolicyMode::kTrace && !spec.answer_pattern &&
+      !spec.policy.trace.answer_pattern.empty()) {
+    absl::StatusOr<std::shared_ptr<const base::AnswerPattern>> pattern =
+        base::AnswerPattern::Compile(spec.policy.trace.answer_pattern);
+    if (!pattern.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("policy.trace.answer_pattern: ", pattern.status().message()));
+    }
+    spec.answer_pattern = *std::move(pattern);
+  }
   if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
       !env.rehome) {
     return absl::InvalidArgumentError("job environment is incomplete");
@@ -48,7 +58,9 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
   // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for
   // log-probabilities need it on every step.
-  settings.top_k_every_step = spec.top_logprobs > 0;
+  // TRACE judges answers by every token's margin, so it needs them all too.
+  settings.top_k_every_step =
+      spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
                                    RunBuilder(std::move(settings))));
   absl::MutexLock lock(&job->mu_);
@@ -162,7 +174,7 @@ void Job::Continue() {
     return RequestMove(*std::move(reason), /*forced=*/false);
   }
   if (!branch_) return SendMainRun();
-  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) return SendBeamStep();
+  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam && !trace()) return SendBeamStep();
   SendRollout();
 }
 
@@ -181,7 +193,7 @@ PolicyBudgets Job::Budgets() const {
 void Job::SendMainRun() {
   if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
-  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch;
+  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch || trace();
   const int32_t ramp = std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
   const int32_t max_steps =
       structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
@@ -245,6 +257,7 @@ bool Job::RecordMainStep(const StepResult& step) {
     return false;
   }
   Count(step.strategy());
+  if (trace()) trunk_margins_.push_back(StepMargin(step));
   const Step tree_step = TreeStep(step, main_sequence_);
   if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
     // CANONICAL: the worker appended the thinking token itself.
@@ -272,8 +285,8 @@ bool Job::RecordMainStep(const StepResult& step) {
   return EmitCommitted(*id);
 }
 
-void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
-                       SequenceSource source, arbor::v1::StopReason stop) {
+void Job::CommitBranch(int winner, const std::vector<float>& scores, const std::string& reason,
+                       uint64_t main_sequence, SequenceSource source, arbor::v1::StopReason stop) {
   absl::StatusOr<BranchResolution> resolution =
       tree_.ResolveBranch(branch_->point, branch_->children[winner].leaf, scores);
   if (!resolution.ok()) return Fail(resolution.status());
@@ -287,7 +300,7 @@ void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t ma
   main_live_ = !source.is_new;
   main_source_ = std::move(source);
   branch_.reset();
-  EmitResolved(*resolution, scores);
+  EmitResolved(*resolution, scores, reason);
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
   }
@@ -298,7 +311,8 @@ void Job::CommitBranch(int winner, const std::vector<float>& scores, uint64_t ma
   Continue();
 }
 
-void Job::EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores) {
+void Job::EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
+                       const std::string& reason) {
   arbor::v1::GenerateEvent event;
   arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
   resolved.set_winner_node_id(resolution.winner_candidate);
@@ -308,6 +322,7 @@ void Job::EmitResolved(const BranchResolution& resolution, const std::vector<flo
   resolved.mutable_pruned_node_ids()->Add(resolution.pruned.pruned_nodes.begin(),
                                           resolution.pruned.pruned_nodes.end());
   resolved.set_committed_tokens(static_cast<int32_t>(resolution.committed_nodes.size()));
+  resolved.set_reason(reason);
   Emit(std::move(event));
 }
 

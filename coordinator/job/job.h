@@ -10,6 +10,10 @@
 //             confidence term), commit the best, release the rest. ROLLOUT nests up to
 //             branch.max_depth (nested_branch.cc): a rollout that stops on BRANCH opens a nested
 //             branch at its leaf, resolved before the outer one; BEAM keeps one level.
+// TRACE mode (trace_search.cc) branches the same way, but greedily: the worker forks at the first
+// answer token and/or where entropy exceeds trace.fork_entropy, candidates are the most likely
+// tokens, every rollout runs to its end (up to trace.max_traces traces in all), and once all
+// are done the trace whose answer is most confident (trace_choice.h) is committed.
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
 // A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
@@ -36,6 +40,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +61,7 @@
 #include "coordinator/job/branch_search.h"
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/stop_strings.h"
+#include "coordinator/job/trace_choice.h"
 #include "coordinator/job/worker_client.h"
 #include "coordinator/job/worker_session.h"
 #include "coordinator/tree/search_tree.h"
@@ -78,6 +84,9 @@ struct JobSpec {
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
   std::vector<std::string> stop_strings;
+  // TRACE: policy.trace.answer_pattern compiled (null when empty). Job::Create compiles it when
+  // the caller has not.
+  std::shared_ptr<const base::AnswerPattern> answer_pattern;
   int32_t top_logprobs = 0;  // Alternatives kept per node.
   absl::Time deadline = absl::InfiniteFuture();
 };
@@ -214,6 +223,30 @@ class Job : public std::enable_shared_from_this<Job> {
   // Resolves every nested branch below `child` whose rollouts are all done, deepest first; the
   // winner continues as the rollout it is nested in. False when the job failed.
   bool ResolveNested(Child& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resolves the nested branch open at `child`'s leaf with child.nested[winner] winning: the
+  // tree, releases, the event; the winner continues as `child`, which is then done.
+  bool AdoptNestedWinner(Child& child, int winner_index, const std::vector<float>& scores,
+                         const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // TRACE (trace_search.cc): whether the job runs in TRACE mode; how many more traces a fork
+  // may add; once every trace is done, judges them all, resolves the nested branches towards
+  // the winner and commits it.
+  bool trace() const { return spec_.policy.mode == entropix::PolicyMode::kTrace; }
+  int32_t TraceRoom() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ResolveTraces() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One finished trace: its leaf, the candidate it forked with, and the verdict on it.
+  struct JudgedTrace {
+    NodeId leaf = kNoNode;
+    NodeId candidate = kNoNode;
+    TraceJudgement judgement;
+  };
+  // Judges every trace below `children`, `margins` holding those of the path above them. False
+  // when the job failed.
+  bool JudgeTraces(const std::vector<Child>& children, const std::vector<float>& margins,
+                   std::vector<JudgedTrace>& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resolves the nested branches below `child` towards its best-ranked trace (`rank`: leaf to
+  // rank, 0 best; `confidence`: per rank) and returns that rank, or -1 when the job failed.
+  int ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
+                     const std::vector<double>& confidence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Calls `f` on every rollout of `children` and, after each, on those nested in it.
   template <typename Children, typename F>
   static void ForEachRollout(Children& children, const F& f) {
@@ -236,8 +269,8 @@ class Job : public std::enable_shared_from_this<Job> {
   void ResolveBeams() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Commits `branch_` with children[winner] winning: tree, releases, events, committed tokens.
   // `main_sequence`/`source`: how the main path continues on the worker afterwards.
-  void CommitBranch(int winner, const std::vector<float>& scores, uint64_t main_sequence,
-                    SequenceSource source, arbor::v1::StopReason stop)
+  void CommitBranch(int winner, const std::vector<float>& scores, const std::string& reason,
+                    uint64_t main_sequence, SequenceSource source, arbor::v1::StopReason stop)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Prompt, committed tokens, then the rollout tokens from below the branch point to `leaf`.
   std::vector<int32_t> PathTokens(NodeId leaf) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -257,10 +290,11 @@ class Job : public std::enable_shared_from_this<Job> {
   absl::StatusOr<std::vector<Child>> ForkCandidates(NodeId point,
                                                     const arbor::v1::StepResult& structural_step,
                                                     uint32_t rng_branch, const SequenceSource& base,
-                                                    int32_t depth, int32_t max_len)
+                                                    int32_t depth, int32_t max_len, int width)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The BranchResolved event of `resolution`.
-  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores)
+  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
+                    const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The coordinator cannot apply the structural decision: decode the same position once more
   // with structural stops off, so the worker takes the row's fallback sample.
@@ -328,6 +362,9 @@ class Job : public std::enable_shared_from_this<Job> {
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
   bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
   std::optional<Branch> branch_ ABSL_GUARDED_BY(mu_);
+  // TRACE: margins of the committed generated tokens; traces (rollout leaves) opened so far.
+  std::vector<float> trunk_margins_ ABSL_GUARDED_BY(mu_);
+  int32_t traces_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
 
   int32_t inserts_used_ ABSL_GUARDED_BY(mu_) = 0;

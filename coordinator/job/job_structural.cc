@@ -125,11 +125,15 @@ void Job::OpenBranch(const StepResult& step) {
     base.is_new = true;  // After a re-home: prefill the committed path.
     base.append = tree_.SequenceTokenIds();
   }
+  // A TRACE rollout is the rest of the answer; its traces count against trace.max_traces.
+  const int32_t max_len = trace() ? Remaining() : std::min(spec_.policy.branch.max_len, Remaining());
+  const int width = trace() ? std::min(spec_.policy.branch.width, spec_.policy.trace.max_traces)
+                            : spec_.policy.branch.width;
   absl::StatusOr<std::vector<Child>> children =
-      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1,
-                     std::min(spec_.policy.branch.max_len, Remaining()));
+      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1, max_len, width);
   if (!children.ok()) return Fail(children.status());
   if (children->empty()) return Fallback();
+  traces_ = static_cast<int32_t>(children->size());
   Branch branch;
   branch.point = tree_.tail();
   branch.children = *std::move(children);
@@ -144,11 +148,12 @@ absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
                                                             const StepResult& structural_step,
                                                             uint32_t rng_branch,
                                                             const SequenceSource& base,
-                                                            int32_t depth, int32_t max_len) {
+                                                            int32_t depth, int32_t max_len,
+                                                            int width) {
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
   absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
-      ChooseBranchCandidates(structural_step, spec_.policy, key);
+      ChooseBranchCandidates(structural_step, spec_.policy, width, key);
   if (!candidates.ok() || candidates->empty()) return std::vector<Child>{};
   std::vector<Child> children;
   std::vector<Step> steps;
@@ -162,7 +167,7 @@ absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
     child.branch_id = next_branch_id_++;
     child.token_id = candidate.id;
     child.score = RolloutScore(spec_.policy.adaptive);
-    child.score.Add(s.logprob, structural_step.metrics());
+    child.score.Add(s.logprob, structural_step.metrics(), StepMargin(structural_step));
     child.source = base;
     child.source.append.push_back(candidate.id);
     // The candidate counts as the rollout's first token.

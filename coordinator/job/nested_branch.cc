@@ -58,9 +58,11 @@ void Job::SendRollout() {
     const int32_t left = child->done ? 0 : child->max_len - child->score.tokens();
     const bool fallback = child->structural_off_once;
     budgets.generated_before = tree_.node(child->leaf).position + 1 - prompt;
-    *request.add_items() = builder_.RolloutItem(
-        child->sequence_id, child->source, fallback ? std::min(1, left) : left, child->branch_id,
-        child->depth, !fallback && child->depth < spec_.policy.branch.max_depth, budgets);
+    const bool may_branch = !fallback && child->depth < spec_.policy.branch.max_depth &&
+                            (!trace() || TraceRoom() >= 1);
+    *request.add_items() = builder_.RolloutItem(child->sequence_id, child->source,
+                                                fallback ? std::min(1, left) : left,
+                                                child->branch_id, child->depth, may_branch, budgets);
     ids.push_back(child->sequence_id);
   }
   SendRun(std::move(request), std::move(ids));
@@ -71,6 +73,7 @@ void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
   for (size_t i = 0; i < rollouts.size(); ++i) {
     if (!RecordRollout(*rollouts[i], response.results(static_cast<int>(i)))) return;
   }
+  if (trace()) return ResolveTraces();
   for (Child& child : branch_->children) {
     if (!ResolveNested(child)) return;
   }
@@ -78,8 +81,8 @@ void Job::OnRolloutDone(const arbor::v1::RunResponse& response) {
   const std::vector<double> scores = Scores(branch_->children);
   const int best = BestIndex(scores);
   const Child& winner = branch_->children[best];
-  CommitBranch(best, std::vector<float>(scores.begin(), scores.end()), winner.sequence_id,
-               SequenceSource{}, winner.stop);
+  CommitBranch(best, std::vector<float>(scores.begin(), scores.end()), /*reason=*/"",
+               winner.sequence_id, SequenceSource{}, winner.stop);
 }
 
 bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
@@ -101,7 +104,7 @@ bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
       return false;
     }
     child.leaf = *leaf;
-    child.score.Add(step.logprob(), step.metrics());
+    child.score.Add(step.logprob(), step.metrics(), StepMargin(step));
   }
   if (child.stop != arbor::v1::STOP_REASON_STRUCTURAL) {
     child.done = child.done || child.stop != arbor::v1::STOP_REASON_MAX_STEPS ||
@@ -113,19 +116,24 @@ bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
                                           " stopped without a structural step at its leaf")));
     return false;
   }
+  // TRACE: the rollout itself becomes one of the nested traces; with no room for another, it
+  // stays greedy (the fallback).
+  const int width = trace() ? std::min(spec_.policy.branch.width, 1 + TraceRoom())
+                            : spec_.policy.branch.width;
   if (structural->strategy() == arbor::v1::STRATEGY_BRANCH &&
-      child.depth < spec_.policy.branch.max_depth) {
+      child.depth < spec_.policy.branch.max_depth && width >= 2) {
     SequenceSource base;
     base.fork_from = child.sequence_id;
     base.fork_length = structural->position();
     absl::StatusOr<std::vector<Child>> nested =
         ForkCandidates(child.leaf, *structural, child.branch_id, base, child.depth + 1,
-                       child.max_len - child.score.tokens());
+                       child.max_len - child.score.tokens(), width);
     if (!nested.ok()) {
       Fail(nested.status());
       return false;
     }
     child.nested = *std::move(nested);
+    if (!child.nested.empty()) traces_ += static_cast<int32_t>(child.nested.size()) - 1;
   }
   child.structural_off_once = child.nested.empty();
   return true;
@@ -138,10 +146,14 @@ bool Job::ResolveNested(Child& child) {
   }
   if (!AllFinished(child.nested)) return true;
   const std::vector<double> scores = Scores(child.nested);
-  const std::vector<float> float_scores(scores.begin(), scores.end());
-  Child winner = std::move(child.nested[BestIndex(scores)]);
-  absl::StatusOr<BranchResolution> resolution =
-      tree_.ResolveBranch(child.leaf, winner.leaf, float_scores);
+  return AdoptNestedWinner(child, BestIndex(scores), std::vector<float>(scores.begin(), scores.end()),
+                           /*reason=*/"");
+}
+
+bool Job::AdoptNestedWinner(Child& child, int winner_index, const std::vector<float>& scores,
+                            const std::string& reason) {
+  Child winner = std::move(child.nested[winner_index]);
+  absl::StatusOr<BranchResolution> resolution = tree_.ResolveBranch(child.leaf, winner.leaf, scores);
   if (!resolution.ok()) {
     Fail(resolution.status());
     return false;
@@ -151,7 +163,7 @@ bool Job::ResolveNested(Child& child) {
     if (loser.sequence_id != winner.sequence_id) released.push_back(loser.sequence_id);
   }
   Release(std::move(released));
-  EmitResolved(*resolution, float_scores);
+  EmitResolved(*resolution, scores, reason);
   child.nested.clear();
   child.sequence_id = winner.sequence_id;
   child.leaf = winner.leaf;

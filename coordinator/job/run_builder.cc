@@ -45,7 +45,8 @@ arbor::v1::RunItem RunBuilder::RolloutItem(uint64_t sequence_id, const SequenceS
   arbor::v1::RunItem item = BaseItem(sequence_id, source, max_steps, budgets);
   item.set_branch_id(branch_id);
   item.set_branch_depth(branch_depth);
-  item.set_stop_when_calm(true);
+  // A TRACE rollout is a whole answer: it runs to its stop, never back to a committed path.
+  item.set_stop_when_calm(settings_.policy.mode() != arbor::v1::POLICY_MODE_TRACE);
   item.set_stop_on_structural(stop_on_structural);
   return item;
 }

@@ -50,7 +50,7 @@ class RunBuilder {
                               bool stop_on_structural, const PolicyBudgets& budgets) const;
 
   // One rollout child at `branch_depth` (>= 1): its source already appends the candidate token;
-  // it stops when back within bounds, and returns control for structural decisions only with
+  // it stops when back within bounds (TRACE: only at its end), and returns control for structural decisions only with
   // `stop_on_structural` (else they become fallback samples), which is what bounds the nesting.
   arbor::v1::RunItem RolloutItem(uint64_t sequence_id, const SequenceSource& source,
                                  int32_t max_steps, uint32_t branch_id, int32_t branch_depth,

@@ -1,170 +1,16 @@
 #include "coordinator/service/request_validation.h"
 
-#include <cmath>
-#include <limits>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "base/answer_pattern.h"
 #include "base/status_macros.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/message.h"
+#include "entropix/policy_config.h"
+#include "policy/policy_convert.h"
 
 namespace arbor::coordinator {
 namespace {
 
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-using google::protobuf::Reflection;
-
-// One rule of the policy table. `path` is relative to PolicyConfig, dot-separated; a last
-// segment "*" applies the rule to every numeric field of that message.
-struct FieldRule {
-  const char* path;
-  enum Kind { kRange, kEnum } kind;
-  double lo = 0;
-  double hi = 0;
-  bool lo_open = false;  // (lo, ... instead of [lo, ...
-  bool hi_open = false;  // ..., hi) instead of ..., hi]
-};
-
-constexpr double kEntropyMax = 64;       // bits; log2 of any real vocabulary is far below.
-constexpr double kVarentropyMax = 4096;  // bits².
-constexpr double kCoefficientMax = 100;  // Canonical coefficients and weights are O(1).
-
-// The ranges of proto/arbor/v1/entropix.proto, in one place. Keep in sync with its comments.
-const FieldRule kPolicyRules[] = {
-    {"mode", FieldRule::kEnum},
-    {"sampling.temperature", FieldRule::kRange, 0, 10, true, false},
-    {"sampling.top_p", FieldRule::kRange, 0, 1, true, false},
-    {"sampling.top_k", FieldRule::kRange, 1, 1024},
-    {"sampling.min_p", FieldRule::kRange, 0, 1, false, true},
-    {"thresholds.lelv_entropy", FieldRule::kRange, 0, kEntropyMax},
-    {"thresholds.lelv_varentropy", FieldRule::kRange, 0, kVarentropyMax},
-    {"thresholds.helv_entropy", FieldRule::kRange, 0, kEntropyMax},
-    {"thresholds.helv_varentropy", FieldRule::kRange, 0, kVarentropyMax},
-    {"thresholds.lehv_entropy", FieldRule::kRange, 0, kEntropyMax},
-    {"thresholds.lehv_varentropy", FieldRule::kRange, 0, kVarentropyMax},
-    {"thresholds.hehv_entropy", FieldRule::kRange, 0, kEntropyMax},
-    {"thresholds.hehv_varentropy", FieldRule::kRange, 0, kVarentropyMax},
-    {"coefficients.*", FieldRule::kRange, -kCoefficientMax, kCoefficientMax},
-    {"coefficients.lehv_top_k_min", FieldRule::kRange, 1, 1024},
-    {"branch.width", FieldRule::kRange, 2, 64},
-    {"branch.mode", FieldRule::kEnum},
-    {"branch.max_len", FieldRule::kRange, 1, 1024},
-    {"branch.calm_entropy", FieldRule::kRange, 0, kEntropyMax},
-    {"branch.calm_varentropy", FieldRule::kRange, 0, kVarentropyMax},
-    {"branch.calm_steps", FieldRule::kRange, 1, 64},
-    {"branch.max_depth", FieldRule::kRange, 1, 8},
-    {"branch.candidate_min_p", FieldRule::kRange, 0, 1, false, true},
-    {"insert.cooldown", FieldRule::kRange, 0, 4096},
-    {"insert.max_per_job", FieldRule::kRange, 0, 1024},
-    {"backspace.max_per_job", FieldRule::kRange, 0, 1024},
-    {"adaptive.*", FieldRule::kRange, -kCoefficientMax, kCoefficientMax},
-    {"adaptive.n_samples", FieldRule::kRange, 1, 64},
-    {"attention_mode", FieldRule::kEnum},
-    {"reference_len", FieldRule::kRange, 1, 1 << 20},
-};
-
-// Integers print as integers ("1048576", not "1.04858e+06").
-std::string FormatNumber(double v) {
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
-    return absl::StrCat(static_cast<int64_t>(v));
-  }
-  return absl::StrCat(v);
-}
-
-std::string FormatRange(const FieldRule& rule) {
-  return absl::StrCat(rule.lo_open ? "(" : "[", FormatNumber(rule.lo), ", ", FormatNumber(rule.hi),
-                      rule.hi_open ? ")" : "]");
-}
-
 absl::Status Invalid(const std::string& field, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-// Checks one scalar field of `message` against `rule`, if the field is set.
-absl::Status CheckField(const Message& message, const FieldDescriptor* field, const FieldRule& rule,
-                        const std::string& name) {
-  const Reflection* reflection = message.GetReflection();
-  if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-    return absl::InternalError(absl::StrCat("validation rule for ", name, " is not a scalar"));
-  }
-  if (field->has_presence() && !reflection->HasField(message, field)) return absl::OkStatus();
-  if (rule.kind == FieldRule::kEnum) {
-    const int value = reflection->GetEnumValue(message, field);
-    if (field->enum_type()->FindValueByNumber(value) == nullptr) {
-      return Invalid(name, absl::StrCat(value, " is not a valid ", field->enum_type()->name()));
-    }
-    return absl::OkStatus();
-  }
-  double value = 0;
-  switch (field->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      value = reflection->GetFloat(message, field);
-      break;
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      value = reflection->GetDouble(message, field);
-      break;
-    case FieldDescriptor::CPPTYPE_INT32:
-      value = reflection->GetInt32(message, field);
-      break;
-    case FieldDescriptor::CPPTYPE_INT64:
-      value = static_cast<double>(reflection->GetInt64(message, field));
-      break;
-    default:  // Enums, bools and strings carry no numeric range: nothing to check.
-      return absl::OkStatus();
-  }
-  if (!std::isfinite(value)) return Invalid(name, absl::StrCat(value, " is not a finite number"));
-  const bool below = rule.lo_open ? value <= rule.lo : value < rule.lo;
-  const bool above = rule.hi_open ? value >= rule.hi : value > rule.hi;
-  if (below || above) {
-    return Invalid(name, absl::StrCat(FormatNumber(value), " is outside ", FormatRange(rule)));
-  }
-  return absl::OkStatus();
-}
-
-// Whether `path` has a rule of its own, which a wildcard rule over its message leaves to it
-// (coefficients.lehv_top_k_min is a count in [1, 1024], not a ±100 coefficient).
-bool HasOwnRule(absl::string_view path) {
-  for (const FieldRule& rule : kPolicyRules) {
-    if (path == rule.path) return true;
-  }
-  return false;
-}
-
-// Resolves `rule.path` inside `policy` and checks the field(s) it names. Field names are
-// resolved even when unset, so a misspelt rule fails every request instead of checking nothing.
-absl::Status ApplyRule(const Message& policy, const FieldRule& rule, const std::string& prefix) {
-  const Message* message = &policy;
-  std::string name = prefix;
-  const std::vector<std::string> segments = absl::StrSplit(rule.path, '.');
-  for (size_t i = 0; i < segments.size(); ++i) {
-    const bool last = i + 1 == segments.size();
-    if (last && segments[i] == "*") {
-      const auto* descriptor = message->GetDescriptor();
-      for (int f = 0; f < descriptor->field_count(); ++f) {
-        const FieldDescriptor* field = descriptor->field(f);
-        if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
-            HasOwnRule(absl::StrCat(absl::StripSuffix(rule.path, "*"), field->name()))) {
-          continue;
-        }
-        RETURN_IF_ERROR(CheckField(*message, field, rule, absl::StrCat(name, ".", field->name())));
-      }
-      return absl::OkStatus();
-    }
-    const FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(segments[i]);
-    if (field == nullptr) {
-      return absl::InternalError(absl::StrCat("validation rule names unknown field ", rule.path));
-    }
-    name = absl::StrCat(name, ".", field->name());
-    if (last) return CheckField(*message, field, rule, name);
-    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || field->is_repeated()) {
-      return absl::InternalError(absl::StrCat("validation rule path ", rule.path, " is bad"));
-    }
-    message = &message->GetReflection()->GetMessage(*message, field);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status CheckTokenIds(const google::protobuf::RepeatedField<int32_t>& ids,
@@ -274,8 +120,18 @@ absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::M
 
 absl::Status ValidatePolicy(const arbor::v1::PolicyConfig& policy,
                             const arbor::v1::ModelInfo& model, const std::string& field_prefix) {
-  for (const FieldRule& rule : kPolicyRules) {
-    RETURN_IF_ERROR(ApplyRule(policy, rule, field_prefix));
+  // The policy library's own check, over the canonical defaults (which pass it), so a request
+  // fails exactly on the fields it set, with the ranges the library enforces.
+  const absl::StatusOr<entropix::PolicyConfig> config =
+      rpc::PolicyFromProto(policy, entropix::PolicyConfig{});
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field_prefix, ".", config.status().message()));
+  }
+  if (!config->trace.answer_pattern.empty()) {
+    const auto pattern = base::AnswerPattern::Compile(config->trace.answer_pattern);
+    if (!pattern.ok()) {
+      return Invalid(field_prefix + ".trace.answer_pattern", std::string(pattern.status().message()));
+    }
   }
   return CheckTokenIds(policy.insert().tokens(), model, field_prefix + ".insert.tokens");
 }

@@ -517,4 +517,17 @@ std::vector<uint64_t> SearchTree::UnusedSequences(std::vector<uint64_t> candidat
   return unused;
 }
 
+absl::Status SearchTree::SetBranchNote(NodeId id, std::string note) {
+  if (!Contains(id) || !nodes_[id].is_candidate) {
+    return absl::InvalidArgumentError(absl::StrCat("note: node ", id, " is not a branch candidate"));
+  }
+  branch_notes_[id] = std::move(note);
+  return absl::OkStatus();
+}
+
+std::string_view SearchTree::branch_note(NodeId id) const {
+  const auto it = branch_notes_.find(id);
+  return it == branch_notes_.end() ? std::string_view() : std::string_view(it->second);
+}
+
 }  // namespace arbor::coordinator

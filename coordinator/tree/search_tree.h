@@ -20,6 +20,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -124,6 +127,9 @@ class SearchTree {
   // one score per candidate, in creation order. Refused while a nested branch inside it is open.
   absl::StatusOr<BranchResolution> ResolveBranch(NodeId branch_point, NodeId winner_leaf,
                                                  absl::Span<const float> candidate_scores);
+  // Annotates the branch candidate `id` with what the search judged of its rollout (TRACE: its
+  // answer and confidence), shown by tree exports. INVALID_ARGUMENT for a non-candidate.
+  absl::Status SetBranchNote(NodeId id, std::string note);
 
   // --- queries -----------------------------------------------------------------------------------
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
@@ -133,6 +139,8 @@ class SearchTree {
   const Node& node(NodeId id) const;
   std::vector<NodeId> Children(NodeId id) const;
   absl::Span<const TokenAlternative> TopLogprobs(NodeId id) const;
+  // The note SetBranchNote left on `id`; empty when none.
+  std::string_view branch_note(NodeId id) const;
   absl::Span<const int32_t> prompt_token_ids() const { return prompt_token_ids_; }
 
   // The committed path, prompt node first, tail last.
@@ -197,6 +205,7 @@ class SearchTree {
   std::vector<NodeId> committed_path_;
   std::vector<OpenBranchRecord> open_branches_;
   std::vector<bool> backspaced_positions_;
+  std::map<NodeId, std::string> branch_notes_;  // Few: one per judged candidate.
   std::array<int32_t, v1::NodeStatus_ARRAYSIZE> status_counts_{};
   std::array<int32_t, v1::Strategy_ARRAYSIZE> strategy_counts_{};
   int32_t vocab_size_ = 0;

@@ -1,5 +1,5 @@
 // The decision matrix row by row and at every threshold boundary, SEARCH against CANONICAL,
-// cooldowns and budgets; the adjusted parameters against the canonical formulas in float64;
+// cooldowns and budgets; TRACE's fork rule; the adjusted parameters against the canonical formulas in float64;
 // and PolicyConfig validation messages.
 #include "entropix/decision.h"
 
@@ -139,6 +139,35 @@ TEST(Decision, BranchDepth) {
   EXPECT_EQ(d.blocked_by, BlockReason::kDepth);
   config.branch.max_depth = 2;
   EXPECT_EQ(Decide(At(2.0f, 6.0f), config, c).strategy, Strategy::kBranch);
+}
+
+TEST(Decision, TraceForksAtTheFirstTokenAndAboveTheEntropyGateElseArgmax) {
+  PolicyConfig config;
+  config.mode = PolicyMode::kTrace;
+  config.trace.fork_first = true;
+  config.trace.fork_entropy = 3.0f;
+  DecisionContext c = Free();
+  c.generated = 0;
+  // Any metrics at the first generated token: CoT-decoding's fork.
+  Decision d = Decide(At(0.01f, 0.01f), config, c);
+  EXPECT_EQ(d.strategy, Strategy::kBranch);
+  EXPECT_EQ(d.fallback, Strategy::kArgmax);
+  c.generated = 5;
+  // Whatever the matrix would say (row 4 here), TRACE is greedy below the gate...
+  EXPECT_EQ(Decide(At(2.99f, 9.0f), config, c).strategy, Strategy::kArgmax);
+  EXPECT_EQ(Decide(At(3.0f, 0.0f), config, c).strategy, Strategy::kArgmax) << "strictly above";
+  // ...and forks above it, unless nesting is spent; then it stays greedy.
+  EXPECT_EQ(Decide(At(3.01f, 0.0f), config, c).strategy, Strategy::kBranch);
+  c.branch_depth = config.branch.max_depth;
+  d = Decide(At(6.0f, 0.0f), config, c);
+  EXPECT_EQ(d.strategy, Strategy::kArgmax);
+  EXPECT_EQ(d.blocked_by, BlockReason::kDepth);
+  EXPECT_EQ(d.blocked_strategy, Strategy::kBranch);
+  // Without fork_first the first token is gated like any other.
+  config.trace.fork_first = false;
+  c = Free();
+  c.generated = 0;
+  EXPECT_EQ(Decide(At(1.0f, 0.0f), config, c).strategy, Strategy::kArgmax);
 }
 
 TEST(Decision, BackspaceBudgetAndEligibility) {

@@ -257,6 +257,24 @@ TEST(Sampler, BranchCandidatesAreDistinctAndQualify) {
   EXPECT_GT(first0, first3);
 }
 
+TEST(Sampler, TopBranchCandidatesAreTheMostLikelyInOrder) {
+  // Ids out of order, so the order comes from the probabilities, not the positions.
+  const std::vector<float> logits = {0.0f, 3.0f, 2.5f, 2.9f, -5.0f};
+  const std::vector<int32_t> ids = {40, 41, 42, 43, 44};
+  auto c = TopBranchCandidates({logits, ids, 0.0}, 3, 0.02f);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->size(), 3u);
+  EXPECT_EQ((*c)[0].id, 41);
+  EXPECT_EQ((*c)[1].id, 43);
+  EXPECT_EQ((*c)[2].id, 42);
+  EXPECT_FLOAT_EQ((*c)[0].logprob, 3.0f) << "logprobs at T = 1 against the row's logsumexp";
+  // The min_p floor is relative to p_max (e^-3 ≈ 0.05 keeps id 40, e^-8 drops id 44).
+  auto all = TopBranchCandidates({logits, ids, 0.0}, 10, 0.04f);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u);
+  EXPECT_FALSE(TopBranchCandidates({logits, ids, 0.0}, 0, 0.0f).ok());
+}
+
 TEST(Sampler, AdaptiveKeepsTheBestOfItsDraws) {
   std::mt19937 rng(11);
   std::vector<float> logits(500);

@@ -64,6 +64,10 @@ absl::StatusOr<Sample> GenerateSample(arbor::v1::Generation::Stub& stub, const T
   request.set_max_tokens(task.max_tokens > 0 ? task.max_tokens : options.max_tokens);
   request.set_seed(seed);
   *request.mutable_policy() = policy;
+  if (policy.mode() == arbor::v1::POLICY_MODE_TRACE) {
+    // The server picks among traces by the answer, so it extracts it as this harness does.
+    request.mutable_policy()->mutable_trace()->set_answer_pattern(AnswerPatternSource(task));
+  }
   request.set_client_tag(absl::StrCat(tag, " ", task.id).substr(0, 256));
   auto context = Context(options.timeout);
   auto reader = stub.Generate(context.get(), request);

@@ -20,7 +20,8 @@ const std::map<std::string, StrategyKind>& Kinds() {
   static const auto* kinds = new std::map<std::string, StrategyKind>{
       {"greedy", StrategyKind::kGreedy},       {"sample", StrategyKind::kSample},
       {"best_of_n", StrategyKind::kBestOfN},   {"self_consistency", StrategyKind::kSelfConsistency},
-      {"canonical", StrategyKind::kCanonical}, {"search", StrategyKind::kSearch}};
+      {"canonical", StrategyKind::kCanonical}, {"search", StrategyKind::kSearch},
+      {"cot_decoding", StrategyKind::kCotDecoding}, {"eager", StrategyKind::kEager}};
   return *kinds;
 }
 
@@ -42,6 +43,10 @@ PolicyConfig BasePolicy(StrategyKind kind) {
       p.set_mode(arbor::v1::POLICY_MODE_SEARCH);
       return p;
     }
+    case StrategyKind::kCotDecoding:
+      return rpc::CotDecodingPolicy();
+    case StrategyKind::kEager:
+      return rpc::EagerPolicy();
   }
   return {};
 }
@@ -70,6 +75,8 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
   const bool sampling = Sampling(strategy.kind);
   const bool tree =
       strategy.kind == StrategyKind::kCanonical || strategy.kind == StrategyKind::kSearch;
+  const bool trace =
+      strategy.kind == StrategyKind::kCotDecoding || strategy.kind == StrategyKind::kEager;
   const bool many =
       strategy.kind == StrategyKind::kBestOfN || strategy.kind == StrategyKind::kSelfConsistency;
   arbor::v1::SamplingParams* s = strategy.policy.mutable_sampling();
@@ -97,6 +104,21 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
     const arbor::v1::PolicyMode mode = strategy.policy.mode();
     strategy.policy.MergeFrom(file);
     strategy.policy.set_mode(mode);  // The strategy's kind decides the mode.
+  } else if (key == "k" && trace) {
+    RETURN_IF_ERROR(integer(i, 2, 64));
+    strategy.policy.mutable_branch()->set_width(i);
+  } else if (key == "traces" && trace) {
+    RETURN_IF_ERROR(integer(i, 1, 256));
+    strategy.policy.mutable_trace()->set_max_traces(i);
+  } else if (key == "aggregate" && trace) {
+    RETURN_IF_ERROR(integer(i, 0, 1));
+    strategy.policy.mutable_trace()->set_aggregate(i == 1);
+  } else if (key == "theta" && strategy.kind == StrategyKind::kEager) {
+    RETURN_IF_ERROR(number(f));
+    strategy.policy.mutable_trace()->set_fork_entropy(f);
+  } else if (key == "depth" && strategy.kind == StrategyKind::kEager) {
+    RETURN_IF_ERROR(integer(i, 1, 8));
+    strategy.policy.mutable_branch()->set_max_depth(i);
   } else if (key == "width" && strategy.kind == StrategyKind::kSearch) {
     RETURN_IF_ERROR(integer(i, 2, 64));
     strategy.policy.mutable_branch()->set_width(i);
@@ -116,7 +138,8 @@ absl::StatusOr<Strategy> ParseStrategy(const std::string& entry) {
   if (kind == Kinds().end()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--strategies: '", parts[0],
-                     "' is not greedy, sample, best_of_n, self_consistency, canonical or search"));
+                     "' is not greedy, sample, best_of_n, self_consistency, canonical, search, "
+                     "cot_decoding or eager"));
   }
   Strategy strategy;
   strategy.label = entry;

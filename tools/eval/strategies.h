@@ -6,6 +6,11 @@
 //   self_consistency  n samples, the most frequent extracted answer answers
 //   canonical         the original entropix sampler (CANONICAL mode)
 //   search            entropix search: branch, insert, backspace (SEARCH mode)
+//   cot_decoding      CoT-decoding (TRACE mode): the top k first tokens, each continued
+//                     greedily, the answer decoded with the largest margin (summed per answer)
+//   eager             entropy-gated branching (TRACE mode): greedy, forking the top k tokens
+//                     where entropy exceeds theta bits, up to `traces` traces
+// The TRACE strategies are deterministic, and get the task's extraction as their answer pattern.
 // Plain sampling is the decision matrix's ADAPTIVE row with every adjustment coefficient zeroed
 // and a single draw, so all strategies run through the same server path.
 //
@@ -22,7 +27,16 @@
 
 namespace arbor::eval {
 
-enum class StrategyKind { kGreedy, kSample, kBestOfN, kSelfConsistency, kCanonical, kSearch };
+enum class StrategyKind {
+  kGreedy,
+  kSample,
+  kBestOfN,
+  kSelfConsistency,
+  kCanonical,
+  kSearch,
+  kCotDecoding,
+  kEager,
+};
 
 struct Strategy {
   std::string label;  // Reported name: label=…, else the spec as written.
@@ -30,7 +44,10 @@ struct Strategy {
   int samples = 1;                 // Generations per answer (best_of_n, self_consistency).
   arbor::v1::PolicyConfig policy;  // Sent with every generation.
   // Deterministic strategies are run once per item; that answer stands for every seed.
-  bool deterministic() const { return kind == StrategyKind::kGreedy; }
+  bool deterministic() const {
+    return kind == StrategyKind::kGreedy || kind == StrategyKind::kCotDecoding ||
+           kind == StrategyKind::kEager;
+  }
 };
 
 // Parses a strategy list. INVALID_ARGUMENT naming the entry and option for unknown kinds or

@@ -24,9 +24,13 @@ constexpr char kGsm8kMarker[] = "####";
 
 // A number as people write it: optional sign, digits with optional thousands commas, optional
 // decimals.
+constexpr char kNumberPattern[] = R"(-?\d[\d,]*(\.\d+)?)";
+// The first non-empty line, trimmed: matches once, at the start of the output.
+constexpr char kFirstLinePattern[] = R"(\A\s*([^\n]*\S))";
+
 const AnswerPattern& NumberPattern() {
   static const auto* pattern =
-      new std::shared_ptr<const AnswerPattern>(*AnswerPattern::Compile(R"(-?\d[\d,]*(\.\d+)?)"));
+      new std::shared_ptr<const AnswerPattern>(*AnswerPattern::Compile(kNumberPattern));
   return **pattern;
 }
 
@@ -133,6 +137,7 @@ absl::StatusOr<Task> ParseTask(const std::string& text, const std::string& where
     absl::StatusOr<std::shared_ptr<const AnswerPattern>> pattern = AnswerPattern::Compile(extract);
     if (!pattern.ok()) return Bad(where, "extract", std::string(pattern.status().message()));
     task.extract = *std::move(pattern);
+    task.extract_source = extract;
   }
   if (line.contains("choices")) RETURN_IF_ERROR(ParseChoices(line["choices"], where, task));
   if (line.contains("max_tokens")) {
@@ -163,6 +168,11 @@ absl::StatusOr<std::vector<Task>> ReadTasks(const std::vector<std::string>& path
     }
   }
   return tasks;
+}
+
+std::string AnswerPatternSource(const Task& task) {
+  if (task.extract != nullptr) return task.extract_source;
+  return task.match == MatchKind::kNumber ? kNumberPattern : kFirstLinePattern;
 }
 
 std::string ExtractAnswer(const Task& task, const std::string& output) {

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tools/eval/answer_pattern.h"
+#include "base/answer_pattern.h"
 
 namespace arbor::eval {
+
+using ::arbor::base::AnswerPattern;
 
 enum class MatchKind { kNumber, kExact, kIcase };
 
@@ -34,6 +36,7 @@ struct Task {
   // Applied to the output, last match wins (group 1 when the pattern has one); none: the
   // match kind's default (last number / first non-empty line).
   std::shared_ptr<const AnswerPattern> extract;
+  std::string extract_source;        // The pattern `extract` was compiled from.
   std::vector<std::string> choices;  // Non-empty: multiple choice by log-likelihood.
   int max_tokens = 0;                // 0: the run's default.
 };
@@ -44,6 +47,10 @@ absl::StatusOr<Task> ParseTask(const std::string& line, const std::string& where
 // Every task of the files, in order; blank lines are skipped. INVALID_ARGUMENT naming
 // file:line and field for a malformed line or a duplicated id, NOT_FOUND for a missing file.
 absl::StatusOr<std::vector<Task>> ReadTasks(const std::vector<std::string>& paths);
+
+// The extraction as one regex (the task's, the number pattern, or the first non-empty line),
+// for a server that picks answers itself (TRACE mode's policy.trace.answer_pattern).
+std::string AnswerPatternSource(const Task& task);
 
 // The answer the task's extraction finds in `output` (empty when none).
 std::string ExtractAnswer(const Task& task, const std::string& output);

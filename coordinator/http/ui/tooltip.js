@@ -51,6 +51,7 @@ export class Tooltip {
       parts.push(el('div', '', `p ${fmt(Math.exp(node.logprob), 4)} · logprob ${fmt(node.logprob, 4)}`));
     }
     if (node.branch_score) parts.push(el('div', '', `rollout score ${fmt(node.branch_score, 4)}`));
+    if (node.branch_note) parts.push(el('div', '', node.branch_note));
     const metrics = el('table', 'tip-metrics');
     for (const [key, label] of METRICS) {
       const tr = el('tr');

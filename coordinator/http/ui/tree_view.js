@@ -98,7 +98,7 @@ export class TreeView {
     head.append(close);
     const table = el('table', 'candidates');
     const header = el('tr');
-    for (const h of ['', 'node', 'token', 'score', 'logprob', 'tokens', 'status']) header.append(el('th', '', h));
+    for (const h of ['', 'node', 'token', 'score', 'logprob', 'tokens', 'status', 'judged']) header.append(el('th', '', h));
     table.append(header);
     const ranked = model.candidates(id).map((c) => model.node(c))
         .sort((a, b) => (b.branch_score ?? -Infinity) - (a.branch_score ?? -Infinity));
@@ -111,7 +111,8 @@ export class TreeView {
       token.append(tokenSpan(c, false));
       tr.append(el('td', '', won ? '★' : ''), el('td', 'num', String(c.id)), token,
           el('td', 'num', fmt(c.branch_score, 3)), el('td', 'num', fmt(c.logprob, 3)),
-          el('td', 'num', String(model.rolloutSize(c.id))), el('td', '', c.status));
+          el('td', 'num', String(model.rolloutSize(c.id))), el('td', '', c.status),
+          el('td', 'note', c.branch_note ?? ''));
       table.append(tr);
     }
     this.panel.replaceChildren(head, table);

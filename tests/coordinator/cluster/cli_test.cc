@@ -187,7 +187,12 @@ TEST(BuildGenerateRequest, ExactlyOnePromptAndWellFormedFlags) {
   options.chat = "{not json";
   EXPECT_EQ(BuildGenerateRequest(options).status().message().substr(0, 7), "--chat:");
   options.chat = R"([{"role":"user","content":"Hi"}])";
-  options.policy_mode = "greedy";
+  options.policy_mode = "cot_decoding";  // A preset: its whole policy, not only the mode.
+  request = BuildGenerateRequest(options);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->policy().mode(), arbor::v1::POLICY_MODE_TRACE);
+  EXPECT_TRUE(request->policy().trace().fork_first());
+  options.policy_mode = "beam";
   EXPECT_EQ(BuildGenerateRequest(options).status().message().substr(0, 14), "--policy_mode:");
 }
 

@@ -194,6 +194,8 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   result.set_stop_reason(arbor::v1::STOP_REASON_MAX_STEPS);
   int calm = 0;
   std::vector<entropix::TokenLogprob> previous_top;  // The last step's top-K.
+  // Position of the job's first generated token, as the worker derives it.
+  const int32_t first_generated = static_cast<int32_t>(seq.tokens.size()) - item.generated_before();
   for (int step_index = 0; step_index < item.max_steps(); ++step_index) {
     const int32_t position = static_cast<int32_t>(seq.tokens.size());
     if (position >= max_context_) {
@@ -219,6 +221,7 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     if (static_cast<int>(lm.top_k.size()) > item.top_k()) lm.top_k.resize(item.top_k());
 
     context.position = position;
+    context.generated = position - first_generated;
     context.previous_backspaceable = seq.last_sampled && banned_at(position - 1).empty();
     context.previous_is_insert_token =
         !policy.insert.tokens.empty() && seq.tokens.back() == policy.insert.tokens.back();

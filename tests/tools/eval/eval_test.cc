@@ -13,7 +13,6 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "tools/eval/answer_pattern.h"
 #include "tools/eval/calibration.h"
 #include "tools/eval/eval_report.h"
 #include "tools/eval/eval_runner.h"
@@ -256,21 +255,6 @@ TEST(PendingUnitsTest, DeterministicOnceLoglikOnceSkipsDone) {
   ASSERT_TRUE((*log)->Append(MakeOutcome("gen", "sample", 2, true, 1)).ok());
   EXPECT_EQ(PendingUnits(tasks, *strategies, {1, 2, 3}, **log).size(), 4u);
   std::remove(path.c_str());
-}
-
-TEST(AnswerPatternTest, LastMatchGroupOneErrorsAndLimits) {
-  absl::StatusOr<std::shared_ptr<const AnswerPattern>> p = AnswerPattern::Compile(R"(= *(\d+))");
-  ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ((*p)->LastMatch("1+1 = 2, so 2+2 = 4."), "4");
-  EXPECT_EQ((*p)->LastMatch("no answer"), std::nullopt);
-  EXPECT_EQ((*p)->LastMatch("= 7 \xff\xfe = 8"), "8");  // Invalid UTF-8 is matched around.
-  absl::StatusOr<std::shared_ptr<const AnswerPattern>> bad = AnswerPattern::Compile("(unclosed");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("not a valid regex"));
-  // Catastrophic backtracking stops at the match limit with no answer instead of hanging.
-  absl::StatusOr<std::shared_ptr<const AnswerPattern>> slow = AnswerPattern::Compile("(a|aa)+b");
-  ASSERT_TRUE(slow.ok());
-  EXPECT_EQ((*slow)->LastMatch(std::string(60, 'a') + "cb"), std::nullopt);  // ~1e12 paths.
 }
 
 // Every (item, seed, sample) gets its own server seed, so items sharing a prompt length do not

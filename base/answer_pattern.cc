@@ -1,11 +1,11 @@
-#include "tools/eval/answer_pattern.h"
+#include "base/answer_pattern.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::eval {
+namespace arbor::base {
 namespace {
 
 // Backtracking steps and recursion depth per match attempt: far above what any sensible
@@ -43,12 +43,19 @@ AnswerPattern::~AnswerPattern() {
 }
 
 std::optional<std::string> AnswerPattern::LastMatch(absl::string_view subject) const {
+  const std::optional<std::pair<size_t, size_t>> span = LastMatchSpan(subject);
+  if (!span) return std::nullopt;
+  return std::string(subject.substr(span->first, span->second - span->first));
+}
+
+std::optional<std::pair<size_t, size_t>> AnswerPattern::LastMatchSpan(
+    absl::string_view subject) const {
   pcre2_match_context* context = pcre2_match_context_create(nullptr);
   pcre2_set_match_limit(context, kMatchLimit);
   pcre2_set_depth_limit(context, kDepthLimit);
   pcre2_match_data* data = pcre2_match_data_create_from_pattern(code_->code, nullptr);
   const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data());
-  std::optional<std::string> last;
+  std::optional<std::pair<size_t, size_t>> last;
   PCRE2_SIZE start = 0;
   while (start <= subject.size()) {
     const int rc = pcre2_match(code_->code, text, subject.size(), start, 0, data, context);
@@ -59,8 +66,7 @@ std::optional<std::string> AnswerPattern::LastMatch(absl::string_view subject) c
     if (rc < 0) break;
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data);
     const int group = code_->captures >= 1 && rc > 1 && ovector[2] != PCRE2_UNSET ? 1 : 0;
-    last = std::string(
-        subject.substr(ovector[2 * group], ovector[2 * group + 1] - ovector[2 * group]));
+    last.emplace(ovector[2 * group], ovector[2 * group + 1]);
     // Past the match; one further when it was empty, so the scan always advances.
     start = ovector[1] > ovector[0] ? ovector[1] : ovector[1] + 1;
   }
@@ -69,4 +75,4 @@ std::optional<std::string> AnswerPattern::LastMatch(absl::string_view subject) c
   return last;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::base

@@ -1,18 +1,20 @@
-// A task file's answer-extraction regex (PCRE2 syntax), applied to model output with bounded
-// work. The patterns come from whoever wrote the task file and the subjects from a model, so a
+// An answer-extraction regex (PCRE2 syntax), applied to model output with bounded work: a task
+// file's, or a TRACE request's (policy.trace.answer_pattern). The patterns come from whoever
+// wrote the task file or request and the subjects from a model, so a
 // pathological pattern (nested quantifiers) must cost a bounded amount per output, never hang an
 // evaluation: PCRE2's match limits stop it, and the extraction then reports no answer.
-#ifndef ARBOR_TOOLS_EVAL_ANSWER_PATTERN_H_
-#define ARBOR_TOOLS_EVAL_ANSWER_PATTERN_H_
+#ifndef ARBOR_BASE_ANSWER_PATTERN_H_
+#define ARBOR_BASE_ANSWER_PATTERN_H_
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace arbor::eval {
+namespace arbor::base {
 
 class AnswerPattern {
  public:
@@ -26,6 +28,8 @@ class AnswerPattern {
   // nullopt when nothing matches or the match limits were hit. Invalid UTF-8 in `subject` is
   // matched around, not an error.
   std::optional<std::string> LastMatch(absl::string_view subject) const;
+  // The same match as byte offsets [begin, end) into `subject`.
+  std::optional<std::pair<size_t, size_t>> LastMatchSpan(absl::string_view subject) const;
 
  private:
   struct Code;
@@ -33,6 +37,6 @@ class AnswerPattern {
   Code* code_;
 };
 
-}  // namespace arbor::eval
+}  // namespace arbor::base
 
-#endif  // ARBOR_TOOLS_EVAL_ANSWER_PATTERN_H_
+#endif  // ARBOR_BASE_ANSWER_PATTERN_H_

@@ -1,0 +1,115 @@
+// TRACE mode (docs/ARCHITECTURE.md §4.5). Part of class Job (job.h); split from job.cc by concept.
+//
+// Forks open and roll out through the ROLLOUT machinery (nested_branch.cc), but no branch is
+// resolved before every trace has reached its end: the winning answer may sit in any nested
+// branch, and with trace.aggregate its support is summed over traces in all of them. Then every
+// trace is judged (trace_choice.h), the nested branches are resolved deepest first towards the
+// best-ranked trace below each, and the outer branch commits the winner; each candidate keeps
+// its trace's verdict as a note, and the outer resolution says why the winner won.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/job/job.h"
+
+namespace arbor::coordinator {
+namespace {
+
+template <typename Children>
+bool AllTracesDone(const Children& children) {
+  return std::all_of(children.begin(), children.end(), [](const auto& child) {
+    return child.nested.empty() ? child.done && child.sent : AllTracesDone(child.nested);
+  });
+}
+
+}  // namespace
+
+int32_t Job::TraceRoom() const { return spec_.policy.trace.max_traces - traces_; }
+
+void Job::ResolveTraces() {
+  if (!AllTracesDone(branch_->children)) return Continue();
+  std::vector<JudgedTrace> judged;
+  if (!JudgeTraces(branch_->children, trunk_margins_, judged)) return;
+  std::vector<TraceJudgement> judgements;
+  for (const JudgedTrace& trace : judged) judgements.push_back(trace.judgement);
+  const TraceRanking ranking = RankTraces(judgements, spec_.policy.trace.aggregate);
+  std::map<NodeId, int> rank;
+  std::vector<double> confidence;
+  for (int k = 0; k < static_cast<int>(ranking.order.size()); ++k) {
+    const JudgedTrace& trace = judged[ranking.order[k]];
+    rank[trace.leaf] = k;
+    confidence.push_back(trace.judgement.confidence);
+    if (absl::Status noted = tree_.SetBranchNote(trace.candidate, TraceNote(trace.judgement));
+        !noted.ok()) {
+      return Fail(noted);
+    }
+  }
+  std::vector<int> best;
+  std::vector<float> scores;
+  for (Child& child : branch_->children) {
+    const int r = ResolveTowards(child, rank, confidence);
+    if (r < 0) return;
+    best.push_back(r);
+    scores.push_back(static_cast<float>(confidence[r]));
+  }
+  const int winner =
+      static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
+  const Child& chosen = branch_->children[winner];
+  CommitBranch(winner, scores, ranking.reason, chosen.sequence_id, SequenceSource{}, chosen.stop);
+}
+
+bool Job::JudgeTraces(const std::vector<Child>& children, const std::vector<float>& margins,
+                      std::vector<JudgedTrace>& out) {
+  const size_t prompt = spec_.prompt_token_ids.size();
+  for (const Child& child : children) {
+    std::vector<float> path_margins = margins;
+    path_margins.insert(path_margins.end(), child.score.margins().begin(),
+                        child.score.margins().end());
+    if (!child.nested.empty()) {
+      if (!JudgeTraces(child.nested, path_margins, out)) return false;
+      continue;
+    }
+    std::vector<int32_t> tokens = PathTokens(child.leaf);
+    tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(prompt));
+    if (tokens.size() != path_margins.size()) {
+      Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " has ", tokens.size(),
+                                            " tokens but ", path_margins.size(), " margins")));
+      return false;
+    }
+    const bool finished = !tokens.empty() && IsStopToken(tokens.back());
+    if (finished) {
+      tokens.pop_back();
+      path_margins.pop_back();
+    }
+    out.push_back({child.leaf, child.candidate,
+                   JudgeTrace(tokens, path_margins, finished, env_.decode,
+                              spec_.answer_pattern.get())});
+  }
+  return true;
+}
+
+int Job::ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
+                        const std::vector<double>& confidence) {
+  if (child.nested.empty()) {
+    const auto it = rank.find(child.leaf);
+    if (it != rank.end()) return it->second;
+    Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " was not judged")));
+    return -1;
+  }
+  std::vector<int> best;
+  std::vector<float> scores;
+  for (Child& nested : child.nested) {
+    const int r = ResolveTowards(nested, rank, confidence);
+    if (r < 0) return -1;
+    best.push_back(r);
+    scores.push_back(static_cast<float>(confidence[r]));
+  }
+  const int winner = static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
+  if (!AdoptNestedWinner(child, winner, scores,
+                         absl::StrCat("holds the trace ranked ", best[winner] + 1))) {
+    return -1;
+  }
+  return best[winner];
+}
+
+}  // namespace arbor::coordinator

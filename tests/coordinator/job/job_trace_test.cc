@@ -1,0 +1,160 @@
+// The job driver's TRACE mode against a worker scripted by metrics (scripted_worker.h), on
+// hand-built trees whose margins are known: CoT-decoding forks the first token and commits the
+// trace the rule picks (summed per answer, or alone), EAGer forks only above its entropy gate and
+// within its trace budget, and a TRACE job is the same tree for the same seed.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coordinator/job/job.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/job/job_harness.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using testing::BaseSpec;
+using testing::ExpectCleanFinish;
+using testing::Harness;
+using testing::kEos;
+using testing::Lelv;
+using testing::RunToTree;
+using testing::Script;
+using testing::ScriptedStep;
+using testing::ScriptInput;
+
+// Steps keyed by the generated tokens before them (prompt {1, 2, 3} excluded); unlisted
+// continuations end with the eos token.
+Script ByGenerated(std::map<std::vector<int32_t>, ScriptedStep> steps) {
+  return [steps](const ScriptInput& in) {
+    const std::vector<int32_t> generated(in.tokens.begin() + 3, in.tokens.end());
+    const auto it = steps.find(generated);
+    return it != steps.end() ? it->second : Lelv({{kEos, 1.0}});
+  };
+}
+
+ScriptedStep Uncertain(std::vector<std::pair<int32_t, double>> distribution) {
+  ScriptedStep step = Lelv(std::move(distribution));
+  step.entropy = 4.0f;
+  return step;
+}
+
+// CoT: the first token forks into 4, 5, 6 (any metrics); the traces answer "7" (margin 0.5),
+// "8" (margin 0.8) and "7" (margin 0.5) at their second token, then stop.
+Script CotScript() {
+  return ByGenerated({
+      {{}, Lelv({{4, 0.5}, {5, 0.3}, {6, 0.2}})},
+      {{4}, Lelv({{7, 0.75}, {9, 0.25}})},
+      {{5}, Lelv({{8, 0.9}, {9, 0.1}})},
+      {{6}, Lelv({{7, 0.75}, {9, 0.25}})},
+  });
+}
+
+JobSpec CotSpec(bool aggregate) {
+  JobSpec spec = BaseSpec(10);
+  spec.policy.mode = entropix::PolicyMode::kTrace;
+  spec.policy.branch.width = 3;
+  spec.policy.trace.aggregate = aggregate;
+  spec.policy.trace.answer_pattern = R"(\d(\d))";  // The second digit answers.
+  return spec;
+}
+
+TEST(JobTraceTest, CotDecodingForksTheFirstTokenAndSumsMarginsPerAnswer) {
+  Harness h(CotScript());
+  auto job = h.Make(CotSpec(/*aggregate=*/true));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_STOP_TOKEN);
+  // "7" sums 0.5 + 0.5 = 1.0 against "8"'s 0.8: the first "7" trace answers.
+  EXPECT_EQ(job->text(), "47");
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 2u);
+  EXPECT_TRUE(requests[0].items(0).stop_on_structural());
+  EXPECT_TRUE(requests[0].items(0).top_k_every_step()) << "margins need every step's top-K";
+  const arbor::v1::RunRequest& rollout = requests[1];
+  ASSERT_EQ(rollout.items_size(), 3) << "every trace in one batched Run";
+  std::vector<int32_t> candidates;
+  for (const arbor::v1::RunItem& item : rollout.items()) {
+    candidates.push_back(item.append(0));
+    EXPECT_FALSE(item.stop_when_calm()) << "a trace runs to its end";
+    EXPECT_EQ(item.max_steps(), 9);
+  }
+  EXPECT_THAT(candidates, ::testing::ElementsAre(4, 5, 6)) << "the most likely, in order";
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 1u);
+  EXPECT_THAT(resolved[0].branch_resolved().reason(),
+              ::testing::HasSubstr("answer «7» from 2 of 3 traces, summed margin 1.000"));
+  EXPECT_THAT(resolved[0].branch_resolved().scores(),
+              ::testing::ElementsAre(::testing::FloatNear(0.5f, 1e-5f),
+                                     ::testing::FloatNear(0.8f, 1e-5f),
+                                     ::testing::FloatNear(0.5f, 1e-5f)));
+  job->ReadTree([](const SearchTree& tree) {
+    EXPECT_EQ(tree.branch_note(1), "answer «7» · margin 0.500");
+    EXPECT_EQ(tree.branch_note(2), "answer «8» · margin 0.800");
+  });
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTraceTest, WithoutAggregationTheMostConfidentTraceAnswers) {
+  Harness h(CotScript());
+  auto job = h.Make(CotSpec(/*aggregate=*/false));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->text(), "58");
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTraceTest, MaxTracesBoundsTheFork) {
+  Harness h(CotScript());
+  JobSpec spec = CotSpec(true);
+  spec.policy.trace.max_traces = 2;
+  auto job = h.Make(std::move(spec));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(h.worker->requests()[1].items_size(), 2);
+  EXPECT_EQ(job->text(), "58") << "4 and 5 only: \"8\" (0.8) beats \"7\" (0.5)";
+}
+
+// EAGer: greedy "10", then an uncertain step forks 20/21; under 20 another uncertain step forks
+// 30/31 (nested); under 21 the same step finds the budget of 3 traces spent and stays greedy.
+TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
+  Harness h(ByGenerated({
+      {{}, Lelv({{10, 0.9}, {11, 0.1}})},
+      {{10}, Uncertain({{20, 0.6}, {21, 0.4}})},
+      {{10, 20}, Uncertain({{30, 0.5}, {31, 0.5}})},
+      {{10, 21}, Uncertain({{32, 0.55}, {33, 0.45}})},
+      {{10, 20, 30}, Lelv({{5, 0.6}, {6, 0.4}})},
+      {{10, 20, 31}, Lelv({{5, 0.95}, {6, 0.05}})},
+      {{10, 21, 32}, Lelv({{6, 0.9}, {5, 0.1}})},
+  }));
+  JobSpec spec = BaseSpec(10);
+  spec.policy.mode = entropix::PolicyMode::kTrace;
+  spec.policy.branch.width = 2;
+  spec.policy.branch.max_depth = 2;
+  spec.policy.trace.fork_first = false;
+  spec.policy.trace.fork_entropy = 3.0f;
+  spec.policy.trace.max_traces = 3;
+  spec.policy.trace.answer_pattern = R"((\d)$)";
+  auto job = h.Make(std::move(spec));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  // Traces: ":D N 5" (0.2), ":D O 5" (0.9), ":E P 6" (0.8); "5" sums 1.1 against "6"'s 0.8.
+  EXPECT_EQ(job->text(), ":DO5");
+  const auto opened = h.Of(arbor::v1::GenerateEvent::kBranchOpened);
+  ASSERT_EQ(opened.size(), 2u) << "the outer fork and one nested fork; then the budget is spent";
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 2u);
+  EXPECT_THAT(resolved[0].branch_resolved().reason(), ::testing::HasSubstr("ranked 1"));
+  EXPECT_THAT(resolved[1].branch_resolved().reason(),
+              ::testing::HasSubstr("answer «5» from 2 of 3 traces"));
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+TEST(JobTraceTest, SameSeedSameTree) {
+  EXPECT_EQ(RunToTree(CotScript(), CotSpec(true)), RunToTree(CotScript(), CotSpec(true)));
+}
+
+}  // namespace
+}  // namespace arbor::coordinator
