@@ -31,7 +31,9 @@
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
+#include "policy/policy_convert.h"
 #include "policy/policy_file.h"
+#include "policy/policy_presets.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
 #include "rpc/tokens.h"
@@ -65,9 +67,15 @@ ABSL_FLAG(int, first_run_steps, 4,
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
+ABSL_FLAG(std::string, policy, "",
+          "Server default policy by name: greedy, sample, cot_decoding, eager (CoT-decoding and "
+          "entropy-gated branching over greedy traces, docs/SEARCH_QUALITY.md), search, "
+          "canonical or trace; empty: entropix search with the published thresholds. Requests "
+          "may override any field.");
 ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
-          "it leaves out keep the built-in defaults, and requests may override any field.");
+          "it leaves out keep --policy's (or the built-in) defaults, and requests may override "
+          "any field.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(std::string, http_listen, "",
           "Also serve HTTP here, host:port (port 0 picks one): the OpenAI-compatible API "
@@ -268,8 +276,18 @@ JobRegistryOptions RegistryOptions() {
 
 absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags() {
   LauncherOptions options;
+  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(name);
+    if (!named.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--policy: ", named.status().message()));
+    }
+    absl::StatusOr<entropix::PolicyConfig> policy = rpc::PolicyFromProto(*named, options.policy);
+    if (!policy.ok()) return policy.status();
+    options.policy = *std::move(policy);
+    spdlog::info("default policy {}", name);
+  }
   if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
-    absl::StatusOr<entropix::PolicyConfig> policy = rpc::ApplyPolicyFile(file, {});
+    absl::StatusOr<entropix::PolicyConfig> policy = rpc::ApplyPolicyFile(file, options.policy);
     if (!policy.ok()) {
       return absl::Status(policy.status().code(),
                           absl::StrCat("--policy_file: ", policy.status().ToString()));

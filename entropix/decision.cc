@@ -85,7 +85,7 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
       }
       return BlockReason::kNone;
     case MatrixRow::kLehv:
-      return ctx.branch_depth >= config.branch.max_depth ? BlockReason::kDepth : BlockReason::kNone;
+      return ctx.branch_depth >= config.MaxForkDepth() ? BlockReason::kDepth : BlockReason::kNone;
     case MatrixRow::kHehv:
       if (ctx.backspaces_used >= config.backspace.max_per_job) return BlockReason::kBudget;
       return ctx.previous_backspaceable ? BlockReason::kNone : BlockReason::kNotBackspaceable;

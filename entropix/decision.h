@@ -12,7 +12,7 @@
 // insert.max_per_job, BRANCH by branch.max_depth, BACKSPACE by backspace.max_per_job or when the
 // previous token cannot be backspaced. CANONICAL only blocks INSERT right after the thinking
 // token itself (the original sampler's one-token cooldown). TRACE has no matrix: BRANCH (blocked
-// by branch.max_depth) at the first generated token when trace.fork_first, or where
+// by trace.max_depth) at the first generated token when trace.fork_first, or where
 // H > trace.fork_entropy; ARGMAX everywhere else.
 #ifndef ARBOR_ENTROPIX_DECISION_H_
 #define ARBOR_ENTROPIX_DECISION_H_

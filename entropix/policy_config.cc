@@ -114,6 +114,9 @@ absl::Status ValidateAdaptive(const AdaptiveOptions& a) {
 }
 
 absl::Status ValidateTrace(const TraceOptions& t) {
+  RETURN_IF_ERROR(InRange("trace.width", t.width, 1, 64));
+  RETURN_IF_ERROR(InRange("trace.candidate_min_p", t.candidate_min_p, 0, 1, false, true));
+  RETURN_IF_ERROR(InRange("trace.max_depth", t.max_depth, 1, 8));
   RETURN_IF_ERROR(InRange("trace.fork_entropy", t.fork_entropy, 0, kMaxEntropyBits));
   RETURN_IF_ERROR(InRange("trace.max_traces", t.max_traces, 1, 256));
   return InRange("trace.answer_pattern size", static_cast<double>(t.answer_pattern.size()), 0,

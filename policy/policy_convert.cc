@@ -142,6 +142,9 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
   ARBOR_APPLY(a, c.adaptive, w_interaction);
   ARBOR_APPLY(p, c, reference_len);
   const v1::TraceOptions& r = p.trace();
+  ARBOR_APPLY(r, c.trace, width);
+  ARBOR_APPLY(r, c.trace, candidate_min_p);
+  ARBOR_APPLY(r, c.trace, max_depth);
   ARBOR_APPLY(r, c.trace, fork_first);
   ARBOR_APPLY(r, c.trace, fork_entropy);
   ARBOR_APPLY(r, c.trace, max_traces);
@@ -220,6 +223,9 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
                            : v1::ATTENTION_MODE_EXACT);
   p.set_reference_len(c.reference_len);
   v1::TraceOptions* r = p.mutable_trace();
+  r->set_width(c.trace.width);
+  r->set_candidate_min_p(c.trace.candidate_min_p);
+  r->set_max_depth(c.trace.max_depth);
   r->set_fork_first(c.trace.fork_first);
   r->set_fork_entropy(c.trace.fork_entropy);
   r->set_max_traces(c.trace.max_traces);

@@ -40,13 +40,12 @@ v1::PolicyConfig PlainSamplingPolicy() {
 v1::PolicyConfig CotDecodingPolicy() {
   v1::PolicyConfig p;
   p.set_mode(v1::POLICY_MODE_TRACE);
-  p.mutable_branch()->set_width(5);
-  p.mutable_branch()->set_max_depth(1);
-  p.mutable_branch()->set_candidate_min_p(0.0f);
   v1::TraceOptions* t = p.mutable_trace();
+  t->set_width(3);
+  t->set_max_depth(1);
+  t->set_candidate_min_p(0.1f);
   t->set_fork_first(true);
   t->set_fork_entropy(64.0f);
-  t->set_max_traces(5);
   t->set_aggregate(true);
   return p;
 }
@@ -54,10 +53,10 @@ v1::PolicyConfig CotDecodingPolicy() {
 v1::PolicyConfig EagerPolicy() {
   v1::PolicyConfig p;
   p.set_mode(v1::POLICY_MODE_TRACE);
-  p.mutable_branch()->set_width(2);
-  p.mutable_branch()->set_max_depth(4);
-  p.mutable_branch()->set_candidate_min_p(0.05f);
   v1::TraceOptions* t = p.mutable_trace();
+  t->set_width(2);
+  t->set_max_depth(4);
+  t->set_candidate_min_p(0.05f);
   t->set_fork_first(false);
   t->set_fork_entropy(kEagerForkEntropy);
   t->set_max_traces(6);

@@ -19,8 +19,10 @@ v1::PolicyConfig GreedyPolicy();
 // T 0.7, min_p 0.05, top_p 1, top_k 100 (callers may change the sampling parameters).
 v1::PolicyConfig PlainSamplingPolicy();
 
-// CoT-decoding (Wang & Zhou, arXiv 2402.10200): the 5 most likely first tokens, each continued
-// greedily; the answer with the largest summed margin wins.
+// CoT-decoding (Wang & Zhou, arXiv 2402.10200): the 3 most likely first tokens with p at least
+// 0.1·p_max, each continued greedily; the answer with the largest summed margin wins. Chosen on
+// development items (docs/SEARCH_QUALITY.md): 3 traces cost about 3× greedy's tokens, and the
+// floor skips first tokens the model barely considers.
 v1::PolicyConfig CotDecodingPolicy();
 
 // Entropy-gated branching (EAGer, arXiv 2510.11170): greedy, forking the 2 most likely tokens

@@ -38,7 +38,12 @@ done
 "$ARBOR" calibrate "${common[@]}" --tasks="$(IFS=,; echo "${calibration[*]}")" \
   --policy_out="$OUT/policy.json" | tee "$OUT/calibrate.txt"
 
-strategies="greedy,sample,best_of_n:n=3,self_consistency:n=3,canonical,search"
+# The strategies that matter first (TRACE, deterministic: one answer per item), then the
+# compute-matched samplers, then the entropix ones; the results file resumes across lines.
+strategies="greedy,cot_decoding,cot_decoding:k=5:label=cot_decoding-k5"
+strategies+=",best_of_n:n=3,self_consistency:n=3,eager"
+strategies+=",eager:policy_file=$OUT/policy.json:label=eager-calibrated"
+strategies+=",sample,canonical,search"
 strategies+=",canonical:policy_file=$OUT/policy.json:label=canonical-calibrated"
 strategies+=",search:policy_file=$OUT/policy.json:label=search-calibrated"
 "$ARBOR" eval "${common[@]}" --tasks="$(IFS=,; echo "${evaluation[*]}")" \

@@ -1,10 +1,12 @@
 // `arbor demo`: the whole system on this machine, start to finish — a coordinator and workers
-// on a real model (SmolLM2-135M-Instruct by default), one chat question answered by a search job
-// streamed with its strategies, the job's tree, the count of every strategy, and a clean
-// shutdown.
+// on a real model (SmolLM2-135M-Instruct by default); a question answered with the server's
+// default policy (the model's: CoT-decoding for SmolLM2) and its tree; a chat question answered
+// by an entropix search job streamed with its strategies, its tree and the count of every
+// strategy; and a clean shutdown.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "arbor/v1/generation.grpc.pb.h"
@@ -16,6 +18,9 @@
 namespace arbor::tools {
 namespace {
 
+constexpr char kAnswerQuestion[] =
+    "A shop sells pens for 3 dollars each. How much do 4 pens cost? Answer with a number.";
+constexpr int kAnswerTokens = 48;
 constexpr char kDemoQuestion[] = "Give me three short tips for staying focused while studying.";
 constexpr uint64_t kDemoSeed = 7;
 constexpr int kDemoTokens = 160;
@@ -62,35 +67,56 @@ bool PrintStrategies(const v1::StrategyCounts& s) {
          s.backspace() > 0;
 }
 
-int Demo(LocalCluster& cluster) {
-  ClientOptions client = ClientOptionsFromFlags();
-  client.coordinator = cluster.coordinator_address();
-  v1::GenerateRequest request;
+// One chat question: the answer streamed, then the job's tree. The job's record, or null after
+// printing why (the exit code in `code`).
+std::optional<v1::Job> AskAndShow(const ClientOptions& client, v1::GenerateRequest request,
+                                  const char* question, int& code) {
   request.mutable_chat()->set_add_generation_prompt(true);
-  v1::ChatMessage* question = request.mutable_chat()->add_messages();
-  question->set_role("user");
-  question->set_content(kDemoQuestion);
-  request.set_max_tokens(kDemoTokens);
+  v1::ChatMessage* message = request.mutable_chat()->add_messages();
+  message->set_role("user");
+  message->set_content(question);
   request.set_seed(kDemoSeed);
-  request.set_top_logprobs(3);
-  printf("\n");
-  PrintThresholds();
-  printf("\nUser: %s\n\nAssistant: ", kDemoQuestion);
+  printf("\nUser: %s\n\nAssistant: ", question);
   const Output output{std::cout, std::cerr};
-  if (int code = Generate(client, request, /*show_metrics=*/false, output); code != 0) {
-    return code;
-  }
+  if (code = Generate(client, request, /*show_metrics=*/false, output); code != 0) return {};
   absl::StatusOr<v1::Job> job = LastJob(client);
   if (!job.ok()) {
     fprintf(stderr, "demo: %s\n", job.status().ToString().c_str());
-    return 1;
+    code = 1;
+    return {};
   }
   printf("\nThe search tree of %s (committed path, branch points and their alternatives):\n\n",
          job->job_id().c_str());
   fflush(stdout);
-  if (int code = ShowTree(client, job->job_id(), TreeView{}, output); code != 0) {
-    return code;
-  }
+  if (code = ShowTree(client, job->job_id(), TreeView{}, output); code != 0) return {};
+  return *std::move(job);
+}
+
+int Demo(LocalCluster& cluster) {
+  ClientOptions client = ClientOptionsFromFlags();
+  client.coordinator = cluster.coordinator_address();
+  int code = 0;
+  // 1. The server's default policy; for SmolLM2 that is CoT-decoding (TRACE mode), which this
+  // pattern tells where the answer is. Other policies ignore it.
+  printf(
+      "\n1. The server's default policy (for SmolLM2-135M-Instruct: CoT-decoding, the most likely "
+      "first tokens each continued greedily, the answer decoded with the largest probability "
+      "margin wins; docs/SEARCH_QUALITY.md).\n");
+  v1::GenerateRequest answer;
+  answer.set_max_tokens(kAnswerTokens);
+  answer.mutable_policy()->mutable_trace()->set_answer_pattern(R"(-?\d+)");
+  if (!AskAndShow(client, answer, kAnswerQuestion, code)) return code;
+
+  // 2. Entropix search on request: every strategy of the decision matrix.
+  printf("\n2. Entropix search on request (SEARCH mode: branch, insert a thinking token, "
+         "backspace).\n");
+  PrintThresholds();
+  v1::GenerateRequest search;
+  search.set_max_tokens(kDemoTokens);
+  search.set_top_logprobs(3);
+  search.mutable_policy()->set_mode(v1::POLICY_MODE_SEARCH);
+  std::optional<v1::Job> job = AskAndShow(client, search, kDemoQuestion, code);
+  if (!job) return code;
   if (!PrintStrategies(job->strategies())) {
     printf(
         "\nThis answer did not need every strategy (argmax, adaptive, branch, insert, "

@@ -25,11 +25,28 @@ ABSL_FLAG(std::string, served_model_name, "",
 ABSL_FLAG(int64_t, kv_tokens, 0,
           "up/demo: KV cache tokens each worker reserves (its --kv_tokens); 0 = the worker's "
           "default. Lower it to fit several workers in less memory.");
+ABSL_FLAG(std::string, policy, "",
+          "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
+          "eager, search, canonical, trace; its --policy). Default: the one evaluation chose for "
+          "a known model (cot_decoding for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else "
+          "entropix search.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
 
 namespace arbor::tools {
+namespace {
+
+// --policy, else the known model's own (none for a path or the tiny model).
+std::string DefaultPolicyName() {
+  if (std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) return name;
+  const std::string model = absl::GetFlag(FLAGS_model);
+  const model::KnownModel* known =
+      model::FindKnownModel(model.empty() ? model::kDefaultModelName : model);
+  return known != nullptr ? known->policy : "";
+}
+
+}  // namespace
 
 absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::string& name) {
   LocalClusterOptions options;
@@ -49,6 +66,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
     return absl::InvalidArgumentError(absl::StrCat("--kv_tokens: ", kv, " is negative"));
   } else if (kv > 0) {
     options.worker_flags.push_back(absl::StrCat("--kv_tokens=", kv));
+  }
+  if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
+    options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);

@@ -26,10 +26,10 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
                                                    " does not fit the context ", spec.max_context));
   }
   if (options.steps_per_run < 1 || options.first_run_steps < 1 ||
-      options.top_k < std::max(1, spec.top_logprobs) || options.top_k < spec.policy.branch.width) {
+      options.top_k < std::max(1, spec.top_logprobs) || options.top_k < spec.policy.ForkWidth()) {
     return absl::InvalidArgumentError(
         "job options: steps_per_run and first_run_steps >= 1 and "
-        "top_k must cover top_logprobs and branch.width");
+        "top_k must cover top_logprobs and the fork width");
   }
   if (spec.policy.mode == entropix::PolicyMode::kTrace && !spec.answer_pattern &&
       !spec.policy.trace.answer_pattern.empty()) {

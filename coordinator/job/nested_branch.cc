@@ -58,7 +58,7 @@ void Job::SendRollout() {
     const int32_t left = child->done ? 0 : child->max_len - child->score.tokens();
     const bool fallback = child->structural_off_once;
     budgets.generated_before = tree_.node(child->leaf).position + 1 - prompt;
-    const bool may_branch = !fallback && child->depth < spec_.policy.branch.max_depth &&
+    const bool may_branch = !fallback && child->depth < spec_.policy.MaxForkDepth() &&
                             (!trace() || TraceRoom() >= 1);
     *request.add_items() = builder_.RolloutItem(child->sequence_id, child->source,
                                                 fallback ? std::min(1, left) : left,
@@ -118,10 +118,10 @@ bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
   }
   // TRACE: the rollout itself becomes one of the nested traces; with no room for another, it
   // stays greedy (the fallback).
-  const int width = trace() ? std::min(spec_.policy.branch.width, 1 + TraceRoom())
+  const int width = trace() ? std::min(spec_.policy.trace.width, 1 + TraceRoom())
                             : spec_.policy.branch.width;
   if (structural->strategy() == arbor::v1::STRATEGY_BRANCH &&
-      child.depth < spec_.policy.branch.max_depth && width >= 2) {
+      child.depth < spec_.policy.MaxForkDepth() && width >= 2) {
     SequenceSource base;
     base.fork_from = child.sequence_id;
     base.fork_length = structural->position();

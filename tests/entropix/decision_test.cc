@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace arbor::entropix {
 namespace {
@@ -158,7 +159,7 @@ TEST(Decision, TraceForksAtTheFirstTokenAndAboveTheEntropyGateElseArgmax) {
   EXPECT_EQ(Decide(At(3.0f, 0.0f), config, c).strategy, Strategy::kArgmax) << "strictly above";
   // ...and forks above it, unless nesting is spent; then it stays greedy.
   EXPECT_EQ(Decide(At(3.01f, 0.0f), config, c).strategy, Strategy::kBranch);
-  c.branch_depth = config.branch.max_depth;
+  c.branch_depth = config.trace.max_depth;
   d = Decide(At(6.0f, 0.0f), config, c);
   EXPECT_EQ(d.strategy, Strategy::kArgmax);
   EXPECT_EQ(d.blocked_by, BlockReason::kDepth);
@@ -290,6 +291,11 @@ TEST(PolicyConfig, ValidateNamesTheFieldAndRange) {
       {[](PolicyConfig& c) { c.coefficients.ada_top_k_is = 1e30f; }, "coefficients.ada_top_k_is"},
       {[](PolicyConfig& c) { c.branch.candidate_min_p = 1; }, "branch.candidate_min_p: 1"},
       {[](PolicyConfig& c) { c.branch.max_depth = 9; }, "branch.max_depth: 9 is outside [1, 8]"},
+      {[](PolicyConfig& c) { c.trace.width = 0; }, "trace.width: 0 is outside [1, 64]"},
+      {[](PolicyConfig& c) { c.trace.max_traces = 300; }, "trace.max_traces: 300 is outside"},
+      {[](PolicyConfig& c) { c.trace.fork_entropy = -1; }, "trace.fork_entropy: -1 is outside"},
+      {[](PolicyConfig& c) { c.trace.answer_pattern = std::string(1025, 'a'); },
+       "trace.answer_pattern size: 1025 is outside [0, 1024]"},
       {[](PolicyConfig& c) {
          c.insert.tokens = {5, -1};
        },

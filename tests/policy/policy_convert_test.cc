@@ -57,6 +57,29 @@ TEST(PolicyConvert, FullConfigRoundTrips) {
   EXPECT_EQ(back->insert.tokens, (std::vector<int32_t>{1, 2, 3}));
 }
 
+TEST(PolicyConvert, TraceModeAndOptionsRoundTrip) {
+  entropix::PolicyConfig c;
+  c.mode = entropix::PolicyMode::kTrace;
+  c.trace = {.width = 5, .candidate_min_p = 0.2f, .max_depth = 3, .fork_first = false,
+             .fork_entropy = 2.5f, .max_traces = 7, .aggregate = false,
+             .answer_pattern = R"(= (\d+))"};
+  const v1::PolicyConfig proto = PolicyToProto(c);
+  EXPECT_EQ(proto.mode(), v1::POLICY_MODE_TRACE);
+  auto back = PolicyFromProto(proto, entropix::PolicyConfig{});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PolicyToProto(*back).SerializeAsString(), proto.SerializeAsString());
+  EXPECT_EQ(back->ForkWidth(), 5) << "TRACE forks with its own width, not branch.width";
+  EXPECT_EQ(back->MaxForkDepth(), 3);
+  EXPECT_EQ(back->trace.answer_pattern, R"(= (\d+))");
+  // Unset trace fields keep the defaults.
+  v1::PolicyConfig partial;
+  partial.mutable_trace()->set_max_traces(2);
+  auto merged = PolicyFromProto(partial, entropix::PolicyConfig{});
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->trace.width, 3);
+  EXPECT_EQ(merged->trace.max_traces, 2);
+}
+
 TEST(PolicyConvert, InvalidValuesNameTheField) {
   v1::PolicyConfig proto;
   proto.mutable_branch()->set_width(1);

@@ -18,7 +18,7 @@ const std::map<std::string, double>& DefaultQuantiles() {
       {"lelv_entropy", 0.25},    {"lelv_varentropy", 0.25}, {"helv_entropy", 0.95},
       {"helv_varentropy", 0.50}, {"lehv_entropy", 0.95},    {"lehv_varentropy", 0.95},
       {"hehv_entropy", 0.90},    {"hehv_varentropy", 0.95}, {"calm_entropy", 0.50},
-      {"calm_varentropy", 0.50}};
+      {"calm_varentropy", 0.50}, {"fork_entropy", 0.90}};
   return *defaults;
 }
 
@@ -62,7 +62,7 @@ absl::StatusOr<std::map<std::string, double>> CalibrationQuantiles(const std::st
           "--quantiles: '", kv.first,
           "' is not a threshold (lelv_entropy, lelv_varentropy, "
           "helv_entropy, helv_varentropy, lehv_entropy, lehv_varentropy, hehv_entropy, "
-          "hehv_varentropy, calm_entropy, calm_varentropy)"));
+          "hehv_varentropy, calm_entropy, calm_varentropy, fork_entropy)"));
     }
     if (!absl::SimpleAtod(kv.second, &q) || q < 0 || q > 1) {
       return absl::InvalidArgumentError(
@@ -98,6 +98,7 @@ absl::StatusOr<arbor::v1::PolicyConfig> CalibratedPolicy(
   t->set_hehv_varentropy(v("hehv_varentropy"));
   policy.mutable_branch()->set_calm_entropy(h("calm_entropy"));
   policy.mutable_branch()->set_calm_varentropy(v("calm_varentropy"));
+  policy.mutable_trace()->set_fork_entropy(h("fork_entropy"));
   return policy;
 }
 

@@ -13,6 +13,7 @@
 //   hehv_entropy                          0.90  BACKSPACE: entropy in the top 10 %...
 //   hehv_varentropy                       0.95  ...with varentropy in the top 5 %
 //   calm_entropy, calm_varentropy         0.50  a branch rollout is calm again below the median
+//   fork_entropy                          0.90  TRACE (EAGer): fork on the top 10 % of entropy
 #ifndef ARBOR_TOOLS_EVAL_CALIBRATION_H_
 #define ARBOR_TOOLS_EVAL_CALIBRATION_H_
 

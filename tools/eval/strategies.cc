@@ -99,14 +99,17 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
   } else if (key == "top_k" && (sampling || tree)) {
     RETURN_IF_ERROR(integer(i, 1, 1024));
     s->set_top_k(i);
-  } else if (key == "policy_file" && tree) {
+  } else if (key == "policy_file" && (tree || trace)) {
     ASSIGN_OR_RETURN(PolicyConfig file, rpc::ReadPolicyFile(value));
     const arbor::v1::PolicyMode mode = strategy.policy.mode();
     strategy.policy.MergeFrom(file);
     strategy.policy.set_mode(mode);  // The strategy's kind decides the mode.
   } else if (key == "k" && trace) {
-    RETURN_IF_ERROR(integer(i, 2, 64));
-    strategy.policy.mutable_branch()->set_width(i);
+    RETURN_IF_ERROR(integer(i, 1, 64));
+    strategy.policy.mutable_trace()->set_width(i);
+  } else if (key == "candidate_min_p" && trace) {
+    RETURN_IF_ERROR(number(f));
+    strategy.policy.mutable_trace()->set_candidate_min_p(f);
   } else if (key == "traces" && trace) {
     RETURN_IF_ERROR(integer(i, 1, 256));
     strategy.policy.mutable_trace()->set_max_traces(i);
@@ -118,7 +121,7 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
     strategy.policy.mutable_trace()->set_fork_entropy(f);
   } else if (key == "depth" && strategy.kind == StrategyKind::kEager) {
     RETURN_IF_ERROR(integer(i, 1, 8));
-    strategy.policy.mutable_branch()->set_max_depth(i);
+    strategy.policy.mutable_trace()->set_max_depth(i);
   } else if (key == "width" && strategy.kind == StrategyKind::kSearch) {
     RETURN_IF_ERROR(integer(i, 2, 64));
     strategy.policy.mutable_branch()->set_width(i);

@@ -10,7 +10,8 @@
 //                     greedily, the answer decoded with the largest margin (summed per answer)
 //   eager             entropy-gated branching (TRACE mode): greedy, forking the top k tokens
 //                     where entropy exceeds theta bits, up to `traces` traces
-// The TRACE strategies are deterministic, and get the task's extraction as their answer pattern.
+// The TRACE strategies are deterministic, and get the task's extraction as their answer pattern;
+// options k, candidate_min_p, traces, aggregate=0|1, and for eager theta and depth.
 // Plain sampling is the decision matrix's ADAPTIVE row with every adjustment coefficient zeroed
 // and a single draw, so all strategies run through the same server path.
 //

@@ -55,7 +55,7 @@ Script CotScript() {
 JobSpec CotSpec(bool aggregate) {
   JobSpec spec = BaseSpec(10);
   spec.policy.mode = entropix::PolicyMode::kTrace;
-  spec.policy.branch.width = 3;
+  spec.policy.trace.width = 3;
   spec.policy.trace.aggregate = aggregate;
   spec.policy.trace.answer_pattern = R"(\d(\d))";  // The second digit answers.
   return spec;
@@ -131,8 +131,8 @@ TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
   }));
   JobSpec spec = BaseSpec(10);
   spec.policy.mode = entropix::PolicyMode::kTrace;
-  spec.policy.branch.width = 2;
-  spec.policy.branch.max_depth = 2;
+  spec.policy.trace.width = 2;
+  spec.policy.trace.max_depth = 2;
   spec.policy.trace.fork_first = false;
   spec.policy.trace.fork_entropy = 3.0f;
   spec.policy.trace.max_traces = 3;

@@ -299,6 +299,7 @@ TEST(CalibrationTest, ReproducesKnownQuantilesOfASyntheticStream) {
   EXPECT_NEAR(t.helv_varentropy(), std::log(2.0), 0.01);
   EXPECT_NEAR(t.hehv_varentropy(), -std::log(0.01), 0.05);
   EXPECT_NEAR(policy->branch().calm_entropy(), 4.0, 0.03);
+  EXPECT_NEAR(policy->trace().fork_entropy(), 7.2, 0.03) << "EAGer's gate: the 0.9 quantile";
 
   EXPECT_DOUBLE_EQ(Quantile({3, 1, 2, 4}, 0.5), 2.5);  // Type 7: between the middle two.
   EXPECT_DOUBLE_EQ(Quantile({5}, 0.9), 5);

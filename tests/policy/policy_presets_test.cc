@@ -1,0 +1,72 @@
+// The named policies: each is a valid policy of the intended mode, the presets decode as their
+// papers do, the mode names set only the mode, and an unknown name lists the known ones.
+#include "policy/policy_presets.h"
+
+#include <string>
+
+#include "entropix/decision.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "policy/policy_convert.h"
+
+namespace arbor::rpc {
+namespace {
+
+entropix::PolicyConfig Resolved(const std::string& name) {
+  absl::StatusOr<v1::PolicyConfig> proto = NamedPolicy(name);
+  EXPECT_TRUE(proto.ok()) << name << ": " << proto.status();
+  absl::StatusOr<entropix::PolicyConfig> config =
+      PolicyFromProto(proto.value_or(v1::PolicyConfig{}), entropix::PolicyConfig{});
+  EXPECT_TRUE(config.ok()) << name << ": " << config.status();
+  return config.value_or(entropix::PolicyConfig{});
+}
+
+entropix::Metrics WithEntropy(float h) {
+  entropix::Metrics m;
+  m.entropy = h;
+  m.varentropy = 9.0f;  // Row 4 of the matrix, were it applied.
+  return m;
+}
+
+TEST(PolicyPresets, EveryNameIsAValidPolicyOfItsMode) {
+  EXPECT_EQ(Resolved("greedy").mode, entropix::PolicyMode::kCanonical);
+  EXPECT_EQ(Resolved("sample").adaptive.n_samples, 1);
+  EXPECT_EQ(Resolved("search").mode, entropix::PolicyMode::kSearch);
+  EXPECT_EQ(Resolved("canonical").mode, entropix::PolicyMode::kCanonical);
+  EXPECT_EQ(Resolved("trace").mode, entropix::PolicyMode::kTrace);
+  // A mode name sets nothing else: the rest stays the server's.
+  absl::StatusOr<v1::PolicyConfig> search = NamedPolicy("search");
+  ASSERT_TRUE(search.ok());
+  EXPECT_FALSE(search->has_sampling());
+  EXPECT_FALSE(search->has_trace());
+}
+
+TEST(PolicyPresets, CotDecodingForksOnlyTheFirstTokenAndEagerOnlyAboveItsGate) {
+  const entropix::PolicyConfig cot = Resolved("cot_decoding");
+  entropix::DecisionContext first;
+  first.generated = 0;
+  entropix::DecisionContext later;
+  later.generated = 3;
+  EXPECT_EQ(entropix::Decide(WithEntropy(0.0f), cot, first).strategy, entropix::Strategy::kBranch);
+  EXPECT_EQ(entropix::Decide(WithEntropy(9.0f), cot, later).strategy, entropix::Strategy::kArgmax);
+  EXPECT_EQ(cot.ForkWidth(), 3);
+  EXPECT_GE(cot.trace.max_traces, cot.ForkWidth()) << "the width, not the budget, bounds CoT";
+  const entropix::PolicyConfig eager = Resolved("eager");
+  EXPECT_EQ(entropix::Decide(WithEntropy(0.5f), eager, first).strategy,
+            entropix::Strategy::kArgmax);
+  EXPECT_EQ(entropix::Decide(WithEntropy(kEagerForkEntropy + 0.01f), eager, later).strategy,
+            entropix::Strategy::kBranch);
+  EXPECT_EQ(entropix::Decide(WithEntropy(kEagerForkEntropy), eager, later).strategy,
+            entropix::Strategy::kArgmax);
+}
+
+TEST(PolicyPresets, UnknownNamesListTheKnownOnes) {
+  absl::StatusOr<v1::PolicyConfig> bad = NamedPolicy("beam");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("greedy, sample, cot_decoding, eager, search, canonical"));
+}
+
+}  // namespace
+}  // namespace arbor::rpc
