@@ -1,7 +1,9 @@
 // `arbor calibrate`: run the served model over task prompts (generating, plain sampling) or
 // over text (teacher-forced scoring), collect every step's entropix metrics, print their
 // quantiles and write a policy file with thresholds at chosen quantiles (tools/eval/calibration.h),
-// for the coordinator's and workers' --policy_file or a request's policy.
+// for the coordinator's and workers' --policy_file or a request's policy. With
+// --fit_temperature (tasks only) it also fits ADAPTIVE's temperature law on the tasks
+// (tools/eval/temperature_fit.h) and writes the chosen law into the policy.
 #include <unistd.h>
 
 #include <atomic>
@@ -23,6 +25,7 @@
 #include "tools/eval/calibration.h"
 #include "tools/eval/eval_runner.h"
 #include "tools/eval/strategies.h"
+#include "tools/eval/temperature_fit.h"
 
 ABSL_FLAG(std::string, text, "",
           "calibrate: a text file; each paragraph (blank-line separated) is scored "
@@ -31,6 +34,11 @@ ABSL_FLAG(std::string, quantiles, "",
           "calibrate: threshold=quantile overrides, comma-separated (defaults in `arbor "
           "calibrate --help` and docs/SEARCH_QUALITY.md).");
 ABSL_FLAG(std::string, policy_out, "policy.json", "calibrate: the policy file to write.");
+ABSL_FLAG(bool, fit_temperature, false,
+          "calibrate --tasks: also fit ADAPTIVE's temperature law (base temperature and the weight "
+          "of its uncertainty terms) by the accuracy of the canonical sampler on the tasks, each "
+          "candidate law on the same items and seeds; the published law stays unless another is "
+          "strictly more accurate.");
 ABSL_DECLARE_FLAG(std::string, tasks);
 ABSL_DECLARE_FLAG(int, concurrency);
 ABSL_DECLARE_FLAG(int, max_tokens);
@@ -56,16 +64,21 @@ absl::StatusOr<std::vector<std::string>> Paragraphs(const std::string& path) {
   return out;
 }
 
-// Steps of the model sampling from each task's prompt (plain sampling, --seed).
-absl::Status FromTasks(Generation::Stub& stub, const eval::EvalOptions& options,
-                       eval::MetricSamples& samples) {
+// The generation items of --tasks (multiple-choice items have no steps to collect).
+absl::StatusOr<std::vector<eval::Task>> GenerationTasks() {
   ASSIGN_OR_RETURN(
       std::vector<eval::Task> tasks,
       eval::ReadTasks(absl::StrSplit(absl::GetFlag(FLAGS_tasks), ',', absl::SkipWhitespace())));
+  std::erase_if(tasks, [](const eval::Task& task) { return !task.choices.empty(); });
+  return tasks;
+}
+
+// Steps of the model sampling from each task's prompt (plain sampling, --seed).
+absl::Status FromTasks(Generation::Stub& stub, const eval::EvalOptions& options,
+                       const std::vector<eval::Task>& tasks, eval::MetricSamples& samples) {
   ASSIGN_OR_RETURN(std::vector<eval::Strategy> sample, eval::ParseStrategies("sample"));
   absl::Mutex mu;
   return eval::ParallelFor(tasks.size(), options.concurrency, never, [&](size_t i) {
-    if (!tasks[i].choices.empty()) return absl::OkStatus();
     ASSIGN_OR_RETURN(
         eval::Sample generated,
         eval::GenerateSample(stub, tasks[i], sample.front().policy,
@@ -105,13 +118,46 @@ absl::Status FromText(Generation::Stub& stub, const eval::EvalOptions& options,
   });
 }
 
+// Every law of the grid answering every task once (CANONICAL mode over `policy`'s thresholds,
+// the same sampler seed per task for every law), scored by the task's own answer check.
+absl::StatusOr<std::vector<eval::LawScore>> ScoreLaws(Generation::Stub& stub,
+                                                      const eval::EvalOptions& options,
+                                                      const std::vector<eval::Task>& tasks,
+                                                      const arbor::v1::PolicyConfig& policy) {
+  std::vector<eval::LawScore> scores;
+  for (const eval::TemperatureLaw& law : eval::TemperatureLawGrid()) scores.push_back({law});
+  absl::Mutex mu;
+  const absl::Status run =
+      eval::ParallelFor(scores.size() * tasks.size(), options.concurrency, never, [&](size_t u) {
+        eval::LawScore& score = scores[u / tasks.size()];
+        const eval::Task& task = tasks[u % tasks.size()];
+        arbor::v1::PolicyConfig candidate = policy;
+        candidate.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+        eval::ApplyLaw(score.law, candidate);
+        ASSIGN_OR_RETURN(
+            eval::Sample sample,
+            eval::GenerateSample(stub, task, candidate,
+                                 eval::SamplerSeed(task.id, absl::GetFlag(FLAGS_seed), 0), options,
+                                 "calibrate-temperature"));
+        const bool correct = eval::AnswerMatches(task, eval::ExtractAnswer(task, sample.text));
+        absl::MutexLock lock(&mu);
+        score.mean_logprob += (sample.mean_logprob - score.mean_logprob) / (score.answers + 1);
+        ++score.answers;
+        score.correct += correct ? 1 : 0;
+        return absl::OkStatus();
+      });
+  if (!run.ok()) return run;
+  return scores;
+}
+
 }  // namespace
 
 int RunCalibrate(const Args& args) {
   const bool text = !absl::GetFlag(FLAGS_text).empty();
-  if (!args.empty() || text == !absl::GetFlag(FLAGS_tasks).empty()) {
-    std::cerr << "usage: arbor calibrate (--tasks FILES | --text FILE) [--policy_out FILE] "
-                 "[--quantiles key=q,...]\n";
+  const bool fit = absl::GetFlag(FLAGS_fit_temperature);
+  if (!args.empty() || text == !absl::GetFlag(FLAGS_tasks).empty() || (fit && text)) {
+    std::cerr << "usage: arbor calibrate (--tasks FILES [--fit_temperature] | --text FILE) "
+                 "[--policy_out FILE] [--quantiles key=q,...]\n";
     return 2;
   }
   absl::StatusOr<std::map<std::string, double>> quantiles =
@@ -125,9 +171,18 @@ int RunCalibrate(const Args& args) {
   if (absl::GetFlag(FLAGS_max_tokens) > 0) options.max_tokens = absl::GetFlag(FLAGS_max_tokens);
   options.concurrency = absl::GetFlag(FLAGS_concurrency);
   auto stub = Generation::NewStub(Connect(options.coordinator));
+  std::vector<eval::Task> tasks;
+  if (!text) {
+    absl::StatusOr<std::vector<eval::Task>> read = GenerationTasks();
+    if (!read.ok()) {
+      std::cerr << "arbor calibrate: " << read.status() << "\n";
+      return 1;
+    }
+    tasks = *std::move(read);
+  }
   eval::MetricSamples samples;
   const absl::Status collected =
-      text ? FromText(*stub, options, samples) : FromTasks(*stub, options, samples);
+      text ? FromText(*stub, options, samples) : FromTasks(*stub, options, tasks, samples);
   if (!collected.ok()) {
     std::cerr << "arbor calibrate: " << collected << "\n";
     return 1;
@@ -138,12 +193,25 @@ int RunCalibrate(const Args& args) {
     std::cerr << "arbor calibrate: " << policy.status().message() << "\n";
     return 1;
   }
+  if (fit) {
+    std::cout << "\nfitting the temperature law: " << eval::TemperatureLawGrid().size()
+              << " laws x " << tasks.size() << " tasks ...\n";
+    absl::StatusOr<std::vector<eval::LawScore>> scores = ScoreLaws(*stub, options, tasks, *policy);
+    if (!scores.ok()) {
+      std::cerr << "arbor calibrate: " << scores.status() << "\n";
+      return 1;
+    }
+    const size_t chosen = eval::ChooseLaw(*scores);
+    std::cout << eval::LawTable(samples, *scores, chosen);
+    eval::ApplyLaw((*scores)[chosen].law, *policy);
+  }
   const std::string out = absl::GetFlag(FLAGS_policy_out);
   if (absl::Status written = rpc::WritePolicyFile(*policy, out); !written.ok()) {
     std::cerr << "arbor calibrate: " << written.message() << "\n";
     return 1;
   }
-  std::cout << "\nthresholds at quantiles:\n"
+  std::cout << (fit ? "\nthresholds at quantiles, and the fitted temperature law:\n"
+                   : "\nthresholds at quantiles:\n")
             << ToJson(*policy) << "\nwritten to " << out
             << " (load it with --policy_file on the coordinator, or as a strategy's "
                "policy_file in arbor eval)\n";
