@@ -125,6 +125,7 @@ const std::vector<KnownModel>& KnownModels() {
       .file_name = "SmolLM2-135M-Instruct.Q4_1.gguf",
       .sha256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
       .policy = "cot_decoding",
+      .policy_file = "smollm2-135m-instruct.json",
   }};
   return *known;
 }

@@ -24,6 +24,8 @@ struct KnownModel {
   // The server's default policy for it (a policy name, policy/policy_presets.h), chosen by
   // evaluation (docs/SEARCH_QUALITY.md); empty: the built-in default.
   std::string policy;
+  // Its fitted thresholds and temperature law: a file of model/policies/ (model_policies.h).
+  std::string policy_file;
 };
 
 const std::vector<KnownModel>& KnownModels();

@@ -3,8 +3,8 @@
 # running coordinator (`arbor up`):
 #   1. difficulty: per task family, the level where greedy accuracy is in [20 %, 80 %]
 #      (task seed 1000);
-#   2. thresholds: `arbor calibrate` on sampled generations from other prompts at those levels
-#      (task seed 2000);
+#   2. thresholds and temperature law: `arbor calibrate --fit_temperature` on other prompts at
+#      those levels (task seed 2000);
 #   3. evaluation: ITEMS fresh items per family at those levels (task seed 1), every strategy
 #      with sampler seeds 1, 2, 3, with the published and with the calibrated thresholds.
 # The three task seeds give disjoint item streams: nothing is tuned on the evaluated items.
@@ -36,7 +36,7 @@ for entry in "${chosen[@]}"; do
 done
 
 "$ARBOR" calibrate "${common[@]}" --tasks="$(IFS=,; echo "${calibration[*]}")" \
-  --policy_out="$OUT/policy.json" | tee "$OUT/calibrate.txt"
+  --fit_temperature --policy_out="$OUT/policy.json" | tee "$OUT/calibrate.txt"
 
 # The strategies that matter first (TRACE, deterministic: one answer per item), then the
 # compute-matched samplers, then the entropix ones; the results file resumes across lines.

@@ -1,10 +1,14 @@
 // `arbor up`: a coordinator and N workers on this machine, until Ctrl-C.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "base/termination.h"
+#include "model/model_policies.h"
 #include "model/model_store.h"
 #include "tools/commands.h"
 #include "tools/default_model.h"
@@ -37,13 +41,27 @@ ABSL_FLAG(std::string, log_format, "text",
 namespace arbor::tools {
 namespace {
 
-// --policy, else the known model's own (none for a path or the tiny model).
+// The known model --model names (the default when none), or null for a path or the tiny model.
+const model::KnownModel* KnownModelFlag() {
+  const std::string model = absl::GetFlag(FLAGS_model);
+  return model::FindKnownModel(model.empty() ? model::kDefaultModelName : model);
+}
+
+// --policy, else the known model's own.
 std::string DefaultPolicyName() {
   if (std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) return name;
-  const std::string model = absl::GetFlag(FLAGS_model);
-  const model::KnownModel* known =
-      model::FindKnownModel(model.empty() ? model::kDefaultModelName : model);
+  const model::KnownModel* known = KnownModelFlag();
   return known != nullptr ? known->policy : "";
+}
+
+// The coordinator flag that loads the known model's fitted policy, written into `work_dir`.
+absl::StatusOr<std::optional<std::string>> FittedPolicyFlag(const std::string& work_dir) {
+  const model::KnownModel* known = KnownModelFlag();
+  if (known == nullptr || model::FittedPolicy(*known).empty()) return std::nullopt;
+  const std::string path = absl::StrCat(work_dir, "/", known->policy_file);
+  std::filesystem::create_directories(work_dir);
+  RETURN_IF_ERROR(base::WriteFileAtomically(path, std::string(model::FittedPolicy(*known))));
+  return absl::StrCat("--policy_file=", path);
 }
 
 }  // namespace
@@ -70,6 +88,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
     options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
   }
+  absl::StatusOr<std::optional<std::string>> fitted = FittedPolicyFlag(options.work_dir);
+  if (!fitted.ok()) return fitted.status();
+  if (*fitted) options.coordinator_flags.push_back(**fitted);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   return options;
