@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "entropix/policy_config.h"
+#include "policy/policy_convert.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 #include "tools/local_cluster.h"
@@ -107,14 +108,15 @@ int Demo(LocalCluster& cluster) {
   answer.mutable_policy()->mutable_trace()->set_answer_pattern(R"(-?\d+)");
   if (!AskAndShow(client, answer, kAnswerQuestion, code)) return code;
 
-  // 2. Entropix search on request: every strategy of the decision matrix.
+  // 2. Entropix search on request, with the published policy in full (the server's own search
+  // policy is the model's fitted one, which branches far less): every strategy of the matrix.
   printf("\n2. Entropix search on request (SEARCH mode: branch, insert a thinking token, "
-         "backspace).\n");
+         "backspace), with the published policy.\n");
   PrintThresholds();
   v1::GenerateRequest search;
   search.set_max_tokens(kDemoTokens);
   search.set_top_logprobs(3);
-  search.mutable_policy()->set_mode(v1::POLICY_MODE_SEARCH);
+  *search.mutable_policy() = rpc::PolicyToProto(entropix::PolicyConfig{});
   std::optional<v1::Job> job = AskAndShow(client, search, kDemoQuestion, code);
   if (!job) return code;
   if (!PrintStrategies(job->strategies())) {

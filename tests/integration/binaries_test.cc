@@ -147,7 +147,8 @@ TEST(ArborCli, HealthOfUnreachableServerFails) {
 }
 
 // The demo on its default real model (SmolLM2-135M-Instruct, fetched into the cache on first
-// use): the answer reads as English, the thresholds are stated, the search branched.
+// use): the default policy's traces are judged in the tree; the search's answer reads as English,
+// its thresholds are stated, and it branched.
 TEST(ArborCli, DemoAnswersInEnglishAndStopsCleanly) {
   const absl::StatusOr<std::string> model = arbor::testing::SmolLM2Path();  // Fetched once.
   if (absl::IsUnavailable(model.status())) GTEST_SKIP() << model.status();  // No network.
@@ -156,8 +157,14 @@ TEST(ArborCli, DemoAnswersInEnglishAndStopsCleanly) {
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("Stopped cleanly"), std::string::npos) << out;
   EXPECT_NE(out.find("set by hand for Llama 3's 128k-token vocabulary"), std::string::npos) << out;
-  const size_t answer = out.find("Assistant: ");
-  const size_t tree = out.find("The search tree of");
+  // 1. CoT-decoding: one fork at the first token, each trace's answer noted in the tree.
+  const size_t search_part = out.find("2. Entropix search on request");
+  ASSERT_NE(search_part, std::string::npos) << out;
+  EXPECT_NE(out.substr(0, search_part).find("branch at node"), std::string::npos) << out;
+  EXPECT_NE(out.substr(0, search_part).find("answer «"), std::string::npos) << out;
+  // 2. Entropix search.
+  const size_t answer = out.find("Assistant: ", search_part);
+  const size_t tree = out.find("The search tree of", answer);
   ASSERT_NE(answer, std::string::npos) << out;
   ASSERT_NE(tree, std::string::npos) << out;
   // Common English words, counted as whole words in the streamed answer.
@@ -174,7 +181,7 @@ TEST(ArborCli, DemoAnswersInEnglishAndStopsCleanly) {
     word.clear();
   }
   EXPECT_GE(english, 10) << out;
-  EXPECT_NE(out.find("branch at node"), std::string::npos) << out;
+  EXPECT_NE(out.find("branch at node", search_part), std::string::npos) << out;
 }
 
 }  // namespace
