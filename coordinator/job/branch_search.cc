@@ -15,10 +15,10 @@ absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
     return absl::FailedPreconditionError("branch point without a top-K to choose from");
   }
   if (policy.mode == entropix::PolicyMode::kTrace) {
-    return entropix::TopBranchCandidates(stored.candidates(), width, policy.trace.candidate_min_p);
+    return entropix::TopBranchCandidates(stored.candidates(), width, policy.ForkMinP());
   }
   return entropix::SelectBranchCandidates(stored.candidates(), SamplingOf(structural_step), width,
-                                          policy.branch.candidate_min_p,
+                                          policy.ForkMinP(),
                                           key.WithDraw(kBranchCandidateDraw));
 }
 

@@ -26,8 +26,8 @@ def policy_config(policy: PolicyLike) -> Optional[entropix_pb2.PolicyConfig]:
         return policy
     if isinstance(policy, str):
         name = f"POLICY_MODE_{policy.upper()}"
-        if policy.upper() not in ("SEARCH", "CANONICAL"):
-            raise ValueError(f"policy: {policy!r} is not 'search' or 'canonical'")
+        if policy.upper() not in ("SEARCH", "CANONICAL", "TRACE"):
+            raise ValueError(f"policy: {policy!r} is not 'search', 'canonical' or 'trace'")
         return entropix_pb2.PolicyConfig(mode=entropix_pb2.PolicyMode.Value(name))
     if isinstance(policy, Mapping):
         try:
