@@ -143,7 +143,7 @@ int RunDemo(const Args& args) {
     return 2;
   }
   printf("Starting a coordinator and %d worker(s) on %s ...\n", options->num_workers,
-         options->model_dir.c_str());
+         options->model.c_str());
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
   if (!cluster.ok()) {
     fprintf(stderr, "demo: %s\n", cluster.status().ToString().c_str());

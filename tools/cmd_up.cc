@@ -74,7 +74,7 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
           .string();
   absl::StatusOr<std::string> model = ResolveToolModel(absl::GetFlag(FLAGS_model));
   if (!model.ok()) return model.status();
-  options.model_dir = *model;
+  options.model = *model;
   options.num_workers = absl::GetFlag(FLAGS_num_workers);
   if (options.num_workers < 1 || options.num_workers > 64) {
     return absl::InvalidArgumentError(
@@ -124,7 +124,7 @@ int RunUp(const Args& args) {
   if (const std::string served = ServedModelName(); !served.empty()) {
     options->coordinator_flags.push_back(absl::StrCat("--served_model_name=", served));
   }
-  printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model_dir.c_str());
+  printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model.c_str());
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
   if (!cluster.ok()) {
     fprintf(stderr, "up: %s\n", cluster.status().ToString().c_str());

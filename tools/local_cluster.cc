@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string prefix = absl::StrCat(options.work_dir, "/worker", i);
     std::string address;
     std::vector<std::string> argv = {
-        options.bin_dir + "/arbor-worker", "--model=" + options.model_dir,
+        options.bin_dir + "/arbor-worker", "--model=" + options.model,
         "--log_level=" + options.log_level, "--log_format=" + options.log_format};
     argv.insert(argv.end(), options.worker_flags.begin(), options.worker_flags.end());
     ASSIGN_OR_RETURN(base::Subprocess worker,
@@ -106,7 +106,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   }
   const std::string prefix = options.work_dir + "/coordinator";
   std::vector<std::string> argv = {
-      options.bin_dir + "/arbor-coordinator", "--model=" + options.model_dir,
+      options.bin_dir + "/arbor-coordinator", "--model=" + options.model,
       "--workers=" + absl::StrJoin(cluster->worker_addresses_, ","),
       "--log_level=" + options.log_level, "--log_format=" + options.log_format};
   argv.insert(argv.end(), options.coordinator_flags.begin(), options.coordinator_flags.end());

@@ -16,7 +16,7 @@ namespace arbor::tools {
 struct LocalClusterOptions {
   std::string bin_dir;    // Where arbor-coordinator and arbor-worker live.
   std::string work_dir;   // Port files and logs go here.
-  std::string model_dir;  // --model of the workers (weights) and the coordinator (tokenizer).
+  std::string model;  // --model of the workers (weights) and the coordinator (tokenizer).
   int num_workers = 1;
   std::string host = "127.0.0.1";
   int coordinator_port = 0;  // 0: any free port.

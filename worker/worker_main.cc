@@ -85,7 +85,7 @@ namespace {
 
 arbor::worker::WorkerSetupOptions SetupFromFlags() {
   arbor::worker::WorkerSetupOptions setup;
-  setup.model_dir = absl::GetFlag(FLAGS_model);
+  setup.model = absl::GetFlag(FLAGS_model);
   setup.device = absl::GetFlag(FLAGS_device);
   setup.worker_id = absl::GetFlag(FLAGS_id);
   setup.kv_tokens = absl::GetFlag(FLAGS_kv_tokens);

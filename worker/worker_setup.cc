@@ -123,7 +123,7 @@ v1::WorkerInfo MakeInfo(const WorkerSetupOptions& options, const Engine& engine,
 }
 
 absl::Status CheckOptions(const WorkerSetupOptions& options) {
-  if (options.model_dir.empty()) {
+  if (options.model.empty()) {
     return absl::InvalidArgumentError(
         "--model: required; give a GGUF file, a Hugging Face model directory (make one with "
         "`arbor make-model --preset tiny --out DIR`), or smollm2-135m-instruct");
@@ -156,7 +156,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
 absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                                         const std::function<void(uint64_t, uint64_t)>& progress) {
   RETURN_IF_ERROR(CheckOptions(options));
-  ASSIGN_OR_RETURN(const std::string model_path, model::ResolveModel(options.model_dir));
+  ASSIGN_OR_RETURN(const std::string model_path, model::ResolveModel(options.model));
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint,
                    model::Checkpoint::Open(model_path, progress));
   const std::vector<int32_t> eos(checkpoint->config().eos_token_ids.begin(),

@@ -17,7 +17,7 @@
 namespace arbor::worker {
 
 struct WorkerSetupOptions {
-  std::string model_dir;       // A directory, a GGUF file or a known name (model_store.h).
+  std::string model;  // A model directory, a GGUF file or a known name (model_store.h).
   std::string device = "cpu";  // "cpu" or "cuda:N".
   std::string worker_id;       // Reported in WorkerInfo.
   int64_t kv_tokens = 65536;   // KV capacity in tokens (rounded up to whole blocks).

@@ -379,7 +379,7 @@ int Main(std::vector<std::string> args) {
     tools::LocalClusterOptions options;
     options.bin_dir = tools::SelfDir();
     options.work_dir = dir + "/cluster";
-    options.model_dir = model.out_dir;
+    options.model = model.out_dir;
     options.num_workers = 1;
     options.coordinator_flags = std::move(coordinator_flags);
     options.worker_flags = std::move(worker_flags);

@@ -135,7 +135,7 @@ int Main() {
   tools::LocalClusterOptions options;
   options.bin_dir = tools::SelfDir();
   options.work_dir = dir + "/cluster";
-  options.model_dir = model.out_dir;
+  options.model = model.out_dir;
   options.http_port = 0;
   absl::StatusOr<std::unique_ptr<tools::LocalCluster>> cluster =
       tools::LocalCluster::Start(options);

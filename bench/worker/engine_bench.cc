@@ -48,7 +48,7 @@ double Seconds(Clock::time_point start) {
 // An engine on every hardware thread, or null after printing why not.
 std::unique_ptr<Engine> LoadBenchEngine(const std::string& model_dir) {
   WorkerSetupOptions options;
-  options.model_dir = model_dir;
+  options.model = model_dir;
   options.threads = Threads();
   auto engine = testing::LoadEngine(options);
   if (!engine.ok()) {

@@ -65,7 +65,7 @@ TEST(JsonLogs, EveryLineIsAnObjectAndJobsLogTheirLifecycle) {
   tools::LocalClusterOptions options;
   options.bin_dir = kBin;
   options.work_dir = TempPath("cluster");
-  options.model_dir = model_dir;
+  options.model = model_dir;
   options.log_level = "info";
   options.log_format = "json";
   absl::StatusOr<std::unique_ptr<tools::LocalCluster>> cluster =

@@ -53,7 +53,7 @@ class EngineFaultTest : public ::testing::Test {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = *std::move(model);
     WorkerSetupOptions options;
-    options.model_dir = model_->dir();
+    options.model = model_->dir();
     options.kv_tokens = 2048;
     options.threads = 1;
     options.wrap_backend = [this](std::unique_ptr<Backend> inner) {

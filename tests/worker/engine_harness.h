@@ -28,7 +28,7 @@ class TempModel {
   std::string dir_;
 };
 
-// LoadWorker's engine over `options` (model_dir must be set).
+// LoadWorker's engine over `options` (model must be set).
 absl::StatusOr<std::unique_ptr<Engine>> LoadEngine(const WorkerSetupOptions& options);
 
 // Blocks until the run answers.

@@ -26,7 +26,7 @@ TEST(EngineMetricsTest, CountsWhatTheRunsDid) {
   ASSERT_TRUE(model.ok()) << model.status();
   metrics::Registry registry;
   WorkerSetupOptions options;
-  options.model_dir = (*model)->dir();
+  options.model = (*model)->dir();
   options.kv_tokens = 4096;
   options.threads = 1;
   // The 40-token prompt is prefilled in two chunks; the first holds a whole block (16) and a

@@ -205,7 +205,7 @@ class EngineReductionTest : public ::testing::TestWithParam<std::string> {
 
   std::unique_ptr<Engine> Load(bool plain) {
     WorkerSetupOptions options;
-    options.model_dir = model_->dir();
+    options.model = model_->dir();
     options.kv_tokens = 8192;
     options.threads = 2;
     if (plain) {

@@ -63,7 +63,7 @@ class EngineReferenceTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = *std::move(model);
     WorkerSetupOptions options;
-    options.model_dir = model_->dir();
+    options.model = model_->dir();
     options.kv_tokens = 2048;
     options.threads = 2;
     absl::StatusOr<std::unique_ptr<Engine>> engine = testing::LoadEngine(options);

@@ -38,7 +38,7 @@ class EngineScoringTest : public ::testing::Test {
 
   static std::unique_ptr<Engine> Load(int32_t max_batch_tokens) {
     WorkerSetupOptions options;
-    options.model_dir = model_->dir();
+    options.model = model_->dir();
     options.kv_tokens = 4096;
     options.max_batch_tokens = max_batch_tokens;
     options.threads = 1;

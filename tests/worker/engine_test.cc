@@ -41,7 +41,7 @@ class EngineTest : public ::testing::Test {
   static std::unique_ptr<Engine> Load(int64_t kv_tokens = 4096, int32_t max_context = 0,
                                       int32_t max_batch_tokens = 512) {
     WorkerSetupOptions options;
-    options.model_dir = model_->dir();
+    options.model = model_->dir();
     options.kv_tokens = kv_tokens;
     options.max_context = max_context;
     options.max_batch_tokens = max_batch_tokens;
@@ -206,7 +206,7 @@ TEST_F(EngineTest, ThreadedStepsEqualOneThreadSteps) {
   absl::StatusOr<RunResponse> one_thread = RunSync(request);
   ASSERT_TRUE(one_thread.ok()) << one_thread.status();
   WorkerSetupOptions options;
-  options.model_dir = model_->dir();
+  options.model = model_->dir();
   options.threads = 4;
   absl::StatusOr<std::unique_ptr<Engine>> threaded = LoadEngine(options);
   ASSERT_TRUE(threaded.ok()) << threaded.status();
