@@ -213,4 +213,8 @@ std::string TokenCell(const std::string& text, int width) {
   return cell;
 }
 
+std::string NodeText(const v1::TreeNode& node) {
+  return node.stop_token() ? "⟨end⟩" : node.text();
+}
+
 }  // namespace arbor::coordinator

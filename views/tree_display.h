@@ -34,6 +34,10 @@ std::string EscapeTokenText(const std::string& text);
 // breaks, since they are the content; every other character is escaped as by EscapeTokenText.
 std::string FlowTokenText(const std::string& text);
 
+// A node's token as the views show it: "⟨end⟩" for the token that ended its sequence (its
+// piece, e.g. "<|im_end|>", is not text of the answer), else its piece.
+std::string NodeText(const v1::TreeNode& node);
+
 // Terminal columns that UTF-8 `text` takes: per code point 0 for combining marks and other
 // zero-width characters, 2 for East Asian wide and fullwidth characters and emoji, 1 otherwise
 // (an invalid byte counts as one replacement character). Byte or code point counts misalign

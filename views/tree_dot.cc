@@ -189,7 +189,7 @@ class DotView {
       label = absl::StrCat("prompt\\n", tree_.prompt_token_ids_size(), " tokens");
     } else {
       label = absl::StrCat(
-          "\\\"", LabelText(n.text(), kRunTextWidth), "\\\"  #", n.id(), "\\n",
+          "\\\"", LabelText(NodeText(n), kRunTextWidth), "\\\"  #", n.id(), "\\n",
           absl::StrFormat("H=%.2f V=%.2f", n.metrics().entropy(), n.metrics().varentropy()));
       if (n.branch_score() != 0.0f) label += absl::StrFormat("\\nscore %.3f", n.branch_score());
       if (!n.branch_note().empty()) {
@@ -208,7 +208,7 @@ class DotView {
     std::string text;
     std::array<int, v1::Strategy_ARRAYSIZE> counts{};
     for (const v1::TreeNode* n : run) {
-      text += n->text();
+      text += NodeText(*n);
       if (v1::Strategy_IsValid(n->strategy())) ++counts[n->strategy()];
     }
     int top = 0;

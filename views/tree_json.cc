@@ -46,6 +46,7 @@ json NodeToJson(const v1::TreeNode& n) {
               {"strategy", StrategyName(n.strategy())},
               {"branch_score", Float(n.branch_score())},
               {"branch_note", n.branch_note()},
+              {"stop_token", n.stop_token()},
               {"branch_depth", n.branch_depth()},
               {"sequence_id", std::to_string(n.sequence_id())},
               {"metrics", MetricsToJson(n.metrics())},
@@ -147,6 +148,14 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
   if (node.contains("branch_note")) {
     ASSIGN_OR_RETURN(branch_note, ReadString(node, "branch_note", path));
   }
+  bool stop_token = false;
+  if (node.contains("stop_token")) {
+    const json& value = node.at("stop_token");
+    if (!value.is_boolean()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".stop_token must be a boolean"));
+    }
+    stop_token = value.get<bool>();
+  }
   ASSIGN_OR_RETURN(std::string sequence, ReadString(node, "sequence_id", path));
   const std::optional<v1::NodeStatus> status = ParseNodeStatusName(status_name);
   if (!status) {
@@ -177,6 +186,7 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
   n->set_branch_score(branch_score);
   n->set_branch_depth(branch_depth);
   n->set_branch_note(std::move(branch_note));
+  n->set_stop_token(stop_token);
   n->set_sequence_id(sequence_id);
   RETURN_IF_ERROR(ReadMetrics(node, path, n->mutable_metrics()));
   ASSIGN_OR_RETURN(const json* top, Field(node, "top_logprobs", path));

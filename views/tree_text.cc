@@ -90,7 +90,7 @@ class TextView {
         branch_points.emplace_back(number, &from);
         flow += Colored(absl::StrCat("[", number, "]"), "1");
       }
-      std::string text = FlowTokenText(to.text());
+      std::string text = FlowTokenText(NodeText(to));
       if (to.status() == v1::NODE_STATUS_INSERTED) text = absl::StrCat("{", text, "}");
       text = Colored(text, StrategyAnsiColor(to.strategy()));
       flow += anchor == k + 1 ? absl::StrCat("⟪", text, "⟫") : text;
@@ -143,7 +143,7 @@ class TextView {
     const size_t shown = std::min<size_t>(line.size(), options_.depth);
     std::string text = shown < line.size() ? "…" : "";
     for (size_t k = shown; k-- > 0;) {
-      const std::string piece = EscapeTokenText(line[k]->text());
+      const std::string piece = EscapeTokenText(NodeText(*line[k]));
       text += k == 0 ? absl::StrCat("⟪", piece, "⟫") : piece;
     }
     const std::string origin = from != nullptr ? absl::StrCat("from path node ", from->id())
@@ -234,7 +234,7 @@ class TextView {
     std::string text;
     const v1::TreeNode* n = &candidate;
     for (int level = 0; n != nullptr && level < options_.depth; ++level) {
-      text += n->text();
+      text += NodeText(*n);
       const v1::TreeNode* next = nullptr;
       for (int32_t c : n->children()) {
         const v1::TreeNode* child = Find(c);
@@ -284,7 +284,7 @@ class TextView {
           "%5d %6d %-14s %-9s %8.3f %6.2f %6.2f %6.2f %6.2f %6.3f %6.2f  \"%s\"\n", n.position(),
           n.id(), StrategyName(n.strategy()), NodeStatusName(n.status()), n.logprob(), m.entropy(),
           m.varentropy(), m.attn_entropy(), m.attn_varentropy(), m.agreement(),
-          m.interaction_strength(), EscapeTokenText(n.text()));
+          m.interaction_strength(), EscapeTokenText(NodeText(n)));
     }
     return out;
   }

@@ -163,6 +163,9 @@ class Job : public std::enable_shared_from_this<Job> {
   arbor::v1::Usage usage() const;
   arbor::v1::Timings timings() const;
   arbor::v1::StrategyCounts strategy_counts() const;
+  // Whether `token` ends the job's sequences: the model's eos ids (unless ignore_eos) and the
+  // request's stop ids.
+  bool IsStopToken(int32_t token) const;
   // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
 
@@ -333,7 +336,6 @@ class Job : public std::enable_shared_from_this<Job> {
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PolicyBudgets Budgets() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int32_t Remaining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool IsStopToken(int32_t token) const;
   void Count(arbor::v1::Strategy strategy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   arbor::v1::Usage UsageLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t SinceCreated() const;

@@ -140,6 +140,7 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   options.root = request->root();
   options.max_depth = request->max_depth();
   options.top_logprobs = request->include_top_logprobs() ? (*record)->top_logprobs : 0;
+  options.is_stop_token = [job = (*record)->job](int32_t id) { return job->IsStopToken(id); };
   TokenTextFn token_text;
   if (prompts_->has_tokenizer()) {
     token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };

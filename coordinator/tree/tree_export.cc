@@ -96,6 +96,9 @@ absl::StatusOr<v1::Tree> ExportTree(const SearchTree& tree, const TreeExportOpti
     t->set_status(n.status);
     if (n.has_branch_score) t->set_branch_score(n.branch_score);
     t->set_branch_note(std::string(tree.branch_note(n.id)));
+    if (options.is_stop_token && n.id != kPromptNode) {
+      t->set_stop_token(options.is_stop_token(n.token_id));
+    }
     const absl::Span<const TokenAlternative> alternatives = tree.TopLogprobs(n.id);
     const size_t shown = std::min<size_t>(alternatives.size(), std::max(0, options.top_logprobs));
     for (const TokenAlternative& alt : alternatives.first(shown)) {

@@ -27,6 +27,9 @@ struct TreeExportOptions {
   // alternative the worker returned (BACKSPACE re-draws from them); a job's export shows the
   // top_logprobs it asked for.
   int32_t top_logprobs = 0;
+  // Whether a token ends the job's sequences (its eos and stop ids), for TreeNode.stop_token;
+  // unset: none is marked.
+  std::function<bool(int32_t token_id)> is_stop_token;
 };
 
 // Nodes come in pre-order from the root (children in creation order). A node's `children`

@@ -155,7 +155,8 @@ export function strategyColor(name) {
 // token.
 export function tokenSpan(node, keepNewlines) {
   const span = el('span', `tok s-${node.strategy.toLowerCase()} st-${node.status.toLowerCase()}`);
-  span.textContent = displayText(node.text, keepNewlines);
+  // The token that ended the sequence is no text of the answer.
+  span.textContent = node.stop_token ? '⟨end⟩' : displayText(node.text, keepNewlines);
   if (!node.text) span.classList.add('empty');
   span.dataset.node = String(node.id);
   span.style.color = strategyColor(node.strategy);

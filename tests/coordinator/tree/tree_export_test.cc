@@ -131,6 +131,28 @@ TEST(TreeExport, WholeTreeInPreOrderWithEveryField) {
   EXPECT_EQ(Export(tree).nodes(1).top_logprobs_size(), 0);  // Only on request.
 }
 
+// The token that ended a sequence is marked, survives JSON, and the views show it as the end of
+// the text, not as its piece.
+TEST(TreeExport, MarksTheTokensThatEndASequence) {
+  const SearchTree tree = HandBuiltTree();
+  const int32_t end = tree.node(2).token_id;
+  TreeExportOptions options;
+  options.is_stop_token = [end](int32_t id) { return id == end; };
+  const absl::StatusOr<v1::Tree> out = ExportTree(tree, options, PieceOf);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (const v1::TreeNode& n : out->nodes()) {
+    EXPECT_EQ(n.stop_token(), n.id() != 0 && n.token_id() == end) << n.id();
+  }
+  const absl::StatusOr<v1::Tree> back = TreeFromJson(TreeToJson(*out));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(*back, *out));
+  const absl::StatusOr<std::string> text = TreeToText(*out, TreeTextOptions{});
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("Hello[1]⟨end⟩!"), std::string::npos) << *text;
+  EXPECT_EQ(text->find(" world"), std::string::npos) << "the piece itself is not shown";
+  EXPECT_EQ(Export(tree).nodes(2).stop_token(), false) << "unmarked without a predicate";
+}
+
 TEST(TreeExport, SubtreesAndDepthLimits) {
   const SearchTree tree = HandBuiltTree();
   EXPECT_EQ(Ids(Export(tree, 1)), (std::vector<int32_t>{1, 2, 4, 6, 7, 8, 3, 5}));
