@@ -37,31 +37,34 @@ v1::PolicyConfig PlainSamplingPolicy() {
   return p;
 }
 
-v1::PolicyConfig CotDecodingPolicy() {
+namespace {
+
+// A TRACE policy with every fork option set, so that no server default changes what its name
+// means.
+v1::PolicyConfig TracePolicy(int32_t width, int32_t max_depth, float candidate_min_p,
+                             bool fork_first, float fork_entropy, int32_t max_traces) {
   v1::PolicyConfig p;
   p.set_mode(v1::POLICY_MODE_TRACE);
   v1::TraceOptions* t = p.mutable_trace();
-  t->set_width(3);
-  t->set_max_depth(1);
-  t->set_candidate_min_p(0.1f);
-  t->set_fork_first(true);
-  t->set_fork_entropy(64.0f);
+  t->set_width(width);
+  t->set_max_depth(max_depth);
+  t->set_candidate_min_p(candidate_min_p);
+  t->set_fork_first(fork_first);
+  t->set_fork_entropy(fork_entropy);
+  t->set_max_traces(max_traces);
   t->set_aggregate(true);
   return p;
 }
 
+}  // namespace
+
+v1::PolicyConfig CotDecodingPolicy() {
+  // 16 traces: room for `arbor eval`'s k= up to 16; the width bounds a single fork anyway.
+  return TracePolicy(3, 1, 0.1f, /*fork_first=*/true, /*fork_entropy=*/64.0f, 16);
+}
+
 v1::PolicyConfig EagerPolicy() {
-  v1::PolicyConfig p;
-  p.set_mode(v1::POLICY_MODE_TRACE);
-  v1::TraceOptions* t = p.mutable_trace();
-  t->set_width(2);
-  t->set_max_depth(4);
-  t->set_candidate_min_p(0.05f);
-  t->set_fork_first(false);
-  t->set_fork_entropy(kEagerForkEntropy);
-  t->set_max_traces(6);
-  t->set_aggregate(true);
-  return p;
+  return TracePolicy(2, 4, 0.05f, /*fork_first=*/false, kEagerForkEntropy, 6);
 }
 
 absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name) {

@@ -31,7 +31,8 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
         "job options: steps_per_run and first_run_steps >= 1 and "
         "top_k must cover top_logprobs and the fork width");
   }
-  if (spec.policy.mode == entropix::PolicyMode::kTrace && !spec.answer_pattern &&
+  std::shared_ptr<const base::AnswerPattern> answer_pattern;
+  if (spec.policy.mode == entropix::PolicyMode::kTrace &&
       !spec.policy.trace.answer_pattern.empty()) {
     absl::StatusOr<std::shared_ptr<const base::AnswerPattern>> pattern =
         base::AnswerPattern::Compile(spec.policy.trace.answer_pattern);
@@ -39,7 +40,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
       return absl::InvalidArgumentError(
           absl::StrCat("policy.trace.answer_pattern: ", pattern.status().message()));
     }
-    spec.answer_pattern = *std::move(pattern);
+    answer_pattern = *std::move(pattern);
   }
   if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
       !env.rehome) {
@@ -62,7 +63,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   settings.top_k_every_step =
       spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
-                                   RunBuilder(std::move(settings))));
+                                   RunBuilder(std::move(settings)), std::move(answer_pattern)));
   absl::MutexLock lock(&job->mu_);
   job->main_sequence_ = main_sequence;
   job->main_source_.is_new = true;
@@ -70,12 +71,14 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   return job;
 }
 
-Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder)
+Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
+         std::shared_ptr<const base::AnswerPattern> answer_pattern)
     : spec_(std::move(spec)),
       options_(options),
       env_(std::move(env)),
       builder_(std::move(builder)),
       created_(env_.clock->Now()),
+      answer_pattern_(std::move(answer_pattern)),
       tree_(std::move(tree)),
       session_(env_.worker, {options_.exhausted_backoff, options_.max_backoff, options_.max_wait,
                              options_.max_consecutive_failures, options_.exhausted_retries}),

@@ -84,9 +84,6 @@ struct JobSpec {
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
   std::vector<std::string> stop_strings;
-  // TRACE: policy.trace.answer_pattern compiled (null when empty). Job::Create compiles it when
-  // the caller has not.
-  std::shared_ptr<const base::AnswerPattern> answer_pattern;
   int32_t top_logprobs = 0;  // Alternatives kept per node.
   absl::Time deadline = absl::InfiniteFuture();
 };
@@ -200,7 +197,8 @@ class Job : public std::enable_shared_from_this<Job> {
     std::vector<Child> children;      // BEAM: the current beams.
     std::vector<double> beam_scores;  // BEAM: per candidate, its best beam's latest score.
   };
-  Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder);
+  Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
+      std::shared_ptr<const base::AnswerPattern> answer_pattern);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
   // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
@@ -235,6 +233,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // the winner and commits it.
   bool trace() const { return spec_.policy.mode == entropix::PolicyMode::kTrace; }
   int32_t TraceRoom() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Candidates a fork that replaces `replaced` traces may open: the mode's width, and in TRACE
+  // no more than the room left (the main path replaces none, a rollout itself).
+  int ForkWidth(int32_t replaced) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ResolveTraces() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One finished trace: its leaf, the candidate it forked with, and the verdict on it.
   struct JudgedTrace {
@@ -250,6 +251,17 @@ class Job : public std::enable_shared_from_this<Job> {
   // rank, 0 best; `confidence`: per rank) and returns that rank, or -1 when the job failed.
   int ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
                      const std::vector<double>& confidence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ResolveTowards on each of `siblings`: per sibling the rank of its best trace and that
+  // trace's confidence, and which sibling holds the best. nullopt when the job failed.
+  struct SiblingRanks {
+    std::vector<int> best;
+    std::vector<float> scores;
+    int winner = 0;
+  };
+  std::optional<SiblingRanks> RankSiblings(std::vector<Child>& siblings,
+                                           const std::map<NodeId, int>& rank,
+                                           const std::vector<double>& confidence)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Calls `f` on every rollout of `children` and, after each, on those nested in it.
   template <typename Children, typename F>
   static void ForEachRollout(Children& children, const F& f) {
@@ -348,6 +360,8 @@ class Job : public std::enable_shared_from_this<Job> {
   const JobEnvironment env_;
   const RunBuilder builder_;
   const absl::Time created_;
+  // TRACE: policy.trace.answer_pattern compiled; null when it is empty.
+  const std::shared_ptr<const base::AnswerPattern> answer_pattern_;
 
   mutable absl::Mutex mu_;
   SearchTree tree_ ABSL_GUARDED_BY(mu_);

@@ -127,10 +127,8 @@ void Job::OpenBranch(const StepResult& step) {
   }
   // A TRACE rollout is the rest of the answer; its traces count against trace.max_traces.
   const int32_t max_len = trace() ? Remaining() : std::min(spec_.policy.branch.max_len, Remaining());
-  const int width = trace() ? std::min(spec_.policy.trace.width, spec_.policy.trace.max_traces)
-                            : spec_.policy.branch.width;
-  absl::StatusOr<std::vector<Child>> children =
-      ForkCandidates(tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1, max_len, width);
+  absl::StatusOr<std::vector<Child>> children = ForkCandidates(
+      tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1, max_len, ForkWidth(/*replaced=*/0));
   if (!children.ok()) return Fail(children.status());
   if (children->empty()) return Fallback();
   traces_ = static_cast<int32_t>(children->size());

@@ -59,7 +59,7 @@ void Job::SendRollout() {
     const bool fallback = child->structural_off_once;
     budgets.generated_before = tree_.node(child->leaf).position + 1 - prompt;
     const bool may_branch = !fallback && child->depth < spec_.policy.MaxForkDepth() &&
-                            (!trace() || TraceRoom() >= 1);
+                            ForkWidth(/*replaced=*/1) >= 2;
     *request.add_items() = builder_.RolloutItem(child->sequence_id, child->source,
                                                 fallback ? std::min(1, left) : left,
                                                 child->branch_id, child->depth, may_branch, budgets);
@@ -118,8 +118,7 @@ bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
   }
   // TRACE: the rollout itself becomes one of the nested traces; with no room for another, it
   // stays greedy (the fallback).
-  const int width = trace() ? std::min(spec_.policy.trace.width, 1 + TraceRoom())
-                            : spec_.policy.branch.width;
+  const int width = ForkWidth(/*replaced=*/1);
   if (structural->strategy() == arbor::v1::STRATEGY_BRANCH &&
       child.depth < spec_.policy.MaxForkDepth() && width >= 2) {
     SequenceSource base;

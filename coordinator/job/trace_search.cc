@@ -7,6 +7,7 @@
 // best-ranked trace below each, and the outer branch commits the winner; each candidate keeps
 // its trace's verdict as a note, and the outer resolution says why the winner won.
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +27,11 @@ bool AllTracesDone(const Children& children) {
 
 int32_t Job::TraceRoom() const { return spec_.policy.trace.max_traces - traces_; }
 
+int Job::ForkWidth(int32_t replaced) const {
+  const int width = spec_.policy.ForkWidth();
+  return trace() ? std::min(width, TraceRoom() + replaced) : width;
+}
+
 void Job::ResolveTraces() {
   if (!AllTracesDone(branch_->children)) return Continue();
   std::vector<JudgedTrace> judged;
@@ -44,18 +50,11 @@ void Job::ResolveTraces() {
       return Fail(noted);
     }
   }
-  std::vector<int> best;
-  std::vector<float> scores;
-  for (Child& child : branch_->children) {
-    const int r = ResolveTowards(child, rank, confidence);
-    if (r < 0) return;
-    best.push_back(r);
-    scores.push_back(static_cast<float>(confidence[r]));
-  }
-  const int winner =
-      static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
-  const Child& chosen = branch_->children[winner];
-  CommitBranch(winner, scores, ranking.reason, chosen.sequence_id, SequenceSource{}, chosen.stop);
+  const std::optional<SiblingRanks> ranks = RankSiblings(branch_->children, rank, confidence);
+  if (!ranks) return;
+  const Child& chosen = branch_->children[ranks->winner];
+  CommitBranch(ranks->winner, ranks->scores, ranking.reason, chosen.sequence_id, SequenceSource{},
+               chosen.stop);
 }
 
 bool Job::JudgeTraces(const std::vector<Child>& children, const std::vector<float>& margins,
@@ -82,8 +81,7 @@ bool Job::JudgeTraces(const std::vector<Child>& children, const std::vector<floa
       path_margins.pop_back();
     }
     out.push_back({child.leaf, child.candidate,
-                   JudgeTrace(tokens, path_margins, finished, env_.decode,
-                              spec_.answer_pattern.get())});
+                   JudgeTrace(tokens, path_margins, finished, env_.decode, answer_pattern_.get())});
   }
   return true;
 }
@@ -96,20 +94,29 @@ int Job::ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
     Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " was not judged")));
     return -1;
   }
-  std::vector<int> best;
-  std::vector<float> scores;
-  for (Child& nested : child.nested) {
-    const int r = ResolveTowards(nested, rank, confidence);
-    if (r < 0) return -1;
-    best.push_back(r);
-    scores.push_back(static_cast<float>(confidence[r]));
-  }
-  const int winner = static_cast<int>(std::min_element(best.begin(), best.end()) - best.begin());
-  if (!AdoptNestedWinner(child, winner, scores,
-                         absl::StrCat("holds the trace ranked ", best[winner] + 1))) {
+  const std::optional<SiblingRanks> ranks = RankSiblings(child.nested, rank, confidence);
+  if (!ranks) return -1;
+  const int best = ranks->best[ranks->winner];
+  if (!AdoptNestedWinner(child, ranks->winner, ranks->scores,
+                         absl::StrCat("holds the trace ranked ", best + 1))) {
     return -1;
   }
-  return best[winner];
+  return best;
+}
+
+std::optional<Job::SiblingRanks> Job::RankSiblings(std::vector<Child>& siblings,
+                                                   const std::map<NodeId, int>& rank,
+                                                   const std::vector<double>& confidence) {
+  SiblingRanks ranks;
+  for (Child& sibling : siblings) {
+    const int r = ResolveTowards(sibling, rank, confidence);
+    if (r < 0) return std::nullopt;
+    ranks.best.push_back(r);
+    ranks.scores.push_back(static_cast<float>(confidence[r]));
+  }
+  ranks.winner = static_cast<int>(std::min_element(ranks.best.begin(), ranks.best.end()) -
+                                  ranks.best.begin());
+  return ranks;
 }
 
 }  // namespace arbor::coordinator

@@ -130,7 +130,8 @@ absl::Status ValidatePolicy(const arbor::v1::PolicyConfig& policy,
   if (!config->trace.answer_pattern.empty()) {
     const auto pattern = base::AnswerPattern::Compile(config->trace.answer_pattern);
     if (!pattern.ok()) {
-      return Invalid(field_prefix + ".trace.answer_pattern", std::string(pattern.status().message()));
+      return Invalid(field_prefix + ".trace.answer_pattern",
+                     std::string(pattern.status().message()));
     }
   }
   return CheckTokenIds(policy.insert().tokens(), model, field_prefix + ".insert.tokens");

@@ -19,25 +19,13 @@
 namespace arbor::coordinator {
 namespace {
 
-using testing::Adaptive;
 using testing::BaseSpec;
 using testing::ByPosition;
 using testing::Decode;
 using ::testing::ElementsAre;
 using testing::ExpectCleanFinish;
 using testing::Harness;
-using testing::Hehv;
-using testing::Helv;
 using ::testing::IsEmpty;
-using testing::kEos;
-using testing::kInsertToken;
-using testing::kSeed;
-using testing::Lehv;
-using testing::Lelv;
-using testing::RunToTree;
-using testing::ScriptedStep;
-using testing::ScriptInput;
-using testing::Spread;
 
 TEST(JobTest, WorkerFailureRehomesAndPrefillsTheCommittedPath) {
   Harness h(ByPosition({}));

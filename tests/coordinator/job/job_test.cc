@@ -22,7 +22,6 @@ namespace {
 using testing::Adaptive;
 using testing::BaseSpec;
 using testing::ByPosition;
-using testing::Decode;
 using ::testing::ElementsAre;
 using testing::ExpectCleanFinish;
 using testing::Harness;
