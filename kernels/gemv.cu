@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/gemv_cuda.h"
+#include "kernels/warp_reduce_cuda.h"
 
 namespace arbor::kernels {
 namespace {
@@ -53,12 +54,6 @@ __device__ __forceinline__ float SumSquares8(float4 a, float4 b, float acc) {
 
 __device__ __forceinline__ float4 Scale(float4 a, float4 g) {
   return make_float4(a.x * g.x, a.y * g.y, a.z * g.z, a.w * g.w);
-}
-
-// The warp's sum in one fixed butterfly order; every lane gets it.
-__device__ __forceinline__ float WarpSum(float v) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 // M x rows, R weight rows per warp. Lane l takes chunks l, l + 32, l + 64, ... of every row in

@@ -2,11 +2,13 @@
 
 #include "kernels/logit_stats_cuda.h"
 #include "kernels/softmax_moments_cuda.h"
+#include "kernels/warp_reduce_cuda.h"
 
 namespace arbor::kernels {
 namespace {
 
 constexpr int kThreads = 512;
+constexpr int kMergeThreads = 256;                             // 8 candidates per CTA, a warp each.
 constexpr int kSortSize = static_cast<int>(kLogitStatsChunk);  // Power of two.
 
 // entropix::RanksBefore on (value, id) pairs.
@@ -48,11 +50,16 @@ __global__ void __launch_bounds__(kThreads) ChunkKernel(LogitStatsParams p) {
   __shared__ int32_t id[kSortSize];
   __shared__ double scratch[32];
   const float* x = p.logits + row * p.stride + begin;
-  int local_bad = INT_MAX;
+  // The probe's logit, when the records rank one: this chunk counts the logits above it.
+  const int32_t probe =
+      p.records != nullptr && p.probe_tokens != nullptr ? p.probe_tokens[row] : -1;
+  const float probe_logit = probe >= 0 ? p.logits[row * p.stride + probe] : 0.0f;
+  int local_bad = INT_MAX, above = 0;
   for (int i = threadIdx.x; i < kSortSize; i += kThreads) {
     float value = -INFINITY;
     if (i < n) {
       value = x[i];
+      above += value > probe_logit;
       if (!(value < INFINITY)) {
         local_bad = min(local_bad, i);
         value = -INFINITY;
@@ -68,6 +75,10 @@ __global__ void __launch_bounds__(kThreads) ChunkKernel(LogitStatsParams p) {
   if (threadIdx.x == 0) {
     p.first_non_finite[out] = bad == INT_MAX ? -1 : static_cast<int32_t>(begin + bad);
   }
+  if (probe >= 0) {  // Uniform over the block: BlockReduce's barriers are reached by all.
+    const int total_above = BlockReduce(above, reinterpret_cast<int*>(scratch), DeviceAdd());
+    if (threadIdx.x == 0) p.probe_above[out] = total_above;
+  }
   if (p.top_k == 0) return;
   __syncthreads();
   SortCanonical(v, id);
@@ -77,74 +88,93 @@ __global__ void __launch_bounds__(kThreads) ChunkKernel(LogitStatsParams p) {
   }
 }
 
-// One block per row: keeps the best top_k in the first slots of the sort buffer and refills the
-// rest with the next candidates until every chunk's candidates have been ranked.
-__global__ void __launch_bounds__(kThreads) MergeKernel(LogitStatsParams p, int64_t chunks) {
-  const int64_t row = blockIdx.x;
-  const int64_t k = p.top_k;
-  const int64_t total = chunks * k;
+// Whether candidate a ranks before candidate b: the canonical order, then the slot (chunk·k +
+// position) — which only separates the (−inf, INT_MAX) padding of chunks shorter than k.
+__device__ bool CandidateBefore(float va, int32_t ia, int64_t sa, float vb, int32_t ib,
+                                int64_t sb) {
+  if (va != vb) return va > vb;
+  if (ia != ib) return ia < ib;
+  return sa < sb;
+}
+
+// Grid (candidate blocks, row), spread over the SMs: a warp ranks one candidate among all of
+// its row's — its position in its own chunk's sorted list plus, found by binary search with the
+// lanes over the chunks, the entries of every other chunk's list that rank before it — and
+// writes it to the top-K when its rank is below k. Ranks are distinct, so every top-K slot is
+// written exactly once.
+__global__ void __launch_bounds__(kMergeThreads) MergeKernel(LogitStatsParams p, int64_t chunks) {
+  const int64_t row = blockIdx.y, k = p.top_k, total = chunks * k;
+  const int64_t slot = blockIdx.x * int64_t{kMergeThreads / 32} + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (slot >= total) return;  // Uniform over the warp.
   const float* cand_v = p.candidate_values + row * total;
   const int32_t* cand_id = p.candidate_ids + row * total;
-  __shared__ float v[kSortSize];
-  __shared__ int32_t id[kSortSize];
-  for (int i = threadIdx.x; i < k; i += kThreads) {
-    v[i] = -INFINITY;
-    id[i] = INT_MAX;
-  }
-  for (int64_t next = 0; next < total; next += kSortSize - k) {
-    for (int64_t i = k + threadIdx.x; i < kSortSize; i += kThreads) {
-      const int64_t c = next + i - k;
-      v[i] = c < total ? cand_v[c] : -INFINITY;
-      id[i] = c < total ? cand_id[c] : INT_MAX;
+  const float v = cand_v[slot];
+  const int32_t id = cand_id[slot];
+  const int64_t own = slot / k;
+  int64_t before = 0;
+  for (int64_t c = lane; c < chunks; c += 32) {
+    if (c == own) continue;
+    int64_t lo = 0, hi = k;  // The first entry of chunk c that does not rank before this one.
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2, s = c * k + mid;
+      if (CandidateBefore(cand_v[s], cand_id[s], s, v, id, slot)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
     }
-    __syncthreads();
-    SortCanonical(v, id);
+    before += lo;
   }
-  for (int i = threadIdx.x; i < k; i += kThreads) {
-    p.top_values[row * k + i] = v[i];
-    p.top_ids[row * k + i] = id[i];
+  const int64_t rank = slot % k + WarpSum(before);
+  if (lane == 0 && rank < k) {
+    p.top_values[row * k + rank] = v;
+    p.top_ids[row * k + rank] = id;
   }
 }
 
-// One block per row: thread 0 merges the chunks in order (as the host would), every thread
-// counts the entries above the probe's logit.
-__global__ void __launch_bounds__(kThreads) RecordKernel(LogitStatsParams p, int64_t chunks) {
-  const int64_t row = blockIdx.x;
+// A thread per row merges the chunks in order (as the host would) and sums their counts above
+// the probe's logit.
+__global__ void RecordKernel(LogitStatsParams p, int64_t chunks) {
+  const int64_t row = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (row >= p.rows) return;
   const int32_t probe = p.probe_tokens != nullptr ? p.probe_tokens[row] : -1;
-  const float* x = p.logits + row * p.stride;
-  int above = 0;
-  const float probe_logit = probe >= 0 ? x[probe] : 0.0f;
-  if (probe >= 0) {
-    for (int64_t i = threadIdx.x; i < p.vocab; i += kThreads) above += x[i] > probe_logit;
-  }
-  __shared__ int scratch[32];
-  above = BlockReduce(above, scratch, DeviceAdd());
-  if (threadIdx.x != 0) return;
   // Copies, not a default-constructed record: its initialisers are host-only constexpr calls.
   entropix::SoftmaxMoments moments = p.moments[row * chunks];
   int32_t first_non_finite = p.first_non_finite[row * chunks];
+  int32_t above = probe >= 0 ? p.probe_above[row * chunks] : 0;
   for (int64_t c = 1; c < chunks; ++c) {
     moments.Merge(p.moments[row * chunks + c]);
     if (first_non_finite < 0) first_non_finite = p.first_non_finite[row * chunks + c];
+    if (probe >= 0) above += p.probe_above[row * chunks + c];
   }
   LogitRecord* out = &p.records[row];
   out->moments = moments;
   out->first_non_finite = first_non_finite;
   out->probe_rank = probe >= 0 ? above + 1 : 0;
-  out->probe_logit = probe_logit;
+  out->probe_logit = probe >= 0 ? p.logits[row * p.stride + probe] : 0.0f;
 }
 
 }  // namespace
 
 cudaError_t LaunchLogitStats(const LogitStatsParams& p, cudaStream_t stream) {
   if (p.rows == 0 || p.vocab == 0) return cudaSuccess;
-  if (p.top_k < 0 || p.top_k > kLogitStatsMaxTopK || p.rows > 65535) {
+  if (p.top_k < 0 || p.top_k > kLogitStatsMaxTopK || p.rows > 65535 ||
+      (p.records != nullptr && p.probe_tokens != nullptr && p.probe_above == nullptr)) {
     return cudaErrorInvalidValue;
   }
   const int64_t chunks = LogitStatsChunks(p.vocab);
   ChunkKernel<<<dim3(chunks, p.rows), kThreads, 0, stream>>>(p);
-  if (p.top_k > 0) MergeKernel<<<p.rows, kThreads, 0, stream>>>(p, chunks);
-  if (p.records != nullptr) RecordKernel<<<p.rows, kThreads, 0, stream>>>(p, chunks);
+  if (p.top_k > 0) {
+    const int64_t per_block = kMergeThreads / 32;
+    const int64_t blocks = (chunks * p.top_k + per_block - 1) / per_block;
+    MergeKernel<<<dim3(blocks, p.rows), kMergeThreads, 0, stream>>>(p, chunks);
+  }
+  if (p.records != nullptr) {
+    constexpr int kRecordThreads = 64;
+    RecordKernel<<<(p.rows + kRecordThreads - 1) / kRecordThreads, kRecordThreads, 0, stream>>>(
+        p, chunks);
+  }
   return cudaGetLastError();
 }
 

@@ -1,10 +1,12 @@
 // The fused pass over logits rows for the entropix metrics (entropix/logit_metrics.h): each row
 // is read once, in chunks; every chunk yields SoftmaxMoments partials (max, Σe, Σe·y, Σe·y²
 // relative to its max), the first non-finite index, and its K best (value, id) candidates; a
-// second small kernel merges the candidates into the row's top-K in entropix's canonical order
-// (value descending, then id ascending). Asked for records, a third kernel merges each row's
-// chunks on the device and ranks a probed token, so the host only runs
-// entropix::FinishLogitMetrics on the merged moments; top-K log-probs are value − log-sum-exp.
+// second kernel, a warp per candidate over many CTAs, ranks each by binary search in the other
+// chunks' sorted candidates and so places the row's top-K in entropix's canonical order
+// (value descending, then id ascending). Asked for records, the chunks also count the logits
+// above a probed token's, and a third kernel merges each row's chunks on the device, so the host
+// only runs entropix::FinishLogitMetrics on the merged moments; top-K log-probs are value −
+// log-sum-exp.
 #ifndef ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
 #define ARBOR_KERNELS_LOGIT_STATS_CUDA_H_
 
@@ -16,7 +18,7 @@
 
 namespace arbor::kernels {
 
-inline constexpr int64_t kLogitStatsChunk = 2048;  // Logits per chunk (one CTA).
+inline constexpr int64_t kLogitStatsChunk = 2048;    // Logits per chunk (one CTA).
 inline constexpr int64_t kLogitStatsMaxTopK = 1024;  // Half the sort buffer (merge rounds).
 
 // A row's reduction once its chunks are merged: what the host needs besides the top-K.
@@ -50,10 +52,13 @@ struct LogitStatsParams {
   const int32_t* probe_tokens = nullptr;
   // Optional [rows]: the merged records (the kernel that fills them runs only when set).
   LogitRecord* records = nullptr;
+  // Workspace [rows, C], needed when records and probe_tokens are set: each chunk's count of
+  // logits above its row's probe.
+  int32_t* probe_above = nullptr;
 };
 
 // Device pointers; asynchronous on `stream`. cudaErrorInvalidValue for top_k outside
-// [0, kLogitStatsMaxTopK] or more than 65535 rows.
+// [0, kLogitStatsMaxTopK], more than 65535 rows, or probes to rank without probe_above.
 cudaError_t LaunchLogitStats(const LogitStatsParams& params, cudaStream_t stream);
 
 }  // namespace arbor::kernels

@@ -3,37 +3,21 @@
 
 #include "kernels/paged_attention_cascade_cuda.h"
 #include "kernels/paged_attention_cuda.h"
+#include "kernels/paged_attention_warp_cuda.h"
 #include "kernels/paged_kv_cuda.h"
+#include "kernels/warp_reduce_cuda.h"
 
 namespace arbor::kernels {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kTile = 128;         // Keys per tile (scores held in shared memory).
+constexpr int kTile = kPagedAttentionTile;  // Keys per tile (scores in shared memory).
 constexpr int kMaxGroup = kWarps;  // Query heads per kv head: one warp each for the softmax.
 constexpr int kMaxHeadDim = 256;
 constexpr int kVec = 8;   // Head dims per K/V load: 16 bytes of bf16 (two loads of fp32).
 constexpr int kTeam = 8;  // Lanes that score one key together.
 constexpr int kTeams = kThreads / kTeam;
-
-__device__ float WarpSum(float v) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ float WarpMax(float v) {
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// Key range [begin, end) of `split` for a query seeing n_keys keys: equal whole tiles.
-__device__ void SplitRange(int64_t n_keys, int64_t num_splits, int64_t split, int64_t* begin,
-                           int64_t* end) {
-  const int64_t tiles = (n_keys + kTile - 1) / kTile;
-  const int64_t per_split = (tiles + num_splits - 1) / num_splits * kTile;
-  *begin = min(n_keys, split * per_split);
-  *end = min(n_keys, *begin + per_split);
-}
 
 // T: the pools' element type (float, or uint16_t for bf16); scores and sums stay fp32. kGroup:
 // the query heads per kv head the accumulators are sized for (4 or 8; `group` ≤ kGroup).
@@ -59,7 +43,7 @@ __global__ void __launch_bounds__(kThreads)
   // With cascade, the shared prefix is the prefix kernel's: this one attends the keys after it.
   const int64_t own = launch.cascade.key_begin != nullptr ? launch.cascade.key_begin[seq] : 0;
   int64_t begin, end;
-  SplitRange(n_keys - own, launch.num_splits, split, &begin, &end);
+  PagedAttentionSplitRange(n_keys - own, launch.num_splits, split, &begin, &end);
   begin += own;
   end += own;
   const int64_t total_splits = TotalSplits(launch);
@@ -262,7 +246,11 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
     if (const cudaError_t e = LaunchCascadePrefix(p, launch, stream); e != cudaSuccess) return e;
   }
   const dim3 grid(launch.num_tokens, kv_heads, launch.num_splits);
-  if (p.cache.bf16()) {
+  if (!launch.block_kernel && WarpAttentionServes(d, group)) {
+    if (const cudaError_t e = LaunchWarpAttention(grid, p, launch, stream); e != cudaSuccess) {
+      return e;
+    }
+  } else if (p.cache.bf16()) {
     Attend(grid, group, stream, p, launch, p.cache.k_bf16, p.cache.v_bf16);
   } else {
     Attend(grid, group, stream, p, launch, p.cache.k, p.cache.v);

@@ -18,14 +18,15 @@
 
 namespace arbor::kernels {
 
-// Cascade attention for sibling branches: decode queries whose sequences share a prefix of
-// their block tables (the same physical blocks) are grouped, and each group's prefix keys are
-// read once for all its queries — one CTA per (group, kv head, prefix split) holds a tile of K
-// and V in shared memory and scores every member's query heads against it — instead of once per
-// sequence. Each query's own keys (from key_begin on) go through the plain kernel; the prefix
-// and own partials merge by log-sum-exp in the combine kernel. Every query token of the step
-// must be in exactly one group (a group of one with prefix_len 0 reads no prefix), and each
-// member's prefix must lie strictly below its position (decode rows: prefix_len < kv_len).
+// Cascade attention for sibling branches: decode queries whose sequences share a prefix of their
+// block tables (the same physical blocks) are grouped, and each group's prefix keys are read once
+// for all its queries — one CTA per (group, kv head, prefix split) stages every member's query
+// heads in shared memory and scores them against each tile of K and V as a small register-tiled
+// matrix product — instead of once per sequence. Each query's own keys (from key_begin on) go
+// through the plain kernel; the prefix and own partials merge by log-sum-exp in the combine kernel.
+// Every query token of the step must be in exactly one group (a group of one with prefix_len 0
+// reads no prefix), and each member's prefix must lie strictly below its position (decode rows:
+// prefix_len < kv_len).
 struct CascadeGroups {
   int64_t num_groups = 0;                // 0: no cascade.
   const int32_t* group_start = nullptr;  // [num_groups + 1] offsets into `tokens`.
@@ -37,16 +38,37 @@ struct CascadeGroups {
   int64_t max_members = 0;              // Most tokens in one group (≤ CascadeMaxMembers).
 };
 
-// Most query tokens one cascade group may hold for `group` query heads per kv head (the members'
-// accumulators live in shared memory).
-inline int64_t CascadeMaxMembers(int64_t group) { return 128 / group; }
+// (member, query head) pairs one cascade CTA serves: its threads own 4 pairs per 8 lanes.
+inline constexpr int64_t kCascadeMaxPairs = 128;
+// Most query tokens one cascade group may hold for `group` query heads per kv head.
+inline int64_t CascadeMaxMembers(int64_t group) { return kCascadeMaxPairs / group; }
 
 struct PagedAttentionLaunch {
   int64_t num_tokens = 0;      // batch.q_start[num_seqs], known on the host.
   int64_t num_splits = 1;      // Key ranges per query; 1 (without cascade) writes `out` directly.
   float* workspace = nullptr;  // PagedAttentionWorkspaceFloats(...) floats when splits > 1.
   CascadeGroups cascade;
+  // The block-wide kernel even where the warp-tiled one serves (tests and benchmarks compare).
+  bool block_kernel = false;
 };
+
+// Keys per split unit: a split's key range is a whole number of these.
+inline constexpr int64_t kPagedAttentionTile = 128;
+
+// Key range [begin, end) of `split` of `num_splits` for a query seeing n_keys keys: equal whole
+// tiles, the last ones possibly empty.
+__host__ __device__ inline void PagedAttentionSplitRange(int64_t n_keys, int64_t num_splits,
+                                                         int64_t split, int64_t* begin,
+                                                         int64_t* end) {
+  const int64_t tiles = (n_keys + kPagedAttentionTile - 1) / kPagedAttentionTile;
+  const int64_t per_split = (tiles + num_splits - 1) / num_splits * kPagedAttentionTile;
+  *begin = per_split * split < n_keys ? per_split * split : n_keys;
+  *end = *begin + per_split < n_keys ? *begin + per_split : n_keys;
+}
+
+// Whether the warp-tiled kernel serves this shape (head_dim 64 or 128, ≤ 8 query heads per kv
+// head); the block-wide kernel serves the rest.
+bool WarpAttentionServes(int64_t head_dim, int64_t group);
 
 // Partial rows per query: the plain kernel's splits, then the cascade's prefix splits.
 __host__ __device__ inline int64_t TotalSplits(const PagedAttentionLaunch& launch) {

@@ -19,7 +19,7 @@ readonly BUILD="${2:-${ROOT}/build-gpu-bundle}"
 readonly LIMIT_MB=64
 # Every GPU test (ctest label gpu), the CUDA benchmark, and the binaries of an end-to-end job.
 readonly TESTS=(kernels_gpu_test worker_cuda_backend_gpu_test)
-readonly BINARIES=(arbor-bench-worker-cuda arbor arbor-coordinator arbor-worker)
+readonly BINARIES=(arbor-bench-worker-cuda arbor-bench-attention-cuda arbor arbor-coordinator arbor-worker)
 # Left to the GPU machine: the C/C++ runtime and everything CUDA and the driver provide.
 readonly SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libnccl|libnvrtc|libnvJitLink|libnvidia)[.-]'
 

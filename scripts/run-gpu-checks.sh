@@ -5,15 +5,17 @@
 #   gpu-bundle/run-gpu-checks.sh LOG_DIR [--quick]
 #
 # Writes into LOG_DIR: nvidia-smi.txt; one NAME.log per check (GoogleTest also NAME.xml); and
-# summary.txt, one line per check: name, exit code, seconds. The checks: every GPU test; an
-# end-to-end job (a coordinator and one worker with --device=cuda:0 on a random-weight `small`
-# checkpoint, one `arbor generate`); then, unless --quick: the CUDA decode benchmark
-# (arbor-bench-worker-cuda; again with sibling rows on a shared 2,048-token context, with and
-# without cascade attention), compute-sanitizer's memcheck over the kernel tests and the graph
-# test (each cut off after 90 s), and Nsight Compute's time of every kernel of a batch-1 decode
-# step (ncu.csv; cut off after 90 s); the last two where those tools are installed. Exits 1
-# when any check failed. Needs the CUDA runtime and cuBLAS of CUDA
-# 13 on the machine; it looks in the loader's path, /usr/local/cuda and Python's nvidia packages.
+# summary.txt, one line per check: name, exit code, seconds. The checks, the ones a short lease
+# most needs first: every GPU test; paged attention alone (arbor-bench-attention-cuda: long
+# contexts against the copy bandwidth, siblings with and without cascade); then, unless --quick:
+# the decode benchmark with sibling rows on a shared 2,048-token context, with and without
+# cascade attention; an end-to-end job (a coordinator and one worker with --device=cuda:0 on a
+# random-weight `small` checkpoint, one `arbor generate`); compute-sanitizer's memcheck over the
+# kernel tests and the graph test (each cut off after 90 s); the whole decode benchmark
+# (arbor-bench-worker-cuda); and Nsight Compute's time of every kernel of a batch-1 decode step
+# (ncu.csv; cut off after 90 s); memcheck and ncu where those tools are installed. Exits 1 when
+# any check failed. Needs the CUDA runtime and cuBLAS of CUDA 13 on the machine; it looks in the
+# loader's path, /usr/local/cuda and Python's nvidia packages.
 set -u
 
 readonly HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,17 +92,18 @@ end_to_end() {
 for test in kernels_gpu_test worker_cuda_backend_gpu_test; do
   check "${test}" "${HERE}/bin/${test}" --gtest_output="xml:${LOGS}/${test}.xml"
 done
-check end_to_end_cuda_worker end_to_end
+check bench_attention_cuda "${HERE}/bin/arbor-bench-attention-cuda"
 [[ "${QUICK}" == --quick ]] && exit ${failed}
-check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
 check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
   --siblings --contexts=2048 --batches=16,64 --variants=gemv+graph,cascade --steps=16
+check end_to_end_cuda_worker end_to_end
 if command -v compute-sanitizer >/dev/null; then
   check memcheck_kernels timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "${HERE}/bin/kernels_gpu_test" --gtest_filter='OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Cascade*:OpsGpu.Logit*'
   check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter='CudaBackendGraphs.*'
+    "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter='CudaBackendGraphs.*:CudaBackendCascade.*'
 fi
+check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
 if command -v ncu >/dev/null; then
   # Eager launches (the gemv variant), so each kernel of one reduced batch-1 step is timed alone.
   check ncu_batch1_step timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum \

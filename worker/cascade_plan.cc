@@ -43,9 +43,11 @@ void AddGroup(CascadePlan& plan, const std::vector<int32_t>& rows, int32_t prefi
 
 }  // namespace
 
-CascadePlan PlanCascade(const StepBatch& b, int32_t block_size, int32_t max_members) {
+CascadePlan PlanCascade(const StepBatch& b, int32_t block_size, int32_t max_members,
+                        int32_t min_members) {
   const int32_t rows = static_cast<int32_t>(b.kv_len.size());
-  if (!b.decode || rows < 2 || max_members < 2) return {};
+  min_members = std::max(min_members, 2);
+  if (!b.decode || rows < min_members || max_members < min_members) return {};
   std::map<int32_t, std::vector<int32_t>> by_first_block;
   for (int32_t r = 0; r < rows; ++r) by_first_block[TableOf(b, r).ids[0]].push_back(r);
   CascadePlan plan;
@@ -58,9 +60,13 @@ CascadePlan PlanCascade(const StepBatch& b, int32_t block_size, int32_t max_memb
       for (int32_t r : members) AddGroup(plan, {r}, 0);
       continue;
     }
-    shares = true;
     for (size_t i = 0; i < members.size(); i += max_members) {
       const size_t n = std::min(members.size() - i, static_cast<size_t>(max_members));
+      if (n < static_cast<size_t>(min_members)) {
+        for (size_t j = i; j < i + n; ++j) AddGroup(plan, {members[j]}, 0);
+        continue;
+      }
+      shares = true;
       AddGroup(plan, std::vector<int32_t>(members.begin() + i, members.begin() + i + n), prefix);
     }
   }

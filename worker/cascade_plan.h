@@ -5,8 +5,10 @@
 //
 // Rows are bucketed by their first block; a bucket of two or more shares its longest common
 // run of whole blocks (each member keeping at least its newest key for itself), cut into groups
-// of at most `max_members`. Every row ends up in exactly one group: the others in groups of one
-// that read no prefix. Pure host code, so it is tested without a device.
+// of at most `max_members`; a group of fewer than `min_members` does not cascade (reading the
+// prefix once pays only when enough queries share the read). Every row ends up in exactly one
+// group: the others in groups of one that read no prefix. Pure host code, so it is tested
+// without a device.
 #ifndef ARBOR_WORKER_CASCADE_PLAN_H_
 #define ARBOR_WORKER_CASCADE_PLAN_H_
 
@@ -29,9 +31,10 @@ struct CascadePlan {
   int64_t num_groups() const { return static_cast<int64_t>(seq.size()); }
 };
 
-// The plan for `batch`, or nothing (an empty plan: no group of two shares a block) for steps that
-// are not all decode rows or whose rows share nothing.
-CascadePlan PlanCascade(const StepBatch& batch, int32_t block_size, int32_t max_members);
+// The plan for `batch`, or nothing (an empty plan: no group of min_members (at least 2) shares a
+// block) for steps that are not all decode rows or whose rows share nothing.
+CascadePlan PlanCascade(const StepBatch& batch, int32_t block_size, int32_t max_members,
+                        int32_t min_members = 2);
 
 }  // namespace arbor::worker
 

@@ -387,9 +387,11 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
     if (rows[s].logits != nullptr || rows[s].reduction != nullptr) ++logit_row;
   }
   if (options_.cascade) {
-    plan.cascade_plan = PlanCascade(
-        plan.host, options_.block_size,
-        static_cast<int32_t>(kernels::CascadeMaxMembers(config_.num_heads / config_.num_kv_heads)));
+    const auto max_members =
+        static_cast<int32_t>(kernels::CascadeMaxMembers(config_.num_heads / config_.num_kv_heads));
+    plan.cascade_plan =
+        PlanCascade(plan.host, options_.block_size, max_members,
+                    options_.cascade_min_members > 0 ? options_.cascade_min_members : max_members);
   }
   RETURN_IF_ERROR(UploadBatch(plan));
   RETURN_IF_ERROR(CarveActivations(plan));

@@ -44,6 +44,10 @@ struct CudaBackendOptions {
   bool cuda_graphs = true;
   // Decode rows sharing KV blocks read the shared prefix once per group (worker/cascade_plan.h).
   bool cascade = true;
+  // Fewest rows a group needs to cascade; 0: enough to fill a prefix CTA's (query, head) pairs
+  // (kernels::CascadeMaxMembers). On an H200 a group of 32 siblings × 4 heads ran its attention
+  // 1.5× faster with cascade and a group of 16 1.5× slower (docs/PERFORMANCE.md).
+  int32_t cascade_min_members = 0;
 };
 
 class CudaBackend : public Backend {

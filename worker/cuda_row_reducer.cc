@@ -97,6 +97,7 @@ absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& 
   Carver work;
   const size_t w_moments = work.Take<entropix::SoftmaxMoments>(step.logit_rows * chunks),
                w_first_bad = work.Take<int32_t>(step.logit_rows * chunks),
+               w_probe_above = work.Take<int32_t>(step.logit_rows * chunks),
                w_cand_values = work.Take<float>(step.logit_rows * chunks * layout.top_k),
                w_cand_ids = work.Take<int32_t>(step.logit_rows * chunks * layout.top_k),
                w_partials =
@@ -130,6 +131,7 @@ absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& 
   logit_params.candidate_ids = At<int32_t>(workspace, w_cand_ids);
   logit_params.probe_tokens = At<int32_t>(inputs, in_probes);
   logit_params.records = At<LogitRecord>(outputs, layout.records);
+  logit_params.probe_above = At<int32_t>(workspace, w_probe_above);
   RETURN_IF_ERROR(
       kernels::CudaStatus(kernels::LaunchLogitStats(logit_params, stream), "logit reduction"));
 

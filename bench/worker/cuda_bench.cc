@@ -31,6 +31,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "base/status_macros.h"
+#include "bench/worker/cuda_timing.h"
 #include "kernels/cuda_context.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemv_cuda.h"
@@ -55,6 +56,9 @@ ABSL_FLAG(bool, siblings, false,
 namespace arbor::worker {
 namespace {
 
+using bench::MeasureCopyBandwidth;
+using bench::MedianMs;
+
 // The integers of a list flag, each in [1, max]; an empty result means a bad value (printed).
 std::vector<int32_t> ListFlag(const std::vector<std::string>& values, const char* name,
                               int32_t max) {
@@ -68,55 +72,6 @@ std::vector<int32_t> ListFlag(const std::vector<std::string>& values, const char
     out.push_back(x);
   }
   return out;
-}
-
-// Device-to-device copy of 1 GiB, median of 20; bytes counted read plus write.
-double MeasureCopyBandwidth() {
-  const size_t bytes = size_t{1} << 30;
-  void *src = nullptr, *dst = nullptr;
-  if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) return 0;
-  cudaMemset(src, 0x5a, bytes);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int rep = 0; rep < 23; ++rep) {
-    cudaEventRecord(start);
-    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    if (rep >= 3) ms.push_back(t);  // The first copies warm up.
-  }
-  std::sort(ms.begin(), ms.end());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(src);
-  cudaFree(dst);
-  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
-}
-
-// Median milliseconds of `fn` (launches on `stream`) over 20 timed runs after 3 warm-ups.
-template <typename Fn>
-double MedianMs(cudaStream_t stream, Fn fn) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int rep = 0; rep < 23; ++rep) {
-    cudaEventRecord(start, stream);
-    fn(rep);
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    if (rep >= 3) ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 // The 1B shape's projections, GEMV against cuBLASLt (activations narrowed first, as the GEMM

@@ -183,7 +183,8 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
     const int64_t chunks = LogitStatsChunks(vocab);
     DeviceArray<float> d_logits(logits);
     DeviceArray<entropix::SoftmaxMoments> moments(rows * chunks);
-    DeviceArray<int32_t> bad(rows * chunks), top_ids(std::max<int64_t>(1, rows * top_k)),
+    DeviceArray<int32_t> bad(rows * chunks), probe_above(rows * chunks),
+        top_ids(std::max<int64_t>(1, rows * top_k)),
         cand_ids(std::max<int64_t>(1, rows * chunks * top_k));
     DeviceArray<float> top_values(std::max<int64_t>(1, rows * top_k)),
         cand_values(std::max<int64_t>(1, rows * chunks * top_k));
@@ -198,10 +199,10 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
     bad.Poison();
     top_ids.Poison();
     top_values.Poison();
-    ExpectOk(LaunchLogitStats(
-        {d_logits.get(), rows, vocab, vocab, top_k, moments.get(), bad.get(), top_values.get(),
-         top_ids.get(), cand_values.get(), cand_ids.get(), d_probes.get(), records.get()},
-        nullptr));
+    ExpectOk(LaunchLogitStats({d_logits.get(), rows, vocab, vocab, top_k, moments.get(), bad.get(),
+                               top_values.get(), top_ids.get(), cand_values.get(), cand_ids.get(),
+                               d_probes.get(), records.get(), probe_above.get()},
+                              nullptr));
     const auto got_records = records.Download();
     const auto got_moments = moments.Download();
     const auto got_bad = bad.Download();

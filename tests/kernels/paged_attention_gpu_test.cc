@@ -1,6 +1,7 @@
 // Paged KV append and paged attention on the device against the CPU ops on the same pools (fp32
-// and bf16, split-K, GQA 1/4/8, block sizes 1, 3 and 16), and cascade attention for sibling rows
-// sharing prefix blocks against the CPU reference. Skips without a device.
+// and bf16, split-K, GQA 1/4/8, block sizes 1, 3 and 16; the block-wide and, where it serves,
+// the warp-tiled kernel), and cascade attention for sibling rows sharing prefix blocks against
+// the CPU reference. Skips without a device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -44,6 +45,17 @@ HostBatch MakeBatch(const PagedCase& c, std::mt19937& rng) {
   std::iota(b.block_ids.begin(), b.block_ids.end(), 0);
   std::shuffle(b.block_ids.begin(), b.block_ids.end(), rng);
   return b;
+}
+
+// Each split count with the block-wide kernel, and also with the warp-tiled one when it serves.
+std::vector<std::pair<int64_t, bool>> SplitsAndKernels(std::vector<int64_t> splits,
+                                                       bool warp_serves) {
+  std::vector<std::pair<int64_t, bool>> out;
+  for (int64_t s : splits) {
+    out.push_back({s, true});
+    if (warp_serves) out.push_back({s, false});
+  }
+  return out;
 }
 
 // Device KV append + attention against the CPU ops on the same pools (fp32, or bf16 when `bf16`:
@@ -112,10 +124,12 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
   std::vector<std::unique_ptr<DeviceArray<float>>>& d_scores = device_scores.rows;
   DeviceArray<float*>& d_score_table = *device_scores.table;
   const int64_t max_len = *std::max_element(c.kv_len.begin(), c.kv_len.end());
-  for (int64_t splits :
-       {int64_t{1}, PagedAttentionSplits(tokens, c.num_kv_heads, max_len, multiprocessors),
-        int64_t{7}}) {
-    SCOPED_TRACE(testing::Message() << "splits " << splits);
+  // Both kernels where the warp-tiled one serves the shape.
+  const bool warp_serves = WarpAttentionServes(c.head_dim, c.group);
+  for (const auto& [splits, block_kernel] : SplitsAndKernels(
+           {1, PagedAttentionSplits(tokens, c.num_kv_heads, max_len, multiprocessors), 7},
+           warp_serves)) {
+    SCOPED_TRACE(testing::Message() << "splits " << splits << " block kernel " << block_kernel);
     DeviceArray<float> out(want.size());
     DeviceArray<float> workspace(
         std::max<int64_t>(1, PagedAttentionWorkspaceFloats(tokens, heads, c.head_dim, splits)));
@@ -123,7 +137,7 @@ void CheckPagedAttention(const PagedCase& c, std::mt19937& rng, int multiprocess
     for (auto& d : d_scores) d->Poison();
     ExpectOk(LaunchPagedAttention({dev_batch, dev_cache, d_q.get(), out.get(), heads * c.head_dim,
                                    heads * c.head_dim, heads, scale, d_score_table.get()},
-                                  {tokens, splits, workspace.get(), {}}, nullptr));
+                                  {tokens, splits, workspace.get(), {}, block_kernel}, nullptr));
     ExpectClose(out.Download(), want, 1e-5);
     // A score is q·k·scale with ‖q‖ ≈ 2√d and ‖k‖ ≈ √d: a sequence with few keys can have all
     // its scores near zero, where fp32 summation order alone moves them by ~1e-7 absolute.
@@ -248,10 +262,12 @@ void CheckCascade(int64_t block_size, int64_t group, int64_t head_dim, bool bf16
   for (int64_t prefix_splits :
        {int64_t{1}, int64_t{3},
         CascadeSplits(cascade.num_groups, kKvHeads, max_prefix, multiprocessors)}) {
-    for (int64_t splits : {int64_t{1}, int64_t{2}}) {
-      SCOPED_TRACE(testing::Message() << "splits " << splits << " prefix splits " << prefix_splits);
+    for (const auto& [splits, block_kernel] :
+         SplitsAndKernels({1, 2}, WarpAttentionServes(head_dim, group))) {
+      SCOPED_TRACE(testing::Message() << "splits " << splits << " prefix splits " << prefix_splits
+                                      << " block kernel " << block_kernel);
       cascade.num_splits = prefix_splits;
-      const PagedAttentionLaunch launch{seqs, splits, nullptr, cascade};
+      const PagedAttentionLaunch launch{seqs, splits, nullptr, cascade, block_kernel};
       DeviceArray<float> workspace(
           PagedAttentionWorkspaceFloats(seqs, heads, head_dim, TotalSplits(launch)));
       PagedAttentionLaunch with_workspace = launch;

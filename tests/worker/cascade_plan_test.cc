@@ -73,8 +73,23 @@ TEST(CascadePlan, GroupsAreCutAtMaxMembers) {
   const CascadePlan plan = PlanCascade(rows.Batch(), kBlock, 2);
   ExpectCovers(plan, 5);
   ASSERT_EQ(plan.num_groups(), 3);
-  for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(plan.prefix_len[g], 3 * kBlock);
+  EXPECT_EQ(plan.prefix_len[0], 3 * kBlock);
+  EXPECT_EQ(plan.prefix_len[1], 3 * kBlock);
+  EXPECT_EQ(plan.prefix_len[2], 0);  // The one left over reads its prefix as its own keys.
   EXPECT_EQ(plan.max_members, 2);
+}
+
+TEST(CascadePlan, GroupsBelowMinMembersDoNotCascade) {
+  Rows rows;
+  for (int32_t r = 0; r < 5; ++r) rows.Add({10, 11, 12, 20 + r}, 50);
+  const CascadePlan plan = PlanCascade(rows.Batch(), kBlock, /*max_members=*/4, /*min_members=*/3);
+  ExpectCovers(plan, 5);
+  ASSERT_EQ(plan.num_groups(), 2);
+  EXPECT_EQ(plan.group_start[1], 4);
+  EXPECT_EQ(plan.prefix_len[0], 3 * kBlock);
+  EXPECT_EQ(plan.prefix_len[1], 0);
+  EXPECT_EQ(plan.key_begin[4], 0);
+  EXPECT_EQ(PlanCascade(rows.Batch(), kBlock, 8, /*min_members=*/6).num_groups(), 0);
 }
 
 TEST(CascadePlan, NothingSharedOrNotDecodeGivesNoPlan) {

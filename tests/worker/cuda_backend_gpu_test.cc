@@ -314,9 +314,12 @@ TEST(CudaBackendCascade, SiblingsDecodeAsWithoutCascade) {
   constexpr int32_t kBlock = 16, kPrompt = 6 * kBlock, kSiblings = 6, kOwn = 5;
   std::unique_ptr<CudaBackend> backends[2];
   for (bool cascade : {false, true}) {
-    auto b = CudaBackend::Create(
-        model.config(), model.Lookup(),
-        {.device = 0, .kv_blocks = 64, .block_size = kBlock, .cascade = cascade});
+    auto b = CudaBackend::Create(model.config(), model.Lookup(),
+                                 {.device = 0,
+                                  .kv_blocks = 64,
+                                  .block_size = kBlock,
+                                  .cascade = cascade,
+                                  .cascade_min_members = 2});
     ASSERT_TRUE(b.ok()) << b.status();
     backends[cascade] = std::move(b).value();
   }
