@@ -1,5 +1,6 @@
 #include "policy/policy_convert.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -310,6 +311,20 @@ absl::StatusOr<entropix::Strategy> StrategyFromProto(v1::Strategy strategy) {
       return absl::InvalidArgumentError(
           absl::StrCat("strategy: ", static_cast<int>(strategy), " is not a known strategy"));
   }
+}
+
+absl::StatusOr<entropix::LogitProcessorConfig> LogitProcessorsFromProto(
+    const v1::LogitProcessors& proto, int32_t vocab, int32_t prompt_length,
+    absl::string_view prefix) {
+  entropix::LogitProcessorConfig config;
+  if (proto.has_repetition_penalty()) config.repetition_penalty = proto.repetition_penalty();
+  if (proto.has_frequency_penalty()) config.frequency_penalty = proto.frequency_penalty();
+  if (proto.has_presence_penalty()) config.presence_penalty = proto.presence_penalty();
+  config.logit_bias.assign(proto.logit_bias().begin(), proto.logit_bias().end());
+  std::sort(config.logit_bias.begin(), config.logit_bias.end());  // Map order is unspecified.
+  config.output_start = prompt_length;
+  RETURN_IF_ERROR(config.Validate(vocab, prefix));
+  return config;
 }
 
 }  // namespace arbor::rpc

@@ -60,7 +60,8 @@ int32_t Slots(const ReductionRequest& request, int32_t keys) {
 }  // namespace
 
 bool CudaRowReducer::Serves(const ReductionRequest& request) {
-  return request.candidates <= kernels::kLogitStatsMaxTopK;
+  // Logit processors' rows go to the host path, which applies them to the downloaded row.
+  return request.candidates <= kernels::kLogitStatsMaxTopK && request.adjustments.empty();
 }
 
 absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& step) {

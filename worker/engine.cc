@@ -202,7 +202,8 @@ absl::Status Engine::PrepareItem(ActiveRun& run, int index) {
     state->last_sampled = false;
   }
   const int32_t length = sequences_.Length(id);
-  item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1, state->last_sampled);
+  item_run.Begin(length, length > 0 ? sequences_.TokenAt(id, length - 1) : -1, state->last_sampled,
+                 [&](int32_t position) { return sequences_.TokenAt(id, position); });
   if (!item_run.done() && (item.max_steps() > 0 || item.score_tokens() > 0)) {
     RETURN_IF_ERROR(sequences_.EnsurePending(id, item.score_tokens()));
   }
@@ -255,11 +256,15 @@ void Engine::Admit(QueuedRun queued) {
       checked = absl::InvalidArgumentError(
           absl::StrCat("items[", i, "].policy.", policy.status().message()));
     }
+    absl::StatusOr<entropix::LogitProcessorConfig> processors = rpc::LogitProcessorsFromProto(
+        items[i].processors(), limits_.vocab_size, items[i].prompt_length(),
+        absl::StrCat("items[", i, "].processors."));
+    if (checked.ok() && !processors.ok()) checked = processors.status();
     if (!checked.ok()) {
       completions_.push_back([done = std::move(run->done), checked] { done(checked); });
       return;
     }
-    run->items.emplace_back(items[i], *std::move(policy), item_limits_);
+    run->items.emplace_back(items[i], *std::move(policy), *std::move(processors), item_limits_);
   }
   run->created.assign(run->items.size(), false);
   run->length_before.assign(run->items.size(), 0);

@@ -129,7 +129,7 @@ std::vector<ForwardRow> Engine::ForwardRowsOf(std::vector<Row>& rows) {
     ForwardRow f;
     f.tokens = row.tokens;
     f.start_pos = row.start_pos;
-    const ItemRun& item = row.run->items[row.item];
+    ItemRun& item = row.run->items[row.item];
     f.block_table = (*kv_.Find(static_cast<SeqId>(item.sequence_id())))->blocks;
     if (row.distribution) {
       row.reduction.request =

@@ -44,8 +44,9 @@ void FillSampling(const entropix::SamplingParams& params, v1::StepResult& step) 
 
 }  // namespace
 
-ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const ItemLimits& limits)
-    : item_(item), policy_(std::move(policy)), limits_(limits) {
+ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy,
+                 entropix::LogitProcessorConfig processors, const ItemLimits& limits)
+    : item_(item), policy_(std::move(policy)), processors_(std::move(processors)), limits_(limits) {
   result_.set_sequence_id(item.sequence_id());
   context_.inserts_used = item.inserts_used();
   context_.backspaces_used = item.backspaces_used();
@@ -58,8 +59,12 @@ ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const I
                          item.backspaces_used() < policy_.backspace.max_per_job;
 }
 
-void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled) {
+void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled,
+                    absl::FunctionRef<int32_t(int32_t)> token_at) {
   length_ = length;
+  if (processors_.config().active()) {
+    for (int32_t p = 0; p < length; ++p) processors_.Add(token_at(p), p);
+  }
   first_generated_ = length - item_.generated_before();
   last_token_ = last_token;
   context_.previous_backspaceable =
@@ -93,8 +98,9 @@ bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
   return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
 }
 
-ReductionRequest ItemRun::DecodeRequest() const {
+ReductionRequest ItemRun::DecodeRequest() {
   ReductionRequest request;
+  request.adjustments = processors_.Adjustments();
   request.candidates =
       std::max(entropix::CandidatesNeeded(policy_, BannedAt(length_).size()), item_.top_k());
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
@@ -203,6 +209,9 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
     return appended;
   }
 
+  for (size_t i = 0; i < appended.size(); ++i) {
+    processors_.Add(appended[i], length_ + static_cast<int32_t>(i));
+  }
   length_ += static_cast<int32_t>(appended.size());
   last_token_ = appended.back();
   context_.previous_backspaceable = outcome.token.has_value();

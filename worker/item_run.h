@@ -10,9 +10,11 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "arbor/v1/worker.pb.h"
 #include "entropix/decision.h"
+#include "entropix/logit_processors.h"
 #include "entropix/policy_config.h"
 #include "worker/row_reduction.h"
 
@@ -27,8 +29,9 @@ struct ItemLimits {
 
 class ItemRun {
  public:
-  // `policy` is the item's policy already resolved and validated.
-  ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy, const ItemLimits& limits);
+  // `policy` and `processors` are the item's, already resolved and validated.
+  ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy,
+          entropix::LogitProcessorConfig processors, const ItemLimits& limits);
 
   const v1::RunItem& item() const { return item_; }
   uint64_t sequence_id() const { return item_.sequence_id(); }
@@ -39,13 +42,17 @@ class ItemRun {
   int32_t scores_left() const { return done_ ? 0 : item_.score_tokens() - scored_; }
 
   // Called once the sequence is prepared, with its length, its last token (-1 when empty) and
-  // whether that token was sampled (so the policy may backspace it).
-  void Begin(int32_t length, int32_t last_token, bool last_sampled);
+  // whether that token was sampled (so the policy may backspace it). `token_at(p)` gives the token
+  // at position p < length (read only when the item has logit processors).
+  void Begin(int32_t length, int32_t last_token, bool last_sampled,
+             absl::FunctionRef<int32_t(int32_t)> token_at);
 
   // What the backend must reduce this item's next distribution to: a decode step's candidates
   // (the policy's largest top_k plus the position's bans, and the reported top-K), CANONICAL's
   // thinking token as the probe, the policy's attention mode.
-  ReductionRequest DecodeRequest() const;
+  // The step's logit adjustments (RunItem.processors) ride along; they stay valid until the
+  // item's next OnDistribution.
+  ReductionRequest DecodeRequest();
   // The same for a teacher-forced row scoring `token` (its logit and rank are probed).
   ReductionRequest ScoreRequest(int32_t token) const;
 
@@ -80,6 +87,7 @@ class ItemRun {
 
   v1::RunItem item_;
   entropix::PolicyConfig policy_;
+  entropix::LogitProcessorState processors_;  // Fed every token of the sequence.
   ItemLimits limits_;
   entropix::DecisionContext context_;
   int32_t length_ = 0;

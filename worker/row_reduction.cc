@@ -1,6 +1,7 @@
 #include "worker/row_reduction.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,6 +20,12 @@ absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t v
     return absl::InvalidArgumentError(
         absl::StrCat("reduction.reference_len: ", request.reference_len, " is below 1"));
   }
+  for (const entropix::LogitAdjustment& a : request.adjustments) {
+    if (a.token < 0 || a.token >= vocab) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reduction.adjustments: token ", a.token, " is outside [0, ", vocab, ")"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -26,6 +33,12 @@ void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int nu
                      RowReduction& out) {
   const ReductionRequest& request = out.request;
   const int vocab = static_cast<int>(logits.size());
+  std::vector<float> adjusted;  // Only rows with processors pay for a copy.
+  if (!request.adjustments.empty()) {
+    adjusted.assign(logits.begin(), logits.end());
+    entropix::ApplyLogitAdjustments(request.adjustments, absl::MakeSpan(adjusted));
+    logits = adjusted;
+  }
   absl::StatusOr<entropix::LogitSummary> summary = entropix::SummarizeLogits(
       logits.data(), vocab, std::min(request.candidates, vocab), request.probe_token);
   if (!summary.ok()) {

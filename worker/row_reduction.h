@@ -18,6 +18,7 @@
 #include "entropix/attention_metrics.h"
 #include "entropix/candidates.h"
 #include "entropix/logit_metrics.h"
+#include "entropix/logit_processors.h"
 
 namespace arbor::worker {
 
@@ -31,6 +32,9 @@ struct ReductionRequest {
   // How the attention statistics treat the keys (entropix/attention_metrics.h); reference_len ≥ 1.
   entropix::AttentionMode attention_mode = entropix::AttentionMode::kExact;
   int32_t reference_len = 1;
+  // Logit processors' changes (entropix/logit_processors.h), tokens in [0, vocab): applied to the
+  // row before anything is reduced from it, so metrics, candidates and the probe all see them.
+  absl::Span<const entropix::LogitAdjustment> adjustments;
 };
 
 struct RowReduction {

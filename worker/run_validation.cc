@@ -67,6 +67,7 @@ absl::Status ValidateItem(const v1::RunItem& item, const std::string& at, const 
         CheckRange(at + ".last_insert_position", item.last_insert_position(), 0, 1 << 30));
   }
   RETURN_IF_ERROR(CheckRange(at + ".score_tokens", item.score_tokens(), 0, item.append_size()));
+  RETURN_IF_ERROR(CheckRange(at + ".prompt_length", item.prompt_length(), 0, limits.max_context));
   return CheckRange(at + ".branch_depth", item.branch_depth(), 0, 64);
 }
 

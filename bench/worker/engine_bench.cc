@@ -156,8 +156,8 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   auto policy = rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig());
   if (!policy.ok()) return figures;
   ItemLimits limits{config.vocab_size, config.max_position_embeddings, {}};
-  ItemRun run(item, *policy, limits);
-  run.Begin(kPrompt + kSteps, 1, false);
+  ItemRun run(item, *policy, entropix::LogitProcessorConfig(), limits);
+  run.Begin(kPrompt + kSteps, 1, false, [](int32_t) { return 1; });
   KvCache kv(backend->get());
   std::vector<RowReduction> reductions(batch);
   // The last step's full rows (the debug path), for the reduction alone.

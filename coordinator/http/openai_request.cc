@@ -8,8 +8,10 @@
 #include <optional>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "entropix/logit_processors.h"
 #include "nlohmann/json.hpp"
 #include "policy/policy_presets.h"
 
@@ -98,13 +100,6 @@ class Fields {
 
 // OpenAI parameters Arbor does not implement: accepted only at their neutral values.
 absl::Status NeutralOnly(Fields& f) {
-  for (const char* key : {"frequency_penalty", "presence_penalty"}) {
-    ASSIGN_OR_RETURN(std::optional<double> v, f.Number(key, -2, 2));
-    if (v && *v != 0) return FieldError(key, "not supported; only 0");
-  }
-  if (const json* v = f.Get("logit_bias"); v != nullptr && !(v->is_object() && v->empty())) {
-    return FieldError("logit_bias", "not supported; only {}");
-  }
   // Accepted and unused: they only label the request on OpenAI's side.
   RETURN_IF_ERROR(f.String("user").status());
   RETURN_IF_ERROR(f.Bool("store").status());
@@ -238,6 +233,7 @@ absl::StatusOr<std::vector<std::string>> StopStrings(Fields& f) {
 // What every choice shares: limits, sampling, stops, Arbor's options.
 struct Shared {
   int32_t max_tokens = 0;
+  arbor::v1::LogitProcessors processors;
   std::optional<int64_t> seed;
   arbor::v1::PolicyConfig policy;
   std::vector<std::string> stop;
@@ -275,10 +271,14 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
   return a.NothingElse();
 }
 
-// temperature 0 is greedy decoding; otherwise temperature and top_p are the base parameters.
+// temperature 0 is greedy decoding; otherwise temperature and top_p, and the top_k and min_p
+// other servers take, are the base parameters the entropix laws adapt from. top_k −1 or 0 (their
+// "off") keeps every candidate the sampler can take.
 absl::Status ReadSampling(Fields& f, Shared& shared, bool arbor_policy) {
   ASSIGN_OR_RETURN(std::optional<double> temperature, f.Number("temperature", 0, 2));
   ASSIGN_OR_RETURN(std::optional<double> top_p, f.Number("top_p", 0, 1));
+  ASSIGN_OR_RETURN(std::optional<int64_t> top_k, f.Int("top_k", -1, 1024));
+  ASSIGN_OR_RETURN(std::optional<double> min_p, f.Number("min_p", 0, 1));
   if (temperature && *temperature == 0) {
     if (arbor_policy) {
       return FieldError("arbor.policy", "cannot be combined with temperature 0 (greedy decoding)");
@@ -287,16 +287,57 @@ absl::Status ReadSampling(Fields& f, Shared& shared, bool arbor_policy) {
     return absl::OkStatus();
   }
   arbor::v1::SamplingParams& sampling = *shared.policy.mutable_sampling();
+  const auto once = [&](const char* key, bool already) {
+    return already ? FieldError(key, "also given as arbor.policy.sampling") : absl::OkStatus();
+  };
   if (temperature) {
-    if (sampling.has_temperature()) {
-      return FieldError("temperature", "also given as arbor.policy.sampling.temperature");
-    }
+    RETURN_IF_ERROR(once("temperature", sampling.has_temperature()));
     sampling.set_temperature(static_cast<float>(*temperature));
   }
   if (top_p) {
     if (*top_p == 0) return FieldError("top_p", "must be in (0, 1]");
-    if (sampling.has_top_p()) return FieldError("top_p", "also given as arbor.policy.sampling");
+    RETURN_IF_ERROR(once("top_p", sampling.has_top_p()));
     sampling.set_top_p(static_cast<float>(*top_p));
+  }
+  if (top_k) {
+    RETURN_IF_ERROR(once("top_k", sampling.has_top_k()));
+    sampling.set_top_k(static_cast<int32_t>(*top_k <= 0 ? 1024 : *top_k));
+  }
+  if (min_p) {
+    if (*min_p == 1) return FieldError("min_p", "must be in [0, 1)");
+    RETURN_IF_ERROR(once("min_p", sampling.has_min_p()));
+    sampling.set_min_p(static_cast<float>(*min_p));
+  }
+  return absl::OkStatus();
+}
+
+// OpenAI's penalties and logit_bias, and the repetition_penalty other servers take, as the
+// worker's logit processors (ranges rechecked, and token ids against the vocabulary, by the
+// service's validation).
+absl::Status ReadProcessors(Fields& f, Shared& shared) {
+  arbor::v1::LogitProcessors& p = shared.processors;
+  ASSIGN_OR_RETURN(std::optional<double> frequency, f.Number("frequency_penalty", -2, 2));
+  if (frequency && *frequency != 0) p.set_frequency_penalty(static_cast<float>(*frequency));
+  ASSIGN_OR_RETURN(std::optional<double> presence, f.Number("presence_penalty", -2, 2));
+  if (presence && *presence != 0) p.set_presence_penalty(static_cast<float>(*presence));
+  ASSIGN_OR_RETURN(std::optional<double> repetition, f.Number("repetition_penalty", 0, 2));
+  if (repetition && *repetition == 0) return FieldError("repetition_penalty", "must be in (0, 2]");
+  if (repetition && *repetition != 1) p.set_repetition_penalty(static_cast<float>(*repetition));
+  ASSIGN_OR_RETURN(const json* bias, f.Object("logit_bias"));
+  if (bias == nullptr) return absl::OkStatus();
+  if (bias->size() > static_cast<size_t>(entropix::kMaxLogitBias)) {
+    return FieldError("logit_bias", absl::StrCat("at most ", entropix::kMaxLogitBias, " entries"));
+  }
+  for (const auto& [key, value] : bias->items()) {
+    const std::string field = absl::StrCat("logit_bias.", key);
+    int32_t token = 0;
+    if (!absl::SimpleAtoi(key, &token) || token < 0) {
+      return FieldError(field, "keys must be token ids (non-negative integers)");
+    }
+    if (!value.is_number() || !(std::abs(value.get<double>()) <= 100)) {
+      return FieldError(field, "must be a number in [-100, 100]");
+    }
+    (*p.mutable_logit_bias())[token] = value.get<float>();
   }
   return absl::OkStatus();
 }
@@ -354,6 +395,7 @@ uint64_t ChoiceSeed(int64_t seed, int j) {
 void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateRequest& r) {
   r.set_max_tokens(shared.max_tokens);
   *r.mutable_policy() = shared.policy;
+  *r.mutable_processors() = shared.processors;
   for (const std::string& s : shared.stop) r.mutable_stop()->add_stop_strings(s);
   for (int32_t id : shared.stop_token_ids) r.mutable_stop()->add_stop_token_ids(id);
   r.mutable_stop()->set_ignore_eos(shared.ignore_eos);
@@ -395,6 +437,7 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   RETURN_IF_ERROR(ReadSampling(f, shared, shared.policy.ByteSizeLong() > 0));
   RETURN_IF_ERROR(ReadLogprobs(f, endpoint, out));
   RETURN_IF_ERROR(ReadLimits(f, endpoint, shared, out));
+  RETURN_IF_ERROR(ReadProcessors(f, shared));
   RETURN_IF_ERROR(NeutralOnly(f));
   std::vector<arbor::v1::GenerateRequest> prompts;
   if (endpoint == Endpoint::kCompletions) {

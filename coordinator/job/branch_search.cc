@@ -18,8 +18,7 @@ absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
     return entropix::TopBranchCandidates(stored.candidates(), width, policy.ForkMinP());
   }
   return entropix::SelectBranchCandidates(stored.candidates(), SamplingOf(structural_step), width,
-                                          policy.ForkMinP(),
-                                          key.WithDraw(kBranchCandidateDraw));
+                                          policy.ForkMinP(), key.WithDraw(kBranchCandidateDraw));
 }
 
 void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics, float margin) {

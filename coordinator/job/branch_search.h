@@ -20,8 +20,8 @@ namespace arbor::coordinator {
 // in TRACE mode the most likely ones, nothing drawn. FailedPrecondition when the step has no
 // top-K or nothing qualifies.
 absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
-    const arbor::v1::StepResult& structural_step, const entropix::PolicyConfig& policy,
-    int width, entropix::RngKey key);
+    const arbor::v1::StepResult& structural_step, const entropix::PolicyConfig& policy, int width,
+    entropix::RngKey key);
 
 // A rollout's running score: every token it holds (the candidate first) adds its logprob and
 // the confidence term of the step that produced it. It also keeps each token's probability

@@ -55,6 +55,8 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
                                               spec.stop_token_ids.end());
   settings.stop.set_ignore_eos(spec.ignore_eos);
   settings.seed = spec.seed;
+  settings.processors = spec.processors;
+  settings.prompt_length = static_cast<int32_t>(spec.prompt_token_ids.size());
   settings.top_k = options.top_k;
   // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
   // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for

@@ -86,6 +86,7 @@ struct JobSpec {
   std::vector<std::string> stop_strings;
   int32_t top_logprobs = 0;  // Alternatives kept per node.
   absl::Time deadline = absl::InfiniteFuture();
+  arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
 };
 
 struct JobOptions {
@@ -309,8 +310,7 @@ class Job : public std::enable_shared_from_this<Job> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The BranchResolved event of `resolution`.
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
-                    const std::string& reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                    const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The coordinator cannot apply the structural decision: decode the same position once more
   // with structural stops off, so the worker takes the row's fallback sample.
   void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

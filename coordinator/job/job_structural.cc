@@ -126,7 +126,8 @@ void Job::OpenBranch(const StepResult& step) {
     base.append = tree_.SequenceTokenIds();
   }
   // A TRACE rollout is the rest of the answer; its traces count against trace.max_traces.
-  const int32_t max_len = trace() ? Remaining() : std::min(spec_.policy.branch.max_len, Remaining());
+  const int32_t max_len =
+      trace() ? Remaining() : std::min(spec_.policy.branch.max_len, Remaining());
   absl::StatusOr<std::vector<Child>> children = ForkCandidates(
       tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1, max_len, ForkWidth(/*replaced=*/0));
   if (!children.ok()) return Fail(children.status());
@@ -142,12 +143,9 @@ void Job::OpenBranch(const StepResult& step) {
   Continue();
 }
 
-absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(NodeId point,
-                                                            const StepResult& structural_step,
-                                                            uint32_t rng_branch,
-                                                            const SequenceSource& base,
-                                                            int32_t depth, int32_t max_len,
-                                                            int width) {
+absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(
+    NodeId point, const StepResult& structural_step, uint32_t rng_branch,
+    const SequenceSource& base, int32_t depth, int32_t max_len, int width) {
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
   absl::StatusOr<std::vector<entropix::SampledToken>> candidates =

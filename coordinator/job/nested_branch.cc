@@ -58,11 +58,11 @@ void Job::SendRollout() {
     const int32_t left = child->done ? 0 : child->max_len - child->score.tokens();
     const bool fallback = child->structural_off_once;
     budgets.generated_before = tree_.node(child->leaf).position + 1 - prompt;
-    const bool may_branch = !fallback && child->depth < spec_.policy.MaxForkDepth() &&
-                            ForkWidth(/*replaced=*/1) >= 2;
-    *request.add_items() = builder_.RolloutItem(child->sequence_id, child->source,
-                                                fallback ? std::min(1, left) : left,
-                                                child->branch_id, child->depth, may_branch, budgets);
+    const bool may_branch =
+        !fallback && child->depth < spec_.policy.MaxForkDepth() && ForkWidth(/*replaced=*/1) >= 2;
+    *request.add_items() =
+        builder_.RolloutItem(child->sequence_id, child->source, fallback ? std::min(1, left) : left,
+                             child->branch_id, child->depth, may_branch, budgets);
     ids.push_back(child->sequence_id);
   }
   SendRun(std::move(request), std::move(ids));
@@ -145,14 +145,16 @@ bool Job::ResolveNested(Child& child) {
   }
   if (!AllFinished(child.nested)) return true;
   const std::vector<double> scores = Scores(child.nested);
-  return AdoptNestedWinner(child, BestIndex(scores), std::vector<float>(scores.begin(), scores.end()),
+  return AdoptNestedWinner(child, BestIndex(scores),
+                           std::vector<float>(scores.begin(), scores.end()),
                            /*reason=*/"");
 }
 
 bool Job::AdoptNestedWinner(Child& child, int winner_index, const std::vector<float>& scores,
                             const std::string& reason) {
   Child winner = std::move(child.nested[winner_index]);
-  absl::StatusOr<BranchResolution> resolution = tree_.ResolveBranch(child.leaf, winner.leaf, scores);
+  absl::StatusOr<BranchResolution> resolution =
+      tree_.ResolveBranch(child.leaf, winner.leaf, scores);
   if (!resolution.ok()) {
     Fail(resolution.status());
     return false;

@@ -20,6 +20,10 @@ arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSour
   item.set_top_k(settings_.top_k);
   item.set_top_k_every_step(settings_.top_k_every_step);
   item.set_seed(settings_.seed);
+  if (settings_.processors.ByteSizeLong() > 0) {
+    *item.mutable_processors() = settings_.processors;
+    item.set_prompt_length(settings_.prompt_length);
+  }
   item.mutable_bans()->Add(budgets.bans.begin(), budgets.bans.end());
   item.set_generated_before(budgets.generated_before);
   item.set_inserts_used(budgets.inserts_used);

@@ -39,6 +39,8 @@ class RunBuilder {
     arbor::v1::PolicyConfig policy;  // Resolved, every field set.
     arbor::v1::StopConditions stop;  // Token ids only: stop strings are checked on text here.
     uint64_t seed = 0;
+    arbor::v1::LogitProcessors processors;
+    int32_t prompt_length = 0;      // The processors count output tokens from here.
     int32_t top_k = 0;              // Returned on stopping steps (and every step when asked).
     bool top_k_every_step = false;  // Needed to backspace any token, and for top_logprobs.
   };
@@ -50,8 +52,9 @@ class RunBuilder {
                               bool stop_on_structural, const PolicyBudgets& budgets) const;
 
   // One rollout child at `branch_depth` (>= 1): its source already appends the candidate token;
-  // it stops when back within bounds (TRACE: only at its end), and returns control for structural decisions only with
-  // `stop_on_structural` (else they become fallback samples), which is what bounds the nesting.
+  // it stops when back within bounds (TRACE: only at its end), and returns control for structural
+  // decisions only with `stop_on_structural` (else they become fallback samples), which is what
+  // bounds the nesting.
   arbor::v1::RunItem RolloutItem(uint64_t sequence_id, const SequenceSource& source,
                                  int32_t max_steps, uint32_t branch_id, int32_t branch_depth,
                                  bool stop_on_structural, const PolicyBudgets& budgets) const;

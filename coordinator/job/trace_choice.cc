@@ -81,9 +81,9 @@ std::string Reason(absl::Span<const TraceJudgement> traces, const TraceRanking& 
       return Tier(t) == Tier(best) && t.answer == best.answer;
     };
     const int agreeing = static_cast<int>(std::count_if(traces.begin(), traces.end(), agrees));
-    reason = absl::StrFormat("answer %s from %d of %d traces, summed margin %.3f",
-                             Quoted(best.answer), agreeing, traces.size(),
-                             ranking.support[ranking.order.front()]);
+    reason =
+        absl::StrFormat("answer %s from %d of %d traces, summed margin %.3f", Quoted(best.answer),
+                        agreeing, traces.size(), ranking.support[ranking.order.front()]);
   } else {
     reason = absl::StrFormat("answer %s, margin %.3f", Quoted(best.answer), best.confidence);
   }

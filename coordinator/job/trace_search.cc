@@ -114,8 +114,8 @@ std::optional<Job::SiblingRanks> Job::RankSiblings(std::vector<Child>& siblings,
     ranks.best.push_back(r);
     ranks.scores.push_back(static_cast<float>(confidence[r]));
   }
-  ranks.winner = static_cast<int>(std::min_element(ranks.best.begin(), ranks.best.end()) -
-                                  ranks.best.begin());
+  ranks.winner =
+      static_cast<int>(std::min_element(ranks.best.begin(), ranks.best.end()) - ranks.best.begin());
   return ranks;
 }
 

@@ -216,6 +216,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   spec.eos_token_ids.assign(model->eos_token_ids().begin(), model->eos_token_ids().end());
   spec.ignore_eos = checked.ignore_eos;
   spec.stop_token_ids = checked.stop_token_ids;
+  spec.processors = checked.processors;
   spec.stop_strings = checked.stop_strings;
   spec.top_logprobs = checked.top_logprobs;
   spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()

@@ -161,6 +161,10 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
   }
   RETURN_IF_ERROR(ValidatePolicy(request.policy(), model, "policy"));
   RETURN_IF_ERROR(CheckStop(request.stop(), model, out));
+  RETURN_IF_ERROR(rpc::LogitProcessorsFromProto(request.processors(), model.vocab_size(),
+                                                /*prompt_length=*/0, "processors.")
+                      .status());
+  out.processors = request.processors();
   out.max_tokens = request.max_tokens();
   out.seed = request.seed();
   out.policy = request.policy();

@@ -64,6 +64,7 @@ struct CheckedRequest {
   int32_t top_logprobs = 0;                            // [0, max_top_logprobs].
   absl::Duration deadline = absl::InfiniteDuration();  // From submission.
   std::string client_tag;                              // <= 256 bytes.
+  arbor::v1::LogitProcessors processors;               // Ranges and token ids checked.
 };
 
 // Every check of a GenerateRequest except the prompt length against the context.

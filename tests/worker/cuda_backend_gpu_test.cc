@@ -188,9 +188,9 @@ TEST(CudaBackendReductions, EqualTheHostReductionOfTheStepsFullRows) {
                                      {.device = 0, .kv_blocks = 256, .block_size = 16});
   ASSERT_TRUE(backend.ok()) << backend.status();
   const std::vector<ReductionRequest> requests = {
-      {100, 17, entropix::AttentionMode::kExact, 1},
-      {1, -1, entropix::AttentionMode::kReference, 4096},
-      {2000, 3, entropix::AttentionMode::kReference, 8}};
+      {100, 17, entropix::AttentionMode::kExact, 1, {}},
+      {1, -1, entropix::AttentionMode::kReference, 4096, {}},
+      {2000, 3, entropix::AttentionMode::kReference, 8, {}}};
   const std::vector<int32_t> lengths = {1500, 7, 40};
   std::vector<std::vector<int32_t>> tables, tokens;
   for (size_t s = 0; s < lengths.size(); ++s) {

@@ -25,6 +25,30 @@ std::string Refusal(const absl::StatusOr<OpenAiRequest>& parsed) {
   return std::string(parsed.status().message());
 }
 
+// OpenAI's penalties and logit_bias, and other servers' repetition_penalty, become the job's
+// logit processors; top_k and min_p the sampler's base values (top_k -1: no cut).
+TEST(OpenAiRequestTest, PenaltiesBiasAndSamplingExtrasMap) {
+  absl::StatusOr<OpenAiRequest> r = Chat(R"({
+    "messages": [{"role": "user", "content": "hi"}], "frequency_penalty": 0.5,
+    "presence_penalty": -1, "repetition_penalty": 1.3, "logit_bias": {"7": -100, "42": 2.5},
+    "top_k": -1, "min_p": 0.05})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::GenerateRequest& c = r->choices[0];
+  EXPECT_FLOAT_EQ(c.processors().frequency_penalty(), 0.5f);
+  EXPECT_FLOAT_EQ(c.processors().presence_penalty(), -1.0f);
+  EXPECT_FLOAT_EQ(c.processors().repetition_penalty(), 1.3f);
+  ASSERT_EQ(c.processors().logit_bias_size(), 2);
+  EXPECT_FLOAT_EQ(c.processors().logit_bias().at(7), -100.0f);
+  EXPECT_FLOAT_EQ(c.processors().logit_bias().at(42), 2.5f);
+  EXPECT_EQ(c.policy().sampling().top_k(), 1024);
+  EXPECT_FLOAT_EQ(c.policy().sampling().min_p(), 0.05f);
+  // Neutral values leave the processors unset; greedy still reads (and ignores) top_k and min_p.
+  r = Chat(R"({"messages": [{"role": "user", "content": "hi"}], "frequency_penalty": 0,
+               "repetition_penalty": 1, "logit_bias": {}, "temperature": 0, "top_k": 3})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->choices[0].processors().ByteSizeLong(), 0u);
+}
+
 TEST(OpenAiRequestTest, ChatMapsEveryField) {
   absl::StatusOr<OpenAiRequest> r = Chat(R"({
     "model": "m", "messages": [{"role": "developer", "content": "be brief"},
@@ -132,8 +156,23 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "stop": [1]})")), StartsWith("stop[0]:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "top_logprobs": 2})")), StartsWith("top_logprobs:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "logprobs": 2})")), StartsWith("logprobs:"));
-  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "frequency_penalty": 0.5})")),
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "frequency_penalty": 2.5})")),
               StartsWith("frequency_penalty:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "presence_penalty": "high"})")),
+              StartsWith("presence_penalty:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "repetition_penalty": 0})")),
+              StartsWith("repetition_penalty:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "logit_bias": {"x7": 1}})")),
+              StartsWith("logit_bias.x7:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "logit_bias": {"7": 101}})")),
+              StartsWith("logit_bias.7:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "logit_bias": [1]})")), StartsWith("logit_bias:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "top_k": -2})")), StartsWith("top_k:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "min_p": 1})")), StartsWith("min_p:"));
+  EXPECT_THAT(
+      Refusal(Chat("{" + msgs +
+                   R"(, "top_k": 5, "arbor": {"policy": {"sampling": {"top_k": 4}}}})")),
+      StartsWith("top_k:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "tools": [{}]})")), StartsWith("tools:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "temprature": 1})")),
               AllOf(StartsWith("temprature:"), HasSubstr("unrecognized")));

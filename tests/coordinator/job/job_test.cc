@@ -62,6 +62,32 @@ TEST(JobTest, ArgmaxRunsOnTheWorkerToMaxTokens) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+// The request's logit processors ride on every Run item, with the prompt length that tells the
+// worker where the output starts; a job without them sends none.
+TEST(JobTest, LogitProcessorsReachEveryRunItem) {
+  Harness h(ByPosition({}));
+  JobSpec spec = BaseSpec(6);
+  spec.processors.set_presence_penalty(0.5f);
+  (*spec.processors.mutable_logit_bias())[7] = -3.0f;
+  auto job = h.Make(spec);
+  job->Start();
+  const auto requests = h.worker->requests();
+  ASSERT_FALSE(requests.empty());
+  for (const auto& request : requests) {
+    for (const arbor::v1::RunItem& item : request.items()) {
+      EXPECT_FLOAT_EQ(item.processors().presence_penalty(), 0.5f);
+      EXPECT_FLOAT_EQ(item.processors().logit_bias().at(7), -3.0f);
+      EXPECT_EQ(item.prompt_length(), 3);
+    }
+  }
+  Harness plain(ByPosition({}));
+  auto other = plain.Make(BaseSpec(2));
+  other->Start();
+  for (const auto& request : plain.worker->requests()) {
+    EXPECT_FALSE(request.items(0).has_processors());
+  }
+}
+
 TEST(JobTest, StepsPerRunSplitsTheMainPath) {
   Harness h(ByPosition({}));
   JobOptions options;

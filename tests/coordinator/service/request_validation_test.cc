@@ -183,6 +183,21 @@ const InvalidCase kInvalid[] = {
     {"reference_len 2^20+1",
      [](GenerateRequest& r) { r.mutable_policy()->set_reference_len((1 << 20) + 1); },
      "policy.reference_len"},
+    {"repetition penalty 0",
+     [](GenerateRequest& r) { r.mutable_processors()->set_repetition_penalty(0); },
+     "processors.repetition_penalty"},
+    {"frequency penalty 3",
+     [](GenerateRequest& r) { r.mutable_processors()->set_frequency_penalty(3); },
+     "processors.frequency_penalty"},
+    {"presence penalty NaN",
+     [](GenerateRequest& r) { r.mutable_processors()->set_presence_penalty(NAN); },
+     "processors.presence_penalty"},
+    {"logit bias token out of range",
+     [](GenerateRequest& r) { (*r.mutable_processors()->mutable_logit_bias())[1000] = 1; },
+     "processors.logit_bias[1000]"},
+    {"logit bias 101",
+     [](GenerateRequest& r) { (*r.mutable_processors()->mutable_logit_bias())[5] = 101; },
+     "processors.logit_bias[5]"},
 };
 
 TEST(ValidateGenerateRequest, InvalidRequestsNameTheField) {
@@ -249,8 +264,13 @@ TEST(ValidateGenerateRequest, ValidRequestsPassAndAreCopied) {
   policy->mutable_adaptive()->set_n_samples(1);
   policy->set_reference_len(1 << 20);
   policy->mutable_coefficients()->set_lehv_top_k_min(5);
+  request.mutable_processors()->set_repetition_penalty(2);
+  request.mutable_processors()->set_frequency_penalty(-2);
+  (*request.mutable_processors()->mutable_logit_bias())[999] = -100;
   absl::StatusOr<CheckedRequest> checked = ValidateGenerateRequest(request, TestModel(), {});
   ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_EQ(checked->processors.logit_bias().at(999), -100);
+  EXPECT_EQ(checked->processors.repetition_penalty(), 2);
   EXPECT_EQ(checked->prompt_kind, PromptKind::kChat);
   ASSERT_EQ(checked->messages.size(), 1u);
   EXPECT_EQ(checked->messages[0].role, "user");

@@ -189,6 +189,34 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(len(lp.tokens), len(lp.token_logprobs))
         self.assertEqual(lp.text_offset[0], 0)
 
+    def job_tokens(self, response):
+        status, job = get_json(f"{self.base}/v1/jobs/{response.model_extra['arbor']['job_id']}")
+        self.assertEqual(status, 200)
+        return job["token_ids"]
+
+    def test_logit_bias_and_penalties_reach_the_worker(self):
+        args = dict(model="tiny", prompt="Once upon", max_tokens=6, temperature=0,
+                    extra_body={"arbor": {"ignore_eos": True}})
+        greedy = self.job_tokens(self.client.completions.create(**args))
+        first = greedy[0]
+        # Banned at -100, the greedy first token gives way; forced at +100, it is every token.
+        avoided = self.job_tokens(self.client.completions.create(
+            **args, logit_bias={str(first): -100}))
+        self.assertNotEqual(avoided[0], first)
+        forced = self.job_tokens(self.client.completions.create(
+            **args, logit_bias={str(greedy[1] if greedy[1] != first else first + 1): 100}))
+        self.assertEqual(len(set(forced)), 1)
+        # The penalties are accepted and run (their arithmetic is checked on the worker against
+        # float64, their mapping in the gateway's unit tests).
+        penalized = self.job_tokens(self.client.completions.create(
+            **dict(args, max_tokens=4, extra_body={"arbor": {"ignore_eos": True},
+                                                   "repetition_penalty": 1.5}),
+            logit_bias={str(first): 2}, presence_penalty=2, frequency_penalty=2))
+        self.assertEqual(len(penalized), 4)
+        with self.assertRaises(openai.BadRequestError) as refused:
+            self.client.completions.create(**args, logit_bias={"1000000": 5})
+        self.assertIn("logit_bias", str(refused.exception))
+
     def test_stop_string_cuts_the_text(self):
         full = self.client.completions.create(model="tiny", prompt="The", max_tokens=20,
                                               seed=11).choices[0].text
