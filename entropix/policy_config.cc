@@ -125,11 +125,33 @@ absl::Status ValidateTrace(const TraceOptions& t) {
 
 }  // namespace
 
+namespace {
+
+// Nested rollouts run their leaves together: up to width^max_depth items in one worker Run,
+// which takes at most kMaxRolloutsInFlight. Refused here, naming the fields, rather than failing
+// the job once the search is deep in (beam search runs `width` beams; TRACE is bounded by
+// trace.max_traces).
+absl::Status ValidateNesting(const PolicyConfig& p) {
+  if (p.mode == PolicyMode::kTrace || p.branch.mode != BranchMode::kRollout) {
+    return absl::OkStatus();
+  }
+  double leaves = 1;
+  for (int32_t d = 0; d < p.branch.max_depth; ++d) leaves *= p.branch.width;
+  if (leaves <= kMaxRolloutsInFlight) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "branch.max_depth: width ", p.branch.width, " nested ", p.branch.max_depth, " deep can run ",
+      leaves, " rollouts at once; width^max_depth must be <= ", kMaxRolloutsInFlight,
+      " (the items a worker runs together)"));
+}
+
+}  // namespace
+
 absl::Status PolicyConfig::Validate() const {
   RETURN_IF_ERROR(ValidateSampling(sampling));
   RETURN_IF_ERROR(ValidateThresholds(thresholds));
   RETURN_IF_ERROR(ValidateCoefficients(coefficients));
   RETURN_IF_ERROR(ValidateBranch(branch));
+  RETURN_IF_ERROR(ValidateNesting(*this));
   RETURN_IF_ERROR(ValidateInsert(insert));
   RETURN_IF_ERROR(InRange("backspace.max_per_job", backspace.max_per_job, 0, 1024));
   RETURN_IF_ERROR(ValidateAdaptive(adaptive));

@@ -68,6 +68,9 @@ struct Coefficients {
   float ada_min_p_logits = 0.5f;  // min_p·(1 − c·(H+V)), clipped to [0.01, 0.5].
 };
 
+// Rollouts one search may run at once (nested branches' leaves): a worker Run's item limit.
+inline constexpr int32_t kMaxRolloutsInFlight = 1024;
+
 struct BranchOptions {
   int32_t width = 4;  // Children per branch point, [2, 64].
   BranchMode mode = BranchMode::kRollout;
@@ -104,13 +107,13 @@ struct AdaptiveOptions {
 // TRACE mode (docs/ARCHITECTURE.md §4.5): where greedy traces fork, into what, and how the answer
 // is chosen. Its own fork parameters, so a server default in one mode leaves the other's alone.
 struct TraceOptions {
-  int32_t width = 3;              // Candidates per fork: the most likely, [1, 64].
-  float candidate_min_p = 0.1f;   // Candidates need p ≥ this·p_max, [0, 1).
-  int32_t max_depth = 1;          // Nested forks allowed, [1, 8].
-  bool fork_first = true;      // Fork at the first generated position (CoT-decoding).
-  float fork_entropy = 64.0f;  // Fork where H > this, bits, [0, 64]; 64 = never (EAGer sets it).
-  int32_t max_traces = 16;     // Traces (leaves) per job, [1, 256].
-  bool aggregate = true;       // Sum confidences per answer; else the most confident trace wins.
+  int32_t width = 3;             // Candidates per fork: the most likely, [1, 64].
+  float candidate_min_p = 0.1f;  // Candidates need p ≥ this·p_max, [0, 1).
+  int32_t max_depth = 1;         // Nested forks allowed, [1, 8].
+  bool fork_first = true;        // Fork at the first generated position (CoT-decoding).
+  float fork_entropy = 64.0f;    // Fork where H > this, bits, [0, 64]; 64 = never (EAGer sets it).
+  int32_t max_traces = 16;       // Traces (leaves) per job, [1, 256].
+  bool aggregate = true;         // Sum confidences per answer; else the most confident trace wins.
   // PCRE2 regex, at most kMaxAnswerPatternBytes; its last match's group 1 is the answer. Empty:
   // the whole trace is. The caller compiles it (this library has no regex engine).
   std::string answer_pattern;

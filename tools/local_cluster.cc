@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "arbor/v1/cluster.grpc.pb.h"
 #include "base/files.h"
@@ -19,7 +20,21 @@
 namespace arbor::tools {
 namespace {
 
-// Waits for a server to write its port file; fails early if the process exits.
+// The last `n` non-empty lines of a server's log (its own account of why it stopped), each cut to
+// 300 bytes, or "" when the log cannot be read.
+std::string LastLines(const std::string& log_file, int n) {
+  const absl::StatusOr<std::string> text = base::ReadFile(log_file);
+  if (!text.ok()) return "";
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+    lines.emplace_back(line.substr(0, 300));
+  }
+  const size_t first = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0;
+  return absl::StrJoin(lines.begin() + first, lines.end(), "\n  ");
+}
+
+// Waits for a server to write its port file; fails early if the process exits, with the end of
+// its log in the message (a busy port or a bad model says so there).
 absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port_file,
                               const std::string& log_file, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -30,8 +45,9 @@ absl::StatusOr<int> AwaitPort(base::Subprocess& process, const std::string& port
       return port;
     }
     if (std::optional<int> code = process.Wait(absl::Milliseconds(20))) {
-      return absl::UnavailableError(
-          absl::StrCat("server exited with code ", *code, " before serving; see ", log_file));
+      return absl::UnavailableError(absl::StrCat("server exited with code ", *code,
+                                                 " before serving:\n  ", LastLines(log_file, 3),
+                                                 "\n(whole log: ", log_file, ")"));
     }
   }
   return absl::DeadlineExceededError(absl::StrCat(
@@ -94,9 +110,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   for (int i = 0; i < options.num_workers; ++i) {
     const std::string prefix = absl::StrCat(options.work_dir, "/worker", i);
     std::string address;
-    std::vector<std::string> argv = {
-        options.bin_dir + "/arbor-worker", "--model=" + options.model,
-        "--log_level=" + options.log_level, "--log_format=" + options.log_format};
+    std::vector<std::string> argv = {options.bin_dir + "/arbor-worker", "--model=" + options.model,
+                                     "--log_level=" + options.log_level,
+                                     "--log_format=" + options.log_format};
     argv.insert(argv.end(), options.worker_flags.begin(), options.worker_flags.end());
     ASSIGN_OR_RETURN(base::Subprocess worker,
                      StartServer(std::move(argv), options.host + ":0", prefix + ".port",

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "arbor/v1/worker.pb.h"
+#include "entropix/policy_config.h"
 
 namespace arbor::worker {
 
@@ -15,7 +16,7 @@ struct RunLimits {
   int32_t vocab_size = 0;
   int32_t max_context = 0;
   int32_t max_top_k = 256;
-  int32_t max_items = 1024;
+  int32_t max_items = entropix::kMaxRolloutsInFlight;  // What a search plans within.
   int32_t max_steps = 4096;
 };
 

@@ -9,6 +9,7 @@
 #include "coordinator/service/request_validation.h"
 #include "coordinator/tree/tree_export.h"
 #include "policy/policy_convert.h"
+#include "rpc/server.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -80,6 +81,24 @@ absl::StatusOr<std::vector<int32_t>> ContinuationTokens(const arbor::v1::Continu
   return tokens;
 }
 
+// Every scored token comes back as a step with its metrics and `top_logprobs` alternatives (and,
+// to the client, their texts): refused before any work when that reply would not fit one gRPC
+// message, rather than failing after the worker computed it. Wire bytes per token and per
+// alternative, rounded up from a 64 × 1,000-token reply with 64 alternatives (44.5 MB).
+absl::Status CheckReplySize(const std::vector<std::vector<int32_t>>& continuations,
+                            int32_t top_logprobs) {
+  constexpr int64_t kTokenBytes = 96, kAlternativeBytes = 20;
+  int64_t tokens = 0;
+  for (const std::vector<int32_t>& c : continuations) tokens += static_cast<int64_t>(c.size());
+  const int64_t reply = tokens * (kTokenBytes + kAlternativeBytes * top_logprobs);
+  if (reply <= rpc::kMaxRequestMessageBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "continuations: ", tokens, " tokens to score with top_logprobs ", top_logprobs,
+      " make a reply of about ", reply >> 20, " MiB, over the ", rpc::kMaxRequestMessageBytes >> 20,
+      " MiB one gRPC message may carry; split them over several Score calls or ask for fewer "
+      "top_logprobs"));
+}
+
 }  // namespace
 
 struct Scorer::Call {
@@ -114,6 +133,7 @@ absl::StatusOr<std::shared_ptr<Scorer::Call>> Scorer::Prepare(
                            *launcher_->prompts()));
     call->continuations.push_back(std::move(tokens));
   }
+  RETURN_IF_ERROR(CheckReplySize(call->continuations, prompt.request.top_logprobs));
   ASSIGN_OR_RETURN(entropix::PolicyConfig policy, launcher_->ResolvePolicy(prompt.request.policy));
   call->policy = rpc::PolicyToProto(policy);
   call->prompt = std::move(prompt.tokens);

@@ -1,8 +1,9 @@
 // The decision matrix row by row and at every threshold boundary, SEARCH against CANONICAL,
-// cooldowns and budgets; TRACE's fork rule; the adjusted parameters against the canonical formulas in float64;
-// and PolicyConfig validation messages.
+// cooldowns and budgets; TRACE's fork rule; the adjusted parameters against the canonical formulas
+// in float64; and PolicyConfig validation messages.
 #include "entropix/decision.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -314,6 +315,23 @@ TEST(PolicyConfig, ValidateNamesTheFieldAndRange) {
     EXPECT_NE(status.message().find(c.message), absl::string_view::npos)
         << status << " should contain " << c.message;
   }
+}
+
+// Nested rollouts must fit a worker Run: width^max_depth <= kMaxRolloutsInFlight (1024) where
+// rollouts nest; beam search and TRACE are bounded otherwise.
+TEST(PolicyConfig, NestedRolloutsFitAWorkerRun) {
+  PolicyConfig c;
+  c.branch.width = 4;
+  c.branch.max_depth = 5;  // 1,024: the limit itself.
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate();
+  c.branch.max_depth = 6;
+  EXPECT_THAT(std::string(c.Validate().message()),
+              ::testing::StartsWith("branch.max_depth: width 4 nested 6 deep can run 4096"));
+  c.branch.mode = BranchMode::kBeam;
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate();
+  c.branch.mode = BranchMode::kRollout;
+  c.mode = PolicyMode::kTrace;
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate();
 }
 
 TEST(Strategy, Names) {

@@ -84,6 +84,11 @@ TEST_P(ServerBinaryTest, BusyPortFailsClearly) {
   auto [code, out] = RunToEnd(argv);
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+  // Started as `arbor up` starts its servers, the failure carries the server's own words.
+  auto second = StartServer(Argv(), address, TempPath("b.port"), TempPath("b.log"),
+                            absl::Seconds(30), &address);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("cannot listen"), std::string::npos) << second.status();
 }
 
 // A calibrated policy file is accepted; a malformed one or a bad value stops the server at

@@ -325,7 +325,16 @@ TEST_F(CoordinatorE2eTest, ScoringAGreedyGenerationReproducesItsSteps) {
             "continuations[0].text"},
            {[](v1::ScoreRequest& r) { r.add_continuations(); }, "continuations[2]"},
            {[](v1::ScoreRequest& r) { r.clear_text(); }, "prompt"},
-           {[](v1::ScoreRequest& r) { r.set_top_logprobs(65); }, "top_logprobs"}}) {
+           {[](v1::ScoreRequest& r) { r.set_top_logprobs(65); }, "top_logprobs"},
+           {[](v1::ScoreRequest& r) {  // ~4.2 MiB of reply: refused before any work.
+              r.set_top_logprobs(64);
+              r.clear_continuations();
+              for (int c = 0; c < 64; ++c) {
+                auto* ids = r.add_continuations()->mutable_tokens();
+                for (int t = 0; t < 48; ++t) ids->add_token_ids((c + t) % kVocab);
+              }
+            },
+            "continuations: 3072 tokens to score"}}) {
     v1::ScoreRequest bad = score;
     mutate(bad);
     grpc::ClientContext bad_context;

@@ -331,6 +331,17 @@ class ClientTest(unittest.TestCase):
         self.assertAlmostEqual(same.total_logprob, sum(t.logprob for t in same.tokens), places=3)
         self.assertGreater(len(other.tokens), 0)
 
+    def test_logit_processors(self):
+        greedy = self.client.generate("The garden", max_tokens=4, ignore_eos=True, policy=GREEDY)
+        forced = greedy.token_ids[1] if greedy.token_ids[1] != greedy.token_ids[0] else 3
+        biased = self.client.generate("The garden", max_tokens=4, ignore_eos=True, policy=GREEDY,
+                                      logit_bias={forced: 100}, frequency_penalty=0.5,
+                                      presence_penalty=0.5, repetition_penalty=1.1)
+        self.assertEqual(biased.token_ids, [forced] * 4)
+        with self.assertRaises(arbor_client.InvalidArgument) as raised:
+            self.client.generate("Hello", logit_bias={10 ** 7: 1})
+        self.assertEqual(raised.exception.field, "processors.logit_bias[10000000]")
+
     def test_errors_carry_the_status_and_the_servers_message(self):
         with self.assertRaises(arbor_client.InvalidArgument) as raised:
             self.client.generate("Hello", max_tokens=-1)

@@ -152,6 +152,18 @@ const InvalidCase kInvalid[] = {
     {"branch max_depth 9",
      [](GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_max_depth(9); },
      "policy.branch.max_depth"},
+    {"branch width 8 nested 8 deep",
+     [](GenerateRequest& r) {
+       r.mutable_policy()->mutable_branch()->set_width(8);
+       r.mutable_policy()->mutable_branch()->set_max_depth(8);
+     },
+     "policy.branch.max_depth"},
+    {"branch width 64 nested 2 deep",
+     [](GenerateRequest& r) {
+       r.mutable_policy()->mutable_branch()->set_width(64);
+       r.mutable_policy()->mutable_branch()->set_max_depth(2);
+     },
+     "policy.branch.max_depth"},
     {"insert cooldown -1",
      [](GenerateRequest& r) { r.mutable_policy()->mutable_insert()->set_cooldown(-1); },
      "policy.insert.cooldown"},

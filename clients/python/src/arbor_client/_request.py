@@ -72,7 +72,12 @@ def generate_request(prompt: Optional[str] = None, *,
                      ignore_eos: bool = False,
                      top_logprobs: int = 0,
                      deadline_ms: int = 0,
-                     client_tag: str = "") -> generation_pb2.GenerateRequest:
+                     client_tag: str = "",
+                     repetition_penalty: Optional[float] = None,
+                     frequency_penalty: Optional[float] = None,
+                     presence_penalty: Optional[float] = None,
+                     logit_bias: Optional[Mapping[int, float]] = None
+                     ) -> generation_pb2.GenerateRequest:
     """A GenerateRequest; the arguments of Client.generate, stream and submit.
 
     Args:
@@ -88,6 +93,9 @@ def generate_request(prompt: Optional[str] = None, *,
       top_logprobs: alternatives per node kept in the tree and sent with tokens, [0, 64].
       deadline_ms: wall-clock budget from submission; 0 = none.
       client_tag: free text shown in list_jobs.
+      repetition_penalty, frequency_penalty, presence_penalty, logit_bias: logit processors on
+        every step, before the entropix metrics (docs/API.md, "Logit processors"); logit_bias maps
+        token ids to biases in [-100, 100].
     """
     request = generation_pb2.GenerateRequest(
         max_tokens=max_tokens, seed=seed, top_logprobs=top_logprobs, deadline_ms=deadline_ms,
@@ -98,6 +106,13 @@ def generate_request(prompt: Optional[str] = None, *,
     request.stop.stop_token_ids.extend(stop_token_ids)
     if ignore_eos:
         request.stop.ignore_eos = True
+    for field, value in (("repetition_penalty", repetition_penalty),
+                         ("frequency_penalty", frequency_penalty),
+                         ("presence_penalty", presence_penalty)):
+        if value is not None:
+            setattr(request.processors, field, value)
+    for token, bias in (logit_bias or {}).items():
+        request.processors.logit_bias[int(token)] = bias
     return request
 
 
