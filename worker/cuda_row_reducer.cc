@@ -64,9 +64,8 @@ bool CudaRowReducer::Serves(const ReductionRequest& request) {
   return request.candidates <= kernels::kLogitStatsMaxTopK && request.adjustments.empty();
 }
 
-absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& step) {
-  cudaStream_t stream = context_->stream();
-  const int64_t num_rows = static_cast<int64_t>(rows.size());
+CudaRowReducer::Layout CudaRowReducer::PlanLayout(std::span<const Row> rows,
+                                                  const StepData& step) const {
   Layout layout;
   layout.logit_rows = step.logit_rows;
   int32_t max_keys = 1;
@@ -76,37 +75,7 @@ absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& 
   }
   layout.top_k = std::min(layout.top_k, vocab_);
   layout.max_chunks = kernels::AttentionStatsChunks(max_keys);
-  const int64_t chunks = kernels::LogitStatsChunks(vocab_);
-
-  // Inputs: a probe per logits row (−1 for rows without one), the sequence and slots per row.
-  Carver in;
-  const size_t in_probes = in.Take<int32_t>(step.logit_rows), in_seq = in.Take<int32_t>(num_rows),
-               in_slots = in.Take<int32_t>(num_rows);
-  ASSIGN_OR_RETURN(void* upload, upload_.Grow(in.bytes(), stream, "reduction inputs (pinned)"));
-  std::fill_n(At<int32_t>(upload, in_probes), step.logit_rows, -1);
-  for (int64_t i = 0; i < num_rows; ++i) {
-    const Row& row = rows[i];
-    At<int32_t>(upload, in_probes)[row.logit_row] = row.out->request.probe_token;
-    At<int32_t>(upload, in_seq)[i] = row.seq;
-    At<int32_t>(upload, in_slots)[i] = Slots(row.out->request, row.keys);
-  }
-  ASSIGN_OR_RETURN(void* inputs, inputs_.Grow(in.bytes(), stream, "reduction inputs"));
-  RETURN_IF_ERROR(kernels::CudaStatus(
-      cudaMemcpyAsync(inputs, upload, in.bytes(), cudaMemcpyHostToDevice, stream),
-      "reduction inputs upload"));
-
-  Carver work;
-  const size_t w_moments = work.Take<entropix::SoftmaxMoments>(step.logit_rows * chunks),
-               w_first_bad = work.Take<int32_t>(step.logit_rows * chunks),
-               w_probe_above = work.Take<int32_t>(step.logit_rows * chunks),
-               w_cand_values = work.Take<float>(step.logit_rows * chunks * layout.top_k),
-               w_cand_ids = work.Take<int32_t>(step.logit_rows * chunks * layout.top_k),
-               w_partials =
-                   work.Take<AttentionHeadPartial>(num_rows * num_heads_ * layout.max_chunks),
-               w_chunk_bad = work.Take<int32_t>(num_rows * num_heads_ * layout.max_chunks),
-               w_log_norm = work.Take<double>(num_rows * num_heads_);
-  ASSIGN_OR_RETURN(void* workspace, workspace_.Grow(work.bytes(), stream, "reduction workspace"));
-
+  const int64_t num_rows = static_cast<int64_t>(rows.size());
   // The outputs lie back to back, so one copy brings them all.
   Carver out;
   layout.records = out.Take<LogitRecord>(step.logit_rows);
@@ -116,47 +85,100 @@ absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& 
   layout.non_finite = out.Take<int32_t>(num_rows);
   layout.agreement = out.Take<double>(num_rows * layout.max_chunks);
   layout.bytes = out.bytes();
-  ASSIGN_OR_RETURN(void* outputs, outputs_.Grow(layout.bytes, stream, "reduction outputs"));
+  return layout;
+}
 
-  kernels::LogitStatsParams logit_params;
-  logit_params.logits = step.logits;
-  logit_params.rows = step.logit_rows;
-  logit_params.vocab = vocab_;
-  logit_params.stride = vocab_;
-  logit_params.top_k = layout.top_k;
-  logit_params.moments = At<entropix::SoftmaxMoments>(workspace, w_moments);
-  logit_params.first_non_finite = At<int32_t>(workspace, w_first_bad);
-  logit_params.top_values = At<float>(outputs, layout.top_values);
-  logit_params.top_ids = At<int32_t>(outputs, layout.top_ids);
-  logit_params.candidate_values = At<float>(workspace, w_cand_values);
-  logit_params.candidate_ids = At<int32_t>(workspace, w_cand_ids);
-  logit_params.probe_tokens = At<int32_t>(inputs, in_probes);
-  logit_params.records = At<LogitRecord>(outputs, layout.records);
-  logit_params.probe_above = At<int32_t>(workspace, w_probe_above);
-  RETURN_IF_ERROR(
-      kernels::CudaStatus(kernels::LaunchLogitStats(logit_params, stream), "logit reduction"));
+absl::StatusOr<CudaRowReducer::Device> CudaRowReducer::Prepare(std::span<const Row> rows,
+                                                               const StepData& step,
+                                                               const Layout& layout) {
+  cudaStream_t stream = context_->stream();
+  const int64_t num_rows = static_cast<int64_t>(rows.size());
+  const int64_t chunks = kernels::LogitStatsChunks(vocab_);
+  Device d;
+  // Inputs: a probe per logits row (−1 for rows without one), the sequence and slots per row.
+  Carver in;
+  d.probes = in.Take<int32_t>(step.logit_rows);
+  d.seq = in.Take<int32_t>(num_rows);
+  d.slots = in.Take<int32_t>(num_rows);
+  ASSIGN_OR_RETURN(void* upload, upload_.Grow(in.bytes(), stream, "reduction inputs (pinned)"));
+  std::fill_n(At<int32_t>(upload, d.probes), step.logit_rows, -1);
+  for (int64_t i = 0; i < num_rows; ++i) {
+    const Row& row = rows[i];
+    At<int32_t>(upload, d.probes)[row.logit_row] = row.out->request.probe_token;
+    At<int32_t>(upload, d.seq)[i] = row.seq;
+    At<int32_t>(upload, d.slots)[i] = Slots(row.out->request, row.keys);
+  }
+  ASSIGN_OR_RETURN(d.inputs, inputs_.Grow(in.bytes(), stream, "reduction inputs"));
+  RETURN_IF_ERROR(kernels::CudaStatus(
+      cudaMemcpyAsync(d.inputs, upload, in.bytes(), cudaMemcpyHostToDevice, stream),
+      "reduction inputs upload"));
 
-  kernels::AttentionStatsParams attention;
-  attention.scores = step.score_table;
-  attention.keys = step.kv_len;
-  attention.seq = At<int32_t>(inputs, in_seq);
-  attention.slots = At<int32_t>(inputs, in_slots);
-  attention.rows = num_rows;
-  attention.num_heads = num_heads_;
-  attention.max_chunks = layout.max_chunks;
-  attention.partials = At<AttentionHeadPartial>(workspace, w_partials);
-  attention.chunk_non_finite = At<int32_t>(workspace, w_chunk_bad);
-  attention.log_normalizers = At<double>(workspace, w_log_norm);
-  attention.heads = At<AttentionHeadPartial>(outputs, layout.heads);
-  attention.non_finite = At<int32_t>(outputs, layout.non_finite);
-  attention.agreement_sums = At<double>(outputs, layout.agreement);
-  RETURN_IF_ERROR(
-      kernels::CudaStatus(kernels::LaunchAttentionStats(attention, stream), "attention reduction"));
+  Carver work;
+  const int64_t logit_chunks = step.logit_rows * chunks;
+  const int64_t head_chunks = num_rows * num_heads_ * layout.max_chunks;
+  d.moments = work.Take<entropix::SoftmaxMoments>(logit_chunks);
+  d.first_bad = work.Take<int32_t>(logit_chunks);
+  d.probe_above = work.Take<int32_t>(logit_chunks);
+  d.cand_values = work.Take<float>(logit_chunks * layout.top_k);
+  d.cand_ids = work.Take<int32_t>(logit_chunks * layout.top_k);
+  d.partials = work.Take<AttentionHeadPartial>(head_chunks);
+  d.chunk_bad = work.Take<int32_t>(head_chunks);
+  d.log_norm = work.Take<double>(num_rows * num_heads_);
+  ASSIGN_OR_RETURN(d.workspace, workspace_.Grow(work.bytes(), stream, "reduction workspace"));
+  ASSIGN_OR_RETURN(d.outputs, outputs_.Grow(layout.bytes, stream, "reduction outputs"));
+  return d;
+}
 
+absl::Status CudaRowReducer::LaunchLogits(const StepData& step, const Layout& layout,
+                                          const Device& d) {
+  kernels::LogitStatsParams p;
+  p.logits = step.logits;
+  p.rows = step.logit_rows;
+  p.vocab = vocab_;
+  p.stride = vocab_;
+  p.top_k = layout.top_k;
+  p.moments = At<entropix::SoftmaxMoments>(d.workspace, d.moments);
+  p.first_non_finite = At<int32_t>(d.workspace, d.first_bad);
+  p.top_values = At<float>(d.outputs, layout.top_values);
+  p.top_ids = At<int32_t>(d.outputs, layout.top_ids);
+  p.candidate_values = At<float>(d.workspace, d.cand_values);
+  p.candidate_ids = At<int32_t>(d.workspace, d.cand_ids);
+  p.probe_tokens = At<int32_t>(d.inputs, d.probes);
+  p.records = At<LogitRecord>(d.outputs, layout.records);
+  p.probe_above = At<int32_t>(d.workspace, d.probe_above);
+  return kernels::CudaStatus(kernels::LaunchLogitStats(p, context_->stream()), "logit reduction");
+}
+
+absl::Status CudaRowReducer::LaunchAttention(int64_t num_rows, const StepData& step,
+                                             const Layout& layout, const Device& d) {
+  kernels::AttentionStatsParams p;
+  p.scores = step.score_table;
+  p.keys = step.kv_len;
+  p.seq = At<int32_t>(d.inputs, d.seq);
+  p.slots = At<int32_t>(d.inputs, d.slots);
+  p.rows = num_rows;
+  p.num_heads = num_heads_;
+  p.max_chunks = layout.max_chunks;
+  p.partials = At<AttentionHeadPartial>(d.workspace, d.partials);
+  p.chunk_non_finite = At<int32_t>(d.workspace, d.chunk_bad);
+  p.log_normalizers = At<double>(d.workspace, d.log_norm);
+  p.heads = At<AttentionHeadPartial>(d.outputs, layout.heads);
+  p.non_finite = At<int32_t>(d.outputs, layout.non_finite);
+  p.agreement_sums = At<double>(d.outputs, layout.agreement);
+  return kernels::CudaStatus(kernels::LaunchAttentionStats(p, context_->stream()),
+                             "attention reduction");
+}
+
+absl::Status CudaRowReducer::Enqueue(std::span<const Row> rows, const StepData& step) {
+  cudaStream_t stream = context_->stream();
+  const Layout layout = PlanLayout(rows, step);
+  ASSIGN_OR_RETURN(const Device d, Prepare(rows, step, layout));
+  RETURN_IF_ERROR(LaunchLogits(step, layout, d));
+  RETURN_IF_ERROR(LaunchAttention(static_cast<int64_t>(rows.size()), step, layout, d));
   ASSIGN_OR_RETURN(void* download,
                    download_.Grow(layout.bytes, stream, "reduction records (pinned)"));
   RETURN_IF_ERROR(kernels::CudaStatus(
-      cudaMemcpyAsync(download, outputs, layout.bytes, cudaMemcpyDeviceToHost, stream),
+      cudaMemcpyAsync(download, d.outputs, layout.bytes, cudaMemcpyDeviceToHost, stream),
       "reduction records download"));
   layout_ = layout;
   return absl::OkStatus();

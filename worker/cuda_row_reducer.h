@@ -54,6 +54,24 @@ class CudaRowReducer {
     size_t records = 0, top_values = 0, top_ids = 0, heads = 0, non_finite = 0, agreement = 0;
     size_t bytes = 0;
   };
+  // A step's device buffers and, in bytes, where each array lies in them.
+  struct Device {
+    void* inputs = nullptr;
+    size_t probes = 0, seq = 0, slots = 0;  // In inputs.
+    void* workspace = nullptr;
+    size_t moments = 0, first_bad = 0, probe_above = 0, cand_values = 0, cand_ids = 0;
+    size_t partials = 0, chunk_bad = 0, log_norm = 0;  // In workspace.
+    void* outputs = nullptr;                           // Laid out as Layout says.
+  };
+
+  // The step's sizes and output layout.
+  Layout PlanLayout(std::span<const Row> rows, const StepData& step) const;
+  // Uploads the rows' probes, sequences and slots; grows the workspace and outputs.
+  absl::StatusOr<Device> Prepare(std::span<const Row> rows, const StepData& step,
+                                 const Layout& layout);
+  absl::Status LaunchLogits(const StepData& step, const Layout& layout, const Device& d);
+  absl::Status LaunchAttention(int64_t num_rows, const StepData& step, const Layout& layout,
+                               const Device& d);
 
   kernels::CudaContext* context_;
   int64_t vocab_;
