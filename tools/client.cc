@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "rpc/security.h"
@@ -66,6 +68,15 @@ const char* CodeName(grpc::StatusCode code) {
 int ReportRpcError(const grpc::Status& status, const std::string& what, std::ostream& err) {
   err << "arbor: " << what << ": " << CodeName(status.error_code()) << ": "
       << status.error_message() << "\n";
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return 1;
+  // What to do next: gRPC's own words name the address but not the remedy.
+  if (absl::StrContains(absl::AsciiStrToLower(status.error_message()), "failed to connect")) {
+    err << "  No coordinator answers there: start one with `arbor up` (or arbor-coordinator), "
+           "or give yours with --coordinator=HOST:PORT.\n";
+  } else {
+    err << "  The coordinator went away. Jobs do not outlive a coordinator restart: submit "
+           "again (the same --seed gives the same text).\n";
+  }
   return 1;
 }
 

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
@@ -149,6 +150,11 @@ TEST(ArborCli, UnknownCommandFails) {
 TEST(ArborCli, HealthOfUnreachableServerFails) {
   auto [code, out] = RunToEnd({kBin + "/arbor", "health", "127.0.0.1:1"});
   EXPECT_EQ(code, 1) << out;
+  // Client commands say how to reach a coordinator.
+  std::tie(code, out) = RunToEnd({kBin + "/arbor", "workers", "--coordinator=127.0.0.1:1"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("start one with `arbor up`"), std::string::npos) << out;
+  EXPECT_NE(out.find("--coordinator=HOST:PORT"), std::string::npos) << out;
 }
 
 // The demo on its default real model (SmolLM2-135M-Instruct, fetched into the cache on first
