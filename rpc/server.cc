@@ -2,6 +2,9 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
+#include <grpcpp/impl/server_initializer.h>
 
 #include <chrono>
 
@@ -12,6 +15,38 @@
 #include "rpc/unparsable_requests.h"
 
 namespace arbor::rpc {
+namespace {
+
+// Copies the names of the services a builder registers (as the reflection plugin learns them),
+// so that health can answer for each by name.
+class ServiceNames : public grpc::ServerBuilderPlugin {
+ public:
+  explicit ServiceNames(std::vector<std::string>* out) : out_(out) {}
+  std::string name() override { return "arbor_service_names"; }
+  void InitServer(grpc::ServerInitializer* initializer) override {
+    if (const std::vector<std::string>* names = initializer->GetServiceList()) *out_ = *names;
+  }
+  void Finish(grpc::ServerInitializer*) override {}
+  void ChangeArguments(const std::string&, void*) override {}
+
+ private:
+  std::vector<std::string>* out_;
+};
+
+// Adds a ServiceNames plugin to one builder.
+class WithServiceNames : public grpc::ServerBuilderOption {
+ public:
+  explicit WithServiceNames(std::vector<std::string>* out) : out_(out) {}
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->push_back(std::make_unique<ServiceNames>(out_));
+  }
+
+ private:
+  std::vector<std::string>* out_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const std::string& address, const std::vector<grpc::Service*>& services,
@@ -32,12 +67,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   interceptors.push_back(std::make_unique<UnparsableRequests>());
   interceptors.push_back(std::make_unique<RequestMetrics>(metrics::DefaultRegistry()));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  std::vector<std::string> names;
+  builder.SetOption(std::make_unique<WithServiceNames>(&names));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on '", address,
                                                "': the address is malformed or already in use"));
   }
-  return std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port)));
+  auto started =
+      std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port)));
+  for (const std::string& name : names) started->SetServing(name, true);
+  return started;
 }
 
 Server::Server(std::unique_ptr<grpc::Server> server, int port, std::string address)

@@ -38,7 +38,9 @@ class Server {
   // "host:port" with the bound port, for clients and logs.
   const std::string& address() const { return address_; }
 
-  // Health reports NOT_SERVING from now on; in-flight calls continue.
+  // Health reports NOT_SERVING (or SERVING again) from now on, for the whole server ("") and for
+  // every service it serves by its full name (e.g. "arbor.v1.Worker"), as grpc.health.v1 clients
+  // and Kubernetes probes ask; in-flight calls continue.
   void SetServing(bool serving);
   // The status of one named service of grpc.health.v1 (e.g. the coordinator's "arbor.ready");
   // SetServing(bool) and Shutdown set every service at once.

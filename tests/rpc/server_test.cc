@@ -44,23 +44,29 @@ TEST(Server, NamedHealthServicesHaveTheirOwnStatus) {
   (*server)->SetServing("arbor.ready", false);
   auto stub = grpc::health::v1::Health::NewStub(
       grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
-  for (const auto& [name, expected] :
-       {std::pair{"", grpc::health::v1::HealthCheckResponse::SERVING},
-        std::pair{"arbor.ready", grpc::health::v1::HealthCheckResponse::NOT_SERVING}}) {
+  using Response = grpc::health::v1::HealthCheckResponse;
+  auto check = [&](const std::string& name) {
     grpc::ClientContext context;
     grpc::health::v1::HealthCheckRequest request;
     request.set_service(name);
-    grpc::health::v1::HealthCheckResponse response;
-    ASSERT_TRUE(stub->Check(&context, request, &response).ok());
-    EXPECT_EQ(response.status(), expected) << name;
-  }
+    Response response;
+    const grpc::Status status = stub->Check(&context, request, &response);
+    return status.ok() ? response.status() : Response::UNKNOWN;
+  };
+  EXPECT_EQ(check(""), Response::SERVING);
+  EXPECT_EQ(check("arbor.ready"), Response::NOT_SERVING);
+  // Every served service answers by its full name, as grpc_health_probe -service asks.
+  EXPECT_EQ(check("arbor.v1.Worker"), Response::SERVING);
+  EXPECT_EQ(check("arbor.v1.Generation"), Response::UNKNOWN);  // Not served: NOT_FOUND.
+  (*server)->SetServing(false);
+  EXPECT_EQ(check("arbor.v1.Worker"), Response::NOT_SERVING);
+  EXPECT_EQ(check(""), Response::NOT_SERVING);
 }
 
 // Submit accepts anything that parses.
 class AcceptingGeneration final : public arbor::v1::Generation::CallbackService {
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
-                                   const arbor::v1::GenerateRequest*,
-                                   arbor::v1::JobRef*) override {
+                                   const arbor::v1::GenerateRequest*, arbor::v1::JobRef*) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
