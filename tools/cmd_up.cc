@@ -27,8 +27,11 @@ ABSL_FLAG(std::string, served_model_name, "",
           "model file). Default: the name given to --model (smollm2-135m-instruct when none), "
           "or the file or directory name of a path.");
 ABSL_FLAG(int64_t, kv_tokens, 0,
-          "up/demo: KV cache tokens each worker reserves (its --kv_tokens); 0 = the worker's "
-          "default. Lower it to fit several workers in less memory.");
+          "up/demo: KV cache tokens each worker reserves (its --kv_tokens); 0 = what --kv_memory "
+          "holds.");
+ABSL_FLAG(std::string, kv_memory, "",
+          "up/demo: each worker's KV memory budget (its --kv_memory: 4GiB, 512MB, 20%); default: "
+          "half the available memory, shared among the workers.");
 ABSL_FLAG(std::string, policy, "",
           "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
           "eager, search, canonical, trace; its --policy). Default: the one evaluation chose for "
@@ -85,6 +88,10 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   } else if (kv > 0) {
     options.worker_flags.push_back(absl::StrCat("--kv_tokens=", kv));
   }
+  // The workers share one machine: by default half its available memory among them.
+  std::string kv_memory = absl::GetFlag(FLAGS_kv_memory);
+  if (kv_memory.empty()) kv_memory = absl::StrCat(50.0 / options.num_workers, "%");
+  options.worker_flags.push_back("--kv_memory=" + kv_memory);
   if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
     options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
   }

@@ -54,8 +54,14 @@ ABSL_FLAG(std::string, advertise, "",
           "Address the coordinator should dial for this worker (default: the bound --listen "
           "address; set it when listening on 0.0.0.0).");
 ABSL_FLAG(std::string, id, "", "Worker id reported to the coordinator (default: its address).");
-ABSL_FLAG(int64_t, kv_tokens, 65536,
-          "KV cache capacity in tokens, shared by all sequences (rounded up to whole blocks).");
+ABSL_FLAG(int64_t, kv_tokens, 0,
+          "KV cache capacity in tokens, shared by all sequences (rounded up to whole blocks); "
+          "0 = as many as --kv_memory holds of this model's KV.");
+ABSL_FLAG(std::string, kv_memory, "",
+          "Memory budget of the KV cache: a size (4GiB, 512MB, 2G) or a percentage of the "
+          "host's available memory (40%); empty = 50% of available memory, at most 65536 tokens "
+          "(on CUDA: 65536 tokens). The pool is reserved at start and its pages are touched only "
+          "as blocks are used; --kv_tokens overrides it.");
 ABSL_FLAG(int32_t, block_size, 16, "KV block size in tokens; prefixes are shared per block.");
 ABSL_FLAG(int32_t, threads, 0, "CPU backend threads; 0 = one per hardware thread.");
 ABSL_FLAG(int32_t, max_batch_tokens, 512,
@@ -89,6 +95,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.device = absl::GetFlag(FLAGS_device);
   setup.worker_id = absl::GetFlag(FLAGS_id);
   setup.kv_tokens = absl::GetFlag(FLAGS_kv_tokens);
+  setup.kv_memory = absl::GetFlag(FLAGS_kv_memory);
   setup.block_size = absl::GetFlag(FLAGS_block_size);
   setup.threads = absl::GetFlag(FLAGS_threads);
   setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);

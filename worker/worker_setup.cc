@@ -2,9 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/memory_size.h"
 #include "base/status_macros.h"
 #include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
@@ -52,11 +57,58 @@ absl::StatusOr<int> ParseDevice(const std::string& device) {
       absl::StrCat("--device=", device, ": expected cpu, cuda or cuda:N"));
 }
 
+// The KV pool's tokens: --kv_tokens as given, else what the memory budget holds of this model's
+// KV (layers × K and V × kv heads × head_dim × the dtype's bytes, per token). The default budget
+// is a share of the host's available memory, so it only applies on the CPU; a GPU's pool keeps
+// kDefaultKvTokens unless --kv_memory gives a size.
+absl::StatusOr<int64_t> ResolveKvTokens(const WorkerSetupOptions& options,
+                                        const model::ModelConfig& config, KvDtype dtype,
+                                        bool cuda) {
+  if (options.kv_tokens > 0) return options.kv_tokens;
+  const int64_t per_token =
+      int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim * KvDtypeBytes(dtype);
+  const std::optional<int64_t> available = base::AvailableMemoryBytes();
+  const bool by_default = options.kv_memory.empty();
+  if (by_default && (cuda || !available)) return kDefaultKvTokens;
+  if (!by_default && absl::EndsWith(options.kv_memory, "%") && (cuda || !available)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv_memory=", options.kv_memory, ": a percentage needs the host's available memory",
+        cuda ? " and the KV cache is on the GPU" : ", which /proc/meminfo does not give",
+        "; give a size such as 4GiB"));
+  }
+  int64_t budget = by_default ? *available / 100 * kDefaultKvMemoryPercent : 0;
+  if (!by_default) {
+    absl::StatusOr<int64_t> parsed =
+        base::ParseMemorySize(options.kv_memory, available.value_or(0));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--kv_memory: ", parsed.status().message()));
+    }
+    budget = *parsed;
+  }
+  const int64_t tokens =
+      by_default ? std::min(budget / per_token, kDefaultKvTokens) : budget / per_token;
+  if (tokens < options.block_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv_memory: ", budget, " bytes hold ", tokens, " tokens of this model's KV (", per_token,
+        " bytes each), less than one block of ", options.block_size,
+        "; give more (e.g. --kv_memory=1GiB) or set --kv_tokens"));
+  }
+  spdlog::info("KV budget {}: {} tokens of {} bytes each",
+               by_default ? absl::StrCat(kDefaultKvMemoryPercent, "% of available memory, at most ",
+                                         kDefaultKvTokens, " tokens")
+                          : "--kv_memory=" + options.kv_memory,
+               tokens, per_token);
+  return tokens;
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint) {
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
+  ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
+  ASSIGN_OR_RETURN(const int64_t kv_tokens,
+                   ResolveKvTokens(options, checkpoint->config(), kv_dtype, ordinal >= 0));
   const int32_t kv_blocks =
-      static_cast<int32_t>((options.kv_tokens + options.block_size - 1) / options.block_size);
+      static_cast<int32_t>((kv_tokens + options.block_size - 1) / options.block_size);
   ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
   if (ordinal >= 0) {
 #ifdef ARBOR_WITH_CUDA_BACKEND
@@ -64,7 +116,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     cuda.device = ordinal;
     cuda.kv_blocks = kv_blocks;
     cuda.block_size = options.block_size;
-    ASSIGN_OR_RETURN(cuda.kv_dtype, ParseKvDtype(options.kv_dtype, /*cuda=*/true));
+    cuda.kv_dtype = kv_dtype;
     ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
                      CudaBackend::Create(std::move(checkpoint), cuda));
     return std::unique_ptr<Backend>(std::move(backend));
@@ -81,7 +133,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
-  ASSIGN_OR_RETURN(cpu.kv_dtype, ParseKvDtype(options.kv_dtype, /*cuda=*/false));
+  cpu.kv_dtype = kv_dtype;
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info(
@@ -132,9 +184,10 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("--block_size: ", options.block_size, " is outside [1, 1024]"));
   }
-  if (options.kv_tokens < options.block_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--kv_tokens: ", options.kv_tokens, " is less than one block (", options.block_size, ")"));
+  if (options.kv_tokens != 0 && options.kv_tokens < options.block_size) {
+    return absl::InvalidArgumentError(absl::StrCat("--kv_tokens: ", options.kv_tokens,
+                                                   " is less than one block (", options.block_size,
+                                                   "); 0 sizes the pool from --kv_memory"));
   }
   ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));

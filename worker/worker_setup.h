@@ -16,11 +16,18 @@
 
 namespace arbor::worker {
 
+inline constexpr int64_t kDefaultKvTokens = 65536;
+inline constexpr int kDefaultKvMemoryPercent = 50;
+
 struct WorkerSetupOptions {
-  std::string model;  // A model directory, a GGUF file or a known name (model_store.h).
+  std::string model;           // A model directory, a GGUF file or a known name (model_store.h).
   std::string device = "cpu";  // "cpu" or "cuda:N".
   std::string worker_id;       // Reported in WorkerInfo.
-  int64_t kv_tokens = 65536;   // KV capacity in tokens (rounded up to whole blocks).
+  // KV capacity in tokens (rounded up to whole blocks); 0: what `kv_memory` holds.
+  int64_t kv_tokens = 0;
+  // The KV pool's memory budget (base/memory_size.h: "2GiB", "40%" of available memory); empty:
+  // kDefaultKvMemoryPercent of available memory, at most kDefaultKvTokens tokens.
+  std::string kv_memory;
   int32_t block_size = 16;
   int threads = 0;                       // CPU threads; 0: one per hardware thread.
   std::string weights_dtype = "native";  // native | f32 | bf16 | q8_0 (worker/weights.h).
