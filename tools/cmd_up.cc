@@ -128,6 +128,7 @@ int RunUp(const Args& args) {
   }
   options->coordinator_port = absl::GetFlag(FLAGS_port);
   options->http_port = absl::GetFlag(FLAGS_http_port);
+  options->worker_metrics = true;
   if (const std::string served = ServedModelName(); !served.empty()) {
     options->coordinator_flags.push_back(absl::StrCat("--served_model_name=", served));
   }
@@ -139,13 +140,18 @@ int RunUp(const Args& args) {
   }
   const std::string& coordinator = (*cluster)->coordinator_address();
   printf("coordinator  %s\n", coordinator.c_str());
-  for (const std::string& worker : (*cluster)->worker_addresses()) {
-    printf("worker       %s\n", worker.c_str());
+  const std::vector<std::string>& workers = (*cluster)->worker_addresses();
+  const std::vector<std::string>& worker_metrics = (*cluster)->worker_metrics_addresses();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    printf("worker       %s  (metrics http://%s/metrics)\n", workers[i].c_str(),
+           i < worker_metrics.size() ? worker_metrics[i].c_str() : "-");
   }
   const std::string& http = (*cluster)->http_address();
   if (!http.empty()) {
     printf("http         http://%s/v1  (OpenAI-compatible; docs/HTTP.md)\n", http.c_str());
     printf("viewer       http://%s/ui/  (jobs, their text and search trees; docs/VIEWER.md)\n",
+           http.c_str());
+    printf("metrics      http://%s/metrics  (the coordinator's; Prometheus text format)\n",
            http.c_str());
   }
   printf(

@@ -114,11 +114,22 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
                                      "--log_level=" + options.log_level,
                                      "--log_format=" + options.log_format};
     argv.insert(argv.end(), options.worker_flags.begin(), options.worker_flags.end());
+    const std::string metrics_port_file = prefix + ".metrics_port";
+    if (options.worker_metrics) {
+      std::filesystem::remove(metrics_port_file);
+      argv.push_back(absl::StrCat("--metrics_listen=", options.host, ":0"));
+      argv.push_back("--metrics_port_file=" + metrics_port_file);
+    }
     ASSIGN_OR_RETURN(base::Subprocess worker,
                      StartServer(std::move(argv), options.host + ":0", prefix + ".port",
                                  prefix + ".log", options.start_timeout, &address));
     cluster->processes_.push_back(std::move(worker));
     cluster->worker_addresses_.push_back(address);
+    if (options.worker_metrics) {  // Bound before the model loads: there by now.
+      ASSIGN_OR_RETURN(std::string port, base::ReadFile(metrics_port_file));
+      cluster->worker_metrics_addresses_.push_back(
+          absl::StrCat(options.host, ":", absl::StripAsciiWhitespace(port)));
+    }
   }
   const std::string prefix = options.work_dir + "/coordinator";
   std::vector<std::string> argv = {

@@ -14,16 +14,17 @@
 namespace arbor::tools {
 
 struct LocalClusterOptions {
-  std::string bin_dir;    // Where arbor-coordinator and arbor-worker live.
-  std::string work_dir;   // Port files and logs go here.
-  std::string model;  // --model of the workers (weights) and the coordinator (tokenizer).
+  std::string bin_dir;   // Where arbor-coordinator and arbor-worker live.
+  std::string work_dir;  // Port files and logs go here.
+  std::string model;     // --model of the workers (weights) and the coordinator (tokenizer).
   int num_workers = 1;
   std::string host = "127.0.0.1";
   int coordinator_port = 0;  // 0: any free port.
   int http_port = -1;        // The coordinator's HTTP API: -1 off, 0 any free port.
   std::string log_level = "warn";
-  std::string log_format = "text";             // Or json (base/log_format.h).
-  std::vector<std::string> worker_flags;       // Extra flags for every worker.
+  std::string log_format = "text";        // Or json (base/log_format.h).
+  bool worker_metrics = false;            // Each worker serves Prometheus /metrics on a free port.
+  std::vector<std::string> worker_flags;  // Extra flags for every worker.
   std::vector<std::string> coordinator_flags;  // Extra flags for the coordinator.
   absl::Duration start_timeout = absl::Seconds(60);
 };
@@ -39,6 +40,10 @@ class LocalCluster {
   // "host:port" of the coordinator's HTTP API; empty when it was not asked for.
   const std::string& http_address() const { return http_address_; }
   const std::vector<std::string>& worker_addresses() const { return worker_addresses_; }
+  // "host:port" of each worker's /metrics, in worker order (with worker_metrics), else empty.
+  const std::vector<std::string>& worker_metrics_addresses() const {
+    return worker_metrics_addresses_;
+  }
   // Where the processes' port files and logs are (coordinator.log, worker0.log, ...).
   const std::string& work_dir() const { return work_dir_; }
   // SIGTERM to every process (coordinator first), SIGKILL after `grace`. Returns OK when each
@@ -52,6 +57,7 @@ class LocalCluster {
   std::string coordinator_address_;
   std::string http_address_;
   std::vector<std::string> worker_addresses_;
+  std::vector<std::string> worker_metrics_addresses_;
   std::string work_dir_;
 };
 

@@ -15,6 +15,7 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "base/files.h"
 #include "grpcpp/grpcpp.h"
+#include "httplib.h"
 #include "model/make_model.h"
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster.h"
@@ -68,9 +69,19 @@ TEST(JsonLogs, EveryLineIsAnObjectAndJobsLogTheirLifecycle) {
   options.model = model_dir;
   options.log_level = "info";
   options.log_format = "json";
+  options.worker_metrics = true;  // As `arbor up` starts them.
   absl::StatusOr<std::unique_ptr<tools::LocalCluster>> cluster =
       tools::LocalCluster::Start(options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Each worker's /metrics is where the cluster says it is.
+  ASSERT_EQ((*cluster)->worker_metrics_addresses().size(), 1u);
+  {
+    httplib::Client metrics("http://" + (*cluster)->worker_metrics_addresses()[0]);
+    const httplib::Result scraped = metrics.Get("/metrics");
+    ASSERT_TRUE(scraped) << httplib::to_string(scraped.error());
+    EXPECT_EQ(scraped->status, 200);
+    EXPECT_NE(scraped->body.find("arbor_worker_kv_blocks"), std::string::npos);
+  }
   const std::string worker = (*cluster)->worker_addresses()[0];
   auto stub = v1::Generation::NewStub(
       grpc::CreateChannel((*cluster)->coordinator_address(), grpc::InsecureChannelCredentials()));
