@@ -85,6 +85,10 @@ struct TreeView {
 int ShowTree(const ClientOptions& client, const std::string& job_id, const TreeView& view,
              Output output);
 
+// Runs a finished job's request again and compares the two trees node for node: exit code 0
+// when identical, 1 with the first difference printed, 2 for a job still running.
+int ReplayJob(const ClientOptions& client, const std::string& job_id, Output output);
+
 int ListWorkers(const ClientOptions& client, Output output);
 int DrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);
 int UndrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);

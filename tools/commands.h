@@ -38,6 +38,7 @@ int RunJobs(const Args& args);
 int RunJob(const Args& args);
 int RunCancel(const Args& args);
 int RunTree(const Args& args);
+int RunReplay(const Args& args);
 int RunWorkers(const Args& args);
 int RunDrain(const Args& args);
 int RunUndrain(const Args& args);

@@ -166,6 +166,9 @@ class Job : public std::enable_shared_from_this<Job> {
   bool IsStopToken(int32_t token) const;
   // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
+  // The request that runs this job again: the prompt as token ids, the resolved max_tokens,
+  // seed and policy, the stops, top_logprobs and processors (Job.request).
+  arbor::v1::GenerateRequest ReplayRequest() const;
 
  private:
   // One rollout of a branch (ROLLOUT: one per candidate; BEAM: one per beam).

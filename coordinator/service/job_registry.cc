@@ -21,6 +21,7 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
   out.set_reprefilled(job->reprefilled());
   if (!brief) {
     *out.mutable_policy() = policy;
+    *out.mutable_request() = job->ReplayRequest();
     out.set_text(job->text());
     const std::vector<int32_t> ids = job->token_ids();
     out.mutable_token_ids()->Add(ids.begin(), ids.end());

@@ -25,6 +25,7 @@
 #include "model/make_model.h"
 #include "rpc/health.h"
 #include "tools/local_cluster.h"
+#include "views/tree_diff.h"
 
 namespace arbor {
 namespace {
@@ -368,6 +369,36 @@ TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
     EXPECT_EQ(a.strategy(), b.strategy()) << n;
     EXPECT_NEAR(a.logprob(), b.logprob(), 1e-4) << n;
   }
+}
+
+// Job.request runs the job again: the replay's tree is the original's node for node, every
+// field a client sees (views/tree_diff.h), on the same one-worker cluster.
+TEST_F(CoordinatorE2eTest, TheJobsRequestReplaysItsTree) {
+  const std::string id = Submit(*cluster_->stub, TextRequest("The lake", 40, 77));
+  Watch(*cluster_->stub, id);
+  auto tree_of = [&](const std::string& job_id) {
+    grpc::ClientContext context;
+    v1::GetTreeRequest request;
+    request.set_job_id(job_id);
+    request.set_include_top_logprobs(true);
+    v1::Tree tree;
+    EXPECT_TRUE(cluster_->stub->GetTree(&context, request, &tree).ok());
+    return tree;
+  };
+  grpc::ClientContext context;
+  v1::JobRef ref;
+  ref.set_job_id(id);
+  v1::Job job;
+  ASSERT_TRUE(cluster_->stub->GetJob(&context, ref, &job).ok());
+  EXPECT_EQ(job.request().seed(), 77u);
+  EXPECT_EQ(job.request().max_tokens(), 40);
+  EXPECT_GT(job.request().tokens().token_ids_size(), 0);
+  const std::string replay = Submit(*cluster_->stub, job.request());
+  Watch(*cluster_->stub, replay);
+  const std::optional<coordinator::TreeDifference> difference =
+      coordinator::FirstTreeDifference(tree_of(id), tree_of(replay));
+  EXPECT_FALSE(difference.has_value()) << "node " << (difference ? difference->index : 0) << ": "
+                                       << (difference ? difference->what : "");
 }
 
 TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {

@@ -42,6 +42,12 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
   }
   grpc::Status GetJob(grpc::ServerContext*, const arbor::v1::JobRef* ref,
                       arbor::v1::Job* job) override {
+    if (ref->job_id() == "job-3") {  // Replays as "retract": job-2, whose tree differs.
+      *job = TheJob();
+      job->set_job_id("job-3");
+      job->mutable_request()->set_text("retract");
+      return grpc::Status::OK;
+    }
     if (ref->job_id() != "job-1") return {grpc::StatusCode::NOT_FOUND, "no job " + ref->job_id()};
     *job = TheJob();
     return grpc::Status::OK;
@@ -60,8 +66,11 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
   }
   grpc::Status GetTree(grpc::ServerContext*, const arbor::v1::GetTreeRequest* request,
                        arbor::v1::Tree* tree) override {
-    if (request->job_id() != "job-1") return {grpc::StatusCode::NOT_FOUND, "no job"};
-    tree->set_job_id("job-1");
+    const std::string& id = request->job_id();
+    if (id != "job-1" && id != "job-2" && id != "job-3") {
+      return {grpc::StatusCode::NOT_FOUND, "no job"};
+    }
+    tree->set_job_id(id);
     tree->add_prompt_token_ids(5);
     arbor::v1::TreeNode* root = tree->add_nodes();
     root->set_id(0);
@@ -71,7 +80,7 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
     root->add_children(1);
     arbor::v1::TreeNode* node = tree->add_nodes();
     node->set_id(1);
-    node->set_token_id(42);
+    node->set_token_id(id == "job-2" ? 43 : 42);
     node->set_text(" world");
     node->set_position(1);
     node->set_strategy(arbor::v1::STRATEGY_ARGMAX);
@@ -352,6 +361,24 @@ TEST_F(CliTest, TreeInEveryFormat) {
   view.format = "svg";
   EXPECT_EQ(ShowTree(client_, "job-1", view, output()), 2);
   EXPECT_NE(err_.str().find("--format"), std::string::npos);
+}
+
+// Replay runs the job's request again and compares the trees: the same tree, then one whose
+// token differs at node 1 (named with both values), and an unknown job.
+TEST_F(CliTest, ReplayComparesTheTrees) {
+  ASSERT_EQ(ReplayJob(client_, "job-1", output()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("identical: job job-1 grew the tree of job-1 node for node (2 nodes)"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_EQ(generation_.last_request.client_tag(), "replay of job-1");
+  out_.str("");
+  ASSERT_EQ(ReplayJob(client_, "job-3", output()), 1) << err_.str();
+  EXPECT_NE(out_.str().find("different: job job-2 departs from job-3 at node 1 (position 1)"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_NE(out_.str().find("token_id: 42 -> 43"), std::string::npos) << out_.str();
+  EXPECT_EQ(ReplayJob(client_, "job-9", output()), 1);
+  EXPECT_NE(err_.str().find("NOT_FOUND"), std::string::npos) << err_.str();
 }
 
 // --around and --depth are checked before any call where they can be, and an unknown node is

@@ -1,0 +1,30 @@
+// Whether two trees of the same request are the same search, node for node: what `arbor replay`
+// reports. Everything a client sees of a node is compared — token, text, position, logprob,
+// metrics, strategy, status, scores, notes, alternatives — except what differs between runs by
+// design: the worker sequence ids and the job id.
+#ifndef ARBOR_VIEWS_TREE_DIFF_H_
+#define ARBOR_VIEWS_TREE_DIFF_H_
+
+#include <optional>
+#include <string>
+
+#include "arbor/v1/generation.pb.h"
+
+namespace arbor::coordinator {
+
+struct TreeDifference {
+  // Pre-order index of the first node that differs, or -1 for the prompt.
+  int index = -1;
+  // That node in the expected tree (or, past its end, in the actual one), or nothing.
+  std::optional<arbor::v1::TreeNode> node;
+  // The differing fields, one per line (e.g. "modified: token_id: 42 -> 43").
+  std::string what;
+};
+
+// The first difference of `actual` from `expected`, or nothing when they are the same.
+std::optional<TreeDifference> FirstTreeDifference(const arbor::v1::Tree& expected,
+                                                  const arbor::v1::Tree& actual);
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_VIEWS_TREE_DIFF_H_
