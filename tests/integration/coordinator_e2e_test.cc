@@ -181,6 +181,18 @@ v1::Job GetJob(v1::Generation::Stub& stub, const std::string& job_id) {
   return job;
 }
 
+// The job's whole tree with its alternatives; a failed GetTree fails the test.
+v1::Tree GetTree(v1::Generation::Stub& stub, const std::string& job_id) {
+  grpc::ClientContext context;
+  v1::GetTreeRequest request;
+  request.set_job_id(job_id);
+  request.set_include_top_logprobs(true);
+  v1::Tree tree;
+  const grpc::Status status = stub.GetTree(&context, request, &tree);
+  EXPECT_TRUE(status.ok()) << job_id << ": " << status.error_message();
+  return tree;
+}
+
 // Whether a job's events end with a finished event for max_tokens (the test fails otherwise).
 bool EndedAtMaxTokens(const std::vector<v1::GenerateEvent>& events, const std::string& job_id) {
   if (events.empty() || !events.back().has_finished()) {
@@ -346,59 +358,25 @@ TEST_F(CoordinatorE2eTest, ScoringAGreedyGenerationReproducesItsSteps) {
   }
 }
 
-TEST_F(CoordinatorE2eTest, SameSeedGivesTheSameTree) {
-  std::vector<v1::Tree> trees;
-  for (int i = 0; i < 2; ++i) {
-    const std::string id = Submit(*cluster_->stub, TextRequest("The river", 48, 4242));
-    Watch(*cluster_->stub, id);
-    grpc::ClientContext context;
-    v1::GetTreeRequest request;
-    request.set_job_id(id);
-    v1::Tree tree;
-    ASSERT_TRUE(cluster_->stub->GetTree(&context, request, &tree).ok());
-    trees.push_back(tree);
-  }
-  ASSERT_EQ(trees[0].nodes_size(), trees[1].nodes_size());
-  ASSERT_GT(trees[0].nodes_size(), 48);
-  for (int n = 0; n < trees[0].nodes_size(); ++n) {
-    const v1::TreeNode& a = trees[0].nodes(n);
-    const v1::TreeNode& b = trees[1].nodes(n);
-    EXPECT_EQ(a.token_id(), b.token_id()) << n;
-    EXPECT_EQ(a.parent(), b.parent()) << n;
-    EXPECT_EQ(a.status(), b.status()) << n;
-    EXPECT_EQ(a.strategy(), b.strategy()) << n;
-    EXPECT_NEAR(a.logprob(), b.logprob(), 1e-4) << n;
-  }
-}
-
-// Job.request runs the job again: the replay's tree is the original's node for node, every
-// field a client sees (views/tree_diff.h), on the same one-worker cluster.
-TEST_F(CoordinatorE2eTest, TheJobsRequestReplaysItsTree) {
-  const std::string id = Submit(*cluster_->stub, TextRequest("The lake", 40, 77));
-  Watch(*cluster_->stub, id);
-  auto tree_of = [&](const std::string& job_id) {
-    grpc::ClientContext context;
-    v1::GetTreeRequest request;
-    request.set_job_id(job_id);
-    request.set_include_top_logprobs(true);
-    v1::Tree tree;
-    EXPECT_TRUE(cluster_->stub->GetTree(&context, request, &tree).ok());
-    return tree;
-  };
-  grpc::ClientContext context;
-  v1::JobRef ref;
-  ref.set_job_id(id);
-  v1::Job job;
-  ASSERT_TRUE(cluster_->stub->GetJob(&context, ref, &job).ok());
-  EXPECT_EQ(job.request().seed(), 77u);
-  EXPECT_EQ(job.request().max_tokens(), 40);
+// The same request with the same seed grows the same tree, node for node, every field a client
+// sees (views/tree_diff.h); so does Job.request, the request as the job ran it (`arbor replay`).
+TEST_F(CoordinatorE2eTest, SameSeedAndJobRequestReplayTheTree) {
+  const std::string first = Submit(*cluster_->stub, TextRequest("The river", 48, 4242));
+  Watch(*cluster_->stub, first);
+  const v1::Tree tree = GetTree(*cluster_->stub, first);
+  ASSERT_GT(tree.nodes_size(), 48);
+  const v1::Job job = GetJob(*cluster_->stub, first);
+  EXPECT_EQ(job.request().seed(), 4242u);
+  EXPECT_EQ(job.request().max_tokens(), 48);
   EXPECT_GT(job.request().tokens().token_ids_size(), 0);
-  const std::string replay = Submit(*cluster_->stub, job.request());
-  Watch(*cluster_->stub, replay);
-  const std::optional<coordinator::TreeDifference> difference =
-      coordinator::FirstTreeDifference(tree_of(id), tree_of(replay));
-  EXPECT_FALSE(difference.has_value()) << "node " << (difference ? difference->index : 0) << ": "
-                                       << (difference ? difference->what : "");
+  for (const v1::GenerateRequest& again : {TextRequest("The river", 48, 4242), job.request()}) {
+    const std::string id = Submit(*cluster_->stub, again);
+    Watch(*cluster_->stub, id);
+    const std::optional<coordinator::TreeDifference> difference =
+        coordinator::FirstTreeDifference(tree, GetTree(*cluster_->stub, id));
+    EXPECT_FALSE(difference.has_value()) << "node " << (difference ? difference->index : 0) << ": "
+                                         << (difference ? difference->what : "");
+  }
 }
 
 TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
