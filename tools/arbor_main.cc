@@ -12,7 +12,9 @@ namespace arbor::tools {
 
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
-      {"demo", "", "Start Arbor here, run one search job on the tiny model, show its tree.",
+      {"demo", "",
+       "Start Arbor here on SmolLM2, answer a question with the default policy and a chat "
+       "question with entropix search, show their trees.",
        RunDemo},
       {"up", "", "Start a coordinator and workers here until Ctrl-C.", RunUp},
       {"health", "ADDRESS", "Ask a coordinator or worker whether it is serving.", RunHealth},
@@ -36,7 +38,9 @@ const std::vector<Command>& AllCommands() {
       {"undrain", "WORKER", "Route jobs to a drained worker again.", RunUndrain},
       {"eval", "", "Compare decoding strategies on task files (--tasks, --results).", RunEval},
       {"tasks", "", "Write generated task files (--family, --level, --count, --out).", RunTasks},
-      {"calibrate", "", "Fit the policy's thresholds to the model (--tasks or --text).",
+      {"calibrate", "",
+       "Fit the policy's thresholds (and with --fit_temperature its temperature law) to the "
+       "model (--tasks or --text).",
        RunCalibrate},
   };
   return kCommands;

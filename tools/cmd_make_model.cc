@@ -13,7 +13,9 @@
 
 ABSL_FLAG(std::string, preset, "tiny", "make-model: tiny, small or llama-3.2-1b-shape");
 ABSL_FLAG(std::string, out, "", "make-model: output directory (created if absent)");
-ABSL_FLAG(uint64_t, seed, 0, "Random seed (make-model: the weights)");
+ABSL_FLAG(uint64_t, seed, 0,
+          "Random seed: make-model's weights; generate/submit's sampler (0: the server picks "
+          "one, reported with the job); eval/calibrate's task draws (0 counts as 1).");
 ABSL_FLAG(double, gain, 1.0,
           "make-model: logit scale (final norm weight); 0 = uniform, larger = more confident");
 ABSL_FLAG(std::string, dtype, "",
