@@ -43,6 +43,15 @@ def scalar_fields(message: Message) -> Dict[str, Any]:
     return {field.name: getattr(message, field.name) for field in message.DESCRIPTOR.fields}
 
 
+def _is_repeated(field: FieldDescriptor) -> bool:
+    """Whether a message field is repeated, on every protobuf runtime: `is_repeated` from 5.x
+    on, `label` before it (protobuf 7 removed `label`)."""
+    is_repeated = getattr(field, "is_repeated", None)
+    if is_repeated is not None:
+        return bool(is_repeated)
+    return field.label == FieldDescriptor.LABEL_REPEATED
+
+
 def from_message(cls: Any, message: Message, **converted: Any) -> Any:
     """A dataclass `cls` filled from the message's fields of the same names.
 
@@ -57,7 +66,7 @@ def from_message(cls: Any, message: Message, **converted: Any) -> Any:
             continue
         if field.name in converted:
             values[field.name] = converted[field.name]
-        elif descriptors[field.name].label == FieldDescriptor.LABEL_REPEATED:
+        elif _is_repeated(descriptors[field.name]):
             values[field.name] = list(getattr(message, field.name))
         else:
             values[field.name] = getattr(message, field.name)
