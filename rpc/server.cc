@@ -6,16 +6,20 @@
 #include <grpcpp/impl/server_builder_plugin.h>
 #include <grpcpp/impl/server_initializer.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
+#include "rpc/reflection_v1.h"
 #include "rpc/request_metrics.h"
 #include "rpc/unparsable_requests.h"
 
 namespace arbor::rpc {
 namespace {
+
+constexpr char kHealthService[] = "grpc.health.v1.Health";
 
 // Copies the names of the services a builder registers (as the reflection plugin learns them),
 // so that health can answer for each by name.
@@ -67,21 +71,35 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   interceptors.push_back(std::make_unique<UnparsableRequests>());
   interceptors.push_back(std::make_unique<RequestMetrics>(metrics::DefaultRegistry()));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  std::vector<std::string> names;
-  builder.SetOption(std::make_unique<WithServiceNames>(&names));
+  auto names = std::make_unique<std::vector<std::string>>();
+  builder.SetOption(std::make_unique<WithServiceNames>(names.get()));
+  auto reflection_v1 = std::make_unique<ReflectionV1>(names.get());
+  builder.RegisterService(reflection_v1.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on '", address,
                                                "': the address is malformed or already in use"));
   }
+  // The default health service joins the server outside the builder's service list.
+  if (server->GetHealthCheckService() != nullptr &&
+      std::find(names->begin(), names->end(), kHealthService) == names->end()) {
+    names->push_back(kHealthService);
+  }
   auto started =
-      std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port)));
-  for (const std::string& name : names) started->SetServing(name, true);
+      std::unique_ptr<Server>(new Server(std::move(server), port, WithPort(address, port),
+                                         std::move(names), std::move(reflection_v1)));
+  for (const std::string& name : *started->services_) started->SetServing(name, true);
   return started;
 }
 
-Server::Server(std::unique_ptr<grpc::Server> server, int port, std::string address)
-    : server_(std::move(server)), port_(port), address_(std::move(address)) {}
+Server::Server(std::unique_ptr<grpc::Server> server, int port, std::string address,
+               std::unique_ptr<std::vector<std::string>> services,
+               std::unique_ptr<grpc::Service> reflection_v1)
+    : services_(std::move(services)),
+      reflection_v1_(std::move(reflection_v1)),
+      server_(std::move(server)),
+      port_(port),
+      address_(std::move(address)) {}
 
 Server::~Server() {
   Shutdown(absl::ZeroDuration());

@@ -53,8 +53,13 @@ class Server {
   std::shared_ptr<grpc::Channel> InProcessChannel();
 
  private:
-  Server(std::unique_ptr<grpc::Server> server, int port, std::string address);
+  Server(std::unique_ptr<grpc::Server> server, int port, std::string address,
+         std::unique_ptr<std::vector<std::string>> services,
+         std::unique_ptr<grpc::Service> reflection_v1);
 
+  // The full names of the registered services (health answers for each; reflection lists them).
+  std::unique_ptr<std::vector<std::string>> services_;
+  std::unique_ptr<grpc::Service> reflection_v1_;  // Outlives server_: declared before it.
   std::unique_ptr<grpc::Server> server_;
   int port_;
   std::string address_;
