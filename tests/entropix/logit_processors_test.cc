@@ -69,7 +69,9 @@ TEST(LogitProcessors, MatchTheFloat64Definition) {
     LogitProcessorState state(c);
     for (size_t p = 0; p < seq.size(); ++p) state.Add(seq[p], static_cast<int32_t>(p));
     const absl::Span<const LogitAdjustment> adjustments = state.Adjustments();
-    if (!c.active()) EXPECT_TRUE(adjustments.empty());
+    if (!c.active()) {
+      EXPECT_TRUE(adjustments.empty());
+    }
     EXPECT_TRUE(std::is_sorted(adjustments.begin(), adjustments.end(),
                                [](const auto& a, const auto& b) { return a.token < b.token; }));
     std::vector<float> got = logits;
