@@ -35,6 +35,7 @@ void PrintJob(const arbor::v1::Job& job, std::ostream& out) {
       job.timings().total_us() / 1e6, job.timings().first_token_us() / 1e6);
   if (!job.client_tag().empty()) out << "tag:       " << job.client_tag() << "\n";
   if (!job.error().empty()) out << "error:     " << job.error() << "\n";
+  if (!job.prompt().empty()) out << "prompt:\n" << job.prompt() << "\n";
   out << "text:\n" << job.text() << "\n";
 }
 

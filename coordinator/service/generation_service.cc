@@ -103,7 +103,10 @@ grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext*
                                                     arbor::v1::Job* response) {
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
       FindJob(*context, request->job_id(), "job_id");
-  if (record.ok()) *response = (*record)->ToProto(/*brief=*/false);
+  if (record.ok()) {
+    *response = (*record)->ToProto(/*brief=*/false);
+    response->set_prompt(prompts_->Decode(response->request().tokens().token_ids()));
+  }
   return Answer(context, record.status());
 }
 

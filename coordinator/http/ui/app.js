@@ -177,6 +177,7 @@ class App {
     const job = this.job;
     const state = stateName(job.state);
     $('job-title').textContent = `job ${job.job_id}`;
+    $('prompt-view').textContent = job.prompt || '(no tokenizer: the prompt is token ids only)';
     $('job-state').textContent = state;
     $('job-state').className = `state state-${state}`;
     const usage = job.usage || {};

@@ -195,6 +195,12 @@ class ViewerBrowserTest(unittest.TestCase):
     def palette_rgb(self, strategy):
         return hex_to_rgb(self.palette[strategy])
 
+    def test_the_prompt_is_shown_as_the_model_read_it(self):
+        job, _ = self.open_job(self.jobs["argmax"])
+        self.assertIn("Once upon a time", job["prompt"])  # GetJob decodes the prompt.
+        shown_prompt = self.browser.find_element(By.ID, "prompt-view").get_attribute("textContent")
+        self.assertEqual(shown_prompt, job["prompt"])
+
     def test_expanding_a_run_shows_its_tokens(self):
         self.open_job(self.jobs["argmax"])
         run = self.browser.find_element(By.CSS_SELECTOR, "#tree-view .run.collapsed")
