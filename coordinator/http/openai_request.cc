@@ -247,6 +247,16 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
   ASSIGN_OR_RETURN(const json* arbor, f.Object("arbor"));
   if (arbor == nullptr) return absl::OkStatus();
   Fields a(*arbor, "arbor.");
+  // A named policy (the presets of `arbor generate --policy_mode`), or a PolicyConfig.
+  ASSIGN_OR_RETURN(std::optional<std::string> policy_name, a.String("policy_name"));
+  if (policy_name) {
+    if (a.Get("policy") != nullptr) {
+      return FieldError("arbor.policy_name", "give arbor.policy or arbor.policy_name, not both");
+    }
+    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(*policy_name);
+    if (!named.ok()) return FieldError("arbor.policy_name", std::string(named.status().message()));
+    shared.policy = *std::move(named);
+  }
   if (const json* policy = a.Get("policy"); policy != nullptr) {
     google::protobuf::util::JsonParseOptions options;  // Unknown fields are errors.
     const auto parsed =

@@ -8,6 +8,7 @@
 import {ApiError, getAlternatives, getJob, getTree, palette, setToken, token} from './api.js';
 import {Chart} from './chart.js';
 import {JobList, stateName} from './job_list.js';
+import {StartForm} from './start_form.js';
 import {TextView} from './text_view.js';
 import {Tooltip} from './tooltip.js';
 import {TreeModel} from './tree_model.js';
@@ -49,6 +50,13 @@ class App {
     this.jobs = new JobList({
       list: $('job-list'), stateFilter: $('state-filter'), tagFilter: $('tag-filter'),
       onError: (error) => this.apiError(error),
+    });
+    this.startForm = new StartForm({
+      form: $('start-form'), prompt: $('start-prompt'), policy: $('start-policy'),
+      maxTokens: $('start-max-tokens'), error: $('start-error'),
+      onStarted: (id) => {
+        location.hash = `#/jobs/${encodeURIComponent(id)}`;
+      },
     });
     $('token-form').addEventListener('submit', (e) => {
       e.preventDefault();

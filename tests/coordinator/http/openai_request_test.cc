@@ -49,6 +49,20 @@ TEST(OpenAiRequestTest, PenaltiesBiasAndSamplingExtrasMap) {
   EXPECT_EQ(r->choices[0].processors().ByteSizeLong(), 0u);
 }
 
+// arbor.policy_name picks one of the named policies; not with arbor.policy, not unknown.
+TEST(OpenAiRequestTest, PolicyByName) {
+  const std::string msgs = R"("messages": [{"role": "user", "content": "hi"}])";
+  absl::StatusOr<OpenAiRequest> r =
+      Chat("{" + msgs + R"(, "arbor": {"policy_name": "cot_decoding"}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->choices[0].policy().mode(), v1::POLICY_MODE_TRACE);
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "arbor": {"policy_name": "clever"}})")),
+              StartsWith("arbor.policy_name:"));
+  EXPECT_THAT(
+      Refusal(Chat("{" + msgs + R"(, "arbor": {"policy_name": "greedy", "policy": {"mode": 1}}})")),
+      StartsWith("arbor.policy_name:"));
+}
+
 TEST(OpenAiRequestTest, ChatMapsEveryField) {
   absl::StatusOr<OpenAiRequest> r = Chat(R"({
     "model": "m", "messages": [{"role": "developer", "content": "be brief"},
@@ -169,10 +183,9 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "logit_bias": [1]})")), StartsWith("logit_bias:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "top_k": -2})")), StartsWith("top_k:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "min_p": 1})")), StartsWith("min_p:"));
-  EXPECT_THAT(
-      Refusal(Chat("{" + msgs +
-                   R"(, "top_k": 5, "arbor": {"policy": {"sampling": {"top_k": 4}}}})")),
-      StartsWith("top_k:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs +
+                           R"(, "top_k": 5, "arbor": {"policy": {"sampling": {"top_k": 4}}}})")),
+              StartsWith("top_k:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "tools": [{}]})")), StartsWith("tools:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "temprature": 1})")),
               AllOf(StartsWith("temprature:"), HasSubstr("unrecognized")));

@@ -201,6 +201,28 @@ class ViewerBrowserTest(unittest.TestCase):
         shown_prompt = self.browser.find_element(By.ID, "prompt-view").get_attribute("textContent")
         self.assertEqual(shown_prompt, job["prompt"])
 
+    def test_the_prompt_box_starts_a_job_with_the_picked_policy_and_opens_it(self):
+        self.browser.get(self.cluster.base + "/ui/")
+        prompt = WebDriverWait(self.browser, 30).until(
+            lambda b: b.find_element(By.ID, "start-prompt"))
+        prompt.send_keys("Name a colour.")
+        self.browser.find_element(By.CSS_SELECTOR, "#start-policy option[value=greedy]").click()
+        tokens = self.browser.find_element(By.ID, "start-max-tokens")
+        tokens.clear()
+        tokens.send_keys("6")
+        self.browser.find_element(By.ID, "start-button").click()
+        WebDriverWait(self.browser, 60).until(lambda b: b.execute_script(
+            "return window.arborViewer && window.arborViewer.jobId && "
+            "window.arborViewer.state === 'finished'"))
+        job_id = self.browser.execute_script("return window.arborViewer.jobId")
+        job = self.api(f"/v1/jobs/{job_id}")
+        self.assertEqual(job["client_tag"], "viewer")
+        self.assertIn("Name a colour.", job["prompt"])
+        self.assertEqual(job["request"]["max_tokens"], 6)
+        self.assertEqual(job["policy"]["mode"], "POLICY_MODE_CANONICAL")  # The greedy preset.
+        self.assertEqual(job["policy"]["thresholds"]["lelv_entropy"], 64)
+        self.assertTrue(self.browser.find_element(By.ID, "start-error").get_attribute("hidden"))
+
     def test_expanding_a_run_shows_its_tokens(self):
         self.open_job(self.jobs["argmax"])
         run = self.browser.find_element(By.CSS_SELECTOR, "#tree-view .run.collapsed")
