@@ -3,6 +3,7 @@
 
 #include "kernels/paged_attention_cascade_cuda.h"
 #include "kernels/paged_attention_cuda.h"
+#include "kernels/paged_attention_query_cuda.h"
 #include "kernels/paged_attention_warp_cuda.h"
 #include "kernels/paged_kv_cuda.h"
 #include "kernels/warp_reduce_cuda.h"
@@ -38,19 +39,10 @@ __global__ void __launch_bounds__(kThreads)
   const int chunks = d / kVec;
   const int64_t width = c.num_kv_heads * c.head_dim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t seq = DeviceSeqOfToken(p.batch, token);
-  const int64_t n_keys = DevicePagedPosition(p.batch, seq, token) + 1;
-  // With cascade, the shared prefix is the prefix kernel's: this one attends the keys after it.
-  const int64_t own = launch.cascade.key_begin != nullptr ? launch.cascade.key_begin[seq] : 0;
-  int64_t begin, end;
-  PagedAttentionSplitRange(n_keys - own, launch.num_splits, split, &begin, &end);
-  begin += own;
-  end += own;
+  const QueryKeys keys = QueryKeysOf(p, launch, token, split);
+  const int64_t seq = keys.seq, n_keys = keys.n_keys, begin = keys.begin, end = keys.end;
+  float* const scores_out = keys.scores_out;
   const int64_t total_splits = TotalSplits(launch);
-  float* scores_out = nullptr;
-  if (p.last_scores != nullptr && token == p.batch.q_start[seq + 1] - 1) {
-    scores_out = p.last_scores[seq];
-  }
 
   __shared__ __align__(16) float q_s[kMaxGroup * kMaxHeadDim];
   __shared__ float p_s[kMaxGroup][kTile];

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "kernels/paged_attention_query_cuda.h"
 #include "kernels/paged_attention_warp_cuda.h"
 #include "kernels/paged_kv_cuda.h"
 #include "kernels/warp_reduce_cuda.h"
@@ -60,17 +61,9 @@ __global__ void __launch_bounds__(kThreads)
   const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
   const int64_t width = c.num_kv_heads * kDim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t seq = DeviceSeqOfToken(p.batch, token);
-  const int64_t n_keys = DevicePagedPosition(p.batch, seq, token) + 1;
-  const int64_t own = launch.cascade.key_begin != nullptr ? launch.cascade.key_begin[seq] : 0;
-  int64_t begin, end;
-  PagedAttentionSplitRange(n_keys - own, launch.num_splits, split, &begin, &end);
-  begin += own;
-  end += own;
-  float* scores_out = nullptr;
-  if (p.last_scores != nullptr && token == p.batch.q_start[seq + 1] - 1) {
-    scores_out = p.last_scores[seq];
-  }
+  const QueryKeys keys = QueryKeysOf(p, launch, token, split);
+  const int64_t seq = keys.seq, n_keys = keys.n_keys, begin = keys.begin, end = keys.end;
+  float* const scores_out = keys.scores_out;
   const float* q = p.q + token * p.q_stride + kv_head * group * kDim;
   for (int i = threadIdx.x; i < kGroup * kDim; i += kThreads) {
     sh.q[i / kDim][i % kDim] = i < group * kDim ? q[i] : 0.0f;

@@ -25,8 +25,8 @@ void AddFile(const FileDescriptor* file, std::set<std::string>& sent,
   auto* files = out.mutable_file_descriptor_response();
   for (size_t i = 0; i < pending.size(); ++i) {
     const FileDescriptor* f = pending[i];
-    if (i > 0 && !sent.insert(f->name()).second) continue;  // The first is always answered.
-    sent.insert(f->name());
+    // The file asked for is always answered; a dependency only once per stream.
+    if (!sent.insert(f->name()).second && i > 0) continue;
     google::protobuf::FileDescriptorProto proto;
     f->CopyTo(&proto);
     files->add_file_descriptor_proto(proto.SerializeAsString());
