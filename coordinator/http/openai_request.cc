@@ -112,7 +112,7 @@ absl::Status NeutralOnly(Fields& f) {
   }
   RETURN_IF_ERROR(f.Bool("parallel_tool_calls").status());
   if (const json* v = f.Get("response_format");
-      v != nullptr && !(v->is_object() && v->value("type", "") == "text" && v->size() == 1)) {
+      v != nullptr && !(v->is_object() && v->contains("type") && (*v)["type"] == "text" && v->size() == 1)) {
     return FieldError("response_format", "not supported; only {\"type\": \"text\"}");
   }
   ASSIGN_OR_RETURN(std::optional<bool> echo, f.Bool("echo"));
@@ -174,7 +174,7 @@ absl::StatusOr<std::string> MessageContent(const json& content, const std::strin
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const json& part = content[i];
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+    if (!part.is_object() || !(part.contains("type") && part["type"] == "text") || !part.contains("text") ||
         !part["text"].is_string()) {
       return FieldError(absl::StrCat(field, "[", i, "]"),
                         "only {\"type\": \"text\", \"text\": string} parts are supported");

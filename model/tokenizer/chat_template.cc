@@ -126,8 +126,9 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
     text = value.get<std::string>();
   } else if (value.is_array()) {
     for (const json& entry : value) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
-          entry["template"].is_string()) {
+      // json::value() throws when "name" holds another type: compare the json values instead.
+      if (entry.is_object() && entry.contains("name") && entry["name"] == "default" &&
+          entry.contains("template") && entry["template"].is_string()) {
         text = entry["template"].get<std::string>();
       }
     }

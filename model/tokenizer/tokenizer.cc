@@ -21,6 +21,17 @@ namespace {
 
 using nlohmann::json;
 
+// A decoder "Strip" step that removes at most the one leading space a Metaspace/SentencePiece
+// encoder added: content " ", stop 0, start 0 or 1 (json comparisons, which never throw on a
+// field of another type).
+bool IsLeadingSpaceStrip(const json& step) {
+  const auto field_is = [&step](const char* key, const json& fallback, const json& value) {
+    return (step.contains(key) ? step[key] : fallback) == value;
+  };
+  return field_is("content", "", " ") && field_is("stop", 0, 0) &&
+         (field_is("start", 0, 0) || field_is("start", 0, 1));
+}
+
 // Bounds that keep a hostile tokenizer.json from asking for absurd allocations.
 constexpr int kMaxTokenId = 1 << 22;
 // The word cache is dropped when its entries take more than this (adversarial or endless
@@ -315,9 +326,8 @@ absl::Status Tokenizer::LoadDecoder(const json& decoder) {
                !step["pattern"]["String"].get<std::string>().empty()) {
       replacements.emplace_back(step["pattern"]["String"].get<std::string>(),
                                 step["content"].get<std::string>());
-    } else if (type == "Strip" && step.value("content", "") == " " && step.value("stop", 0) == 0 &&
-               step.value("start", 0) <= 1 && i + 1 == steps.size()) {
-      strip_leading_space_ = step.value("start", 0) == 1;
+    } else if (type == "Strip" && IsLeadingSpaceStrip(step) && i + 1 == steps.size()) {
+      strip_leading_space_ = step.contains("start") && step["start"] == 1;
     } else {
       return Unsupported(absl::StrCat("decoder step of type '", type, "'"));
     }

@@ -162,6 +162,11 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
               StartsWith("messages[0].content:"));
   EXPECT_THAT(Refusal(Chat(R"({"messages": [{"role": "user", "content": [{"type": "image"}]}]})")),
               StartsWith("messages[0].content[0]:"));
+  // A "type" of another JSON type is refused, not thrown.
+  EXPECT_THAT(Refusal(Chat(R"({"messages": [{"role": "user", "content": [{"type": 7}]}]})")),
+              StartsWith("messages[0].content[0]:"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": 5}})")),
+              StartsWith("response_format:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "max_tokens": "ten"})")), StartsWith("max_tokens:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "max_tokens": 0})")), StartsWith("max_tokens:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "temperature": 3})")), StartsWith("temperature:"));

@@ -396,6 +396,11 @@ TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
                 j["decoder"] = {{"type", "WordPiece"}};
               }),
               HasSubstr("unsupported tokenizer: decoder step of type 'WordPiece'"));
+  // Fields of another JSON type are refused, not thrown.
+  EXPECT_THAT(LoadError([](json& j) {
+                j["decoder"] = {{"type", "Strip"}, {"content", 5}, {"start", "1"}, {"stop", 0}};
+              }),
+              HasSubstr("unsupported tokenizer: decoder step of type 'Strip'"));
   EXPECT_THAT(LoadError([](json& j) { j["added_tokens"][0]["id"] = "x"; }),
               HasSubstr("added_tokens[0].id"));
   EXPECT_THAT(LoadError([](json& j) { j["added_tokens"][0]["id"] = 0; }),
