@@ -94,18 +94,27 @@ BlockReason Blocker(MatrixRow row, const PolicyConfig& config, const DecisionCon
   }
 }
 
-// TRACE: greedy, except at a fork (reported as the LEHV row, the branching one).
+// TRACE: greedy, or with trace.temperature one plain draw (reported as the ADAPTIVE row with one
+// sample), except at a fork (reported as the LEHV row, the branching one).
 Decision DecideTrace(const Metrics& m, const PolicyConfig& config, const DecisionContext& ctx) {
   Decision d;
   d.sampling = config.sampling;
+  const bool sampled = config.trace.temperature > 0.0f;
+  if (sampled) d.sampling.temperature = config.trace.temperature;
   const bool fork = (config.trace.fork_first && ctx.generated == 0) ||
                     m.entropy > config.trace.fork_entropy;
-  d.row = fork ? MatrixRow::kLehv : MatrixRow::kLelv;
-  if (!fork) return d;
+  if (!fork) {
+    d.row = sampled ? MatrixRow::kAdaptive : MatrixRow::kLelv;
+    d.strategy = d.fallback = sampled ? Strategy::kAdaptive : Strategy::kArgmax;
+    return d;
+  }
+  d.row = MatrixRow::kLehv;
+  if (sampled) d.fallback = Strategy::kAdaptive;
   d.blocked_by = Blocker(MatrixRow::kLehv, config, ctx);
   if (d.blocked_by == BlockReason::kNone) {
     d.strategy = Strategy::kBranch;
   } else {
+    d.strategy = d.fallback;
     d.blocked_strategy = Strategy::kBranch;
   }
   return d;

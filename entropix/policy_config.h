@@ -104,6 +104,10 @@ struct AdaptiveOptions {
   float w_interaction = 0.6f;      // Weight of interaction strength.
 };
 
+// What a TRACE vote weighs an answer by: the mean top-1 − top-2 margin over the answer's tokens
+// (CoT-decoding), or the trace's lowest group confidence (DeepConf, trace_confidence.h).
+enum class TraceVote { kMargin, kGroupConfidence };
+
 // TRACE mode (docs/ARCHITECTURE.md §4.5): where greedy traces fork, into what, and how the answer
 // is chosen. Its own fork parameters, so a server default in one mode leaves the other's alone.
 struct TraceOptions {
@@ -117,6 +121,17 @@ struct TraceOptions {
   // PCRE2 regex, at most kMaxAnswerPatternBytes; its last match's group 1 is the answer. Empty:
   // the whole trace is. The caller compiles it (this library has no regex engine).
   std::string answer_pattern;
+  // Sampled traces (DeepConf): > 0 samples every step outside a fork at this temperature (with
+  // `sampling`'s top_p, top_k and min_p) and draws a fork's distinct candidates the same way,
+  // without replacement; 0 keeps traces greedy. [0, 10].
+  float temperature = 0.0f;
+  // Early stop: the first fork's first `warmup_traces` traces run whole; the others stop once
+  // their group confidence over `confidence_window` tokens (trace_confidence.h) falls below the
+  // (1 − keep_fraction) quantile of the warm-up traces' lowest. 0: no stop. [0, max_traces].
+  int32_t warmup_traces = 0;
+  int32_t confidence_window = 16;  // [1, 4096].
+  float keep_fraction = 1.0f;      // (0, 1]; GROUP_CONFIDENCE votes keep this share too.
+  TraceVote vote = TraceVote::kMargin;
 };
 inline constexpr int kMaxAnswerPatternBytes = 1024;
 

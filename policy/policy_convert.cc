@@ -49,6 +49,20 @@ absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
         return UnknownEnum("branch.mode", p.branch().mode());
     }
   }
+  if (p.trace().has_vote()) {
+    switch (p.trace().vote()) {
+      case v1::TRACE_VOTE_UNSPECIFIED:
+        break;
+      case v1::TRACE_VOTE_MARGIN:
+        c.trace.vote = entropix::TraceVote::kMargin;
+        break;
+      case v1::TRACE_VOTE_GROUP_CONFIDENCE:
+        c.trace.vote = entropix::TraceVote::kGroupConfidence;
+        break;
+      default:
+        return UnknownEnum("trace.vote", p.trace().vote());
+    }
+  }
   if (p.has_attention_mode()) {
     switch (p.attention_mode()) {
       case v1::ATTENTION_MODE_UNSPECIFIED:
@@ -151,6 +165,10 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
   ARBOR_APPLY(r, c.trace, max_traces);
   ARBOR_APPLY(r, c.trace, aggregate);
   ARBOR_APPLY(r, c.trace, answer_pattern);
+  ARBOR_APPLY(r, c.trace, temperature);
+  ARBOR_APPLY(r, c.trace, warmup_traces);
+  ARBOR_APPLY(r, c.trace, confidence_window);
+  ARBOR_APPLY(r, c.trace, keep_fraction);
   RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -232,6 +250,13 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   r->set_max_traces(c.trace.max_traces);
   r->set_aggregate(c.trace.aggregate);
   r->set_answer_pattern(c.trace.answer_pattern);
+  r->set_temperature(c.trace.temperature);
+  r->set_warmup_traces(c.trace.warmup_traces);
+  r->set_confidence_window(c.trace.confidence_window);
+  r->set_keep_fraction(c.trace.keep_fraction);
+  r->set_vote(c.trace.vote == entropix::TraceVote::kGroupConfidence
+                  ? v1::TRACE_VOTE_GROUP_CONFIDENCE
+                  : v1::TRACE_VOTE_MARGIN);
   return p;
 }
 

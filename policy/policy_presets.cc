@@ -67,12 +67,24 @@ v1::PolicyConfig EagerPolicy() {
   return TracePolicy(2, 4, 0.05f, /*fork_first=*/false, kEagerForkEntropy, 6);
 }
 
+v1::PolicyConfig DeepConfPolicy() {
+  v1::PolicyConfig p = TracePolicy(8, 1, 0.0f, /*fork_first=*/true, /*fork_entropy=*/64.0f, 8);
+  v1::TraceOptions* t = p.mutable_trace();
+  t->set_temperature(0.6f);
+  t->set_warmup_traces(4);
+  t->set_confidence_window(16);
+  t->set_keep_fraction(0.5f);
+  t->set_vote(v1::TRACE_VOTE_GROUP_CONFIDENCE);
+  return p;
+}
+
 absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name) {
   v1::PolicyConfig mode_only;
   if (name == "greedy") return GreedyPolicy();
   if (name == "sample") return PlainSamplingPolicy();
   if (name == "cot_decoding") return CotDecodingPolicy();
   if (name == "eager") return EagerPolicy();
+  if (name == "deepconf") return DeepConfPolicy();
   if (name == "search") {
     mode_only.set_mode(v1::POLICY_MODE_SEARCH);
   } else if (name == "canonical") {
@@ -82,8 +94,8 @@ absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name) {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("'", name,
-                     "' is not a policy name: greedy, sample, cot_decoding, eager, search, "
-                     "canonical or trace"));
+                     "' is not a policy name: greedy, sample, cot_decoding, eager, deepconf, "
+                     "search, canonical or trace"));
   }
   return mode_only;
 }

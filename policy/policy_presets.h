@@ -30,8 +30,15 @@ v1::PolicyConfig CotDecodingPolicy();
 inline constexpr float kEagerForkEntropy = 3.0f;
 v1::PolicyConfig EagerPolicy();
 
+// Confidence-filtered voting (DeepConf, arXiv 2508.15260), online: 8 traces sampled at T 0.6 (with
+// the sampling defaults' top_p, top_k, min_p) from the first token on; the first 4 run whole
+// (the warm-up), and each later one stops once its confidence over 16 tokens falls below the
+// warm-up traces' median lowest; the more confident half of the finished traces vote, weighted
+// by their lowest group confidence.
+v1::PolicyConfig DeepConfPolicy();
+
 // The policy a name selects (CLI --policy_mode, `arbor up --policy`): greedy, sample,
-// cot_decoding, eager (the presets above), or search, canonical, trace (only the mode; every
+// cot_decoding, eager, deepconf (the presets above), or search, canonical, trace (only the mode; every
 // other field keeps the server default). INVALID_ARGUMENT listing the names otherwise.
 absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name);
 

@@ -57,6 +57,10 @@ ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy,
                          item.stop_on_structural() &&
                          policy_.mode == entropix::PolicyMode::kSearch &&
                          item.backspaces_used() < policy_.backspace.max_per_job;
+  if (item.stop_below_confidence() > 0.0f) {
+    confidence_.emplace(item.confidence_window());
+    for (float c : item.recent_confidences()) confidence_->Add(c);
+  }
 }
 
 void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled,
@@ -98,11 +102,22 @@ bool ItemRun::CalmAfter(const entropix::Metrics& metrics) {
   return item_.stop_when_calm() && calm_streak_ >= policy_.branch.calm_steps;
 }
 
+bool ItemRun::ConfidenceFell(const RowReduction& row) {
+  if (!confidence_) return false;
+  std::vector<float> logprobs;
+  for (const entropix::TokenLogprob& top : TopK(row, entropix::kConfidenceTopK)) {
+    logprobs.push_back(top.logprob);
+  }
+  confidence_->Add(entropix::TokenConfidence(logprobs));
+  return confidence_->full() && confidence_->current() < item_.stop_below_confidence();
+}
+
 ReductionRequest ItemRun::DecodeRequest() {
   ReductionRequest request;
   request.adjustments = processors_.Adjustments();
   request.candidates =
       std::max(entropix::CandidatesNeeded(policy_, BannedAt(length_).size()), item_.top_k());
+  if (confidence_) request.candidates = std::max(request.candidates, entropix::kConfidenceTopK);
   const std::vector<int32_t>& inserts = policy_.insert.tokens;
   if (policy_.mode == entropix::PolicyMode::kCanonical && !inserts.empty()) {
     request.probe_token = inserts.front();  // Its logprob is reported when CANONICAL inserts.
@@ -217,8 +232,11 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
   context_.previous_backspaceable = outcome.token.has_value();
   if (item_.top_k_every_step()) SetTopK(TopK(row, item_.top_k()), step);
   if (keep_previous_top_k_) previous_top_k_ = TopK(row, item_.top_k());
+  const bool confidence_fell = outcome.token.has_value() && ConfidenceFell(row);
   if (IsStopToken(last_token_)) {
     Finish(v1::STOP_REASON_STOP_TOKEN);
+  } else if (confidence_fell) {
+    Finish(v1::STOP_REASON_LOW_CONFIDENCE);
   } else if (CalmAfter(outcome.metrics)) {
     Finish(v1::STOP_REASON_CALM);
   } else if (length_ >= limits_.max_context) {

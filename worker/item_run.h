@@ -16,6 +16,7 @@
 #include "entropix/decision.h"
 #include "entropix/logit_processors.h"
 #include "entropix/policy_config.h"
+#include "entropix/trace_confidence.h"
 #include "worker/row_reduction.h"
 
 namespace arbor::worker {
@@ -79,6 +80,9 @@ class ItemRun {
   bool IsStopToken(int32_t token) const;
   // Tracks "back within bounds" for branch rollouts.
   bool CalmAfter(const entropix::Metrics& metrics);
+  // DeepConf's early stop (RunItem.stop_below_confidence): feeds the sampled token's confidence
+  // and says whether the window's mean fell below the threshold.
+  bool ConfidenceFell(const RowReduction& row);
   std::vector<int32_t> BannedAt(int32_t position) const;
   void Finish(v1::StopReason reason);
   // On a BACKSPACE stop: gives the previous step its top-K, the distribution the coordinator
@@ -96,6 +100,7 @@ class ItemRun {
   int32_t steps_done_ = 0;
   int32_t scored_ = 0;
   int32_t calm_streak_ = 0;
+  std::optional<entropix::GroupConfidence> confidence_;  // Set when the item may stop on it.
   bool done_ = false;
   // SEARCH items that may stop on BACKSPACE keep each step's top-K until the next step, so the
   // re-draw distribution travels with the stop instead of with every step.

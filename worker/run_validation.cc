@@ -1,5 +1,7 @@
 #include "worker/run_validation.h"
 
+#include <cmath>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -20,6 +22,32 @@ absl::Status CheckTokens(const std::string& field,
                          const google::protobuf::RepeatedField<int32_t>& tokens, int32_t vocab) {
   for (int i = 0; i < tokens.size(); ++i) {
     RETURN_IF_ERROR(CheckRange(absl::StrCat(field, "[", i, "]"), tokens[i], 0, vocab - 1));
+  }
+  return absl::OkStatus();
+}
+
+// A confidence is a mean negative logprob: finite and >= 0.
+absl::Status CheckConfidence(const std::string& field, float value) {
+  if (std::isfinite(value) && value >= 0.0f) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", value, " is not a confidence (finite, >= 0)"));
+}
+
+absl::Status ValidateConfidenceStop(const v1::RunItem& item, const std::string& at) {
+  RETURN_IF_ERROR(CheckConfidence(at + ".stop_below_confidence", item.stop_below_confidence()));
+  if (item.stop_below_confidence() == 0.0f) {
+    if (item.recent_confidences_size() > 0) {
+      return absl::InvalidArgumentError(
+          at + ".recent_confidences: only meaningful with stop_below_confidence");
+    }
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(CheckRange(at + ".confidence_window", item.confidence_window(), 1, 4096));
+  RETURN_IF_ERROR(CheckRange(at + ".recent_confidences size", item.recent_confidences_size(), 0,
+                             item.confidence_window() - 1));
+  for (int i = 0; i < item.recent_confidences_size(); ++i) {
+    RETURN_IF_ERROR(CheckConfidence(absl::StrCat(at, ".recent_confidences[", i, "]"),
+                                    item.recent_confidences(i)));
   }
   return absl::OkStatus();
 }
@@ -68,6 +96,7 @@ absl::Status ValidateItem(const v1::RunItem& item, const std::string& at, const 
   }
   RETURN_IF_ERROR(CheckRange(at + ".score_tokens", item.score_tokens(), 0, item.append_size()));
   RETURN_IF_ERROR(CheckRange(at + ".prompt_length", item.prompt_length(), 0, limits.max_context));
+  RETURN_IF_ERROR(ValidateConfidenceStop(item, at));
   return CheckRange(at + ".branch_depth", item.branch_depth(), 0, 64);
 }
 

@@ -166,7 +166,7 @@ absl::StatusOr<Job::Child> Job::ExtendBeam(const BeamPick& pick,
   if (!sampled) tree_step.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search.
   ASSIGN_OR_RETURN(beam.leaf, tree_.ExtendRollout(parent.leaf, tree_step));
   beam.token_id = pick.token_id;
-  beam.score.Add(pick.logprob, step.metrics(), StepMargin(step));
+  beam.score.Add(pick.logprob, step.metrics(), StepCertainty(step));
   beam.calm = IsCalm(step.metrics(), spec_.policy.branch) ? parent.calm + 1 : 0;
   const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
   beam.done = IsStopToken(pick.token_id) || beam.calm >= spec_.policy.branch.calm_steps ||

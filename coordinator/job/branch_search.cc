@@ -14,16 +14,17 @@ absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
   if (stored.empty()) {
     return absl::FailedPreconditionError("branch point without a top-K to choose from");
   }
-  if (policy.mode == entropix::PolicyMode::kTrace) {
+  if (policy.mode == entropix::PolicyMode::kTrace && policy.trace.temperature == 0.0f) {
     return entropix::TopBranchCandidates(stored.candidates(), width, policy.ForkMinP());
   }
   return entropix::SelectBranchCandidates(stored.candidates(), SamplingOf(structural_step), width,
                                           policy.ForkMinP(), key.WithDraw(kBranchCandidateDraw));
 }
 
-void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics, float margin) {
+void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics,
+                       TokenCertainty certainty) {
   logprob_sum_ += logprob;
-  margins_.push_back(margin);
+  certainties_.push_back(certainty);
   confidence_sum_ += entropix::ConfidenceTerm(rpc::MetricsFromProto(metrics), weights_);
   ++tokens_;
 }
@@ -32,7 +33,8 @@ void RolloutScore::Append(const RolloutScore& continuation) {
   logprob_sum_ += continuation.logprob_sum_;
   confidence_sum_ += continuation.confidence_sum_;
   tokens_ += continuation.tokens_;
-  margins_.insert(margins_.end(), continuation.margins_.begin(), continuation.margins_.end());
+  certainties_.insert(certainties_.end(), continuation.certainties_.begin(),
+                      continuation.certainties_.end());
 }
 
 double RolloutScore::Score() const {

@@ -262,7 +262,7 @@ bool Job::RecordMainStep(const StepResult& step) {
     return false;
   }
   Count(step.strategy());
-  if (trace()) trunk_margins_.push_back(StepMargin(step));
+  if (trace()) trunk_certainties_.push_back(StepCertainty(step));
   const Step tree_step = TreeStep(step, main_sequence_);
   if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
     // CANONICAL: the worker appended the thinking token itself.

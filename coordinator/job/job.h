@@ -195,6 +195,10 @@ class Job : public std::enable_shared_from_this<Job> {
     bool structural_off_once = false;
     // The nested branch open at `leaf`, one child per candidate; empty when none is.
     std::vector<Child> nested;
+    // TRACE with trace.warmup_traces: a trace of the first fork beyond the warm-up waits until
+    // the warm-up traces are done (`held`), then runs with the early stop they set.
+    bool held = false;
+    bool stoppable = false;
   };
   struct Branch {
     NodeId point = kNoNode;
@@ -241,16 +245,25 @@ class Job : public std::enable_shared_from_this<Job> {
   // no more than the room left (the main path replaces none, a rollout itself).
   int ForkWidth(int32_t replaced) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ResolveTraces() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DeepConf's warm-up (trace.warmup_traces): marks the first fork's traces beyond the warm-up
+  // held; once every other trace is done, sets the stop threshold from the warm-up traces and
+  // lets the held ones run.
+  void HoldBeyondWarmup(std::vector<Child>& children) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseAfterWarmup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The early stop of a stoppable rollout's next Run (threshold, window, recent confidences).
+  void SetConfidenceStop(const Child& child, arbor::v1::RunItem& item) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One finished trace: its leaf, the candidate it forked with, and the verdict on it.
   struct JudgedTrace {
     NodeId leaf = kNoNode;
     NodeId candidate = kNoNode;
     TraceJudgement judgement;
   };
-  // Judges every trace below `children`, `margins` holding those of the path above them. False
-  // when the job failed.
-  bool JudgeTraces(const std::vector<Child>& children, const std::vector<float>& margins,
-                   std::vector<JudgedTrace>& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Judges every trace below `children`, `certainties` holding those of the path above them.
+  // False when the job failed.
+  bool JudgeTraces(const std::vector<Child>& children,
+                   const std::vector<TokenCertainty>& certainties, std::vector<JudgedTrace>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Resolves the nested branches below `child` towards its best-ranked trace (`rank`: leaf to
   // rank, 0 best; `confidence`: per rank) and returns that rank, or -1 when the job failed.
   int ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
@@ -381,8 +394,10 @@ class Job : public std::enable_shared_from_this<Job> {
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
   bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
   std::optional<Branch> branch_ ABSL_GUARDED_BY(mu_);
-  // TRACE: margins of the committed generated tokens; traces (rollout leaves) opened so far.
-  std::vector<float> trunk_margins_ ABSL_GUARDED_BY(mu_);
+  // TRACE: certainties of the committed generated tokens; traces (rollout leaves) opened so far;
+  // the early stop the warm-up traces set (trace.warmup_traces).
+  std::vector<TokenCertainty> trunk_certainties_ ABSL_GUARDED_BY(mu_);
+  std::optional<double> stop_below_confidence_ ABSL_GUARDED_BY(mu_);
   int32_t traces_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
 

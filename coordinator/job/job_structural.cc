@@ -133,6 +133,7 @@ void Job::OpenBranch(const StepResult& step) {
   if (!children.ok()) return Fail(children.status());
   if (children->empty()) return Fallback();
   traces_ = static_cast<int32_t>(children->size());
+  if (trace()) HoldBeyondWarmup(*children);
   Branch branch;
   branch.point = tree_.tail();
   branch.children = *std::move(children);
@@ -163,7 +164,7 @@ absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(
     child.branch_id = next_branch_id_++;
     child.token_id = candidate.id;
     child.score = RolloutScore(spec_.policy.adaptive);
-    child.score.Add(s.logprob, structural_step.metrics(), StepMargin(structural_step));
+    child.score.Add(s.logprob, structural_step.metrics(), StepCertainty(structural_step));
     child.source = base;
     child.source.append.push_back(candidate.id);
     // The candidate counts as the rollout's first token.

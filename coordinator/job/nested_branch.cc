@@ -42,9 +42,11 @@ bool AllFinished(const Children& children) {
 std::vector<Job::Child*> Job::PendingRollouts() {
   std::vector<Child*> pending;
   // A rollout with a nested branch open waits for it; a finished one that is not on the worker
-  // yet is only prepared (max_steps 0), since it may win.
+  // yet is only prepared (max_steps 0), since it may win. A held trace waits for the warm-up.
   ForEachRollout(branch_->children, [&pending](Child& child) {
-    if (child.nested.empty() && !(child.done && child.sent)) pending.push_back(&child);
+    if (child.nested.empty() && !child.held && !(child.done && child.sent)) {
+      pending.push_back(&child);
+    }
   });
   return pending;
 }
@@ -60,9 +62,11 @@ void Job::SendRollout() {
     budgets.generated_before = tree_.node(child->leaf).position + 1 - prompt;
     const bool may_branch =
         !fallback && child->depth < spec_.policy.MaxForkDepth() && ForkWidth(/*replaced=*/1) >= 2;
-    *request.add_items() =
-        builder_.RolloutItem(child->sequence_id, child->source, fallback ? std::min(1, left) : left,
-                             child->branch_id, child->depth, may_branch, budgets);
+    arbor::v1::RunItem& item = *request.add_items();
+    item = builder_.RolloutItem(child->sequence_id, child->source,
+                                fallback ? std::min(1, left) : left, child->branch_id,
+                                child->depth, may_branch, budgets);
+    SetConfidenceStop(*child, item);
     ids.push_back(child->sequence_id);
   }
   SendRun(std::move(request), std::move(ids));
@@ -104,7 +108,7 @@ bool Job::RecordRollout(Child& child, const arbor::v1::RunResult& result) {
       return false;
     }
     child.leaf = *leaf;
-    child.score.Add(step.logprob(), step.metrics(), StepMargin(step));
+    child.score.Add(step.logprob(), step.metrics(), StepCertainty(step));
   }
   if (child.stop != arbor::v1::STOP_REASON_STRUCTURAL) {
     child.done = child.done || child.stop != arbor::v1::STOP_REASON_MAX_STEPS ||

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "entropix/trace_confidence.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -34,15 +36,28 @@ size_t TokenAtByte(absl::Span<const int32_t> tokens, size_t byte, const DecodeFn
   return lo;
 }
 
-double MeanMargin(absl::Span<const float> margins, size_t first, size_t last) {
-  if (margins.empty() || first > last) return 0.0;
+double MeanMargin(absl::Span<const TokenCertainty> certainties, size_t first, size_t last) {
+  if (certainties.empty() || first > last) return 0.0;
   double sum = 0.0;
-  for (size_t i = first; i <= last; ++i) sum += margins[i];
+  for (size_t i = first; i <= last; ++i) sum += certainties[i].margin;
   return sum / static_cast<double>(last - first + 1);
 }
 
-// 0: finished with an answer; 1: cut off with an answer; 2: no answer.
-int Tier(const TraceJudgement& t) { return !t.answer ? 2 : t.finished ? 0 : 1; }
+double LowestGroupConfidence(absl::Span<const TokenCertainty> certainties, int32_t window) {
+  entropix::GroupConfidence group(window);
+  for (const TokenCertainty& c : certainties) group.Add(c.confidence);
+  return group.lowest();
+}
+
+// 0: finished with an answer; 1: cut off with an answer; 2: no answer; 3: left out of the vote.
+int Tier(const TraceJudgement& t, bool voted) {
+  if (!voted) return 3;
+  return !t.answer ? 2 : t.finished ? 0 : 1;
+}
+
+const char* MeasureName(entropix::TraceVote vote) {
+  return vote == entropix::TraceVote::kGroupConfidence ? "confidence" : "margin";
+}
 
 // `text` cut to kNoteAnswerBytes on a character boundary, "…" marking the cut.
 std::string Shorten(const std::string& text) {
@@ -57,76 +72,103 @@ std::string Quoted(const std::optional<std::string>& answer) {
 }
 
 std::string Reason(absl::Span<const TraceJudgement> traces, const TraceRanking& ranking,
-                   bool aggregate) {
-  const TraceJudgement& best = traces[ranking.order.front()];
+                   const TraceVoteOptions& options) {
+  const int winner = ranking.order.front();
+  const TraceJudgement& best = traces[winner];
+  const char* measure = MeasureName(options.vote);
   if (!best.answer) {
     return absl::StrFormat(
-        "no trace matched the answer pattern; the most confident answers (margin %.3f)",
-        best.confidence);
+        "no trace matched the answer pattern; the most confident answers (%s %.3f)", measure,
+        ranking.weight[winner]);
   }
-  // The best-ranked trace with another answer, if any.
+  // The best-ranked voting trace with another answer, if any.
   const TraceJudgement* runner_up = nullptr;
   double runner_up_support = 0.0;
   for (size_t k = 1; k < ranking.order.size(); ++k) {
-    const TraceJudgement& t = traces[ranking.order[k]];
-    if (t.answer && *t.answer != *best.answer) {
-      runner_up = &t;
-      runner_up_support = ranking.support[ranking.order[k]];
+    const int i = ranking.order[k];
+    if (ranking.voted[i] && traces[i].answer && *traces[i].answer != *best.answer) {
+      runner_up = &traces[i];
+      runner_up_support = ranking.support[i];
       break;
     }
   }
   std::string reason;
-  if (aggregate) {
-    const auto agrees = [&best](const TraceJudgement& t) {
-      return Tier(t) == Tier(best) && t.answer == best.answer;
-    };
-    const int agreeing = static_cast<int>(std::count_if(traces.begin(), traces.end(), agrees));
-    reason =
-        absl::StrFormat("answer %s from %d of %d traces, summed margin %.3f", Quoted(best.answer),
-                        agreeing, traces.size(), ranking.support[ranking.order.front()]);
+  if (options.aggregate) {
+    int agreeing = 0;
+    for (size_t i = 0; i < traces.size(); ++i) {
+      agreeing += Tier(traces[i], ranking.voted[i]) == Tier(best, ranking.voted[winner]) &&
+                  traces[i].answer == best.answer;
+    }
+    reason = absl::StrFormat("answer %s from %d of %d traces, summed %s %.3f",
+                             Quoted(best.answer), agreeing, traces.size(), measure,
+                             ranking.support[winner]);
   } else {
-    reason = absl::StrFormat("answer %s, margin %.3f", Quoted(best.answer), best.confidence);
+    reason = absl::StrFormat("answer %s, %s %.3f", Quoted(best.answer), measure,
+                             ranking.weight[winner]);
   }
   if (runner_up != nullptr) {
     absl::StrAppendFormat(&reason, " (next: %s, %.3f)", Quoted(runner_up->answer),
                           runner_up_support);
   }
+  const int left_out = static_cast<int>(std::count(ranking.voted.begin(), ranking.voted.end(), false));
+  if (left_out > 0) absl::StrAppendFormat(&reason, "; %d traces left out of the vote", left_out);
   if (!best.finished) reason += "; no trace with an answer finished";
   return reason;
 }
 
-}  // namespace
-
-float StepMargin(const arbor::v1::StepResult& step) {
-  float first = -INFINITY, second = -INFINITY;
-  for (const arbor::v1::TokenLogprob& t : step.top_k()) {
-    if (t.logprob() > first) {
-      second = first;
-      first = t.logprob();
-    } else if (t.logprob() > second) {
-      second = t.logprob();
-    }
+// Which traces vote: not those stopped early, and with GROUP_CONFIDENCE only the keep_fraction
+// most confident of the rest (at least one; ties keep the earlier trace).
+std::vector<bool> Voters(absl::Span<const TraceJudgement> traces,
+                         const TraceVoteOptions& options) {
+  std::vector<bool> voted(traces.size());
+  std::vector<int> eligible;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (!traces[i].stopped) eligible.push_back(static_cast<int>(i));
   }
-  if (step.top_k().empty()) return 0.0f;
-  return std::exp(first) - (std::isinf(second) ? 0.0f : std::exp(second));
+  size_t keep = eligible.size();
+  if (options.vote == entropix::TraceVote::kGroupConfidence) {
+    keep = std::max<size_t>(1, static_cast<size_t>(std::ceil(options.keep_fraction *
+                                                             static_cast<double>(keep) - 1e-9)));
+    std::stable_sort(eligible.begin(), eligible.end(), [&](int a, int b) {
+      return traces[a].group_confidence > traces[b].group_confidence;
+    });
+  }
+  for (size_t k = 0; k < std::min(keep, eligible.size()); ++k) voted[eligible[k]] = true;
+  return voted;
 }
 
-TraceJudgement JudgeTrace(absl::Span<const int32_t> tokens, absl::Span<const float> margins,
-                          bool finished, const DecodeFn& decode,
+}  // namespace
+
+TokenCertainty StepCertainty(const arbor::v1::StepResult& step) {
+  if (step.top_k().empty()) return {};
+  std::vector<float> logprobs;
+  for (const arbor::v1::TokenLogprob& t : step.top_k()) logprobs.push_back(t.logprob());
+  std::sort(logprobs.begin(), logprobs.end(), std::greater<float>());
+  TokenCertainty certainty;
+  certainty.margin =
+      std::exp(logprobs[0]) - (logprobs.size() > 1 ? std::exp(logprobs[1]) : 0.0f);
+  certainty.confidence = entropix::TokenConfidence(logprobs);
+  return certainty;
+}
+
+TraceJudgement JudgeTrace(absl::Span<const int32_t> tokens,
+                          absl::Span<const TokenCertainty> certainties, bool finished,
+                          int32_t confidence_window, const DecodeFn& decode,
                           const base::AnswerPattern* pattern) {
   TraceJudgement judgement;
   judgement.finished = finished;
+  judgement.group_confidence = LowestGroupConfidence(certainties, confidence_window);
   const std::string text = decode(tokens);
   if (pattern == nullptr) {
     judgement.answer = std::string(absl::StripAsciiWhitespace(text));
-    judgement.confidence = tokens.empty() ? 0.0 : MeanMargin(margins, 0, tokens.size() - 1);
+    judgement.confidence = tokens.empty() ? 0.0 : MeanMargin(certainties, 0, tokens.size() - 1);
     judgement.answer_tokens = static_cast<int32_t>(tokens.size());
     return judgement;
   }
   const std::optional<std::pair<size_t, size_t>> span = pattern->LastMatchSpan(text);
   if (!span || tokens.empty()) {
     // Ranked below every answer; among traces without one, the most confident overall.
-    judgement.confidence = tokens.empty() ? 0.0 : MeanMargin(margins, 0, tokens.size() - 1);
+    judgement.confidence = tokens.empty() ? 0.0 : MeanMargin(certainties, 0, tokens.size() - 1);
     return judgement;
   }
   judgement.answer = text.substr(span->first, span->second - span->first);
@@ -139,35 +181,60 @@ TraceJudgement JudgeTrace(absl::Span<const int32_t> tokens, absl::Span<const flo
   }
   const size_t last =
       span->second > span->first ? TokenAtByte(tokens, span->second - 1, decode) : first;
-  judgement.confidence = MeanMargin(margins, first, last);
+  judgement.confidence = MeanMargin(certainties, first, last);
   judgement.answer_tokens = static_cast<int32_t>(last - first + 1);
   return judgement;
 }
 
-TraceRanking RankTraces(absl::Span<const TraceJudgement> traces, bool aggregate) {
+TraceRanking RankTraces(absl::Span<const TraceJudgement> traces,
+                        const TraceVoteOptions& options) {
   TraceRanking ranking;
-  std::map<std::pair<int, std::string>, double> per_answer;  // By (tier, answer).
+  ranking.voted = Voters(traces, options);
   for (const TraceJudgement& t : traces) {
-    if (t.answer) per_answer[{Tier(t), *t.answer}] += t.confidence;
+    ranking.weight.push_back(options.vote == entropix::TraceVote::kGroupConfidence
+                                 ? t.group_confidence
+                                 : t.confidence);
   }
-  for (const TraceJudgement& t : traces) {
-    ranking.support.push_back(aggregate && t.answer ? per_answer[{Tier(t), *t.answer}]
-                                                    : t.confidence);
+  const auto tier = [&](int i) { return Tier(traces[i], ranking.voted[i]); };
+  std::map<std::pair<int, std::string>, double> per_answer;  // By (tier, answer).
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (traces[i].answer) per_answer[{tier(i), *traces[i].answer}] += ranking.weight[i];
+  }
+  for (size_t i = 0; i < traces.size(); ++i) {
+    ranking.support.push_back(options.aggregate && traces[i].answer
+                                  ? per_answer[{tier(i), *traces[i].answer}]
+                                  : ranking.weight[i]);
   }
   for (int i = 0; i < static_cast<int>(traces.size()); ++i) ranking.order.push_back(i);
   std::stable_sort(ranking.order.begin(), ranking.order.end(), [&](int a, int b) {
-    if (Tier(traces[a]) != Tier(traces[b])) return Tier(traces[a]) < Tier(traces[b]);
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
     if (ranking.support[a] != ranking.support[b]) return ranking.support[a] > ranking.support[b];
-    return traces[a].confidence > traces[b].confidence;
+    return ranking.weight[a] > ranking.weight[b];
   });
-  ranking.reason = Reason(traces, ranking, aggregate);
+  ranking.reason = Reason(traces, ranking, options);
   return ranking;
 }
 
-std::string TraceNote(const TraceJudgement& judgement) {
-  return absl::StrFormat("%s%s · margin %.3f%s", judgement.answer ? "answer " : "",
-                         Quoted(judgement.answer), judgement.confidence,
-                         judgement.finished ? "" : " · cut off");
+std::string TraceNote(absl::Span<const TraceJudgement> traces, const TraceRanking& ranking,
+                      int index, entropix::TraceVote vote) {
+  const TraceJudgement& t = traces[index];
+  std::string note = absl::StrFormat("%s%s · %s %.3f", t.answer ? "answer " : "",
+                                     Quoted(t.answer), MeasureName(vote), ranking.weight[index]);
+  if (!t.finished) note += " · cut off";
+  if (t.stopped) {
+    note += " · stopped: confidence fell";
+  } else if (!ranking.voted[index]) {
+    note += " · not among the most confident";
+  }
+  return note;
+}
+
+double WarmupThreshold(std::vector<double> lowest, float keep_fraction) {
+  std::sort(lowest.begin(), lowest.end());
+  const double at = (1.0 - keep_fraction) * static_cast<double>(lowest.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(at));
+  const size_t above = std::min(below + 1, lowest.size() - 1);
+  return lowest[below] + (at - static_cast<double>(below)) * (lowest[above] - lowest[below]);
 }
 
 }  // namespace arbor::coordinator

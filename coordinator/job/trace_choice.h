@@ -1,7 +1,8 @@
 // TRACE mode's arithmetic (docs/ARCHITECTURE.md §4.5), free of RPC and tree state: how confident
-// a step was (the top-1 − top-2 probability margin), what a finished trace answered and how
-// confidently (the mean margin over its answer's tokens, CoT-decoding's score), and which trace
-// answers the job (the most confident, or the answer whose traces sum the most confidence).
+// a step was (the top-1 − top-2 probability margin; DeepConf's token confidence), what a finished
+// trace answered and how confidently (the mean margin over its answer's tokens, CoT-decoding's
+// score; its lowest group confidence, DeepConf's), and which trace answers the job (the most
+// confident, or the answer whose traces sum the most confidence).
 #ifndef ARBOR_COORDINATOR_JOB_TRACE_CHOICE_H_
 #define ARBOR_COORDINATOR_JOB_TRACE_CHOICE_H_
 
@@ -14,12 +15,18 @@
 #include "absl/types/span.h"
 #include "arbor/v1/worker.pb.h"
 #include "base/answer_pattern.h"
+#include "entropix/policy_config.h"
 
 namespace arbor::coordinator {
 
-// p(top-1) − p(top-2) of the distribution `step` was drawn from, from its top-K; p(top-1) when
-// the top-K holds one token, 0 when it holds none.
-float StepMargin(const arbor::v1::StepResult& step);
+// How certain the model was of one step, from the top-K of the distribution it was drawn from.
+struct TokenCertainty {
+  // p(top-1) − p(top-2); p(top-1) when the top-K holds one token, 0 when it holds none.
+  float margin = 0.0f;
+  // DeepConf's token confidence (entropix/trace_confidence.h); 0 without a top-K.
+  float confidence = 0.0f;
+};
+TokenCertainty StepCertainty(const arbor::v1::StepResult& step);
 
 // Text of a token sequence (the tokenizer's decode; held-back incomplete bytes are fine).
 using DecodeFn = std::function<std::string(absl::Span<const int32_t>)>;
@@ -29,31 +36,53 @@ struct TraceJudgement {
   // the pattern matched nothing.
   std::optional<std::string> answer;
   double confidence = 0.0;  // Mean margin over the answer's tokens (the whole trace if none).
+  // The lowest group confidence over the whole trace (trace_confidence.h).
+  double group_confidence = 0.0;
   int32_t answer_tokens = 0;
   bool finished = true;  // Ended on a stop token (not cut off by max_tokens or the context).
+  bool stopped = false;  // Stopped early for low confidence: it takes no part in the vote.
 };
 
-// Judges one trace: `tokens` are its generated tokens (no stop token), `margins` one per token,
-// `finished` whether it ended on a stop token. The answer's tokens are those whose text overlaps
-// the match's bytes.
-TraceJudgement JudgeTrace(absl::Span<const int32_t> tokens, absl::Span<const float> margins,
-                          bool finished, const DecodeFn& decode,
+// Judges one trace: `tokens` are its generated tokens (no stop token), `certainties` one per
+// token, `finished` whether it ended on a stop token; group confidence over windows of
+// `confidence_window` tokens. The answer's tokens are those whose text overlaps the match's
+// bytes.
+TraceJudgement JudgeTrace(absl::Span<const int32_t> tokens,
+                          absl::Span<const TokenCertainty> certainties, bool finished,
+                          int32_t confidence_window, const DecodeFn& decode,
                           const base::AnswerPattern* pattern);
+
+// How traces vote (entropix::TraceOptions).
+struct TraceVoteOptions {
+  bool aggregate = true;
+  entropix::TraceVote vote = entropix::TraceVote::kMargin;
+  float keep_fraction = 1.0f;  // GROUP_CONFIDENCE: the most confident share that votes.
+};
 
 struct TraceRanking {
   std::vector<int> order;       // Trace indices, the winner first; ties keep index order.
+  std::vector<double> weight;   // Per trace: its own confidence under the vote.
   std::vector<double> support;  // Per trace: what it was ranked by (see RankTraces).
+  std::vector<bool> voted;      // Per trace: whether it took part in the vote.
   std::string reason;           // Why order[0] answers, in words.
 };
 
 // Ranks traces in tiers: finished with an answer, then cut off with an answer (what it said last
-// may not be its answer), then without one. Within a tier, with `aggregate`: by the summed
-// confidence of the tier's traces with the same answer, then by their own; otherwise by their
-// own confidence alone. `traces` must be non-empty.
-TraceRanking RankTraces(absl::Span<const TraceJudgement> traces, bool aggregate);
+// may not be its answer), then without one, then those left out of the vote (stopped early; with
+// GROUP_CONFIDENCE, outside the keep_fraction most confident). A trace's weight is its margin
+// or its group confidence, as `options.vote` says. Within a tier, with `aggregate`: by the
+// summed weight of the tier's traces with the same answer, then by their own; otherwise by their
+// own weight alone. `traces` must be non-empty.
+TraceRanking RankTraces(absl::Span<const TraceJudgement> traces, const TraceVoteOptions& options);
 
-// One trace's verdict for the tree viewer: "answer «42» · margin 0.81".
-std::string TraceNote(const TraceJudgement& judgement);
+// Trace `index`'s verdict for the tree viewer: "answer «42» · margin 0.81".
+std::string TraceNote(absl::Span<const TraceJudgement> traces, const TraceRanking& ranking,
+                      int index, entropix::TraceVote vote);
+
+// The stop threshold DeepConf sets from its warm-up traces' lowest group confidences: their
+// (1 − keep_fraction) quantile (linear interpolation), so that about keep_fraction of traces
+// like them would run to their end. `lowest` must be non-empty.
+double WarmupThreshold(std::vector<double> lowest, float keep_fraction);
 
 }  // namespace arbor::coordinator
 

@@ -6,6 +6,11 @@
 // trace is judged (trace_choice.h), the nested branches are resolved deepest first towards the
 // best-ranked trace below each, and the outer branch commits the winner; each candidate keeps
 // its trace's verdict as a note, and the outer resolution says why the winner won.
+//
+// DeepConf's online stop (trace.warmup_traces): the first fork's traces beyond the warm-up are
+// held until the warm-up traces are done; their lowest group confidences set the threshold, and
+// the held traces then run with the worker stopping each once its window's confidence falls
+// below it. Traces forked deeper (trace.fork_entropy) run whole.
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -33,19 +38,27 @@ int Job::ForkWidth(int32_t replaced) const {
 }
 
 void Job::ResolveTraces() {
-  if (!AllTracesDone(branch_->children)) return Continue();
+  if (!AllTracesDone(branch_->children)) {
+    ReleaseAfterWarmup();
+    if (!finished()) Continue();
+    return;
+  }
   std::vector<JudgedTrace> judged;
-  if (!JudgeTraces(branch_->children, trunk_margins_, judged)) return;
+  if (!JudgeTraces(branch_->children, trunk_certainties_, judged)) return;
   std::vector<TraceJudgement> judgements;
   for (const JudgedTrace& trace : judged) judgements.push_back(trace.judgement);
-  const TraceRanking ranking = RankTraces(judgements, spec_.policy.trace.aggregate);
+  const entropix::TraceOptions& options = spec_.policy.trace;
+  const TraceRanking ranking =
+      RankTraces(judgements, {options.aggregate, options.vote, options.keep_fraction});
   std::map<NodeId, int> rank;
   std::vector<double> confidence;
   for (int k = 0; k < static_cast<int>(ranking.order.size()); ++k) {
-    const JudgedTrace& trace = judged[ranking.order[k]];
+    const int index = ranking.order[k];
+    const JudgedTrace& trace = judged[index];
     rank[trace.leaf] = k;
-    confidence.push_back(trace.judgement.confidence);
-    if (absl::Status noted = tree_.SetBranchNote(trace.candidate, TraceNote(trace.judgement));
+    confidence.push_back(ranking.weight[index]);
+    if (absl::Status noted = tree_.SetBranchNote(
+            trace.candidate, TraceNote(judgements, ranking, index, options.vote));
         !noted.ok()) {
       return Fail(noted);
     }
@@ -57,31 +70,74 @@ void Job::ResolveTraces() {
                chosen.stop);
 }
 
-bool Job::JudgeTraces(const std::vector<Child>& children, const std::vector<float>& margins,
+void Job::HoldBeyondWarmup(std::vector<Child>& children) {
+  const int32_t warmup = spec_.policy.trace.warmup_traces;
+  if (warmup == 0 || warmup >= static_cast<int32_t>(children.size())) return;
+  for (size_t i = static_cast<size_t>(warmup); i < children.size(); ++i) {
+    children[i].held = children[i].stoppable = true;
+  }
+}
+
+void Job::ReleaseAfterWarmup() {
+  std::vector<Child> warmup;  // Copies: this runs once per job.
+  bool any_held = false;
+  for (const Child& child : branch_->children) {
+    if (child.held) {
+      any_held = true;
+    } else {
+      warmup.push_back(child);
+    }
+  }
+  if (!any_held || !AllTracesDone(warmup)) return;
+  std::vector<JudgedTrace> judged;
+  if (!JudgeTraces(warmup, trunk_certainties_, judged)) return;
+  std::vector<double> lowest;
+  for (const JudgedTrace& trace : judged) lowest.push_back(trace.judgement.group_confidence);
+  stop_below_confidence_ = WarmupThreshold(lowest, spec_.policy.trace.keep_fraction);
+  for (Child& child : branch_->children) child.held = false;
+}
+
+void Job::SetConfidenceStop(const Child& child, arbor::v1::RunItem& item) const {
+  if (!child.stoppable || !stop_below_confidence_ || *stop_below_confidence_ <= 0.0) return;
+  const int32_t window = spec_.policy.trace.confidence_window;
+  item.set_stop_below_confidence(static_cast<float>(*stop_below_confidence_));
+  item.set_confidence_window(window);
+  // The window spans Runs: the path's latest confidences, the trunk's first.
+  std::vector<float> path;
+  for (const TokenCertainty& c : trunk_certainties_) path.push_back(c.confidence);
+  for (const TokenCertainty& c : child.score.certainties()) path.push_back(c.confidence);
+  const size_t keep = std::min(path.size(), static_cast<size_t>(window - 1));
+  for (size_t i = path.size() - keep; i < path.size(); ++i) item.add_recent_confidences(path[i]);
+}
+
+bool Job::JudgeTraces(const std::vector<Child>& children,
+                      const std::vector<TokenCertainty>& certainties,
                       std::vector<JudgedTrace>& out) {
   const size_t prompt = spec_.prompt_token_ids.size();
   for (const Child& child : children) {
-    std::vector<float> path_margins = margins;
-    path_margins.insert(path_margins.end(), child.score.margins().begin(),
-                        child.score.margins().end());
+    std::vector<TokenCertainty> path = certainties;
+    path.insert(path.end(), child.score.certainties().begin(), child.score.certainties().end());
     if (!child.nested.empty()) {
-      if (!JudgeTraces(child.nested, path_margins, out)) return false;
+      if (!JudgeTraces(child.nested, path, out)) return false;
       continue;
     }
     std::vector<int32_t> tokens = PathTokens(child.leaf);
     tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(prompt));
-    if (tokens.size() != path_margins.size()) {
+    if (tokens.size() != path.size()) {
       Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " has ", tokens.size(),
-                                            " tokens but ", path_margins.size(), " margins")));
+                                            " tokens but ", path.size(), " certainties")));
       return false;
     }
     const bool finished = !tokens.empty() && IsStopToken(tokens.back());
     if (finished) {
       tokens.pop_back();
-      path_margins.pop_back();
+      path.pop_back();
     }
-    out.push_back({child.leaf, child.candidate,
-                   JudgeTrace(tokens, path_margins, finished, env_.decode, answer_pattern_.get())});
+    TraceJudgement judgement =
+        JudgeTrace(tokens, path, finished, spec_.policy.trace.confidence_window, env_.decode,
+                   answer_pattern_.get());
+    judgement.stopped = child.stop == arbor::v1::STOP_REASON_LOW_CONFIDENCE;
+    out.push_back({child.leaf, child.candidate, std::move(judgement)});
   }
   return true;
 }

@@ -143,6 +143,29 @@ TEST(Decision, BranchDepth) {
   EXPECT_EQ(Decide(At(2.0f, 6.0f), config, c).strategy, Strategy::kBranch);
 }
 
+TEST(Decision, SampledTraceDrawsOutsideItsForksAtTheTraceTemperature) {
+  PolicyConfig config;
+  config.mode = PolicyMode::kTrace;
+  config.trace.temperature = 0.6f;
+  DecisionContext c = Free();
+  c.generated = 0;
+  Decision d = Decide(At(0.01f, 0.01f), config, c);
+  EXPECT_EQ(d.strategy, Strategy::kBranch);
+  EXPECT_EQ(d.fallback, Strategy::kAdaptive);
+  EXPECT_FLOAT_EQ(d.sampling.temperature, 0.6f) << "the fork draws its candidates at it";
+  c.generated = 5;
+  d = Decide(At(0.01f, 0.01f), config, c);
+  EXPECT_EQ(d.strategy, Strategy::kAdaptive);
+  EXPECT_EQ(d.row, MatrixRow::kAdaptive);
+  EXPECT_EQ(d.n_samples, 1);
+  EXPECT_FLOAT_EQ(d.sampling.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(d.sampling.top_p, config.sampling.top_p);
+  // A fork blocked by depth falls back to the draw.
+  c.generated = 0;
+  c.branch_depth = config.trace.max_depth;
+  EXPECT_EQ(Decide(At(0.01f, 0.01f), config, c).strategy, Strategy::kAdaptive);
+}
+
 TEST(Decision, TraceForksAtTheFirstTokenAndAboveTheEntropyGateElseArgmax) {
   PolicyConfig config;
   config.mode = PolicyMode::kTrace;
@@ -295,6 +318,11 @@ TEST(PolicyConfig, ValidateNamesTheFieldAndRange) {
       {[](PolicyConfig& c) { c.trace.width = 0; }, "trace.width: 0 is outside [1, 64]"},
       {[](PolicyConfig& c) { c.trace.max_traces = 300; }, "trace.max_traces: 300 is outside"},
       {[](PolicyConfig& c) { c.trace.fork_entropy = -1; }, "trace.fork_entropy: -1 is outside"},
+      {[](PolicyConfig& c) { c.trace.temperature = 11; }, "trace.temperature: 11 is outside"},
+      {[](PolicyConfig& c) { c.trace.warmup_traces = 17; },
+       "trace.warmup_traces: 17 is outside [0, 16]"},
+      {[](PolicyConfig& c) { c.trace.confidence_window = 0; }, "trace.confidence_window: 0"},
+      {[](PolicyConfig& c) { c.trace.keep_fraction = 0; }, "trace.keep_fraction: 0 is outside (0"},
       {[](PolicyConfig& c) { c.trace.answer_pattern = std::string(1025, 'a'); },
        "trace.answer_pattern size: 1025 is outside [0, 1024]"},
       {[](PolicyConfig& c) {

@@ -172,22 +172,22 @@ TEST_F(EvalE2eTest, EvaluatesThenResumesToTheSameReport) {
 }
 
 // The TRACE strategies end to end: the server forks, rolls every trace out and picks by the
-// task's own extraction (sent as the answer pattern); deterministic, so one answer per item.
+// task's own extraction (sent as the answer pattern); CoT-decoding and EAGer are deterministic,
+// so one answer per item, DeepConf samples, so one per item and seed.
 TEST_F(EvalE2eTest, TraceStrategiesExploreAndAnswerOncePerItem) {
   const std::string tasks = WriteTasks();
   const std::string results = *dir_ + "/trace.jsonl";
-  auto [code, out] = RunToEnd({kBin + "/arbor", "eval", "--coordinator=" + *coordinator_address_,
-                               "--tasks=" + tasks,
-                               "--strategies=greedy,cot_decoding:k=3,eager:theta=0:traces=3",
-                               "--seeds=1,2", "--max_tokens=6", "--concurrency=3",
-                               "--results=" + results});
+  auto [code, out] = RunToEnd(
+      {kBin + "/arbor", "eval", "--coordinator=" + *coordinator_address_, "--tasks=" + tasks,
+       "--strategies=greedy,cot_decoding:k=3,eager:theta=0:traces=3,deepconf:k=4:warmup=2",
+       "--seeds=1,2", "--max_tokens=6", "--concurrency=3", "--results=" + results});
   ASSERT_EQ(code, 0) << out;
-  // 3 generation items × 3 deterministic strategies + 1 loglik answer.
-  EXPECT_EQ(Lines(results).size(), 3u * 3u + 1u);
+  // 3 generation items × (3 deterministic strategies + 2 seeds of DeepConf) + 1 loglik answer.
+  EXPECT_EQ(Lines(results).size(), 3u * 5u + 1u);
   const nlohmann::json report = Comparable(results + ".report.json");
-  ASSERT_EQ(report["strategies"].size(), 4u);
+  ASSERT_EQ(report["strategies"].size(), 5u);
   EXPECT_EQ(report["strategies"][0]["explored_tokens_per_answer"].get<double>(), 0.0);
-  for (int s : {1, 2}) {
+  for (int s : {1, 2, 3}) {
     const nlohmann::json& strategy = report["strategies"][s];
     // Each item's traces beyond the committed one were computed and pruned.
     EXPECT_GT(strategy["explored_tokens_per_answer"].get<double>(), 0.0) << strategy.dump();

@@ -62,8 +62,11 @@ TEST(PolicyConvert, TraceModeAndOptionsRoundTrip) {
   c.mode = entropix::PolicyMode::kTrace;
   c.trace = {.width = 5, .candidate_min_p = 0.2f, .max_depth = 3, .fork_first = false,
              .fork_entropy = 2.5f, .max_traces = 7, .aggregate = false,
-             .answer_pattern = R"(= (\d+))"};
+             .answer_pattern = R"(= (\d+))", .temperature = 0.7f, .warmup_traces = 4,
+             .confidence_window = 8, .keep_fraction = 0.5f,
+             .vote = entropix::TraceVote::kGroupConfidence};
   const v1::PolicyConfig proto = PolicyToProto(c);
+  EXPECT_EQ(proto.trace().vote(), v1::TRACE_VOTE_GROUP_CONFIDENCE);
   EXPECT_EQ(proto.mode(), v1::POLICY_MODE_TRACE);
   auto back = PolicyFromProto(proto, entropix::PolicyConfig{});
   ASSERT_TRUE(back.ok()) << back.status();
@@ -71,6 +74,8 @@ TEST(PolicyConvert, TraceModeAndOptionsRoundTrip) {
   EXPECT_EQ(back->ForkWidth(), 5) << "TRACE forks with its own width, not branch.width";
   EXPECT_EQ(back->MaxForkDepth(), 3);
   EXPECT_EQ(back->trace.answer_pattern, R"(= (\d+))");
+  EXPECT_EQ(back->trace.warmup_traces, 4);
+  EXPECT_EQ(back->trace.vote, entropix::TraceVote::kGroupConfidence);
   // Unset trace fields keep the defaults.
   v1::PolicyConfig partial;
   partial.mutable_trace()->set_max_traces(2);

@@ -1,5 +1,5 @@
 // The named policies: each is a valid policy of the intended mode, the presets decode as their
-// papers do, the mode names set only the mode, and an unknown name lists the known ones.
+// papers do (DeepConf: sampled traces, a warm-up, the group-confidence vote), the mode names set only the mode, and an unknown name lists the known ones.
 #include "policy/policy_presets.h"
 
 #include <string>
@@ -60,12 +60,25 @@ TEST(PolicyPresets, CotDecodingForksOnlyTheFirstTokenAndEagerOnlyAboveItsGate) {
             entropix::Strategy::kArgmax);
 }
 
+TEST(PolicyPresets, DeepConfSamplesItsTracesAndStopsThemAfterAWarmup) {
+  const entropix::PolicyConfig deepconf = Resolved("deepconf");
+  entropix::DecisionContext later;
+  later.generated = 3;
+  const entropix::Decision step = entropix::Decide(WithEntropy(0.0f), deepconf, later);
+  EXPECT_EQ(step.strategy, entropix::Strategy::kAdaptive) << "a draw, even when calm";
+  EXPECT_FLOAT_EQ(step.sampling.temperature, 0.6f);
+  EXPECT_EQ(deepconf.ForkWidth(), 8);
+  EXPECT_EQ(deepconf.trace.max_traces, 8);
+  EXPECT_LT(deepconf.trace.warmup_traces, deepconf.ForkWidth()) << "some traces may stop";
+  EXPECT_EQ(deepconf.trace.vote, entropix::TraceVote::kGroupConfidence);
+}
+
 TEST(PolicyPresets, UnknownNamesListTheKnownOnes) {
   absl::StatusOr<v1::PolicyConfig> bad = NamedPolicy("beam");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()),
-              ::testing::HasSubstr("greedy, sample, cot_decoding, eager, search, canonical"));
+              ::testing::HasSubstr("greedy, sample, cot_decoding, eager, deepconf, search, canonical"));
 }
 
 }  // namespace

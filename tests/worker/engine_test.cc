@@ -1,5 +1,5 @@
 // The engine in-process over a tiny make-model checkpoint: Run semantics (new, fork, continue
-// with truncate, append, max_steps 0), every stop reason, top-K, bans, reproducibility across
+// with truncate, append, max_steps 0), every stop reason (low confidence too), top-K, bans, reproducibility across
 // batching, Release (also of busy sequences), the KV pool back to baseline, and bad input
 // answered with precise statuses while the engine keeps serving.
 #include "worker/engine.h"
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -308,6 +309,54 @@ TEST_F(EngineTest, StopTokenCalmAndTopKEveryStep) {
   EXPECT_EQ(calmed.steps_size(), 3);
 }
 
+// DeepConf's early stop: the mean token confidence over the last `window` tokens (each the mean
+// negative logprob of the step's 20 most likely tokens, recomputed here from the reported top-K)
+// stops the item at the first full window below the threshold, and the window spans Runs through
+// recent_confidences.
+TEST_F(EngineTest, LowConfidenceStopsAtTheFirstFullWindowBelowTheThreshold) {
+  constexpr int kWindow = 3;
+  RunItem probe = Item(1, Prompt(10), 8);
+  probe.set_top_k(20);
+  probe.set_top_k_every_step(true);
+  const v1::RunResult free = RunOne(probe);
+  ASSERT_EQ(free.steps_size(), 8);
+  std::vector<double> confidence;
+  for (const v1::StepResult& step : free.steps()) {
+    double sum = 0.0;
+    for (const v1::TokenLogprob& t : step.top_k()) sum -= t.logprob();
+    confidence.push_back(sum / step.top_k_size());
+  }
+  std::vector<double> window_mean(confidence.size(), 0.0);
+  for (size_t t = kWindow - 1; t < confidence.size(); ++t) {
+    window_mean[t] = (confidence[t] + confidence[t - 1] + confidence[t - 2]) / kWindow;
+  }
+  const auto [lo, hi] = std::minmax_element(window_mean.begin() + kWindow - 1, window_mean.end());
+  auto stopped_at = [&](uint64_t id, double threshold, std::vector<float> recent = {}) {
+    RunItem item = Item(id, Prompt(10), 8);
+    item.set_stop_below_confidence(static_cast<float>(threshold));
+    item.set_confidence_window(kWindow);
+    for (float c : recent) item.add_recent_confidences(c);
+    return RunOne(item);
+  };
+  const v1::RunResult never = stopped_at(2, *lo - 1e-3);
+  EXPECT_EQ(never.stop_reason(), v1::STOP_REASON_MAX_STEPS);
+  EXPECT_EQ(Tokens(never), Tokens(free)) << "the stop changes no draw";
+  const v1::RunResult first = stopped_at(3, *hi + 1e-3);
+  EXPECT_EQ(first.stop_reason(), v1::STOP_REASON_LOW_CONFIDENCE);
+  EXPECT_EQ(first.steps_size(), kWindow) << "not before the window is full";
+  const double middle = (*lo + *hi) / 2;
+  const size_t crossing =
+      std::find_if(window_mean.begin() + kWindow - 1, window_mean.end(),
+                   [middle](double m) { return m < middle; }) - window_mean.begin();
+  const v1::RunResult mid = stopped_at(4, middle);
+  EXPECT_EQ(mid.stop_reason(), v1::STOP_REASON_LOW_CONFIDENCE);
+  EXPECT_EQ(mid.steps_size(), static_cast<int>(crossing) + 1);
+  // Two earlier tokens of confidence 0 fill the window: the first token decides.
+  const v1::RunResult carried = stopped_at(5, confidence[0] / kWindow + 1e-3, {0.0f, 0.0f});
+  EXPECT_EQ(carried.stop_reason(), v1::STOP_REASON_LOW_CONFIDENCE);
+  EXPECT_EQ(carried.steps_size(), 1);
+}
+
 TEST_F(EngineTest, ContextLimitStopsAndRefusesOversizedAppends) {
   engine_ = Load(4096, /*max_context=*/16);
   v1::RunResult result = RunOne(Item(1, Prompt(13), 10));
@@ -488,6 +537,24 @@ TEST_F(EngineTest, BadInputGetsPreciseStatusesAndTheEngineKeepsServing) {
   RunRequest r5;
   *r5.add_items() = policy;
   ExpectError(r5, absl::StatusCode::kInvalidArgument, "items[0].policy.sampling.temperature");
+
+  RunItem no_window = Item(9, Prompt(3), 1);
+  no_window.set_stop_below_confidence(2.0f);
+  RunRequest r6;
+  *r6.add_items() = no_window;
+  ExpectError(r6, absl::StatusCode::kInvalidArgument, "items[0].confidence_window");
+  RunItem long_memory = no_window;
+  long_memory.set_confidence_window(2);
+  long_memory.add_recent_confidences(1.0f);
+  long_memory.add_recent_confidences(1.0f);
+  RunRequest r7;
+  *r7.add_items() = long_memory;
+  ExpectError(r7, absl::StatusCode::kInvalidArgument, "items[0].recent_confidences size");
+  RunItem not_a_number = Item(9, Prompt(3), 1);
+  not_a_number.set_stop_below_confidence(std::nanf(""));
+  RunRequest r8;
+  *r8.add_items() = not_a_number;
+  ExpectError(r8, absl::StatusCode::kInvalidArgument, "items[0].stop_below_confidence");
 
   RunRequest empty;
   ExpectError(empty, absl::StatusCode::kInvalidArgument, "items");

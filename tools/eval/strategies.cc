@@ -21,7 +21,8 @@ const std::map<std::string, StrategyKind>& Kinds() {
       {"greedy", StrategyKind::kGreedy},       {"sample", StrategyKind::kSample},
       {"best_of_n", StrategyKind::kBestOfN},   {"self_consistency", StrategyKind::kSelfConsistency},
       {"canonical", StrategyKind::kCanonical}, {"search", StrategyKind::kSearch},
-      {"cot_decoding", StrategyKind::kCotDecoding}, {"eager", StrategyKind::kEager}};
+      {"cot_decoding", StrategyKind::kCotDecoding}, {"eager", StrategyKind::kEager},
+      {"deepconf", StrategyKind::kDeepConf}};
   return *kinds;
 }
 
@@ -47,6 +48,8 @@ PolicyConfig BasePolicy(StrategyKind kind) {
       return rpc::CotDecodingPolicy();
     case StrategyKind::kEager:
       return rpc::EagerPolicy();
+    case StrategyKind::kDeepConf:
+      return rpc::DeepConfPolicy();
   }
   return {};
 }
@@ -75,8 +78,9 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
   const bool sampling = Sampling(strategy.kind);
   const bool tree =
       strategy.kind == StrategyKind::kCanonical || strategy.kind == StrategyKind::kSearch;
-  const bool trace =
-      strategy.kind == StrategyKind::kCotDecoding || strategy.kind == StrategyKind::kEager;
+  const bool deepconf = strategy.kind == StrategyKind::kDeepConf;
+  const bool trace = strategy.kind == StrategyKind::kCotDecoding ||
+                     strategy.kind == StrategyKind::kEager || deepconf;
   const bool many =
       strategy.kind == StrategyKind::kBestOfN || strategy.kind == StrategyKind::kSelfConsistency;
   arbor::v1::SamplingParams* s = strategy.policy.mutable_sampling();
@@ -107,6 +111,8 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
   } else if (key == "k" && trace) {
     RETURN_IF_ERROR(integer(i, 1, 64));
     strategy.policy.mutable_trace()->set_width(i);
+    // DeepConf's traces all start at the one fork: room for every one of them.
+    if (deepconf) strategy.policy.mutable_trace()->set_max_traces(i);
   } else if (key == "candidate_min_p" && trace) {
     RETURN_IF_ERROR(number(f));
     strategy.policy.mutable_trace()->set_candidate_min_p(f);
@@ -122,6 +128,18 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
   } else if (key == "depth" && strategy.kind == StrategyKind::kEager) {
     RETURN_IF_ERROR(integer(i, 1, 8));
     strategy.policy.mutable_trace()->set_max_depth(i);
+  } else if (key == "temperature" && deepconf) {
+    RETURN_IF_ERROR(number(f));
+    strategy.policy.mutable_trace()->set_temperature(f);
+  } else if (key == "warmup" && deepconf) {
+    RETURN_IF_ERROR(integer(i, 0, 256));
+    strategy.policy.mutable_trace()->set_warmup_traces(i);
+  } else if (key == "keep" && deepconf) {
+    RETURN_IF_ERROR(number(f));
+    strategy.policy.mutable_trace()->set_keep_fraction(f);
+  } else if (key == "window" && deepconf) {
+    RETURN_IF_ERROR(integer(i, 1, 4096));
+    strategy.policy.mutable_trace()->set_confidence_window(i);
   } else if (key == "width" && strategy.kind == StrategyKind::kSearch) {
     RETURN_IF_ERROR(integer(i, 2, 64));
     strategy.policy.mutable_branch()->set_width(i);
@@ -142,7 +160,7 @@ absl::StatusOr<Strategy> ParseStrategy(const std::string& entry) {
     return absl::InvalidArgumentError(
         absl::StrCat("--strategies: '", parts[0],
                      "' is not greedy, sample, best_of_n, self_consistency, canonical, search, "
-                     "cot_decoding or eager"));
+                     "cot_decoding, eager or deepconf"));
   }
   Strategy strategy;
   strategy.label = entry;

@@ -37,6 +37,7 @@ enum class StrategyKind {
   kSearch,
   kCotDecoding,
   kEager,
+  kDeepConf,
 };
 
 struct Strategy {

@@ -1,7 +1,10 @@
 // The job driver's TRACE mode against a worker scripted by metrics (scripted_worker.h), on
 // hand-built trees whose margins are known: CoT-decoding forks the first token and commits the
 // trace the rule picks (summed per answer, or alone), EAGer forks only above its entropy gate and
-// within its trace budget, and a TRACE job is the same tree for the same seed.
+// within its trace budget, DeepConf holds its traces beyond the warm-up, stops the doubtful ones
+// at the threshold the warm-up sets and lets the confident half vote, and a TRACE job is the same
+// tree for the same seed.
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -150,6 +153,108 @@ TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
   EXPECT_THAT(resolved[1].branch_resolved().reason(),
               ::testing::HasSubstr("answer «5» from 2 of 3 traces"));
   ExpectCleanFinish(*job, *h.worker);
+}
+
+// A step whose top-K is `token` at 0.9 and ten fillers at 0.01: token confidence
+// −(ln 0.9 + 10 ln 0.01)/11 ≈ 4.196.
+ScriptedStep Confident(int32_t token) {
+  std::vector<std::pair<int32_t, double>> d = {{token, 0.9}};
+  for (int32_t filler = 50; filler < 60; ++filler) d.emplace_back(filler, 0.01);
+  return Lelv(d);
+}
+
+// A step torn between `token` (0.55) and 60 (0.45): confidence ≈ 0.698.
+ScriptedStep Doubtful(int32_t token) { return Lelv({{token, 0.55}, {60, 0.45}}); }
+
+// DeepConf's mechanics on greedy traces (temperature 0, so the tree is known): the fork's 4
+// candidates (confidence ≈ 1.508 each) start traces 4 and 5 as the warm-up; their lowest group
+// confidences over 2 tokens, (1.508 + 4.196)/2 ≈ 2.852 and (1.508 + 0.698)/2 ≈ 1.103, set the
+// threshold at their median ≈ 1.978. Then 6 stops after its doubtful token, 7 finishes; the more
+// confident half of the finished traces (4 and 7) vote "8".
+TEST(JobTraceTest, DeepConfWarmsUpStopsTheDoubtfulAndVotesWithTheConfident) {
+  Harness h(ByGenerated({
+      {{}, Lelv({{4, 0.4}, {5, 0.3}, {6, 0.2}, {7, 0.1}})},
+      {{4}, Confident(8)},
+      {{5}, Doubtful(9)},
+      {{6}, Doubtful(10)},
+      {{6, 10}, Confident(8)},
+      {{7}, Confident(8)},
+  }));
+  JobSpec spec = BaseSpec(10);
+  spec.policy.mode = entropix::PolicyMode::kTrace;
+  spec.policy.trace.width = 4;
+  spec.policy.trace.warmup_traces = 2;
+  spec.policy.trace.confidence_window = 2;
+  spec.policy.trace.keep_fraction = 0.5f;
+  spec.policy.trace.vote = entropix::TraceVote::kGroupConfidence;
+  spec.policy.trace.answer_pattern = R"((\d)$)";
+  auto job = h.Make(std::move(spec));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->text(), "48");
+  const auto requests = h.worker->requests();
+  ASSERT_EQ(requests.size(), 3u) << "main, warm-up, the rest";
+  ASSERT_EQ(requests[1].items_size(), 2);
+  EXPECT_EQ(requests[1].items(0).append(0), 4);
+  EXPECT_EQ(requests[1].items(1).append(0), 5);
+  EXPECT_EQ(requests[1].items(0).stop_below_confidence(), 0.0f) << "the warm-up runs whole";
+  ASSERT_EQ(requests[2].items_size(), 2);
+  const double fork = -(std::log(0.4) + std::log(0.3) + std::log(0.2) + std::log(0.1)) / 4;
+  const double confident = -(std::log(0.9) + 10 * std::log(0.01)) / 11;
+  const double doubtful = -(std::log(0.55) + std::log(0.45)) / 2;
+  const double threshold = ((fork + confident) / 2 + (fork + doubtful) / 2) / 2;
+  for (const arbor::v1::RunItem& item : requests[2].items()) {
+    EXPECT_NEAR(item.stop_below_confidence(), threshold, 1e-4);
+    EXPECT_EQ(item.confidence_window(), 2);
+    EXPECT_THAT(item.recent_confidences(), ::testing::ElementsAre(::testing::FloatNear(fork, 1e-4)))
+        << "the window spans the fork's token";
+  }
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 1u);
+  EXPECT_THAT(resolved[0].branch_resolved().reason(),
+              ::testing::AllOf(::testing::HasSubstr("answer «8» from 2 of 4 traces, summed "
+                                                    "confidence"),
+                               ::testing::HasSubstr("2 traces left out of the vote")));
+  job->ReadTree([](const SearchTree& tree) {
+    EXPECT_THAT(tree.branch_note(3), ::testing::EndsWith("· stopped: confidence fell"));
+    EXPECT_THAT(tree.branch_note(2), ::testing::EndsWith("· not among the most confident"));
+  });
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+// Sampled traces (temperature > 0): the fork draws distinct candidates, here both tokens of a
+// fair coin (the width is only an upper bound), and each step outside it is one plain draw.
+Script CoinScript() {
+  return ByGenerated({
+      {{}, Lelv({{4, 0.5}, {5, 0.5}})},
+      {{4}, Lelv({{8, 0.5}, {9, 0.5}})},
+      {{5}, Lelv({{8, 0.5}, {9, 0.5}})},
+  });
+}
+
+TEST(JobTraceTest, SampledTracesDrawTheirStartsAndSteps) {
+  Harness h(CoinScript());
+  JobSpec spec = BaseSpec(10);
+  spec.policy.mode = entropix::PolicyMode::kTrace;
+  spec.policy.trace.width = 6;
+  spec.policy.trace.temperature = 1.0f;
+  spec.policy.sampling.min_p = 0.0f;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto opened = h.Of(arbor::v1::GenerateEvent::kBranchOpened);
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_EQ(opened[0].branch_opened().candidates_size(), 2);
+  const auto rollout = h.worker->requests()[1];
+  for (const arbor::v1::RunItem& item : rollout.items()) {
+    EXPECT_FLOAT_EQ(item.policy().trace().temperature(), 1.0f);
+  }
+  int adaptive = 0;
+  for (const auto& event : h.Of(arbor::v1::GenerateEvent::kFinished)) {
+    adaptive += event.finished().strategies().adaptive();
+  }
+  EXPECT_EQ(adaptive, 4) << "each trace draws its second token and the eos after it";
+  EXPECT_EQ(RunToTree(CoinScript(), spec), RunToTree(CoinScript(), spec)) << "same seed, same tree";
 }
 
 TEST(JobTraceTest, SameSeedSameTree) {

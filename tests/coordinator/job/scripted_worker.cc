@@ -1,10 +1,12 @@
 #include "tests/coordinator/job/scripted_worker.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 
 #include "base/status_macros.h"
 #include "entropix/policy_step.h"
+#include "entropix/trace_confidence.h"
 #include "policy/policy_convert.h"
 
 namespace arbor::coordinator::testing {
@@ -193,6 +195,12 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   result.set_sequence_id(item.sequence_id());
   result.set_stop_reason(arbor::v1::STOP_REASON_MAX_STEPS);
   int calm = 0;
+  // DeepConf's early stop, as the worker applies it (RunItem.stop_below_confidence).
+  std::optional<entropix::GroupConfidence> confidence;
+  if (item.stop_below_confidence() > 0.0f) {
+    confidence.emplace(item.confidence_window());
+    for (float c : item.recent_confidences()) confidence->Add(c);
+  }
   std::vector<entropix::TokenLogprob> previous_top;  // The last step's top-K.
   // Position of the job's first generated token, as the worker derives it.
   const int32_t first_generated = static_cast<int32_t>(seq.tokens.size()) - item.generated_before();
@@ -279,9 +287,19 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
     const bool is_calm = outcome.metrics.entropy < policy.branch.calm_entropy &&
                          outcome.metrics.varentropy < policy.branch.calm_varentropy;
     calm = is_calm ? calm + 1 : 0;
+    bool confidence_fell = false;
+    if (confidence && outcome.token) {
+      std::vector<float> logprobs;
+      for (const auto& t : lm.top_k) logprobs.push_back(t.logprob);
+      confidence->Add(entropix::TokenConfidence(logprobs));
+      confidence_fell =
+          confidence->full() && confidence->current() < item.stop_below_confidence();
+    }
     bool done = true;
     if (is_stop(appended)) {
       result.set_stop_reason(arbor::v1::STOP_REASON_STOP_TOKEN);
+    } else if (confidence_fell) {
+      result.set_stop_reason(arbor::v1::STOP_REASON_LOW_CONFIDENCE);
     } else if (item.stop_when_calm() && calm >= policy.branch.calm_steps) {
       result.set_stop_reason(arbor::v1::STOP_REASON_CALM);
     } else {
