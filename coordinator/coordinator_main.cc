@@ -68,9 +68,9 @@ ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
 ABSL_FLAG(std::string, policy, "",
-          "Server default policy by name: greedy, sample, cot_decoding, eager (CoT-decoding and "
-          "entropy-gated branching over greedy traces, docs/SEARCH_QUALITY.md), search, "
-          "canonical or trace; empty: entropix search with the published thresholds. Requests "
+          "Server default policy by name: greedy, sample, cot_decoding, eager, deepconf "
+          "(CoT-decoding, entropy-gated branching and confidence-filtered voting over traces, "
+          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: entropix search with the published thresholds. Requests "
           "may override any field.");
 ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "

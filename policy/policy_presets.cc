@@ -70,8 +70,8 @@ v1::PolicyConfig EagerPolicy() {
 v1::PolicyConfig DeepConfPolicy() {
   v1::PolicyConfig p = TracePolicy(8, 1, 0.0f, /*fork_first=*/true, /*fork_entropy=*/64.0f, 8);
   v1::TraceOptions* t = p.mutable_trace();
-  t->set_temperature(0.6f);
-  t->set_warmup_traces(4);
+  t->set_temperature(0.2f);
+  t->set_warmup_traces(2);
   t->set_confidence_window(16);
   t->set_keep_fraction(0.5f);
   t->set_vote(v1::TRACE_VOTE_GROUP_CONFIDENCE);

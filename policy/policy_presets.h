@@ -30,11 +30,12 @@ v1::PolicyConfig CotDecodingPolicy();
 inline constexpr float kEagerForkEntropy = 3.0f;
 v1::PolicyConfig EagerPolicy();
 
-// Confidence-filtered voting (DeepConf, arXiv 2508.15260), online: 8 traces sampled at T 0.6 (with
-// the sampling defaults' top_p, top_k, min_p) from the first token on; the first 4 run whole
-// (the warm-up), and each later one stops once its confidence over 16 tokens falls below the
-// warm-up traces' median lowest; the more confident half of the finished traces vote, weighted
-// by their lowest group confidence.
+// Confidence-filtered voting (DeepConf, arXiv 2508.15260), online: up to 8 traces sampled at
+// T 0.2 (with the sampling defaults' top_p, top_k, min_p) from distinct first tokens; the first 2
+// run whole (the warm-up), and each later one stops once its confidence over 16 tokens falls
+// below the warm-up traces' median lowest; the more confident half of the finished traces vote,
+// weighted by their lowest group confidence. T and the warm-up were chosen on development items
+// (docs/SEARCH_QUALITY.md): hotter traces lose accuracy on a small model.
 v1::PolicyConfig DeepConfPolicy();
 
 // The policy a name selects (CLI --policy_mode, `arbor up --policy`): greedy, sample,

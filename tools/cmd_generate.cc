@@ -24,9 +24,9 @@ ABSL_FLAG(std::string, chat, "",
 ABSL_FLAG(std::string, tokens, "", "generate/submit: prompt token ids, comma-separated.");
 ABSL_FLAG(int, max_tokens, 0, "generate/submit: tokens to generate; 0 = server default.");
 ABSL_FLAG(std::string, policy_mode, "",
-          "generate/submit: a named policy: greedy, sample, cot_decoding, eager (CoT-decoding and "
-          "entropy-gated branching over greedy traces), search, canonical or trace (default: the "
-          "server's).");
+          "generate/submit: a named policy: greedy, sample, cot_decoding, eager, deepconf "
+          "(CoT-decoding, entropy-gated branching, confidence-filtered voting), search, canonical "
+          "or trace (default: the server's).");
 ABSL_FLAG(std::string, policy_file, "",
           "generate/submit: the request's policy, an arbor.v1.PolicyConfig as JSON (the format "
           "`arbor calibrate` writes); fields left out keep the server's defaults (or "

@@ -34,7 +34,7 @@ ABSL_FLAG(std::string, kv_memory, "",
           "half the available memory, shared among the workers.");
 ABSL_FLAG(std::string, policy, "",
           "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
-          "eager, search, canonical, trace; its --policy). Default: the one evaluation chose for "
+          "eager, deepconf, search, canonical, trace; its --policy). Default: the one evaluation chose for "
           "a known model (cot_decoding for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else "
           "entropix search.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");

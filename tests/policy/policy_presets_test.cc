@@ -66,7 +66,7 @@ TEST(PolicyPresets, DeepConfSamplesItsTracesAndStopsThemAfterAWarmup) {
   later.generated = 3;
   const entropix::Decision step = entropix::Decide(WithEntropy(0.0f), deepconf, later);
   EXPECT_EQ(step.strategy, entropix::Strategy::kAdaptive) << "a draw, even when calm";
-  EXPECT_FLOAT_EQ(step.sampling.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(step.sampling.temperature, 0.2f);
   EXPECT_EQ(deepconf.ForkWidth(), 8);
   EXPECT_EQ(deepconf.trace.max_traces, 8);
   EXPECT_LT(deepconf.trace.warmup_traces, deepconf.ForkWidth()) << "some traces may stop";
