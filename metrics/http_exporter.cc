@@ -1,20 +1,25 @@
 #include "metrics/http_exporter.h"
 
 #include <chrono>
+#include <memory>
 
 #include "metrics/http_bind.h"
+#include "metrics/process_metrics.h"
 #include "metrics/text_format.h"
 
 namespace arbor::metrics {
 
-void AddMetricsRoute(httplib::Server& server, const Registry& registry) {
-  server.Get("/metrics", [&registry](const httplib::Request&, httplib::Response& response) {
+void AddMetricsRoute(httplib::Server& server, Registry& registry) {
+  auto process = std::make_shared<ProcessMetrics>(registry);
+  server.Get("/metrics", [&registry, process](const httplib::Request&,
+                                              httplib::Response& response) {
+    process->Refresh();
     response.set_content(registry.RenderText(), kTextContentType);
   });
 }
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(absl::string_view listen,
-                                                                    const Registry& registry) {
+                                                                    Registry& registry) {
   auto server = std::unique_ptr<MetricsServer>(new MetricsServer());
   httplib::Server& http = server->server_;
   // Scrapes come every few seconds from one or two Prometheus servers.

@@ -15,9 +15,9 @@
 
 namespace arbor::metrics {
 
-// Answers GET /metrics on `server` with `registry` rendered, Content-Type kTextContentType.
-// `registry` must outlive the server.
-void AddMetricsRoute(httplib::Server& server, const Registry& registry);
+// Answers GET /metrics on `server` with `registry` rendered, Content-Type kTextContentType, the
+// process_* metrics (process_metrics.h) refreshed first. `registry` must outlive the server.
+void AddMetricsRoute(httplib::Server& server, Registry& registry);
 
 // An HTTP server that serves only /metrics, on a thread of its own.
 class MetricsServer {
@@ -25,7 +25,7 @@ class MetricsServer {
   // Binds `listen` ("host:port"; port 0 picks a free port) and serves until destroyed.
   // INVALID_ARGUMENT for a malformed address, UNAVAILABLE when it cannot be bound.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(absl::string_view listen,
-                                                              const Registry& registry);
+                                                              Registry& registry);
   ~MetricsServer();  // Stops serving and joins the thread.
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

@@ -20,7 +20,7 @@ Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
       options_(std::move(options)),
       kv_(backend_.get()),
       sequences_(&kv_),
-      metrics_(*options_.metrics) {
+      metrics_(*options_.metrics, options_.kv_bytes_per_token * backend_->kv_block_size()) {
   const model::ModelConfig& config = backend_->config();
   limits_.vocab_size = config.vocab_size;
   limits_.max_context =

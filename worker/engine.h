@@ -48,6 +48,7 @@ struct EngineOptions {
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
   // Where the engine's metrics (worker_metrics.h) go; must outlive the engine.
   metrics::Registry* metrics = &metrics::DefaultRegistry();
+  int64_t kv_bytes_per_token = 0;  // For the KV metrics in bytes; 0: not exported in bytes.
 };
 
 class Engine {

@@ -10,9 +10,15 @@ metrics::Family<metrics::Gauge>& KvBlocks(metrics::Registry& registry) {
                            {{"state", {"used", "cached", "free"}}});
 }
 
+metrics::Family<metrics::Gauge>& KvBytes(metrics::Registry& registry) {
+  return registry.AddGauge("arbor_worker_kv_bytes",
+                           "KV cache memory by state (blocks × the bytes one block holds).",
+                           {{"state", {"used", "cached", "free"}}});
+}
+
 }  // namespace
 
-WorkerMetrics::WorkerMetrics(metrics::Registry& registry)
+WorkerMetrics::WorkerMetrics(metrics::Registry& registry, int64_t kv_block_bytes)
     : forward_steps_(
           registry.AddCounter("arbor_worker_forward_steps_total", "Forward steps run.").Get()),
       step_seconds_(registry
@@ -46,6 +52,15 @@ WorkerMetrics::WorkerMetrics(metrics::Registry& registry)
       kv_used_(KvBlocks(registry).WithLabels({"used"})),
       kv_cached_(KvBlocks(registry).WithLabels({"cached"})),
       kv_free_(KvBlocks(registry).WithLabels({"free"})),
+      kv_block_bytes_(kv_block_bytes),
+      kv_used_bytes_(KvBytes(registry).WithLabels({"used"})),
+      kv_cached_bytes_(KvBytes(registry).WithLabels({"cached"})),
+      kv_free_bytes_(KvBytes(registry).WithLabels({"free"})),
+      kv_used_ratio_(registry
+                         .AddGauge("arbor_worker_kv_used_ratio",
+                                   "Share of the KV cache's blocks held by live sequences, [0, "
+                                   "1] (cached blocks are reusable, so they count as room).")
+                         .Get()),
       sequences_(registry.AddGauge("arbor_worker_sequences", "Live sequences (with KV).").Get()),
       active_runs_(
           registry.AddGauge("arbor_worker_active_runs", "Run requests being executed.").Get()) {}
@@ -62,6 +77,16 @@ void WorkerMetrics::Publish(const v1::HealthResponse& health) {
   kv_used_.Set(static_cast<double>(cache.used_blocks()));
   kv_cached_.Set(static_cast<double>(cache.cached_blocks()));
   kv_free_.Set(static_cast<double>(cache.free_blocks()));
+  if (kv_block_bytes_ > 0) {
+    const double block_bytes = static_cast<double>(kv_block_bytes_);
+    kv_used_bytes_.Set(static_cast<double>(cache.used_blocks()) * block_bytes);
+    kv_cached_bytes_.Set(static_cast<double>(cache.cached_blocks()) * block_bytes);
+    kv_free_bytes_.Set(static_cast<double>(cache.free_blocks()) * block_bytes);
+  }
+  if (cache.total_blocks() > 0) {
+    kv_used_ratio_.Set(static_cast<double>(cache.used_blocks()) /
+                       static_cast<double>(cache.total_blocks()));
+  }
   sequences_.Set(health.live_sequences());
   active_runs_.Set(health.active_runs());
   prefix_hit_tokens_.Inc(static_cast<double>(cache.hit_tokens() - published_hit_tokens_));

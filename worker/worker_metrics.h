@@ -16,7 +16,8 @@ namespace arbor::worker {
 
 class WorkerMetrics {
  public:
-  explicit WorkerMetrics(metrics::Registry& registry);
+  // `kv_block_bytes`: what one KV block holds in memory (0: the KV is not exported in bytes).
+  WorkerMetrics(metrics::Registry& registry, int64_t kv_block_bytes);
 
   // One forward step: its wall time (forward, metrics and policy), rows and tokens.
   void OnStep(double seconds, int64_t rows, int64_t tokens);
@@ -35,6 +36,11 @@ class WorkerMetrics {
   metrics::Gauge& kv_used_;
   metrics::Gauge& kv_cached_;
   metrics::Gauge& kv_free_;
+  int64_t kv_block_bytes_;
+  metrics::Gauge& kv_used_bytes_;
+  metrics::Gauge& kv_cached_bytes_;
+  metrics::Gauge& kv_free_bytes_;
+  metrics::Gauge& kv_used_ratio_;
   metrics::Gauge& sequences_;
   metrics::Gauge& active_runs_;
   int64_t published_hit_tokens_ = 0;  // The cache's running total as of the last Publish.

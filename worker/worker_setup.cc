@@ -57,6 +57,12 @@ absl::StatusOr<int> ParseDevice(const std::string& device) {
       absl::StrCat("--device=", device, ": expected cpu, cuda or cuda:N"));
 }
 
+// Layers × K and V × kv heads × head_dim × the dtype's bytes.
+int64_t KvBytesPerToken(const model::ModelConfig& config, KvDtype dtype) {
+  return int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim *
+         KvDtypeBytes(dtype);
+}
+
 // The KV pool's tokens: --kv_tokens as given, else what the memory budget holds of this model's
 // KV (layers × K and V × kv heads × head_dim × the dtype's bytes, per token). The default budget
 // is a share of the host's available memory, so it only applies on the CPU; a GPU's pool keeps
@@ -65,8 +71,7 @@ absl::StatusOr<int64_t> ResolveKvTokens(const WorkerSetupOptions& options,
                                         const model::ModelConfig& config, KvDtype dtype,
                                         bool cuda) {
   if (options.kv_tokens > 0) return options.kv_tokens;
-  const int64_t per_token =
-      int64_t{config.num_layers} * 2 * config.num_kv_heads * config.head_dim * KvDtypeBytes(dtype);
+  const int64_t per_token = KvBytesPerToken(config, dtype);
   const std::optional<int64_t> available = base::AvailableMemoryBytes();
   const bool by_default = options.kv_memory.empty();
   if (by_default && (cuda || !available)) return kDefaultKvTokens;
@@ -225,6 +230,9 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.eos_token_ids = eos;
   engine_options.max_context = options.max_context;
   engine_options.metrics = options.metrics;
+  ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
+  ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
+  engine_options.kv_bytes_per_token = KvBytesPerToken(checkpoint->config(), kv_dtype);
   ASSIGN_OR_RETURN(
       std::unique_ptr<Backend> backend,
       MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint))));

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "coordinator/http/openai_response.h"
 #include "coordinator/http/viewer_routes.h"
 #include "metrics/http_bind.h"
+#include "metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
 #include "rpc/server.h"
@@ -28,6 +30,12 @@
 
 namespace arbor::coordinator::http {
 namespace {
+
+// When the request this thread serves was routed (httplib serves a request on one thread).
+std::optional<absl::Time>& RequestStarted() {
+  thread_local std::optional<absl::Time> started;
+  return started;
+}
 
 using json = nlohmann::json;
 
@@ -186,6 +194,7 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGateway
 HttpGateway::HttpGateway(HttpGatewayOptions options)
     : options_(std::move(options)),
       started_unix_s_(absl::ToUnixSeconds(absl::Now())),
+      http_metrics_(metrics::DefaultRegistry()),
       server_(options_.tls_cert_file.empty()
                   ? std::make_unique<httplib::Server>()
                   : std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(),
@@ -196,6 +205,7 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
   const bool loopback = IsLoopbackListen(options_.listen);
   server_->set_pre_routing_handler(
       [loopback](const httplib::Request& request, httplib::Response& response) {
+        RequestStarted() = absl::Now();
         if (loopback) {
           if (absl::Status foreign = CheckLoopbackCaller(request); !foreign.ok()) {
             SetError(foreign, response);
@@ -223,6 +233,19 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
       });
   AddRoutes();
   AddViewerRoutes(*server_);
+  AddRequestMetrics();
+}
+
+void HttpGateway::AddRequestMetrics() {
+  // httplib calls the logger on the thread that served the request, after its response (a
+  // stream's included), also for requests it refused before routing (no start time then).
+  server_->set_logger([this](const httplib::Request& request, const httplib::Response& response) {
+    std::optional<absl::Time>& started = RequestStarted();
+    std::optional<double> seconds;
+    if (started) seconds = absl::ToDoubleSeconds(absl::Now() - *started);
+    started.reset();
+    http_metrics_.Observe(request.path, response.status, seconds);
+  });
 }
 
 HttpGateway::~HttpGateway() {

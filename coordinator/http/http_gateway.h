@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/cluster.grpc.pb.h"
 #include "arbor/v1/generation.grpc.pb.h"
+#include "coordinator/http/http_metrics.h"
 #include "httplib.h"
 
 namespace arbor::rpc {
@@ -82,8 +83,12 @@ class HttpGateway {
   void Job(const httplib::Request& request, const std::string& id, httplib::Response& response);
   void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
 
+  // Counts every answered request and times it from routing (http_metrics.h).
+  void AddRequestMetrics();
+
   const HttpGatewayOptions options_;
   const int64_t started_unix_s_;
+  HttpMetrics http_metrics_;
   std::unique_ptr<httplib::Server> server_;  // An httplib::SSLServer with TLS.
   int port_ = 0;
   std::unique_ptr<arbor::v1::Generation::Stub> generation_;

@@ -88,6 +88,23 @@ JobMetrics::JobMetrics(metrics::Registry& registry)
                                      "(tokens of one worker run arrive together: many are near "
                                      "0).",
                                      LatencyBuckets())
+                       .Get()),
+      streamed_tokens_(registry
+                           .AddCounter("arbor_coordinator_streamed_tokens_total",
+                                       "Tokens sent to clients, counted as they stream (a token "
+                                       "later backspaced stays counted; committed_tokens counts "
+                                       "what jobs kept, when they end).")
+                           .Get()),
+      queue_seconds_(registry
+                         .AddHistogram("arbor_coordinator_queue_seconds",
+                                       "From a job's submission to its first worker call (the "
+                                       "admission queue), for jobs that ended, in seconds.",
+                                       LatencyBuckets())
+                         .Get()),
+      job_seconds_(registry
+                       .AddHistogram("arbor_coordinator_job_seconds",
+                                     "From a job's submission to its end, in seconds.",
+                                     LatencyBuckets())
                        .Get()) {
   // Strategies are counted by the job (StrategyCounts); each count field is named after its
   // strategy, so the label values are the enum's and the fields are found by name.
@@ -105,9 +122,11 @@ JobMetrics::JobMetrics(metrics::Registry& registry)
 void JobMetrics::Observe(const arbor::v1::GenerateEvent& event, JobState& job) {
   switch (event.event_case()) {
     case arbor::v1::GenerateEvent::kToken:
+      streamed_tokens_.Inc();
       return OnTokens(event.time_us(), job);
     case arbor::v1::GenerateEvent::kInsert:
       inserted_tokens_.Inc(event.insert().token_ids_size());
+      streamed_tokens_.Inc(event.insert().token_ids_size());
       return OnTokens(event.time_us(), job);
     case arbor::v1::GenerateEvent::kBackspace:
       return backspaces_.Inc();
@@ -138,6 +157,8 @@ void JobMetrics::OnFinished(const arbor::v1::FinishedEvent& finished) {
       .WithLabels(
           {reason == nullptr ? metrics::kOtherLabelValue : LabelValue(*reason, kFinishPrefix)})
       .Inc();
+  queue_seconds_.Observe(finished.timings().queued_us() * 1e-6);
+  job_seconds_.Observe(finished.timings().total_us() * 1e-6);
   prompt_tokens_.Inc(finished.usage().prompt_tokens());
   committed_tokens_.Inc(finished.usage().generated_tokens());
   explored_tokens_.Inc(finished.usage().explored_tokens());

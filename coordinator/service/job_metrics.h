@@ -2,8 +2,8 @@
 // translated from the events every job emits — the one place job activity becomes metrics. The
 // launcher feeds it each job's events from the job's event sink, so the numbers are those the
 // clients see: tokens and strategies as the finished event reports them, branch widths,
-// backspaces, inserts and re-homes as they happen, time to first token and between tokens as
-// the events were stamped. Admission (admission.h) exports queue depth and rejections, the gRPC
+// backspaces, inserts, re-homes and streamed tokens as they happen, time to first token and
+// between tokens as the events were stamped, queue time and end-to-end time when a job ends. Admission (admission.h) exports queue depth and rejections, the gRPC
 // server the requests by method and outcome (rpc/request_metrics.h).
 //
 // Labels come from proto enums (FinishReason, Strategy), so they are bounded.
@@ -49,6 +49,9 @@ class JobMetrics {
   metrics::Counter& rehomes_;
   metrics::Histogram& time_to_first_token_;
   metrics::Histogram& inter_token_;
+  metrics::Counter& streamed_tokens_;
+  metrics::Histogram& queue_seconds_;
+  metrics::Histogram& job_seconds_;
 };
 
 }  // namespace arbor::coordinator

@@ -1,5 +1,6 @@
 // The engine's Prometheus metrics (worker_metrics.h) against what its runs and its health say:
-// steps and their rows and tokens, generated tokens, prefix-cache hits, KV blocks, sequences.
+// steps and their rows and tokens, generated tokens, prefix-cache hits, KV blocks and bytes,
+// sequences.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
 #include "tests/support/metric_samples.h"
 #include "tests/worker/engine_harness.h"
@@ -33,6 +35,7 @@ TEST(EngineMetricsTest, CountsWhatTheRunsDid) {
   // token after it, as a prefix-cache hit needs.
   options.max_batch_tokens = 24;
   options.metrics = &registry;
+  options.kv_dtype = "f32";
   absl::StatusOr<std::unique_ptr<Engine>> engine = testing::LoadEngine(options);
   ASSERT_TRUE(engine.ok()) << engine.status();
 
@@ -73,6 +76,19 @@ TEST(EngineMetricsTest, CountsWhatTheRunsDid) {
             health.cache().cached_blocks());
   EXPECT_EQ(SampleValue(text, "arbor_worker_kv_blocks{state=\"free\"}"),
             health.cache().free_blocks());
+  // The same blocks in bytes: layers × K and V × kv heads × head_dim × 4 (f32) per token.
+  const model::ModelConfig& config = (*engine)->backend().config();
+  const double block_bytes = 16.0 * config.num_layers * 2 * config.num_kv_heads *
+                             config.head_dim * 4;
+  for (const char* state : {"used", "cached", "free"}) {
+    EXPECT_EQ(SampleValue(text, absl::StrCat("arbor_worker_kv_bytes{state=\"", state, "\"}")),
+              SampleValue(text, absl::StrCat("arbor_worker_kv_blocks{state=\"", state, "\"}")) *
+                  block_bytes)
+        << state;
+  }
+  EXPECT_DOUBLE_EQ(SampleValue(text, "arbor_worker_kv_used_ratio"),
+                   static_cast<double>(health.cache().used_blocks()) /
+                       static_cast<double>(health.cache().total_blocks()));
   EXPECT_EQ(SampleValue(text, "arbor_worker_sequences"), 1);
   EXPECT_EQ(SampleValue(text, "arbor_worker_active_runs"), 0);
 

@@ -112,6 +112,19 @@ TEST(JobMetricsTest, AgreesWithTheJobsOwnAccount) {
             token_times.size() - 1);
   EXPECT_NEAR(SampleValue(text, "arbor_coordinator_inter_token_seconds_sum"),
               (token_times.back() - token_times.front()) * 1e-6, 1e-9);
+  // Streamed as they came: one per token event and per inserted token (backspaced ones too).
+  int streamed = inserted;
+  for (const auto& e : h.events) streamed += e.has_token() ? 1 : 0;
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_streamed_tokens_total"), streamed);
+  EXPECT_GE(streamed, 10);
+  // Queue and end-to-end time from the finished event's timings.
+  const arbor::v1::Timings& timings = finished[0].finished().timings();
+  EXPECT_GT(timings.total_us(), 0);
+  EXPECT_EQ(SampleValue(text, "arbor_coordinator_job_seconds_count"), 1);
+  EXPECT_NEAR(SampleValue(text, "arbor_coordinator_job_seconds_sum"), timings.total_us() * 1e-6,
+              1e-9);
+  EXPECT_NEAR(SampleValue(text, "arbor_coordinator_queue_seconds_sum"), timings.queued_us() * 1e-6,
+              1e-9);
 }
 
 TEST(JobMetricsTest, CountsRehomesAndCancellations) {
