@@ -38,10 +38,15 @@ void ChoiceRunner::Push(Item item) {
   items_.push_back(std::move(item));
 }
 
-ChoiceRunner::Item ChoiceRunner::Next() {
+ChoiceRunner::Item ChoiceRunner::Next() { return *NextWithin(absl::InfiniteDuration()); }
+
+std::optional<ChoiceRunner::Item> ChoiceRunner::NextWithin(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](std::deque<Item>* items) { return !items->empty(); }, &items_));
+  if (!mu_.AwaitWithTimeout(
+          absl::Condition(+[](std::deque<Item>* items) { return !items->empty(); }, &items_),
+          timeout)) {
+    return std::nullopt;
+  }
   Item item = std::move(items_.front());
   items_.pop_front();
   return item;

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "arbor/v1/generation.grpc.pb.h"
 
 namespace arbor::coordinator::http {
@@ -39,6 +40,8 @@ class ChoiceRunner {
   // Blocks for the next item. Call it only while some stream has not ended: each choice ends
   // exactly once.
   Item Next();
+  // The same, waiting at most `timeout`; nullopt when nothing came.
+  std::optional<Item> NextWithin(absl::Duration timeout);
   // Cancels every choice's call (and so its job); their ends still arrive through Next.
   void CancelAll();
 

@@ -1,12 +1,15 @@
 #include "coordinator/http/completion_handler.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/http/choice_runner.h"
+#include "coordinator/http/client_connection.h"
 #include "coordinator/http/openai_response.h"
 #include "views/committed_stream.h"
 
@@ -42,10 +45,12 @@ absl::Status FinishedError(const std::string& job_id, const arbor::v1::FinishedE
   }
 }
 
-// Takes the next item of the merged stream into its choice. Returns the choice's index; the
-// first error of the request is kept in run.error and cancels the other choices.
-int Advance(Run& run) {
-  ChoiceRunner::Item item = run.runner->Next();
+// How often a blocking request looks whether its client is still there.
+constexpr absl::Duration kClientCheck = absl::Milliseconds(250);
+
+// Takes `item` of the merged stream into its choice. Returns the choice's index; the first error
+// of the request is kept in run.error and cancels the other choices.
+int Take(Run& run, ChoiceRunner::Item item) {
   ChoiceState& choice = run.choices[item.index];
   absl::Status status = item.status;
   if (!item.event) {
@@ -73,6 +78,40 @@ int Advance(Run& run) {
   return item.index;
 }
 
+// Takes the next item of the merged stream (Take).
+int Advance(Run& run) { return Take(run, run.runner->Next()); }
+
+// A blocking request's client, looked at every kClientCheck while its jobs run.
+struct WaitingClient {
+  explicit WaitingClient(const httplib::Request& request)
+      : request(request), next_check(absl::Now() + kClientCheck) {}
+  const httplib::Request& request;
+  std::optional<ClientConnection> connection;  // Found once, and only for requests that wait.
+  absl::Time next_check;
+};
+
+// Blocking requests write nothing until their jobs end, so a client that leaves is noticed
+// only by looking (client_connection.h): then every job is cancelled, as for a stream. Events
+// keep coming while the jobs run, so the look is on a clock, not on a quiet queue.
+void AdvanceWhileClientWaits(Run& run, WaitingClient& client) {
+  while (true) {
+    std::optional<ChoiceRunner::Item> item =
+        run.runner->NextWithin(std::max(client.next_check - absl::Now(), absl::ZeroDuration()));
+    if (absl::Now() >= client.next_check) {
+      client.next_check = absl::Now() + kClientCheck;
+      if (!client.connection) client.connection.emplace(client.request);
+      if (run.error.ok() && client.connection->gone()) {
+        run.error = absl::CancelledError("the client closed the connection");
+        run.runner->CancelAll();
+      }
+    }
+    if (item) {
+      Take(run, *std::move(item));
+      return;
+    }
+  }
+}
+
 FinalPiece Concatenate(const std::vector<FinalPiece>& pieces) {
   FinalPiece whole;
   for (const FinalPiece& piece : pieces) {
@@ -90,8 +129,8 @@ void SetContext(Run& run, const std::string& model_id) {
   run.context.model = model_id;
 }
 
-void AnswerWhole(Run& run, httplib::Response& response) {
-  while (run.open > 0) Advance(run);
+void AnswerWhole(Run& run, WaitingClient& client, httplib::Response& response) {
+  while (run.open > 0) AdvanceWhileClientWaits(run, client);
   if (!run.error.ok()) return SetError(run.error, response);
   std::vector<ChoiceResult> results;
   for (ChoiceState& choice : run.choices) {
@@ -155,7 +194,7 @@ void SetError(const absl::Status& status, httplib::Response& response) {
 
 void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest request,
                       const std::string& model_id, const std::string& authorization,
-                      httplib::Response& response) {
+                      const httplib::Request& http_request, httplib::Response& response) {
   auto run = std::make_shared<Run>();
   run->request = std::move(request);
   run->choices.resize(run->request.choices.size());
@@ -163,9 +202,12 @@ void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest 
   run->runner = std::make_unique<ChoiceRunner>(stub, authorization, run->request.choices);
   if (!run->request.stream) {
     // Blocking: the response waits for every choice anyway.
-    while (run->open > 0 && !run->choices[0].started && run->error.ok()) Advance(*run);
+    WaitingClient client(http_request);
+    while (run->open > 0 && !run->choices[0].started && run->error.ok()) {
+      AdvanceWhileClientWaits(*run, client);
+    }
     SetContext(*run, model_id);
-    return AnswerWhole(*run, response);
+    return AnswerWhole(*run, client, response);
   }
   auto waiting = [&run] {
     for (const ChoiceState& c : run->choices) {

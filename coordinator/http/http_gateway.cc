@@ -318,7 +318,7 @@ void HttpGateway::Completions(const httplib::Request& request,
     }
   }
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
-                   response);
+                   request, response);
 }
 
 bool HttpGateway::ServesModel(const std::string& name) const {
