@@ -2,8 +2,9 @@
 """Entropix quadrant coverage of a checkpoint, measured with the float64 reference forward.
 
 Usage: quadrant_coverage.py MODEL_DIR [--contexts N] [--length L] [--seed S] [--generate G]
-Draws N random token contexts of length 1..L and, with --generate G, one sampled generation of
-G tokens (temperature 1, the way the demo wanders). Classifies the last-position distribution
+                            [--generations K]
+Draws N random token contexts of length 1..L and, with --generate G, K sampled generations of
+G tokens from random first tokens (temperature 1, the way the demo wanders). Classifies the last-position distribution
 of each by docs/ARCHITECTURE.md §4.2 (H in bits, V in bits^2; first match wins) and prints JSON:
 {"contexts": {quadrant: count}, "generation": {quadrant: count}, "seed": S}.
 """
@@ -40,6 +41,7 @@ def main():
     parser.add_argument("--length", type=int, default=24)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--generate", type=int, default=0)
+    parser.add_argument("--generations", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
@@ -51,12 +53,13 @@ def main():
         logits, _ = model.forward(tokens)
         contexts[quadrant(*entropy_varentropy(logits[-1]))] += 1
     generation = {q: 0 for q in QUADRANTS}
-    tokens = [rng.randrange(vocab)]
-    for _ in range(args.generate):
-        logits, _ = model.forward(tokens)
-        generation[quadrant(*entropy_varentropy(logits[-1]))] += 1
-        probs = torch.softmax(logits[-1], -1)
-        tokens.append(int(torch.multinomial(probs, 1).item()))
+    for _ in range(args.generations):
+        tokens = [rng.randrange(vocab)]
+        for _ in range(args.generate):
+            logits, _ = model.forward(tokens)
+            generation[quadrant(*entropy_varentropy(logits[-1]))] += 1
+            probs = torch.softmax(logits[-1], -1)
+            tokens.append(int(torch.multinomial(probs, 1).item()))
     json.dump({"contexts": contexts, "generation": generation, "seed": args.seed}, sys.stdout)
     print()
 

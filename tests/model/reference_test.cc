@@ -94,12 +94,15 @@ TEST_F(ReferenceTest, TinyPresetMeetsEveryEntropixQuadrant) {
   ASSERT_TRUE(MakeModel(options).ok());
   nlohmann::json result =
       RunPython({std::string(ARBOR_SOURCE_DIR) + "/tests/model/quadrant_coverage.py", dir_,
-                 "--contexts", "150", "--seed", std::to_string(seed), "--generate", "150"});
+                 "--contexts", "150", "--seed", std::to_string(seed), "--generate", "60",
+                 "--generations", "5"});
   ASSERT_TRUE(result.is_object());
   printf("%s\n", result.dump().c_str());
   for (const char* quadrant : {"LELV", "HELV", "LEHV", "HEHV", "ADAPTIVE"}) {
     EXPECT_GT(result["contexts"][quadrant].get<int>(), 0) << quadrant << " over random contexts";
-    EXPECT_GT(result["generation"][quadrant].get<int>(), 0) << quadrant << " in one generation";
+    // Several short generations from random starts: one long one can settle where a quadrant
+    // never comes (a model seed whose 400-token walk never met HELV).
+    EXPECT_GT(result["generation"][quadrant].get<int>(), 0) << quadrant << " in 5 generations";
   }
 }
 
