@@ -48,4 +48,4 @@ strategies+=",canonical:policy_file=$OUT/policy.json:label=canonical-calibrated"
 strategies+=",search:policy_file=$OUT/policy.json:label=search-calibrated"
 "$ARBOR" eval "${common[@]}" --tasks="$(IFS=,; echo "${evaluation[*]}")" \
   --strategies="$strategies" --seeds=1,2,3 --results="$OUT/results.jsonl" \
-  --report="$OUT/report.json" --plot="$OUT/accuracy-vs-tokens.png" | tee "$OUT/report.txt"
+  --report="$OUT/report.json" --plot="$OUT/accuracy-vs-tokens.svg" | tee "$OUT/report.txt"

@@ -40,7 +40,8 @@ ABSL_FLAG(std::string, results, "",
           "eval: results file (JSON Lines, appended per answer); running the same command again "
           "resumes from it. Required.");
 ABSL_FLAG(std::string, report, "", "eval: report JSON path (default: RESULTS.report.json).");
-ABSL_FLAG(std::string, plot, "", "eval: accuracy-vs-tokens PNG path (default: RESULTS.png).");
+ABSL_FLAG(std::string, plot, "",
+          "eval: accuracy-vs-tokens plot path, SVG (default: RESULTS.svg).");
 ABSL_FLAG(int, concurrency, 4, "eval/calibrate: answers in flight at once.");
 ABSL_FLAG(bool, calibrate_difficulty, false,
           "eval: instead of comparing, find per family the level where greedy accuracy is in "
@@ -199,7 +200,7 @@ int Evaluate(eval::ResultsLog& log, const eval::EvalOptions& options,
   if (report_path.empty()) report_path = results_path + ".report.json";
   std::ofstream(report_path) << eval::ReportJson(report).dump(2) << "\n";
   std::string plot_path = absl::GetFlag(FLAGS_plot);
-  if (plot_path.empty()) plot_path = results_path + ".png";
+  if (plot_path.empty()) plot_path = results_path + ".svg";
   if (absl::Status plotted = eval::WriteReportPlot(report, plot_path); !plotted.ok()) {
     std::cerr << "arbor eval: " << plotted.message() << "\n";
     return 1;

@@ -152,8 +152,9 @@ TEST_F(EvalE2eTest, EvaluatesThenResumesToTheSameReport) {
             report["strategies"][0]["generated_tokens_per_answer"].get<double>())
       << "best_of_n spends its samples";
   EXPECT_TRUE(report["strategies"][1].contains("vs_baseline"));
-  const std::string png = base::ReadFile(results + ".png").value_or("");
-  EXPECT_EQ(png.substr(0, 8), "\x89PNG\r\n\x1a\n");
+  const std::string svg = base::ReadFile(results + ".svg").value_or("");
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << svg.substr(0, 80);
+  EXPECT_NE(svg.find(">greedy</text>"), std::string::npos) << "the legend names the strategies";
 
   // Cut short: the first half of the answers and a torn line, as a kill leaves the file.
   const std::string resumed = *dir_ + "/resumed.jsonl";

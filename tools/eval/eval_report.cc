@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/eval/eval_runner.h"
-#include "tools/eval/report/png_plot.h"
+#include "tools/eval/report/svg_plot.h"
 
 namespace arbor::eval {
 namespace {
@@ -256,7 +256,7 @@ absl::Status WriteReportPlot(const EvalReport& report, const std::string& path) 
     const double x = std::max(r.tokens.estimate, 1.0);
     plot.series.push_back({r.strategy, {{x, r.accuracy.estimate, r.accuracy.lo, r.accuracy.hi}}});
   }
-  return WritePlotPng(plot, path);
+  return WritePlotSvg(plot, path);
 }
 
 }  // namespace arbor::eval

@@ -1,9 +1,9 @@
-// A small scatter plot rendered to PNG without a plotting library: axes with "nice" ticks and
-// numeric labels, points with vertical error bars joined per series in x order, a legend, and
-// text in a built-in bitmap font. Enough for `arbor eval`'s accuracy-against-compute figure,
-// written by the binary itself so the report needs nothing else installed.
-#ifndef ARBOR_TOOLS_EVAL_REPORT_PNG_PLOT_H_
-#define ARBOR_TOOLS_EVAL_REPORT_PNG_PLOT_H_
+// A small scatter plot written as SVG, which any browser (and the viewer) shows: axes with
+// "nice" ticks and numeric labels, points with vertical error bars joined per series in x order,
+// and a legend. Enough for `arbor eval`'s accuracy-against-compute figure, written by the binary
+// itself so the report needs nothing else installed; the numbers stay in the JSON report.
+#ifndef ARBOR_TOOLS_EVAL_REPORT_SVG_PLOT_H_
+#define ARBOR_TOOLS_EVAL_REPORT_SVG_PLOT_H_
 
 #include <string>
 #include <vector>
@@ -28,18 +28,18 @@ struct Plot {
   std::string title, x_label, y_label;
   std::vector<PlotSeries> series;  // Series i takes colour i of a fixed colour-blind-safe palette.
   bool log_x = false;
-  int width = 900, height = 600;  // Pixels; 320–4096 wide, 240–4096 high.
+  int width = 900, height = 600;  // SVG pixels; 320–4096 wide, 240–4096 high.
 };
 
-// The PNG bytes: 8-bit RGB, one zlib-compressed IDAT of unfiltered rows. Points with a
+// The SVG document (monospace text, so labels lay out without font metrics). Points with a
 // non-finite x or y (and x ≤ 0 on a log axis) are skipped, and so are series left without
 // points, in the legend too; with no points at all the axes still render, over [0, 1].
 // INVALID_ARGUMENT for a size outside the bounds above.
-absl::StatusOr<std::string> RenderPlotPng(const Plot& plot);
+absl::StatusOr<std::string> RenderPlotSvg(const Plot& plot);
 
 // Renders and writes atomically: to `path` + ".tmp", then renamed over `path`, so a reader never
 // sees half a file. Errors name the path.
-absl::Status WritePlotPng(const Plot& plot, const std::string& path);
+absl::Status WritePlotSvg(const Plot& plot, const std::string& path);
 
 // The ticks of a linear axis covering [lo, hi]: 4 to 8 multiples of one step of 1, 2 or 5 × 10^k,
 // the first ≤ lo and the last ≥ hi, so they double as the axis limits. A zero-width or
@@ -53,4 +53,4 @@ std::vector<double> LogTicks(double lo, double hi);
 
 }  // namespace arbor::eval
 
-#endif  // ARBOR_TOOLS_EVAL_REPORT_PNG_PLOT_H_
+#endif  // ARBOR_TOOLS_EVAL_REPORT_SVG_PLOT_H_

@@ -1,6 +1,4 @@
-#include "tools/eval/report/png_plot.h"
-
-#include <zlib.h>
+#include "tools/eval/report/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/files.h"
-#include "tools/eval/report/bitmap_font.h"
 
 namespace arbor::eval {
 namespace {
@@ -22,132 +19,96 @@ struct Rgb {
 };
 
 constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kGrid{225, 225, 225};
-// Okabe–Ito, which stays distinguishable under the common colour-vision deficiencies; yellow and
-// black, the weakest against white and the axes, come last.
-// Okabe-Ito's colour-blind-safe eight, then four of Tol's muted set for longer comparisons.
+// Okabe-Ito's colour-blind-safe eight (yellow and black, the weakest against white and the axes,
+// last), then four of Tol's muted set for longer comparisons.
 constexpr Rgb kPalette[] = {{0, 114, 178}, {213, 94, 0},   {0, 158, 115},  {204, 121, 167},
                             {230, 159, 0}, {86, 180, 233}, {240, 228, 66}, {0, 0, 0},
                             {136, 34, 85}, {68, 170, 153}, {153, 153, 51}, {119, 119, 119}};
 constexpr int kMinWidth = 320, kMinHeight = 240, kMaxSide = 4096;
 constexpr int kMarkerRadius = 4, kCapHalfWidth = 4, kTickLength = 5;
+// Text is monospace at kTextHeight pixels, whose characters are 0.6 em wide: widths are known
+// without a font, so labels can be laid out.
+constexpr int kTextHeight = 12;
+constexpr double kCharWidth = 0.6 * kTextHeight;
 
-// An RGB raster with the few primitives a plot needs; drawing outside it is clipped.
+std::string Colour(Rgb c) { return absl::StrFormat("#%02x%02x%02x", c.r, c.g, c.b); }
+
+// `text` with the characters XML gives meaning to escaped.
+std::string Escaped(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+// The few primitives a plot needs, as SVG elements in drawing order (later ones on top).
 class Canvas {
  public:
-  Canvas(int width, int height)
-      : width_(width), height_(height), pixels_(static_cast<size_t>(width) * height * 3, 255) {}
+  Canvas(int width, int height) : width_(width), height_(height) {}
 
-  int width() const { return width_; }
-  int height() const { return height_; }
-  const uint8_t* row(int y) const { return &pixels_[static_cast<size_t>(y) * width_ * 3]; }
-
-  void Set(int x, int y, Rgb c) {
-    if (x < 0 || y < 0 || x >= width_ || y >= height_) return;
-    uint8_t* p = &pixels_[(static_cast<size_t>(y) * width_ + x) * 3];
-    p[0] = c.r;
-    p[1] = c.g;
-    p[2] = c.b;
-  }
   void FillRect(int x0, int y0, int x1, int y1, Rgb c) {
-    for (int y = std::min(y0, y1); y <= std::max(y0, y1); ++y) {
-      for (int x = std::min(x0, x1); x <= std::max(x0, x1); ++x) Set(x, y, c);
-    }
+    absl::StrAppendFormat(&body_, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+                          std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0),
+                          std::abs(y1 - y0), Colour(c));
   }
   void Box(int x0, int y0, int x1, int y1, Rgb c) {
-    Line(x0, y0, x1, y0, c);
-    Line(x1, y0, x1, y1, c);
-    Line(x1, y1, x0, y1, c);
-    Line(x0, y1, x0, y0, c);
+    absl::StrAppendFormat(&body_,
+                          "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                          "stroke=\"%s\"/>\n",
+                          std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0),
+                          std::abs(y1 - y0), Colour(c));
   }
-  // Bresenham: one pixel wide, no anti-aliasing, so every drawn pixel has the exact colour.
   void Line(int x0, int y0, int x1, int y1, Rgb c) {
-    const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0);
-    const int sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
-    for (int err = dx + dy;;) {
-      Set(x0, y0, c);
-      if (x0 == x1 && y0 == y1) return;
-      const int e2 = 2 * err;
-      if (e2 >= dy) err += dy, x0 += sx;
-      if (e2 <= dx) err += dx, y0 += sy;
-    }
+    absl::StrAppendFormat(&body_,
+                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", x0,
+                          y0, x1, y1, Colour(c));
   }
   void Disk(int cx, int cy, int radius, Rgb c) {
-    for (int dy = -radius; dy <= radius; ++dy) {
-      for (int dx = -radius; dx <= radius; ++dx) {
-        if (dx * dx + dy * dy <= radius * radius + radius) Set(cx + dx, cy + dy, c);
-      }
-    }
+    absl::StrAppendFormat(&body_, "<circle cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\"/>\n", cx, cy,
+                          radius, Colour(c));
   }
-  // Text with its top-left corner at (x, y), each font pixel a scale × scale square. `vertical`
-  // turns it a quarter counter-clockwise, reading upwards from (x, y), for the y-axis label.
+  // Text with its top-left corner at (x, y), `scale` times the base size. `vertical` turns it a
+  // quarter counter-clockwise, reading upwards from (x, y), for the y-axis label.
   void Text(int x, int y, const std::string& text, Rgb c, int scale = 1, bool vertical = false) {
-    for (size_t i = 0; i < text.size(); ++i) {
-      const GlyphRows rows = Glyph(text[i]);
-      for (int r = 0; r < kGlyphHeight; ++r) {
-        for (int col = 0; col < kGlyphWidth; ++col) {
-          if (!(rows[r] >> (kGlyphWidth - 1 - col) & 1)) continue;
-          const int along = (static_cast<int>(i) * kGlyphAdvance + col) * scale;
-          const int across = r * scale;
-          if (vertical) {
-            FillRect(x + across, y - along - scale + 1, x + across + scale - 1, y - along, c);
-          } else {
-            FillRect(x + along, y + across, x + along + scale - 1, y + across + scale - 1, c);
-          }
-        }
-      }
+    const int size = kTextHeight * scale;
+    // SVG places text by its baseline: about 0.8 em below the top.
+    const int baseline = static_cast<int>(std::lround(0.8 * size));
+    if (vertical) {
+      absl::StrAppendFormat(&body_,
+                            "<text transform=\"translate(%d %d) rotate(-90)\" font-size=\"%d\" "
+                            "fill=\"%s\">%s</text>\n",
+                            x + baseline, y, size, Colour(c), Escaped(text));
+    } else {
+      absl::StrAppendFormat(&body_,
+                            "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
+                            x, y + baseline, size, Colour(c), Escaped(text));
     }
   }
   static int TextWidth(const std::string& text, int scale = 1) {
-    return static_cast<int>(text.size()) * kGlyphAdvance * scale;
+    return static_cast<int>(std::lround(static_cast<double>(text.size()) * kCharWidth * scale));
+  }
+
+  std::string Svg() const {
+    return absl::StrCat(
+        absl::StrFormat("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                        "viewBox=\"0 0 %d %d\" font-family=\"monospace\">\n",
+                        width_, height_, width_, height_),
+        absl::StrFormat("<rect width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", width_, height_,
+                        Colour(kWhite)),
+        body_, "</svg>\n");
   }
 
  private:
   int width_, height_;
-  std::vector<uint8_t> pixels_;
+  std::string body_;
 };
-
-void AppendBe32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
-}
-
-// A PNG chunk: length, type, data, and the CRC-32 of type and data.
-void AppendChunk(std::string& png, const char* type, const std::string& data) {
-  AppendBe32(png, static_cast<uint32_t>(data.size()));
-  const std::string body = std::string(type, 4) + data;
-  png += body;
-  AppendBe32(png, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
-                                              static_cast<uInt>(body.size()))));
-}
-
-// The PNG file: signature, IHDR, one IDAT, IEND. Rows use filter 0 (none): the plot is mostly
-// flat colour, which deflate compresses well without per-row prediction.
-absl::StatusOr<std::string> EncodePng(const Canvas& canvas) {
-  const size_t row_bytes = static_cast<size_t>(canvas.width()) * 3;
-  std::string raw;
-  raw.reserve(static_cast<size_t>(canvas.height()) * (1 + row_bytes));
-  for (int y = 0; y < canvas.height(); ++y) {
-    raw.push_back('\0');
-    raw.append(reinterpret_cast<const char*>(canvas.row(y)), row_bytes);
-  }
-  uLongf size = compressBound(raw.size());
-  std::string compressed(size, '\0');
-  if (compress2(reinterpret_cast<Bytef*>(compressed.data()), &size,
-                reinterpret_cast<const Bytef*>(raw.data()), raw.size(),
-                Z_BEST_COMPRESSION) != Z_OK) {
-    return absl::InternalError("plot: zlib compression failed");
-  }
-  compressed.resize(size);
-  std::string header;
-  AppendBe32(header, static_cast<uint32_t>(canvas.width()));
-  AppendBe32(header, static_cast<uint32_t>(canvas.height()));
-  // Bit depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace.
-  header += std::string("\x08\x02\x00\x00\x00", 5);
-  std::string png = "\x89PNG\r\n\x1a\n";
-  AppendChunk(png, "IHDR", header);
-  AppendChunk(png, "IDAT", compressed);
-  AppendChunk(png, "IEND", "");
-  return png;
-}
 
 // Multiples of `step` from the one at or below lo to the one at or above hi; the tolerance keeps
 // a bound that is a multiple up to rounding from adding a tick.
@@ -262,10 +223,10 @@ Frame Layout(const Plot& plot, const Axis& y, const std::vector<std::vector<Plot
   }
   Frame f;
   f.legend_width = name_width == 0 ? 0 : std::min(name_width + 40, plot.width / 3);
-  f.left = 12 + kGlyphHeight + 10 + label_width + kTickLength + 4;
+  f.left = 12 + kTextHeight + 10 + label_width + kTickLength + 4;
   f.right = plot.width - 20 - (f.legend_width == 0 ? 0 : f.legend_width + 15);
-  f.top = 24 + 2 * kGlyphHeight;
-  f.bottom = plot.height - (kTickLength + 10 + 2 * kGlyphHeight + 16);
+  f.top = 24 + 2 * kTextHeight;
+  f.bottom = plot.height - (kTickLength + 10 + 2 * kTextHeight + 16);
   return f;
 }
 
@@ -282,7 +243,7 @@ void DrawAxes(Canvas& canvas, const Frame& f, const Axis& x, const Axis& y) {
     canvas.Line(f.left, py, f.right, py, kGrid);
     canvas.Line(f.left - kTickLength, py, f.left, py, kBlack);
     const std::string label = y.Label(t);
-    canvas.Text(f.left - kTickLength - 4 - Canvas::TextWidth(label), py - kGlyphHeight / 2 + 1,
+    canvas.Text(f.left - kTickLength - 4 - Canvas::TextWidth(label), py - kTextHeight / 2 + 1,
                 label, kBlack);
   }
   canvas.Box(f.left, f.top, f.right, f.bottom, kBlack);
@@ -293,7 +254,7 @@ void DrawLabels(Canvas& canvas, const Plot& plot, const Frame& f) {
   const int title_x = std::max(4, (plot.width - Canvas::TextWidth(plot.title, 2)) / 2);
   canvas.Text(title_x, 12, plot.title, kBlack, 2);
   canvas.Text((f.left + f.right - Canvas::TextWidth(plot.x_label)) / 2,
-              f.bottom + kTickLength + 10 + kGlyphHeight + 6, plot.x_label, kBlack);
+              f.bottom + kTickLength + 10 + kTextHeight + 6, plot.x_label, kBlack);
   canvas.Text(12, (f.top + f.bottom + Canvas::TextWidth(plot.y_label)) / 2, plot.y_label, kBlack, 1,
               /*vertical=*/true);
 }
@@ -324,7 +285,7 @@ void DrawLegend(Canvas& canvas, const Plot& plot, const Frame& f,
   for (size_t s = 0; s < plot.series.size(); ++s) {
     if (points[s].empty()) continue;
     const Rgb color = kPalette[s % std::size(kPalette)];
-    const int mid = y + kGlyphHeight / 2;
+    const int mid = y + kTextHeight / 2;
     canvas.Line(x0 + 6, mid, x0 + 24, mid, color);
     canvas.Disk(x0 + 15, mid, kMarkerRadius - 1, color);
     canvas.Text(x0 + 32, y, plot.series[s].name, kBlack);
@@ -382,7 +343,7 @@ std::vector<double> LogTicks(double lo, double hi) {
   }
 }
 
-absl::StatusOr<std::string> RenderPlotPng(const Plot& plot) {
+absl::StatusOr<std::string> RenderPlotSvg(const Plot& plot) {
   if (plot.width < kMinWidth || plot.width > kMaxSide || plot.height < kMinHeight ||
       plot.height > kMaxSide) {
     return absl::InvalidArgumentError(absl::StrCat("plot: size ", plot.width, "x", plot.height,
@@ -401,13 +362,13 @@ absl::StatusOr<std::string> RenderPlotPng(const Plot& plot) {
   }
   DrawLegend(canvas, plot, f, points);
   DrawLabels(canvas, plot, f);
-  return EncodePng(canvas);
+  return canvas.Svg();
 }
 
-absl::Status WritePlotPng(const Plot& plot, const std::string& path) {
-  absl::StatusOr<std::string> png = RenderPlotPng(plot);
-  if (!png.ok()) return png.status();
-  return base::WriteFileAtomically(path, *png);
+absl::Status WritePlotSvg(const Plot& plot, const std::string& path) {
+  absl::StatusOr<std::string> svg = RenderPlotSvg(plot);
+  if (!svg.ok()) return svg.status();
+  return base::WriteFileAtomically(path, *svg);
 }
 
 }  // namespace arbor::eval
