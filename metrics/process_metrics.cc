@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+
 namespace arbor::metrics {
 namespace {
 
@@ -82,12 +84,10 @@ void ProcessMetrics::Refresh() {
   // proc(5): 14 utime, 15 stime, 22 starttime (ticks after boot), 23 vsize, 24 rss (pages).
   const double utime = StatField(stat, 14), stime = StatField(stat, 15);
   if (utime >= 0 && stime >= 0) {
-    absl::MutexLock lock(&mu_);
+    static absl::Mutex mu(absl::kConstInit);  // Read and advance as one step, process-wide.
+    absl::MutexLock lock(&mu);
     const double cpu = (utime + stime) / ticks;
-    if (cpu > published_cpu_seconds_) {
-      cpu_seconds_.Inc(cpu - published_cpu_seconds_);
-      published_cpu_seconds_ = cpu;
-    }
+    if (cpu > cpu_seconds_.Value()) cpu_seconds_.Inc(cpu - cpu_seconds_.Value());
   }
   if (const double start = StatField(stat, 22); start >= 0) {
     start_time_seconds_.Set(BootTimeSeconds() + start / ticks);

@@ -4,7 +4,6 @@
 #ifndef ARBOR_METRICS_PROCESS_METRICS_H_
 #define ARBOR_METRICS_PROCESS_METRICS_H_
 
-#include "absl/synchronization/mutex.h"
 #include "metrics/registry.h"
 
 namespace arbor::metrics {
@@ -15,12 +14,12 @@ class ProcessMetrics {
   explicit ProcessMetrics(Registry& registry);
 
   // Reads /proc/self and updates every series; a value that cannot be read keeps its last one.
+  // The CPU counter advances by what /proc shows beyond its value, so refreshes that overlap, or
+  // two of these on one registry, never count a second twice.
   void Refresh();
 
  private:
-  absl::Mutex mu_;  // Scrapes may overlap; the CPU counter advances by the difference.
   Counter& cpu_seconds_;
-  double published_cpu_seconds_ ABSL_GUARDED_BY(mu_) = 0.0;
   Gauge& resident_bytes_;
   Gauge& virtual_bytes_;
   Gauge& open_fds_;

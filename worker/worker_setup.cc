@@ -106,10 +106,10 @@ absl::StatusOr<int64_t> ResolveKvTokens(const WorkerSetupOptions& options,
   return tokens;
 }
 
+// The backend on device `ordinal` (-1: the CPU) with its KV pool of `kv_dtype`.
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
-    const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint) {
-  ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
-  ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
+    const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint,
+    int ordinal, KvDtype kv_dtype) {
   ASSIGN_OR_RETURN(const int64_t kv_tokens,
                    ResolveKvTokens(options, checkpoint->config(), kv_dtype, ordinal >= 0));
   const int32_t kv_blocks =
@@ -233,9 +233,10 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
   ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
   engine_options.kv_bytes_per_token = KvBytesPerToken(checkpoint->config(), kv_dtype);
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<Backend> backend,
-      MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint))));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
+                   MakeBackend(options,
+                               std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                               ordinal, kv_dtype));
   if (options.wrap_backend) backend = options.wrap_backend(std::move(backend));
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));

@@ -1,5 +1,6 @@
 #include "coordinator/http/http_metrics.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -9,11 +10,18 @@
 namespace arbor::coordinator::http {
 namespace {
 
+// Paths that are routes as they are; the others are patterns RouteOf matches by hand.
+constexpr absl::string_view kExactRoutes[] = {"/v1/chat/completions", "/v1/completions",
+                                              "/v1/models",           "/v1/jobs",
+                                              "/health",              "/metrics",
+                                              "/"};
+
 const std::vector<std::string>& Routes() {
-  static const auto* routes = new std::vector<std::string>{
-      "/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/jobs", "/v1/jobs/{id}",
-      "/v1/jobs/{id}/tree",   "/health",         "/metrics",   "/",        "/ui",
-      "other"};
+  static const auto* routes = [] {
+    auto* all = new std::vector<std::string>(std::begin(kExactRoutes), std::end(kExactRoutes));
+    all->insert(all->end(), {"/v1/jobs/{id}", "/v1/jobs/{id}/tree", "/ui", "other"});
+    return all;
+  }();
   return *routes;
 }
 
@@ -29,8 +37,7 @@ const std::vector<std::string>& Statuses() {
 absl::string_view RouteOf(absl::string_view path) {
   const size_t query = path.find('?');
   if (query != absl::string_view::npos) path = path.substr(0, query);
-  for (absl::string_view exact : {"/v1/chat/completions", "/v1/completions", "/v1/models",
-                                  "/v1/jobs", "/health", "/metrics", "/"}) {
+  for (absl::string_view exact : kExactRoutes) {
     if (path == exact) return exact;
   }
   if (path == "/ui" || absl::StartsWith(path, "/ui/")) return "/ui";
@@ -43,8 +50,9 @@ absl::string_view RouteOf(absl::string_view path) {
 }
 
 absl::string_view StatusLabel(int status) {
-  for (const std::string& code : Statuses()) {
-    if (code == std::to_string(status)) return code;
+  const std::string code = std::to_string(status);
+  for (const std::string& label : Statuses()) {
+    if (label == code) return label;
   }
   if (status < 100 || status > 599) return "5xx";  // Not HTTP: count it as a server fault.
   const size_t first_class = Statuses().size() - 5;  // "1xx".
