@@ -30,7 +30,8 @@ ABSL_FLAG(std::string, policy_mode, "",
 ABSL_FLAG(std::string, policy_file, "",
           "generate/submit: the request's policy, an arbor.v1.PolicyConfig as JSON (the format "
           "`arbor calibrate` writes); fields left out keep the server's defaults (or "
-          "--policy_mode's). --policy_mode keeps its mode.");
+          "--policy_mode's). --policy_mode keeps its mode. up/demo: the coordinator's default "
+          "policy file (its --policy_file), in place of the known model's fitted one.");
 ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
 
 namespace arbor::tools {

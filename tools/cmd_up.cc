@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
@@ -37,6 +38,7 @@ ABSL_FLAG(std::string, policy, "",
           "eager, deepconf, search, canonical, trace; its --policy). Default: the one evaluation chose for "
           "a known model (cot_decoding for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else "
           "entropix search.");
+ABSL_DECLARE_FLAG(std::string, policy_file);  // tools/cmd_generate.cc
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -57,8 +59,13 @@ std::string DefaultPolicyName() {
   return known != nullptr ? known->policy : "";
 }
 
-// The coordinator flag that loads the known model's fitted policy, written into `work_dir`.
-absl::StatusOr<std::optional<std::string>> FittedPolicyFlag(const std::string& work_dir) {
+// The coordinator's --policy_file: the user's (--policy_file), else the known model's fitted
+// policy, written into `work_dir`; none for another model.
+absl::StatusOr<std::optional<std::string>> PolicyFileFlag(const std::string& work_dir) {
+  if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
+    // Absolute, so the coordinator finds it whatever directory it runs in.
+    return absl::StrCat("--policy_file=", std::filesystem::absolute(file).string());
+  }
   const model::KnownModel* known = KnownModelFlag();
   if (known == nullptr || model::FittedPolicy(*known).empty()) return std::nullopt;
   const std::string path = absl::StrCat(work_dir, "/", known->policy_file);
@@ -95,9 +102,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
     options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
   }
-  absl::StatusOr<std::optional<std::string>> fitted = FittedPolicyFlag(options.work_dir);
-  if (!fitted.ok()) return fitted.status();
-  if (*fitted) options.coordinator_flags.push_back(**fitted);
+  absl::StatusOr<std::optional<std::string>> policy_file = PolicyFileFlag(options.work_dir);
+  if (!policy_file.ok()) return policy_file.status();
+  if (*policy_file) options.coordinator_flags.push_back(**policy_file);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   return options;

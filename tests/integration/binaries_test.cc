@@ -157,6 +157,19 @@ TEST(ArborCli, HealthOfUnreachableServerFails) {
   EXPECT_NE(out.find("--coordinator=HOST:PORT"), std::string::npos) << out;
 }
 
+// `arbor up --policy_file` hands the file to the coordinator: a bad one stops the start with the
+// coordinator's own words, naming the file and the field.
+TEST(ArborCli, UpPassesItsPolicyFileOn) {
+  const std::string bad = TempPath("up-policy.json");
+  std::ofstream(bad, std::ios::trunc) << R"({"branch": {"width": 1}})";
+  auto [code, out] = RunToEnd({kBin + "/arbor", "up", "--model=tiny", "--num_workers=1",
+                               "--port=0", "--http_port=-1", "--policy_file=" + bad},
+                              absl::Seconds(90));
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find(bad), std::string::npos) << out;
+  EXPECT_NE(out.find("branch.width"), std::string::npos) << out;
+}
+
 // The demo on its default real model (SmolLM2-135M-Instruct, fetched into the cache on first
 // use): the default policy's traces are judged in the tree; the search's answer reads as English,
 // its thresholds are stated, and it branched.
