@@ -195,6 +195,27 @@ class ViewerBrowserTest(unittest.TestCase):
     def palette_rgb(self, strategy):
         return hex_to_rgb(self.palette[strategy])
 
+    def test_the_stop_token_shows_as_end_not_its_text(self):
+        # The argmax job's fourth token, made a stop id: the same job ends on its first
+        # occurrence, and the viewer draws it as ⟨end⟩ after the answer's text.
+        _, tree = self.open_job(self.jobs["argmax"])
+        generated = [n["token_id"] for n in tree["nodes"] if n["status"] == "COMMITTED"]
+        stop = generated[3]
+        status, body = http_json(self.cluster.base + "/v1/completions", {
+            "prompt": "Once upon a time", "max_tokens": 24, "seed": 7,
+            "arbor": {"policy": POLICIES["argmax"], "ignore_eos": True,
+                      "stop_token_ids": [stop]}})
+        self.assertEqual(status, 200, body)
+        job, tree = self.open_job(body["arbor"]["job_id"])
+        ended = [n for n in tree["nodes"] if n.get("stop_token")]
+        self.assertEqual([n["token_id"] for n in ended], [stop])
+        spans = self.browser.find_elements(By.CSS_SELECTOR, "#text-view .tok")
+        texts = [s.get_attribute("textContent") for s in spans]
+        self.assertEqual(len(texts), generated.index(stop) + 1)
+        self.assertEqual(texts[-1], "⟨end⟩")
+        self.assertEqual(same_characters("".join(texts[:-1])), same_characters(shown(job["text"])))
+        self.assertEqual(body["choices"][0]["text"], job["text"])
+
     def test_the_prompt_is_shown_as_the_model_read_it(self):
         job, _ = self.open_job(self.jobs["argmax"])
         self.assertIn("Once upon a time", job["prompt"])  # GetJob decodes the prompt.
