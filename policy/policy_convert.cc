@@ -175,25 +175,9 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
 
 #undef ARBOR_APPLY
 
-v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
-  v1::PolicyConfig p;
-  p.set_mode(ModeToProto(c.mode));
-  v1::SamplingParams* s = p.mutable_sampling();
-  s->set_temperature(c.sampling.temperature);
-  s->set_top_p(c.sampling.top_p);
-  s->set_top_k(c.sampling.top_k);
-  s->set_min_p(c.sampling.min_p);
-  v1::Thresholds* t = p.mutable_thresholds();
-  t->set_lelv_entropy(c.thresholds.lelv_entropy);
-  t->set_lelv_varentropy(c.thresholds.lelv_varentropy);
-  t->set_helv_entropy(c.thresholds.helv_entropy);
-  t->set_helv_varentropy(c.thresholds.helv_varentropy);
-  t->set_lehv_entropy(c.thresholds.lehv_entropy);
-  t->set_lehv_varentropy(c.thresholds.lehv_varentropy);
-  t->set_hehv_entropy(c.thresholds.hehv_entropy);
-  t->set_hehv_varentropy(c.thresholds.hehv_varentropy);
-  v1::Coefficients* k = p.mutable_coefficients();
-  const entropix::Coefficients& e = c.coefficients;
+namespace {
+
+void CoefficientsToProto(const entropix::Coefficients& e, v1::Coefficients* k) {
   k->set_helv_temp_base(e.helv_temp_base);
   k->set_helv_temp_attn(e.helv_temp_attn);
   k->set_helv_temp_cap(e.helv_temp_cap);
@@ -214,16 +198,58 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   k->set_ada_top_k_is(e.ada_top_k_is);
   k->set_ada_top_k_agree(e.ada_top_k_agree);
   k->set_ada_min_p_logits(e.ada_min_p_logits);
-  v1::BranchOptions* b = p.mutable_branch();
-  b->set_width(c.branch.width);
-  b->set_mode(c.branch.mode == entropix::BranchMode::kBeam ? v1::BRANCH_MODE_BEAM
-                                                           : v1::BRANCH_MODE_ROLLOUT);
-  b->set_max_len(c.branch.max_len);
-  b->set_calm_entropy(c.branch.calm_entropy);
-  b->set_calm_varentropy(c.branch.calm_varentropy);
-  b->set_calm_steps(c.branch.calm_steps);
-  b->set_max_depth(c.branch.max_depth);
-  b->set_candidate_min_p(c.branch.candidate_min_p);
+}
+
+void BranchToProto(const entropix::BranchOptions& o, v1::BranchOptions* b) {
+  b->set_width(o.width);
+  b->set_mode(o.mode == entropix::BranchMode::kBeam ? v1::BRANCH_MODE_BEAM
+                                                    : v1::BRANCH_MODE_ROLLOUT);
+  b->set_max_len(o.max_len);
+  b->set_calm_entropy(o.calm_entropy);
+  b->set_calm_varentropy(o.calm_varentropy);
+  b->set_calm_steps(o.calm_steps);
+  b->set_max_depth(o.max_depth);
+  b->set_candidate_min_p(o.candidate_min_p);
+}
+
+void TraceToProto(const entropix::TraceOptions& o, v1::TraceOptions* r) {
+  r->set_width(o.width);
+  r->set_candidate_min_p(o.candidate_min_p);
+  r->set_max_depth(o.max_depth);
+  r->set_fork_first(o.fork_first);
+  r->set_fork_entropy(o.fork_entropy);
+  r->set_max_traces(o.max_traces);
+  r->set_aggregate(o.aggregate);
+  r->set_answer_pattern(o.answer_pattern);
+  r->set_temperature(o.temperature);
+  r->set_warmup_traces(o.warmup_traces);
+  r->set_confidence_window(o.confidence_window);
+  r->set_keep_fraction(o.keep_fraction);
+  r->set_vote(o.vote == entropix::TraceVote::kGroupConfidence ? v1::TRACE_VOTE_GROUP_CONFIDENCE
+                                                              : v1::TRACE_VOTE_MARGIN);
+}
+
+}  // namespace
+
+v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
+  v1::PolicyConfig p;
+  p.set_mode(ModeToProto(c.mode));
+  v1::SamplingParams* s = p.mutable_sampling();
+  s->set_temperature(c.sampling.temperature);
+  s->set_top_p(c.sampling.top_p);
+  s->set_top_k(c.sampling.top_k);
+  s->set_min_p(c.sampling.min_p);
+  v1::Thresholds* t = p.mutable_thresholds();
+  t->set_lelv_entropy(c.thresholds.lelv_entropy);
+  t->set_lelv_varentropy(c.thresholds.lelv_varentropy);
+  t->set_helv_entropy(c.thresholds.helv_entropy);
+  t->set_helv_varentropy(c.thresholds.helv_varentropy);
+  t->set_lehv_entropy(c.thresholds.lehv_entropy);
+  t->set_lehv_varentropy(c.thresholds.lehv_varentropy);
+  t->set_hehv_entropy(c.thresholds.hehv_entropy);
+  t->set_hehv_varentropy(c.thresholds.hehv_varentropy);
+  CoefficientsToProto(c.coefficients, p.mutable_coefficients());
+  BranchToProto(c.branch, p.mutable_branch());
   v1::InsertOptions* i = p.mutable_insert();
   for (int32_t token : c.insert.tokens) i->add_tokens(token);
   i->set_cooldown(c.insert.cooldown);
@@ -241,22 +267,7 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
                            ? v1::ATTENTION_MODE_REFERENCE
                            : v1::ATTENTION_MODE_EXACT);
   p.set_reference_len(c.reference_len);
-  v1::TraceOptions* r = p.mutable_trace();
-  r->set_width(c.trace.width);
-  r->set_candidate_min_p(c.trace.candidate_min_p);
-  r->set_max_depth(c.trace.max_depth);
-  r->set_fork_first(c.trace.fork_first);
-  r->set_fork_entropy(c.trace.fork_entropy);
-  r->set_max_traces(c.trace.max_traces);
-  r->set_aggregate(c.trace.aggregate);
-  r->set_answer_pattern(c.trace.answer_pattern);
-  r->set_temperature(c.trace.temperature);
-  r->set_warmup_traces(c.trace.warmup_traces);
-  r->set_confidence_window(c.trace.confidence_window);
-  r->set_keep_fraction(c.trace.keep_fraction);
-  r->set_vote(c.trace.vote == entropix::TraceVote::kGroupConfidence
-                  ? v1::TRACE_VOTE_GROUP_CONFIDENCE
-                  : v1::TRACE_VOTE_MARGIN);
+  TraceToProto(c.trace, p.mutable_trace());
   return p;
 }
 

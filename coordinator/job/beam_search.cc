@@ -6,7 +6,6 @@
 
 #include "absl/status/statusor.h"
 #include "base/status_macros.h"
-#include "coordinator/job/job.h"
 #include "coordinator/job/stored_distribution.h"
 
 namespace arbor::coordinator {
@@ -46,44 +45,46 @@ bool IsCalm(const arbor::v1::Metrics& metrics, const entropix::BranchOptions& br
   return metrics.entropy() < branch.calm_entropy && metrics.varentropy() < branch.calm_varentropy;
 }
 
-// --- the job's beam steps (mu_ held) ----------------------------------------------------------
+// --- the strategy ---------------------------------------------------------------------------
 
-void Job::SendBeamStep() {
-  const std::vector<Child>& beams = branch_->children;
-  if (std::all_of(beams.begin(), beams.end(), [](const Child& b) { return b.done; })) {
-    return ResolveBeams();
+BeamSearch::BeamSearch(NodeId point, std::vector<Rollout> beams)
+    : BranchStrategy(point, std::move(beams)) {
+  for (const Rollout& beam : rollouts_) candidate_scores_.push_back(beam.score.Score());
+}
+
+BranchStrategy::Next BeamSearch::Send(BranchHost& host) {
+  if (std::all_of(rollouts_.begin(), rollouts_.end(), [](const Rollout& b) { return b.done; })) {
+    return Resolve();
   }
   arbor::v1::RunRequest request;
   std::vector<uint64_t> ids;
-  PolicyBudgets budgets = Budgets();
-  for (const Child& beam : beams) {
+  PolicyBudgets budgets = host.Budgets();
+  for (const Rollout& beam : rollouts_) {
     if (beam.done && beam.sent) continue;
-    budgets.generated_before = tree_.GeneratedTokenCount() + beam.score.tokens();
+    budgets.generated_before = host.tree().GeneratedTokenCount() + beam.score.tokens();
     // A finished beam not yet on the worker is only prepared (max_steps 0), so that the next
     // step's forks and truncations never depend on it.
-    // Beams never nest (branch.max_depth > 1 applies to ROLLOUT): every beam step re-ranks all
-    // of them, so a nested branch would have to join the ranking of its outer one.
-    *request.add_items() = builder_.RolloutItem(beam.sequence_id, beam.source, beam.done ? 0 : 1,
-                                                beam.branch_id, /*branch_depth=*/1,
-                                                /*stop_on_structural=*/false, budgets);
+    *request.add_items() = host.builder().RolloutItem(
+        beam.sequence_id, beam.source, beam.done ? 0 : 1, beam.branch_id, /*branch_depth=*/1,
+        /*stop_on_structural=*/false, budgets);
     ids.push_back(beam.sequence_id);
   }
-  SendRun(std::move(request), std::move(ids));
+  host.SendRun(std::move(request), std::move(ids));
+  return std::optional<BranchCommit>();
 }
 
-void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
-  std::vector<Child>& beams = branch_->children;
-  const std::vector<const arbor::v1::StepResult*> steps = TakeBeamSteps(response);
+BranchStrategy::Next BeamSearch::OnDone(BranchHost& host, const arbor::v1::RunResponse& response) {
+  const std::vector<const arbor::v1::StepResult*> steps = TakeSteps(host, response);
   std::vector<BeamHypothesis> hypotheses;
-  for (size_t b = 0; b < beams.size(); ++b) {
+  for (size_t b = 0; b < rollouts_.size(); ++b) {
     BeamHypothesis& h = hypotheses.emplace_back();
-    h.cumulative_logprob = beams[b].score.cumulative_logprob();
+    h.cumulative_logprob = rollouts_[b].score.cumulative_logprob();
     if (steps[b] != nullptr) h.next = TopKOf(*steps[b]);
   }
-  const std::vector<BeamPick> picks = SelectBeams(hypotheses, spec_.policy.branch.width);
+  const std::vector<BeamPick> picks = SelectBeams(hypotheses, host.spec().policy.branch.width);
   // The pick that takes over a beam's own sequence: its sampled token (already on the worker),
   // else its best pick (truncate and append); further picks fork it.
-  std::vector<int> owner(beams.size(), -1);
+  std::vector<int> owner(rollouts_.size(), -1);
   for (int p = 0; p < static_cast<int>(picks.size()); ++p) {
     const BeamPick& pick = picks[p];
     const arbor::v1::StepResult* step = steps[pick.hypothesis];
@@ -91,41 +92,37 @@ void Job::OnBeamStepDone(const arbor::v1::RunResponse& response) {
       owner[pick.hypothesis] = p;
     }
   }
-  std::vector<Child> next;
+  std::vector<Rollout> next;
   for (int p = 0; p < static_cast<int>(picks.size()); ++p) {
-    absl::StatusOr<Child> beam = ExtendBeam(picks[p], steps, owner[picks[p].hypothesis] == p);
-    if (!beam.ok()) return Fail(beam.status());
-    next.push_back(*std::move(beam));
+    ASSIGN_OR_RETURN(Rollout beam, Extend(host, picks[p], steps, owner[picks[p].hypothesis] == p));
+    next.push_back(std::move(beam));
   }
   // Beams without a pick are dropped: pruned in the tree, released on the worker (no item of
   // the next step refers to them).
   std::vector<uint64_t> dropped;
-  for (size_t b = 0; b < beams.size(); ++b) {
+  for (size_t b = 0; b < rollouts_.size(); ++b) {
     if (owner[b] >= 0) continue;
-    absl::StatusOr<PruneResult> pruned = tree_.PruneRollout(beams[b].leaf);
-    if (!pruned.ok()) return Fail(pruned.status());
-    dropped.push_back(beams[b].sequence_id);
+    RETURN_IF_ERROR(host.tree().PruneRollout(rollouts_[b].leaf).status());
+    dropped.push_back(rollouts_[b].sequence_id);
   }
-  Release(std::move(dropped));
-  std::vector<double>& scores = branch_->beam_scores;
-  std::vector<bool> seen(scores.size(), false);
-  for (const Child& beam : next) {
-    double& score = scores[beam.candidate_index];
+  host.Release(std::move(dropped));
+  std::vector<bool> seen(candidate_scores_.size(), false);
+  for (const Rollout& beam : next) {
+    double& score = candidate_scores_[beam.candidate_index];
     if (!seen[beam.candidate_index] || beam.score.Score() > score) score = beam.score.Score();
     seen[beam.candidate_index] = true;
   }
-  beams = std::move(next);
-  Continue();
+  rollouts_ = std::move(next);
+  return std::optional<BranchCommit>();
 }
 
-std::vector<const arbor::v1::StepResult*> Job::TakeBeamSteps(
-    const arbor::v1::RunResponse& response) {
-  std::vector<Child>& beams = branch_->children;
+std::vector<const arbor::v1::StepResult*> BeamSearch::TakeSteps(
+    BranchHost& host, const arbor::v1::RunResponse& response) {
   // Each beam's step, if it took one (results come in the order the beams were sent).
-  std::vector<const arbor::v1::StepResult*> steps(beams.size(), nullptr);
+  std::vector<const arbor::v1::StepResult*> steps(rollouts_.size(), nullptr);
   int result = 0;
-  for (size_t b = 0; b < beams.size(); ++b) {
-    Child& beam = beams[b];
+  for (size_t b = 0; b < rollouts_.size(); ++b) {
+    Rollout& beam = rollouts_[b];
     if (beam.done && beam.sent) continue;
     const arbor::v1::RunResult& r = response.results(result++);
     beam.sent = true;
@@ -136,26 +133,26 @@ std::vector<const arbor::v1::StepResult*> Job::TakeBeamSteps(
       continue;
     }
     steps[b] = &r.steps(0);
-    Count(steps[b]->strategy());
+    host.Count(steps[b]->strategy());
   }
   return steps;
 }
 
-absl::StatusOr<Job::Child> Job::ExtendBeam(const BeamPick& pick,
+absl::StatusOr<Rollout> BeamSearch::Extend(BranchHost& host, const BeamPick& pick,
                                            const std::vector<const arbor::v1::StepResult*>& steps,
-                                           bool owns_sequence) {
-  const Child& parent = branch_->children[pick.hypothesis];
+                                           bool owns_sequence) const {
+  const Rollout& parent = rollouts_[pick.hypothesis];
   if (pick.token_id < 0) return parent;  // Finished, and still among the best.
   const arbor::v1::StepResult& step = *steps[pick.hypothesis];
   const bool sampled = pick.token_id == step.token_id();
-  Child beam = parent;
+  Rollout beam = parent;
   beam.source = SequenceSource{};
   beam.sent = owns_sequence && sampled;
   if (owns_sequence) {
     if (!sampled) beam.source.truncate_to = step.position();
   } else {
-    beam.sequence_id = env_.next_sequence_id();
-    beam.branch_id = next_branch_id_++;
+    beam.sequence_id = host.NewSequenceId();
+    beam.branch_id = host.NewBranchId();
     beam.source.fork_from = parent.sequence_id;
     beam.source.fork_length = step.position();
   }
@@ -164,34 +161,34 @@ absl::StatusOr<Job::Child> Job::ExtendBeam(const BeamPick& pick,
   tree_step.token_id = pick.token_id;
   tree_step.logprob = pick.logprob;
   if (!sampled) tree_step.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search.
-  ASSIGN_OR_RETURN(beam.leaf, tree_.ExtendRollout(parent.leaf, tree_step));
+  ASSIGN_OR_RETURN(beam.leaf, host.tree().ExtendRollout(parent.leaf, tree_step));
   beam.token_id = pick.token_id;
   beam.score.Add(pick.logprob, step.metrics(), StepCertainty(step));
-  beam.calm = IsCalm(step.metrics(), spec_.policy.branch) ? parent.calm + 1 : 0;
-  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
-  beam.done = IsStopToken(pick.token_id) || beam.calm >= spec_.policy.branch.calm_steps ||
+  const entropix::BranchOptions& branch = host.spec().policy.branch;
+  beam.calm = IsCalm(step.metrics(), branch) ? parent.calm + 1 : 0;
+  const int32_t max_len = std::min(branch.max_len, host.Remaining());
+  beam.done = host.IsStopToken(pick.token_id) || beam.calm >= branch.calm_steps ||
               beam.score.tokens() >= max_len;
   return beam;
 }
 
-void Job::ResolveBeams() {
-  const std::vector<Child>& beams = branch_->children;
+BranchCommit BeamSearch::Resolve() const {
   std::vector<double> scores;
-  for (const Child& beam : beams) scores.push_back(beam.score.Score());
-  const Child& winner = beams[BestIndex(scores)];
+  for (const Rollout& beam : rollouts_) scores.push_back(beam.score.Score());
+  const Rollout& winner = rollouts_[BestIndex(scores)];
+  BranchCommit commit;
+  commit.winner_leaf = winner.leaf;
+  commit.scores.assign(candidate_scores_.begin(), candidate_scores_.end());
   // The main path continues on the winner's sequence; a winner still to be forked continues on
   // the sequence it would fork from instead (that one is not touched since the last step).
-  uint64_t main_sequence = winner.sequence_id;
-  SequenceSource source = winner.sent ? SequenceSource{} : winner.source;
-  if (source.fork_from) {
-    main_sequence = *source.fork_from;
-    source.truncate_to = source.fork_length;
-    source.fork_from.reset();
+  commit.main_sequence = winner.sequence_id;
+  commit.source = winner.sent ? SequenceSource{} : winner.source;
+  if (commit.source.fork_from) {
+    commit.main_sequence = *commit.source.fork_from;
+    commit.source.truncate_to = commit.source.fork_length;
+    commit.source.fork_from.reset();
   }
-  const std::vector<float> candidate_scores(branch_->beam_scores.begin(),
-                                            branch_->beam_scores.end());
-  CommitBranch(BestIndex(scores), candidate_scores, /*reason=*/"", main_sequence, std::move(source),
-               arbor::v1::STOP_REASON_UNSPECIFIED);
+  return commit;
 }
 
 }  // namespace arbor::coordinator

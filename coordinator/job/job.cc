@@ -136,10 +136,8 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
                                                 " results for ", expected, " items")));
         } else {
           session_.Succeeded();
-          if (branch_ && spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
-            OnBeamStepDone(*response);
-          } else if (branch_) {
-            OnRolloutDone(*response);
+          if (branch_) {
+            OnBranchDone(*response);
           } else {
             OnMainDone(response->results(0));
           }
@@ -179,8 +177,20 @@ void Job::Continue() {
     return RequestMove(*std::move(reason), /*forced=*/false);
   }
   if (!branch_) return SendMainRun();
-  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam && !trace()) return SendBeamStep();
-  SendRollout();
+  SendBranch();
+}
+
+void Job::SendBranch() {
+  BranchStrategy::Next sent = branch_->Send(*this);
+  if (!sent.ok()) return Fail(sent.status());
+  if (*sent) CommitBranch(**std::move(sent));
+}
+
+void Job::OnBranchDone(const arbor::v1::RunResponse& response) {
+  BranchStrategy::Next next = branch_->OnDone(*this, response);
+  if (!next.ok()) return Fail(next.status());
+  if (*next) return CommitBranch(**std::move(next));
+  Continue();
 }
 
 int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
@@ -290,29 +300,30 @@ bool Job::RecordMainStep(const StepResult& step) {
   return EmitCommitted(*id);
 }
 
-void Job::CommitBranch(int winner, const std::vector<float>& scores, const std::string& reason,
-                       uint64_t main_sequence, SequenceSource source, arbor::v1::StopReason stop) {
+void Job::CommitBranch(BranchCommit commit) {
   absl::StatusOr<BranchResolution> resolution =
-      tree_.ResolveBranch(branch_->point, branch_->children[winner].leaf, scores);
+      tree_.ResolveBranch(branch_->point(), commit.winner_leaf, commit.scores);
   if (!resolution.ok()) return Fail(resolution.status());
   std::vector<uint64_t> released;
-  for (const Child& child : branch_->children) {
-    if (child.sequence_id != main_sequence) released.push_back(child.sequence_id);
+  for (uint64_t id : branch_->Sequences()) {
+    if (id != commit.main_sequence) released.push_back(id);
   }
-  if (main_live_ && main_sequence_ != main_sequence) released.push_back(main_sequence_);
+  if (main_live_ && main_sequence_ != commit.main_sequence) released.push_back(main_sequence_);
   Release(std::move(released));
-  main_sequence_ = main_sequence;
-  main_live_ = !source.is_new;
-  main_source_ = std::move(source);
+  main_sequence_ = commit.main_sequence;
+  main_live_ = !commit.source.is_new;
+  main_source_ = std::move(commit.source);
   branch_.reset();
-  EmitResolved(*resolution, scores, reason);
+  EmitResolved(*resolution, commit.scores, commit.reason);
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
   }
   if (IsStopToken(tree_.node(tree_.tail()).token_id)) {
     return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
   }
-  if (stop == arbor::v1::STOP_REASON_CONTEXT) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  if (commit.stop == arbor::v1::STOP_REASON_CONTEXT) {
+    return Finish(arbor::v1::FINISH_REASON_CONTEXT);
+  }
   Continue();
 }
 
@@ -329,16 +340,6 @@ void Job::EmitResolved(const BranchResolution& resolution, const std::vector<flo
   resolved.set_committed_tokens(static_cast<int32_t>(resolution.committed_nodes.size()));
   resolved.set_reason(reason);
   Emit(std::move(event));
-}
-
-std::vector<int32_t> Job::PathTokens(NodeId leaf) const {
-  std::vector<int32_t> rollout;
-  for (NodeId id = leaf; id != branch_->point; id = tree_.node(id).parent) {
-    rollout.push_back(tree_.node(id).token_id);
-  }
-  std::vector<int32_t> tokens = tree_.SequenceTokenIds();
-  tokens.insert(tokens.end(), rollout.rbegin(), rollout.rend());
-  return tokens;
 }
 
 void Job::Fallback() {
@@ -453,8 +454,8 @@ std::vector<uint64_t> Job::LiveSequences() const {
   std::vector<uint64_t> live;
   if (main_live_) live.push_back(main_sequence_);
   if (branch_) {
-    ForEachRollout(branch_->children,
-                   [&live](const Child& child) { live.push_back(child.sequence_id); });
+    const std::vector<uint64_t> branch = branch_->Sequences();
+    live.insert(live.end(), branch.begin(), branch.end());
   }
   return live;
 }

@@ -4,16 +4,10 @@
 //   INSERT    append insert.tokens (INSERTED nodes) and continue;
 //   BACKSPACE remove the last generated token, ban it, re-draw its position from its stored
 //             top-K with the HEHV parameters, continue with truncate_to + the new token;
-//   BRANCH    draw up to branch.width candidates (LEHV parameters), fork one child per
-//             candidate and roll all of them out in ONE batched Run (ROLLOUT), or one batched
-//             single-step Run per beam step (BEAM, beam_search.h); score (mean logprob + mean
-//             confidence term), commit the best, release the rest. ROLLOUT nests up to
-//             branch.max_depth (nested_branch.cc): a rollout that stops on BRANCH opens a nested
-//             branch at its leaf, resolved before the outer one; BEAM keeps one level.
-// TRACE mode (trace_search.cc) branches the same way, but greedily: the worker forks at the first
-// answer token and/or where entropy exceeds trace.fork_entropy, candidates are the most likely
-// tokens, every rollout runs to its end (up to trace.max_traces traces in all), and once all
-// are done the trace whose answer is most confident (trace_choice.h) is committed.
+//   BRANCH    draw up to the fork width's candidates, fork one rollout per candidate and hand
+//             them to the branch strategy the policy names (branch_strategy.h: ROLLOUT, BEAM,
+//             TRACE), which runs them through the job (BranchHost) until it names the rollout
+//             to commit; the job commits it and releases the rest.
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
 // stop token, stop strings (on the committed text), max_tokens, context, deadline, Cancel().
 // A failed worker (UNAVAILABLE, ...) is replaced through the re-home callback and the committed
@@ -40,7 +34,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,8 +50,10 @@
 #include "arbor/v1/worker.pb.h"
 #include "base/log_fields.h"
 #include "coordinator/clock.h"
-#include "coordinator/job/beam_search.h"
-#include "coordinator/job/branch_search.h"
+#include "coordinator/job/branch_host.h"
+#include "coordinator/job/branch_strategy.h"
+#include "coordinator/job/job_spec.h"
+#include "coordinator/job/rollout.h"
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/stop_strings.h"
 #include "coordinator/job/trace_choice.h"
@@ -68,26 +63,6 @@
 #include "entropix/policy_config.h"
 
 namespace arbor::coordinator {
-
-// The checked request, resolved against the model.
-struct JobSpec {
-  std::string job_id;
-  std::vector<int32_t> prompt_token_ids;  // Non-empty, each in [0, vocab_size).
-  int32_t vocab_size = 0;
-  int32_t max_context = 0;  // Tokens per sequence, prompt included.
-  int32_t max_tokens = 0;   // >= 1; prompt + max_tokens <= max_context.
-  uint64_t seed = 0;
-  // Validated; mode SEARCH or CANONICAL; insert.tokens resolved (non-empty unless INSERT is
-  // off: insert.max_per_job = 0).
-  entropix::PolicyConfig policy;
-  std::vector<int32_t> eos_token_ids;  // The model's; ignored with ignore_eos.
-  bool ignore_eos = false;
-  std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop_strings;
-  int32_t top_logprobs = 0;  // Alternatives kept per node.
-  absl::Time deadline = absl::InfiniteFuture();
-  arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
-};
 
 struct JobOptions {
   int32_t steps_per_run = 64;  // Decode steps per main-path Run, at most.
@@ -129,7 +104,7 @@ struct JobEnvironment {
   std::function<void(absl::Duration delay, std::function<void()> callback)> schedule_after;
 };
 
-class Job : public std::enable_shared_from_this<Job> {
+class Job : public std::enable_shared_from_this<Job>, private BranchHost {
  public:
   // INVALID_ARGUMENT for an inconsistent spec.
   static absl::StatusOr<std::shared_ptr<Job>> Create(JobSpec spec, JobOptions options,
@@ -163,7 +138,7 @@ class Job : public std::enable_shared_from_this<Job> {
   arbor::v1::StrategyCounts strategy_counts() const;
   // Whether `token` ends the job's sequences: the model's eos ids (unless ignore_eos) and the
   // request's stop ids.
-  bool IsStopToken(int32_t token) const;
+  bool IsStopToken(int32_t token) const override;
   // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
   // The request that runs this job again: the prompt as token ids, the resolved max_tokens,
@@ -171,40 +146,6 @@ class Job : public std::enable_shared_from_this<Job> {
   arbor::v1::GenerateRequest ReplayRequest() const;
 
  private:
-  // One rollout of a branch (ROLLOUT: one per candidate; BEAM: one per beam).
-  struct Child {
-    uint64_t sequence_id = 0;
-    uint32_t branch_id = 0;
-    NodeId candidate = kNoNode;
-    NodeId leaf = kNoNode;
-    int32_t token_id = 0;  // The leaf's token.
-    RolloutScore score{entropix::AdaptiveOptions{}};
-    // BEAM: what the next beam step does to the sequence first (it continues, truncates or
-    // forks the sequence of the beam it came from), and the state of the beam.
-    SequenceSource source;
-    bool sent = false;  // `source` was applied on the worker.
-    bool done = false;  // Calm, stopped or at max_len.
-    int32_t calm = 0;   // Consecutive calm steps.
-    int candidate_index = 0;
-    // ROLLOUT: nesting depth (1 below the committed path), length budget with the candidate,
-    // why its last Run stopped, and whether its next Run takes a structural decision's fallback
-    // sample (INSERT, BACKSPACE, or a BRANCH without candidates).
-    int32_t depth = 1;
-    int32_t max_len = 0;
-    arbor::v1::StopReason stop = arbor::v1::STOP_REASON_UNSPECIFIED;
-    bool structural_off_once = false;
-    // The nested branch open at `leaf`, one child per candidate; empty when none is.
-    std::vector<Child> nested;
-    // TRACE with trace.warmup_traces: a trace of the first fork beyond the warm-up waits until
-    // the warm-up traces are done (`held`), then runs with the early stop they set.
-    bool held = false;
-    bool stoppable = false;
-  };
-  struct Branch {
-    NodeId point = kNoNode;
-    std::vector<Child> children;      // BEAM: the current beams.
-    std::vector<double> beam_scores;  // BEAM: per candidate, its best beam's latest score.
-  };
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
       std::shared_ptr<const base::AnswerPattern> answer_pattern);
 
@@ -220,94 +161,37 @@ class Job : public std::enable_shared_from_this<Job> {
   // Everything below runs under mu_; side effects go to actions_.
   void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // ROLLOUT (nested_branch.cc): one batched Run for every rollout with work left, at any depth;
-  // its results, nested branches opened and resolved; the outer branch when all are done.
-  void SendRollout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnRolloutDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The rollouts SendRollout() sends, in item order.
-  std::vector<Child*> PendingRollouts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records one rollout's Run; false when the job finished (failed) on it.
-  bool RecordRollout(Child& child, const arbor::v1::RunResult& result)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Resolves every nested branch below `child` whose rollouts are all done, deepest first; the
-  // winner continues as the rollout it is nested in. False when the job failed.
-  bool ResolveNested(Child& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Resolves the nested branch open at `child`'s leaf with child.nested[winner] winning: the
-  // tree, releases, the event; the winner continues as `child`, which is then done.
-  bool AdoptNestedWinner(Child& child, int winner_index, const std::vector<float>& scores,
-                         const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // TRACE (trace_search.cc): whether the job runs in TRACE mode; how many more traces a fork
-  // may add; once every trace is done, judges them all, resolves the nested branches towards
-  // the winner and commits it.
   bool trace() const { return spec_.policy.mode == entropix::PolicyMode::kTrace; }
-  int32_t TraceRoom() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Candidates a fork that replaces `replaced` traces may open: the mode's width, and in TRACE
-  // no more than the room left (the main path replaces none, a rollout itself).
-  int ForkWidth(int32_t replaced) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ResolveTraces() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // DeepConf's warm-up (trace.warmup_traces): marks the first fork's traces beyond the warm-up
-  // held; once every other trace is done, sets the stop threshold from the warm-up traces and
-  // lets the held ones run.
-  void HoldBeyondWarmup(std::vector<Child>& children) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseAfterWarmup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The early stop of a stoppable rollout's next Run (threshold, window, recent confidences).
-  void SetConfidenceStop(const Child& child, arbor::v1::RunItem& item) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One finished trace: its leaf, the candidate it forked with, and the verdict on it.
-  struct JudgedTrace {
-    NodeId leaf = kNoNode;
-    NodeId candidate = kNoNode;
-    TraceJudgement judgement;
-  };
-  // Judges every trace below `children`, `certainties` holding those of the path above them.
-  // False when the job failed.
-  bool JudgeTraces(const std::vector<Child>& children,
-                   const std::vector<TokenCertainty>& certainties, std::vector<JudgedTrace>& out)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Resolves the nested branches below `child` towards its best-ranked trace (`rank`: leaf to
-  // rank, 0 best; `confidence`: per rank) and returns that rank, or -1 when the job failed.
-  int ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
-                     const std::vector<double>& confidence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // ResolveTowards on each of `siblings`: per sibling the rank of its best trace and that
-  // trace's confidence, and which sibling holds the best. nullopt when the job failed.
-  struct SiblingRanks {
-    std::vector<int> best;
-    std::vector<float> scores;
-    int winner = 0;
-  };
-  std::optional<SiblingRanks> RankSiblings(std::vector<Child>& siblings,
-                                           const std::map<NodeId, int>& rank,
-                                           const std::vector<double>& confidence)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Calls `f` on every rollout of `children` and, after each, on those nested in it.
-  template <typename Children, typename F>
-  static void ForEachRollout(Children& children, const F& f) {
-    for (auto& child : children) {
-      f(child);
-      ForEachRollout(child.nested, f);
-    }
+  // The open branch's strategy (branch_strategy.h): its next Run, or its commit; the response
+  // to the Run it sent.
+  void SendBranch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnBranchDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // BranchHost (branch_host.h): what the branch strategy may ask, under mu_.
+  const JobSpec& spec() const override { return spec_; }
+  SearchTree& tree() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return tree_; }
+  const RunBuilder& builder() const override { return builder_; }
+  PolicyBudgets Budgets() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t Remaining() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t NewBranchId() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return next_branch_id_++; }
+  uint64_t NewSequenceId() override { return env_.next_sequence_id(); }
+  void Count(arbor::v1::Strategy strategy) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string Decode(absl::Span<const int32_t> tokens) const override {
+    return env_.decode(tokens);
   }
-  // BEAM (beam_search.cc): one step for every beam not done; the step's ranking; the end.
-  void SendBeamStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnBeamStepDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The step each beam took (null for one that took none), marking beams done or sent.
-  std::vector<const arbor::v1::StepResult*> TakeBeamSteps(const arbor::v1::RunResponse& response)
+  absl::StatusOr<std::vector<Rollout>> Fork(NodeId point,
+                                            const arbor::v1::StepResult& structural_step,
+                                            uint32_t rng_branch, const SequenceSource& base,
+                                            int32_t depth, int32_t max_len, int width) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The beam `pick` makes of its parent: its own sequence continued (`owns_sequence`) or forked,
-  // the token added to the tree and the score.
-  absl::StatusOr<Child> ExtendBeam(const BeamPick& pick,
-                                   const std::vector<const arbor::v1::StepResult*>& steps,
-                                   bool owns_sequence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ResolveBeams() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Commits `branch_` with children[winner] winning: tree, releases, events, committed tokens.
-  // `main_sequence`/`source`: how the main path continues on the worker afterwards.
-  void CommitBranch(int winner, const std::vector<float>& scores, const std::string& reason,
-                    uint64_t main_sequence, SequenceSource source, arbor::v1::StopReason stop)
+  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Prompt, committed tokens, then the rollout tokens from below the branch point to `leaf`.
-  std::vector<int32_t> PathTokens(NodeId leaf) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Release(std::vector<uint64_t> ids) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
+                    const std::string& reason) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the open branch with `commit`'s winner: tree, releases, events, committed tokens; the
+  // main path continues as it says.
+  void CommitBranch(BranchCommit commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnMainDone(const arbor::v1::RunResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records one main-path step; false when the job finished on it.
   bool RecordMainStep(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -315,18 +199,6 @@ class Job : public std::enable_shared_from_this<Job> {
   void ApplyInsert(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyBackspace(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OpenBranch(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Opens a branch at `point` (the tail, or a rollout leaf) from `structural_step`: draws the
-  // candidates (RNG branch `rng_branch`), one child per candidate at `depth` whose sequence is
-  // `base` plus its candidate, with `max_len` tokens at most; the tree and the BranchOpened
-  // event. Empty when there is no candidate (the caller falls back).
-  absl::StatusOr<std::vector<Child>> ForkCandidates(NodeId point,
-                                                    const arbor::v1::StepResult& structural_step,
-                                                    uint32_t rng_branch, const SequenceSource& base,
-                                                    int32_t depth, int32_t max_len, int width)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The BranchResolved event of `resolution`.
-  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
-                    const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The coordinator cannot apply the structural decision: decode the same position once more
   // with structural stops off, so the worker takes the row's fallback sample.
   void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -360,11 +232,7 @@ class Job : public std::enable_shared_from_this<Job> {
   void AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Emit(arbor::v1::GenerateEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  PolicyBudgets Budgets() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int32_t Remaining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Count(arbor::v1::Strategy strategy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   arbor::v1::Usage UsageLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t SinceCreated() const;
   bool finished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -392,13 +260,10 @@ class Job : public std::enable_shared_from_this<Job> {
   uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
-  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
-  std::optional<Branch> branch_ ABSL_GUARDED_BY(mu_);
-  // TRACE: certainties of the committed generated tokens; traces (rollout leaves) opened so far;
-  // the early stop the warm-up traces set (trace.warmup_traces).
+  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;        // See Fallback().
+  std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
+  // TRACE: certainties of the committed generated tokens, which traces are judged by too.
   std::vector<TokenCertainty> trunk_certainties_ ABSL_GUARDED_BY(mu_);
-  std::optional<double> stop_below_confidence_ ABSL_GUARDED_BY(mu_);
-  int32_t traces_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
 
   int32_t inserts_used_ ABSL_GUARDED_BY(mu_) = 0;

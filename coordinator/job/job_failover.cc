@@ -110,14 +110,7 @@ void Job::ResetSequences() {
   main_source_ = SequenceSource{};
   main_source_.is_new = true;
   main_source_.append = tree_.SequenceTokenIds();
-  if (branch_) {
-    ForEachRollout(branch_->children, [this](Child& child) {
-      child.source = SequenceSource{};
-      child.source.is_new = true;
-      child.source.append = PathTokens(child.leaf);
-      child.sent = false;
-    });
-  }
+  if (branch_) branch_->Reprefill(tree_);
 }
 
 void Job::Retry(uint64_t generation, bool move) {

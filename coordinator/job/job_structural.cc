@@ -1,7 +1,7 @@
 // The structural decisions a main-path step stops on, applied by the job: INSERT (append the
 // thinking tokens), BACKSPACE (remove the last generated token, ban it, re-draw its position
-// from its stored distribution) and BRANCH (fork the candidates, then roll them out: ROLLOUT in
-// nested_branch.cc, BEAM in beam_search.cc). Part of class Job (job.h).
+// from its stored distribution) and BRANCH (fork the candidates and hand them to the policy's
+// branch strategy, branch_strategy.h). Part of class Job (job.h).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -125,54 +125,45 @@ void Job::OpenBranch(const StepResult& step) {
     base.is_new = true;  // After a re-home: prefill the committed path.
     base.append = tree_.SequenceTokenIds();
   }
-  // A TRACE rollout is the rest of the answer; its traces count against trace.max_traces.
-  const int32_t max_len =
-      trace() ? Remaining() : std::min(spec_.policy.branch.max_len, Remaining());
-  absl::StatusOr<std::vector<Child>> children = ForkCandidates(
-      tree_.tail(), step, /*rng_branch=*/0, base, /*depth=*/1, max_len, ForkWidth(/*replaced=*/0));
-  if (!children.ok()) return Fail(children.status());
-  if (children->empty()) return Fallback();
-  traces_ = static_cast<int32_t>(children->size());
-  if (trace()) HoldBeyondWarmup(*children);
-  Branch branch;
-  branch.point = tree_.tail();
-  branch.children = *std::move(children);
-  if (spec_.policy.branch.mode == entropix::BranchMode::kBeam) {
-    for (const Child& child : branch.children) branch.beam_scores.push_back(child.score.Score());
-  }
-  branch_ = std::move(branch);
+  const ForkPlan plan = MainForkPlan(spec_.policy, Remaining());
+  absl::StatusOr<std::vector<Rollout>> rollouts = Fork(tree_.tail(), step, /*rng_branch=*/0, base,
+                                                       /*depth=*/1, plan.max_len, plan.width);
+  if (!rollouts.ok()) return Fail(rollouts.status());
+  if (rollouts->empty()) return Fallback();
+  branch_ = MakeBranchStrategy(spec_.policy, tree_.tail(), *std::move(rollouts), trunk_certainties_,
+                               answer_pattern_);
   Continue();
 }
 
-absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(
-    NodeId point, const StepResult& structural_step, uint32_t rng_branch,
-    const SequenceSource& base, int32_t depth, int32_t max_len, int width) {
+absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& structural_step,
+                                               uint32_t rng_branch, const SequenceSource& base,
+                                               int32_t depth, int32_t max_len, int width) {
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
   absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
       ChooseBranchCandidates(structural_step, spec_.policy, width, key);
-  if (!candidates.ok() || candidates->empty()) return std::vector<Child>{};
-  std::vector<Child> children;
+  if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
+  std::vector<Rollout> rollouts;
   std::vector<Step> steps;
   for (const entropix::SampledToken& candidate : *candidates) {
-    Step s = TreeStep(structural_step, env_.next_sequence_id());
+    Step s = TreeStep(structural_step, NewSequenceId());
     s.token_id = candidate.id;
     s.logprob = std::min(candidate.logprob, 0.0f);
     s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
-    Child child;
-    child.sequence_id = s.sequence_id;
-    child.branch_id = next_branch_id_++;
-    child.token_id = candidate.id;
-    child.score = RolloutScore(spec_.policy.adaptive);
-    child.score.Add(s.logprob, structural_step.metrics(), StepCertainty(structural_step));
-    child.source = base;
-    child.source.append.push_back(candidate.id);
+    Rollout rollout;
+    rollout.sequence_id = s.sequence_id;
+    rollout.branch_id = NewBranchId();
+    rollout.token_id = candidate.id;
+    rollout.score = RolloutScore(spec_.policy.adaptive);
+    rollout.score.Add(s.logprob, structural_step.metrics(), StepCertainty(structural_step));
+    rollout.source = base;
+    rollout.source.append.push_back(candidate.id);
     // The candidate counts as the rollout's first token.
-    child.done = IsStopToken(candidate.id) || max_len <= 1;
-    child.candidate_index = static_cast<int>(children.size());
-    child.depth = depth;
-    child.max_len = max_len;
-    children.push_back(std::move(child));
+    rollout.done = IsStopToken(candidate.id) || max_len <= 1;
+    rollout.candidate_index = static_cast<int>(rollouts.size());
+    rollout.depth = depth;
+    rollout.max_len = max_len;
+    rollouts.push_back(std::move(rollout));
     steps.push_back(std::move(s));
   }
   ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
@@ -182,16 +173,16 @@ absl::StatusOr<std::vector<Job::Child>> Job::ForkCandidates(
   opened.set_parent_node_id(point);
   *opened.mutable_metrics() = structural_step.metrics();
   for (size_t i = 0; i < nodes.size(); ++i) {
-    Child& child = children[i];
-    child.candidate = child.leaf = nodes[i];
+    Rollout& rollout = rollouts[i];
+    rollout.candidate = rollout.leaf = nodes[i];
     arbor::v1::BranchCandidate& c = *opened.add_candidates();
-    c.set_node_id(child.candidate);
-    c.set_token_id(child.token_id);
-    c.set_text(env_.decode({child.token_id}));
+    c.set_node_id(rollout.candidate);
+    c.set_token_id(rollout.token_id);
+    c.set_text(env_.decode({rollout.token_id}));
     c.set_logprob(steps[i].logprob);
   }
   Emit(std::move(event));
-  return children;
+  return rollouts;
 }
 
 }  // namespace arbor::coordinator

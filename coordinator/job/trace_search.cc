@@ -1,55 +1,51 @@
-// TRACE mode (docs/ARCHITECTURE.md §4.5). Part of class Job (job.h); split from job.cc by concept.
-//
-// Forks open and roll out through the ROLLOUT machinery (nested_branch.cc), but no branch is
-// resolved before every trace has reached its end: the winning answer may sit in any nested
-// branch, and with trace.aggregate its support is summed over traces in all of them. Then every
-// trace is judged (trace_choice.h), the nested branches are resolved deepest first towards the
-// best-ranked trace below each, and the outer branch commits the winner; each candidate keeps
-// its trace's verdict as a note, and the outer resolution says why the winner won.
-//
-// DeepConf's online stop (trace.warmup_traces): the first fork's traces beyond the warm-up are
-// held until the warm-up traces are done; their lowest group confidences set the threshold, and
-// the held traces then run with the worker stopping each once its window's confidence falls
-// below it. Traces forked deeper (trace.fork_entropy) run whole.
+#include "coordinator/job/trace_search.h"
+
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/job/job.h"
+#include "base/status_macros.h"
 
 namespace arbor::coordinator {
 namespace {
 
-template <typename Children>
-bool AllTracesDone(const Children& children) {
-  return std::all_of(children.begin(), children.end(), [](const auto& child) {
-    return child.nested.empty() ? child.done && child.sent : AllTracesDone(child.nested);
+bool AllTracesDone(const std::vector<Rollout>& rollouts) {
+  return std::all_of(rollouts.begin(), rollouts.end(), [](const Rollout& rollout) {
+    return rollout.nested.empty() ? rollout.done && rollout.sent : AllTracesDone(rollout.nested);
   });
 }
 
 }  // namespace
 
-int32_t Job::TraceRoom() const { return spec_.policy.trace.max_traces - traces_; }
-
-int Job::ForkWidth(int32_t replaced) const {
-  const int width = spec_.policy.ForkWidth();
-  return trace() ? std::min(width, TraceRoom() + replaced) : width;
+TraceSearch::TraceSearch(NodeId point, std::vector<Rollout> rollouts,
+                         const entropix::TraceOptions& options, std::vector<TokenCertainty> trunk,
+                         std::shared_ptr<const base::AnswerPattern> answer_pattern)
+    : RolloutSearch(point, std::move(rollouts)),
+      options_(options),
+      trunk_(std::move(trunk)),
+      answer_pattern_(std::move(answer_pattern)) {
+  const size_t warmup = static_cast<size_t>(options_.warmup_traces);
+  if (warmup == 0 || warmup >= rollouts_.size()) return;
+  for (size_t i = warmup; i < rollouts_.size(); ++i) {
+    rollouts_[i].held = rollouts_[i].stoppable = true;
+  }
 }
 
-void Job::ResolveTraces() {
-  if (!AllTracesDone(branch_->children)) {
-    ReleaseAfterWarmup();
-    if (!finished()) Continue();
-    return;
+int TraceSearch::ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const {
+  return std::min(policy.ForkWidth(), options_.max_traces - leaves() + replaced);
+}
+
+BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
+  if (!AllTracesDone(rollouts_)) {
+    RETURN_IF_ERROR(ReleaseAfterWarmup(host));
+    return std::optional<BranchCommit>();
   }
   std::vector<JudgedTrace> judged;
-  if (!JudgeTraces(branch_->children, trunk_certainties_, judged)) return;
+  RETURN_IF_ERROR(Judge(host, rollouts_, trunk_, judged));
   std::vector<TraceJudgement> judgements;
   for (const JudgedTrace& trace : judged) judgements.push_back(trace.judgement);
-  const entropix::TraceOptions& options = spec_.policy.trace;
   const TraceRanking ranking =
-      RankTraces(judgements, {options.aggregate, options.vote, options.keep_fraction});
+      RankTraces(judgements, {options_.aggregate, options_.vote, options_.keep_fraction});
   std::map<NodeId, int> rank;
   std::vector<double> confidence;
   for (int k = 0; k < static_cast<int>(ranking.order.size()); ++k) {
@@ -57,116 +53,106 @@ void Job::ResolveTraces() {
     const JudgedTrace& trace = judged[index];
     rank[trace.leaf] = k;
     confidence.push_back(ranking.weight[index]);
-    if (absl::Status noted = tree_.SetBranchNote(
-            trace.candidate, TraceNote(judgements, ranking, index, options.vote));
-        !noted.ok()) {
-      return Fail(noted);
-    }
+    RETURN_IF_ERROR(host.tree().SetBranchNote(
+        trace.candidate, TraceNote(judgements, ranking, index, options_.vote)));
   }
-  const std::optional<SiblingRanks> ranks = RankSiblings(branch_->children, rank, confidence);
-  if (!ranks) return;
-  const Child& chosen = branch_->children[ranks->winner];
-  CommitBranch(ranks->winner, ranks->scores, ranking.reason, chosen.sequence_id, SequenceSource{},
-               chosen.stop);
+  ASSIGN_OR_RETURN(const SiblingRanks ranks, RankSiblings(host, rollouts_, rank, confidence));
+  const Rollout& chosen = rollouts_[ranks.winner];
+  BranchCommit commit;
+  commit.winner_leaf = chosen.leaf;
+  commit.scores = ranks.scores;
+  commit.reason = ranking.reason;
+  commit.main_sequence = chosen.sequence_id;
+  commit.stop = chosen.stop;
+  return commit;
 }
 
-void Job::HoldBeyondWarmup(std::vector<Child>& children) {
-  const int32_t warmup = spec_.policy.trace.warmup_traces;
-  if (warmup == 0 || warmup >= static_cast<int32_t>(children.size())) return;
-  for (size_t i = static_cast<size_t>(warmup); i < children.size(); ++i) {
-    children[i].held = children[i].stoppable = true;
-  }
-}
-
-void Job::ReleaseAfterWarmup() {
-  std::vector<Child> warmup;  // Copies: this runs once per job.
+absl::Status TraceSearch::ReleaseAfterWarmup(BranchHost& host) {
+  std::vector<Rollout> warmup;  // Copies: this runs once per branch.
   bool any_held = false;
-  for (const Child& child : branch_->children) {
-    if (child.held) {
+  for (const Rollout& rollout : rollouts_) {
+    if (rollout.held) {
       any_held = true;
     } else {
-      warmup.push_back(child);
+      warmup.push_back(rollout);
     }
   }
-  if (!any_held || !AllTracesDone(warmup)) return;
+  if (!any_held || !AllTracesDone(warmup)) return absl::OkStatus();
   std::vector<JudgedTrace> judged;
-  if (!JudgeTraces(warmup, trunk_certainties_, judged)) return;
+  RETURN_IF_ERROR(Judge(host, warmup, trunk_, judged));
   std::vector<double> lowest;
   for (const JudgedTrace& trace : judged) lowest.push_back(trace.judgement.group_confidence);
-  stop_below_confidence_ = WarmupThreshold(lowest, spec_.policy.trace.keep_fraction);
-  for (Child& child : branch_->children) child.held = false;
+  stop_below_confidence_ = WarmupThreshold(lowest, options_.keep_fraction);
+  for (Rollout& rollout : rollouts_) rollout.held = false;
+  return absl::OkStatus();
 }
 
-void Job::SetConfidenceStop(const Child& child, arbor::v1::RunItem& item) const {
-  if (!child.stoppable || !stop_below_confidence_ || *stop_below_confidence_ <= 0.0) return;
-  const int32_t window = spec_.policy.trace.confidence_window;
+void TraceSearch::AddEarlyStop(const Rollout& rollout, arbor::v1::RunItem& item) const {
+  if (!rollout.stoppable || !stop_below_confidence_ || *stop_below_confidence_ <= 0.0) return;
+  const int32_t window = options_.confidence_window;
   item.set_stop_below_confidence(static_cast<float>(*stop_below_confidence_));
   item.set_confidence_window(window);
   // The window spans Runs: the path's latest confidences, the trunk's first.
   std::vector<float> path;
-  for (const TokenCertainty& c : trunk_certainties_) path.push_back(c.confidence);
-  for (const TokenCertainty& c : child.score.certainties()) path.push_back(c.confidence);
+  for (const TokenCertainty& c : trunk_) path.push_back(c.confidence);
+  for (const TokenCertainty& c : rollout.score.certainties()) path.push_back(c.confidence);
   const size_t keep = std::min(path.size(), static_cast<size_t>(window - 1));
   for (size_t i = path.size() - keep; i < path.size(); ++i) item.add_recent_confidences(path[i]);
 }
 
-bool Job::JudgeTraces(const std::vector<Child>& children,
-                      const std::vector<TokenCertainty>& certainties,
-                      std::vector<JudgedTrace>& out) {
-  const size_t prompt = spec_.prompt_token_ids.size();
-  for (const Child& child : children) {
+absl::Status TraceSearch::Judge(BranchHost& host, const std::vector<Rollout>& rollouts,
+                                const std::vector<TokenCertainty>& certainties,
+                                std::vector<JudgedTrace>& out) const {
+  const size_t prompt = host.spec().prompt_token_ids.size();
+  const DecodeFn decode = [&host](absl::Span<const int32_t> tokens) { return host.Decode(tokens); };
+  for (const Rollout& rollout : rollouts) {
     std::vector<TokenCertainty> path = certainties;
-    path.insert(path.end(), child.score.certainties().begin(), child.score.certainties().end());
-    if (!child.nested.empty()) {
-      if (!JudgeTraces(child.nested, path, out)) return false;
+    path.insert(path.end(), rollout.score.certainties().begin(), rollout.score.certainties().end());
+    if (!rollout.nested.empty()) {
+      RETURN_IF_ERROR(Judge(host, rollout.nested, path, out));
       continue;
     }
-    std::vector<int32_t> tokens = PathTokens(child.leaf);
+    std::vector<int32_t> tokens = PathTokens(host.tree(), rollout.leaf);
     tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(prompt));
     if (tokens.size() != path.size()) {
-      Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " has ", tokens.size(),
-                                            " tokens but ", path.size(), " certainties")));
-      return false;
+      return absl::InternalError(absl::StrCat("trace at node ", rollout.leaf, " has ",
+                                              tokens.size(), " tokens but ", path.size(),
+                                              " certainties"));
     }
-    const bool finished = !tokens.empty() && IsStopToken(tokens.back());
+    const bool finished = !tokens.empty() && host.IsStopToken(tokens.back());
     if (finished) {
       tokens.pop_back();
       path.pop_back();
     }
-    TraceJudgement judgement =
-        JudgeTrace(tokens, path, finished, spec_.policy.trace.confidence_window, env_.decode,
-                   answer_pattern_.get());
-    judgement.stopped = child.stop == arbor::v1::STOP_REASON_LOW_CONFIDENCE;
-    out.push_back({child.leaf, child.candidate, std::move(judgement)});
+    TraceJudgement judgement = JudgeTrace(tokens, path, finished, options_.confidence_window,
+                                          decode, answer_pattern_.get());
+    judgement.stopped = rollout.stop == arbor::v1::STOP_REASON_LOW_CONFIDENCE;
+    out.push_back({rollout.leaf, rollout.candidate, std::move(judgement)});
   }
-  return true;
+  return absl::OkStatus();
 }
 
-int Job::ResolveTowards(Child& child, const std::map<NodeId, int>& rank,
-                        const std::vector<double>& confidence) {
-  if (child.nested.empty()) {
-    const auto it = rank.find(child.leaf);
+absl::StatusOr<int> TraceSearch::ResolveTowards(BranchHost& host, Rollout& rollout,
+                                                const std::map<NodeId, int>& rank,
+                                                const std::vector<double>& confidence) {
+  if (rollout.nested.empty()) {
+    const auto it = rank.find(rollout.leaf);
     if (it != rank.end()) return it->second;
-    Fail(absl::InternalError(absl::StrCat("trace at node ", child.leaf, " was not judged")));
-    return -1;
+    return absl::InternalError(absl::StrCat("trace at node ", rollout.leaf, " was not judged"));
   }
-  const std::optional<SiblingRanks> ranks = RankSiblings(child.nested, rank, confidence);
-  if (!ranks) return -1;
-  const int best = ranks->best[ranks->winner];
-  if (!AdoptNestedWinner(child, ranks->winner, ranks->scores,
-                         absl::StrCat("holds the trace ranked ", best + 1))) {
-    return -1;
-  }
+  ASSIGN_OR_RETURN(const SiblingRanks ranks, RankSiblings(host, rollout.nested, rank, confidence));
+  const int best = ranks.best[ranks.winner];
+  RETURN_IF_ERROR(AdoptNestedWinner(host, rollout, ranks.winner, ranks.scores,
+                                    absl::StrCat("holds the trace ranked ", best + 1)));
   return best;
 }
 
-std::optional<Job::SiblingRanks> Job::RankSiblings(std::vector<Child>& siblings,
-                                                   const std::map<NodeId, int>& rank,
-                                                   const std::vector<double>& confidence) {
+absl::StatusOr<TraceSearch::SiblingRanks> TraceSearch::RankSiblings(
+    BranchHost& host, std::vector<Rollout>& siblings, const std::map<NodeId, int>& rank,
+    const std::vector<double>& confidence) {
   SiblingRanks ranks;
-  for (Child& sibling : siblings) {
-    const int r = ResolveTowards(sibling, rank, confidence);
-    if (r < 0) return std::nullopt;
+  for (Rollout& sibling : siblings) {
+    ASSIGN_OR_RETURN(const int r, ResolveTowards(host, sibling, rank, confidence));
     ranks.best.push_back(r);
     ranks.scores.push_back(static_cast<float>(confidence[r]));
   }

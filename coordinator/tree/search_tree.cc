@@ -386,8 +386,7 @@ absl::StatusOr<PruneResult> SearchTree::PruneRollout(NodeId leaf) {
   return result;
 }
 
-absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
-    NodeId branch_point, NodeId winner_leaf, absl::Span<const float> candidate_scores) {
+absl::Status SearchTree::CheckResolvable(NodeId branch_point, NodeId winner_leaf) const {
   if (!Contains(branch_point) || !nodes_[branch_point].branch_open) {
     return absl::FailedPreconditionError(
         absl::StrCat("resolve: node ", branch_point, " is not an open branch point"));
@@ -413,6 +412,48 @@ absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
                                                         " is still open; resolve it first"));
     }
   }
+  return absl::OkStatus();
+}
+
+std::vector<NodeId> SearchTree::PruneLosers(NodeId branch_point,
+                                            const std::vector<NodeId>& winner_path,
+                                            std::vector<uint64_t>& sequences) {
+  // Ids increase from root to leaf (a child is created after its parent): winner_path is sorted.
+  auto is_winner = [&](NodeId id) {
+    return std::binary_search(winner_path.begin(), winner_path.end(), id);
+  };
+  std::vector<NodeId> pruned;
+  std::vector<NodeId> stack = {branch_point};
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    for (NodeId c = nodes_[id].first_child; c != kNoNode; c = nodes_[c].next_sibling) {
+      if (nodes_[c].status != v1::NODE_STATUS_EXPLORED) continue;
+      if (is_winner(c)) {
+        stack.push_back(c);
+        continue;
+      }
+      // A losing subtree: everything live in it goes.
+      std::vector<NodeId> losing = {c};
+      while (!losing.empty()) {
+        const NodeId l = losing.back();
+        losing.pop_back();
+        SetStatus(l, v1::NODE_STATUS_PRUNED);
+        pruned.push_back(l);
+        sequences.push_back(nodes_[l].sequence_id);
+        for (NodeId g = nodes_[l].first_child; g != kNoNode; g = nodes_[g].next_sibling) {
+          if (nodes_[g].status == v1::NODE_STATUS_EXPLORED) losing.push_back(g);
+        }
+      }
+    }
+  }
+  std::sort(pruned.begin(), pruned.end());
+  return pruned;
+}
+
+absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
+    NodeId branch_point, NodeId winner_leaf, absl::Span<const float> candidate_scores) {
+  RETURN_IF_ERROR(CheckResolvable(branch_point, winner_leaf));
   const auto record =
       std::find_if(open_branches_.begin(), open_branches_.end(),
                    [&](const OpenBranchRecord& r) { return r.point == branch_point; });
@@ -441,38 +482,8 @@ absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
     nodes_[resolution.candidates[i]].branch_score = candidate_scores[i];
     nodes_[resolution.candidates[i]].has_branch_score = true;
   }
-
-  // Prune every live node below the branch point that is not on the winner's path.
-  // Ids increase from root to leaf (a child is created after its parent): winner_path is sorted.
-  auto is_winner = [&](NodeId id) {
-    return std::binary_search(winner_path.begin(), winner_path.end(), id);
-  };
   std::vector<uint64_t> sequences;
-  std::vector<NodeId> stack = {branch_point};
-  while (!stack.empty()) {
-    const NodeId id = stack.back();
-    stack.pop_back();
-    for (NodeId c = nodes_[id].first_child; c != kNoNode; c = nodes_[c].next_sibling) {
-      if (nodes_[c].status != v1::NODE_STATUS_EXPLORED) continue;
-      if (is_winner(c)) {
-        stack.push_back(c);
-      } else {
-        // A losing subtree: everything live in it goes.
-        std::vector<NodeId> losing = {c};
-        while (!losing.empty()) {
-          const NodeId l = losing.back();
-          losing.pop_back();
-          SetStatus(l, v1::NODE_STATUS_PRUNED);
-          resolution.pruned.pruned_nodes.push_back(l);
-          sequences.push_back(nodes_[l].sequence_id);
-          for (NodeId g = nodes_[l].first_child; g != kNoNode; g = nodes_[g].next_sibling) {
-            if (nodes_[g].status == v1::NODE_STATUS_EXPLORED) losing.push_back(g);
-          }
-        }
-      }
-    }
-  }
-  std::sort(resolution.pruned.pruned_nodes.begin(), resolution.pruned.pruned_nodes.end());
+  resolution.pruned.pruned_nodes = PruneLosers(branch_point, winner_path, sequences);
 
   nodes_[branch_point].branch_open = false;
   open_branches_.erase(record);
@@ -519,7 +530,8 @@ std::vector<uint64_t> SearchTree::UnusedSequences(std::vector<uint64_t> candidat
 
 absl::Status SearchTree::SetBranchNote(NodeId id, std::string note) {
   if (!Contains(id) || !nodes_[id].is_candidate) {
-    return absl::InvalidArgumentError(absl::StrCat("note: node ", id, " is not a branch candidate"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("note: node ", id, " is not a branch candidate"));
   }
   branch_notes_[id] = std::move(note);
   return absl::OkStatus();

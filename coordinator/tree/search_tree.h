@@ -198,6 +198,13 @@ class SearchTree {
   bool HasLiveChildWithToken(NodeId id, int32_t token_id) const;
   // Sequence ids of `candidates` not used by the tail or any live node still in the tree.
   std::vector<uint64_t> UnusedSequences(std::vector<uint64_t> candidates) const;
+  // ResolveBranch's preconditions: an open branch point, a live leaf of it as the winner, no
+  // nested branch inside it still open.
+  absl::Status CheckResolvable(NodeId branch_point, NodeId winner_leaf) const;
+  // Prunes every live node below `branch_point` off `winner_path` (sorted: ids grow from root
+  // to leaf), adding their sequences to `sequences`; returns them, sorted.
+  std::vector<NodeId> PruneLosers(NodeId branch_point, const std::vector<NodeId>& winner_path,
+                                  std::vector<uint64_t>& sequences);
 
   std::vector<Node> nodes_;
   std::vector<TokenAlternative> top_pool_;

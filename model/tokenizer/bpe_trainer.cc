@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "model/tokenizer/byte_level.h"
 #include "model/tokenizer/pre_tokenizer.h"
 #include "nlohmann/json.hpp"
@@ -153,10 +154,7 @@ json PostProcessorJson(const std::vector<std::string>& specials, int first_speci
   return {{"type", "Sequence"}, {"processors", json::array({byte_level, templating})}};
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> TrainByteLevelBpe(absl::string_view corpus,
-                                              const BpeTrainerOptions& options) {
+absl::Status CheckTrainerOptions(const BpeTrainerOptions& options) {
   const int num_specials = static_cast<int>(options.special_tokens.size());
   if (options.vocab_size < 256 + num_specials || options.vocab_size > kMaxVocabSize) {
     return absl::InvalidArgumentError(
@@ -170,8 +168,11 @@ absl::StatusOr<std::string> TrainByteLevelBpe(absl::string_view corpus,
           absl::StrCat("BpeTrainerOptions.special_tokens: '", special, "' is empty or repeated"));
     }
   }
+  return absl::OkStatus();
+}
 
-  // Distinct pre-tokenized words with their counts; ids 0..255 are the bytes themselves.
+// Distinct pre-tokenized words with their counts, as byte symbols (ids 0..255 are the bytes).
+std::vector<Word> CountWords(absl::string_view corpus) {
   absl::flat_hash_map<std::string, int64_t> word_counts;
   PreTokenizer::Llama3().Split(corpus,
                                [&](absl::string_view word) { ++word_counts[std::string(word)]; });
@@ -184,65 +185,86 @@ absl::StatusOr<std::string> TrainByteLevelBpe(absl::string_view corpus,
     for (char c : text) word.symbols.push_back(static_cast<unsigned char>(c));
     words.push_back(std::move(word));
   }
+  return words;
+}
 
-  std::vector<std::string> tokens;  // Byte-level text by id.
+// The learned vocabulary (byte-level text by id) and its merges, in order.
+struct LearnedBpe {
+  std::vector<std::string> tokens;
+  json merges = json::array();
+};
+
+// Merges the most frequent pair until the vocabulary holds `bpe_size` tokens or no pair is left.
+LearnedBpe LearnMerges(std::vector<Word> words, int bpe_size) {
+  LearnedBpe bpe;
   absl::flat_hash_map<std::string, int> token_ids;
   for (int b = 0; b < 256; ++b) {
-    tokens.emplace_back(ByteLevelChar(b));
-    token_ids[tokens.back()] = b;
+    bpe.tokens.emplace_back(ByteLevelChar(b));
+    token_ids[bpe.tokens.back()] = b;
   }
-  json merges = json::array();
   PairCounts pairs(&words);
-  const int bpe_size = options.vocab_size - num_specials;
   uint64_t best;
-  while (static_cast<int>(tokens.size()) < bpe_size && pairs.PopBest(&best)) {
+  while (static_cast<int>(bpe.tokens.size()) < bpe_size && pairs.PopBest(&best)) {
     const int left = static_cast<int>(best >> 32);
     const int right = static_cast<int>(best & 0xFFFFFFFF);
-    merges.push_back(json::array({tokens[left], tokens[right]}));
+    bpe.merges.push_back(json::array({bpe.tokens[left], bpe.tokens[right]}));
     // Different pairs can spell the same token ("ab"+"c", "a"+"bc"): they share its id.
-    std::string merged = tokens[left] + tokens[right];
-    auto [it, inserted] = token_ids.try_emplace(merged, static_cast<int>(tokens.size()));
-    if (inserted) tokens.push_back(std::move(merged));
+    std::string merged = bpe.tokens[left] + bpe.tokens[right];
+    auto [it, inserted] = token_ids.try_emplace(merged, static_cast<int>(bpe.tokens.size()));
+    if (inserted) bpe.tokens.push_back(std::move(merged));
     pairs.Merge(best, it->second);
   }
+  return bpe;
+}
 
+// tokenizer.json of `bpe` with `specials` added after its tokens.
+json TokenizerJson(const LearnedBpe& bpe, const std::vector<std::string>& specials) {
   json vocab = json::object();
-  for (size_t id = 0; id < tokens.size(); ++id) vocab[tokens[id]] = id;
-  const int first_special_id = static_cast<int>(tokens.size());
+  for (size_t id = 0; id < bpe.tokens.size(); ++id) vocab[bpe.tokens[id]] = id;
+  const int first_special_id = static_cast<int>(bpe.tokens.size());
   json added = json::array();
-  for (int i = 0; i < num_specials; ++i) {
-    added.push_back({{"id", first_special_id + i},
-                     {"content", options.special_tokens[i]},
+  for (size_t i = 0; i < specials.size(); ++i) {
+    added.push_back({{"id", first_special_id + static_cast<int>(i)},
+                     {"content", specials[i]},
                      {"single_word", false},
                      {"lstrip", false},
                      {"rstrip", false},
                      {"normalized", false},
                      {"special", true}});
   }
-  const json tokenizer = {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", Llama3PreTokenizerJson()},
-      {"post_processor", PostProcessorJson(options.special_tokens, first_special_id)},
-      {"decoder",
-       {{"type", "ByteLevel"},
-        {"add_prefix_space", true},
-        {"trim_offsets", true},
-        {"use_regex", true}}},
-      {"model",
-       {{"type", "BPE"},
-        {"dropout", nullptr},
-        {"unk_token", nullptr},
-        {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr},
-        {"fuse_unk", false},
-        {"byte_fallback", false},
-        {"ignore_merges", true},
-        {"vocab", vocab},
-        {"merges", merges}}}};
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", added},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", Llama3PreTokenizerJson()},
+          {"post_processor", PostProcessorJson(specials, first_special_id)},
+          {"decoder",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", true},
+            {"trim_offsets", true},
+            {"use_regex", true}}},
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", nullptr},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"ignore_merges", true},
+            {"vocab", vocab},
+            {"merges", bpe.merges}}}};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> TrainByteLevelBpe(absl::string_view corpus,
+                                              const BpeTrainerOptions& options) {
+  RETURN_IF_ERROR(CheckTrainerOptions(options));
+  const int bpe_size = options.vocab_size - static_cast<int>(options.special_tokens.size());
+  const json tokenizer =
+      TokenizerJson(LearnMerges(CountWords(corpus), bpe_size), options.special_tokens);
   // Special tokens given by the caller may hold invalid UTF-8; replace rather than throw.
   return tokenizer.dump(1, ' ', false, json::error_handler_t::replace);
 }

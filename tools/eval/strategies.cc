@@ -17,12 +17,16 @@ namespace {
 using arbor::v1::PolicyConfig;
 
 const std::map<std::string, StrategyKind>& Kinds() {
-  static const auto* kinds = new std::map<std::string, StrategyKind>{
-      {"greedy", StrategyKind::kGreedy},       {"sample", StrategyKind::kSample},
-      {"best_of_n", StrategyKind::kBestOfN},   {"self_consistency", StrategyKind::kSelfConsistency},
-      {"canonical", StrategyKind::kCanonical}, {"search", StrategyKind::kSearch},
-      {"cot_decoding", StrategyKind::kCotDecoding}, {"eager", StrategyKind::kEager},
-      {"deepconf", StrategyKind::kDeepConf}};
+  static const auto* kinds =
+      new std::map<std::string, StrategyKind>{{"greedy", StrategyKind::kGreedy},
+                                              {"sample", StrategyKind::kSample},
+                                              {"best_of_n", StrategyKind::kBestOfN},
+                                              {"self_consistency", StrategyKind::kSelfConsistency},
+                                              {"canonical", StrategyKind::kCanonical},
+                                              {"search", StrategyKind::kSearch},
+                                              {"cot_decoding", StrategyKind::kCotDecoding},
+                                              {"eager", StrategyKind::kEager},
+                                              {"deepconf", StrategyKind::kDeepConf}};
   return *kinds;
 }
 
@@ -58,99 +62,121 @@ bool Sampling(StrategyKind kind) {
   return kind == StrategyKind::kSample || kind == StrategyKind::kBestOfN ||
          kind == StrategyKind::kSelfConsistency;
 }
+bool Many(StrategyKind kind) {
+  return kind == StrategyKind::kBestOfN || kind == StrategyKind::kSelfConsistency;
+}
+bool Tree(StrategyKind kind) {
+  return kind == StrategyKind::kCanonical || kind == StrategyKind::kSearch;
+}
+bool SamplingOrTree(StrategyKind kind) { return Sampling(kind) || Tree(kind); }
+bool Trace(StrategyKind kind) {
+  return kind == StrategyKind::kCotDecoding || kind == StrategyKind::kEager ||
+         kind == StrategyKind::kDeepConf;
+}
+bool Eager(StrategyKind kind) { return kind == StrategyKind::kEager; }
+bool DeepConf(StrategyKind kind) { return kind == StrategyKind::kDeepConf; }
+bool Search(StrategyKind kind) { return kind == StrategyKind::kSearch; }
+
+// A numeric strategy option: the kinds it applies to, its range when it is an integer, and the
+// field it sets. A key may appear twice for different kinds (temperature); the first that
+// applies is taken.
+struct NumericOption {
+  const char* key;
+  bool (*applies)(StrategyKind);
+  bool integer;
+  int lo, hi;
+  void (*set)(Strategy&, double);
+};
+
+const std::vector<NumericOption>& NumericOptions() {
+  using S = Strategy;
+  static const auto* options = new std::vector<NumericOption>{
+      {"n", Many, true, 1, 64, [](S& s, double v) { s.samples = static_cast<int>(v); }},
+      {"temperature", SamplingOrTree, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_sampling()->set_temperature(v); }},
+      {"min_p", SamplingOrTree, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_sampling()->set_min_p(v); }},
+      {"top_p", SamplingOrTree, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_sampling()->set_top_p(v); }},
+      {"top_k", SamplingOrTree, true, 1, 1024,
+       [](S& s, double v) { s.policy.mutable_sampling()->set_top_k(static_cast<int>(v)); }},
+      {"k", Trace, true, 1, 64,
+       [](S& s, double v) {
+         s.policy.mutable_trace()->set_width(static_cast<int>(v));
+         // DeepConf's traces all start at the one fork: room for every one of them.
+         if (s.kind == StrategyKind::kDeepConf) {
+           s.policy.mutable_trace()->set_max_traces(static_cast<int>(v));
+         }
+       }},
+      {"candidate_min_p", Trace, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_trace()->set_candidate_min_p(v); }},
+      {"traces", Trace, true, 1, 256,
+       [](S& s, double v) { s.policy.mutable_trace()->set_max_traces(static_cast<int>(v)); }},
+      {"aggregate", Trace, true, 0, 1,
+       [](S& s, double v) { s.policy.mutable_trace()->set_aggregate(v == 1); }},
+      {"theta", Eager, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_trace()->set_fork_entropy(v); }},
+      {"depth", Eager, true, 1, 8,
+       [](S& s, double v) { s.policy.mutable_trace()->set_max_depth(static_cast<int>(v)); }},
+      {"temperature", DeepConf, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_trace()->set_temperature(v); }},
+      {"warmup", DeepConf, true, 0, 256,
+       [](S& s, double v) { s.policy.mutable_trace()->set_warmup_traces(static_cast<int>(v)); }},
+      {"keep", DeepConf, false, 0, 0,
+       [](S& s, double v) { s.policy.mutable_trace()->set_keep_fraction(v); }},
+      {"window", DeepConf, true, 1, 4096,
+       [](S& s, double v) {
+         s.policy.mutable_trace()->set_confidence_window(static_cast<int>(v));
+       }},
+      {"width", Search, true, 2, 64,
+       [](S& s, double v) { s.policy.mutable_branch()->set_width(static_cast<int>(v)); }},
+      {"max_len", Search, true, 1, 1024,
+       [](S& s, double v) { s.policy.mutable_branch()->set_max_len(static_cast<int>(v)); }},
+  };
+  return *options;
+}
+
+// `value` as `option` reads it: a number, or an integer in its range.
+absl::StatusOr<double> ParseOptionValue(const NumericOption& option, const std::string& value,
+                                        const std::string& at) {
+  if (option.integer) {
+    int i = 0;
+    if (!absl::SimpleAtoi(value, &i) || i < option.lo || i > option.hi) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ": '", value, "' is not an integer in [",
+                                                     option.lo, ", ", option.hi, "]"));
+    }
+    return i;
+  }
+  float f = 0;
+  if (!absl::SimpleAtof(value, &f)) {
+    return absl::InvalidArgumentError(absl::StrCat(at, ": '", value, "' is not a number"));
+  }
+  return f;
+}
 
 absl::Status ApplyOption(const std::string& entry, const std::string& key, const std::string& value,
                          Strategy& strategy) {
   const std::string at = absl::StrCat("--strategies: ", entry, ": ", key);
-  auto number = [&](float& out) -> absl::Status {
-    if (!absl::SimpleAtof(value, &out)) {
-      return absl::InvalidArgumentError(absl::StrCat(at, ": '", value, "' is not a number"));
-    }
-    return absl::OkStatus();
-  };
-  auto integer = [&](int& out, int lo, int hi) -> absl::Status {
-    if (!absl::SimpleAtoi(value, &out) || out < lo || out > hi) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(at, ": '", value, "' is not an integer in [", lo, ", ", hi, "]"));
-    }
-    return absl::OkStatus();
-  };
-  const bool sampling = Sampling(strategy.kind);
-  const bool tree =
-      strategy.kind == StrategyKind::kCanonical || strategy.kind == StrategyKind::kSearch;
-  const bool deepconf = strategy.kind == StrategyKind::kDeepConf;
-  const bool trace = strategy.kind == StrategyKind::kCotDecoding ||
-                     strategy.kind == StrategyKind::kEager || deepconf;
-  const bool many =
-      strategy.kind == StrategyKind::kBestOfN || strategy.kind == StrategyKind::kSelfConsistency;
-  arbor::v1::SamplingParams* s = strategy.policy.mutable_sampling();
-  float f = 0;
-  int i = 0;
   if (key == "label") {
     if (value.empty()) return absl::InvalidArgumentError(at + ": empty");
     strategy.label = value;
-  } else if (key == "n" && many) {
-    RETURN_IF_ERROR(integer(strategy.samples, 1, 64));
-  } else if (key == "temperature" && (sampling || tree)) {
-    RETURN_IF_ERROR(number(f));
-    s->set_temperature(f);
-  } else if (key == "min_p" && (sampling || tree)) {
-    RETURN_IF_ERROR(number(f));
-    s->set_min_p(f);
-  } else if (key == "top_p" && (sampling || tree)) {
-    RETURN_IF_ERROR(number(f));
-    s->set_top_p(f);
-  } else if (key == "top_k" && (sampling || tree)) {
-    RETURN_IF_ERROR(integer(i, 1, 1024));
-    s->set_top_k(i);
-  } else if (key == "policy_file" && (tree || trace)) {
+    return absl::OkStatus();
+  }
+  if (key == "policy_file" && (Tree(strategy.kind) || Trace(strategy.kind))) {
     ASSIGN_OR_RETURN(PolicyConfig file, rpc::ReadPolicyFile(value));
     const arbor::v1::PolicyMode mode = strategy.policy.mode();
     strategy.policy.MergeFrom(file);
     strategy.policy.set_mode(mode);  // The strategy's kind decides the mode.
-  } else if (key == "k" && trace) {
-    RETURN_IF_ERROR(integer(i, 1, 64));
-    strategy.policy.mutable_trace()->set_width(i);
-    // DeepConf's traces all start at the one fork: room for every one of them.
-    if (deepconf) strategy.policy.mutable_trace()->set_max_traces(i);
-  } else if (key == "candidate_min_p" && trace) {
-    RETURN_IF_ERROR(number(f));
-    strategy.policy.mutable_trace()->set_candidate_min_p(f);
-  } else if (key == "traces" && trace) {
-    RETURN_IF_ERROR(integer(i, 1, 256));
-    strategy.policy.mutable_trace()->set_max_traces(i);
-  } else if (key == "aggregate" && trace) {
-    RETURN_IF_ERROR(integer(i, 0, 1));
-    strategy.policy.mutable_trace()->set_aggregate(i == 1);
-  } else if (key == "theta" && strategy.kind == StrategyKind::kEager) {
-    RETURN_IF_ERROR(number(f));
-    strategy.policy.mutable_trace()->set_fork_entropy(f);
-  } else if (key == "depth" && strategy.kind == StrategyKind::kEager) {
-    RETURN_IF_ERROR(integer(i, 1, 8));
-    strategy.policy.mutable_trace()->set_max_depth(i);
-  } else if (key == "temperature" && deepconf) {
-    RETURN_IF_ERROR(number(f));
-    strategy.policy.mutable_trace()->set_temperature(f);
-  } else if (key == "warmup" && deepconf) {
-    RETURN_IF_ERROR(integer(i, 0, 256));
-    strategy.policy.mutable_trace()->set_warmup_traces(i);
-  } else if (key == "keep" && deepconf) {
-    RETURN_IF_ERROR(number(f));
-    strategy.policy.mutable_trace()->set_keep_fraction(f);
-  } else if (key == "window" && deepconf) {
-    RETURN_IF_ERROR(integer(i, 1, 4096));
-    strategy.policy.mutable_trace()->set_confidence_window(i);
-  } else if (key == "width" && strategy.kind == StrategyKind::kSearch) {
-    RETURN_IF_ERROR(integer(i, 2, 64));
-    strategy.policy.mutable_branch()->set_width(i);
-  } else if (key == "max_len" && strategy.kind == StrategyKind::kSearch) {
-    RETURN_IF_ERROR(integer(i, 1, 1024));
-    strategy.policy.mutable_branch()->set_max_len(i);
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(at, ": not an option of this strategy (see `arbor eval --help`)"));
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  for (const NumericOption& option : NumericOptions()) {
+    if (key != option.key || !option.applies(strategy.kind)) continue;
+    ASSIGN_OR_RETURN(const double v, ParseOptionValue(option, value, at));
+    option.set(strategy, v);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(at, ": not an option of this strategy (see `arbor eval --help`)"));
 }
 
 absl::StatusOr<Strategy> ParseStrategy(const std::string& entry) {

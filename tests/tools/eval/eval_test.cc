@@ -117,6 +117,15 @@ TEST(TaskFileTest, ExtractionAndMatching) {
   EXPECT_EQ(ExtractAnswer(grouped, "no answer here"), "");
 }
 
+// Each strategy list is refused with a message holding its needle.
+void ExpectRefused(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [list, needle] : cases) {
+    absl::StatusOr<std::vector<Strategy>> bad = ParseStrategies(list);
+    ASSERT_FALSE(bad.ok()) << list;
+    EXPECT_NE(bad.status().message().find(needle), std::string::npos) << bad.status();
+  }
+}
+
 TEST(StrategiesTest, ParsesKindsOptionsAndErrors) {
   absl::StatusOr<std::vector<Strategy>> parsed = ParseStrategies(
       "greedy,sample:temperature=0.9,best_of_n:n=3,self_consistency,search:width=3:label=s3");
@@ -132,18 +141,54 @@ TEST(StrategiesTest, ParsesKindsOptionsAndErrors) {
   EXPECT_EQ((*parsed)[4].policy.branch().width(), 3);
   EXPECT_EQ((*parsed)[4].policy.mode(), arbor::v1::POLICY_MODE_SEARCH);
 
-  for (const auto& [list, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"beam", "'beam'"},
-           {"greedy:n=3", "n"},
-           {"sample:temperature=hot", "temperature"},
-           {"search:width=1", "width"},
-           {"sample,sample", "twice"},
-           {"search:policy_file=/nonexistent.json", "/nonexistent.json"},
-           {"", "empty"}}) {
-    absl::StatusOr<std::vector<Strategy>> bad = ParseStrategies(list);
-    ASSERT_FALSE(bad.ok()) << list;
-    EXPECT_NE(bad.status().message().find(needle), std::string::npos) << bad.status();
-  }
+  ExpectRefused({{"beam", "'beam'"},
+                 {"greedy:n=3", "n"},
+                 {"sample:temperature=hot", "temperature"},
+                 {"search:width=1", "width"},
+                 {"sample,sample", "twice"},
+                 {"search:policy_file=/nonexistent.json", "/nonexistent.json"},
+                 {"", "empty"}});
+}
+
+// Every option of the trace strategies and of search lands in its policy field; an option
+// another kind owns, or an integer out of range, is refused.
+TEST(StrategiesTest, TraceAndSearchOptionsSetTheirFields) {
+  absl::StatusOr<std::vector<Strategy>> parsed = ParseStrategies(
+      "cot_decoding:k=5:candidate_min_p=0.2:traces=7:aggregate=0,"
+      "eager:theta=2.5:depth=3,"
+      "deepconf:k=6:temperature=0.4:warmup=3:keep=0.75:window=12,"
+      "search:width=4:max_len=9:temperature=0.7:min_p=0.1:top_p=0.9:top_k=40");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const arbor::v1::TraceOptions& cot = (*parsed)[0].policy.trace();
+  EXPECT_EQ(cot.width(), 5);
+  EXPECT_FLOAT_EQ(cot.candidate_min_p(), 0.2f);
+  EXPECT_EQ(cot.max_traces(), 7);
+  EXPECT_FALSE(cot.aggregate());
+  const arbor::v1::TraceOptions& eager = (*parsed)[1].policy.trace();
+  EXPECT_FLOAT_EQ(eager.fork_entropy(), 2.5f);
+  EXPECT_EQ(eager.max_depth(), 3);
+  const arbor::v1::PolicyConfig& deepconf = (*parsed)[2].policy;
+  EXPECT_EQ(deepconf.trace().width(), 6);
+  EXPECT_EQ(deepconf.trace().max_traces(), 6);  // Room for every trace of the one fork.
+  EXPECT_FLOAT_EQ(deepconf.trace().temperature(), 0.4f);
+  EXPECT_FALSE(deepconf.sampling().has_temperature());  // DeepConf's own, not the sampler's.
+  EXPECT_EQ(deepconf.trace().warmup_traces(), 3);
+  EXPECT_FLOAT_EQ(deepconf.trace().keep_fraction(), 0.75f);
+  EXPECT_EQ(deepconf.trace().confidence_window(), 12);
+  const arbor::v1::PolicyConfig& search = (*parsed)[3].policy;
+  EXPECT_EQ(search.branch().width(), 4);
+  EXPECT_EQ(search.branch().max_len(), 9);
+  EXPECT_FLOAT_EQ(search.sampling().temperature(), 0.7f);
+  EXPECT_FLOAT_EQ(search.sampling().min_p(), 0.1f);
+  EXPECT_FLOAT_EQ(search.sampling().top_p(), 0.9f);
+  EXPECT_EQ(search.sampling().top_k(), 40);
+
+  ExpectRefused({{"deepconf:depth=2", "not an option"},
+                 {"cot_decoding:warmup=1", "not an option"},
+                 {"eager:depth=9", "[1, 8]"},
+                 {"deepconf:window=0", "[1, 4096]"},
+                 {"cot_decoding:aggregate=2", "[0, 1]"},
+                 {"eager:theta=high", "not a number"}});
 }
 
 Outcome MakeOutcome(const std::string& item, const std::string& strategy, uint64_t seed,

@@ -1,0 +1,36 @@
+// The checked request a Job runs (job.h), resolved against the model: what every part of the
+// job — its driver and its branch strategies — reads and none changes.
+#ifndef ARBOR_COORDINATOR_JOB_JOB_SPEC_H_
+#define ARBOR_COORDINATOR_JOB_JOB_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "arbor/v1/worker.pb.h"
+#include "entropix/policy_config.h"
+
+namespace arbor::coordinator {
+
+struct JobSpec {
+  std::string job_id;
+  std::vector<int32_t> prompt_token_ids;  // Non-empty, each in [0, vocab_size).
+  int32_t vocab_size = 0;
+  int32_t max_context = 0;  // Tokens per sequence, prompt included.
+  int32_t max_tokens = 0;   // >= 1; prompt + max_tokens <= max_context.
+  uint64_t seed = 0;
+  // Validated; insert.tokens resolved (non-empty unless INSERT is off: insert.max_per_job = 0).
+  entropix::PolicyConfig policy;
+  std::vector<int32_t> eos_token_ids;  // The model's; ignored with ignore_eos.
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;
+  std::vector<std::string> stop_strings;
+  int32_t top_logprobs = 0;  // Alternatives kept per node.
+  absl::Time deadline = absl::InfiniteFuture();
+  arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_JOB_JOB_SPEC_H_

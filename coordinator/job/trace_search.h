@@ -1,0 +1,86 @@
+// TRACE mode (docs/ARCHITECTURE.md §4.5): CoT-decoding, EAGer and DeepConf over the tree.
+//
+// Forks open and roll out as in ROLLOUT (rollout_search.h), but no branch is resolved before
+// every trace has reached its end: the winning answer may sit in any nested branch, and with
+// trace.aggregate its support is summed over traces in all of them. A fork opens no more
+// candidates than trace.max_traces leaves room for. Once all are done, every trace is judged
+// (trace_choice.h), the nested branches are resolved deepest first towards the best-ranked trace
+// below each, and the branch commits the winner; each candidate keeps its trace's verdict as a
+// note, and the resolution says why the winner won.
+//
+// DeepConf's online stop (trace.warmup_traces): the fork's traces beyond the warm-up are held
+// until the warm-up traces are done; their lowest group confidences set the threshold, and the
+// held traces then run with the worker stopping each once its window's confidence falls below
+// it. Traces forked deeper (trace.fork_entropy) run whole.
+#ifndef ARBOR_COORDINATOR_JOB_TRACE_SEARCH_H_
+#define ARBOR_COORDINATOR_JOB_TRACE_SEARCH_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "base/answer_pattern.h"
+#include "coordinator/job/rollout_search.h"
+#include "coordinator/job/trace_choice.h"
+#include "entropix/policy_config.h"
+
+namespace arbor::coordinator {
+
+class TraceSearch : public RolloutSearch {
+ public:
+  // `trunk`: the certainties of the committed generated tokens above the branch point;
+  // `answer_pattern`: what a trace's answer is (null: the whole trace).
+  TraceSearch(NodeId point, std::vector<Rollout> rollouts, const entropix::TraceOptions& options,
+              std::vector<TokenCertainty> trunk,
+              std::shared_ptr<const base::AnswerPattern> answer_pattern);
+
+ protected:
+  int ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const override;
+  Next Resolve(BranchHost& host) override;
+  // The early stop of a stoppable trace's next Run (threshold, window, recent confidences).
+  void AddEarlyStop(const Rollout& rollout, arbor::v1::RunItem& item) const override;
+
+ private:
+  // One finished trace: its leaf, the candidate it forked with, and the verdict on it.
+  struct JudgedTrace {
+    NodeId leaf = kNoNode;
+    NodeId candidate = kNoNode;
+    TraceJudgement judgement;
+  };
+  // Per sibling the rank of its best trace and that trace's confidence, and which sibling holds
+  // the best.
+  struct SiblingRanks {
+    std::vector<int> best;
+    std::vector<float> scores;
+    int winner = 0;
+  };
+
+  // Once the warm-up traces are done, sets the stop threshold from them and lets the held
+  // traces run.
+  absl::Status ReleaseAfterWarmup(BranchHost& host);
+  // Judges every trace below `rollouts`, `certainties` holding those of the path above them.
+  absl::Status Judge(BranchHost& host, const std::vector<Rollout>& rollouts,
+                     const std::vector<TokenCertainty>& certainties,
+                     std::vector<JudgedTrace>& out) const;
+  // Resolves the nested branches below `rollout` towards its best-ranked trace (`rank`: leaf to
+  // rank, 0 best; `confidence`: per rank) and returns that rank.
+  absl::StatusOr<int> ResolveTowards(BranchHost& host, Rollout& rollout,
+                                     const std::map<NodeId, int>& rank,
+                                     const std::vector<double>& confidence);
+  // ResolveTowards on each of `siblings`.
+  absl::StatusOr<SiblingRanks> RankSiblings(BranchHost& host, std::vector<Rollout>& siblings,
+                                            const std::map<NodeId, int>& rank,
+                                            const std::vector<double>& confidence);
+
+  const entropix::TraceOptions options_;
+  const std::vector<TokenCertainty> trunk_;
+  const std::shared_ptr<const base::AnswerPattern> answer_pattern_;
+  std::optional<double> stop_below_confidence_;  // Set by the warm-up traces.
+};
+
+}  // namespace arbor::coordinator
+
+#endif  // ARBOR_COORDINATOR_JOB_TRACE_SEARCH_H_
