@@ -100,6 +100,22 @@ TEST(JobTraceTest, CotDecodingForksTheFirstTokenAndSumsMarginsPerAnswer) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+// BRANCH's own mode does not reach TRACE: with branch.mode BEAM the traces still run to their
+// ends and the most confident answer wins.
+TEST(JobTraceTest, BranchModeBeamLeavesTraceAlone) {
+  Harness h(CotScript());
+  JobSpec spec = CotSpec(/*aggregate=*/true);
+  spec.policy.branch.mode = entropix::BranchMode::kBeam;
+  auto job = h.Make(spec);
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_EQ(job->text(), "47");
+  const auto requests = h.worker->requests();
+  ASSERT_GE(requests.size(), 2u);
+  ASSERT_EQ(requests[1].items_size(), 3);
+  EXPECT_GT(requests[1].items(0).max_steps(), 1) << "a trace, not a one-step beam";
+}
+
 TEST(JobTraceTest, WithoutAggregationTheMostConfidentTraceAnswers) {
   Harness h(CotScript());
   auto job = h.Make(CotSpec(/*aggregate=*/false));
