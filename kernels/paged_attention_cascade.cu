@@ -102,6 +102,87 @@ __device__ void ScoreRows(const PagedAttentionParams& p, const Pairs& pairs, int
   }
 }
 
+// The tile's probabilities for this lane's pairs (pair ty·kPairsPerLane + i, keys tx·4 .. +3):
+// the scores q·k × scale (also to the pair's score row when it has one), the online softmax
+// moving each pair's running maximum `m` and sum `l` and rescaling its output `o`, and the
+// probabilities into s.pt for the team's P·V.
+template <int kMaxChunks>
+__device__ __forceinline__ void TileProbabilities(const PagedAttentionParams& p, const Smem& s,
+                                                  float* const (&score_rows)[kPairsPerLane],
+                                                  int64_t t0, int cnt, int d,
+                                                  float (&m)[kPairsPerLane],
+                                                  float (&l)[kPairsPerLane],
+                                                  float (&o)[kPairsPerLane][kMaxChunks]) {
+  const int ty = threadIdx.x / kTeamLanes, tx = threadIdx.x % kTeamLanes;
+  float sc[kPairsPerLane][4] = {};
+  for (int e = 0; e < d; ++e) {
+    const float4 q4 = reinterpret_cast<const float4*>(s.qt + e * kPairs)[ty];
+    const float4 k4 = reinterpret_cast<const float4*>(s.kt + e * kTile)[tx];
+    const float q[4] = {q4.x, q4.y, q4.z, q4.w}, k[4] = {k4.x, k4.y, k4.z, k4.w};
+#pragma unroll
+    for (int i = 0; i < kPairsPerLane; ++i) {
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) sc[i][jj] = fmaf(q[i], k[jj], sc[i][jj]);
+    }
+  }
+  // Online softmax per pair, the team's 8 lanes holding the tile's 32 keys between them.
+#pragma unroll
+  for (int i = 0; i < kPairsPerLane; ++i) {
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      const int key = tx * 4 + jj;
+      sc[i][jj] = key < cnt ? sc[i][jj] * p.scale : -INFINITY;
+      if (key < cnt && score_rows[i] != nullptr) score_rows[i][t0 + key] = sc[i][jj];
+      tile_max = fmaxf(tile_max, sc[i][jj]);
+    }
+    const float m_new =
+        fmaxf(m[i], WarpMax<kTeamLanes>(tile_max));  // Finite: key 0 is in every tile.
+    const float alpha = expf(m[i] - m_new);          // 0 while m[i] is −inf.
+    float sum = 0.0f;
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      sc[i][jj] = expf(sc[i][jj] - m_new);
+      sum += sc[i][jj];
+    }
+    l[i] = l[i] * alpha + WarpSum<kTeamLanes>(sum);
+    m[i] = m_new;
+#pragma unroll
+    for (int cc = 0; cc < kMaxChunks; ++cc) o[i][cc] *= alpha;
+  }
+#pragma unroll
+  for (int jj = 0; jj < 4; ++jj) {
+    reinterpret_cast<float4*>(s.pt + (tx * 4 + jj) * kPStride)[ty] =
+        make_float4(sc[0][jj], sc[1][jj], sc[2][jj], sc[3][jj]);
+  }
+}
+
+// This lane's pairs' partial rows, launch.num_splits + split of each member; an empty split
+// carries (−inf, 0).
+template <int kMaxChunks>
+__device__ __forceinline__ void WritePartialRows(const PagedAttentionParams& p,
+                                                 const PagedAttentionLaunch& launch,
+                                                 const Pairs& pairs, int64_t split, int d,
+                                                 const float (&m)[kPairsPerLane],
+                                                 const float (&l)[kPairsPerLane],
+                                                 const float (&o)[kPairsPerLane][kMaxChunks]) {
+  const int ty = threadIdx.x / kTeamLanes, tx = threadIdx.x % kTeamLanes;
+  const int chunks = d / kTeamLanes;
+  const int64_t total = TotalSplits(launch), row_split = launch.num_splits + split;
+#pragma unroll
+  for (int i = 0; i < kPairsPerLane; ++i) {
+    const int pair = ty * kPairsPerLane + i;
+    if (pair >= pairs.count) continue;
+    const int64_t row = (pairs.token(pair) * total + row_split) * p.num_heads + pairs.head(pair);
+    float* w = launch.workspace + row * (d + 2);
+#pragma unroll
+    for (int cc = 0; cc < kMaxChunks; ++cc) {
+      if (cc < chunks) w[tx + cc * kTeamLanes] = o[i][cc];
+    }
+    if (tx == 0) w[d] = m[i], w[d + 1] = l[i];
+  }
+}
+
 // One CTA per (group, kv head, prefix split): per tile of 32 prefix keys, loaded once, every
 // pair's scores, their online softmax and P·V.
 template <typename T, int kMaxChunks>
@@ -136,47 +217,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();  // The previous tile is no longer read (and the queries are staged).
     LoadTile(p, k_pool, v_pool, cg.seq[g], kv_head, t0, cnt, s);
     __syncthreads();
-    float sc[kPairsPerLane][4] = {};
-    for (int e = 0; e < d; ++e) {
-      const float4 q4 = reinterpret_cast<const float4*>(s.qt + e * kPairs)[ty];
-      const float4 k4 = reinterpret_cast<const float4*>(s.kt + e * kTile)[tx];
-      const float q[4] = {q4.x, q4.y, q4.z, q4.w}, k[4] = {k4.x, k4.y, k4.z, k4.w};
-#pragma unroll
-      for (int i = 0; i < kPairsPerLane; ++i) {
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) sc[i][jj] = fmaf(q[i], k[jj], sc[i][jj]);
-      }
-    }
-    // Online softmax per pair, the team's 8 lanes holding the tile's 32 keys between them.
-#pragma unroll
-    for (int i = 0; i < kPairsPerLane; ++i) {
-      float tile_max = -INFINITY;
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {
-        const int key = tx * 4 + jj;
-        sc[i][jj] = key < cnt ? sc[i][jj] * p.scale : -INFINITY;
-        if (key < cnt && score_rows[i] != nullptr) score_rows[i][t0 + key] = sc[i][jj];
-        tile_max = fmaxf(tile_max, sc[i][jj]);
-      }
-      const float m_new =
-          fmaxf(m[i], WarpMax<kTeamLanes>(tile_max));  // Finite: key 0 is in every tile.
-      const float alpha = expf(m[i] - m_new);          // 0 while m[i] is −inf.
-      float sum = 0.0f;
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {
-        sc[i][jj] = expf(sc[i][jj] - m_new);
-        sum += sc[i][jj];
-      }
-      l[i] = l[i] * alpha + WarpSum<kTeamLanes>(sum);
-      m[i] = m_new;
-#pragma unroll
-      for (int cc = 0; cc < kMaxChunks; ++cc) o[i][cc] *= alpha;
-    }
-#pragma unroll
-    for (int jj = 0; jj < 4; ++jj) {
-      reinterpret_cast<float4*>(s.pt + (tx * 4 + jj) * kPStride)[ty] =
-          make_float4(sc[0][jj], sc[1][jj], sc[2][jj], sc[3][jj]);
-    }
+    TileProbabilities<kMaxChunks>(p, s, score_rows, t0, cnt, d, m, l, o);
     __syncwarp();  // The team's probabilities, written by its 8 lanes of this warp.
     for (int j = 0; j < cnt; ++j) {
       const float4 p4 = reinterpret_cast<const float4*>(s.pt + j * kPStride)[ty];
@@ -191,20 +232,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  // Partial rows launch.num_splits + split of each member; an empty split carries (−inf, 0).
-  const int64_t total = TotalSplits(launch), row_split = launch.num_splits + split;
-#pragma unroll
-  for (int i = 0; i < kPairsPerLane; ++i) {
-    const int pair = ty * kPairsPerLane + i;
-    if (pair >= pairs.count) continue;
-    const int64_t row = (pairs.token(pair) * total + row_split) * p.num_heads + pairs.head(pair);
-    float* w = launch.workspace + row * (d + 2);
-#pragma unroll
-    for (int cc = 0; cc < kMaxChunks; ++cc) {
-      if (cc < chunks) w[tx + cc * kTeamLanes] = o[i][cc];
-    }
-    if (tx == 0) w[d] = m[i], w[d + 1] = l[i];
-  }
+  WritePartialRows<kMaxChunks>(p, launch, pairs, split, d, m, l, o);
 }
 
 // Raises the kernel's dynamic shared-memory limit when a launch needs more than any before: once

@@ -44,98 +44,79 @@ struct Shared {
   float o[kWarps][kGroup][kDim];
 };
 
-// T: the pools' element type (float, or uint16_t for bf16). kGroup: query heads per kv head the
-// accumulators are sized for (group ≤ kGroup; heads past group score a zero query). Lane j of a
-// warp scores key j of the warp's tile for every head, 16-byte loads of its K row against the
-// queries read from shared memory; then each lane owns kDim / 32 consecutive output dims and
-// accumulates P·V over the tile's keys. Query `token`'s keys of `split` (its own keys only, under
-// cascade) are the warps' in turn, 32 at a time.
+// One warp's tile of keys from `t0` (at most kKeys): lane j scores key j for every head against
+// the queries in `sh`, the online softmax moves each head's running maximum `m` and this lane's
+// share of the sum `l`, and each lane accumulates P·V into its kDim / 32 output dims `acc`.
 template <typename T, int kGroup, int kDim>
-__global__ void __launch_bounds__(kThreads)
-    WarpAttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch, const T* k_pool,
-                        const T* v_pool) {
+__device__ __forceinline__ void WarpTile(const PagedAttentionParams& p, Shared<kGroup, kDim>& sh,
+                                         const T* k_pool, const T* v_pool, const QueryKeys& keys,
+                                         int64_t kv_head, int group, int64_t t0, float (&m)[kGroup],
+                                         float (&l)[kGroup], float (&acc)[kGroup][kDim / 32]) {
   constexpr int kChunks = kDim / 8, kLaneDims = kDim / 32;
-  __shared__ Shared<kGroup, kDim> sh;
-  const int64_t token = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z;
-  const PagedKvLayer& c = p.cache;
-  const int group = static_cast<int>(p.num_heads / c.num_kv_heads);
-  const int64_t width = c.num_kv_heads * kDim;
+  const int64_t width = p.cache.num_kv_heads * kDim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const QueryKeys keys = QueryKeysOf(p, launch, token, split);
-  const int64_t seq = keys.seq, n_keys = keys.n_keys, begin = keys.begin, end = keys.end;
-  float* const scores_out = keys.scores_out;
-  const float* q = p.q + token * p.q_stride + kv_head * group * kDim;
-  for (int i = threadIdx.x; i < kGroup * kDim; i += kThreads) {
-    sh.q[i / kDim][i % kDim] = i < group * kDim ? q[i] : 0.0f;
-  }
-  __syncthreads();
-
-  float m[kGroup], l[kGroup], acc[kGroup][kLaneDims] = {};  // l: this lane's share of the sum.
+  const int cnt = static_cast<int>(min(int64_t{kKeys}, keys.end - t0));
+  const bool valid = lane < cnt;
+  // Past the range a lane reads slot 0 (always in the pool) and its score is masked.
+  const int64_t slot =
+      valid ? DevicePagedSlot(p.batch, p.cache.block_size, keys.seq, t0 + lane) : 0;
+  sh.slot[warp][lane] = slot;
+  const T* k = k_pool + slot * width + kv_head * kDim;
+  float dot[kGroup] = {};
 #pragma unroll
-  for (int g = 0; g < kGroup; ++g) m[g] = -INFINITY, l[g] = 0.0f;
-  for (int64_t t0 = begin + int64_t{warp} * kKeys; t0 < end; t0 += kWarps * kKeys) {
-    const int cnt = static_cast<int>(min(int64_t{kKeys}, end - t0));
-    const bool valid = lane < cnt;
-    // Past the range a lane reads slot 0 (always in the pool) and its score is masked.
-    const int64_t slot = valid ? DevicePagedSlot(p.batch, c.block_size, seq, t0 + lane) : 0;
-    sh.slot[warp][lane] = slot;
-    const T* k = k_pool + slot * width + kv_head * kDim;
-    float dot[kGroup] = {};
-#pragma unroll
-    for (int ch = 0; ch < kChunks; ++ch) {
-      float kv[8];
-      KvLoad8(k + ch * 8, kv);
-#pragma unroll
-      for (int g = 0; g < kGroup; ++g) {
-        const float4 a = *reinterpret_cast<const float4*>(&sh.q[g][ch * 8]);
-        const float4 b = *reinterpret_cast<const float4*>(&sh.q[g][ch * 8 + 4]);
-        const float qv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) dot[g] = fmaf(qv[e], kv[e], dot[g]);
-      }
-    }
-    // Online softmax, head by head: the maximum is the warp's (so the rescale is uniform), the
-    // sum stays per lane until the end.
+  for (int ch = 0; ch < kChunks; ++ch) {
+    float kv[8];
+    KvLoad8(k + ch * 8, kv);
 #pragma unroll
     for (int g = 0; g < kGroup; ++g) {
-      const float s = valid ? dot[g] * p.scale : -INFINITY;
-      if (valid && scores_out != nullptr && g < group) {
-        scores_out[(kv_head * group + g) * n_keys + t0 + lane] = s;
-      }
-      const float m_new = fmaxf(m[g], WarpMax(s));  // Finite: lane 0 holds a key.
-      const float alpha = expf(m[g] - m_new);       // 0 while m[g] is −inf.
-      const float e = expf(s - m_new);              // 0 for masked lanes.
-      l[g] = l[g] * alpha + e;
-      m[g] = m_new;
+      const float4 a = *reinterpret_cast<const float4*>(&sh.q[g][ch * 8]);
+      const float4 b = *reinterpret_cast<const float4*>(&sh.q[g][ch * 8 + 4]);
+      const float qv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
-      for (int dd = 0; dd < kLaneDims; ++dd) acc[g][dd] *= alpha;
-      sh.p[warp][g][lane] = e;
+      for (int e = 0; e < 8; ++e) dot[g] = fmaf(qv[e], kv[e], dot[g]);
     }
-    __syncwarp();
-    const T* v = v_pool + kv_head * kDim + lane * kLaneDims;
-#pragma unroll 8
-    for (int j = 0; j < cnt; ++j) {
-      float vj[kLaneDims];
-      KvLoadLane(v + sh.slot[warp][j] * width, vj);
-#pragma unroll
-      for (int g = 0; g < kGroup; ++g) {
-        const float pj = sh.p[warp][g][j];
-#pragma unroll
-        for (int dd = 0; dd < kLaneDims; ++dd) acc[g][dd] = fmaf(pj, vj[dd], acc[g][dd]);
-      }
-    }
-    __syncwarp();  // The tile's probabilities and slots are rewritten by the next one.
   }
-
-  // Merge the warps: rescale each to the common maximum; warps that held no key weigh nothing.
+  // Online softmax, head by head: the maximum is the warp's (so the rescale is uniform), the
+  // sum stays per lane until the end.
 #pragma unroll
   for (int g = 0; g < kGroup; ++g) {
-    const float sum = WarpSum(l[g]);
-    if (lane == 0) sh.m[warp][g] = m[g], sh.l[warp][g] = sum;
+    const float s = valid ? dot[g] * p.scale : -INFINITY;
+    if (valid && keys.scores_out != nullptr && g < group) {
+      keys.scores_out[(kv_head * group + g) * keys.n_keys + t0 + lane] = s;
+    }
+    const float m_new = fmaxf(m[g], WarpMax(s));  // Finite: lane 0 holds a key.
+    const float alpha = expf(m[g] - m_new);       // 0 while m[g] is −inf.
+    const float e = expf(s - m_new);              // 0 for masked lanes.
+    l[g] = l[g] * alpha + e;
+    m[g] = m_new;
 #pragma unroll
-    for (int dd = 0; dd < kLaneDims; ++dd) sh.o[warp][g][lane * kLaneDims + dd] = acc[g][dd];
+    for (int dd = 0; dd < kLaneDims; ++dd) acc[g][dd] *= alpha;
+    sh.p[warp][g][lane] = e;
   }
-  __syncthreads();
+  __syncwarp();
+  const T* v = v_pool + kv_head * kDim + lane * kLaneDims;
+#pragma unroll 8
+  for (int j = 0; j < cnt; ++j) {
+    float vj[kLaneDims];
+    KvLoadLane(v + sh.slot[warp][j] * width, vj);
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) {
+      const float pj = sh.p[warp][g][j];
+#pragma unroll
+      for (int dd = 0; dd < kLaneDims; ++dd) acc[g][dd] = fmaf(pj, vj[dd], acc[g][dd]);
+    }
+  }
+  __syncwarp();  // The tile's probabilities and slots are rewritten by the next one.
+}
+
+// Merges the warps' states (in `sh`): each rescaled to the common maximum, warps that held no
+// key weighing nothing; writes the output row, or with several splits this split's partial row
+// and its (max, sum).
+template <int kGroup, int kDim>
+__device__ __forceinline__ void MergeWarps(const PagedAttentionParams& p,
+                                           const PagedAttentionLaunch& launch,
+                                           const Shared<kGroup, kDim>& sh, int64_t token,
+                                           int64_t split, int64_t kv_head, int group) {
   const int64_t total_splits = TotalSplits(launch);
   for (int i = threadIdx.x; i < group * kDim; i += kThreads) {
     const int g = i / kDim, dim = i % kDim;
@@ -158,6 +139,47 @@ __global__ void __launch_bounds__(kThreads)
       if (dim == 0) row[kDim] = mx, row[kDim + 1] = den;
     }
   }
+}
+
+// T: the pools' element type (float, or uint16_t for bf16). kGroup: query heads per kv head the
+// accumulators are sized for (group ≤ kGroup; heads past group score a zero query). Lane j of a
+// warp scores key j of the warp's tile for every head, 16-byte loads of its K row against the
+// queries read from shared memory; then each lane owns kDim / 32 consecutive output dims and
+// accumulates P·V over the tile's keys. Query `token`'s keys of `split` (its own keys only, under
+// cascade) are the warps' in turn, 32 at a time.
+template <typename T, int kGroup, int kDim>
+__global__ void __launch_bounds__(kThreads)
+    WarpAttentionKernel(PagedAttentionParams p, PagedAttentionLaunch launch, const T* k_pool,
+                        const T* v_pool) {
+  constexpr int kLaneDims = kDim / 32;
+  __shared__ Shared<kGroup, kDim> sh;
+  const int64_t token = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z;
+  const int group = static_cast<int>(p.num_heads / p.cache.num_kv_heads);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const QueryKeys keys = QueryKeysOf(p, launch, token, split);
+  const float* q = p.q + token * p.q_stride + kv_head * group * kDim;
+  for (int i = threadIdx.x; i < kGroup * kDim; i += kThreads) {
+    sh.q[i / kDim][i % kDim] = i < group * kDim ? q[i] : 0.0f;
+  }
+  __syncthreads();
+
+  float m[kGroup], l[kGroup], acc[kGroup][kLaneDims] = {};  // l: this lane's share of the sum.
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g) m[g] = -INFINITY, l[g] = 0.0f;
+  for (int64_t t0 = keys.begin + int64_t{warp} * kKeys; t0 < keys.end; t0 += kWarps * kKeys) {
+    WarpTile<T, kGroup, kDim>(p, sh, k_pool, v_pool, keys, kv_head, group, t0, m, l, acc);
+  }
+
+  // Each warp's state into shared memory for the merge.
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g) {
+    const float sum = WarpSum(l[g]);
+    if (lane == 0) sh.m[warp][g] = m[g], sh.l[warp][g] = sum;
+#pragma unroll
+    for (int dd = 0; dd < kLaneDims; ++dd) sh.o[warp][g][lane * kLaneDims + dd] = acc[g][dd];
+  }
+  __syncthreads();
+  MergeWarps<kGroup, kDim>(p, launch, sh, token, split, kv_head, group);
 }
 
 template <typename T, int kGroup>
