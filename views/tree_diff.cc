@@ -46,4 +46,17 @@ std::optional<TreeDifference> FirstTreeDifference(const arbor::v1::Tree& expecte
                    expected.nodes_size(), " expected, ", actual.nodes_size(), " replayed)")};
 }
 
+arbor::v1::ReplayResult CompareReplayTrees(const arbor::v1::Tree& expected,
+                                           const arbor::v1::Tree& actual) {
+  arbor::v1::ReplayResult result;
+  result.set_nodes(expected.nodes_size());
+  const std::optional<TreeDifference> difference = FirstTreeDifference(expected, actual);
+  result.set_identical(!difference.has_value());
+  if (!difference) return result;
+  result.set_first_difference_index(difference->index);
+  if (difference->node) *result.mutable_first_difference() = *difference->node;
+  result.set_difference(difference->what);
+  return result;
+}
+
 }  // namespace arbor::coordinator

@@ -1,7 +1,8 @@
-// Whether two trees of the same request are the same search, node for node: what `arbor replay`
-// reports. Everything a client sees of a node is compared — token, text, position, logprob,
-// metrics, strategy, status, scores, notes, alternatives — except what differs between runs by
-// design: the worker sequence ids and the job id.
+// Whether two trees of the same request are the same search, node for node: what
+// Generation.Replay (and `arbor replay`, the viewer, POST /v1/jobs/{id}/replay) reports.
+// Everything a client sees of a node is compared — token, text, position, logprob, metrics,
+// strategy, status, scores, notes, alternatives — except what differs between runs by design:
+// the worker sequence ids and the job id.
 #ifndef ARBOR_VIEWS_TREE_DIFF_H_
 #define ARBOR_VIEWS_TREE_DIFF_H_
 
@@ -24,6 +25,11 @@ struct TreeDifference {
 // The first difference of `actual` from `expected`, or nothing when they are the same.
 std::optional<TreeDifference> FirstTreeDifference(const arbor::v1::Tree& expected,
                                                   const arbor::v1::Tree& actual);
+
+// Generation.Replay's verdict on a replay whose tree is `actual` (job ids left unset): the
+// nodes of `expected`, whether they are identical and, if not, the first difference.
+arbor::v1::ReplayResult CompareReplayTrees(const arbor::v1::Tree& expected,
+                                           const arbor::v1::Tree& actual);
 
 }  // namespace arbor::coordinator
 

@@ -272,6 +272,10 @@ void HttpGateway::AddRoutes() {
   server_->Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
     Tree(q, q.matches[1], r);
   });
+  // The body is never read: the job's own request is what runs again.
+  server_->Post(R"(/v1/jobs/([^/]+)/replay)",
+                [this](const httplib::Request& q, httplib::Response& r,
+                       const httplib::ContentReader&) { Replay(q, q.matches[1], r); });
 }
 
 void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
@@ -392,6 +396,21 @@ void HttpGateway::Job(const httplib::Request& request, const std::string& id,
   const grpc::Status status = generation_->GetJob(context->get(), ref, &job);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(job, response);
+}
+
+// Runs the job's request again and compares the trees (Generation.Replay); answers once the
+// replay has finished, however long the job takes.
+void HttpGateway::Replay(const httplib::Request& request, const std::string& id,
+                         httplib::Response& response) {
+  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
+  if (!context.ok()) return SetError(context.status(), response);
+  (*context)->set_deadline(std::chrono::system_clock::time_point::max());
+  arbor::v1::JobRef ref;
+  ref.set_job_id(id);
+  arbor::v1::ReplayResult result;
+  const grpc::Status status = generation_->Replay(context->get(), ref, &result);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  SetProtoJson(result, response);
 }
 
 // Query: root (node id), max_depth, top_logprobs (true/1), as GetTreeRequest has them.

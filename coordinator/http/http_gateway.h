@@ -82,6 +82,8 @@ class HttpGateway {
   void Jobs(const httplib::Request& request, httplib::Response& response);
   void Job(const httplib::Request& request, const std::string& id, httplib::Response& response);
   void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
+  void Replay(const httplib::Request& request, const std::string& id,
+              httplib::Response& response);
 
   // Counts every answered request and times it from routing (http_metrics.h).
   void AddRequestMetrics();

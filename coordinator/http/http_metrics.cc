@@ -19,7 +19,8 @@ constexpr absl::string_view kExactRoutes[] = {"/v1/chat/completions", "/v1/compl
 const std::vector<std::string>& Routes() {
   static const auto* routes = [] {
     auto* all = new std::vector<std::string>(std::begin(kExactRoutes), std::end(kExactRoutes));
-    all->insert(all->end(), {"/v1/jobs/{id}", "/v1/jobs/{id}/tree", "/ui", "other"});
+    all->insert(all->end(),
+                {"/v1/jobs/{id}", "/v1/jobs/{id}/tree", "/v1/jobs/{id}/replay", "/ui", "other"});
     return all;
   }();
   return *routes;
@@ -45,6 +46,9 @@ absl::string_view RouteOf(absl::string_view path) {
     const std::vector<absl::string_view> parts = absl::StrSplit(path, '/');
     if (parts.size() == 1 && !parts[0].empty()) return "/v1/jobs/{id}";
     if (parts.size() == 2 && !parts[0].empty() && parts[1] == "tree") return "/v1/jobs/{id}/tree";
+    if (parts.size() == 2 && !parts[0].empty() && parts[1] == "replay") {
+      return "/v1/jobs/{id}/replay";
+    }
   }
   return "other";
 }

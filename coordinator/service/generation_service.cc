@@ -9,6 +9,7 @@
 #include "coordinator/service/request_validation.h"
 #include "coordinator/tree/tree_export.h"
 #include "rpc/grpc_status.h"
+#include "views/tree_diff.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -129,6 +130,27 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   return Answer(context, absl::OkStatus());
 }
 
+absl::StatusOr<arbor::v1::Tree> GenerationService::TreeOf(const JobRecord& record,
+                                                           const arbor::v1::GetTreeRequest& part)
+    const {
+  TreeExportOptions options;
+  options.job_id = record.job_id;
+  options.root = part.root();
+  options.max_depth = part.max_depth();
+  options.top_logprobs = part.include_top_logprobs() ? record.top_logprobs : 0;
+  options.is_stop_token = [job = record.job](int32_t id) { return job->IsStopToken(id); };
+  TokenTextFn token_text;
+  if (prompts_->has_tokenizer()) {
+    token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };
+  }
+  absl::StatusOr<arbor::v1::Tree> tree = absl::InternalError("tree not read");
+  record.job->ReadTree(
+      [&](const SearchTree& search_tree) { tree = ExportTree(search_tree, options, token_text); });
+  // The request was checked: an error here is a root that is not a node of this tree.
+  if (!tree.ok()) return absl::NotFoundError(absl::StrCat("root: ", tree.status().message()));
+  return tree;
+}
+
 grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext* context,
                                                      const arbor::v1::GetTreeRequest* request,
                                                      arbor::v1::Tree* response) {
@@ -138,25 +160,52 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
       FindJob(*context, request->job_id(), "job_id");
   if (!record.ok()) return Answer(context, record.status());
-  TreeExportOptions options;
-  options.job_id = request->job_id();
-  options.root = request->root();
-  options.max_depth = request->max_depth();
-  options.top_logprobs = request->include_top_logprobs() ? (*record)->top_logprobs : 0;
-  options.is_stop_token = [job = (*record)->job](int32_t id) { return job->IsStopToken(id); };
-  TokenTextFn token_text;
-  if (prompts_->has_tokenizer()) {
-    token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };
+  absl::StatusOr<arbor::v1::Tree> tree = TreeOf(**record, *request);
+  if (tree.ok()) *response = *std::move(tree);
+  return Answer(context, tree.status());
+}
+
+grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext* context,
+                                                    const arbor::v1::JobRef* request,
+                                                    arbor::v1::ReplayResult* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  absl::StatusOr<std::shared_ptr<JobRecord>> original =
+      FindJob(*context, request->job_id(), "job_id");
+  if (!original.ok()) return Answer(context, original.status());
+  const arbor::v1::JobState state = (*original)->job->state();
+  if (state == arbor::v1::JOB_STATE_QUEUED || state == arbor::v1::JOB_STATE_RUNNING) {
+    return Answer(context, absl::FailedPreconditionError(absl::StrCat(
+                               "job_id: job ", request->job_id(),
+                               " has not finished; replay it once it has")));
   }
-  absl::StatusOr<arbor::v1::Tree> tree = absl::InternalError("tree not read");
-  (*record)->job->ReadTree(
-      [&](const SearchTree& search_tree) { tree = ExportTree(search_tree, options, token_text); });
-  if (!tree.ok()) {
-    // The request was checked: an error here is a root that is not a node of this tree.
-    return Answer(context, absl::NotFoundError(absl::StrCat("root: ", tree.status().message())));
-  }
-  *response = std::move(*tree);
-  return Answer(context, absl::OkStatus());
+  arbor::v1::GetTreeRequest whole;
+  whole.set_include_top_logprobs(true);
+  absl::StatusOr<arbor::v1::Tree> expected = TreeOf(**original, whole);
+  if (!expected.ok()) return Answer(context, expected.status());
+  arbor::v1::GenerateRequest again = (*original)->job->ReplayRequest();
+  again.set_client_tag("replay of " + request->job_id());
+  absl::StatusOr<std::shared_ptr<JobRecord>> replay =
+      launcher_->Launch(again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
+  if (!replay.ok()) return Answer(context, replay.status());
+  response->set_job_id(request->job_id());
+  response->set_replay_job_id((*replay)->job_id);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Answered from the thread that emits the new job's finished event; the log holds the
+  // subscriber until then (the record outlives its own log's calls).
+  (*replay)->events.Subscribe([this, reactor, response, whole, expected = *std::move(expected),
+                               record = replay->get()](const arbor::v1::GenerateEvent& event) {
+    if (!event.has_finished()) return;
+    absl::StatusOr<arbor::v1::Tree> actual = TreeOf(*record, whole);
+    if (actual.ok()) {
+      arbor::v1::ReplayResult result = CompareReplayTrees(expected, *actual);
+      result.set_job_id(response->job_id());
+      result.set_replay_job_id(response->replay_job_id());
+      *response = std::move(result);
+    }
+    reactor->Finish(rpc::ToGrpcStatus(actual.status()));
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* GenerationService::Score(grpc::CallbackServerContext* context,

@@ -48,11 +48,17 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   grpc::ServerUnaryReactor* Score(grpc::CallbackServerContext* context,
                                   const arbor::v1::ScoreRequest* request,
                                   arbor::v1::ScoreResponse* response) override;
+  grpc::ServerUnaryReactor* Replay(grpc::CallbackServerContext* context,
+                                   const arbor::v1::JobRef* request,
+                                   arbor::v1::ReplayResult* response) override;
 
  private:
   // The caller's identity; UNAUTHENTICATED without a valid token, PERMISSION_DENIED for a
   // worker's token.
   absl::StatusOr<rpc::Identity> Caller(const grpc::CallbackServerContext& context) const;
+  // The tree of `record`'s job, or the part of it `part` names (its job_id is not read).
+  absl::StatusOr<arbor::v1::Tree> TreeOf(const JobRecord& record,
+                                         const arbor::v1::GetTreeRequest& part) const;
   // The job named by `job_id` (field path `field` in errors), if the caller may see it.
   absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const grpc::CallbackServerContext& context,
                                                      const std::string& job_id,

@@ -1,5 +1,5 @@
-// The coordinator's JSON API as the viewer uses it (docs/HTTP.md): jobs, one job, its tree, and
-// the strategy palette. Errors carry the server's message, which names what went wrong. A
+// The coordinator's JSON API as the viewer uses it (docs/HTTP.md): jobs, one job, its tree, its
+// replay, and the strategy palette. Errors carry the server's message, which names what went wrong. A
 // coordinator with tokens (docs/SECURITY.md) gets the one the user entered, kept in this
 // browser's storage for this origin.
 
@@ -21,12 +21,15 @@ export class ApiError extends Error {
   }
 }
 
-async function getJson(path) {
+// GET `path` (or POST an empty JSON object with `post`) and parse the answer.
+async function getJson(path, {post = false} = {}) {
   let response;
   try {
     const headers = {Accept: 'application/json'};
     if (token()) headers.Authorization = `Bearer ${token()}`;
-    response = await fetch(path, {headers, cache: 'no-store'});
+    const init = post ? {method: 'POST', headers: {...headers, 'Content-Type': 'application/json'},
+      body: '{}'} : {headers, cache: 'no-store'};
+    response = await fetch(path, init);
   } catch (e) {
     throw new ApiError(0, `the coordinator cannot be reached (${e.message})`);
   }
@@ -54,6 +57,12 @@ export function listJobs({state = '', tag = '', limit = 200} = {}) {
 
 export function getJob(id) {
   return getJson(`/v1/jobs/${enc(id)}`);
+}
+
+// Runs the finished job's request again and compares the trees (arbor.v1.ReplayResult); answers
+// once the replay has finished.
+export function replayJob(id) {
+  return getJson(`/v1/jobs/${enc(id)}/replay`, {post: true});
 }
 
 // The whole tree (TREE_FORMAT.md, JSON version 1), without alternatives: those are fetched per

@@ -8,6 +8,7 @@
 import {ApiError, getAlternatives, getJob, getTree, palette, setToken, token} from './api.js';
 import {Chart} from './chart.js';
 import {JobList, stateName} from './job_list.js';
+import {ReplayControl} from './replay.js';
 import {StartForm} from './start_form.js';
 import {TextView} from './text_view.js';
 import {Tooltip} from './tooltip.js';
@@ -46,6 +47,11 @@ class App {
       onHover: (id, x, y) => this.tooltip.show(id, x, y),
       onLeave: () => this.tooltip.hide(),
       onPick: (id) => this.text.reveal(id),
+    });
+    this.replay = new ReplayControl({
+      button: $('replay-button'), box: $('replay-box'),
+      onReveal: (id) => this.text.reveal(id),
+      onError: (error) => this.apiError(error),
     });
     this.jobs = new JobList({
       list: $('job-list'), stateFilter: $('state-filter'), tagFilter: $('tag-filter'),
@@ -188,6 +194,7 @@ class App {
     $('prompt-view').textContent = job.prompt || '(no tokenizer: the prompt is token ids only)';
     $('job-state').textContent = state;
     $('job-state').className = `state state-${state}`;
+    this.replay.show(job, !LIVE.has(state));
     const usage = job.usage || {};
     const counts = Object.entries(job.strategies || {}).filter(([, n]) => n > 0)
         .map(([name, n]) => `${name} ${n}`).join(', ');

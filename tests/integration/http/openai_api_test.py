@@ -142,6 +142,24 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(tree["format"], "arbor.tree")
 
+    def test_replay_grows_the_same_tree(self):
+        r = self.client.completions.create(model="tiny", prompt="The river", max_tokens=24,
+                                           seed=77, extra_body={"arbor": {
+                                               "policy": {"mode": "POLICY_MODE_SEARCH"}}})
+        job_id = r.model_extra["arbor"]["job_id"]
+        _, tree = get_json(f"{self.base}/v1/jobs/{job_id}/tree")
+        status, replay = http_json(f"{self.base}/v1/jobs/{job_id}/replay", {})
+        self.assertEqual(status, 200, replay)
+        self.assertTrue(replay["identical"], replay)
+        self.assertEqual(replay["job_id"], job_id)
+        self.assertNotEqual(replay["replay_job_id"], job_id)
+        self.assertEqual(replay["nodes"], len(tree["nodes"]))
+        _, again = get_json(f"{self.base}/v1/jobs/{replay['replay_job_id']}")
+        self.assertEqual(again["client_tag"], f"replay of {job_id}")
+        self.assertEqual(again["text"], r.choices[0].text)
+        status, missing = http_json(f"{self.base}/v1/jobs/no-such-job/replay", {})
+        self.assertEqual(status, 404, missing)
+
     def test_seed_reproduces_and_n_gives_distinct_choices(self):
         a = self.chat(seed=1234, n=3)
         b = self.chat(seed=1234, n=3)

@@ -216,6 +216,22 @@ class ViewerBrowserTest(unittest.TestCase):
         self.assertEqual(same_characters("".join(texts[:-1])), same_characters(shown(job["text"])))
         self.assertEqual(body["choices"][0]["text"], job["text"])
 
+    def test_replay_says_the_search_reproduced_and_links_the_new_job(self):
+        self.open_job(self.jobs["branch"])
+        self.browser.find_element(By.ID, "replay-button").click()
+        box = WebDriverWait(self.browser, 60).until(
+            lambda b: (lambda e: e if e.is_displayed() else None)(b.find_element(By.ID, "replay-box")))
+        self.assertEqual(box.get_attribute("data-identical"), "true", box.text)
+        self.assertIn("Reproduced", box.text)
+        link = box.find_element(By.TAG_NAME, "a")
+        replay_id = link.text.removeprefix("job ")
+        self.assertNotEqual(replay_id, self.jobs["branch"])
+        job = self.api(f"/v1/jobs/{replay_id}")
+        self.assertEqual(job["client_tag"], f"replay of {self.jobs['branch']}")
+        link.click()
+        _, tree = self.open_job(replay_id)
+        self.assertFalse(self.browser.find_element(By.ID, "replay-box").is_displayed())
+
     def test_the_prompt_is_shown_as_the_model_read_it(self):
         job, _ = self.open_job(self.jobs["argmax"])
         self.assertIn("Once upon a time", job["prompt"])  # GetJob decodes the prompt.
