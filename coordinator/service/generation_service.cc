@@ -52,7 +52,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(
   ASSIGN_OR_RETURN(std::shared_ptr<JobRecord> record, registry_->Find(job_id));
   // Another user's job answers exactly as an unknown one: its existence is not revealed.
   if (caller.role != rpc::Role::kAdmin && record->owner != caller.name) {
-    return JobRegistry::NotFound(job_id);
+    return registry_->NotFound(job_id);
   }
   return record;
 }

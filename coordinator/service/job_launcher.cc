@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
@@ -205,8 +204,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
 
   const absl::Time now = clock_->Now();
   JobSpec spec;
-  spec.job_id = absl::StrFormat("j%d-%08x", next_job_number_.fetch_add(1),
-                                static_cast<uint32_t>(RandomNonZero()));
+  spec.job_id = registry_->NewJobId();
   spec.prompt_token_ids = prompt;
   spec.vocab_size = model->vocab_size();
   spec.max_context = model->max_context();

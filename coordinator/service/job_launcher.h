@@ -121,7 +121,6 @@ class JobLauncher {
 
   const std::shared_ptr<ListenerTarget> listener_target_ = std::make_shared<ListenerTarget>();
   std::atomic<uint64_t> next_sequence_id_;
-  std::atomic<uint64_t> next_job_number_{1};
   absl::Mutex random_mu_;
   absl::BitGen random_ ABSL_GUARDED_BY(random_mu_);
 };

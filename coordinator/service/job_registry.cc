@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/strip.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace arbor::coordinator {
 
@@ -34,7 +38,14 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
 
 JobRegistry::JobRegistry(JobRegistryOptions options)
     : finished_jobs_(std::max(0, options.finished_jobs)),
-      admission_(options.admission, *options.metrics) {}
+      admission_(options.admission, *options.metrics),
+      instance_(absl::Uniform<uint16_t>(absl::BitGen())) {}
+
+std::string JobRegistry::NewJobId() {
+  absl::MutexLock lock(&ids_mu_);
+  return absl::StrFormat("j%d-%04x%04x", next_job_number_++, instance_,
+                         absl::Uniform<uint16_t>(random_));
+}
 
 absl::Status JobRegistry::Admit(std::shared_ptr<JobRecord> record) {
   const std::string job_id = record->job_id;
@@ -85,7 +96,31 @@ void JobRegistry::Finished(const std::string& job_id) {
   if (next) Start(*next);
 }
 
-absl::Status JobRegistry::NotFound(const std::string& job_id) {
+namespace {
+
+// The instance part of an id NewJobId gave out ("j12-" then 8 hex digits), if `job_id` is one.
+std::optional<uint16_t> InstanceOf(absl::string_view job_id) {
+  const size_t dash = job_id.find('-');
+  if (!absl::ConsumePrefix(&job_id, "j") || dash == absl::string_view::npos) return std::nullopt;
+  uint32_t number = 0;
+  uint32_t suffix = 0;
+  if (!absl::SimpleAtoi(job_id.substr(0, dash - 1), &number) || job_id.size() != dash + 8 ||
+      !absl::SimpleHexAtoi(job_id.substr(dash), &suffix)) {
+    return std::nullopt;
+  }
+  return static_cast<uint16_t>(suffix >> 16);
+}
+
+}  // namespace
+
+absl::Status JobRegistry::NotFound(const std::string& job_id) const {
+  if (const std::optional<uint16_t> instance = InstanceOf(job_id);
+      instance && *instance != instance_) {
+    return absl::NotFoundError(absl::StrCat(
+        "job_id: no job ", job_id,
+        ": it was started by an earlier coordinator process, and jobs live in the "
+        "coordinator's memory only; submit the request again"));
+  }
   return absl::NotFoundError(
       absl::StrCat("job_id: no job ", job_id, " (unknown, or finished and evicted)"));
 }

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -72,8 +73,14 @@ class JobRegistry {
   // and it joins the finished jobs, evicting the least recently used beyond the bound.
   void Finished(const std::string& job_id);
 
-  // What Find answers for an id it does not know (also for a job the caller may not see).
-  static absl::Status NotFound(const std::string& job_id);
+  // A new job id, "j<number>-<instance><random>" (4 hex digits each): the instance is what this
+  // registry — this coordinator process — picked at start, so that an id an earlier process
+  // gave out is told apart from one that never existed.
+  std::string NewJobId();
+
+  // What Find answers for an id it does not know (also for a job the caller may not see). For
+  // an id of an earlier coordinator process it says that jobs do not outlive the process.
+  absl::Status NotFound(const std::string& job_id) const;
 
   // NOT_FOUND for an unknown or evicted id. Counts as a use of a finished job.
   absl::StatusOr<std::shared_ptr<JobRecord>> Find(const std::string& job_id);
@@ -108,6 +115,11 @@ class JobRegistry {
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
   std::list<std::string> finished_ ABSL_GUARDED_BY(mu_);  // Most recently used first.
   uint64_t next_order_ ABSL_GUARDED_BY(mu_) = 0;
+
+  absl::Mutex ids_mu_;
+  absl::BitGen random_ ABSL_GUARDED_BY(ids_mu_);
+  uint64_t next_job_number_ ABSL_GUARDED_BY(ids_mu_) = 1;
+  const uint16_t instance_;  // Set before random_ serves any id.
 };
 
 }  // namespace arbor::coordinator

@@ -151,6 +151,31 @@ TEST(JobRegistryTest, CancelledQueuedJobLeavesTheQueue) {
   h.worker->ReleaseHeld();
 }
 
+// Ids name this coordinator process: an id of an earlier one is answered with why it is gone
+// (jobs live in memory only), any other unknown id as unknown.
+TEST(JobRegistryTest, AnIdOfAnEarlierCoordinatorSaysJobsDoNotOutliveIt) {
+  JobRegistry registry{JobRegistryOptions{}};
+  const std::string first = registry.NewJobId(), second = registry.NewJobId();
+  ASSERT_EQ(first.size(), std::string("j1-").size() + 8) << first;
+  EXPECT_EQ(first.substr(0, 3), "j1-");
+  EXPECT_EQ(second.substr(0, 3), "j2-");
+  EXPECT_EQ(first.substr(3, 4), second.substr(3, 4)) << "one instance per process";
+  auto restarted = std::make_unique<JobRegistry>(JobRegistryOptions{});
+  while (restarted->NewJobId().substr(3, 4) == first.substr(3, 4)) {
+    // Both picked the same instance (1 in 65,536): start another.
+    restarted = std::make_unique<JobRegistry>(JobRegistryOptions{});
+  }
+  const absl::Status gone = restarted->Find(first).status();
+  EXPECT_EQ(gone.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(gone.message().find("earlier coordinator process"), std::string::npos) << gone;
+  for (const std::string& id : {registry.NewJobId(), std::string("j7-zz"), std::string("job")}) {
+    const absl::Status unknown = registry.Find(id).status();
+    EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+    EXPECT_NE(unknown.message().find("(unknown, or finished and evicted)"), std::string::npos)
+        << id << ": " << unknown;
+  }
+}
+
 TEST(JobRegistryTest, FinishedJobsAreKeptLeastRecentlyUsedFirstOut) {
   JobRegistryOptions options;
   options.finished_jobs = 2;
