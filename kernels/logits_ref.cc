@@ -22,7 +22,8 @@ void LogitsRef(const LogitsParams& p, ThreadPool* pool) {
              .k = p.dim,
              .x_stride = p.dim,
              .out_stride = p.out_stride,
-             .activation_quant = p.activation_quant},
+             .activation_quant = p.activation_quant,
+             .batch_invariant = p.batch_invariant},
             pool);
 }
 

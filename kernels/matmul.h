@@ -33,6 +33,11 @@ struct MatmulParams {
   int64_t x_stride = 0;    // >= k
   int64_t out_stride = 0;  // >= n
   ActivationQuant activation_quant = ActivationQuant::kF32;
+  // Each row's result independent of the other rows (of m and of the row's place among them):
+  // one kernel and one summation order at every row count. Off: the kernel fastest for m (8-bit
+  // kernels: 256-bit ones below 4 rows, AMX tiles from 12 on CPUs that have them, Q4_K/Q6_K per-32
+  // activations there), whose rounding then depends on what the row is batched with.
+  bool batch_invariant = true;
 };
 
 // CPU implementation; `pool` may be null (single-threaded). Summation order differs from a

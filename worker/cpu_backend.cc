@@ -315,7 +315,7 @@ void CpuBackend::Norm(Step& s, const std::vector<float>& weight, bool add_delta)
 void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in_dim,
                          const Matrix& w, int64_t out_dim, std::vector<float>& out) {
   kernels::MatmulRef({in.data(), w.data, w.type, out.data(), s.t, out_dim, in_dim, in_dim, out_dim,
-                      options_.activation_quant},
+                      options_.activation_quant, options_.batch_invariant},
                      pool_.get());
 }
 
@@ -373,7 +373,8 @@ void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& 
   std::vector<float> logits(num_logits * vocab);
   kernels::LogitsRef(
       {s.h.data(), s.batch.logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
-       num_logits, c.hidden_size, vocab, c.hidden_size, vocab, options_.activation_quant},
+       num_logits, c.hidden_size, vocab, c.hidden_size, vocab, options_.activation_quant,
+       options_.batch_invariant},
       pool_.get());
   if (*s.tap) (*s.tap)("logits", logits.data(), num_logits, vocab);
   std::vector<size_t> reduced;  // Rows with a reduction.

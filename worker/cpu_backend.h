@@ -40,6 +40,10 @@ struct CpuBackendOptions {
   // How quantized matrices meet the activations (kernels/quant/quant_matmul.h): 8-bit activations
   // and integer dot products by default, as llama.cpp; kF32 is the exact mode.
   kernels::ActivationQuant activation_quant = kernels::ActivationQuant::kQ8;
+  // A row's logits independent of what shares its step (other sequences, prefill chunking,
+  // prefix-cache hits): one kernel and summation order at every row count
+  // (kernels::MatmulParams::batch_invariant), so a seed replays the same tree (--numerics).
+  bool batch_invariant = true;
   KvDtype kv_dtype = KvDtype::kF32;
 };
 

@@ -48,6 +48,15 @@ absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name) {
                    ": expected native (the checkpoint's own types), f32, bf16 or q8_0"));
 }
 
+absl::StatusOr<bool> ParseNumerics(absl::string_view name) {
+  if (name == "invariant") return true;
+  if (name == "fast") return false;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--numerics=", name,
+      ": expected invariant (a row's results independent of its batch: a seed replays the "
+      "same tree) or fast (the fastest kernel for each batch size)"));
+}
+
 absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name) {
   if (name == "q8") return kernels::ActivationQuant::kQ8;
   if (name == "f32") return kernels::ActivationQuant::kF32;

@@ -41,6 +41,9 @@ absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name);
 // "q8" or "f32" (--activation_quant: how quantized matrices meet the activations,
 // kernels/quant/quant_matmul.h); INVALID_ARGUMENT naming the flag otherwise.
 absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name);
+// "invariant" (true) or "fast" (false) (--numerics: whether a row's results are independent of
+// what shares its step, CpuBackendOptions::batch_invariant).
+absl::StatusOr<bool> ParseNumerics(absl::string_view name);
 
 }  // namespace arbor::worker
 

@@ -47,6 +47,12 @@ ABSL_FLAG(std::string, activation_quant, "q8",
           "AVX2/AVX-VNNI/AVX-512 VNNI picked at run time, as llama.cpp; 1.5-3x faster decode) or "
           "f32 (weights widened to fp32 against fp32 activations: exact to fp32 rounding). "
           "Other weight types always compute in fp32.");
+ABSL_FLAG(std::string, numerics, "invariant",
+          "invariant: a row's logits, metrics and attention statistics are bit-identical whatever "
+          "shares its step (other jobs and branches, prefill chunking, prefix-cache hits, thread "
+          "count), so the same seed replays the same search tree (arbor replay); fast: the "
+          "fastest kernel for each batch size (on CPUs with AMX, its tiles from 12 rows), whose "
+          "rounding then depends on the batch. CPU backend; docs/PERFORMANCE.md has the cost.");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");
@@ -100,6 +106,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.threads = absl::GetFlag(FLAGS_threads);
   setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);
   setup.activation_quant = absl::GetFlag(FLAGS_activation_quant);
+  setup.numerics = absl::GetFlag(FLAGS_numerics);
   setup.kv_dtype = absl::GetFlag(FLAGS_kv_dtype);
   setup.policy_file = absl::GetFlag(FLAGS_policy_file);
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);

@@ -138,15 +138,20 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
+  ASSIGN_OR_RETURN(cpu.batch_invariant, ParseNumerics(options.numerics));
   cpu.kv_dtype = kv_dtype;
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));
   spdlog::info(
       "weights ({}): {}; {:.1f} MB streamed per decode step, {:.1f} MB converted at load; "
-      "quantized matrices meet {} activations; KV cache ({}) {:.1f} MB for {} tokens",
+      "quantized matrices meet {} activations ({} numerics); KV cache ({}) {:.1f} MB for {} "
+      "tokens",
       options.weights_dtype, backend->weight_types(), backend->weight_bytes() / 1e6,
       backend->converted_bytes() / 1e6,
-      options.activation_quant == "q8" ? "8-bit (" + kernels::Q8KernelsSummary() + ")" : "fp32",
+      options.activation_quant == "q8"
+          ? "8-bit (" + kernels::Q8KernelsSummary(cpu.batch_invariant) + ")"
+          : "fp32",
+      cpu.batch_invariant ? "batch-invariant" : "fast",
       cpu.kv_dtype == KvDtype::kBF16 ? "bf16" : "f32", backend->kv_bytes() / 1e6,
       int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
   return std::unique_ptr<Backend>(std::move(backend));

@@ -164,7 +164,7 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
   if (p.activation_quant == ActivationQuant::kQ8) {
-    if (const std::optional<Q8Isa> isa = Q8IsaForRows(p.m)) {
+    if (const std::optional<Q8Isa> isa = Q8IsaForRows(p.m, p.batch_invariant)) {
       return TakesQ8K(p) ? QuantMatmulQ8K(p, pool) : QuantMatmulQ8(p, *isa, pool);
     }
   }

@@ -37,18 +37,19 @@ const char* Q8IsaName(Q8Isa isa);
 bool CpuRunsQ8Isa(Q8Isa isa);
 // The fastest of them this CPU runs; none without AVX2.
 std::optional<Q8Isa> BestQ8Isa();
-// The one QuantMatmul uses for `rows` rows of activations: BestQ8Isa, except that AMX's tiles of
-// 16 rows serve only kAmxMinRows rows and up (a tile costs the same at 8 rows as at 16, where
-// AVX-512 costs half: measured level at 8 rows, AMX 1.4–2.0× faster at 16; below, AVX-512), and
-// below four rows the 512-bit
-// kernel's gathering of two chunks per vector is not repaid (measured: 15–20 % slower at one row
-// than the 256-bit ones), so there a 256-bit one.
+// The one QuantMatmul uses for `rows` rows of activations. Batch-invariant: BestQ8Isa at every
+// row count, AMX excepted (its tiles sum a row's chunks in another order than the vector
+// kernels, so a row would round differently from 12 rows on). Otherwise the fastest for `rows`:
+// AMX's tiles of 16 rows serve only kAmxMinRows rows and up (a tile costs the same at 8 rows as
+// at 16, where AVX-512 costs half: measured level at 8 rows, AMX 1.4–2.0× faster at 16; below,
+// AVX-512), and below four rows a 256-bit kernel (on a Xeon with AMX, the 512-bit kernel's
+// gathering of two chunks per vector was 15–20 % slower at one row; on an EPYC it is faster).
 inline constexpr int64_t kAmxMinRows = 12;
-std::optional<Q8Isa> Q8IsaForRows(int64_t rows);
-// Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx-vnni below 4
-// rows, avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K: per-256 activations below 12
-// rows".
-std::string Q8KernelsSummary();
+std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant = true);
+// Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx512-vnni at every
+// row count; Q4_K and Q6_K: per-256 activations" (batch-invariant) or "avx-vnni below 4 rows,
+// avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K: per-256 activations below 12 rows".
+std::string Q8KernelsSummary(bool batch_invariant = true);
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
 // tests reach every instruction set the machine has.
@@ -58,9 +59,11 @@ void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool);
 // (q8k_activations.h), so that a super-block's chunk products sum in integers with their
 // sub-block scales (docs/PERFORMANCE.md has the rates): on AVX2 one chunk per vector for up to
 // kQ8KMaxRows rows at a time, on AVX-512 two chunks per vector for 8 rows at a time. QuantMatmul
-// routes a K-quant matmul here (TakesQ8K) at up to kQ8KMaxRows rows, and at any row count below
-// AMX's (kAmxMinRows) where the 8-bit kernels may use AVX-512: there this beats the per-32
-// kernels at every row count measured. Needs AVX2 (CpuRunsQ8Isa(kAvx2)); any m.
+// routes a K-quant matmul here (TakesQ8K) at every row count when p.batch_invariant (a row's
+// activations are then quantized alike whatever its batch, and one form serves every group:
+// AVX-512's where the 8-bit kernels may use it); otherwise at up to kQ8KMaxRows rows (AVX2's
+// form), and at any row count below AMX's (kAmxMinRows) where they may use AVX-512: there this
+// beats the per-32 kernels at every row count measured. Needs AVX2 (CpuRunsQ8Isa(kAvx2)); any m.
 inline constexpr int64_t kQ8KMaxRows = 3;
 bool TakesQ8K(const MatmulParams& p);
 void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool);

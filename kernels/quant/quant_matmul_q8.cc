@@ -137,20 +137,25 @@ std::optional<Q8Isa> BestQ8Isa() {
   return best;
 }
 
-std::optional<Q8Isa> Q8IsaForRows(int64_t rows) {
+std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant) {
   std::optional<Q8Isa> best = BestQ8Isa();
+  if (batch_invariant) return best == Q8Isa::kAmx ? Q8Isa::kAvx512Vnni : best;
   if (best == Q8Isa::kAmx && rows >= kAmxMinRows) return best;
   if (best == Q8Isa::kAmx) best = Q8Isa::kAvx512Vnni;  // AMX implies AVX-512 VNNI here.
   if (best != Q8Isa::kAvx512Vnni || rows >= 4) return best;
   return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }
 
-std::string Q8KernelsSummary() {
+std::string Q8KernelsSummary(bool batch_invariant) {
   if (!BestQ8Isa()) return "none (no AVX2: quantized matrices run in fp32)";
+  if (batch_invariant) {
+    return std::string(Q8IsaName(*Q8IsaForRows(1))) +
+           " at every row count; Q4_K and Q6_K: per-256 activations";
+  }
   std::string summary;
-  Q8Isa current = *Q8IsaForRows(1);
+  Q8Isa current = *Q8IsaForRows(1, false);
   for (int64_t rows : {int64_t{4}, kAmxMinRows}) {
-    const Q8Isa next = *Q8IsaForRows(rows);
+    const Q8Isa next = *Q8IsaForRows(rows, false);
     if (next == current) continue;
     summary += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
     current = next;
@@ -159,7 +164,7 @@ std::string Q8KernelsSummary() {
   // Where QuantMatmul takes the per-256 path instead (TakesQ8K), by row count.
   std::string k_quants = "; Q4_K and Q6_K: per-256 activations";
   for (int64_t rows : {kQ8KMaxRows + 1, kAmxMinRows}) {
-    if (!TakesQ8K({.w_type = WeightType::kQ4_K, .m = rows})) {
+    if (!TakesQ8K({.w_type = WeightType::kQ4_K, .m = rows, .batch_invariant = false})) {
       return summary + k_quants + " below " + std::to_string(rows) + " rows";
     }
   }

@@ -24,7 +24,7 @@ bool Q8KOnAvx512() {
 
 bool TakesQ8K(const MatmulParams& p) {
   if (p.w_type != WeightType::kQ4_K && p.w_type != WeightType::kQ6_K) return false;
-  if (p.m <= kQ8KMaxRows) return true;
+  if (p.batch_invariant || p.m <= kQ8KMaxRows) return true;
   return Q8KOnAvx512() && (p.m < kAmxMinRows || BestQ8Isa() != Q8Isa::kAmx);
 }
 
@@ -49,8 +49,9 @@ void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool) {
   }
   const Q8KDotParams dot{p.w, p.w_type, rows.data(), p.m, p.out, p.out_stride};
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
-  const auto kernel =
-      p.m > kQ8KMaxRows && Q8KOnAvx512() ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
+  // Batch-invariant: one form at every row count.
+  const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
+  const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
   if (pool == nullptr) return kernel(dot, 0, p.n);
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k));

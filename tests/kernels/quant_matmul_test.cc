@@ -395,6 +395,50 @@ TEST(QuantMatmulQ8K, MatchesFloat64Twin) {
 
 // base::FloatToHalf (the Q8_0 quantizer's scale rounding): every finite half survives the round
 // trip, and values halfway between two halves go to the even one.
+// Batch invariance (MatmulParams::batch_invariant, the default): a row's output is bit-identical
+// alone and among 1 to 63 other rows at the front, middle or end, on 1 or 2 threads, for every
+// weight type and both activation modes: one kernel and one summation order at every row count.
+// Fresh random weights and rows each run (seed printed).
+TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  ThreadPool pool(2);
+  const int64_t n = 40, k = 3 * kSuperBlock;
+  std::vector<WeightType> types(std::begin(kQuantTypes), std::end(kQuantTypes));
+  types.push_back(WeightType::kF32);
+  for (WeightType type : types) {
+    std::vector<char> w;
+    if (type == WeightType::kF32) {
+      const std::vector<float> f = RandomActivations(n, k, rng);
+      w.assign(reinterpret_cast<const char*>(f.data()),
+               reinterpret_cast<const char*>(f.data() + f.size()));
+    } else {
+      w = RandomRows(type, n, k / model::Layout(FileDType(type)).block_elements, rng).bytes;
+    }
+    for (ActivationQuant mode : {ActivationQuant::kF32, ActivationQuant::kQ8}) {
+      SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " mode "
+                                        << static_cast<int>(mode));
+      const std::vector<float> row = RandomActivations(1, k, rng);
+      std::vector<float> alone(n);
+      MatmulRef({row.data(), w.data(), type, alone.data(), 1, n, k, k, n, mode}, nullptr);
+      for (int64_t m : {2, 3, 4, 5, 8, 9, 12, 13, 16, 33, 64}) {
+        for (int64_t at : {int64_t{0}, m / 2, m - 1}) {
+          std::vector<float> x = RandomActivations(m, k, rng);
+          std::copy(row.begin(), row.end(), x.begin() + at * k);
+          for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            std::vector<float> out(m * n);
+            MatmulRef({x.data(), w.data(), type, out.data(), m, n, k, k, n, mode}, threads);
+            ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
+                << "row " << at << " of " << m << (threads ? ", 2 threads" : ", 1 thread")
+                << ": " << out[at * n] << " vs " << alone[0] << " alone";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Half, RoundTripsEveryHalfAndRoundsMidpointsToEven) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if ((h & 0x7c00) == 0x7c00) continue;  // inf, NaN.
