@@ -28,7 +28,7 @@ struct LogitsParams {
   int64_t hidden_stride = 0;
   int64_t out_stride = 0;
   ActivationQuant activation_quant = ActivationQuant::kF32;  // For a quantized lm_head (matmul.h).
-  bool batch_invariant = true;  // As MatmulParams::batch_invariant.
+  bool batch_invariant = true;                               // As MatmulParams::batch_invariant.
 };
 
 // CPU implementation: gathers the rows, then one (threaded) matmul so the lm_head streams once.

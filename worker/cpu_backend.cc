@@ -371,11 +371,10 @@ void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& 
   const model::ModelConfig& c = config_;
   const int64_t vocab = c.vocab_size, num_logits = static_cast<int64_t>(s.batch.logit_rows.size());
   std::vector<float> logits(num_logits * vocab);
-  kernels::LogitsRef(
-      {s.h.data(), s.batch.logit_rows.data(), lm_head_.data, lm_head_.type, logits.data(),
-       num_logits, c.hidden_size, vocab, c.hidden_size, vocab, options_.activation_quant,
-       options_.batch_invariant},
-      pool_.get());
+  kernels::LogitsRef({s.h.data(), s.batch.logit_rows.data(), lm_head_.data, lm_head_.type,
+                      logits.data(), num_logits, c.hidden_size, vocab, c.hidden_size, vocab,
+                      options_.activation_quant, options_.batch_invariant},
+                     pool_.get());
   if (*s.tap) (*s.tap)("logits", logits.data(), num_logits, vocab);
   std::vector<size_t> reduced;  // Rows with a reduction.
   std::vector<const float*> row_logits(rows.size());

@@ -238,10 +238,10 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
   ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
   engine_options.kv_bytes_per_token = KvBytesPerToken(checkpoint->config(), kv_dtype);
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
-                   MakeBackend(options,
-                               std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
-                               ordinal, kv_dtype));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<Backend> backend,
+      MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)), ordinal,
+                  kv_dtype));
   if (options.wrap_backend) backend = options.wrap_backend(std::move(backend));
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));

@@ -417,8 +417,8 @@ TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
       w = RandomRows(type, n, k / model::Layout(FileDType(type)).block_elements, rng).bytes;
     }
     for (ActivationQuant mode : {ActivationQuant::kF32, ActivationQuant::kQ8}) {
-      SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " mode "
-                                        << static_cast<int>(mode));
+      SCOPED_TRACE(::testing::Message()
+                   << "type " << static_cast<int>(type) << " mode " << static_cast<int>(mode));
       const std::vector<float> row = RandomActivations(1, k, rng);
       std::vector<float> alone(n);
       MatmulRef({row.data(), w.data(), type, alone.data(), 1, n, k, k, n, mode}, nullptr);
@@ -430,8 +430,8 @@ TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
             std::vector<float> out(m * n);
             MatmulRef({x.data(), w.data(), type, out.data(), m, n, k, k, n, mode}, threads);
             ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
-                << "row " << at << " of " << m << (threads ? ", 2 threads" : ", 1 thread")
-                << ": " << out[at * n] << " vs " << alone[0] << " alone";
+                << "row " << at << " of " << m << (threads ? ", 2 threads" : ", 1 thread") << ": "
+                << out[at * n] << " vs " << alone[0] << " alone";
           }
         }
       }
