@@ -20,9 +20,13 @@ namespace arbor::kernels {
 namespace {
 
 // Modes, the benchmark's third argument: 0 fp32, then 1 + Q8Isa, then the per-256 activations of
-// QuantMatmulQ8K (Q4_K and Q6_K only; AVX2 up to kQ8KMaxRows rows, else AVX-512 where it runs).
-constexpr int kModes = 6;
+// QuantMatmulQ8K (Q4_K and Q6_K only; AVX2 up to kQ8KMaxRows rows, else AVX-512 where it runs),
+// then what the worker runs in 8-bit mode: QuantMatmul's batch-invariant dispatch
+// (--numerics=invariant) and its fastest-for-m one (--numerics=fast).
+constexpr int kModes = 8;
 constexpr int kQ8KMode = 5;
+constexpr int kInvariantMode = 6;
+constexpr int kFastMode = 7;
 
 struct Shape {
   WeightType type;
@@ -47,7 +51,8 @@ void BM_QuantMatmul(benchmark::State& state) {
     state.SkipWithError("per-256 activations serve Q4_K and Q6_K");
     return;
   }
-  const Q8Isa isa = mode == kQ8KMode ? Q8Isa::kAvx2 : static_cast<Q8Isa>(mode - 1);
+  const bool dispatch = mode == kInvariantMode || mode == kFastMode;
+  const Q8Isa isa = mode == kQ8KMode || dispatch ? Q8Isa::kAvx2 : static_cast<Q8Isa>(mode - 1);
   if (mode > 0 && !CpuRunsQ8Isa(isa)) {
     state.SkipWithError("instruction set not on this CPU");
     return;
@@ -72,9 +77,11 @@ void BM_QuantMatmul(benchmark::State& state) {
                        .n = shape.n,
                        .k = shape.k,
                        .x_stride = shape.k,
-                       .out_stride = shape.n};
+                       .out_stride = shape.n,
+                       .activation_quant = dispatch ? ActivationQuant::kQ8 : ActivationQuant::kF32,
+                       .batch_invariant = mode == kInvariantMode};
   for (auto _ : state) {
-    if (mode == 0) {
+    if (mode == 0 || dispatch) {
       QuantMatmul(p, nullptr);
     } else if (mode == kQ8KMode) {
       QuantMatmulQ8K(p, nullptr);
@@ -85,9 +92,11 @@ void BM_QuantMatmul(benchmark::State& state) {
   }
   state.SetLabel(std::string(model::DTypeName(dtype)) + " " + std::to_string(shape.n) + "x" +
                  std::to_string(shape.k) + " " +
-                 (mode == 0          ? "f32"
-                  : mode == kQ8KMode ? "per-256"
-                                     : Q8IsaName(isa)));
+                 (mode == 0                ? "f32"
+                  : mode == kQ8KMode       ? "per-256"
+                  : mode == kInvariantMode ? "q8 invariant"
+                  : mode == kFastMode      ? "q8 fast"
+                                           : Q8IsaName(isa)));
   state.counters["GMAC/s"] =
       benchmark::Counter(static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
                          benchmark::Counter::kIsRate);

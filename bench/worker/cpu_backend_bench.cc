@@ -62,6 +62,8 @@ ABSL_FLAG(std::string, weights_dtype, "native",
           "arbor-worker's flag of the same name.");
 ABSL_FLAG(std::string, activation_quant, "q8",
           "With --model: q8 or f32, as arbor-worker's flag of the same name.");
+ABSL_FLAG(std::string, numerics, "invariant",
+          "With --model: invariant or fast, as arbor-worker's flag of the same name.");
 
 namespace arbor::worker {
 namespace {
@@ -167,6 +169,7 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
   ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(absl::GetFlag(FLAGS_weights_dtype)));
   ASSIGN_OR_RETURN(const kernels::ActivationQuant activation_quant,
                    ParseActivationQuant(absl::GetFlag(FLAGS_activation_quant)));
+  ASSIGN_OR_RETURN(const bool batch_invariant, ParseNumerics(absl::GetFlag(FLAGS_numerics)));
   ASSIGN_OR_RETURN(
       std::unique_ptr<CpuBackend> backend,
       CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
@@ -174,9 +177,11 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
                           .block_size = 16,
                           .threads = Threads(),
                           .weights_dtype = dtype,
-                          .activation_quant = activation_quant}));
-  std::printf("--activation_quant=%s (8-bit kernels: %s)\n",
-              absl::GetFlag(FLAGS_activation_quant).c_str(), kernels::Q8KernelsSummary().c_str());
+                          .activation_quant = activation_quant,
+                          .batch_invariant = batch_invariant}));
+  std::printf("--activation_quant=%s --numerics=%s (8-bit kernels: %s)\n",
+              absl::GetFlag(FLAGS_activation_quant).c_str(), absl::GetFlag(FLAGS_numerics).c_str(),
+              kernels::Q8KernelsSummary(batch_invariant).c_str());
   std::printf(
       "%s (--weights_dtype=%s: %s): opened and checked in %.2f s, backend ready after %.2f s; "
       "%.1f MB of weights in the file, %.1f MB streamed per decode step, %.1f MB converted at "

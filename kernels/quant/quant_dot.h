@@ -23,6 +23,7 @@ struct Q8DotParams {
   int64_t m = 0;
   float* out = nullptr;
   int64_t out_stride = 0;
+  bool batch_invariant = true;  // MatmulParams::batch_invariant (the 256-bit kernels' order).
 };
 
 // The same for Q4_K or Q6_K weights against per-256 activations (QuantMatmulQ8K).

@@ -95,18 +95,18 @@ template <typename Isa, int R, bool kCheckEnd, typename Block>
   }
 }
 
-template <typename Isa, int R, typename Block>
+template <typename Isa, int R, bool kInvariant, typename Block>
 void RowDot(const Block* w, const Q8Rows& x, int64_t row0, float* out) {
   constexpr int kStep = Isa::kStep;
   constexpr int kPerBlock = kChunksPerBlock<Block>;
   // Chunks per unrolled group: a whole K-quant super-block, or two steps.
   constexpr int kGroup = kPerBlock > 2 * kStep ? kPerBlock : 2 * kStep;
   // Each row's sum is a chain of dependent adds (4 cycles each): two sets of sums over alternate
-  // steps keep two chains in flight where the registers hold them (AVX-512's 32). AVX2's 16 hold
-  // one set at eight rows, and the set count fixes a row's summation order, so it is one at every
-  // row count there: a row sums the same way whatever group of rows it shares (batch
-  // invariance), at 5-10 % of one row's speed.
-  constexpr int kSets = Isa::kRegisters >= 32 ? 2 : 1;
+  // steps keep two chains in flight. Past four rows the rows themselves do, and AVX2's 16
+  // registers hold only one set. The set count fixes a row's summation order, so batch-invariant
+  // 256-bit kernels keep one set at every row count (a row then sums the same way whatever group
+  // of rows it shares), at 7-10 % of one row's speed.
+  constexpr int kSets = Isa::kRegisters >= 32 || (!kInvariant && R <= 4) ? 2 : 1;
   const int8_t* xq[R];
   const float* xd[R];
   const float* xs = x.sums + SumIndex(row0, 0, 0, x.stride);  // row0 is a multiple of 8.
@@ -136,26 +136,35 @@ void RowDot(const Block* w, const Q8Rows& x, int64_t row0, float* out) {
 }
 
 // RowDot for 1 to kMaxRows rows.
-template <typename Isa, typename Block>
-void RowDots(const Block* w, const Q8Rows& x, int64_t row0, int rows, float* out) {
+template <typename Isa, bool kInvariant, typename Block>
+void RowDotsOf(const Block* w, const Q8Rows& x, int64_t row0, int rows, float* out) {
   switch (rows) {
     case 1:
-      return RowDot<Isa, 1>(w, x, row0, out);
+      return RowDot<Isa, 1, kInvariant>(w, x, row0, out);
     case 2:
-      return RowDot<Isa, 2>(w, x, row0, out);
+      return RowDot<Isa, 2, kInvariant>(w, x, row0, out);
     case 3:
-      return RowDot<Isa, 3>(w, x, row0, out);
+      return RowDot<Isa, 3, kInvariant>(w, x, row0, out);
     case 4:
-      return RowDot<Isa, 4>(w, x, row0, out);
+      return RowDot<Isa, 4, kInvariant>(w, x, row0, out);
     case 5:
-      return RowDot<Isa, 5>(w, x, row0, out);
+      return RowDot<Isa, 5, kInvariant>(w, x, row0, out);
     case 6:
-      return RowDot<Isa, 6>(w, x, row0, out);
+      return RowDot<Isa, 6, kInvariant>(w, x, row0, out);
     case 7:
-      return RowDot<Isa, 7>(w, x, row0, out);
+      return RowDot<Isa, 7, kInvariant>(w, x, row0, out);
     default:
-      return RowDot<Isa, 8>(w, x, row0, out);
+      return RowDot<Isa, 8, kInvariant>(w, x, row0, out);
   }
+}
+
+// RowDotsOf as `invariant` asks: only the 256-bit kernels sum differently for few rows.
+template <typename Isa, typename Block>
+void RowDots(const Block* w, const Q8Rows& x, int64_t row0, int rows, bool invariant, float* out) {
+  if constexpr (Isa::kRegisters < 32) {
+    if (!invariant) return RowDotsOf<Isa, false>(w, x, row0, rows, out);
+  }
+  RowDotsOf<Isa, true>(w, x, row0, rows, out);
 }
 
 // Weight rows ahead whose bytes are prefetched while a row is multiplied. (Measured with 8 rows
@@ -183,7 +192,7 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
     for (int64_t n = n_begin; n < n_end; ++n) {
       PrefetchAhead(w, blocks, n, n_end);
       float out[kMaxRows];
-      RowDots<Isa>(w + n * blocks, p.x, m0, rows, out);
+      RowDots<Isa>(w + n * blocks, p.x, m0, rows, p.batch_invariant, out);
       for (int r = 0; r < rows; ++r) p.out[(m0 + r) * p.out_stride + n] = out[r];
     }
   }

@@ -182,6 +182,7 @@ void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {
   dot.m = p.m;
   dot.out = p.out;
   dot.out_stride = p.out_stride;
+  dot.batch_invariant = p.batch_invariant;
   const DotRangeFn kernel = Kernel(isa);
   if (pool == nullptr) {
     avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, dot.x);
