@@ -23,6 +23,18 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::Now() + absl::FromChrono(deadline - now);
 }
 
+// Generation.Replay's call, answered when the replay job finishes. A cancelled call (the client
+// went away, or the server drains) cancels that job, whose finished event then answers.
+class ReplayCall final : public grpc::ServerUnaryReactor {
+ public:
+  explicit ReplayCall(std::shared_ptr<Job> job) : job_(std::move(job)) {}
+  void OnCancel() override { job_->Cancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  const std::shared_ptr<Job> job_;
+};
+
 grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(rpc::ToGrpcStatus(status));
@@ -190,7 +202,7 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   if (!replay.ok()) return Answer(context, replay.status());
   response->set_job_id(request->job_id());
   response->set_replay_job_id((*replay)->job_id);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new ReplayCall((*replay)->job);
   // Answered from the thread that emits the new job's finished event; the log holds the
   // subscriber until then (the record outlives its own log's calls).
   (*replay)->events.Subscribe([this, reactor, response, whole, expected = *std::move(expected),

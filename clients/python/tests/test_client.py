@@ -249,6 +249,27 @@ class ClientTest(unittest.TestCase):
         self.assertLess(completion.usage.generated_tokens, LONG)
         self.assertEqual(self.wait_done(job_id).state, "cancelled")
 
+    def test_replay_reproduces_the_tree_and_its_deadline_cancels_it(self):
+        job_id = self.client.submit("The river bends", max_tokens=24, seed=5, policy="search")
+        self.client.watch(job_id).result()
+        result = self.client.replay(job_id)
+        self.assertTrue(result.identical, result.difference)
+        self.assertEqual(result.job_id, job_id)
+        self.assertNotEqual(result.replay_job_id, job_id)
+        self.assertGreater(result.nodes, 24)
+        self.assertIsNone(result.first_difference)
+
+        long_id = self.client.submit("A long story", max_tokens=LONG, ignore_eos=True, seed=6)
+        self.client.watch(long_id).result()
+        with self.assertRaises(arbor_client.DeadlineExceeded):
+            self.client.replay(long_id, timeout=0.05)
+        replays = [job for job in self.client.list_jobs(limit=1000)
+                   if job.client_tag == f"replay of {long_id}"]
+        self.assertEqual(len(replays), 1)
+        job = self.wait_done(replays[0].job_id)
+        self.assertEqual(job.state, "cancelled")
+        self.assertLess(job.usage.generated_tokens, LONG)
+
     def test_cancelling_a_stream_cancels_its_job(self):
         stream = self.client.stream("Another long story", max_tokens=LONG, ignore_eos=True)
         self.assertIsNotNone(next(stream))

@@ -21,7 +21,7 @@ from arbor_client.events import (Backspace, BranchCandidate, BranchOpened, Branc
                                  CommittedText, Event, Finished, Insert, Rehomed, Token)
 from arbor_client.results import (Completion, Job, ScoredContinuation, ScoredToken, ScoreResult,
                                   Timings, TokenLogprob, Usage)
-from arbor_client.tree import BranchPoint, Node, Tree
+from arbor_client.tree import BranchPoint, Node, ReplayResult, Tree
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,8 @@ __all__ = [
     "AlreadyExists", "ArborError", "Backspace", "BranchCandidate", "BranchOpened",
     "BranchPoint", "BranchResolved", "Cancelled", "Client", "CommittedText", "Completion",
     "DeadlineExceeded", "Event", "EventStream", "FailedPrecondition", "Finished", "Insert",
-    "InvalidArgument", "Job", "JobFailed", "Node", "NotFound", "Rehomed", "ResourceExhausted",
+    "InvalidArgument", "Job", "JobFailed", "Node", "NotFound", "Rehomed", "ReplayResult",
+    "ResourceExhausted",
     "ScoreResult", "ScoredContinuation", "ScoredToken", "Timings", "Token", "TokenLogprob",
     "Tree", "Unavailable", "Usage", "generate_request", "score_request",
 ]

@@ -22,7 +22,7 @@ from arbor_client._stubs import generation_pb2, generation_pb2_grpc
 from arbor_client.events import CommittedText, Event, event_from_proto
 from arbor_client.results import (Completion, Job, ScoreResult, job_from_proto,
                                   score_from_proto)
-from arbor_client.tree import Tree, tree_from_proto
+from arbor_client.tree import ReplayResult, Tree, replay_from_proto, tree_from_proto
 
 
 class EventStream:
@@ -199,6 +199,17 @@ class Client:
         request = generation_pb2.GetTreeRequest(job_id=job_id, root=root, max_depth=max_depth,
                                                 include_top_logprobs=include_top_logprobs)
         return tree_from_proto(self._unary("GetTree", request))
+
+    def replay(self, job_id: str, *, timeout: Optional[float] = None) -> ReplayResult:
+        """Runs a finished job's request again (its prompt, seed and policy) as a new job and
+        compares the two search trees node for node; returns once the replay has finished.
+
+        `timeout` bounds the replay in seconds: when it passes the replay job is cancelled and
+        DeadlineExceeded raised.
+        """
+        with errors.translated_errors():
+            return replay_from_proto(
+                self._stub.Replay(generation_pb2.JobRef(job_id=job_id), timeout=timeout))
 
     def score(self, prompt: Optional[str] = None, *,
               messages: Optional[Iterable[MessageLike]] = None,

@@ -132,6 +132,30 @@ def _node(node: generation_pb2.TreeNode) -> Node:
         children=[])
 
 
+@dataclass(frozen=True)
+class ReplayResult:
+    """The answer to Replay: whether running a job's request again grew the same tree."""
+
+    job_id: str  # The job replayed.
+    replay_job_id: str  # The new job that ran its request again.
+    identical: bool  # The same tree, node for node (worker sequence ids aside).
+    nodes: int  # Nodes of the replayed job's tree.
+    # Unless identical: the pre-order index of the first node that differs (-1: the prompt),
+    # that node as the replayed job has it (past its tree's end: as the new job has it), and the
+    # differing fields, one per line.
+    first_difference_index: int
+    first_difference: Optional[Node]
+    difference: str
+
+
+def replay_from_proto(result: generation_pb2.ReplayResult) -> ReplayResult:
+    """The ReplayResult record of an arbor.v1.ReplayResult message."""
+    return from_message(
+        ReplayResult, result,
+        first_difference=(_node(result.first_difference)
+                          if result.HasField("first_difference") else None))
+
+
 def tree_from_proto(tree: generation_pb2.Tree) -> Tree:
     """The linked Tree of an arbor.v1.Tree message."""
     nodes = {node.id: _node(node) for node in tree.nodes}
@@ -143,4 +167,4 @@ def tree_from_proto(tree: generation_pb2.Tree) -> Tree:
                 prompt_token_ids=list(tree.prompt_token_ids))
 
 
-__all__ = ["BranchPoint", "Node", "Tree", "tree_from_proto"]
+__all__ = ["BranchPoint", "Node", "ReplayResult", "Tree", "replay_from_proto", "tree_from_proto"]
