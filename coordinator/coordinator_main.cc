@@ -70,7 +70,8 @@ ABSL_FLAG(int, heartbeat_ms, 2000,
 ABSL_FLAG(std::string, policy, "",
           "Server default policy by name: greedy, sample, cot_decoding, eager, deepconf "
           "(CoT-decoding, entropy-gated branching and confidence-filtered voting over traces, "
-          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: entropix search with the published thresholds. Requests "
+          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: entropix search with the "
+          "published thresholds. Requests "
           "may override any field.");
 ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
@@ -86,8 +87,12 @@ ABSL_FLAG(std::string, served_model_name, "",
           "The model id of the HTTP API (/v1/models, the `model` field); default: the last "
           "path component of --model.");
 ABSL_FLAG(int, http_threads, 64,
-          "HTTP connections served at once, >= 1; a streaming completion holds one for its "
+          "HTTP connection threads kept ready, >= 1; a streaming completion holds one for its "
           "whole length.");
+ABSL_FLAG(int, http_max_threads, 1024,
+          "HTTP connections served at once, >= --http_threads: when every thread is busy a new "
+          "connection gets a thread of its own up to this many (clients that send their headers "
+          "slowly cannot starve the others), ended after 10 s idle.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "Largest HTTP request body; larger get 413.");
 ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
 ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
@@ -146,6 +151,7 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
   options.model_id = ServedModelName();
   options.model_aliases = ModelAliases();
   options.threads = absl::GetFlag(FLAGS_http_threads);
+  options.max_threads = absl::GetFlag(FLAGS_http_max_threads);
   options.max_body_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_http_max_body_bytes));
   options.tls_cert_file = rpc::ProcessSecurity().cert_file();
   options.tls_key_file = rpc::ProcessSecurity().key_file();
@@ -153,6 +159,11 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
   options.authenticator = auth;
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
+  }
+  if (options.max_threads < options.threads) {
+    return absl::InvalidArgumentError(absl::StrCat("--http_max_threads: ", options.max_threads,
+                                                   " is below --http_threads (", options.threads,
+                                                   ")"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<http::HttpGateway> gateway, http::HttpGateway::Bind(options));
   metrics::AddMetricsRoute(gateway->server(), metrics::DefaultRegistry());

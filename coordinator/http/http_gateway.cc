@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "coordinator/cluster/cluster_access.h"
 #include "coordinator/http/completion_handler.h"
+#include "coordinator/http/elastic_task_queue.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
 #include "coordinator/http/viewer_routes.h"
@@ -199,8 +200,9 @@ HttpGateway::HttpGateway(HttpGatewayOptions options)
                   ? std::make_unique<httplib::Server>()
                   : std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(),
                                                          options_.tls_key_file.c_str())) {
-  const int threads = options_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->new_task_queue = [threads = options_.threads, max = options_.max_threads] {
+    return new ElasticTaskQueue(threads, max);
+  };
   server_->set_payload_max_length(options_.max_body_bytes);
   const bool loopback = IsLoopbackListen(options_.listen);
   server_->set_pre_routing_handler(

@@ -39,7 +39,10 @@ struct HttpGatewayOptions {
   // these or model_id, compared ignoring case, is accepted.
   std::vector<std::string> model_aliases;
   size_t max_body_bytes = 8u << 20;  // Larger bodies get 413, chunked or not.
-  int threads = 64;                  // Connections served at once (a stream holds one).
+  // Connections served at once (a stream holds one): `threads` always, up to `max_threads` when
+  // they are all busy (elastic_task_queue.h: slow clients cannot starve the others).
+  int threads = 64;
+  int max_threads = 1024;
   // HTTPS with this PEM certificate chain and key when set (the process's --tls_cert/--tls_key).
   std::string tls_cert_file;
   std::string tls_key_file;

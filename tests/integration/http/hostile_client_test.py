@@ -1,7 +1,8 @@
 """Hostile HTTP clients against a real arbor-coordinator and arbor-worker.
 
 Each attack (bodies nested deep, chunked bodies over the size limit, bodies sent slowly or
-abandoned half-way, with and without a token) must be answered with the right status, and
+abandoned half-way, headers sent a byte at a time on more connections than the gateway keeps
+threads for, with and without a token) must be answered with the right status, and
 throughout it the coordinator must stay up and answer GET /health within 1 s. Run by ctest with
 the project virtualenv; ARBOR_BINARY_DIR points at the build.
 """
@@ -145,6 +146,32 @@ class HostileClientTest(unittest.TestCase):
             t.join()
         self.assertEqual(raw_request(self.port, post_head(len(body), TOKEN) + body), 200)
 
+    def test_slow_headers_do_not_starve_other_callers(self):
+        # More connections than the gateway keeps threads for (--http_threads, 64), each sending
+        # its request line and headers a byte at a time (slowloris); /health keeps answering.
+        head = post_head(token=TOKEN)
+        stop = threading.Event()
+
+        def crawl():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+                    for b in head:
+                        if stop.is_set():
+                            return
+                        s.sendall(bytes([b]))
+                        time.sleep(0.2)
+            except OSError:
+                pass
+
+        threads = [threading.Thread(target=crawl, daemon=True) for _ in range(100)]
+        for t in threads:
+            t.start()
+        time.sleep(3.0)  # The watch polls /health throughout (tearDown checks it).
+        status, _ = http_json(self.base + "/health", timeout=1.0)
+        self.assertEqual(status, 200)
+        stop.set()
+        for t in threads:
+            t.join()
 
 if __name__ == "__main__":
     unittest.main()
