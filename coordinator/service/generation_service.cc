@@ -60,6 +60,12 @@ absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(
     const grpc::CallbackServerContext& context, const std::string& job_id,
     const std::string& field) {
   ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
+  return FindJobOf(caller, job_id, field);
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJobOf(const rpc::Identity& caller,
+                                                                        const std::string& job_id,
+                                                                        const std::string& field) {
   RETURN_IF_ERROR(ValidateJobId(job_id, field));
   ASSIGN_OR_RETURN(std::shared_ptr<JobRecord> record, registry_->Find(job_id));
   // Another user's job answers exactly as an unknown one: its existence is not revealed.
@@ -142,9 +148,8 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   return Answer(context, absl::OkStatus());
 }
 
-absl::StatusOr<arbor::v1::Tree> GenerationService::TreeOf(const JobRecord& record,
-                                                           const arbor::v1::GetTreeRequest& part)
-    const {
+absl::StatusOr<arbor::v1::Tree> GenerationService::TreeOf(
+    const JobRecord& record, const arbor::v1::GetTreeRequest& part) const {
   TreeExportOptions options;
   options.job_id = record.job_id;
   options.root = part.root();
@@ -183,13 +188,13 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   absl::StatusOr<rpc::Identity> caller = Caller(*context);
   if (!caller.ok()) return Answer(context, caller.status());
   absl::StatusOr<std::shared_ptr<JobRecord>> original =
-      FindJob(*context, request->job_id(), "job_id");
+      FindJobOf(*caller, request->job_id(), "job_id");
   if (!original.ok()) return Answer(context, original.status());
   const arbor::v1::JobState state = (*original)->job->state();
   if (state == arbor::v1::JOB_STATE_QUEUED || state == arbor::v1::JOB_STATE_RUNNING) {
-    return Answer(context, absl::FailedPreconditionError(absl::StrCat(
-                               "job_id: job ", request->job_id(),
-                               " has not finished; replay it once it has")));
+    return Answer(context, absl::FailedPreconditionError(
+                               absl::StrCat("job_id: job ", request->job_id(),
+                                            " has not finished; replay it once it has")));
   }
   arbor::v1::GetTreeRequest whole;
   whole.set_include_top_logprobs(true);
@@ -197,8 +202,8 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   if (!expected.ok()) return Answer(context, expected.status());
   arbor::v1::GenerateRequest again = (*original)->job->ReplayRequest();
   again.set_client_tag("replay of " + request->job_id());
-  absl::StatusOr<std::shared_ptr<JobRecord>> replay =
-      launcher_->Launch(again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
+  absl::StatusOr<std::shared_ptr<JobRecord>> replay = launcher_->Launch(
+      again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
   if (!replay.ok()) return Answer(context, replay.status());
   response->set_job_id(request->job_id());
   response->set_replay_job_id((*replay)->job_id);

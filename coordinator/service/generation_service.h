@@ -59,7 +59,11 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   // The tree of `record`'s job, or the part of it `part` names (its job_id is not read).
   absl::StatusOr<arbor::v1::Tree> TreeOf(const JobRecord& record,
                                          const arbor::v1::GetTreeRequest& part) const;
-  // The job named by `job_id` (field path `field` in errors), if the caller may see it.
+  // The job named by `job_id` (field path `field` in errors), if `caller` may see it.
+  absl::StatusOr<std::shared_ptr<JobRecord>> FindJobOf(const rpc::Identity& caller,
+                                                       const std::string& job_id,
+                                                       const std::string& field);
+  // FindJobOf the context's caller.
   absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const grpc::CallbackServerContext& context,
                                                      const std::string& job_id,
                                                      const std::string& field);

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace arbor::coordinator {
 
@@ -100,12 +102,12 @@ namespace {
 
 // The instance part of an id NewJobId gave out ("j12-" then 8 hex digits), if `job_id` is one.
 std::optional<uint16_t> InstanceOf(absl::string_view job_id) {
-  const size_t dash = job_id.find('-');
-  if (!absl::ConsumePrefix(&job_id, "j") || dash == absl::string_view::npos) return std::nullopt;
+  std::vector<absl::string_view> parts = absl::StrSplit(job_id, '-');
   uint32_t number = 0;
   uint32_t suffix = 0;
-  if (!absl::SimpleAtoi(job_id.substr(0, dash - 1), &number) || job_id.size() != dash + 8 ||
-      !absl::SimpleHexAtoi(job_id.substr(dash), &suffix)) {
+  if (parts.size() != 2 || !absl::ConsumePrefix(&parts[0], "j") ||
+      !absl::SimpleAtoi(parts[0], &number) || parts[1].size() != 8 ||
+      !absl::SimpleHexAtoi(parts[1], &suffix)) {
     return std::nullopt;
   }
   return static_cast<uint16_t>(suffix >> 16);
@@ -116,10 +118,10 @@ std::optional<uint16_t> InstanceOf(absl::string_view job_id) {
 absl::Status JobRegistry::NotFound(const std::string& job_id) const {
   if (const std::optional<uint16_t> instance = InstanceOf(job_id);
       instance && *instance != instance_) {
-    return absl::NotFoundError(absl::StrCat(
-        "job_id: no job ", job_id,
-        ": it was started by an earlier coordinator process, and jobs live in the "
-        "coordinator's memory only; submit the request again"));
+    return absl::NotFoundError(
+        absl::StrCat("job_id: no job ", job_id,
+                     ": it was started by an earlier coordinator process, and jobs live in the "
+                     "coordinator's memory only; submit the request again"));
   }
   return absl::NotFoundError(
       absl::StrCat("job_id: no job ", job_id, " (unknown, or finished and evicted)"));

@@ -22,7 +22,7 @@ export class ApiError extends Error {
 }
 
 // GET `path` (or POST an empty JSON object with `post`) and parse the answer.
-async function getJson(path, {post = false} = {}) {
+async function requestJson(path, {post = false} = {}) {
   let response;
   try {
     const headers = {Accept: 'application/json'};
@@ -44,7 +44,7 @@ async function getJson(path, {post = false} = {}) {
 const enc = encodeURIComponent;
 
 export function palette() {
-  return getJson('/ui/palette.json');
+  return requestJson('/ui/palette.json');
 }
 
 // `state`: comma-separated JobState names ("" = all); `tag`: exact client tag ("" = any).
@@ -52,27 +52,27 @@ export function listJobs({state = '', tag = '', limit = 200} = {}) {
   const query = new URLSearchParams({limit: String(limit)});
   if (state) query.set('state', state);
   if (tag) query.set('tag', tag);
-  return getJson(`/v1/jobs?${query}`);
+  return requestJson(`/v1/jobs?${query}`);
 }
 
 export function getJob(id) {
-  return getJson(`/v1/jobs/${enc(id)}`);
+  return requestJson(`/v1/jobs/${enc(id)}`);
 }
 
 // Runs the finished job's request again and compares the trees (arbor.v1.ReplayResult); answers
 // once the replay has finished.
 export function replayJob(id) {
-  return getJson(`/v1/jobs/${enc(id)}/replay`, {post: true});
+  return requestJson(`/v1/jobs/${enc(id)}/replay`, {post: true});
 }
 
 // The whole tree (TREE_FORMAT.md, JSON version 1), without alternatives: those are fetched per
 // node when shown, so a long job's tree stays small enough to poll.
 export function getTree(id) {
-  return getJson(`/v1/jobs/${enc(id)}/tree`);
+  return requestJson(`/v1/jobs/${enc(id)}/tree`);
 }
 
 // The alternatives recorded for one node (best first; empty when the job kept none).
 export async function getAlternatives(id, node) {
-  const tree = await getJson(`/v1/jobs/${enc(id)}/tree?root=${node}&max_depth=1&top_logprobs=1`);
+  const tree = await requestJson(`/v1/jobs/${enc(id)}/tree?root=${node}&max_depth=1&top_logprobs=1`);
   return tree.nodes[0].top_logprobs;
 }

@@ -24,7 +24,7 @@ except ImportError:  # The dependency script installs it; without it there is no
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402  (path set above)
+from arbor_processes import Processes, http_json, wait_ready  # noqa: E402  (path set above)
 
 # Every row but BACKSPACE's is unreachable: each generated token after the first is re-drawn
 # once, so streams are full of retractions that must never reach the client.
@@ -41,9 +41,7 @@ class Cluster(Processes):
 
     def __init__(self):
         super().__init__(prefix="arbor-http-")
-        self.model = os.path.join(self.dir, "tiny")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={self.model}"], check=True, capture_output=True)
+        self.model = self.make_model()
         [worker] = self.start("arbor-worker", f"--model={self.model}", "--threads=1",
                               "--kv_tokens=16384", "--listen=127.0.0.1:0")
         self.worker_address = f"127.0.0.1:{worker}"

@@ -11,13 +11,12 @@ the project virtualenv; ARBOR_BINARY_DIR points at the build.
 """
 
 import os
-import subprocess
 import sys
 import threading
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402
+from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402
 
 SEARCH = {"mode": "POLICY_MODE_SEARCH", "branch": {"width": 3, "maxLen": 6}}
 CANONICAL = {"mode": "POLICY_MODE_CANONICAL"}
@@ -31,19 +30,8 @@ class ReplayUnderLoadTest(unittest.TestCase):
     def setUpClass(cls):
         cls.processes = Processes(prefix="arbor-replay-")
         cls.addClassCleanup(cls.processes.stop)
-        model = os.path.join(cls.processes.dir, "small")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=small",
-                        f"--out={model}"], check=True, capture_output=True)
-        workers = [cls.processes.start("arbor-worker", f"--model={model}",
-                                       "--listen=127.0.0.1:0", "--weights_dtype=q8_0",
-                                       "--threads=2")[0] for _ in range(2)]
-        _, port = cls.processes.start(
-            "arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
-            "--http_listen=127.0.0.1:0",
-            "--workers=" + ",".join(f"127.0.0.1:{w}" for w in workers),
-            port_flags=("--port_file", "--http_port_file"))
-        cls.base = f"http://127.0.0.1:{port}"
-        wait_ready(cls.base)
+        cls.base = start_http_cluster(cls.processes, preset="small", workers=2,
+                                      worker_flags=("--weights_dtype=q8_0", "--threads=2"))
 
     def complete(self, prompt, seed, policy, max_tokens=40):
         status, body = http_json(self.base + "/v1/completions", {

@@ -87,9 +87,7 @@ class PrometheusMetricsTest(unittest.TestCase):
         cls.servers = Processes(prefix="arbor-metrics-")
         cls.addClassCleanup(cls.servers.stop)  # Also when the set-up fails half way.
         cls.pb, cls.rpc, cls.entropix = generate_stubs(os.path.join(cls.servers.dir, "stubs"))
-        model = os.path.join(cls.servers.dir, "tiny")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={model}"], check=True, capture_output=True)
+        model = cls.servers.make_model()
         worker_port, cls.worker_metrics = cls.servers.start(
             "arbor-worker", f"--model={model}", "--threads=1", f"--kv_tokens={KV_TOKENS}",
             f"--block_size={BLOCK_SIZE}", "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",

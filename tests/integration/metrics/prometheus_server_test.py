@@ -32,7 +32,7 @@ if shutil.which("prometheus") is None or shutil.which("promtool") is None:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402
+from arbor_processes import Processes, http_json, wait_ready  # noqa: E402
 
 SRC = os.environ.get("ARBOR_SOURCE_DIR", ".")
 CONFIG = os.path.join(SRC, "deploy", "prometheus", "prometheus.yml")
@@ -66,9 +66,7 @@ class PrometheusServerTest(unittest.TestCase):
     def setUpClass(cls):
         cls.servers = Processes(prefix="arbor-prometheus-")
         cls.addClassCleanup(cls.servers.stop)
-        model = os.path.join(cls.servers.dir, "tiny")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={model}"], check=True, capture_output=True)
+        model = cls.servers.make_model()
         worker, worker_metrics = cls.servers.start(
             "arbor-worker", f"--model={model}", "--threads=1", "--kv_tokens=4096",
             "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",

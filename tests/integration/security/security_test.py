@@ -47,9 +47,7 @@ class SecureCluster(Processes):
                 self.token_files[name] = os.path.join(self.dir, f"{name}.token")
                 with open(self.token_files[name], "w") as t:
                     t.write(token + "\n")
-        self.model = os.path.join(self.dir, "tiny")
-        subprocess.run([os.path.join(BIN, "arbor"), "make-model", "--preset=tiny",
-                        f"--out={self.model}"], check=True, capture_output=True)
+        self.model = self.make_model()
         port, http = self.start(
             "arbor-coordinator", f"--model={self.model}", "--listen=127.0.0.1:0",
             "--http_listen=127.0.0.1:0", "--heartbeat_ms=200",

@@ -60,6 +60,13 @@ class Processes:
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.processes = []
 
+    def make_model(self, preset="tiny"):
+        """A make-model checkpoint of `preset` in this folder; returns its path."""
+        model = os.path.join(self.dir, preset)
+        subprocess.run([os.path.join(BIN, "arbor"), "make-model", f"--preset={preset}",
+                        f"--out={model}"], check=True, capture_output=True)
+        return model
+
     def start(self, binary, *flags, port_flags=("--port_file",)):
         """Starts `binary` with `flags` plus one file for each of `port_flags`; returns the
         ports read from those files, in that order."""
@@ -92,17 +99,17 @@ class Processes:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_flags=()):
-    """A make-model checkpoint of `preset` in the processes' folder, a worker on it and a
-    coordinator with HTTP, on loopback; waits until a worker is ready and returns the
+def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_flags=(),
+                       workers=1):
+    """A make-model checkpoint of `preset` in the processes' folder, `workers` workers on it and
+    a coordinator with HTTP, on loopback; waits until a worker is ready and returns the
     coordinator's HTTP base URL."""
-    model = os.path.join(processes.dir, preset)
-    subprocess.run([os.path.join(BIN, "arbor"), "make-model", f"--preset={preset}",
-                    f"--out={model}"], check=True, capture_output=True)
-    [worker] = processes.start("arbor-worker", f"--model={model}", "--listen=127.0.0.1:0",
-                               *worker_flags)
+    model = processes.make_model(preset)
+    ports = [processes.start("arbor-worker", f"--model={model}", "--listen=127.0.0.1:0",
+                             *worker_flags)[0] for _ in range(workers)]
     _, port = processes.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
-                              "--http_listen=127.0.0.1:0", f"--workers=127.0.0.1:{worker}",
+                              "--http_listen=127.0.0.1:0",
+                              "--workers=" + ",".join(f"127.0.0.1:{w}" for w in ports),
                               *coordinator_flags, port_flags=("--port_file", "--http_port_file"))
     base = f"http://127.0.0.1:{port}"
     wait_ready(base)
