@@ -1,0 +1,466 @@
+#include "grammar/json_grammar.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace arbor::grammar {
+namespace {
+
+// Declared order matters (properties are generated in it), so the schema keeps its key order.
+using Json = nlohmann::ordered_json;
+
+constexpr int kMaxItemsBound = 65535;  // Item counts live in a Frame's 16 bits.
+
+const absl::flat_hash_set<std::string>& Annotations() {
+  static const auto* const kSet = new absl::flat_hash_set<std::string>{
+      "title",      "description", "default",  "examples",  "$schema", "$id",
+      "$comment",   "deprecated",  "readOnly", "writeOnly", "$defs",   "definitions"};
+  return *kSet;
+}
+
+const absl::flat_hash_set<std::string>& Handled() {
+  static const auto* const kSet = new absl::flat_hash_set<std::string>{
+      "type",     "properties", "required", "additionalProperties", "items", "minItems",
+      "maxItems", "enum",       "const",    "anyOf",                "oneOf", "$ref"};
+  return *kSet;
+}
+
+absl::Status Error(absl::string_view pointer, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("at ", pointer.empty() ? "the schema's root" : pointer, ": ", what));
+}
+
+std::string Child(absl::string_view pointer, absl::string_view key) {
+  std::string escaped;
+  for (char c : key) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return absl::StrCat(pointer, "/", escaped);
+}
+
+// The JSON type names a value satisfies ("integer" values are numbers too).
+bool HasType(const Json& value, absl::string_view type) {
+  if (type == "string") return value.is_string();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "null") return value.is_null();
+  if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
+  if (type == "number") return value.is_number();
+  if (type == "integer") return value.is_number_integer();
+  return false;
+}
+
+  // Adds the first bytes of `index` to `out`; false on a cycle through unions.
+bool FirstOf(const JsonGrammar& grammar, int32_t index,
+                      absl::flat_hash_set<int32_t>& visiting, std::bitset<256>& out) {
+    const Node& node = grammar.nodes[index];
+    switch (node.kind) {
+      case NodeKind::kObject:
+        out.set('{');
+        return true;
+      case NodeKind::kArray:
+        out.set('[');
+        return true;
+      case NodeKind::kString:
+        out.set('"');
+        return true;
+      case NodeKind::kNumber:
+      case NodeKind::kInteger:
+        out.set('-');
+        for (char c = '0'; c <= '9'; ++c) out.set(static_cast<unsigned char>(c));
+        return true;
+      case NodeKind::kLiterals:
+        for (const std::string& literal : node.literals) {
+          out.set(static_cast<unsigned char>(literal[0]));
+        }
+        return true;
+      case NodeKind::kUnion:
+        if (!visiting.insert(index).second) return false;
+        for (int32_t alternative : node.alternatives) {
+          if (!FirstOf(grammar, alternative, visiting, out)) return false;
+        }
+        visiting.erase(index);
+        return true;
+    }
+    return true;
+  }
+
+
+class Compiler {
+ public:
+  explicit Compiler(const Json& root) : root_(root) {}
+
+  absl::StatusOr<JsonGrammar> Run() {
+    ASSIGN_OR_RETURN(grammar_.root, Compile(root_, "", 0));
+    RETURN_IF_ERROR(CheckUnions());
+    FillFirstBytes();
+    return std::move(grammar_);
+  }
+
+  JsonGrammar AnyObject() {
+    grammar_.root = Add(Node{.kind = NodeKind::kObject, .free_form = true}).value();
+    AnyValue().IgnoreError();
+    FillFirstBytes();
+    return std::move(grammar_);
+  }
+
+ private:
+  absl::StatusOr<int32_t> Add(Node node) {
+    if (grammar_.nodes.size() >= kMaxGrammarNodes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the schema compiles to more than ", kMaxGrammarNodes, " nodes"));
+    }
+    grammar_.nodes.push_back(std::move(node));
+    return static_cast<int32_t>(grammar_.nodes.size() - 1);
+  }
+
+  absl::StatusOr<int32_t> AnyString() {
+    if (grammar_.any_string < 0) {
+      ASSIGN_OR_RETURN(grammar_.any_string, Add(Node{.kind = NodeKind::kString}));
+    }
+    return grammar_.any_string;
+  }
+
+  // Any JSON value: a union over the six types, free-form objects and arrays of any values.
+  absl::StatusOr<int32_t> AnyValue() {
+    if (grammar_.any_value >= 0) return grammar_.any_value;
+    ASSIGN_OR_RETURN(const int32_t any, Add(Node{.kind = NodeKind::kUnion}));
+    grammar_.any_value = any;
+    ASSIGN_OR_RETURN(const int32_t object, Add(Node{.kind = NodeKind::kObject, .free_form = true}));
+    ASSIGN_OR_RETURN(const int32_t array, Add(Node{.kind = NodeKind::kArray, .items = any}));
+    ASSIGN_OR_RETURN(const int32_t string, AnyString());
+    ASSIGN_OR_RETURN(const int32_t number, Add(Node{.kind = NodeKind::kNumber}));
+    ASSIGN_OR_RETURN(const int32_t literals,
+                     Add(Node{.kind = NodeKind::kLiterals, .literals = {"true", "false", "null"}}));
+    grammar_.nodes[any].alternatives = {object, array, string, number, literals};
+    return any;
+  }
+
+  absl::StatusOr<int32_t> Compile(const Json& schema, const std::string& pointer, int depth) {
+    if (depth > kMaxSchemaDepth) return Error(pointer, "schemas nest too deeply");
+    if (schema.is_boolean()) {
+      if (schema.get<bool>()) return AnyValue();
+      return Error(pointer, "the schema false accepts nothing");
+    }
+    if (!schema.is_object()) return Error(pointer, "a schema must be an object or a boolean");
+    for (const auto& [key, unused] : schema.items()) {
+      if (!Annotations().contains(key) && !Handled().contains(key)) {
+        return Error(pointer, absl::StrCat("keyword '", key,
+                                           "' is not supported (supported: type, properties, "
+                                           "required, additionalProperties, items, minItems, "
+                                           "maxItems, enum, const, anyOf, oneOf, $ref)"));
+      }
+    }
+    if (schema.contains("$ref")) return Ref(schema, pointer, depth);
+    if (schema.contains("anyOf") || schema.contains("oneOf")) {
+      return Alternatives(schema, pointer, depth);
+    }
+    if (schema.contains("enum") || schema.contains("const")) return Literals(schema, pointer);
+    ASSIGN_OR_RETURN(std::vector<std::string> types, Types(schema, pointer));
+    std::vector<int32_t> nodes;
+    for (const std::string& type : types) {
+      ASSIGN_OR_RETURN(const int32_t node, Typed(schema, type, pointer, depth));
+      nodes.push_back(node);
+    }
+    if (nodes.size() == 1) return nodes[0];
+    return Add(Node{.kind = NodeKind::kUnion, .alternatives = std::move(nodes)});
+  }
+
+  // `type` as a list of names; inferred from the keywords when absent ("any" when nothing says).
+  absl::StatusOr<std::vector<std::string>> Types(const Json& schema, const std::string& pointer) {
+    static const absl::flat_hash_set<std::string> kNames = {
+        "object", "array", "string", "number", "integer", "boolean", "null"};
+    std::vector<std::string> types;
+    if (!schema.contains("type")) {
+      if (schema.contains("properties") || schema.contains("required") ||
+          schema.contains("additionalProperties")) {
+        types.push_back("object");
+      } else if (schema.contains("items") || schema.contains("minItems") ||
+                 schema.contains("maxItems")) {
+        types.push_back("array");
+      } else {
+        types.push_back("any");
+      }
+      return types;
+    }
+    const Json& type = schema["type"];
+    const std::string at = Child(pointer, "type");
+    if (type.is_string()) {
+      types.push_back(type.get<std::string>());
+    } else if (type.is_array() && !type.empty()) {
+      for (const Json& t : type) {
+        if (!t.is_string()) return Error(at, "type: a list must hold type names");
+        types.push_back(t.get<std::string>());
+      }
+    } else {
+      return Error(at, "type: must be a type name or a non-empty list of them");
+    }
+    for (const std::string& t : types) {
+      if (!kNames.contains(t)) return Error(at, absl::StrCat("type: '", t, "' is not a JSON type"));
+    }
+    return types;
+  }
+
+  absl::StatusOr<int32_t> Typed(const Json& schema, const std::string& type,
+                                const std::string& pointer, int depth) {
+    if (type == "any") return AnyValue();
+    if (type == "object") return Object(schema, pointer, depth);
+    if (type == "array") return Array(schema, pointer, depth);
+    if (type == "string") return AnyString();
+    if (type == "number") return Add(Node{.kind = NodeKind::kNumber});
+    if (type == "integer") return Add(Node{.kind = NodeKind::kInteger});
+    if (type == "boolean") return Add(Node{.kind = NodeKind::kLiterals, .literals = {"true", "false"}});
+    return Add(Node{.kind = NodeKind::kLiterals, .literals = {"null"}});
+  }
+
+  absl::StatusOr<int32_t> Object(const Json& schema, const std::string& pointer, int depth) {
+    bool additional = true;
+    if (schema.contains("additionalProperties")) {
+      const Json& value = schema["additionalProperties"];
+      if (!value.is_boolean()) {
+        return Error(Child(pointer, "additionalProperties"),
+                     "keyword 'additionalProperties' as a schema is not supported (use a boolean)");
+      }
+      additional = value.get<bool>();
+    }
+    absl::flat_hash_set<std::string> required;
+    if (schema.contains("required")) {
+      const Json& list = schema["required"];
+      if (!list.is_array()) return Error(Child(pointer, "required"), "required: must be a list");
+      for (const Json& name : list) {
+        if (!name.is_string()) {
+          return Error(Child(pointer, "required"), "required: must list property names");
+        }
+        required.insert(name.get<std::string>());
+      }
+    }
+    Node node{.kind = NodeKind::kObject};
+    if (schema.contains("properties")) {
+      const Json& properties = schema["properties"];
+      const std::string at = Child(pointer, "properties");
+      if (!properties.is_object()) return Error(at, "properties: must be an object");
+      for (const auto& [name, property] : properties.items()) {
+        ASSIGN_OR_RETURN(const int32_t value, Compile(property, Child(at, name), depth + 1));
+        node.properties.push_back(
+            Property{.key = Json(name).dump(), .value = value, .required = required.contains(name)});
+        required.erase(name);
+      }
+    }
+    if (!required.empty()) {
+      std::vector<std::string> missing(required.begin(), required.end());
+      std::sort(missing.begin(), missing.end());
+      return Error(Child(pointer, "required"),
+                   absl::StrCat("required: '", absl::StrJoin(missing, "', '"),
+                                "' not among the properties (only declared properties are "
+                                "generated)"));
+    }
+    node.free_form = node.properties.empty() && additional;
+    ASSIGN_OR_RETURN(const int32_t index, Add(std::move(node)));
+    if (grammar_.nodes[index].free_form) {
+      RETURN_IF_ERROR(AnyValue().status());
+      RETURN_IF_ERROR(AnyString().status());
+    }
+    return index;
+  }
+
+  absl::StatusOr<int32_t> Array(const Json& schema, const std::string& pointer, int depth) {
+    Node node{.kind = NodeKind::kArray};
+    for (const char* key : {"minItems", "maxItems"}) {
+      if (!schema.contains(key)) continue;
+      const Json& value = schema[key];
+      if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+          value.get<int64_t>() > kMaxItemsBound) {
+        return Error(Child(pointer, key),
+                     absl::StrCat(key, ": must be an integer in [0, ", kMaxItemsBound, "]"));
+      }
+      (std::string(key) == "minItems" ? node.min_items : node.max_items) =
+          static_cast<int32_t>(value.get<int64_t>());
+    }
+    if (node.max_items >= 0 && node.min_items > node.max_items) {
+      return Error(Child(pointer, "minItems"), "minItems: exceeds maxItems");
+    }
+    if (schema.contains("items")) {
+      const Json& items = schema["items"];
+      if (items.is_array()) {
+        return Error(Child(pointer, "items"),
+                     "keyword 'items' as a list (tuple validation) is not supported");
+      }
+      ASSIGN_OR_RETURN(node.items, Compile(items, Child(pointer, "items"), depth + 1));
+    } else {
+      ASSIGN_OR_RETURN(node.items, AnyValue());
+    }
+    return Add(std::move(node));
+  }
+
+  absl::StatusOr<int32_t> Literals(const Json& schema, const std::string& pointer) {
+    std::vector<Json> values;
+    if (schema.contains("const")) values.push_back(schema["const"]);
+    if (schema.contains("enum")) {
+      const Json& list = schema["enum"];
+      if (!list.is_array() || list.empty()) {
+        return Error(Child(pointer, "enum"), "enum: must be a non-empty list");
+      }
+      if (!values.empty()) {
+        return Error(pointer, "enum and const together are not supported");
+      }
+      values.assign(list.begin(), list.end());
+    }
+    std::vector<std::string> types;
+    if (schema.contains("type")) {
+      ASSIGN_OR_RETURN(types, Types(schema, pointer));
+    }
+    Node node{.kind = NodeKind::kLiterals};
+    for (const Json& value : values) {
+      if (!types.empty() && std::none_of(types.begin(), types.end(), [&](const std::string& t) {
+            return HasType(value, t);
+          })) {
+        return Error(pointer, absl::StrCat("enum: value ", value.dump(), " is not of type ",
+                                           absl::StrJoin(types, " or ")));
+      }
+      std::string text = value.dump();
+      if (std::find(node.literals.begin(), node.literals.end(), text) == node.literals.end()) {
+        node.literals.push_back(std::move(text));
+      }
+    }
+    return Add(std::move(node));
+  }
+
+  absl::StatusOr<int32_t> Alternatives(const Json& schema, const std::string& pointer, int depth) {
+    const char* keyword = schema.contains("anyOf") ? "anyOf" : "oneOf";
+    for (const auto& [key, unused] : schema.items()) {
+      if (!Annotations().contains(key) && key != keyword) {
+        return Error(pointer, absl::StrCat("keyword '", key, "' beside ", keyword,
+                                           " is not supported (move it into each alternative)"));
+      }
+    }
+    const Json& list = schema[keyword];
+    const std::string at = Child(pointer, keyword);
+    if (!list.is_array() || list.empty()) {
+      return Error(at, absl::StrCat(keyword, ": must be a non-empty list of schemas"));
+    }
+    Node node{.kind = NodeKind::kUnion};
+    for (size_t i = 0; i < list.size(); ++i) {
+      ASSIGN_OR_RETURN(const int32_t alternative,
+                       Compile(list[i], Child(at, std::to_string(i)), depth + 1));
+      node.alternatives.push_back(alternative);
+    }
+    union_pointers_.emplace_back(grammar_.nodes.size(), at);
+    return Add(std::move(node));
+  }
+
+  absl::StatusOr<int32_t> Ref(const Json& schema, const std::string& pointer, int depth) {
+    const std::string at = Child(pointer, "$ref");
+    for (const auto& [key, unused] : schema.items()) {
+      if (!Annotations().contains(key) && key != "$ref") {
+        return Error(pointer, absl::StrCat("keyword '", key, "' beside $ref is not supported"));
+      }
+    }
+    if (!schema["$ref"].is_string()) return Error(at, "$ref: must be a string");
+    const std::string ref = schema["$ref"].get<std::string>();
+    if (ref.empty() || ref[0] != '#') {
+      return Error(at, absl::StrCat("$ref '", ref,
+                                    "' is not supported (only references into this schema, "
+                                    "'#/$defs/…')"));
+    }
+    if (auto it = refs_.find(ref); it != refs_.end()) return it->second;
+    const Json* target = &root_;
+    if (ref.size() > 1) {
+      try {
+        target = &root_.at(Json::json_pointer(ref.substr(1)));
+      } catch (const Json::exception&) {
+        return Error(at, absl::StrCat("$ref '", ref, "' names nothing in the schema"));
+      }
+    }
+    // A one-alternative union stands for the reference, so a recursive one can point at it
+    // before its target is compiled.
+    ASSIGN_OR_RETURN(const int32_t slot, Add(Node{.kind = NodeKind::kUnion}));
+    refs_.emplace(ref, slot);
+    ASSIGN_OR_RETURN(const int32_t compiled, Compile(*target, ref.substr(1), depth + 1));
+    grammar_.nodes[slot].alternatives = {compiled};
+    union_pointers_.emplace_back(slot, at);
+    return slot;
+  }
+
+  // Every union's alternatives must start with different bytes, so the first byte picks one;
+  // a reference that leads back to itself before any byte is matched is refused too.
+  absl::Status CheckUnions() {
+    for (const auto& [index, pointer] : union_pointers_) {
+      const Node& node = grammar_.nodes[index];
+      std::bitset<256> seen;
+      for (size_t i = 0; i < node.alternatives.size(); ++i) {
+        absl::flat_hash_set<int32_t> visiting = {static_cast<int32_t>(index)};
+        std::bitset<256> first;
+        if (!FirstOf(grammar_, node.alternatives[i], visiting, first)) {
+          return Error(pointer, "$ref: the reference leads back to itself before any value");
+        }
+        if ((seen & first).any()) {
+          return Error(pointer, absl::StrCat("alternative ", i,
+                                             " can start like an earlier one; alternatives must "
+                                             "be of different JSON types or distinct values"));
+        }
+        seen |= first;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Once the unions are known to be acyclic.
+  void FillFirstBytes() {
+    grammar_.first_bytes.resize(grammar_.nodes.size());
+    for (size_t i = 0; i < grammar_.nodes.size(); ++i) {
+      absl::flat_hash_set<int32_t> visiting;
+      FirstOf(grammar_, static_cast<int32_t>(i), visiting, grammar_.first_bytes[i]);
+    }
+  }
+
+  const Json& root_;
+  JsonGrammar grammar_;
+  absl::flat_hash_map<std::string, int32_t> refs_;
+  std::vector<std::pair<size_t, std::string>> union_pointers_;  // Unions to check, and where.
+};
+
+}  // namespace
+
+absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text) {
+  if (schema_text.size() > kMaxSchemaBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the schema is ", schema_text.size(),
+                                                   " bytes; at most ", kMaxSchemaBytes));
+  }
+  // The depth is checked while parsing, before anything recursive (compiling, dumping literals)
+  // walks the document.
+  bool too_deep = false;
+  Json schema;
+  try {
+    schema = Json::parse(schema_text, [&](int depth, Json::parse_event_t, Json&) {
+      too_deep |= depth > kMaxSchemaDepth;
+      return !too_deep;
+    });
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the schema is not JSON: ", e.what()));
+  }
+  if (too_deep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schema nests deeper than ", kMaxSchemaDepth, " levels"));
+  }
+  return Compiler(schema).Run();
+}
+
+JsonGrammar AnyJsonObjectGrammar() {
+  static const Json kEmpty = Json::object();
+  return Compiler(kEmpty).AnyObject();
+}
+
+}  // namespace arbor::grammar

@@ -1,0 +1,80 @@
+// A JSON Schema compiled to the graph of nodes the constrained decoder walks (json_matcher.h).
+//
+// The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llama.cpp's
+// json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
+// `additionalProperties` (a boolean), `items`, `minItems`, `maxItems`, `enum`, `const`, `anyOf`
+// and `oneOf` (alternatives that start differently), local `$ref` into `$defs`/`definitions`
+// (recursion allowed), and the annotations (`title`, `description`, `default`, `examples`, …).
+// Any other keyword is refused by name with the JSON pointer of the schema that holds it, rather
+// than ignored: ignoring `pattern` or `minimum` would yield JSON that fails the user's schema.
+//
+// What the compiled grammar generates is a subset of what the schema accepts, chosen so that a
+// matcher decides every byte deterministically: declared properties in their declared order
+// (optional ones may be skipped, no undeclared ones), enum and const values in compact form,
+// numbers with at most 15 integer and 15 fraction digits, and at most 20 whitespace bytes
+// between tokens. Every document it generates validates against the schema.
+#ifndef ARBOR_GRAMMAR_JSON_GRAMMAR_H_
+#define ARBOR_GRAMMAR_JSON_GRAMMAR_H_
+
+#include <bitset>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace arbor::grammar {
+
+enum class NodeKind : uint8_t {
+  kObject,    // `{…}`: declared properties, or any keys when free_form.
+  kArray,     // `[…]` of `items`.
+  kString,    // Any JSON string.
+  kNumber,    // A JSON number.
+  kInteger,   // Digits with an optional minus sign.
+  kLiterals,  // One of `literals` (compact JSON texts): enum, const, true/false, null.
+  kUnion,     // One of `alternatives`, chosen by the first byte.
+};
+
+struct Property {
+  std::string key;  // The key as JSON text, quotes included: "\"name\"".
+  int32_t value = -1;
+  bool required = false;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kString;
+  std::vector<Property> properties = {};  // kObject, in declared order.
+  bool free_form = false;            // kObject: any string keys with any values.
+  int32_t items = -1;                // kArray.
+  int32_t min_items = 0;             // kArray.
+  int32_t max_items = -1;            // kArray; -1: unbounded.
+  std::vector<std::string> literals = {};    // kLiterals.
+  std::vector<int32_t> alternatives = {};    // kUnion: first bytes are disjoint.
+};
+
+struct JsonGrammar {
+  std::vector<Node> nodes;
+  int32_t root = 0;
+  int32_t any_value = -1;  // The node of "any JSON value" (free-form objects' values).
+  int32_t any_string = -1;  // The node of a string (free-form objects' keys).
+  std::vector<std::bitset<256>> first_bytes;  // Per node: the bytes its values start with.
+};
+
+// Limits that hold while compiling, whatever the schema's size.
+inline constexpr int kMaxSchemaBytes = 256 * 1024;
+inline constexpr int kMaxSchemaDepth = 128;  // JSON nesting levels of the schema text.
+inline constexpr int kMaxGrammarNodes = 20000;
+
+// Compiles the schema text. INVALID_ARGUMENT naming the keyword and where it is ("keyword
+// 'pattern' at /properties/name is not supported") for anything outside the subset, a malformed
+// or oversized schema, or one nothing can satisfy.
+absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text);
+
+// Any JSON object (OpenAI's response_format {"type": "json_object"}).
+JsonGrammar AnyJsonObjectGrammar();
+
+
+}  // namespace arbor::grammar
+
+#endif  // ARBOR_GRAMMAR_JSON_GRAMMAR_H_

@@ -1,0 +1,389 @@
+#include "grammar/json_matcher.h"
+
+#include <algorithm>
+
+namespace arbor::grammar {
+namespace {
+
+// Object phases.
+enum : uint8_t { kObjOpen, kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter, kObjNext };
+// Array phases.
+enum : uint8_t { kArrOpen, kArrFirst, kArrAfter, kArrNext };
+// String phases.
+enum : uint8_t { kStrOpen, kStrBody, kStrEscape, kStrHex, kStrUtf8 };
+// Number phases; kNumZero, kNumInt, kNumFrac and kNumExp may end the number.
+enum : uint8_t {
+  kNumStart,
+  kNumMinus,
+  kNumZero,
+  kNumInt,
+  kNumDot,
+  kNumFrac,
+  kNumE,
+  kNumExpSign,
+  kNumExp
+};
+
+bool IsDigit(uint8_t byte) { return byte >= '0' && byte <= '9'; }
+bool IsHex(uint8_t byte) {
+  return IsDigit(byte) || (byte >= 'a' && byte <= 'f') || (byte >= 'A' && byte <= 'F');
+}
+
+// Property i may come next after properties [0, next) are done: no required one is skipped.
+bool KeyAllowed(const Node& node, int next, size_t i) {
+  if (i < static_cast<size_t>(next) || i >= node.properties.size()) return false;
+  for (size_t j = next; j < i; ++j) {
+    if (node.properties[j].required) return false;
+  }
+  return true;
+}
+
+bool RequiredLeft(const Node& node, int next) {
+  for (size_t j = next; j < node.properties.size(); ++j) {
+    if (node.properties[j].required) return true;
+  }
+  return false;
+}
+
+// Whether two texts agree on their first `n` bytes (both at least that long).
+bool SamePrefix(const std::string& x, const std::string& y, int32_t n) {
+  return x.compare(0, n, y, 0, n) == 0;
+}
+
+// Whether a literal from index `a` on has exactly the `n` bytes matched so far (those of
+// literals[a]): the value may end here.
+bool LiteralEnds(const std::vector<std::string>& literals, int32_t a, int32_t n) {
+  for (size_t i = a; i < literals.size(); ++i) {
+    if (static_cast<int32_t>(literals[i].size()) == n && SamePrefix(literals[i], literals[a], n)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+JsonMatcher::JsonMatcher(const JsonGrammar* grammar) : grammar_(grammar) {
+  stack_.push_back(Frame{.node = grammar->root});
+}
+
+JsonMatcher::JsonMatcher(const JsonGrammar* grammar, const Frame& top) : grammar_(grammar) {
+  stack_.push_back(top);
+}
+
+bool JsonMatcher::Whitespace(Frame& frame, uint8_t byte) {
+  if (byte != ' ' && byte != '\n' && byte != '\t' && byte != '\r') return false;
+  if (frame.whitespace >= kMaxWhitespace) return false;
+  ++frame.whitespace;
+  return true;
+}
+
+JsonMatcher::Fed JsonMatcher::Feed(uint8_t byte) {
+  while (!stack_.empty()) {
+    int32_t push = -1;
+    switch (StepFrame(stack_.back(), byte, push)) {
+      case Step::kReject:
+        return Fed::kRejected;
+      case Step::kConsume:
+        return Fed::kAccepted;
+      case Step::kConsumePop:
+        if (stack_.size() <= floor_) return Fed::kLeftFloor;
+        stack_.pop_back();
+        return Fed::kAccepted;
+      case Step::kPopRetry:
+        if (stack_.size() <= floor_) return Fed::kLeftFloor;
+        stack_.pop_back();
+        continue;
+      case Step::kRetry:
+        continue;
+      case Step::kPushRetry:
+        if (stack_.size() >= kMaxNesting) return Fed::kRejected;
+        stack_.push_back(Frame{.node = push});
+        continue;
+    }
+  }
+  return Fed::kRejected;  // Nothing follows a closed root.
+}
+
+bool JsonMatcher::FeedAll(absl::string_view bytes) {
+  for (char c : bytes) {
+    if (Feed(static_cast<uint8_t>(c)) != Fed::kAccepted) return false;
+  }
+  return true;
+}
+
+bool JsonMatcher::CanEndFrame(const Frame& frame) const {
+  const Node& node = grammar_->nodes[frame.node];
+  switch (node.kind) {
+    case NodeKind::kNumber:
+    case NodeKind::kInteger:
+      return frame.phase == kNumZero || frame.phase == kNumInt || frame.phase == kNumFrac ||
+             frame.phase == kNumExp;
+    case NodeKind::kLiterals:
+      return frame.b > 0 && LiteralEnds(node.literals, frame.a, frame.b);
+    default:
+      return false;
+  }
+}
+
+bool JsonMatcher::AcceptsEnd() const {
+  return stack_.empty() || (stack_.size() == 1 && CanEndFrame(stack_.back()));
+}
+
+JsonMatcher::Step JsonMatcher::StepFrame(Frame& frame, uint8_t byte, int32_t& push) {
+  const Node& node = grammar_->nodes[frame.node];
+  switch (node.kind) {
+    case NodeKind::kObject:
+      return StepObject(frame, byte, push);
+    case NodeKind::kArray:
+      return StepArray(frame, byte, push);
+    case NodeKind::kString:
+      return StepString(frame, byte);
+    case NodeKind::kNumber:
+      return StepNumber(frame, byte, /*integer=*/false);
+    case NodeKind::kInteger:
+      return StepNumber(frame, byte, /*integer=*/true);
+    case NodeKind::kLiterals:
+      return StepLiterals(frame, byte, node.literals);
+    case NodeKind::kUnion:
+      return StepUnion(frame, byte);
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& push) {
+  const Node& node = grammar_->nodes[frame.node];
+  switch (frame.phase) {
+    case kObjOpen:
+      if (byte != '{') return Step::kReject;
+      frame.phase = kObjFirst;
+      return Step::kConsume;
+    case kObjFirst:
+    case kObjNext:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      frame.whitespace = 0;
+      if (byte == '}' && frame.phase == kObjFirst && !RequiredLeft(node, frame.count)) {
+        return Step::kConsumePop;
+      }
+      if (byte != '"') return Step::kReject;
+      if (node.free_form) {
+        frame.phase = kObjColon;
+        push = grammar_->any_string;
+        return Step::kPushRetry;
+      }
+      if (!KeyAllowed(node, frame.count, frame.count)) return Step::kReject;
+      frame.phase = kObjKey;
+      frame.a = frame.count;
+      frame.b = 1;  // Every key starts with its quote.
+      return Step::kConsume;
+    case kObjKey:
+      return StepKey(frame, byte);
+    case kObjColon:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      if (byte != ':') return Step::kReject;
+      frame.whitespace = 0;
+      frame.phase = kObjValue;
+      return Step::kConsume;
+    case kObjValue:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      frame.whitespace = 0;
+      frame.phase = kObjAfter;
+      push = node.free_form ? grammar_->any_value : node.properties[frame.a].value;
+      return Step::kPushRetry;
+    case kObjAfter:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      frame.whitespace = 0;
+      if (byte == '}' && !RequiredLeft(node, frame.count)) return Step::kConsumePop;
+      if (byte == ',' && (node.free_form || KeyAllowed(node, frame.count, frame.count))) {
+        frame.phase = kObjNext;
+        return Step::kConsume;
+      }
+      return Step::kReject;
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepKey(Frame& frame, uint8_t byte) {
+  const Node& node = grammar_->nodes[frame.node];
+  const std::string& current = node.properties[frame.a].key;
+  for (size_t i = frame.a; i < node.properties.size() && KeyAllowed(node, frame.count, i); ++i) {
+    const std::string& key = node.properties[i].key;
+    if (static_cast<int32_t>(key.size()) > frame.b &&
+        static_cast<uint8_t>(key[frame.b]) == byte && SamePrefix(key, current, frame.b)) {
+      frame.a = static_cast<int32_t>(i);
+      if (++frame.b == static_cast<int32_t>(key.size())) {  // The closing quote: no key goes on.
+        frame.count = static_cast<uint16_t>(i + 1);
+        frame.phase = kObjColon;
+      }
+      return Step::kConsume;
+    }
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepArray(Frame& frame, uint8_t byte, int32_t& push) {
+  const Node& node = grammar_->nodes[frame.node];
+  const bool enough = frame.count >= node.min_items;
+  switch (frame.phase) {
+    case kArrOpen:
+      if (byte != '[') return Step::kReject;
+      frame.phase = kArrFirst;
+      return Step::kConsume;
+    case kArrFirst:
+    case kArrNext:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      frame.whitespace = 0;
+      if (byte == ']' && frame.phase == kArrFirst && enough) return Step::kConsumePop;
+      if (node.max_items == 0) return Step::kReject;
+      frame.phase = kArrAfter;
+      // Unbounded arrays count only as far as minItems needs, so their states stay few.
+      frame.count = static_cast<uint16_t>(
+          node.max_items >= 0 ? frame.count + 1 : std::min<int>(frame.count + 1, node.min_items));
+      push = node.items;
+      return Step::kPushRetry;
+    case kArrAfter:
+      if (Whitespace(frame, byte)) return Step::kConsume;
+      frame.whitespace = 0;
+      if (byte == ']' && enough) return Step::kConsumePop;
+      if (byte == ',' && (node.max_items < 0 || frame.count < node.max_items)) {
+        frame.phase = kArrNext;
+        return Step::kConsume;
+      }
+      return Step::kReject;
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
+  switch (frame.phase) {
+    case kStrOpen:
+      if (byte != '"') return Step::kReject;
+      frame.phase = kStrBody;
+      return Step::kConsume;
+    case kStrBody:
+      if (byte == '"') return Step::kConsumePop;
+      if (byte == '\\') {
+        frame.phase = kStrEscape;
+        return Step::kConsume;
+      }
+      if (byte < 0x20) return Step::kReject;  // Control characters must be escaped.
+      if (byte < 0x80) return Step::kConsume;
+      // A UTF-8 lead byte and how many continuation bytes it announces.
+      if (byte >= 0xC2 && byte <= 0xDF) {
+        frame.count = 1;
+      } else if (byte >= 0xE0 && byte <= 0xEF) {
+        frame.count = 2;
+      } else if (byte >= 0xF0 && byte <= 0xF4) {
+        frame.count = 3;
+      } else {
+        return Step::kReject;
+      }
+      frame.phase = kStrUtf8;
+      frame.a = byte;  // The lead narrows its first continuation byte.
+      return Step::kConsume;
+    case kStrUtf8: {
+      // Well-formed UTF-8 only (no overlong forms, surrogates or code points past U+10FFFF).
+      uint8_t low = 0x80, high = 0xBF;
+      if (frame.a == 0xE0) low = 0xA0;
+      if (frame.a == 0xED) high = 0x9F;
+      if (frame.a == 0xF0) low = 0x90;
+      if (frame.a == 0xF4) high = 0x8F;
+      if (byte < low || byte > high) return Step::kReject;
+      frame.a = 0;
+      if (--frame.count == 0) frame.phase = kStrBody;
+      return Step::kConsume;
+    }
+    case kStrEscape:
+      if (byte == 'u') {
+        frame.phase = kStrHex;
+        frame.count = 0;
+        return Step::kConsume;
+      }
+      if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' ||
+          byte == 'n' || byte == 'r' || byte == 't') {
+        frame.phase = kStrBody;
+        return Step::kConsume;
+      }
+      return Step::kReject;
+    case kStrHex:
+      if (!IsHex(byte)) return Step::kReject;
+      if (++frame.count == 4) frame.phase = kStrBody;
+      return Step::kConsume;
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepNumber(Frame& frame, uint8_t byte, bool integer) const {
+  const bool digit = IsDigit(byte);
+  const bool exponent = !integer && (byte == 'e' || byte == 'E');
+  auto to = [&frame](uint8_t phase, uint16_t count) {
+    frame.phase = phase;
+    frame.count = count;
+    return Step::kConsume;
+  };
+  switch (frame.phase) {
+    case kNumStart:
+      if (byte == '-') return to(kNumMinus, 0);
+      [[fallthrough]];
+    case kNumMinus:
+      if (byte == '0') return to(kNumZero, 0);
+      if (digit) return to(kNumInt, 1);
+      return Step::kReject;
+    case kNumZero:
+    case kNumInt:
+      if (digit && frame.phase == kNumInt && frame.count < kMaxNumberDigits) {
+        return to(kNumInt, frame.count + 1);
+      }
+      if (!integer && byte == '.') return to(kNumDot, 0);
+      if (exponent) return to(kNumE, 0);
+      return Step::kPopRetry;
+    case kNumDot:
+      return digit ? to(kNumFrac, 1) : Step::kReject;
+    case kNumFrac:
+      if (digit && frame.count < kMaxNumberDigits) return to(kNumFrac, frame.count + 1);
+      if (exponent) return to(kNumE, 0);
+      return Step::kPopRetry;
+    case kNumE:
+      if (byte == '+' || byte == '-') return to(kNumExpSign, 0);
+      return digit ? to(kNumExp, 1) : Step::kReject;
+    case kNumExpSign:
+      return digit ? to(kNumExp, 1) : Step::kReject;
+    case kNumExp:
+      if (digit && frame.count < kMaxExponentDigits) return to(kNumExp, frame.count + 1);
+      return Step::kPopRetry;
+  }
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepLiterals(Frame& frame, uint8_t byte,
+                                            const std::vector<std::string>& literals) const {
+  const std::string& current = literals[frame.a];
+  const int32_t n = frame.b;
+  for (size_t i = frame.a; i < literals.size(); ++i) {
+    const std::string& literal = literals[i];
+    if (static_cast<int32_t>(literal.size()) > n && static_cast<uint8_t>(literal[n]) == byte &&
+        SamePrefix(literal, current, n)) {
+      frame.a = static_cast<int32_t>(i);
+      frame.b = n + 1;
+      const bool longer = std::any_of(literals.begin(), literals.end(), [&](const std::string& l) {
+        return static_cast<int32_t>(l.size()) > n + 1 && SamePrefix(l, literal, n + 1);
+      });
+      return longer ? Step::kConsume : Step::kConsumePop;
+    }
+  }
+  // No literal goes on: one that ends here (a number such as 1 beside 12) hands the byte back.
+  if (n > 0 && LiteralEnds(literals, frame.a, n)) return Step::kPopRetry;
+  return Step::kReject;
+}
+
+JsonMatcher::Step JsonMatcher::StepUnion(Frame& frame, uint8_t byte) const {
+  for (int32_t alternative : grammar_->nodes[frame.node].alternatives) {
+    if (grammar_->first_bytes[alternative][byte]) {
+      frame = Frame{.node = alternative};
+      return Step::kRetry;
+    }
+  }
+  return Step::kReject;
+}
+
+}  // namespace arbor::grammar

@@ -1,0 +1,100 @@
+#include "grammar/token_masker.h"
+
+#include <utility>
+
+namespace arbor::grammar {
+namespace {
+
+// Cache bounds: each entry is a vocabulary-wide bitset (6 KB for 49,152 tokens, 16 KB for
+// 128,256). A full cache is emptied and refilled, which keeps the bound without bookkeeping.
+constexpr size_t kMaxFrameParts = 256;
+constexpr size_t kMaxStacks = 128;
+
+}  // namespace
+
+TokenMasker::TokenMasker(const JsonGrammar* grammar, const TokenTrie* trie, int32_t vocab_size)
+    : grammar_(grammar),
+      trie_(trie),
+      vocab_size_(vocab_size),
+      words_((static_cast<size_t>(vocab_size) + 63) / 64),
+      levels_(1, JsonMatcher(grammar)) {}
+
+void TokenMasker::Walk(int32_t node, size_t depth, FramePart& part) {
+  if (levels_.size() <= depth + 1) levels_.push_back(levels_[depth]);
+  for (int32_t child = trie_->first_child(node); child >= 0; child = trie_->next_sibling(child)) {
+    JsonMatcher& next = levels_[depth + 1];
+    next = levels_[depth];
+    switch (next.Feed(trie_->byte(child))) {
+      case JsonMatcher::Fed::kRejected:
+        break;
+      case JsonMatcher::Fed::kLeftFloor:
+        for (int32_t token : trie_->TokensUnder(child)) part.leaving.push_back(token);
+        break;
+      case JsonMatcher::Fed::kAccepted:
+        for (int32_t token : trie_->TokensEndingAt(child)) SetBit(part.inside, token);
+        Walk(child, depth + 1, part);
+        break;
+    }
+  }
+}
+
+const TokenMasker::FramePart& TokenMasker::PartFor(const Frame& top) {
+  auto it = parts_.find(top);
+  if (it != parts_.end()) return *it->second;
+  if (parts_.size() >= kMaxFrameParts) parts_.clear();
+  ++frame_misses_;
+  auto part = std::make_unique<FramePart>();
+  part->inside.assign(words_, 0);
+  levels_[0] = JsonMatcher(grammar_, top);
+  levels_[0].set_floor(1);  // Closing the top frame is the boundary of what it decides alone.
+  Walk(TokenTrie::kRoot, 0, *part);
+  return *parts_.emplace(top, std::move(part)).first->second;
+}
+
+void TokenMasker::ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
+                            TokenBits& bits) const {
+  const bool may_end = matcher.AcceptsEnd();
+  for (int32_t token : end_tokens) {
+    if (token < 0 || token >= vocab_size_) continue;
+    if (may_end) {
+      SetBit(bits, token);
+    } else {
+      ClearBit(bits, token);  // An end token that is also text must not cut the document.
+    }
+  }
+}
+
+void TokenMasker::Mask(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
+                       TokenBits& bits) {
+  const std::vector<Frame>& stack = matcher.stack();
+  auto cached = stacks_.find(stack);
+  if (cached == stacks_.end()) {
+    ++stack_misses_;
+    if (stacks_.size() >= kMaxStacks) stacks_.clear();
+    TokenBits computed(words_, 0);
+    if (!stack.empty()) {
+      const FramePart& part = PartFor(stack.back());
+      computed = part.inside;
+      for (int32_t token : part.leaving) {
+        JsonMatcher copy = matcher;
+        if (copy.FeedAll(trie_->bytes(token))) SetBit(computed, token);
+      }
+    }
+    cached = stacks_.emplace(stack, std::move(computed)).first;
+  }
+  bits = cached->second;
+  ApplyEnds(matcher, end_tokens, bits);
+}
+
+void TokenMasker::MaskByEachToken(const JsonMatcher& matcher,
+                                  absl::Span<const int32_t> end_tokens, TokenBits& bits) const {
+  bits.assign(words_, 0);
+  for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
+    const std::string& text = trie_->bytes(token);
+    JsonMatcher copy = matcher;
+    if (!text.empty() && copy.FeedAll(text)) SetBit(bits, token);
+  }
+  ApplyEnds(matcher, end_tokens, bits);
+}
+
+}  // namespace arbor::grammar

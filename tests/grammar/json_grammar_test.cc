@@ -1,0 +1,261 @@
+// The JSON Schema grammar, its matcher and its token masks, against independent judges: Python's
+// `jsonschema` decides which documents are valid (tests/grammar/json_schema_oracle.py), and masks
+// computed through the trie and the caches are compared with testing every token on its own.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grammar/constraint.h"
+#include "grammar/json_grammar.h"
+#include "grammar/json_matcher.h"
+#include "grammar/token_masker.h"
+#include "grammar/token_trie.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/python_reference.h"
+
+namespace arbor::grammar {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kOracle[] = "tests/grammar/json_schema_oracle.py";
+
+bool Accepts(const JsonGrammar& grammar, const std::string& document) {
+  JsonMatcher matcher(&grammar);
+  return matcher.FeedAll(document) && matcher.AcceptsEnd();
+}
+
+std::string CompileError(const std::string& schema) {
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+  EXPECT_FALSE(grammar.ok()) << schema;
+  return grammar.ok() ? "" : std::string(grammar.status().message());
+}
+
+TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
+  EXPECT_THAT(CompileError(R"({"properties": {"name": {"type": "string", "pattern": "^a"}}})"),
+              HasSubstr("at /properties/name: keyword 'pattern' is not supported"));
+  EXPECT_THAT(CompileError(R"({"type": "integer", "minimum": 0})"),
+              HasSubstr("at the schema's root: keyword 'minimum'"));
+  EXPECT_THAT(CompileError(R"({"type": "object", "additionalProperties": {"type": "string"}})"),
+              HasSubstr("'additionalProperties' as a schema"));
+  EXPECT_THAT(CompileError(R"({"type": "array", "items": [{"type": "string"}]})"),
+              HasSubstr("'items' as a list"));
+  EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
+              HasSubstr("only references into this schema"));
+  EXPECT_THAT(CompileError(R"({"anyOf": [{"type": "string"}, {"enum": ["a"]}]})"),
+              HasSubstr("alternative 1 can start like an earlier one"));
+  EXPECT_THAT(CompileError(R"({"properties": {"a": {}}, "required": ["b"]})"),
+              HasSubstr("required: 'b' not among the properties"));
+  EXPECT_THAT(CompileError(R"({"$ref": "#"})"), HasSubstr("leads back to itself"));
+  EXPECT_THAT(CompileError("false"), HasSubstr("accepts nothing"));
+  EXPECT_THAT(CompileError("{\"type\": "), HasSubstr("not JSON"));
+  EXPECT_THAT(CompileError(R"({"type": "strnig"})"), HasSubstr("'strnig' is not a JSON type"));
+  EXPECT_THAT(CompileError(std::string(200, '[') + std::string(200, ']')),
+              HasSubstr("nests deeper than"));
+  EXPECT_THAT(CompileError(R"({"type": "string", "enum": [1]})"),
+              HasSubstr("value 1 is not of type string"));
+}
+
+TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(R"({
+    "type": "object", "additionalProperties": false, "required": ["name", "age"],
+    "properties": {"name": {"type": "string"}, "nick": {"type": "string"},
+                   "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": [1, 12]},
+                                                        "maxItems": 2}}})");
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"({"name":"Ann","age":31})"));
+  EXPECT_TRUE(Accepts(*grammar, R"({"name": "A\"n\u00e9", "nick": "x", "age": -0, "tags": [12, 1]})"));
+  EXPECT_TRUE(Accepts(*grammar, "{\n  \"name\": \"\xC3\xA9\",\n  \"age\": 7\n}"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"age":31,"name":"Ann"})"));         // Out of order.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann"})"));                   // age missing.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":3.5})"));          // Not an integer.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":01})"));           // Leading zero.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1,"tags":[1,1,1]})"));  // maxItems.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1,"tags":[2]})"));      // Not in enum.
+  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"a\x01\",\"age\":1}"));        // Raw control byte.
+  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"\xC3\",\"age\":1}"));         // Cut UTF-8.
+  EXPECT_FALSE(Accepts(*grammar, "{" + std::string(kMaxWhitespace + 1, ' ') +
+                                     R"("name":"a","age":1})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));           // Nothing after.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));             // Not closed.
+}
+
+TEST(JsonGrammar, TopLevelNumbersAndLiteralsEndWhereTheyMay) {
+  absl::StatusOr<JsonGrammar> number = CompileJsonSchema(R"({"type": "number"})");
+  ASSERT_TRUE(number.ok());
+  EXPECT_TRUE(Accepts(*number, "-12.5e+3"));
+  EXPECT_FALSE(Accepts(*number, "-12.5e"));
+  EXPECT_FALSE(Accepts(*number, std::string(kMaxNumberDigits + 1, '7')));
+  absl::StatusOr<JsonGrammar> choice = CompileJsonSchema(R"({"enum": [12, 1, "x"]})");
+  ASSERT_TRUE(choice.ok());
+  for (const char* ok : {"1", "12", "\"x\""}) EXPECT_TRUE(Accepts(*choice, ok)) << ok;
+  for (const char* bad : {"2", "123", "\"x", "\"xy\""}) EXPECT_FALSE(Accepts(*choice, bad)) << bad;
+}
+
+TEST(JsonGrammar, AnyObjectTakesAnyJsonObjectAndRecursiveRefsNest) {
+  const JsonGrammar any = AnyJsonObjectGrammar();
+  EXPECT_TRUE(Accepts(any, R"({"a": [1, {"b": null}, "c", true, -0.5e2], "d": {}})"));
+  EXPECT_FALSE(Accepts(any, "[1]"));
+  EXPECT_FALSE(Accepts(any, R"({"a": tru})"));
+  EXPECT_FALSE(Accepts(any, std::string(kMaxNesting, '[') + std::string(kMaxNesting, ']')));
+  absl::StatusOr<JsonGrammar> tree = CompileJsonSchema(R"({
+    "$defs": {"node": {"type": "object", "required": ["v"], "additionalProperties": false,
+              "properties": {"v": {"type": "integer"},
+                             "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+    "$ref": "#/$defs/node"})");
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_TRUE(Accepts(*tree, R"({"v":1,"kids":[{"v":2,"kids":[{"v":3}]},{"v":4}]})"));
+  EXPECT_FALSE(Accepts(*tree, R"({"v":1,"kids":[{"kids":[]}]})"));
+}
+
+// Random schemas with documents jsonschema accepts and documents it rejects: the matcher agrees
+// on every one.
+TEST(JsonGrammar, AgreesWithJsonschemaOnRandomSchemas) {
+  const nlohmann::json answer = testing::RunPythonReference(
+      kOracle, {{"op", "cases"}, {"seed", std::random_device{}()}, {"count", 80}});
+  ASSERT_TRUE(answer.is_object());
+  int valid = 0, invalid = 0;
+  for (const nlohmann::json& c : answer["cases"]) {
+    const std::string schema = c["schema"];
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << schema << ": " << grammar.status();
+    for (const std::string document : c["valid"]) {
+      EXPECT_TRUE(Accepts(*grammar, document)) << schema << "\nrefused: " << document;
+      ++valid;
+    }
+    for (const std::string document : c["invalid"]) {
+      EXPECT_FALSE(Accepts(*grammar, document)) << schema << "\naccepted: " << document;
+      ++invalid;
+    }
+  }
+  EXPECT_GT(valid, 400);
+  EXPECT_GT(invalid, 400);
+}
+
+// A byte-level vocabulary like a BPE one: every byte, JSON punctuation runs, words, numbers and
+// multi-byte characters, some tokens ending one value and opening the next; id 0 is special
+// (empty) and the last id is the end token.
+std::vector<std::string> TestVocabulary(std::mt19937& rng) {
+  std::vector<std::string> vocab = {""};
+  for (int b = 1; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  const std::vector<std::string> pieces = {
+      "{\"", "\":", "\": ", "\",", "\"}", "\"]", "},", "}]", "]}", ", \"", ",\"", "[{",
+      "true", "false", "null", "nul", "12", "0.", "e-", "-1", "123", "\\n", "\\\"", "\\u00",
+      "name", "age", "id", "tags", "score", "kind", "a\\\"b", "x y", "\xC3\xA9", "\xE6\x97\xA5",
+      "\n  ", "  ", "\n\t", "red", "green", "\"red\"", "blue\"", "fixed", " \"", "\":\""};
+  for (const std::string& p : pieces) vocab.push_back(p);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(pieces.size()) - 1);
+  for (int i = 0; i < 400; ++i) vocab.push_back(pieces[pick(rng)] + pieces[pick(rng)]);
+  vocab.push_back("");  // The end token.
+  return vocab;
+}
+
+TEST(TokenTrie, ListsEveryTokenUnderTheNodeOfEachPrefix) {
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<std::string> vocab = TestVocabulary(rng);
+  const TokenTrie trie(vocab);
+  int visited = 0;
+  std::vector<std::pair<int32_t, std::string>> stack = {{TokenTrie::kRoot, ""}};
+  while (!stack.empty()) {
+    auto [node, prefix] = stack.back();
+    stack.pop_back();
+    ++visited;
+    std::vector<int32_t> under(trie.TokensUnder(node).begin(), trie.TokensUnder(node).end());
+    std::vector<int32_t> expected;
+    for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) {
+      if (!vocab[id].empty() && vocab[id].compare(0, prefix.size(), prefix) == 0) {
+        expected.push_back(id);
+      }
+    }
+    std::sort(under.begin(), under.end());
+    ASSERT_EQ(under, expected) << "prefix '" << prefix << "'";
+    for (int32_t id : trie.TokensEndingAt(node)) EXPECT_EQ(vocab[id], prefix);
+    for (int32_t c = trie.first_child(node); c >= 0; c = trie.next_sibling(c)) {
+      stack.push_back({c, prefix + static_cast<char>(trie.byte(c))});
+    }
+  }
+  EXPECT_EQ(visited, trie.num_nodes());
+}
+
+// Random walks through random schemas, each token drawn from the mask: the fast mask equals
+// testing every token at every step, and every finished document validates.
+TEST(TokenMasker, MasksEqualTheTokenByTokenReferenceAndWalksStayValid) {
+  const unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const auto trie = std::make_shared<const TokenTrie>(TestVocabulary(rng));
+  const int32_t vocab = trie->vocab_size() + 3;  // The model's rows may be wider.
+  const std::vector<int32_t> ends = {trie->vocab_size() - 1};
+  const nlohmann::json answer =
+      testing::RunPythonReference(kOracle, {{"op", "cases"}, {"seed", seed}, {"count", 40}});
+  ASSERT_TRUE(answer.is_object());
+  nlohmann::json items = nlohmann::json::array();
+  int steps = 0;
+  for (const nlohmann::json& c : answer["cases"]) {
+    const std::string schema = c["schema"];
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    auto compiled = std::make_shared<CompiledConstraint>(*grammar, trie, vocab);
+    for (int walk = 0; walk < 4; ++walk) {
+      ConstraintState state(compiled);
+      JsonMatcher shadow(&compiled->grammar());
+      std::string text;
+      TokenBits fast, reference;
+      for (int step = 0; step < 120; ++step, ++steps) {
+        state.Mask(ends, fast);
+        compiled->masker().MaskByEachToken(shadow, ends, reference);
+        ASSERT_EQ(fast, reference) << schema << "\nafter: " << text;
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < vocab; ++id) {
+          if (TestBit(fast, id)) allowed.push_back(id);
+        }
+        ASSERT_FALSE(allowed.empty()) << schema << "\ndead end after: " << text;
+        const int32_t token = allowed[std::uniform_int_distribution<size_t>(
+            0, allowed.size() - 1)(rng)];
+        if (token == ends[0]) {
+          items.push_back({{"schema", schema}, {"document", text}});
+          break;
+        }
+        ASSERT_TRUE(state.Add(token));
+        ASSERT_TRUE(shadow.FeedAll(trie->bytes(token)));
+        text += trie->bytes(token);
+      }
+    }
+  }
+  ASSERT_GT(items.size(), 20u) << "too few walks finished to judge";
+  const nlohmann::json judged =
+      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
+  ASSERT_TRUE(judged.is_object());
+  for (size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(judged["results"][i], "") << items[i]["schema"] << "\n" << items[i]["document"];
+  }
+  RecordProperty("steps", steps);
+}
+
+TEST(ConstraintState, RefusesATokenTheGrammarDoesNotAllowAndKeepsItsState) {
+  const auto trie = std::make_shared<const TokenTrie>(
+      std::vector<std::string>{"{", "}", "\"a\"", ":", "1", "x", ""});
+  absl::StatusOr<JsonGrammar> grammar = CompileConstraint(
+      {.json_schema = R"({"type":"object","properties":{"a":{"type":"integer"}}})"});
+  ASSERT_TRUE(grammar.ok());
+  ConstraintState state(std::make_shared<CompiledConstraint>(*grammar, trie, 7));
+  EXPECT_TRUE(state.Add(0));
+  EXPECT_FALSE(state.Add(5));  // "x"
+  EXPECT_FALSE(state.Add(6));  // Special (no bytes).
+  EXPECT_TRUE(state.Add(2));
+  EXPECT_TRUE(state.Add(3));
+  EXPECT_TRUE(state.Add(4));
+  EXPECT_FALSE(state.Complete());
+  EXPECT_TRUE(state.Add(1));
+  EXPECT_TRUE(state.Complete());
+  TokenBits bits;
+  const std::vector<int32_t> ends = {6};
+  state.Mask(ends, bits);
+  EXPECT_EQ(bits, TokenBits{uint64_t{1} << 6});  // Only the end.
+}
+
+}  // namespace
+}  // namespace arbor::grammar

@@ -1,0 +1,213 @@
+"""Ground truth for the JSON Schema grammar tests, judged by the `jsonschema` package.
+
+Reads one JSON request on stdin and answers on stdout:
+  {"op": "cases", "seed": S, "count": N}
+      N random schemas in the subset Arbor compiles, each with documents `jsonschema` accepts
+      (written in the form Arbor generates: declared properties in order, compact, spaced or
+      indented) and documents it rejects (a required property dropped, a value of the wrong
+      type, an undeclared property where additionalProperties is false, an enum value outside
+      the list, too few or too many items, cut-off text).
+  {"op": "validate", "items": [{"schema": TEXT, "document": TEXT}, ...]}
+      For each item "" when the document parses and validates, else why not.
+"""
+
+import json
+import random
+import sys
+
+import jsonschema
+
+NAMES = ["id", "name", "age", "tags", "ok", "score", "a\"b", "naïve", "x y", "items", "v", "kind"]
+STRINGS = ["", "hello", "quote \" inside", "back\\slash", "tab\tand\nnewline", "naïve café",
+           "日本語", "emoji 🙂", "/slash", "\u0001ctrl"]
+
+
+class Generator:
+    def __init__(self, rng):
+        self.rng = rng
+        self.defs = {}
+
+    def schema(self, depth):
+        r = self.rng.random()
+        if depth >= 3 or r < 0.35:
+            return self.leaf()
+        if r < 0.65:
+            return self.object(depth)
+        if r < 0.8:
+            return self.array(depth)
+        if r < 0.9:
+            return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}][
+                :self.rng.randint(2, 3)]}
+        name = "Def%d" % len(self.defs)
+        self.defs[name] = self.object(depth + 1)
+        return {"$ref": "#/$defs/" + name}
+
+    def leaf(self):
+        kind = self.rng.choice(["string", "number", "integer", "boolean", "null", "enum",
+                                "const", "nullable"])
+        if kind == "enum":
+            values = self.rng.sample(["red", "green", "blue", 1, 12, 2.5, True, None, "a\"q"],
+                                     self.rng.randint(1, 4))
+            return {"enum": values, "description": "a choice"}
+        if kind == "const":
+            return {"const": self.rng.choice(["fixed", 7, False])}
+        if kind == "nullable":
+            return {"type": [self.rng.choice(["string", "integer", "number"]), "null"]}
+        return {"type": kind, "title": kind}
+
+    def object(self, depth):
+        names = self.rng.sample(NAMES, self.rng.randint(0, 5))
+        schema = {"type": "object",
+                  "properties": {n: self.schema(depth + 1) for n in names}}
+        if names:
+            schema["required"] = [n for n in names if self.rng.random() < 0.6]
+        if self.rng.random() < 0.6:
+            schema["additionalProperties"] = False
+        return schema
+
+    def array(self, depth):
+        schema = {"type": "array", "items": self.schema(depth + 1)}
+        if self.rng.random() < 0.4:
+            schema["minItems"] = self.rng.randint(0, 2)
+        if self.rng.random() < 0.4:
+            schema["maxItems"] = schema.get("minItems", 0) + self.rng.randint(0, 3)
+        return schema
+
+    def root(self):
+        schema = self.object(0) if self.rng.random() < 0.8 else self.schema(0)
+        if self.defs:
+            schema["$defs"] = self.defs
+        return schema
+
+
+def resolve(schema, root):
+    while "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].split("/")[-1]]
+    return schema
+
+
+def instance(schema, root, rng):
+    """A value of `schema` in the form Arbor's grammar generates."""
+    schema = resolve(schema, root)
+    if "anyOf" in schema:
+        return instance(rng.choice(schema["anyOf"]), root, rng)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = rng.choice(kind)
+    if kind == "object":
+        out = {}
+        for name, sub in schema.get("properties", {}).items():
+            if name in schema.get("required", []) or rng.random() < 0.5:
+                out[name] = instance(sub, root, rng)
+        return out
+    if kind == "array":
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems", low + 3)
+        return [instance(schema["items"], root, rng) for _ in range(rng.randint(low, high))]
+    if kind == "string":
+        return rng.choice(STRINGS)
+    if kind == "integer":
+        return rng.choice([0, 7, -3, 123456789012345])
+    if kind == "number":
+        return rng.choice([0, 1.5, -0.25, 3e-05, 12345.678, 2e+20])
+    if kind == "boolean":
+        return rng.choice([True, False])
+    return None
+
+
+def write(value, rng):
+    # Keys and enum values as Arbor writes them: UTF-8 as it is, escapes only where JSON needs
+    # them (what ensure_ascii=False gives).
+    style = rng.randint(0, 3)
+    if style == 0:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if style == 1:
+        return json.dumps(value, ensure_ascii=False)
+    if style == 2:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return json.dumps(value, indent="\t", ensure_ascii=False)
+
+
+def mutations(value, schema, root, rng):
+    """Values near `value` that may break `schema` (the caller keeps those that do)."""
+    out = [[value], "text", 1.5, None]
+    schema = resolve(schema, root)
+    if isinstance(value, dict):
+        for name in list(value):
+            smaller = dict(value)
+            del smaller[name]
+            out.append(smaller)
+            wrong = dict(value)
+            wrong[name] = {"nested": [1]} if not isinstance(value[name], dict) else "x"
+            out.append(wrong)
+        extra = dict(value)
+        extra["undeclared"] = 1
+        out.append(extra)
+    if isinstance(value, list):
+        out.append(value + value[:1] * 4)
+        out.append(value[:-1])
+        out.append([])
+    if isinstance(value, str):
+        out.append(value + "!")
+    return out
+
+
+def cases(seed, count):
+    rng = random.Random(seed)
+    result = []
+    for _ in range(count):
+        generator = Generator(rng)
+        schema = generator.root()
+        validator = jsonschema.Draft202012Validator(schema)
+        valid, invalid = [], []
+        for _ in range(6):
+            value = instance(schema, schema, rng)
+            assert validator.is_valid(value), (schema, value)
+            text = write(value, rng)
+            valid.append(text)
+            if len(text) > 1:
+                invalid.append(text[:rng.randint(1, len(text) - 1)])
+            for mutated in mutations(value, schema, schema, rng):
+                if not validator.is_valid(mutated):
+                    invalid.append(write(mutated, rng))
+        result.append({"schema": json.dumps(schema), "valid": valid,
+                       "invalid": [t for t in invalid if not parses_valid(validator, t)]})
+    return {"cases": result}
+
+
+def parses_valid(validator, text):
+    try:
+        return validator.is_valid(json.loads(text))
+    except ValueError:
+        return False
+
+
+def validate(items):
+    results = []
+    for item in items:
+        try:
+            document = json.loads(item["document"])
+        except ValueError as e:
+            results.append("not JSON: %s" % e)
+            continue
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(json.loads(item["schema"])).iter_errors(document))
+        results.append("" if error is None else error.message)
+    return {"results": results}
+
+
+def main():
+    request = json.load(sys.stdin)
+    if request["op"] == "cases":
+        answer = cases(request["seed"], request["count"])
+    else:
+        answer = validate(request["items"])
+    json.dump(answer, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
