@@ -195,7 +195,8 @@ absl::Status Checkpoint::Adopt(TensorSources& found) {
       continue;
     }
     return absl::InvalidArgumentError(
-        absl::StrCat(entry.second, ": tensor '", name, "' is not part of a Llama model with ",
+        absl::StrCat(entry.second, ": tensor '", name, "' is not part of a ",
+                     ArchitectureFamily(config.architecture), " model with ",
                      gguf_ ? "this metadata" : "this config.json", " (unsupported architecture?)"));
   }
   uint64_t total = 0;

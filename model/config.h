@@ -1,6 +1,7 @@
-// The shape and hyper-parameters of a Llama-family model, as read from a Hugging Face
-// `config.json` (+ `generation_config.json`). Every consumer (backends, worker, coordinator,
-// make-model) works from this struct, never from the JSON.
+// The shape and hyper-parameters of a Llama-family model (Llama, Mistral, SmolLM, Qwen2), as read
+// from a Hugging Face `config.json` (+ `generation_config.json`) or a GGUF file's metadata. Every
+// consumer (backends, worker, coordinator, make-model) works from this struct, never from the
+// JSON.
 #ifndef ARBOR_MODEL_CONFIG_H_
 #define ARBOR_MODEL_CONFIG_H_
 
@@ -31,8 +32,23 @@ struct RopeScaling {
   std::vector<float> freq_factors = {};
 };
 
+// The two computations Arbor serves. Qwen2 (Qwen2, Qwen2.5) is Llama's forward with a bias
+// added to the q, k and v projections; everything else (RMSNorm, rotate-half RoPE, grouped-query
+// attention, SwiGLU) is shared.
+enum class Architecture { kLlama, kQwen2 };
+
+// "llama" or "qwen2": the names of config.json's model_type and GGUF's general.architecture.
+inline const char* ArchitectureName(Architecture architecture) {
+  return architecture == Architecture::kQwen2 ? "qwen2" : "llama";
+}
+// "Llama" or "Qwen2", for messages.
+inline const char* ArchitectureFamily(Architecture architecture) {
+  return architecture == Architecture::kQwen2 ? "Qwen2" : "Llama";
+}
+
 struct ModelConfig {
   std::string name;  // Directory name or `_name_or_path`.
+  Architecture architecture = Architecture::kLlama;
   int hidden_size = 0;
   int intermediate_size = 0;
   int num_layers = 0;    // num_hidden_layers
@@ -48,6 +64,9 @@ struct ModelConfig {
   int bos_token_id = -1;           // -1: the model has none.
   std::vector<int> eos_token_ids;  // Union of config.json and generation_config.json.
   std::string torch_dtype;         // As declared ("bfloat16", "float32", ...), informational.
+
+  // q_proj, k_proj and v_proj carry biases (Qwen2).
+  bool qkv_bias() const { return architecture == Architecture::kQwen2; }
 };
 
 }  // namespace arbor::model

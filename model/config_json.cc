@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,7 +20,23 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kArchitectures[] = {"LlamaForCausalLM", "MistralForCausalLM"};
+// The `architectures` entries Arbor serves, and what each computes.
+constexpr std::pair<const char*, Architecture> kArchitectures[] = {
+    {"LlamaForCausalLM", Architecture::kLlama},
+    {"MistralForCausalLM", Architecture::kLlama},
+    {"Qwen2ForCausalLM", Architecture::kQwen2}};
+// The same by `model_type`, for configs without `architectures`.
+constexpr std::pair<const char*, Architecture> kModelTypes[] = {{"llama", Architecture::kLlama},
+                                                                {"mistral", Architecture::kLlama},
+                                                                {"qwen2", Architecture::kQwen2}};
+
+// "A, B, C": the names of `table`.
+template <size_t N>
+std::string Names(const std::pair<const char*, Architecture> (&table)[N]) {
+  std::vector<std::string> names;
+  for (const auto& [name, architecture] : table) names.push_back(name);
+  return absl::StrJoin(names, ", ");
+}
 
 absl::Status FieldError(absl::string_view file, absl::string_view field, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(file, ": field '", field, "' ", why));
@@ -51,8 +69,9 @@ absl::StatusOr<std::optional<int>> OptionalInt(const Json& object, const char* k
   if (!value->is_number_integer()) return FieldError(file, key, "is not an integer");
   // Unsigned values above int64 range would wrap; compare in the unsigned domain first.
   if (value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max)) {
-    return FieldError(file, key, absl::StrCat("= ", value->get<uint64_t>(), " is out of range [",
-                                              min, ", ", max, "]"));
+    return FieldError(
+        file, key,
+        absl::StrCat("= ", value->get<uint64_t>(), " is out of range [", min, ", ", max, "]"));
   }
   const int64_t v = value->get<int64_t>();
   if (v < min || v > max) {
@@ -129,7 +148,7 @@ void AddUnique(const std::vector<int>& ids, std::vector<int>* into) {
   }
 }
 
-absl::Status CheckArchitecture(const Json& root, absl::string_view file) {
+absl::StatusOr<Architecture> CheckArchitecture(const Json& root, absl::string_view file) {
   const Json* architectures = Member(root, "architectures");
   if (architectures != nullptr) {
     if (!architectures->is_array() || architectures->size() != 1 ||
@@ -137,25 +156,30 @@ absl::Status CheckArchitecture(const Json& root, absl::string_view file) {
       return FieldError(file, "architectures", "must be a list of one string");
     }
     const std::string name = (*architectures)[0].get<std::string>();
-    for (const char* supported : kArchitectures) {
-      if (name == supported) return absl::OkStatus();
+    for (const auto& [supported, architecture] : kArchitectures) {
+      if (name == supported) return architecture;
     }
     return FieldError(file, "architectures",
                       absl::StrCat("names '", name, "', which is not supported (supported: ",
-                                   absl::StrJoin(kArchitectures, ", "), ")"));
+                                   Names(kArchitectures), ")"));
   }
   ASSIGN_OR_RETURN(std::optional<std::string> model_type, OptionalString(root, "model_type", file));
   if (!model_type) return FieldError(file, "architectures", "is missing (and so is model_type)");
-  if (*model_type != "llama" && *model_type != "mistral") {
-    return FieldError(file, "model_type",
-                      absl::StrCat("= '", *model_type, "' is not supported (llama, mistral)"));
+  for (const auto& [supported, architecture] : kModelTypes) {
+    if (*model_type == supported) return architecture;
   }
-  return absl::OkStatus();
+  return FieldError(
+      file, "model_type",
+      absl::StrCat("= '", *model_type, "' is not supported (", Names(kModelTypes), ")"));
 }
 
 // Options that would change the forward pass: refuse them rather than compute something else.
-absl::Status CheckUnsupported(const Json& root, absl::string_view file) {
+absl::Status CheckUnsupported(const Json& root, absl::string_view file, Architecture architecture) {
+  // Qwen2's q/k/v biases are part of its architecture (its config has no such switch); a Llama
+  // config asking for biases means o_proj ones too, which Arbor does not compute.
   for (const char* key : {"attention_bias", "mlp_bias"}) {
+    if (architecture == Architecture::kQwen2 && absl::string_view(key) == "attention_bias")
+      continue;
     ASSIGN_OR_RETURN(std::optional<bool> bias, OptionalBool(root, key, file));
     if (bias.value_or(false)) return FieldError(file, key, "is true: biases are not supported");
   }
@@ -166,7 +190,14 @@ absl::Status CheckUnsupported(const Json& root, absl::string_view file) {
       return FieldError(file, key, "is set: mixture-of-experts models are not supported");
     }
   }
-  if (Member(root, "sliding_window") != nullptr) {
+  if (architecture == Architecture::kQwen2) {
+    // Qwen2 configs carry a sliding_window size even when it is off; use_sliding_window decides.
+    ASSIGN_OR_RETURN(std::optional<bool> sliding, OptionalBool(root, "use_sliding_window", file));
+    if (sliding.value_or(false)) {
+      return FieldError(file, "use_sliding_window",
+                        "is true: sliding-window attention is not supported (use false)");
+    }
+  } else if (Member(root, "sliding_window") != nullptr) {
     return FieldError(file, "sliding_window",
                       "is set: sliding-window attention is not supported (use null)");
   }
@@ -266,10 +297,9 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view config_json,
                                              absl::string_view generation_config_json) {
   constexpr absl::string_view kFile = "config.json";
   ASSIGN_OR_RETURN(Json root, ParseObject(config_json, kFile));
-  RETURN_IF_ERROR(CheckArchitecture(root, kFile));
-  RETURN_IF_ERROR(CheckUnsupported(root, kFile));
-
   ModelConfig config;
+  ASSIGN_OR_RETURN(config.architecture, CheckArchitecture(root, kFile));
+  RETURN_IF_ERROR(CheckUnsupported(root, kFile, config.architecture));
   RETURN_IF_ERROR(ParseShape(root, kFile, &config));
   ASSIGN_OR_RETURN(std::optional<int> max_positions,
                    OptionalInt(root, "max_position_embeddings", kFile));
@@ -341,8 +371,9 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
 
 std::string ModelConfigToJson(const ModelConfig& config) {
   Json root = Json::object();
-  root["architectures"] = {"LlamaForCausalLM"};
-  root["model_type"] = "llama";
+  const bool qwen2 = config.architecture == Architecture::kQwen2;
+  root["architectures"] = {qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
+  root["model_type"] = ArchitectureName(config.architecture);
   if (!config.name.empty()) root["_name_or_path"] = config.name;
   root["hidden_size"] = config.hidden_size;
   root["intermediate_size"] = config.intermediate_size;
@@ -372,8 +403,15 @@ std::string ModelConfigToJson(const ModelConfig& config) {
   }
   root["tie_word_embeddings"] = config.tie_word_embeddings;
   root["hidden_act"] = "silu";
-  root["attention_bias"] = false;
-  root["mlp_bias"] = false;
+  if (qwen2) {
+    // As Qwen2.5's configs say it: a window size is present, and switched off.
+    root["use_sliding_window"] = false;
+    root["sliding_window"] = config.max_position_embeddings;
+    root["max_window_layers"] = config.num_layers;
+  } else {
+    root["attention_bias"] = false;
+    root["mlp_bias"] = false;
+  }
   if (config.bos_token_id >= 0) root["bos_token_id"] = config.bos_token_id;
   root["eos_token_id"] = config.eos_token_ids;
   if (!config.torch_dtype.empty()) root["torch_dtype"] = config.torch_dtype;

@@ -17,16 +17,18 @@
 namespace arbor::model {
 namespace {
 
-constexpr char kArch[] = "llama";
+// general.architecture values served; each prefixes its metadata keys ("qwen2.block_count").
+constexpr std::pair<const char*, Architecture> kArchitectures[] = {{"llama", Architecture::kLlama},
+                                                                   {"qwen2", Architecture::kQwen2}};
 
 absl::Status KeyError(const GgufFile& file, absl::string_view key, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(file.path(), ": GGUF metadata '", key, "' ", why));
 }
 
-// llama.<key> as an int in [min, max]; `fallback` when absent and given.
-absl::StatusOr<int> ShapeKey(const GgufFile& file, absl::string_view key, int64_t min, int64_t max,
-                             std::optional<int> fallback = std::nullopt) {
-  const std::string full = absl::StrCat(kArch, ".", key);
+// <arch>.<key> as an int in [min, max]; `fallback` when absent and given.
+absl::StatusOr<int> ShapeKey(const GgufFile& file, Architecture arch, absl::string_view key,
+                             int64_t min, int64_t max, std::optional<int> fallback = std::nullopt) {
+  const std::string full = absl::StrCat(ArchitectureName(arch), ".", key);
   absl::StatusOr<int64_t> value = file.GetInt(full);
   if (absl::IsNotFound(value.status()) && fallback) return *fallback;
   RETURN_IF_ERROR(value.status());
@@ -36,8 +38,9 @@ absl::StatusOr<int> ShapeKey(const GgufFile& file, absl::string_view key, int64_
   return static_cast<int>(*value);
 }
 
-absl::StatusOr<double> FloatKey(const GgufFile& file, absl::string_view key, double fallback) {
-  const std::string full = absl::StrCat(kArch, ".", key);
+absl::StatusOr<double> FloatKey(const GgufFile& file, Architecture arch, absl::string_view key,
+                                double fallback) {
+  const std::string full = absl::StrCat(ArchitectureName(arch), ".", key);
   absl::StatusOr<double> value = file.GetFloat(full);
   if (absl::IsNotFound(value.status())) return fallback;
   RETURN_IF_ERROR(value.status());
@@ -47,42 +50,47 @@ absl::StatusOr<double> FloatKey(const GgufFile& file, absl::string_view key, dou
   return *value;
 }
 
-absl::Status CheckArchitecture(const GgufFile& file) {
-  ASSIGN_OR_RETURN(const std::string arch, file.GetString("general.architecture"));
-  if (arch != kArch) {
+absl::StatusOr<Architecture> CheckArchitecture(const GgufFile& file) {
+  ASSIGN_OR_RETURN(const std::string name, file.GetString("general.architecture"));
+  const auto* served = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
+                                    [&](const auto& entry) { return name == entry.first; });
+  if (served == std::end(kArchitectures)) {
     return KeyError(file, "general.architecture",
-                    absl::StrCat("is '", arch,
-                                 "'; Arbor serves the 'llama' architecture only "
-                                 "(Llama 2/3, SmolLM, TinyLlama, Mistral without sliding window)"));
+                    absl::StrCat("is '", name,
+                                 "'; Arbor serves the 'llama' architecture (Llama 2/3, SmolLM, "
+                                 "TinyLlama, Mistral without sliding window) and 'qwen2' (Qwen2, "
+                                 "Qwen2.5)"));
   }
-  if (absl::StatusOr<int64_t> experts = file.GetInt("llama.expert_count");
-      experts.ok() && *experts > 0) {
-    return KeyError(file, "llama.expert_count", "> 0: mixture-of-experts models are not supported");
+  const std::string experts = absl::StrCat(name, ".expert_count");
+  if (absl::StatusOr<int64_t> count = file.GetInt(experts); count.ok() && *count > 0) {
+    return KeyError(file, experts, "> 0: mixture-of-experts models are not supported");
   }
-  return absl::OkStatus();
+  return served->second;
 }
 
 absl::Status ParseRope(const GgufFile& file, ModelConfig& config) {
-  ASSIGN_OR_RETURN(const double theta, FloatKey(file, "rope.freq_base", 10000.0));
+  const Architecture arch = config.architecture;
+  const std::string prefix = absl::StrCat(ArchitectureName(arch), ".");
+  ASSIGN_OR_RETURN(const double theta, FloatKey(file, arch, "rope.freq_base", 10000.0));
   config.rope_theta = static_cast<float>(theta);
   ASSIGN_OR_RETURN(const int rotary,
-                   ShapeKey(file, "rope.dimension_count", 1, 1 << 16, config.head_dim));
+                   ShapeKey(file, arch, "rope.dimension_count", 1, 1 << 16, config.head_dim));
   if (rotary != config.head_dim) {
-    return KeyError(file, "llama.rope.dimension_count",
+    return KeyError(file, prefix + "rope.dimension_count",
                     absl::StrCat("= ", rotary, " differs from the head size ", config.head_dim,
                                  ": partial rotary embeddings are not supported"));
   }
-  absl::StatusOr<std::string> scaling = file.GetString("llama.rope.scaling.type");
+  absl::StatusOr<std::string> scaling = file.GetString(prefix + "rope.scaling.type");
   if (absl::IsNotFound(scaling.status()) || (scaling.ok() && *scaling == "none")) {
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(scaling.status());
   if (*scaling != "linear") {
-    return KeyError(file, "llama.rope.scaling.type",
+    return KeyError(file, prefix + "rope.scaling.type",
                     absl::StrCat("= '", *scaling, "' is not supported (none or linear)"));
   }
   config.rope_scaling.type = RopeScaling::Type::kLinear;
-  ASSIGN_OR_RETURN(const double factor, FloatKey(file, "rope.scaling.factor", 1.0));
+  ASSIGN_OR_RETURN(const double factor, FloatKey(file, arch, "rope.scaling.factor", 1.0));
   config.rope_scaling.factor = static_cast<float>(factor);
   return absl::OkStatus();
 }
@@ -114,37 +122,42 @@ absl::Status ParseTokenIds(const GgufFile& file, ModelConfig& config) {
 }
 
 absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
-  RETURN_IF_ERROR(CheckArchitecture(file));
   ModelConfig config;
+  ASSIGN_OR_RETURN(config.architecture, CheckArchitecture(file));
+  const Architecture arch = config.architecture;
+  const std::string prefix = absl::StrCat(ArchitectureName(arch), ".");
   config.name = file.GetString("general.name").value_or("");
-  ASSIGN_OR_RETURN(config.num_layers, ShapeKey(file, "block_count", 1, kMaxLayers));
-  ASSIGN_OR_RETURN(config.hidden_size, ShapeKey(file, "embedding_length", 1, kMaxDim));
-  ASSIGN_OR_RETURN(config.intermediate_size, ShapeKey(file, "feed_forward_length", 1, kMaxDim));
-  ASSIGN_OR_RETURN(config.num_heads, ShapeKey(file, "attention.head_count", 1, kMaxHeads));
-  ASSIGN_OR_RETURN(config.num_kv_heads, ShapeKey(file, "attention.head_count_kv", 1,
+  ASSIGN_OR_RETURN(config.num_layers, ShapeKey(file, arch, "block_count", 1, kMaxLayers));
+  ASSIGN_OR_RETURN(config.hidden_size, ShapeKey(file, arch, "embedding_length", 1, kMaxDim));
+  ASSIGN_OR_RETURN(config.intermediate_size,
+                   ShapeKey(file, arch, "feed_forward_length", 1, kMaxDim));
+  ASSIGN_OR_RETURN(config.num_heads, ShapeKey(file, arch, "attention.head_count", 1, kMaxHeads));
+  ASSIGN_OR_RETURN(config.num_kv_heads, ShapeKey(file, arch, "attention.head_count_kv", 1,
                                                  config.num_heads, config.num_heads));
   if (config.num_heads % config.num_kv_heads != 0) {
-    return KeyError(file, "llama.attention.head_count_kv",
+    return KeyError(file, prefix + "attention.head_count_kv",
                     absl::StrCat("= ", config.num_kv_heads,
                                  " does not divide head_count = ", config.num_heads));
   }
-  ASSIGN_OR_RETURN(const int key_length, ShapeKey(file, "attention.key_length", 2, kMaxHeadDim,
-                                                  config.hidden_size / config.num_heads));
+  ASSIGN_OR_RETURN(const int key_length,
+                   ShapeKey(file, arch, "attention.key_length", 2, kMaxHeadDim,
+                            config.hidden_size / config.num_heads));
   ASSIGN_OR_RETURN(const int value_length,
-                   ShapeKey(file, "attention.value_length", 2, kMaxHeadDim, key_length));
+                   ShapeKey(file, arch, "attention.value_length", 2, kMaxHeadDim, key_length));
   if (key_length != value_length || key_length % 2 != 0) {
     return KeyError(
-        file, "llama.attention.key_length",
+        file, prefix + "attention.key_length",
         absl::StrCat("= ", key_length, " must be even and equal value_length = ", value_length));
   }
   config.head_dim = key_length;
   ASSIGN_OR_RETURN(config.max_position_embeddings,
-                   ShapeKey(file, "context_length", 1, std::numeric_limits<int>::max()));
-  ASSIGN_OR_RETURN(const double eps, FloatKey(file, "attention.layer_norm_rms_epsilon", 1e-5));
+                   ShapeKey(file, arch, "context_length", 1, std::numeric_limits<int>::max()));
+  ASSIGN_OR_RETURN(const double eps,
+                   FloatKey(file, arch, "attention.layer_norm_rms_epsilon", 1e-5));
   config.rms_norm_eps = static_cast<float>(eps);
   RETURN_IF_ERROR(ParseRope(file, config));
-  // The vocabulary: llama.vocab_size, else the tokenizer's length, else the embedding's rows.
-  absl::StatusOr<int> vocab = ShapeKey(file, "vocab_size", 1, kMaxVocab);
+  // The vocabulary: <arch>.vocab_size, else the tokenizer's length, else the embedding's rows.
+  absl::StatusOr<int> vocab = ShapeKey(file, arch, "vocab_size", 1, kMaxVocab);
   if (absl::IsNotFound(vocab.status())) {
     if (const GgufValue* tokens = file.Find("tokenizer.ggml.tokens"); tokens != nullptr) {
       vocab = static_cast<int>(tokens->elements.size());
@@ -160,8 +173,9 @@ absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
   return config;
 }
 
-// The Hugging Face name of a llama.cpp tensor name, or "" when it is not part of a Llama.
-std::string HfName(absl::string_view name) {
+// The Hugging Face name of a llama.cpp tensor name, or "" when it is not part of a model of
+// `arch`.
+std::string HfName(absl::string_view name, Architecture arch) {
   static const std::map<std::string, std::string, std::less<>> kTop = {
       {"token_embd.weight", "model.embed_tokens.weight"},
       {"output_norm.weight", "model.norm.weight"},
@@ -177,13 +191,21 @@ std::string HfName(absl::string_view name) {
       {"ffn_gate.weight", "mlp.gate_proj.weight"},
       {"ffn_up.weight", "mlp.up_proj.weight"},
       {"ffn_down.weight", "mlp.down_proj.weight"}};
+  static const std::map<std::string, std::string, std::less<>> kQkvBias = {
+      {"attn_q.bias", "self_attn.q_proj.bias"},
+      {"attn_k.bias", "self_attn.k_proj.bias"},
+      {"attn_v.bias", "self_attn.v_proj.bias"}};
   std::vector<absl::string_view> parts = absl::StrSplit(name, absl::MaxSplits('.', 2));
   int layer = 0;
   if (parts.size() != 3 || parts[0] != "blk" || !absl::SimpleAtoi(parts[1], &layer) || layer < 0) {
     return "";
   }
-  auto it = kBlock.find(parts[2]);
-  return it == kBlock.end() ? "" : absl::StrCat("model.layers.", layer, ".", it->second);
+  const std::string prefix = absl::StrCat("model.layers.", layer, ".");
+  if (auto it = kBlock.find(parts[2]); it != kBlock.end()) return prefix + it->second;
+  if (arch == Architecture::kQwen2) {
+    if (auto it = kQkvBias.find(parts[2]); it != kQkvBias.end()) return prefix + it->second;
+  }
+  return "";
 }
 
 }  // namespace
@@ -239,15 +261,18 @@ absl::StatusOr<GgufLlama> MapGgufLlama(const GgufFile& file) {
                        RopeFreqFactors(file, tensor, model.config.head_dim));
       continue;
     }
-    const std::string name = HfName(tensor.name);
+    const std::string name = HfName(tensor.name, model.config.architecture);
     if (name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(file.path(), ": GGUF tensor '", tensor.name,
-                                                     "' is not part of a Llama model"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.path(), ": GGUF tensor '", tensor.name, "' is not part of a ",
+                       ArchitectureFamily(model.config.architecture), " model"));
     }
     TensorView view = tensor;
     view.name = name;
+    // Only the llama converter permutes: qwen2's keeps Hugging Face's rows (NEOX-style RoPE).
     const bool is_q = absl::EndsWith(name, "q_proj.weight");
-    if (is_q || absl::EndsWith(name, "k_proj.weight")) {
+    if (model.config.architecture == Architecture::kLlama &&
+        (is_q || absl::EndsWith(name, "k_proj.weight"))) {
       const int heads = is_q ? model.config.num_heads : model.config.num_kv_heads;
       if (view.shape.size() != 2 || view.shape[0] % (2 * heads) != 0) {
         return absl::InvalidArgumentError(absl::StrCat(file.path(), ": GGUF tensor '", tensor.name,

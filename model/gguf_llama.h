@@ -1,12 +1,14 @@
-// A GGUF file of the `llama` architecture seen as Arbor's model: its `llama.*` metadata as a
-// ModelConfig and its tensors under the Hugging Face names the backends look up
-// (blk.3.attn_q.weight → model.layers.3.self_attn.q_proj.weight). Quantized tensors keep their
-// blocks; backends decide what to compute with.
+// A GGUF file of the `llama` or `qwen2` architecture seen as Arbor's model: its `llama.*` (or
+// `qwen2.*`) metadata as a ModelConfig and its tensors under the Hugging Face names the backends
+// look up (blk.3.attn_q.weight → model.layers.3.self_attn.q_proj.weight; qwen2's
+// blk.3.attn_q.bias → model.layers.3.self_attn.q_proj.bias). Quantized tensors keep their blocks;
+// backends decide what to compute with.
 //
-// llama.cpp's converter permutes the rows of attn_q and attn_k of each head so that its
-// interleaved RoPE rotates dimensions (2i, 2i+1) together. Arbor rotates Hugging Face's halves
-// (i, i + d/2), so those two tensors are copied here with the permutation undone (whole rows, so
-// their blocks stay as they are).
+// For `llama`, llama.cpp's converter permutes the rows of attn_q and attn_k of each head so that
+// its interleaved RoPE rotates dimensions (2i, 2i+1) together. Arbor rotates Hugging Face's
+// halves (i, i + d/2), so those two tensors are copied here with the permutation undone (whole
+// rows, so their blocks stay as they are). The `qwen2` converter keeps Hugging Face's rows (its
+// models use NEOX-style RoPE, which is the rotate-half one), so nothing is undone there.
 #ifndef ARBOR_MODEL_GGUF_LLAMA_H_
 #define ARBOR_MODEL_GGUF_LLAMA_H_
 
@@ -29,10 +31,11 @@ struct GgufLlama {
   std::vector<std::unique_ptr<char[]>> owned;  // The un-permuted attn_q / attn_k rows.
 };
 
-// Fails, naming the key or tensor, on another architecture, missing or out-of-range shape keys,
-// features Arbor does not implement (experts, partial rotary, rope scaling other than linear,
-// per-frequency rope factors), and tensors that are not part of a Llama model. Shapes are
-// checked against the config by the caller (Checkpoint), as for safetensors.
+// Fails, naming the key or tensor, on an architecture other than llama and qwen2, missing or
+// out-of-range shape keys, features Arbor does not implement (experts, partial rotary, rope
+// scaling other than linear), a malformed rope_freqs.weight, and tensors that are not part of a
+// model of the architecture (a bias in a llama file). Shapes are checked against the config by
+// the caller (Checkpoint), as for safetensors.
 absl::StatusOr<GgufLlama> MapGgufLlama(const GgufFile& file);
 
 // Undoes llama.cpp's row permutation of a q or k projection with `heads` heads of `rows / heads`

@@ -12,7 +12,8 @@ LlamaLayerNames LlamaLayerTensorNames(int layer) {
           p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight",
           p + "self_attn.o_proj.weight", p + "post_attention_layernorm.weight",
           p + "mlp.gate_proj.weight",    p + "mlp.up_proj.weight",
-          p + "mlp.down_proj.weight"};
+          p + "mlp.down_proj.weight",    p + "self_attn.q_proj.bias",
+          p + "self_attn.k_proj.bias",   p + "self_attn.v_proj.bias"};
 }
 
 std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype) {
@@ -29,8 +30,11 @@ std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype)
     const LlamaLayerNames n = LlamaLayerTensorNames(layer);
     add(n.attn_norm, {hidden});
     add(n.q, {q_dim, hidden});
+    if (config.qkv_bias()) add(n.q_bias, {q_dim});
     add(n.k, {kv_dim, hidden});
+    if (config.qkv_bias()) add(n.k_bias, {kv_dim});
     add(n.v, {kv_dim, hidden});
+    if (config.qkv_bias()) add(n.v_bias, {kv_dim});
     add(n.o, {hidden, q_dim});
     add(n.mlp_norm, {hidden});
     add(n.gate, {ffn, hidden});

@@ -19,6 +19,7 @@
 #include "model/synthetic_weights.h"
 #include "model/tokenizer/bpe_trainer.h"
 #include "model/tokenizer/chat_template.h"
+#include "model/tokenizer/pre_tokenizer.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::model {
@@ -28,6 +29,10 @@ using Json = nlohmann::json;
 
 constexpr char kBeginOfText[] = "<|begin_of_text|>";
 constexpr char kLlama3Preset[] = "llama-3.2-1b-shape";
+constexpr char kQwen2Preset[] = "qwen2-tiny";
+// Qwen2's special tokens, in Qwen2's order: <|endoftext|> is its bos (never prepended) and pad.
+constexpr char kEndOfText[] = "<|endoftext|>";
+constexpr char kImEnd[] = "<|im_end|>";
 // Llama 3 keeps its 256 special tokens at the top of a 128,256-id vocabulary.
 constexpr int kLlama3FirstSpecial = 128000;
 // Floats generated per chunk when streaming a tensor: bounds memory for the 1B shape.
@@ -36,6 +41,7 @@ constexpr int64_t kChunkElements = 1 << 22;
 // The special token at each id from `first` on. Llama-3-shaped models use Llama 3.1's exact
 // layout (reserved tokens included); smaller ones put the trainer's specials at the very end.
 std::vector<std::string> SpecialLayout(const ModelConfig& config, bool llama3_layout) {
+  if (config.architecture == Architecture::kQwen2) return {kEndOfText, "<|im_start|>", kImEnd};
   std::vector<std::string> specials = Llama3SpecialTokens();
   if (!llama3_layout) return specials;
   std::map<int, std::string> fixed = {
@@ -59,9 +65,10 @@ std::vector<std::string> SpecialLayout(const ModelConfig& config, bool llama3_la
 absl::StatusOr<std::string> BuildTokenizer(bool llama3_layout, ModelConfig* config) {
   const std::vector<std::string> specials = SpecialLayout(*config, llama3_layout);
   const int first_special = config->vocab_size - static_cast<int>(specials.size());
+  const bool qwen2 = config->architecture == Architecture::kQwen2;
   BpeTrainerOptions options;
-  options.vocab_size = first_special + static_cast<int>(Llama3SpecialTokens().size());
-  options.special_tokens = Llama3SpecialTokens();
+  options.special_tokens = qwen2 ? specials : Llama3SpecialTokens();
+  options.vocab_size = first_special + static_cast<int>(options.special_tokens.size());
   ASSIGN_OR_RETURN(std::string trained, TrainByteLevelBpe(BuiltinCorpus(), options));
   Json tokenizer = Json::parse(trained, nullptr, /*allow_exceptions=*/false);
   if (tokenizer.is_discarded() || !tokenizer.contains("model") ||
@@ -87,6 +94,15 @@ absl::StatusOr<std::string> BuildTokenizer(bool llama3_layout, ModelConfig* conf
                      {"special", true}});
   }
   tokenizer["added_tokens"] = added;
+  if (qwen2) {
+    // Qwen2's words: Llama 3's with every digit apart (its tokenizer.json's Split regex).
+    for (Json& stage : tokenizer["pre_tokenizer"]["pretokenizers"]) {
+      if (stage["type"] == "Split") stage["pattern"]["Regex"] = std::string(kQwen2SplitPattern);
+    }
+    config->bos_token_id = special_ids.at(kEndOfText);
+    config->eos_token_ids = {special_ids.at(kImEnd), special_ids.at(kEndOfText)};
+    return tokenizer.dump(1, ' ', false, Json::error_handler_t::replace);
+  }
   // The post-processor names begin_of_text's id: move it with the token.
   Json& post = tokenizer["post_processor"];
   if (post.is_object() && post.contains("processors") && post["processors"].is_array()) {
@@ -105,6 +121,17 @@ absl::StatusOr<std::string> BuildTokenizer(bool llama3_layout, ModelConfig* conf
 }
 
 std::string TokenizerConfigJson(const ModelConfig& config) {
+  if (config.architecture == Architecture::kQwen2) {
+    // As Qwen2.5's: no bos token, <|im_end|> ends a turn.
+    Json root = {{"tokenizer_class", "Qwen2Tokenizer"},
+                 {"bos_token", nullptr},
+                 {"eos_token", kImEnd},
+                 {"pad_token", kEndOfText},
+                 {"model_max_length", config.max_position_embeddings},
+                 {"clean_up_tokenization_spaces", false},
+                 {"chat_template", ChatMLChatTemplate()}};
+    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  }
   Json root = {{"tokenizer_class", "PreTrainedTokenizerFast"},
                {"bos_token", kBeginOfText},
                {"eos_token", "<|eot_id|>"},
@@ -142,7 +169,9 @@ absl::Status WriteWeights(const MakeModelOptions& options, const ModelConfig& co
 
 }  // namespace
 
-std::vector<std::string> MakeModelPresets() { return {"tiny", "small", kLlama3Preset}; }
+std::vector<std::string> MakeModelPresets() {
+  return {"tiny", "small", kLlama3Preset, kQwen2Preset};
+}
 
 absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
   ModelConfig config;
@@ -169,6 +198,20 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.max_position_embeddings = 8192;
     config.rope_theta = 500000.0f;
     config.rope_scaling = {RopeScaling::Type::kLlama3, 8.0f, 1.0f, 4.0f, 1024, {}};
+  } else if (preset == kQwen2Preset) {
+    // tiny's shape as Qwen2.5 builds its small models: q/k/v biases, θ 1e6, tied embeddings.
+    config.architecture = Architecture::kQwen2;
+    config.num_layers = 2;
+    config.hidden_size = 64;
+    config.num_heads = 4;
+    config.num_kv_heads = 2;
+    config.head_dim = 16;
+    config.intermediate_size = 128;
+    config.vocab_size = 512;
+    config.max_position_embeddings = 4096;
+    config.rms_norm_eps = 1e-6f;
+    config.rope_theta = 1000000.0f;
+    config.tie_word_embeddings = true;
   } else if (preset == kLlama3Preset) {  // docs/ARCHITECTURE.md §9: Llama-3.2-1B exactly.
     config.num_layers = 16;
     config.hidden_size = 2048;

@@ -1,6 +1,7 @@
-// `arbor make-model`: writes a complete, loadable Llama checkpoint directory with random
-// weights (config.json, generation_config.json, model.safetensors, tokenizer.json,
-// tokenizer_config.json) for tests, the demo and benchmarks, since nothing can be downloaded.
+// `arbor make-model`: writes a complete, loadable Llama (or, with `qwen2-tiny`, Qwen2: q/k/v
+// biases, ChatML specials and template) checkpoint directory with random weights (config.json,
+// generation_config.json, model.safetensors, tokenizer.json, tokenizer_config.json) for tests, the
+// demo and benchmarks, since nothing can be downloaded.
 //
 // The weights are random but shaped so that next-token distributions cover every entropix
 // quadrant (see synthetic_weights.h). The tokenizer is a byte-level BPE trained on the built-in
@@ -21,7 +22,7 @@
 
 namespace arbor::model {
 
-// "tiny", "small", "llama-3.2-1b-shape".
+// "tiny", "small", "llama-3.2-1b-shape", "qwen2-tiny".
 std::vector<std::string> MakeModelPresets();
 // The config of a preset (special token ids included); INVALID_ARGUMENT naming unknown ones.
 absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset);

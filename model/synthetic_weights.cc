@@ -21,6 +21,9 @@ constexpr uint64_t kStrongStride = 32;
 constexpr float kSignalMin = 0.01f, kSignalMax = 3.0f, kStrongSignal = 0.05f;
 // Scale of the attention and MLP output projections relative to a unit-gain layer.
 constexpr float kLayerScale = 0.2f;
+// Standard deviation of Qwen2's q/k/v biases: half that of the projections' outputs, enough to
+// move every logit.
+constexpr float kBiasScale = 0.5f;
 
 uint64_t SplitMix(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -96,7 +99,9 @@ void SyntheticRows(const ModelConfig& config, const TensorSpec& spec, uint64_t s
     const int64_t row = row_begin + r;
     float* values = out->data() + r * cols;
     uint64_t state = tensor_key + static_cast<uint64_t>(row) * 0xd1b54a32d192ed03ull;
-    if (spec.shape.size() == 1) {  // RMSNorm weights.
+    if (absl::EndsWith(spec.name, ".bias")) {
+      for (int64_t i = 0; i < cols; ++i) values[i] = UnitUniform(&state) * kBiasScale;
+    } else if (spec.shape.size() == 1) {  // RMSNorm weights.
       const float value = spec.name == "model.norm.weight" ? gain : 1.0f;
       for (int64_t i = 0; i < cols; ++i) values[i] = value;
     } else if (lm_head) {

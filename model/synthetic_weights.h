@@ -11,7 +11,8 @@
 // varies over two orders of magnitude from one context to the next. Strong tokens' own
 // embeddings carry little S mass, so a confident step tends to be followed by an uncertain one
 // and a generation wanders across the plane instead of locking into repetition. The transformer
-// layers are random with small output projections so that context still moves the state.
+// layers are random with small output projections so that context still moves the state;
+// Qwen2's q/k/v biases are random too.
 #ifndef ARBOR_MODEL_SYNTHETIC_WEIGHTS_H_
 #define ARBOR_MODEL_SYNTHETIC_WEIGHTS_H_
 

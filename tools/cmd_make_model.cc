@@ -11,7 +11,7 @@
 #include "model/make_model.h"
 #include "tools/commands.h"
 
-ABSL_FLAG(std::string, preset, "tiny", "make-model: tiny, small or llama-3.2-1b-shape");
+ABSL_FLAG(std::string, preset, "tiny", "make-model: tiny, small, llama-3.2-1b-shape or qwen2-tiny");
 ABSL_FLAG(std::string, out, "", "make-model: output directory (created if absent)");
 ABSL_FLAG(uint64_t, seed, 0,
           "Random seed: make-model's weights; generate/submit's sampler (0: the server picks "

@@ -11,6 +11,7 @@
 #include "base/bf16.h"
 #include "base/status_macros.h"
 #include "base/zero_pages.h"
+#include "kernels/bias_add.h"
 #include "kernels/embedding.h"
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
@@ -173,6 +174,11 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
     ASSIGN_OR_RETURN(layer.q, LoadMatrix(lookup, n.q, q_dim, hidden));
     ASSIGN_OR_RETURN(layer.k, LoadMatrix(lookup, n.k, kv_dim, hidden));
     ASSIGN_OR_RETURN(layer.v, LoadMatrix(lookup, n.v, kv_dim, hidden));
+    if (c.qkv_bias()) {
+      ASSIGN_OR_RETURN(layer.q_bias, LoadVector(lookup, n.q_bias, q_dim));
+      ASSIGN_OR_RETURN(layer.k_bias, LoadVector(lookup, n.k_bias, kv_dim));
+      ASSIGN_OR_RETURN(layer.v_bias, LoadVector(lookup, n.v_bias, kv_dim));
+    }
     ASSIGN_OR_RETURN(layer.o, LoadMatrix(lookup, n.o, hidden, q_dim));
     ASSIGN_OR_RETURN(layer.gate, LoadMatrix(lookup, n.gate, ffn, hidden));
     ASSIGN_OR_RETURN(layer.up, LoadMatrix(lookup, n.up, ffn, hidden));
@@ -313,10 +319,15 @@ void CpuBackend::Norm(Step& s, const std::vector<float>& weight, bool add_delta)
 }
 
 void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in_dim,
-                         const Matrix& w, int64_t out_dim, std::vector<float>& out) {
+                         const Matrix& w, int64_t out_dim, std::vector<float>& out,
+                         const std::vector<float>& bias) {
   kernels::MatmulRef({in.data(), w.data, w.type, out.data(), s.t, out_dim, in_dim, in_dim, out_dim,
                       options_.activation_quant, options_.batch_invariant},
                      pool_.get());
+  if (bias.empty()) return;
+  ForRows(pool_.get(), s.t, [&](int64_t r0, int64_t n) {
+    kernels::BiasAddRef({out.data() + r0 * out_dim, bias.data(), n, out_dim, out_dim});
+  });
 }
 
 void CpuBackend::LayerForward(Step& s, int l) {
@@ -328,9 +339,9 @@ void CpuBackend::LayerForward(Step& s, int l) {
   const std::string prefix = absl::StrCat("layer", l, ".");
   Norm(s, layer.attn_norm, /*add_delta=*/l > 0);
   s.Emit(prefix + "attn_norm", s.h, hidden);
-  Project(s, s.h, hidden, layer.q, q_dim, s.q);
-  Project(s, s.h, hidden, layer.k, kv_dim, s.k);
-  Project(s, s.h, hidden, layer.v, kv_dim, s.v);
+  Project(s, s.h, hidden, layer.q, q_dim, s.q, layer.q_bias);
+  Project(s, s.h, hidden, layer.k, kv_dim, s.k, layer.k_bias);
+  Project(s, s.h, hidden, layer.v, kv_dim, s.v, layer.v_bias);
   ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
     const float* cos = s.cos.data() + r0 * hd / 2;
     const float* sin = s.sin.data() + r0 * hd / 2;

@@ -89,6 +89,7 @@ class CpuBackend : public Backend {
   struct Layer {
     std::vector<float> attn_norm, mlp_norm;
     Matrix q, k, v, o, gate, up, down;
+    std::vector<float> q_bias, k_bias, v_bias;  // Empty unless the config's qkv_bias() (Qwen2).
   };
 
   CpuBackend(const model::ModelConfig& config, const CpuBackendOptions& options);
@@ -100,13 +101,14 @@ class CpuBackend : public Backend {
   // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
   kernels::PagedKvLayer KvLayer(int layer);
   // Forward's pieces: the step laid out, one layer, RMSNorm (adding delta into x first when
-  // `add_delta`), a projection of the step's rows, and the logits with each row's reduction.
+  // `add_delta`), a projection of the step's rows (plus `bias` when not empty), and the logits
+  // with each row's reduction.
   struct Step;
   Step PrepareStep(std::span<const ForwardRow> rows, const TensorTap& tap) const;
   void LayerForward(Step& step, int layer);
   void Norm(Step& step, const std::vector<float>& weight, bool add_delta);
   void Project(const Step& step, const std::vector<float>& in, int64_t in_dim, const Matrix& w,
-               int64_t out_dim, std::vector<float>& out);
+               int64_t out_dim, std::vector<float>& out, const std::vector<float>& bias = {});
   void ProjectAndReduce(std::span<const ForwardRow> rows, const Step& step);
 
   model::ModelConfig config_;

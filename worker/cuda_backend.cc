@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
+#include "kernels/bias_add_cuda.h"
 #include "kernels/cuda_graph_cache.h"
 #include "kernels/cuda_status.h"
 #include "kernels/embedding_cuda.h"
@@ -134,13 +135,18 @@ absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
 }
 
 absl::StatusOr<float*> CudaBackend::UploadVector(const TensorLookup& lookup,
-                                                 const std::string& name, int64_t size) {
-  ASSIGN_OR_RETURN(const model::TensorView t, lookup(name));
-  RETURN_IF_ERROR(CheckTensor(t, name, {size}));
-  const std::vector<float> host = WidenToFloat(t);
-  ASSIGN_OR_RETURN(void* device, Allocate(size * sizeof(float)));
-  RETURN_IF_ERROR(
-      Upload(device, host.data(), size * sizeof(float), absl::StrCat("upload of ", name)));
+                                                 const std::vector<std::string>& names,
+                                                 const std::vector<int64_t>& sizes) {
+  std::vector<float> host;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSIGN_OR_RETURN(const model::TensorView t, lookup(names[i]));
+    RETURN_IF_ERROR(CheckTensor(t, names[i], {sizes[i]}));
+    const std::vector<float> values = WidenToFloat(t);
+    host.insert(host.end(), values.begin(), values.end());
+  }
+  ASSIGN_OR_RETURN(void* device, Allocate(host.size() * sizeof(float)));
+  RETURN_IF_ERROR(Upload(device, host.data(), host.size() * sizeof(float),
+                         absl::StrCat("upload of ", names[0])));
   return static_cast<float*>(device);
 }
 
@@ -157,15 +163,19 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     weight_bytes_ -= int64_t{c.vocab_size} * hidden * 2;
     ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kLmHeadName}, {c.vocab_size}, hidden));
   }
-  ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, model::kFinalNormName, hidden));
+  ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, {model::kFinalNormName}, {hidden}));
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
     const model::LlamaLayerNames n = model::LlamaLayerTensorNames(l);
     Layer& layer = layers_[l];
-    ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, n.attn_norm, hidden));
-    ASSIGN_OR_RETURN(layer.mlp_norm, UploadVector(lookup, n.mlp_norm, hidden));
+    ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, {n.attn_norm}, {hidden}));
+    ASSIGN_OR_RETURN(layer.mlp_norm, UploadVector(lookup, {n.mlp_norm}, {hidden}));
     ASSIGN_OR_RETURN(layer.qkv,
                      UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim}, hidden));
+    if (c.qkv_bias()) {  // In fp32, as the CPU backend adds them.
+      ASSIGN_OR_RETURN(layer.qkv_bias, UploadVector(lookup, {n.q_bias, n.k_bias, n.v_bias},
+                                                    {q_dim, kv_dim, kv_dim}));
+    }
     ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim));
     ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden));
     ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn));
@@ -462,6 +472,10 @@ absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const Tensor
   ASSIGN_OR_RETURN(const float* in, NormInput(plan, layer.attn_norm, /*add_delta=*/l > 0));
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_norm", plan.h, hidden, hidden));
   RETURN_IF_ERROR(Project(plan, in, hidden, layer.qkv, qkv_dim, plan.qkv, layer.attn_norm));
+  if (layer.qkv_bias != nullptr) {
+    RETURN_IF_CUDA(kernels::LaunchBiasAdd({plan.qkv, layer.qkv_bias, t, qkv_dim, qkv_dim}, stream),
+                   "qkv bias");
+  }
   // The k heads follow the q heads in each qkv row: one rotation over both.
   RETURN_IF_CUDA(kernels::LaunchRope(
                      {q, plan.cos, plan.sin, t, c.num_heads + c.num_kv_heads, hd, qkv_dim}, stream),

@@ -85,6 +85,7 @@ class CudaBackend : public Backend {
     float* attn_norm = nullptr;
     float* mlp_norm = nullptr;
     uint16_t* qkv = nullptr;      // [q_dim + 2·kv_dim, hidden]
+    float* qkv_bias = nullptr;    // [q_dim + 2·kv_dim] when the config's qkv_bias() (Qwen2).
     uint16_t* o = nullptr;        // [hidden, q_dim]
     uint16_t* gate_up = nullptr;  // [2·ffn, hidden]
     uint16_t* down = nullptr;     // [hidden, ffn]
@@ -100,8 +101,10 @@ class CudaBackend : public Backend {
   absl::StatusOr<uint16_t*> UploadMatrix(const TensorLookup& lookup,
                                          const std::vector<std::string>& names,
                                          const std::vector<int64_t>& rows, int64_t cols);
-  absl::StatusOr<float*> UploadVector(const TensorLookup& lookup, const std::string& name,
-                                      int64_t size);
+  // Uploads the named vectors (each [sizes_i]) one after another as one fp32 vector.
+  absl::StatusOr<float*> UploadVector(const TensorLookup& lookup,
+                                      const std::vector<std::string>& names,
+                                      const std::vector<int64_t>& sizes);
   absl::StatusOr<void*> Allocate(size_t bytes);
   struct StepPlan;
   // The forward of `rows` whose reductions the device serves (Forward reduces the others):

@@ -23,6 +23,9 @@ constexpr char kGpt2Pattern[] =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
 constexpr char kLlama3Pattern[] =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen2's: Llama 3's with every digit apart.
+constexpr char kQwen2Pattern[] =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // GGUF token types (llama.cpp's llama_token_type).
 constexpr int64_t kControl = 3;
@@ -41,6 +44,8 @@ absl::StatusOr<json> PreTokenizerFor(const std::string& pre, const std::string& 
   std::vector<std::string> patterns;
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
     patterns = {kLlama3Pattern};
+  } else if (pre == "qwen2") {
+    patterns = {kQwen2Pattern};
   } else if (pre == "smollm" || pre == "starcoder" || pre == "refact" || pre == "command-r" ||
              pre == "codeshell" || pre == "exaone" || pre == "minerva-7b") {
     patterns = {R"(\p{N})", kGpt2Pattern};
@@ -49,10 +54,12 @@ absl::StatusOr<json> PreTokenizerFor(const std::string& pre, const std::string& 
   } else if (pre == "default") {
     patterns = {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Pattern, R"(\p{N}+)", "[0-9][0-9][0-9]"};
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": GGUF tokenizer.ggml.pre = '", pre,
-        "' is a pre-tokenizer Arbor does not know (it knows default, gpt2, llama-bpe, smollm and "
-        "their aliases); load the model's Hugging Face directory with its tokenizer.json instead"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": GGUF tokenizer.ggml.pre = '", pre,
+                     "' is a pre-tokenizer Arbor does not know (it knows default, gpt2, llama-bpe, "
+                     "qwen2, smollm "
+                     "and their aliases); load the model's Hugging Face directory with its "
+                     "tokenizer.json instead"));
   }
   json stages = json::array();
   for (const std::string& pattern : patterns) stages.push_back(Split(pattern));

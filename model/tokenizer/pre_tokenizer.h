@@ -20,6 +20,10 @@ namespace arbor::model {
 inline constexpr absl::string_view kLlama3SplitPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// Qwen2's (Qwen2.5's tokenizer.json): Llama 3's with every digit apart.
+inline constexpr absl::string_view kQwen2SplitPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // What a Split stage does with the text its pattern matches.
 enum class SplitBehavior {
   kIsolated,  // Matches and the gaps between them all become pieces.

@@ -18,6 +18,7 @@
 #include "entropix/attention_metrics.h"
 #include "entropix/logit_metrics.h"
 #include "kernels/attention_stats_cuda.h"
+#include "kernels/bias_add_cuda.h"
 #include "kernels/cuda_context.h"
 #include "kernels/cuda_status.h"
 #include "kernels/embedding_cuda.h"
@@ -84,6 +85,19 @@ TEST(OpsGpu, RmsNormWithAndWithoutResidual) {
         EXPECT_EQ(d_res.Download(), want_residual);
       }
     }
+  }
+}
+
+TEST(OpsGpu, BiasAddOverStridedRows) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (const auto& [rows, dim] : {std::pair<int64_t, int64_t>{1, 1}, {7, 33}, {64, 1152}}) {
+    const int64_t stride = dim + 3;  // Untouched gaps between rows must stay as they were.
+    std::vector<float> x = Normal(rng, rows * stride), bias = Normal(rng, dim), want = x;
+    BiasAddRef({want.data(), bias.data(), rows, dim, stride});
+    DeviceArray<float> d_x(x), d_bias(bias);
+    ExpectOk(LaunchBiasAdd({d_x.get(), d_bias.get(), rows, dim, stride}, nullptr));
+    EXPECT_EQ(d_x.Download(), want);  // One fp32 add per element: bit-identical.
   }
 }
 

@@ -1,5 +1,5 @@
-// Embedding, RMSNorm (plain and fused with the residual add), RoPE and the thread pool against
-// float64 arithmetic on fresh random inputs.
+// Embedding, RMSNorm (plain and fused with the residual add), the bias add, RoPE and the thread
+// pool against float64 arithmetic on fresh random inputs.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "kernels/bias_add.h"
 #include "kernels/embedding.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
@@ -101,6 +102,26 @@ double Llama3InvFreq64(double theta, int head_dim, int i, const RopeScalingParam
   return reference::Llama3ScaledInvFreq64(1.0 / std::pow(theta, 2.0 * i / head_dim), s.factor,
                                           s.low_freq_factor, s.high_freq_factor,
                                           s.original_max_position_embeddings);
+}
+
+TEST(BiasAddRef, AddsTheBiasToEveryRowAndNothingElse) {
+  const uint32_t seed = Seed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  const int64_t rows = 5, dim = 13, stride = 17;
+  std::vector<float> x(rows * stride), bias(dim);
+  for (float& v : x) v = normal(rng);
+  for (float& v : bias) v = normal(rng);
+  std::vector<float> out = x;
+  BiasAddRef({out.data(), bias.data(), rows, dim, stride});
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < stride; ++i) {
+      const double want = double{x[r * stride + i]} + (i < dim ? double{bias[i]} : 0.0);
+      // One fp32 rounding of the exact sum.
+      EXPECT_EQ(out[r * stride + i], static_cast<float>(want)) << r << ", " << i;
+    }
+  }
 }
 
 TEST(RopeRef, InvFreqScalings) {

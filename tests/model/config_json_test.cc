@@ -1,5 +1,6 @@
-// config.json / generation_config.json parsing: real configs, every refusal naming its field,
-// and random configs round-tripping through ModelConfigToJson.
+// config.json / generation_config.json parsing: real configs (Llama 3.2, Qwen2.5), every refusal
+// naming its field, and random configs of both architectures round-tripping through
+// ModelConfigToJson.
 #include "model/config_json.h"
 
 #include <cstdio>
@@ -23,6 +24,16 @@ constexpr char kLlama32[] = R"({"architectures": ["LlamaForCausalLM"], "attentio
  "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
  "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
  "vocab_size": 128256})";
+
+// Qwen2.5-0.5B-Instruct's config.json.
+constexpr char kQwen25[] = R"({"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+ "bos_token_id": 151643, "eos_token_id": 151645, "hidden_act": "silu", "hidden_size": 896,
+ "initializer_range": 0.02, "intermediate_size": 4864, "max_position_embeddings": 32768,
+ "max_window_layers": 21, "model_type": "qwen2", "num_attention_heads": 14,
+ "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+ "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": true,
+ "torch_dtype": "bfloat16", "transformers_version": "4.43.1", "use_cache": true,
+ "use_sliding_window": false, "vocab_size": 151936})";
 
 nlohmann::json Base() { return nlohmann::json::parse(kLlama32); }
 
@@ -70,7 +81,10 @@ TEST(ConfigJson, RefusalsNameTheField) {
     const char* expected;
   };
   const Case cases[] = {
-      {"architectures", {"Qwen2ForCausalLM"}, "'architectures' names 'Qwen2ForCausalLM'"},
+      {"architectures",
+       {"Gemma2ForCausalLM"},
+       "'architectures' names 'Gemma2ForCausalLM', which is not supported (supported: "
+       "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"},
       {"attention_bias", true, "'attention_bias' is true"},
       {"mlp_bias", true, "'mlp_bias' is true"},
       {"num_local_experts", 8, "'num_local_experts' is set"},
@@ -121,6 +135,45 @@ TEST(ConfigJson, MistralWithoutSlidingWindowIsLlama) {
   EXPECT_EQ(ErrorOf(config), "OK");
 }
 
+TEST(ConfigJson, ParsesQwen25) {
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig(kQwen25, R"({"eos_token_id": [151645, 151643], "bos_token_id": 151643})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->architecture, Architecture::kQwen2);
+  EXPECT_TRUE(config->qkv_bias());
+  EXPECT_EQ(config->hidden_size, 896);
+  EXPECT_EQ(config->num_heads, 14);
+  EXPECT_EQ(config->num_kv_heads, 2);
+  EXPECT_EQ(config->head_dim, 64);
+  EXPECT_EQ(config->rope_theta, 1e6f);
+  EXPECT_EQ(config->rms_norm_eps, 1e-6f);
+  EXPECT_TRUE(config->tie_word_embeddings);
+  EXPECT_EQ(config->bos_token_id, 151643);
+  EXPECT_EQ(config->eos_token_ids, (std::vector<int>{151645, 151643}));
+  // model_type alone names it too; a Llama config is not one.
+  nlohmann::json by_type = nlohmann::json::parse(kQwen25);
+  by_type.erase("architectures");
+  EXPECT_EQ(ParseModelConfig(by_type.dump())->architecture, Architecture::kQwen2);
+  EXPECT_EQ(ParseModelConfig(kLlama32)->architecture, Architecture::kLlama);
+  EXPECT_FALSE(ParseModelConfig(kLlama32)->qkv_bias());
+}
+
+TEST(ConfigJson, Qwen2RefusesSlidingWindowAndUnknownTypes) {
+  nlohmann::json config = nlohmann::json::parse(kQwen25);
+  config["use_sliding_window"] = true;
+  EXPECT_EQ(ErrorOf(config),
+            "config.json: field 'use_sliding_window' is true: sliding-window attention is not "
+            "supported (use false)");
+  config = nlohmann::json::parse(kQwen25);
+  config.erase("use_sliding_window");  // Qwen2Config's default is false.
+  EXPECT_EQ(ErrorOf(config), "OK");
+  config.erase("architectures");
+  config["model_type"] = "qwen2_moe";
+  EXPECT_EQ(
+      ErrorOf(config),
+      "config.json: field 'model_type' = 'qwen2_moe' is not supported (llama, mistral, qwen2)");
+}
+
 TEST(ConfigJson, RandomConfigsRoundTrip) {
   const unsigned seed = std::random_device()();
   printf("seed %u\n", seed);
@@ -138,6 +191,7 @@ TEST(ConfigJson, RandomConfigsRoundTrip) {
     config.rms_norm_eps = std::uniform_real_distribution<float>(1e-7f, 1e-3f)(rng);
     config.rope_theta = std::uniform_real_distribution<float>(100.0f, 1e7f)(rng);
     config.tie_word_embeddings = rng() % 2;
+    config.architecture = rng() % 2 ? Architecture::kQwen2 : Architecture::kLlama;
     config.rope_scaling.type = static_cast<RopeScaling::Type>(rng() % 3);
     if (config.rope_scaling.type != RopeScaling::Type::kNone) {
       config.rope_scaling.factor = std::uniform_real_distribution<float>(1.0f, 64.0f)(rng);
@@ -154,6 +208,7 @@ TEST(ConfigJson, RandomConfigsRoundTrip) {
         ParseModelConfig(ModelConfigToJson(config), GenerationConfigToJson(config));
     ASSERT_TRUE(back.ok()) << back.status() << "\n" << ModelConfigToJson(config);
     EXPECT_EQ(ModelConfigToJson(*back), ModelConfigToJson(config));
+    EXPECT_EQ(back->architecture, config.architecture);
     EXPECT_EQ(back->rope_theta, config.rope_theta);
     EXPECT_EQ(back->rms_norm_eps, config.rms_norm_eps);
     EXPECT_EQ(back->eos_token_ids, config.eos_token_ids);

@@ -177,15 +177,17 @@ TEST(GgufTest, RefusesBadTensors) {
   EXPECT_THAT(Message(cut), HasSubstr("truncated file?"));
 }
 
-// A two-layer Llama with 2 query heads and 1 KV head of 4 dimensions, as a GGUF.
+// A two-layer Llama with 2 query heads and 1 KV head of 4 dimensions, as a GGUF; `arch` names
+// the architecture and prefixes the keys, and "qwen2" adds the q/k/v biases.
 GgufBuilder TinyLlama(const std::string& arch = "llama", uint32_t kv_heads = 1) {
   GgufBuilder b;
+  const std::string k = arch + ".";
   b.String("general.architecture", arch).String("general.name", "tiny-gguf");
-  b.U32("llama.block_count", 2).U32("llama.embedding_length", 8);
-  b.U32("llama.feed_forward_length", 12).U32("llama.attention.head_count", 2);
-  b.U32("llama.attention.head_count_kv", kv_heads).U32("llama.context_length", 64);
-  b.F32("llama.attention.layer_norm_rms_epsilon", 1e-6f).F32("llama.rope.freq_base", 5e5f);
-  b.U32("llama.vocab_size", 10).U32("tokenizer.ggml.bos_token_id", 1);
+  b.U32(k + "block_count", 2).U32(k + "embedding_length", 8);
+  b.U32(k + "feed_forward_length", 12).U32(k + "attention.head_count", 2);
+  b.U32(k + "attention.head_count_kv", kv_heads).U32(k + "context_length", 64);
+  b.F32(k + "attention.layer_norm_rms_epsilon", 1e-6f).F32(k + "rope.freq_base", 5e5f);
+  b.U32(k + "vocab_size", 10).U32("tokenizer.ggml.bos_token_id", 1);
   b.U32("tokenizer.ggml.eos_token_id", 2).U32("tokenizer.ggml.eot_token_id", 3);
   auto tensor = [&](const std::string& name, uint64_t cols, uint64_t rows) {
     std::vector<float> values(cols * rows);
@@ -203,6 +205,11 @@ GgufBuilder TinyLlama(const std::string& arch = "llama", uint32_t kv_heads = 1) 
     tensor(p + "attn_q.weight", 8, 8);
     tensor(p + "attn_k.weight", 8, 4);
     tensor(p + "attn_v.weight", 8, 4);
+    if (arch == "qwen2") {
+      tensor(p + "attn_q.bias", 8, 1);
+      tensor(p + "attn_k.bias", 4, 1);
+      tensor(p + "attn_v.bias", 4, 1);
+    }
     tensor(p + "attn_output.weight", 8, 8);
     tensor(p + "ffn_gate.weight", 8, 12);
     tensor(p + "ffn_up.weight", 8, 12);
@@ -242,6 +249,30 @@ TEST(GgufLlamaTest, MapsConfigAndTensorNames) {
   for (int r = 0; r < 4; ++r) EXPECT_EQ(k[r * 8], gguf_row_of[r] * 8.0f) << r;
 }
 
+// qwen2: its own key prefix, the biases under Hugging Face names, and q/k rows as stored (its
+// converter does not permute them).
+TEST(GgufLlamaTest, MapsQwen2WithBiasesAndUnpermutedRows) {
+  const std::string bytes = TinyLlama("qwen2").Build();
+  absl::StatusOr<std::unique_ptr<GgufFile>> file = GgufFile::Parse(bytes, "qwen.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<GgufLlama> model = MapGgufLlama(**file);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->config.architecture, Architecture::kQwen2);
+  EXPECT_EQ(model->config.num_layers, 2);
+  EXPECT_FLOAT_EQ(model->config.rope_theta, 5e5f);
+  for (const char* name :
+       {"model.layers.1.self_attn.q_proj.bias", "model.layers.1.self_attn.k_proj.bias",
+        "model.layers.1.self_attn.v_proj.bias"}) {
+    EXPECT_EQ(model->tensors.count(name), 1u) << name;
+  }
+  EXPECT_EQ(model->tensors.at("model.layers.0.self_attn.k_proj.bias").shape,
+            (std::vector<int64_t>{4}));
+  const float* k =
+      static_cast<const float*>(model->tensors.at("model.layers.0.self_attn.k_proj.weight").data);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(k[r * 8], r * 8.0f) << r;
+  EXPECT_TRUE(model->owned.empty());
+}
+
 TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
   auto refuse = [](const GgufBuilder& b) {
     const std::string bytes = b.Build();
@@ -251,7 +282,14 @@ TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
     return model.ok() ? std::string("OK") : std::string(model.status().message());
   };
   EXPECT_EQ(refuse(TinyLlama()), "OK");
-  EXPECT_THAT(refuse(TinyLlama("gemma2")), HasSubstr("is 'gemma2'; Arbor serves the 'llama'"));
+  EXPECT_THAT(refuse(TinyLlama("gemma2")),
+              HasSubstr("is 'gemma2'; Arbor serves the 'llama' architecture (Llama 2/3, SmolLM, "
+                        "TinyLlama, Mistral without sliding window) and 'qwen2' (Qwen2, Qwen2.5)"));
+  EXPECT_THAT(refuse(TinyLlama("qwen2").String("qwen2.rope.scaling.type", "yarn")),
+              HasSubstr("'qwen2.rope.scaling.type' = 'yarn' is not supported"));
+  EXPECT_THAT(
+      refuse(TinyLlama("qwen2").Tensor("blk.0.attn_output.bias", kF32, {8}, std::string(32, '\0'))),
+      HasSubstr("'blk.0.attn_output.bias' is not part of a Qwen2 model"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("blk.0.attn_q.bias", kF32, {8}, std::string(32, '\0'))),
               HasSubstr("'blk.0.attn_q.bias' is not part of a Llama model"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("rope_freqs.weight", kF32, {3}, std::string(12, '\0'))),

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Independent float64 PyTorch forward of a Hugging Face Llama checkpoint directory.
+"""Independent float64 PyTorch forward of a Hugging Face Llama or Qwen2 checkpoint directory.
 
 The reference the C++ backends are compared against. It shares no code with Arbor: it reads
 config.json with `json` and the weights with the `safetensors` package, and implements the
 Llama forward from the published definition (RMSNorm, RoPE with linear or llama3 scaling in
 Hugging Face's rotate-half layout, grouped-query causal attention, SwiGLU MLP, tied or separate
-lm_head). Needs torch (1.13 is enough) and safetensors; not transformers.
+lm_head), plus Qwen2's q/k/v projection biases wherever the checkpoint holds them. Needs torch
+(1.13 is enough) and safetensors; not transformers.
 
 Command line: one JSON request on stdin, one JSON answer on stdout.
   request:  {"model_dir": "DIR", "sequences": [[token ids...], ...], "logits": "all" | "last"}
@@ -88,6 +89,12 @@ class Model:
         rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
         return x * cos + rotated * sin
 
+    def linear(self, x, name):
+        """x @ W.T, plus the bias when the checkpoint has one (Qwen2's q/k/v projections)."""
+        out = x @ self.w[name + ".weight"].T
+        bias = self.w.get(name + ".bias")
+        return out if bias is None else out + bias
+
     def forward(self, tokens):
         """Returns (logits [n, vocab], last layer's scaled scores [heads, n] of the last query)."""
         n = len(tokens)
@@ -99,9 +106,9 @@ class Model:
         for layer in range(self.layers):
             p = f"model.layers.{layer}."
             h = self.rms_norm(x, self.w[p + "input_layernorm.weight"])
-            q = (h @ self.w[p + "self_attn.q_proj.weight"].T).view(n, self.heads, self.head_dim)
-            k = (h @ self.w[p + "self_attn.k_proj.weight"].T).view(n, self.kv_heads, self.head_dim)
-            v = (h @ self.w[p + "self_attn.v_proj.weight"].T).view(n, self.kv_heads, self.head_dim)
+            q = self.linear(h, p + "self_attn.q_proj").view(n, self.heads, self.head_dim)
+            k = self.linear(h, p + "self_attn.k_proj").view(n, self.kv_heads, self.head_dim)
+            v = self.linear(h, p + "self_attn.v_proj").view(n, self.kv_heads, self.head_dim)
             q = self.rope(q.transpose(0, 1), positions)
             k = self.rope(k.transpose(0, 1), positions).repeat_interleave(group, 0)
             v = v.transpose(0, 1).repeat_interleave(group, 0)

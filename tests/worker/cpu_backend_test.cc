@@ -1,5 +1,6 @@
 // The CPU backend's Llama forward: tensor by tensor against an independent float64 forward on
-// random in-memory models (f32 and bf16, tied and untied, paged with block sizes 3 and 16);
+// random in-memory models (f32 and bf16, tied and untied, Llama and Qwen2 — q/k/v biases —,
+// paged with block sizes 3 and 16);
 // batched steps equal unbatched ones; prefix-cache hits, fork and truncate give the logits of a
 // cold recompute; bad input is refused with the row and field named.
 #include "worker/cpu_backend.h"
@@ -100,18 +101,22 @@ struct Variant {
   bool bf16;
   bool tied;
   int32_t block_size;
+  model::Architecture architecture = model::Architecture::kLlama;
 };
 
 TEST(CpuBackend, MatchesFloat64TensorByTensor) {
   const uint32_t seed = Seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
+  constexpr model::Architecture kQwen2 = model::Architecture::kQwen2;
   for (const Variant v :
-       {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16}}) {
-    SCOPED_TRACE(::testing::Message()
-                 << "bf16 " << v.bf16 << " tied " << v.tied << " block " << v.block_size);
+       {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16},
+        Variant{false, true, 16, kQwen2}, Variant{true, false, 3, kQwen2}}) {
+    SCOPED_TRACE(::testing::Message() << "bf16 " << v.bf16 << " tied " << v.tied << " block "
+                                      << v.block_size << " " << ArchitectureName(v.architecture));
     model::ModelConfig config = TinyConfig();
     config.tie_word_embeddings = v.tied;
+    config.architecture = v.architecture;
     const RandomLlama model(config, v.bf16, rng);
     std::unique_ptr<CpuBackend> backend = MakeBackend(model, v.block_size);
     KvCache kv(backend.get());

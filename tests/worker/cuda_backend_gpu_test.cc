@@ -1,11 +1,11 @@
-// The CUDA backend against the CPU backend on random in-memory Llamas (bf16 weights, tied and
-// untied, block sizes 3 and 16): every TensorTap intermediate of a prefill, then mixed steps of
-// prefill chunks and decode rows (logits and last-layer scores), fork copies, and refused input.
-// Also: a backend driven from a thread other than the creating one (whose current device is
-// another) still runs on its own device, a sticky error (an illegal address) makes the backend
-// report itself unusable, and the device's row reductions equal the host's on the same rows.
-// Decode steps replayed from CUDA graphs equal eager ones bit for bit. Skips without a device.
-// Tolerance: the GEMMs of many rows read bf16 activations where the CPU keeps fp32, so
+// The CUDA backend against the CPU backend on random in-memory Llamas (bf16 weights, untied
+// Llamas and tied Qwen2s, block sizes 3 and 16): every TensorTap intermediate of a prefill, then
+// mixed steps of prefill chunks and decode rows (logits and last-layer scores), fork copies, and
+// refused input. Also: a backend driven from a thread other than the creating one (whose current
+// device is another) still runs on its own device, a sticky error (an illegal address) makes the
+// backend report itself unusable, and the device's row reductions equal the host's on the same
+// rows. Decode steps replayed from CUDA graphs equal eager ones bit for bit. Skips without a
+// device. Tolerance: the GEMMs of many rows read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
 #include <gtest/gtest.h>
 
@@ -89,6 +89,8 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   std::mt19937 rng(seed);
   model::ModelConfig config = testing::TinyConfig();
   config.tie_word_embeddings = tied;
+  // The tied cases are Qwen2's (q/k/v biases), as Qwen2.5's small models are tied.
+  if (tied) config.architecture = model::Architecture::kQwen2;
   const RandomLlama model(config, /*bf16=*/true, rng);
   Pair p = MakePair(model, block_size, kv_dtype);
   ASSERT_NE(p.cuda, nullptr);

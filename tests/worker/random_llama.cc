@@ -42,6 +42,12 @@ RandomLlama::RandomLlama(const model::ModelConfig& c, bool bf16, std::mt19937& r
     Add(p + "self_attn.q_proj.weight", {q, h}, 2.0 / std::sqrt(h), 0, rng);
     Add(p + "self_attn.k_proj.weight", {kv, h}, 2.0 / std::sqrt(h), 0, rng);
     Add(p + "self_attn.v_proj.weight", {kv, h}, 1.0 / std::sqrt(h), 0, rng);
+    if (c.qkv_bias()) {
+      // Qwen2's biases are as large as the projections' outputs (its k biases more so).
+      Add(p + "self_attn.q_proj.bias", {q}, 1.0, 0, rng);
+      Add(p + "self_attn.k_proj.bias", {kv}, 2.0, 0, rng);
+      Add(p + "self_attn.v_proj.bias", {kv}, 1.0, 0, rng);
+    }
     Add(p + "self_attn.o_proj.weight", {h, q}, 1.0 / std::sqrt(q), 0, rng);
     Add(p + "mlp.gate_proj.weight", {f, h}, 1.0 / std::sqrt(h), 0, rng);
     Add(p + "mlp.up_proj.weight", {f, h}, 1.0 / std::sqrt(h), 0, rng);
@@ -99,14 +105,14 @@ TensorLookup RandomLlama::Lookup() const {
 
 namespace {
 
-// out[t, n] = Σ_k in[t, k] · W[n, k]
+// out[t, n] = Σ_k in[t, k] · W[n, k] (+ b[n] when `bias` names a tensor)
 std::vector<double> Linear(const RandomLlama& m, const std::string& name,
                            const std::vector<double>& in, int64_t tokens, int64_t in_dim,
-                           int64_t out_dim) {
+                           int64_t out_dim, const std::string& bias = "") {
   std::vector<double> out(tokens * out_dim, 0.0);
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t n = 0; n < out_dim; ++n) {
-      double sum = 0;
+      double sum = bias.empty() ? 0.0 : m.At(bias, n);
       for (int64_t k = 0; k < in_dim; ++k) sum += in[t * in_dim + k] * m.At(name, n * in_dim + k);
       out[t * out_dim + n] = sum;
     }
@@ -169,9 +175,15 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
     const std::string tap = absl::StrCat("layer", l, ".");
     const std::vector<double> a = Norm(m, p + "input_layernorm.weight", x, n, h, c.rms_norm_eps);
     out[tap + "attn_norm"] = a;
-    std::vector<double> q = Linear(m, p + "self_attn.q_proj.weight", a, n, h, nh * hd);
-    std::vector<double> k = Linear(m, p + "self_attn.k_proj.weight", a, n, h, nkv * hd);
-    const std::vector<double> v = Linear(m, p + "self_attn.v_proj.weight", a, n, h, nkv * hd);
+    auto bias = [&](const char* proj) {
+      return c.qkv_bias() ? absl::StrCat(p, "self_attn.", proj, ".bias") : std::string();
+    };
+    std::vector<double> q =
+        Linear(m, p + "self_attn.q_proj.weight", a, n, h, nh * hd, bias("q_proj"));
+    std::vector<double> k =
+        Linear(m, p + "self_attn.k_proj.weight", a, n, h, nkv * hd, bias("k_proj"));
+    const std::vector<double> v =
+        Linear(m, p + "self_attn.v_proj.weight", a, n, h, nkv * hd, bias("v_proj"));
     Rope(c, q, n, nh);
     Rope(c, k, n, nkv);
     out[tap + "q"] = q;

@@ -1,7 +1,7 @@
 // Test support: a random Llama model held in memory (f32 or bf16 weights, Hugging Face tensor
-// names) and an independent float64 forward over one dense, unpaged sequence that records the
-// same named intermediates as the backends' TensorTap, so a backend can be checked tensor by
-// tensor without any file or Python.
+// names; with q/k/v biases when the config is a Qwen2's) and an independent float64 forward over
+// one dense, unpaged sequence that records the same named intermediates as the backends' TensorTap,
+// so a backend can be checked tensor by tensor without any file or Python.
 #ifndef ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
 #define ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
 

@@ -98,6 +98,28 @@ TEST_F(GgufTokenizerTest, EncodesLikeTheTokenizerJsonItCameFrom) {
   EXPECT_TRUE((*got)->prefix_tokens().empty());
 }
 
+// `qwen2` encodes as the same vocabulary does behind the Split regex of Qwen2.5's own
+// tokenizer.json (Llama 3's words, every digit apart).
+TEST_F(GgufTokenizerTest, Qwen2PreTokenizerMatchesQwensTokenizerJson) {
+  nlohmann::json qwen = json_;
+  qwen["pre_tokenizer"] = nlohmann::json::parse(R"({"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex":
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+       "behavior": "Isolated", "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
+       "use_regex": false}]})");
+  auto want = Tokenizer::FromJson(qwen.dump());
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = Load(File("qwen2", /*add_bos=*/false).Build());
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<std::string> texts = absl::StrSplit(BuiltinCorpus(), '\n');
+  texts.push_back("In 2024, 12345 people said   \"don't\" and IT'S 3.14159!\n\n  x\ty");
+  for (const std::string& text : texts) {
+    ASSERT_EQ((*got)->Encode(text), (*want)->Encode(text)) << text;
+  }
+  EXPECT_EQ((*got)->Encode("2024").size(), 4u);  // Where llama-bpe keeps "202" together.
+}
+
 TEST_F(GgufTokenizerTest, AddBosTokenPutsBosFirst) {
   auto got = Load(File("smollm", /*add_bos=*/true).Build());
   ASSERT_TRUE(got.ok()) << got.status();
@@ -114,8 +136,8 @@ TEST_F(GgufTokenizerTest, PreTokenizersByName) {
   for (const char* pre : {"gpt2", "default", "starcoder"}) {
     EXPECT_TRUE(Load(File(pre, false).Build()).ok()) << pre;
   }
-  EXPECT_THAT(std::string(Load(File("qwen2", false).Build()).status().message()),
-              HasSubstr("tokenizer.ggml.pre = 'qwen2' is a pre-tokenizer Arbor does not know"));
+  EXPECT_THAT(std::string(Load(File("qwen35", false).Build()).status().message()),
+              HasSubstr("tokenizer.ggml.pre = 'qwen35' is a pre-tokenizer Arbor does not know"));
   GgufBuilder sentencepiece;
   sentencepiece.String("tokenizer.ggml.model", "llama");
   EXPECT_THAT(std::string(Load(sentencepiece.Build()).status().message()),
