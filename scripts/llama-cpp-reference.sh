@@ -8,6 +8,11 @@
 # Usage: scripts/llama-cpp-reference.sh GGUF [golden-script args...]
 #   With no further arguments it rewrites tests/model/data/smollm2_llama_cpp.json; pass e.g.
 #   `--check tests/model/data/smollm2_llama_cpp.json` to compare instead (exit 1 on a difference).
+# Usage: scripts/llama-cpp-reference.sh --random [golden-script args...]
+#   The same for the small random-weight GGUF files tests/model/random_gguf.py writes (with the
+#   project's .venv, which has llama.cpp's `gguf` package) into a temporary directory:
+#   tests/model/llama_cpp_random_golden.py rewrites tests/model/data/random_llama_cpp.json, or
+#   checks it with `--check FILE`.
 #
 # The first run creates the virtualenv .venv-llamacpp in the repository root and builds
 # llama-cpp-python from its sdist with pip (native CPU, 2 build jobs; several minutes). The sdist
@@ -27,18 +32,19 @@ readonly LCP_CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_BUILD_TYPE=R
 readonly STAMP_VALUE="llama-cpp-python==${LCP_VERSION} numpy ${LCP_CMAKE_ARGS}"
 
 if (($# < 1)); then
-  echo "usage: $0 GGUF [--out FILE | --check FILE]" >&2
+  echo "usage: $0 GGUF|--random [--out FILE | --check FILE]" >&2
   exit 2
 fi
 GGUF="$1"
 shift
-if [[ ! -f "${GGUF}" ]]; then
+if [[ "${GGUF}" != "--random" && ! -f "${GGUF}" ]]; then
   echo "llama-cpp-reference: no such GGUF file: ${GGUF}" >&2
   exit 2
 fi
 
 LOG="$(mktemp -t llama-cpp-reference.XXXXXX.log)"
-trap 'rm -f "${LOG}"' EXIT
+RANDOM_DIR=""
+trap 'rm -f "${LOG}"; [[ -z "${RANDOM_DIR}" ]] || rm -rf "${RANDOM_DIR}"' EXIT
 
 fail() {
   echo "llama-cpp-reference: $1 (log follows)" >&2
@@ -83,6 +89,18 @@ install_venv() {
 }
 
 install_venv
+
+if [[ "${GGUF}" == "--random" ]]; then
+  RANDOM_DIR="$(mktemp -d -t llama-cpp-random.XXXXXX)"
+  "${ROOT}/.venv/bin/python" "${ROOT}/tests/model/random_gguf.py" "${RANDOM_DIR}" >>"${LOG}" 2>&1 ||
+    fail "tests/model/random_gguf.py failed (the project's .venv needs numpy and gguf)"
+  if (($# == 0)); then
+    set -- --out "${ROOT}/tests/model/data/random_llama_cpp.json"
+  fi
+  "${VENV}/bin/python" "${ROOT}/tests/model/llama_cpp_random_golden.py" \
+    --gguf-dir "${RANDOM_DIR}" "$@"
+  exit $?
+fi
 
 if (($# == 0)); then
   set -- --out "${ROOT}/tests/model/data/smollm2_llama_cpp.json"

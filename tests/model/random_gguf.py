@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Small random-weight GGUF files, written with llama.cpp's own `gguf` package, for the oracle
+tests against llama.cpp (tests/model/llama_cpp_random_golden.py writes llama.cpp's answers on
+them to tests/model/data/random_llama_cpp.json; tests/worker/random_gguf_llama_cpp_test.cc
+loads the same files into Arbor and compares).
+
+Deterministic: the same script, numpy and gguf versions give the same bytes (the golden file
+records each file's sha256, and the C++ test refuses to compare against another file). Shares
+no code with Arbor.
+
+The files (MODELS below):
+  qwen2-f32.gguf      qwen2: q/k/v biases, rope θ 1e6, tied embeddings; every matrix F32
+  qwen2-q8_0.gguf     the same shape, other weights, separate output.weight; matrices Q8_0
+  llama-rope-freqs-f32.gguf
+                      llama: q/k rows as llama.cpp's converter stores them (interleaved RoPE),
+                      Llama 3.1-style scaling carried by rope_freqs.weight; F32
+Each carries a byte-level BPE tokenizer (tokenizer.ggml.model gpt2): the 256 byte symbols, a few
+merges chosen so that the pre-tokenizer decides the result (digits, punctuation before letters,
+spaces before digits), and ChatML's three control tokens.
+
+Usage: random_gguf.py OUT_DIR   (prints "SHA256 PATH" for each file written, one a line)
+"""
+import hashlib
+import math
+import os
+import sys
+
+import numpy as np
+
+LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, CONTEXT = 2, 64, 4, 2, 16, 128, 512
+
+# Merges in GPT-2's byte-level alphabet (Ġ is a space, Ċ a newline). "1 2" joins digits, which
+# only a pre-tokenizer that keeps digit runs allows (llama-bpe: up to three, qwen2: none); "Ġ1 2"
+# needs the space and digits in one piece (GPT-2); ", h" needs punctuation before letters in
+# one piece (llama-bpe and qwen2).
+MERGES = ["1 2", "12 3", "4 5", "Ġ t", "h e", "Ġt he", "i n", "Ġ a", "n d", "Ġa nd", ", h",
+          ",h e", "' s", "o r", "Ġ w", "Ġw or", "l d", "Ġwor ld", "Ċ Ċ", "Ġ Ġ", "e r", "Ġ 1",
+          "Ġ1 2", "H e", "He l", "Hel l", "Hell o"]
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+MODELS = [
+    {"file": "qwen2-f32.gguf", "arch": "qwen2", "seed": 11, "type": "F32", "tied": True,
+     "theta": 1e6, "pre": "qwen2"},
+    {"file": "qwen2-q8_0.gguf", "arch": "qwen2", "seed": 12, "type": "Q8_0", "tied": False,
+     "theta": 1e6, "pre": "qwen2"},
+    {"file": "llama-rope-freqs-f32.gguf", "arch": "llama", "seed": 13, "type": "F32",
+     "tied": False, "theta": 5e5, "pre": "llama-bpe",
+     "llama3_scaling": {"factor": 8.0, "low": 1.0, "high": 4.0, "original_context": 32}},
+]
+
+
+def byte_symbols():
+    """GPT-2's byte → printable character map, in byte order."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    extra = 0
+    out = []
+    for b in range(256):
+        if b in printable:
+            out.append(chr(b))
+        else:
+            out.append(chr(256 + extra))
+            extra += 1
+    return out
+
+
+def vocabulary():
+    import gguf
+    tokens = byte_symbols()
+    for merge in MERGES:
+        left, right = merge.split(" ")
+        assert left in tokens and right in tokens, merge
+        tokens.append(left + right)
+    types = [gguf.TokenType.NORMAL] * len(tokens) + [gguf.TokenType.CONTROL] * len(SPECIALS)
+    return tokens + SPECIALS, types
+
+
+def llama3_rope_factors(theta, scaling):
+    """rope_freqs.weight as llama.cpp's converter writes Llama 3.1's scaling: per frequency, the
+    base frequency divided by the scaled one."""
+    factors = []
+    low_wavelen = scaling["original_context"] / scaling["low"]
+    high_wavelen = scaling["original_context"] / scaling["high"]
+    for i in range(0, HEAD_DIM, 2):
+        freq = 1.0 / theta ** (i / HEAD_DIM)
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            factors.append(1.0)
+        elif wavelen > low_wavelen:
+            factors.append(scaling["factor"])
+        else:
+            smooth = ((scaling["original_context"] / wavelen - scaling["low"])
+                      / (scaling["high"] - scaling["low"]))
+            factors.append(1.0 / ((1 - smooth) / scaling["factor"] + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
+def write(model, out_dir):
+    # Imported here: the golden script reads MODELS from a virtualenv without gguf.
+    import gguf
+    rng = np.random.default_rng(model["seed"])
+    tokens, types = vocabulary()
+    vocab = len(tokens)
+    arch = model["arch"]
+    path = os.path.join(out_dir, model["file"])
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name("random-" + model["file"].removesuffix(".gguf"))
+    w.add_block_count(LAYERS)
+    w.add_context_length(CONTEXT)
+    w.add_embedding_length(HIDDEN)
+    w.add_feed_forward_length(FFN)
+    w.add_head_count(HEADS)
+    w.add_head_count_kv(KV_HEADS)
+    w.add_rope_freq_base(model["theta"])
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_vocab_size(vocab)
+    w.add_rope_dimension_count(HEAD_DIM)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(model["pre"])
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(MERGES)
+    w.add_bos_token_id(tokens.index("<|endoftext|>"))
+    w.add_eos_token_id(tokens.index("<|im_end|>"))
+    w.add_add_bos_token(False)
+    w.add_chat_template(
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+        "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+    def matrix(name, rows, cols, scale):
+        values = (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
+        if model["type"] == "Q8_0":
+            q = gguf.quants.quantize(values, gguf.GGMLQuantizationType.Q8_0)
+            w.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(name, values)
+
+    def vector(name, size, mean, scale):
+        w.add_tensor(name, (mean + rng.standard_normal(size) * scale).astype(np.float32))
+
+    q_dim, kv_dim = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
+    matrix("token_embd.weight", vocab, HIDDEN, 1.0)
+    vector("output_norm.weight", HIDDEN, 1.0, 0.1)
+    if not model["tied"]:
+        matrix("output.weight", vocab, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+    if "llama3_scaling" in model:
+        w.add_tensor("rope_freqs.weight", llama3_rope_factors(model["theta"],
+                                                              model["llama3_scaling"]))
+    for layer in range(LAYERS):
+        p = "blk.%d." % layer
+        vector(p + "attn_norm.weight", HIDDEN, 1.0, 0.1)
+        vector(p + "ffn_norm.weight", HIDDEN, 1.0, 0.1)
+        # Larger q/k scales give peaked attention, which exercises the softmax.
+        matrix(p + "attn_q.weight", q_dim, HIDDEN, 2.0 / math.sqrt(HIDDEN))
+        matrix(p + "attn_k.weight", kv_dim, HIDDEN, 2.0 / math.sqrt(HIDDEN))
+        matrix(p + "attn_v.weight", kv_dim, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+        if arch == "qwen2":
+            vector(p + "attn_q.bias", q_dim, 0.0, 1.0)
+            vector(p + "attn_k.bias", kv_dim, 0.0, 2.0)
+            vector(p + "attn_v.bias", kv_dim, 0.0, 1.0)
+        matrix(p + "attn_output.weight", HIDDEN, q_dim, 1.0 / math.sqrt(q_dim))
+        matrix(p + "ffn_gate.weight", FFN, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+        matrix(p + "ffn_up.weight", FFN, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+        matrix(p + "ffn_down.weight", HIDDEN, FFN, 1.0 / math.sqrt(FFN))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: random_gguf.py OUT_DIR", file=sys.stderr)
+        return 2
+    os.makedirs(sys.argv[1], exist_ok=True)
+    for model in MODELS:
+        path = write(model, sys.argv[1])
+        with open(path, "rb") as f:
+            print(hashlib.sha256(f.read()).hexdigest(), path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
