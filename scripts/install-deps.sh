@@ -6,8 +6,8 @@
 # `gguf` (the ground truth for checkpoint, GGUF and tokenizer behaviour) go into the project
 # virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
-# test the HTTP API and the metrics endpoints as real clients, and `jsonschema` judges structured
-# output; headless Chromium, driven by
+# test the HTTP API and the metrics endpoints as real clients, `jsonschema` judges structured
+# output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does; headless Chromium, driven by
 # Debian's Selenium, tests the web viewer in a real browser; Debian's Prometheus scrapes a live
 # cluster with the shipped configuration (deploy/prometheus/), and prometheus-cpp is the baseline
 # of the metrics benchmark (bench/metrics/). Its pip also fetches the default
@@ -30,7 +30,7 @@ readonly APT_PACKAGES=(
   chromium chromium-driver python3-selenium openssl
   prometheus python3-yaml prometheus-cpp-dev
 )
-readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema)
+readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2)
 
 missing_apt() {
   local pkg

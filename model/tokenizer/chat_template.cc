@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -23,32 +24,33 @@ bool LooksLikeChatML(absl::string_view text) {
   return absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>");
 }
 
-// The system message a template writes when the conversation opens without one: the literal of
-// an `{% if ... messages[0]['role'] != 'system' %}` block that emits a system turn (SmolLM2's
-// default). Empty when the template has none or it is not a plain literal.
+// The system message a template writes when the conversation opens without one: the first
+// system turn whose content is a plain literal, in a template that branches on the role of the
+// first message — SmolLM2's and Qwen2's `{% if loop.first and messages[0]['role'] != 'system' %}`
+// block, Qwen2.5's `{%- if messages[0]['role'] == 'system' %} … {%- else %}` branch. Empty when
+// the template has none or its content is not a plain literal.
 std::string DefaultSystem(absl::string_view text) {
-  const size_t condition = text.find("!= 'system'");
-  if (condition == absl::string_view::npos) return "";
-  const absl::string_view rest = text.substr(condition);
-  const size_t block_end = rest.find("{% endif %}");
-  absl::string_view block = rest.substr(0, block_end);
+  if (!absl::StrContains(text, "'system'") && !absl::StrContains(text, "\"system\"")) return "";
   for (absl::string_view opener :
        {"<|im_start|>system", "<|start_header_id|>system<|end_header_id|>"}) {
-    const size_t start = block.find(opener);
-    if (start == absl::string_view::npos) continue;
-    absl::string_view body = block.substr(start + opener.size());
-    // The newline(s) after the header, written raw or as a Jinja escape.
-    while (absl::ConsumePrefix(&body, "\n") || absl::ConsumePrefix(&body, "\\n")) {
+    const absl::string_view closer = opener[2] == 'i' ? "<|im_end|>" : "<|eot_id|>";
+    for (size_t at = text.find(opener); at != absl::string_view::npos;
+         at = text.find(opener, at + 1)) {
+      absl::string_view body = text.substr(at + opener.size());
+      // The newline(s) after the header, written raw or as a Jinja escape.
+      while (absl::ConsumePrefix(&body, "\n") || absl::ConsumePrefix(&body, "\\n")) {
+      }
+      const size_t end = body.find(closer);
+      if (end == absl::string_view::npos) break;
+      const absl::string_view content = body.substr(0, end);
+      // Only a plain literal: anything Jinja would evaluate (or the end of the string literal:
+      // a turn opened here and filled elsewhere) means this is not a fixed default.
+      if (content.empty() || absl::StrContains(content, "{{") || absl::StrContains(content, "{%") ||
+          absl::StrContains(content, "'") || absl::StrContains(content, "\"")) {
+        continue;
+      }
+      return absl::StrReplaceAll(content, {{"\\n", "\n"}});
     }
-    const size_t end = body.find(opener[2] == 'i' ? "<|im_end|>" : "<|eot_id|>");
-    if (end == absl::string_view::npos) return "";
-    const absl::string_view content = body.substr(0, end);
-    // Only a plain literal: anything Jinja would evaluate means there is no fixed default.
-    if (absl::StrContains(content, "{{") || absl::StrContains(content, "{%") ||
-        absl::StrContains(content, "'")) {
-      return "";
-    }
-    return std::string(content);
   }
   return "";
 }
@@ -149,7 +151,7 @@ absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unrecognised chat_template (neither Llama 3 headers nor ChatML <|im_start|>): \"",
       text.substr(0, shown), text.size() > shown ? "…\"" : "\"",
-      "; force one with a template name (llama3 or chatml)"));
+      "; choose one with --chat_template NAME (llama3 or chatml)"));
 }
 
 absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name) {

@@ -20,7 +20,8 @@ enum class ChatFormat { kLlama3, kChatML };
 
 // A recognised template: its format, and the system message it opens a conversation with when
 // the conversation brings none (SmolLM2's template: "You are a helpful AI assistant named
-// SmolLM, trained by Hugging Face"; empty for none).
+// SmolLM, trained by Hugging Face"; Qwen2.5's: "You are Qwen, created by Alibaba Cloud. You are
+// a helpful assistant."; empty for none).
 struct ChatTemplate {
   ChatTemplate(ChatFormat format, std::string default_system = "")
       : format(format), default_system(std::move(default_system)) {}
@@ -34,7 +35,8 @@ struct ChatMessage {
 };
 
 // Recognises the template in the text of a tokenizer_config.json ("chat_template" as a string,
-// or a list of {name, template} where "default" is used). The error names what was found.
+// or a list of {name, template} where "default" is used). The error names what was found and
+// the --chat_template flag that chooses a format instead.
 absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_config_json);
 // Recognises a Jinja chat template given as text (GGUF's tokenizer.chat_template).
 absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view jinja);

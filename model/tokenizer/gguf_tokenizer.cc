@@ -158,16 +158,22 @@ absl::StatusOr<ChatTemplate> ChatTemplateFromGguf(const GgufFile& file) {
   return chat_template;
 }
 
-absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& path) {
+absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& path,
+                                                  absl::string_view chat_template_name) {
   ModelTokenizer loaded;
   if (IsDirectory(path)) {
     ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::FromFile(path + "/tokenizer.json"));
     loaded.chat_template = ChatTemplateFromDirectory(path);
-    return loaded;
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
+    ASSIGN_OR_RETURN(loaded.tokenizer, TokenizerFromGguf(*file));
+    loaded.chat_template = ChatTemplateFromGguf(*file);
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
-  ASSIGN_OR_RETURN(loaded.tokenizer, TokenizerFromGguf(*file));
-  loaded.chat_template = ChatTemplateFromGguf(*file);
+  if (!chat_template_name.empty()) {
+    ASSIGN_OR_RETURN(const ChatFormat format, ParseChatTemplateName(chat_template_name));
+    loaded.chat_template =
+        ChatTemplate(format, loaded.chat_template.ok() ? loaded.chat_template->default_system : "");
+  }
   return loaded;
 }
 

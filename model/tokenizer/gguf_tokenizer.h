@@ -21,7 +21,7 @@
 namespace arbor::model {
 
 // The pre-tokenizer names Arbor knows (llama.cpp's spelling): "default", "gpt2", "llama-bpe",
-// "smollm" (and the names llama.cpp treats like them). Another name is a clear error.
+// "qwen2", "smollm" (and the names llama.cpp treats like them). Another name is a clear error.
 absl::StatusOr<std::unique_ptr<Tokenizer>> TokenizerFromGguf(const GgufFile& file);
 
 // tokenizer.chat_template recognised as Llama 3 or ChatML; NOT_FOUND without one.
@@ -34,8 +34,12 @@ struct ModelTokenizer {
 };
 
 // For a directory: DIR/tokenizer.json and DIR/tokenizer_config.json's chat_template. For a file:
-// its GGUF metadata. Errors name the file.
-absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& path);
+// its GGUF metadata. Errors name the file. A non-empty `chat_template_name` (a --chat_template
+// flag: "llama3" or "chatml", see ParseChatTemplateName) chooses the format whatever the file
+// carries, keeping the default system message of a template it recognises; an unknown name is
+// an error.
+absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& path,
+                                                  absl::string_view chat_template_name = "");
 
 }  // namespace arbor::model
 

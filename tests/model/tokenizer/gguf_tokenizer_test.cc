@@ -2,7 +2,8 @@
 // stored as llama.cpp stores one (tokens, merges, token types, the `llama-bpe` pre-tokenizer)
 // encodes every line of the built-in corpus exactly as the tokenizer.json it came from; control
 // tokens are special; BOS follows add_bos_token; unknown pre-tokenizers and tokenizer models are
-// refused by name; SmolLM2's chat template is recognised with its default system message.
+// refused by name; `qwen2` cuts words as Qwen2.5's tokenizer.json does; SmolLM2's chat template
+// is recognised with its default system message, and a named template overrides the file's.
 #include "model/tokenizer/gguf_tokenizer.h"
 
 #include <gmock/gmock.h>
@@ -176,6 +177,15 @@ TEST_F(GgufTokenizerTest, LoadModelTokenizerReadsAFile) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->chat_template.ok());
   EXPECT_GT(loaded->tokenizer->vocab_size(), 600);
+  // --chat_template chooses the format and keeps the file's default system message; an unknown
+  // name fails the load.
+  absl::StatusOr<ModelTokenizer> forced = LoadModelTokenizer(path, "llama3");
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  ASSERT_TRUE(forced->chat_template.ok());
+  EXPECT_EQ(forced->chat_template->format, ChatFormat::kLlama3);
+  EXPECT_EQ(forced->chat_template->default_system, loaded->chat_template->default_system);
+  EXPECT_THAT(std::string(LoadModelTokenizer(path, "mistral").status().message()),
+              HasSubstr("unknown chat template 'mistral'"));
   std::filesystem::remove(path);
   EXPECT_FALSE(LoadModelTokenizer(path).ok());
 }

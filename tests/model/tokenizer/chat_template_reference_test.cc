@@ -1,0 +1,136 @@
+// The chat templates the models carry (tests/model/data/chat_templates.json: Qwen2.5's, with its
+// default system message and tool branches, Qwen2's, SmolLM2's, Llama 3's) are recognised by
+// DetectChatTemplateText with the right format and default system message, and Arbor's
+// rendering gives, on conversations with and without a system message, several turns, a late
+// system message, whitespace to trim and non-ASCII text, with and without the generation
+// prompt, the ids of the text Hugging Face's apply_chat_template renders
+// (tests/model/tokenizer/chat_template_reference.py: jinja2 set up as transformers sets it up).
+// An unrecognised template is refused with a message naming --chat_template.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/files.h"
+#include "model/tokenizer/bpe_trainer.h"
+#include "model/tokenizer/chat_template.h"
+#include "model/tokenizer/tokenizer.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/python_reference.h"
+
+namespace arbor::model {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kTemplates[] = ARBOR_SOURCE_DIR "/tests/model/data/chat_templates.json";
+
+// role, content pairs.
+using Conversation = std::vector<std::pair<std::string, std::string>>;
+
+std::vector<Conversation> Conversations() {
+  return {
+      {{"user", "Hello"}},
+      {{"system", "You are terse."}, {"user", "Why is the sky blue?"}},
+      {{"user", "My name is Ada."},
+       {"assistant", "Nice to meet you, Ada!"},
+       {"user", "What is my name?"}},
+      {{"system", "Be kind."},
+       {"user", "  spaced out  \n"},
+       {"assistant", "\nok\n"},
+       {"user", "emoji 🙂 and ünïcode, 1234"}},
+      {{"user", "first"}, {"system", "a late system message"}, {"user", "second"}},
+      {{"user", "question"}, {"assistant", "answer"}},
+  };
+}
+
+class ChatTemplateReferenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // One vocabulary with the control tokens of every template.
+    auto trained = TrainByteLevelBpe(
+        BuiltinCorpus(), {800,
+                          {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
+                           "<|eot_id|>", "<|im_start|>", "<|im_end|>"}});
+    ASSERT_TRUE(trained.ok()) << trained.status();
+    auto tokenizer = Tokenizer::FromJson(*trained);
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    tokenizer_ = std::move(tokenizer).value().release();
+    auto text = base::ReadFile(kTemplates);
+    ASSERT_TRUE(text.ok()) << text.status();
+    templates_ = new json(json::parse(*text));
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    delete templates_;
+  }
+
+  static inline const Tokenizer* tokenizer_ = nullptr;
+  static inline json* templates_ = nullptr;
+};
+
+TEST_F(ChatTemplateReferenceTest, RecognisesFormatAndDefaultSystem) {
+  ASSERT_EQ((*templates_)["templates"].size(), 4u);
+  for (const json& t : (*templates_)["templates"]) {
+    SCOPED_TRACE(t["name"].get<std::string>());
+    absl::StatusOr<ChatTemplate> detected = DetectChatTemplateText(t["template"]);
+    ASSERT_TRUE(detected.ok()) << detected.status();
+    EXPECT_EQ(ChatTemplateName(detected->format), t["format"].get<std::string>());
+    EXPECT_EQ(detected->default_system, t["default_system"].get<std::string>());
+  }
+}
+
+TEST_F(ChatTemplateReferenceTest, RendersAsHuggingFaceDoes) {
+  int compared = 0;
+  for (const json& t : (*templates_)["templates"]) {
+    SCOPED_TRACE(t["name"].get<std::string>());
+    json request = {{"template", t["template"]},
+                    {"bos_token", t["bos_token"]},
+                    {"eos_token", t["eos_token"]},
+                    {"cases", json::array()}};
+    std::vector<std::pair<const Conversation*, bool>> cases;
+    const std::vector<Conversation> conversations = Conversations();
+    for (const Conversation& conversation : conversations) {
+      for (bool generation_prompt : {true, false}) {
+        json messages = json::array();
+        for (const auto& [role, content] : conversation) {
+          messages.push_back({{"role", role}, {"content", content}});
+        }
+        request["cases"].push_back(
+            {{"messages", messages}, {"add_generation_prompt", generation_prompt}});
+        cases.emplace_back(&conversation, generation_prompt);
+      }
+    }
+    const json answer = arbor::testing::RunPythonReference(
+        "tests/model/tokenizer/chat_template_reference.py", request, absl::Seconds(60));
+    ASSERT_TRUE(answer.is_object() && answer.contains("rendered"));
+    const ChatTemplate chat_template = *DetectChatTemplateText(t["template"]);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      std::vector<ChatMessage> messages;
+      for (const auto& [role, content] : *cases[i].first) messages.push_back({role, content});
+      absl::StatusOr<std::vector<int>> got =
+          ApplyChatTemplate(*tokenizer_, chat_template, messages, cases[i].second);
+      ASSERT_TRUE(got.ok()) << got.status();
+      const std::string want = answer["rendered"][i];
+      EXPECT_EQ(*got, tokenizer_->Encode(want, /*parse_special=*/true))
+          << "case " << i << ", Hugging Face renders:\n"
+          << want << "\nArbor renders:\n"
+          << tokenizer_->Decode(*got);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 4 * 12);
+}
+
+TEST(ChatTemplate, UnrecognisedTemplateNamesTheFlag) {
+  absl::StatusOr<ChatTemplate> detected = DetectChatTemplateText(
+      "{{ bos_token }}{% for message in messages %}[INST] {{ message['content'] }} [/INST]"
+      "{% endfor %}");
+  ASSERT_FALSE(detected.ok());
+  EXPECT_THAT(std::string(detected.status().message()),
+              ::testing::HasSubstr("choose one with --chat_template NAME (llama3 or chatml)"));
+}
+
+}  // namespace
+}  // namespace arbor::model
