@@ -7,11 +7,11 @@
 # virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
 # test the HTTP API and the metrics endpoints as real clients, `jsonschema` judges structured
-# output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does; headless Chromium, driven by
-# Debian's Selenium, tests the web viewer in a real browser; Debian's Prometheus scrapes a live
-# cluster with the shipped configuration (deploy/prometheus/), and prometheus-cpp is the baseline
-# of the metrics benchmark (bench/metrics/). Its pip also fetches the default
-# model on first use (model/model_store.h).
+# output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does;
+# headless Chromium, driven by Debian's Selenium, tests the web viewer in a real browser;
+# Debian's Prometheus scrapes a live cluster with the shipped configuration (deploy/prometheus/),
+# and prometheus-cpp is the baseline of the metrics benchmark (bench/metrics/). Its pip also
+# fetches the default model on first use (model/model_store.h).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
