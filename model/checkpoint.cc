@@ -231,6 +231,21 @@ const TensorView& Checkpoint::LmHead() const {
   return tensors_.at(config_.tie_word_embeddings ? kEmbedTokensName : kLmHeadName);
 }
 
+std::string Checkpoint::Describe() const {
+  const ModelConfig& c = config_;
+  std::map<std::string, int> types;
+  for (const auto& [name, tensor] : tensors_) ++types[DTypeName(tensor.dtype)];
+  std::string type_counts;
+  for (const auto& [type, count] : types) {
+    absl::StrAppend(&type_counts, type_counts.empty() ? "" : ", ", type, " ×", count);
+  }
+  return absl::StrCat(ArchitectureName(c.architecture), " '", c.name, "': ", c.num_layers,
+                      " layers, ", c.num_heads, " query / ", c.num_kv_heads, " KV heads × ",
+                      c.head_dim, ", hidden ", c.hidden_size, ", context ",
+                      c.max_position_embeddings, ", vocab ", c.vocab_size,
+                      c.tie_word_embeddings ? ", tied embeddings" : "", "; tensors ", type_counts);
+}
+
 std::vector<std::string> Checkpoint::TensorNames() const {
   std::vector<std::string> names;
   for (const auto& [name, tensor] : tensors_) names.push_back(name);

@@ -49,6 +49,10 @@ class Checkpoint {
   std::vector<std::string> TensorNames() const;
   // Bytes of weights over all served tensors.
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // One line for the start-up log: architecture, name, layers, heads, hidden size, context,
+  // vocabulary and the tensors' types as stored, e.g. "qwen2 'qwen2-tiny': 2 layers, 4 query /
+  // 2 KV heads × 16, hidden 64, context 4096, vocab 512, tied embeddings; tensors F32 ×23".
+  std::string Describe() const;
 
  private:
   // Every tensor present, with the file it came from (for error messages).

@@ -166,6 +166,15 @@ std::string ChatTemplateName(ChatFormat format) {
   return format == ChatFormat::kLlama3 ? "llama3" : "chatml";
 }
 
+std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_template) {
+  if (!chat_template.ok()) {
+    return absl::StrCat("none (", chat_template.status().message(), "; chat prompts are refused)");
+  }
+  const std::string name = ChatTemplateName(chat_template->format);
+  if (chat_template->default_system.empty()) return name;
+  return absl::StrCat(name, " (default system message: \"", chat_template->default_system, "\")");
+}
+
 std::string Llama3ChatTemplate() {
   return "{% set loop_messages = messages %}{% for message in loop_messages %}"
          "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"

@@ -46,6 +46,10 @@ absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name);
 // The lower-case name ParseChatTemplateName accepts.
 std::string ChatTemplateName(ChatFormat format);
 
+// For logs: "chatml", "chatml (default system message: \"…\")", or "none (WHY; chat prompts
+// are refused)".
+std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_template);
+
 // Llama 3 Instruct's Jinja chat template, for writing tokenizer_config.json; DetectChatTemplate
 // recognises it.
 std::string Llama3ChatTemplate();

@@ -54,6 +54,21 @@ class CheckpointTest : public ::testing::Test {
 
 ModelConfig Tiny() { return *PresetConfig("tiny"); }
 
+// The start-up log's line: what was loaded, from the config and the tensors as stored.
+TEST_F(CheckpointTest, DescribeNamesArchitectureShapeAndTypes) {
+  MakeModelOptions options;
+  options.preset = "qwen2-tiny";
+  options.out_dir = dir_;
+  options.dtype = DType::kBF16;
+  ASSERT_TRUE(MakeModel(options).ok());
+  auto checkpoint = Checkpoint::Open(dir_);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  // 2 layers × (2 norms + 7 matrices + 3 biases) + embedding + final norm; tied.
+  EXPECT_EQ((*checkpoint)->Describe(),
+            "qwen2 'qwen2-tiny': 2 layers, 4 query / 2 KV heads × 16, hidden 64, context 4096, "
+            "vocab 512, tied embeddings; tensors BF16 ×26");
+}
+
 TEST_F(CheckpointTest, TinyAndSmallRoundTrip) {
   const uint64_t seed = std::random_device()();
   printf("seed %llu\n", static_cast<unsigned long long>(seed));

@@ -130,6 +130,13 @@ TEST(ChatTemplate, UnrecognisedTemplateNamesTheFlag) {
   ASSERT_FALSE(detected.ok());
   EXPECT_THAT(std::string(detected.status().message()),
               ::testing::HasSubstr("choose one with --chat_template NAME (llama3 or chatml)"));
+  // What the worker's start-up line says of it, and of recognised templates.
+  EXPECT_THAT(DescribeChatTemplate(detected),
+              ::testing::AllOf(::testing::StartsWith("none (unrecognised chat_template"),
+                               ::testing::EndsWith("; chat prompts are refused)")));
+  EXPECT_EQ(DescribeChatTemplate(ChatTemplate(ChatFormat::kLlama3)), "llama3");
+  EXPECT_EQ(DescribeChatTemplate(ChatTemplate(ChatFormat::kChatML, "Be brief.")),
+            "chatml (default system message: \"Be brief.\")");
 }
 
 }  // namespace
