@@ -1,8 +1,8 @@
 // The metrics and top-K the engine reports per step, against an independent float64 PyTorch
 // forward (tests/model/llama_reference.py, reduced per docs/ARCHITECTURE.md §4.1 by
-// step_metrics_reference.py), on the tiny and small presets: several prompts and positions,
-// EXACT and REFERENCE attention modes, and distributions reached after a fork, a truncate and a
-// prefix-cache hit, and teacher-forced scored steps (with their ranks).
+// step_metrics_reference.py), on the tiny, small and qwen2-tiny (q/k/v biases) presets: several
+// prompts and positions, EXACT and REFERENCE attention modes, and distributions reached after a
+// fork, a truncate and a prefix-cache hit, and teacher-forced scored steps (with their ranks).
 //
 // Tolerances: the engine computes in fp32 (weights, KV, logits), the reference in float64. Over
 // these shallow models the logits agree to ~1e-5 relative, so entropy (bits) and the attention
@@ -200,7 +200,8 @@ TEST_P(EngineReferenceTest, StepMetricsAndTopKMatchFloat64Forward) {
   EXPECT_EQ(reference_checked, 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, EngineReferenceTest, ::testing::Values("tiny", "small"));
+INSTANTIATE_TEST_SUITE_P(Presets, EngineReferenceTest,
+                         ::testing::Values("tiny", "small", "qwen2-tiny"));
 
 }  // namespace
 }  // namespace arbor::worker
