@@ -47,6 +47,7 @@ json NodeToJson(const v1::TreeNode& n) {
               {"branch_score", Float(n.branch_score())},
               {"branch_note", n.branch_note()},
               {"stop_token", n.stop_token()},
+              {"allowed_tokens", n.allowed_tokens()},
               {"branch_depth", n.branch_depth()},
               {"sequence_id", std::to_string(n.sequence_id())},
               {"metrics", MetricsToJson(n.metrics())},
@@ -156,6 +157,11 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
     }
     stop_token = value.get<bool>();
   }
+  // Optional: trees written before output constraints have none.
+  int32_t allowed_tokens = 0;
+  if (node.contains("allowed_tokens")) {
+    ASSIGN_OR_RETURN(allowed_tokens, ReadInt(node, "allowed_tokens", path));
+  }
   ASSIGN_OR_RETURN(std::string sequence, ReadString(node, "sequence_id", path));
   const std::optional<v1::NodeStatus> status = ParseNodeStatusName(status_name);
   if (!status) {
@@ -187,6 +193,7 @@ absl::Status ReadNode(const json& node, const std::string& path, v1::TreeNode* n
   n->set_branch_depth(branch_depth);
   n->set_branch_note(std::move(branch_note));
   n->set_stop_token(stop_token);
+  n->set_allowed_tokens(allowed_tokens);
   n->set_sequence_id(sequence_id);
   RETURN_IF_ERROR(ReadMetrics(node, path, n->mutable_metrics()));
   ASSIGN_OR_RETURN(const json* top, Field(node, "top_logprobs", path));

@@ -60,8 +60,10 @@ int32_t Slots(const ReductionRequest& request, int32_t keys) {
 }  // namespace
 
 bool CudaRowReducer::Serves(const ReductionRequest& request) {
-  // Logit processors' rows go to the host path, which applies them to the downloaded row.
-  return request.candidates <= kernels::kLogitStatsMaxTopK && request.adjustments.empty();
+  // Rows with logit processors or a constraint's mask go to the host path, which applies them to
+  // the downloaded row.
+  return request.candidates <= kernels::kLogitStatsMaxTopK && request.adjustments.empty() &&
+         request.allowed.empty();
 }
 
 CudaRowReducer::Layout CudaRowReducer::PlanLayout(std::span<const Row> rows,

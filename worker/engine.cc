@@ -10,6 +10,7 @@
 #include "absl/types/span.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
+#include "policy/constraint_convert.h"
 #include "policy/policy_convert.h"
 #include "worker/engine_run.h"
 
@@ -29,6 +30,10 @@ Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
   item_limits_.vocab_size = config.vocab_size;
   item_limits_.max_context = limits_.max_context;
   item_limits_.eos_token_ids = options_.eos_token_ids;
+  if (options_.vocabulary != nullptr) {
+    constraints_ = std::make_unique<grammar::ConstraintCache>(options_.vocabulary,
+                                                              config.vocab_size);
+  }
   PublishHealth();
   thread_ = std::thread([this] { Loop(); });
 }
@@ -123,6 +128,24 @@ void Engine::ProcessRelease(QueuedRelease& release) {
     }
   }
   completions_.push_back([done = std::move(release.done), live] { done(live); });
+}
+
+absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> Engine::ConstraintOf(
+    const v1::RunItem& item, int index) {
+  const std::string at = absl::StrCat("items[", index, "].constraint");
+  if (!item.has_constraint()) return nullptr;
+  if (constraints_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(at, ": this worker has no tokenizer, so it cannot constrain output"));
+  }
+  ASSIGN_OR_RETURN(const grammar::ConstraintSpec spec,
+                   rpc::ConstraintFromProto(item.constraint(), at));
+  absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> compiled = constraints_->Get(spec);
+  if (!compiled.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".json_schema: ", compiled.status().message()));
+  }
+  return compiled;
 }
 
 absl::Status Engine::CheckItem(const v1::RunItem& item, int index) const {
@@ -260,11 +283,15 @@ void Engine::Admit(QueuedRun queued) {
         items[i].processors(), limits_.vocab_size, items[i].prompt_length(),
         absl::StrCat("items[", i, "].processors."));
     if (checked.ok() && !processors.ok()) checked = processors.status();
+    absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> constraint =
+        ConstraintOf(items[i], i);
+    if (checked.ok() && !constraint.ok()) checked = constraint.status();
     if (!checked.ok()) {
       completions_.push_back([done = std::move(run->done), checked] { done(checked); });
       return;
     }
-    run->items.emplace_back(items[i], *std::move(policy), *std::move(processors), item_limits_);
+    run->items.emplace_back(items[i], *std::move(policy), *std::move(processors), item_limits_,
+                            *std::move(constraint));
   }
   run->created.assign(run->items.size(), false);
   run->length_before.assign(run->items.size(), 0);

@@ -28,6 +28,8 @@
 #include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
 #include "entropix/policy_config.h"
+#include "grammar/constraint.h"
+#include "grammar/token_trie.h"
 #include "metrics/registry.h"
 #include "worker/backend.h"
 #include "worker/item_run.h"
@@ -49,6 +51,9 @@ struct EngineOptions {
   // Where the engine's metrics (worker_metrics.h) go; must outlive the engine.
   metrics::Registry* metrics = &metrics::DefaultRegistry();
   int64_t kv_bytes_per_token = 0;  // For the KV metrics in bytes; 0: not exported in bytes.
+  // The vocabulary's bytes, for output constraints (RunItem.constraint); null: items with a
+  // constraint fail (the worker has no tokenizer).
+  std::shared_ptr<const grammar::TokenTrie> vocabulary;
 };
 
 class Engine {
@@ -123,11 +128,15 @@ class Engine {
   // engine is broken for good: Health says not serving, and every run fails with UNAVAILABLE.
   void CheckBackend();
   void PublishHealth();
+  // The compiled RunItem.constraint of items[index] (null when it has none).
+  absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> ConstraintOf(
+      const v1::RunItem& item, int index);
 
   std::unique_ptr<Backend> backend_;
   EngineOptions options_;
   RunLimits limits_;
   ItemLimits item_limits_;
+  std::unique_ptr<grammar::ConstraintCache> constraints_;  // Null without a vocabulary.
   KvCache kv_;
   SequenceStore sequences_;
   WorkerMetrics metrics_;

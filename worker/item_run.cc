@@ -1,7 +1,9 @@
 #include "worker/item_run.h"
 
 #include <algorithm>
+#include <bit>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "entropix/candidates.h"
 #include "entropix/decision.h"
@@ -45,8 +47,17 @@ void FillSampling(const entropix::SamplingParams& params, v1::StepResult& step) 
 }  // namespace
 
 ItemRun::ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy,
-                 entropix::LogitProcessorConfig processors, const ItemLimits& limits)
+                 entropix::LogitProcessorConfig processors, const ItemLimits& limits,
+                 std::shared_ptr<grammar::CompiledConstraint> constraint)
     : item_(item), policy_(std::move(policy)), processors_(std::move(processors)), limits_(limits) {
+  if (constraint != nullptr) {
+    constraint_.emplace(std::move(constraint));
+    end_tokens_.assign(item.stop().stop_token_ids().begin(), item.stop().stop_token_ids().end());
+    if (!item.stop().ignore_eos()) {
+      end_tokens_.insert(end_tokens_.end(), limits.eos_token_ids.begin(),
+                         limits.eos_token_ids.end());
+    }
+  }
   result_.set_sequence_id(item.sequence_id());
   context_.inserts_used = item.inserts_used();
   context_.backspaces_used = item.backspaces_used();
@@ -68,6 +79,16 @@ void ItemRun::Begin(int32_t length, int32_t last_token, bool last_sampled,
   length_ = length;
   if (processors_.config().active()) {
     for (int32_t p = 0; p < length; ++p) processors_.Add(token_at(p), p);
+  }
+  if (constraint_) {
+    for (int32_t p = std::max(item_.prompt_length(), 0); p < length; ++p) {
+      if (!constraint_->Add(token_at(p))) {
+        constraint_status_ = absl::FailedPreconditionError(absl::StrCat(
+            "constraint: the output's token ", token_at(p), " at position ", p,
+            " is outside the grammar (was the sequence extended without the constraint?)"));
+        break;
+      }
+    }
   }
   first_generated_ = length - item_.generated_before();
   last_token_ = last_token;
@@ -115,6 +136,12 @@ bool ItemRun::ConfidenceFell(const RowReduction& row) {
 ReductionRequest ItemRun::DecodeRequest() {
   ReductionRequest request;
   request.adjustments = processors_.Adjustments();
+  if (constraint_ && constraint_status_.ok()) {
+    constraint_->Mask(end_tokens_, allowed_);
+    allowed_count_ = 0;
+    for (uint64_t word : allowed_) allowed_count_ += std::popcount(word);
+    request.allowed = allowed_;
+  }
   request.candidates =
       std::max(entropix::CandidatesNeeded(policy_, BannedAt(length_).size()), item_.top_k());
   if (confidence_) request.candidates = std::max(request.candidates, entropix::kConfidenceTopK);
@@ -174,6 +201,7 @@ void ItemRun::Stop(v1::StopReason reason) {
 
 absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction& row) {
   RETURN_IF_ERROR(row.status);
+  RETURN_IF_ERROR(constraint_status_);
   const entropix::LogitMetrics& logit_metrics = row.logits;
   context_.position = length_;
   context_.generated = length_ - first_generated_;
@@ -197,6 +225,7 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
   *step.mutable_metrics() = rpc::MetricsToProto(outcome.metrics);
   step.set_strategy(rpc::StrategyToProto(outcome.decision.strategy));
   FillSampling(outcome.decision.sampling, step);
+  if (constraint_) step.set_allowed_tokens(allowed_count_);
   std::vector<int32_t> appended;
   if (outcome.token) {
     step.set_token_id(outcome.token->id);
@@ -226,6 +255,10 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
 
   for (size_t i = 0; i < appended.size(); ++i) {
     processors_.Add(appended[i], length_ + static_cast<int32_t>(i));
+    if (constraint_ && !IsStopToken(appended[i]) && !constraint_->Add(appended[i])) {
+      return absl::InternalError(absl::StrCat("constraint: token ", appended[i], " at position ",
+                                              length_ + i, " was taken outside its mask"));
+    }
   }
   length_ += static_cast<int32_t>(appended.size());
   last_token_ = appended.back();

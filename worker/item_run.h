@@ -7,6 +7,7 @@
 #define ARBOR_WORKER_ITEM_RUN_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "entropix/logit_processors.h"
 #include "entropix/policy_config.h"
 #include "entropix/trace_confidence.h"
+#include "grammar/constraint.h"
 #include "worker/row_reduction.h"
 
 namespace arbor::worker {
@@ -30,9 +32,11 @@ struct ItemLimits {
 
 class ItemRun {
  public:
-  // `policy` and `processors` are the item's, already resolved and validated.
+  // `policy` and `processors` are the item's, already resolved and validated; `constraint` is
+  // its compiled RunItem.constraint, or null.
   ItemRun(const v1::RunItem& item, entropix::PolicyConfig policy,
-          entropix::LogitProcessorConfig processors, const ItemLimits& limits);
+          entropix::LogitProcessorConfig processors, const ItemLimits& limits,
+          std::shared_ptr<grammar::CompiledConstraint> constraint = nullptr);
 
   const v1::RunItem& item() const { return item_; }
   uint64_t sequence_id() const { return item_.sequence_id(); }
@@ -44,15 +48,15 @@ class ItemRun {
 
   // Called once the sequence is prepared, with its length, its last token (-1 when empty) and
   // whether that token was sampled (so the policy may backspace it). `token_at(p)` gives the token
-  // at position p < length (read only when the item has logit processors).
+  // at position p < length (read only when the item has logit processors or a constraint).
   void Begin(int32_t length, int32_t last_token, bool last_sampled,
              absl::FunctionRef<int32_t(int32_t)> token_at);
 
   // What the backend must reduce this item's next distribution to: a decode step's candidates
   // (the policy's largest top_k plus the position's bans, and the reported top-K), CANONICAL's
   // thinking token as the probe, the policy's attention mode.
-  // The step's logit adjustments (RunItem.processors) ride along; they stay valid until the
-  // item's next OnDistribution.
+  // The step's logit adjustments (RunItem.processors) and constraint mask ride along; they stay
+  // valid until the item's next OnDistribution.
   ReductionRequest DecodeRequest();
   // The same for a teacher-forced row scoring `token` (its logit and rank are probed).
   ReductionRequest ScoreRequest(int32_t token) const;
@@ -92,6 +96,13 @@ class ItemRun {
   v1::RunItem item_;
   entropix::PolicyConfig policy_;
   entropix::LogitProcessorState processors_;  // Fed every token of the sequence.
+  // RunItem.constraint: fed the output's tokens; the mask of the next step; why the sequence
+  // cannot go on under it (its output left the grammar), failing the item's next step.
+  std::optional<grammar::ConstraintState> constraint_;
+  std::vector<int32_t> end_tokens_;  // What may end a constrained output: eos and stop ids.
+  grammar::TokenBits allowed_;
+  int32_t allowed_count_ = 0;
+  absl::Status constraint_status_;
   ItemLimits limits_;
   entropix::DecisionContext context_;
   int32_t length_ = 0;

@@ -1,11 +1,28 @@
 #include "worker/row_reduction.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace arbor::worker {
+namespace {
+
+void MaskLogits(absl::Span<const uint64_t> allowed, absl::Span<float> logits) {
+  constexpr float kNever = -std::numeric_limits<float>::infinity();
+  for (size_t word = 0; word * 64 < logits.size(); ++word) {
+    const uint64_t bits = allowed[word];
+    if (bits == ~uint64_t{0}) continue;
+    const size_t end = std::min(logits.size(), word * 64 + 64);
+    for (size_t i = word * 64; i < end; ++i) {
+      if (((bits >> (i & 63)) & 1) == 0) logits[i] = kNever;
+    }
+  }
+}
+
+}  // namespace
 
 absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t vocab) {
   if (request.candidates < 0) {
@@ -20,6 +37,10 @@ absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t v
     return absl::InvalidArgumentError(
         absl::StrCat("reduction.reference_len: ", request.reference_len, " is below 1"));
   }
+  if (!request.allowed.empty() && request.allowed.size() * 64 < static_cast<size_t>(vocab)) {
+    return absl::InvalidArgumentError(absl::StrCat("reduction.allowed: ", request.allowed.size(),
+                                                   " words do not cover ", vocab, " tokens"));
+  }
   for (const entropix::LogitAdjustment& a : request.adjustments) {
     if (a.token < 0 || a.token >= vocab) {
       return absl::InvalidArgumentError(
@@ -33,10 +54,11 @@ void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int nu
                      RowReduction& out) {
   const ReductionRequest& request = out.request;
   const int vocab = static_cast<int>(logits.size());
-  std::vector<float> adjusted;  // Only rows with processors pay for a copy.
-  if (!request.adjustments.empty()) {
+  std::vector<float> adjusted;  // Only rows with processors or a constraint pay for a copy.
+  if (!request.adjustments.empty() || !request.allowed.empty()) {
     adjusted.assign(logits.begin(), logits.end());
     entropix::ApplyLogitAdjustments(request.adjustments, absl::MakeSpan(adjusted));
+    if (!request.allowed.empty()) MaskLogits(request.allowed, absl::MakeSpan(adjusted));
     logits = adjusted;
   }
   absl::StatusOr<entropix::LogitSummary> summary = entropix::SummarizeLogits(
@@ -54,6 +76,11 @@ void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int nu
   out.status = absl::OkStatus();
   out.logits = summary->metrics;
   out.attention = *attention;
+  if (!request.allowed.empty()) {  // Disallowed tokens are no candidates, whatever k asked.
+    while (!summary->best.empty() && std::isinf(summary->best.back().value)) {
+      summary->best.pop_back();
+    }
+  }
   out.candidates = entropix::CandidateRow::Of(summary->best);
   out.probe_logit = summary->probe_logit;
   out.probe_rank = summary->probe_rank;

@@ -34,7 +34,11 @@ struct ReductionRequest {
   int32_t reference_len = 1;
   // Logit processors' changes (entropix/logit_processors.h), tokens in [0, vocab): applied to the
   // row before anything is reduced from it, so metrics, candidates and the probe all see them.
-  absl::Span<const entropix::LogitAdjustment> adjustments;
+  absl::Span<const entropix::LogitAdjustment> adjustments = {};
+  // An output constraint's mask (grammar/token_masker.h: bit i of word i / 64 allows token i),
+  // or empty for none: every other token's logit becomes −inf after the adjustments, and the
+  // candidates stop at the last allowed token.
+  absl::Span<const uint64_t> allowed = {};
 };
 
 struct RowReduction {

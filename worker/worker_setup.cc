@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "base/memory_size.h"
 #include "base/status_macros.h"
+#include "grammar/token_trie.h"
 #include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
@@ -29,19 +30,26 @@ constexpr int32_t kMaxTopK = 256;
 
 // The policy's default thinking token: the model's own " ..." (Llama 3: id 2564). Without a
 // tokenizer there is none, so INSERT is disabled rather than guessed.
-entropix::PolicyConfig DefaultPolicy(const std::string& model_path) {
+entropix::PolicyConfig DefaultPolicy(const model::Tokenizer* tokenizer) {
   entropix::PolicyConfig policy;
-  absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);
-  if (!tokenizer.ok()) {
-    spdlog::warn("no usable tokenizer ({}); INSERT is disabled by default",
-                 tokenizer.status().ToString());
+  if (tokenizer == nullptr) {
     policy.insert.max_per_job = 0;
     return policy;
   }
-  for (int id : tokenizer->tokenizer->Encode(" ...", /*parse_special=*/false)) {
+  for (int id : tokenizer->Encode(" ...", /*parse_special=*/false)) {
     policy.insert.tokens.push_back(id);
   }
   return policy;
+}
+
+// What each token adds to the text, for output constraints; special tokens add nothing a grammar
+// may match (the end tokens are allowed apart).
+std::shared_ptr<const grammar::TokenTrie> Vocabulary(const model::Tokenizer& tokenizer) {
+  std::vector<std::string> bytes(tokenizer.vocab_size());
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (!tokenizer.IsSpecial(id)) bytes[id] = std::string(tokenizer.TokenBytes(id));
+  }
+  return std::make_shared<const grammar::TokenTrie>(std::move(bytes));
 }
 
 // "cpu" → -1; "cuda" or "cuda:N" → N.
@@ -227,7 +235,15 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   EngineOptions engine_options;
   engine_options.max_batch_tokens = options.max_batch_tokens;
   engine_options.max_top_k = kMaxTopK;
-  engine_options.default_policy = DefaultPolicy(model_path);
+  absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);
+  if (!tokenizer.ok()) {
+    spdlog::warn("no usable tokenizer ({}); INSERT is disabled by default and output constraints "
+                 "are refused",
+                 tokenizer.status().ToString());
+  }
+  engine_options.default_policy =
+      DefaultPolicy(tokenizer.ok() ? tokenizer->tokenizer.get() : nullptr);
+  if (tokenizer.ok()) engine_options.vocabulary = Vocabulary(*tokenizer->tokenizer);
   if (!options.policy_file.empty()) {
     ASSIGN_OR_RETURN(engine_options.default_policy,
                      rpc::ApplyPolicyFile(options.policy_file, engine_options.default_policy));

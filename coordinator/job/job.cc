@@ -56,6 +56,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   settings.stop.set_ignore_eos(spec.ignore_eos);
   settings.seed = spec.seed;
   settings.processors = spec.processors;
+  settings.constraint = spec.constraint;
   settings.prompt_length = static_cast<int32_t>(spec.prompt_token_ids.size());
   settings.top_k = options.top_k;
   // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before

@@ -17,6 +17,9 @@ arbor::v1::GenerateRequest Job::ReplayRequest() const {
   r.mutable_stop()->set_ignore_eos(spec_.ignore_eos);
   r.set_top_logprobs(spec_.top_logprobs);
   *r.mutable_processors() = spec_.processors;
+  if (spec_.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    *r.mutable_constraint() = spec_.constraint;
+  }
   return r;
 }
 

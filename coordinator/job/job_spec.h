@@ -29,6 +29,8 @@ struct JobSpec {
   int32_t top_logprobs = 0;  // Alternatives kept per node.
   absl::Time deadline = absl::InfiniteFuture();
   arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
+  // Compiles; unset: none. With one, policy.insert.max_per_job is 0 (thinking text is no JSON).
+  arbor::v1::OutputConstraint constraint;
 };
 
 }  // namespace arbor::coordinator

@@ -24,6 +24,10 @@ arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSour
     *item.mutable_processors() = settings_.processors;
     item.set_prompt_length(settings_.prompt_length);
   }
+  if (settings_.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    *item.mutable_constraint() = settings_.constraint;
+    item.set_prompt_length(settings_.prompt_length);
+  }
   item.mutable_bans()->Add(budgets.bans.begin(), budgets.bans.end());
   item.set_generated_before(budgets.generated_before);
   item.set_inserts_used(budgets.inserts_used);

@@ -40,7 +40,8 @@ class RunBuilder {
     arbor::v1::StopConditions stop;  // Token ids only: stop strings are checked on text here.
     uint64_t seed = 0;
     arbor::v1::LogitProcessors processors;
-    int32_t prompt_length = 0;      // The processors count output tokens from here.
+    arbor::v1::OutputConstraint constraint;  // Unset: none.
+    int32_t prompt_length = 0;  // The processors count output tokens, the constraint reads, from here.
     int32_t top_k = 0;              // Returned on stopping steps (and every step when asked).
     bool top_k_every_step = false;  // Needed to backspace any token, and for top_logprobs.
   };

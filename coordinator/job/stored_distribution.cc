@@ -40,6 +40,7 @@ Step TreeStep(const arbor::v1::StepResult& s, uint64_t sequence_id) {
   step.strategy = s.strategy();
   step.sequence_id = sequence_id;
   step.top_logprobs = TopKOf(s);
+  step.allowed_tokens = s.allowed_tokens();
   return step;
 }
 

@@ -215,6 +215,11 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   spec.ignore_eos = checked.ignore_eos;
   spec.stop_token_ids = checked.stop_token_ids;
   spec.processors = checked.processors;
+  spec.constraint = checked.constraint;
+  // A thinking token inserted into a JSON document would break it.
+  if (checked.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    spec.policy.insert.max_per_job = 0;
+  }
   spec.stop_strings = checked.stop_strings;
   spec.top_logprobs = checked.top_logprobs;
   spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()

@@ -4,6 +4,7 @@
 #include "base/answer_pattern.h"
 #include "base/status_macros.h"
 #include "entropix/policy_config.h"
+#include "policy/constraint_convert.h"
 #include "policy/policy_convert.h"
 
 namespace arbor::coordinator {
@@ -116,6 +117,23 @@ absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::M
   return absl::OkStatus();
 }
 
+// A constraint compiles (the error names the schema's keyword), and its document can end: the
+// model's end token must stop the job.
+absl::Status CheckConstraint(const arbor::v1::GenerateRequest& request,
+                             const arbor::v1::ModelInfo& model) {
+  if (!request.has_constraint()) return absl::OkStatus();
+  RETURN_IF_ERROR(rpc::CompileConstraintProto(request.constraint(), "constraint").status());
+  if (request.stop().ignore_eos()) {
+    return Invalid("stop.ignore_eos", "a constrained output ends with the end token; unset it");
+  }
+  if (model.eos_token_ids().empty() && request.stop().stop_token_ids().empty()) {
+    return absl::FailedPreconditionError(
+        "constraint: the model has no end-of-sequence token to end the document with; give "
+        "stop.stop_token_ids");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidatePolicy(const arbor::v1::PolicyConfig& policy,
@@ -165,6 +183,8 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
                                                 /*prompt_length=*/0, "processors.")
                       .status());
   out.processors = request.processors();
+  RETURN_IF_ERROR(CheckConstraint(request, model));
+  out.constraint = request.constraint();
   out.max_tokens = request.max_tokens();
   out.seed = request.seed();
   out.policy = request.policy();

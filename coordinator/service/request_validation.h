@@ -65,6 +65,7 @@ struct CheckedRequest {
   absl::Duration deadline = absl::InfiniteDuration();  // From submission.
   std::string client_tag;                              // <= 256 bytes.
   arbor::v1::LogitProcessors processors;               // Ranges and token ids checked.
+  arbor::v1::OutputConstraint constraint;              // Compiles; unset: none.
 };
 
 // Every check of a GenerateRequest except the prompt length against the context.

@@ -184,6 +184,7 @@ NodeId SearchTree::AddNode(NodeId parent, const Step& step, v1::NodeStatus statu
   n.position = nodes_[parent].position + 1;
   n.logprob = step.logprob;
   n.strategy = step.strategy;
+  n.allowed_tokens = step.allowed_tokens;
   n.status = status;
   n.branch_depth = depth;
   n.sequence_id = step.sequence_id;

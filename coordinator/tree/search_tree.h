@@ -51,6 +51,7 @@ struct Step {
   v1::Strategy strategy = v1::STRATEGY_UNSPECIFIED;  // Decision at that step; must be set.
   uint64_t sequence_id = 0;                          // Worker sequence that computed the token.
   std::vector<TokenAlternative> top_logprobs;        // Optional, best first.
+  int32_t allowed_tokens = 0;  // Tokens an output constraint allowed at the step; 0: none.
 };
 
 // A node as stored. Children are an intrusive list of indices (first/last child, next sibling),
@@ -77,6 +78,7 @@ struct Node {
   bool is_branch_point = false;  // OpenBranch was called on it.
   bool branch_open = false;      // ...and the branch is not resolved yet.
   bool has_branch_score = false;
+  int32_t allowed_tokens = 0;  // As Step::allowed_tokens.
   v1::Metrics metrics;
 };
 

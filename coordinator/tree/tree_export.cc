@@ -93,6 +93,7 @@ absl::StatusOr<v1::Tree> ExportTree(const SearchTree& tree, const TreeExportOpti
     t->set_logprob(n.logprob);
     *t->mutable_metrics() = n.metrics;
     t->set_strategy(n.strategy);
+    t->set_allowed_tokens(n.allowed_tokens);
     t->set_status(n.status);
     if (n.has_branch_score) t->set_branch_score(n.branch_score);
     t->set_branch_note(std::string(tree.branch_note(n.id)));
