@@ -11,6 +11,8 @@ no code with Arbor.
 The files (MODELS below):
   qwen2-f32.gguf      qwen2: q/k/v biases, rope θ 1e6, tied embeddings; every matrix F32
   qwen2-q8_0.gguf     the same shape, other weights, separate output.weight; matrices Q8_0
+  qwen2-mixed.gguf    the same again; the matrices cycle through Q4_0, Q4_1, Q5_0, Q5_1, F16
+                      and BF16 (the types of llama.cpp's Q4_K_M fallbacks and of F16/BF16 files)
   llama-rope-freqs-f32.gguf
                       llama: q/k rows as llama.cpp's converter stores them (interleaved RoPE),
                       Llama 3.1-style scaling carried by rope_freqs.weight; F32
@@ -37,11 +39,15 @@ MERGES = ["1 2", "12 3", "4 5", "Ġ t", "h e", "Ġt he", "i n", "Ġ a", "n d", "
           ",h e", "' s", "o r", "Ġ w", "Ġw or", "l d", "Ġwor ld", "Ċ Ċ", "Ġ Ġ", "e r", "Ġ 1",
           "Ġ1 2", "H e", "He l", "Hel l", "Hell o"]
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# The matrix types of a "mixed" file, one after another.
+MIXED_TYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16"]
 
 MODELS = [
     {"file": "qwen2-f32.gguf", "arch": "qwen2", "seed": 11, "type": "F32", "tied": True,
      "theta": 1e6, "pre": "qwen2"},
     {"file": "qwen2-q8_0.gguf", "arch": "qwen2", "seed": 12, "type": "Q8_0", "tied": False,
+     "theta": 1e6, "pre": "qwen2"},
+    {"file": "qwen2-mixed.gguf", "arch": "qwen2", "seed": 14, "type": "mixed", "tied": False,
      "theta": 1e6, "pre": "qwen2"},
     {"file": "llama-rope-freqs-f32.gguf", "arch": "llama", "seed": 13, "type": "F32",
      "tied": False, "theta": 5e5, "pre": "llama-bpe",
@@ -128,13 +134,21 @@ def write(model, out_dir):
         "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
+    matrices = []
+
     def matrix(name, rows, cols, scale):
         values = (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
-        if model["type"] == "Q8_0":
-            q = gguf.quants.quantize(values, gguf.GGMLQuantizationType.Q8_0)
-            w.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-        else:
+        kind = model["type"]
+        if kind == "mixed":
+            kind = MIXED_TYPES[len(matrices) % len(MIXED_TYPES)]
+        matrices.append(name)
+        if kind == "F32":
             w.add_tensor(name, values)
+            return
+        qtype = getattr(gguf.GGMLQuantizationType, kind)
+        q = gguf.quants.quantize(values, qtype)
+        # F16 comes back as float16 values, which the writer types itself; the rest as bytes.
+        w.add_tensor(name, q, raw_dtype=None if kind == "F16" else qtype)
 
     def vector(name, size, mean, scale):
         w.add_tensor(name, (mean + rng.standard_normal(size) * scale).astype(np.float32))
