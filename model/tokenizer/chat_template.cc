@@ -5,6 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -55,6 +58,22 @@ std::string DefaultSystem(absl::string_view text) {
   return "";
 }
 
+// The first line of Llama 3.1+'s system turn.
+constexpr absl::string_view kKnowledgeDate = "Cutting Knowledge Date: December 2023";
+
+// The date Llama 3.1's template writes when it is given none: its `set date_string = "…"`
+// literal (Llama 3.1: "26 Jul 2024"), which is also its value when the literal cannot be read.
+std::string DateLiteral(absl::string_view text) {
+  constexpr absl::string_view kSet = "set date_string = \"";
+  const size_t at = text.find(kSet);
+  if (at != absl::string_view::npos) {
+    const absl::string_view rest = text.substr(at + kSet.size());
+    const size_t end = rest.find('"');
+    if (end != absl::string_view::npos && end <= 32) return std::string(rest.substr(0, end));
+  }
+  return "26 Jul 2024";
+}
+
 // Appends the id of special token `token`, or fails naming it.
 absl::Status AppendSpecial(const Tokenizer& tokenizer, absl::string_view token,
                            std::vector<int>* ids) {
@@ -73,6 +92,7 @@ void AppendText(const Tokenizer& tokenizer, absl::string_view text, std::vector<
 }
 
 absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
+                                             const ChatTemplate& chat_template,
                                              const std::vector<ChatMessage>& messages,
                                              bool add_generation_prompt) {
   std::vector<int> ids;
@@ -82,7 +102,23 @@ absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
     AppendText(tokenizer, role, &ids);
     return AppendSpecial(tokenizer, "<|end_header_id|>", &ids);
   };
-  for (const ChatMessage& message : messages) {
+  size_t first = 0;
+  if (chat_template.knowledge_date_preamble) {
+    // The template takes a leading system message into its own system turn.
+    const bool own_system = !messages.empty() && messages[0].role == "system";
+    const std::string date = chat_template.preamble_date.empty()
+                                 ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
+                                 : chat_template.preamble_date;
+    RETURN_IF_ERROR(header("system"));
+    AppendText(tokenizer,
+               absl::StrCat("\n\n", kKnowledgeDate, "\nToday Date: ", date, "\n\n",
+                            own_system ? absl::StripAsciiWhitespace(messages[0].content) : ""),
+               &ids);
+    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
+    first = own_system ? 1 : 0;
+  }
+  for (const ChatMessage& message :
+       absl::MakeConstSpan(messages).subspan(std::min(first, messages.size()))) {
     RETURN_IF_ERROR(header(message.role));
     AppendText(tokenizer, absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)), &ids);
     RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
@@ -145,7 +181,14 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
 }
 
 absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
-  if (LooksLikeLlama3(text)) return ChatTemplate(ChatFormat::kLlama3, DefaultSystem(text));
+  if (LooksLikeLlama3(text)) {
+    ChatTemplate llama3(ChatFormat::kLlama3, DefaultSystem(text));
+    llama3.knowledge_date_preamble = absl::StrContains(text, kKnowledgeDate);
+    if (llama3.knowledge_date_preamble && !absl::StrContains(text, "strftime_now")) {
+      llama3.preamble_date = DateLiteral(text);
+    }
+    return llama3;
+  }
   if (LooksLikeChatML(text)) return ChatTemplate(ChatFormat::kChatML, DefaultSystem(text));
   const size_t shown = std::min<size_t>(text.size(), 80);
   return absl::InvalidArgumentError(absl::StrCat(
@@ -170,9 +213,18 @@ std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_templa
   if (!chat_template.ok()) {
     return absl::StrCat("none (", chat_template.status().message(), "; chat prompts are refused)");
   }
-  const std::string name = ChatTemplateName(chat_template->format);
-  if (chat_template->default_system.empty()) return name;
-  return absl::StrCat(name, " (default system message: \"", chat_template->default_system, "\")");
+  std::string description = ChatTemplateName(chat_template->format);
+  if (!chat_template->default_system.empty()) {
+    absl::StrAppend(&description, " (default system message: \"", chat_template->default_system,
+                    "\")");
+  }
+  if (chat_template->knowledge_date_preamble) {
+    absl::StrAppend(&description, " (knowledge-date system turn, dated ",
+                    chat_template->preamble_date.empty() ? "the day of rendering"
+                                                         : chat_template->preamble_date,
+                    ")");
+  }
+  return description;
 }
 
 std::string Llama3ChatTemplate() {
@@ -206,7 +258,7 @@ absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
   }
   switch (chat_template.format) {
     case ChatFormat::kLlama3:
-      return ApplyLlama3(tokenizer, *conversation, add_generation_prompt);
+      return ApplyLlama3(tokenizer, chat_template, *conversation, add_generation_prompt);
     case ChatFormat::kChatML:
       return ApplyChatML(tokenizer, *conversation, add_generation_prompt);
   }

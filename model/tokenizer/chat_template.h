@@ -27,6 +27,13 @@ struct ChatTemplate {
       : format(format), default_system(std::move(default_system)) {}
   ChatFormat format;
   std::string default_system;
+  // Llama 3.1+: every conversation opens with a system turn whose text is "Cutting Knowledge
+  // Date: December 2023\nToday Date: DATE\n\n" followed by the conversation's own system
+  // message (trimmed), if any.
+  bool knowledge_date_preamble = false;
+  // DATE: the template's literal (Llama 3.1: "26 Jul 2024"), or empty for the day of rendering
+  // in local time, as Llama 3.2's strftime_now("%d %b %Y") gives it.
+  std::string preamble_date;
 };
 
 struct ChatMessage {
@@ -46,8 +53,8 @@ absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name);
 // The lower-case name ParseChatTemplateName accepts.
 std::string ChatTemplateName(ChatFormat format);
 
-// For logs: "chatml", "chatml (default system message: \"…\")", or "none (WHY; chat prompts
-// are refused)".
+// For logs: "chatml", "chatml (default system message: \"…\")", "llama3 (knowledge-date system
+// turn, dated 26 Jul 2024)", or "none (WHY; chat prompts are refused)".
 std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_template);
 
 // Llama 3 Instruct's Jinja chat template, for writing tokenizer_config.json; DetectChatTemplate
@@ -56,7 +63,8 @@ std::string Llama3ChatTemplate();
 // ChatML's Jinja chat template (as used by SmolLM and Qwen), recognised likewise.
 std::string ChatMLChatTemplate();
 
-// The prompt ids for `messages`. Llama 3: <|begin_of_text|> then, per message,
+// The prompt ids for `messages`. Llama 3: <|begin_of_text|>, the knowledge-date system turn
+// when the template has one, then, per message,
 // <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> (content trimmed, as the
 // template does); ChatML: <|im_start|>role\ncontent<|im_end|>\n per message. With
 // `add_generation_prompt`, the assistant header follows. A conversation without a system

@@ -1,9 +1,10 @@
 // The chat templates the models carry (tests/model/data/chat_templates.json: Qwen2.5's, with its
-// default system message and tool branches, Qwen2's, SmolLM2's, Llama 3's) are recognised by
-// DetectChatTemplateText with the right format and default system message, and Arbor's
-// rendering gives, on conversations with and without a system message, several turns, a late
-// system message, whitespace to trim and non-ASCII text, with and without the generation
-// prompt, the ids of the text Hugging Face's apply_chat_template renders
+// default system message and tool branches, Qwen2's, SmolLM2's, Llama 3's, and Llama 3.1's and
+// 3.2's, whose system turn opens with a knowledge date and today's date, fixed in 3.1's) are
+// recognised by DetectChatTemplateText with the right format, default system message and date
+// preamble, and Arbor's rendering gives, on conversations with and without a system message,
+// several turns, a late system message, whitespace to trim and non-ASCII text, with and without
+// the generation prompt, the ids of the text Hugging Face's apply_chat_template renders
 // (tests/model/tokenizer/chat_template_reference.py: jinja2 set up as transformers sets it up).
 // An unrecognised template is refused with a message naming --chat_template.
 #include <gmock/gmock.h>
@@ -71,13 +72,15 @@ class ChatTemplateReferenceTest : public ::testing::Test {
 };
 
 TEST_F(ChatTemplateReferenceTest, RecognisesFormatAndDefaultSystem) {
-  ASSERT_EQ((*templates_)["templates"].size(), 4u);
+  ASSERT_EQ((*templates_)["templates"].size(), 6u);
   for (const json& t : (*templates_)["templates"]) {
     SCOPED_TRACE(t["name"].get<std::string>());
     absl::StatusOr<ChatTemplate> detected = DetectChatTemplateText(t["template"]);
     ASSERT_TRUE(detected.ok()) << detected.status();
     EXPECT_EQ(ChatTemplateName(detected->format), t["format"].get<std::string>());
     EXPECT_EQ(detected->default_system, t["default_system"].get<std::string>());
+    EXPECT_EQ(detected->knowledge_date_preamble, t["knowledge_date_preamble"].get<bool>());
+    EXPECT_EQ(detected->preamble_date, t["preamble_date"].get<std::string>());
   }
 }
 
@@ -120,7 +123,7 @@ TEST_F(ChatTemplateReferenceTest, RendersAsHuggingFaceDoes) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 4 * 12);
+  EXPECT_EQ(compared, 6 * 12);
 }
 
 TEST(ChatTemplate, UnrecognisedTemplateNamesTheFlag) {
@@ -135,6 +138,10 @@ TEST(ChatTemplate, UnrecognisedTemplateNamesTheFlag) {
               ::testing::AllOf(::testing::StartsWith("none (unrecognised chat_template"),
                                ::testing::EndsWith("; chat prompts are refused)")));
   EXPECT_EQ(DescribeChatTemplate(ChatTemplate(ChatFormat::kLlama3)), "llama3");
+  ChatTemplate llama32(ChatFormat::kLlama3);
+  llama32.knowledge_date_preamble = true;
+  EXPECT_EQ(DescribeChatTemplate(llama32),
+            "llama3 (knowledge-date system turn, dated the day of rendering)");
   EXPECT_EQ(DescribeChatTemplate(ChatTemplate(ChatFormat::kChatML, "Be brief.")),
             "chatml (default system message: \"Be brief.\")");
 }
