@@ -1,5 +1,9 @@
 #include "model/tokenizer/chat_template.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +29,10 @@ bool LooksLikeLlama3(absl::string_view text) {
 
 bool LooksLikeChatML(absl::string_view text) {
   return absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>");
+}
+
+bool LooksLikeMistral(absl::string_view text) {
+  return absl::StrContains(text, "[INST]") && absl::StrContains(text, "[/INST]");
 }
 
 // The system message a template writes when the conversation opens without one: the first
@@ -130,6 +138,92 @@ absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
   return ids;
 }
 
+// Mistral's prompt: "[INST]" and "[/INST]" are control tokens in v0.3's vocabulary and plain
+// text in v0.1's, so each markup literal becomes its token where the tokenizer has it as a
+// special one and joins the surrounding text otherwise; text runs are encoded whole, as the
+// reference tokenizes the rendered string between its special tokens.
+class MistralPrompt {
+ public:
+  explicit MistralPrompt(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  void Markup(absl::string_view literal) {
+    absl::StatusOr<int> id = tokenizer_.TokenId(literal);
+    if (id.ok() && tokenizer_.IsSpecial(*id)) {
+      Push(*id);
+    } else {
+      absl::StrAppend(&text_, literal);
+    }
+  }
+  void Text(absl::string_view text) { absl::StrAppend(&text_, text); }
+  absl::Status Special(absl::string_view token) {
+    absl::StatusOr<int> id = tokenizer_.TokenId(token);
+    if (!id.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the chat template needs the special token ", token, ", which this tokenizer lacks"));
+    }
+    Push(*id);
+    return absl::OkStatus();
+  }
+  std::vector<int> Finish() {
+    Flush();
+    return std::move(ids_);
+  }
+
+ private:
+  void Push(int id) {
+    Flush();
+    ids_.push_back(id);
+  }
+  void Flush() {
+    AppendText(tokenizer_, text_, &ids_);
+    text_.clear();
+  }
+
+  const Tokenizer& tokenizer_;
+  std::string text_;
+  std::vector<int> ids_;
+};
+
+absl::StatusOr<std::vector<int>> ApplyMistral(const Tokenizer& tokenizer,
+                                              const ChatTemplate& chat_template,
+                                              const std::vector<ChatMessage>& messages) {
+  absl::Span<const ChatMessage> turns = messages;
+  std::optional<std::string> system;
+  if (!turns.empty() && turns[0].role == "system") {
+    if (chat_template.legacy_mistral) {
+      return absl::InvalidArgumentError(
+          "this Mistral chat template takes no system message (only user and assistant turns)");
+    }
+    system = turns[0].content;
+    turns.remove_prefix(1);
+  }
+  MistralPrompt prompt(tokenizer);
+  RETURN_IF_ERROR(prompt.Special("<s>"));
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const ChatMessage& turn = turns[i];
+    if ((turn.role == "user") != (i % 2 == 0) ||
+        (turn.role != "user" && turn.role != "assistant")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the Mistral chat template needs user and assistant turns alternating from a user "
+          "turn (after an optional system message); turn ",
+          i, " is '", turn.role, "'"));
+    }
+    if (turn.role == "user") {
+      prompt.Markup("[INST]");
+      prompt.Text(" ");
+      // v0.3 joins the system message to the last turn only, when that is a user turn.
+      if (system && i + 1 == turns.size()) prompt.Text(absl::StrCat(*system, "\n\n"));
+      prompt.Text(turn.content);
+      if (chat_template.legacy_mistral) prompt.Text(" ");
+      prompt.Markup("[/INST]");
+    } else {
+      if (!chat_template.legacy_mistral) prompt.Text(" ");
+      prompt.Text(turn.content);
+      RETURN_IF_ERROR(prompt.Special("</s>"));
+    }
+  }
+  return prompt.Finish();
+}
+
 absl::StatusOr<std::vector<int>> ApplyChatML(const Tokenizer& tokenizer,
                                              const std::vector<ChatMessage>& messages,
                                              bool add_generation_prompt) {
@@ -190,23 +284,38 @@ absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
     return llama3;
   }
   if (LooksLikeChatML(text)) return ChatTemplate(ChatFormat::kChatML, DefaultSystem(text));
+  if (LooksLikeMistral(text)) {
+    ChatTemplate mistral(ChatFormat::kMistral);
+    // v0.1 closes a user turn with " [/INST]"; v0.3 with "[/INST]" and opens answers with a space.
+    mistral.legacy_mistral = absl::StrContains(text, "' [/INST]'");
+    return mistral;
+  }
   const size_t shown = std::min<size_t>(text.size(), 80);
   return absl::InvalidArgumentError(absl::StrCat(
-      "unrecognised chat_template (neither Llama 3 headers nor ChatML <|im_start|>): \"",
+      "unrecognised chat_template (not Llama 3 headers, ChatML <|im_start|> or Mistral [INST]): \"",
       text.substr(0, shown), text.size() > shown ? "…\"" : "\"",
-      "; choose one with --chat_template NAME (llama3 or chatml)"));
+      "; choose one with --chat_template NAME (llama3, chatml or mistral)"));
 }
 
 absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
   if (lower == "llama3") return ChatFormat::kLlama3;
   if (lower == "chatml") return ChatFormat::kChatML;
+  if (lower == "mistral") return ChatFormat::kMistral;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown chat template '", name, "' (expected llama3 or chatml)"));
+      absl::StrCat("unknown chat template '", name, "' (expected llama3, chatml or mistral)"));
 }
 
 std::string ChatTemplateName(ChatFormat format) {
-  return format == ChatFormat::kLlama3 ? "llama3" : "chatml";
+  switch (format) {
+    case ChatFormat::kLlama3:
+      return "llama3";
+    case ChatFormat::kChatML:
+      return "chatml";
+    case ChatFormat::kMistral:
+      return "mistral";
+  }
+  return "unknown";
 }
 
 std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_template) {
@@ -218,6 +327,7 @@ std::string DescribeChatTemplate(const absl::StatusOr<ChatTemplate>& chat_templa
     absl::StrAppend(&description, " (default system message: \"", chat_template->default_system,
                     "\")");
   }
+  if (chat_template->legacy_mistral) absl::StrAppend(&description, " (v0.1 spacing)");
   if (chat_template->knowledge_date_preamble) {
     absl::StrAppend(&description, " (knowledge-date system turn, dated ",
                     chat_template->preamble_date.empty() ? "the day of rendering"
@@ -261,6 +371,8 @@ absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
       return ApplyLlama3(tokenizer, chat_template, *conversation, add_generation_prompt);
     case ChatFormat::kChatML:
       return ApplyChatML(tokenizer, *conversation, add_generation_prompt);
+    case ChatFormat::kMistral:  // Its prompts end with [/INST]: there is no generation prompt.
+      return ApplyMistral(tokenizer, chat_template, *conversation);
   }
   return absl::InvalidArgumentError("unknown chat template");
 }

@@ -1,8 +1,8 @@
 // Chat templates: turn a conversation into prompt token ids with the model's special tokens.
-// Llama 3 and ChatML are built in; which one a checkpoint uses is recognised from the Jinja
-// "chat_template" in its tokenizer_config.json (or forced by name). Rendering is done in C++
-// rather than by a Jinja engine, so message contents are always encoded as plain text: a user
-// cannot smuggle "<|eot_id|>" into the prompt as a control token.
+// Llama 3 (3.0 and 3.1+), ChatML and Mistral [INST] are built in; which one a checkpoint uses is
+// recognised from the Jinja "chat_template" in its tokenizer_config.json (or forced by name).
+// Rendering is done in C++ rather than by a Jinja engine, so message contents are always encoded as
+// plain text: a user cannot smuggle "<|eot_id|>" into the prompt as a control token.
 #ifndef ARBOR_MODEL_TOKENIZER_CHAT_TEMPLATE_H_
 #define ARBOR_MODEL_TOKENIZER_CHAT_TEMPLATE_H_
 
@@ -16,7 +16,7 @@
 
 namespace arbor::model {
 
-enum class ChatFormat { kLlama3, kChatML };
+enum class ChatFormat { kLlama3, kChatML, kMistral };
 
 // A recognised template: its format, and the system message it opens a conversation with when
 // the conversation brings none (SmolLM2's template: "You are a helpful AI assistant named
@@ -34,6 +34,11 @@ struct ChatTemplate {
   // DATE: the template's literal (Llama 3.1: "26 Jul 2024"), or empty for the day of rendering
   // in local time, as Llama 3.2's strftime_now("%d %b %Y") gives it.
   std::string preamble_date;
+  // Mistral's two spellings. v0.3 (and v0.2's later template, the default): "[INST] user[/INST]"
+  // then " assistant</s>", a leading system message joined to the last user message as
+  // "system\n\nuser". v0.1 (`legacy_mistral`): "[INST] user [/INST]" then "assistant</s>", and
+  // no system message.
+  bool legacy_mistral = false;
 };
 
 struct ChatMessage {
@@ -48,7 +53,7 @@ absl::StatusOr<ChatTemplate> DetectChatTemplate(absl::string_view tokenizer_conf
 // Recognises a Jinja chat template given as text (GGUF's tokenizer.chat_template).
 absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view jinja);
 
-// "llama3" or "chatml" (case-insensitive), for a flag that forces the template.
+// "llama3", "chatml" or "mistral" (case-insensitive), for a flag that forces the template.
 absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name);
 // The lower-case name ParseChatTemplateName accepts.
 std::string ChatTemplateName(ChatFormat format);
@@ -66,10 +71,12 @@ std::string ChatMLChatTemplate();
 // The prompt ids for `messages`. Llama 3: <|begin_of_text|>, the knowledge-date system turn
 // when the template has one, then, per message,
 // <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> (content trimmed, as the
-// template does); ChatML: <|im_start|>role\ncontent<|im_end|>\n per message. With
-// `add_generation_prompt`, the assistant header follows. A conversation without a system
-// message first gets the template's default_system, if any. Fails when the tokenizer lacks one
-// of the special tokens the template needs, naming it.
+// template does); ChatML: <|im_start|>role\ncontent<|im_end|>\n per message; Mistral: <s>, then
+// "[INST] user[/INST]" and " assistant</s>" (legacy_mistral: "[INST] user [/INST]",
+// "assistant</s>"), refusing turns that do not alternate as its template does. With
+// `add_generation_prompt`, the assistant header follows (Mistral has none). A conversation without
+// a system message first gets the template's default_system, if any. Fails when the tokenizer lacks
+// one of the special tokens the template needs, naming it.
 absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
                                                    const ChatTemplate& chat_template,
                                                    const std::vector<ChatMessage>& messages,

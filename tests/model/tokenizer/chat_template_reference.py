@@ -12,12 +12,14 @@ Arbor.
 Command line: one JSON request on stdin, one JSON answer on stdout.
   request: {"template": TEXT, "bos_token": STR|null, "eos_token": STR|null,
             "cases": [{"messages": [{"role", "content"}...], "add_generation_prompt": bool}...]}
-  answer:  {"rendered": [TEXT per case]}
+  answer:  {"rendered": [TEXT per case, or null where the template raised (an exception of its
+                          own, e.g. Mistral's on roles that do not alternate, or a Jinja error)]}
 """
 import datetime
 import json
 import sys
 
+import jinja2
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -44,10 +46,14 @@ def main():
     request = json.load(sys.stdin)
     template = compile_template(request["template"])
     specials = {k: request[k] for k in ("bos_token", "eos_token") if request.get(k) is not None}
-    rendered = [template.render(messages=case["messages"],
-                                add_generation_prompt=case["add_generation_prompt"],
-                                tools=None, **specials)
-                for case in request["cases"]]
+    rendered = []
+    for case in request["cases"]:
+        try:
+            rendered.append(template.render(messages=case["messages"],
+                                            add_generation_prompt=case["add_generation_prompt"],
+                                            tools=None, **specials))
+        except (ValueError, jinja2.TemplateError):
+            rendered.append(None)
     json.dump({"rendered": rendered}, sys.stdout, ensure_ascii=False)
 
 
