@@ -496,4 +496,16 @@ absl::StatusOr<std::vector<int64_t>> GgufFile::GetInts(absl::string_view key) co
   return out;
 }
 
+absl::StatusOr<std::vector<double>> GgufFile::GetFloats(absl::string_view key) const {
+  ASSIGN_OR_RETURN(
+      const GgufValue* value, Typed(*this, key, "an array of floats", [](const GgufValue& v) {
+        return v.type == GgufType::kArray &&
+               (v.element_type == GgufType::kFloat32 || v.element_type == GgufType::kFloat64);
+      }));
+  std::vector<double> out;
+  out.reserve(value->elements.size());
+  for (const GgufValue& element : value->elements) out.push_back(element.real);
+  return out;
+}
+
 }  // namespace arbor::model

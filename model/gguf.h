@@ -90,9 +90,10 @@ class GgufFile {
   absl::StatusOr<int64_t> GetInt(absl::string_view key) const;   // Any integer type.
   absl::StatusOr<double> GetFloat(absl::string_view key) const;  // float32 or float64.
   absl::StatusOr<bool> GetBool(absl::string_view key) const;
-  // An array of strings / of integers.
+  // An array of strings / of integers / of floats.
   absl::StatusOr<std::vector<std::string>> GetStrings(absl::string_view key) const;
   absl::StatusOr<std::vector<int64_t>> GetInts(absl::string_view key) const;
+  absl::StatusOr<std::vector<double>> GetFloats(absl::string_view key) const;
 
   // Tensors in file order. Shapes are row-major (the reverse of ggml's ne order): a matrix of
   // ne = [cols, rows] is served as [rows, cols].

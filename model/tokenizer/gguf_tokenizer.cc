@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "model/tokenizer/sentencepiece_gguf.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::model {
@@ -28,6 +29,7 @@ constexpr char kQwen2Pattern[] =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // GGUF token types (llama.cpp's llama_token_type).
+constexpr int64_t kUnknown = 2;
 constexpr int64_t kControl = 3;
 constexpr int64_t kUserDefined = 4;
 
@@ -72,14 +74,13 @@ absl::StatusOr<json> PreTokenizerFor(const std::string& pre, const std::string& 
 
 absl::StatusOr<json> TokenizerJson(const GgufFile& file) {
   ASSIGN_OR_RETURN(const std::string model, file.GetString("tokenizer.ggml.model"));
-  if (model != "gpt2") {
+  if (model != "gpt2" && model != "llama") {
     return absl::InvalidArgumentError(absl::StrCat(
         file.path(), ": GGUF tokenizer.ggml.model = '", model,
-        "' is not supported (Arbor reads byte-level BPE, 'gpt2', from GGUF); load the model's "
-        "Hugging Face directory with its tokenizer.json instead"));
+        "' is not supported (Arbor reads byte-level BPE, 'gpt2', and SentencePiece, 'llama', from "
+        "GGUF); load the model's Hugging Face directory with its tokenizer.json instead"));
   }
   ASSIGN_OR_RETURN(const std::vector<std::string> tokens, file.GetStrings("tokenizer.ggml.tokens"));
-  ASSIGN_OR_RETURN(const std::vector<std::string> merges, file.GetStrings("tokenizer.ggml.merges"));
   std::vector<int64_t> types(tokens.size(), 1);
   if (file.Find("tokenizer.ggml.token_type") != nullptr) {
     ASSIGN_OR_RETURN(types, file.GetInts("tokenizer.ggml.token_type"));
@@ -89,21 +90,31 @@ absl::StatusOr<json> TokenizerJson(const GgufFile& file) {
                        " entries for ", tokens.size(), " tokens"));
     }
   }
-  const std::string pre = file.GetString("tokenizer.ggml.pre").value_or("default");
   json root;
-  ASSIGN_OR_RETURN(root["pre_tokenizer"], PreTokenizerFor(pre, file.path()));
-  json vocab = json::object();
+  if (model == "llama") {
+    ASSIGN_OR_RETURN(root, SentencePieceTokenizerJson(file, tokens, types));
+  } else {
+    ASSIGN_OR_RETURN(const std::vector<std::string> merges,
+                     file.GetStrings("tokenizer.ggml.merges"));
+    const std::string pre = file.GetString("tokenizer.ggml.pre").value_or("default");
+    ASSIGN_OR_RETURN(root["pre_tokenizer"], PreTokenizerFor(pre, file.path()));
+    json vocab = json::object();
+    for (size_t id = 0; id < tokens.size(); ++id) {
+      // A repeated string keeps its first id; the later ones stay decodable as added tokens.
+      if (!vocab.contains(tokens[id])) vocab[tokens[id]] = id;
+    }
+    root["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", merges}};
+    root["decoder"] = {{"type", "ByteLevel"}};
+  }
   json added = json::array();
   for (size_t id = 0; id < tokens.size(); ++id) {
-    // A repeated string keeps its first id; the later ones stay decodable through added tokens.
-    if (!vocab.contains(tokens[id])) vocab[tokens[id]] = id;
-    if (types[id] == kControl || types[id] == kUserDefined) {
-      added.push_back({{"id", id}, {"content", tokens[id]}, {"special", types[id] == kControl}});
+    // SentencePiece's <unk> is typed unknown, and is as special as <s> and </s>.
+    const bool special = types[id] == kControl || types[id] == kUnknown;
+    if (special || types[id] == kUserDefined) {
+      added.push_back({{"id", id}, {"content", tokens[id]}, {"special", special}});
     }
   }
-  root["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", merges}};
   root["added_tokens"] = std::move(added);
-  root["decoder"] = {{"type", "ByteLevel"}};
   const absl::StatusOr<int64_t> bos = file.GetInt("tokenizer.ggml.bos_token_id");
   if (file.GetBool("tokenizer.ggml.add_bos_token").value_or(false) && bos.ok() && *bos >= 0 &&
       *bos < static_cast<int64_t>(tokens.size())) {

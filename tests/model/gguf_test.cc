@@ -46,6 +46,10 @@ TEST(GgufTest, ReadsEveryValueTypeAndTensors) {
     nested += std::string(1, static_cast<char>(i + 5));
   }
   b.Raw("nested", 9, nested);
+  // An array of float32 (SentencePiece scores).
+  b.Raw("floats", 9,
+        GgufBuilder::PodBytes<uint32_t>(6) + GgufBuilder::PodBytes<uint64_t>(2) +
+            GgufBuilder::PodBytes<float>(-1.5f) + GgufBuilder::PodBytes<float>(0.25f));
   b.Tensor("w", kF32, {3, 2}, Floats({1, 2, 3, 4, 5, 6}));
   b.Tensor("v", kF32, {4}, Floats({7, 8, 9, 10}));
   const std::string bytes = b.Build();
@@ -67,6 +71,8 @@ TEST(GgufTest, ReadsEveryValueTypeAndTensors) {
   EXPECT_EQ(f.GetString("s").value(), "héllo");
   EXPECT_EQ(f.GetStrings("strs").value(), (std::vector<std::string>{"a", "", "ccc"}));
   EXPECT_EQ(f.GetInts("ints").value(), (std::vector<int64_t>{1, -2, 3}));
+  EXPECT_EQ(f.GetFloats("floats").value(), (std::vector<double>{-1.5, 0.25}));
+  EXPECT_FALSE(f.GetFloats("ints").ok());
   const GgufValue* array = f.Find("nested");
   ASSERT_NE(array, nullptr);
   ASSERT_EQ(array->elements.size(), 2u);

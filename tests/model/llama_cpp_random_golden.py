@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """llama.cpp reference data for the random-weight GGUF files of random_gguf.py.
 
-For each file (qwen2 with F32 and Q8_0 matrices, llama with rope_freqs): its sha256, llama.cpp's
+For each file (qwen2 with F32, Q8_0 and mixed matrices, llama with rope_freqs, llama with a
+SentencePiece vocabulary): its sha256, llama.cpp's
 token ids for a few texts (the pre-tokenizer decides them: see random_gguf.py's merges), the
 last position's logits after fixed token-id prompts, and greedy continuations with the top two
 logits of every step. Everything goes to tests/model/data/random_llama_cpp.json, which
@@ -30,7 +31,8 @@ from llama_cpp_golden import (LLAMA_CPP_COMMITS, SKIP, compare, dump, quiet_logs
 from random_gguf import MODELS  # noqa: E402
 
 TEXTS = ["123 12345 4512", "Hello, hello world and 12 the", "it's the world,her 1212",
-         "  the\n\nand  123\n", "<|im_start|>user\nHi<|im_end|>"]
+         "  the\n\nand  123\n", "<|im_start|>user\nHi<|im_end|>", "naïve café 🙂 Ölçü",
+         " leading and trailing  "]
 # Token-id prompts of several lengths (ids below the byte symbols' 256, so any vocabulary has
 # them), spelled out so the file needs no random generator to be read.
 PROMPTS = [[72],

@@ -16,9 +16,13 @@ The files (MODELS below):
   llama-rope-freqs-f32.gguf
                       llama: q/k rows as llama.cpp's converter stores them (interleaved RoPE),
                       Llama 3.1-style scaling carried by rope_freqs.weight; F32
-Each carries a byte-level BPE tokenizer (tokenizer.ggml.model gpt2): the 256 byte symbols, a few
-merges chosen so that the pre-tokenizer decides the result (digits, punctuation before letters,
-spaces before digits), and ChatML's three control tokens.
+  llama-spm-f32.gguf  llama with a SentencePiece vocabulary, as Llama 2, Mistral and TinyLlama
+                      GGUFs carry one; F32, tied
+The others carry a byte-level BPE tokenizer (tokenizer.ggml.model gpt2): the 256 byte symbols, a
+few merges chosen so that the pre-tokenizer decides the result (digits, punctuation before
+letters, spaces before digits), and ChatML's three control tokens. The SentencePiece one
+(tokenizer.ggml.model llama): <unk>, <s>, </s>, the 256 <0xXX> byte tokens, single characters
+and longer pieces with distinct scores; characters it lacks are spelled in bytes.
 
 Usage: random_gguf.py OUT_DIR   (prints "SHA256 PATH" for each file written, one a line)
 """
@@ -52,7 +56,15 @@ MODELS = [
     {"file": "llama-rope-freqs-f32.gguf", "arch": "llama", "seed": 13, "type": "F32",
      "tied": False, "theta": 5e5, "pre": "llama-bpe",
      "llama3_scaling": {"factor": 8.0, "low": 1.0, "high": 4.0, "original_context": 32}},
+    {"file": "llama-spm-f32.gguf", "arch": "llama", "seed": 15, "type": "F32", "tied": True,
+     "theta": 1e4, "pre": None},
 ]
+
+# The SentencePiece vocabulary's pieces after its single characters, best (highest score) first.
+SPM_PIECES = ["▁t", "he", "▁the", "in", "▁a", "nd", "▁and", "or", "ld", "▁w", "▁wor", "▁world",
+              "er", "▁h", "▁he", "ll", "llo", "▁hello", "12", "123", "He", "Hel", "Hell", "Hello",
+              "▁1", "▁12", "▁▁", "'s", "it", "▁it"]
+SPM_CHARS = "▁abcdefghijklmnopqrstuvwxyzH0123456789,.'!"
 
 
 def byte_symbols():
@@ -71,6 +83,7 @@ def byte_symbols():
 
 
 def vocabulary():
+    """tokens, scores (none), types of the byte-level BPE vocabulary."""
     import gguf
     tokens = byte_symbols()
     for merge in MERGES:
@@ -78,7 +91,21 @@ def vocabulary():
         assert left in tokens and right in tokens, merge
         tokens.append(left + right)
     types = [gguf.TokenType.NORMAL] * len(tokens) + [gguf.TokenType.CONTROL] * len(SPECIALS)
-    return tokens + SPECIALS, types
+    return tokens + SPECIALS, None, types
+
+
+def spm_vocabulary():
+    """tokens, scores, types of the SentencePiece vocabulary, in Llama 2's layout."""
+    import gguf
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)]
+    types = ([gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL]
+             + [gguf.TokenType.BYTE] * 256)
+    scores = [0.0] * len(tokens)
+    for i, piece in enumerate(SPM_PIECES + list(SPM_CHARS)):
+        tokens.append(piece)
+        types.append(gguf.TokenType.NORMAL)
+        scores.append(-float(i))
+    return tokens, scores, types
 
 
 def llama3_rope_factors(theta, scaling):
@@ -105,7 +132,8 @@ def write(model, out_dir):
     # Imported here: the golden script reads MODELS from a virtualenv without gguf.
     import gguf
     rng = np.random.default_rng(model["seed"])
-    tokens, types = vocabulary()
+    spm = model["pre"] is None
+    tokens, scores, types = spm_vocabulary() if spm else vocabulary()
     vocab = len(tokens)
     arch = model["arch"]
     path = os.path.join(out_dir, model["file"])
@@ -121,13 +149,21 @@ def write(model, out_dir):
     w.add_layer_norm_rms_eps(1e-6)
     w.add_vocab_size(vocab)
     w.add_rope_dimension_count(HEAD_DIM)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre(model["pre"])
     w.add_token_list(tokens)
     w.add_token_types(types)
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(tokens.index("<|endoftext|>"))
-    w.add_eos_token_id(tokens.index("<|im_end|>"))
+    if spm:
+        w.add_tokenizer_model("llama")
+        w.add_token_scores(scores)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_unk_token_id(0)
+        w.add_add_space_prefix(True)
+    else:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre(model["pre"])
+        w.add_token_merges(MERGES)
+        w.add_bos_token_id(tokens.index("<|endoftext|>"))
+        w.add_eos_token_id(tokens.index("<|im_end|>"))
     w.add_add_bos_token(False)
     w.add_chat_template(
         "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "

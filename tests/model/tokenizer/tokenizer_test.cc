@@ -321,13 +321,16 @@ TEST(ChatTemplateTest, DetectsTemplatesFromTokenizerConfig) {
       {"chat_template", json::array({{{"name", "tool_use"}, {"template", "x"}},
                                      {{"name", "default"}, {"template", ChatMLChatTemplate()}}})}};
   EXPECT_EQ(DetectChatTemplate(list.dump()).value().format, ChatFormat::kChatML);
-  auto unknown = DetectChatTemplate(R"({"chat_template": "[INST] {{ message }} [/INST]"})");
+  auto unknown = DetectChatTemplate(R"({"chat_template": "### Human: {{ message }} ### Bot:"})");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_THAT(unknown.status().message(), HasSubstr("[INST] {{ message }}"));
+  EXPECT_THAT(unknown.status().message(), HasSubstr("### Human: {{ message }}"));
+  EXPECT_EQ(DetectChatTemplate(R"({"chat_template": "[INST] {{ message }} [/INST]"})")->format,
+            ChatFormat::kMistral);
   EXPECT_EQ(DetectChatTemplate("{}").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(DetectChatTemplate("{not json").ok());
   EXPECT_EQ(ParseChatTemplateName("Llama3").value(), ChatFormat::kLlama3);
   EXPECT_EQ(ParseChatTemplateName("chatml").value(), ChatFormat::kChatML);
+  EXPECT_EQ(ParseChatTemplateName("Mistral").value(), ChatFormat::kMistral);
   EXPECT_THAT(ParseChatTemplateName("vicuna").status().message(), HasSubstr("vicuna"));
   EXPECT_EQ(ParseChatTemplateName(ChatTemplateName(ChatFormat::kChatML)).value(),
             ChatFormat::kChatML);
