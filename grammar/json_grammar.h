@@ -11,8 +11,9 @@
 // What the compiled grammar generates is a subset of what the schema accepts, chosen so that a
 // matcher decides every byte deterministically: declared properties in their declared order
 // (optional ones may be skipped, no undeclared ones), enum and const values in compact form,
-// numbers with at most 15 integer and 15 fraction digits, and at most 20 whitespace bytes
-// between tokens. Every document it generates validates against the schema.
+// numbers with at most 15 integer and 15 fraction digits, and whitespace between tokens that is
+// nothing, one space, or a newline and an indent of at most 20 (json_matcher.h). Every document
+// it generates validates against the schema.
 #ifndef ARBOR_GRAMMAR_JSON_GRAMMAR_H_
 #define ARBOR_GRAMMAR_JSON_GRAMMAR_H_
 

@@ -72,10 +72,16 @@ JsonMatcher::JsonMatcher(const JsonGrammar* grammar, const Frame& top) : grammar
 }
 
 bool JsonMatcher::Whitespace(Frame& frame, uint8_t byte) {
-  if (byte != ' ' && byte != '\n' && byte != '\t' && byte != '\r') return false;
-  if (frame.whitespace >= kMaxWhitespace) return false;
-  ++frame.whitespace;
-  return true;
+  // frame.whitespace: 0 none yet, 1 one space (the gap is full), 2 + n a newline and n indents.
+  if (frame.whitespace == 0 && (byte == ' ' || byte == '\n')) {
+    frame.whitespace = byte == ' ' ? 1 : 2;
+    return true;
+  }
+  if (frame.whitespace >= 2 && frame.whitespace < 2 + kMaxIndent && (byte == ' ' || byte == '\t')) {
+    ++frame.whitespace;
+    return true;
+  }
+  return false;
 }
 
 JsonMatcher::Fed JsonMatcher::Feed(uint8_t byte) {

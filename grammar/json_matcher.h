@@ -14,9 +14,10 @@
 
 namespace arbor::grammar {
 
-// Whitespace bytes allowed between two tokens of the document; the bound keeps a model from
-// spending its budget on blank lines.
-inline constexpr int kMaxWhitespace = 20;
+// Whitespace between two tokens of the document is nothing, one space, or a newline and at most
+// kMaxIndent spaces or tabs (as llama.cpp's JSON grammars allow): compact, spaced and indented
+// JSON all fit, and a model cannot spend its budget on blank lines.
+inline constexpr int kMaxIndent = 20;
 // Open values at once: free-form values nest at most this deep.
 inline constexpr size_t kMaxNesting = 64;
 // Digits of a number's integer part and of its fraction; exponent digits.
@@ -78,7 +79,7 @@ class JsonMatcher {
   Step StepLiterals(Frame& frame, uint8_t byte, const std::vector<std::string>& literals) const;
   Step StepUnion(Frame& frame, uint8_t byte) const;
   Step StepKey(Frame& frame, uint8_t byte);
-  // A whitespace byte in a gap, within the bound.
+  // A whitespace byte in a gap, within the rule above.
   static bool Whitespace(Frame& frame, uint8_t byte);
   bool CanEndFrame(const Frame& frame) const;
 

@@ -12,13 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "entropix/logit_processors.h"
+#include "grammar/json_grammar.h"
 #include "nlohmann/json.hpp"
 #include "policy/policy_presets.h"
 
 namespace arbor::coordinator::http {
 namespace {
 
-using json = nlohmann::json;
+// Ordered: a response_format schema's properties are generated in the order the client wrote.
+using json = nlohmann::ordered_json;
 
 absl::Status FieldError(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
@@ -111,10 +113,6 @@ absl::Status NeutralOnly(Fields& f) {
     return FieldError("tool_choice", "not supported; only \"none\" or \"auto\" without tools");
   }
   RETURN_IF_ERROR(f.Bool("parallel_tool_calls").status());
-  if (const json* v = f.Get("response_format");
-      v != nullptr && !(v->is_object() && v->contains("type") && (*v)["type"] == "text" && v->size() == 1)) {
-    return FieldError("response_format", "not supported; only {\"type\": \"text\"}");
-  }
   ASSIGN_OR_RETURN(std::optional<bool> echo, f.Bool("echo"));
   if (echo.value_or(false)) return FieldError("echo", "not supported; only false");
   ASSIGN_OR_RETURN(std::optional<std::string> suffix, f.String("suffix"));
@@ -241,7 +239,44 @@ struct Shared {
   int64_t deadline_ms = 0;
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
+  arbor::v1::OutputConstraint constraint;
 };
+
+// OpenAI's structured output: {"type": "text"} (the default), {"type": "json_object"}, or
+// {"type": "json_schema", "json_schema": {"name", "description", "schema", "strict"}}. The schema
+// is compiled here too, so its errors name the request's field. Decoding is constrained whatever
+// `strict` says: strict or not, the output validates.
+absl::Status ReadResponseFormat(Fields& f, Shared& shared) {
+  ASSIGN_OR_RETURN(const json* format, f.Object("response_format"));
+  if (format == nullptr) return absl::OkStatus();
+  Fields r(*format, "response_format.");
+  ASSIGN_OR_RETURN(std::optional<std::string> type, r.String("type"));
+  if (!type) return FieldError("response_format.type", "required");
+  if (*type == "json_object") {
+    shared.constraint.set_json_object(true);
+  } else if (*type == "json_schema") {
+    ASSIGN_OR_RETURN(const json* spec, r.Object("json_schema"));
+    if (spec == nullptr) return FieldError("response_format.json_schema", "required");
+    Fields s(*spec, "response_format.json_schema.");
+    RETURN_IF_ERROR(s.String("name").status());
+    RETURN_IF_ERROR(s.String("description").status());
+    RETURN_IF_ERROR(s.Bool("strict").status());
+    const json* schema = s.Get("schema");
+    if (schema == nullptr || !(schema->is_object() || schema->is_boolean())) {
+      return FieldError("response_format.json_schema.schema", "required: a JSON Schema object");
+    }
+    RETURN_IF_ERROR(s.NothingElse());
+    const std::string text = schema->dump();
+    if (absl::Status compiled = grammar::CompileJsonSchema(text).status(); !compiled.ok()) {
+      return FieldError("response_format.json_schema.schema", compiled.message());
+    }
+    shared.constraint.set_json_schema(text);
+  } else if (*type != "text") {
+    return FieldError("response_format.type",
+                      absl::StrCat("'", *type, "' is not one of text, json_object, json_schema"));
+  }
+  return r.NothingElse();
+}
 
 absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
   ASSIGN_OR_RETURN(const json* arbor, f.Object("arbor"));
@@ -413,6 +448,9 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
   r.set_top_logprobs(out.logprobs < 0 ? 0 : std::max(1, out.logprobs));
   r.set_deadline_ms(shared.deadline_ms);
   r.set_client_tag(shared.client_tag);
+  if (shared.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    *r.mutable_constraint() = shared.constraint;
+  }
 }
 
 }  // namespace
@@ -448,6 +486,7 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   RETURN_IF_ERROR(ReadLogprobs(f, endpoint, out));
   RETURN_IF_ERROR(ReadLimits(f, endpoint, shared, out));
   RETURN_IF_ERROR(ReadProcessors(f, shared));
+  RETURN_IF_ERROR(ReadResponseFormat(f, shared));
   RETURN_IF_ERROR(NeutralOnly(f));
   std::vector<arbor::v1::GenerateRequest> prompts;
   if (endpoint == Endpoint::kCompletions) {

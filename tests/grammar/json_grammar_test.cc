@@ -78,8 +78,12 @@ TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1,"tags":[2]})"));      // Not in enum.
   EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"a\x01\",\"age\":1}"));        // Raw control byte.
   EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"\xC3\",\"age\":1}"));         // Cut UTF-8.
-  EXPECT_FALSE(Accepts(*grammar, "{" + std::string(kMaxWhitespace + 1, ' ') +
+  EXPECT_TRUE(Accepts(*grammar, "{\n" + std::string(kMaxIndent, ' ') + R"("name":"a","age":1})"));
+  EXPECT_FALSE(Accepts(*grammar, "{\n" + std::string(kMaxIndent + 1, ' ') +
                                      R"("name":"a","age":1})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({  "name":"a","age":1})"));    // Two spaces.
+  EXPECT_FALSE(Accepts(*grammar, "{\r\n\"name\":\"a\",\"age\":1}"));  // A carriage return.
+  EXPECT_FALSE(Accepts(*grammar, "{\n\n\"name\":\"a\",\"age\":1}"));  // A blank line.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));           // Nothing after.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));             // Not closed.
 }

@@ -39,6 +39,7 @@ class Generator:
             return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}][
                 :self.rng.randint(2, 3)]}
         name = "Def%d" % len(self.defs)
+        self.defs[name] = None  # Reserved, so the definitions it nests take other names.
         self.defs[name] = self.object(depth + 1)
         return {"$ref": "#/$defs/" + name}
 

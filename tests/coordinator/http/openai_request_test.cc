@@ -137,6 +137,39 @@ TEST(OpenAiRequestTest, TemperatureZeroIsGreedy) {
 // A body nested 100,000 levels deep (a few hundred KB, unauthenticated) once crashed the
 // coordinator: depth is refused while parsing, and a body exactly as deep as the limit passes
 // the parser (to fail later on its fields, not on its depth).
+TEST(OpenAiRequestTest, ResponseFormatBecomesTheConstraintWithPropertiesInTheirOrder) {
+  const std::string msgs = R"("messages": [{"role": "user", "content": "x"}])";
+  absl::StatusOr<OpenAiRequest> r =
+      Chat("{" + msgs + R"(, "n": 2, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "person", "strict": true, "schema": {"type": "object",
+        "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->choices.size(), 2u);
+  for (const arbor::v1::GenerateRequest& choice : r->choices) {
+    // The client's order, not the alphabet's: properties are generated in it.
+    EXPECT_EQ(choice.constraint().json_schema(),
+              R"({"type":"object","properties":{"zeta":{"type":"string"},)"
+              R"("alpha":{"type":"integer"}}})");
+  }
+  r = Completion(R"({"prompt": "x", "response_format": {"type": "json_object"}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->choices[0].constraint().json_object());
+  r = Completion(R"({"prompt": "x", "response_format": {"type": "text"}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->choices[0].has_constraint());
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": "json_schema",
+      "json_schema": {"name": "p", "schema": {"type": "string", "pattern": "^a+$"}}}})")),
+              StartsWith("response_format.json_schema.schema: at the schema's root: keyword "
+                         "'pattern' is not supported"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": "json_schema"}})")),
+              StartsWith("response_format.json_schema: required"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": "yaml"}})")),
+              StartsWith("response_format.type: 'yaml' is not one of"));
+  EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": "json_object",
+      "schema": {}}})")),
+              StartsWith("response_format.schema: unrecognized"));
+}
+
 TEST(OpenAiRequestTest, DeepNestingIsRefusedWhileParsing) {
   // The top object and "arbor" are two levels; the arrays inside policy make up the rest.
   const auto nested = [](int levels) {
@@ -166,7 +199,7 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
   EXPECT_THAT(Refusal(Chat(R"({"messages": [{"role": "user", "content": [{"type": 7}]}]})")),
               StartsWith("messages[0].content[0]:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "response_format": {"type": 5}})")),
-              StartsWith("response_format:"));
+              StartsWith("response_format.type:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "max_tokens": "ten"})")), StartsWith("max_tokens:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "max_tokens": 0})")), StartsWith("max_tokens:"));
   EXPECT_THAT(Refusal(Chat("{" + msgs + R"(, "temperature": 3})")), StartsWith("temperature:"));

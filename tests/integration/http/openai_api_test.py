@@ -25,15 +25,7 @@ except ImportError:  # The dependency script installs it; without it there is no
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import Processes, http_json, wait_ready  # noqa: E402  (path set above)
-
-# Every row but BACKSPACE's is unreachable: each generated token after the first is re-drawn
-# once, so streams are full of retractions that must never reach the client.
-BACKSPACE_ALWAYS = {
-    "mode": "POLICY_MODE_SEARCH",
-    "thresholds": {"lelvEntropy": 0, "lelvVarentropy": 0, "helvEntropy": 64,
-                   "lehvVarentropy": 4096, "hehvEntropy": 0, "hehvVarentropy": 0},
-    "backspace": {"maxPerJob": 64},
-}
+from policies import BACKSPACE_ALWAYS  # noqa: E402
 
 
 class Cluster(Processes):
