@@ -141,6 +141,21 @@ TEST_F(CheckpointTest, MisShapedTensor) {
                                      "config.json implies [512, 64]"));
 }
 
+// A Qwen2 config needs its q/k/v biases; the same tensors under a Llama config are refused.
+TEST_F(CheckpointTest, Qwen2BiasesAreRequiredWhereTheyBelong) {
+  ModelConfig qwen2 = Tiny();
+  qwen2.architecture = Architecture::kQwen2;
+  WriteCheckpoint(qwen2, LlamaTensorSpecs(Tiny(), DType::kF32));
+  EXPECT_THAT(OpenError(), HasSubstr("tensor 'model.layers.0.self_attn.q_proj.bias' is missing "
+                                     "(expected shape [64])"));
+  WriteCheckpoint(qwen2, LlamaTensorSpecs(qwen2, DType::kF32));
+  EXPECT_EQ(OpenError(), "OK");
+  WriteCheckpoint(Tiny(), LlamaTensorSpecs(qwen2, DType::kF32));
+  EXPECT_THAT(OpenError(),
+              HasSubstr("tensor 'model.layers.0.self_attn.k_proj.bias' is not part of a Llama "
+                        "model with this config.json"));
+}
+
 TEST_F(CheckpointTest, UnexpectedTensorAndUnknownArchitecture) {
   std::vector<TensorSpec> specs = LlamaTensorSpecs(Tiny(), DType::kF32);
   specs.push_back({"model.layers.0.self_attn.q_proj.bias", DType::kF32, {64}});
