@@ -140,6 +140,13 @@ absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> Engine::ConstraintO
   }
   ASSIGN_OR_RETURN(const grammar::ConstraintSpec spec,
                    rpc::ConstraintFromProto(item.constraint(), at));
+  // Once the document is complete only an end token is allowed: there must be one.
+  if (item.stop().stop_token_ids().empty() &&
+      (item.stop().ignore_eos() || item_limits_.eos_token_ids.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "items[", index, "].stop: a constrained item needs an end token (eos, not ignored, or "
+        "stop_token_ids)"));
+  }
   absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> compiled = constraints_->Get(spec);
   if (!compiled.ok()) {
     return absl::InvalidArgumentError(

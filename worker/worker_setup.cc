@@ -42,16 +42,6 @@ entropix::PolicyConfig DefaultPolicy(const model::Tokenizer* tokenizer) {
   return policy;
 }
 
-// What each token adds to the text, for output constraints; special tokens add nothing a grammar
-// may match (the end tokens are allowed apart).
-std::shared_ptr<const grammar::TokenTrie> Vocabulary(const model::Tokenizer& tokenizer) {
-  std::vector<std::string> bytes(tokenizer.vocab_size());
-  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
-    if (!tokenizer.IsSpecial(id)) bytes[id] = std::string(tokenizer.TokenBytes(id));
-  }
-  return std::make_shared<const grammar::TokenTrie>(std::move(bytes));
-}
-
 // "cpu" → -1; "cuda" or "cuda:N" → N.
 absl::StatusOr<int> ParseDevice(const std::string& device) {
   if (device == "cpu") return -1;
@@ -243,7 +233,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   }
   engine_options.default_policy =
       DefaultPolicy(tokenizer.ok() ? tokenizer->tokenizer.get() : nullptr);
-  if (tokenizer.ok()) engine_options.vocabulary = Vocabulary(*tokenizer->tokenizer);
+  if (tokenizer.ok()) engine_options.vocabulary = ConstraintVocabulary(*tokenizer->tokenizer);
   if (!options.policy_file.empty()) {
     ASSIGN_OR_RETURN(engine_options.default_policy,
                      rpc::ApplyPolicyFile(options.policy_file, engine_options.default_policy));
@@ -263,6 +253,14 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));
   loaded.info = MakeInfo(options, *loaded.engine, eos);
   return loaded;
+}
+
+std::shared_ptr<const grammar::TokenTrie> ConstraintVocabulary(const model::Tokenizer& tokenizer) {
+  std::vector<std::string> bytes(tokenizer.vocab_size());
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (!tokenizer.IsSpecial(id)) bytes[id] = std::string(tokenizer.TokenBytes(id));
+  }
+  return std::make_shared<const grammar::TokenTrie>(std::move(bytes));
 }
 
 }  // namespace arbor::worker

@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/worker.pb.h"
 #include "metrics/registry.h"
+#include "grammar/token_trie.h"
+#include "model/tokenizer/tokenizer.h"
 #include "worker/engine.h"
 
 namespace arbor::worker {
@@ -53,6 +55,11 @@ struct LoadedWorker {
 absl::StatusOr<LoadedWorker> LoadWorker(
     const WorkerSetupOptions& options,
     const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+// The tokenizer's vocabulary as output constraints match it (EngineOptions::vocabulary): what
+// each token adds to the text; special tokens add nothing a grammar matches (the end tokens are
+// allowed apart).
+std::shared_ptr<const grammar::TokenTrie> ConstraintVocabulary(const model::Tokenizer& tokenizer);
 
 }  // namespace arbor::worker
 

@@ -10,6 +10,7 @@ sources. Exits 77 (skip) without grpcio and protobuf, or without a protoc for th
 
 import glob
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -362,6 +363,25 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(arbor_client.InvalidArgument) as raised:
             self.client.generate("Hello", logit_bias={10 ** 7: 1})
         self.assertEqual(raised.exception.field, "processors.logit_bias[10000000]")
+
+    def test_structured_output(self):
+        schema = {"type": "object", "properties": {"n": {"type": "integer"},
+                                                   "tag": {"enum": ["a", "b"]}},
+                  "required": ["n", "tag"], "additionalProperties": False}
+        for seed in range(1, 4):
+            result = self.client.generate("Data:", max_tokens=120, seed=seed, json_schema=schema)
+            if result.finish_reason == "stop_token":
+                document = json.loads(result.text)
+                self.assertEqual(list(document), ["n", "tag"])
+                self.assertIsInstance(document["n"], int)
+                self.assertIn(document["tag"], ("a", "b"))
+                break
+        else:
+            self.fail("no constrained answer finished within max_tokens")
+        with self.assertRaises(arbor_client.InvalidArgument) as raised:
+            self.client.generate("Hello", json_schema={"type": "string", "format": "date"})
+        self.assertEqual(raised.exception.field, "constraint.json_schema")
+        self.assertIn("keyword 'format'", str(raised.exception))
 
     def test_errors_carry_the_status_and_the_servers_message(self):
         with self.assertRaises(arbor_client.InvalidArgument) as raised:

@@ -4,6 +4,7 @@ Only the shape is checked here (exactly one prompt, known policy fields); ranges
 server's to judge, so its InvalidArgument names the field exactly as docs/API.md does.
 """
 
+import json
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from google.protobuf import json_format
@@ -76,7 +77,9 @@ def generate_request(prompt: Optional[str] = None, *,
                      repetition_penalty: Optional[float] = None,
                      frequency_penalty: Optional[float] = None,
                      presence_penalty: Optional[float] = None,
-                     logit_bias: Optional[Mapping[int, float]] = None
+                     logit_bias: Optional[Mapping[int, float]] = None,
+                     json_schema: Union[None, str, Mapping[str, Any]] = None,
+                     json_object: bool = False
                      ) -> generation_pb2.GenerateRequest:
     """A GenerateRequest; the arguments of Client.generate, stream and submit.
 
@@ -96,6 +99,8 @@ def generate_request(prompt: Optional[str] = None, *,
       repetition_penalty, frequency_penalty, presence_penalty, logit_bias: logit processors on
         every step, before the entropix metrics (docs/API.md, "Logit processors"); logit_bias maps
         token ids to biases in [-100, 100].
+      json_schema: structured output: the text is a JSON document of this schema (a dict or its
+        JSON text; the subset in docs/API.md, "Structured output"); json_object: any JSON object.
     """
     request = generation_pb2.GenerateRequest(
         max_tokens=max_tokens, seed=seed, top_logprobs=top_logprobs, deadline_ms=deadline_ms,
@@ -113,6 +118,13 @@ def generate_request(prompt: Optional[str] = None, *,
             setattr(request.processors, field, value)
     for token, bias in (logit_bias or {}).items():
         request.processors.logit_bias[int(token)] = bias
+    if json_schema is not None and json_object:
+        raise ValueError("give json_schema or json_object, not both")
+    if json_schema is not None:
+        request.constraint.json_schema = (json_schema if isinstance(json_schema, str)
+                                          else json.dumps(json_schema))
+    elif json_object:
+        request.constraint.json_object = True
     return request
 
 
