@@ -9,6 +9,8 @@ find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# ICU: the Unicode normal forms of tokenizer.json normalizers (NFC for Qwen2's).
+pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc)
 # cpp-httplib (as in llama.cpp's server): the coordinator's OpenAI-compatible HTTP API and the
 # Prometheus endpoints.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

@@ -24,7 +24,7 @@ readonly APT_PACKAGES=(
   build-essential cmake pkg-config ccache
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libpcre2-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
+  nlohmann-json3-dev libpcre2-dev libicu-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
   python3 python3-venv python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
   chromium chromium-driver python3-selenium openssl

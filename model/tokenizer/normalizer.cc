@@ -1,12 +1,54 @@
 #include "model/tokenizer/normalizer.h"
 
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
+#include "model/tokenizer/utf8.h"
 
 namespace arbor::model {
 
 using nlohmann::json;
+
+namespace {
+
+// ICU's instance (built once, shared, thread-safe) of the normal form tokenizer.json names
+// `type`: NFC, NFD, NFKC or NFKD; null for any other name, or when ICU lacks its data.
+const icu::Normalizer2* UnicodeForm(absl::string_view type) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* form = nullptr;
+  if (type == "NFC") {
+    form = icu::Normalizer2::getNFCInstance(status);
+  } else if (type == "NFD") {
+    form = icu::Normalizer2::getNFDInstance(status);
+  } else if (type == "NFKC") {
+    form = icu::Normalizer2::getNFKCInstance(status);
+  } else if (type == "NFKD") {
+    form = icu::Normalizer2::getNFKDInstance(status);
+  }
+  return U_SUCCESS(status) ? form : nullptr;
+}
+
+// `text` in a Unicode normal form. Text that is not valid UTF-8 (a Python str never is, so the
+// reference never sees it) is left as it is rather than have ICU replace its bytes.
+std::string Normalize(const icu::Normalizer2* form, std::string text) {
+  if (form == nullptr || !IsValidUtf8(text)) return text;
+  const icu::UnicodeString wide = icu::UnicodeString::fromUTF8(icu::StringPiece(text));
+  UErrorCode status = U_ZERO_ERROR;
+  if (form->isNormalized(wide, status) && U_SUCCESS(status)) return text;
+  status = U_ZERO_ERROR;
+  const icu::UnicodeString normal = form->normalize(wide, status);
+  if (U_FAILURE(status)) return text;
+  std::string out;
+  normal.toUTF8String(out);
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Normalizer> Normalizer::FromJson(const json& json) {
   Normalizer normalizer;
@@ -33,7 +75,7 @@ absl::Status Normalizer::AddStep(const json& step, const std::string& where) {
     if (!step.contains("prepend") || !step["prepend"].is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ".prepend must be a string"));
     }
-    steps_.push_back({true, "", step["prepend"].get<std::string>()});
+    steps_.push_back({Step::Kind::kPrepend, "", step["prepend"].get<std::string>()});
     return absl::OkStatus();
   }
   if (type == "Replace") {
@@ -51,7 +93,11 @@ absl::Status Normalizer::AddStep(const json& step, const std::string& where) {
     if (pattern.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ".pattern must not be empty"));
     }
-    steps_.push_back({false, pattern, step["content"].get<std::string>()});
+    steps_.push_back({Step::Kind::kReplace, pattern, step["content"].get<std::string>()});
+    return absl::OkStatus();
+  }
+  if (UnicodeForm(type) != nullptr) {
+    steps_.push_back({Step::Kind::kUnicodeForm, type, ""});
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
@@ -61,10 +107,16 @@ absl::Status Normalizer::AddStep(const json& step, const std::string& where) {
 std::string Normalizer::Apply(absl::string_view text) const {
   std::string out(text);
   for (const Step& step : steps_) {
-    if (step.prepend) {
-      if (!out.empty()) out.insert(0, step.content);
-    } else {
-      out = absl::StrReplaceAll(out, {{step.pattern, step.content}});
+    switch (step.kind) {
+      case Step::Kind::kPrepend:
+        if (!out.empty()) out.insert(0, step.content);
+        break;
+      case Step::Kind::kReplace:
+        out = absl::StrReplaceAll(out, {{step.pattern, step.content}});
+        break;
+      case Step::Kind::kUnicodeForm:
+        out = Normalize(UnicodeForm(step.pattern), std::move(out));
+        break;
     }
   }
   return out;

@@ -1,7 +1,9 @@
-// The normalizer of a Hugging Face tokenizer.json, limited to the steps SentencePiece-style BPE
-// tokenizers (Llama 2) use: Prepend, Replace of a literal string, and Sequence of those.
-// Byte-level tokenizers (Llama 3) have none. Other normalizers (NFC, Lowercase…) are refused with
-// an "unsupported tokenizer" error rather than silently encoding differently.
+// The normalizer of a Hugging Face tokenizer.json, limited to the steps the tokenizers Arbor
+// serves use: Prepend and Replace of a literal string (SentencePiece-style BPE, Llama 2), the
+// Unicode normal forms NFC, NFD, NFKC and NFKD (Qwen2's tokenizer.json composes with NFC; ICU
+// computes them), and Sequence of those. Byte-level Llama 3 tokenizers have none. Other
+// normalizers (Lowercase, BertNormalizer…) are refused with an "unsupported tokenizer" error
+// rather than silently encoding differently.
 #ifndef ARBOR_MODEL_TOKENIZER_NORMALIZER_H_
 #define ARBOR_MODEL_TOKENIZER_NORMALIZER_H_
 
@@ -25,9 +27,10 @@ class Normalizer {
 
  private:
   struct Step {
-    bool prepend;  // Prepend `content` (to non-empty text), else replace `pattern`.
-    std::string pattern;
-    std::string content;
+    enum class Kind { kPrepend, kReplace, kUnicodeForm };
+    Kind kind;
+    std::string pattern;  // kReplace: what is replaced by `content`; kUnicodeForm: "NFC", …
+    std::string content;  // kPrepend: what goes in front of non-empty text.
   };
   absl::Status AddStep(const nlohmann::json& json, const std::string& where);
 

@@ -2,7 +2,8 @@
 // style byte-level BPE trained by `tokenizers` must encode tricky and random strings to the same
 // ids in Arbor (merges in both the pair and the legacy string form); the tokenizer.json written
 // by Arbor's trainer must load in `tokenizers` and encode, decode and render chats identically;
-// and a Llama 2 style tokenizer (normalizer + byte_fallback) must match too.
+// and a Llama 2 style tokenizer (normalizer + byte_fallback) must match too, as must tokenizers
+// behind each Unicode normal form (NFC, NFD, NFKC, NFKD).
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -189,6 +190,35 @@ TEST_F(HuggingFaceTest, Llama2StyleTokenizerEncodesIdentically) {
   auto tokenizer = Tokenizer::FromFile(Path("llama2.json"));
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   ExpectSameEncodings(**tokenizer, strings, reference);
+}
+
+// Unicode normal forms (Qwen2's tokenizer.json composes with NFC): Arbor's trained tokenizer behind
+// each form encodes like `tokenizers` behind the same form, on strings whose composed and
+// decomposed spellings differ (combining accents, Hangul jamo, ligatures, the Angstrom sign) and
+// on the random Unicode strings.
+TEST_F(HuggingFaceTest, UnicodeNormalFormsEncodeIdentically) {
+  const unsigned seed = TestSeed();
+  std::vector<std::string> strings = TestStrings(seed);
+  for (const char* text : {"cafe\xCC\x81 na\xC3\xAFve", "\xE1\x84\x80\xE1\x85\xA1 \xEA\xB0\x80",
+                           "\xEF\xAC\x81le \xE2\x84\xAB \xE2\x91\xA0 x\xC2\xB2",
+                           "A\xCC\x8A\xCC\x81 o\xCC\x88\xCC\x84"}) {
+    strings.push_back(text);
+  }
+  auto trained = TrainByteLevelBpe(BuiltinCorpus(), {900, Llama3SpecialTokens()});
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  for (const char* form : {"NFC", "NFD", "NFKC", "NFKD"}) {
+    SCOPED_TRACE(form);
+    json config = json::parse(*trained);
+    config["normalizer"] = {{"type", form}};
+    WriteFile(Path("normal.json"), config.dump());
+    const json reference = RunReference(
+        "encode",
+        {{"path", Path("normal.json")}, {"strings", strings}, {"conversations", json::array()}});
+    ASSERT_TRUE(reference.is_object());
+    auto tokenizer = Tokenizer::FromJson(config.dump());
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    ExpectSameEncodings(**tokenizer, strings, reference);
+  }
 }
 
 }  // namespace

@@ -384,9 +384,9 @@ TEST(TokenizerJsonTest, MalformedInputsGiveSpecificErrors) {
   EXPECT_THAT(LoadError([](json& j) { j["model"]["vocab"]["!"] = -4; }),
               HasSubstr("model.vocab[\"!\"]"));
   EXPECT_THAT(LoadError([](json& j) {
-                j["normalizer"] = {{"type", "NFKC"}};
+                j["normalizer"] = {{"type", "Lowercase"}};
               }),
-              HasSubstr("unsupported tokenizer: normalizer of type 'NFKC'"));
+              HasSubstr("unsupported tokenizer: normalizer of type 'Lowercase'"));
   EXPECT_THAT(LoadError([](json& j) {
                 j["pre_tokenizer"] = {{"type", "Whitespace"}};
               }),
