@@ -59,9 +59,8 @@ absl::StatusOr<json> PreTokenizerFor(const std::string& pre, const std::string& 
     return absl::InvalidArgumentError(
         absl::StrCat(file, ": GGUF tokenizer.ggml.pre = '", pre,
                      "' is a pre-tokenizer Arbor does not know (it knows default, gpt2, llama-bpe, "
-                     "qwen2, smollm "
-                     "and their aliases); load the model's Hugging Face directory with its "
-                     "tokenizer.json instead"));
+                     "qwen2, smollm and their aliases); load the model's Hugging Face directory "
+                     "with its tokenizer.json instead"));
   }
   json stages = json::array();
   for (const std::string& pattern : patterns) stages.push_back(Split(pattern));

@@ -5,8 +5,9 @@
 // A GGUF `gpt2` (byte-level BPE) vocabulary is rebuilt as the tokenizer.json it came from: the
 // tokens and merges, control tokens as special added tokens, user-defined ones as plain added
 // tokens, the pre-tokenizer named by tokenizer.ggml.pre (the regex sequence llama.cpp applies
-// for that name), and BOS in front when add_bos_token says so. So one BPE implementation serves
-// both formats.
+// for that name), and BOS in front when add_bos_token says so. A SentencePiece `llama` vocabulary
+// becomes the byte-fallback BPE of sentencepiece_gguf.h. So one BPE implementation serves every
+// format.
 #ifndef ARBOR_MODEL_TOKENIZER_GGUF_TOKENIZER_H_
 #define ARBOR_MODEL_TOKENIZER_GGUF_TOKENIZER_H_
 
@@ -24,7 +25,7 @@ namespace arbor::model {
 // "qwen2", "smollm" (and the names llama.cpp treats like them). Another name is a clear error.
 absl::StatusOr<std::unique_ptr<Tokenizer>> TokenizerFromGguf(const GgufFile& file);
 
-// tokenizer.chat_template recognised as Llama 3 or ChatML; NOT_FOUND without one.
+// tokenizer.chat_template recognised (Llama 3, ChatML, Mistral); NOT_FOUND without one.
 absl::StatusOr<ChatTemplate> ChatTemplateFromGguf(const GgufFile& file);
 
 struct ModelTokenizer {
