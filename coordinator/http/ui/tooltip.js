@@ -52,6 +52,11 @@ export class Tooltip {
     }
     if (node.branch_score) parts.push(el('div', '', `rollout score ${fmt(node.branch_score, 4)}`));
     if (node.branch_note) parts.push(el('div', '', node.branch_note));
+    if (node.allowed_tokens === 1) {
+      parts.push(el('div', '', 'forced by the output grammar'));
+    } else if (node.allowed_tokens > 1) {
+      parts.push(el('div', '', `output grammar allowed ${node.allowed_tokens} tokens`));
+    }
     const metrics = el('table', 'tip-metrics');
     for (const [key, label] of METRICS) {
       const tr = el('tr');

@@ -309,6 +309,21 @@ class ViewerBrowserTest(unittest.TestCase):
                             tip.find_elements(By.CSS_SELECTOR, ".tip-alternatives tr")):
             self.assertIn(f"{math.exp(alt['logprob']):.4f}", row.text)
 
+    def test_hover_says_what_the_output_grammar_allowed(self):
+        status, body = http_json(self.cluster.base + "/v1/completions", {
+            "prompt": "JSON:", "max_tokens": 24, "seed": 3,
+            "response_format": {"type": "json_object"}, "arbor": {"client_tag": "grammar"}})
+        self.assertEqual(status, 200, body)
+        _, tree = self.open_job(body["arbor"]["job_id"])
+        span = self.browser.find_element(By.CSS_SELECTOR, "#text-view .tok")
+        ActionChains(self.browser).move_to_element(span).perform()
+        tip = self.browser.find_element(By.ID, "tooltip")
+        WebDriverWait(self.browser, 10).until(lambda b: tip.is_displayed())
+        node = next(n for n in tree["nodes"] if n["id"] == int(span.get_attribute("data-node")))
+        self.assertGreaterEqual(node["allowed_tokens"], 1)
+        self.assertIn("forced by the output grammar" if node["allowed_tokens"] == 1 else
+                      f"output grammar allowed {node['allowed_tokens']} tokens", tip.text)
+
     def test_the_live_view_follows_a_running_job_to_its_end(self):
         result = {}
         thread = threading.Thread(target=lambda: result.update(
