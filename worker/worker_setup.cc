@@ -231,6 +231,11 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                  "are refused",
                  tokenizer.status().ToString());
   }
+  // What was loaded, in one line: the checkpoint as stored, and the template chat prompts get.
+  spdlog::info("loaded {}; chat template {}", checkpoint->Describe(),
+               model::DescribeChatTemplate(
+                   tokenizer.ok() ? tokenizer->chat_template
+                                  : absl::StatusOr<model::ChatTemplate>(tokenizer.status())));
   engine_options.default_policy =
       DefaultPolicy(tokenizer.ok() ? tokenizer->tokenizer.get() : nullptr);
   if (tokenizer.ok()) engine_options.vocabulary = ConstraintVocabulary(*tokenizer->tokenizer);
