@@ -217,7 +217,8 @@ absl::StatusOr<std::vector<int>> ApplyMistral(const Tokenizer& tokenizer,
       prompt.Markup("[/INST]");
     } else {
       if (!chat_template.legacy_mistral) prompt.Text(" ");
-      prompt.Text(turn.content);
+      prompt.Text(chat_template.mistral_trims_answers ? absl::StripAsciiWhitespace(turn.content)
+                                                      : turn.content);
       RETURN_IF_ERROR(prompt.Special("</s>"));
     }
   }
@@ -284,10 +285,14 @@ absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
     return llama3;
   }
   if (LooksLikeChatML(text)) return ChatTemplate(ChatFormat::kChatML, DefaultSystem(text));
-  if (LooksLikeMistral(text)) {
+  // Later Mistral templates (v7: [SYSTEM_PROMPT] turns) place the system message elsewhere: they
+  // are not rendered as the [INST] family, which would put it in the wrong place.
+  if (LooksLikeMistral(text) && !absl::StrContains(text, "[SYSTEM_PROMPT]")) {
     ChatTemplate mistral(ChatFormat::kMistral);
     // v0.1 closes a user turn with " [/INST]"; v0.3 with "[/INST]" and opens answers with a space.
     mistral.legacy_mistral = absl::StrContains(text, "' [/INST]'");
+    mistral.mistral_trims_answers = absl::StrContains(text, "|trim + eos_token") ||
+                                    absl::StrContains(text, "| trim + eos_token");
     return mistral;
   }
   const size_t shown = std::min<size_t>(text.size(), 80);

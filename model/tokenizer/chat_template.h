@@ -39,6 +39,8 @@ struct ChatTemplate {
   // "system\n\nuser". v0.1 (`legacy_mistral`): "[INST] user [/INST]" then "assistant</s>", and
   // no system message.
   bool legacy_mistral = false;
+  // Mistral v0.3's template trims an answer before " answer</s>".
+  bool mistral_trims_answers = false;
 };
 
 struct ChatMessage {

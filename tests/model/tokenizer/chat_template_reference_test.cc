@@ -86,7 +86,7 @@ class ChatTemplateReferenceTest : public ::testing::Test {
 };
 
 TEST_F(ChatTemplateReferenceTest, RecognisesFormatAndDefaultSystem) {
-  ASSERT_EQ((*templates_)["templates"].size(), 8u);
+  ASSERT_EQ((*templates_)["templates"].size(), 9u);
   for (const json& t : (*templates_)["templates"]) {
     SCOPED_TRACE(t["name"].get<std::string>());
     absl::StatusOr<ChatTemplate> detected = DetectChatTemplateText(t["template"]);
@@ -96,6 +96,7 @@ TEST_F(ChatTemplateReferenceTest, RecognisesFormatAndDefaultSystem) {
     EXPECT_EQ(detected->knowledge_date_preamble, t["knowledge_date_preamble"].get<bool>());
     EXPECT_EQ(detected->preamble_date, t["preamble_date"].get<std::string>());
     EXPECT_EQ(detected->legacy_mistral, t["legacy_mistral"].get<bool>());
+    EXPECT_EQ(detected->mistral_trims_answers, t["trims_answers"].get<bool>());
   }
 }
 
@@ -145,7 +146,7 @@ TEST_F(ChatTemplateReferenceTest, RendersAsHuggingFaceDoes) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared + refused, 8 * 12);
+  EXPECT_EQ(compared + refused, 9 * 12);
   EXPECT_GE(refused, 4);
 }
 
