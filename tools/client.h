@@ -56,6 +56,8 @@ struct PromptOptions {
   uint64_t seed = 0;        // 0 = server picks.
   std::string policy_mode;  // "", "search" or "canonical"; overrides the policy file's mode.
   std::string policy_file;  // --policy_file: a PolicyConfig as JSON (policy/policy_file.h).
+  std::string json_schema;  // --json_schema: a file holding a JSON Schema the output follows.
+  bool json_object = false;  // --json_object: the output is a JSON object.
 };
 // INVALID_ARGUMENT naming the flag when none or several prompt flags are given or one is
 // malformed.

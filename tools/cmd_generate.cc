@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "arbor/v1/generation.grpc.pb.h"
+#include "base/files.h"
 #include "google/protobuf/util/json_util.h"
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
@@ -33,6 +34,10 @@ ABSL_FLAG(std::string, policy_file, "",
           "--policy_mode's). --policy_mode keeps its mode. up/demo: the coordinator's default "
           "policy file (its --policy_file), in place of the known model's fitted one.");
 ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
+ABSL_FLAG(std::string, json_schema, "",
+          "generate/submit: structured output: a file holding a JSON Schema the answer follows "
+          "(decoding is constrained to it; the supported subset is in docs/API.md).");
+ABSL_FLAG(bool, json_object, false, "generate/submit: structured output: any JSON object.");
 
 namespace arbor::tools {
 namespace {
@@ -106,6 +111,15 @@ absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOpti
     request.mutable_policy()->MergeFrom(*file);  // The file's fields over the named policy's.
     if (named.has_mode()) request.mutable_policy()->set_mode(named.mode());
   }
+  if (!options.json_schema.empty() && options.json_object) {
+    return FlagError("json_schema", "give --json_schema or --json_object, not both");
+  }
+  if (options.json_object) request.mutable_constraint()->set_json_object(true);
+  if (!options.json_schema.empty()) {
+    absl::StatusOr<std::string> schema = base::ReadFile(options.json_schema);
+    if (!schema.ok()) return FlagError("json_schema", std::string(schema.status().message()));
+    request.mutable_constraint()->set_json_schema(*std::move(schema));
+  }
   return request;
 }
 
@@ -156,6 +170,8 @@ absl::StatusOr<arbor::v1::GenerateRequest> RequestFromFlags() {
   options.seed = SeedFlag();
   options.policy_mode = absl::GetFlag(FLAGS_policy_mode);
   options.policy_file = absl::GetFlag(FLAGS_policy_file);
+  options.json_schema = absl::GetFlag(FLAGS_json_schema);
+  options.json_object = absl::GetFlag(FLAGS_json_object);
   return BuildGenerateRequest(options);
 }
 

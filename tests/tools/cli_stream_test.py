@@ -119,6 +119,32 @@ class CliStreamTest(unittest.TestCase):
                 self.assertEqual(watch.returncode, 0, watch.stderr)
                 self.assertEqual(watch.stdout[:-1], streamed)
 
+    def test_json_schema_answers_follow_the_schema_through_backspaces(self):
+        schema = os.path.join(self.processes.dir, "schema.json")
+        with open(schema, "w") as f:
+            json.dump({"type": "object", "additionalProperties": False, "required": ["a", "b"],
+                       "properties": {"a": {"type": "integer"},
+                                      "b": {"type": "array", "items": {"type": "boolean"}}}}, f)
+        finished = 0
+        for seed in (7, 11, 23, 31, 43):
+            out = self.arbor("generate", "--prompt=Hello", "--max_tokens=200", f"--seed={seed}",
+                             f"--policy_file={self.policy}", f"--json_schema={schema}")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            job = self.job(SUMMARY.search("\n" + out.stderr).group(1))
+            self.assertNotIn("insert", job["strategies"])  # A thinking token is no JSON.
+            if job["finishReason"] != "FINISH_REASON_STOP_TOKEN":
+                continue
+            self.assertGreater(job["strategies"].get("backspace", 0), 0, "no backspace")
+            document = json.loads(job["text"])
+            self.assertEqual(list(document), ["a", "b"])
+            self.assertIsInstance(document["a"], int)
+            self.assertTrue(all(isinstance(x, bool) for x in document["b"]), document)
+            finished += 1
+        self.assertGreater(finished, 0, "no constrained answer finished within max_tokens")
+        out = self.arbor("generate", "--prompt=Hello", "--json_object", f"--json_schema={schema}")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--json_schema: give --json_schema or --json_object, not both", out.stderr)
+
     def test_metrics_table_shows_every_retraction_then_the_committed_text(self):
         stdout, summary = self.generate(7, "--show_metrics")
         job = self.job(summary.group(1))
