@@ -18,6 +18,10 @@ The files (MODELS below):
                       Llama 3.1-style scaling carried by rope_freqs.weight; F32
   llama-spm-f32.gguf  llama with a SentencePiece vocabulary, as Llama 2, Mistral and TinyLlama
                       GGUFs carry one; F32, tied
+  qwen2-kquants.gguf  qwen2, 256 wide (K-quant rows are 256-weight super-blocks); the matrices
+                      cycle through Q4_K, Q5_K and Q6_K (a Q4_K_M file's types), as random
+                      blocks: gguf-py cannot quantize to them, but any block with finite scales is
+                      a valid weight row, read the same way by llama.cpp and Arbor
 The others carry a byte-level BPE tokenizer (tokenizer.ggml.model gpt2): the 256 byte symbols, a
 few merges chosen so that the pre-tokenizer decides the result (digits, punctuation before
 letters, spaces before digits), and ChatML's three control tokens. The SentencePiece one
@@ -33,6 +37,7 @@ import sys
 
 import numpy as np
 
+# The shape of every file; a model may set its own "hidden", "head_dim" and "ffn".
 LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, CONTEXT = 2, 64, 4, 2, 16, 128, 512
 
 # Merges in GPT-2's byte-level alphabet (Ġ is a space, Ċ a newline). "1 2" joins digits, which
@@ -58,7 +63,11 @@ MODELS = [
      "llama3_scaling": {"factor": 8.0, "low": 1.0, "high": 4.0, "original_context": 32}},
     {"file": "llama-spm-f32.gguf", "arch": "llama", "seed": 15, "type": "F32", "tied": True,
      "theta": 1e4, "pre": None},
+    {"file": "qwen2-kquants.gguf", "arch": "qwen2", "seed": 16, "type": "kquants", "tied": False,
+     "theta": 1e6, "pre": "qwen2", "hidden": 256, "head_dim": 64, "ffn": 512},
 ]
+# The matrix types of a "kquants" file, one after another.
+KQUANT_TYPES = ["Q4_K", "Q5_K", "Q6_K"]
 
 # The SentencePiece vocabulary's pieces after its single characters, best (highest score) first.
 SPM_PIECES = ["▁t", "he", "▁the", "in", "▁a", "nd", "▁and", "or", "ld", "▁w", "▁wor", "▁world",
@@ -108,14 +117,42 @@ def spm_vocabulary():
     return tokens, scores, types
 
 
-def llama3_rope_factors(theta, scaling):
+def random_kquant_rows(rng, rows, cols, kind, std):
+    """`rows` rows of random `kind` super-blocks whose weights have about `std` spread, as bytes.
+
+    Every field but the f16 scales is random bytes; the scales are set so that the weights are
+    near zero-mean (Q4_K, Q5_K: dmin against the mean of scale x quant) with the asked spread."""
+    import gguf
+    qtype = getattr(gguf.GGMLQuantizationType, kind)
+    block_bytes = gguf.GGML_QUANT_SIZES[qtype][1]
+    blocks = rows * cols // 256
+    raw = rng.integers(0, 256, size=(blocks, block_bytes), dtype=np.uint8)
+    d = rng.uniform(0.75, 1.25, size=blocks)
+    # Mean quant level times mean 6-bit scale over the mean 6-bit min: dmin for zero mean.
+    dmin_ratio = {"Q4_K": 7.5, "Q5_K": 15.5, "Q6_K": None}[kind]
+
+    def set_scales(factor):
+        if kind == "Q6_K":  # d is the last field.
+            raw[:, -2:] = (d * factor).astype(np.float16).view(np.uint8).reshape(blocks, 2)
+        else:  # d, then dmin, first.
+            raw[:, 0:2] = (d * factor).astype(np.float16).view(np.uint8).reshape(blocks, 2)
+            raw[:, 2:4] = ((d * factor * dmin_ratio).astype(np.float16).view(np.uint8)
+                           .reshape(blocks, 2))
+
+    set_scales(1.0)
+    spread = gguf.quants.dequantize(raw.reshape(rows, -1), qtype).std()
+    set_scales(std / spread)
+    return raw.reshape(rows, -1), qtype
+
+
+def llama3_rope_factors(theta, scaling, head_dim):
     """rope_freqs.weight as llama.cpp's converter writes Llama 3.1's scaling: per frequency, the
     base frequency divided by the scaled one."""
     factors = []
     low_wavelen = scaling["original_context"] / scaling["low"]
     high_wavelen = scaling["original_context"] / scaling["high"]
-    for i in range(0, HEAD_DIM, 2):
-        freq = 1.0 / theta ** (i / HEAD_DIM)
+    for i in range(0, head_dim, 2):
+        freq = 1.0 / theta ** (i / head_dim)
         wavelen = 2 * math.pi / freq
         if wavelen < high_wavelen:
             factors.append(1.0)
@@ -136,19 +173,22 @@ def write(model, out_dir):
     tokens, scores, types = spm_vocabulary() if spm else vocabulary()
     vocab = len(tokens)
     arch = model["arch"]
+    hidden = model.get("hidden", HIDDEN)
+    head_dim = model.get("head_dim", HEAD_DIM)
+    ffn = model.get("ffn", FFN)
     path = os.path.join(out_dir, model["file"])
     w = gguf.GGUFWriter(path, arch)
     w.add_name("random-" + model["file"].removesuffix(".gguf"))
     w.add_block_count(LAYERS)
     w.add_context_length(CONTEXT)
-    w.add_embedding_length(HIDDEN)
-    w.add_feed_forward_length(FFN)
+    w.add_embedding_length(hidden)
+    w.add_feed_forward_length(ffn)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
     w.add_rope_freq_base(model["theta"])
     w.add_layer_norm_rms_eps(1e-6)
     w.add_vocab_size(vocab)
-    w.add_rope_dimension_count(HEAD_DIM)
+    w.add_rope_dimension_count(head_dim)
     w.add_token_list(tokens)
     w.add_token_types(types)
     if spm:
@@ -177,7 +217,13 @@ def write(model, out_dir):
         kind = model["type"]
         if kind == "mixed":
             kind = MIXED_TYPES[len(matrices) % len(MIXED_TYPES)]
+        elif kind == "kquants":
+            kind = KQUANT_TYPES[len(matrices) % len(KQUANT_TYPES)]
         matrices.append(name)
+        if kind in KQUANT_TYPES:
+            blocks, qtype = random_kquant_rows(rng, rows, cols, kind, float(values.std()))
+            w.add_tensor(name, blocks, raw_dtype=qtype)
+            return
         if kind == "F32":
             w.add_tensor(name, values)
             return
@@ -189,30 +235,30 @@ def write(model, out_dir):
     def vector(name, size, mean, scale):
         w.add_tensor(name, (mean + rng.standard_normal(size) * scale).astype(np.float32))
 
-    q_dim, kv_dim = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
-    matrix("token_embd.weight", vocab, HIDDEN, 1.0)
-    vector("output_norm.weight", HIDDEN, 1.0, 0.1)
+    q_dim, kv_dim = HEADS * head_dim, KV_HEADS * head_dim
+    matrix("token_embd.weight", vocab, hidden, 1.0)
+    vector("output_norm.weight", hidden, 1.0, 0.1)
     if not model["tied"]:
-        matrix("output.weight", vocab, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+        matrix("output.weight", vocab, hidden, 1.0 / math.sqrt(hidden))
     if "llama3_scaling" in model:
         w.add_tensor("rope_freqs.weight", llama3_rope_factors(model["theta"],
-                                                              model["llama3_scaling"]))
+                                                              model["llama3_scaling"], head_dim))
     for layer in range(LAYERS):
         p = "blk.%d." % layer
-        vector(p + "attn_norm.weight", HIDDEN, 1.0, 0.1)
-        vector(p + "ffn_norm.weight", HIDDEN, 1.0, 0.1)
+        vector(p + "attn_norm.weight", hidden, 1.0, 0.1)
+        vector(p + "ffn_norm.weight", hidden, 1.0, 0.1)
         # Larger q/k scales give peaked attention, which exercises the softmax.
-        matrix(p + "attn_q.weight", q_dim, HIDDEN, 2.0 / math.sqrt(HIDDEN))
-        matrix(p + "attn_k.weight", kv_dim, HIDDEN, 2.0 / math.sqrt(HIDDEN))
-        matrix(p + "attn_v.weight", kv_dim, HIDDEN, 1.0 / math.sqrt(HIDDEN))
+        matrix(p + "attn_q.weight", q_dim, hidden, 2.0 / math.sqrt(hidden))
+        matrix(p + "attn_k.weight", kv_dim, hidden, 2.0 / math.sqrt(hidden))
+        matrix(p + "attn_v.weight", kv_dim, hidden, 1.0 / math.sqrt(hidden))
         if arch == "qwen2":
             vector(p + "attn_q.bias", q_dim, 0.0, 1.0)
             vector(p + "attn_k.bias", kv_dim, 0.0, 2.0)
             vector(p + "attn_v.bias", kv_dim, 0.0, 1.0)
-        matrix(p + "attn_output.weight", HIDDEN, q_dim, 1.0 / math.sqrt(q_dim))
-        matrix(p + "ffn_gate.weight", FFN, HIDDEN, 1.0 / math.sqrt(HIDDEN))
-        matrix(p + "ffn_up.weight", FFN, HIDDEN, 1.0 / math.sqrt(HIDDEN))
-        matrix(p + "ffn_down.weight", HIDDEN, FFN, 1.0 / math.sqrt(FFN))
+        matrix(p + "attn_output.weight", hidden, q_dim, 1.0 / math.sqrt(q_dim))
+        matrix(p + "ffn_gate.weight", ffn, hidden, 1.0 / math.sqrt(hidden))
+        matrix(p + "ffn_up.weight", ffn, hidden, 1.0 / math.sqrt(hidden))
+        matrix(p + "ffn_down.weight", hidden, ffn, 1.0 / math.sqrt(ffn))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
