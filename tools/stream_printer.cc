@@ -115,8 +115,10 @@ void StreamPrinter::PrintMetricsRow(const GenerateEvent& event,
     case GenerateEvent::kBranchResolved: {
       const arbor::v1::BranchResolved& r = event.branch_resolved();
       Row(next, "resolved", arbor::v1::STRATEGY_BRANCH, std::nullopt,
-          absl::StrCat("winner node ", r.winner_node_id(), ", ", r.committed_tokens(),
-                       " tokens committed, ", r.pruned_node_ids_size(), " nodes pruned"));
+          r.winner_node_id() < 0
+              ? absl::StrCat(r.pruned_node_ids_size(), " nodes pruned, ", r.reason())
+              : absl::StrCat("winner node ", r.winner_node_id(), ", ", r.committed_tokens(),
+                             " tokens committed, ", r.pruned_node_ids_size(), " nodes pruned"));
       break;
     }
     case GenerateEvent::kBackspace: {

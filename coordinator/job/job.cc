@@ -214,8 +214,10 @@ void Job::SendMainRun() {
   const int32_t max_steps =
       structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
   arbor::v1::RunRequest request;
-  *request.add_items() = builder_.MainItem(main_sequence_, main_source_, max_steps,
-                                           search && !structural_off_once_, Budgets());
+  arbor::v1::RunItem& item = *request.add_items();
+  item = builder_.MainItem(main_sequence_, main_source_, max_steps,
+                           search && !structural_off_once_, Budgets());
+  if (fork_width_cap_ < 2) item.set_branch_depth(spec_.policy.MaxForkDepth());
   structural_off_once_ = false;
   SendRun(std::move(request), {main_sequence_});
 }

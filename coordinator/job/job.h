@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -205,6 +206,11 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RESOURCE_EXHAUSTED: hands back the job's sequences and schedules Retry() after a backoff.
   void WaitForKv(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RESOURCE_EXHAUSTED with a branch open: the worker cannot hold the search as wide as it is,
+  // and waiting would not make room its own rollouts take (a job deadlocked on its own KV). The
+  // branch is abandoned (its rollouts pruned and released), the branch point takes its fallback
+  // sample, and later forks are at most half as wide; under 2, the job stops branching.
+  void ShrinkSearch(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // NOT_FOUND: the worker no longer holds the job's sequences; prefill them there again.
   void Reprefill(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases every sequence the job holds on its worker; the next Run prefills the committed
@@ -261,6 +267,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
   bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;        // See Fallback().
+  // The widest fork the job may still open (ShrinkSearch halves it); below 2 it no longer
+  // branches: its main items claim the policy's deepest branch depth, where forks are blocked.
+  int fork_width_cap_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();
   std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
   // TRACE: certainties of the committed generated tokens, which traces are judged by too.
   std::vector<TokenCertainty> trunk_certainties_ ABSL_GUARDED_BY(mu_);

@@ -151,10 +151,35 @@ void Job::WaitForKv(const absl::Status& status) {
   });
 }
 
+void Job::ShrinkSearch(const absl::Status& status) {
+  absl::StatusOr<BranchResolution> abandoned = tree_.AbandonBranch(branch_->point());
+  if (!abandoned.ok()) return Fail(abandoned.status());
+  std::vector<uint64_t> released;
+  for (uint64_t id : branch_->Sequences()) {
+    if (id != main_sequence_) released.push_back(id);
+  }
+  Release(std::move(released));
+  branch_.reset();
+  const int width = static_cast<int>(abandoned->candidates.size());
+  fork_width_cap_ = std::min(fork_width_cap_, width) / 2;
+  const std::string reason = absl::StrCat(
+      "abandoned: the worker's KV cache cannot hold ", width, " rollouts (", status.message(),
+      "); ",
+      fork_width_cap_ >= 2 ? absl::StrCat("later forks take at most ", fork_width_cap_)
+                           : std::string("the job goes on without branching"));
+  EmitResolved(*abandoned, {}, reason);
+  base::WithFields(LogFieldsFor("search_shrunk", {{"fork_width_cap", fork_width_cap_}}))
+      .Warn("branch {}", reason);
+  Fallback();
+}
+
 void Job::HandleFailure(const absl::Status& status) {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
   if (status.code() == absl::StatusCode::kNotFound) return Reprefill(status);
   if (!Retriable(status.code())) return Fail(status);
+  if (status.code() == absl::StatusCode::kResourceExhausted && branch_) {
+    return ShrinkSearch(status);
+  }
   if (status.code() == absl::StatusCode::kResourceExhausted && env_.schedule_after) {
     return WaitForKv(status);
   }

@@ -140,8 +140,8 @@ absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& s
                                                int32_t depth, int32_t max_len, int width) {
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
-  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
-      ChooseBranchCandidates(structural_step, spec_.policy, width, key);
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates = ChooseBranchCandidates(
+      structural_step, spec_.policy, std::min(width, fork_width_cap_), key);
   if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
   std::vector<Rollout> rollouts;
   std::vector<Step> steps;

@@ -502,6 +502,27 @@ absl::StatusOr<BranchResolution> SearchTree::ResolveBranch(
   return resolution;
 }
 
+absl::StatusOr<BranchResolution> SearchTree::AbandonBranch(NodeId branch_point) {
+  if (branch_point != tail() || !nodes_[branch_point].branch_open) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("abandon: node ", branch_point, " is not the open branch at the tail"));
+  }
+  const auto record =
+      std::find_if(open_branches_.begin(), open_branches_.end(),
+                   [&](const OpenBranchRecord& r) { return r.point == branch_point; });
+  BranchResolution resolution;
+  for (int32_t i = 0; i < record->candidate_count; ++i) {
+    resolution.candidates.push_back(record->first_candidate + i);
+  }
+  std::vector<uint64_t> sequences;
+  resolution.pruned.pruned_nodes = PruneLosers(branch_point, /*winner_path=*/{}, sequences);
+  // Every other open branch lay inside this one (it is at the tail): all are closed now.
+  for (const OpenBranchRecord& r : open_branches_) nodes_[r.point].branch_open = false;
+  open_branches_.clear();
+  resolution.pruned.released_sequences = UnusedSequences(std::move(sequences));
+  return resolution;
+}
+
 std::vector<uint64_t> SearchTree::UnusedSequences(std::vector<uint64_t> candidates) const {
   std::vector<uint64_t> live = {nodes_[tail()].sequence_id};
   for (const OpenBranchRecord& r : open_branches_) {

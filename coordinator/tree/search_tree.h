@@ -129,6 +129,11 @@ class SearchTree {
   // one score per candidate, in creation order. Refused while a nested branch inside it is open.
   absl::StatusOr<BranchResolution> ResolveBranch(NodeId branch_point, NodeId winner_leaf,
                                                  absl::Span<const float> candidate_scores);
+  // Gives up the open branch at the tail with no winner: every live node below it (nested
+  // branches included) is PRUNED and the tail takes its next token as if it had never branched.
+  // For a job whose worker cannot hold the branch (KV exhausted). winner_candidate is kNoNode and
+  // nothing is committed.
+  absl::StatusOr<BranchResolution> AbandonBranch(NodeId branch_point);
   // Annotates the branch candidate `id` with what the search judged of its rollout (TRACE: its
   // answer and confidence), shown by tree exports. INVALID_ARGUMENT for a non-candidate.
   absl::Status SetBranchNote(NodeId id, std::string note);

@@ -82,6 +82,56 @@ TEST(JobTest, BranchRollsAllChildrenOutInOneRunAndCommitsTheBest) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+// The worker's KV cache holds 3 sequences: a fork of branch.width 4 beside the main one cannot
+// fit, and waiting would not help (the job's own rollouts are what fills it). The job abandons
+// that branch, samples the position instead, and forks the next one at half the width.
+TEST(JobTest, ABranchTheWorkerCannotHoldIsAbandonedAndLaterForksAreNarrower) {
+  Harness h(ByPosition({{3, Lehv(Spread(30, 6))}, {6, Lehv(Spread(40, 6))}}));
+  h.worker->SetMaxSequences(3);
+  h.timed = true;  // A job that waited for KV would queue a timer: none may be queued.
+  auto job = h.Make(BaseSpec(10));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  EXPECT_TRUE(h.timers.empty()) << "the job waited for KV its own rollouts held";
+  const auto opened = h.Of(arbor::v1::GenerateEvent::kBranchOpened);
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(opened.size(), 2u);
+  ASSERT_EQ(resolved.size(), 2u);
+  EXPECT_EQ(opened[0].branch_opened().candidates_size(), 4);
+  const arbor::v1::BranchResolved& abandoned = resolved[0].branch_resolved();
+  EXPECT_EQ(abandoned.winner_node_id(), -1);
+  EXPECT_EQ(abandoned.committed_tokens(), 0);
+  EXPECT_EQ(abandoned.pruned_node_ids_size(), 4);
+  EXPECT_THAT(abandoned.reason(), ::testing::HasSubstr("later forks take at most 2"));
+  EXPECT_EQ(opened[1].branch_opened().candidates_size(), 2);
+  EXPECT_GE(resolved[1].branch_resolved().winner_node_id(), 0);
+  job->ReadTree([&](const SearchTree& tree) {
+    // Position 3 was sampled on the main path (the fallback of its LEHV row).
+    EXPECT_EQ(tree.node(tree.committed_path()[1]).strategy,
+              arbor::v1::STRATEGY_BRANCH_SAMPLE);
+  });
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+// A worker that holds only the main sequence: each fork is abandoned, the second time for good,
+// after which the main path claims the deepest branch depth so the worker never stops to fork.
+TEST(JobTest, AJobWhoseForksNeverFitStopsBranching) {
+  Harness h([](const ScriptInput&) { return Lehv(Spread(30, 6)); });
+  h.worker->SetMaxSequences(1);
+  auto job = h.Make(BaseSpec(12));
+  job->Start();
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto resolved = h.Of(arbor::v1::GenerateEvent::kBranchResolved);
+  ASSERT_EQ(resolved.size(), 2u);
+  EXPECT_THAT(resolved[1].branch_resolved().reason(),
+              ::testing::HasSubstr("the job goes on without branching"));
+  const auto requests = h.worker->requests();
+  const arbor::v1::RunItem& last = requests.back().items(0);
+  EXPECT_EQ(last.branch_depth(), entropix::PolicyConfig().MaxForkDepth());
+  EXPECT_EQ(job->usage().generated_tokens(), 12);
+  ExpectCleanFinish(*job, *h.worker);
+}
+
 TEST(JobTest, NestedBranchesStopAtMaxDepth) {
   // LEHV everywhere: the main path branches, its children (depth 1 = max_depth) sample instead.
   Harness h([](const ScriptInput&) { return Lehv(Spread(30, 6)); });

@@ -4,6 +4,7 @@
 #include <optional>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "entropix/policy_step.h"
 #include "entropix/trace_confidence.h"
@@ -68,6 +69,11 @@ void ScriptedWorker::FailNext(absl::Status status, int n, int after) {
   fail_after_ = after;
 }
 
+void ScriptedWorker::SetMaxSequences(int n) {
+  absl::MutexLock lock(&mu_);
+  max_sequences_ = n;
+}
+
 void ScriptedWorker::LoseNextAnswers(absl::Status status, int n) {
   absl::MutexLock lock(&mu_);
   lose_status_ = std::move(status);
@@ -127,6 +133,14 @@ absl::StatusOr<arbor::v1::RunResponse> ScriptedWorker::Execute(
   if (fail_count_ > 0 && fail_after_-- <= 0) {
     --fail_count_;
     return fail_status_;
+  }
+  size_t created = 0;
+  for (const arbor::v1::RunItem& item : request.items()) {
+    created += sequences_.contains(item.sequence_id()) ? 0 : 1;
+  }
+  if (sequences_.size() + created > static_cast<size_t>(max_sequences_)) {
+    return absl::ResourceExhaustedError(absl::StrCat("scripted worker: KV cache holds ",
+                                                     max_sequences_, " sequences"));
   }
   arbor::v1::RunResponse response;
   for (const arbor::v1::RunItem& item : request.items()) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -72,6 +73,9 @@ class ScriptedWorker final : public WorkerClient {
   // The next `n` Runs execute (their sequences are created and extended) but answer `status`,
   // as when the caller's deadline passes while the worker is still at work.
   void LoseNextAnswers(absl::Status status, int n = 1);
+  // A Run that would leave more than `n` sequences live answers RESOURCE_EXHAUSTED and changes
+  // nothing: a worker whose KV cache holds `n` sequences.
+  void SetMaxSequences(int n);
   // While held, completions queue up until ReleaseHeld().
   void Hold(bool hold);
   void ReleaseHeld();
@@ -104,6 +108,7 @@ class ScriptedWorker final : public WorkerClient {
   int fail_after_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status lose_status_ ABSL_GUARDED_BY(mu_);
   int lose_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int max_sequences_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void(bool abandoned)>> held_ ABSL_GUARDED_BY(mu_);
 };

@@ -355,6 +355,34 @@ TEST(SearchTree, NestedBranchResolvesInsideTheRollout) {
   EXPECT_TRUE(tree.CheckInvariants().ok());
 }
 
+TEST(SearchTree, AnAbandonedBranchPrunesEverythingBelowItAndTheTailGoesOn) {
+  SearchTree tree = MakeTree({1}, 1);
+  const std::vector<NodeId> outer = *tree.OpenBranch(
+      kPromptNode, {MakeStep(10, v1::STRATEGY_BRANCH, 2), MakeStep(11, v1::STRATEGY_BRANCH, 3)});
+  const NodeId leaf = *tree.ExtendRollout(outer[0], MakeStep(20, v1::STRATEGY_ARGMAX, 2));
+  const std::vector<NodeId> inner = *tree.OpenBranch(
+      leaf, {MakeStep(30, v1::STRATEGY_BRANCH, 4), MakeStep(31, v1::STRATEGY_BRANCH, 5)});
+  // Only the branch at the tail can be abandoned, and only while open.
+  const Snapshot before(tree);
+  EXPECT_EQ(tree.AbandonBranch(leaf).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Snapshot(tree), before);
+  const BranchResolution gone = *tree.AbandonBranch(kPromptNode);
+  EXPECT_EQ(gone.winner_candidate, kNoNode);
+  EXPECT_EQ(gone.candidates, outer);
+  EXPECT_TRUE(gone.committed_nodes.empty());
+  EXPECT_EQ(gone.pruned.pruned_nodes,
+            (std::vector<NodeId>{outer[0], outer[1], leaf, inner[0], inner[1]}));
+  // The rollouts' sequences go; the tail's (1) stays with the job.
+  EXPECT_EQ(gone.pruned.released_sequences, (std::vector<uint64_t>{2, 3, 4, 5}));
+  EXPECT_TRUE(tree.open_branches().empty());
+  EXPECT_EQ(tree.ExploredTokenCount(), 5);
+  EXPECT_EQ(tree.AbandonBranch(kPromptNode).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // The same token the abandoned candidate had may now be committed at the tail.
+  EXPECT_TRUE(tree.Commit(MakeStep(10, v1::STRATEGY_BRANCH_SAMPLE, 1)).ok());
+  EXPECT_TRUE(tree.CheckInvariants().ok());
+}
+
 // Random operation sequences against an independent model of the committed tokens and of the
 // throw-away count. Every operation is tried, valid or not; invariants hold after each.
 TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
