@@ -155,13 +155,8 @@ class MistralPrompt {
   }
   void Text(absl::string_view text) { absl::StrAppend(&text_, text); }
   absl::Status Special(absl::string_view token) {
-    absl::StatusOr<int> id = tokenizer_.TokenId(token);
-    if (!id.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the chat template needs the special token ", token, ", which this tokenizer lacks"));
-    }
-    Push(*id);
-    return absl::OkStatus();
+    Flush();
+    return AppendSpecial(tokenizer_, token, &ids_);
   }
   std::vector<int> Finish() {
     Flush();
