@@ -95,7 +95,8 @@ absl::StatusOr<std::string> BuildTokenizer(bool llama3_layout, ModelConfig* conf
   }
   tokenizer["added_tokens"] = added;
   if (qwen2) {
-    // Qwen2's words: Llama 3's with every digit apart (its tokenizer.json's Split regex).
+    // As Qwen2.5's tokenizer.json: NFC first, then Llama 3's words with every digit apart.
+    tokenizer["normalizer"] = {{"type", "NFC"}};
     for (Json& stage : tokenizer["pre_tokenizer"]["pretokenizers"]) {
       if (stage["type"] == "Split") stage["pattern"]["Regex"] = std::string(kQwen2SplitPattern);
     }
