@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Chaos soak (issue 16): N Generate jobs at concurrency C, some with deadlines and some
-cancelled by their client, while workers are killed and restarted, stopped with SIGTERM and
-restarted, drained over the Cluster API, and the coordinator is killed and restarted — all real
-processes on loopback with a tiny synthetic model. At the end it checks that every job got a
-final answer (a finished stream or an RPC error, none hung), that every worker's KV is back to
-zero used blocks, that no process's resident memory grew more than --max_growth_mb over its
-life (sampled every 0.5 s), that every process stopped with SIGTERM exited 0, and that no log
-holds a sanitizer report — so the same run on an ASan/LSan build (-DARBOR_SANITIZE=address)
-also fails on memory errors and on leaks found when a process exits.
+"""Chaos soak: N Generate jobs at concurrency C (or as many as --minutes allow), some with
+deadlines and some cancelled by their client, while workers are killed and restarted, stopped
+with SIGTERM and restarted, frozen with SIGSTOP for --freeze_seconds, drained over the Cluster
+API, and the coordinator is killed and restarted; with --hostile, hostile HTTP clients attack
+the coordinator's OpenAI gateway all along (bodies nested 100,000 deep, chunked bodies over the
+size limit, a million stop ids, headers a byte at a time on 100 connections, bodies abandoned
+half-way) while GET /health is polled every 0.1 s — all real processes on loopback with a tiny
+synthetic model. At the end it checks that every job got a final answer (a finished stream or
+an RPC error, none hung), that every attack got its 4xx (or a closed connection), that /health
+answered within 1 s whenever the coordinator was up, that every worker's KV is back to zero
+used blocks, that no process's resident memory grew more than --max_growth_mb over its life
+(sampled every 0.5 s), that every process stopped with SIGTERM exited 0, and that no log holds a
+sanitizer report — so the same run on an ASan/LSan build (-DARBOR_SANITIZE=address) also fails
+on memory errors and on leaks found when a process exits.
 
   python3 bench/soak/chaos_soak.py --build build --jobs 2000 --concurrency 8 --chaos_every 3
+  python3 bench/soak/chaos_soak.py --build build-asan --minutes 30 --hostile --max_growth_mb 512
 
 Jobs that a killed coordinator was running end with UNAVAILABLE on their stream (they die with
 it); their sequences on the workers are released by the owner lease (--owner_lease_seconds).
@@ -33,6 +39,8 @@ import grpc
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "integration",
                                 "support"))
 import arbor_processes  # noqa: E402
+from hostile_http import (HealthWatch, chunked, crawl_headers, deep_body,  # noqa: E402
+                          post_head, raw_request)
 from soak_support import decode, field, generate_request, rss_mb  # noqa: E402
 
 LEASE_SECONDS = 3
@@ -42,15 +50,18 @@ FINISH_REASONS = ["unspecified", "stop_token", "stop_string", "max_tokens", "con
 
 
 class Cluster:
-    """A coordinator on a fixed port and workers that register with it, restartable."""
+    """A coordinator (gRPC and HTTP) on fixed ports and workers that register with it,
+    restartable."""
 
     def __init__(self, model, workers):
         self.model = model
         self.processes = arbor_processes.Processes("arbor-chaos-")
         self.lock = threading.Lock()
-        (self.port,) = self.processes.start(
-            "arbor-coordinator", "--listen=127.0.0.1:0", f"--model={model}",
-            "--heartbeat_ms=500", "--finished_jobs=200", "--log_level=warn")
+        self.down_until = 0.0  # While the coordinator restarts (monotonic time).
+        self.port, self.http_port = self.processes.start(
+            "arbor-coordinator", "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:0",
+            *self.COORDINATOR_FLAGS, f"--model={model}",
+            port_flags=("--port_file", "--http_port_file"))
         self.coordinator = self.processes.processes[-1]
         self.workers, self.worker_ports = [], []
         self.unclean_exits = []  # (binary, exit code) of processes stopped with SIGTERM.
@@ -58,6 +69,9 @@ class Cluster:
             process, port = self._start_worker("127.0.0.1:0")
             self.workers.append(process)
             self.worker_ports.append(port)
+
+    COORDINATOR_FLAGS = ("--heartbeat_ms=500", "--finished_jobs=200", "--log_level=warn",
+                         f"--http_max_body_bytes={256 * 1024}")
 
     def _start_worker(self, listen):
         (port,) = self.processes.start(
@@ -76,12 +90,25 @@ class Cluster:
 
     def restart_coordinator(self):
         with self.lock:
+            self.down_until = time.monotonic() + 60
             self.coordinator.send_signal(signal.SIGKILL)
             self.coordinator.wait(timeout=30)
             self.processes.start("arbor-coordinator", f"--listen=127.0.0.1:{self.port}",
-                                 f"--model={self.model}", "--heartbeat_ms=500",
-                                 "--finished_jobs=200", "--log_level=warn")
+                                 f"--http_listen=127.0.0.1:{self.http_port}",
+                                 *self.COORDINATOR_FLAGS, f"--model={self.model}")
             self.coordinator = self.processes.processes[-1]
+            self.down_until = time.monotonic() + 1  # Its first answers after the restart.
+
+    def coordinator_down(self):
+        return time.monotonic() < self.down_until
+
+    def freeze_worker(self, i, seconds):
+        """SIGSTOP for `seconds`, then SIGCONT: a hung worker its jobs must move off."""
+        with self.lock:
+            worker = self.workers[i]
+            worker.send_signal(signal.SIGSTOP)
+        time.sleep(seconds)
+        worker.send_signal(signal.SIGCONT)
 
     def stop_all(self):
         """SIGTERM to every live process; records those that do not exit 0."""
@@ -183,12 +210,15 @@ class MemoryWatch:
         return sorted(rows, key=lambda r: r[3] - r[2], reverse=True)
 
 
-def chaos(cluster, stop, every, log):
+def chaos(cluster, stop, every, freeze_seconds, log):
     rng = random.Random(1)
     while not stop.wait(every):
-        action = rng.choice(["kill_worker", "term_worker", "drain", "kill_coordinator"])
+        action = rng.choice(["kill_worker", "term_worker", "drain", "kill_coordinator",
+                             "freeze_worker"])
         i = rng.randrange(len(cluster.workers))
-        if action == "kill_worker":
+        if action == "freeze_worker":
+            cluster.freeze_worker(i, freeze_seconds)
+        elif action == "kill_worker":
             cluster.restart_worker(i, signal.SIGKILL)
         elif action == "term_worker":
             cluster.restart_worker(i, signal.SIGTERM)
@@ -201,6 +231,43 @@ def chaos(cluster, stop, every, log):
         log[action] += 1
 
 
+# Each attack and the statuses that answer it correctly (None: the connection was closed).
+ATTACKS = {
+    "deep_nesting": ({400}, lambda port: raw_request(
+        port, post_head(len(deep_body(100000))) + deep_body(100000))),
+    "chunked_over_limit": ({413, None}, lambda port: raw_request(
+        port, post_head(), chunked(b'{"prompt":"' + b"x" * (1 << 20) + b'"}'))),
+    "million_stop_ids": ({400, 413}, lambda port: raw_request(
+        port, post_head(len(MILLION_STOP_IDS)) + MILLION_STOP_IDS)),
+    "abandoned_body": ({None}, lambda port: raw_request(
+        port, post_head(64), [b'{"prompt":'], 0.0, read=False)),
+}
+MILLION_STOP_IDS = ('{"prompt":"hi","arbor":{"stop_token_ids":[' + ",".join(["1"] * 1000000) +
+                    ']}}').encode()
+
+
+def hostile(cluster, stop, log, failures):
+    """Runs the attacks in turn, with 100 slowloris connections held open all along."""
+    def keep_crawling():
+        while not stop.is_set():
+            crawl_headers(cluster.http_port, post_head(), stop, 0.5)
+
+    crawlers = [threading.Thread(target=keep_crawling, daemon=True) for _ in range(100)]
+    for t in crawlers:
+        t.start()
+    while not stop.wait(0.5):
+        for name, (expected, attack) in ATTACKS.items():
+            try:
+                status = attack(cluster.http_port)
+            except OSError as e:
+                status = f"{type(e).__name__}"
+            if status not in expected and not cluster.coordinator_down():
+                failures.append(f"{name}: answered {status}, expected one of {expected}")
+            log[name] += 1
+    for t in crawlers:
+        t.join()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
@@ -208,6 +275,12 @@ def main():
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--chaos_every", type=float, default=3.0, help="seconds between faults")
+    parser.add_argument("--minutes", type=float, default=0,
+                        help="run for this long instead of --jobs jobs")
+    parser.add_argument("--hostile", action="store_true",
+                        help="attack the HTTP gateway all along and watch /health")
+    parser.add_argument("--freeze_seconds", type=float, default=12.0,
+                        help="how long a SIGSTOP keeps a worker frozen")
     parser.add_argument("--max_growth_mb", type=float, default=64.0,
                         help="fail when a process's resident memory grows more than this over "
                              "its life (an ASan build needs more: its quarantine holds freed "
@@ -223,29 +296,54 @@ def main():
     try:
         time.sleep(2)  # Registration.
         outcomes, faults = collections.Counter(), collections.Counter()
+        attacks, attack_failures = collections.Counter(), []
         stop = threading.Event()
-        chaos_thread = threading.Thread(target=chaos, args=(cluster, stop, args.chaos_every,
-                                                            faults))
-        chaos_thread.start()
+        threads = [threading.Thread(target=chaos, args=(cluster, stop, args.chaos_every,
+                                                         args.freeze_seconds, faults))]
         memory = MemoryWatch(cluster)
-        memory_thread = threading.Thread(target=memory.run, args=(stop,))
-        memory_thread.start()
+        threads.append(threading.Thread(target=memory.run, args=(stop,)))
+        watch = None
+        if args.hostile:
+            threads.append(threading.Thread(target=hostile,
+                                            args=(cluster, stop, attacks, attack_failures)))
+            watch = HealthWatch(f"http://127.0.0.1:{cluster.http_port}", cluster.coordinator_down,
+                                any_answer=True)
+        for t in threads:
+            t.start()
         start = time.monotonic()
+        jobs = 0
         with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
-            futures = [pool.submit(run_job, cluster, seed, outcomes)
-                       for seed in range(1, args.jobs + 1)]
-            for future in futures:
+            pending = set()
+            while (time.monotonic() - start < args.minutes * 60 if args.minutes
+                   else jobs < args.jobs):
+                if len(pending) >= 2 * args.concurrency:
+                    done, pending = concurrent.futures.wait(
+                        pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                    for future in done:
+                        future.result()
+                jobs += 1
+                pending.add(pool.submit(run_job, cluster, jobs, outcomes))
+            for future in pending:
                 future.result()
         stop.set()
-        chaos_thread.join()
-        memory_thread.join()
+        for t in threads:
+            t.join()
         elapsed = time.monotonic() - start
         answered = sum(outcomes.values())
-        print(f"{args.jobs} jobs in {elapsed:.0f} s, faults {dict(faults)}")
+        print(f"{jobs} jobs in {elapsed:.0f} s, faults {dict(faults)}")
         print(f"outcomes: {dict(outcomes)}")
-        if answered != args.jobs or outcomes["no final event"]:
-            print(f"FAIL: {args.jobs - answered} jobs without an answer")
+        if answered != jobs or outcomes["no final event"]:
+            print(f"FAIL: {jobs - answered} jobs without an answer")
             ok = False
+        if watch is not None:
+            watch.finish()
+            print(f"attacks: {dict(attacks)}; /health slowest {watch.slowest:.3f} s while up, "
+                  f"{len(watch.failures)} failures")
+            for failure in (attack_failures + watch.failures)[:20]:
+                print(f"  {failure}")
+            if attack_failures or watch.failures or watch.slowest > 1.0:
+                print("FAIL: an attack was answered wrongly or /health was slow or down")
+                ok = False
         # Every worker's KV back to zero: released by the jobs, or by the lease of a dead
         # coordinator's epoch.
         deadline = time.monotonic() + LEASE_SECONDS + 10

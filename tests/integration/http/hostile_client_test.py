@@ -8,7 +8,6 @@ the project virtualenv; ARBOR_BINARY_DIR points at the build.
 """
 
 import os
-import socket
 import sys
 import threading
 import time
@@ -16,81 +15,11 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402
+from hostile_http import (HealthWatch, chunked, crawl_headers, deep_body,  # noqa: E402
+                          post_head, raw_request)
 
 MAX_BODY = 256 * 1024  # Room for the 200 KB deeply nested body.
 TOKEN = "0123456789abcdef0123456789abcdef"
-
-
-def deep_body(levels):
-    """A completion request whose arbor.policy is `levels` arrays deep."""
-    return ('{"prompt":"hi","arbor":{"policy":' + "[" * levels + "]" * levels + "}}").encode()
-
-
-class HealthWatch:
-    """Polls GET /health from a thread of its own; records the slowest answer and any failure."""
-
-    def __init__(self, base):
-        self.base, self.slowest, self.failures = base, 0.0, []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self):
-        while not self._stop.is_set():
-            start = time.monotonic()
-            try:
-                status, _ = http_json(self.base + "/health", timeout=1.0)
-                if status != 200:
-                    self.failures.append(f"/health answered {status}")
-            except OSError as e:  # Includes timeouts.
-                self.failures.append(f"/health: {e}")
-            self.slowest = max(self.slowest, time.monotonic() - start)
-            time.sleep(0.1)
-
-    def finish(self):
-        self._stop.set()
-        self._thread.join()
-
-
-def raw_request(port, head, body_parts=(), delay=0.0, read=True):
-    """Sends `head` then each of `body_parts` (pausing `delay` s between); returns the status
-    line's code, or None when the connection closed without one."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(head)
-        try:
-            for part in body_parts:
-                s.sendall(part)
-                time.sleep(delay)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # Refused before the body ended; the answer is still there to read.
-        if not read:
-            return None
-        answer = b""
-        try:
-            while b"\r\n" not in answer:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
-        except ConnectionResetError:
-            pass
-        return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else None
-
-
-def chunked(data, size=16384):
-    """`data` as HTTP/1.1 chunks, ending with the last-chunk."""
-    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size])
-             for i in range(0, len(data), size)]
-    return parts + [b"0\r\n\r\n"]
-
-
-def post_head(length=None, token=None):
-    headers = ["POST /v1/completions HTTP/1.1", "Host: 127.0.0.1",
-               "Content-Type: application/json"]
-    headers.append("Transfer-Encoding: chunked" if length is None else f"Content-Length: {length}")
-    if token:
-        headers.append(f"Authorization: Bearer {token}")
-    return ("\r\n".join(headers) + "\r\n\r\n").encode()
 
 
 class HostileClientTest(unittest.TestCase):
@@ -151,19 +80,8 @@ class HostileClientTest(unittest.TestCase):
         # its request line and headers a byte at a time (slowloris); /health keeps answering.
         head = post_head(token=TOKEN)
         stop = threading.Event()
-
-        def crawl():
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
-                    for b in head:
-                        if stop.is_set():
-                            return
-                        s.sendall(bytes([b]))
-                        time.sleep(0.2)
-            except OSError:
-                pass
-
-        threads = [threading.Thread(target=crawl, daemon=True) for _ in range(100)]
+        threads = [threading.Thread(target=crawl_headers, args=(self.port, head, stop),
+                                    daemon=True) for _ in range(100)]
         for t in threads:
             t.start()
         time.sleep(3.0)  # The watch polls /health throughout (tearDown checks it).
