@@ -51,6 +51,11 @@ ABSL_FLAG(std::string, model, "",
           "decode generated text; the "
           "workers hold the weights. Without it only token-id prompts are accepted and events "
           "carry no text.");
+ABSL_FLAG(std::string, chat_template, "",
+          "The chat format of chat prompts, whatever --model's file carries: llama3, chatml or "
+          "mistral. Default: recognised from the file's template (tokenizer_config.json's or the "
+          "GGUF's); when it is not recognised, chat prompts are refused (say which format the "
+          "model was trained with here) while text and token prompts still work.");
 ABSL_FLAG(int, max_active_jobs, 64, "Jobs running at once, >= 1.");
 ABSL_FLAG(int, max_queued_jobs, 256,
           "Jobs waiting for a running slot, >= 0; beyond that Generate and Submit answer "
@@ -250,10 +255,15 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts() {
   }
   absl::StatusOr<std::string> path = model::ResolveModel(model);
   absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
-      path.ok() ? PromptCodec::Load(*path) : path.status();
+      path.ok() ? PromptCodec::Load(*path, absl::GetFlag(FLAGS_chat_template)) : path.status();
   if (!loaded.ok())
     return absl::Status(loaded.status().code(),
                         absl::StrCat("--model: ", loaded.status().ToString()));
+  if ((*loaded)->has_chat_template()) {
+    spdlog::info("chat template: {}", (*loaded)->chat_template_description());
+  } else {
+    spdlog::warn("chat template: {}", (*loaded)->chat_template_description());
+  }
   return loaded;
 }
 

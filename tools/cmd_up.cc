@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, policy, "",
           "a known model (cot_decoding for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else "
           "entropix search.");
 ABSL_DECLARE_FLAG(std::string, policy_file);  // tools/cmd_generate.cc
+ABSL_FLAG(std::string, chat_template, "",
+          "up/demo: the chat format (llama3, chatml or mistral) when the model file's template "
+          "is not recognised (the coordinator's --chat_template). Default: the file's.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -101,6 +104,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   options.worker_flags.push_back("--kv_memory=" + kv_memory);
   if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
     options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
+  }
+  if (const std::string chat = absl::GetFlag(FLAGS_chat_template); !chat.empty()) {
+    options.coordinator_flags.push_back(absl::StrCat("--chat_template=", chat));
   }
   absl::StatusOr<std::optional<std::string>> policy_file = PolicyFileFlag(options.work_dir);
   if (!policy_file.ok()) return policy_file.status();

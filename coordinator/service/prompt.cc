@@ -26,8 +26,10 @@ PromptCodec::PromptCodec(std::unique_ptr<model::Tokenizer> tokenizer,
   if (!chat_template_) chat_template_error_ = "the model has no recognised chat template";
 }
 
-absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(const std::string& model_path) {
-  ASSIGN_OR_RETURN(model::ModelTokenizer loaded, model::LoadModelTokenizer(model_path));
+absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(
+    const std::string& model_path, const std::string& chat_template_name) {
+  ASSIGN_OR_RETURN(model::ModelTokenizer loaded,
+                   model::LoadModelTokenizer(model_path, chat_template_name));
   auto codec = std::make_unique<PromptCodec>(std::move(loaded.tokenizer), std::nullopt);
   if (loaded.chat_template.ok()) {
     codec->chat_template_ = *loaded.chat_template;
@@ -35,6 +37,11 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> PromptCodec::Load(const std::string
     codec->chat_template_error_ = std::string(loaded.chat_template.status().message());
   }
   return codec;
+}
+
+std::string PromptCodec::chat_template_description() const {
+  if (chat_template_) return model::DescribeChatTemplate(*chat_template_);
+  return model::DescribeChatTemplate(absl::FailedPreconditionError(chat_template_error_));
 }
 
 absl::StatusOr<std::vector<int32_t>> PromptCodec::Encode(const CheckedRequest& request) const {

@@ -30,12 +30,18 @@ class PromptCodec {
   // The tokenizer of the model at `model_path` (a directory's tokenizer.json or a GGUF file's
   // metadata; required) and its chat template (optional: without one, chat prompts fail saying
   // why). See model::LoadModelTokenizer.
-  static absl::StatusOr<std::unique_ptr<PromptCodec>> Load(const std::string& model_path);
+  // `chat_template_name` (--chat_template: llama3, chatml, mistral) forces the chat format
+  // whatever the file carries; empty recognises it from the file.
+  static absl::StatusOr<std::unique_ptr<PromptCodec>> Load(const std::string& model_path,
+                                                           const std::string& chat_template_name);
   // For tests: a tokenizer already loaded, and optionally a chat template.
   PromptCodec(std::unique_ptr<model::Tokenizer> tokenizer,
               std::optional<model::ChatTemplate> chat_template);
 
   bool has_tokenizer() const { return tokenizer_ != nullptr; }
+  bool has_chat_template() const { return chat_template_.has_value(); }
+  // For the start-up log: the format (and default system message), or why there is none.
+  std::string chat_template_description() const;
 
   // The prompt's token ids: token prompts as given; text prompts with the tokenizer's prefix
   // (BOS) before the encoded text; chat prompts rendered by the chat template.
