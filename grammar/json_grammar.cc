@@ -228,13 +228,14 @@ class Compiler {
 
   absl::StatusOr<int32_t> Object(const Json& schema, const std::string& pointer, int depth) {
     bool additional = true;
+    const Json* additional_schema = nullptr;  // additionalProperties as a schema (a map's values).
     if (schema.contains("additionalProperties")) {
       const Json& value = schema["additionalProperties"];
-      if (!value.is_boolean()) {
-        return Error(Child(pointer, "additionalProperties"),
-                     "keyword 'additionalProperties' as a schema is not supported (use a boolean)");
+      if (value.is_boolean()) {
+        additional = value.get<bool>();
+      } else {
+        additional_schema = &value;
       }
-      additional = value.get<bool>();
     }
     absl::flat_hash_set<std::string> required;
     if (schema.contains("required")) {
@@ -267,7 +268,13 @@ class Compiler {
                                 "' not among the properties (only declared properties are "
                                 "generated)"));
     }
+    // Without declared properties the object is a map: any keys, values of additionalProperties'
+    // schema (any value when it is true or absent). With them, only they are generated.
     node.free_form = node.properties.empty() && additional;
+    if (node.free_form && additional_schema != nullptr) {
+      ASSIGN_OR_RETURN(node.items, Compile(*additional_schema,
+                                           Child(pointer, "additionalProperties"), depth + 1));
+    }
     ASSIGN_OR_RETURN(const int32_t index, Add(std::move(node)));
     if (grammar_.nodes[index].free_form) {
       RETURN_IF_ERROR(AnyValue().status());

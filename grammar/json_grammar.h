@@ -2,9 +2,10 @@
 //
 // The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llama.cpp's
 // json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
-// `additionalProperties` (a boolean), `items`, `minItems`, `maxItems`, `enum`, `const`, `anyOf`
-// and `oneOf` (alternatives that start differently), local `$ref` into `$defs`/`definitions`
-// (recursion allowed), and the annotations (`title`, `description`, `default`, `examples`, …).
+// `additionalProperties` (a boolean, or a schema: the values of a map, an object without
+// `properties`), `items`, `minItems`, `maxItems`, `enum`, `const`, `anyOf` and `oneOf`
+// (alternatives that start differently), local `$ref` into `$defs`/`definitions` (recursion
+// allowed), and the annotations (`title`, `description`, `default`, `examples`, …).
 // Any other keyword is refused by name with the JSON pointer of the schema that holds it, rather
 // than ignored: ignoring `pattern` or `minimum` would yield JSON that fails the user's schema.
 //
@@ -46,8 +47,8 @@ struct Property {
 struct Node {
   NodeKind kind = NodeKind::kString;
   std::vector<Property> properties = {};  // kObject, in declared order.
-  bool free_form = false;            // kObject: any string keys with any values.
-  int32_t items = -1;                // kArray.
+  bool free_form = false;            // kObject: any string keys, values of `items`.
+  int32_t items = -1;                // kArray's items; a free-form kObject's values (-1: any).
   int32_t min_items = 0;             // kArray.
   int32_t max_items = -1;            // kArray; -1: unbounded.
   std::vector<std::string> literals = {};    // kLiterals.

@@ -194,7 +194,9 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
       if (Whitespace(frame, byte)) return Step::kConsume;
       frame.whitespace = 0;
       frame.phase = kObjAfter;
-      push = node.free_form ? grammar_->any_value : node.properties[frame.a].value;
+      push = !node.free_form  ? node.properties[frame.a].value
+             : node.items >= 0 ? node.items
+                               : grammar_->any_value;
       return Step::kPushRetry;
     case kObjAfter:
       if (Whitespace(frame, byte)) return Step::kConsume;

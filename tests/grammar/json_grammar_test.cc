@@ -40,8 +40,8 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
               HasSubstr("at /properties/name: keyword 'pattern' is not supported"));
   EXPECT_THAT(CompileError(R"({"type": "integer", "minimum": 0})"),
               HasSubstr("at the schema's root: keyword 'minimum'"));
-  EXPECT_THAT(CompileError(R"({"type": "object", "additionalProperties": {"type": "string"}})"),
-              HasSubstr("'additionalProperties' as a schema"));
+  EXPECT_THAT(CompileError(R"({"additionalProperties": {"type": "strnig"}})"),
+              HasSubstr("at /additionalProperties/type: type: 'strnig' is not a JSON type"));
   EXPECT_THAT(CompileError(R"({"type": "array", "items": [{"type": "string"}]})"),
               HasSubstr("'items' as a list"));
   EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
@@ -86,6 +86,16 @@ TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
   EXPECT_FALSE(Accepts(*grammar, "{\n\n\"name\":\"a\",\"age\":1}"));  // A blank line.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));           // Nothing after.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));             // Not closed.
+}
+
+TEST(JsonGrammar, AMapTakesAnyKeysWithValuesOfItsAdditionalProperties) {
+  absl::StatusOr<JsonGrammar> map =
+      CompileJsonSchema(R"({"type": "object", "additionalProperties": {"type": "integer"}})");
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_TRUE(Accepts(*map, R"({"a": 1, "b c": -2, "a": 3})"));
+  EXPECT_TRUE(Accepts(*map, "{}"));
+  EXPECT_FALSE(Accepts(*map, R"({"a": "1"})"));
+  EXPECT_FALSE(Accepts(*map, R"({"a": 1.5})"));
 }
 
 TEST(JsonGrammar, TopLevelNumbersAndLiteralsEndWhereTheyMay) {

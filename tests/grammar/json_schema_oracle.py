@@ -31,8 +31,10 @@ class Generator:
         r = self.rng.random()
         if depth >= 3 or r < 0.35:
             return self.leaf()
-        if r < 0.65:
+        if r < 0.6:
             return self.object(depth)
+        if r < 0.65:
+            return {"type": "object", "additionalProperties": self.schema(depth + 1)}
         if r < 0.8:
             return self.array(depth)
         if r < 0.9:
@@ -101,6 +103,10 @@ def instance(schema, root, rng):
         kind = rng.choice(kind)
     if kind == "object":
         out = {}
+        if isinstance(schema.get("additionalProperties"), dict):
+            for name in rng.sample(NAMES, rng.randint(0, 3)):
+                out[name] = instance(schema["additionalProperties"], root, rng)
+            return out
         for name, sub in schema.get("properties", {}).items():
             if name in schema.get("required", []) or rng.random() < 0.5:
                 out[name] = instance(sub, root, rng)
