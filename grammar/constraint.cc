@@ -31,8 +31,8 @@ absl::StatusOr<std::shared_ptr<CompiledConstraint>> ConstraintCache::Get(
   }
   absl::StatusOr<JsonGrammar> grammar = CompileConstraint(spec);
   if (!grammar.ok()) return grammar.status();
-  recent_.emplace_front(key,
-                        std::make_shared<CompiledConstraint>(*std::move(grammar), trie_, vocab_size_));
+  recent_.emplace_front(
+      key, std::make_shared<CompiledConstraint>(*std::move(grammar), trie_, vocab_size_));
   if (recent_.size() > capacity_) recent_.pop_back();
   return recent_.front().second;
 }

@@ -20,15 +20,16 @@ constexpr int kMaxItemsBound = 65535;  // Item counts live in a Frame's 16 bits.
 
 const absl::flat_hash_set<std::string>& Annotations() {
   static const auto* const kSet = new absl::flat_hash_set<std::string>{
-      "title",      "description", "default",  "examples",  "$schema", "$id",
-      "$comment",   "deprecated",  "readOnly", "writeOnly", "$defs",   "definitions"};
+      "title",    "description", "default",  "examples",  "$schema", "$id",
+      "$comment", "deprecated",  "readOnly", "writeOnly", "$defs",   "definitions"};
   return *kSet;
 }
 
 const absl::flat_hash_set<std::string>& Handled() {
   static const auto* const kSet = new absl::flat_hash_set<std::string>{
-      "type",     "properties", "required", "additionalProperties", "items", "minItems",
-      "maxItems", "enum",       "const",    "anyOf",                "oneOf", "$ref"};
+      "type",  "properties", "required", "additionalProperties",
+      "items", "minItems",   "maxItems", "enum",
+      "const", "anyOf",      "oneOf",    "$ref"};
   return *kSet;
 }
 
@@ -63,41 +64,40 @@ bool HasType(const Json& value, absl::string_view type) {
   return false;
 }
 
-  // Adds the first bytes of `index` to `out`; false on a cycle through unions.
-bool FirstOf(const JsonGrammar& grammar, int32_t index,
-                      absl::flat_hash_set<int32_t>& visiting, std::bitset<256>& out) {
-    const Node& node = grammar.nodes[index];
-    switch (node.kind) {
-      case NodeKind::kObject:
-        out.set('{');
-        return true;
-      case NodeKind::kArray:
-        out.set('[');
-        return true;
-      case NodeKind::kString:
-        out.set('"');
-        return true;
-      case NodeKind::kNumber:
-      case NodeKind::kInteger:
-        out.set('-');
-        for (char c = '0'; c <= '9'; ++c) out.set(static_cast<unsigned char>(c));
-        return true;
-      case NodeKind::kLiterals:
-        for (const std::string& literal : node.literals) {
-          out.set(static_cast<unsigned char>(literal[0]));
-        }
-        return true;
-      case NodeKind::kUnion:
-        if (!visiting.insert(index).second) return false;
-        for (int32_t alternative : node.alternatives) {
-          if (!FirstOf(grammar, alternative, visiting, out)) return false;
-        }
-        visiting.erase(index);
-        return true;
-    }
-    return true;
+// Adds the first bytes of `index` to `out`; false on a cycle through unions.
+bool FirstOf(const JsonGrammar& grammar, int32_t index, absl::flat_hash_set<int32_t>& visiting,
+             std::bitset<256>& out) {
+  const Node& node = grammar.nodes[index];
+  switch (node.kind) {
+    case NodeKind::kObject:
+      out.set('{');
+      return true;
+    case NodeKind::kArray:
+      out.set('[');
+      return true;
+    case NodeKind::kString:
+      out.set('"');
+      return true;
+    case NodeKind::kNumber:
+    case NodeKind::kInteger:
+      out.set('-');
+      for (char c = '0'; c <= '9'; ++c) out.set(static_cast<unsigned char>(c));
+      return true;
+    case NodeKind::kLiterals:
+      for (const std::string& literal : node.literals) {
+        out.set(static_cast<unsigned char>(literal[0]));
+      }
+      return true;
+    case NodeKind::kUnion:
+      if (!visiting.insert(index).second) return false;
+      for (int32_t alternative : node.alternatives) {
+        if (!FirstOf(grammar, alternative, visiting, out)) return false;
+      }
+      visiting.erase(index);
+      return true;
   }
-
+  return true;
+}
 
 class Compiler {
  public:
@@ -222,7 +222,8 @@ class Compiler {
     if (type == "string") return AnyString();
     if (type == "number") return Add(Node{.kind = NodeKind::kNumber});
     if (type == "integer") return Add(Node{.kind = NodeKind::kInteger});
-    if (type == "boolean") return Add(Node{.kind = NodeKind::kLiterals, .literals = {"true", "false"}});
+    if (type == "boolean")
+      return Add(Node{.kind = NodeKind::kLiterals, .literals = {"true", "false"}});
     return Add(Node{.kind = NodeKind::kLiterals, .literals = {"null"}});
   }
 
@@ -255,8 +256,8 @@ class Compiler {
       if (!properties.is_object()) return Error(at, "properties: must be an object");
       for (const auto& [name, property] : properties.items()) {
         ASSIGN_OR_RETURN(const int32_t value, Compile(property, Child(at, name), depth + 1));
-        node.properties.push_back(
-            Property{.key = Json(name).dump(), .value = value, .required = required.contains(name)});
+        node.properties.push_back(Property{
+            .key = Json(name).dump(), .value = value, .required = required.contains(name)});
         required.erase(name);
       }
     }
@@ -331,9 +332,8 @@ class Compiler {
     }
     Node node{.kind = NodeKind::kLiterals};
     for (const Json& value : values) {
-      if (!types.empty() && std::none_of(types.begin(), types.end(), [&](const std::string& t) {
-            return HasType(value, t);
-          })) {
+      if (!types.empty() && std::none_of(types.begin(), types.end(),
+                                         [&](const std::string& t) { return HasType(value, t); })) {
         return Error(pointer, absl::StrCat("enum: value ", value.dump(), " is not of type ",
                                            absl::StrJoin(types, " or ")));
       }
@@ -443,8 +443,8 @@ class Compiler {
 
 absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text) {
   if (schema_text.size() > kMaxSchemaBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("the schema is ", schema_text.size(),
-                                                   " bytes; at most ", kMaxSchemaBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schema is ", schema_text.size(), " bytes; at most ", kMaxSchemaBytes));
   }
   // The depth is checked while parsing, before anything recursive (compiling, dumping literals)
   // walks the document.

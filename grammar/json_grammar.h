@@ -47,18 +47,18 @@ struct Property {
 struct Node {
   NodeKind kind = NodeKind::kString;
   std::vector<Property> properties = {};  // kObject, in declared order.
-  bool free_form = false;            // kObject: any string keys, values of `items`.
-  int32_t items = -1;                // kArray's items; a free-form kObject's values (-1: any).
-  int32_t min_items = 0;             // kArray.
-  int32_t max_items = -1;            // kArray; -1: unbounded.
-  std::vector<std::string> literals = {};    // kLiterals.
-  std::vector<int32_t> alternatives = {};    // kUnion: first bytes are disjoint.
+  bool free_form = false;                 // kObject: any string keys, values of `items`.
+  int32_t items = -1;                     // kArray's items; a free-form kObject's values (-1: any).
+  int32_t min_items = 0;                  // kArray.
+  int32_t max_items = -1;                 // kArray; -1: unbounded.
+  std::vector<std::string> literals = {};  // kLiterals.
+  std::vector<int32_t> alternatives = {};  // kUnion: first bytes are disjoint.
 };
 
 struct JsonGrammar {
   std::vector<Node> nodes;
   int32_t root = 0;
-  int32_t any_value = -1;  // The node of "any JSON value" (free-form objects' values).
+  int32_t any_value = -1;   // The node of "any JSON value" (free-form objects' values).
   int32_t any_string = -1;  // The node of a string (free-form objects' keys).
   std::vector<std::bitset<256>> first_bytes;  // Per node: the bytes its values start with.
 };
@@ -75,7 +75,6 @@ absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text);
 
 // Any JSON object (OpenAI's response_format {"type": "json_object"}).
 JsonGrammar AnyJsonObjectGrammar();
-
 
 }  // namespace arbor::grammar
 

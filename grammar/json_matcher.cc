@@ -194,7 +194,7 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
       if (Whitespace(frame, byte)) return Step::kConsume;
       frame.whitespace = 0;
       frame.phase = kObjAfter;
-      push = !node.free_form  ? node.properties[frame.a].value
+      push = !node.free_form   ? node.properties[frame.a].value
              : node.items >= 0 ? node.items
                                : grammar_->any_value;
       return Step::kPushRetry;
@@ -216,8 +216,8 @@ JsonMatcher::Step JsonMatcher::StepKey(Frame& frame, uint8_t byte) {
   const std::string& current = node.properties[frame.a].key;
   for (size_t i = frame.a; i < node.properties.size() && KeyAllowed(node, frame.count, i); ++i) {
     const std::string& key = node.properties[i].key;
-    if (static_cast<int32_t>(key.size()) > frame.b &&
-        static_cast<uint8_t>(key[frame.b]) == byte && SamePrefix(key, current, frame.b)) {
+    if (static_cast<int32_t>(key.size()) > frame.b && static_cast<uint8_t>(key[frame.b]) == byte &&
+        SamePrefix(key, current, frame.b)) {
       frame.a = static_cast<int32_t>(i);
       if (++frame.b == static_cast<int32_t>(key.size())) {  // The closing quote: no key goes on.
         frame.count = static_cast<uint16_t>(i + 1);
@@ -307,8 +307,8 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
         frame.count = 0;
         return Step::kConsume;
       }
-      if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' ||
-          byte == 'n' || byte == 'r' || byte == 't') {
+      if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' ||
+          byte == 'r' || byte == 't') {
         frame.phase = kStrBody;
         return Step::kConsume;
       }

@@ -86,8 +86,8 @@ void TokenMasker::Mask(const JsonMatcher& matcher, absl::Span<const int32_t> end
   ApplyEnds(matcher, end_tokens, bits);
 }
 
-void TokenMasker::MaskByEachToken(const JsonMatcher& matcher,
-                                  absl::Span<const int32_t> end_tokens, TokenBits& bits) const {
+void TokenMasker::MaskByEachToken(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
+                                  TokenBits& bits) const {
   bits.assign(words_, 0);
   for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
     const std::string& text = trie_->bytes(token);

@@ -28,7 +28,7 @@ TokenTrie::TokenTrie(std::vector<std::string> token_bytes) : token_bytes_(std::m
     return static_cast<int32_t>(byte_.size() - 1);
   };
   add_node(-1, 0);
-  std::vector<int32_t> path = {kRoot};    // Nodes along the previous token's bytes.
+  std::vector<int32_t> path = {kRoot};     // Nodes along the previous token's bytes.
   std::vector<int32_t> last_child = {-1};  // Per path entry: its latest child, for siblings.
   const std::string* previous = nullptr;
   for (int32_t id : sorted) {

@@ -33,13 +33,13 @@ class TokenTrie {
 
  private:
   std::vector<std::string> token_bytes_;
-  std::vector<uint8_t> byte_;            // The edge into each node (the root's is unused).
+  std::vector<uint8_t> byte_;  // The edge into each node (the root's is unused).
   std::vector<int32_t> parent_;
   std::vector<int32_t> next_sibling_;
-  std::vector<int32_t> tokens_begin_;    // Into order_: this node's first token.
-  std::vector<int32_t> tokens_ending_;   // How many of them end at the node.
-  std::vector<int32_t> tokens_end_;      // One past the subtree's last token.
-  std::vector<int32_t> order_;           // Token ids in pre-order.
+  std::vector<int32_t> tokens_begin_;   // Into order_: this node's first token.
+  std::vector<int32_t> tokens_ending_;  // How many of them end at the node.
+  std::vector<int32_t> tokens_end_;     // One past the subtree's last token.
+  std::vector<int32_t> order_;          // Token ids in pre-order.
 };
 
 }  // namespace arbor::grammar

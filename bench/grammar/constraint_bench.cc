@@ -53,8 +53,8 @@ std::string Schema(int n, int salt) {
       absl::StrAppend(&required, required.empty() ? "" : ",", "\"field_", salt, "_", i, "\"");
     }
   }
-  return absl::StrCat(R"({"type":"object","additionalProperties":false,"properties":{)",
-                      properties, "},\"required\":[", required, "]}");
+  return absl::StrCat(R"({"type":"object","additionalProperties":false,"properties":{)", properties,
+                      "},\"required\":[", required, "]}");
 }
 
 void CompileTable() {
@@ -71,17 +71,18 @@ void CompileTable() {
 // Random walks of up to 200 tokens: per schema, the time of the first walk's masks (cold
 // caches) and of four later walks' masks (warm), per step.
 void MaskTable(const std::shared_ptr<const TokenTrie>& trie, int32_t vocab, int32_t end_token) {
-  std::printf("\n| masks on %d tokens | cold: first walk, per step | warm: later walks, per step "
-              "| trie walks per schema |\n|---|---|---|---|\n",
-              vocab);
+  std::printf(
+      "\n| masks on %d tokens | cold: first walk, per step | warm: later walks, per step "
+      "| trie walks per schema |\n|---|---|---|---|\n",
+      vocab);
   const std::vector<int32_t> ends = {end_token};
   std::mt19937 rng(1);
   for (int n : {5, 20}) {
     double cold = 0, warm = 0;
     int64_t cold_steps = 0, warm_steps = 0, walks = 0;
     for (int salt = 0; salt < 8; ++salt) {
-      auto compiled = std::make_shared<CompiledConstraint>(*CompileJsonSchema(Schema(n, salt)),
-                                                           trie, vocab);
+      auto compiled =
+          std::make_shared<CompiledConstraint>(*CompileJsonSchema(Schema(n, salt)), trie, vocab);
       for (int walk = 0; walk < 5; ++walk) {
         ConstraintState state(compiled);
         TokenBits bits;
@@ -100,8 +101,8 @@ void MaskTable(const std::shared_ptr<const TokenTrie>& trie, int32_t vocab, int3
       }
       walks += compiled->masker().frame_misses();
     }
-    std::printf("| %d-property schemas | %.1f µs | %.1f µs | %.1f |\n", n,
-                cold / cold_steps * 1e6, warm / warm_steps * 1e6, walks / 8.0);
+    std::printf("| %d-property schemas | %.1f µs | %.1f µs | %.1f |\n", n, cold / cold_steps * 1e6,
+                warm / warm_steps * 1e6, walks / 8.0);
   }
 }
 
@@ -153,9 +154,10 @@ void EngineTable(const std::string& model_dir) {
   v1::OutputConstraint object, schema;
   object.set_json_object(true);
   schema.set_json_schema(Schema(20, 0));
-  std::printf("\n| engine, %d threads | batch | unconstrained tok/s | json_object tok/s | "
-              "20-property schema tok/s | cost (schema) |\n|---|---|---|---|---|---|\n",
-              options.threads);
+  std::printf(
+      "\n| engine, %d threads | batch | unconstrained tok/s | json_object tok/s | "
+      "20-property schema tok/s | cost (schema) |\n|---|---|---|---|---|---|\n",
+      options.threads);
   for (int batch : {1, 32}) {
     double plain = 0, with_object = 0, with_schema = 0;
     for (int round = 0; round < 2; ++round) {  // Interleaved; the best of two each.
@@ -163,8 +165,8 @@ void EngineTable(const std::string& model_dir) {
       with_object = std::max(with_object, EngineTokensPerSecond(**engine, batch, &object));
       with_schema = std::max(with_schema, EngineTokensPerSecond(**engine, batch, &schema));
     }
-    std::printf("| | %d | %.0f | %.0f | %.0f | %.1f %% |\n", batch, plain, with_object,
-                with_schema, 100 * (plain / with_schema - 1));
+    std::printf("| | %d | %.0f | %.0f | %.0f | %.1f %% |\n", batch, plain, with_object, with_schema,
+                100 * (plain / with_schema - 1));
     std::fflush(stdout);
   }
 }

@@ -1,6 +1,8 @@
 // The JSON Schema grammar, its matcher and its token masks, against independent judges: Python's
 // `jsonschema` decides which documents are valid (tests/grammar/json_schema_oracle.py), and masks
 // computed through the trie and the caches are compared with testing every token on its own.
+#include "grammar/json_grammar.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "grammar/constraint.h"
-#include "grammar/json_grammar.h"
 #include "grammar/json_matcher.h"
 #include "grammar/token_masker.h"
 #include "grammar/token_trie.h"
@@ -68,24 +69,25 @@ TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
                                                         "maxItems": 2}}})");
   ASSERT_TRUE(grammar.ok()) << grammar.status();
   EXPECT_TRUE(Accepts(*grammar, R"({"name":"Ann","age":31})"));
-  EXPECT_TRUE(Accepts(*grammar, R"({"name": "A\"n\u00e9", "nick": "x", "age": -0, "tags": [12, 1]})"));
+  EXPECT_TRUE(
+      Accepts(*grammar, R"({"name": "A\"n\u00e9", "nick": "x", "age": -0, "tags": [12, 1]})"));
   EXPECT_TRUE(Accepts(*grammar, "{\n  \"name\": \"\xC3\xA9\",\n  \"age\": 7\n}"));
-  EXPECT_FALSE(Accepts(*grammar, R"({"age":31,"name":"Ann"})"));         // Out of order.
-  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann"})"));                   // age missing.
-  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":3.5})"));          // Not an integer.
-  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":01})"));           // Leading zero.
+  EXPECT_FALSE(Accepts(*grammar, R"({"age":31,"name":"Ann"})"));                // Out of order.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann"})"));                         // age missing.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":3.5})"));               // Not an integer.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":01})"));                // Leading zero.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1,"tags":[1,1,1]})"));  // maxItems.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1,"tags":[2]})"));      // Not in enum.
-  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"a\x01\",\"age\":1}"));        // Raw control byte.
-  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"\xC3\",\"age\":1}"));         // Cut UTF-8.
+  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"a\x01\",\"age\":1}"));            // Raw control byte.
+  EXPECT_FALSE(Accepts(*grammar, "{\"name\":\"\xC3\",\"age\":1}"));             // Cut UTF-8.
   EXPECT_TRUE(Accepts(*grammar, "{\n" + std::string(kMaxIndent, ' ') + R"("name":"a","age":1})"));
-  EXPECT_FALSE(Accepts(*grammar, "{\n" + std::string(kMaxIndent + 1, ' ') +
-                                     R"("name":"a","age":1})"));
-  EXPECT_FALSE(Accepts(*grammar, R"({  "name":"a","age":1})"));    // Two spaces.
+  EXPECT_FALSE(
+      Accepts(*grammar, "{\n" + std::string(kMaxIndent + 1, ' ') + R"("name":"a","age":1})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({  "name":"a","age":1})"));       // Two spaces.
   EXPECT_FALSE(Accepts(*grammar, "{\r\n\"name\":\"a\",\"age\":1}"));  // A carriage return.
   EXPECT_FALSE(Accepts(*grammar, "{\n\n\"name\":\"a\",\"age\":1}"));  // A blank line.
-  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));           // Nothing after.
-  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));             // Not closed.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));      // Nothing after.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));        // Not closed.
 }
 
 TEST(JsonGrammar, AMapTakesAnyKeysWithValuesOfItsAdditionalProperties) {
@@ -157,10 +159,11 @@ std::vector<std::string> TestVocabulary(std::mt19937& rng) {
   std::vector<std::string> vocab = {""};
   for (int b = 1; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   const std::vector<std::string> pieces = {
-      "{\"", "\":", "\": ", "\",", "\"}", "\"]", "},", "}]", "]}", ", \"", ",\"", "[{",
-      "true", "false", "null", "nul", "12", "0.", "e-", "-1", "123", "\\n", "\\\"", "\\u00",
-      "name", "age", "id", "tags", "score", "kind", "a\\\"b", "x y", "\xC3\xA9", "\xE6\x97\xA5",
-      "\n  ", "  ", "\n\t", "red", "green", "\"red\"", "blue\"", "fixed", " \"", "\":\""};
+      "{\"",  "\":",   "\": ",  "\",",     "\"}",    "\"]",      "},",           "}]",   "]}",
+      ", \"", ",\"",   "[{",    "true",    "false",  "null",     "nul",          "12",   "0.",
+      "e-",   "-1",    "123",   "\\n",     "\\\"",   "\\u00",    "name",         "age",  "id",
+      "tags", "score", "kind",  "a\\\"b",  "x y",    "\xC3\xA9", "\xE6\x97\xA5", "\n  ", "  ",
+      "\n\t", "red",   "green", "\"red\"", "blue\"", "fixed",    " \"",          "\":\""};
   for (const std::string& p : pieces) vocab.push_back(p);
   std::uniform_int_distribution<int> pick(0, static_cast<int>(pieces.size()) - 1);
   for (int i = 0; i < 400; ++i) vocab.push_back(pieces[pick(rng)] + pieces[pick(rng)]);
@@ -227,8 +230,8 @@ TEST(TokenMasker, MasksEqualTheTokenByTokenReferenceAndWalksStayValid) {
           if (TestBit(fast, id)) allowed.push_back(id);
         }
         ASSERT_FALSE(allowed.empty()) << schema << "\ndead end after: " << text;
-        const int32_t token = allowed[std::uniform_int_distribution<size_t>(
-            0, allowed.size() - 1)(rng)];
+        const int32_t token =
+            allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
         if (token == ends[0]) {
           items.push_back({{"schema", schema}, {"document", text}});
           break;

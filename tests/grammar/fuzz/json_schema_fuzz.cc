@@ -21,8 +21,8 @@ const arbor::grammar::TokenTrie& Vocabulary() {
   static const auto* const kTrie = [] {
     std::vector<std::string> tokens;
     for (int b = 0; b < 128; ++b) tokens.push_back(std::string(1, static_cast<char>(b)));
-    for (const char* t : {"{\"", "\":", "\",", "\"}", "true", "null", "12", "0.", "e-", "]}",
-                          "\xC3\xA9", " \""}) {
+    for (const char* t :
+         {"{\"", "\":", "\",", "\"}", "true", "null", "12", "0.", "e-", "]}", "\xC3\xA9", " \""}) {
       tokens.push_back(t);
     }
     return new arbor::grammar::TokenTrie(tokens);
