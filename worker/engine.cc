@@ -31,8 +31,8 @@ Engine::Engine(std::unique_ptr<Backend> backend, EngineOptions options)
   item_limits_.max_context = limits_.max_context;
   item_limits_.eos_token_ids = options_.eos_token_ids;
   if (options_.vocabulary != nullptr) {
-    constraints_ = std::make_unique<grammar::ConstraintCache>(options_.vocabulary,
-                                                              config.vocab_size);
+    constraints_ =
+        std::make_unique<grammar::ConstraintCache>(options_.vocabulary, config.vocab_size);
   }
   PublishHealth();
   thread_ = std::thread([this] { Loop(); });
@@ -143,9 +143,10 @@ absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> Engine::ConstraintO
   // Once the document is complete only an end token is allowed: there must be one.
   if (item.stop().stop_token_ids().empty() &&
       (item.stop().ignore_eos() || item_limits_.eos_token_ids.empty())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "items[", index, "].stop: a constrained item needs an end token (eos, not ignored, or "
-        "stop_token_ids)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("items[", index,
+                     "].stop: a constrained item needs an end token (eos, not ignored, or "
+                     "stop_token_ids)"));
   }
   absl::StatusOr<std::shared_ptr<grammar::CompiledConstraint>> compiled = constraints_->Get(spec);
   if (!compiled.ok()) {

@@ -172,8 +172,8 @@ absl::StatusOr<std::string> MessageContent(const json& content, const std::strin
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const json& part = content[i];
-    if (!part.is_object() || !(part.contains("type") && part["type"] == "text") || !part.contains("text") ||
-        !part["text"].is_string()) {
+    if (!part.is_object() || !(part.contains("type") && part["type"] == "text") ||
+        !part.contains("text") || !part["text"].is_string()) {
       return FieldError(absl::StrCat(field, "[", i, "]"),
                         "only {\"type\": \"text\", \"text\": string} parts are supported");
     }

@@ -162,11 +162,11 @@ void Job::ShrinkSearch(const absl::Status& status) {
   branch_.reset();
   const int width = static_cast<int>(abandoned->candidates.size());
   fork_width_cap_ = std::min(fork_width_cap_, width) / 2;
-  const std::string reason = absl::StrCat(
-      "abandoned: the worker's KV cache cannot hold ", width, " rollouts (", status.message(),
-      "); ",
-      fork_width_cap_ >= 2 ? absl::StrCat("later forks take at most ", fork_width_cap_)
-                           : std::string("the job goes on without branching"));
+  const std::string reason =
+      absl::StrCat("abandoned: the worker's KV cache cannot hold ", width, " rollouts (",
+                   status.message(), "); ",
+                   fork_width_cap_ >= 2 ? absl::StrCat("later forks take at most ", fork_width_cap_)
+                                        : std::string("the job goes on without branching"));
   EmitResolved(*abandoned, {}, reason);
   base::WithFields(LogFieldsFor("search_shrunk", {{"fork_width_cap", fork_width_cap_}}))
       .Warn("branch {}", reason);
