@@ -178,7 +178,7 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
   ModelConfig config;
   config.name = std::string(preset);
   config.rms_norm_eps = 1e-5f;
-  if (preset == "tiny") {
+  if (preset == "tiny" || preset == kQwen2Preset) {
     config.num_layers = 2;
     config.hidden_size = 64;
     config.num_heads = 4;
@@ -187,6 +187,14 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.intermediate_size = 128;
     config.vocab_size = 512;
     config.max_position_embeddings = 2048;
+    if (preset == kQwen2Preset) {
+      // tiny's shape as Qwen2.5 builds its small models: q/k/v biases, θ 1e6, tied embeddings.
+      config.architecture = Architecture::kQwen2;
+      config.max_position_embeddings = 4096;
+      config.rms_norm_eps = 1e-6f;
+      config.rope_theta = 1000000.0f;
+      config.tie_word_embeddings = true;
+    }
   } else if (preset == "small") {
     // Exercises llama3 rope scaling and GQA groups of 4 at a size the CPU runs quickly.
     config.num_layers = 4;
@@ -199,20 +207,6 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view preset) {
     config.max_position_embeddings = 8192;
     config.rope_theta = 500000.0f;
     config.rope_scaling = {RopeScaling::Type::kLlama3, 8.0f, 1.0f, 4.0f, 1024, {}};
-  } else if (preset == kQwen2Preset) {
-    // tiny's shape as Qwen2.5 builds its small models: q/k/v biases, θ 1e6, tied embeddings.
-    config.architecture = Architecture::kQwen2;
-    config.num_layers = 2;
-    config.hidden_size = 64;
-    config.num_heads = 4;
-    config.num_kv_heads = 2;
-    config.head_dim = 16;
-    config.intermediate_size = 128;
-    config.vocab_size = 512;
-    config.max_position_embeddings = 4096;
-    config.rms_norm_eps = 1e-6f;
-    config.rope_theta = 1000000.0f;
-    config.tie_word_embeddings = true;
   } else if (preset == kLlama3Preset) {  // docs/ARCHITECTURE.md §9: Llama-3.2-1B exactly.
     config.num_layers = 16;
     config.hidden_size = 2048;

@@ -329,33 +329,29 @@ def check(data, path, label):
     return 1
 
 
-def short(value, limit=160):
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--gguf", required=True, help="SmolLM2-135M-Instruct.Q4_1.gguf")
+def add_mode_arguments(parser):
+    """--out FILE or --check FILE, as both golden scripts take them."""
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--out", help="write the reference JSON here (default: stdout)")
     mode.add_argument("--check", metavar="FILE", help="compare with this reference JSON")
-    args = parser.parse_args()
 
-    if not os.path.isfile(args.gguf):
-        print("SKIP: no GGUF at %s" % args.gguf, file=sys.stderr)
-        return SKIP
+
+def llama_cpp_importable():
+    """True when llama_cpp and numpy import; else says why the script skips."""
     try:
         import llama_cpp  # noqa: F401
         import numpy  # noqa: F401
     except ImportError as e:
         print("SKIP: cannot import llama_cpp/numpy (%s); run scripts/llama-cpp-reference.sh"
               % e, file=sys.stderr)
-        return SKIP
+        return False
+    return True
 
-    data = compute(args.gguf)
+
+def finish(data, args, label):
+    """--check: compare `data` with the file (check()); else write it to --out or stdout."""
     if args.check:
-        return check(data, args.check, "llama_cpp_golden")
+        return check(data, args.check, label)
     text = dump(data)
     if args.out:
         tmp = args.out + ".tmp"
@@ -365,6 +361,25 @@ def main():
     else:
         sys.stdout.write(text)
     return 0
+
+
+def short(value, limit=160):
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gguf", required=True, help="SmolLM2-135M-Instruct.Q4_1.gguf")
+    add_mode_arguments(parser)
+    args = parser.parse_args()
+
+    if not os.path.isfile(args.gguf):
+        print("SKIP: no GGUF at %s" % args.gguf, file=sys.stderr)
+        return SKIP
+    if not llama_cpp_importable():
+        return SKIP
+    return finish(compute(args.gguf), args, "llama_cpp_golden")
 
 
 if __name__ == "__main__":

@@ -19,15 +19,13 @@ Exit 77 (skip) when llama_cpp cannot be imported. scripts/llama-cpp-reference.sh
 generates the files, builds the virtualenv this needs, and runs it.
 """
 import argparse
-import ctypes
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from llama_cpp_golden import (LLAMA_CPP_COMMITS, SKIP, check, dump, quiet_logs,  # noqa: E402
-                              sha256)
+from llama_cpp_golden import (LLAMA_CPP_COMMITS, SKIP, add_mode_arguments,  # noqa: E402
+                              finish, llama_cpp_importable, quiet_logs, sha256)
 from random_gguf import MODELS  # noqa: E402
 
 TEXTS = ["123 12345 4512", "Hello, hello world and 12 the", "it's the world,her 1212",
@@ -111,30 +109,11 @@ def compute(gguf_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gguf-dir", required=True, help="where random_gguf.py wrote its files")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--out", help="write the reference JSON here (default: stdout)")
-    mode.add_argument("--check", metavar="FILE", help="compare with this reference JSON")
+    add_mode_arguments(parser)
     args = parser.parse_args()
-    try:
-        import llama_cpp  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError as e:
-        print("SKIP: cannot import llama_cpp/numpy (%s); run scripts/llama-cpp-reference.sh"
-              % e, file=sys.stderr)
+    if not llama_cpp_importable():
         return SKIP
-
-    data = compute(args.gguf_dir)
-    if args.check:
-        return check(data, args.check, "llama_cpp_random_golden")
-    text = dump(data)
-    if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, args.out)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return finish(compute(args.gguf_dir), args, "llama_cpp_random_golden")
 
 
 if __name__ == "__main__":

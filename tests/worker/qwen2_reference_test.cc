@@ -30,7 +30,7 @@
 #include "tests/model/gguf_builder.h"
 #include "tests/support/python_reference.h"
 #include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
+#include "tests/worker/random_llama.h"
 
 namespace arbor::worker {
 namespace {
@@ -41,20 +41,6 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> Serve(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
   return CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
                             kOptions);
-}
-
-// The logits after `tokens`, computed cold in a fresh sequence.
-std::vector<float> LastLogits(Backend& backend, const std::vector<int32_t>& tokens) {
-  KvCache kv(&backend);
-  EXPECT_TRUE(kv.Create(0).ok());
-  EXPECT_TRUE(kv.Append(0, tokens).ok());
-  std::vector<float> logits(backend.config().vocab_size);
-  ForwardRow row{.tokens = tokens,
-                 .start_pos = 0,
-                 .block_table = (*kv.Find(0))->blocks,
-                 .logits = logits.data()};
-  EXPECT_TRUE(backend.Forward({&row, 1}).ok());
-  return logits;
 }
 
 // llama.cpp's name of a Hugging Face tensor of a qwen2 model, as its converter writes it.
@@ -125,7 +111,7 @@ TEST_F(Qwen2ReferenceTest, DirectoryMatchesTheFloat64Reference) {
       {{"model_dir", dir_}, {"sequences", sequences}, {"logits", "last"}});
   ASSERT_TRUE(answer.is_object() && answer.contains("results"));
   for (size_t s = 0; s < sequences.size(); ++s) {
-    const std::vector<float> got = LastLogits(**backend, sequences[s]);
+    const std::vector<float> got = worker::testing::LastLogits(**backend, sequences[s]).value();
     const std::vector<double> want = answer["results"][s]["logits"][0].get<std::vector<double>>();
     ASSERT_EQ(got.size(), want.size());
     double worst = 0;
@@ -167,7 +153,8 @@ TEST_F(Qwen2ReferenceTest, GgufOfTheSameWeightsGivesTheSameLogits) {
   std::mt19937 rng(seed_);
   std::vector<int32_t> tokens(57);
   for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(rng);
-  EXPECT_EQ(LastLogits(**from_gguf, tokens), LastLogits(**direct, tokens));
+  EXPECT_EQ(worker::testing::LastLogits(**from_gguf, tokens).value(),
+            worker::testing::LastLogits(**direct, tokens).value());
   std::filesystem::remove(path);
 }
 

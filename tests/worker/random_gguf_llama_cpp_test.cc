@@ -39,7 +39,7 @@
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
 #include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
+#include "tests/worker/random_llama.h"
 
 namespace arbor::worker {
 namespace {
@@ -98,20 +98,6 @@ class RandomGgufLlamaCppTest : public ::testing::Test {
   static inline json golden_;
 };
 
-// The logits after `tokens` (cold, in a fresh sequence).
-std::vector<float> LastLogits(Backend& backend, const std::vector<int32_t>& tokens) {
-  KvCache kv(&backend);
-  EXPECT_TRUE(kv.Create(0).ok());
-  EXPECT_TRUE(kv.Append(0, tokens).ok());
-  std::vector<float> logits(backend.config().vocab_size);
-  ForwardRow row{.tokens = tokens,
-                 .start_pos = 0,
-                 .block_table = (*kv.Find(0))->blocks,
-                 .logits = logits.data()};
-  EXPECT_TRUE(backend.Forward({&row, 1}).ok());
-  return logits;
-}
-
 TEST_F(RandomGgufLlamaCppTest, GoldenDataIsForTheseFiles) {
   ASSERT_EQ(golden_["models"].size(), 6u);
   for (const json& model : golden_["models"]) {
@@ -146,7 +132,7 @@ TEST_F(RandomGgufLlamaCppTest, LogitsMatchLlamaCpp) {
     for (const json& c : model["logits"]) {
       const std::vector<double> want = c["last_logits"].get<std::vector<double>>();
       const std::vector<float> got =
-          LastLogits(*backend, c["prompt_ids"].get<std::vector<int32_t>>());
+          worker::testing::LastLogits(*backend, c["prompt_ids"].get<std::vector<int32_t>>()).value();
       double largest = 0, diff = 0;
       for (size_t i = 0; i < want.size(); ++i) {
         largest = std::max(largest, std::abs(want[i]));
@@ -171,7 +157,7 @@ TEST_F(RandomGgufLlamaCppTest, GreedyContinuationsMatchLlamaCpp) {
       std::vector<int32_t> tokens = g["prompt_ids"].get<std::vector<int32_t>>();
       const std::vector<int> want = g["generated_ids"].get<std::vector<int>>();
       for (size_t step = 0; step < want.size(); ++step) {
-        const std::vector<float> logits = LastLogits(*backend, tokens);
+        const std::vector<float> logits = worker::testing::LastLogits(*backend, tokens).value();
         const int32_t got =
             static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
         ++compared;
