@@ -65,10 +65,14 @@ ABSL_FLAG(int, finished_jobs, 1000,
 ABSL_FLAG(int, steps_per_run, 64,
           "Decode steps per worker Run on a job's main path (fewer = more coordinator round "
           "trips, more = less responsive cancellation).");
+ABSL_FLAG(bool, stream_runs, true,
+          "Main-path Runs stream each decoded token from the worker (Worker.RunStream), so it "
+          "reaches the client one forward step after it was decoded; false: tokens come when a "
+          "Run ends, and --first_run_steps shortens the first Runs instead.");
 ABSL_FLAG(int, first_run_steps, 4,
-          "Decode steps of a job's first main-path Run, >= 1; each next Run decodes as many as "
-          "the job has generated so far, up to --steps_per_run (fewer = earlier first tokens, "
-          "more Runs per job).");
+          "With --nostream_runs: decode steps of a job's first main-path Run, >= 1; each next Run "
+          "decodes as many as the job has generated so far, up to --steps_per_run (fewer = "
+          "earlier first tokens, more Runs per job).");
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
@@ -318,6 +322,7 @@ absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags() {
   }
   options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
   options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
+  options.job.stream_runs = absl::GetFlag(FLAGS_stream_runs);
   options.limits.max_prompt_bytes = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_prompt_bytes));
   options.job.max_wait = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_max_wait_seconds)));
   return options;

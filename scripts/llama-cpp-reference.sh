@@ -24,9 +24,8 @@ set -euo pipefail
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly VENV="${ROOT}/.venv-llamacpp"
-readonly LCP_VERSION="0.3.36"
-readonly LCP_SDIST_NAME="llama_cpp_python-${LCP_VERSION}.tar.gz"
-readonly LCP_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+# shellcheck source=scripts/llama-cpp-sdist.sh
+source "${ROOT}/scripts/llama-cpp-sdist.sh"
 # Native CPU build of the shared libraries only; the multimodal (mtmd) library is not needed.
 readonly LCP_CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_BUILD_TYPE=Release"
 readonly STAMP_VALUE="llama-cpp-python==${LCP_VERSION} numpy ${LCP_CMAKE_ARGS}"
@@ -61,18 +60,8 @@ install_venv() {
   [[ -x "${VENV}/bin/python" ]] || "${python}" -m venv "${VENV}" >>"${LOG}" 2>&1 ||
     fail "could not create ${VENV}"
 
-  local sdist="${LLAMA_CPP_PYTHON_SDIST:-}"
-  if [[ -z "${sdist}" ]]; then
-    sdist="${VENV}/sdist/${LCP_SDIST_NAME}"
-    if [[ ! -f "${sdist}" ]]; then
-      "${VENV}/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
-        -d "${VENV}/sdist" "llama-cpp-python==${LCP_VERSION}" >>"${LOG}" 2>&1 ||
-        fail "pip download llama-cpp-python==${LCP_VERSION} failed"
-    fi
-  fi
-  [[ -f "${sdist}" ]] || fail "no sdist at ${sdist}"
-  echo "${LCP_SDIST_SHA256}  ${sdist}" | sha256sum -c --status ||
-    fail "${sdist} does not have sha256 ${LCP_SDIST_SHA256}"
+  local sdist
+  sdist="$(llama_cpp_sdist "${VENV}" "${LOG}")" || fail "no llama-cpp-python sdist"
 
   # numpy and llama-cpp-python's other runtime dependencies, so that the build below can use
   # --no-deps and --force-reinstall touches nothing else.

@@ -26,6 +26,7 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
                                            t.logprob(),
                                            t.strategy(),
                                            {t.top_logprobs().begin(), t.top_logprobs().end()}}};
+      if (t.final()) Release(piece);  // Nothing can retract it: no need to wait.
       break;
     }
     case arbor::v1::GenerateEvent::kInsert: {

@@ -6,7 +6,9 @@
 // when the policy re-draws it. Only the tail of the committed path can be backspaced (never a
 // prompt or inserted token, and a position at most once), so holding back the latest token's
 // text until the next token, insert or finish is enough: the concatenated pieces equal the job's
-// committed text, and a backspaced token is never shown. Inserted tokens are final at once.
+// committed text, and a backspaced token is never shown. Inserted tokens are final at once, and
+// so are tokens the job marks final (TokenEvent.final: its policy cannot backspace them), so a
+// greedy or sampled answer is not held back by a step.
 #ifndef ARBOR_VIEWS_COMMITTED_STREAM_H_
 #define ARBOR_VIEWS_COMMITTED_STREAM_H_
 

@@ -46,14 +46,15 @@ Engine::~Engine() {
   thread_.join();
 }
 
-void Engine::Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done) {
+void Engine::Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done,
+                 ProgressCallback progress) {
   if (absl::Status valid = ValidateRunRequest(request, limits_); !valid.ok()) {
     done(valid);
     return;
   }
   absl::MutexLock lock(&mu_);
-  queue_.push_back(
-      QueuedRun{std::move(request), std::move(cancelled), std::move(done), absl::Now()});
+  queue_.push_back(QueuedRun{std::move(request), std::move(cancelled), std::move(done),
+                             std::move(progress), absl::Now()});
 }
 
 void Engine::Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done) {
@@ -104,6 +105,7 @@ void Engine::Loop() {
       return;
     }
     if (!active_.empty()) Step();
+    ReportProgress();
     FinishRuns();
     PublishHealth();
     for (auto& completion : completions_) completion();
@@ -263,6 +265,7 @@ void Engine::Admit(QueuedRun queued) {
   auto run = std::make_unique<ActiveRun>();
   run->cancelled = std::move(queued.cancelled);
   run->done = std::move(queued.done);
+  run->progress = std::move(queued.progress);
   run->owner = queued.request.owner_epoch();
   run->timings.set_queue_us(absl::ToInt64Microseconds(absl::Now() - queued.submitted));
   // A caller already gone (its deadline passed while the run was queued) gets nothing created:
@@ -330,6 +333,37 @@ void Engine::RollBack(ActiveRun& run) {
     }
     (*state)->last_sampled = run.last_sampled_before[i];
     (*state)->busy = false;
+  }
+}
+
+void Engine::ReportProgress() {
+  for (const auto& active : active_) {
+    ActiveRun& run = *active;
+    // A run that answers now sends everything in its response instead.
+    if (!run.progress || run.failed ||
+        std::all_of(run.items.begin(), run.items.end(),
+                    [](const ItemRun& item) { return item.done(); })) {
+      continue;
+    }
+    run.reported.resize(run.items.size(), 0);
+    v1::RunProgress progress;
+    bool any = false;
+    for (size_t i = 0; i < run.items.size(); ++i) {
+      ItemRun& item = run.items[i];
+      v1::RunResult& result = *progress.add_results();
+      result.set_sequence_id(item.sequence_id());
+      const int32_t final_steps = item.FinalSteps();
+      for (int32_t s = run.reported[i]; s < final_steps; ++s) {
+        *result.add_steps() = item.result().steps(s);
+      }
+      any = any || final_steps > run.reported[i];
+      run.reported[i] = std::max(run.reported[i], final_steps);
+    }
+    if (any) {
+      completions_.push_back([callback = run.progress, progress = std::move(progress)]() mutable {
+        callback(std::move(progress));
+      });
+    }
   }
 }
 

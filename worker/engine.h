@@ -59,6 +59,8 @@ struct EngineOptions {
 class Engine {
  public:
   using RunCallback = std::function<void(absl::StatusOr<v1::RunResponse>)>;
+  // Steps a run decoded since its previous progress (v1::RunProgress), before it answers.
+  using ProgressCallback = std::function<void(v1::RunProgress)>;
 
   Engine(std::unique_ptr<Backend> backend, EngineOptions options);
   ~Engine();  // Fails queued and active runs with UNAVAILABLE, applies queued releases, joins.
@@ -71,8 +73,11 @@ class Engine {
   // Queues a run. `cancelled` is polled at admission (a run cancelled by then answers CANCELLED
   // and creates nothing) and between steps (client gone or deadline passed).
   // `done` runs exactly once: on the engine thread, or before Run returns when the request
-  // fails ValidateRunRequest.
-  void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done);
+  // fails ValidateRunRequest. `progress`, when set, runs on the engine thread after each step
+  // that made some of the run's steps final (ItemRun::FinalSteps), never after `done`; like
+  // `done` it must not block.
+  void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done,
+           ProgressCallback progress = nullptr);
   // Releases sequences (unknown ids are ignored; busy ones go when their run ends). `done`
   // receives how many ids were live.
   void Release(std::vector<uint64_t> ids, std::function<void(int32_t)> done);
@@ -87,6 +92,7 @@ class Engine {
     v1::RunRequest request;
     std::function<bool()> cancelled;
     RunCallback done;
+    ProgressCallback progress;
     absl::Time submitted;
   };
   struct QueuedRelease {
@@ -123,6 +129,8 @@ class Engine {
   // when all hit). KV exhaustion ends a decoding item or fails the run, and is not an error here.
   absl::Status AddRow(ActiveRun& run, size_t index, int32_t take, std::vector<Row>& rows,
                       int32_t& budget);
+  // Queues each unfinished run's progress: the steps that became final in this step.
+  void ReportProgress();
   void FinishRuns();
   // After a failed step: asks the backend whether it can go on (Backend::Usable); when not, the
   // engine is broken for good: Health says not serving, and every run fails with UNAVAILABLE.

@@ -6,6 +6,7 @@
 #ifndef ARBOR_WORKER_ITEM_RUN_H_
 #define ARBOR_WORKER_ITEM_RUN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -76,6 +77,13 @@ class ItemRun {
   // Ends the item early (cancellation, KV exhaustion), or a prefill-only item once its tokens
   // are in (STOP_REASON_MAX_STEPS).
   void Stop(v1::StopReason reason);
+  // How many of the result's leading steps can no longer change: all once the item is done;
+  // before that, all but the last when the next step may still give it its top-K (a SEARCH
+  // BACKSPACE's re-draw distribution, AttachPreviousTopK).
+  int32_t FinalSteps() const {
+    const int32_t steps = result_.steps_size();
+    return done_ || !keep_previous_top_k_ ? steps : std::max(0, steps - 1);
+  }
   // The result; `length` and `cached_tokens` are filled by the engine.
   v1::RunResult& result() { return result_; }
 

@@ -1,6 +1,7 @@
 #include "worker/worker_service.h"
 
 #include "rpc/grpc_status.h"
+#include "worker/run_stream_reactor.h"
 
 namespace arbor::worker {
 
@@ -21,14 +22,22 @@ grpc::ServerUnaryReactor* WorkerService::Info(grpc::CallbackServerContext* conte
   return reactor;
 }
 
+namespace {
+
+grpc::Status Draining() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      "worker is draining: send new runs to another worker");
+}
+
+}  // namespace
+
 grpc::ServerUnaryReactor* WorkerService::Run(grpc::CallbackServerContext* context,
                                              const v1::RunRequest* request,
                                              v1::RunResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   Renew(request->owner_epoch());
   if (draining_) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 "worker is draining: send new runs to another worker"));
+    reactor->Finish(Draining());
     return reactor;
   }
   // The context stays valid until Finish, and the engine polls `cancelled` only before it
@@ -40,6 +49,13 @@ grpc::ServerUnaryReactor* WorkerService::Run(grpc::CallbackServerContext* contex
         reactor->Finish(rpc::ToGrpcStatus(result.status()));
       });
   return reactor;
+}
+
+grpc::ServerWriteReactor<v1::RunUpdate>* WorkerService::RunStream(
+    grpc::CallbackServerContext* context, const v1::RunRequest* request) {
+  Renew(request->owner_epoch());
+  if (draining_) return RunStreamReactor::Refuse(Draining());
+  return RunStreamReactor::Start(context, engine_, *request);
 }
 
 grpc::ServerUnaryReactor* WorkerService::Release(grpc::CallbackServerContext* context,

@@ -28,6 +28,8 @@ class WorkerService final : public v1::Worker::CallbackService {
                                  const v1::InfoRequest* request, v1::WorkerInfo* response) override;
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const v1::RunRequest* request,
                                 v1::RunResponse* response) override;
+  grpc::ServerWriteReactor<v1::RunUpdate>* RunStream(grpc::CallbackServerContext* context,
+                                                     const v1::RunRequest* request) override;
   grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
                                     const v1::ReleaseRequest* request,
                                     v1::ReleaseResponse* response) override;

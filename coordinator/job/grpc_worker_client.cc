@@ -1,6 +1,9 @@
 #include "coordinator/job/grpc_worker_client.h"
 
 #include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,8 +35,92 @@ GrpcWorkerClient::GrpcWorkerClient(const WorkerHandle& handle, absl::Duration re
       owner_epoch_(handle.owner_epoch),
       release_timeout_(release_timeout) {}
 
+absl::Status GrpcWorkerClient::Runs::Ended(const void* call, const grpc::Status& status,
+                                           const std::string& worker) {
+  bool was_abandoned = false;
+  {
+    absl::MutexLock lock(&mu);
+    contexts.erase(call);
+    was_abandoned = abandoned;
+  }
+  if (status.error_code() == grpc::StatusCode::CANCELLED && was_abandoned) {
+    return absl::UnavailableError(
+        absl::StrCat("worker ", worker, " presumed dead: its run was abandoned"));
+  }
+  return rpc::FromGrpcStatus(status);
+}
+
+// Worker.RunStream's client side: progress goes to the job as it is read, the final response
+// to `done` when the call ends. Deletes itself in OnDone, after every other reaction.
+class GrpcWorkerClient::StreamedRun final
+    : public grpc::ClientReadReactor<arbor::v1::RunUpdate> {
+ public:
+  StreamedRun(std::shared_ptr<Runs> runs, std::string worker, RunCallback done,
+              ProgressCallback progress)
+      : runs_(std::move(runs)),
+        worker_(std::move(worker)),
+        done_(std::move(done)),
+        progress_(std::move(progress)) {}
+
+  void Start(arbor::v1::Worker::StubInterface& stub, arbor::v1::RunRequest request,
+             absl::Duration timeout) {
+    request_ = std::move(request);
+    SetDeadline(*context_, timeout);
+    {
+      absl::MutexLock lock(&runs_->mu);
+      runs_->contexts[this] = context_;
+    }
+    stub.async()->RunStream(context_.get(), &request_, this);
+    StartRead(&update_);
+    StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // The stream ended: OnDone follows.
+    if (update_.has_progress()) {
+      progress_(update_.progress());
+    } else if (update_.has_response()) {
+      response_ = std::move(*update_.mutable_response());
+    }
+    StartRead(&update_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    std::unique_ptr<StreamedRun> owned(this);
+    absl::Status ended = runs_->Ended(this, status, worker_);
+    if (ended.ok() && !response_) {
+      ended = absl::InternalError(
+          absl::StrCat("worker ", worker_, " ended a streamed run without its response"));
+    }
+    if (ended.ok()) {
+      done_(*std::move(response_));
+    } else {
+      done_(std::move(ended));
+    }
+  }
+
+ private:
+  const std::shared_ptr<Runs> runs_;
+  const std::string worker_;
+  const RunCallback done_;
+  const ProgressCallback progress_;
+  // Shared with runs_, so that AbandonRuns may cancel the call.
+  const std::shared_ptr<grpc::ClientContext> context_ = std::make_shared<grpc::ClientContext>();
+  arbor::v1::RunRequest request_;
+  arbor::v1::RunUpdate update_;
+  std::optional<arbor::v1::RunResponse> response_;
+};
+
 void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout,
-                           RunCallback done) {
+                           RunCallback done, ProgressCallback progress) {
+  request.set_owner_epoch(owner_epoch_);
+  if (!progress) return UnaryRun(std::move(request), timeout, std::move(done));
+  auto* call = new StreamedRun(runs_, worker_id_, std::move(done), std::move(progress));
+  call->Start(*stub_, std::move(request), timeout);
+}
+
+void GrpcWorkerClient::UnaryRun(arbor::v1::RunRequest request, absl::Duration timeout,
+                                RunCallback done) {
   // The context is shared with runs_, so that AbandonRuns may cancel it while the completion
   // frees the rest of the call.
   struct RunCall {
@@ -43,7 +130,6 @@ void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout
   };
   auto* call = new RunCall();
   call->request = std::move(request);
-  call->request.set_owner_epoch(owner_epoch_);
   SetDeadline(*call->context, timeout);
   {
     absl::MutexLock lock(&runs_->mu);
@@ -53,19 +139,11 @@ void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout
       call->context.get(), &call->request, &call->response,
       [runs = runs_, worker = worker_id_, call, done = std::move(done)](grpc::Status status) {
         std::unique_ptr<RunCall> owned(call);
-        bool abandoned = false;
-        {
-          absl::MutexLock lock(&runs->mu);
-          runs->contexts.erase(call);
-          abandoned = runs->abandoned;
-        }
-        if (status.ok()) {
+        absl::Status ended = runs->Ended(call, status, worker);
+        if (ended.ok()) {
           done(std::move(owned->response));
-        } else if (status.error_code() == grpc::StatusCode::CANCELLED && abandoned) {
-          done(absl::UnavailableError(
-              absl::StrCat("worker ", worker, " presumed dead: its run was abandoned")));
         } else {
-          done(rpc::FromGrpcStatus(status));
+          done(std::move(ended));
         }
       });
 }

@@ -23,7 +23,8 @@ class GrpcWorkerClient final : public WorkerClient {
   explicit GrpcWorkerClient(const WorkerHandle& handle,
                             absl::Duration release_timeout = absl::Seconds(5));
 
-  void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
+  void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
+           ProgressCallback progress) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
   void AbandonRuns() override;
   std::string id() const override { return worker_id_; }
@@ -34,7 +35,9 @@ class GrpcWorkerClient final : public WorkerClient {
   const std::shared_ptr<arbor::v1::Worker::StubInterface> stub_;
   const uint64_t incarnation_;
   const uint64_t owner_epoch_;
+  class StreamedRun;
   const absl::Duration release_timeout_;
+  void UnaryRun(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done);
   // Runs in flight, for AbandonRuns; each completion removes its own. Shared with the
   // completions, which may run after the client is gone.
   struct Runs {
@@ -42,6 +45,8 @@ class GrpcWorkerClient final : public WorkerClient {
     absl::flat_hash_map<const void*, std::shared_ptr<grpc::ClientContext>> contexts
         ABSL_GUARDED_BY(mu);
     bool abandoned ABSL_GUARDED_BY(mu) = false;
+    // The outcome of a finished call, with UNAVAILABLE for one AbandonRuns cancelled.
+    absl::Status Ended(const void* call, const grpc::Status& status, const std::string& worker);
   };
   const std::shared_ptr<Runs> runs_ = std::make_shared<Runs>();
 };

@@ -1,6 +1,7 @@
 #include "coordinator/job/job.h"
 
 #include <algorithm>
+#include <ranges>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -210,7 +211,9 @@ void Job::SendMainRun() {
   if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
   const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch || trace();
-  const int32_t ramp = std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
+  const int32_t ramp = options_.stream_runs
+                           ? options_.steps_per_run
+                           : std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
   const int32_t max_steps =
       structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
   arbor::v1::RunRequest request;
@@ -219,21 +222,31 @@ void Job::SendMainRun() {
                            search && !structural_off_once_, Budgets());
   if (fork_width_cap_ < 2) item.set_branch_depth(spec_.policy.MaxForkDepth());
   structural_off_once_ = false;
-  SendRun(std::move(request), {main_sequence_});
+  main_steps_recorded_ = 0;
+  SendRun(std::move(request), {main_sequence_}, /*streamed=*/true);
 }
 
-void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
+void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
   const absl::Time now = env_.clock->Now();
   if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
   const absl::Duration timeout =
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
   const uint64_t generation = session_.Sent(std::move(ids), now);
+  WorkerClient::ProgressCallback progress;
+  if (streamed && options_.stream_runs) {
+    progress = [self = shared_from_this(), generation](const arbor::v1::RunProgress& update) {
+      self->OnRunProgress(generation, update);
+    };
+  }
   actions_.push_back([self = shared_from_this(), worker = session_.worker(),
-                      request = std::move(request), timeout, generation]() mutable {
-    worker->Run(std::move(request), timeout,
-                [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
-                  self->OnRunDone(generation, std::move(response));
-                });
+                      request = std::move(request), timeout, generation,
+                      progress = std::move(progress)]() mutable {
+    worker->Run(
+        std::move(request), timeout,
+        [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
+          self->OnRunDone(generation, std::move(response));
+        },
+        std::move(progress));
   });
 }
 
@@ -242,7 +255,9 @@ void Job::OnMainDone(const arbor::v1::RunResult& result) {
   main_live_ = true;
   main_source_ = SequenceSource{};
   const StepResult* structural = nullptr;
-  for (const StepResult& step : result.steps()) {
+  // The run's leading steps already came as progress and are in the tree.
+  const int recorded = std::exchange(main_steps_recorded_, 0);
+  for (const StepResult& step : result.steps() | std::views::drop(recorded)) {
     if (step.token_id() < 0) {
       structural = &step;
       break;
@@ -266,6 +281,23 @@ void Job::OnMainDone(const arbor::v1::RunResult& result) {
     default:  // MAX_STEPS (CALM only applies to rollouts).
       return Continue();
   }
+}
+
+void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress) {
+  {
+    absl::MutexLock lock(&mu_);
+    // Only the main run in flight: a late update of an earlier run, or one after the job ended,
+    // changes nothing.
+    if (finished() || branch_ || !session_.in_flight() ||
+        session_.in_flight()->generation != generation || progress.results_size() != 1) {
+      return;
+    }
+    for (const StepResult& step : progress.results(0).steps()) {
+      if (step.token_id() < 0 || !RecordMainStep(step)) break;
+      ++main_steps_recorded_;
+    }
+  }
+  Drain();
 }
 
 bool Job::RecordMainStep(const StepResult& step) {
@@ -405,6 +437,8 @@ bool Job::EmitCommitted(NodeId id) {
   *token.mutable_metrics() = node.metrics;
   token.set_logprob(node.logprob);
   token.set_position(node.position);
+  token.set_final(spec_.policy.mode != entropix::PolicyMode::kSearch ||
+                  backspaces_used_ >= spec_.policy.backspace.max_per_job);
   if (spec_.top_logprobs > 0) AddTokenDetail(node, token);
   const bool stopped = PushText(id, token.mutable_text());
   Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.

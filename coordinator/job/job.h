@@ -67,9 +67,14 @@ namespace arbor::coordinator {
 
 struct JobOptions {
   int32_t steps_per_run = 64;  // Decode steps per main-path Run, at most.
-  // A main-path Run decodes as many steps as the job has generated so far, at least this many:
-  // the first tokens reach the client after a short Run (time to first token), and the Runs
-  // then double up to steps_per_run, so the extra Runs this costs grow only logarithmically.
+  // Main-path Runs stream their steps (Worker.RunStream): each token reaches the client one
+  // forward step after the worker decoded it, and a Run may be long without delaying the first
+  // token. Without streaming, tokens come when a Run ends, so:
+  bool stream_runs = true;
+  // Unstreamed, a main-path Run decodes as many steps as the job has generated so far, at least
+  // this many: the first tokens reach the client after a short Run (time to first token), and
+  // the Runs then double up to steps_per_run, so the extra Runs this costs grow only
+  // logarithmically.
   int32_t first_run_steps = 4;
   int32_t top_k = 64;  // Top-K asked of the worker (<= its max_top_k).
   absl::Duration run_timeout = absl::Minutes(2);
@@ -151,6 +156,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
       std::shared_ptr<const base::AnswerPattern> answer_pattern);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
+  // Steps of main-path Run `generation` the worker streamed before it answered: recorded and
+  // sent to the client now (OnMainDone skips them).
+  void OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress);
   // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
   // old worker failed, so the job fails when no worker can take it.
   void Move(absl::Status cause, bool forced);
@@ -185,7 +193,12 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
                                             uint32_t rng_branch, const SequenceSource& base,
                                             int32_t depth, int32_t max_len, int width) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Branch Runs answer once; main-path Runs are `streamed` (JobOptions::stream_runs).
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    SendRun(std::move(request), std::move(ids), /*streamed=*/false);
+  }
+  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
@@ -267,6 +280,8 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
   bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;        // See Fallback().
+  // Leading steps of the main-path Run in flight already recorded from its progress.
+  int main_steps_recorded_ ABSL_GUARDED_BY(mu_) = 0;
   // The widest fork the job may still open (ShrinkSearch halves it); below 2 it no longer
   // branches: its main items claim the policy's deepest branch depth, where forks are blocked.
   int fork_width_cap_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();

@@ -19,13 +19,18 @@ namespace arbor::coordinator {
 class WorkerClient {
  public:
   using RunCallback = std::function<void(absl::StatusOr<arbor::v1::RunResponse>)>;
+  using ProgressCallback = std::function<void(const arbor::v1::RunProgress&)>;
 
   virtual ~WorkerClient() = default;
 
   // Sends `request`; `done` runs exactly once, on any thread (possibly before Run returns), with
   // the response or the RPC's error (UNAVAILABLE: worker gone; RESOURCE_EXHAUSTED: KV full,
   // nothing changed; DEADLINE_EXCEEDED after `timeout`; INVALID_ARGUMENT / NOT_FOUND: a bad item).
-  virtual void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) = 0;
+  // With `progress` set (Worker.RunStream), the steps the worker decodes arrive through it as
+  // they become final, each once and in order, all before `done` (whose response repeats them);
+  // a run that then fails has undone them on the worker.
+  virtual void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
+                   ProgressCallback progress) = 0;
 
   // Drops sequences on the worker. Fire and forget: release is idempotent and a worker that is
   // gone has nothing left to drop, so a failure is only logged.

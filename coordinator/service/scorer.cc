@@ -181,7 +181,8 @@ void Scorer::Send(std::shared_ptr<Call> call, const std::string& exclude) {
                 worker->Release(ids);
                 launcher_->pool()->JobLeft(worker_id);
                 OnRun(call, worker_id, std::move(response));
-              });
+              },
+              /*progress=*/nullptr);
 }
 
 void Scorer::OnRun(std::shared_ptr<Call> call, const std::string& worker_id,

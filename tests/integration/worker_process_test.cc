@@ -1,7 +1,7 @@
 // A real arbor-worker process on a tiny make-model checkpoint, driven over gRPC: Info describes
 // the model, Run + Release + Health work end to end, a bad request fails with a precise status
-// while a concurrent good one succeeds, and SIGTERM drains and exits 0 — with the KV cache in f32
-// and in bf16 (--kv_dtype).
+// while a concurrent good one succeeds, RunStream streams the steps Run answers with, and
+// SIGTERM drains and exits 0 — with the KV cache in f32 and in bf16 (--kv_dtype).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,8 +9,10 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "arbor/v1/worker.grpc.pb.h"
@@ -161,6 +163,60 @@ TEST_P(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   EXPECT_TRUE(last_status.ok()) << last_status.error_message();
   EXPECT_EQ(last_response.results(0).steps_size(), 1000);
   EXPECT_EQ(server_->Wait(absl::Seconds(30)), 0);
+}
+
+// RunStream answers what Run answers, and sent the steps before: progress updates whose steps,
+// in order, are the response's steps but the last; the response comes last. A bad request fails
+// the stream with Run's status.
+TEST_P(WorkerProcessTest, RunStreamSendsEachStepBeforeTheResponse) {
+  v1::RunRequest request;
+  *request.add_items() = Item(1, 10, 24);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::unique_ptr<grpc::ClientReader<v1::RunUpdate>> reader = stub_->RunStream(&context, request);
+  std::vector<v1::StepResult> streamed;
+  std::optional<v1::RunResponse> response;
+  v1::RunUpdate update;
+  while (reader->Read(&update)) {
+    ASSERT_FALSE(response.has_value()) << "nothing follows the response";
+    if (update.has_progress()) {
+      ASSERT_EQ(update.progress().results_size(), 1);
+      EXPECT_EQ(update.progress().results(0).sequence_id(), 1u);
+      for (const v1::StepResult& step : update.progress().results(0).steps()) {
+        streamed.push_back(step);
+      }
+    } else {
+      response = update.response();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(response.has_value());
+  ASSERT_EQ(response->results(0).steps_size(), 24);
+  ASSERT_EQ(streamed.size(), 23u);
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].SerializeAsString(),
+              response->results(0).steps(static_cast<int>(i)).SerializeAsString());
+  }
+  // The same request by Run (a new sequence with the same prompt and seed) decodes the same.
+  request.mutable_items(0)->set_sequence_id(2);
+  v1::RunResponse unary;
+  ASSERT_TRUE(Run(request, &unary).ok());
+  for (int i = 0; i < 24; ++i) {
+    EXPECT_EQ(unary.results(0).steps(i).token_id(), response->results(0).steps(i).token_id());
+  }
+
+  v1::RunRequest bad;
+  *bad.add_items() = Item(3, 4, 2);
+  bad.mutable_items(0)->set_append(1, -5);
+  grpc::ClientContext bad_context;
+  std::unique_ptr<grpc::ClientReader<v1::RunUpdate>> bad_reader =
+      stub_->RunStream(&bad_context, bad);
+  EXPECT_FALSE(bad_reader->Read(&update));
+  grpc::Status bad_status = bad_reader->Finish();
+  EXPECT_EQ(bad_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad_status.error_message().find("items[0].append[1]"), std::string::npos)
+      << bad_status.error_message();
 }
 
 INSTANTIATE_TEST_SUITE_P(KvDtypes, WorkerProcessTest, testing::Values("f32", "bf16"),

@@ -64,6 +64,26 @@ TEST(CommittedStreamTest, HoldsTheTailUntilItCannotBeBackspaced) {
   EXPECT_TRUE(s.finished().has_value());
 }
 
+// A token the job marks final (its policy cannot backspace it) is released with its own event;
+// one that is not still waits for the next.
+TEST(CommittedStreamTest, FinalTokensAreReleasedAtOnce) {
+  CommittedStream s;
+  v1::GenerateEvent first = Token(1, "Hel");
+  first.mutable_token()->set_final(true);
+  EXPECT_EQ(Text(s, first), "Hel");
+  EXPECT_EQ(Text(s, Token(2, "lo")), "");
+  v1::GenerateEvent third = Token(3, "!");
+  third.mutable_token()->set_final(true);
+  EXPECT_EQ(Text(s, third), "lo!");
+  absl::StatusOr<FinalPiece> last = s.Push(Finished());
+  ASSERT_TRUE(last.ok());
+  EXPECT_TRUE(last->empty());
+  // A backspace can only name the held token: a final one is a broken contract.
+  CommittedStream t;
+  EXPECT_EQ(Text(t, first), "Hel");
+  EXPECT_FALSE(t.Push(Backspace(1)).ok());
+}
+
 // Clients that mark retractions (the terminal's metrics table) get the backspaced token back;
 // every released token carries the piece it added to the text.
 TEST(CommittedStreamTest, ABackspaceHandsBackWhatItRetracted) {

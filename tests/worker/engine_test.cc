@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "tests/worker/engine_harness.h"
 
@@ -274,6 +275,62 @@ TEST_F(EngineTest, BackspaceStopCarriesThePreviousStepsTopK) {
   ASSERT_EQ(spent.steps_size(), 10);
   for (int i = 0; i < 9; ++i) EXPECT_EQ(spent.steps(i).top_k_size(), 0) << i;
   EXPECT_EQ(spent.steps(9).top_k_size(), 6);
+}
+
+// Worker.RunStream's source: after each step, the steps that can no longer change, each once and
+// in order, never after the answer — a BACKSPACE-able step only once the next step shows whether
+// it gains the re-draw top-K.
+TEST_F(EngineTest, ProgressReportsEachFinalStepOnceBeforeTheAnswer) {
+  RunRequest request;
+  *request.add_items() = Item(1, Prompt(6), 12);
+  *request.add_items() = StructuralItem(2, 6, MatrixRow::kHehv);  // RESAMPLE, then BACKSPACE.
+  absl::Mutex mu;
+  std::vector<std::vector<v1::StepResult>> streamed(2);
+  int updates = 0;
+  bool answered = false;
+  bool progress_after_answer = false;
+  absl::Notification done;
+  absl::StatusOr<RunResponse> response;
+  engine_->Run(
+      request, {},
+      [&](absl::StatusOr<RunResponse> result) {
+        absl::MutexLock lock(&mu);
+        response = std::move(result);
+        answered = true;
+        done.Notify();
+      },
+      [&](v1::RunProgress progress) {
+        absl::MutexLock lock(&mu);
+        progress_after_answer = progress_after_answer || answered;
+        ++updates;
+        ASSERT_EQ(progress.results_size(), 2);
+        for (int i = 0; i < 2; ++i) {
+          EXPECT_EQ(progress.results(i).sequence_id(), request.items(i).sequence_id());
+          for (const v1::StepResult& step : progress.results(i).steps()) {
+            streamed[i].push_back(step);
+          }
+        }
+      });
+  done.WaitForNotification();
+  absl::MutexLock lock(&mu);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_FALSE(progress_after_answer);
+  EXPECT_EQ(updates, 11) << "one per step but the last";
+  // The decode item: every step but the one that ended the run.
+  ASSERT_EQ(response->results(0).steps_size(), 12);
+  ASSERT_EQ(streamed[0].size(), 11u);
+  // The structural item ended at its second step, while the run went on: both steps streamed,
+  // the first with the top-K its BACKSPACE attached.
+  ASSERT_EQ(response->results(1).steps_size(), 2);
+  ASSERT_EQ(streamed[1].size(), 2u);
+  EXPECT_EQ(streamed[1][0].top_k_size(), 6);
+  for (int i = 0; i < 2; ++i) {
+    for (size_t s = 0; s < streamed[i].size(); ++s) {
+      EXPECT_EQ(streamed[i][s].SerializeAsString(),
+                response->results(i).steps(static_cast<int>(s)).SerializeAsString())
+          << "item " << i << " step " << s;
+    }
+  }
 }
 
 TEST_F(EngineTest, StopTokenCalmAndTopKEveryStep) {

@@ -107,6 +107,7 @@ TEST(JobTest, StepsPerRunSplitsTheMainPath) {
 TEST(JobTest, MainRunsRampUpFromFirstRunSteps) {
   Harness h(ByPosition({}));
   JobOptions options;
+  options.stream_runs = false;
   options.first_run_steps = 2;
   options.steps_per_run = 8;
   auto job = h.Make(BaseSpec(30), options);
@@ -119,6 +120,73 @@ TEST(JobTest, MainRunsRampUpFromFirstRunSteps) {
   EXPECT_THAT(sizes, ElementsAre(2, 2, 4, 8, 8, 6));
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 30u);
   ExpectCleanFinish(*job, *h.worker);
+}
+
+// A streamed main-path Run: the tokens the worker has made final reach the client while the Run
+// is still out, and its answer adds only what was not streamed.
+TEST(JobTest, StreamedRunsSendTokensBeforeTheRunAnswers) {
+  Harness h(ByPosition({}));
+  h.worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = 8;
+  auto job = h.Make(BaseSpec(8), options);
+  job->Start();
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 7u) << "all but the run's last step";
+  EXPECT_EQ(job->token_ids().size(), 7u);
+  h.worker->ReleaseHeld();
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  EXPECT_THAT(job->token_ids(), ElementsAre(10, 10, 10, 10, 10, 10, 10, 10));
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 8u) << "none twice";
+  EXPECT_EQ(h.worker->requests().size(), 1u) << "no ramp: one Run";
+  ExpectCleanFinish(*job, *h.worker);
+}
+
+// Tokens say whether a BACKSPACE could still retract them, so clients that cannot retract text
+// hold back only those: SEARCH with backspace budget left, not CANONICAL.
+TEST(JobTest, TokensAreFinalWhereThePolicyCannotBackspace) {
+  for (const entropix::PolicyMode mode :
+       {entropix::PolicyMode::kSearch, entropix::PolicyMode::kCanonical}) {
+    Harness h(ByPosition({}));
+    JobSpec spec = BaseSpec(4);
+    spec.policy.mode = mode;
+    auto job = h.Make(spec);
+    job->Start();
+    const auto tokens = h.Of(arbor::v1::GenerateEvent::kToken);
+    ASSERT_EQ(tokens.size(), 4u);
+    for (const auto& event : tokens) {
+      EXPECT_EQ(event.token().final(), mode == entropix::PolicyMode::kCanonical);
+    }
+  }
+  Harness h(ByPosition({}));
+  JobSpec spent = BaseSpec(4);
+  spent.policy.backspace.max_per_job = 0;
+  auto job = h.Make(spent);
+  job->Start();
+  for (const auto& event : h.Of(arbor::v1::GenerateEvent::kToken)) {
+    EXPECT_TRUE(event.token().final());
+  }
+}
+
+// The worker undoes a run that fails, streamed steps included; the tree keeps them, so the job
+// prefills them where it goes on and generates nothing twice.
+TEST(JobTest, ARunThatFailsAfterStreamingResumesFromTheTree) {
+  Harness h(ByPosition({}));
+  h.worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = 8;
+  auto job = h.Make(BaseSpec(8), options);
+  job->Start();
+  ASSERT_EQ(job->token_ids().size(), 7u);
+  h.worker->AbandonRuns();  // UNAVAILABLE: the job moves to the spare worker.
+  ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+  const auto spare_requests = h.spare->requests();
+  ASSERT_FALSE(spare_requests.empty());
+  EXPECT_THAT(spare_requests[0].items(0).append(), ElementsAre(1, 2, 3, 10, 10, 10, 10, 10, 10, 10));
+  EXPECT_EQ(spare_requests[0].items(0).max_steps(), 1);
+  EXPECT_EQ(job->token_ids().size(), 8u);
+  EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 8u);
+  ExpectCleanFinish(*job, *h.spare);
 }
 
 TEST(JobTest, FirstRunStepsMustBePositive) {

@@ -40,8 +40,28 @@ std::vector<std::pair<int32_t, double>> Spread(int32_t first, int n) {
   return d;
 }
 
-void ScriptedWorker::Run(arbor::v1::RunRequest request, absl::Duration, RunCallback done) {
+namespace {
+
+// The steps a streaming worker would have sent before answering: not the last step, which ends
+// the run, nor before a structural stop the token it may backspace.
+arbor::v1::RunProgress ProgressOf(const arbor::v1::RunResponse& response) {
+  arbor::v1::RunProgress progress;
+  for (const arbor::v1::RunResult& result : response.results()) {
+    arbor::v1::RunResult& streamed = *progress.add_results();
+    streamed.set_sequence_id(result.sequence_id());
+    const int held = result.stop_reason() == arbor::v1::STOP_REASON_STRUCTURAL ? 2 : 1;
+    const int final_steps = result.steps_size() - held;
+    for (int i = 0; i < final_steps; ++i) *streamed.add_steps() = result.steps(i);
+  }
+  return progress;
+}
+
+}  // namespace
+
+void ScriptedWorker::Run(arbor::v1::RunRequest request, absl::Duration, RunCallback done,
+                         ProgressCallback progress) {
   absl::StatusOr<arbor::v1::RunResponse> response = Execute(request);
+  if (progress && response.ok()) progress(ProgressOf(*response));
   {
     absl::MutexLock lock(&mu_);
     if (hold_) {

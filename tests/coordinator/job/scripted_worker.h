@@ -62,7 +62,10 @@ class ScriptedWorker final : public WorkerClient {
         eos_ids_(std::move(eos_ids)),
         max_context_(max_context) {}
 
-  void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done) override;
+  // With `progress`, the run's token steps go there first (all but a BACKSPACE-able last one
+  // before a structural stop, as the worker holds that back), then held or answered as usual.
+  void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
+           ProgressCallback progress) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
   // Held completions answer UNAVAILABLE now (the Runs executed: as a frozen worker's would).
   void AbandonRuns() override;
