@@ -337,10 +337,11 @@ void Engine::RollBack(ActiveRun& run) {
 }
 
 void Engine::ReportProgress() {
+  const absl::Time now = absl::Now();
   for (const auto& active : active_) {
     ActiveRun& run = *active;
     // A run that answers now sends everything in its response instead.
-    if (!run.progress || run.failed ||
+    if (!run.progress || run.failed || now < run.next_progress ||
         std::all_of(run.items.begin(), run.items.end(),
                     [](const ItemRun& item) { return item.done(); })) {
       continue;
@@ -360,6 +361,7 @@ void Engine::ReportProgress() {
       run.reported[i] = std::max(run.reported[i], final_steps);
     }
     if (any) {
+      run.next_progress = now + options_.min_progress_interval;
       completions_.push_back([callback = run.progress, progress = std::move(progress)]() mutable {
         callback(std::move(progress));
       });

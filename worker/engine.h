@@ -51,6 +51,10 @@ struct EngineOptions {
   // Where the engine's metrics (worker_metrics.h) go; must outlive the engine.
   metrics::Registry* metrics = &metrics::DefaultRegistry();
   int64_t kv_bytes_per_token = 0;  // For the KV metrics in bytes; 0: not exported in bytes.
+  // A run's progress (Run's `progress`) goes out at most this often: a model whose steps take
+  // tens of microseconds would otherwise spend its engine thread on an update per step per run,
+  // for latency no client sees. Steps held back go with the next update.
+  absl::Duration min_progress_interval = absl::Milliseconds(1);
   // The vocabulary's bytes, for output constraints (RunItem.constraint); null: items with a
   // constraint fail (the worker has no tokenizer).
   std::shared_ptr<const grammar::TokenTrie> vocabulary;
@@ -73,9 +77,9 @@ class Engine {
   // Queues a run. `cancelled` is polled at admission (a run cancelled by then answers CANCELLED
   // and creates nothing) and between steps (client gone or deadline passed).
   // `done` runs exactly once: on the engine thread, or before Run returns when the request
-  // fails ValidateRunRequest. `progress`, when set, runs on the engine thread after each step
-  // that made some of the run's steps final (ItemRun::FinalSteps), never after `done`; like
-  // `done` it must not block.
+  // fails ValidateRunRequest. `progress`, when set, runs on the engine thread after a step that
+  // made some of the run's steps final (ItemRun::FinalSteps), at most once per
+  // min_progress_interval and never after `done`; like `done` it must not block.
   void Run(v1::RunRequest request, std::function<bool()> cancelled, RunCallback done,
            ProgressCallback progress = nullptr);
   // Releases sequences (unknown ids are ignored; busy ones go when their run ends). `done`

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
 #include "worker/engine.h"
 #include "worker/item_run.h"
@@ -31,6 +32,7 @@ struct Engine::ActiveRun {
   RunCallback done;
   ProgressCallback progress;  // Null: the run reports only when it answers.
   std::vector<int32_t> reported;  // Per item: steps already sent as progress.
+  absl::Time next_progress = absl::InfinitePast();  // No progress before this.
   uint64_t owner = 0;  // RunRequest.owner_epoch: owns the sequences the run creates.
   v1::RunTimings timings;
   bool failed = false;

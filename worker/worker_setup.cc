@@ -224,6 +224,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                                  checkpoint->config().eos_token_ids.end());
   EngineOptions engine_options;
   engine_options.max_batch_tokens = options.max_batch_tokens;
+  engine_options.min_progress_interval = options.min_progress_interval;
   engine_options.max_top_k = kMaxTopK;
   absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);
   if (!tokenizer.ok()) {

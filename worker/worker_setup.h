@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
 #include "metrics/registry.h"
 #include "grammar/token_trie.h"
@@ -37,6 +38,7 @@ struct WorkerSetupOptions {
   std::string numerics = "invariant";    // invariant | fast (worker/weights.h); CPU only.
   std::string kv_dtype = "auto";  // auto (bf16 on CUDA, f32 on CPU) | f32 | bf16 (kv_dtype.h).
   int32_t max_batch_tokens = 512;
+  absl::Duration min_progress_interval = absl::Milliseconds(1);  // EngineOptions' namesake.
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
   // A PolicyConfig JSON file over the built-in default policy (policy/policy_file.h); empty: none.
   std::string policy_file;

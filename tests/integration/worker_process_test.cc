@@ -165,8 +165,8 @@ TEST_P(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   EXPECT_EQ(server_->Wait(absl::Seconds(30)), 0);
 }
 
-// RunStream answers what Run answers, and sent the steps before: progress updates whose steps,
-// in order, are the response's steps but the last; the response comes last. A bad request fails
+// RunStream answers what Run answers, and sent steps before: progress updates whose steps, in
+// order, begin the response's steps (never its last); the response comes last. A bad request fails
 // the stream with Run's status.
 TEST_P(WorkerProcessTest, RunStreamSendsEachStepBeforeTheResponse) {
   v1::RunRequest request;
@@ -193,7 +193,9 @@ TEST_P(WorkerProcessTest, RunStreamSendsEachStepBeforeTheResponse) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_TRUE(response.has_value());
   ASSERT_EQ(response->results(0).steps_size(), 24);
-  ASSERT_EQ(streamed.size(), 23u);
+  // Steps the worker held back (at most one update per millisecond) come with the response.
+  ASSERT_GE(streamed.size(), 1u);
+  ASSERT_LE(streamed.size(), 23u);
   for (size_t i = 0; i < streamed.size(); ++i) {
     EXPECT_EQ(streamed[i].SerializeAsString(),
               response->results(0).steps(static_cast<int>(i)).SerializeAsString());

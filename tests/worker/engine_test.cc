@@ -41,8 +41,10 @@ class EngineTest : public ::testing::Test {
   void SetUp() override { engine_ = Load(); }
 
   static std::unique_ptr<Engine> Load(int64_t kv_tokens = 4096, int32_t max_context = 0,
-                                      int32_t max_batch_tokens = 512) {
+                                      int32_t max_batch_tokens = 512,
+                                      absl::Duration progress_interval = absl::ZeroDuration()) {
     WorkerSetupOptions options;
+    options.min_progress_interval = progress_interval;
     options.model = model_->dir();
     options.kv_tokens = kv_tokens;
     options.max_context = max_context;
@@ -277,7 +279,7 @@ TEST_F(EngineTest, BackspaceStopCarriesThePreviousStepsTopK) {
   EXPECT_EQ(spent.steps(9).top_k_size(), 6);
 }
 
-// Worker.RunStream's source: after each step, the steps that can no longer change, each once and
+// Worker.RunStream's source: after a step, the steps that can no longer change, each once and
 // in order, never after the answer — a BACKSPACE-able step only once the next step shows whether
 // it gains the re-draw top-K.
 TEST_F(EngineTest, ProgressReportsEachFinalStepOnceBeforeTheAnswer) {
@@ -331,6 +333,26 @@ TEST_F(EngineTest, ProgressReportsEachFinalStepOnceBeforeTheAnswer) {
           << "item " << i << " step " << s;
     }
   }
+}
+
+// At most one progress update per EngineOptions::min_progress_interval: with an hour, the first
+// step's and then nothing until the answer, which carries the rest.
+TEST_F(EngineTest, ProgressComesAtMostOncePerInterval) {
+  std::unique_ptr<Engine> engine = Load(4096, 0, 512, absl::Hours(1));
+  RunRequest request;
+  *request.add_items() = Item(1, Prompt(6), 12);
+  std::atomic<int> updates{0};
+  std::atomic<int> streamed{0};
+  absl::Notification done;
+  engine->Run(
+      request, {}, [&](absl::StatusOr<RunResponse> result) { done.Notify(); },
+      [&](v1::RunProgress progress) {
+        ++updates;
+        streamed += progress.results(0).steps_size();
+      });
+  done.WaitForNotification();
+  EXPECT_EQ(updates.load(), 1);
+  EXPECT_EQ(streamed.load(), 1);
 }
 
 TEST_F(EngineTest, StopTokenCalmAndTopKEveryStep) {
