@@ -9,6 +9,7 @@
 #define ARBOR_KERNELS_MATMUL_H_
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/weight_type.h"
 
@@ -44,6 +45,24 @@ struct MatmulParams {
 // naive loop (8 lanes, then a tree), so results match float64 within fp32 rounding only.
 // Quantized weight types go to QuantMatmul (quant_matmul.h).
 void MatmulRef(const MatmulParams& params, ThreadPool* pool);
+
+// One of several projections of the same activations (MatmulGroupRef).
+struct MatmulOutput {
+  const void* w = nullptr;  // [n, k], as MatmulParams::w.
+  WeightType w_type = WeightType::kF32;
+  float* out = nullptr;  // [m, n], as MatmulParams::out.
+  int64_t n = 0;
+  int64_t out_stride = 0;
+};
+
+// Every output's matmul with `shared`'s activations (x, m, k, x_stride and the two modes; its
+// w, w_type, out, n and out_stride are ignored), bit for bit as MatmulRef computes each, in one
+// parallel loop over all their output features: Q, K and V, or gate and up, quantize the
+// activations once instead of once per matrix, and narrow matrices (K and V) no longer split
+// unevenly over the threads on their own. Outputs whose matrices take different kernels are
+// computed one after another.
+void MatmulGroupRef(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
+                    ThreadPool* pool);
 
 }  // namespace arbor::kernels
 

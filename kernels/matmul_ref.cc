@@ -122,4 +122,34 @@ void MatmulRef(const MatmulParams& p, ThreadPool* pool) {
                     [&](int64_t begin, int64_t end) { run(begin * 4, std::min(p.n, end * 4)); });
 }
 
+void MatmulGroupRef(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
+                    ThreadPool* pool) {
+  auto params_of = [&shared](const MatmulOutput& output) {
+    MatmulParams p = shared;
+    p.w = output.w;
+    p.w_type = output.w_type;
+    p.out = output.out;
+    p.n = output.n;
+    p.out_stride = output.out_stride;
+    return p;
+  };
+  if (shared.m == 0 || outputs.empty()) return;
+  auto path_of = [&](const MatmulOutput& output) {
+    return IsQuantized(output.w_type) ? QuantPathOf(params_of(output)) : QuantPath{};
+  };
+  // One loop needs one quantized kernel path for every matrix; otherwise one matmul each.
+  const QuantPath common = path_of(outputs.front());
+  bool grouped = common.grouped();
+  for (const MatmulOutput& output : outputs.subspan(1)) {
+    grouped = grouped && path_of(output) == common;
+  }
+  if (!grouped) {
+    for (const MatmulOutput& output : outputs) MatmulRef(params_of(output), pool);
+  } else if (common.q8k) {
+    QuantMatmulQ8KGroup(shared, outputs, pool);
+  } else {
+    QuantMatmulQ8Group(shared, outputs, *common.isa, pool);
+  }
+}
+
 }  // namespace arbor::kernels

@@ -30,6 +30,8 @@ namespace {
 
 using kernels::WeightType;
 
+const std::vector<float> kNoBias;
+
 // Row-parallel elementwise ops: fn(first_row, num_rows) calls the reference on a sub-range.
 template <typename Fn>
 void ForRows(kernels::ThreadPool* pool, int64_t rows, const Fn& fn) {
@@ -319,15 +321,24 @@ void CpuBackend::Norm(Step& s, const std::vector<float>& weight, bool add_delta)
 }
 
 void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in_dim,
-                         const Matrix& w, int64_t out_dim, std::vector<float>& out,
-                         const std::vector<float>& bias) {
-  kernels::MatmulRef({in.data(), w.data, w.type, out.data(), s.t, out_dim, in_dim, in_dim, out_dim,
-                      options_.activation_quant, options_.batch_invariant},
-                     pool_.get());
-  if (bias.empty()) return;
-  ForRows(pool_.get(), s.t, [&](int64_t r0, int64_t n) {
-    kernels::BiasAddRef({out.data() + r0 * out_dim, bias.data(), n, out_dim, out_dim});
-  });
+                         std::initializer_list<Projection> projections) {
+  std::vector<kernels::MatmulOutput> outputs;
+  for (const Projection& p : projections) {
+    outputs.push_back({p.w.data, p.w.type, p.out.data(), p.out_dim, p.out_dim});
+  }
+  kernels::MatmulParams shared{.x = in.data(),
+                               .m = s.t,
+                               .k = in_dim,
+                               .x_stride = in_dim,
+                               .activation_quant = options_.activation_quant,
+                               .batch_invariant = options_.batch_invariant};
+  kernels::MatmulGroupRef(shared, outputs, pool_.get());
+  for (const Projection& p : projections) {
+    if (p.bias.empty()) continue;
+    ForRows(pool_.get(), s.t, [&](int64_t r0, int64_t n) {
+      kernels::BiasAddRef({p.out.data() + r0 * p.out_dim, p.bias.data(), n, p.out_dim, p.out_dim});
+    });
+  }
 }
 
 void CpuBackend::LayerForward(Step& s, int l) {
@@ -339,9 +350,10 @@ void CpuBackend::LayerForward(Step& s, int l) {
   const std::string prefix = absl::StrCat("layer", l, ".");
   Norm(s, layer.attn_norm, /*add_delta=*/l > 0);
   s.Emit(prefix + "attn_norm", s.h, hidden);
-  Project(s, s.h, hidden, layer.q, q_dim, s.q, layer.q_bias);
-  Project(s, s.h, hidden, layer.k, kv_dim, s.k, layer.k_bias);
-  Project(s, s.h, hidden, layer.v, kv_dim, s.v, layer.v_bias);
+  Project(s, s.h, hidden,
+          {{layer.q, q_dim, s.q, layer.q_bias},
+           {layer.k, kv_dim, s.k, layer.k_bias},
+           {layer.v, kv_dim, s.v, layer.v_bias}});
   ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
     const float* cos = s.cos.data() + r0 * hd / 2;
     const float* sin = s.sin.data() + r0 * hd / 2;
@@ -362,19 +374,18 @@ void CpuBackend::LayerForward(Step& s, int l) {
                               scores_here ? s.last_scores.data() : nullptr},
                              pool);
   s.Emit(prefix + "attn", s.attn, q_dim);
-  Project(s, s.attn, q_dim, layer.o, hidden, s.delta);
+  Project(s, s.attn, q_dim, {{layer.o, hidden, s.delta, kNoBias}});
   s.Emit(prefix + "attn_out", s.delta, hidden);
   Norm(s, layer.mlp_norm, /*add_delta=*/true);
   s.Emit(prefix + "attn_residual", s.x, hidden);
   s.Emit(prefix + "mlp_norm", s.h, hidden);
-  Project(s, s.h, hidden, layer.gate, ffn, s.gate);
-  Project(s, s.h, hidden, layer.up, ffn, s.up);
+  Project(s, s.h, hidden, {{layer.gate, ffn, s.gate, kNoBias}, {layer.up, ffn, s.up, kNoBias}});
   ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
     kernels::SwigluRef({s.gate.data() + r0 * ffn, s.up.data() + r0 * ffn, s.gate.data() + r0 * ffn,
                         n, ffn, ffn, ffn, ffn});
   });
   s.Emit(prefix + "mlp_act", s.gate, ffn);
-  Project(s, s.gate, ffn, layer.down, hidden, s.delta);
+  Project(s, s.gate, ffn, {{layer.down, hidden, s.delta, kNoBias}});
   s.Emit(prefix + "mlp_out", s.delta, hidden);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -107,8 +108,17 @@ class CpuBackend : public Backend {
   Step PrepareStep(std::span<const ForwardRow> rows, const TensorTap& tap) const;
   void LayerForward(Step& step, int layer);
   void Norm(Step& step, const std::vector<float>& weight, bool add_delta);
-  void Project(const Step& step, const std::vector<float>& in, int64_t in_dim, const Matrix& w,
-               int64_t out_dim, std::vector<float>& out, const std::vector<float>& bias = {});
+  // One projection of the step's `in` rows: out = in · wᵀ (+ bias).
+  struct Projection {
+    const Matrix& w;
+    int64_t out_dim;
+    std::vector<float>& out;
+    const std::vector<float>& bias;  // Empty: none.
+  };
+  // Projections of the same input (Q, K and V; gate and up) as one grouped matmul
+  // (kernels::MatmulGroupRef), each result as its own matmul would give it.
+  void Project(const Step& step, const std::vector<float>& in, int64_t in_dim,
+               std::initializer_list<Projection> projections);
   void ProjectAndReduce(std::span<const ForwardRow> rows, const Step& step);
 
   model::ModelConfig config_;

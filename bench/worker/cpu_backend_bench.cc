@@ -2,7 +2,7 @@
 // random in-memory models, each beside this machine's memory-read bandwidth measured in the same
 // run (a decode step streams every weight once, so weight bytes / bandwidth bounds its time);
 // the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum; and
-// the decode attention op alone.
+// the decode attention op alone; with --model, where a decode step's time goes, op by op.
 //
 // With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
@@ -299,6 +299,76 @@ void BM_Decode(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 
+// Where a decode step's time goes: the step at `batch` as BM_Decode runs it, timed between the
+// backend's tensor taps (backend.h), so each op's share needs no instrumented build. Counters,
+// µs per step: embed, norm (RMSNorm with the residual add), qkv (the three projections and
+// RoPE), attention (KV append and paged attention), o_proj, gate_up (gate, up and SwiGLU),
+// down, lm_head (the final norm and the logits), and rest (the step's time outside the taps).
+void BM_DecodeProfile(benchmark::State& state) {
+  Fixture& f = Get(state.range(0), state.range(1));
+  if (f.backend == nullptr) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  const int batch = state.range(2);
+  const int vocab = f.backend->config().vocab_size;
+  KvCache kv(f.backend.get());
+  std::vector<int32_t> prompt(128);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 7919) % vocab;
+  for (int s = 0; s < batch; ++s) {
+    prompt[0] = s;
+    if (!kv.Create(s).ok() || !kv.Append(s, prompt).ok()) state.SkipWithError("KV setup");
+  }
+  // Each tap closes the op that ran since the previous one; its name says which.
+  static const std::vector<std::pair<std::string_view, std::string>> kOps = {
+      {"embed", "embed"},         {".attn_norm", "norm"},   {".q", "qkv"},
+      {".attn", "attention"},     {".attn_out", "o_proj"},  {".attn_residual", "norm"},
+      {".mlp_act", "gate_up"},    {".mlp_out", "down"},     {"final_norm", "lm_head"},
+      {"logits", "lm_head"}};
+  std::map<std::string, double> seconds;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last;
+  const TensorTap tap = [&](std::string_view name, const float*, int64_t, int64_t) {
+    const Clock::time_point now = Clock::now();
+    for (const auto& [suffix, op] : kOps) {
+      if (name.ends_with(suffix)) {
+        seconds[op] += std::chrono::duration<double>(now - last).count();
+        break;
+      }
+    }
+    last = Clock::now();
+  };
+  std::vector<std::vector<float>> logits(batch, std::vector<float>(vocab));
+  const std::vector<int32_t> next = {1};
+  double total = 0;
+  for (auto _ : state) {
+    std::vector<ForwardRow> rows;
+    for (int s = 0; s < batch; ++s) {
+      if (!kv.Append(s, next).ok()) state.SkipWithError("append");
+      const KvSequence* seq = *kv.Find(s);
+      rows.push_back({.tokens = next,
+                      .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
+                      .block_table = seq->blocks,
+                      .logits = logits[s].data()});
+    }
+    const Clock::time_point start = Clock::now();
+    last = start;
+    if (!f.backend->Forward(rows, tap).ok()) state.SkipWithError("forward");
+    total += std::chrono::duration<double>(Clock::now() - start).count();
+    for (int s = 0; s < batch; ++s) {
+      if (!kv.Truncate(s, 128).ok()) state.SkipWithError("truncate");
+    }
+  }
+  for (int s = 0; s < batch; ++s) (void)kv.Release(s);
+  double accounted = 0;
+  for (const auto& [op, s] : seconds) {
+    state.counters[op] = s * 1e6 / state.iterations();
+    accounted += s;
+  }
+  state.counters["rest"] = (total - accounted) * 1e6 / state.iterations();
+  state.counters["step"] = total * 1e6 / state.iterations();
+}
+
 // Prefill: one 256-token prompt per iteration, in a fresh sequence.
 void BM_Prefill(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
@@ -429,6 +499,10 @@ BENCHMARK(BM_DecodeAttention)
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_DecodeProfile", BM_DecodeProfile)
+      ->ArgsProduct({{shape}, {1}, {1, 8}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)

@@ -161,13 +161,24 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 }  // namespace
 
+QuantPath QuantPathOf(const MatmulParams& p) {
+  QuantPath path;
+  if (p.activation_quant != ActivationQuant::kQ8) return path;
+  const std::optional<Q8Isa> isa = Q8IsaForRows(p.m, p.batch_invariant);
+  if (!isa) return path;
+  if (TakesQ8K(p)) {
+    path.q8k = true;
+  } else {
+    path.isa = isa;
+  }
+  return path;
+}
+
 void QuantMatmul(const MatmulParams& p, ThreadPool* pool) {
   if (p.m == 0 || p.n == 0) return;
-  if (p.activation_quant == ActivationQuant::kQ8) {
-    if (const std::optional<Q8Isa> isa = Q8IsaForRows(p.m, p.batch_invariant)) {
-      return TakesQ8K(p) ? QuantMatmulQ8K(p, pool) : QuantMatmulQ8(p, *isa, pool);
-    }
-  }
+  const QuantPath path = QuantPathOf(p);
+  if (path.q8k) return QuantMatmulQ8K(p, pool);
+  if (path.isa) return QuantMatmulQ8(p, *path.isa, pool);
   // Σ x_j per row and 16 weights: the offset term (o·Σ x) of every chunk of every weight row.
   const int64_t halves = p.k / kHalf;
   std::vector<float> xsum(p.m * halves);

@@ -21,6 +21,7 @@
 #define ARBOR_KERNELS_QUANT_QUANT_MATMUL_H_
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "kernels/matmul.h"
@@ -67,6 +68,22 @@ void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool);
 inline constexpr int64_t kQ8KMaxRows = 3;
 bool TakesQ8K(const MatmulParams& p);
 void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool);
+
+// MatmulGroupRef's quantized paths: QuantMatmulQ8 (on `isa`) or QuantMatmulQ8K for every output,
+// which must all take that path, with the activations quantized once.
+void QuantMatmulQ8Group(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
+                        Q8Isa isa, ThreadPool* pool);
+void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
+                         ThreadPool* pool);
+// The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
+// neither (the exact fp32 mode, or no AVX2).
+struct QuantPath {
+  bool q8k = false;
+  std::optional<Q8Isa> isa;  // Set for the per-32 (Q8) path.
+  bool grouped() const { return q8k || isa.has_value(); }
+  bool operator==(const QuantPath&) const = default;
+};
+QuantPath QuantPathOf(const MatmulParams& p);
 
 }  // namespace arbor::kernels
 

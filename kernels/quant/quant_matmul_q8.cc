@@ -10,6 +10,7 @@
 #include <iterator>
 #include <vector>
 
+#include "kernels/grouped_columns.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
@@ -173,29 +174,35 @@ std::string Q8KernelsSummary(bool batch_invariant) {
 }
 
 void QuantMatmulQ8(const MatmulParams& p, Q8Isa isa, ThreadPool* pool) {
-  if (p.m == 0 || p.n == 0) return;
+  const MatmulOutput output{p.w, p.w_type, p.out, p.n, p.out_stride};
+  QuantMatmulQ8Group(p, {&output, 1}, isa, pool);
+}
+
+void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> outputs, Q8Isa isa,
+                        ThreadPool* pool) {
+  if (p.m == 0 || outputs.empty()) return;
   thread_local Q8Buffers buffers;
-  Q8DotParams dot;
-  dot.w = p.w;
-  dot.w_type = p.w_type;
-  dot.x = buffers.Rows(p.m, p.k);
-  dot.m = p.m;
-  dot.out = p.out;
-  dot.out_stride = p.out_stride;
-  dot.batch_invariant = p.batch_invariant;
+  const Q8Rows x = buffers.Rows(p.m, p.k);
+  std::vector<Q8DotParams> dots(outputs.size());
+  std::vector<int64_t> widths(outputs.size());
+  for (size_t g = 0; g < outputs.size(); ++g) {
+    dots[g] = {outputs[g].w, outputs[g].w_type, x,  p.m, outputs[g].out, outputs[g].out_stride,
+               p.batch_invariant};
+    widths[g] = outputs[g].n;
+  }
   const DotRangeFn kernel = Kernel(isa);
   if (pool == nullptr) {
-    avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, dot.x);
-    kernel(dot, 0, p.n);
-    return;
+    avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, x);
+  } else {
+    // Quantizing is ~1/n of the multiply's work: threads only pay off on prefill-sized inputs.
+    pool->ParallelFor(p.m, std::max<int64_t>(1, 16384 / p.k), [&](int64_t begin, int64_t end) {
+      avx2::QuantizeQ8Rows(p.x, p.x_stride, begin, end, x);
+    });
   }
-  // Quantizing is ~1/n of the multiply's work: threads only pay off on prefill-sized inputs.
-  pool->ParallelFor(p.m, std::max<int64_t>(1, 16384 / p.k), [&](int64_t begin, int64_t end) {
-    avx2::QuantizeQ8Rows(p.x, p.x_stride, begin, end, dot.x);
-  });
   // ~64k multiply-adds per hand-off, as the float matmul.
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k));
-  pool->ParallelFor(p.n, grain, [&](int64_t begin, int64_t end) { kernel(dot, begin, end); });
+  ForGroupedColumns(widths, grain, pool,
+                    [&](size_t g, int64_t begin, int64_t end) { kernel(dots[g], begin, end); });
 }
 
 }  // namespace arbor::kernels

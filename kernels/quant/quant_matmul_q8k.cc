@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/grouped_columns.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
@@ -29,8 +30,13 @@ bool TakesQ8K(const MatmulParams& p) {
 }
 
 void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool) {
-  assert(p.w_type == WeightType::kQ4_K || p.w_type == WeightType::kQ6_K);
-  if (p.m == 0 || p.n == 0) return;
+  const MatmulOutput output{p.w, p.w_type, p.out, p.n, p.out_stride};
+  QuantMatmulQ8KGroup(p, {&output, 1}, pool);
+}
+
+void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> outputs,
+                         ThreadPool* pool) {
+  if (p.m == 0 || outputs.empty()) return;
   thread_local std::vector<int8_t> q;
   thread_local std::vector<float> d;
   thread_local std::vector<int16_t> sums;
@@ -47,15 +53,22 @@ void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool) {
                scaled_sums.data() + i * blocks * 16, blocks};
     QuantizeQ8KRow(p.x + i * p.x_stride, rows[i]);
   }
-  const Q8KDotParams dot{p.w, p.w_type, rows.data(), p.m, p.out, p.out_stride};
+  std::vector<Q8KDotParams> dots(outputs.size());
+  std::vector<int64_t> widths(outputs.size());
+  for (size_t g = 0; g < outputs.size(); ++g) {
+    assert(outputs[g].w_type == WeightType::kQ4_K || outputs[g].w_type == WeightType::kQ6_K);
+    dots[g] = {outputs[g].w, outputs[g].w_type, rows.data(), p.m, outputs[g].out,
+               outputs[g].out_stride};
+    widths[g] = outputs[g].n;
+  }
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
   // Batch-invariant: one form at every row count.
   const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
   const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
-  if (pool == nullptr) return kernel(dot, 0, p.n);
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k));
-  pool->ParallelFor(p.n, grain, [&](int64_t begin, int64_t end) { kernel(dot, begin, end); });
+  ForGroupedColumns(widths, grain, pool,
+                    [&](size_t g, int64_t begin, int64_t end) { kernel(dots[g], begin, end); });
 }
 
 }  // namespace arbor::kernels

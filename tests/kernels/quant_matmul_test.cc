@@ -439,6 +439,72 @@ TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
   }
 }
 
+// MatmulGroupRef (Q, K and V; gate and up as one loop) gives every matrix exactly what its own
+// MatmulRef gives, for groups that share a kernel path (one type; Q4_K beside Q6_K, as Q4_K_M
+// files mix them) and groups that do not (a float matrix among quantized ones), in both
+// activation modes, at several row counts, with and without a pool, widths that split unevenly.
+// Fresh random weights each run (seed printed).
+TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  ThreadPool pool(2);
+  const int64_t k = 2 * kSuperBlock;
+  const std::vector<std::vector<WeightType>> groups = {
+      {WeightType::kQ4_1, WeightType::kQ4_1, WeightType::kQ4_1},
+      {WeightType::kQ8_0, WeightType::kQ8_0},
+      {WeightType::kQ4_K, WeightType::kQ4_K, WeightType::kQ6_K},
+      {WeightType::kQ5_0, WeightType::kF32, WeightType::kQ4_0}};
+  const std::vector<int64_t> widths = {37, 9, 9};  // Uneven, as Q beside K and V.
+  for (const std::vector<WeightType>& types : groups) {
+    std::vector<std::vector<char>> weights;
+    for (size_t g = 0; g < types.size(); ++g) {
+      if (types[g] == WeightType::kF32) {
+        const std::vector<float> f = RandomActivations(widths[g], k, rng);
+        weights.emplace_back(reinterpret_cast<const char*>(f.data()),
+                             reinterpret_cast<const char*>(f.data() + f.size()));
+      } else {
+        const int64_t blocks = k / model::Layout(FileDType(types[g])).block_elements;
+        weights.push_back(RandomRows(types[g], widths[g], blocks, rng).bytes);
+      }
+    }
+    for (ActivationQuant mode : {ActivationQuant::kF32, ActivationQuant::kQ8}) {
+      for (int64_t m : {1, 3, 8, 13}) {
+        for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          SCOPED_TRACE(::testing::Message() << "first type " << static_cast<int>(types[0])
+                                            << " mode " << static_cast<int>(mode) << " m " << m
+                                            << (threads ? ", 2 threads" : ", 1 thread"));
+          const std::vector<float> x = RandomActivations(m, k, rng);
+          std::vector<std::vector<float>> grouped(types.size()), alone(types.size());
+          std::vector<MatmulOutput> outputs;
+          for (size_t g = 0; g < types.size(); ++g) {
+            grouped[g].assign(m * widths[g], -1.0f);
+            alone[g].assign(m * widths[g], -2.0f);
+            outputs.push_back({weights[g].data(), types[g], grouped[g].data(), widths[g],
+                               widths[g]});
+            MatmulRef({x.data(), weights[g].data(), types[g], alone[g].data(), m, widths[g], k, k,
+                       widths[g], mode},
+                      threads);
+          }
+          MatmulParams shared;
+          shared.x = x.data();
+          shared.m = m;
+          shared.k = k;
+          shared.x_stride = k;
+          shared.activation_quant = mode;
+          MatmulGroupRef(shared, outputs, threads);
+          for (size_t g = 0; g < types.size(); ++g) {
+            ASSERT_EQ(std::memcmp(grouped[g].data(), alone[g].data(),
+                                  grouped[g].size() * sizeof(float)),
+                      0)
+                << "matrix " << g << ": " << grouped[g][0] << " vs " << alone[g][0];
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Half, RoundTripsEveryHalfAndRoundsMidpointsToEven) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if ((h & 0x7c00) == 0x7c00) continue;  // inf, NaN.
