@@ -139,10 +139,27 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lo
   return Matrix{out.data(), type};
 }
 
+absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup& lookup,
+                                                              const std::string& name,
+                                                              int64_t rows, int64_t cols) {
+  ASSIGN_OR_RETURN(const Matrix matrix, LoadMatrix(lookup, name, rows, cols));
+  if (options_.activation_quant != kernels::ActivationQuant::kQ8 ||
+      !kernels::Q4x8Repackable(matrix.type, rows, cols) || !kernels::CpuRunsQ4x8()) {
+    return matrix;
+  }
+  const std::vector<kernels::Q4x8Block>& blocks =
+      repacked_.emplace_back(kernels::RepackQ4x8(matrix.type, matrix.data, rows, cols));
+  converted_bytes_ += static_cast<int64_t>(blocks.size() * sizeof(kernels::Q4x8Block));
+  return Matrix{blocks.data(), WeightType::kQ4x8};
+}
+
 std::string CpuBackend::weight_types() const {
   std::string out;
   for (const auto& [name, count] : type_counts_) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ×", count);
+  }
+  if (!repacked_.empty()) {
+    absl::StrAppend(&out, " (", repacked_.size(), " repacked eight rows at a time for AVX-512)");
   }
   return out;
 }
@@ -173,18 +190,18 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
     Layer& layer = layers_[l];
     ASSIGN_OR_RETURN(layer.attn_norm, LoadVector(lookup, n.attn_norm, hidden));
     ASSIGN_OR_RETURN(layer.mlp_norm, LoadVector(lookup, n.mlp_norm, hidden));
-    ASSIGN_OR_RETURN(layer.q, LoadMatrix(lookup, n.q, q_dim, hidden));
-    ASSIGN_OR_RETURN(layer.k, LoadMatrix(lookup, n.k, kv_dim, hidden));
-    ASSIGN_OR_RETURN(layer.v, LoadMatrix(lookup, n.v, kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.q, LoadProjection(lookup, n.q, q_dim, hidden));
+    ASSIGN_OR_RETURN(layer.k, LoadProjection(lookup, n.k, kv_dim, hidden));
+    ASSIGN_OR_RETURN(layer.v, LoadProjection(lookup, n.v, kv_dim, hidden));
     if (c.qkv_bias()) {
       ASSIGN_OR_RETURN(layer.q_bias, LoadVector(lookup, n.q_bias, q_dim));
       ASSIGN_OR_RETURN(layer.k_bias, LoadVector(lookup, n.k_bias, kv_dim));
       ASSIGN_OR_RETURN(layer.v_bias, LoadVector(lookup, n.v_bias, kv_dim));
     }
-    ASSIGN_OR_RETURN(layer.o, LoadMatrix(lookup, n.o, hidden, q_dim));
-    ASSIGN_OR_RETURN(layer.gate, LoadMatrix(lookup, n.gate, ffn, hidden));
-    ASSIGN_OR_RETURN(layer.up, LoadMatrix(lookup, n.up, ffn, hidden));
-    ASSIGN_OR_RETURN(layer.down, LoadMatrix(lookup, n.down, hidden, ffn));
+    ASSIGN_OR_RETURN(layer.o, LoadProjection(lookup, n.o, hidden, q_dim));
+    ASSIGN_OR_RETURN(layer.gate, LoadProjection(lookup, n.gate, ffn, hidden));
+    ASSIGN_OR_RETURN(layer.up, LoadProjection(lookup, n.up, ffn, hidden));
+    ASSIGN_OR_RETURN(layer.down, LoadProjection(lookup, n.down, hidden, ffn));
   }
   // A decode step reads one embedding row, not the table (unless it doubles as the lm_head).
   if (!c.tie_word_embeddings) weight_bytes_ -= embed_bytes;

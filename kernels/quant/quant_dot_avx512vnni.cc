@@ -2,8 +2,11 @@
 // on zmm covers two 32-weight chunks per instruction, halving the per-row work of AVX-VNNI.
 // Compiled with those extensions only (kernels/CMakeLists.txt).
 #define ARBOR_QUANT_ISA_NS avx512vnni
+#include <algorithm>
+
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
+#include "kernels/quant/q4x8.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -57,7 +60,89 @@ struct Isa {
   static VF Set1(float f) { return _mm512_set1_ps(f); }
 };
 
+// Up to kQ4x8Rows activation rows against one group of eight weight rows (Q4x8Block): per block
+// the nibbles are unpacked once into four vectors of eight rows × eight weights; each activation
+// row's 32 bytes are spread to match (dword pairs 0–1, 2–3, 4–5, 6–7), four vpdpbusd sum the
+// block's integer products for all eight weight rows (lanes l and l + 8 are one row), and one
+// conversion and FMA scale them. Two sets of sums over alternate blocks keep two FMA chains in
+// flight; the order is fixed, so a row's result does not depend on the rows beside it.
+constexpr int kQ4x8Rows = 4;
+
+template <int R>
+void Q4x8Group(const Q4x8Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
+               int64_t out_stride) {
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  const __m512i spread[4] = {
+      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+      _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+      _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
+      _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+  __m256 acc[2][R], offset[2][R];
+  const int8_t* xq[R];
+  const float* xd[R];
+  for (int r = 0; r < R; ++r) {
+    xq[r] = x.q + 32 * (row0 + r) * x.stride;
+    xd[r] = x.scales + 8 * (row0 + r) * x.stride;
+    for (int set = 0; set < 2; ++set) acc[set][r] = offset[set][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const Q4x8Block& block = w[b];
+    const __m512i half0 = _mm512_loadu_si512(block.qs);
+    const __m512i half1 = _mm512_loadu_si512(block.qs + 64);
+    const __m512i q[4] = {_mm512_and_si512(half0, low), _mm512_and_si512(half1, low),
+                          _mm512_and_si512(_mm512_srli_epi16(half0, 4), low),
+                          _mm512_and_si512(_mm512_srli_epi16(half1, 4), low)};
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.d)));
+    const __m256 m = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.m)));
+    const int set = static_cast<int>(b & 1);
+    for (int r = 0; r < R; ++r) {
+      const __m512i xv = _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * b)));
+      __m512i sum = _mm512_setzero_si512();
+      for (int t = 0; t < 4; ++t) {
+        sum = _mm512_dpbusd_epi32(sum, q[t], _mm512_permutexvar_epi32(spread[t], xv));
+      }
+      const __m256i rows8 =
+          _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+      const float dx = xd[r][8 * b];
+      const float dsum = x.sums[SumIndex(row0 + r, b, 2, x.stride)];
+      acc[set][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8),
+                                    _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc[set][r]);
+      offset[set][r] = _mm256_fmadd_ps(m, _mm256_set1_ps(dsum), offset[set][r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256 total = _mm256_add_ps(_mm256_add_ps(acc[0][r], acc[1][r]),
+                                       _mm256_add_ps(offset[0][r], offset[1][r]));
+    _mm256_storeu_ps(out + (row0 + r) * out_stride, total);
+  }
+}
+
 }  // namespace
+
+void Q4x8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  const Q4x8Block* w = static_cast<const Q4x8Block*>(p.w);
+  const int64_t blocks = p.x.chunks;
+  for (int64_t n = n_begin; n < n_end; n += 8) {
+    const Q4x8Block* group = w + (n / 8) * blocks;
+    float* out = p.out + n;
+    for (int64_t m0 = 0; m0 < p.m; m0 += kQ4x8Rows) {
+      switch (std::min<int64_t>(kQ4x8Rows, p.m - m0)) {
+        case 1:
+          Q4x8Group<1>(group, blocks, p.x, m0, out, p.out_stride);
+          break;
+        case 2:
+          Q4x8Group<2>(group, blocks, p.x, m0, out, p.out_stride);
+          break;
+        case 3:
+          Q4x8Group<3>(group, blocks, p.x, m0, out, p.out_stride);
+          break;
+        default:
+          Q4x8Group<4>(group, blocks, p.x, m0, out, p.out_stride);
+      }
+    }
+  }
+}
 
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   DotRange<Isa>(p, n_begin, n_end);

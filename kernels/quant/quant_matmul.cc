@@ -163,6 +163,11 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
+  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (q4x8.h).
+  if (p.w_type == WeightType::kQ4x8) {
+    path.isa = Q8Isa::kAvx512Vnni;
+    return path;
+  }
   if (p.activation_quant != ActivationQuant::kQ8) return path;
   const std::optional<Q8Isa> isa = Q8IsaForRows(p.m, p.batch_invariant);
   if (!isa) return path;

@@ -185,12 +185,18 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   const Q8Rows x = buffers.Rows(p.m, p.k);
   std::vector<Q8DotParams> dots(outputs.size());
   std::vector<int64_t> widths(outputs.size());
+  // Repacked matrices (kQ4x8) run their own kernel over whole groups of eight rows: their
+  // widths count groups.
+  std::vector<int64_t> units(outputs.size());
+  std::vector<DotRangeFn> kernels(outputs.size());
   for (size_t g = 0; g < outputs.size(); ++g) {
     dots[g] = {outputs[g].w, outputs[g].w_type, x,  p.m, outputs[g].out, outputs[g].out_stride,
                p.batch_invariant};
-    widths[g] = outputs[g].n;
+    const bool q4x8 = outputs[g].w_type == WeightType::kQ4x8;
+    units[g] = q4x8 ? 8 : 1;
+    kernels[g] = q4x8 ? avx512vnni::Q4x8DotRange : Kernel(isa);
+    widths[g] = outputs[g].n / units[g];
   }
-  const DotRangeFn kernel = Kernel(isa);
   if (pool == nullptr) {
     avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, x);
   } else {
@@ -199,10 +205,12 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
       avx2::QuantizeQ8Rows(p.x, p.x_stride, begin, end, x);
     });
   }
-  // ~64k multiply-adds per hand-off, as the float matmul.
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k));
-  ForGroupedColumns(widths, grain, pool,
-                    [&](size_t g, int64_t begin, int64_t end) { kernel(dots[g], begin, end); });
+  // ~64k multiply-adds per hand-off, as the float matmul (a repacked group is eight columns).
+  const int64_t unit = *std::max_element(units.begin(), units.end());
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k) / unit);
+  ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
+    kernels[g](dots[g], begin * units[g], end * units[g]);
+  });
 }
 
 }  // namespace arbor::kernels
