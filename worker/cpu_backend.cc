@@ -18,6 +18,7 @@
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
 #include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_matmul.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
@@ -143,7 +144,9 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
                                                               const std::string& name,
                                                               int64_t rows, int64_t cols) {
   ASSIGN_OR_RETURN(const Matrix matrix, LoadMatrix(lookup, name, rows, cols));
-  if (options_.activation_quant != kernels::ActivationQuant::kQ8 ||
+  // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
+  const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
+  if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
       !kernels::Q4x8Repackable(matrix.type, rows, cols) || !kernels::CpuRunsQ4x8()) {
     return matrix;
   }
