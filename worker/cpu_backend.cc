@@ -147,13 +147,18 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
   // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
   const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
   if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
-      !kernels::Q4x8Repackable(matrix.type, rows, cols) || !kernels::CpuRunsQ4x8()) {
+      !kernels::RowsX8Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRowsX8()) {
     return matrix;
   }
-  const std::vector<kernels::Q4x8Block>& blocks =
-      repacked_.emplace_back(kernels::RepackQ4x8(matrix.type, matrix.data, rows, cols));
-  converted_bytes_ += static_cast<int64_t>(blocks.size() * sizeof(kernels::Q4x8Block));
-  return Matrix{blocks.data(), WeightType::kQ4x8};
+  const std::vector<char>& bytes =
+      repacked_.emplace_back(kernels::RepackRowsX8(matrix.type, matrix.data, rows, cols));
+  converted_bytes_ += static_cast<int64_t>(bytes.size());
+  if (!converted_.empty() && converted_.back().data() == matrix.data) {
+    // Converted at load (--weights_dtype): only the repacked copy is read from now on.
+    converted_bytes_ -= static_cast<int64_t>(converted_.back().size());
+    converted_.pop_back();
+  }
+  return Matrix{bytes.data(), kernels::RowsX8Type(matrix.type)};
 }
 
 std::string CpuBackend::weight_types() const {

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "base/zero_pages.h"
 #include "kernels/matmul.h"
-#include "kernels/quant/q4x8.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/paged_kv.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_type.h"
@@ -98,8 +98,8 @@ class CpuBackend : public Backend {
   absl::Status Load(const TensorLookup& lookup);
   absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
                                     int64_t rows, int64_t cols);
-  // A layer's projection: LoadMatrix, then Q4_0 and Q4_1 repacked eight rows at a time
-  // (kernels/quant/q4x8.h) where the 8-bit kernels run on AVX-512 VNNI.
+  // A layer's projection: LoadMatrix, then Q4_0, Q4_1 and Q8_0 repacked eight rows at a time
+  // (kernels/quant/rows_x8.h) where the 8-bit kernels run on AVX-512 VNNI.
   absl::StatusOr<Matrix> LoadProjection(const TensorLookup& lookup, const std::string& name,
                                         int64_t rows, int64_t cols);
   absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup, const std::string& name,
@@ -130,7 +130,7 @@ class CpuBackend : public Backend {
   CpuBackendOptions options_;
   std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
   std::vector<std::vector<char>> converted_;             // Matrices converted at load.
-  std::vector<std::vector<kernels::Q4x8Block>> repacked_;  // Projections repacked at load.
+  std::vector<std::vector<char>> repacked_;  // Projections repacked at load (rows_x8.h).
   Matrix embed_, lm_head_;
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;

@@ -54,8 +54,9 @@ namespace avx512vnni {
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of 8.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4x8 (q4x8.h): p.w holds Q4x8Block groups; n_begin and n_end are multiples of 8.
-void Q4x8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// WeightType::kQ4x8 and kQ8x8 (rows_x8.h): p.w holds their groups of eight rows; n_begin and
+// n_end are multiples of 8.
+void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
 namespace amx {
 // AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).

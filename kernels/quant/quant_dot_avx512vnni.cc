@@ -6,7 +6,7 @@
 
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
-#include "kernels/quant/q4x8.h"
+#include "kernels/quant/rows_x8.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -60,18 +60,33 @@ struct Isa {
   static VF Set1(float f) { return _mm512_set1_ps(f); }
 };
 
-// Up to kQ4x8Rows activation rows against one group of eight weight rows (Q4x8Block): per block
-// the nibbles are unpacked once into four vectors of eight rows × eight weights; each activation
+// The four vectors of a block of eight rows: q[t] holds weights 8t … 8t + 7 of every row, four
+// per lane (rows_x8.h).
+inline void LoadRowsX8(const Q4x8Block& block, __m512i (&q)[4]) {
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  const __m512i half0 = _mm512_loadu_si512(block.qs);
+  const __m512i half1 = _mm512_loadu_si512(block.qs + 64);
+  q[0] = _mm512_and_si512(half0, low);
+  q[1] = _mm512_and_si512(half1, low);
+  q[2] = _mm512_and_si512(_mm512_srli_epi16(half0, 4), low);
+  q[3] = _mm512_and_si512(_mm512_srli_epi16(half1, 4), low);
+}
+inline void LoadRowsX8(const Q8x8Block& block, __m512i (&q)[4]) {
+  for (int t = 0; t < 4; ++t) q[t] = _mm512_loadu_si512(block.qs + 64 * t);
+}
+
+// Up to kRowsX8Rows activation rows against one group of eight weight rows: per block the weights
+// are loaded (unpacked) once into four vectors of eight rows × eight weights; each activation
 // row's 32 bytes are spread to match (dword pairs 0–1, 2–3, 4–5, 6–7), four vpdpbusd sum the
 // block's integer products for all eight weight rows (lanes l and l + 8 are one row), and one
 // conversion and FMA scale them. Two sets of sums over alternate blocks keep two FMA chains in
 // flight; the order is fixed, so a row's result does not depend on the rows beside it.
-constexpr int kQ4x8Rows = 4;
+constexpr int kRowsX8Rows = 4;
+constexpr int kRowsX8PrefetchBlocks = 8;
 
-template <int R>
-void Q4x8Group(const Q4x8Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
-               int64_t out_stride) {
-  const __m512i low = _mm512_set1_epi8(0x0f);
+template <int R, typename Block>
+void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
+                 int64_t out_stride) {
   const __m512i spread[4] = {
       _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
       _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
@@ -86,12 +101,13 @@ void Q4x8Group(const Q4x8Block* w, int64_t blocks, const Q8Rows& x, int64_t row0
     for (int set = 0; set < 2; ++set) acc[set][r] = offset[set][r] = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < blocks; ++b) {
-    const Q4x8Block& block = w[b];
-    const __m512i half0 = _mm512_loadu_si512(block.qs);
-    const __m512i half1 = _mm512_loadu_si512(block.qs + 64);
-    const __m512i q[4] = {_mm512_and_si512(half0, low), _mm512_and_si512(half1, low),
-                          _mm512_and_si512(_mm512_srli_epi16(half0, 4), low),
-                          _mm512_and_si512(_mm512_srli_epi16(half1, 4), low)};
+    const Block& block = w[b];
+    // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
+    // stream at the memory's rate instead of waiting on each load.
+    const char* ahead = reinterpret_cast<const char*>(&w[b + kRowsX8PrefetchBlocks]);
+    for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+    __m512i q[4];
+    LoadRowsX8(block, q);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.d)));
     const __m256 m = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.m)));
     const int set = static_cast<int>(b & 1);
@@ -118,30 +134,36 @@ void Q4x8Group(const Q4x8Block* w, int64_t blocks, const Q8Rows& x, int64_t row0
   }
 }
 
-}  // namespace
-
-void Q4x8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
-  const Q4x8Block* w = static_cast<const Q4x8Block*>(p.w);
+template <typename Block>
+void RowsX8Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
   for (int64_t n = n_begin; n < n_end; n += 8) {
-    const Q4x8Block* group = w + (n / 8) * blocks;
+    const Block* group = w + (n / 8) * blocks;
     float* out = p.out + n;
-    for (int64_t m0 = 0; m0 < p.m; m0 += kQ4x8Rows) {
-      switch (std::min<int64_t>(kQ4x8Rows, p.m - m0)) {
+    for (int64_t m0 = 0; m0 < p.m; m0 += kRowsX8Rows) {
+      switch (std::min<int64_t>(kRowsX8Rows, p.m - m0)) {
         case 1:
-          Q4x8Group<1>(group, blocks, p.x, m0, out, p.out_stride);
+          RowsX8Group<1>(group, blocks, p.x, m0, out, p.out_stride);
           break;
         case 2:
-          Q4x8Group<2>(group, blocks, p.x, m0, out, p.out_stride);
+          RowsX8Group<2>(group, blocks, p.x, m0, out, p.out_stride);
           break;
         case 3:
-          Q4x8Group<3>(group, blocks, p.x, m0, out, p.out_stride);
+          RowsX8Group<3>(group, blocks, p.x, m0, out, p.out_stride);
           break;
         default:
-          Q4x8Group<4>(group, blocks, p.x, m0, out, p.out_stride);
+          RowsX8Group<4>(group, blocks, p.x, m0, out, p.out_stride);
       }
     }
   }
+}
+
+}  // namespace
+
+void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  if (p.w_type == WeightType::kQ8x8) return RowsX8Range<Q8x8Block>(p, n_begin, n_end);
+  RowsX8Range<Q4x8Block>(p, n_begin, n_end);
 }
 
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {

@@ -163,8 +163,8 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
-  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (q4x8.h).
-  if (p.w_type == WeightType::kQ4x8) {
+  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (rows_x8.h).
+  if (p.w_type == WeightType::kQ4x8 || p.w_type == WeightType::kQ8x8) {
     path.isa = Q8Isa::kAvx512Vnni;
     return path;
   }

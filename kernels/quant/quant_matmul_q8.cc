@@ -185,16 +185,17 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   const Q8Rows x = buffers.Rows(p.m, p.k);
   std::vector<Q8DotParams> dots(outputs.size());
   std::vector<int64_t> widths(outputs.size());
-  // Repacked matrices (kQ4x8) run their own kernel over whole groups of eight rows: their
+  // Repacked matrices (kQ4x8, kQ8x8) run their own kernel over whole groups of eight rows: their
   // widths count groups.
   std::vector<int64_t> units(outputs.size());
   std::vector<DotRangeFn> kernels(outputs.size());
   for (size_t g = 0; g < outputs.size(); ++g) {
     dots[g] = {outputs[g].w, outputs[g].w_type, x,  p.m, outputs[g].out, outputs[g].out_stride,
                p.batch_invariant};
-    const bool q4x8 = outputs[g].w_type == WeightType::kQ4x8;
-    units[g] = q4x8 ? 8 : 1;
-    kernels[g] = q4x8 ? avx512vnni::Q4x8DotRange : Kernel(isa);
+    const bool rows_x8 = outputs[g].w_type == WeightType::kQ4x8 ||
+                         outputs[g].w_type == WeightType::kQ8x8;
+    units[g] = rows_x8 ? 8 : 1;
+    kernels[g] = rows_x8 ? avx512vnni::RowsX8DotRange : Kernel(isa);
     widths[g] = outputs[g].n / units[g];
   }
   if (pool == nullptr) {

@@ -20,7 +20,7 @@
 
 #include "base/bf16.h"
 #include "kernels/embedding.h"
-#include "kernels/quant/q4x8.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
@@ -298,27 +298,27 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
   if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
 }
 
-// Q4_0 and Q4_1 repacked eight rows at a time (kQ4x8, q4x8.h) against the same float64 twin and
+// Q4_0, Q4_1 and Q8_0 repacked eight rows at a time (rows_x8.h) against the same float64 twin and
 // bounds as the per-32 kernels (the repacked weights are the file's, so the twin reads the
 // original blocks), strided x and out, 1 to 37 rows, 1 to 18 blocks per row; and each row's
 // result bit for bit the same alone and at any place in a batch of 2 to 37 rows, with and
 // without threads (fresh random weights each run, seed printed).
-TEST(QuantMatmulQ4x8, MatchesTheTwinAndEveryRowIsItsOwn) {
-  if (!CpuRunsQ4x8()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
+TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
+  if (!CpuRunsRowsX8()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   Worst worst;
   const auto repacked = [](const MatmulParams& p, ThreadPool* threads) {
-    const std::vector<Q4x8Block> blocks = RepackQ4x8(p.w_type, p.w, p.n, p.k);
+    const std::vector<char> blocks = RepackRowsX8(p.w_type, p.w, p.n, p.k);
     MatmulParams q = p;
     q.w = blocks.data();
-    q.w_type = WeightType::kQ4x8;
+    q.w_type = RowsX8Type(p.w_type);
     q.activation_quant = ActivationQuant::kQ8;
     MatmulRef(q, threads);
   };
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1}) {
+  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
     for (int64_t m : {1, 3, 4, 5, 37}) {
       for (int64_t n : {8, 40}) {
         for (int64_t blocks : {1, 3, 18}) {
@@ -329,10 +329,10 @@ TEST(QuantMatmulQ4x8, MatchesTheTwinAndEveryRowIsItsOwn) {
       }
     }
     const int64_t n = 24, k = 5 * kQuantBlock;
-    const std::vector<Q4x8Block> w = RepackQ4x8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
+    const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
     const std::vector<float> row = RandomActivations(1, k, rng);
     std::vector<float> alone(n);
-    MatmulRef({row.data(), w.data(), WeightType::kQ4x8, alone.data(), 1, n, k, k, n,
+    MatmulRef({row.data(), w.data(), RowsX8Type(type), alone.data(), 1, n, k, k, n,
                ActivationQuant::kQ8},
               nullptr);
     for (int64_t m : {2, 4, 5, 8, 37}) {
@@ -341,7 +341,7 @@ TEST(QuantMatmulQ4x8, MatchesTheTwinAndEveryRowIsItsOwn) {
         std::copy(row.begin(), row.end(), x.begin() + at * k);
         for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
           std::vector<float> out(m * n);
-          MatmulRef({x.data(), w.data(), WeightType::kQ4x8, out.data(), m, n, k, k, n,
+          MatmulRef({x.data(), w.data(), RowsX8Type(type), out.data(), m, n, k, k, n,
                      ActivationQuant::kQ8},
                     threads);
           ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
@@ -350,7 +350,7 @@ TEST(QuantMatmulQ4x8, MatchesTheTwinAndEveryRowIsItsOwn) {
       }
     }
   }
-  PrintWorst("q4x8", worst);
+  PrintWorst("rows x8", worst);
 }
 
 // QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set —

@@ -1,0 +1,94 @@
+#include "kernels/quant/rows_x8.h"
+
+#include <cstring>
+
+#include "base/bf16.h"
+#include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_matmul.h"
+
+namespace arbor::kernels {
+namespace {
+
+// m = factor·d, exact in half precision (the exponent moves by log2 |factor|).
+uint16_t ScaledHalf(uint16_t d, float factor) {
+  return base::FloatToHalf(factor * base::HalfToFloat(d));
+}
+
+// Row `lane` of a group's 4-bit block from the file's 16 nibble bytes.
+void PutNibbles(const uint8_t* qs, int lane, Q4x8Block& group) {
+  for (int part = 0; part < 4; ++part) {
+    // Bytes 4·part … +3 of the row: half part / 2, lane `lane` + 8·(part % 2).
+    std::memcpy(group.qs + 64 * (part / 2) + 4 * (lane + 8 * (part % 2)), qs + 4 * part, 4);
+  }
+}
+
+// Row `lane` of a group's 8-bit block from the file's 32 signed bytes, as unsigned q + 128.
+void PutBytes(const int8_t* qs, int lane, Q8x8Block& group) {
+  for (int part = 0; part < 8; ++part) {
+    // Weights 4·part … +3: quarter part / 2, lane `lane` + 8·(part % 2).
+    uint8_t* at = group.qs + 64 * (part / 2) + 4 * (lane + 8 * (part % 2));
+    for (int j = 0; j < 4; ++j) at[j] = static_cast<uint8_t>(qs[4 * part + j] + 128);
+  }
+}
+
+template <typename Group, typename Fill>
+std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
+  std::vector<char> bytes((n / 8) * blocks * sizeof(Group));
+  Group* out = reinterpret_cast<Group*>(bytes.data());
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      fill(row * blocks + b, static_cast<int>(row % 8), out[(row / 8) * blocks + b]);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+WeightType RowsX8Type(WeightType type) {
+  switch (type) {
+    case WeightType::kQ4_0:
+    case WeightType::kQ4_1:
+      return WeightType::kQ4x8;
+    case WeightType::kQ8_0:
+      return WeightType::kQ8x8;
+    default:
+      return WeightType::kF32;
+  }
+}
+
+bool RowsX8Repackable(WeightType type, int64_t n, int64_t k) {
+  return RowsX8Type(type) != WeightType::kF32 && n > 0 && n % 8 == 0 && k > 0 &&
+         k % kQuantBlock == 0;
+}
+
+std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k) {
+  const int64_t blocks = k / kQuantBlock;
+  switch (type) {
+    case WeightType::kQ4_1:
+      return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {
+        const BlockQ4_1& block = static_cast<const BlockQ4_1*>(rows)[i];
+        group.d[lane] = block.d;
+        group.m[lane] = block.m;
+        PutNibbles(block.qs, lane, group);
+      });
+    case WeightType::kQ4_0:
+      return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {
+        const BlockQ4_0& block = static_cast<const BlockQ4_0*>(rows)[i];
+        group.d[lane] = block.d;
+        group.m[lane] = ScaledHalf(block.d, -8.0f);
+        PutNibbles(block.qs, lane, group);
+      });
+    default:  // kQ8_0.
+      return Repack<Q8x8Block>(n, blocks, [rows](int64_t i, int lane, Q8x8Block& group) {
+        const BlockQ8_0& block = static_cast<const BlockQ8_0*>(rows)[i];
+        group.d[lane] = block.d;
+        group.m[lane] = ScaledHalf(block.d, -128.0f);
+        PutBytes(block.qs, lane, group);
+      });
+  }
+}
+
+bool CpuRunsRowsX8() { return CpuRunsQ8Isa(Q8Isa::kAvx512Vnni); }
+
+}  // namespace arbor::kernels

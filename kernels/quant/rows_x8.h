@@ -1,0 +1,55 @@
+// Q4_0, Q4_1 and Q8_0 matrices repacked for one AVX-512 VNNI pass over eight weight rows at a
+// time (WeightType::kQ4x8, kQ8x8): per group of eight rows and per 32-weight block, the eight
+// rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies eight rows
+// by the same activations. The file's blocks (18 to 34 bytes each) make the per-32 kernel of
+// quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
+// integer sum alone; here that float work is one vector op for eight rows. Made at load by the CPU
+// backend (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the numbers are the per-32
+// kernels' up to fp32 rounding order (the float64 twin bounds both), and each row's result is the
+// same whatever rows share the call.
+//
+// Every format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d (its
+// zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a power-of-two
+// multiple of d) — so one kernel serves all three, the offset applied as m·d_x·Σq_x.
+#ifndef ARBOR_KERNELS_QUANT_ROWS_X8_H_
+#define ARBOR_KERNELS_QUANT_ROWS_X8_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/weight_type.h"
+
+namespace arbor::kernels {
+
+// Eight rows' block b of 4-bit weights. Lane l (of 16) of each 64-byte half of `qs` holds four
+// nibble bytes of row l % 8: qs[0, 64) its bytes 4·(l / 8) … +3, qs[64, 128) its bytes
+// 8 + 4·(l / 8) … +3. The low nibbles of the halves are then weights 0–7 and 8–15 of every row
+// (four per lane), the high nibbles weights 16–23 and 24–31.
+struct Q4x8Block {
+  uint16_t d[8];  // Half-precision scales of the eight rows.
+  uint16_t m[8];  // Half-precision offsets.
+  uint8_t qs[128];
+};
+static_assert(sizeof(Q4x8Block) == 160, "two 64-byte halves after 32 bytes of scales");
+
+// Eight rows' block b of 8-bit weights (Q8_0's, plus 128). Quarter t of `qs` holds weights
+// 8t + 4·(l / 8) … +3 of row l % 8 in lane l.
+struct Q8x8Block {
+  uint16_t d[8];
+  uint16_t m[8];
+  uint8_t qs[256];
+};
+static_assert(sizeof(Q8x8Block) == 288, "four 64-byte quarters after 32 bytes of scales");
+
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8), or kF32 for none.
+WeightType RowsX8Type(WeightType type);
+// Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8).
+bool RowsX8Repackable(WeightType type, int64_t n, int64_t k);
+// The n / 8 groups of k / 32 blocks each, group-major, of RowsX8Type(type), as bytes.
+std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k);
+// Whether this CPU runs the repacked kernels (AVX-512 VNNI).
+bool CpuRunsRowsX8();
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_QUANT_ROWS_X8_H_
