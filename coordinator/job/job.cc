@@ -1,13 +1,11 @@
 #include "coordinator/job/job.h"
 
 #include <algorithm>
-#include <ranges>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
-#include "coordinator/job/stored_distribution.h"
 #include "coordinator/tree/tree_export.h"
 #include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
@@ -205,134 +203,6 @@ PolicyBudgets Job::Budgets() const {
   budgets.last_insert_position = last_insert_position_;
   budgets.bans = bans_;
   return budgets;
-}
-
-void Job::SendMainRun() {
-  if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
-  if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
-  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch || trace();
-  const int32_t ramp = options_.stream_runs
-                           ? options_.steps_per_run
-                           : std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
-  const int32_t max_steps =
-      structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
-  arbor::v1::RunRequest request;
-  arbor::v1::RunItem& item = *request.add_items();
-  item = builder_.MainItem(main_sequence_, main_source_, max_steps,
-                           search && !structural_off_once_, Budgets());
-  if (fork_width_cap_ < 2) item.set_branch_depth(spec_.policy.MaxForkDepth());
-  structural_off_once_ = false;
-  main_steps_recorded_ = 0;
-  SendRun(std::move(request), {main_sequence_}, /*streamed=*/true);
-}
-
-void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
-  const absl::Time now = env_.clock->Now();
-  if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
-  const absl::Duration timeout =
-      std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
-  const uint64_t generation = session_.Sent(std::move(ids), now);
-  WorkerClient::ProgressCallback progress;
-  if (streamed && options_.stream_runs) {
-    progress = [self = shared_from_this(), generation](const arbor::v1::RunProgress& update) {
-      self->OnRunProgress(generation, update);
-    };
-  }
-  actions_.push_back([self = shared_from_this(), worker = session_.worker(),
-                      request = std::move(request), timeout, generation,
-                      progress = std::move(progress)]() mutable {
-    worker->Run(
-        std::move(request), timeout,
-        [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
-          self->OnRunDone(generation, std::move(response));
-        },
-        std::move(progress));
-  });
-}
-
-void Job::OnMainDone(const arbor::v1::RunResult& result) {
-  if (main_source_.is_new) cached_prompt_tokens_ += result.cached_tokens();
-  main_live_ = true;
-  main_source_ = SequenceSource{};
-  const StepResult* structural = nullptr;
-  // The run's leading steps already came as progress and are in the tree.
-  const int recorded = std::exchange(main_steps_recorded_, 0);
-  for (const StepResult& step : result.steps() | std::views::drop(recorded)) {
-    if (step.token_id() < 0) {
-      structural = &step;
-      break;
-    }
-    if (!RecordMainStep(step)) return;
-  }
-  switch (result.stop_reason()) {
-    case arbor::v1::STOP_REASON_STRUCTURAL:
-      if (structural == nullptr) {
-        return Fail(absl::InternalError("structural stop without a structural step"));
-      }
-      return ApplyStructural(*structural);
-    case arbor::v1::STOP_REASON_STOP_TOKEN:
-      return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
-    case arbor::v1::STOP_REASON_CONTEXT:
-      return Finish(arbor::v1::FINISH_REASON_CONTEXT);
-    case arbor::v1::STOP_REASON_KV_EXHAUSTED:
-      return HandleFailure(absl::ResourceExhaustedError("worker KV exhausted mid-run"));
-    case arbor::v1::STOP_REASON_CANCELLED:
-      return HandleFailure(absl::UnavailableError("worker cancelled the run"));
-    default:  // MAX_STEPS (CALM only applies to rollouts).
-      return Continue();
-  }
-}
-
-void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress) {
-  {
-    absl::MutexLock lock(&mu_);
-    // Only the main run in flight: a late update of an earlier run, or one after the job ended,
-    // changes nothing.
-    if (finished() || branch_ || !session_.in_flight() ||
-        session_.in_flight()->generation != generation || progress.results_size() != 1) {
-      return;
-    }
-    for (const StepResult& step : progress.results(0).steps()) {
-      if (step.token_id() < 0 || !RecordMainStep(step)) break;
-      ++main_steps_recorded_;
-    }
-  }
-  Drain();
-}
-
-bool Job::RecordMainStep(const StepResult& step) {
-  if (step.position() != tree_.NextPosition()) {
-    Fail(absl::InternalError(absl::StrCat("worker step at position ", step.position(),
-                                          ", expected ", tree_.NextPosition())));
-    return false;
-  }
-  Count(step.strategy());
-  if (trace()) trunk_certainties_.push_back(StepCertainty(step));
-  const Step tree_step = TreeStep(step, main_sequence_);
-  if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
-    // CANONICAL: the worker appended the thinking token itself.
-    absl::StatusOr<NodeId> id = tree_.Insert(tree_step);
-    if (!id.ok()) {
-      Fail(id.status());
-      return false;
-    }
-    ++inserts_used_;
-    last_insert_position_ = step.position();
-    arbor::v1::GenerateEvent event;
-    event.mutable_insert()->add_node_ids(*id);
-    event.mutable_insert()->add_token_ids(step.token_id());
-    event.mutable_insert()->add_logprobs(tree_step.logprob);
-    const bool stopped = PushText(*id, event.mutable_insert()->mutable_text());
-    Emit(std::move(event));
-    if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
-    return !stopped;
-  }
-  absl::StatusOr<NodeId> id = tree_.Commit(tree_step);
-  if (!id.ok()) {
-    Fail(id.status());
-    return false;
-  }
-  return EmitCommitted(*id);
 }
 
 void Job::CommitBranch(BranchCommit commit) {

@@ -70,6 +70,21 @@ v1::RunItem DecodeItem(uint64_t id, const std::vector<int32_t>& append, int32_t 
   return item;
 }
 
+v1::RunItem StructuralItem(uint64_t id, int32_t top_k, MatrixRow row) {
+  v1::RunItem item = DecodeItem(id, Prompt(8), 10);
+  item.set_stop_on_structural(true);
+  item.set_top_k(top_k);
+  v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
+  t->set_lelv_entropy(0);  // No ARGMAX, no INSERT.
+  t->set_helv_entropy(64);
+  const bool lehv = row == MatrixRow::kLehv;
+  t->set_lehv_entropy(lehv ? 64 : 0);
+  t->set_lehv_varentropy(0);
+  t->set_hehv_entropy(0);
+  t->set_hehv_varentropy(0);
+  return item;
+}
+
 std::vector<int32_t> Prompt(int n, int32_t salt) {
   std::vector<int32_t> tokens;
   for (int i = 0; i < n; ++i) tokens.push_back((salt + 37 * i) % 250);

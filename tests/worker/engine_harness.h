@@ -41,6 +41,11 @@ int32_t ReleaseSync(Engine& engine, std::vector<uint64_t> ids);
 // structural decisions as their fallback samples (so it runs its steps unless told otherwise).
 v1::RunItem DecodeItem(uint64_t id, const std::vector<int32_t>& append, int32_t max_steps,
                        uint64_t seed = 5);
+// A row of the decision matrix every state of an item falls in (StructuralItem).
+enum class MatrixRow { kLehv, kHehv };
+// A 10-step item on an 8-token prompt that stops on structural decisions, reports `top_k`, and
+// whose thresholds put every state in `row` of the decision matrix.
+v1::RunItem StructuralItem(uint64_t id, int32_t top_k, MatrixRow row);
 // `n` deterministic prompt tokens in [0, 250), varied by `salt`.
 std::vector<int32_t> Prompt(int n, int32_t salt = 7);
 // The sampled token of every step.

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "tests/worker/engine_harness.h"
 
@@ -23,7 +22,9 @@ namespace {
 
 using testing::DecodeItem;
 using testing::LoadEngine;
+using testing::MatrixRow;
 using testing::Prompt;
+using testing::StructuralItem;
 using testing::TempModel;
 using testing::Tokens;
 using v1::RunItem;
@@ -41,10 +42,8 @@ class EngineTest : public ::testing::Test {
   void SetUp() override { engine_ = Load(); }
 
   static std::unique_ptr<Engine> Load(int64_t kv_tokens = 4096, int32_t max_context = 0,
-                                      int32_t max_batch_tokens = 512,
-                                      absl::Duration progress_interval = absl::ZeroDuration()) {
+                                      int32_t max_batch_tokens = 512) {
     WorkerSetupOptions options;
-    options.min_progress_interval = progress_interval;
     options.model = model_->dir();
     options.kv_tokens = kv_tokens;
     options.max_context = max_context;
@@ -73,23 +72,6 @@ class EngineTest : public ::testing::Test {
   static RunItem Item(uint64_t id, std::vector<int32_t> append, int32_t max_steps,
                       uint64_t seed = 5) {
     return DecodeItem(id, append, max_steps, seed);
-  }
-  enum class MatrixRow { kLehv, kHehv };
-  // A 10-step item on an 8-token prompt that stops on structural decisions, reports `top_k`, and
-  // whose thresholds put every state in `row` of the decision matrix.
-  static RunItem StructuralItem(uint64_t id, int32_t top_k, MatrixRow row) {
-    RunItem item = Item(id, Prompt(8), 10);
-    item.set_stop_on_structural(true);
-    item.set_top_k(top_k);
-    v1::Thresholds* t = item.mutable_policy()->mutable_thresholds();
-    t->set_lelv_entropy(0);  // No ARGMAX, no INSERT.
-    t->set_helv_entropy(64);
-    const bool lehv = row == MatrixRow::kLehv;
-    t->set_lehv_entropy(lehv ? 64 : 0);
-    t->set_lehv_varentropy(0);
-    t->set_hehv_entropy(0);
-    t->set_hehv_varentropy(0);
-    return item;
   }
   void ExpectError(const RunRequest& request, absl::StatusCode code, const std::string& needle) {
     absl::StatusOr<RunResponse> response = RunSync(request);
@@ -277,82 +259,6 @@ TEST_F(EngineTest, BackspaceStopCarriesThePreviousStepsTopK) {
   ASSERT_EQ(spent.steps_size(), 10);
   for (int i = 0; i < 9; ++i) EXPECT_EQ(spent.steps(i).top_k_size(), 0) << i;
   EXPECT_EQ(spent.steps(9).top_k_size(), 6);
-}
-
-// Worker.RunStream's source: after a step, the steps that can no longer change, each once and
-// in order, never after the answer — a BACKSPACE-able step only once the next step shows whether
-// it gains the re-draw top-K.
-TEST_F(EngineTest, ProgressReportsEachFinalStepOnceBeforeTheAnswer) {
-  RunRequest request;
-  *request.add_items() = Item(1, Prompt(6), 12);
-  *request.add_items() = StructuralItem(2, 6, MatrixRow::kHehv);  // RESAMPLE, then BACKSPACE.
-  absl::Mutex mu;
-  std::vector<std::vector<v1::StepResult>> streamed(2);
-  int updates = 0;
-  bool answered = false;
-  bool progress_after_answer = false;
-  absl::Notification done;
-  absl::StatusOr<RunResponse> response;
-  engine_->Run(
-      request, {},
-      [&](absl::StatusOr<RunResponse> result) {
-        absl::MutexLock lock(&mu);
-        response = std::move(result);
-        answered = true;
-        done.Notify();
-      },
-      [&](v1::RunProgress progress) {
-        absl::MutexLock lock(&mu);
-        progress_after_answer = progress_after_answer || answered;
-        ++updates;
-        ASSERT_EQ(progress.results_size(), 2);
-        for (int i = 0; i < 2; ++i) {
-          EXPECT_EQ(progress.results(i).sequence_id(), request.items(i).sequence_id());
-          for (const v1::StepResult& step : progress.results(i).steps()) {
-            streamed[i].push_back(step);
-          }
-        }
-      });
-  done.WaitForNotification();
-  absl::MutexLock lock(&mu);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_FALSE(progress_after_answer);
-  EXPECT_EQ(updates, 11) << "one per step but the last";
-  // The decode item: every step but the one that ended the run.
-  ASSERT_EQ(response->results(0).steps_size(), 12);
-  ASSERT_EQ(streamed[0].size(), 11u);
-  // The structural item ended at its second step, while the run went on: both steps streamed,
-  // the first with the top-K its BACKSPACE attached.
-  ASSERT_EQ(response->results(1).steps_size(), 2);
-  ASSERT_EQ(streamed[1].size(), 2u);
-  EXPECT_EQ(streamed[1][0].top_k_size(), 6);
-  for (int i = 0; i < 2; ++i) {
-    for (size_t s = 0; s < streamed[i].size(); ++s) {
-      EXPECT_EQ(streamed[i][s].SerializeAsString(),
-                response->results(i).steps(static_cast<int>(s)).SerializeAsString())
-          << "item " << i << " step " << s;
-    }
-  }
-}
-
-// At most one progress update per EngineOptions::min_progress_interval: with an hour, the first
-// step's and then nothing until the answer, which carries the rest.
-TEST_F(EngineTest, ProgressComesAtMostOncePerInterval) {
-  std::unique_ptr<Engine> engine = Load(4096, 0, 512, absl::Hours(1));
-  RunRequest request;
-  *request.add_items() = Item(1, Prompt(6), 12);
-  std::atomic<int> updates{0};
-  std::atomic<int> streamed{0};
-  absl::Notification done;
-  engine->Run(
-      request, {}, [&](absl::StatusOr<RunResponse> result) { done.Notify(); },
-      [&](v1::RunProgress progress) {
-        ++updates;
-        streamed += progress.results(0).steps_size();
-      });
-  done.WaitForNotification();
-  EXPECT_EQ(updates.load(), 1);
-  EXPECT_EQ(streamed.load(), 1);
 }
 
 TEST_F(EngineTest, StopTokenCalmAndTopKEveryStep) {
