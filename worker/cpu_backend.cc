@@ -141,8 +141,8 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadMatrix(const TensorLookup& lo
 }
 
 absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup& lookup,
-                                                              const std::string& name,
-                                                              int64_t rows, int64_t cols) {
+                                                              const std::string& name, int64_t rows,
+                                                              int64_t cols) {
   ASSIGN_OR_RETURN(const Matrix matrix, LoadMatrix(lookup, name, rows, cols));
   // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
   const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,8 +21,8 @@
 #include "absl/status/statusor.h"
 #include "base/zero_pages.h"
 #include "kernels/matmul.h"
-#include "kernels/quant/rows_x8.h"
 #include "kernels/paged_kv.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_type.h"
 #include "model/checkpoint.h"

@@ -30,8 +30,8 @@ struct Engine::ActiveRun {
   std::vector<int32_t> cached_tokens;  // Prefix-cache hits per item.
   std::function<bool()> cancelled;
   RunCallback done;
-  ProgressCallback progress;  // Null: the run reports only when it answers.
-  std::vector<int32_t> reported;  // Per item: steps already sent as progress.
+  ProgressCallback progress;                        // Null: the run reports only when it answers.
+  std::vector<int32_t> reported;                    // Per item: steps already sent as progress.
   absl::Time next_progress = absl::InfinitePast();  // No progress before this.
   uint64_t owner = 0;  // RunRequest.owner_epoch: owns the sequences the run creates.
   v1::RunTimings timings;

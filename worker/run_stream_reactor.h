@@ -31,8 +31,8 @@ class RunStreamReactor final : public grpc::ServerWriteReactor<v1::RunUpdate> {
  private:
   RunStreamReactor() = default;
 
-  void OnProgress(v1::RunProgress progress);               // Engine thread.
-  void OnResult(absl::StatusOr<v1::RunResponse> result);   // Engine thread, once.
+  void OnProgress(v1::RunProgress progress);              // Engine thread.
+  void OnResult(absl::StatusOr<v1::RunResponse> result);  // Engine thread, once.
   // Starts the next write, or finishes the call once the engine answered and nothing is left
   // to write. Called after any change, outside mu_ (a reaction may run inline).
   void Pump();

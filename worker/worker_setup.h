@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
-#include "metrics/registry.h"
 #include "grammar/token_trie.h"
+#include "metrics/registry.h"
 #include "model/tokenizer/tokenizer.h"
 #include "worker/engine.h"
 

@@ -321,9 +321,9 @@ void BM_DecodeProfile(benchmark::State& state) {
   }
   // Each tap closes the op that ran since the previous one; its name says which.
   static const std::vector<std::pair<std::string_view, std::string>> kOps = {
-      {"embed", "embed"},         {".attn_norm", "norm"},   {".q", "qkv"},
-      {".attn", "attention"},     {".attn_out", "o_proj"},  {".attn_residual", "norm"},
-      {".mlp_act", "gate_up"},    {".mlp_out", "down"},     {"final_norm", "lm_head"},
+      {"embed", "embed"},      {".attn_norm", "norm"},  {".q", "qkv"},
+      {".attn", "attention"},  {".attn_out", "o_proj"}, {".attn_residual", "norm"},
+      {".mlp_act", "gate_up"}, {".mlp_out", "down"},    {"final_norm", "lm_head"},
       {"logits", "lm_head"}};
   std::map<std::string, double> seconds;
   using Clock = std::chrono::steady_clock;

@@ -52,8 +52,7 @@ absl::Status GrpcWorkerClient::Runs::Ended(const void* call, const grpc::Status&
 
 // Worker.RunStream's client side: progress goes to the job as it is read, the final response
 // to `done` when the call ends. Deletes itself in OnDone, after every other reaction.
-class GrpcWorkerClient::StreamedRun final
-    : public grpc::ClientReadReactor<arbor::v1::RunUpdate> {
+class GrpcWorkerClient::StreamedRun final : public grpc::ClientReadReactor<arbor::v1::RunUpdate> {
  public:
   StreamedRun(std::shared_ptr<Runs> runs, std::string worker, RunCallback done,
               ProgressCallback progress)
@@ -111,8 +110,8 @@ class GrpcWorkerClient::StreamedRun final
   std::optional<arbor::v1::RunResponse> response_;
 };
 
-void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout,
-                           RunCallback done, ProgressCallback progress) {
+void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
+                           ProgressCallback progress) {
   request.set_owner_epoch(owner_epoch_);
   if (!progress) return UnaryRun(std::move(request), timeout, std::move(done));
   auto* call = new StreamedRun(runs_, worker_id_, std::move(done), std::move(progress));

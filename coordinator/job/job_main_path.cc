@@ -25,8 +25,8 @@ void Job::SendMainRun() {
       structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
   arbor::v1::RunRequest request;
   arbor::v1::RunItem& item = *request.add_items();
-  item = builder_.MainItem(main_sequence_, main_source_, max_steps,
-                           search && !structural_off_once_, Budgets());
+  item = builder_.MainItem(main_sequence_, main_source_, max_steps, search && !structural_off_once_,
+                           Budgets());
   if (fork_width_cap_ < 2) item.set_branch_depth(spec_.policy.MaxForkDepth());
   structural_off_once_ = false;
   main_steps_recorded_ = 0;

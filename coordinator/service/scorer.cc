@@ -175,14 +175,15 @@ void Scorer::Send(std::shared_ptr<Call> call, const std::string& exclude) {
     ids.push_back(item->sequence_id());
   }
   std::shared_ptr<WorkerClient> worker = *std::move(client);
-  worker->Run(std::move(run), left,
-              [this, call, worker, ids,
-               worker_id = handle.worker_id](absl::StatusOr<arbor::v1::RunResponse> response) {
-                worker->Release(ids);
-                launcher_->pool()->JobLeft(worker_id);
-                OnRun(call, worker_id, std::move(response));
-              },
-              /*progress=*/nullptr);
+  worker->Run(
+      std::move(run), left,
+      [this, call, worker, ids,
+       worker_id = handle.worker_id](absl::StatusOr<arbor::v1::RunResponse> response) {
+        worker->Release(ids);
+        launcher_->pool()->JobLeft(worker_id);
+        OnRun(call, worker_id, std::move(response));
+      },
+      /*progress=*/nullptr);
 }
 
 void Scorer::OnRun(std::shared_ptr<Call> call, const std::string& worker_id,

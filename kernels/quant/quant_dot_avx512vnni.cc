@@ -87,11 +87,10 @@ constexpr int kRowsX8PrefetchBlocks = 8;
 template <int R, typename Block>
 void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
                  int64_t out_stride) {
-  const __m512i spread[4] = {
-      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-      _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
-      _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
-      _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+  const __m512i spread[4] = {_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                             _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+                             _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
+                             _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
   __m256 acc[2][R], offset[2][R];
   const int8_t* xq[R];
   const float* xd[R];
@@ -122,8 +121,8 @@ void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, 
           _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
       const float dx = xd[r][8 * b];
       const float dsum = x.sums[SumIndex(row0 + r, b, 2, x.stride)];
-      acc[set][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8),
-                                    _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc[set][r]);
+      acc[set][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(d, _mm256_set1_ps(dx)),
+                                    acc[set][r]);
       offset[set][r] = _mm256_fmadd_ps(m, _mm256_set1_ps(dsum), offset[set][r]);
     }
   }

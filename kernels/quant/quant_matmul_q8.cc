@@ -190,10 +190,10 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   std::vector<int64_t> units(outputs.size());
   std::vector<DotRangeFn> kernels(outputs.size());
   for (size_t g = 0; g < outputs.size(); ++g) {
-    dots[g] = {outputs[g].w, outputs[g].w_type, x,  p.m, outputs[g].out, outputs[g].out_stride,
-               p.batch_invariant};
-    const bool rows_x8 = outputs[g].w_type == WeightType::kQ4x8 ||
-                         outputs[g].w_type == WeightType::kQ8x8;
+    dots[g] = {outputs[g].w,          outputs[g].w_type, x, p.m, outputs[g].out,
+               outputs[g].out_stride, p.batch_invariant};
+    const bool rows_x8 =
+        outputs[g].w_type == WeightType::kQ4x8 || outputs[g].w_type == WeightType::kQ8x8;
     units[g] = rows_x8 ? 8 : 1;
     kernels[g] = rows_x8 ? avx512vnni::RowsX8DotRange : Kernel(isa);
     widths[g] = outputs[g].n / units[g];

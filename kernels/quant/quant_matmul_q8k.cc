@@ -57,8 +57,8 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   std::vector<int64_t> widths(outputs.size());
   for (size_t g = 0; g < outputs.size(); ++g) {
     assert(outputs[g].w_type == WeightType::kQ4_K || outputs[g].w_type == WeightType::kQ6_K);
-    dots[g] = {outputs[g].w, outputs[g].w_type, rows.data(), p.m, outputs[g].out,
-               outputs[g].out_stride};
+    dots[g] = {outputs[g].w, outputs[g].w_type, rows.data(),
+               p.m,          outputs[g].out,    outputs[g].out_stride};
     widths[g] = outputs[g].n;
   }
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.

@@ -20,12 +20,12 @@
 
 #include "base/bf16.h"
 #include "kernels/embedding.h"
-#include "kernels/quant/rows_x8.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul_twin.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -332,9 +332,9 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
     const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
     const std::vector<float> row = RandomActivations(1, k, rng);
     std::vector<float> alone(n);
-    MatmulRef({row.data(), w.data(), RowsX8Type(type), alone.data(), 1, n, k, k, n,
-               ActivationQuant::kQ8},
-              nullptr);
+    MatmulRef(
+        {row.data(), w.data(), RowsX8Type(type), alone.data(), 1, n, k, k, n, ActivationQuant::kQ8},
+        nullptr);
     for (int64_t m : {2, 4, 5, 8, 37}) {
       for (int64_t at : {int64_t{0}, m / 2, m - 1}) {
         std::vector<float> x = RandomActivations(m, k, rng);
@@ -536,8 +536,8 @@ TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
           for (size_t g = 0; g < types.size(); ++g) {
             grouped[g].assign(m * widths[g], -1.0f);
             alone[g].assign(m * widths[g], -2.0f);
-            outputs.push_back({weights[g].data(), types[g], grouped[g].data(), widths[g],
-                               widths[g]});
+            outputs.push_back(
+                {weights[g].data(), types[g], grouped[g].data(), widths[g], widths[g]});
             MatmulRef({x.data(), weights[g].data(), types[g], alone[g].data(), m, widths[g], k, k,
                        widths[g], mode},
                       threads);
@@ -550,9 +550,9 @@ TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
           shared.activation_quant = mode;
           MatmulGroupRef(shared, outputs, threads);
           for (size_t g = 0; g < types.size(); ++g) {
-            ASSERT_EQ(std::memcmp(grouped[g].data(), alone[g].data(),
-                                  grouped[g].size() * sizeof(float)),
-                      0)
+            ASSERT_EQ(
+                std::memcmp(grouped[g].data(), alone[g].data(), grouped[g].size() * sizeof(float)),
+                0)
                 << "matrix " << g << ": " << grouped[g][0] << " vs " << alone[g][0];
           }
         }

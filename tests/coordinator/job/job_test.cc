@@ -182,7 +182,8 @@ TEST(JobTest, ARunThatFailsAfterStreamingResumesFromTheTree) {
   ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
   const auto spare_requests = h.spare->requests();
   ASSERT_FALSE(spare_requests.empty());
-  EXPECT_THAT(spare_requests[0].items(0).append(), ElementsAre(1, 2, 3, 10, 10, 10, 10, 10, 10, 10));
+  EXPECT_THAT(spare_requests[0].items(0).append(),
+              ElementsAre(1, 2, 3, 10, 10, 10, 10, 10, 10, 10));
   EXPECT_EQ(spare_requests[0].items(0).max_steps(), 1);
   EXPECT_EQ(job->token_ids().size(), 8u);
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 8u);

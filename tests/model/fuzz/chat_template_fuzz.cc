@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -68,18 +68,18 @@ void Llama3Turn(absl::string_view role, absl::string_view content, Rendering* ou
   out->specials += 3;
 }
 
-Rendering ExpectedLlama3(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages,
-                         bool generation_prompt, absl::string_view today) {
+Rendering ExpectedLlama3(const ChatTemplate& chat_template,
+                         const std::vector<ChatMessage>& messages, bool generation_prompt,
+                         absl::string_view today) {
   Rendering out{"<|begin_of_text|>", 1};
   size_t first = 0;
   if (chat_template.knowledge_date_preamble) {
     const bool own_system = !messages.empty() && messages[0].role == "system";
     const absl::string_view date =
         chat_template.preamble_date.empty() ? today : chat_template.preamble_date;
-    const std::string body = absl::StrCat("Cutting Knowledge Date: December 2023\nToday Date: ",
-                                          date, "\n\n",
-                                          own_system ? absl::StripAsciiWhitespace(messages[0].content)
-                                                     : "");
+    const std::string body =
+        absl::StrCat("Cutting Knowledge Date: December 2023\nToday Date: ", date, "\n\n",
+                     own_system ? absl::StripAsciiWhitespace(messages[0].content) : "");
     absl::StrAppend(&out.text, "<|start_header_id|>system<|end_header_id|>\n\n", body,
                     "<|eot_id|>");
     out.specials += 3;
@@ -175,8 +175,8 @@ void Render(const Tokenizer& tokenizer, const ChatTemplate& chat_template,
     const absl::string_view message = ids.status().message();
     // A missing special token fails a rendering, naming it; Mistral refuses what its template
     // raises an exception on, and nothing else.
-    const bool missing_token =
-        code == absl::StatusCode::kFailedPrecondition && absl::StrContains(message, "special token");
+    const bool missing_token = code == absl::StatusCode::kFailedPrecondition &&
+                               absl::StrContains(message, "special token");
     const bool refused = code == absl::StatusCode::kInvalidArgument && !expected.has_value() &&
                          absl::StrContains(message, "Mistral");
     if (!missing_token && !refused) std::abort();
