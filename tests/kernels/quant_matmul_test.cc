@@ -298,6 +298,58 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
   if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
 }
 
+// The repacked layouts hold the file's blocks exactly: unpacked here by rows_x8.h's description
+// (lane l of a vector holds four bytes of row l % 8), every scale, offset and weight byte of
+// every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
+// −128·d, both exact).
+TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
+  std::mt19937 rng(7);
+  const int64_t n = 16, blocks = 3, k = blocks * kQuantBlock;
+  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
+    SCOPED_TRACE(static_cast<int>(type));
+    const QuantRows file = RandomRows(type, n, blocks, rng);
+    const std::vector<char> packed = RepackRowsX8(type, file.bytes.data(), n, k);
+    const bool q8 = type == WeightType::kQ8_0;
+    const size_t group_bytes = q8 ? sizeof(Q8x8Block) : sizeof(Q4x8Block);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * group_bytes);
+    for (int64_t row = 0; row < n; ++row) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        const char* group = packed.data() + ((row / 8) * blocks + b) * group_bytes;
+        const int lane = static_cast<int>(row % 8);
+        uint16_t d, m;
+        std::memcpy(&d, group + 2 * lane, 2);
+        std::memcpy(&m, group + 16 + 2 * lane, 2);
+        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + 32);
+        const char* block =
+            file.bytes.data() + (row * blocks + b) * (q8                          ? 34
+                                                      : type == WeightType::kQ4_1 ? 20
+                                                                                  : 18);
+        uint16_t file_d;
+        std::memcpy(&file_d, block, 2);
+        EXPECT_EQ(d, file_d);
+        const float d_value = base::HalfToFloat(d);
+        if (type == WeightType::kQ4_1) {
+          uint16_t file_m;
+          std::memcpy(&file_m, block + 2, 2);
+          EXPECT_EQ(m, file_m);
+        } else {
+          EXPECT_EQ(base::HalfToFloat(m), (q8 ? -128.0f : -8.0f) * d_value);
+        }
+        const int file_bytes = q8 ? 32 : 16;
+        const uint8_t* file_qs =
+            reinterpret_cast<const uint8_t*>(block + (type == WeightType::kQ4_1 ? 4 : 2));
+        for (int j = 0; j < file_bytes; ++j) {
+          // Byte j of the row: vector j / 8, lane `lane` + 8·((j / 4) % 2), byte j % 4.
+          const uint8_t got = qs[64 * (j / 8) + 4 * (lane + 8 * ((j / 4) % 2)) + j % 4];
+          EXPECT_EQ(got,
+                    q8 ? static_cast<uint8_t>(static_cast<int8_t>(file_qs[j]) + 128) : file_qs[j])
+              << "row " << row << " block " << b << " byte " << j;
+        }
+      }
+    }
+  }
+}
+
 // Q4_0, Q4_1 and Q8_0 repacked eight rows at a time (rows_x8.h) against the same float64 twin and
 // bounds as the per-32 kernels (the repacked weights are the file's, so the twin reads the
 // original blocks), strided x and out, 1 to 37 rows, 1 to 18 blocks per row; and each row's
