@@ -144,6 +144,17 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
                                                               const std::string& name, int64_t rows,
                                                               int64_t cols) {
   ASSIGN_OR_RETURN(const Matrix matrix, LoadMatrix(lookup, name, rows, cols));
+  const Matrix repacked = Repacked(matrix, rows, cols);
+  if (repacked.data != matrix.data && !converted_.empty() &&
+      converted_.back().data() == matrix.data) {
+    // Converted at load (--weights_dtype): only the repacked copy is read from now on.
+    converted_bytes_ -= static_cast<int64_t>(converted_.back().size());
+    converted_.pop_back();
+  }
+  return repacked;
+}
+
+CpuBackend::Matrix CpuBackend::Repacked(const Matrix& matrix, int64_t rows, int64_t cols) {
   // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
   const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
   if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
@@ -153,11 +164,6 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
   const std::vector<char>& bytes =
       repacked_.emplace_back(kernels::RepackRowsX8(matrix.type, matrix.data, rows, cols));
   converted_bytes_ += static_cast<int64_t>(bytes.size());
-  if (!converted_.empty() && converted_.back().data() == matrix.data) {
-    // Converted at load (--weights_dtype): only the repacked copy is read from now on.
-    converted_bytes_ -= static_cast<int64_t>(converted_.back().size());
-    converted_.pop_back();
-  }
   return Matrix{bytes.data(), kernels::RowsX8Type(matrix.type)};
 }
 
@@ -191,6 +197,9 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   } else {
     ASSIGN_OR_RETURN(lm_head_, LoadMatrix(lookup, model::kLmHeadName, c.vocab_size, hidden));
   }
+  // The embedding rows stay as they are (looked up one at a time); the head, read whole by every
+  // step's logits, may be repacked (a tied one is then a second copy).
+  lm_head_ = Repacked(lm_head_, c.vocab_size, hidden);
   ASSIGN_OR_RETURN(final_norm_, LoadVector(lookup, model::kFinalNormName, hidden));
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {

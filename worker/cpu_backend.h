@@ -99,9 +99,11 @@ class CpuBackend : public Backend {
   absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
                                     int64_t rows, int64_t cols);
   // A layer's projection: LoadMatrix, then Q4_0, Q4_1 and Q8_0 repacked eight rows at a time
-  // (kernels/quant/rows_x8.h) where the 8-bit kernels run on AVX-512 VNNI.
+  // (kernels/quant/rows_x8.h) where the 8-bit kernels run on AVX-512 VNNI (Repacked).
   absl::StatusOr<Matrix> LoadProjection(const TensorLookup& lookup, const std::string& name,
                                         int64_t rows, int64_t cols);
+  // `matrix` repacked where LoadProjection would repack it, else itself.
+  Matrix Repacked(const Matrix& matrix, int64_t rows, int64_t cols);
   absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup, const std::string& name,
                                                 int64_t size);
   // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
