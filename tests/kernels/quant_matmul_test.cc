@@ -25,69 +25,11 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul_twin.h"
-#include "kernels/quant/rows_x8.h"
 #include "kernels/thread_pool.h"
+#include "tests/kernels/quant_test_support.h"
 
 namespace arbor::kernels {
 namespace {
-
-// A random half in ±[2^-10, 2^-2]: realistic block scales and minimums.
-uint16_t RandomScale(std::mt19937& rng) {
-  const uint16_t sign = (rng() & 1) << 15;
-  const uint16_t exponent = std::uniform_int_distribution<uint16_t>(5, 13)(rng);
-  return static_cast<uint16_t>(sign | exponent << 10 | (rng() & 0x3ff));
-}
-
-// Row r of `n` rows of `blocks` random blocks of `type`, and the same weights in float64.
-struct QuantRows {
-  std::vector<char> bytes;
-  std::vector<double> w;  // [n, k].
-};
-
-QuantRows RandomRows(WeightType type, int64_t n, int64_t blocks, std::mt19937& rng) {
-  const model::DType dtype = FileDType(type);
-  const model::DTypeLayout layout = model::Layout(dtype);
-  const int block_bytes = layout.block_bytes;
-  QuantRows rows;
-  rows.bytes.resize(n * blocks * block_bytes);
-  for (char& c : rows.bytes) c = static_cast<char>(rng());
-  rows.w.resize(n * blocks * layout.block_elements);
-  if (layout.block_elements > kQuantBlock || type == WeightType::kQ5_0 ||
-      type == WeightType::kQ5_1) {
-    // K-quants and Q5: random scale fields, then the dequantizer (checked against llama.cpp's gguf
-    // package in quant_blocks_reference_test.cc) gives the weights.
-    for (int64_t b = 0; b < n * blocks; ++b) {
-      for (int offset : model::HalfFieldOffsets(dtype)) {
-        const uint16_t half = RandomScale(rng);
-        std::memcpy(rows.bytes.data() + b * block_bytes + offset, &half, 2);
-      }
-    }
-    std::vector<float> w(rows.w.size());
-    DequantizeRow(dtype, rows.bytes.data(), static_cast<int64_t>(w.size()), w.data());
-    std::copy(w.begin(), w.end(), rows.w.begin());
-    return rows;
-  }
-  for (int64_t b = 0; b < n * blocks; ++b) {
-    char* block = rows.bytes.data() + b * block_bytes;
-    const uint16_t d_bits = RandomScale(rng), m_bits = RandomScale(rng);
-    std::memcpy(block, &d_bits, 2);
-    if (type == WeightType::kQ4_1) std::memcpy(block + 2, &m_bits, 2);
-    const double d = base::HalfToFloat(d_bits);
-    double* w = rows.w.data() + b * kQuantBlock;
-    if (type == WeightType::kQ8_0) {
-      for (int j = 0; j < kQuantBlock; ++j) w[j] = d * static_cast<int8_t>(block[2 + j]);
-      continue;
-    }
-    const uint8_t* qs =
-        reinterpret_cast<const uint8_t*>(block + (type == WeightType::kQ4_1 ? 4 : 2));
-    const double m = type == WeightType::kQ4_1 ? base::HalfToFloat(m_bits) : -8.0 * d;
-    for (int j = 0; j < kQuantBlock / 2; ++j) {
-      w[j] = d * (qs[j] & 0x0f) + m;
-      w[j + kQuantBlock / 2] = d * (qs[j] >> 4) + m;
-    }
-  }
-  return rows;
-}
 
 TEST(QuantMatmul, MatchesFloat64Twin) {
   const uint32_t seed = std::random_device{}();
@@ -138,16 +80,6 @@ TEST(QuantMatmul, MatchesFloat64Twin) {
   std::cout << "largest |error| / Σ|x·w|: " << worst << "\n";
 }
 
-// Random activations: normal, with a few outliers (the channels that make per-block scales
-// matter) and, in row 1, an all-zero chunk (scale 0).
-std::vector<float> RandomActivations(int64_t m, int64_t x_stride, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  std::vector<float> x(m * x_stride);
-  for (float& v : x) v = normal(rng) * ((rng() % 64) == 0 ? 30.0f : 1.0f);
-  if (m > 1) std::fill(x.begin() + x_stride, x.begin() + x_stride + kQuantBlock, 0.0f);
-  return x;
-}
-
 constexpr WeightType kQuantTypes[] = {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1,
                                       WeightType::kQ5_0, WeightType::kQ5_1, WeightType::kQ4_K,
                                       WeightType::kQ5_K, WeightType::kQ6_K};
@@ -193,71 +125,6 @@ TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
 }
 
 // The largest errors a kQ8 check saw, relative to its bounds.
-struct Worst {
-  double twin = 0, exact = 0;
-};
-
-// One kQ8 case: `run` (the kernel under test, with and without threads) on fresh random weights
-// of `type` and activations, against `twin` and against the float64 product of the unquantized
-// activations, the activations quantized per `step_values` values (32 or 256).
-template <typename Run>
-void CheckQ8Case(WeightType type, int64_t m, int64_t n, int64_t blocks, int64_t step_values,
-                 void (*twin_fn)(const MatmulParams&, double*), const Run& run, std::mt19937& rng,
-                 ThreadPool& pool, Worst& worst) {
-  const int64_t k = blocks * model::Layout(FileDType(type)).block_elements;
-  const int64_t x_stride = k + 5, out_stride = n + 2;
-  SCOPED_TRACE(::testing::Message()
-               << "type " << static_cast<int>(type) << " m " << m << " n " << n << " k " << k);
-  const QuantRows w = RandomRows(type, n, blocks, rng);
-  const std::vector<float> x = RandomActivations(m, x_stride, rng);
-  const MatmulParams base{.x = x.data(),
-                          .w = w.bytes.data(),
-                          .w_type = type,
-                          .m = m,
-                          .n = n,
-                          .k = k,
-                          .x_stride = x_stride,
-                          .out_stride = out_stride};
-  std::vector<double> twin(m * n);
-  twin_fn(base, twin.data());
-  for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
-    std::vector<float> out(m * out_stride, -1.0f);
-    MatmulParams p = base;
-    p.out = out.data();
-    run(p, threads);
-    for (int64_t i = 0; i < m; ++i) {
-      const float* xi = x.data() + i * x_stride;
-      for (int64_t j = 0; j < n; ++j) {
-        double exact = 0, scale = 0, step = 0;
-        for (int64_t c0 = 0; c0 < k; c0 += step_values) {
-          float amax = 0;
-          for (int64_t c = c0; c < c0 + step_values; ++c) amax = std::max(amax, std::abs(xi[c]));
-          for (int64_t c = c0; c < c0 + step_values; ++c) {
-            const double wv = w.w[j * k + c];
-            exact += xi[c] * wv;
-            scale += std::abs(xi[c] * wv) + std::abs(wv) * amax / 127.0;
-            step += std::abs(wv) * amax / 127.0 / 2;
-          }
-        }
-        const double got = out[i * out_stride + j];
-        const double error = std::abs(got - twin[i * n + j]);
-        ASSERT_LE(error, 2e-6 * scale + 1e-6) << "out[" << i << ", " << j << "]";
-        ASSERT_LE(std::abs(got - exact), step + 2e-6 * scale + 1e-6) << i << " " << j;
-        worst.twin = std::max(worst.twin, error / (scale + 1e-30));
-        worst.exact = std::max(worst.exact, std::abs(got - exact) / (step + 1e-30));
-      }
-      if (out_stride > n) {
-        ASSERT_EQ(out[i * out_stride + n], -1.0f);
-      }
-    }
-  }
-}
-
-void PrintWorst(const std::string& what, const Worst& worst) {
-  std::cout << what << ": largest |out − twin| / Σ|x̃·w|: " << worst.twin
-            << "; largest |out − exact| / Σ|w|·d/2: " << worst.exact << "\n";
-}
-
 // Every kQ8 kernel this CPU runs against the float64 twin (QuantMatmulQ8Twin), and against the
 // float64 product of the unquantized activations within the quantization's own error.
 // Bounds (Σ|x̃·w| taken as Σ|x·w| + Σ|w|·d: x̃ is within d/2 of x):
@@ -296,113 +163,6 @@ TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
     PrintWorst(Q8IsaName(isa), worst);
   }
   if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
-}
-
-// The repacked layouts hold the file's blocks exactly: unpacked here by rows_x8.h's description
-// (lane l of a vector holds four bytes of row l % 8), every scale, offset and weight byte of
-// every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
-// −128·d, both exact).
-TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
-  std::mt19937 rng(7);
-  const int64_t n = 16, blocks = 3, k = blocks * kQuantBlock;
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
-    SCOPED_TRACE(static_cast<int>(type));
-    const QuantRows file = RandomRows(type, n, blocks, rng);
-    const std::vector<char> packed = RepackRowsX8(type, file.bytes.data(), n, k);
-    const bool q8 = type == WeightType::kQ8_0;
-    const size_t group_bytes = q8 ? sizeof(Q8x8Block) : sizeof(Q4x8Block);
-    ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * group_bytes);
-    for (int64_t row = 0; row < n; ++row) {
-      for (int64_t b = 0; b < blocks; ++b) {
-        const char* group = packed.data() + ((row / 8) * blocks + b) * group_bytes;
-        const int lane = static_cast<int>(row % 8);
-        uint16_t d, m;
-        std::memcpy(&d, group + 2 * lane, 2);
-        std::memcpy(&m, group + 16 + 2 * lane, 2);
-        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + 32);
-        const char* block =
-            file.bytes.data() + (row * blocks + b) * (q8                          ? 34
-                                                      : type == WeightType::kQ4_1 ? 20
-                                                                                  : 18);
-        uint16_t file_d;
-        std::memcpy(&file_d, block, 2);
-        EXPECT_EQ(d, file_d);
-        const float d_value = base::HalfToFloat(d);
-        if (type == WeightType::kQ4_1) {
-          uint16_t file_m;
-          std::memcpy(&file_m, block + 2, 2);
-          EXPECT_EQ(m, file_m);
-        } else {
-          EXPECT_EQ(base::HalfToFloat(m), (q8 ? -128.0f : -8.0f) * d_value);
-        }
-        const int file_bytes = q8 ? 32 : 16;
-        const uint8_t* file_qs =
-            reinterpret_cast<const uint8_t*>(block + (type == WeightType::kQ4_1 ? 4 : 2));
-        for (int j = 0; j < file_bytes; ++j) {
-          // Byte j of the row: vector j / 8, lane `lane` + 8·((j / 4) % 2), byte j % 4.
-          const uint8_t got = qs[64 * (j / 8) + 4 * (lane + 8 * ((j / 4) % 2)) + j % 4];
-          EXPECT_EQ(got,
-                    q8 ? static_cast<uint8_t>(static_cast<int8_t>(file_qs[j]) + 128) : file_qs[j])
-              << "row " << row << " block " << b << " byte " << j;
-        }
-      }
-    }
-  }
-}
-
-// Q4_0, Q4_1 and Q8_0 repacked eight rows at a time (rows_x8.h) against the same float64 twin and
-// bounds as the per-32 kernels (the repacked weights are the file's, so the twin reads the
-// original blocks), strided x and out, 1 to 37 rows, 1 to 18 blocks per row; and each row's
-// result bit for bit the same alone and at any place in a batch of 2 to 37 rows, with and
-// without threads (fresh random weights each run, seed printed).
-TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
-  if (!CpuRunsRowsX8()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  std::mt19937 rng(seed);
-  ThreadPool pool(2);
-  Worst worst;
-  const auto repacked = [](const MatmulParams& p, ThreadPool* threads) {
-    const std::vector<char> blocks = RepackRowsX8(p.w_type, p.w, p.n, p.k);
-    MatmulParams q = p;
-    q.w = blocks.data();
-    q.w_type = RowsX8Type(p.w_type);
-    q.activation_quant = ActivationQuant::kQ8;
-    MatmulRef(q, threads);
-  };
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
-    for (int64_t m : {1, 3, 4, 5, 37}) {
-      for (int64_t n : {8, 40}) {
-        for (int64_t blocks : {1, 3, 18}) {
-          CheckQ8Case(type, m, n, blocks, kQuantBlock, QuantMatmulQ8Twin, repacked, rng, pool,
-                      worst);
-          if (HasFatalFailure()) return;
-        }
-      }
-    }
-    const int64_t n = 24, k = 5 * kQuantBlock;
-    const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
-    const std::vector<float> row = RandomActivations(1, k, rng);
-    std::vector<float> alone(n);
-    MatmulRef(
-        {row.data(), w.data(), RowsX8Type(type), alone.data(), 1, n, k, k, n, ActivationQuant::kQ8},
-        nullptr);
-    for (int64_t m : {2, 4, 5, 8, 37}) {
-      for (int64_t at : {int64_t{0}, m / 2, m - 1}) {
-        std::vector<float> x = RandomActivations(m, k, rng);
-        std::copy(row.begin(), row.end(), x.begin() + at * k);
-        for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          std::vector<float> out(m * n);
-          MatmulRef({x.data(), w.data(), RowsX8Type(type), out.data(), m, n, k, k, n,
-                     ActivationQuant::kQ8},
-                    threads);
-          ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
-              << "row " << at << " of " << m;
-        }
-      }
-    }
-  }
-  PrintWorst("rows x8", worst);
 }
 
 // QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set —
@@ -540,72 +300,6 @@ TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
             ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
                 << "row " << at << " of " << m << (threads ? ", 2 threads" : ", 1 thread") << ": "
                 << out[at * n] << " vs " << alone[0] << " alone";
-          }
-        }
-      }
-    }
-  }
-}
-
-// MatmulGroupRef (Q, K and V; gate and up as one loop) gives every matrix exactly what its own
-// MatmulRef gives, for groups that share a kernel path (one type; Q4_K beside Q6_K, as Q4_K_M
-// files mix them) and groups that do not (a float matrix among quantized ones), in both
-// activation modes, at several row counts, with and without a pool, widths that split unevenly.
-// Fresh random weights each run (seed printed).
-TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  std::mt19937 rng(seed);
-  ThreadPool pool(2);
-  const int64_t k = 2 * kSuperBlock;
-  const std::vector<std::vector<WeightType>> groups = {
-      {WeightType::kQ4_1, WeightType::kQ4_1, WeightType::kQ4_1},
-      {WeightType::kQ8_0, WeightType::kQ8_0},
-      {WeightType::kQ4_K, WeightType::kQ4_K, WeightType::kQ6_K},
-      {WeightType::kQ5_0, WeightType::kF32, WeightType::kQ4_0}};
-  const std::vector<int64_t> widths = {37, 9, 9};  // Uneven, as Q beside K and V.
-  for (const std::vector<WeightType>& types : groups) {
-    std::vector<std::vector<char>> weights;
-    for (size_t g = 0; g < types.size(); ++g) {
-      if (types[g] == WeightType::kF32) {
-        const std::vector<float> f = RandomActivations(widths[g], k, rng);
-        weights.emplace_back(reinterpret_cast<const char*>(f.data()),
-                             reinterpret_cast<const char*>(f.data() + f.size()));
-      } else {
-        const int64_t blocks = k / model::Layout(FileDType(types[g])).block_elements;
-        weights.push_back(RandomRows(types[g], widths[g], blocks, rng).bytes);
-      }
-    }
-    for (ActivationQuant mode : {ActivationQuant::kF32, ActivationQuant::kQ8}) {
-      for (int64_t m : {1, 3, 8, 13}) {
-        for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          SCOPED_TRACE(::testing::Message() << "first type " << static_cast<int>(types[0])
-                                            << " mode " << static_cast<int>(mode) << " m " << m
-                                            << (threads ? ", 2 threads" : ", 1 thread"));
-          const std::vector<float> x = RandomActivations(m, k, rng);
-          std::vector<std::vector<float>> grouped(types.size()), alone(types.size());
-          std::vector<MatmulOutput> outputs;
-          for (size_t g = 0; g < types.size(); ++g) {
-            grouped[g].assign(m * widths[g], -1.0f);
-            alone[g].assign(m * widths[g], -2.0f);
-            outputs.push_back(
-                {weights[g].data(), types[g], grouped[g].data(), widths[g], widths[g]});
-            MatmulRef({x.data(), weights[g].data(), types[g], alone[g].data(), m, widths[g], k, k,
-                       widths[g], mode},
-                      threads);
-          }
-          MatmulParams shared;
-          shared.x = x.data();
-          shared.m = m;
-          shared.k = k;
-          shared.x_stride = k;
-          shared.activation_quant = mode;
-          MatmulGroupRef(shared, outputs, threads);
-          for (size_t g = 0; g < types.size(); ++g) {
-            ASSERT_EQ(
-                std::memcmp(grouped[g].data(), alone[g].data(), grouped[g].size() * sizeof(float)),
-                0)
-                << "matrix " << g << ": " << grouped[g][0] << " vs " << alone[g][0];
           }
         }
       }
