@@ -103,7 +103,7 @@ JsonMatcher::Fed JsonMatcher::Feed(uint8_t byte) {
       case Step::kRetry:
         continue;
       case Step::kPushRetry:
-        if (stack_.size() >= kMaxNesting) return Fed::kRejected;
+        if (stack_.size() + frames_below_ >= kMaxNesting) return Fed::kRejected;
         stack_.push_back(Frame{.node = push});
         continue;
     }

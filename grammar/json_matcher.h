@@ -61,6 +61,9 @@ class JsonMatcher {
   bool FeedAll(absl::string_view bytes);
   // Pops below `floor` frames report kLeftFloor instead of happening (0: none; the default).
   void set_floor(size_t floor) { floor_ = floor; }
+  // Counts `frames` more under the stack toward kMaxNesting: a matcher holding only a top frame
+  // (the masker's walk) then refuses the pushes the whole stack would refuse.
+  void set_frames_below(size_t frames) { frames_below_ = frames; }
 
   // The document may end here: the root value is complete (or is a number or literal that
   // could end now).
@@ -86,6 +89,7 @@ class JsonMatcher {
   const JsonGrammar* grammar_;
   std::vector<Frame> stack_;
   size_t floor_ = 0;
+  size_t frames_below_ = 0;
 };
 
 }  // namespace arbor::grammar

@@ -1,5 +1,6 @@
 #include "grammar/token_masker.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace arbor::grammar {
@@ -17,7 +18,11 @@ TokenMasker::TokenMasker(const JsonGrammar* grammar, const TokenTrie* trie, int3
       trie_(trie),
       vocab_size_(vocab_size),
       words_((static_cast<size_t>(vocab_size) + 63) / 64),
-      levels_(1, JsonMatcher(grammar)) {}
+      levels_(1, JsonMatcher(grammar)) {
+  for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
+    max_token_bytes_ = std::max(max_token_bytes_, trie_->bytes(token).size());
+  }
+}
 
 void TokenMasker::Walk(int32_t node, size_t depth, FramePart& part) {
   if (levels_.size() <= depth + 1) levels_.push_back(levels_[depth]);
@@ -38,17 +43,22 @@ void TokenMasker::Walk(int32_t node, size_t depth, FramePart& part) {
   }
 }
 
-const TokenMasker::FramePart& TokenMasker::PartFor(const Frame& top) {
-  auto it = parts_.find(top);
+const TokenMasker::FramePart& TokenMasker::PartFor(const std::vector<Frame>& stack) {
+  // With room for every push a token can make, the frames below change nothing: one entry serves
+  // the frame at any depth.
+  const bool limit_binds = stack.size() + max_token_bytes_ > kMaxNesting;
+  const std::pair<Frame, size_t> key(stack.back(), limit_binds ? stack.size() - 1 : 0);
+  auto it = parts_.find(key);
   if (it != parts_.end()) return *it->second;
   if (parts_.size() >= kMaxFrameParts) parts_.clear();
   ++frame_misses_;
   auto part = std::make_unique<FramePart>();
   part->inside.assign(words_, 0);
-  levels_[0] = JsonMatcher(grammar_, top);
+  levels_[0] = JsonMatcher(grammar_, key.first);
   levels_[0].set_floor(1);  // Closing the top frame is the boundary of what it decides alone.
+  levels_[0].set_frames_below(key.second);
   Walk(TokenTrie::kRoot, 0, *part);
-  return *parts_.emplace(top, std::move(part)).first->second;
+  return *parts_.emplace(key, std::move(part)).first->second;
 }
 
 void TokenMasker::ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
@@ -73,7 +83,7 @@ void TokenMasker::Mask(const JsonMatcher& matcher, absl::Span<const int32_t> end
     if (stacks_.size() >= kMaxStacks) stacks_.clear();
     TokenBits computed(words_, 0);
     if (!stack.empty()) {
-      const FramePart& part = PartFor(stack.back());
+      const FramePart& part = PartFor(stack);
       computed = part.inside;
       for (int32_t token : part.leaving) {
         JsonMatcher copy = matcher;

@@ -4,7 +4,8 @@
 // A token is allowed when the matcher accepts all its bytes from the state. Testing every token
 // costs a walk over the vocabulary trie, so the work is split the way XGrammar splits it: the
 // matcher decides each byte from its top frame alone, hence which tokens stay inside the top
-// frame (or in values they open) depends on that frame only and is cached per frame; only tokens
+// frame (or in values they open) depends on that frame only — and, near kMaxNesting, on how many
+// frames lie under it, since a token may open values — and is cached per frame; only tokens
 // that close the top frame and go on into the frames below are checked against the whole stack,
 // and the complete mask is cached per stack too. A string being generated is one top frame for
 // all its steps, so its steps cost a cache lookup and a check of the few tokens that hold a quote.
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -57,7 +59,9 @@ class TokenMasker {
     TokenBits inside;              // Tokens whose bytes stay in the frame (or values it opens).
     std::vector<int32_t> leaving;  // Tokens that close it: they need the frames below.
   };
-  const FramePart& PartFor(const Frame& top);
+  // The part of `stack`'s top frame: keyed by the frame alone, or with the frames under it where
+  // a token's pushes could reach kMaxNesting.
+  const FramePart& PartFor(const std::vector<Frame>& stack);
   void Walk(int32_t node, size_t depth, FramePart& part);
   void ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
                  TokenBits& bits) const;
@@ -67,7 +71,8 @@ class TokenMasker {
   int32_t vocab_size_;
   size_t words_;
   std::vector<JsonMatcher> levels_;  // The walk's matcher per trie depth (capacity reused).
-  absl::flat_hash_map<Frame, std::unique_ptr<FramePart>> parts_;
+  size_t max_token_bytes_ = 0;  // A token pushes at most one frame per byte.
+  absl::flat_hash_map<std::pair<Frame, size_t>, std::unique_ptr<FramePart>> parts_;
   absl::flat_hash_map<std::vector<Frame>, TokenBits> stacks_;
   int64_t frame_misses_ = 0;
   int64_t stack_misses_ = 0;

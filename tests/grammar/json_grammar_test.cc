@@ -252,6 +252,30 @@ TEST(TokenMasker, MasksEqualTheTokenByTokenReferenceAndWalksStayValid) {
   RecordProperty("steps", steps);
 }
 
+// Near kMaxNesting a token that opens values (`[[`, `{"`) is refused by the whole stack though
+// its top frame alone would take it: the fast mask must say so at every depth, reached one `[`
+// at a time and with multi-byte openers, for an untyped array and for any JSON value.
+TEST(TokenMasker, MasksNearTheNestingLimitEqualTheReference) {
+  const TokenTrie trie({"[", "[[", "[[[[", "{\"", "\"", "1", "]", "]]", "true", "a"});
+  const std::vector<int32_t> ends;
+  for (const std::string schema : {R"({"type":"array"})", "{}"}) {
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    TokenMasker masker(&*grammar, &trie, trie.vocab_size());
+    JsonMatcher matcher(&*grammar);
+    TokenBits fast, reference;
+    size_t depth = 0;
+    for (; depth <= kMaxNesting; ++depth) {
+      masker.Mask(matcher, ends, fast);
+      masker.MaskByEachToken(matcher, ends, reference);
+      ASSERT_EQ(fast, reference) << schema << " at depth " << depth;
+      if (!matcher.FeedAll("[")) break;
+    }
+    EXPECT_EQ(depth, kMaxNesting) << "the limit is where the walk stopped";
+    EXPECT_FALSE(TestBit(fast, 0)) << "no `[` past the limit";
+  }
+}
+
 TEST(ConstraintState, RefusesATokenTheGrammarDoesNotAllowAndKeepsItsState) {
   const auto trie = std::make_shared<const TokenTrie>(
       std::vector<std::string>{"{", "}", "\"a\"", ":", "1", "x", ""});
