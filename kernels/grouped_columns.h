@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -18,7 +18,7 @@ namespace arbor::kernels {
 // all of them once, on `pool` (null: this thread) in chunks of at least `grain` columns.
 inline void ForGroupedColumns(std::span<const int64_t> widths, int64_t grain, ThreadPool* pool,
                               const std::function<void(size_t, int64_t, int64_t)>& fn) {
-  std::vector<int64_t> starts(widths.size() + 1, 0);
+  absl::InlinedVector<int64_t, 5> starts(widths.size() + 1, 0);
   for (size_t g = 0; g < widths.size(); ++g) starts[g + 1] = starts[g] + widths[g];
   auto run = [&](int64_t begin, int64_t end) {
     // The first matrix that ends after `begin`, then each one the range reaches.

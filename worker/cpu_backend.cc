@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
@@ -356,7 +357,7 @@ void CpuBackend::Norm(Step& s, const std::vector<float>& weight, bool add_delta)
 
 void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in_dim,
                          std::initializer_list<Projection> projections) {
-  std::vector<kernels::MatmulOutput> outputs;
+  absl::InlinedVector<kernels::MatmulOutput, 3> outputs;
   for (const Projection& p : projections) {
     outputs.push_back({p.w.data, p.w.type, p.out.data(), p.out_dim, p.out_dim});
   }

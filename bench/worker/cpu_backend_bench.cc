@@ -250,6 +250,60 @@ double LogitMetricsSeconds(const std::vector<float>& row) {
   return seconds / calls;
 }
 
+// `batch` sequences with a 128-token context each (distinct: no prefix sharing), stepped one
+// token at a time and truncated back after each step, so every step costs the same. Prefill
+// content does not matter for a decode step's cost; the cache slots exist.
+class DecodeBatch {
+ public:
+  DecodeBatch(benchmark::State& state, CpuBackend* backend, int batch)
+      : backend_(backend),
+        kv_(backend),
+        logits_(batch, std::vector<float>(backend->config().vocab_size)) {
+    const int vocab = backend->config().vocab_size;
+    std::vector<int32_t> prompt(kContext);
+    for (int i = 0; i < kContext; ++i) prompt[i] = (i * 7919) % vocab;
+    for (int s = 0; s < batch; ++s) {
+      prompt[0] = s;
+      if (!kv_.Create(s).ok() || !kv_.Append(s, prompt).ok()) state.SkipWithError("KV setup");
+    }
+  }
+  ~DecodeBatch() {
+    for (size_t s = 0; s < logits_.size(); ++s) (void)kv_.Release(static_cast<SeqId>(s));
+  }
+
+  // One decode step of every sequence, with `tap`; returns the forward's seconds.
+  double Step(benchmark::State& state, const TensorTap& tap = {}) {
+    std::vector<ForwardRow> rows;
+    for (size_t s = 0; s < logits_.size(); ++s) {
+      if (!kv_.Append(s, kNext).ok()) state.SkipWithError("append");
+      const KvSequence* seq = *kv_.Find(s);
+      rows.push_back({.tokens = kNext,
+                      .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
+                      .block_table = seq->blocks,
+                      .logits = logits_[s].data()});
+    }
+    forward_start_ = std::chrono::steady_clock::now();
+    if (!backend_->Forward(rows, tap).ok()) state.SkipWithError("forward");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_start_).count();
+    for (size_t s = 0; s < logits_.size(); ++s) {
+      if (!kv_.Truncate(s, kContext).ok()) state.SkipWithError("truncate");
+    }
+    return seconds;
+  }
+  const std::vector<float>& logits(int s) const { return logits_[s]; }
+  // When the last Step's forward began.
+  std::chrono::steady_clock::time_point forward_start() const { return forward_start_; }
+
+ private:
+  static constexpr int kContext = 128;
+  inline static const std::vector<int32_t> kNext = {1};
+  CpuBackend* backend_;
+  KvCache kv_;
+  std::vector<std::vector<float>> logits_;
+  std::chrono::steady_clock::time_point forward_start_;
+};
+
 // Decode: `batch` sequences with a 128-token context each take one token per step.
 void BM_Decode(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
@@ -258,44 +312,21 @@ void BM_Decode(benchmark::State& state) {
     return;
   }
   const int batch = state.range(2);
-  const int vocab = f.backend->config().vocab_size;
-  KvCache kv(f.backend.get());
-  std::vector<int32_t> prompt(128);
-  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 7919) % vocab;
-  for (int s = 0; s < batch; ++s) {
-    prompt[0] = s;  // Distinct sequences: no prefix sharing in this benchmark.
-    if (!kv.Create(s).ok() || !kv.Append(s, prompt).ok()) state.SkipWithError("KV setup");
-    // Prefill content does not matter for a decode step's cost; the cache slots exist.
+  {
+    DecodeBatch decode(state, f.backend.get(), batch);
+    for (auto _ : state) decode.Step(state);
+    // The step's metrics if run serially after it: batch × one row's metrics / step time. Timed
+    // outside the benchmark loop, on the logits of the last step.
+    state.counters["metrics_frac"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * batch * LogitMetricsSeconds(decode.logits(0)),
+        benchmark::Counter::kIsRate);
   }
-  std::vector<std::vector<float>> logits(batch, std::vector<float>(vocab));
-  const std::vector<int32_t> next = {1};
-  for (auto _ : state) {
-    std::vector<ForwardRow> rows;
-    for (int s = 0; s < batch; ++s) {
-      if (!kv.Append(s, next).ok()) state.SkipWithError("append");
-      const KvSequence* seq = *kv.Find(s);
-      rows.push_back({.tokens = next,
-                      .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
-                      .block_table = seq->blocks,
-                      .logits = logits[s].data()});
-    }
-    if (!f.backend->Forward(rows).ok()) state.SkipWithError("forward");
-    for (int s = 0; s < batch; ++s) {
-      if (!kv.Truncate(s, 128).ok()) state.SkipWithError("truncate");
-    }
-  }
-  for (int s = 0; s < batch; ++s) (void)kv.Release(s);
   state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * batch,
                                                benchmark::Counter::kIsRate);
   state.counters["weight_MB"] = f.backend->weight_bytes() / 1e6;
   // Fraction of the bandwidth bound: weight bytes per step / step time / measured bandwidth.
   state.counters["bw_frac"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * f.backend->weight_bytes() / g_bandwidth,
-      benchmark::Counter::kIsRate);
-  // The step's metrics if run serially after it: batch × one row's metrics / step time. Timed
-  // outside the benchmark loop, on the logits of the last step.
-  state.counters["metrics_frac"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch * LogitMetricsSeconds(logits[0]),
       benchmark::Counter::kIsRate);
 }
 
@@ -310,56 +341,32 @@ void BM_DecodeProfile(benchmark::State& state) {
     state.SkipWithError(f.error.c_str());
     return;
   }
-  const int batch = state.range(2);
-  const int vocab = f.backend->config().vocab_size;
-  KvCache kv(f.backend.get());
-  std::vector<int32_t> prompt(128);
-  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 7919) % vocab;
-  for (int s = 0; s < batch; ++s) {
-    prompt[0] = s;
-    if (!kv.Create(s).ok() || !kv.Append(s, prompt).ok()) state.SkipWithError("KV setup");
-  }
   // Each tap closes the op that ran since the previous one; its name says which.
   static const std::vector<std::pair<std::string_view, std::string>> kOps = {
       {"embed", "embed"},      {".attn_norm", "norm"},  {".q", "qkv"},
       {".attn", "attention"},  {".attn_out", "o_proj"}, {".attn_residual", "norm"},
       {".mlp_act", "gate_up"}, {".mlp_out", "down"},    {"final_norm", "lm_head"},
       {"logits", "lm_head"}};
+  DecodeBatch decode(state, f.backend.get(), state.range(2));
   std::map<std::string, double> seconds;
   using Clock = std::chrono::steady_clock;
-  Clock::time_point last;
+  std::optional<Clock::time_point> last;  // The previous tap of this step.
   const TensorTap tap = [&](std::string_view name, const float*, int64_t, int64_t) {
     const Clock::time_point now = Clock::now();
     for (const auto& [suffix, op] : kOps) {
       if (name.ends_with(suffix)) {
-        seconds[op] += std::chrono::duration<double>(now - last).count();
+        seconds[op] += std::chrono::duration<double>(now - last.value_or(decode.forward_start()))
+                           .count();
         break;
       }
     }
     last = Clock::now();
   };
-  std::vector<std::vector<float>> logits(batch, std::vector<float>(vocab));
-  const std::vector<int32_t> next = {1};
   double total = 0;
   for (auto _ : state) {
-    std::vector<ForwardRow> rows;
-    for (int s = 0; s < batch; ++s) {
-      if (!kv.Append(s, next).ok()) state.SkipWithError("append");
-      const KvSequence* seq = *kv.Find(s);
-      rows.push_back({.tokens = next,
-                      .start_pos = static_cast<int32_t>(seq->tokens.size()) - 1,
-                      .block_table = seq->blocks,
-                      .logits = logits[s].data()});
-    }
-    const Clock::time_point start = Clock::now();
-    last = start;
-    if (!f.backend->Forward(rows, tap).ok()) state.SkipWithError("forward");
-    total += std::chrono::duration<double>(Clock::now() - start).count();
-    for (int s = 0; s < batch; ++s) {
-      if (!kv.Truncate(s, 128).ok()) state.SkipWithError("truncate");
-    }
+    last.reset();
+    total += decode.Step(state, tap);
   }
-  for (int s = 0; s < batch; ++s) (void)kv.Release(s);
   double accounted = 0;
   for (const auto& [op, s] : seconds) {
     state.counters[op] = s * 1e6 / state.iterations();

@@ -9,6 +9,7 @@
 #include "base/bf16.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/quant/quant_chunks.h"
 #include "kernels/thread_pool.h"
 
@@ -164,7 +165,7 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
   // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (rows_x8.h).
-  if (p.w_type == WeightType::kQ4x8 || p.w_type == WeightType::kQ8x8) {
+  if (IsRowsX8(p.w_type)) {
     path.isa = Q8Isa::kAvx512Vnni;
     return path;
   }

@@ -10,11 +10,13 @@
 #include <iterator>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "kernels/grouped_columns.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -56,6 +58,9 @@ struct Q8Buffers {
 };
 
 using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
+
+// Output rows per unit of a grouped loop: eight for a repacked matrix (rows_x8.h), else one.
+int64_t RowsPerUnit(WeightType type) { return IsRowsX8(type) ? 8 : 1; }
 
 DotRangeFn Kernel(Q8Isa isa) {
   switch (isa) {
@@ -183,20 +188,16 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   if (p.m == 0 || outputs.empty()) return;
   thread_local Q8Buffers buffers;
   const Q8Rows x = buffers.Rows(p.m, p.k);
-  std::vector<Q8DotParams> dots(outputs.size());
-  std::vector<int64_t> widths(outputs.size());
-  // Repacked matrices (kQ4x8, kQ8x8) run their own kernel over whole groups of eight rows: their
-  // widths count groups.
-  std::vector<int64_t> units(outputs.size());
-  std::vector<DotRangeFn> kernels(outputs.size());
-  for (size_t g = 0; g < outputs.size(); ++g) {
-    dots[g] = {outputs[g].w,          outputs[g].w_type, x, p.m, outputs[g].out,
-               outputs[g].out_stride, p.batch_invariant};
-    const bool rows_x8 =
-        outputs[g].w_type == WeightType::kQ4x8 || outputs[g].w_type == WeightType::kQ8x8;
-    units[g] = rows_x8 ? 8 : 1;
-    kernels[g] = rows_x8 ? avx512vnni::RowsX8DotRange : Kernel(isa);
-    widths[g] = outputs[g].n / units[g];
+  // Repacked matrices run their own kernel over whole groups of eight rows: their widths count
+  // groups. (Inline storage: a decode step makes a few hundred of these calls.)
+  absl::InlinedVector<Q8DotParams, 4> dots;
+  absl::InlinedVector<int64_t, 4> widths;
+  int64_t unit = 1;
+  for (const MatmulOutput& output : outputs) {
+    dots.push_back({output.w, output.w_type, x, p.m, output.out, output.out_stride,
+                    p.batch_invariant});
+    widths.push_back(output.n / RowsPerUnit(output.w_type));
+    unit = std::max(unit, RowsPerUnit(output.w_type));
   }
   if (pool == nullptr) {
     avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, x);
@@ -207,10 +208,11 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
     });
   }
   // ~64k multiply-adds per hand-off, as the float matmul (a repacked group is eight columns).
-  const int64_t unit = *std::max_element(units.begin(), units.end());
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k) / unit);
+  const DotRangeFn kernel = Kernel(isa);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    kernels[g](dots[g], begin * units[g], end * units[g]);
+    const int64_t rows = RowsPerUnit(dots[g].w_type);
+    (rows == 1 ? kernel : avx512vnni::RowsX8DotRange)(dots[g], begin * rows, end * rows);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "kernels/grouped_columns.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
@@ -53,13 +54,12 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
                scaled_sums.data() + i * blocks * 16, blocks};
     QuantizeQ8KRow(p.x + i * p.x_stride, rows[i]);
   }
-  std::vector<Q8KDotParams> dots(outputs.size());
-  std::vector<int64_t> widths(outputs.size());
-  for (size_t g = 0; g < outputs.size(); ++g) {
-    assert(outputs[g].w_type == WeightType::kQ4_K || outputs[g].w_type == WeightType::kQ6_K);
-    dots[g] = {outputs[g].w, outputs[g].w_type, rows.data(),
-               p.m,          outputs[g].out,    outputs[g].out_stride};
-    widths[g] = outputs[g].n;
+  absl::InlinedVector<Q8KDotParams, 4> dots;
+  absl::InlinedVector<int64_t, 4> widths;
+  for (const MatmulOutput& output : outputs) {
+    assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K);
+    dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
+    widths.push_back(output.n);
   }
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
   // Batch-invariant: one form at every row count.

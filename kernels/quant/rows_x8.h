@@ -41,6 +41,10 @@ struct Q8x8Block {
 };
 static_assert(sizeof(Q8x8Block) == 288, "four 64-byte quarters after 32 bytes of scales");
 
+// Whether `type` is a repacked one (kQ4x8, kQ8x8).
+inline bool IsRowsX8(WeightType type) {
+  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8;
+}
 // The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8), or kF32 for none.
 WeightType RowsX8Type(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8).
