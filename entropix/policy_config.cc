@@ -119,6 +119,7 @@ absl::Status ValidateTrace(const TraceOptions& t) {
   RETURN_IF_ERROR(InRange("trace.max_depth", t.max_depth, 1, 8));
   RETURN_IF_ERROR(InRange("trace.fork_entropy", t.fork_entropy, 0, kMaxEntropyBits));
   RETURN_IF_ERROR(InRange("trace.max_traces", t.max_traces, 1, 256));
+  RETURN_IF_ERROR(InRange("trace.token_budget", t.token_budget, 0, kMaxTraceTokenBudget));
   RETURN_IF_ERROR(InRange("trace.temperature", t.temperature, 0, 10));
   RETURN_IF_ERROR(InRange("trace.warmup_traces", t.warmup_traces, 0, t.max_traces));
   RETURN_IF_ERROR(InRange("trace.confidence_window", t.confidence_window, 1, 4096));

@@ -117,6 +117,10 @@ struct TraceOptions {
   bool fork_first = true;        // Fork at the first generated position (CoT-decoding).
   float fork_entropy = 64.0f;    // Fork where H > this, bits, [0, 64]; 64 = never (EAGer sets it).
   int32_t max_traces = 16;       // Traces (leaves) per job, [1, 256].
+  // EAGer's per-request budget: a fork opens only while the job's tokens so far (committed and
+  // explored) are fewer than this; traces already open run to their end. 0: no budget.
+  // [0, kMaxTraceTokenBudget].
+  int32_t token_budget = 0;
   bool aggregate = true;         // Sum confidences per answer; else the most confident trace wins.
   // PCRE2 regex, at most kMaxAnswerPatternBytes; its last match's group 1 is the answer. Empty:
   // the whole trace is. The caller compiles it (this library has no regex engine).
@@ -134,6 +138,7 @@ struct TraceOptions {
   TraceVote vote = TraceVote::kMargin;
 };
 inline constexpr int kMaxAnswerPatternBytes = 1024;
+inline constexpr int32_t kMaxTraceTokenBudget = 1 << 20;
 
 struct PolicyConfig {
   PolicyMode mode = PolicyMode::kSearch;

@@ -1,5 +1,5 @@
 // The policies fitted to the known models (model/policies/, compiled in): the decision thresholds
-// and temperature law `arbor calibrate --fit_temperature` chose on the model's calibration tasks
+// and sampling laws `arbor calibrate --fit_temperature` chose on the model's calibration tasks
 // (docs/SEARCH_QUALITY.md). `arbor up` serves a known model with its file as the coordinator's
 // --policy_file, so search and the canonical sampler run calibrated without any set-up.
 #ifndef ARBOR_MODEL_MODEL_POLICIES_H_

@@ -163,6 +163,7 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
   ARBOR_APPLY(r, c.trace, fork_first);
   ARBOR_APPLY(r, c.trace, fork_entropy);
   ARBOR_APPLY(r, c.trace, max_traces);
+  ARBOR_APPLY(r, c.trace, token_budget);
   ARBOR_APPLY(r, c.trace, aggregate);
   ARBOR_APPLY(r, c.trace, answer_pattern);
   ARBOR_APPLY(r, c.trace, temperature);
@@ -219,6 +220,7 @@ void TraceToProto(const entropix::TraceOptions& o, v1::TraceOptions* r) {
   r->set_fork_first(o.fork_first);
   r->set_fork_entropy(o.fork_entropy);
   r->set_max_traces(o.max_traces);
+  r->set_token_budget(o.token_budget);
   r->set_aggregate(o.aggregate);
   r->set_answer_pattern(o.answer_pattern);
   r->set_temperature(o.temperature);

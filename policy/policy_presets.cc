@@ -52,6 +52,7 @@ v1::PolicyConfig TracePolicy(int32_t width, int32_t max_depth, float candidate_m
   t->set_fork_first(fork_first);
   t->set_fork_entropy(fork_entropy);
   t->set_max_traces(max_traces);
+  t->set_token_budget(0);
   t->set_aggregate(true);
   return p;
 }

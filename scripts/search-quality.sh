@@ -3,7 +3,7 @@
 # running coordinator (`arbor up`):
 #   1. difficulty: per task family, the level where greedy accuracy is in [20 %, 80 %]
 #      (task seed 1000);
-#   2. thresholds and temperature law: `arbor calibrate --fit_temperature` on other prompts at
+#   2. thresholds and sampling laws: `arbor calibrate --fit_temperature` on other prompts at
 #      those levels (task seed 2000);
 #   3. evaluation: ITEMS fresh items per family at those levels (task seed 1), every strategy
 #      with sampler seeds 1, 2, 3, with the published and with the calibrated thresholds.

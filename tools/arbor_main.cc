@@ -39,7 +39,7 @@ const std::vector<Command>& AllCommands() {
       {"eval", "", "Compare decoding strategies on task files (--tasks, --results).", RunEval},
       {"tasks", "", "Write generated task files (--family, --level, --count, --out).", RunTasks},
       {"calibrate", "",
-       "Fit the policy's thresholds (and with --fit_temperature its temperature law) to the "
+       "Fit the policy's thresholds (and with --fit_temperature its sampling laws) to the "
        "model (--tasks or --text).",
        RunCalibrate},
   };

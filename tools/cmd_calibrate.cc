@@ -2,8 +2,9 @@
 // over text (teacher-forced scoring), collect every step's entropix metrics, print their
 // quantiles and write a policy file with thresholds at chosen quantiles (tools/eval/calibration.h),
 // for the coordinator's and workers' --policy_file or a request's policy. With
-// --fit_temperature (tasks only) it also fits ADAPTIVE's temperature law on the tasks
-// (tools/eval/temperature_fit.h) and writes the chosen law into the policy.
+// --fit_temperature (tasks only) it also fits the sampling laws on the tasks (ADAPTIVE's
+// temperature law, the quadrant rows' temperatures, min_p: tools/eval/policy_fit.h) and writes
+// the chosen ones into the policy.
 #include <unistd.h>
 
 #include <atomic>
@@ -24,8 +25,8 @@
 #include "tools/commands.h"
 #include "tools/eval/calibration.h"
 #include "tools/eval/eval_runner.h"
+#include "tools/eval/policy_fit.h"
 #include "tools/eval/strategies.h"
-#include "tools/eval/temperature_fit.h"
 
 ABSL_FLAG(std::string, text, "",
           "calibrate: a text file; each paragraph (blank-line separated) is scored "
@@ -35,10 +36,16 @@ ABSL_FLAG(std::string, quantiles, "",
           "calibrate --help` and docs/SEARCH_QUALITY.md).");
 ABSL_FLAG(std::string, policy_out, "policy.json", "calibrate: the policy file to write.");
 ABSL_FLAG(bool, fit_temperature, false,
-          "calibrate --tasks: also fit ADAPTIVE's temperature law (base temperature and the weight "
-          "of its uncertainty terms) by the accuracy of the canonical sampler on the tasks, each "
-          "candidate law on the same items and seeds; the published law stays unless another is "
-          "strictly more accurate.");
+          "calibrate --tasks: also fit the sampling laws by the accuracy of the canonical sampler "
+          "on the tasks, in three stages: ADAPTIVE's temperature law (base temperature and the "
+          "weight of its uncertainty terms), the HELV/LEHV/HEHV rows' temperatures (caps and "
+          "floor), min_p. Every candidate runs on the same items and seeds; a stage keeps what "
+          "the policy had unless another candidate is more accurate by a paired exact McNemar "
+          "test (p < 0.05).");
+ABSL_FLAG(std::string, fit_mode, "canonical",
+          "calibrate --fit_temperature: the policy mode the candidates answer in, canonical (the "
+          "single-path sampler) or search (branching and backspacing draw from the rows' "
+          "distributions too).");
 ABSL_DECLARE_FLAG(std::string, tasks);
 ABSL_DECLARE_FLAG(int, concurrency);
 ABSL_DECLARE_FLAG(int, max_tokens);
@@ -118,36 +125,44 @@ absl::Status FromText(Generation::Stub& stub, const eval::EvalOptions& options,
   });
 }
 
-// Every law of the grid answering every task once (CANONICAL mode over `policy`'s thresholds,
-// the same sampler seed per task for every law), scored by the task's own answer check.
-absl::StatusOr<std::vector<eval::LawScore>> ScoreLaws(Generation::Stub& stub,
-                                                      const eval::EvalOptions& options,
-                                                      const std::vector<eval::Task>& tasks,
-                                                      const arbor::v1::PolicyConfig& policy) {
-  std::vector<eval::LawScore> scores;
-  for (const eval::TemperatureLaw& law : eval::TemperatureLawGrid()) scores.push_back({law});
+// Every policy answering every task once (in `mode`, the same sampler seed per task for every
+// policy), scored by the task's own answer check.
+absl::StatusOr<std::vector<eval::CandidateScore>> ScorePolicies(
+    Generation::Stub& stub, const eval::EvalOptions& options, const std::vector<eval::Task>& tasks,
+    const std::vector<arbor::v1::PolicyConfig>& policies, arbor::v1::PolicyMode mode) {
+  std::vector<eval::CandidateScore> scores(policies.size());
+  for (eval::CandidateScore& score : scores) score.right.assign(tasks.size(), false);
+  std::vector<int> answered(policies.size(), 0);
   absl::Mutex mu;
   const absl::Status run =
-      eval::ParallelFor(scores.size() * tasks.size(), options.concurrency, never, [&](size_t u) {
-        eval::LawScore& score = scores[u / tasks.size()];
-        const eval::Task& task = tasks[u % tasks.size()];
-        arbor::v1::PolicyConfig candidate = policy;
-        candidate.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
-        eval::ApplyLaw(score.law, candidate);
+      eval::ParallelFor(policies.size() * tasks.size(), options.concurrency, never, [&](size_t u) {
+        const size_t p = u / tasks.size();
+        const size_t t = u % tasks.size();
+        const eval::Task& task = tasks[t];
+        arbor::v1::PolicyConfig candidate = policies[p];
+        candidate.set_mode(mode);
         ASSIGN_OR_RETURN(
             eval::Sample sample,
             eval::GenerateSample(stub, task, candidate,
                                  eval::SamplerSeed(task.id, absl::GetFlag(FLAGS_seed), 0), options,
-                                 "calibrate-temperature"));
+                                 "calibrate-fit"));
         const bool correct = eval::AnswerMatches(task, eval::ExtractAnswer(task, sample.text));
         absl::MutexLock lock(&mu);
-        score.mean_logprob += (sample.mean_logprob - score.mean_logprob) / (score.answers + 1);
-        ++score.answers;
-        score.correct += correct ? 1 : 0;
+        eval::CandidateScore& score = scores[p];
+        score.mean_logprob += (sample.mean_logprob - score.mean_logprob) / (answered[p] + 1);
+        ++answered[p];
+        score.right[t] = correct;
         return absl::OkStatus();
       });
   if (!run.ok()) return run;
   return scores;
+}
+
+absl::StatusOr<arbor::v1::PolicyMode> FitMode(absl::string_view name) {
+  if (name == "canonical") return arbor::v1::POLICY_MODE_CANONICAL;
+  if (name == "search") return arbor::v1::POLICY_MODE_SEARCH;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--fit_mode: '", name, "' is not a mode the fit answers in (canonical, search)"));
 }
 
 }  // namespace
@@ -164,6 +179,11 @@ int RunCalibrate(const Args& args) {
       eval::CalibrationQuantiles(absl::GetFlag(FLAGS_quantiles));
   if (!quantiles.ok()) {
     std::cerr << "arbor calibrate: " << quantiles.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<arbor::v1::PolicyMode> fit_mode = FitMode(absl::GetFlag(FLAGS_fit_mode));
+  if (!fit_mode.ok()) {
+    std::cerr << "arbor calibrate: " << fit_mode.status().message() << "\n";
     return 2;
   }
   eval::EvalOptions options;
@@ -194,24 +214,27 @@ int RunCalibrate(const Args& args) {
     return 1;
   }
   if (fit) {
-    std::cout << "\nfitting the temperature law: " << eval::TemperatureLawGrid().size()
-              << " laws x " << tasks.size() << " tasks ...\n";
-    absl::StatusOr<std::vector<eval::LawScore>> scores = ScoreLaws(*stub, options, tasks, *policy);
-    if (!scores.ok()) {
-      std::cerr << "arbor calibrate: " << scores.status() << "\n";
+    std::cout << "\nfitting the sampling laws on " << tasks.size()
+              << " tasks, one stage at a time ...\n";
+    const absl::Status fitted = eval::FitPolicy(
+        samples,
+        [&](const std::vector<arbor::v1::PolicyConfig>& policies) {
+          return ScorePolicies(*stub, options, tasks, policies, *fit_mode);
+        },
+        [](const std::string& table) { std::cout << "\n"
+                                                 << table << std::flush; }, *policy);
+    if (!fitted.ok()) {
+      std::cerr << "arbor calibrate: " << fitted << "\n";
       return 1;
     }
-    const size_t chosen = eval::ChooseLaw(*scores);
-    std::cout << eval::LawTable(samples, *scores, chosen);
-    eval::ApplyLaw((*scores)[chosen].law, *policy);
   }
   const std::string out = absl::GetFlag(FLAGS_policy_out);
   if (absl::Status written = rpc::WritePolicyFile(*policy, out); !written.ok()) {
     std::cerr << "arbor calibrate: " << written.message() << "\n";
     return 1;
   }
-  std::cout << (fit ? "\nthresholds at quantiles, and the fitted temperature law:\n"
-                   : "\nthresholds at quantiles:\n")
+  std::cout << (fit ? "\nthresholds at quantiles, and the fitted sampling laws:\n"
+                    : "\nthresholds at quantiles:\n")
             << ToJson(*policy) << "\nwritten to " << out
             << " (load it with --policy_file on the coordinator, or as a strategy's "
                "policy_file in arbor eval)\n";

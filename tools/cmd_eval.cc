@@ -30,7 +30,8 @@ ABSL_FLAG(std::string, strategies,
           "sample[:temperature=T:min_p=P:top_p=P:top_k=K]; best_of_n[:n=N:...]; "
           "self_consistency[:n=N:...]; canonical[:policy_file=F]; "
           "search[:policy_file=F:width=W:max_len=L]; "
-          "cot_decoding[:k=K:candidate_min_p=P:traces=N:aggregate=0|1:policy_file=F]; "
+          "cot_decoding[:k=K:candidate_min_p=P:traces=N:budget=TOKENS:aggregate=0|1:"
+          "policy_file=F]; "
           "eager[:theta=H:depth=D:...as cot_decoding]; "
           "deepconf[:k=TRACES:temperature=T:warmup=N:keep=F:window=W:...]; any[:label=NAME].");
 ABSL_FLAG(std::string, seeds, "1,2,3",

@@ -34,9 +34,12 @@ std::vector<int32_t> BranchStrategy::PathTokens(const SearchTree& tree, NodeId l
   return tokens;
 }
 
-ForkPlan MainForkPlan(const entropix::PolicyConfig& policy, int32_t remaining) {
-  // A TRACE rollout is the rest of the answer, and its fork opens no more traces than allowed.
+ForkPlan MainForkPlan(const entropix::PolicyConfig& policy, int32_t remaining, int32_t spent) {
+  // A TRACE rollout is the rest of the answer, and its fork opens no more traces than allowed,
+  // nor any once the token budget is spent.
   if (policy.mode == entropix::PolicyMode::kTrace) {
+    const int32_t budget = policy.trace.token_budget;
+    if (budget > 0 && spent >= budget) return {0, remaining};
     return {std::min(policy.ForkWidth(), policy.trace.max_traces), remaining};
   }
   return {policy.ForkWidth(), std::min(policy.branch.max_len, remaining)};

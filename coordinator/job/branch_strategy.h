@@ -70,13 +70,14 @@ class BranchStrategy {
   std::vector<Rollout> rollouts_;
 };
 
-// How the main path's fork opens under `policy`: how many candidates at most, and how long
-// each rollout may run (`remaining`: tokens the job may still generate).
+// How the main path's fork opens under `policy`: how many candidates at most (0: none), and how
+// long each rollout may run (`remaining`: tokens the job may still generate; `spent`: tokens it
+// has generated).
 struct ForkPlan {
   int width = 0;
   int32_t max_len = 0;
 };
-ForkPlan MainForkPlan(const entropix::PolicyConfig& policy, int32_t remaining);
+ForkPlan MainForkPlan(const entropix::PolicyConfig& policy, int32_t remaining, int32_t spent);
 
 // The strategy `policy` names for the branch the main path opened at `point` with `rollouts`.
 // TRACE judges answers by `trunk` (the certainties of the committed generated tokens) and

@@ -125,7 +125,9 @@ void Job::OpenBranch(const StepResult& step) {
     base.is_new = true;  // After a re-home: prefill the committed path.
     base.append = tree_.SequenceTokenIds();
   }
-  const ForkPlan plan = MainForkPlan(spec_.policy, Remaining());
+  const ForkPlan plan =
+      MainForkPlan(spec_.policy, Remaining(), static_cast<int32_t>(trunk_certainties_.size()));
+  if (plan.width < 1) return Fallback();
   absl::StatusOr<std::vector<Rollout>> rollouts = Fork(tree_.tail(), step, /*rng_branch=*/0, base,
                                                        /*depth=*/1, plan.max_len, plan.width);
   if (!rollouts.ok()) return Fail(rollouts.status());

@@ -9,6 +9,15 @@
 namespace arbor::coordinator {
 namespace {
 
+// Tokens the rollouts (and those nested in them) have explored, their candidates included.
+int64_t ExploredTokens(const std::vector<Rollout>& rollouts) {
+  int64_t tokens = 0;
+  for (const Rollout& rollout : rollouts) {
+    tokens += rollout.score.tokens() + ExploredTokens(rollout.nested);
+  }
+  return tokens;
+}
+
 bool AllTracesDone(const std::vector<Rollout>& rollouts) {
   return std::all_of(rollouts.begin(), rollouts.end(), [](const Rollout& rollout) {
     return rollout.nested.empty() ? rollout.done && rollout.sent : AllTracesDone(rollout.nested);
@@ -32,6 +41,8 @@ TraceSearch::TraceSearch(NodeId point, std::vector<Rollout> rollouts,
 }
 
 int TraceSearch::ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const {
+  const int64_t spent = static_cast<int64_t>(trunk_.size()) + ExploredTokens(rollouts_);
+  if (options_.token_budget > 0 && spent >= options_.token_budget) return 0;
   return std::min(policy.ForkWidth(), options_.max_traces - leaves() + replaced);
 }
 

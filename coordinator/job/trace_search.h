@@ -8,6 +8,8 @@
 // below each, and the branch commits the winner; each candidate keeps its trace's verdict as a
 // note, and the resolution says why the winner won.
 //
+// trace.token_budget: no fork opens once the committed and explored tokens reach it.
+//
 // DeepConf's online stop (trace.warmup_traces): the fork's traces beyond the warm-up are held
 // until the warm-up traces are done; their lowest group confidences set the threshold, and the
 // held traces then run with the worker stopping each once its window's confidence falls below

@@ -317,6 +317,7 @@ TEST(PolicyConfig, ValidateNamesTheFieldAndRange) {
       {[](PolicyConfig& c) { c.branch.max_depth = 9; }, "branch.max_depth: 9 is outside [1, 8]"},
       {[](PolicyConfig& c) { c.trace.width = 0; }, "trace.width: 0 is outside [1, 64]"},
       {[](PolicyConfig& c) { c.trace.max_traces = 300; }, "trace.max_traces: 300 is outside"},
+      {[](PolicyConfig& c) { c.trace.token_budget = -1; }, "trace.token_budget: -1 is outside"},
       {[](PolicyConfig& c) { c.trace.fork_entropy = -1; }, "trace.fork_entropy: -1 is outside"},
       {[](PolicyConfig& c) { c.trace.temperature = 11; }, "trace.temperature: 11 is outside"},
       {[](PolicyConfig& c) { c.trace.warmup_traces = 17; },

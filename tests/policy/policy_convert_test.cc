@@ -60,10 +60,19 @@ TEST(PolicyConvert, FullConfigRoundTrips) {
 TEST(PolicyConvert, TraceModeAndOptionsRoundTrip) {
   entropix::PolicyConfig c;
   c.mode = entropix::PolicyMode::kTrace;
-  c.trace = {.width = 5, .candidate_min_p = 0.2f, .max_depth = 3, .fork_first = false,
-             .fork_entropy = 2.5f, .max_traces = 7, .aggregate = false,
-             .answer_pattern = R"(= (\d+))", .temperature = 0.7f, .warmup_traces = 4,
-             .confidence_window = 8, .keep_fraction = 0.5f,
+  c.trace = {.width = 5,
+             .candidate_min_p = 0.2f,
+             .max_depth = 3,
+             .fork_first = false,
+             .fork_entropy = 2.5f,
+             .max_traces = 7,
+             .token_budget = 300,
+             .aggregate = false,
+             .answer_pattern = R"(= (\d+))",
+             .temperature = 0.7f,
+             .warmup_traces = 4,
+             .confidence_window = 8,
+             .keep_fraction = 0.5f,
              .vote = entropix::TraceVote::kGroupConfidence};
   const v1::PolicyConfig proto = PolicyToProto(c);
   EXPECT_EQ(proto.trace().vote(), v1::TRACE_VOTE_GROUP_CONFIDENCE);

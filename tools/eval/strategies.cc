@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "entropix/policy_config.h"
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
 
@@ -112,6 +113,8 @@ const std::vector<NumericOption>& NumericOptions() {
        [](S& s, double v) { s.policy.mutable_trace()->set_candidate_min_p(v); }},
       {"traces", Trace, true, 1, 256,
        [](S& s, double v) { s.policy.mutable_trace()->set_max_traces(static_cast<int>(v)); }},
+      {"budget", Trace, true, 0, entropix::kMaxTraceTokenBudget,
+       [](S& s, double v) { s.policy.mutable_trace()->set_token_budget(static_cast<int>(v)); }},
       {"aggregate", Trace, true, 0, 1,
        [](S& s, double v) { s.policy.mutable_trace()->set_aggregate(v == 1); }},
       {"theta", Eager, false, 0, 0,

@@ -1,9 +1,9 @@
 // The job driver's TRACE mode against a worker scripted by metrics (scripted_worker.h), on
 // hand-built trees whose margins are known: CoT-decoding forks the first token and commits the
 // trace the rule picks (summed per answer, or alone), EAGer forks only above its entropy gate and
-// within its trace budget, DeepConf holds its traces beyond the warm-up, stops the doubtful ones
-// at the threshold the warm-up sets and lets the confident half vote, and a TRACE job is the same
-// tree for the same seed.
+// within its trace and token budgets, DeepConf holds its traces beyond the warm-up, stops the
+// doubtful ones at the threshold the warm-up sets and lets the confident half vote, and a TRACE job
+// is the same tree for the same seed.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -137,9 +137,9 @@ TEST(JobTraceTest, MaxTracesBoundsTheFork) {
 }
 
 // EAGer: greedy "10", then an uncertain step forks 20/21; under 20 another uncertain step forks
-// 30/31 (nested); under 21 the same step finds the budget of 3 traces spent and stays greedy.
-TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
-  Harness h(ByGenerated({
+// 30/31 (nested), and under 21 the same step 32/33, if the budgets leave room.
+Script EagerScript() {
+  return ByGenerated({
       {{}, Lelv({{10, 0.9}, {11, 0.1}})},
       {{10}, Uncertain({{20, 0.6}, {21, 0.4}})},
       {{10, 20}, Uncertain({{30, 0.5}, {31, 0.5}})},
@@ -147,15 +147,26 @@ TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
       {{10, 20, 30}, Lelv({{5, 0.6}, {6, 0.4}})},
       {{10, 20, 31}, Lelv({{5, 0.95}, {6, 0.05}})},
       {{10, 21, 32}, Lelv({{6, 0.9}, {5, 0.1}})},
-  }));
+  });
+}
+
+JobSpec EagerSpec(int32_t max_traces, int32_t token_budget) {
   JobSpec spec = BaseSpec(10);
   spec.policy.mode = entropix::PolicyMode::kTrace;
   spec.policy.trace.width = 2;
   spec.policy.trace.max_depth = 2;
   spec.policy.trace.fork_first = false;
   spec.policy.trace.fork_entropy = 3.0f;
-  spec.policy.trace.max_traces = 3;
+  spec.policy.trace.max_traces = max_traces;
+  spec.policy.trace.token_budget = token_budget;
   spec.policy.trace.answer_pattern = R"((\d)$)";
+  return spec;
+}
+
+// Under 21 the nested fork finds the budget of 3 traces spent and stays greedy.
+TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
+  Harness h(EagerScript());
+  JobSpec spec = EagerSpec(/*max_traces=*/3, /*token_budget=*/0);
   auto job = h.Make(std::move(spec));
   job->Start();
   ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
@@ -169,6 +180,26 @@ TEST(JobTraceTest, EagerForksAboveTheGateWithinTheTraceBudget) {
   EXPECT_THAT(resolved[1].branch_resolved().reason(),
               ::testing::HasSubstr("answer «5» from 2 of 3 traces"));
   ExpectCleanFinish(*job, *h.worker);
+}
+
+// The token budget (room for 16 traces): the fork under 20 sees 3 tokens spent ("10", "20",
+// "21") and opens under a budget of 4, the one under 21 sees 5 and stays greedy, which is the
+// tree of a 3-trace budget; a budget of 3 opens no nested fork, and one of 1 not even the first
+// ("10" is spent).
+TEST(JobTraceTest, EagerForksOnlyWhileTheTokenBudgetLasts) {
+  for (const auto& [budget, forks] :
+       std::vector<std::pair<int32_t, size_t>>{{4, 2}, {3, 1}, {1, 0}}) {
+    SCOPED_TRACE(budget);
+    Harness h(EagerScript());
+    auto job = h.Make(EagerSpec(/*max_traces=*/16, budget));
+    job->Start();
+    ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+    EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBranchOpened).size(), forks);
+    if (budget == 4) {
+      EXPECT_EQ(job->text(), ":DO5");
+    }
+    ExpectCleanFinish(*job, *h.worker);
+  }
 }
 
 // A step whose top-K is `token` at 0.9 and ten fillers at 0.01: token confidence
