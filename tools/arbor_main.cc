@@ -31,7 +31,8 @@ const std::vector<Command>& AllCommands() {
        "Show a job's search tree (--format text|json|dot; text: --around NODE, --depth N).",
        RunTree},
       {"replay", "JOB",
-       "Run a finished job's request again (same seed and policy) and compare the trees.",
+       "Run a finished job's request again (same seed and policy, or --policy_mode/--policy_file "
+       "changed) and compare the trees.",
        RunReplay},
       {"workers", "", "List the coordinator's workers.", RunWorkers},
       {"drain", "WORKER", "Stop routing to a worker and re-home its jobs.", RunDrain},

@@ -63,6 +63,11 @@ struct PromptOptions {
 // malformed.
 absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOptions& options);
 
+// The policy of --policy_mode (a named policy) with --policy_file's fields over it, the mode
+// kept; empty when both are. INVALID_ARGUMENT naming the flag.
+absl::StatusOr<arbor::v1::PolicyConfig> PolicyFromFlags(const std::string& policy_mode,
+                                                        const std::string& policy_file);
+
 // Streams Generate (or Watch of `job_id`) as tools/stream_printer.h prints it: the committed
 // text coloured by strategy, a table row per event with `show_metrics`, or one JSON object per
 // event; a summary at the end. 0 when the job finished without error.
@@ -87,9 +92,11 @@ struct TreeView {
 int ShowTree(const ClientOptions& client, const std::string& job_id, const TreeView& view,
              Output output);
 
-// Runs a finished job's request again and compares the two trees node for node: exit code 0
-// when identical, 1 with the first difference printed, 2 for a job still running.
-int ReplayJob(const ClientOptions& client, const std::string& job_id, Output output);
+// Runs a finished job's request again, with `change`'s policy fields over the job's own when it
+// has any, and compares the two trees node for node: exit code 0 when identical, 1 with the
+// first difference printed (or an error).
+int ReplayJob(const ClientOptions& client, const std::string& job_id,
+              const arbor::v1::PolicyConfig& change, Output output);
 
 int ListWorkers(const ClientOptions& client, Output output);
 int DrainWorker(const ClientOptions& client, const std::string& worker_id, Output output);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
@@ -25,13 +26,14 @@ ABSL_FLAG(std::string, chat, "",
 ABSL_FLAG(std::string, tokens, "", "generate/submit: prompt token ids, comma-separated.");
 ABSL_FLAG(int, max_tokens, 0, "generate/submit: tokens to generate; 0 = server default.");
 ABSL_FLAG(std::string, policy_mode, "",
-          "generate/submit: a named policy: greedy, sample, cot_decoding, eager, deepconf "
+          "generate/submit/replay: a named policy: greedy, sample, cot_decoding, eager, deepconf "
           "(CoT-decoding, entropy-gated branching, confidence-filtered voting), search, canonical "
-          "or trace (default: the server's).");
+          "or trace (default: the server's; replay: the job's own).");
 ABSL_FLAG(std::string, policy_file, "",
           "generate/submit: the request's policy, an arbor.v1.PolicyConfig as JSON (the format "
           "`arbor calibrate` writes); fields left out keep the server's defaults (or "
-          "--policy_mode's). --policy_mode keeps its mode. up/demo: the coordinator's default "
+          "--policy_mode's); replay: fields that replace the job's own. --policy_mode keeps its "
+          "mode. up/demo: the coordinator's default "
           "policy file (its --policy_file), in place of the known model's fitted one.");
 ABSL_FLAG(bool, show_metrics, false, "generate/watch/tree: print the metrics of every step.");
 ABSL_FLAG(std::string, json_schema, "",
@@ -71,6 +73,25 @@ int Follow(const ClientOptions& client, bool show_metrics,
 
 }  // namespace
 
+absl::StatusOr<arbor::v1::PolicyConfig> PolicyFromFlags(const std::string& policy_mode,
+                                                        const std::string& policy_file) {
+  arbor::v1::PolicyConfig policy;
+  if (!policy_mode.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(policy_mode);
+    if (!named.ok()) return FlagError("policy_mode", std::string(named.status().message()));
+    policy = *std::move(named);
+  }
+  if (!policy_file.empty()) {
+    absl::StatusOr<arbor::v1::PolicyConfig> file = rpc::ReadPolicyFile(policy_file);
+    if (!file.ok()) return FlagError("policy_file", std::string(file.status().message()));
+    const bool named_mode = policy.has_mode();
+    const arbor::v1::PolicyMode mode = policy.mode();
+    policy.MergeFrom(*file);  // The file's fields over the named policy's.
+    if (named_mode) policy.set_mode(mode);
+  }
+  return policy;
+}
+
 absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOptions& options) {
   arbor::v1::GenerateRequest request;
   const int given = !options.prompt.empty() + !options.chat.empty() + !options.tokens.empty();
@@ -98,19 +119,8 @@ absl::StatusOr<arbor::v1::GenerateRequest> BuildGenerateRequest(const PromptOpti
   if (options.max_tokens < 0) return FlagError("max_tokens", "must be >= 0");
   request.set_max_tokens(options.max_tokens);
   request.set_seed(options.seed);
-  arbor::v1::PolicyConfig named;
-  if (!options.policy_mode.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> policy = rpc::NamedPolicy(options.policy_mode);
-    if (!policy.ok()) return FlagError("policy_mode", std::string(policy.status().message()));
-    named = *std::move(policy);
-  }
-  *request.mutable_policy() = named;
-  if (!options.policy_file.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> file = rpc::ReadPolicyFile(options.policy_file);
-    if (!file.ok()) return FlagError("policy_file", std::string(file.status().message()));
-    request.mutable_policy()->MergeFrom(*file);  // The file's fields over the named policy's.
-    if (named.has_mode()) request.mutable_policy()->set_mode(named.mode());
-  }
+  ASSIGN_OR_RETURN(*request.mutable_policy(),
+                   PolicyFromFlags(options.policy_mode, options.policy_file));
   if (!options.json_schema.empty() && options.json_object) {
     return FlagError("json_schema", "give --json_schema or --json_object, not both");
   }

@@ -17,6 +17,7 @@
 #include "coordinator/cluster/cluster_access.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/elastic_task_queue.h"
+#include "coordinator/http/json_body.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
 #include "coordinator/http/viewer_routes.h"
@@ -274,10 +275,11 @@ void HttpGateway::AddRoutes() {
   server_->Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
     Tree(q, q.matches[1], r);
   });
-  // The body is never read: the job's own request is what runs again.
-  server_->Post(R"(/v1/jobs/([^/]+)/replay)",
-                [this](const httplib::Request& q, httplib::Response& r,
-                       const httplib::ContentReader&) { Replay(q, q.matches[1], r); });
+  // The body, if any, changes the policy; it is read after the token, within the size limit.
+  server_->Post(
+      R"(/v1/jobs/([^/]+)/replay)",
+      [this](const httplib::Request& q, httplib::Response& r,
+             const httplib::ContentReader& content) { Replay(q, q.matches[1], content, r); });
 }
 
 void HttpGateway::Start(std::shared_ptr<grpc::Channel> generation,
@@ -295,13 +297,8 @@ void HttpGateway::Stop() { server_->stop(); }
 void HttpGateway::Completions(const httplib::Request& request,
                               const httplib::ContentReader& content, httplib::Response& response,
                               bool chat) {
-  absl::StatusOr<std::string> authorization = Authorization(request);
+  absl::StatusOr<std::string> authorization = Authenticated(request);
   if (!authorization.ok()) return SetError(authorization.status(), response);
-  if (options_.authenticator != nullptr) {
-    const absl::StatusOr<rpc::Identity> caller =
-        options_.authenticator->Authenticate(*authorization);
-    if (!caller.ok()) return SetError(caller.status(), response);
-  }
   std::string body;
   if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<OpenAiRequest> parsed =
@@ -325,6 +322,14 @@ void HttpGateway::Completions(const httplib::Request& request,
   }
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    request, response);
+}
+
+absl::StatusOr<std::string> HttpGateway::Authenticated(const httplib::Request& request) const {
+  absl::StatusOr<std::string> authorization = Authorization(request);
+  if (!authorization.ok() || options_.authenticator == nullptr) return authorization;
+  const absl::StatusOr<rpc::Identity> caller = options_.authenticator->Authenticate(*authorization);
+  if (!caller.ok()) return caller.status();
+  return authorization;
 }
 
 bool HttpGateway::ServesModel(const std::string& name) const {
@@ -400,17 +405,23 @@ void HttpGateway::Job(const httplib::Request& request, const std::string& id,
   SetProtoJson(job, response);
 }
 
-// Runs the job's request again and compares the trees (Generation.Replay); answers once the
-// replay has finished, however long the job takes.
+// Runs the job's request again, with the body's {"policy": {...}} over its own policy when given,
+// and compares the trees (Generation.Replay); answers once the replay has finished, however
+// long the job takes.
 void HttpGateway::Replay(const httplib::Request& request, const std::string& id,
-                         httplib::Response& response) {
+                         const httplib::ContentReader& content, httplib::Response& response) {
+  if (absl::StatusOr<std::string> caller = Authenticated(request); !caller.ok()) {
+    return SetError(caller.status(), response);
+  }
+  std::string body;
+  if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
+  absl::StatusOr<arbor::v1::ReplayRequest> replay = ParseReplayBody(id, body);
+  if (!replay.ok()) return SetError(replay.status(), response);
   absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
   if (!context.ok()) return SetError(context.status(), response);
   (*context)->set_deadline(std::chrono::system_clock::time_point::max());
-  arbor::v1::JobRef ref;
-  ref.set_job_id(id);
   arbor::v1::ReplayResult result;
-  const grpc::Status status = generation_->Replay(context->get(), ref, &result);
+  const grpc::Status status = generation_->Replay(context->get(), *replay, &result);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(result, response);
 }

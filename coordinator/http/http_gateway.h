@@ -86,7 +86,10 @@ class HttpGateway {
   void Job(const httplib::Request& request, const std::string& id, httplib::Response& response);
   void Tree(const httplib::Request& request, const std::string& id, httplib::Response& response);
   void Replay(const httplib::Request& request, const std::string& id,
-              httplib::Response& response);
+              const httplib::ContentReader& content, httplib::Response& response);
+  // The request's Authorization value once it is checked here (with an authenticator): what a
+  // route that reads a body calls before reading it.
+  absl::StatusOr<std::string> Authenticated(const httplib::Request& request) const;
 
   // Counts every answered request and times it from routing (http_metrics.h).
   void AddRequestMetrics();

@@ -1,7 +1,5 @@
 #include "coordinator/http/openai_request.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "coordinator/http/json_body.h"
 #include "entropix/logit_processors.h"
 #include "grammar/json_grammar.h"
 #include "nlohmann/json.hpp"
@@ -293,13 +292,8 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
     shared.policy = *std::move(named);
   }
   if (const json* policy = a.Get("policy"); policy != nullptr) {
-    google::protobuf::util::JsonParseOptions options;  // Unknown fields are errors.
-    const auto parsed =
-        google::protobuf::util::JsonStringToMessage(policy->dump(), &shared.policy, options);
-    if (!parsed.ok()) {
-      return FieldError("arbor.policy", absl::StrCat("not an arbor.v1.PolicyConfig: ",
-                                                     std::string(parsed.message())));
-    }
+    ASSIGN_OR_RETURN(arbor::v1::PolicyConfig given, PolicyFromJson(*policy, "arbor.policy"));
+    shared.policy.MergeFrom(given);
   }
   ASSIGN_OR_RETURN(std::optional<bool> strategies, a.Bool("token_strategies"));
   out.token_strategies = strategies.value_or(false);
@@ -456,24 +450,7 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 }  // namespace
 
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
-  // Thrown from the parser's callback: the parse stops at the first level too deep, before
-  // anything of that depth is built.
-  struct TooDeep {};
-  const auto bounded = [](int depth, json::parse_event_t event, json&) {
-    const bool opens =
-        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= kMaxRequestJsonDepth) throw TooDeep{};
-    return true;
-  };
-  json parsed;
-  try {
-    parsed = json::parse(body.begin(), body.end(), bounded);
-  } catch (const TooDeep&) {
-    return FieldError("body", absl::StrCat("nested deeper than ", kMaxRequestJsonDepth,
-                                           " levels of objects and arrays"));
-  } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
-    return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
-  }
+  ASSIGN_OR_RETURN(const json parsed, ParseJsonBody(body));
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
   OpenAiRequest out;
   out.endpoint = endpoint;

@@ -29,10 +29,6 @@ enum class Endpoint { kCompletions, kChatCompletions };
 inline constexpr int kMaxTopLogprobs = 20;
 // Choices per request (OpenAI allows 128; each is a job holding KV, so fewer here).
 inline constexpr int kMaxChoices = 16;
-// Nesting levels (objects and arrays) a body may have. No request needs more than a handful;
-// the bound is enforced while parsing, because deeper values are handled by recursion later
-// (dumping arbor.policy, destroying the tree), and 100,000 levels overflowed the stack.
-inline constexpr int kMaxRequestJsonDepth = 64;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;

@@ -150,6 +150,10 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // The request that runs this job again: the prompt as token ids, the resolved max_tokens,
   // seed and policy, the stops, top_logprobs and processors (Job.request).
   arbor::v1::GenerateRequest ReplayRequest() const;
+  // The same with `change`'s policy fields in place of the job's own (the rest as it ran them);
+  // INVALID_ARGUMENT naming the field ("policy.branch.width: ...") for a policy out of range.
+  absl::StatusOr<arbor::v1::GenerateRequest> ReplayRequest(
+      const arbor::v1::PolicyConfig& change) const;
 
  private:
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,

@@ -1,4 +1,5 @@
 // The request that runs a job again (Job.request; `arbor replay`), rebuilt from the job's spec.
+#include "absl/strings/str_cat.h"
 #include "coordinator/job/job.h"
 #include "policy/policy_convert.h"
 
@@ -20,6 +21,18 @@ arbor::v1::GenerateRequest Job::ReplayRequest() const {
   if (spec_.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
     *r.mutable_constraint() = spec_.constraint;
   }
+  return r;
+}
+
+absl::StatusOr<arbor::v1::GenerateRequest> Job::ReplayRequest(
+    const arbor::v1::PolicyConfig& change) const {
+  absl::StatusOr<entropix::PolicyConfig> changed = rpc::PolicyFromProto(change, spec_.policy);
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        absl::StrCat("policy.", changed.status().message()));
+  }
+  arbor::v1::GenerateRequest r = ReplayRequest();
+  *r.mutable_policy() = rpc::PolicyToProto(*changed);
   return r;
 }
 

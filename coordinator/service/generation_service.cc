@@ -183,7 +183,7 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
 }
 
 grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext* context,
-                                                    const arbor::v1::JobRef* request,
+                                                    const arbor::v1::ReplayRequest* request,
                                                     arbor::v1::ReplayResult* response) {
   absl::StatusOr<rpc::Identity> caller = Caller(*context);
   if (!caller.ok()) return Answer(context, caller.status());
@@ -200,13 +200,17 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   whole.set_include_top_logprobs(true);
   absl::StatusOr<arbor::v1::Tree> expected = TreeOf(**original, whole);
   if (!expected.ok()) return Answer(context, expected.status());
-  arbor::v1::GenerateRequest again = (*original)->job->ReplayRequest();
-  again.set_client_tag("replay of " + request->job_id());
+  absl::StatusOr<arbor::v1::GenerateRequest> again =
+      request->has_policy() ? (*original)->job->ReplayRequest(request->policy())
+                            : (*original)->job->ReplayRequest();
+  if (!again.ok()) return Answer(context, again.status());
+  again->set_client_tag("replay of " + request->job_id());
   absl::StatusOr<std::shared_ptr<JobRecord>> replay = launcher_->Launch(
-      again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
+      *again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
   if (!replay.ok()) return Answer(context, replay.status());
   response->set_job_id(request->job_id());
   response->set_replay_job_id((*replay)->job_id);
+  response->set_policy_changed(request->has_policy());
   auto* reactor = new ReplayCall((*replay)->job);
   // Answered from the thread that emits the new job's finished event; the log holds the
   // subscriber until then (the record outlives its own log's calls).
@@ -218,6 +222,7 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
       arbor::v1::ReplayResult result = CompareReplayTrees(expected, *actual);
       result.set_job_id(response->job_id());
       result.set_replay_job_id(response->replay_job_id());
+      result.set_policy_changed(response->policy_changed());
       *response = std::move(result);
     }
     reactor->Finish(rpc::ToGrpcStatus(actual.status()));

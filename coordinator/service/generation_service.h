@@ -49,7 +49,7 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
                                   const arbor::v1::ScoreRequest* request,
                                   arbor::v1::ScoreResponse* response) override;
   grpc::ServerUnaryReactor* Replay(grpc::CallbackServerContext* context,
-                                   const arbor::v1::JobRef* request,
+                                   const arbor::v1::ReplayRequest* request,
                                    arbor::v1::ReplayResult* response) override;
 
  private:

@@ -250,7 +250,7 @@ class ClientTest(unittest.TestCase):
         self.assertLess(completion.usage.generated_tokens, LONG)
         self.assertEqual(self.wait_done(job_id).state, "cancelled")
 
-    def test_replay_reproduces_the_tree_and_its_deadline_cancels_it(self):
+    def test_replay_reproduces_the_tree_finds_a_changed_policy_and_its_deadline_cancels_it(self):
         job_id = self.client.submit("The river bends", max_tokens=24, seed=5, policy="search")
         self.client.watch(job_id).result()
         result = self.client.replay(job_id)
@@ -259,6 +259,12 @@ class ClientTest(unittest.TestCase):
         self.assertNotEqual(result.replay_job_id, job_id)
         self.assertGreater(result.nodes, 24)
         self.assertIsNone(result.first_difference)
+        self.assertFalse(result.policy_changed)
+        changed = self.client.replay(job_id, policy={"sampling": {"temperature": 5.0}})
+        self.assertTrue(changed.policy_changed)
+        self.assertFalse(changed.identical)
+        self.assertIsNotNone(changed.first_difference)
+        self.assertTrue(changed.difference)
 
         long_id = self.client.submit("A long story", max_tokens=LONG, ignore_eos=True, seed=6)
         self.client.watch(long_id).result()

@@ -91,8 +91,9 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
 
   // As the coordinator answers Replay: job-1 replays as itself, job-3 as job-2, whose tree
   // differs at node 1.
-  grpc::Status Replay(grpc::ServerContext* context, const arbor::v1::JobRef* ref,
+  grpc::Status Replay(grpc::ServerContext* context, const arbor::v1::ReplayRequest* ref,
                       arbor::v1::ReplayResult* result) override {
+    replayed_policy = ref->policy();
     if (ref->job_id() != "job-1" && ref->job_id() != "job-3") {
       return {grpc::StatusCode::NOT_FOUND, "no job " + ref->job_id()};
     }
@@ -106,8 +107,10 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
     *result = coordinator::CompareReplayTrees(expected, actual);
     result->set_job_id(ref->job_id());
     result->set_replay_job_id(replay_id);
+    result->set_policy_changed(ref->has_policy());
     return grpc::Status::OK;
   }
+  arbor::v1::PolicyConfig replayed_policy;  // The change the last Replay call carried.
 
   arbor::v1::GenerateRequest last_request;
   int last_limit = -1;
@@ -387,18 +390,31 @@ TEST_F(CliTest, TreeInEveryFormat) {
 // Replay (Generation.Replay) says whether the replay grew the same tree: the same tree, then one
 // whose token differs at node 1 (named with both values), and an unknown job.
 TEST_F(CliTest, ReplayComparesTheTrees) {
-  ASSERT_EQ(ReplayJob(client_, "job-1", output()), 0) << err_.str();
+  ASSERT_EQ(ReplayJob(client_, "job-1", {}, output()), 0) << err_.str();
   EXPECT_NE(out_.str().find("identical: job job-1 grew the tree of job-1 node for node (2 nodes)"),
             std::string::npos)
       << out_.str();
   out_.str("");
-  ASSERT_EQ(ReplayJob(client_, "job-3", output()), 1) << err_.str();
+  ASSERT_EQ(ReplayJob(client_, "job-3", {}, output()), 1) << err_.str();
   EXPECT_NE(out_.str().find("different: job job-2 departs from job-3 at node 1 (position 1)"),
             std::string::npos)
       << out_.str();
   EXPECT_NE(out_.str().find("token_id: 42 -> 43"), std::string::npos) << out_.str();
-  EXPECT_EQ(ReplayJob(client_, "job-9", output()), 1);
+  EXPECT_EQ(ReplayJob(client_, "job-9", {}, output()), 1);
   EXPECT_NE(err_.str().find("NOT_FOUND"), std::string::npos) << err_.str();
+}
+
+// A changed policy travels with the call, and the answer says the replay ran it.
+TEST_F(CliTest, ReplaySendsAChangedPolicy) {
+  arbor::v1::PolicyConfig change;
+  change.mutable_sampling()->set_temperature(0.3f);
+  ASSERT_EQ(ReplayJob(client_, "job-1", change, output()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("identical: job job-1, with the changed policy, grew the tree"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_FLOAT_EQ(generation_.replayed_policy.sampling().temperature(), 0.3f);
+  ASSERT_EQ(ReplayJob(client_, "job-1", {}, output()), 0);
+  EXPECT_FALSE(generation_.replayed_policy.has_sampling()) << "no change, no policy sent";
 }
 
 // --around and --depth are checked before any call where they can be, and an unknown node is

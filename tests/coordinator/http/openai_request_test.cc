@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "coordinator/http/json_body.h"
+
 namespace arbor::coordinator::http {
 namespace {
 

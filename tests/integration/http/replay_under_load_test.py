@@ -40,10 +40,26 @@ class ReplayUnderLoadTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         return body["arbor"]["job_id"]
 
-    def replay(self, job_id):
-        status, result = http_json(f"{self.base}/v1/jobs/{job_id}/replay", {}, timeout=300)
+    def replay(self, job_id, body=None):
+        status, result = http_json(f"{self.base}/v1/jobs/{job_id}/replay", body or {},
+                                   timeout=300)
         self.assertEqual(status, 200, result)
         return result
+
+    def test_a_changed_policy_departs_and_a_bad_one_is_refused(self):
+        job_id = self.complete("The river bends", 7, SEARCH)
+        changed = self.replay(job_id, {"policy": {"sampling": {"temperature": 5.0}}})
+        self.assertTrue(changed["policy_changed"], changed)
+        self.assertFalse(changed["identical"], changed)
+        self.assertTrue(changed["difference"], changed)
+        _, replayed = http_json(f"{self.base}/v1/jobs/{changed['replay_job_id']}")
+        self.assertAlmostEqual(replayed["request"]["policy"]["sampling"]["temperature"], 5.0)
+        for body, field in [({"policy": {"branch": {"width": 1}}}, "policy.branch.width"),
+                            ({"policy": {"nope": 1}}, "policy"),
+                            ({"seed": 3}, "seed")]:
+            status, refused = http_json(f"{self.base}/v1/jobs/{job_id}/replay", body)
+            self.assertEqual(status, 400, refused)
+            self.assertIn(field, refused["error"]["message"])
 
     def test_cold_under_load_and_warm_trees_are_identical(self):
         # Long enough to fill whole KV blocks, which the prefix cache keeps.

@@ -40,7 +40,8 @@ def policy_config(policy: PolicyLike) -> Optional[entropix_pb2.PolicyConfig]:
 
 
 def set_policy(request: Any, policy: PolicyLike) -> None:
-    """Sets the `policy` field (GenerateRequest and ScoreRequest share it) unless None."""
+    """Sets the `policy` field (GenerateRequest, ScoreRequest and ReplayRequest share it) unless
+    None."""
     config = policy_config(policy)
     if config is not None:
         request.policy.CopyFrom(config)

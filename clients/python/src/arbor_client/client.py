@@ -17,7 +17,7 @@ import grpc
 from arbor_client import errors
 from arbor_client._convert import enum_value
 from arbor_client._request import (ContinuationLike, MessageLike, PolicyLike, generate_request,
-                                   score_request)
+                                   score_request, set_policy)
 from arbor_client._stubs import generation_pb2, generation_pb2_grpc
 from arbor_client.events import CommittedText, Event, event_from_proto
 from arbor_client.results import (Completion, Job, ScoreResult, job_from_proto,
@@ -200,16 +200,19 @@ class Client:
                                                 include_top_logprobs=include_top_logprobs)
         return tree_from_proto(self._unary("GetTree", request))
 
-    def replay(self, job_id: str, *, timeout: Optional[float] = None) -> ReplayResult:
+    def replay(self, job_id: str, *, policy: PolicyLike = None,
+               timeout: Optional[float] = None) -> ReplayResult:
         """Runs a finished job's request again (its prompt, seed and policy) as a new job and
         compares the two search trees node for node; returns once the replay has finished.
 
-        `timeout` bounds the replay in seconds: when it passes the replay job is cancelled and
-        DeadlineExceeded raised.
+        `policy` (see PolicyLike) sets fields in place of the job's own, to find where a changed
+        policy makes the search depart (ReplayResult.policy_changed). `timeout` bounds the replay
+        in seconds: when it passes the replay job is cancelled and DeadlineExceeded raised.
         """
+        request = generation_pb2.ReplayRequest(job_id=job_id)
+        set_policy(request, policy)
         with errors.translated_errors():
-            return replay_from_proto(
-                self._stub.Replay(generation_pb2.JobRef(job_id=job_id), timeout=timeout))
+            return replay_from_proto(self._stub.Replay(request, timeout=timeout))
 
     def score(self, prompt: Optional[str] = None, *,
               messages: Optional[Iterable[MessageLike]] = None,

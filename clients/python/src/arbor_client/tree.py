@@ -146,6 +146,7 @@ class ReplayResult:
     first_difference_index: int
     first_difference: Optional[Node]
     difference: str
+    policy_changed: bool  # The replay ran the job's policy with the replay's policy applied.
 
 
 def replay_from_proto(result: generation_pb2.ReplayResult) -> ReplayResult:

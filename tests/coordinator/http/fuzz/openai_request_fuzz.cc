@@ -1,9 +1,11 @@
-// The HTTP gateway's request parser on arbitrary bodies, as both endpoints: it must answer every
-// input with a request or an INVALID_ARGUMENT naming a field, never crash or hang.
+// The HTTP gateway's request parsers on arbitrary bodies, as both OpenAI endpoints and as a
+// replay's body: each must answer every input with a request or an INVALID_ARGUMENT naming a
+// field, never crash or hang.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
+#include "coordinator/http/json_body.h"
 #include "coordinator/http/openai_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,5 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!parsed.ok() && parsed.status().code() != absl::StatusCode::kInvalidArgument) abort();
     if (parsed.ok() && parsed->choices.empty()) abort();  // Every request runs something.
   }
+  absl::StatusOr<arbor::v1::ReplayRequest> replay =
+      arbor::coordinator::http::ParseReplayBody("j1", body);
+  if (!replay.ok() && replay.status().code() != absl::StatusCode::kInvalidArgument) abort();
+  if (replay.ok() && replay->job_id() != "j1") abort();
   return 0;
 }
