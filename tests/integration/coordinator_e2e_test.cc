@@ -379,47 +379,6 @@ TEST_F(CoordinatorE2eTest, SameSeedAndJobRequestReplayTheTree) {
   }
 }
 
-// Generation.Replay runs the job again and finds the same tree; with a changed policy it names
-// where the new tree departs, and the new job ran the job's policy with that one field changed;
-// a change out of range is refused naming the field.
-TEST_F(CoordinatorE2eTest, ReplayReproducesAndFindsWhereAChangedPolicyDeparts) {
-  const std::string id = Submit(*cluster_->stub, TextRequest("The river", 48, 4242));
-  Watch(*cluster_->stub, id);
-  const auto replay = [&](const v1::ReplayRequest& request, v1::ReplayResult& result) {
-    grpc::ClientContext context;
-    return cluster_->stub->Replay(&context, request, &result);
-  };
-  v1::ReplayRequest request;
-  request.set_job_id(id);
-  v1::ReplayResult same;
-  ASSERT_TRUE(replay(request, same).ok());
-  EXPECT_TRUE(same.identical()) << same.difference();
-  EXPECT_FALSE(same.policy_changed());
-
-  request.mutable_policy()->mutable_sampling()->set_temperature(5.0f);
-  v1::ReplayResult changed;
-  ASSERT_TRUE(replay(request, changed).ok());
-  EXPECT_TRUE(changed.policy_changed());
-  EXPECT_FALSE(changed.identical());
-  EXPECT_GE(changed.first_difference_index(), 0);
-  EXPECT_FALSE(changed.difference().empty());
-  const v1::PolicyConfig ran = GetJob(*cluster_->stub, id).request().policy();
-  const v1::PolicyConfig replayed =
-      GetJob(*cluster_->stub, changed.replay_job_id()).request().policy();
-  EXPECT_FLOAT_EQ(replayed.sampling().temperature(), 5.0f);
-  v1::PolicyConfig expected = ran;
-  expected.mutable_sampling()->set_temperature(5.0f);
-  EXPECT_EQ(replayed.SerializeAsString(), expected.SerializeAsString())
-      << "everything else as the job ran it";
-
-  request.mutable_policy()->mutable_branch()->set_width(1);
-  v1::ReplayResult refused;
-  const grpc::Status status = replay(request, refused);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("policy.branch.width"), std::string::npos)
-      << status.error_message();
-}
-
 TEST_F(CoordinatorE2eTest, CancelMidJobReturnsWorkerKvToBaseline) {
   const int64_t baseline = cluster_->WaitForUsedBlocks(0);
   const std::string id = Submit(*cluster_->stub, TextRequest("A long story", 2000, 9));

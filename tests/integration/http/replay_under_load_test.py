@@ -53,7 +53,10 @@ class ReplayUnderLoadTest(unittest.TestCase):
         self.assertFalse(changed["identical"], changed)
         self.assertTrue(changed["difference"], changed)
         _, replayed = http_json(f"{self.base}/v1/jobs/{changed['replay_job_id']}")
-        self.assertAlmostEqual(replayed["request"]["policy"]["sampling"]["temperature"], 5.0)
+        policy = replayed["request"]["policy"]
+        self.assertAlmostEqual(policy["sampling"]["temperature"], 5.0)
+        self.assertEqual((policy["mode"], policy["branch"]["width"], policy["branch"]["max_len"]),
+                         ("POLICY_MODE_SEARCH", 3, 6), "the rest as the job ran it")
         for body, field in [({"policy": {"branch": {"width": 1}}}, "policy.branch.width"),
                             ({"policy": {"nope": 1}}, "policy"),
                             ({"seed": 3}, "seed")]:
