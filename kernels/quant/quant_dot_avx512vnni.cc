@@ -84,51 +84,62 @@ inline void LoadRowsX8(const Q8x8Block& block, __m512i (&q)[4]) {
 constexpr int kRowsX8Rows = 4;
 constexpr int kRowsX8PrefetchBlocks = 8;
 
+// One block's products for R activation rows added into one set of sums. The sets are separate
+// arrays (not one indexed by the block's parity) so that they stay in registers.
 template <int R, typename Block>
-void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
-                 int64_t out_stride) {
+inline void RowsX8Block(const Block& block, const int8_t* const (&xq)[R],
+                        const float* const (&xd)[R], const float* const (&xs)[R], int64_t b,
+                        __m256 (&acc)[R], __m256 (&offset)[R]) {
   const __m512i spread[4] = {_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
                              _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
                              _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
                              _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
-  __m256 acc[2][R], offset[2][R];
+  // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
+  // stream at the memory's rate instead of waiting on each load.
+  const char* ahead = reinterpret_cast<const char*>(&block + kRowsX8PrefetchBlocks);
+  for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+  __m512i q[4];
+  LoadRowsX8(block, q);
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.d)));
+  const __m256 m = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.m)));
+  for (int r = 0; r < R; ++r) {
+    const __m512i xv = _mm512_castsi256_si512(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * b)));
+    __m512i sum = _mm512_setzero_si512();
+    for (int t = 0; t < 4; ++t) {
+      sum = _mm512_dpbusd_epi32(sum, q[t], _mm512_permutexvar_epi32(spread[t], xv));
+    }
+    const __m256i rows8 =
+        _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8),
+                             _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[r]);
+    offset[r] = _mm256_fmadd_ps(m, _mm256_set1_ps(xs[r][24 * b]), offset[r]);
+  }
+}
+
+template <int R, typename Block>
+void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
+                 int64_t out_stride) {
+  __m256 acc0[R], acc1[R], offset0[R], offset1[R];
   const int8_t* xq[R];
   const float* xd[R];
+  // Each row's whole-block sums d·Σq, the offsets' factor, 24 floats apart (SumIndex).
+  const float* xs[R];
   for (int r = 0; r < R; ++r) {
     xq[r] = x.q + 32 * (row0 + r) * x.stride;
     xd[r] = x.scales + 8 * (row0 + r) * x.stride;
-    for (int set = 0; set < 2; ++set) acc[set][r] = offset[set][r] = _mm256_setzero_ps();
+    xs[r] = x.sums + SumIndex(row0 + r, 0, 2, x.stride);
+    acc0[r] = acc1[r] = offset0[r] = offset1[r] = _mm256_setzero_ps();
   }
-  for (int64_t b = 0; b < blocks; ++b) {
-    const Block& block = w[b];
-    // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
-    // stream at the memory's rate instead of waiting on each load.
-    const char* ahead = reinterpret_cast<const char*>(&w[b + kRowsX8PrefetchBlocks]);
-    for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
-    __m512i q[4];
-    LoadRowsX8(block, q);
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.d)));
-    const __m256 m = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.m)));
-    const int set = static_cast<int>(b & 1);
-    for (int r = 0; r < R; ++r) {
-      const __m512i xv = _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * b)));
-      __m512i sum = _mm512_setzero_si512();
-      for (int t = 0; t < 4; ++t) {
-        sum = _mm512_dpbusd_epi32(sum, q[t], _mm512_permutexvar_epi32(spread[t], xv));
-      }
-      const __m256i rows8 =
-          _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
-      const float dx = xd[r][8 * b];
-      const float dsum = x.sums[SumIndex(row0 + r, b, 2, x.stride)];
-      acc[set][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(d, _mm256_set1_ps(dx)),
-                                    acc[set][r]);
-      offset[set][r] = _mm256_fmadd_ps(m, _mm256_set1_ps(dsum), offset[set][r]);
-    }
+  int64_t b = 0;
+  for (; b + 1 < blocks; b += 2) {
+    RowsX8Block<R>(w[b], xq, xd, xs, b, acc0, offset0);
+    RowsX8Block<R>(w[b + 1], xq, xd, xs, b + 1, acc1, offset1);
   }
+  if (b < blocks) RowsX8Block<R>(w[b], xq, xd, xs, b, acc0, offset0);
   for (int r = 0; r < R; ++r) {
-    const __m256 total = _mm256_add_ps(_mm256_add_ps(acc[0][r], acc[1][r]),
-                                       _mm256_add_ps(offset[0][r], offset[1][r]));
+    const __m256 total =
+        _mm256_add_ps(_mm256_add_ps(acc0[r], acc1[r]), _mm256_add_ps(offset0[r], offset1[r]));
     _mm256_storeu_ps(out + (row0 + r) * out_stride, total);
   }
 }
