@@ -31,6 +31,17 @@ inline float HorizontalSum(__m256 v) {
   const __m128 pairs = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
 }
+// Lane i of the result is the sum of v[i]'s eight lanes, ((0+1)+(2+3)) + ((4+5)+(6+7)): eight
+// reductions for the price of about one and a half, and each vector's sum independent of the
+// others'.
+inline __m256 TransposeSum8(const __m256 (&v)[8]) {
+  // hadd(a, b) = [a0+a1, a2+a3, b0+b1, b2+b3 | a4+a5, a6+a7, b4+b5, b6+b7].
+  const __m256 low4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 high4 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  // low4 = [v0..v3 over lanes 0-3 | v0..v3 over lanes 4-7], high4 the same for v4..v7.
+  return _mm256_add_ps(_mm256_permute2f128_ps(low4, high4, 0x20),
+                       _mm256_permute2f128_ps(low4, high4, 0x31));
+}
 #endif
 
 // Σ a[i]·b[i] in fp32; `b` is fp32 or bf16 (a KV row of either dtype).
@@ -51,6 +62,41 @@ inline float Dot(const float* a, const T* b, int64_t n) {
 #endif
   for (; i < n; ++i) sum += a[i] * LoadScalar(b + i);
   return sum;
+}
+
+// out[j] = scale · Σ_i a[i]·rows[j][i] for j in [0, n): attention's scores of n K rows (fp32 or
+// bf16). Eight rows at a time, their sums reduced together (TransposeSum8); each row's value is
+// computed the same way whatever n and its place, so a query's scores do not depend on how its
+// keys are tiled.
+template <typename T>
+inline void DotRows(const float* a, const T* const* rows, int64_t n, int64_t dim, float scale,
+                    float* out) {
+  int64_t j = 0;
+#ifdef ARBOR_CPU_AVX2
+  if (dim % 8 == 0) {
+    for (; j < n; j += 8) {
+      const int64_t tile = n - j < 8 ? n - j : 8;
+      __m256 partial[8];
+      for (int r = 0; r < 8; ++r) {
+        partial[r] = _mm256_setzero_ps();
+        if (r >= tile) continue;
+        for (int64_t i = 0; i < dim; i += 8) {
+          partial[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(rows[j + r] + i), partial[r]);
+        }
+      }
+      const __m256 dots = _mm256_mul_ps(TransposeSum8(partial), _mm256_set1_ps(scale));
+      if (tile == 8) {
+        _mm256_storeu_ps(out + j, dots);
+      } else {
+        float last[8];
+        _mm256_storeu_ps(last, dots);
+        for (int64_t r = 0; r < tile; ++r) out[j + r] = last[r];
+      }
+    }
+    return;
+  }
+#endif
+  for (; j < n; ++j) out[j] = Dot(a, rows[j], dim) * scale;
 }
 
 #ifdef ARBOR_CPU_AVX2

@@ -9,25 +9,29 @@
 namespace arbor::kernels {
 namespace {
 
-// All query heads of one kv head for one query token: each K and V row is loaded once for the
-// whole GQA group. T is the pools' element type (float, or uint16_t for bf16).
+// All query heads of one kv head for one query token, the K and V rows found once for the whole
+// GQA group; each head's scores eight keys at a time (simd::DotRows). T is the pools' element
+// type (float, or uint16_t for bf16).
 template <typename T>
 void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, int64_t seq,
                  int64_t token, int64_t kv_head, std::vector<float>& scores,
-                 std::vector<const T*>& v_rows) {
+                 std::vector<const T*>& k_rows, std::vector<const T*>& v_rows) {
   const PagedKvLayer& c = p.cache;
   const int64_t group = p.num_heads / c.num_kv_heads;
   const int64_t width = c.num_kv_heads * c.head_dim;
   const int64_t n_keys = PagedPosition(p.batch, seq, token) + 1;
   scores.resize(group * n_keys);
   const float* q0 = p.q + token * p.q_stride + kv_head * group * c.head_dim;
+  k_rows.resize(n_keys);
   v_rows.resize(n_keys);
   for (int64_t j = 0; j < n_keys; ++j) {
     const int64_t row = PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
+    k_rows[j] = k_pool + row;
     v_rows[j] = v_pool + row;
-    for (int64_t g = 0; g < group; ++g) {
-      scores[g * n_keys + j] = simd::Dot(q0 + g * c.head_dim, k_pool + row, c.head_dim) * p.scale;
-    }
+  }
+  for (int64_t g = 0; g < group; ++g) {
+    simd::DotRows(q0 + g * c.head_dim, k_rows.data(), n_keys, c.head_dim, p.scale,
+                  scores.data() + g * n_keys);
   }
   const bool last = token == p.batch.q_start[seq + 1] - 1;
   float* scores_out = (last && p.last_scores != nullptr) ? p.last_scores[seq] : nullptr;
@@ -54,13 +58,13 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
   const int64_t kv_heads = p.cache.num_kv_heads;
   auto run = [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
-    std::vector<const T*> v_rows;
+    std::vector<const T*> k_rows, v_rows;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t token = item / kv_heads;
       const int64_t seq = std::upper_bound(p.batch.q_start, p.batch.q_start + p.batch.num_seqs + 1,
                                            static_cast<int32_t>(token)) -
                           p.batch.q_start - 1;
-      AttendGroup(p, k_pool, v_pool, seq, token, item % kv_heads, scores, v_rows);
+      AttendGroup(p, k_pool, v_pool, seq, token, item % kv_heads, scores, k_rows, v_rows);
     }
   };
   if (pool == nullptr) {
