@@ -5,6 +5,7 @@
 #ifndef ARBOR_KERNELS_CPU_SIMD_H_
 #define ARBOR_KERNELS_CPU_SIMD_H_
 
+#include <cmath>
 #include <cstdint>
 
 #include "base/bf16.h"
@@ -61,6 +62,62 @@ inline float Dot(const float* a, const T* b, int64_t n) {
   sum = HorizontalSum(_mm256_add_ps(acc0, acc1));
 #endif
   for (; i < n; ++i) sum += a[i] * LoadScalar(b + i);
+  return sum;
+}
+
+#ifdef ARBOR_CPU_AVX2
+// e^x for x ≤ 0 in eight lanes (Cephes' expf): 2^k · e^r with k = round(x·log2 e) and
+// r = x − k·ln 2 (ln 2 in two parts, so r is exact to a few ulp), e^r by a degree-6 polynomial;
+// within 2 ulp of std::exp. Below ln(FLT_MIN) ≈ −87.34 it gives 0 (std::exp: a subnormal).
+inline __m256 ExpNonPositive(__m256 x) {
+  const __m256 too_small = _mm256_cmp_ps(x, _mm256_set1_ps(-87.336544f), _CMP_LT_OQ);
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.336544f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i two_k =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(too_small, _mm256_mul_ps(p, _mm256_castsi256_ps(two_k)));
+}
+#endif
+
+// s[j] = e^(s[j] − max) for j in [0, n) (max ≥ every s[j]: softmax's numerators), and their sum,
+// added in one fixed order for a given n.
+inline float ExpShifted(float* s, int64_t n, float max) {
+  int64_t j = 0;
+  float sum = 0.0f;
+#ifdef ARBOR_CPU_AVX2
+  __m256 total = _mm256_setzero_ps();
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = ExpNonPositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), _mm256_set1_ps(max)));
+    _mm256_storeu_ps(s + j, e);
+    total = _mm256_add_ps(total, e);
+  }
+  if (j < n) {  // The last 1–7 through the same lanes, so every value is computed alike.
+    float tail[8] = {};
+    for (int64_t i = j; i < n; ++i) tail[i - j] = s[i] - max;
+    const __m256 valid = _mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7),
+                                       _mm256_set1_ps(static_cast<float>(n - j)), _CMP_LT_OQ);
+    const __m256 e = _mm256_and_ps(valid, ExpNonPositive(_mm256_loadu_ps(tail)));
+    _mm256_storeu_ps(tail, e);
+    for (int64_t i = j; i < n; ++i) s[i] = tail[i - j];
+    total = _mm256_add_ps(total, e);
+    j = n;
+  }
+  sum = HorizontalSum(total);
+#endif
+  for (; j < n; ++j) {
+    s[j] = std::exp(s[j] - max);
+    sum += s[j];
+  }
   return sum;
 }
 

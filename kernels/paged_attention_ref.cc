@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "kernels/cpu_simd.h"
@@ -40,12 +39,7 @@ void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool
     if (scores_out != nullptr) {
       std::copy(s, s + n_keys, scores_out + (kv_head * group + g) * n_keys);
     }
-    const float max = *std::max_element(s, s + n_keys);
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n_keys; ++j) {
-      s[j] = std::exp(s[j] - max);
-      sum += s[j];
-    }
+    const float sum = simd::ExpShifted(s, n_keys, *std::max_element(s, s + n_keys));
     float* out = p.out + token * p.out_stride + (kv_head * group + g) * c.head_dim;
     simd::WeightedRowSum(s, v_rows.data(), n_keys, c.head_dim, 1.0f / sum, out);
   }
