@@ -1,18 +1,41 @@
 #include <cmath>
 
+#include "kernels/cpu_simd.h"
 #include "kernels/swiglu.h"
 
 namespace arbor::kernels {
+namespace {
+
+// silu(g)·up = g·σ(g)·up, σ from e^−|g| ≤ 1 (never overflows): 1 / (1 + t) for g ≥ 0 and
+// t / (1 + t) below.
+inline float SiluTimes(float g, float up) { return g / (1.0f + std::exp(-g)) * up; }
+
+#ifdef ARBOR_CPU_AVX2
+inline __m256 SiluTimes(__m256 g, __m256 up) {
+  const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), g);
+  const __m256 t = simd::ExpNonPositive(_mm256_sub_ps(_mm256_setzero_ps(), magnitude));
+  const __m256 inverse =
+      _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), t));
+  const __m256 negative = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
+  const __m256 sigma = _mm256_blendv_ps(inverse, _mm256_mul_ps(t, inverse), negative);
+  return _mm256_mul_ps(_mm256_mul_ps(g, sigma), up);
+}
+#endif
+
+}  // namespace
 
 void SwigluRef(const SwigluParams& p) {
   for (int64_t r = 0; r < p.rows; ++r) {
     const float* gate = p.gate + r * p.gate_stride;
     const float* up = p.up + r * p.up_stride;
     float* out = p.out + r * p.out_stride;
-    for (int64_t i = 0; i < p.dim; ++i) {
-      const float g = gate[i];
-      out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    int64_t i = 0;
+#ifdef ARBOR_CPU_AVX2
+    for (; i + 8 <= p.dim; i += 8) {
+      _mm256_storeu_ps(out + i, SiluTimes(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
     }
+#endif
+    for (; i < p.dim; ++i) out[i] = SiluTimes(gate[i], up[i]);
   }
 }
 

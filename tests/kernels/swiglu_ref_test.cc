@@ -34,14 +34,20 @@ TEST(SwigluRef, MatchesFloat64WithStrides) {
   }
 }
 
+// Through the eight-lane path (the first eight) and the scalar tail (the last three).
 TEST(SwigluRef, ClosedForms) {
-  const float gate[3] = {0.0f, 100.0f, -100.0f};
-  const float up[3] = {5.0f, 2.0f, 3.0f};
-  float out[3];
-  SwigluRef({gate, up, out, 1, 3, 3, 3, 3});
-  EXPECT_EQ(out[0], 0.0f);             // silu(0) = 0
-  EXPECT_NEAR(out[1], 200.0f, 1e-3f);  // silu(x) → x for large x
-  EXPECT_NEAR(out[2], 0.0f, 1e-30f);   // silu(x) → 0 for very negative x
+  const float gate[11] = {0.0f, 100.0f, -100.0f, 1.0f,   -1.0f,  0.0f,
+                          0.0f, 0.0f,   0.0f,    100.0f, -100.0f};
+  const float up[11] = {5.0f, 2.0f, 3.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 5.0f, 2.0f, 3.0f};
+  float out[11];
+  SwigluRef({gate, up, out, 1, 11, 11, 11, 11});
+  for (int at : {0, 8}) {
+    EXPECT_EQ(out[at], 0.0f);                 // silu(0) = 0
+    EXPECT_NEAR(out[at + 1], 200.0f, 1e-3f);  // silu(x) → x for large x
+    EXPECT_NEAR(out[at + 2], 0.0f, 1e-30f);   // silu(x) → 0 for very negative x
+  }
+  EXPECT_NEAR(out[3], 1.0 / (1.0 + std::exp(-1.0)), 1e-7);  // σ(1)
+  EXPECT_NEAR(out[4], -1.0 / (1.0 + std::exp(1.0)), 1e-7);  // −σ(−1)
 }
 
 }  // namespace
