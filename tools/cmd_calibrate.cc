@@ -36,8 +36,8 @@ ABSL_FLAG(std::string, quantiles, "",
           "calibrate --help` and docs/SEARCH_QUALITY.md).");
 ABSL_FLAG(std::string, policy_out, "policy.json", "calibrate: the policy file to write.");
 ABSL_FLAG(bool, fit_temperature, false,
-          "calibrate --tasks: also fit the sampling laws by the accuracy of the canonical sampler "
-          "on the tasks, in three stages: ADAPTIVE's temperature law (base temperature and the "
+          "calibrate --tasks: also fit the sampling laws by accuracy on the tasks (answering in "
+          "--fit_mode), in three stages: ADAPTIVE's temperature law (base temperature and the "
           "weight of its uncertainty terms), the HELV/LEHV/HEHV rows' temperatures (caps and "
           "floor), min_p. Every candidate runs on the same items and seeds; a stage keeps what "
           "the policy had unless another candidate is more accurate by a paired exact McNemar "
