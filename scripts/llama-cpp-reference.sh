@@ -45,12 +45,6 @@ LOG="$(mktemp -t llama-cpp-reference.XXXXXX.log)"
 RANDOM_DIR=""
 trap 'rm -f "${LOG}"; [[ -z "${RANDOM_DIR}" ]] || rm -rf "${RANDOM_DIR}"' EXIT
 
-fail() {
-  echo "llama-cpp-reference: $1 (log follows)" >&2
-  tail -n 60 "${LOG}" >&2
-  exit 1
-}
-
 install_venv() {
   local stamp="${VENV}/.arbor-llamacpp"
   [[ -f "${stamp}" && "$(cat "${stamp}")" == "${STAMP_VALUE}" ]] && return 0

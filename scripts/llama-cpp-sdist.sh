@@ -6,6 +6,8 @@
 #                              VENV/sdist with VENV's pip the first time), or returns 1 with
 #                              the reason in LOG. LLAMA_CPP_PYTHON_SDIST=/path/to/sdist uses a
 #                              copy already on disk.
+#   fail MESSAGE               says MESSAGE as the sourcing script, with the end of its ${LOG},
+#                              and exits 1.
 readonly LCP_VERSION="0.3.36"
 readonly LCP_SDIST_NAME="llama_cpp_python-${LCP_VERSION}.tar.gz"
 readonly LCP_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
@@ -22,4 +24,10 @@ llama_cpp_sdist() {
   echo "${LCP_SDIST_SHA256}  ${sdist}" | sha256sum -c --status ||
     { echo "${sdist} does not have sha256 ${LCP_SDIST_SHA256}" >>"${log}"; return 1; }
   echo "${sdist}"
+}
+
+fail() {
+  echo "$(basename "$0" .sh): $1 (log follows)" >&2
+  tail -n 60 "${LOG}" >&2
+  exit 1
 }

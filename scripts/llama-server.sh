@@ -21,11 +21,6 @@ readonly STAMP_VALUE="llama-server ${LCP_VERSION} ${CMAKE_ARGS[*]}"
 
 LOG="$(mktemp -t llama-server.XXXXXX.log)"
 trap 'rm -f "${LOG}"' EXIT
-fail() {
-  echo "llama-server: $1 (log follows)" >&2
-  tail -n 60 "${LOG}" >&2
-  exit 1
-}
 
 if [[ -x "${OUT}/bin/llama-server" && "$(cat "${OUT}/.stamp" 2>/dev/null)" == "${STAMP_VALUE}" ]]; then
   echo "${OUT}/bin/llama-server"

@@ -61,15 +61,20 @@ absl::StatusOr<std::string> Authorization(const httplib::Request& request) {
   return value;
 }
 
-// A unary call on behalf of the HTTP request: its credentials go along (the services decide
-// who may see what).
+// A unary call carrying the request's Authorization value (the services decide who may see
+// what).
+std::unique_ptr<grpc::ClientContext> CallerContext(const std::string& authorization) {
+  std::unique_ptr<grpc::ClientContext> context = UnaryContext();
+  if (!authorization.empty()) context->AddMetadata("authorization", authorization);
+  return context;
+}
+
+// A unary call on behalf of the HTTP request: its credentials go along.
 absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallerContext(
     const httplib::Request& request) {
   absl::StatusOr<std::string> authorization = Authorization(request);
   if (!authorization.ok()) return authorization.status();
-  std::unique_ptr<grpc::ClientContext> context = UnaryContext();
-  if (!authorization->empty()) context->AddMetadata("authorization", *authorization);
-  return context;
+  return CallerContext(*authorization);
 }
 
 void SetJson(const json& body, httplib::Response& response) {
@@ -410,18 +415,16 @@ void HttpGateway::Job(const httplib::Request& request, const std::string& id,
 // long the job takes.
 void HttpGateway::Replay(const httplib::Request& request, const std::string& id,
                          const httplib::ContentReader& content, httplib::Response& response) {
-  if (absl::StatusOr<std::string> caller = Authenticated(request); !caller.ok()) {
-    return SetError(caller.status(), response);
-  }
+  absl::StatusOr<std::string> authorization = Authenticated(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
   std::string body;
   if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<arbor::v1::ReplayRequest> replay = ParseReplayBody(id, body);
   if (!replay.ok()) return SetError(replay.status(), response);
-  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
-  if (!context.ok()) return SetError(context.status(), response);
-  (*context)->set_deadline(std::chrono::system_clock::time_point::max());
+  std::unique_ptr<grpc::ClientContext> context = CallerContext(*authorization);
+  context->set_deadline(std::chrono::system_clock::time_point::max());
   arbor::v1::ReplayResult result;
-  const grpc::Status status = generation_->Replay(context->get(), *replay, &result);
+  const grpc::Status status = generation_->Replay(context.get(), *replay, &result);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
   SetProtoJson(result, response);
 }

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "tests/worker/engine_harness.h"
+#include "tests/worker/tiny_model_suite.h"
 #include "worker/engine.h"
 
 namespace arbor::worker {
@@ -22,7 +23,6 @@ namespace {
 
 using testing::DecodeItem;
 using testing::Prompt;
-using testing::TempModel;
 using testing::Tokens;
 using v1::RunItem;
 using v1::RunRequest;
@@ -30,14 +30,8 @@ using v1::RunResult;
 
 constexpr int32_t kTopK = 32;
 
-class EngineProcessorsTest : public ::testing::Test {
+class EngineProcessorsTest : public testing::TinyModelSuite<12> {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<TempModel>> model = TempModel::Make("tiny", 12);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = model->release();
-  }
-  static void TearDownTestSuite() { delete model_; }
   void SetUp() override {
     WorkerSetupOptions options;
     options.model = model_->dir();
@@ -53,10 +47,8 @@ class EngineProcessorsTest : public ::testing::Test {
     return testing::RunSync(*engine_, request);
   }
 
-  static TempModel* model_;
   std::unique_ptr<Engine> engine_;
 };
-TempModel* EngineProcessorsTest::model_ = nullptr;
 
 // The processed logit of `token` (raw logit x) after `context` (output from `prompt_length`), in
 // float64 from the definition.

@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "tests/worker/engine_harness.h"
+#include "tests/worker/tiny_model_suite.h"
 #include "worker/engine.h"
 
 namespace arbor::worker {
@@ -23,19 +24,11 @@ using testing::LoadEngine;
 using testing::MatrixRow;
 using testing::Prompt;
 using testing::StructuralItem;
-using testing::TempModel;
 using v1::RunRequest;
 using v1::RunResponse;
 
-class EngineProgressTest : public ::testing::Test {
+class EngineProgressTest : public testing::TinyModelSuite<11> {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<TempModel>> model = TempModel::Make("tiny", 11);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = model->release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   static std::unique_ptr<Engine> Load(absl::Duration progress_interval) {
     WorkerSetupOptions options;
     options.model = model_->dir();
@@ -46,10 +39,7 @@ class EngineProgressTest : public ::testing::Test {
     EXPECT_TRUE(engine.ok()) << engine.status();
     return engine.ok() ? *std::move(engine) : nullptr;
   }
-
-  static TempModel* model_;
 };
-TempModel* EngineProgressTest::model_ = nullptr;
 
 // Worker.RunStream's source: after a step, the steps that can no longer change, each once and
 // in order, never after the answer — a BACKSPACE-able step only once the next step shows whether

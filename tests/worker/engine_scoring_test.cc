@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "tests/worker/engine_harness.h"
+#include "tests/worker/tiny_model_suite.h"
 #include "worker/engine.h"
 
 namespace arbor::worker {
@@ -19,21 +20,14 @@ namespace {
 
 using testing::DecodeItem;
 using testing::Prompt;
-using testing::TempModel;
 using testing::Tokens;
 using v1::RunItem;
 using v1::RunRequest;
 using v1::RunResponse;
 using v1::RunResult;
 
-class EngineScoringTest : public ::testing::Test {
+class EngineScoringTest : public testing::TinyModelSuite<12> {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<TempModel>> model = TempModel::Make("tiny", 12);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = model->release();
-  }
-  static void TearDownTestSuite() { delete model_; }
   void SetUp() override { engine_ = Load(512); }
 
   static std::unique_ptr<Engine> Load(int32_t max_batch_tokens) {
@@ -67,10 +61,8 @@ class EngineScoringTest : public ::testing::Test {
   }
   int64_t ComputedTokens() const { return engine_->Health().cache().miss_tokens(); }
 
-  static TempModel* model_;
   std::unique_ptr<Engine> engine_;
 };
-TempModel* EngineScoringTest::model_ = nullptr;
 
 void ExpectSameDistribution(const v1::StepResult& scored, const v1::StepResult& decoded) {
   EXPECT_EQ(scored.position(), decoded.position());

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "tests/worker/engine_harness.h"
+#include "tests/worker/tiny_model_suite.h"
 
 namespace arbor::worker {
 namespace {
@@ -25,20 +26,13 @@ using testing::LoadEngine;
 using testing::MatrixRow;
 using testing::Prompt;
 using testing::StructuralItem;
-using testing::TempModel;
 using testing::Tokens;
 using v1::RunItem;
 using v1::RunRequest;
 using v1::RunResponse;
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public testing::TinyModelSuite<11> {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<TempModel>> model = TempModel::Make("tiny", 11);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = model->release();
-  }
-  static void TearDownTestSuite() { delete model_; }
   void SetUp() override { engine_ = Load(); }
 
   static std::unique_ptr<Engine> Load(int64_t kv_tokens = 4096, int32_t max_context = 0,
@@ -80,10 +74,8 @@ class EngineTest : public ::testing::Test {
     EXPECT_NE(response.status().message().find(needle), std::string::npos) << response.status();
   }
 
-  static TempModel* model_;
   std::unique_ptr<Engine> engine_;
 };
-TempModel* EngineTest::model_ = nullptr;
 
 TEST_F(EngineTest, PrefillThenDecodeThenAppend) {
   v1::RunResult prefill = RunOne(Item(1, Prompt(10), 0));

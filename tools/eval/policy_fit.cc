@@ -98,6 +98,36 @@ bool SamePolicy(const PolicyConfig& a, const PolicyConfig& b) {
   return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 
+// The temperature (0 where the step is ARGMAX) and min_p the CANONICAL sampler uses at each
+// collected step under `policy`.
+struct StepSampling {
+  std::vector<double> temperature, min_p;
+};
+absl::StatusOr<StepSampling> SamplingOverSteps(const MetricSamples& samples,
+                                               const PolicyConfig& policy) {
+  PolicyConfig canonical = policy;
+  canonical.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+  ASSIGN_OR_RETURN(const entropix::PolicyConfig config,
+                   rpc::PolicyFromProto(canonical, entropix::PolicyConfig{}));
+  StepSampling out;
+  out.temperature.reserve(samples.size());
+  out.min_p.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    entropix::Metrics m;
+    m.entropy = static_cast<float>(samples.entropy[i]);
+    m.varentropy = static_cast<float>(samples.varentropy[i]);
+    m.attn_entropy = static_cast<float>(samples.attn_entropy[i]);
+    m.attn_varentropy = static_cast<float>(samples.attn_varentropy[i]);
+    m.agreement = static_cast<float>(samples.agreement[i]);
+    m.interaction_strength = static_cast<float>(samples.interaction_strength[i]);
+    const entropix::Decision d = entropix::Decide(m, config, {});
+    out.temperature.push_back(d.strategy == entropix::Strategy::kArgmax ? 0.0
+                                                                        : d.sampling.temperature);
+    out.min_p.push_back(d.sampling.min_p);
+  }
+  return out;
+}
+
 // One stage's table: each scored candidate's temperature and min_p over the steps, accuracy and
 // likelihood, the chosen one marked.
 absl::StatusOr<std::string> StageTable(const MetricSamples& samples, const std::string& stage,
@@ -108,19 +138,11 @@ absl::StatusOr<std::string> StageTable(const MetricSamples& samples, const std::
   absl::StrAppendFormat(&out, "%-32s %8s %13s %6s %8s %8s %9s %12s\n", "candidate", "T median",
                         "T 10-90 %", "T 99 %", "min_p 50", "answers", "accuracy", "logprob/tok");
   for (size_t i = 0; i < policies.size(); ++i) {
-    const PolicyConfig& policy = policies[i];
-    ASSIGN_OR_RETURN(const double t50,
-                     SamplingQuantile(samples, policy, SamplingField::kTemperature, 0.5));
-    ASSIGN_OR_RETURN(const double t10,
-                     SamplingQuantile(samples, policy, SamplingField::kTemperature, 0.1));
-    ASSIGN_OR_RETURN(const double t90,
-                     SamplingQuantile(samples, policy, SamplingField::kTemperature, 0.9));
-    ASSIGN_OR_RETURN(const double t99,
-                     SamplingQuantile(samples, policy, SamplingField::kTemperature, 0.99));
-    ASSIGN_OR_RETURN(const double p50,
-                     SamplingQuantile(samples, policy, SamplingField::kMinP, 0.5));
+    ASSIGN_OR_RETURN(const StepSampling sampling, SamplingOverSteps(samples, policies[i]));
+    const std::vector<double>& t = sampling.temperature;
     absl::StrAppendFormat(&out, "%-32s %8.2f %6.2f-%-6.2f %6.2f %8.3f %8d %9.3f %12.3f%s\n",
-                          names[i], t50, t10, t90, t99, p50, scores[i].answers(),
+                          names[i], Quantile(t, 0.5), Quantile(t, 0.1), Quantile(t, 0.9),
+                          Quantile(t, 0.99), Quantile(sampling.min_p, 0.5), scores[i].answers(),
                           scores[i].accuracy(), scores[i].mean_logprob,
                           i == chosen ? "  <- chosen" : (i == 0 ? "  (kept unless beaten)" : ""));
   }
@@ -200,28 +222,10 @@ absl::Status FitPolicy(const MetricSamples& samples, const PolicyScorer& score,
 
 absl::StatusOr<double> SamplingQuantile(const MetricSamples& samples, const PolicyConfig& policy,
                                         SamplingField field, double q) {
-  PolicyConfig canonical = policy;
-  canonical.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
-  ASSIGN_OR_RETURN(const entropix::PolicyConfig config,
-                   rpc::PolicyFromProto(canonical, entropix::PolicyConfig{}));
-  std::vector<double> values;
-  values.reserve(samples.size());
-  for (size_t i = 0; i < samples.size(); ++i) {
-    entropix::Metrics m;
-    m.entropy = static_cast<float>(samples.entropy[i]);
-    m.varentropy = static_cast<float>(samples.varentropy[i]);
-    m.attn_entropy = static_cast<float>(samples.attn_entropy[i]);
-    m.attn_varentropy = static_cast<float>(samples.attn_varentropy[i]);
-    m.agreement = static_cast<float>(samples.agreement[i]);
-    m.interaction_strength = static_cast<float>(samples.interaction_strength[i]);
-    const entropix::Decision d = entropix::Decide(m, config, {});
-    if (field == SamplingField::kMinP) {
-      values.push_back(d.sampling.min_p);
-    } else {
-      values.push_back(d.strategy == entropix::Strategy::kArgmax ? 0.0 : d.sampling.temperature);
-    }
-  }
-  return Quantile(std::move(values), q);
+  ASSIGN_OR_RETURN(StepSampling sampling, SamplingOverSteps(samples, policy));
+  return Quantile(
+      field == SamplingField::kMinP ? std::move(sampling.min_p) : std::move(sampling.temperature),
+      q);
 }
 
 }  // namespace arbor::eval

@@ -79,11 +79,7 @@ TEST(JobTest, RunsWhoseAnswersAreLostLeaveNoSequencesBehind) {
 
 TEST(JobTest, RehomeWaitsForTheRunInFlightThenPrefillsElsewhere) {
   Harness h(ByPosition({}));
-  h.worker->Hold(true);
-  JobOptions options;
-  options.steps_per_run = 2;
-  auto job = h.Make(BaseSpec(6), options);
-  job->Start();
+  auto job = h.StartHeld(6, 2);
   job->Rehome(absl::FailedPreconditionError("w0 drains"));
   EXPECT_THAT(h.rehome_calls, IsEmpty()) << "the Run in flight completes first";
   h.worker->ReleaseHeld();
@@ -108,11 +104,7 @@ TEST(JobTest, RehomeWaitsForTheRunInFlightThenPrefillsElsewhere) {
 // its jobs move at once instead of waiting for a Run that may never complete.
 TEST(JobTest, RehomeFromADeadWorkerAbandonsTheRunInFlight) {
   Harness h(ByPosition({}));
-  h.worker->Hold(true);
-  JobOptions options;
-  options.steps_per_run = 2;
-  auto job = h.Make(BaseSpec(6), options);
-  job->Start();
+  auto job = h.StartHeld(6, 2);
   job->Rehome(absl::UnavailableError("worker w0 died: no heartbeat for 10s"));
   ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
   EXPECT_THAT(h.rehome_calls, ElementsAre("w0"));
@@ -134,11 +126,7 @@ TEST(JobTest, RehomeMovesAQueuedJobAtOnceAndStaysWithoutAWorker) {
   // No worker can take it: a drained job finishes where it is (a failed one would fail).
   Harness h2(ByPosition({}));
   h2.rehome_error = absl::UnavailableError("no other worker");
-  h2.worker->Hold(true);
-  JobOptions options;
-  options.steps_per_run = 2;
-  auto job2 = h2.Make(BaseSpec(6), options);
-  job2->Start();
+  auto job2 = h2.StartHeld(6, 2);
   job2->Rehome(absl::FailedPreconditionError("w0 drains"));
   for (int i = 0; i < 10 && job2->state() == arbor::v1::JOB_STATE_RUNNING; ++i) {
     h2.worker->ReleaseHeld();

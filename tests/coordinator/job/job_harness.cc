@@ -39,6 +39,15 @@ Harness::Harness(Script script)
     : worker(std::make_shared<ScriptedWorker>("w0", script, std::vector<int32_t>{kEos})),
       spare(std::make_shared<ScriptedWorker>("w1", script, std::vector<int32_t>{kEos})) {}
 
+std::shared_ptr<Job> Harness::StartHeld(int32_t max_tokens, int32_t steps_per_run) {
+  worker->Hold(true);
+  JobOptions options;
+  options.steps_per_run = steps_per_run;
+  std::shared_ptr<Job> job = Make(BaseSpec(max_tokens), options);
+  job->Start();
+  return job;
+}
+
 std::shared_ptr<Job> Harness::Make(JobSpec spec, JobOptions options) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(spec.seed));
   JobEnvironment env;

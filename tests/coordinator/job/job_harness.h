@@ -35,6 +35,9 @@ struct Harness {
   explicit Harness(Script script);
 
   std::shared_ptr<Job> Make(JobSpec spec, JobOptions options = {});
+  // A started job of BaseSpec(max_tokens) in Runs of `steps_per_run` steps, the worker holding
+  // its answers (ScriptedWorker::Hold): its first Run is in flight.
+  std::shared_ptr<Job> StartHeld(int32_t max_tokens, int32_t steps_per_run);
   std::vector<arbor::v1::GenerateEvent> Of(arbor::v1::GenerateEvent::EventCase c) const;
 
   FakeClock clock;

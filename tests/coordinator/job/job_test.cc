@@ -126,11 +126,7 @@ TEST(JobTest, MainRunsRampUpFromFirstRunSteps) {
 // is still out, and its answer adds only what was not streamed.
 TEST(JobTest, StreamedRunsSendTokensBeforeTheRunAnswers) {
   Harness h(ByPosition({}));
-  h.worker->Hold(true);
-  JobOptions options;
-  options.steps_per_run = 8;
-  auto job = h.Make(BaseSpec(8), options);
-  job->Start();
+  auto job = h.StartHeld(8, 8);
   EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_RUNNING);
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kToken).size(), 7u) << "all but the run's last step";
   EXPECT_EQ(job->token_ids().size(), 7u);
@@ -172,11 +168,7 @@ TEST(JobTest, TokensAreFinalWhereThePolicyCannotBackspace) {
 // prefills them where it goes on and generates nothing twice.
 TEST(JobTest, ARunThatFailsAfterStreamingResumesFromTheTree) {
   Harness h(ByPosition({}));
-  h.worker->Hold(true);
-  JobOptions options;
-  options.steps_per_run = 8;
-  auto job = h.Make(BaseSpec(8), options);
-  job->Start();
+  auto job = h.StartHeld(8, 8);
   ASSERT_EQ(job->token_ids().size(), 7u);
   h.worker->AbandonRuns();  // UNAVAILABLE: the job moves to the spare worker.
   ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
