@@ -1,6 +1,6 @@
 # The pinned llama-cpp-python sdist, which vendors the llama.cpp that Arbor's golden data and
 # benchmarks compare against. Sourced by scripts/llama-cpp-reference.sh and
-# scripts/llama-server.sh; not run on its own.
+# scripts/llama-cpp-tools.sh; not run on its own.
 #
 #   llama_cpp_sdist VENV LOG   prints the path of the checked sdist (downloading it into
 #                              VENV/sdist with VENV's pip the first time), or returns 1 with

@@ -76,8 +76,9 @@ void QuantMatmulQ8Group(const MatmulParams& shared, std::span<const MatmulOutput
 void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
                          ThreadPool* pool);
 // The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
-// neither (the exact fp32 mode, or no AVX2). A repacked matrix (kQ4x8, kQ8x8) always takes Q8 on
-// AVX-512 VNNI, whatever p.activation_quant says: it is made only where that runs (rows_x8.h).
+// neither (the exact fp32 mode, or no AVX2). A repacked matrix always takes its AVX-512 VNNI
+// kernel, whatever p.activation_quant says: it is made only where that runs (rows_x8.h) —
+// kQ4x8 and kQ8x8 on the Q8 path, kQ4Kx8 on the Q8K one.
 struct QuantPath {
   bool q8k = false;
   std::optional<Q8Isa> isa;  // Set for the per-32 (Q8) path.

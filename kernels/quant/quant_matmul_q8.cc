@@ -59,9 +59,6 @@ struct Q8Buffers {
 
 using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
 
-// Output rows per unit of a grouped loop: eight for a repacked matrix (rows_x8.h), else one.
-int64_t RowsPerUnit(WeightType type) { return IsRowsX8(type) ? 8 : 1; }
-
 DotRangeFn Kernel(Q8Isa isa) {
   switch (isa) {
     case Q8Isa::kAvx2:

@@ -10,6 +10,7 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
+#include "kernels/quant/rows_x8.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -56,19 +57,26 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   }
   absl::InlinedVector<Q8KDotParams, 4> dots;
   absl::InlinedVector<int64_t, 4> widths;
+  int64_t unit = 1;  // A repacked matrix hands out groups of eight columns.
   for (const MatmulOutput& output : outputs) {
-    assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K);
+    assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
+           output.w_type == WeightType::kQ4Kx8);
     dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
-    widths.push_back(output.n);
+    widths.push_back(output.n / RowsPerUnit(output.w_type));
+    unit = std::max(unit, RowsPerUnit(output.w_type));
   }
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
   // Batch-invariant: one form at every row count.
   const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
   const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
   // ~64k multiply-adds per hand-off, as the other matmuls.
-  const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k));
-  ForGroupedColumns(widths, grain, pool,
-                    [&](size_t g, int64_t begin, int64_t end) { kernel(dots[g], begin, end); });
+  const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
+  ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
+    if (dots[g].w_type == WeightType::kQ4Kx8) {
+      return avx512vnni::Q4Kx8DotRange(dots[g], begin * 8, end * 8);
+    }
+    kernel(dots[g], begin, end);
+  });
 }
 
 }  // namespace arbor::kernels

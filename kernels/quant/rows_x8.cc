@@ -4,6 +4,7 @@
 
 #include "base/bf16.h"
 #include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_chunks.h"
 #include "kernels/quant/quant_matmul.h"
 
 namespace arbor::kernels {
@@ -31,6 +32,25 @@ void PutBytes(const int8_t* qs, int lane, Q8x8Block& group) {
   }
 }
 
+// Row `lane` of a group's Q4_K super-block: its scales unpacked, its 128 nibble bytes (32 per
+// pair of sub-blocks) spread over the quarters as Q8x8Block spreads a row's 32 bytes.
+void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
+  group.d[lane] = block.d;
+  group.dmin[lane] = block.dmin;
+  for (int j = 0; j < 8; ++j) {
+    int scale = 0, min = 0;
+    ScaleMinK4(j, block.scales, &scale, &min);
+    group.scales[j][lane] = static_cast<uint8_t>(scale);
+    group.mins[j][lane] = static_cast<uint8_t>(min);
+  }
+  for (int p = 0; p < 4; ++p) {
+    for (int part = 0; part < 8; ++part) {
+      std::memcpy(group.qs[p] + 64 * (part / 2) + 4 * (lane + 8 * (part % 2)),
+                  block.qs + 32 * p + 4 * part, 4);
+    }
+  }
+}
+
 template <typename Group, typename Fill>
 std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
   std::vector<char> bytes((n / 8) * blocks * sizeof(Group));
@@ -52,19 +72,25 @@ WeightType RowsX8Type(WeightType type) {
       return WeightType::kQ4x8;
     case WeightType::kQ8_0:
       return WeightType::kQ8x8;
+    case WeightType::kQ4_K:
+      return WeightType::kQ4Kx8;
     default:
       return WeightType::kF32;
   }
 }
 
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k) {
-  return RowsX8Type(type) != WeightType::kF32 && n > 0 && n % 8 == 0 && k > 0 &&
-         k % kQuantBlock == 0;
+  const int64_t block = type == WeightType::kQ4_K ? kSuperBlock : kQuantBlock;
+  return RowsX8Type(type) != WeightType::kF32 && n > 0 && n % 8 == 0 && k > 0 && k % block == 0;
 }
 
 std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k) {
   const int64_t blocks = k / kQuantBlock;
   switch (type) {
+    case WeightType::kQ4_K:
+      return Repack<Q4Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q4Kx8Block& group) {
+        PutSuperBlock(static_cast<const BlockQ4_K*>(rows)[i], lane, group);
+      });
     case WeightType::kQ4_1:
       return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {
         const BlockQ4_1& block = static_cast<const BlockQ4_1*>(rows)[i];

@@ -1,5 +1,5 @@
-// Q4_0, Q4_1 and Q8_0 matrices repacked for one AVX-512 VNNI pass over eight weight rows at a
-// time (WeightType::kQ4x8, kQ8x8): per group of eight rows and per 32-weight block, the eight
+// Q4_0, Q4_1, Q8_0 and Q4_K matrices repacked for one AVX-512 VNNI pass over eight weight rows at
+// a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8): per group of eight rows and per 32-weight block, the eight
 // rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies eight rows
 // by the same activations. The file's blocks (18 to 34 bytes each) make the per-32 kernel of
 // quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
@@ -41,15 +41,36 @@ struct Q8x8Block {
 };
 static_assert(sizeof(Q8x8Block) == 288, "four 64-byte quarters after 32 bytes of scales");
 
-// Whether `type` is a repacked one (kQ4x8, kQ8x8).
+// Eight rows' super-block b of Q4_K (256 weights each: eight 32-weight sub-blocks, each with a
+// 6-bit scale and minimum, w = d·scale·q − dmin·minimum). The scales and minimums are unpacked
+// to bytes at load, sub-block-major, so that one load gives a sub-block's eight rows; `qs`
+// holds the file's nibble bytes of sub-blocks 2p and 2p+1 (low and high nibbles) in quarter p,
+// arranged as Q8x8Block's quarters: vector t of quarter p holds bytes 8t + 4·(l / 8) … +3 of
+// row l % 8 in lane l. Per-256 activations (q8k_activations.h) meet it: each sub-block's integer
+// sums for eight rows are scaled in integers, then converted once per super-block.
+struct Q4Kx8Block {
+  uint16_t d[8];         // Half-precision scales of the eight rows.
+  uint16_t dmin[8];      // Half-precision scales of their minimums.
+  uint8_t scales[8][8];  // [sub-block][row].
+  uint8_t mins[8][8];    // [sub-block][row].
+  uint8_t qs[4][256];
+};
+static_assert(sizeof(Q4Kx8Block) == 1184, "160 bytes of scales, then four 256-byte quarters");
+
+// Whether `type` is a repacked one (kQ4x8, kQ8x8, kQ4Kx8).
 inline bool IsRowsX8(WeightType type) {
-  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8;
+  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8 || type == WeightType::kQ4Kx8;
 }
-// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8), or kF32 for none.
+// Output rows per unit of a grouped loop over matrices: eight for a repacked matrix, else one.
+inline int64_t RowsPerUnit(WeightType type) { return IsRowsX8(type) ? 8 : 1; }
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8; Q4_K → kQ4Kx8), or kF32 for
+// none.
 WeightType RowsX8Type(WeightType type);
-// Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8).
+// Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8, k
+// of the type's block).
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k);
-// The n / 8 groups of k / 32 blocks each, group-major, of RowsX8Type(type), as bytes.
+// The n / 8 groups of k / 32 blocks (Q4_K: k / 256 super-blocks) each, group-major, of
+// RowsX8Type(type), as bytes.
 std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k);
 // Whether this CPU runs the repacked kernels (AVX-512 VNNI).
 bool CpuRunsRowsX8();

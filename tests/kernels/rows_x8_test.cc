@@ -14,6 +14,7 @@
 #include "base/bf16.h"
 #include "kernels/matmul.h"
 #include "kernels/quant/quant_blocks.h"
+#include "kernels/quant/quant_chunks.h"
 #include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
@@ -73,11 +74,48 @@ TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1 and Q8_0 repacked eight rows at a time (rows_x8.h) against the same float64 twin and
-// bounds as the per-32 kernels (the repacked weights are the file's, so the twin reads the
-// original blocks), strided x and out, 1 to 37 rows, 1 to 18 blocks per row; and each row's
-// result bit for bit the same alone and at any place in a batch of 2 to 37 rows, with and
-// without threads (fresh random weights each run, seed printed).
+// Q4_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit, each
+// sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, and its
+// 128 nibble bytes where rows_x8.h says (quarter p, vector t, lane `row` + 8·((j / 4) % 2)).
+TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
+  std::mt19937 rng(11);
+  const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
+  const QuantRows file = RandomRows(WeightType::kQ4_K, n, blocks, rng);
+  const std::vector<char> packed = RepackRowsX8(WeightType::kQ4_K, file.bytes.data(), n, k);
+  ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * sizeof(Q4Kx8Block));
+  const auto* groups = reinterpret_cast<const Q4Kx8Block*>(packed.data());
+  const auto* rows = reinterpret_cast<const BlockQ4_K*>(file.bytes.data());
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      SCOPED_TRACE(::testing::Message() << "row " << row << " super-block " << b);
+      const Q4Kx8Block& group = groups[(row / 8) * blocks + b];
+      const BlockQ4_K& block = rows[row * blocks + b];
+      const int lane = static_cast<int>(row % 8);
+      EXPECT_EQ(group.d[lane], block.d);
+      EXPECT_EQ(group.dmin[lane], block.dmin);
+      for (int j = 0; j < 8; ++j) {
+        int scale = 0, min = 0;
+        ScaleMinK4(j, block.scales, &scale, &min);
+        EXPECT_EQ(group.scales[j][lane], scale) << "sub-block " << j;
+        EXPECT_EQ(group.mins[j][lane], min) << "sub-block " << j;
+      }
+      for (int p = 0; p < 4; ++p) {
+        for (int j = 0; j < 32; ++j) {
+          EXPECT_EQ(group.qs[p][64 * (j / 8) + 4 * (lane + 8 * ((j / 4) % 2)) + j % 4],
+                    block.qs[32 * p + j])
+              << "pair " << p << " byte " << j;
+        }
+      }
+    }
+  }
+}
+
+// Q4_0, Q4_1, Q8_0 and Q4_K repacked eight rows at a time (rows_x8.h) against the same float64
+// twins and bounds as the file's kernels (the per-32 twin; Q4_K's per-256 one), the repacked
+// weights being the file's, so the twin reads the original blocks; strided x and out, 1 to 37
+// rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
+// place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
+// seed printed).
 TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
   if (!CpuRunsRowsX8()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
   const uint32_t seed = std::random_device{}();
@@ -93,17 +131,21 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
     q.activation_quant = ActivationQuant::kQ8;
     MatmulRef(q, threads);
   };
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
-    for (int64_t m : {1, 3, 4, 5, 37}) {
+  for (WeightType type :
+       {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0, WeightType::kQ4_K}) {
+    const bool per256 = type == WeightType::kQ4_K;
+    const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
+    for (int64_t m : {1, 3, 4, 5, 9, 37}) {
       for (int64_t n : {8, 40}) {
         for (int64_t blocks : {1, 3, 18}) {
-          CheckQ8Case(type, m, n, blocks, kQuantBlock, QuantMatmulQ8Twin, repacked, rng, pool,
+          CheckQ8Case(type, m, n, blocks, block_values,
+                      per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool,
                       worst);
           if (HasFatalFailure()) return;
         }
       }
     }
-    const int64_t n = 24, k = 5 * kQuantBlock;
+    const int64_t n = 24, k = 5 * block_values;
     const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
     const std::vector<float> row = RandomActivations(1, k, rng);
     std::vector<float> alone(n);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds llama.cpp's command-line tools from the pinned llama-cpp-python sdist (the llama.cpp the
+# golden data comes from) and prints the folder that holds them: llama-server, the peer that
+# bench/serving/load_bench.py races `arbor up` against; llama-bench and llama-batched-bench, the
+# peer of arbor-bench-worker in docs/PERFORMANCE.md's races; llama-quantize, which
+# bench/llama1b-files.sh uses to make the Llama-3.2-1B-shape Q4_K_M and Q8_0 files.
+#
+# Usage: scripts/llama-cpp-tools.sh
+#   Release, native CPU (-DGGML_NATIVE=ON), no web UI, 2 build jobs: several minutes the first
+#   time, then idempotent (a stamp records what was built). Built under .venv-llamacpp/, which
+#   scripts/llama-cpp-reference.sh shares for the sdist.
+set -euo pipefail
+
+readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly VENV="${ROOT}/.venv-llamacpp"
+# shellcheck source=scripts/llama-cpp-sdist.sh
+source "${ROOT}/scripts/llama-cpp-sdist.sh"
+readonly OUT="${VENV}/tools"
+readonly TOOLS=(llama-server llama-bench llama-batched-bench llama-quantize)
+readonly CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF
+  -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF
+  -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF)
+readonly STAMP_VALUE="${TOOLS[*]} ${LCP_VERSION} ${CMAKE_ARGS[*]}"
+
+LOG="$(mktemp -t llama-cpp-tools.XXXXXX.log)"
+trap 'rm -f "${LOG}"' EXIT
+
+if [[ "$(cat "${OUT}/.stamp" 2>/dev/null)" == "${STAMP_VALUE}" ]]; then
+  echo "${OUT}/bin"
+  exit 0
+fi
+[[ -x "${VENV}/bin/pip" ]] || python3 -m venv "${VENV}" >>"${LOG}" 2>&1 ||
+  fail "could not create ${VENV}"
+sdist="$(llama_cpp_sdist "${VENV}" "${LOG}")" || fail "no llama-cpp-python sdist"
+src="${OUT}/src"
+rm -rf "${src}" "${OUT}/build" "${OUT}/bin"
+mkdir -p "${src}" "${OUT}/bin"
+tar xzf "${sdist}" -C "${src}" --strip-components=1 || fail "could not unpack ${sdist}"
+cmake -S "${src}/vendor/llama.cpp" -B "${OUT}/build" "${CMAKE_ARGS[@]}" >>"${LOG}" 2>&1 ||
+  fail "cmake configure failed"
+for tool in "${TOOLS[@]}"; do
+  cmake --build "${OUT}/build" --target "${tool}" -j 2 >>"${LOG}" 2>&1 ||
+    fail "building ${tool} failed"
+  cp "${OUT}/build/bin/${tool}" "${OUT}/bin/${tool}"
+done
+rm -rf "${src}" "${OUT}/build"
+echo "${STAMP_VALUE}" >"${OUT}/.stamp"
+echo "${OUT}/bin"
