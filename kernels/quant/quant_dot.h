@@ -57,9 +57,9 @@ void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 // WeightType::kQ4x8 and kQ8x8 (rows_x8.h): p.w holds their groups of eight rows; n_begin and
 // n_end are multiples of 8.
 void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4Kx8 (rows_x8.h) against per-256 activations; n_begin and n_end are multiples
-// of 8 (rows_x8_q4k_avx512vnni.cc).
-void Q4Kx8DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
+// WeightType::kQ4Kx8 and kQ6Kx8 (rows_x8.h) against per-256 activations; n_begin and n_end are
+// multiples of 8 (rows_x8_kquant_avx512vnni.cc).
+void KQuantX8DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
 namespace amx {
 // AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).

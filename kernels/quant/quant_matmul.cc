@@ -165,8 +165,8 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
   // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (rows_x8.h);
-  // Q4_K's meet per-256 activations, as the file's Q4_K rows do.
-  if (p.w_type == WeightType::kQ4Kx8) {
+  // the K-quants' take per-256 activations, as the file's K-quant rows do.
+  if (p.w_type == WeightType::kQ4Kx8 || p.w_type == WeightType::kQ6Kx8) {
     path.q8k = true;
     return path;
   }

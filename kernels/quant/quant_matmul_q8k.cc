@@ -60,7 +60,7 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   int64_t unit = 1;  // A repacked matrix hands out groups of eight columns.
   for (const MatmulOutput& output : outputs) {
     assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
-           output.w_type == WeightType::kQ4Kx8);
+           output.w_type == WeightType::kQ4Kx8 || output.w_type == WeightType::kQ6Kx8);
     dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
     widths.push_back(output.n / RowsPerUnit(output.w_type));
     unit = std::max(unit, RowsPerUnit(output.w_type));
@@ -72,9 +72,7 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    if (dots[g].w_type == WeightType::kQ4Kx8) {
-      return avx512vnni::Q4Kx8DotRange(dots[g], begin * 8, end * 8);
-    }
+    if (IsRowsX8(dots[g].w_type)) return avx512vnni::KQuantX8DotRange(dots[g], begin * 8, end * 8);
     kernel(dots[g], begin, end);
   });
 }

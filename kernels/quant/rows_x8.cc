@@ -32,6 +32,10 @@ void PutBytes(const int8_t* qs, int lane, Q8x8Block& group) {
   }
 }
 
+// Byte j (0–31) of row `lane` in a K-quant group's 256 bytes of 32 weights: vector j / 8, qword
+// `lane`.
+int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
+
 // Row `lane` of a group's Q4_K super-block: its scales unpacked, its 128 nibble bytes (32 per
 // pair of sub-blocks) spread over the quarters as Q8x8Block spreads a row's 32 bytes.
 void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
@@ -44,9 +48,24 @@ void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
     group.mins[j][lane] = static_cast<uint8_t>(min);
   }
   for (int p = 0; p < 4; ++p) {
-    for (int part = 0; part < 8; ++part) {
-      std::memcpy(group.qs[p] + 64 * (part / 2) + 4 * (lane + 8 * (part % 2)),
-                  block.qs + 32 * p + 4 * part, 4);
+    for (int j = 0; j < 32; ++j) group.qs[p][SpreadByte(lane, j)] = block.qs[32 * p + j];
+  }
+}
+
+// Row `lane` of a group's Q6_K super-block: each weight's 6 bits read from the file's split
+// (quant_chunks.h's ChunkTraits<BlockQ6_K>), then split again as Q6Kx8Block keeps them.
+void PutSuperBlock(const BlockQ6_K& block, int lane, Q6Kx8Block& group) {
+  group.d[lane] = block.d;
+  for (int g = 0; g < 16; ++g) group.scales[g][lane] = block.scales[g];
+  for (int c = 0; c < 8; ++c) {  // Sub-block c: group r of half n.
+    const int n = c / 4, r = c % 4;
+    for (int j = 0; j < 32; ++j) {
+      const uint8_t ql = block.ql[64 * n + 32 * (r & 1) + j];
+      const int low = r >= 2 ? ql >> 4 : ql & 15, high = (block.qh[32 * n + j] >> (2 * r)) & 3;
+      uint8_t& low_byte = group.low[c / 2][SpreadByte(lane, j)];
+      low_byte = static_cast<uint8_t>(low_byte | low << (4 * (c % 2)));
+      uint8_t& high_byte = group.high[c / 4][SpreadByte(lane, j)];
+      high_byte = static_cast<uint8_t>(high_byte | high << (2 * (c % 4)));
     }
   }
 }
@@ -74,13 +93,16 @@ WeightType RowsX8Type(WeightType type) {
       return WeightType::kQ8x8;
     case WeightType::kQ4_K:
       return WeightType::kQ4Kx8;
+    case WeightType::kQ6_K:
+      return WeightType::kQ6Kx8;
     default:
       return WeightType::kF32;
   }
 }
 
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k) {
-  const int64_t block = type == WeightType::kQ4_K ? kSuperBlock : kQuantBlock;
+  const bool k_quant = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
+  const int64_t block = k_quant ? kSuperBlock : kQuantBlock;
   return RowsX8Type(type) != WeightType::kF32 && n > 0 && n % 8 == 0 && k > 0 && k % block == 0;
 }
 
@@ -90,6 +112,10 @@ std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int
     case WeightType::kQ4_K:
       return Repack<Q4Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q4Kx8Block& group) {
         PutSuperBlock(static_cast<const BlockQ4_K*>(rows)[i], lane, group);
+      });
+    case WeightType::kQ6_K:
+      return Repack<Q6Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q6Kx8Block& group) {
+        PutSuperBlock(static_cast<const BlockQ6_K*>(rows)[i], lane, group);
       });
     case WeightType::kQ4_1:
       return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {

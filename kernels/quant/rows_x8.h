@@ -1,5 +1,5 @@
-// Q4_0, Q4_1, Q8_0 and Q4_K matrices repacked for one AVX-512 VNNI pass over eight weight rows at
-// a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8): per group of eight rows and per 32-weight block, the eight
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for one AVX-512 VNNI pass over eight weight
+// rows at a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8): per group of eight rows and per 32-weight block, the eight
 // rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies eight rows
 // by the same activations. The file's blocks (18 to 34 bytes each) make the per-32 kernel of
 // quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
@@ -57,19 +57,34 @@ struct Q4Kx8Block {
 };
 static_assert(sizeof(Q4Kx8Block) == 1184, "160 bytes of scales, then four 256-byte quarters");
 
-// Whether `type` is a repacked one (kQ4x8, kQ8x8, kQ4Kx8).
+// Eight rows' super-block b of Q6_K (256 weights each: w = d·scale·(q − 32), q of 6 bits, a
+// signed 8-bit scale per 16 weights). Each weight's 6 bits are split as the file splits them but
+// arranged as Q4Kx8Block's: `low` holds the low four bits of sub-blocks 2p and 2p+1 (low and high
+// nibbles) in quarter p, `high` the top two bits of sub-blocks 4h … 4h + 3 (bits 2f, 2f + 1 for
+// sub-block 4h + f) in half h, each vector t with bytes 8t + 4·(l / 8) … +3 of row l % 8 in lane
+// l. The same 1,680 bytes as the file's eight super-blocks.
+struct Q6Kx8Block {
+  uint16_t d[8];         // Half-precision scales of the eight rows.
+  int8_t scales[16][8];  // [16-weight group][row].
+  uint8_t low[4][256];
+  uint8_t high[2][256];
+};
+static_assert(sizeof(Q6Kx8Block) == 8 * 210, "the file's bytes, rearranged");
+
+// Whether `type` is a repacked one (kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8).
 inline bool IsRowsX8(WeightType type) {
-  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8 || type == WeightType::kQ4Kx8;
+  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8 || type == WeightType::kQ4Kx8 ||
+         type == WeightType::kQ6Kx8;
 }
 // Output rows per unit of a grouped loop over matrices: eight for a repacked matrix, else one.
 inline int64_t RowsPerUnit(WeightType type) { return IsRowsX8(type) ? 8 : 1; }
-// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8; Q4_K → kQ4Kx8), or kF32 for
-// none.
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8; Q4_K → kQ4Kx8; Q6_K →
+// kQ6Kx8), or kF32 for none.
 WeightType RowsX8Type(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8, k
 // of the type's block).
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k);
-// The n / 8 groups of k / 32 blocks (Q4_K: k / 256 super-blocks) each, group-major, of
+// The n / 8 groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
 // RowsX8Type(type), as bytes.
 std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k);
 // Whether this CPU runs the repacked kernels (AVX-512 VNNI).

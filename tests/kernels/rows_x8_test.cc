@@ -77,6 +77,10 @@ TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
 // Q4_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit, each
 // sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, and its
 // 128 nibble bytes where rows_x8.h says (quarter p, vector t, lane `row` + 8·((j / 4) % 2)).
+// Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (rows_x8.h: vector j / 8,
+// qword `lane`).
+int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
+
 TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
   std::mt19937 rng(11);
   const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
@@ -101,8 +105,7 @@ TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
       }
       for (int p = 0; p < 4; ++p) {
         for (int j = 0; j < 32; ++j) {
-          EXPECT_EQ(group.qs[p][64 * (j / 8) + 4 * (lane + 8 * ((j / 4) % 2)) + j % 4],
-                    block.qs[32 * p + j])
+          EXPECT_EQ(group.qs[p][SpreadByte(lane, j)], block.qs[32 * p + j])
               << "pair " << p << " byte " << j;
         }
       }
@@ -110,8 +113,42 @@ TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1, Q8_0 and Q4_K repacked eight rows at a time (rows_x8.h) against the same float64
-// twins and bounds as the file's kernels (the per-32 twin; Q4_K's per-256 one), the repacked
+// Q6_K's repacked super-blocks hold the file's: every row's d and sixteen scales bit for bit,
+// and each weight's 6-bit value (read from the file's split by the float reference's
+// dequantization) from its four low bits in `low` and two high bits in `high`.
+TEST(QuantMatmulRowsX8, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
+  std::mt19937 rng(13);
+  const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
+  const QuantRows file = RandomRows(WeightType::kQ6_K, n, blocks, rng);
+  const std::vector<char> packed = RepackRowsX8(WeightType::kQ6_K, file.bytes.data(), n, k);
+  ASSERT_EQ(packed.size(), file.bytes.size());
+  const auto* groups = reinterpret_cast<const Q6Kx8Block*>(packed.data());
+  const auto* rows = reinterpret_cast<const BlockQ6_K*>(file.bytes.data());
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      SCOPED_TRACE(::testing::Message() << "row " << row << " super-block " << b);
+      const Q6Kx8Block& group = groups[(row / 8) * blocks + b];
+      const BlockQ6_K& block = rows[row * blocks + b];
+      const int lane = static_cast<int>(row % 8);
+      EXPECT_EQ(group.d[lane], block.d);
+      for (int g = 0; g < 16; ++g) EXPECT_EQ(group.scales[g][lane], block.scales[g]);
+      const float d = base::HalfToFloat(block.d);
+      for (int i = 0; i < kSuperBlock; ++i) {
+        const int c = i / 32, j = i % 32;
+        const int low = (group.low[c / 2][SpreadByte(lane, j)] >> (4 * (c % 2))) & 15;
+        const int high = (group.high[c / 4][SpreadByte(lane, j)] >> (2 * (c % 4))) & 3;
+        const float expected = file.w[row * k + b * kSuperBlock + i];
+        EXPECT_EQ(d * static_cast<float>(block.scales[i / 16]) *
+                      static_cast<float>((low | high << 4) - 32),
+                  expected)
+            << "weight " << i;
+      }
+    }
+  }
+}
+
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked eight rows at a time (rows_x8.h) against the same
+// float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the repacked
 // weights being the file's, so the twin reads the original blocks; strided x and out, 1 to 37
 // rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
@@ -131,9 +168,9 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
     q.activation_quant = ActivationQuant::kQ8;
     MatmulRef(q, threads);
   };
-  for (WeightType type :
-       {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0, WeightType::kQ4_K}) {
-    const bool per256 = type == WeightType::kQ4_K;
+  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0,
+                          WeightType::kQ4_K, WeightType::kQ6_K}) {
+    const bool per256 = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
     for (int64_t m : {1, 3, 4, 5, 9, 37}) {
       for (int64_t n : {8, 40}) {
