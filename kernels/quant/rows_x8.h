@@ -45,9 +45,10 @@ static_assert(sizeof(Q8x8Block) == 288, "four 64-byte quarters after 32 bytes of
 // 6-bit scale and minimum, w = d·scale·q − dmin·minimum). The scales and minimums are unpacked
 // to bytes at load, sub-block-major, so that one load gives a sub-block's eight rows; `qs`
 // holds the file's nibble bytes of sub-blocks 2p and 2p+1 (low and high nibbles) in quarter p,
-// arranged as Q8x8Block's quarters: vector t of quarter p holds bytes 8t + 4·(l / 8) … +3 of
-// row l % 8 in lane l. Per-256 activations (q8k_activations.h) meet it: each sub-block's integer
-// sums for eight rows are scaled in integers, then converted once per super-block.
+// whose 64-byte vector t holds bytes 8t … 8t + 7 of row r in its qword r: one broadcast of eight
+// activation bytes meets all eight rows. Per-256 activations (q8k_activations.h) meet it: each
+// sub-block's integer sums for eight rows are scaled in integers, then converted once per
+// super-block.
 struct Q4Kx8Block {
   uint16_t d[8];         // Half-precision scales of the eight rows.
   uint16_t dmin[8];      // Half-precision scales of their minimums.
@@ -61,8 +62,8 @@ static_assert(sizeof(Q4Kx8Block) == 1184, "160 bytes of scales, then four 256-by
 // signed 8-bit scale per 16 weights). Each weight's 6 bits are split as the file splits them but
 // arranged as Q4Kx8Block's: `low` holds the low four bits of sub-blocks 2p and 2p+1 (low and high
 // nibbles) in quarter p, `high` the top two bits of sub-blocks 4h … 4h + 3 (bits 2f, 2f + 1 for
-// sub-block 4h + f) in half h, each vector t with bytes 8t + 4·(l / 8) … +3 of row l % 8 in lane
-// l. The same 1,680 bytes as the file's eight super-blocks.
+// sub-block 4h + f) in half h, each vector t with bytes 8t … 8t + 7 of row r in qword r. The same
+// 1,680 bytes as the file's eight super-blocks.
 struct Q6Kx8Block {
   uint16_t d[8];         // Half-precision scales of the eight rows.
   int8_t scales[16][8];  // [16-weight group][row].

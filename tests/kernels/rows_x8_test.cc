@@ -76,7 +76,7 @@ TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
 
 // Q4_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit, each
 // sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, and its
-// 128 nibble bytes where rows_x8.h says (quarter p, vector t, lane `row` + 8·((j / 4) % 2)).
+// 128 nibble bytes where rows_x8.h says (quarter p, vector j / 8, qword `row`).
 // Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (rows_x8.h: vector j / 8,
 // qword `lane`).
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
