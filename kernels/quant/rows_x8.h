@@ -1,12 +1,12 @@
 // Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for one AVX-512 VNNI pass over eight weight
-// rows at a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8): per group of eight rows and per 32-weight block, the eight
-// rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies eight rows
-// by the same activations. The file's blocks (18 to 34 bytes each) make the per-32 kernel of
-// quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
-// integer sum alone; here that float work is one vector op for eight rows. Made at load by the CPU
-// backend (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the numbers are the per-32
-// kernels' up to fp32 rounding order (the float64 twin bounds both), and each row's result is the
-// same whatever rows share the call.
+// rows at a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8): per group of eight rows and per
+// 32-weight block, the eight rows' scales, offsets and weight bytes side by side, so that one
+// vpdpbusd multiplies eight rows by the same activations. The file's blocks (18 to 34 bytes each)
+// make the per-32 kernel of quant_dot_kernel.h convert each row's scale alone and convert, scale
+// and accumulate each row's integer sum alone; here that float work is one vector op for eight
+// rows. Made at load by the CPU backend (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the
+// numbers are the per-32 kernels' up to fp32 rounding order (the float64 twin bounds both), and
+// each row's result is the same whatever rows share the call.
 //
 // Every format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d (its
 // zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a power-of-two

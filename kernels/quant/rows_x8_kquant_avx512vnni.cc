@@ -87,7 +87,9 @@ inline void Unpack(const Q6Kx8Block& block, Unpacked& u) {
     }
   }
   for (int g = 0; g < 16; ++g) u.scales[g] = SpreadScales(block.scales[g], true);
-  for (int j = 0; j < 8; ++j) u.offsets[j] = Pairs(block.scales[2 * j], block.scales[2 * j + 1], true);
+  for (int j = 0; j < 8; ++j) {
+    u.offsets[j] = Pairs(block.scales[2 * j], block.scales[2 * j + 1], true);
+  }
   u.d = Halves(block.d);
   u.offset_d = _mm256_mul_ps(u.d, _mm256_set1_ps(32.0f));
 }
@@ -131,7 +133,8 @@ inline void RowTimesBlock(const Unpacked& u, const Q8KRow& x, int64_t b, __m256&
     offset_sum = _mm256_dpwssd_epi32(offset_sum, u.offsets[j], _mm256_set1_epi32(pair));
   }
   // Row r's two lanes added in the low half of qword r, the qwords narrowed to rows 0 … 7.
-  const __m256i rows8 = _mm512_cvtepi64_epi32(_mm512_add_epi32(total, _mm512_srli_epi64(total, 32)));
+  const __m256i rows8 =
+      _mm512_cvtepi64_epi32(_mm512_add_epi32(total, _mm512_srli_epi64(total, 32)));
   const __m256 dx = _mm256_set1_ps(x.d[b]);
   acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(u.d, dx), acc);
   offset = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offset_sum), _mm256_mul_ps(u.offset_d, dx), offset);
@@ -159,9 +162,9 @@ void Group(const Block* w, int64_t blocks, const Q8KRow* x, float* out, int64_t 
 template <typename Block>
 void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   using GroupFn = void (*)(const Block*, int64_t, const Q8KRow*, float*, int64_t);
-  static constexpr GroupFn kGroups[kRows + 1] = {
-      nullptr,          Group<1, Block>, Group<2, Block>, Group<3, Block>, Group<4, Block>,
-      Group<5, Block>, Group<6, Block>, Group<7, Block>, Group<8, Block>};
+  static constexpr GroupFn kGroups[kRows + 1] = {nullptr,         Group<1, Block>, Group<2, Block>,
+                                                 Group<3, Block>, Group<4, Block>, Group<5, Block>,
+                                                 Group<6, Block>, Group<7, Block>, Group<8, Block>};
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.rows[0].blocks;
   for (int64_t n = n_begin; n < n_end; n += 8) {

@@ -148,9 +148,9 @@ TEST(QuantMatmulRowsX8, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
 }
 
 // Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked eight rows at a time (rows_x8.h) against the same
-// float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the repacked
-// weights being the file's, so the twin reads the original blocks; strided x and out, 1 to 37
-// rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
+// float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the
+// repacked weights being the file's, so the twin reads the original blocks; strided x and out, 1 to
+// 37 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
 TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
@@ -176,8 +176,7 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
       for (int64_t n : {8, 40}) {
         for (int64_t blocks : {1, 3, 18}) {
           CheckQ8Case(type, m, n, blocks, block_values,
-                      per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool,
-                      worst);
+                      per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool, worst);
           if (HasFatalFailure()) return;
         }
       }
