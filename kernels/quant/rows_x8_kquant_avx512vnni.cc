@@ -117,27 +117,40 @@ inline __m512i Scaled(const Q6Kx8Block*, const Unpacked& u, int j, const int8_t*
                           _mm512_mullo_epi32(Dots<2, 4>(u.q[j], x), u.scales[2 * j + 1]));
 }
 
-// Activation row x's products with super-block b of the eight rows, added into its sums.
-template <typename Block>
-inline void RowTimesBlock(const Unpacked& u, const Q8KRow& x, int64_t b, __m256& acc,
-                          __m256& offset) {
-  const int8_t* q = x.q + 256 * b;
-  const int16_t* sums = x.sums + 16 * b;
-  __m512i total = _mm512_setzero_si512();
-  __m256i offset_sum = _mm256_setzero_si256();
+// Super-block b's products for activation rows x[0, R) added into their sums. Sub-block by
+// sub-block, so that its weights are loaded once into registers for all R rows.
+template <int R, typename Block>
+inline void RowsTimesBlock(const Unpacked& u, const Q8KRow* x, int64_t b, __m256 (&acc)[R],
+                           __m256 (&offset)[R]) {
+  __m512i total[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) total[r] = _mm512_setzero_si512();
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    total = _mm512_add_epi32(total, Scaled(static_cast<const Block*>(nullptr), u, j, q + 32 * j));
-    int32_t pair;  // Σq over the sub-block's two groups of 16.
-    std::memcpy(&pair, sums + 2 * j, 4);
-    offset_sum = _mm256_dpwssd_epi32(offset_sum, u.offsets[j], _mm256_set1_epi32(pair));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      total[r] = _mm512_add_epi32(
+          total[r], Scaled(static_cast<const Block*>(nullptr), u, j, x[r].q + 256 * b + 32 * j));
+    }
   }
-  // Row r's two lanes added in the low half of qword r, the qwords narrowed to rows 0 … 7.
-  const __m256i rows8 =
-      _mm512_cvtepi64_epi32(_mm512_add_epi32(total, _mm512_srli_epi64(total, 32)));
-  const __m256 dx = _mm256_set1_ps(x.d[b]);
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(u.d, dx), acc);
-  offset = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offset_sum), _mm256_mul_ps(u.offset_d, dx), offset);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const int16_t* sums = x[r].sums + 16 * b;
+    __m256i offset_sum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      int32_t pair;  // Σq over sub-block j's two groups of 16.
+      std::memcpy(&pair, sums + 2 * j, 4);
+      offset_sum = _mm256_dpwssd_epi32(offset_sum, u.offsets[j], _mm256_set1_epi32(pair));
+    }
+    // Row r's two lanes added in the low half of qword r, the qwords narrowed to rows 0 … 7.
+    const __m256i rows8 =
+        _mm512_cvtepi64_epi32(_mm512_add_epi32(total[r], _mm512_srli_epi64(total[r], 32)));
+    const __m256 dx = _mm256_set1_ps(x[r].d[b]);
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(u.d, dx), acc[r]);
+    offset[r] =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(offset_sum), _mm256_mul_ps(u.offset_d, dx), offset[r]);
+  }
 }
 
 // Activation rows x[0, R) against one group of eight weight rows.
@@ -151,8 +164,7 @@ void Group(const Block* w, int64_t blocks, const Q8KRow* x, float* out, int64_t 
     const char* ahead = reinterpret_cast<const char*>(w + b + 2);
     for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     Unpack(w[b], u);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) RowTimesBlock<Block>(u, x[r], b, acc[r], offset[r]);
+    RowsTimesBlock<R, Block>(u, x, b, acc, offset);
   }
   for (int r = 0; r < R; ++r) {
     _mm256_storeu_ps(out + r * out_stride, _mm256_sub_ps(acc[r], offset[r]));
