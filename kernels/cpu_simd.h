@@ -5,8 +5,10 @@
 #ifndef ARBOR_KERNELS_CPU_SIMD_H_
 #define ARBOR_KERNELS_CPU_SIMD_H_
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "base/bf16.h"
 
@@ -42,6 +44,12 @@ inline __m256 TransposeSum8(const __m256 (&v)[8]) {
   // low4 = [v0..v3 over lanes 0-3 | v0..v3 over lanes 4-7], high4 the same for v4..v7.
   return _mm256_add_ps(_mm256_permute2f128_ps(low4, high4, 0x20),
                        _mm256_permute2f128_ps(low4, high4, 0x31));
+}
+// The same for four vectors: lane i of the result is the sum of v[i]'s eight lanes, in
+// TransposeSum8's order (so a vector's sum has the same bits whichever of the two reduced it).
+inline __m128 TransposeSum4(const __m256 (&v)[4]) {
+  const __m256 low4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  return _mm_add_ps(_mm256_castps256_ps128(low4), _mm256_extractf128_ps(low4, 1));
 }
 #endif
 
@@ -121,87 +129,149 @@ inline float ExpShifted(float* s, int64_t n, float max) {
   return sum;
 }
 
-// out[j] = scale · Σ_i a[i]·rows[j][i] for j in [0, n): attention's scores of n K rows (fp32 or
-// bf16). Eight rows at a time, their sums reduced together (TransposeSum8); each row's value is
-// computed the same way whatever n and its place, so a query's scores do not depend on how its
-// keys are tiled.
+#ifdef ARBOR_CPU_AVX2
+// DotRows for G queries and the four rows [j, j + tile) (tile ≤ 4; the others count as zero).
+template <int G, typename T>
+inline void DotRowsTile(const float* a, const T* const* rows, int64_t j, int64_t tile,
+                        int64_t dim, float scale, float* out, int64_t out_stride) {
+  __m256 partial[G][4];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int r = 0; r < 4; ++r) partial[g][r] = _mm256_setzero_ps();
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    if (r >= tile) break;
+    for (int64_t i = 0; i < dim; i += 8) {
+      const __m256 k = Load8(rows[j + r] + i);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        partial[g][r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + g * dim + i), k, partial[g][r]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const __m128 dots = _mm_mul_ps(TransposeSum4(partial[g]), _mm_set1_ps(scale));
+    if (tile == 4) {
+      _mm_storeu_ps(out + g * out_stride + j, dots);
+    } else {
+      float last[4];
+      _mm_storeu_ps(last, dots);
+      for (int64_t r = 0; r < tile; ++r) out[g * out_stride + j + r] = last[r];
+    }
+  }
+}
+#endif
+
+// out[g·out_stride + j] = scale · Σ_i a[g·dim + i]·rows[j][i] for g in [0, queries), j in
+// [0, n): attention's scores of the queries of one GQA group (consecutive heads) against n K rows
+// (fp32 or bf16). Up to four queries at a time read each K row once; four rows at a time, their
+// sums reduced together (TransposeSum4). Each score is computed the same way whatever n, its
+// row's place and the number of queries, so a query's scores do not depend on how its keys are
+// tiled or which heads share the call.
 template <typename T>
-inline void DotRows(const float* a, const T* const* rows, int64_t n, int64_t dim, float scale,
-                    float* out) {
-  int64_t j = 0;
+inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64_t n, int64_t dim,
+                    float scale, float* out, int64_t out_stride) {
 #ifdef ARBOR_CPU_AVX2
   if (dim % 8 == 0) {
-    for (; j < n; j += 8) {
-      const int64_t tile = n - j < 8 ? n - j : 8;
-      __m256 partial[8];
-      for (int r = 0; r < 8; ++r) {
-        partial[r] = _mm256_setzero_ps();
-        if (r >= tile) continue;
-        for (int64_t i = 0; i < dim; i += 8) {
-          partial[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(rows[j + r] + i), partial[r]);
-        }
-      }
-      const __m256 dots = _mm256_mul_ps(TransposeSum8(partial), _mm256_set1_ps(scale));
-      if (tile == 8) {
-        _mm256_storeu_ps(out + j, dots);
-      } else {
-        float last[8];
-        _mm256_storeu_ps(last, dots);
-        for (int64_t r = 0; r < tile; ++r) out[j + r] = last[r];
+    using Tile = void (*)(const float*, const T* const*, int64_t, int64_t, int64_t, float, float*,
+                          int64_t);
+    static constexpr Tile kTiles[] = {DotRowsTile<1, T>, DotRowsTile<2, T>, DotRowsTile<3, T>,
+                                      DotRowsTile<4, T>};
+    for (int64_t g = 0; g < queries; g += 4) {
+      const Tile tile = kTiles[(queries - g < 4 ? queries - g : 4) - 1];
+      for (int64_t j = 0; j < n; j += 4) {
+        tile(a + g * dim, rows, j, n - j < 4 ? n - j : 4, dim, scale, out + g * out_stride,
+             out_stride);
       }
     }
     return;
   }
 #endif
-  for (; j < n; ++j) out[j] = Dot(a, rows[j], dim) * scale;
+  for (int64_t g = 0; g < queries; ++g) {
+    for (int64_t j = 0; j < n; ++j) out[g * out_stride + j] = Dot(a + g * dim, rows[j], dim) * scale;
+  }
 }
 
 #ifdef ARBOR_CPU_AVX2
-// WeightedRowSum over the V·8 floats at offset d: V accumulators held in registers across all
-// keys, each key's slice read once.
-template <int V, typename T>
-inline void WeightedRowSumLanes(const float* w, const T* const* rows, int64_t n, int64_t d,
-                                float scale, float* out) {
-  __m256 acc[V];
-  for (int u = 0; u < V; ++u) acc[u] = _mm256_setzero_ps();
+// WeightedRowSum over the V·8 floats at offset d for G weight vectors: G·V accumulators held in
+// registers across all keys, each key's slice read once for all G.
+template <int G, int V, typename T>
+inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
+                                int64_t d, const float* scale, float* out, int64_t out_stride) {
+  __m256 acc[G][V];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int u = 0; u < V; ++u) acc[g][u] = _mm256_setzero_ps();
+  }
   for (int64_t j = 0; j < n; ++j) {
-    const __m256 a = _mm256_set1_ps(w[j]);
-    for (int u = 0; u < V; ++u) acc[u] = _mm256_fmadd_ps(a, Load8(rows[j] + d + 8 * u), acc[u]);
+    __m256 a[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) a[g] = _mm256_set1_ps(w[g * w_stride + j]);
+#pragma GCC unroll 8
+    for (int u = 0; u < V; ++u) {
+      const __m256 v = Load8(rows[j] + d + 8 * u);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g][u] = _mm256_fmadd_ps(a[g], v, acc[g][u]);
+    }
   }
-  for (int u = 0; u < V; ++u) {
-    _mm256_storeu_ps(out + d + 8 * u, _mm256_mul_ps(acc[u], _mm256_set1_ps(scale)));
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int u = 0; u < V; ++u) {
+      _mm256_storeu_ps(out + g * out_stride + d + 8 * u,
+                       _mm256_mul_ps(acc[g][u], _mm256_set1_ps(scale[g])));
+    }
+  }
+}
+
+// WeightedRowSum for G weight vectors (G ≤ 4), slices of up to kWidth vectors.
+template <int G, typename T>
+inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
+                                int64_t dim, const float* scale, float* out, int64_t out_stride) {
+  // Eight vectors per slice while G·8 accumulators fit the registers, else four.
+  constexpr int kWidth = G <= 3 ? 8 : 4;
+  using Lanes = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
+                         float*, int64_t);
+  static constexpr auto kLanes = []<size_t... V>(std::index_sequence<V...>) {
+    return std::array<Lanes, kWidth>{WeightedRowSumLanes<G, V + 1, T>...};
+  }(std::make_index_sequence<kWidth>());
+  for (int64_t d = 0; d < dim; d += 8 * kWidth) {
+    const int64_t vectors = (dim - d) / 8 < kWidth ? (dim - d) / 8 : kWidth;
+    kLanes[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);
   }
 }
 #endif
 
-// out[d] = scale · Σ_j w[j]·rows[j][d] for d in [0, dim): attention's weighted sum of V rows
-// (fp32 or bf16). Up to 64 floats of the sum stay in registers while the keys stream by (a plain
-// loop would load and store `out` once per key), so each row is read once per 64-float slice.
+// out[g·out_stride + d] = scale[g] · Σ_j w[g·w_stride + j]·rows[j][d] for g in [0, queries), d in
+// [0, dim): attention's weighted sums of V rows (fp32 or bf16) for the heads of one GQA group.
+// Up to 64 floats of each sum stay in registers while the keys stream by (a plain loop would load
+// and store `out` once per key), and up to four heads share each row's read. Each output value
+// is added in key order whatever the slicing and the heads beside it.
 template <typename T>
-inline void WeightedRowSum(const float* w, const T* const* rows, int64_t n, int64_t dim,
-                           float scale, float* out) {
-  int64_t d = 0;
+inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
+                           const T* const* rows, int64_t n, int64_t dim, const float* scale,
+                           float* out, int64_t out_stride) {
 #ifdef ARBOR_CPU_AVX2
-  for (; d + 64 <= dim; d += 64) WeightedRowSumLanes<8, T>(w, rows, n, d, scale, out);
-  // The last 1–7 whole vectors, in one pass with that many accumulators.
-  using Lanes = void (*)(const float*, const T* const*, int64_t, int64_t, float, float*);
-  static constexpr Lanes kTail[] = {nullptr,
-                                    WeightedRowSumLanes<1, T>,
-                                    WeightedRowSumLanes<2, T>,
-                                    WeightedRowSumLanes<3, T>,
-                                    WeightedRowSumLanes<4, T>,
-                                    WeightedRowSumLanes<5, T>,
-                                    WeightedRowSumLanes<6, T>,
-                                    WeightedRowSumLanes<7, T>};
-  if (const int64_t vectors = (dim - d) / 8; vectors > 0) {
-    kTail[vectors](w, rows, n, d, scale, out);
+  if (dim % 8 == 0) {
+    using Group = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
+                           float*, int64_t);
+    static constexpr Group kGroups[] = {WeightedRowSumGroup<1, T>, WeightedRowSumGroup<2, T>,
+                                        WeightedRowSumGroup<3, T>, WeightedRowSumGroup<4, T>};
+    for (int64_t g = 0; g < queries; g += 4) {
+      kGroups[(queries - g < 4 ? queries - g : 4) - 1](w + g * w_stride, w_stride, rows, n, dim,
+                                                        scale + g, out + g * out_stride,
+                                                        out_stride);
+    }
+    return;
   }
-  d += (dim - d) / 8 * 8;
 #endif
-  for (; d < dim; ++d) {
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n; ++j) sum += w[j] * LoadScalar(rows[j] + d);
-    out[d] = scale * sum;
+  for (int64_t g = 0; g < queries; ++g) {
+    for (int64_t d = 0; d < dim; ++d) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < n; ++j) sum += w[g * w_stride + j] * LoadScalar(rows[j] + d);
+      out[g * out_stride + d] = scale[g] * sum;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/paged_attention.h"
 #include "kernels/thread_pool.h"
@@ -9,8 +10,8 @@ namespace arbor::kernels {
 namespace {
 
 // All query heads of one kv head for one query token, the K and V rows found once for the whole
-// GQA group; each head's scores eight keys at a time (simd::DotRows). T is the pools' element
-// type (float, or uint16_t for bf16).
+// GQA group and each read once for up to four of its heads (simd::DotRows, simd::WeightedRowSum).
+// T is the pools' element type (float, or uint16_t for bf16).
 template <typename T>
 void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, int64_t seq,
                  int64_t token, int64_t kv_head, std::vector<float>& scores,
@@ -28,21 +29,20 @@ void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool
     k_rows[j] = k_pool + row;
     v_rows[j] = v_pool + row;
   }
-  for (int64_t g = 0; g < group; ++g) {
-    simd::DotRows(q0 + g * c.head_dim, k_rows.data(), n_keys, c.head_dim, p.scale,
-                  scores.data() + g * n_keys);
-  }
+  simd::DotRows(q0, group, k_rows.data(), n_keys, c.head_dim, p.scale, scores.data(), n_keys);
   const bool last = token == p.batch.q_start[seq + 1] - 1;
   float* scores_out = (last && p.last_scores != nullptr) ? p.last_scores[seq] : nullptr;
+  absl::InlinedVector<float, 8> inverse_sums(group);
   for (int64_t g = 0; g < group; ++g) {
     float* s = scores.data() + g * n_keys;
     if (scores_out != nullptr) {
       std::copy(s, s + n_keys, scores_out + (kv_head * group + g) * n_keys);
     }
-    const float sum = simd::ExpShifted(s, n_keys, *std::max_element(s, s + n_keys));
-    float* out = p.out + token * p.out_stride + (kv_head * group + g) * c.head_dim;
-    simd::WeightedRowSum(s, v_rows.data(), n_keys, c.head_dim, 1.0f / sum, out);
+    inverse_sums[g] = 1.0f / simd::ExpShifted(s, n_keys, *std::max_element(s, s + n_keys));
   }
+  simd::WeightedRowSum(scores.data(), n_keys, group, v_rows.data(), n_keys, c.head_dim,
+                       inverse_sums.data(), p.out + token * p.out_stride + kv_head * group * c.head_dim,
+                       c.head_dim);
 }
 
 template <typename T>

@@ -14,6 +14,7 @@
 
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
+#include "kernels/quant/rows_x8.h"
 #include "model/dtype.h"
 
 namespace arbor::kernels {
@@ -22,11 +23,14 @@ namespace {
 // Modes, the benchmark's third argument: 0 fp32, then 1 + Q8Isa, then the per-256 activations of
 // QuantMatmulQ8K (Q4_K and Q6_K only; AVX2 up to kQ8KMaxRows rows, else AVX-512 where it runs),
 // then what the worker runs in 8-bit mode: QuantMatmul's batch-invariant dispatch
-// (--numerics=invariant) and its fastest-for-m one (--numerics=fast).
-constexpr int kModes = 8;
+// (--numerics=invariant) and its fastest-for-m one (--numerics=fast) on the file's blocks, and
+// the invariant dispatch on the rows repacked eight at a time (rows_x8.h), which is what the
+// worker multiplies where it repacks (AVX-512 VNNI).
+constexpr int kModes = 9;
 constexpr int kQ8KMode = 5;
 constexpr int kInvariantMode = 6;
 constexpr int kFastMode = 7;
+constexpr int kRepackedMode = 8;
 
 struct Shape {
   WeightType type;
@@ -51,7 +55,12 @@ void BM_QuantMatmul(benchmark::State& state) {
     state.SkipWithError("per-256 activations serve Q4_K and Q6_K");
     return;
   }
-  const bool dispatch = mode == kInvariantMode || mode == kFastMode;
+  if (mode == kRepackedMode &&
+      (!CpuRunsRowsX8() || !RowsX8Repackable(shape.type, shape.n, shape.k))) {
+    state.SkipWithError("not repacked on this CPU, or not a repacked type");
+    return;
+  }
+  const bool dispatch = mode == kInvariantMode || mode == kFastMode || mode == kRepackedMode;
   const Q8Isa isa = mode == kQ8KMode || dispatch ? Q8Isa::kAvx2 : static_cast<Q8Isa>(mode - 1);
   if (mode > 0 && !CpuRunsQ8Isa(isa)) {
     state.SkipWithError("instruction set not on this CPU");
@@ -66,12 +75,13 @@ void BM_QuantMatmul(benchmark::State& state) {
       std::memcpy(w.data() + b * layout.block_bytes + offset, &scale, 2);
     }
   }
+  if (mode == kRepackedMode) w = RepackRowsX8(shape.type, w.data(), shape.n, shape.k);
   std::normal_distribution<float> normal;
   std::vector<float> x(m * shape.k), out(m * shape.n);
   for (float& v : x) v = normal(rng);
   const MatmulParams p{.x = x.data(),
                        .w = w.data(),
-                       .w_type = shape.type,
+                       .w_type = mode == kRepackedMode ? RowsX8Type(shape.type) : shape.type,
                        .out = out.data(),
                        .m = m,
                        .n = shape.n,
@@ -79,7 +89,7 @@ void BM_QuantMatmul(benchmark::State& state) {
                        .x_stride = shape.k,
                        .out_stride = shape.n,
                        .activation_quant = dispatch ? ActivationQuant::kQ8 : ActivationQuant::kF32,
-                       .batch_invariant = mode == kInvariantMode};
+                       .batch_invariant = mode == kInvariantMode || mode == kRepackedMode};
   for (auto _ : state) {
     if (mode == 0 || dispatch) {
       QuantMatmul(p, nullptr);
@@ -96,6 +106,7 @@ void BM_QuantMatmul(benchmark::State& state) {
                   : mode == kQ8KMode       ? "per-256"
                   : mode == kInvariantMode ? "q8 invariant"
                   : mode == kFastMode      ? "q8 fast"
+                  : mode == kRepackedMode  ? "q8 repacked"
                                            : Q8IsaName(isa)));
   state.counters["GMAC/s"] =
       benchmark::Counter(static_cast<double>(m * shape.n * shape.k) * state.iterations() / 1e9,
