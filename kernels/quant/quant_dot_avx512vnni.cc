@@ -3,6 +3,7 @@
 // Compiled with those extensions only (kernels/CMakeLists.txt).
 #define ARBOR_QUANT_ISA_NS avx512vnni
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
@@ -60,70 +61,62 @@ struct Isa {
   static VF Set1(float f) { return _mm512_set1_ps(f); }
 };
 
-// The four vectors of a block of eight rows: q[t] holds weights 8t … 8t + 7 of every row, four
-// per lane (rows_x8.h).
-inline void LoadRowsX8(const Q4x8Block& block, __m512i (&q)[4]) {
+// The eight weight vectors of a block of sixteen rows: q[u] holds weights 4u … 4u + 3 of row l
+// in lane l, against activation bytes 4u … 4u + 3 (rows_x8.h).
+inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) {
   const __m512i low = _mm512_set1_epi8(0x0f);
-  const __m512i half0 = _mm512_loadu_si512(block.qs);
-  const __m512i half1 = _mm512_loadu_si512(block.qs + 64);
-  q[0] = _mm512_and_si512(half0, low);
-  q[1] = _mm512_and_si512(half1, low);
-  q[2] = _mm512_and_si512(_mm512_srli_epi16(half0, 4), low);
-  q[3] = _mm512_and_si512(_mm512_srli_epi16(half1, 4), low);
+  for (int t = 0; t < 4; ++t) {
+    const __m512i bytes = _mm512_loadu_si512(block.qs + 64 * t);
+    q[t] = _mm512_and_si512(bytes, low);
+    q[4 + t] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low);
+  }
 }
-inline void LoadRowsX8(const Q8x8Block& block, __m512i (&q)[4]) {
-  for (int t = 0; t < 4; ++t) q[t] = _mm512_loadu_si512(block.qs + 64 * t);
+inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
+  for (int u = 0; u < 8; ++u) q[u] = _mm512_loadu_si512(block.qs + 64 * u);
 }
 
-// Up to kRowsX8Rows activation rows against one group of eight weight rows: per block the weights
-// are loaded (unpacked) once into four vectors of eight rows × eight weights; each activation
-// row's 32 bytes are spread to match (dword pairs 0–1, 2–3, 4–5, 6–7), four vpdpbusd sum the
-// block's integer products for all eight weight rows (lanes l and l + 8 are one row), and one
-// conversion and FMA scale them. Eight activation rows per pass share each block's unpacking
-// (1.1x at 8 and 32 rows against four); with eight rows' sums in flight one set of sums per row
-// suffices (two over alternate blocks do not fit the registers), and batch 1 is bound by memory,
-// not by its one FMA chain. The order is fixed, so a row's result does not depend on the rows
-// beside it.
-constexpr int kRowsX8Rows = 8;
-constexpr int kRowsX8PrefetchBlocks = 8;
+// Up to kRepackedRows activation rows against one group of sixteen weight rows: per block the
+// weights are loaded (unpacked) once into eight vectors of sixteen rows × four weights; each
+// activation row's four bytes u are broadcast to meet vector u, eight vpdpbusd sum the block's
+// integer products for all sixteen rows, and one conversion and FMA scale them. The order is
+// fixed, so a row's result does not depend on the rows beside it.
+constexpr int kRepackedRows = 8;
+constexpr int kRepackedPrefetchBlocks = 4;
 
 // One block's products for R activation rows added into their sums (arrays the caller keeps in
 // registers: never index them by a run-time value, which puts them on the stack).
 template <int R, typename Block>
-inline void RowsX8Block(const Block& block, const int8_t* const (&xq)[R],
-                        const float* const (&xd)[R], const float* const (&xs)[R], int64_t b,
-                        __m256 (&acc)[R], __m256 (&offset)[R]) {
-  const __m512i spread[4] = {_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                             _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
-                             _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
-                             _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+inline void RowsBlock(const Block& block, const int8_t* const (&xq)[R],
+                      const float* const (&xd)[R], const float* const (&xs)[R], int64_t b,
+                      __m512 (&acc)[R], __m512 (&offset)[R]) {
   // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
   // stream at the memory's rate instead of waiting on each load.
-  const char* ahead = reinterpret_cast<const char*>(&block + kRowsX8PrefetchBlocks);
+  const char* ahead = reinterpret_cast<const char*>(&block + kRepackedPrefetchBlocks);
   for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
-  __m512i q[4];
-  LoadRowsX8(block, q);
-  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.d)));
-  const __m256 m = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.m)));
+  __m512i q[8];
+  LoadRows(block, q);
+  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.d)));
+  const __m512 m = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.m)));
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    const __m512i xv = _mm512_castsi256_si512(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * b)));
+    const int8_t* x = xq[r] + 32 * b;
     __m512i sum = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) {
-      sum = _mm512_dpbusd_epi32(sum, q[t], _mm512_permutexvar_epi32(spread[t], xv));
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) {
+      int32_t four;
+      std::memcpy(&four, x + 4 * u, 4);
+      sum = _mm512_dpbusd_epi32(sum, q[u], _mm512_set1_epi32(four));
     }
-    const __m256i rows8 =
-        _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
-    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8),
-                             _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[r]);
-    offset[r] = _mm256_fmadd_ps(m, _mm256_set1_ps(xs[r][24 * b]), offset[r]);
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(xd[r][8 * b])),
+                             acc[r]);
+    offset[r] = _mm512_fmadd_ps(m, _mm512_set1_ps(xs[r][24 * b]), offset[r]);
   }
 }
 
 template <int R, typename Block>
-void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
-                 int64_t out_stride) {
-  __m256 acc[R], offset[R];
+void RowsGroup(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
+               int64_t out_stride) {
+  __m512 acc[R], offset[R];
   const int8_t* xq[R];
   const float* xd[R];
   // Each row's whole-block sums d·Σq, the offsets' factor, 24 floats apart (SumIndex).
@@ -132,33 +125,29 @@ void RowsX8Group(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, 
     xq[r] = x.q + 32 * (row0 + r) * x.stride;
     xd[r] = x.scales + 8 * (row0 + r) * x.stride;
     xs[r] = x.sums + SumIndex(row0 + r, 0, 2, x.stride);
-    acc[r] = offset[r] = _mm256_setzero_ps();
+    acc[r] = offset[r] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < blocks; ++b) RowsX8Block<R>(w[b], xq, xd, xs, b, acc, offset);
+  for (int64_t b = 0; b < blocks; ++b) RowsBlock<R>(w[b], xq, xd, xs, b, acc, offset);
   for (int r = 0; r < R; ++r) {
-    _mm256_storeu_ps(out + (row0 + r) * out_stride, _mm256_add_ps(acc[r], offset[r]));
+    _mm512_storeu_ps(out + (row0 + r) * out_stride, _mm512_add_ps(acc[r], offset[r]));
   }
 }
 
 template <typename Block>
-void RowsX8Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   using Group = void (*)(const Block*, int64_t, const Q8Rows&, int64_t, float*, int64_t);
-  static constexpr Group kGroups[kRowsX8Rows + 1] = {nullptr,
-                                                     RowsX8Group<1, Block>,
-                                                     RowsX8Group<2, Block>,
-                                                     RowsX8Group<3, Block>,
-                                                     RowsX8Group<4, Block>,
-                                                     RowsX8Group<5, Block>,
-                                                     RowsX8Group<6, Block>,
-                                                     RowsX8Group<7, Block>,
-                                                     RowsX8Group<8, Block>};
+  static constexpr Group kGroups[kRepackedRows + 1] = {
+      nullptr,          RowsGroup<1, Block>, RowsGroup<2, Block>, RowsGroup<3, Block>,
+      RowsGroup<4, Block>, RowsGroup<5, Block>, RowsGroup<6, Block>, RowsGroup<7, Block>,
+      RowsGroup<8, Block>};
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
-  for (int64_t n = n_begin; n < n_end; n += 8) {
-    const Block* group = w + (n / 8) * blocks;
+  for (int64_t n = n_begin; n < n_end; n += 16) {
+    const Block* group = w + (n / 16) * blocks;
     float* out = p.out + n;
-    for (int64_t m0 = 0; m0 < p.m; m0 += kRowsX8Rows) {
-      kGroups[std::min<int64_t>(kRowsX8Rows, p.m - m0)](group, blocks, p.x, m0, out, p.out_stride);
+    for (int64_t m0 = 0; m0 < p.m; m0 += kRepackedRows) {
+      kGroups[std::min<int64_t>(kRepackedRows, p.m - m0)](group, blocks, p.x, m0, out,
+                                                          p.out_stride);
     }
   }
 }
@@ -166,8 +155,8 @@ void RowsX8Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 }  // namespace
 
 void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
-  if (p.w_type == WeightType::kQ8x8) return RowsX8Range<Q8x8Block>(p, n_begin, n_end);
-  RowsX8Range<Q4x8Block>(p, n_begin, n_end);
+  if (p.w_type == WeightType::kQ8x16) return RowsRange<Q8x16Block>(p, n_begin, n_end);
+  RowsRange<Q4x16Block>(p, n_begin, n_end);
 }
 
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {

@@ -16,19 +16,14 @@ uint16_t ScaledHalf(uint16_t d, float factor) {
 }
 
 // Row `lane` of a group's 4-bit block from the file's 16 nibble bytes.
-void PutNibbles(const uint8_t* qs, int lane, Q4x8Block& group) {
-  for (int part = 0; part < 4; ++part) {
-    // Bytes 4·part … +3 of the row: half part / 2, lane `lane` + 8·(part % 2).
-    std::memcpy(group.qs + 64 * (part / 2) + 4 * (lane + 8 * (part % 2)), qs + 4 * part, 4);
-  }
+void PutNibbles(const uint8_t* qs, int lane, Q4x16Block& group) {
+  for (int t = 0; t < 4; ++t) std::memcpy(group.qs + 64 * t + 4 * lane, qs + 4 * t, 4);
 }
 
 // Row `lane` of a group's 8-bit block from the file's 32 signed bytes, as unsigned q + 128.
-void PutBytes(const int8_t* qs, int lane, Q8x8Block& group) {
-  for (int part = 0; part < 8; ++part) {
-    // Weights 4·part … +3: quarter part / 2, lane `lane` + 8·(part % 2).
-    uint8_t* at = group.qs + 64 * (part / 2) + 4 * (lane + 8 * (part % 2));
-    for (int j = 0; j < 4; ++j) at[j] = static_cast<uint8_t>(qs[4 * part + j] + 128);
+void PutBytes(const int8_t* qs, int lane, Q8x16Block& group) {
+  for (int j = 0; j < 32; ++j) {
+    group.qs[64 * (j / 4) + 4 * lane + j % 4] = static_cast<uint8_t>(qs[j] + 128);
   }
 }
 
@@ -37,7 +32,7 @@ void PutBytes(const int8_t* qs, int lane, Q8x8Block& group) {
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
 
 // Row `lane` of a group's Q4_K super-block: its scales unpacked, its 128 nibble bytes (32 per
-// pair of sub-blocks) spread over the quarters as Q8x8Block spreads a row's 32 bytes.
+// pair of sub-blocks) spread over the quarters, eight bytes of the row per vector.
 void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
   group.d[lane] = block.d;
   group.dmin[lane] = block.dmin;
@@ -70,13 +65,18 @@ void PutSuperBlock(const BlockQ6_K& block, int lane, Q6Kx8Block& group) {
   }
 }
 
+// The rows of a group of type Group (the size of its `d`).
+template <typename Group>
+constexpr int kGroupRows = sizeof(Group::d) / sizeof(Group::d[0]);
+
 template <typename Group, typename Fill>
 std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
-  std::vector<char> bytes((n / 8) * blocks * sizeof(Group));
+  constexpr int kRows = kGroupRows<Group>;
+  std::vector<char> bytes((n / kRows) * blocks * sizeof(Group));
   Group* out = reinterpret_cast<Group*>(bytes.data());
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t b = 0; b < blocks; ++b) {
-      fill(row * blocks + b, static_cast<int>(row % 8), out[(row / 8) * blocks + b]);
+      fill(row * blocks + b, static_cast<int>(row % kRows), out[(row / kRows) * blocks + b]);
     }
   }
   return bytes;
@@ -88,9 +88,9 @@ WeightType RowsX8Type(WeightType type) {
   switch (type) {
     case WeightType::kQ4_0:
     case WeightType::kQ4_1:
-      return WeightType::kQ4x8;
+      return WeightType::kQ4x16;
     case WeightType::kQ8_0:
-      return WeightType::kQ8x8;
+      return WeightType::kQ8x16;
     case WeightType::kQ4_K:
       return WeightType::kQ4Kx8;
     case WeightType::kQ6_K:
@@ -103,7 +103,9 @@ WeightType RowsX8Type(WeightType type) {
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k) {
   const bool k_quant = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
   const int64_t block = k_quant ? kSuperBlock : kQuantBlock;
-  return RowsX8Type(type) != WeightType::kF32 && n > 0 && n % 8 == 0 && k > 0 && k % block == 0;
+  const WeightType repacked = RowsX8Type(type);
+  return repacked != WeightType::kF32 && n > 0 && n % RowsPerUnit(repacked) == 0 && k > 0 &&
+         k % block == 0;
 }
 
 std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k) {
@@ -118,21 +120,21 @@ std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int
         PutSuperBlock(static_cast<const BlockQ6_K*>(rows)[i], lane, group);
       });
     case WeightType::kQ4_1:
-      return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {
+      return Repack<Q4x16Block>(n, blocks, [rows](int64_t i, int lane, Q4x16Block& group) {
         const BlockQ4_1& block = static_cast<const BlockQ4_1*>(rows)[i];
         group.d[lane] = block.d;
         group.m[lane] = block.m;
         PutNibbles(block.qs, lane, group);
       });
     case WeightType::kQ4_0:
-      return Repack<Q4x8Block>(n, blocks, [rows](int64_t i, int lane, Q4x8Block& group) {
+      return Repack<Q4x16Block>(n, blocks, [rows](int64_t i, int lane, Q4x16Block& group) {
         const BlockQ4_0& block = static_cast<const BlockQ4_0*>(rows)[i];
         group.d[lane] = block.d;
         group.m[lane] = ScaledHalf(block.d, -8.0f);
         PutNibbles(block.qs, lane, group);
       });
     default:  // kQ8_0.
-      return Repack<Q8x8Block>(n, blocks, [rows](int64_t i, int lane, Q8x8Block& group) {
+      return Repack<Q8x16Block>(n, blocks, [rows](int64_t i, int lane, Q8x16Block& group) {
         const BlockQ8_0& block = static_cast<const BlockQ8_0*>(rows)[i];
         group.d[lane] = block.d;
         group.m[lane] = ScaledHalf(block.d, -128.0f);

@@ -1,16 +1,17 @@
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for one AVX-512 VNNI pass over eight weight
-// rows at a time (WeightType::kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8): per group of eight rows and per
-// 32-weight block, the eight rows' scales, offsets and weight bytes side by side, so that one
-// vpdpbusd multiplies eight rows by the same activations. The file's blocks (18 to 34 bytes each)
-// make the per-32 kernel of quant_dot_kernel.h convert each row's scale alone and convert, scale
-// and accumulate each row's integer sum alone; here that float work is one vector op for eight
-// rows. Made at load by the CPU backend (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the
-// numbers are the per-32 kernels' up to fp32 rounding order (the float64 twin bounds both), and
-// each row's result is the same whatever rows share the call.
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for AVX-512 VNNI passes over several weight
+// rows at a time (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ6Kx8: eight): per group of
+// rows and per block, the rows' scales, offsets and weight bytes side by side, so that one
+// vpdpbusd multiplies every row of the group by the same activations, broadcast from memory. The
+// file's blocks (18 to 34 bytes each) make the per-32 kernel of quant_dot_kernel.h convert each
+// row's scale alone and convert, scale and accumulate each row's integer sum alone; here that
+// float work is one vector op for sixteen rows. Made at load by the CPU backend
+// (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the numbers are the file's kernels' up to
+// fp32 rounding order (the float64 twins bound both), and each row's result is the same whatever
+// rows share the call.
 //
-// Every format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d (its
-// zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a power-of-two
-// multiple of d) — so one kernel serves all three, the offset applied as m·d_x·Σq_x.
+// Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d
+// (its zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a
+// power-of-two multiple of d) — so one kernel serves all three, the offset applied as m·d_x·Σq_x.
 #ifndef ARBOR_KERNELS_QUANT_ROWS_X8_H_
 #define ARBOR_KERNELS_QUANT_ROWS_X8_H_
 
@@ -21,25 +22,24 @@
 
 namespace arbor::kernels {
 
-// Eight rows' block b of 4-bit weights. Lane l (of 16) of each 64-byte half of `qs` holds four
-// nibble bytes of row l % 8: qs[0, 64) its bytes 4·(l / 8) … +3, qs[64, 128) its bytes
-// 8 + 4·(l / 8) … +3. The low nibbles of the halves are then weights 0–7 and 8–15 of every row
-// (four per lane), the high nibbles weights 16–23 and 24–31.
-struct Q4x8Block {
-  uint16_t d[8];  // Half-precision scales of the eight rows.
-  uint16_t m[8];  // Half-precision offsets.
-  uint8_t qs[128];
-};
-static_assert(sizeof(Q4x8Block) == 160, "two 64-byte halves after 32 bytes of scales");
-
-// Eight rows' block b of 8-bit weights (Q8_0's, plus 128). Quarter t of `qs` holds weights
-// 8t + 4·(l / 8) … +3 of row l % 8 in lane l.
-struct Q8x8Block {
-  uint16_t d[8];
-  uint16_t m[8];
+// Sixteen rows' block b of 4-bit weights: lane l of 64-byte vector t of `qs` holds the file's
+// nibble bytes 4t … 4t + 3 of row l, whose low nibbles are weights 4t … 4t + 3 and high nibbles
+// weights 16 + 4t … +3 (the file's order: byte i holds weights i and i + 16).
+struct Q4x16Block {
+  uint16_t d[16];  // Half-precision scales of the sixteen rows.
+  uint16_t m[16];  // Half-precision offsets.
   uint8_t qs[256];
 };
-static_assert(sizeof(Q8x8Block) == 288, "four 64-byte quarters after 32 bytes of scales");
+static_assert(sizeof(Q4x16Block) == 320, "four 64-byte vectors after 64 bytes of scales");
+
+// Sixteen rows' block b of 8-bit weights (Q8_0's, plus 128): lane l of vector t of `qs` holds
+// weights 4t … 4t + 3 of row l.
+struct Q8x16Block {
+  uint16_t d[16];
+  uint16_t m[16];
+  uint8_t qs[512];
+};
+static_assert(sizeof(Q8x16Block) == 576, "eight 64-byte vectors after 64 bytes of scales");
 
 // Eight rows' super-block b of Q4_K (256 weights each: eight 32-weight sub-blocks, each with a
 // 6-bit scale and minimum, w = d·scale·q − dmin·minimum). The scales and minimums are unpacked
@@ -72,20 +72,23 @@ struct Q6Kx8Block {
 };
 static_assert(sizeof(Q6Kx8Block) == 8 * 210, "the file's bytes, rearranged");
 
-// Whether `type` is a repacked one (kQ4x8, kQ8x8, kQ4Kx8, kQ6Kx8).
+// Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ6Kx8).
 inline bool IsRowsX8(WeightType type) {
-  return type == WeightType::kQ4x8 || type == WeightType::kQ8x8 || type == WeightType::kQ4Kx8 ||
-         type == WeightType::kQ6Kx8;
+  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 ||
+         type == WeightType::kQ4Kx8 || type == WeightType::kQ6Kx8;
 }
-// Output rows per unit of a grouped loop over matrices: eight for a repacked matrix, else one.
-inline int64_t RowsPerUnit(WeightType type) { return IsRowsX8(type) ? 8 : 1; }
-// The repacked type of `type` (Q4_0, Q4_1 → kQ4x8; Q8_0 → kQ8x8; Q4_K → kQ4Kx8; Q6_K →
+// Output rows per unit of a grouped loop over matrices: a repacked matrix's group, else one.
+inline int64_t RowsPerUnit(WeightType type) {
+  if (type == WeightType::kQ4x16 || type == WeightType::kQ8x16) return 16;
+  return IsRowsX8(type) ? 8 : 1;
+}
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q6_K →
 // kQ6Kx8), or kF32 for none.
 WeightType RowsX8Type(WeightType type);
-// Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of 8, k
-// of the type's block).
+// Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of its
+// group's rows, k of its block).
 bool RowsX8Repackable(WeightType type, int64_t n, int64_t k);
-// The n / 8 groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
+// The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
 // RowsX8Type(type), as bytes.
 std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k);
 // Whether this CPU runs the repacked kernels (AVX-512 VNNI).

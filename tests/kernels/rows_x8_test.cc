@@ -23,27 +23,27 @@ namespace arbor::kernels {
 namespace {
 
 // The repacked layouts hold the file's blocks exactly: unpacked here by rows_x8.h's description
-// (lane l of a vector holds four bytes of row l % 8), every scale, offset and weight byte of
+// (lane l of a vector holds four bytes of row l % 16), every scale, offset and weight byte of
 // every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
 // −128·d, both exact).
 TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
   std::mt19937 rng(7);
-  const int64_t n = 16, blocks = 3, k = blocks * kQuantBlock;
+  const int64_t n = 32, blocks = 3, k = blocks * kQuantBlock;
   for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
     SCOPED_TRACE(static_cast<int>(type));
     const QuantRows file = RandomRows(type, n, blocks, rng);
     const std::vector<char> packed = RepackRowsX8(type, file.bytes.data(), n, k);
     const bool q8 = type == WeightType::kQ8_0;
-    const size_t group_bytes = q8 ? sizeof(Q8x8Block) : sizeof(Q4x8Block);
-    ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * group_bytes);
+    const size_t group_bytes = q8 ? sizeof(Q8x16Block) : sizeof(Q4x16Block);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(n / 16 * blocks) * group_bytes);
     for (int64_t row = 0; row < n; ++row) {
       for (int64_t b = 0; b < blocks; ++b) {
-        const char* group = packed.data() + ((row / 8) * blocks + b) * group_bytes;
-        const int lane = static_cast<int>(row % 8);
+        const char* group = packed.data() + ((row / 16) * blocks + b) * group_bytes;
+        const int lane = static_cast<int>(row % 16);
         uint16_t d, m;
         std::memcpy(&d, group + 2 * lane, 2);
-        std::memcpy(&m, group + 16 + 2 * lane, 2);
-        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + 32);
+        std::memcpy(&m, group + 32 + 2 * lane, 2);
+        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + 64);
         const char* block =
             file.bytes.data() + (row * blocks + b) * (q8                          ? 34
                                                       : type == WeightType::kQ4_1 ? 20
@@ -63,8 +63,8 @@ TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
         const uint8_t* file_qs =
             reinterpret_cast<const uint8_t*>(block + (type == WeightType::kQ4_1 ? 4 : 2));
         for (int j = 0; j < file_bytes; ++j) {
-          // Byte j of the row: vector j / 8, lane `lane` + 8·((j / 4) % 2), byte j % 4.
-          const uint8_t got = qs[64 * (j / 8) + 4 * (lane + 8 * ((j / 4) % 2)) + j % 4];
+          // Byte j of the row: vector j / 4, lane `lane`, byte j % 4.
+          const uint8_t got = qs[64 * (j / 4) + 4 * lane + j % 4];
           EXPECT_EQ(got,
                     q8 ? static_cast<uint8_t>(static_cast<int8_t>(file_qs[j]) + 128) : file_qs[j])
               << "row " << row << " block " << b << " byte " << j;
@@ -173,7 +173,7 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
     const bool per256 = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
     for (int64_t m : {1, 3, 4, 5, 9, 37}) {
-      for (int64_t n : {8, 40}) {
+      for (int64_t n : {16, 48}) {
         for (int64_t blocks : {1, 3, 18}) {
           CheckQ8Case(type, m, n, blocks, block_values,
                       per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool, worst);
@@ -181,7 +181,7 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
         }
       }
     }
-    const int64_t n = 24, k = 5 * block_values;
+    const int64_t n = 32, k = 5 * block_values;
     const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
     const std::vector<float> row = RandomActivations(1, k, rng);
     std::vector<float> alone(n);
