@@ -159,13 +159,13 @@ CpuBackend::Matrix CpuBackend::Repacked(const Matrix& matrix, int64_t rows, int6
   // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
   const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
   if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
-      !kernels::RowsX8Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRowsX8()) {
+      !kernels::Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRepacked()) {
     return matrix;
   }
   const std::vector<char>& bytes =
-      repacked_.emplace_back(kernels::RepackRowsX8(matrix.type, matrix.data, rows, cols));
+      repacked_.emplace_back(kernels::RepackRows(matrix.type, matrix.data, rows, cols));
   converted_bytes_ += static_cast<int64_t>(bytes.size());
-  return Matrix{bytes.data(), kernels::RowsX8Type(matrix.type)};
+  return Matrix{bytes.data(), kernels::RepackedType(matrix.type)};
 }
 
 std::string CpuBackend::weight_types() const {
@@ -174,7 +174,7 @@ std::string CpuBackend::weight_types() const {
     absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ×", count);
   }
   if (!repacked_.empty()) {
-    absl::StrAppend(&out, " (", repacked_.size(), " repacked eight rows at a time for AVX-512)");
+    absl::StrAppend(&out, " (", repacked_.size(), " repacked in groups of rows for AVX-512)");
   }
   return out;
 }

@@ -22,7 +22,7 @@
 #include "base/zero_pages.h"
 #include "kernels/matmul.h"
 #include "kernels/paged_kv.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_type.h"
 #include "model/checkpoint.h"
@@ -98,8 +98,8 @@ class CpuBackend : public Backend {
   absl::Status Load(const TensorLookup& lookup);
   absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
                                     int64_t rows, int64_t cols);
-  // A layer's projection: LoadMatrix, then Q4_0, Q4_1 and Q8_0 repacked eight rows at a time
-  // (kernels/quant/rows_x8.h) where the 8-bit kernels run on AVX-512 VNNI (Repacked).
+  // A layer's projection: LoadMatrix, then Q4_0, Q4_1, Q8_0, Q4_K and Q6_K rows repacked in groups
+  // (kernels/quant/repacked_rows.h) where the 8-bit kernels run on AVX-512 VNNI (Repacked).
   absl::StatusOr<Matrix> LoadProjection(const TensorLookup& lookup, const std::string& name,
                                         int64_t rows, int64_t cols);
   // `matrix` repacked where LoadProjection would repack it, else itself.
@@ -132,7 +132,7 @@ class CpuBackend : public Backend {
   CpuBackendOptions options_;
   std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
   std::vector<std::vector<char>> converted_;             // Matrices converted at load.
-  std::vector<std::vector<char>> repacked_;  // Projections repacked at load (rows_x8.h).
+  std::vector<std::vector<char>> repacked_;  // Projections repacked at load (repacked_rows.h).
   Matrix embed_, lm_head_;
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;

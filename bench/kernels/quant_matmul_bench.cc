@@ -14,7 +14,7 @@
 
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 #include "model/dtype.h"
 
 namespace arbor::kernels {
@@ -24,7 +24,7 @@ namespace {
 // QuantMatmulQ8K (Q4_K and Q6_K only; AVX2 up to kQ8KMaxRows rows, else AVX-512 where it runs),
 // then what the worker runs in 8-bit mode: QuantMatmul's batch-invariant dispatch
 // (--numerics=invariant) and its fastest-for-m one (--numerics=fast) on the file's blocks, and
-// the invariant dispatch on the rows repacked eight at a time (rows_x8.h), which is what the
+// the invariant dispatch on the rows repacked in groups (repacked_rows.h), which is what the
 // worker multiplies where it repacks (AVX-512 VNNI).
 constexpr int kModes = 9;
 constexpr int kQ8KMode = 5;
@@ -55,8 +55,7 @@ void BM_QuantMatmul(benchmark::State& state) {
     state.SkipWithError("per-256 activations serve Q4_K and Q6_K");
     return;
   }
-  if (mode == kRepackedMode &&
-      (!CpuRunsRowsX8() || !RowsX8Repackable(shape.type, shape.n, shape.k))) {
+  if (mode == kRepackedMode && (!CpuRunsRepacked() || !Repackable(shape.type, shape.n, shape.k))) {
     state.SkipWithError("not repacked on this CPU, or not a repacked type");
     return;
   }
@@ -75,13 +74,13 @@ void BM_QuantMatmul(benchmark::State& state) {
       std::memcpy(w.data() + b * layout.block_bytes + offset, &scale, 2);
     }
   }
-  if (mode == kRepackedMode) w = RepackRowsX8(shape.type, w.data(), shape.n, shape.k);
+  if (mode == kRepackedMode) w = RepackRows(shape.type, w.data(), shape.n, shape.k);
   std::normal_distribution<float> normal;
   std::vector<float> x(m * shape.k), out(m * shape.n);
   for (float& v : x) v = normal(rng);
   const MatmulParams p{.x = x.data(),
                        .w = w.data(),
-                       .w_type = mode == kRepackedMode ? RowsX8Type(shape.type) : shape.type,
+                       .w_type = mode == kRepackedMode ? RepackedType(shape.type) : shape.type,
                        .out = out.data(),
                        .m = m,
                        .n = shape.n,

@@ -54,12 +54,12 @@ namespace avx512vnni {
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of 8.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4x16 and kQ8x16 (rows_x8.h): p.w holds their groups of sixteen rows; n_begin
+// WeightType::kQ4x16 and kQ8x16 (repacked_rows.h): p.w holds their groups of sixteen rows; n_begin
 // and n_end are multiples of 16.
-void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4Kx8 and kQ6Kx8 (rows_x8.h) against per-256 activations; n_begin and n_end are
-// multiples of 8 (rows_x8_kquant_avx512vnni.cc).
-void KQuantX8DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
+void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// WeightType::kQ4Kx8 and kQ6Kx8 (repacked_rows.h) against per-256 activations; n_begin and n_end
+// are multiples of 8 (repacked_kquant_avx512vnni.cc).
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx512vnni
 namespace amx {
 // AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).

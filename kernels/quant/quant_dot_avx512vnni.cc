@@ -7,7 +7,7 @@
 
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -62,7 +62,7 @@ struct Isa {
 };
 
 // The eight weight vectors of a block of sixteen rows: q[u] holds weights 4u … 4u + 3 of row l
-// in lane l, against activation bytes 4u … 4u + 3 (rows_x8.h).
+// in lane l, against activation bytes 4u … 4u + 3 (repacked_rows.h).
 inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) {
   const __m512i low = _mm512_set1_epi8(0x0f);
   for (int t = 0; t < 4; ++t) {
@@ -154,7 +154,7 @@ void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 
 }  // namespace
 
-void RowsX8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   if (p.w_type == WeightType::kQ8x16) return RowsRange<Q8x16Block>(p, n_begin, n_end);
   RowsRange<Q4x16Block>(p, n_begin, n_end);
 }

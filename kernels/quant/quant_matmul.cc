@@ -9,8 +9,8 @@
 #include "base/bf16.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/quant/quant_blocks.h"
-#include "kernels/quant/rows_x8.h"
 #include "kernels/quant/quant_chunks.h"
+#include "kernels/quant/repacked_rows.h"
 #include "kernels/thread_pool.h"
 
 #ifdef ARBOR_CPU_AVX2
@@ -164,13 +164,13 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
-  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (rows_x8.h);
+  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (repacked_rows.h);
   // the K-quants' take per-256 activations, as the file's K-quant rows do.
   if (p.w_type == WeightType::kQ4Kx8 || p.w_type == WeightType::kQ6Kx8) {
     path.q8k = true;
     return path;
   }
-  if (IsRowsX8(p.w_type)) {
+  if (IsRepacked(p.w_type)) {
     path.isa = Q8Isa::kAvx512Vnni;
     return path;
   }

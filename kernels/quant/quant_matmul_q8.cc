@@ -16,7 +16,7 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -209,7 +209,7 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   const DotRangeFn kernel = Kernel(isa);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
     const int64_t rows = RowsPerUnit(dots[g].w_type);
-    (rows == 1 ? kernel : avx512vnni::RowsX8DotRange)(dots[g], begin * rows, end * rows);
+    (rows == 1 ? kernel : avx512vnni::RepackedDotRange)(dots[g], begin * rows, end * rows);
   });
 }
 

@@ -10,7 +10,7 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 #include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
@@ -72,7 +72,8 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    if (IsRowsX8(dots[g].w_type)) return avx512vnni::KQuantX8DotRange(dots[g], begin * 8, end * 8);
+    if (IsRepacked(dots[g].w_type))
+      return avx512vnni::RepackedKQuantDotRange(dots[g], begin * 8, end * 8);
     kernel(dots[g], begin, end);
   });
 }

@@ -12,8 +12,8 @@
 // Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d
 // (its zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a
 // power-of-two multiple of d) — so one kernel serves all three, the offset applied as m·d_x·Σq_x.
-#ifndef ARBOR_KERNELS_QUANT_ROWS_X8_H_
-#define ARBOR_KERNELS_QUANT_ROWS_X8_H_
+#ifndef ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
+#define ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
 
 #include <cstdint>
 #include <vector>
@@ -73,27 +73,27 @@ struct Q6Kx8Block {
 static_assert(sizeof(Q6Kx8Block) == 8 * 210, "the file's bytes, rearranged");
 
 // Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ6Kx8).
-inline bool IsRowsX8(WeightType type) {
-  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 ||
-         type == WeightType::kQ4Kx8 || type == WeightType::kQ6Kx8;
+inline bool IsRepacked(WeightType type) {
+  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 || type == WeightType::kQ4Kx8 ||
+         type == WeightType::kQ6Kx8;
 }
 // Output rows per unit of a grouped loop over matrices: a repacked matrix's group, else one.
 inline int64_t RowsPerUnit(WeightType type) {
   if (type == WeightType::kQ4x16 || type == WeightType::kQ8x16) return 16;
-  return IsRowsX8(type) ? 8 : 1;
+  return IsRepacked(type) ? 8 : 1;
 }
 // The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q6_K →
 // kQ6Kx8), or kF32 for none.
-WeightType RowsX8Type(WeightType type);
+WeightType RepackedType(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of its
 // group's rows, k of its block).
-bool RowsX8Repackable(WeightType type, int64_t n, int64_t k);
+bool Repackable(WeightType type, int64_t n, int64_t k);
 // The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
-// RowsX8Type(type), as bytes.
-std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k);
+// RepackedType(type), as bytes.
+std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k);
 // Whether this CPU runs the repacked kernels (AVX-512 VNNI).
-bool CpuRunsRowsX8();
+bool CpuRunsRepacked();
 
 }  // namespace arbor::kernels
 
-#endif  // ARBOR_KERNELS_QUANT_ROWS_X8_H_
+#endif  // ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_

@@ -1,4 +1,4 @@
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 
 #include <cstring>
 
@@ -84,7 +84,7 @@ std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
 
 }  // namespace
 
-WeightType RowsX8Type(WeightType type) {
+WeightType RepackedType(WeightType type) {
   switch (type) {
     case WeightType::kQ4_0:
     case WeightType::kQ4_1:
@@ -100,15 +100,15 @@ WeightType RowsX8Type(WeightType type) {
   }
 }
 
-bool RowsX8Repackable(WeightType type, int64_t n, int64_t k) {
+bool Repackable(WeightType type, int64_t n, int64_t k) {
   const bool k_quant = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
   const int64_t block = k_quant ? kSuperBlock : kQuantBlock;
-  const WeightType repacked = RowsX8Type(type);
+  const WeightType repacked = RepackedType(type);
   return repacked != WeightType::kF32 && n > 0 && n % RowsPerUnit(repacked) == 0 && k > 0 &&
          k % block == 0;
 }
 
-std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int64_t k) {
+std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k) {
   const int64_t blocks = k / kQuantBlock;
   switch (type) {
     case WeightType::kQ4_K:
@@ -143,6 +143,6 @@ std::vector<char> RepackRowsX8(WeightType type, const void* rows, int64_t n, int
   }
 }
 
-bool CpuRunsRowsX8() { return CpuRunsQ8Isa(Q8Isa::kAvx512Vnni); }
+bool CpuRunsRepacked() { return CpuRunsQ8Isa(Q8Isa::kAvx512Vnni); }
 
 }  // namespace arbor::kernels

@@ -1,5 +1,5 @@
 // The kernels of Q4_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ6Kx8,
-// rows_x8.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI. Compiled
+// repacked_rows.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI. Compiled
 // with those extensions only (kernels/CMakeLists.txt).
 //
 // Why layouts of their own: the file's K-quant kernel (quant_dot_q8k_kernel.h) decodes each
@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "kernels/quant/quant_dot.h"
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -189,7 +189,7 @@ void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
 
 }  // namespace
 
-void KQuantX8DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   if (p.w_type == WeightType::kQ6Kx8) return Range<Q6Kx8Block>(p, n_begin, n_end);
   Range<Q4Kx8Block>(p, n_begin, n_end);
 }

@@ -1,8 +1,8 @@
-// The repacked layouts (kernels/quant/rows_x8.h) and the grouped projections
+// The repacked layouts (kernels/quant/repacked_rows.h) and the grouped projections
 // (kernels::MatmulGroupRef): repacked blocks hold the file's blocks bit for bit, the repacked
 // kernel meets the per-32 kernels' float64-twin bound and keeps every row independent of its
 // batch, and a group of matrices gives what each one's own matmul gives.
-#include "kernels/quant/rows_x8.h"
+#include "kernels/quant/repacked_rows.h"
 
 #include <gtest/gtest.h>
 
@@ -22,17 +22,17 @@
 namespace arbor::kernels {
 namespace {
 
-// The repacked layouts hold the file's blocks exactly: unpacked here by rows_x8.h's description
-// (lane l of a vector holds four bytes of row l % 16), every scale, offset and weight byte of
-// every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
+// The repacked layouts hold the file's blocks exactly: unpacked here by repacked_rows.h's
+// description (lane l of a vector holds four bytes of row l % 16), every scale, offset and weight
+// byte of every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
 // −128·d, both exact).
-TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
+TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
   std::mt19937 rng(7);
   const int64_t n = 32, blocks = 3, k = blocks * kQuantBlock;
   for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
     SCOPED_TRACE(static_cast<int>(type));
     const QuantRows file = RandomRows(type, n, blocks, rng);
-    const std::vector<char> packed = RepackRowsX8(type, file.bytes.data(), n, k);
+    const std::vector<char> packed = RepackRows(type, file.bytes.data(), n, k);
     const bool q8 = type == WeightType::kQ8_0;
     const size_t group_bytes = q8 ? sizeof(Q8x16Block) : sizeof(Q4x16Block);
     ASSERT_EQ(packed.size(), static_cast<size_t>(n / 16 * blocks) * group_bytes);
@@ -76,16 +76,16 @@ TEST(QuantMatmulRowsX8, RepackedBlocksUnpackToTheFilesBlocks) {
 
 // Q4_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit, each
 // sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, and its
-// 128 nibble bytes where rows_x8.h says (quarter p, vector j / 8, qword `row`).
-// Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (rows_x8.h: vector j / 8,
-// qword `lane`).
+// 128 nibble bytes where repacked_rows.h says (quarter p, vector j / 8, qword `row`).
+// Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (repacked_rows.h: vector j /
+// 8, qword `lane`).
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
 
-TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
+TEST(QuantMatmulRepacked, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
   std::mt19937 rng(11);
   const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
   const QuantRows file = RandomRows(WeightType::kQ4_K, n, blocks, rng);
-  const std::vector<char> packed = RepackRowsX8(WeightType::kQ4_K, file.bytes.data(), n, k);
+  const std::vector<char> packed = RepackRows(WeightType::kQ4_K, file.bytes.data(), n, k);
   ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * sizeof(Q4Kx8Block));
   const auto* groups = reinterpret_cast<const Q4Kx8Block*>(packed.data());
   const auto* rows = reinterpret_cast<const BlockQ4_K*>(file.bytes.data());
@@ -116,11 +116,11 @@ TEST(QuantMatmulRowsX8, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
 // Q6_K's repacked super-blocks hold the file's: every row's d and sixteen scales bit for bit,
 // and each weight's 6-bit value (read from the file's split by the float reference's
 // dequantization) from its four low bits in `low` and two high bits in `high`.
-TEST(QuantMatmulRowsX8, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
+TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   std::mt19937 rng(13);
   const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
   const QuantRows file = RandomRows(WeightType::kQ6_K, n, blocks, rng);
-  const std::vector<char> packed = RepackRowsX8(WeightType::kQ6_K, file.bytes.data(), n, k);
+  const std::vector<char> packed = RepackRows(WeightType::kQ6_K, file.bytes.data(), n, k);
   ASSERT_EQ(packed.size(), file.bytes.size());
   const auto* groups = reinterpret_cast<const Q6Kx8Block*>(packed.data());
   const auto* rows = reinterpret_cast<const BlockQ6_K*>(file.bytes.data());
@@ -147,24 +147,24 @@ TEST(QuantMatmulRowsX8, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked eight rows at a time (rows_x8.h) against the same
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked in groups of rows (repacked_rows.h) against the same
 // float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the
 // repacked weights being the file's, so the twin reads the original blocks; strided x and out, 1 to
 // 37 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
-TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
-  if (!CpuRunsRowsX8()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
+TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
+  if (!CpuRunsRepacked()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   Worst worst;
   const auto repacked = [](const MatmulParams& p, ThreadPool* threads) {
-    const std::vector<char> blocks = RepackRowsX8(p.w_type, p.w, p.n, p.k);
+    const std::vector<char> blocks = RepackRows(p.w_type, p.w, p.n, p.k);
     MatmulParams q = p;
     q.w = blocks.data();
-    q.w_type = RowsX8Type(p.w_type);
+    q.w_type = RepackedType(p.w_type);
     q.activation_quant = ActivationQuant::kQ8;
     MatmulRef(q, threads);
   };
@@ -182,19 +182,19 @@ TEST(QuantMatmulRowsX8, MatchesTheTwinAndEveryRowIsItsOwn) {
       }
     }
     const int64_t n = 32, k = 5 * block_values;
-    const std::vector<char> w = RepackRowsX8(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
+    const std::vector<char> w = RepackRows(type, RandomRows(type, n, 5, rng).bytes.data(), n, k);
     const std::vector<float> row = RandomActivations(1, k, rng);
     std::vector<float> alone(n);
-    MatmulRef(
-        {row.data(), w.data(), RowsX8Type(type), alone.data(), 1, n, k, k, n, ActivationQuant::kQ8},
-        nullptr);
+    MatmulRef({row.data(), w.data(), RepackedType(type), alone.data(), 1, n, k, k, n,
+               ActivationQuant::kQ8},
+              nullptr);
     for (int64_t m : {2, 4, 5, 8, 37}) {
       for (int64_t at : {int64_t{0}, m / 2, m - 1}) {
         std::vector<float> x = RandomActivations(m, k, rng);
         std::copy(row.begin(), row.end(), x.begin() + at * k);
         for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
           std::vector<float> out(m * n);
-          MatmulRef({x.data(), w.data(), RowsX8Type(type), out.data(), m, n, k, k, n,
+          MatmulRef({x.data(), w.data(), RepackedType(type), out.data(), m, n, k, k, n,
                      ActivationQuant::kQ8},
                     threads);
           ASSERT_EQ(std::memcmp(out.data() + at * n, alone.data(), n * sizeof(float)), 0)
