@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
+#include "base/page_out.h"
 #include "base/status_macros.h"
 #include "base/zero_pages.h"
 #include "kernels/bias_add.h"
@@ -165,6 +166,16 @@ CpuBackend::Matrix CpuBackend::Repacked(const Matrix& matrix, int64_t rows, int6
   const std::vector<char>& bytes =
       repacked_.emplace_back(kernels::RepackRows(matrix.type, matrix.data, rows, cols));
   converted_bytes_ += static_cast<int64_t>(bytes.size());
+  // The matmuls read only the copy from now on: the checkpoint's pages of the source leave the
+  // resident set (a conversion's copy is freed by LoadProjection instead). A tied output head's
+  // rows are still read by the embedding lookup, a few per step, and come back from the file as
+  // it touches them.
+  const bool converted =
+      std::any_of(converted_.begin(), converted_.end(),
+                  [&](const std::vector<char>& c) { return c.data() == matrix.data; });
+  if (!converted) {
+    base::PageOut(matrix.data, rows * model::RowBytes(kernels::FileDType(matrix.type), cols));
+  }
   return Matrix{bytes.data(), kernels::RepackedType(matrix.type)};
 }
 
