@@ -13,14 +13,22 @@ synthetic (the 256 byte symbols, every pair of them, then byte triples, each wit
 the files tokenize text without the real model's files, which are not redistributable here.
 
 Deterministic for one numpy and gguf version. Written with llama.cpp's `gguf` package (the
-project's .venv has it); shares no code with Arbor.
+project's .venv has it); shares no code with Arbor (the byte alphabet and RoPE factors are
+tests/model/random_gguf.py's).
 
 Usage: llama1b_gguf.py OUT.gguf
 """
 import math
+import os
 import sys
 
 import numpy as np
+
+# The byte-level alphabet and Llama 3.1's RoPE factors, as the random GGUF files of the oracle
+# tests write them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                                "model"))
+from random_gguf import byte_symbols, llama3_rope_factors  # noqa: E402
 
 LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN = 16, 2048, 32, 8, 64, 8192
 VOCAB, CONTROL_TOKENS, CONTEXT, THETA = 128256, 256, 131072, 500000.0
@@ -33,20 +41,6 @@ CHAT_TEMPLATE = (
     "'<|end_header_id|>\\n\\n' + message['content'] + '<|eot_id|>' }}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
     "{% endif %}")
-
-
-def byte_symbols():
-    """GPT-2's byte → printable character map, in byte order."""
-    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-                 + list(range(ord("®"), ord("ÿ") + 1)))
-    extra, out = 0, []
-    for b in range(256):
-        if b in printable:
-            out.append(chr(b))
-        else:
-            out.append(chr(256 + extra))
-            extra += 1
-    return out
 
 
 def vocabulary():
@@ -72,25 +66,6 @@ def vocabulary():
     types = ([gguf.TokenType.NORMAL] * (VOCAB - CONTROL_TOKENS)
              + [gguf.TokenType.CONTROL] * CONTROL_TOKENS)
     return tokens, merges, types
-
-
-def rope_factors():
-    """rope_freqs.weight as llama.cpp's converter writes Llama 3.1's scaling: per frequency, the
-    base frequency divided by the scaled one."""
-    low_wavelen = SCALING["original_context"] / SCALING["low"]
-    high_wavelen = SCALING["original_context"] / SCALING["high"]
-    factors = []
-    for i in range(0, HEAD_DIM, 2):
-        wavelen = 2 * math.pi * THETA ** (i / HEAD_DIM)
-        if wavelen < high_wavelen:
-            factors.append(1.0)
-        elif wavelen > low_wavelen:
-            factors.append(SCALING["factor"])
-        else:
-            smooth = ((SCALING["original_context"] / wavelen - SCALING["low"])
-                      / (SCALING["high"] - SCALING["low"]))
-            factors.append(1.0 / ((1 - smooth) / SCALING["factor"] + smooth))
-    return np.array(factors, dtype=np.float32)
 
 
 def write(path):
@@ -128,7 +103,7 @@ def write(path):
 
     matrix("token_embd.weight", VOCAB, HIDDEN)
     norm("output_norm.weight")
-    w.add_tensor("rope_freqs.weight", rope_factors())
+    w.add_tensor("rope_freqs.weight", llama3_rope_factors(THETA, SCALING, HEAD_DIM))
     for layer in range(LAYERS):
         p = "blk.%d." % layer
         norm(p + "attn_norm.weight")
