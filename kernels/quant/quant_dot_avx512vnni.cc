@@ -144,8 +144,8 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
       } else {
         offset[g][r] = _mm512_fmadd_ps(m[g], sums, offset[g][r]);
       }
-      acc[g][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g]), _mm512_mul_ps(d[g], scale),
-                                  acc[g][r]);
+      acc[g][r] =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g]), _mm512_mul_ps(d[g], scale), acc[g][r]);
     }
   }
 }
@@ -167,7 +167,8 @@ void RowsGroups(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, f
   for (int64_t b = 0; b < blocks; ++b) RowsBlock<R, G>(w, blocks, xq, xd, xs, b, acc, offset);
   for (int g = 0; g < G; ++g) {
     for (int r = 0; r < R; ++r) {
-      _mm512_storeu_ps(out + (row0 + r) * out_stride + 16 * g, _mm512_add_ps(acc[g][r], offset[g][r]));
+      _mm512_storeu_ps(out + (row0 + r) * out_stride + 16 * g,
+                       _mm512_add_ps(acc[g][r], offset[g][r]));
     }
   }
 }
@@ -177,7 +178,8 @@ void RowsRangeOf(const Block* group, int64_t blocks, const Q8DotParams& p, float
   using Groups = void (*)(const Block*, int64_t, const Q8Rows&, int64_t, float*, int64_t);
   static constexpr auto kGroups = []<size_t... R>(std::index_sequence<R...>) {
     return std::array<Groups, kRows>{RowsGroups<R + 1, G, Block>...};
-  }(std::make_index_sequence<kRows>());
+  }
+  (std::make_index_sequence<kRows>());
   for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
     kGroups[std::min<int64_t>(kRows, p.m - m0) - 1](group, blocks, p.x, m0, out, p.out_stride);
   }
