@@ -87,17 +87,18 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // the groups were split between threads.
 //
 // Whether a block's offsets are added into its products' sums (two dependent FMAs) or kept apart
-// until the end depends on the type only. 4-bit weights: one sum, so that two groups of four
-// activation rows fit the registers and share each broadcast (1.1–1.2× one group of eight per
-// matmul), except for five to eight rows, which one group of eight takes in one pass instead of
-// two (8 sequences 7 % faster end to end). 8-bit: a group's eight vectors take the registers two
+// until the end depends on the type only. 4-bit weights: one sum, so that from nine activation
+// rows up two groups of four rows fit the registers and share each broadcast (1.1–1.2× one group
+// of eight per matmul; SmolLM2 prefill +9–15 %); up to eight rows one group of eight takes them
+// in one pass (two groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter
+// reading two weight streams at once). 8-bit: a group's eight vectors take the registers two
 // groups would need, so one group of eight rows (two groups: 0.8–0.9×), offsets apart (one sum:
 // one row 3 % slower).
 template <typename Block>
 constexpr bool kOneSum = std::is_same_v<Block, Q4x16Block>;
 template <typename Block>
 bool TwoGroups(int64_t m) {
-  return kOneSum<Block> && !(m > 4 && m <= 8);
+  return kOneSum<Block> && m > 8;
 }
 constexpr int kRepackedPrefetchBlocks = 4;
 
