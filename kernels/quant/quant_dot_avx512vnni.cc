@@ -89,7 +89,7 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // Whether a block's offsets are added into its products' sums (two dependent FMAs) or kept apart
 // until the end depends on the type only. 4-bit weights: one sum, so that from nine activation
 // rows up two groups of four rows fit the registers and share each broadcast (1.1–1.2× one group
-// of eight per matmul; SmolLM2 prefill +9–15 %); up to eight rows one group of eight takes them
+// of eight per matmul; SmolLM2 prefill +7–15 %); up to eight rows one group of eight takes them
 // in one pass (two groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter
 // reading two weight streams at once). 8-bit: a group's eight vectors take the registers two
 // groups would need, so one group of eight rows (two groups: 0.8–0.9×), offsets apart (one sum:
