@@ -139,15 +139,18 @@ inline void DotRowsTile(const float* a, const T* const* rows, int64_t j, int64_t
   for (int g = 0; g < G; ++g) {
     for (int r = 0; r < 4; ++r) partial[g][r] = _mm256_setzero_ps();
   }
+  // Eight dimensions at a time for every row and query, so that each query's slice is loaded
+  // once per tile rather than once per row; each partial still adds its slices in order.
+  for (int64_t i = 0; i < dim; i += 8) {
+    __m256 q[G];
 #pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    if (r >= tile) break;
-    for (int64_t i = 0; i < dim; i += 8) {
+    for (int g = 0; g < G; ++g) q[g] = _mm256_loadu_ps(a + g * dim + i);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      if (r >= tile) break;
       const __m256 k = Load8(rows[j + r] + i);
 #pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) {
-        partial[g][r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + g * dim + i), k, partial[g][r]);
-      }
+      for (int g = 0; g < G; ++g) partial[g][r] = _mm256_fmadd_ps(q[g], k, partial[g][r]);
     }
   }
 #pragma GCC unroll 4
