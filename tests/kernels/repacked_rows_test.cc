@@ -150,7 +150,7 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
 // Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked in groups of rows (repacked_rows.h) against the same
 // float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the
 // repacked weights being the file's, so the twin reads the original blocks; strided x and out, 1 to
-// 37 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
+// 256 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
@@ -172,9 +172,11 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
                           WeightType::kQ4_K, WeightType::kQ6_K}) {
     const bool per256 = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
-    for (int64_t m : {1, 3, 4, 5, 9, 37}) {
+    // Row counts on both sides of every pass shape (4, 8, two groups from 9) and a prefill.
+    for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 16, 37, 256}) {
       for (int64_t n : {16, 48}) {
         for (int64_t blocks : {1, 3, 18}) {
+          if (m == 256 && blocks == 18) continue;  // The float64 twin's time, not a new path.
           CheckQ8Case(type, m, n, blocks, block_values,
                       per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool, worst);
           if (HasFatalFailure()) return;
@@ -188,7 +190,7 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
     MatmulRef({row.data(), w.data(), RepackedType(type), alone.data(), 1, n, k, k, n,
                ActivationQuant::kQ8},
               nullptr);
-    for (int64_t m : {2, 4, 5, 8, 37}) {
+    for (int64_t m : {2, 4, 5, 8, 9, 16, 37}) {
       for (int64_t at : {int64_t{0}, m / 2, m - 1}) {
         std::vector<float> x = RandomActivations(m, k, rng);
         std::copy(row.begin(), row.end(), x.begin() + at * k);
