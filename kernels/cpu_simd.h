@@ -34,20 +34,11 @@ inline float HorizontalSum(__m256 v) {
   const __m128 pairs = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
 }
-// Lane i of the result is the sum of v[i]'s eight lanes, ((0+1)+(2+3)) + ((4+5)+(6+7)): eight
-// reductions for the price of about one and a half, and each vector's sum independent of the
-// others'.
-inline __m256 TransposeSum8(const __m256 (&v)[8]) {
-  // hadd(a, b) = [a0+a1, a2+a3, b0+b1, b2+b3 | a4+a5, a6+a7, b4+b5, b6+b7].
-  const __m256 low4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
-  const __m256 high4 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
-  // low4 = [v0..v3 over lanes 0-3 | v0..v3 over lanes 4-7], high4 the same for v4..v7.
-  return _mm256_add_ps(_mm256_permute2f128_ps(low4, high4, 0x20),
-                       _mm256_permute2f128_ps(low4, high4, 0x31));
-}
-// The same for four vectors: lane i of the result is the sum of v[i]'s eight lanes, in
-// TransposeSum8's order (so a vector's sum has the same bits whichever of the two reduced it).
+// Lane i of the result is the sum of v[i]'s eight lanes, ((0+1)+(2+3)) + ((4+5)+(6+7)): four
+// reductions for the price of about one, and each vector's sum independent of the others'.
 inline __m128 TransposeSum4(const __m256 (&v)[4]) {
+  // hadd(a, b) = [a0+a1, a2+a3, b0+b1, b2+b3 | a4+a5, a6+a7, b4+b5, b6+b7], so low4 holds
+  // v0..v3 over lanes 0-3 in its low half and over lanes 4-7 in its high half.
   const __m256 low4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
   return _mm_add_ps(_mm256_castps256_ps128(low4), _mm256_extractf128_ps(low4, 1));
 }

@@ -92,7 +92,7 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // of eight per matmul; SmolLM2 prefill +7–15 %); up to eight rows one group of eight takes them
 // in one pass (two groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter
 // reading two weight streams at once). 8-bit: a group's eight vectors take the registers two
-// groups would need, so one group of eight rows (two groups: 0.8–0.9×), offsets apart (one sum:
+// groups would need, so one group of eight rows (two groups: 0.77–0.9×), offsets apart (one sum:
 // one row 3 % slower).
 template <typename Block>
 constexpr bool kOneSum = std::is_same_v<Block, Q4x16Block>;

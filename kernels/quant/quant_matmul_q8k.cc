@@ -57,7 +57,7 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   }
   absl::InlinedVector<Q8KDotParams, 4> dots;
   absl::InlinedVector<int64_t, 4> widths;
-  int64_t unit = 1;  // A repacked matrix hands out groups of eight columns.
+  int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).
   for (const MatmulOutput& output : outputs) {
     assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
            output.w_type == WeightType::kQ4Kx8 || output.w_type == WeightType::kQ6Kx8);
@@ -72,9 +72,8 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    if (IsRepacked(dots[g].w_type))
-      return avx512vnni::RepackedKQuantDotRange(dots[g], begin * 8, end * 8);
-    kernel(dots[g], begin, end);
+    const int64_t rows = RowsPerUnit(dots[g].w_type);
+    (rows == 1 ? kernel : avx512vnni::RepackedKQuantDotRange)(dots[g], begin * rows, end * rows);
   });
 }
 

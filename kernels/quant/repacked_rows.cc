@@ -101,11 +101,9 @@ WeightType RepackedType(WeightType type) {
 }
 
 bool Repackable(WeightType type, int64_t n, int64_t k) {
-  const bool k_quant = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
-  const int64_t block = k_quant ? kSuperBlock : kQuantBlock;
   const WeightType repacked = RepackedType(type);
   return repacked != WeightType::kF32 && n > 0 && n % RowsPerUnit(repacked) == 0 && k > 0 &&
-         k % block == 0;
+         k % model::Layout(FileDType(type)).block_elements == 0;
 }
 
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k) {
