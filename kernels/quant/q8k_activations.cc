@@ -1,6 +1,7 @@
 #include "kernels/quant/q8k_activations.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "kernels/quant/q8_activations.h"
 
@@ -22,6 +23,17 @@ void QuantizeQ8KRow(const float* x, const Q8KRow& out) {
       out.scaled_sums[16 * b + s] = d * static_cast<float>(sum);
     }
     out.d[b] = d;
+  }
+}
+
+void PairBiasedQ8KRow(const Q8KRow& out) {
+  for (int64_t c = 0; c < 8 * out.blocks; ++c) {  // Each 32 values: dwords 0, 4, 1, 5, 2, 6, 3, 7.
+    for (int i = 0; i < 8; ++i) {
+      uint32_t four;
+      std::memcpy(&four, out.q + 32 * c + 4 * (i / 2) + 16 * (i % 2), 4);
+      four ^= 0x80808080u;  // Each byte + 128, as unsigned.
+      std::memcpy(out.biased_pairs + 32 * c + 4 * i, &four, 4);
+    }
   }
 }
 

@@ -25,11 +25,16 @@ struct Q8KRow {
   float* d = nullptr;            // [blocks]: each super-block's scale.
   int16_t* sums = nullptr;       // [16·blocks]: Σq over each 16 values.
   float* scaled_sums = nullptr;  // [16·blocks]: d·Σq over each 16 values.
+  // [256·blocks] or null: q + 128 as unsigned bytes, each 32 in the order of the repacked Q6_K
+  // weights (repacked_rows.h's Q6Kx8Block): four of the first 16, four of the second, and so on.
+  uint8_t* biased_pairs = nullptr;
   int64_t blocks = 0;
 };
 
 // Quantizes the 256·out.blocks floats at x into `out` (scalar: it is ~1/n of a matmul's work).
 void QuantizeQ8KRow(const float* x, const Q8KRow& out);
+// Writes out.biased_pairs from out.q.
+void PairBiasedQ8KRow(const Q8KRow& out);
 
 }  // namespace arbor::kernels
 

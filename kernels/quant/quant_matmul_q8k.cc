@@ -43,17 +43,24 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   thread_local std::vector<float> d;
   thread_local std::vector<int16_t> sums;
   thread_local std::vector<float> scaled_sums;
+  thread_local std::vector<uint8_t> biased_pairs;
   thread_local std::vector<Q8KRow> rows;
   const int64_t blocks = p.k / kSuperBlock;
   q.resize(p.m * p.k);
   d.resize(p.m * blocks);
   sums.resize(p.m * blocks * 16);
   scaled_sums.resize(p.m * blocks * 16);
+  const bool pairs = std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) {
+    return o.w_type == WeightType::kQ6Kx8;
+  });
+  biased_pairs.resize(pairs ? p.m * p.k : 0);
   rows.resize(p.m);
   for (int64_t i = 0; i < p.m; ++i) {
     rows[i] = {q.data() + i * p.k, d.data() + i * blocks, sums.data() + i * blocks * 16,
-               scaled_sums.data() + i * blocks * 16, blocks};
+               scaled_sums.data() + i * blocks * 16, pairs ? biased_pairs.data() + i * p.k : nullptr,
+               blocks};
     QuantizeQ8KRow(p.x + i * p.x_stride, rows[i]);
+    if (pairs) PairBiasedQ8KRow(rows[i]);
   }
   absl::InlinedVector<Q8KDotParams, 4> dots;
   absl::InlinedVector<int64_t, 4> widths;

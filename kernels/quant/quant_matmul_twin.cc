@@ -54,7 +54,7 @@ void QuantMatmulQ8KTwin(const MatmulParams& p, double* out) {
   std::vector<double> x(p.m * p.k);
   for (int64_t i = 0; i < p.m; ++i) {
     QuantizeQ8KRow(p.x + i * p.x_stride,
-                   {q.data(), d.data(), sums.data(), scaled_sums.data(), blocks});
+                   {q.data(), d.data(), sums.data(), scaled_sums.data(), nullptr, blocks});
     for (int64_t c = 0; c < p.k; ++c) x[i * p.k + c] = double{d[c / kSuperBlock]} * q[c];
   }
   MultiplyDequantized(p, x, out);

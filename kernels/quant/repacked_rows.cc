@@ -47,22 +47,32 @@ void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
   }
 }
 
+// Byte j (0–31) of row `lane`'s 32 weights in a repacked Q6_K sub-block, whose dword lanes pair
+// the sub-block's two 16-weight groups: weights 4t … 4t + 3 and 16 + 4t … 16 + 4t + 3 in vector t.
+int PairedByte(int lane, int j) {
+  const int t = (j % 16) / 4;
+  return 64 * t + 8 * lane + 4 * (j / 16) + j % 4;
+}
+
 // Row `lane` of a group's Q6_K super-block: each weight's 6 bits read from the file's split
 // (quant_chunks.h's ChunkTraits<BlockQ6_K>), then split again as Q6Kx8Block keeps them.
 void PutSuperBlock(const BlockQ6_K& block, int lane, Q6Kx8Block& group) {
   group.d[lane] = block.d;
   for (int g = 0; g < 16; ++g) group.scales[g][lane] = block.scales[g];
+  int32_t bias = 0;
   for (int c = 0; c < 8; ++c) {  // Sub-block c: group r of half n.
     const int n = c / 4, r = c % 4;
     for (int j = 0; j < 32; ++j) {
       const uint8_t ql = block.ql[64 * n + 32 * (r & 1) + j];
       const int low = r >= 2 ? ql >> 4 : ql & 15, high = (block.qh[32 * n + j] >> (2 * r)) & 3;
-      uint8_t& low_byte = group.low[c / 2][SpreadByte(lane, j)];
+      uint8_t& low_byte = group.low[c / 2][PairedByte(lane, j)];
       low_byte = static_cast<uint8_t>(low_byte | low << (4 * (c % 2)));
-      uint8_t& high_byte = group.high[c / 4][SpreadByte(lane, j)];
+      uint8_t& high_byte = group.high[c / 4][PairedByte(lane, j)];
       high_byte = static_cast<uint8_t>(high_byte | high << (2 * (c % 4)));
+      bias += 128 * block.scales[2 * c + j / 16] * ((low | high << 4) - 32);
     }
   }
+  group.bias[lane] = bias;
 }
 
 // The rows of a group of type Group (the size of its `d`).

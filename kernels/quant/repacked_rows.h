@@ -59,18 +59,22 @@ struct Q4Kx8Block {
 static_assert(sizeof(Q4Kx8Block) == 1184, "160 bytes of scales, then four 256-byte quarters");
 
 // Eight rows' super-block b of Q6_K (256 weights each: w = d·scale·(q − 32), q of 6 bits, a
-// signed 8-bit scale per 16 weights). Each weight's 6 bits are split as the file splits them but
-// arranged as Q4Kx8Block's: `low` holds the low four bits of sub-blocks 2p and 2p+1 (low and high
-// nibbles) in quarter p, `high` the top two bits of sub-blocks 4h … 4h + 3 (bits 2f, 2f + 1 for
-// sub-block 4h + f) in half h, each vector t with bytes 8t … 8t + 7 of row r in qword r. The same
-// 1,680 bytes as the file's eight super-blocks.
+// signed 8-bit scale per 16 weights). Each weight's 6 bits are split as the file splits them:
+// `low` holds the low four bits of sub-blocks 2p and 2p+1 (low and high nibbles) in quarter p,
+// `high` the top two bits of sub-blocks 4h … 4h + 3 (bits 2f, 2f + 1 for sub-block 4h + f) in
+// half h. Within a 32-weight sub-block, vector t holds row r's weights 4t … 4t + 3 and 16 + 4t …
+// 16 + 4t + 3 in qword r: the two dword lanes of a row belong to its two 16-weight groups, so one
+// integer multiply applies both groups' scales. The kernel multiplies q − 32 (signed) by
+// activations + 128 (unsigned, q8k_activations.h's `biased_pairs`, in the same order); `bias`
+// takes back what the +128 adds, so no activation sums are needed. The file's 1,680 bytes and 32.
 struct Q6Kx8Block {
   uint16_t d[8];         // Half-precision scales of the eight rows.
   int8_t scales[16][8];  // [16-weight group][row].
+  int32_t bias[8];       // Per row: 128·Σ scale·Σ (q − 32) over the sixteen groups.
   uint8_t low[4][256];
   uint8_t high[2][256];
 };
-static_assert(sizeof(Q6Kx8Block) == 8 * 210, "the file's bytes, rearranged");
+static_assert(sizeof(Q6Kx8Block) == 8 * 210 + 32, "the file's bytes, rearranged, and the biases");
 
 // Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ6Kx8).
 inline bool IsRepacked(WeightType type) {

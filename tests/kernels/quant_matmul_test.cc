@@ -216,7 +216,7 @@ TEST(QuantMatmulQ8K, ActivationQuantizerRoundsToNearest) {
   std::vector<float> d(blocks, -1.0f);
   std::vector<int16_t> sums(blocks * 16, -1);
   std::vector<float> scaled_sums(blocks * 16, -1.0f);
-  QuantizeQ8KRow(x.data(), {q.data(), d.data(), sums.data(), scaled_sums.data(), blocks});
+  QuantizeQ8KRow(x.data(), {q.data(), d.data(), sums.data(), scaled_sums.data(), nullptr, blocks});
   for (int64_t b = 0; b < blocks; ++b) {
     int largest = 0;
     for (int s = 0; s < 16; ++s) {

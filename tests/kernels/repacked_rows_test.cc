@@ -114,14 +114,16 @@ TEST(QuantMatmulRepacked, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
 }
 
 // Q6_K's repacked super-blocks hold the file's: every row's d and sixteen scales bit for bit,
-// and each weight's 6-bit value (read from the file's split by the float reference's
-// dequantization) from its four low bits in `low` and two high bits in `high`.
+// each weight's 6-bit value (read from the file's split by the float reference's
+// dequantization) from its four low bits in `low` and two high bits in `high` where the paired
+// order puts them (weight i of a sub-block: vector i % 16 / 4, dword i / 16 of qword `row`), and
+// the bias as 128·Σ scale·(q − 32) over the row's super-block.
 TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   std::mt19937 rng(13);
   const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
   const QuantRows file = RandomRows(WeightType::kQ6_K, n, blocks, rng);
   const std::vector<char> packed = RepackRows(WeightType::kQ6_K, file.bytes.data(), n, k);
-  ASSERT_EQ(packed.size(), file.bytes.size());
+  ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * sizeof(Q6Kx8Block));
   const auto* groups = reinterpret_cast<const Q6Kx8Block*>(packed.data());
   const auto* rows = reinterpret_cast<const BlockQ6_K*>(file.bytes.data());
   for (int64_t row = 0; row < n; ++row) {
@@ -133,16 +135,19 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
       EXPECT_EQ(group.d[lane], block.d);
       for (int g = 0; g < 16; ++g) EXPECT_EQ(group.scales[g][lane], block.scales[g]);
       const float d = base::HalfToFloat(block.d);
+      int64_t bias = 0;
       for (int i = 0; i < kSuperBlock; ++i) {
         const int c = i / 32, j = i % 32;
-        const int low = (group.low[c / 2][SpreadByte(lane, j)] >> (4 * (c % 2))) & 15;
-        const int high = (group.high[c / 4][SpreadByte(lane, j)] >> (2 * (c % 4))) & 3;
+        const int at = 64 * (j % 16 / 4) + 8 * lane + 4 * (j / 16) + j % 4;
+        const int low = (group.low[c / 2][at] >> (4 * (c % 2))) & 15;
+        const int high = (group.high[c / 4][at] >> (2 * (c % 4))) & 3;
+        const int q = (low | high << 4) - 32;
+        bias += 128 * block.scales[i / 16] * q;
         const float expected = file.w[row * k + b * kSuperBlock + i];
-        EXPECT_EQ(d * static_cast<float>(block.scales[i / 16]) *
-                      static_cast<float>((low | high << 4) - 32),
-                  expected)
+        EXPECT_EQ(d * static_cast<float>(block.scales[i / 16]) * static_cast<float>(q), expected)
             << "weight " << i;
       }
+      EXPECT_EQ(group.bias[lane], bias);
     }
   }
 }
