@@ -31,14 +31,6 @@ inline __m512i PairLanes(const void* a, const void* b, bool is_signed) {
   const __m128i v = _mm_unpacklo_epi8(_mm_cvtsi64_si128(ea), _mm_cvtsi64_si128(eb));
   return is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v);
 }
-// Two rows of eight bytes to int16 pairs (a[r], b[r]).
-inline __m256i Pairs(const void* a, const void* b, bool is_signed) {
-  int64_t ea, eb;
-  std::memcpy(&ea, a, 8);
-  std::memcpy(&eb, b, 8);
-  const __m128i v = _mm_unpacklo_epi8(_mm_cvtsi64_si128(ea), _mm_cvtsi64_si128(eb));
-  return is_signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
-}
 inline __m256 Halves(const uint16_t* h) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
@@ -62,14 +54,13 @@ inline __m512i Dots(const __m512i (&w)[4], const void* x) {
 struct Q4K {
   using Block = Q4Kx8Block;
   struct Unpacked {
-    __m512i q[8][4];     // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
-    __m512i scales[8];   // Sub-block j's scales, lanes 2r and 2r + 1 for row r.
-    __m256i minimums[8]; // Sub-block j's minimum of row r twice, as int16 pair r.
-    __m256 d, dmin;
+    __m512i q[8][4];      // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
+    __m512i scales[8];    // Sub-block j's scales, lanes 2r and 2r + 1 for row r.
+    __m512i minimums[4];  // [k]: row r's minimums of sub-blocks 2k (lane 2r) and 2k + 1, each
+                          // as an int16 pair (m, m).
+    __m512 d;             // Row r's d in lane 2r, dmin in lane 2r + 1.
   };
-  struct Sums {
-    __m256 acc = _mm256_setzero_ps(), offset = _mm256_setzero_ps();
-  };
+  using Sums = __m512;  // Row r's scaled products in lane 2r, minimums' term in lane 2r + 1.
 
   static void Unpack(const Block& block, Unpacked& u) {
     const __m512i low = _mm512_set1_epi8(0x0f);
@@ -80,12 +71,15 @@ struct Q4K {
         u.q[2 * p + 1][t] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
       }
     }
-    for (int j = 0; j < 8; ++j) {
-      u.scales[j] = PairLanes(block.scales[j], block.scales[j], false);
-      u.minimums[j] = Pairs(block.mins[j], block.mins[j], false);
+    for (int j = 0; j < 8; ++j) u.scales[j] = PairLanes(block.scales[j], block.scales[j], false);
+    for (int k = 0; k < 4; ++k) {
+      const __m512i m = PairLanes(block.mins[2 * k], block.mins[2 * k + 1], false);
+      u.minimums[k] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
     }
-    u.d = Halves(block.d);
-    u.dmin = Halves(block.dmin);
+    const __m512i interleave =
+        _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    u.d = _mm512_permutex2var_ps(_mm512_castps256_ps512(Halves(block.d)), interleave,
+                                 _mm512_castps256_ps512(Halves(block.dmin)));
   }
 
   // Super-block b's products for activation rows x[0, R) added into their sums. Sub-block by
@@ -106,26 +100,28 @@ struct Q4K {
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const int16_t* sums = x[r].sums + 16 * b;
-      __m256i offset_sum = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        int32_t pair;  // Σq over sub-block j's two groups of 16.
-        std::memcpy(&pair, sums + 2 * j, 4);
-        offset_sum = _mm256_dpwssd_epi32(offset_sum, u.minimums[j], _mm256_set1_epi32(pair));
+      // Σ minimum·Σq: sums 4k … 4k + 3 (sub-blocks 2k, 2k + 1) broadcast against pairs (m, m).
+      __m512i offset = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        int64_t four;
+        std::memcpy(&four, x[r].sums + 16 * b + 4 * k, 8);
+        offset = _mm512_dpwssd_epi32(offset, u.minimums[k], _mm512_set1_epi64(four));
       }
-      // Row r's two lanes added in the low half of qword r, the qwords narrowed to rows 0 … 7.
-      const __m256i rows8 =
-          _mm512_cvtepi64_epi32(_mm512_add_epi32(total[r], _mm512_srli_epi64(total[r], 32)));
-      const __m256 dx = _mm256_set1_ps(x[r].d[b]);
-      s[r].acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows8), _mm256_mul_ps(u.d, dx), s[r].acc);
-      s[r].offset = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offset_sum), _mm256_mul_ps(u.dmin, dx),
-                                    s[r].offset);
+      // Lane 2r: both lanes of the products; lane 2r + 1: both of the minimums' term.
+      const __m512i mine = _mm512_mask_blend_epi32(0xAAAA, total[r], offset);
+      const __m512i other = _mm512_mask_blend_epi32(0xAAAA, offset, total[r]);
+      const __m512i row = _mm512_add_epi32(mine, _mm512_shuffle_epi32(other, _MM_PERM_CDAB));
+      const __m512 dx = _mm512_set1_ps(x[r].d[b]);
+      s[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row), _mm512_mul_ps(u.d, dx), s[r]);
     }
   }
 
   static void Store(const Sums& s, float* out) {
-    _mm256_storeu_ps(out, _mm256_sub_ps(s.acc, s.offset));
+    // Lane 2r less lane 2r + 1, the qwords' low halves narrowed to rows 0 … 7.
+    const __m512 difference = _mm512_sub_ps(s, _mm512_permute_ps(s, 0xB1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm512_cvtepi64_epi32(_mm512_castps_si512(difference)));
   }
 };
 
@@ -202,7 +198,9 @@ struct Q6K {
   }
 };
 
-// Activation rows x[0, R) against one group of eight weight rows.
+// Activation rows x[0, R) against one group of eight weight rows. (Unpacking a super-block once
+// for several passes of rows, the unpacked weights kept in memory between them, was slower at
+// every row count: the compiler keeps a single pass's unpacked sub-block in registers.)
 template <typename K, int R>
 void Group(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* out,
            int64_t out_stride) {
