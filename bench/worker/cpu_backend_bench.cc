@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -33,6 +34,7 @@
 #include "base/bf16.h"
 #include "base/flags.h"
 #include "base/status_macros.h"
+#include "base/zero_pages.h"
 #include "entropix/logit_metrics.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/paged_attention.h"
@@ -427,60 +429,112 @@ void BM_KvBranches(benchmark::State& state) {
   state.counters["unshared_blocks"] = branches * ((prefix + decode + bs - 1) / bs);
 }
 
-// The CPU decode attention op alone, one thread: 8 sequences of `context` keys, one query each,
-// `kv_heads` × (`group` query heads of `head_dim`), blocks of 16 in a shuffled pool. Args:
-// head_dim, group, kv heads, context, KV dtype (0 f32, 1 bf16). Reports keys attended per second
-// (per query head) and the KV bytes read per second.
+// The CPU attention op's inputs: `seqs` sequences of `context` keys each, the last `queries` of
+// which attend (causally: query i of a sequence sees the keys up to its own position),
+// `kv_heads` × (`group` query heads of `head_dim`), blocks of 16 in a shuffled pool, KV in f32
+// or bf16, fresh normal values.
+class AttentionCase {
+ public:
+  AttentionCase(int64_t head_dim, int64_t group, int64_t kv_heads, int64_t seqs, int64_t context,
+                int64_t queries, bool bf16) {
+    const int64_t block = 16, heads = group * kv_heads, width = kv_heads * head_dim;
+    const int64_t blocks_per_seq = (context + block - 1) / block;
+    std::mt19937 rng(7);
+    block_ids_.resize(seqs * blocks_per_seq);
+    for (size_t i = 0; i < block_ids_.size(); ++i) block_ids_[i] = static_cast<int32_t>(i);
+    std::shuffle(block_ids_.begin(), block_ids_.end(), rng);
+    q_start_.resize(seqs + 1);
+    kv_len_.assign(seqs, static_cast<int32_t>(context));
+    block_start_.resize(seqs + 1);
+    for (int64_t s = 0; s <= seqs; ++s) {
+      q_start_[s] = static_cast<int32_t>(s * queries);
+      block_start_[s] = static_cast<int32_t>(s * blocks_per_seq);
+    }
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    auto random = [&](size_t n) {
+      std::vector<float> v(n);
+      for (float& x : v) x = normal(rng);
+      return v;
+    };
+    // Page-aligned pools, as the backend's (base::ZeroPages).
+    const size_t elements = block_ids_.size() * block * width;
+    auto pool = [&] {
+      absl::StatusOr<base::ZeroPages> pages = base::ZeroPages::Map(elements * (bf16 ? 2 : 4));
+      if (!pages.ok()) std::abort();
+      for (size_t i = 0; i < elements; ++i) {
+        const float x = normal(rng);
+        if (bf16) {
+          reinterpret_cast<uint16_t*>(pages->data())[i] = base::FloatToBf16(x);
+        } else {
+          reinterpret_cast<float*>(pages->data())[i] = x;
+        }
+      }
+      return std::move(*pages);
+    };
+    k_ = pool();
+    v_ = pool();
+    q_ = random(seqs * queries * heads * head_dim);
+    out_.resize(q_.size());
+    p_.batch = {seqs, q_start_.data(), kv_len_.data(), block_start_.data(), block_ids_.data()};
+    p_.cache = {nullptr, nullptr, static_cast<int64_t>(block_ids_.size()), block, kv_heads,
+                head_dim};
+    if (bf16) {
+      p_.cache.k_bf16 = reinterpret_cast<uint16_t*>(k_.data());
+      p_.cache.v_bf16 = reinterpret_cast<uint16_t*>(v_.data());
+    } else {
+      p_.cache.k = reinterpret_cast<float*>(k_.data());
+      p_.cache.v = reinterpret_cast<float*>(v_.data());
+    }
+    p_.q = q_.data();
+    p_.out = out_.data();
+    p_.q_stride = p_.out_stride = heads * head_dim;
+    p_.num_heads = heads;
+    p_.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  }
+  const kernels::PagedAttentionParams& params() const { return p_; }
+  const float* out() const { return out_.data(); }
+
+ private:
+  std::vector<int32_t> block_ids_, q_start_, kv_len_, block_start_;
+  base::ZeroPages k_, v_;
+  std::vector<float> q_, out_;
+  kernels::PagedAttentionParams p_;
+};
+
+// The CPU decode attention op alone, one thread: 8 sequences of `context` keys, one query each.
+// Args: head_dim, group, kv heads, context, KV dtype (0 f32, 1 bf16). Reports keys attended per
+// second (per query head) and the KV bytes read per second.
 void BM_DecodeAttention(benchmark::State& state) {
   const int64_t head_dim = state.range(0), group = state.range(1), kv_heads = state.range(2);
-  const int64_t context = state.range(3), seqs = 8, block = 16;
+  const int64_t context = state.range(3), seqs = 8;
   const bool bf16 = state.range(4) == 1;
-  const int64_t heads = group * kv_heads, width = kv_heads * head_dim;
-  const int64_t blocks_per_seq = (context + block - 1) / block;
-  std::mt19937 rng(7);
-  std::vector<int32_t> block_ids(seqs * blocks_per_seq);
-  for (size_t i = 0; i < block_ids.size(); ++i) block_ids[i] = static_cast<int32_t>(i);
-  std::shuffle(block_ids.begin(), block_ids.end(), rng);
-  std::vector<int32_t> q_start(seqs + 1), kv_len(seqs, static_cast<int32_t>(context)),
-      block_start(seqs + 1);
-  for (int64_t s = 0; s <= seqs; ++s) {
-    q_start[s] = static_cast<int32_t>(s);
-    block_start[s] = static_cast<int32_t>(s * blocks_per_seq);
-  }
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto random = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = normal(rng);
-    return v;
-  };
-  std::vector<float> k = random(block_ids.size() * block * width), v = random(k.size());
-  const std::vector<float> q = random(seqs * heads * head_dim);
-  std::vector<float> out(q.size());
-  kernels::PagedAttentionParams p;
-  p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
-  p.cache = {k.data(), v.data(), static_cast<int64_t>(block_ids.size()), block, kv_heads, head_dim};
-  std::vector<uint16_t> k16(k.size()), v16(v.size());
-  if (bf16) {
-    for (size_t i = 0; i < k.size(); ++i) k16[i] = base::FloatToBf16(k[i]);
-    for (size_t i = 0; i < v.size(); ++i) v16[i] = base::FloatToBf16(v[i]);
-    p.cache.k = p.cache.v = nullptr;
-    p.cache.k_bf16 = k16.data();
-    p.cache.v_bf16 = v16.data();
-  }
-  p.q = q.data();
-  p.out = out.data();
-  p.q_stride = p.out_stride = heads * head_dim;
-  p.num_heads = heads;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const AttentionCase c(head_dim, group, kv_heads, seqs, context, 1, bf16);
   for (auto _ : state) {
-    kernels::PagedAttentionRef(p, nullptr);
-    benchmark::DoNotOptimize(out.data());
+    kernels::PagedAttentionRef(c.params(), nullptr);
+    benchmark::DoNotOptimize(c.out());
   }
-  state.counters["keys_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * seqs * heads * context),
-                         benchmark::Counter::kIsRate);
+  state.counters["keys_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * seqs * group * kv_heads * context),
+      benchmark::Counter::kIsRate);
   state.counters["kv_bytes_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * seqs * context * 2 * width * (bf16 ? 2 : 4)),
+      static_cast<double>(state.iterations() * seqs * context * 2 * kv_heads * head_dim *
+                          (bf16 ? 2 : 4)),
+      benchmark::Counter::kIsRate);
+}
+
+// The CPU attention op of a prefill alone, one thread: one sequence of `tokens` tokens, each
+// attending to itself and the tokens before it. Args: head_dim, group, kv heads, tokens, KV
+// dtype. Reports query-key pairs per second (per query head).
+void BM_PrefillAttention(benchmark::State& state) {
+  const int64_t head_dim = state.range(0), group = state.range(1), kv_heads = state.range(2);
+  const int64_t tokens = state.range(3);
+  const AttentionCase c(head_dim, group, kv_heads, 1, tokens, tokens, state.range(4) == 1);
+  for (auto _ : state) {
+    kernels::PagedAttentionRef(c.params(), nullptr);
+    benchmark::DoNotOptimize(c.out());
+  }
+  state.counters["pairs_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * group * kv_heads * tokens * (tokens + 1) / 2),
       benchmark::Counter::kIsRate);
 }
 
@@ -500,6 +554,11 @@ BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::k
 BENCHMARK(BM_DecodeAttention)
     ->ArgsProduct({{16}, {2}, {2}, {160}, {0, 1}})
     ->ArgsProduct({{64}, {4}, {8}, {512, 4096, 16384}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+// SmolLM2 (64 × 3 of 3) and Llama-3.2-1B (64 × 4 of 8) at 256 tokens, f32 and bf16 KV.
+BENCHMARK(BM_PrefillAttention)
+    ->ArgsProduct({{64}, {3}, {3}, {256}, {0, 1}})
+    ->ArgsProduct({{64}, {4}, {8}, {256}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 // Decode at batch 1, 8, 32 and a 256-token prefill on `shape` (kLlama1b or kModel).
