@@ -15,6 +15,11 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define ARBOR_CPU_AVX2 1
+#if defined(__AVX512F__)
+// 512-bit forms of the attention helpers below, each giving its 256-bit form's bits: a vector
+// holds two 8-lane slices that the 256-bit form keeps in two registers, never one 16-lane sum.
+#define ARBOR_CPU_AVX512 1
+#endif
 #endif
 
 namespace arbor::kernels::simd {
@@ -88,6 +93,67 @@ inline __m256 ExpNonPositive(__m256 x) {
 }
 #endif
 
+#ifdef ARBOR_CPU_AVX512
+// ExpNonPositive in sixteen lanes, each lane's operations those of the eight-lane form.
+inline __m512 ExpNonPositive16(__m512 x) {
+  const __mmask16 too_small = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.336544f), _CMP_LT_OQ);
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.336544f));
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512i two_k =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~too_small),
+                             _mm512_mul_ps(p, _mm512_castsi512_ps(two_k)));
+}
+inline __m512 Load16(const float* w) { return _mm512_loadu_ps(w); }
+inline __m512 Load16(const uint16_t* w) {
+  const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
+}
+inline __m256 High8(__m512 v) {
+  return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+// Eight values of row a in the low half, eight of row b in the high half.
+inline __m512 LoadTwo8(const float* a, const float* b) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(
+                                                 _mm256_loadu_ps(a))),
+                                             _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
+}
+inline __m512 LoadTwo8(const uint16_t* a, const uint16_t* b) {
+  const __m256i halves = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
+}
+#endif
+
+// The largest of s[0, n) (n ≥ 1): softmax's shift, a vector loop where std::max_element is a
+// chain of scalar compares. Exact whatever the order.
+inline float Max(const float* s, int64_t n) {
+  int64_t j = 0;
+  float best = s[0];
+#ifdef ARBOR_CPU_AVX2
+  if (n >= 8) {
+    __m256 lanes = _mm256_loadu_ps(s);
+    for (j = 8; j + 8 <= n; j += 8) lanes = _mm256_max_ps(lanes, _mm256_loadu_ps(s + j));
+    alignas(32) float eight[8];
+    _mm256_store_ps(eight, lanes);
+    for (float v : eight) best = v > best ? v : best;
+  }
+#endif
+  for (; j < n; ++j) best = s[j] > best ? s[j] : best;
+  return best;
+}
+
 // s[j] = e^(s[j] − max) for j in [0, n) (max ≥ every s[j]: softmax's numerators), and their sum,
 // added in one fixed order for a given n.
 inline float ExpShifted(float* s, int64_t n, float max) {
@@ -95,6 +161,16 @@ inline float ExpShifted(float* s, int64_t n, float max) {
   float sum = 0.0f;
 #ifdef ARBOR_CPU_AVX2
   __m256 total = _mm256_setzero_ps();
+#ifdef ARBOR_CPU_AVX512
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e =
+        ExpNonPositive16(_mm512_sub_ps(_mm512_loadu_ps(s + j), _mm512_set1_ps(max)));
+    _mm512_storeu_ps(s + j, e);
+    // The two halves added in turn: the eight-lane loop's order.
+    total = _mm256_add_ps(total, _mm512_castps512_ps256(e));
+    total = _mm256_add_ps(total, High8(e));
+  }
+#endif
   for (; j + 8 <= n; j += 8) {
     const __m256 e = ExpNonPositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), _mm256_set1_ps(max)));
     _mm256_storeu_ps(s + j, e);
@@ -121,6 +197,24 @@ inline float ExpShifted(float* s, int64_t n, float max) {
 }
 
 #ifdef ARBOR_CPU_AVX2
+// The scores of a tile from G queries' partial sums of its four rows (TransposeSum4), scaled and
+// stored for rows [j, j + tile).
+template <int G>
+inline void StoreTile(const __m256 (&partial)[G][4], int64_t j, int64_t tile, float scale,
+                      float* out, int64_t out_stride) {
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const __m128 dots = _mm_mul_ps(TransposeSum4(partial[g]), _mm_set1_ps(scale));
+    if (tile == 4) {
+      _mm_storeu_ps(out + g * out_stride + j, dots);
+    } else {
+      float last[4];
+      _mm_storeu_ps(last, dots);
+      for (int64_t r = 0; r < tile; ++r) out[g * out_stride + j + r] = last[r];
+    }
+  }
+}
+
 // DotRows for G queries and the four rows [j, j + tile) (tile ≤ 4; the others count as zero).
 template <int G, typename T>
 inline void DotRowsTile(const float* a, const T* const* rows, int64_t j, int64_t tile,
@@ -144,17 +238,45 @@ inline void DotRowsTile(const float* a, const T* const* rows, int64_t j, int64_t
       for (int g = 0; g < G; ++g) partial[g][r] = _mm256_fmadd_ps(q[g], k, partial[g][r]);
     }
   }
+  StoreTile<G>(partial, j, tile, scale, out, out_stride);
+}
+#endif
+
+#ifdef ARBOR_CPU_AVX512
+// DotRowsTile with two rows per 512-bit vector (rows j + 2h and j + 2h + 1 in its halves, each
+// query's slice in both): half the FMAs, each half the 256-bit form's partial sum.
+template <int G, typename T>
+inline void DotRowsTile16(const float* a, const T* const* rows, int64_t j, int64_t tile,
+                          int64_t dim, float scale, float* out, int64_t out_stride) {
+  __m512 partial[G][2];
 #pragma GCC unroll 4
-  for (int g = 0; g < G; ++g) {
-    const __m128 dots = _mm_mul_ps(TransposeSum4(partial[g]), _mm_set1_ps(scale));
-    if (tile == 4) {
-      _mm_storeu_ps(out + g * out_stride + j, dots);
-    } else {
-      float last[4];
-      _mm_storeu_ps(last, dots);
-      for (int64_t r = 0; r < tile; ++r) out[g * out_stride + j + r] = last[r];
+  for (int g = 0; g < G; ++g) partial[g][0] = partial[g][1] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < dim; i += 8) {
+    __m512 q[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m256 slice = _mm256_loadu_ps(a + g * dim + i);
+      q[g] = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(slice)));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      if (2 * h >= tile) break;
+      // A missing last row reads the first again; its sums are not stored.
+      const __m512 k =
+          LoadTwo8(rows[j + 2 * h] + i, rows[j + (2 * h + 1 < tile ? 2 * h + 1 : 0)] + i);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) partial[g][h] = _mm512_fmadd_ps(q[g], k, partial[g][h]);
     }
   }
+  __m256 halves[G][4];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      halves[g][2 * h] = _mm512_castps512_ps256(partial[g][h]);
+      halves[g][2 * h + 1] = High8(partial[g][h]);
+    }
+  }
+  StoreTile<G>(halves, j, tile, scale, out, out_stride);
 }
 #endif
 
@@ -171,8 +293,13 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
   if (dim % 8 == 0) {
     using Tile = void (*)(const float*, const T* const*, int64_t, int64_t, int64_t, float, float*,
                           int64_t);
+#ifdef ARBOR_CPU_AVX512
+    static constexpr Tile kTiles[] = {DotRowsTile16<1, T>, DotRowsTile16<2, T>,
+                                      DotRowsTile16<3, T>, DotRowsTile16<4, T>};
+#else
     static constexpr Tile kTiles[] = {DotRowsTile<1, T>, DotRowsTile<2, T>, DotRowsTile<3, T>,
                                       DotRowsTile<4, T>};
+#endif
     for (int64_t g = 0; g < queries; g += 4) {
       const Tile tile = kTiles[(queries - g < 4 ? queries - g : 4) - 1];
       for (int64_t j = 0; j < n; j += 4) {
@@ -219,10 +346,58 @@ inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const
   }
 }
 
+#ifdef ARBOR_CPU_AVX512
+// WeightedRowSumLanes over V·16 floats: each 512-bit accumulator two of the 256-bit form's.
+template <int G, int V, typename T>
+inline void WeightedRowSumLanes16(const float* w, int64_t w_stride, const T* const* rows,
+                                  int64_t n, int64_t d, const float* scale, float* out,
+                                  int64_t out_stride) {
+  __m512 acc[G][V];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int u = 0; u < V; ++u) acc[g][u] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    __m512 a[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) a[g] = _mm512_set1_ps(w[g * w_stride + j]);
+#pragma GCC unroll 8
+    for (int u = 0; u < V; ++u) {
+      const __m512 v = Load16(rows[j] + d + 16 * u);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g][u] = _mm512_fmadd_ps(a[g], v, acc[g][u]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int u = 0; u < V; ++u) {
+      _mm512_storeu_ps(out + g * out_stride + d + 16 * u,
+                       _mm512_mul_ps(acc[g][u], _mm512_set1_ps(scale[g])));
+    }
+  }
+}
+#endif
+
 // WeightedRowSum for G weight vectors (G ≤ 4), slices of up to kWidth vectors.
 template <int G, typename T>
 inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
                                 int64_t dim, const float* scale, float* out, int64_t out_stride) {
+#ifdef ARBOR_CPU_AVX512
+  if (dim % 16 == 0) {
+    // Up to 128 floats per slice while G·8 accumulators fit the 32 registers, else 64.
+    constexpr int kWidth16 = G <= 3 ? 8 : 4;
+    using Lanes16 = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t,
+                             const float*, float*, int64_t);
+    static constexpr auto kLanes16 = []<size_t... V>(std::index_sequence<V...>) {
+      return std::array<Lanes16, kWidth16>{WeightedRowSumLanes16<G, V + 1, T>...};
+    }(std::make_index_sequence<kWidth16>());
+    for (int64_t d = 0; d < dim; d += 16 * kWidth16) {
+      const int64_t vectors = (dim - d) / 16 < kWidth16 ? (dim - d) / 16 : kWidth16;
+      kLanes16[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);
+    }
+    return;
+  }
+#endif
   // Eight vectors per slice while G·8 accumulators fit the registers, else four.
   constexpr int kWidth = G <= 3 ? 8 : 4;
   using Lanes = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,

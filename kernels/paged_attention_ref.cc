@@ -24,10 +24,13 @@ void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool
   const float* q0 = p.q + token * p.q_stride + kv_head * group * c.head_dim;
   k_rows.resize(n_keys);
   v_rows.resize(n_keys);
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const int64_t row = PagedSlot(p.batch, c.block_size, seq, j) * width + kv_head * c.head_dim;
-    k_rows[j] = k_pool + row;
-    v_rows[j] = v_pool + row;
+  for (int64_t j0 = 0; j0 < n_keys; j0 += c.block_size) {  // A block's rows are consecutive.
+    const int64_t first = PagedSlot(p.batch, c.block_size, seq, j0) * width + kv_head * c.head_dim;
+    const int64_t end = std::min(n_keys, j0 + c.block_size);
+    for (int64_t j = j0; j < end; ++j) {
+      k_rows[j] = k_pool + first + (j - j0) * width;
+      v_rows[j] = v_pool + first + (j - j0) * width;
+    }
   }
   simd::DotRows(q0, group, k_rows.data(), n_keys, c.head_dim, p.scale, scores.data(), n_keys);
   const bool last = token == p.batch.q_start[seq + 1] - 1;
@@ -38,7 +41,7 @@ void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool
     if (scores_out != nullptr) {
       std::copy(s, s + n_keys, scores_out + (kv_head * group + g) * n_keys);
     }
-    inverse_sums[g] = 1.0f / simd::ExpShifted(s, n_keys, *std::max_element(s, s + n_keys));
+    inverse_sums[g] = 1.0f / simd::ExpShifted(s, n_keys, simd::Max(s, n_keys));
   }
   simd::WeightedRowSum(scores.data(), n_keys, group, v_rows.data(), n_keys, c.head_dim,
                        inverse_sums.data(), p.out + token * p.out_stride + kv_head * group * c.head_dim,

@@ -2,7 +2,7 @@
 // (ExpShifted, its own exp) within 4 ulp of e^x, zero below the float range, and their sum;
 // the tiled dot products (DotRows) within fp32 rounding of the exact sums, for every count of
 // rows and each row the same at any place; a GQA group's heads in one call, each with its own
-// bits.
+// bits; the 512-bit forms with the 256-bit forms' bits.
 #include "kernels/cpu_simd.h"
 
 #include <cmath>
@@ -131,6 +131,63 @@ TEST(CpuSimd, GroupedHeadsGiveEachHeadItsOwnBits) {
   CheckGroupedHeads<float>(rng);
   CheckGroupedHeads<uint16_t>(rng);
 }
+
+#ifdef ARBOR_CPU_AVX512
+// The 512-bit forms give the 256-bit forms' bits, so a score or a weighted sum does not depend on
+// which of them a build runs: the exponential lane for lane (ExpNonPositive16 against
+// ExpNonPositive, from −100 to 0), the four-row tiles of scores for 1–4 queries and 1–4 rows, and
+// the weighted sums' slices, fp32 and bf16 rows.
+template <typename T>
+void CheckWideFormsMatch(std::mt19937& rng) {
+  std::normal_distribution<float> value;
+  constexpr int64_t kDim = 64, kRows = 4;
+  std::vector<T> rows(kRows * kDim);
+  for (T& v : rows) {
+    if constexpr (std::is_same_v<T, float>) {
+      v = value(rng);
+    } else {
+      v = base::FloatToBf16(value(rng));
+    }
+  }
+  std::vector<const T*> pointers;
+  for (int64_t j = 0; j < kRows; ++j) pointers.push_back(rows.data() + j * kDim);
+  std::vector<float> a(4 * kDim), w(4 * kRows), scale(4, 0.75f);
+  for (float& v : a) v = value(rng);
+  for (float& v : w) v = std::abs(value(rng));
+  std::vector<float> narrow(4 * kDim), wide(4 * kDim);
+  for (int64_t tile = 1; tile <= kRows; ++tile) {
+    DotRowsTile<4, T>(a.data(), pointers.data(), 0, tile, kDim, 0.125f, narrow.data(), kRows);
+    DotRowsTile16<4, T>(a.data(), pointers.data(), 0, tile, kDim, 0.125f, wide.data(), kRows);
+    for (int64_t g = 0; g < 4; ++g) {
+      for (int64_t j = 0; j < tile; ++j) {
+        ASSERT_EQ(narrow[g * kRows + j], wide[g * kRows + j]) << "tile " << tile << " row " << j;
+      }
+    }
+  }
+  WeightedRowSumLanes<4, 8, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
+                               narrow.data(), kDim);
+  WeightedRowSumLanes16<4, 4, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
+                                 wide.data(), kDim);
+  ASSERT_EQ(std::memcmp(narrow.data(), wide.data(), narrow.size() * sizeof(float)), 0);
+}
+
+TEST(CpuSimd, WideFormsGiveTheNarrowFormsBits) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> exponent(-100.0f, 0.0f);
+  for (int round = 0; round < 1000; ++round) {
+    alignas(64) float x[16], narrow[16], wide[16];
+    for (float& v : x) v = exponent(rng);
+    _mm256_storeu_ps(narrow, ExpNonPositive(_mm256_loadu_ps(x)));
+    _mm256_storeu_ps(narrow + 8, ExpNonPositive(_mm256_loadu_ps(x + 8)));
+    _mm512_storeu_ps(wide, ExpNonPositive16(_mm512_loadu_ps(x)));
+    ASSERT_EQ(std::memcmp(narrow, wide, sizeof(narrow)), 0) << "round " << round;
+  }
+  CheckWideFormsMatch<float>(rng);
+  CheckWideFormsMatch<uint16_t>(rng);
+}
+#endif
 
 }  // namespace
 }  // namespace arbor::kernels::simd
