@@ -136,6 +136,27 @@ inline __m512 LoadTwo8(const uint16_t* a, const uint16_t* b) {
 }
 #endif
 
+// Σ x[i]² in double (RMSNorm's), in eight partial sums where AVX2 is there (a scalar chain
+// waits on each add's latency), added in one fixed order for a given n.
+inline double SumSquares(const float* x, int64_t n) {
+  int64_t i = 0;
+  double sum = 0.0;
+#ifdef ARBOR_CPU_AVX2
+  __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();
+  for (; i + 8 <= n; i += 8) {
+    const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+    const __m256d b = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    low = _mm256_fmadd_pd(a, a, low);
+    high = _mm256_fmadd_pd(b, b, high);
+  }
+  alignas(32) double four[4];
+  _mm256_store_pd(four, _mm256_add_pd(low, high));
+  sum = (four[0] + four[1]) + (four[2] + four[3]);
+#endif
+  for (; i < n; ++i) sum += double{x[i]} * x[i];
+  return sum;
+}
+
 // The largest of s[0, n) (n ≥ 1): softmax's shift, a vector loop where std::max_element is a
 // chain of scalar compares. Exact whatever the order.
 inline float Max(const float* s, int64_t n) {

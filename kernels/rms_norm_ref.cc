@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "kernels/cpu_simd.h"
 #include "kernels/rms_norm.h"
 
 namespace arbor::kernels {
@@ -14,8 +15,7 @@ void RmsNormRef(const RmsNormParams& p) {
       for (int64_t i = 0; i < p.dim; ++i) residual[i] += x[i];
       src = residual;
     }
-    double sum_sq = 0.0;
-    for (int64_t i = 0; i < p.dim; ++i) sum_sq += double{src[i]} * src[i];
+    const double sum_sq = simd::SumSquares(src, p.dim);
     const float inv_rms =
         static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(p.dim) + p.eps));
     for (int64_t i = 0; i < p.dim; ++i) out[i] = src[i] * inv_rms * p.weight[i];

@@ -21,6 +21,18 @@ inline __m256 SiluTimes(__m256 g, __m256 up) {
   return _mm256_mul_ps(_mm256_mul_ps(g, sigma), up);
 }
 #endif
+#ifdef ARBOR_CPU_AVX512
+// The eight-lane form's operations in sixteen lanes (the same bits).
+inline __m512 SiluTimes(__m512 g, __m512 up) {
+  const __m512 magnitude = _mm512_abs_ps(g);
+  const __m512 t = simd::ExpNonPositive16(_mm512_sub_ps(_mm512_setzero_ps(), magnitude));
+  const __m512 inverse =
+      _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), t));
+  const __mmask16 negative = _mm512_cmp_ps_mask(g, _mm512_setzero_ps(), _CMP_LT_OQ);
+  const __m512 sigma = _mm512_mask_blend_ps(negative, inverse, _mm512_mul_ps(t, inverse));
+  return _mm512_mul_ps(_mm512_mul_ps(g, sigma), up);
+}
+#endif
 
 }  // namespace
 
@@ -30,6 +42,11 @@ void SwigluRef(const SwigluParams& p) {
     const float* up = p.up + r * p.up_stride;
     float* out = p.out + r * p.out_stride;
     int64_t i = 0;
+#ifdef ARBOR_CPU_AVX512
+    for (; i + 16 <= p.dim; i += 16) {
+      _mm512_storeu_ps(out + i, SiluTimes(_mm512_loadu_ps(gate + i), _mm512_loadu_ps(up + i)));
+    }
+#endif
 #ifdef ARBOR_CPU_AVX2
     for (; i + 8 <= p.dim; i += 8) {
       _mm256_storeu_ps(out + i, SiluTimes(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
