@@ -37,10 +37,14 @@ struct Q8KDotParams {
 };
 
 namespace avx2 {
-// AVX2 + FMA + F16C: maddubs/madd. Also holds the vector activation quantizer (AVX2 is what
-// every path here needs), which matches QuantizeQ8RowRef bit for bit.
+// AVX2 + FMA + F16C: maddubs/madd. Also holds the vector activation quantizers (AVX2 is what
+// every path here needs), which match QuantizeQ8RowRef and QuantizeQ8KRow bit for bit.
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
                     const Q8Rows& out);
+// QuantizeQ8KRow of rows [row_begin, row_end) into rows[row] (and PairBiasedQ8KRow where a row
+// has biased_pairs), bit for bit.
+void QuantizeQ8KRows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
+                     const Q8KRow* rows);
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of kQ8KMaxRows.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);

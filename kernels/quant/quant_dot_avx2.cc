@@ -6,6 +6,8 @@
 #include "kernels/quant/quant_dot_q8k_kernel.h"
 #include "kernels/quant/quant_matmul.h"
 
+#include <utility>
+
 namespace arbor::kernels::avx2 {
 namespace {
 
@@ -30,46 +32,82 @@ void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   q8k::KQuantRange<Isa>(p, n_begin, n_end);
 }
 
+namespace {
+
+// The largest |x| of 8·n floats.
+float AbsMax(const float* x, int n) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  __m256 amax = _mm256_setzero_ps();
+  for (int i = 0; i < n; ++i) {
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(x + 8 * i)));
+  }
+  const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  return _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+}
+
+// The reciprocal of step d that the scalar quantizers multiply by (0 for d = 0).
+__m256 Inverse(float d) { return _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f); }
+
+// 32 floats times `inverse`, rounded half to even as nearbyint, to bytes at q; returns Σq of
+// values 0–15 and 16–31.
+std::pair<int, int> Quantize32(const float* x, __m256 inverse, int8_t* q) {
+  __m256i v[4];
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), inverse));
+  }
+  // Pack 32-bit lanes to bytes; the packs work within 128-bit halves, so restore the order.
+  const __m256i words01 = _mm256_packs_epi32(v[0], v[1]);
+  const __m256i words23 = _mm256_packs_epi32(v[2], v[3]);
+  const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words01, words23),
+                                                    _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), bytes);
+  auto total = [](__m256i s) {
+    const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    const __m128i p = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+    return _mm_cvtsi128_si32(_mm_add_epi32(p, _mm_shuffle_epi32(p, 1)));
+  };
+  return {total(_mm256_add_epi32(v[0], v[1])), total(_mm256_add_epi32(v[2], v[3]))};
+}
+
+}  // namespace
+
 void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
                     const Q8Rows& out) {
-  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   for (int64_t row = row_begin; row < row_end; ++row) {
     for (int64_t c = 0; c < out.chunks; ++c) {
       const float* xc = x + row * x_stride + 32 * c;
-      __m256 v[4];
-      __m256 amax = _mm256_setzero_ps();
-      for (int i = 0; i < 4; ++i) {
-        v[i] = _mm256_loadu_ps(xc + 8 * i);
-        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[i]));
-      }
-      const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-      const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-      const float max = _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
       // The same fp32 operations as QuantizeQ8RowRef, so the integers agree bit for bit.
-      const float d = max / 127.0f;
-      const __m256 inverse = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
-      __m256i q[4];
-      for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], inverse));
-      // Pack 32-bit lanes to bytes; the packs work within 128-bit halves, so restore the order.
-      const __m256i words01 = _mm256_packs_epi32(q[0], q[1]);
-      const __m256i words23 = _mm256_packs_epi32(q[2], q[3]);
-      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words01, words23),
-                                                        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      const float d = AbsMax(xc, 4) / 127.0f;
       const int64_t at = row * out.stride + c;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q + 32 * at), bytes);
-      // Σq per 16: q[0], q[1] hold values 0..15, q[2], q[3] values 16..31.
-      const __m256i lo = _mm256_add_epi32(q[0], q[1]), hi = _mm256_add_epi32(q[2], q[3]);
-      auto total = [](__m256i s) {
-        const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        const __m128i p = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-        return _mm_cvtsi128_si32(_mm_add_epi32(p, _mm_shuffle_epi32(p, 1)));
-      };
-      const int sum0 = total(lo), sum1 = total(hi);
+      const auto [sum0, sum1] = Quantize32(xc, Inverse(d), out.q + 32 * at);
       _mm256_storeu_ps(out.scales + 8 * at, _mm256_set1_ps(d));
       out.sums[SumIndex(row, c, 0, out.stride)] = d * static_cast<float>(sum0);
       out.sums[SumIndex(row, c, 1, out.stride)] = d * static_cast<float>(sum1);
       out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sum0 + sum1);
     }
+  }
+}
+
+void QuantizeQ8KRows(const float* x, int64_t x_stride, int64_t row_begin, int64_t row_end,
+                     const Q8KRow* rows) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const Q8KRow& out = rows[row];
+    for (int64_t b = 0; b < out.blocks; ++b) {
+      const float* xb = x + row * x_stride + 256 * b;
+      // The same fp32 operations as QuantizeQ8KRow, so the integers agree bit for bit.
+      const float d = AbsMax(xb, 32) / 127.0f;
+      const __m256 inverse = Inverse(d);
+      for (int c = 0; c < 8; ++c) {
+        const auto [sum0, sum1] = Quantize32(xb + 32 * c, inverse, out.q + 256 * b + 32 * c);
+        out.sums[16 * b + 2 * c] = static_cast<int16_t>(sum0);
+        out.sums[16 * b + 2 * c + 1] = static_cast<int16_t>(sum1);
+        out.scaled_sums[16 * b + 2 * c] = d * static_cast<float>(sum0);
+        out.scaled_sums[16 * b + 2 * c + 1] = d * static_cast<float>(sum1);
+      }
+      out.d[b] = d;
+    }
+    if (out.biased_pairs != nullptr) PairBiasedQ8KRow(out);
   }
 }
 

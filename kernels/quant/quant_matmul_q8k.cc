@@ -59,8 +59,15 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
     rows[i] = {q.data() + i * p.k, d.data() + i * blocks, sums.data() + i * blocks * 16,
                scaled_sums.data() + i * blocks * 16, pairs ? biased_pairs.data() + i * p.k : nullptr,
                blocks};
-    QuantizeQ8KRow(p.x + i * p.x_stride, rows[i]);
-    if (pairs) PairBiasedQ8KRow(rows[i]);
+  }
+  const Q8KRow* quantized = rows.data();  // The workers' own thread_locals are not these.
+  if (pool == nullptr) {
+    avx2::QuantizeQ8KRows(p.x, p.x_stride, 0, p.m, quantized);
+  } else {
+    // As QuantMatmulQ8's: threads pay off on prefill-sized inputs.
+    pool->ParallelFor(p.m, std::max<int64_t>(1, 16384 / p.k), [&](int64_t begin, int64_t end) {
+      avx2::QuantizeQ8KRows(p.x, p.x_stride, begin, end, quantized);
+    });
   }
   absl::InlinedVector<Q8KDotParams, 4> dots;
   absl::InlinedVector<int64_t, 4> widths;

@@ -236,6 +236,56 @@ TEST(QuantMatmulQ8K, ActivationQuantizerRoundsToNearest) {
   }
 }
 
+// The vector per-256 quantizer equals the scalar definition bit for bit (integers, scales and
+// both sums, halfway cases and an all-zero block included), and the biased pairs the repacked
+// Q6_K kernel reads are q + 128 with each 32's dwords in the order 0, 4, 1, 5, 2, 6, 3, 7.
+TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
+  if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  const int64_t m = 3, blocks = 3, k = blocks * kSuperBlock, x_stride = k + 5;
+  std::vector<float> x = RandomActivations(m, x_stride, rng);
+  std::fill(x.begin() + kSuperBlock, x.begin() + 2 * kSuperBlock, 0.0f);
+  x[2 * kSuperBlock] = 127.0f;  // Halfway cases when amax is 127: rounded to even.
+  x[2 * kSuperBlock + 1] = 0.5f * 127;
+  x[2 * kSuperBlock + 2] = 1.5f;
+  struct Buffers {
+    std::vector<int8_t> q;
+    std::vector<float> d, scaled_sums;
+    std::vector<int16_t> sums;
+    std::vector<uint8_t> pairs;
+    std::vector<Q8KRow> rows;
+  };
+  auto make = [&](Buffers& b) {
+    b.q.assign(m * k, 7);
+    b.d.assign(m * blocks, -1.0f);
+    b.sums.assign(m * blocks * 16, -1);
+    b.scaled_sums.assign(m * blocks * 16, -1.0f);
+    b.pairs.assign(m * k, 3);
+    for (int64_t i = 0; i < m; ++i) {
+      b.rows.push_back({b.q.data() + i * k, b.d.data() + i * blocks, b.sums.data() + i * blocks * 16,
+                        b.scaled_sums.data() + i * blocks * 16, b.pairs.data() + i * k, blocks});
+    }
+  };
+  Buffers ref, vec;
+  make(ref);
+  make(vec);
+  for (int64_t i = 0; i < m; ++i) QuantizeQ8KRow(x.data() + i * x_stride, ref.rows[i]);
+  avx2::QuantizeQ8KRows(x.data(), x_stride, 0, m, vec.rows.data());
+  EXPECT_EQ(ref.q, vec.q);
+  EXPECT_EQ(ref.d, vec.d);
+  EXPECT_EQ(ref.sums, vec.sums);
+  EXPECT_EQ(ref.scaled_sums, vec.scaled_sums);
+  EXPECT_EQ(ref.q[2 * kSuperBlock + 1], 64);  // 63.5 → 64 (even).
+  EXPECT_EQ(ref.q[2 * kSuperBlock + 2], 2);   // 1.5 → 2 (even).
+  for (int64_t j = 0; j < m * k; ++j) {
+    const int64_t c = j / 32, dword = j % 32 / 4;
+    const int64_t from = 32 * c + 4 * (dword / 2) + 16 * (dword % 2) + j % 4;
+    ASSERT_EQ(vec.pairs[j], static_cast<uint8_t>(ref.q[from] + 128)) << j;
+  }
+}
+
 // QuantMatmulQ8K (Q4_K and Q6_K) against its float64 twin (QuantMatmulQ8KTwin) and against the
 // float64 product of the unquantized activations, as the kQ8 test above, with the activation step
 // of each 256-value block: |Δ twin| ≤ 2e-6 · Σ|x̃·w| + 1e-6 (the integer sums are exact; fp32
