@@ -28,6 +28,7 @@ void QuantizeQ8RowRef(const float* x, int64_t row, const Q8Rows& out) {
       out.sums[SumIndex(row, c, h, out.stride)] = d * static_cast<float>(sums[h]);
     }
     out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sums[0] + sums[1]);
+    if (out.q_sums != nullptr) out.q_sums[at] = sums[0] + sums[1];
   }
 }
 

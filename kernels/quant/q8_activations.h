@@ -28,6 +28,9 @@ struct Q8Rows {
   // 8 rows], so that one vector holds the sums of the eight rows a kernel pass serves (rows past
   // m are zeros).
   float* sums = nullptr;
+  // [m, stride] or null: Σq over each whole chunk, for the repacked 8-bit weights (q + 128),
+  // whose offset −128·Σq is taken in integers.
+  int32_t* q_sums = nullptr;
   int64_t chunks = 0;  // k / 32.
   int64_t stride = 0;  // Chunks between rows.
 };

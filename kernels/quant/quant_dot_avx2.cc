@@ -85,6 +85,7 @@ void QuantizeQ8Rows(const float* x, int64_t x_stride, int64_t row_begin, int64_t
       out.sums[SumIndex(row, c, 0, out.stride)] = d * static_cast<float>(sum0);
       out.sums[SumIndex(row, c, 1, out.stride)] = d * static_cast<float>(sum1);
       out.sums[SumIndex(row, c, 2, out.stride)] = d * static_cast<float>(sum0 + sum1);
+      if (out.q_sums != nullptr) out.q_sums[at] = sum0 + sum1;
     }
   }
 }

@@ -82,32 +82,28 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // group's weights are loaded (unpacked) once into eight vectors of sixteen rows × four weights;
 // each activation row's four bytes u are broadcast once to meet vector u of every group, eight
 // vpdpbusd sum the block's integer products for a group's sixteen rows, and one conversion and
-// FMA scale them beside the offset's FMA. The order of a row's operations is the same whatever
-// the pass's shape and the rows beside it, so its result does not depend on its batch or on how
-// the groups were split between threads.
+// FMA scale them. The order of a row's operations is the same whatever the pass's shape and the
+// rows beside it, so its result does not depend on its batch or on how the groups were split
+// between threads.
 //
-// Whether a block's offsets are added into its products' sums (two dependent FMAs) or kept apart
-// until the end depends on the type only. 4-bit weights: one sum, so that from nine activation
-// rows up two groups of four rows fit the registers and share each broadcast (1.1–1.2× one group
-// of eight per matmul; SmolLM2 prefill +7–15 %); up to eight rows one group of eight takes them
-// in one pass (two groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter
-// reading two weight streams at once). 8-bit: a group's eight vectors take the registers two
-// groups would need, so one group of eight rows (two groups: 0.77–0.9×), offsets apart (one sum:
-// one row 3 % slower).
+// The offsets: 4-bit weights add theirs (m·d_x·Σq, any m) into the block's float sum, an FMA
+// before the products'; 8-bit weights (q + 128) start the block's integer sum at −128·Σq, which
+// takes the offset back exactly and costs no instruction. From nine activation rows up two
+// groups of four rows share each broadcast (4-bit: 1.1–1.2× one group of eight per matmul;
+// SmolLM2 prefill +7–15 %); up to eight rows one group of eight takes them in one pass (two
+// groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter reading two
+// weight streams at once).
 template <typename Block>
-constexpr bool kOneSum = std::is_same_v<Block, Q4x16Block>;
-template <typename Block>
-bool TwoGroups(int64_t m) {
-  return kOneSum<Block> && m > 8;
-}
+constexpr bool kQ4 = std::is_same_v<Block, Q4x16Block>;
+inline bool TwoGroups(int64_t m) { return m > 8; }
 constexpr int kRepackedPrefetchBlocks = 4;
 
 // One block's products for R activation rows and G groups added into their sums (arrays the
 // caller keeps in registers: never index them by a run-time value, which puts them on the stack).
 template <int R, int G, typename Block>
 inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[R],
-                      const float* const (&xd)[R], const float* const (&xs)[R], int64_t b,
-                      __m512 (&acc)[G][R], __m512 (&offset)[G][R]) {
+                      const float* const (&xd)[R], const float* const (&xs)[R],
+                      const int32_t* const (&xi)[R], int64_t b, __m512 (&acc)[G][R]) {
   __m512i q[G][8];
   __m512 d[G], m[G];
 #pragma GCC unroll 2
@@ -121,14 +117,18 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
     }
     LoadRows(block, q[g]);
     d[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.d)));
-    m[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.m)));
+    if constexpr (kQ4<Block>) {
+      m[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.m)));
+    }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const int8_t* x = xq[r] + 32 * b;
     __m512i sum[G];
 #pragma GCC unroll 2
-    for (int g = 0; g < G; ++g) sum[g] = _mm512_setzero_si512();
+    for (int g = 0; g < G; ++g) {
+      sum[g] = kQ4<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xi[r][b]);
+    }
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
       int32_t four;
@@ -137,13 +137,11 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
 #pragma GCC unroll 2
       for (int g = 0; g < G; ++g) sum[g] = _mm512_dpbusd_epi32(sum[g], q[g][u], xu);
     }
-    const __m512 scale = _mm512_set1_ps(xd[r][8 * b]), sums = _mm512_set1_ps(xs[r][24 * b]);
+    const __m512 scale = _mm512_set1_ps(xd[r][8 * b]);
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      if constexpr (kOneSum<Block>) {
-        acc[g][r] = _mm512_fmadd_ps(m[g], sums, acc[g][r]);
-      } else {
-        offset[g][r] = _mm512_fmadd_ps(m[g], sums, offset[g][r]);
+      if constexpr (kQ4<Block>) {
+        acc[g][r] = _mm512_fmadd_ps(m[g], _mm512_set1_ps(xs[r][24 * b]), acc[g][r]);
       }
       acc[g][r] =
           _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g]), _mm512_mul_ps(d[g], scale), acc[g][r]);
@@ -154,23 +152,22 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
 template <int R, int G, typename Block>
 void RowsGroups(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
                 int64_t out_stride) {
-  __m512 acc[G][R], offset[G][R];
+  __m512 acc[G][R];
   const int8_t* xq[R];
   const float* xd[R];
-  // Each row's whole-block sums d·Σq, the offsets' factor, 24 floats apart (SumIndex).
+  // Each row's whole-block sums d·Σq, the 4-bit offsets' factor, 24 floats apart (SumIndex).
   const float* xs[R];
+  const int32_t* xi[R];  // Each row's Σq per block, the 8-bit offsets'.
   for (int r = 0; r < R; ++r) {
     xq[r] = x.q + 32 * (row0 + r) * x.stride;
     xd[r] = x.scales + 8 * (row0 + r) * x.stride;
     xs[r] = x.sums + SumIndex(row0 + r, 0, 2, x.stride);
-    for (int g = 0; g < G; ++g) acc[g][r] = offset[g][r] = _mm512_setzero_ps();
+    xi[r] = x.q_sums + (row0 + r) * x.stride;
+    for (int g = 0; g < G; ++g) acc[g][r] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < blocks; ++b) RowsBlock<R, G>(w, blocks, xq, xd, xs, b, acc, offset);
+  for (int64_t b = 0; b < blocks; ++b) RowsBlock<R, G>(w, blocks, xq, xd, xs, xi, b, acc);
   for (int g = 0; g < G; ++g) {
-    for (int r = 0; r < R; ++r) {
-      _mm512_storeu_ps(out + (row0 + r) * out_stride + 16 * g,
-                       _mm512_add_ps(acc[g][r], offset[g][r]));
-    }
+    for (int r = 0; r < R; ++r) _mm512_storeu_ps(out + (row0 + r) * out_stride + 16 * g, acc[g][r]);
   }
 }
 
@@ -191,7 +188,7 @@ void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
   int64_t n = n_begin;
-  if (TwoGroups<Block>(p.m)) {
+  if (TwoGroups(p.m)) {
     for (; n + 32 <= n_end; n += 32) {
       RowsRangeOf<Block, 2, 4>(w + (n / 16) * blocks, blocks, p, p.out + n);
     }

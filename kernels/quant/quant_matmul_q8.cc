@@ -27,6 +27,7 @@ namespace {
 struct Q8Buffers {
   std::vector<int8_t> q;
   std::vector<float> scales, sums;
+  std::vector<int32_t> q_sums;
 
   Q8Rows Rows(int64_t m, int64_t k) {
     Q8Rows rows;
@@ -38,6 +39,8 @@ struct Q8Buffers {
     rows.q = q.data();
     rows.scales = scales.data();
     rows.sums = sums.data();
+    q_sums.resize(m * rows.stride);
+    rows.q_sums = q_sums.data();
     // The quantizer writes every real chunk; the padding chunk of an odd row count must read as
     // zeros (the 512-bit kernel multiplies it by zero weights), and so must the offset sums of
     // the rows that fill up the last group of eight, so that no stale value reaches a lane.

@@ -33,7 +33,7 @@ void QuantMatmulQ8Twin(const MatmulParams& p, double* out) {
   const int64_t chunks = p.k / kQuantBlock;
   std::vector<int8_t> q(p.m * chunks * 32);
   std::vector<float> scales(p.m * chunks * 8), sums(SumsSize(p.m, chunks));
-  const Q8Rows rows{q.data(), scales.data(), sums.data(), chunks, chunks};
+  const Q8Rows rows{q.data(), scales.data(), sums.data(), nullptr, chunks, chunks};
   std::vector<double> x(p.m * p.k);
   for (int64_t i = 0; i < p.m; ++i) {
     QuantizeQ8RowRef(p.x + i * p.x_stride, i, rows);

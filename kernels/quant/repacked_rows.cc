@@ -145,7 +145,6 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
       return Repack<Q8x16Block>(n, blocks, [rows](int64_t i, int lane, Q8x16Block& group) {
         const BlockQ8_0& block = static_cast<const BlockQ8_0*>(rows)[i];
         group.d[lane] = block.d;
-        group.m[lane] = ScaledHalf(block.d, -128.0f);
         PutBytes(block.qs, lane, group);
       });
   }

@@ -10,8 +10,8 @@
 // rows share the call.
 //
 // Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d
-// (its zero point), Q8_0 with q + 128 and m = −128·d — each m exact in half precision (a
-// power-of-two multiple of d) — so one kernel serves all three, the offset applied as m·d_x·Σq_x.
+// (its zero point, exact in half precision), the offset applied as m·d_x·Σq_x; Q8_0 as q + 128
+// with m = −128·d, applied in integers (Q8x16Block).
 #ifndef ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
 #define ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
 
@@ -32,14 +32,14 @@ struct Q4x16Block {
 };
 static_assert(sizeof(Q4x16Block) == 320, "four 64-byte vectors after 64 bytes of scales");
 
-// Sixteen rows' block b of 8-bit weights (Q8_0's, plus 128): lane l of vector t of `qs` holds
-// weights 4t … 4t + 3 of row l.
+// Sixteen rows' block b of 8-bit weights (Q8_0's, plus 128, w = d·(q − 128)): lane l of vector t
+// of `qs` holds weights 4t … 4t + 3 of row l. The offset needs no field: the kernel takes −128·Σq
+// of the activations in integers.
 struct Q8x16Block {
   uint16_t d[16];
-  uint16_t m[16];
   uint8_t qs[512];
 };
-static_assert(sizeof(Q8x16Block) == 576, "eight 64-byte vectors after 64 bytes of scales");
+static_assert(sizeof(Q8x16Block) == 544, "eight 64-byte vectors after 32 bytes of scales");
 
 // Eight rows' super-block b of Q4_K (256 weights each: eight 32-weight sub-blocks, each with a
 // 6-bit scale and minimum, w = d·scale·q − dmin·minimum). The scales and minimums are unpacked

@@ -85,7 +85,7 @@ constexpr WeightType kQuantTypes[] = {WeightType::kQ8_0, WeightType::kQ4_0, Weig
                                       WeightType::kQ5_K, WeightType::kQ6_K};
 
 // The vector activation quantizer equals the scalar definition bit for bit, and that definition
-// rounds to nearest: |x − d·q| ≤ d/2, |q| ≤ 127 with 127 reached.
+// rounds to nearest: |x − d·q| ≤ d/2, |q| ≤ 127 with 127 reached, with Σq per chunk.
 TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   const uint32_t seed = std::random_device{}();
@@ -96,18 +96,26 @@ TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   x[5] = 0.5f * 127;  // Halfway cases when amax is 127: rounded to even.
   x[6] = 127.0f;
   x[7] = 1.5f;
-  auto make = [&](std::vector<int8_t>& q, std::vector<float>& f) {
+  auto make = [&](std::vector<int8_t>& q, std::vector<float>& f, std::vector<int32_t>& sums) {
     q.assign(m * chunks * 32, 7);
     f.assign(m * chunks * 8 + SumsSize(m, chunks), -1.0f);
-    return Q8Rows{q.data(), f.data(), f.data() + m * chunks * 8, chunks, chunks};
+    sums.assign(m * chunks, -1);
+    return Q8Rows{q.data(), f.data(), f.data() + m * chunks * 8, sums.data(), chunks, chunks};
   };
   std::vector<int8_t> q_ref, q_vec;
   std::vector<float> f_ref, f_vec;
-  const Q8Rows ref = make(q_ref, f_ref), vec = make(q_vec, f_vec);
+  std::vector<int32_t> sums_ref, sums_vec;
+  const Q8Rows ref = make(q_ref, f_ref, sums_ref), vec = make(q_vec, f_vec, sums_vec);
   for (int64_t i = 0; i < m; ++i) QuantizeQ8RowRef(x.data() + i * x_stride, i, ref);
   avx2::QuantizeQ8Rows(x.data(), x_stride, 0, m, vec);
   EXPECT_EQ(q_ref, q_vec);
   EXPECT_EQ(f_ref, f_vec);
+  EXPECT_EQ(sums_ref, sums_vec);
+  for (int64_t at = 0; at < m * chunks; ++at) {
+    int sum = 0;
+    for (int j = 0; j < kQuantBlock; ++j) sum += ref.q[32 * at + j];
+    EXPECT_EQ(sums_ref[at], sum) << at;
+  }
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t c = 0; c < chunks; ++c) {
       const float d = ref.scales[8 * (i * chunks + c)];

@@ -24,8 +24,8 @@ namespace {
 
 // The repacked layouts hold the file's blocks exactly: unpacked here by repacked_rows.h's
 // description (lane l of a vector holds four bytes of row l % 16), every scale, offset and weight
-// byte of every row comes back bit for bit (Q4_0's offset as −8·d, Q8_0's bytes less 128 and offset
-// −128·d, both exact).
+// byte of every row comes back bit for bit (Q4_0's offset as −8·d, exact; Q8_0's bytes less 128,
+// with no offset field).
 TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
   std::mt19937 rng(7);
   const int64_t n = 32, blocks = 3, k = blocks * kQuantBlock;
@@ -42,8 +42,8 @@ TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
         const int lane = static_cast<int>(row % 16);
         uint16_t d, m;
         std::memcpy(&d, group + 2 * lane, 2);
-        std::memcpy(&m, group + 32 + 2 * lane, 2);
-        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + 64);
+        std::memcpy(&m, group + 32 + 2 * lane, 2);  // Q8_0: no offsets, the weights from 32.
+        const uint8_t* qs = reinterpret_cast<const uint8_t*>(group + (q8 ? 32 : 64));
         const char* block =
             file.bytes.data() + (row * blocks + b) * (q8                          ? 34
                                                       : type == WeightType::kQ4_1 ? 20
@@ -56,8 +56,8 @@ TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
           uint16_t file_m;
           std::memcpy(&file_m, block + 2, 2);
           EXPECT_EQ(m, file_m);
-        } else {
-          EXPECT_EQ(base::HalfToFloat(m), (q8 ? -128.0f : -8.0f) * d_value);
+        } else if (!q8) {
+          EXPECT_EQ(base::HalfToFloat(m), -8.0f * d_value);
         }
         const int file_bytes = q8 ? 32 : 16;
         const uint8_t* file_qs =
