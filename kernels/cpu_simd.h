@@ -124,9 +124,9 @@ inline __m256 High8(__m512 v) {
 }
 // Eight values of row a in the low half, eight of row b in the high half.
 inline __m512 LoadTwo8(const float* a, const float* b) {
-  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(
-                                                 _mm256_loadu_ps(a))),
-                                             _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_loadu_ps(a))),
+                         _mm256_castps_pd(_mm256_loadu_ps(b)), 1));
 }
 inline __m512 LoadTwo8(const uint16_t* a, const uint16_t* b) {
   const __m256i halves = _mm256_inserti128_si256(
@@ -184,8 +184,7 @@ inline float ExpShifted(float* s, int64_t n, float max) {
   __m256 total = _mm256_setzero_ps();
 #ifdef ARBOR_CPU_AVX512
   for (; j + 16 <= n; j += 16) {
-    const __m512 e =
-        ExpNonPositive16(_mm512_sub_ps(_mm512_loadu_ps(s + j), _mm512_set1_ps(max)));
+    const __m512 e = ExpNonPositive16(_mm512_sub_ps(_mm512_loadu_ps(s + j), _mm512_set1_ps(max)));
     _mm512_storeu_ps(s + j, e);
     // The two halves added in turn: the eight-lane loop's order.
     total = _mm256_add_ps(total, _mm512_castps512_ps256(e));
@@ -315,8 +314,8 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
     using Tile = void (*)(const float*, const T* const*, int64_t, int64_t, int64_t, float, float*,
                           int64_t);
 #ifdef ARBOR_CPU_AVX512
-    static constexpr Tile kTiles[] = {DotRowsTile16<1, T>, DotRowsTile16<2, T>,
-                                      DotRowsTile16<3, T>, DotRowsTile16<4, T>};
+    static constexpr Tile kTiles[] = {DotRowsTile16<1, T>, DotRowsTile16<2, T>, DotRowsTile16<3, T>,
+                                      DotRowsTile16<4, T>};
 #else
     static constexpr Tile kTiles[] = {DotRowsTile<1, T>, DotRowsTile<2, T>, DotRowsTile<3, T>,
                                       DotRowsTile<4, T>};
@@ -370,9 +369,8 @@ inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const
 #ifdef ARBOR_CPU_AVX512
 // WeightedRowSumLanes over V·16 floats: each 512-bit accumulator two of the 256-bit form's.
 template <int G, int V, typename T>
-inline void WeightedRowSumLanes16(const float* w, int64_t w_stride, const T* const* rows,
-                                  int64_t n, int64_t d, const float* scale, float* out,
-                                  int64_t out_stride) {
+inline void WeightedRowSumLanes16(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
+                                  int64_t d, const float* scale, float* out, int64_t out_stride) {
   __m512 acc[G][V];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
@@ -407,11 +405,12 @@ inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const
   if (dim % 16 == 0) {
     // Up to 128 floats per slice while G·8 accumulators fit the 32 registers, else 64.
     constexpr int kWidth16 = G <= 3 ? 8 : 4;
-    using Lanes16 = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t,
-                             const float*, float*, int64_t);
+    using Lanes16 = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
+                             float*, int64_t);
     static constexpr auto kLanes16 = []<size_t... V>(std::index_sequence<V...>) {
       return std::array<Lanes16, kWidth16>{WeightedRowSumLanes16<G, V + 1, T>...};
-    }(std::make_index_sequence<kWidth16>());
+    }
+    (std::make_index_sequence<kWidth16>());
     for (int64_t d = 0; d < dim; d += 16 * kWidth16) {
       const int64_t vectors = (dim - d) / 16 < kWidth16 ? (dim - d) / 16 : kWidth16;
       kLanes16[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);

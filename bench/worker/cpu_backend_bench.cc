@@ -16,9 +16,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -476,8 +476,8 @@ class AttentionCase {
     q_ = random(seqs * queries * heads * head_dim);
     out_.resize(q_.size());
     p_.batch = {seqs, q_start_.data(), kv_len_.data(), block_start_.data(), block_ids_.data()};
-    p_.cache = {nullptr, nullptr, static_cast<int64_t>(block_ids_.size()), block, kv_heads,
-                head_dim};
+    p_.cache = {nullptr, nullptr,  static_cast<int64_t>(block_ids_.size()),
+                block,   kv_heads, head_dim};
     if (bf16) {
       p_.cache.k_bf16 = reinterpret_cast<uint16_t*>(k_.data());
       p_.cache.v_bf16 = reinterpret_cast<uint16_t*>(v_.data());
@@ -516,10 +516,10 @@ void BM_DecodeAttention(benchmark::State& state) {
   state.counters["keys_per_s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * seqs * group * kv_heads * context),
       benchmark::Counter::kIsRate);
-  state.counters["kv_bytes_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * seqs * context * 2 * kv_heads * head_dim *
-                          (bf16 ? 2 : 4)),
-      benchmark::Counter::kIsRate);
+  state.counters["kv_bytes_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * seqs * context * 2 * kv_heads *
+                                             head_dim * (bf16 ? 2 : 4)),
+                         benchmark::Counter::kIsRate);
 }
 
 // The CPU attention op of a prefill alone, one thread: one sequence of `tokens` tokens, each

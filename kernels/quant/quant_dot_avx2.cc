@@ -2,11 +2,11 @@
 // those extensions whatever the rest of the build targets (kernels/CMakeLists.txt), and the
 // vector activation quantizer every instruction set shares.
 #define ARBOR_QUANT_ISA_NS avx2
+#include <utility>
+
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
 #include "kernels/quant/quant_matmul.h"
-
-#include <utility>
 
 namespace arbor::kernels::avx2 {
 namespace {

@@ -56,8 +56,11 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   biased_pairs.resize(pairs ? p.m * p.k : 0);
   rows.resize(p.m);
   for (int64_t i = 0; i < p.m; ++i) {
-    rows[i] = {q.data() + i * p.k, d.data() + i * blocks, sums.data() + i * blocks * 16,
-               scaled_sums.data() + i * blocks * 16, pairs ? biased_pairs.data() + i * p.k : nullptr,
+    rows[i] = {q.data() + i * p.k,
+               d.data() + i * blocks,
+               sums.data() + i * blocks * 16,
+               scaled_sums.data() + i * blocks * 16,
+               pairs ? biased_pairs.data() + i * p.k : nullptr,
                blocks};
   }
   const Q8KRow* quantized = rows.data();  // The workers' own thread_locals are not these.

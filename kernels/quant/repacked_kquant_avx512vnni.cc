@@ -44,7 +44,8 @@ inline __m512i Dots(const __m512i (&w)[4], const void* x) {
     int64_t eight;
     std::memcpy(&eight, static_cast<const char*>(x) + 8 * t, 8);
     const __m512i xt = _mm512_set1_epi64(eight);
-    dot = kActivationsSigned ? _mm512_dpbusd_epi32(dot, w[t], xt) : _mm512_dpbusd_epi32(dot, xt, w[t]);
+    dot = kActivationsSigned ? _mm512_dpbusd_epi32(dot, w[t], xt)
+                             : _mm512_dpbusd_epi32(dot, xt, w[t]);
   }
   return dot;
 }
@@ -184,8 +185,7 @@ struct Q6K {
     for (int r = 0; r < R; ++r) {
       // A row's two lanes added in integers before the conversion: each alone holds a part of
       // the +128's products, which cancel only in the sum.
-      const __m512i row =
-          _mm512_add_epi32(total[r], _mm512_shuffle_epi32(total[r], _MM_PERM_CDAB));
+      const __m512i row = _mm512_add_epi32(total[r], _mm512_shuffle_epi32(total[r], _MM_PERM_CDAB));
       const __m512 dx = _mm512_set1_ps(x[r].d[b]);
       s[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row), _mm512_mul_ps(u.d, dx), s[r]);
     }
@@ -222,9 +222,9 @@ void Group(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* o
 template <typename K>
 void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   using GroupFn = void (*)(const typename K::Block*, int64_t, const Q8KRow*, float*, int64_t);
-  static constexpr GroupFn kGroups[kRows + 1] = {nullptr,      Group<K, 1>, Group<K, 2>,
-                                                 Group<K, 3>,  Group<K, 4>, Group<K, 5>,
-                                                 Group<K, 6>,  Group<K, 7>, Group<K, 8>};
+  static constexpr GroupFn kGroups[kRows + 1] = {nullptr,     Group<K, 1>, Group<K, 2>,
+                                                 Group<K, 3>, Group<K, 4>, Group<K, 5>,
+                                                 Group<K, 6>, Group<K, 7>, Group<K, 8>};
   const auto* w = static_cast<const typename K::Block*>(p.w);
   const int64_t blocks = p.rows[0].blocks;
   for (int64_t n = n_begin; n < n_end; n += 8) {

@@ -272,8 +272,9 @@ TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
     b.scaled_sums.assign(m * blocks * 16, -1.0f);
     b.pairs.assign(m * k, 3);
     for (int64_t i = 0; i < m; ++i) {
-      b.rows.push_back({b.q.data() + i * k, b.d.data() + i * blocks, b.sums.data() + i * blocks * 16,
-                        b.scaled_sums.data() + i * blocks * 16, b.pairs.data() + i * k, blocks});
+      b.rows.push_back({b.q.data() + i * k, b.d.data() + i * blocks,
+                        b.sums.data() + i * blocks * 16, b.scaled_sums.data() + i * blocks * 16,
+                        b.pairs.data() + i * k, blocks});
     }
   };
   Buffers ref, vec;
