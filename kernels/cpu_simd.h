@@ -22,6 +22,13 @@
 #endif
 #endif
 
+// GCC 12's AVX-512 intrinsics take their unused lanes from _mm512_undefined_*(), which
+// -Wmaybe-uninitialized reports wherever one is inlined (the quantized kernels' files turn it
+// off on their command lines, kernels/CMakeLists.txt); here for the header's includers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace arbor::kernels::simd {
 
 inline float LoadScalar(const float* w) { return *w; }
@@ -336,107 +343,104 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
 }
 
 #ifdef ARBOR_CPU_AVX2
-// WeightedRowSum over the V·8 floats at offset d for G weight vectors: G·V accumulators held in
-// registers across all keys, each key's slice read once for all G.
-template <int G, int V, typename T>
+// The float vectors of the weighted sums: eight lanes, and where AVX-512 is there sixteen, each
+// lane's operations the same in both (so both give the same bits).
+struct Lanes8 {
+  using V = __m256;
+  static constexpr int kWidth = 8;
+  static V Zero() { return _mm256_setzero_ps(); }
+  static V Set1(float f) { return _mm256_set1_ps(f); }
+  template <typename T>
+  static V Load(const T* row) {
+    return Load8(row);
+  }
+  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static void Store(float* out, V v, float scale) {
+    _mm256_storeu_ps(out, _mm256_mul_ps(v, _mm256_set1_ps(scale)));
+  }
+};
+#ifdef ARBOR_CPU_AVX512
+struct Lanes16 {
+  using V = __m512;
+  static constexpr int kWidth = 16;
+  static V Zero() { return _mm512_setzero_ps(); }
+  static V Set1(float f) { return _mm512_set1_ps(f); }
+  template <typename T>
+  static V Load(const T* row) {
+    return Load16(row);
+  }
+  static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static void Store(float* out, V v, float scale) {
+    _mm512_storeu_ps(out, _mm512_mul_ps(v, _mm512_set1_ps(scale)));
+  }
+};
+#endif
+
+// WeightedRowSum over the V·L::kWidth floats at offset d for G weight vectors: G·V accumulators
+// held in registers across all keys, each key's slice read once for all G.
+template <typename L, int G, int V, typename T>
 inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
                                 int64_t d, const float* scale, float* out, int64_t out_stride) {
-  __m256 acc[G][V];
+  typename L::V acc[G][V];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u) acc[g][u] = _mm256_setzero_ps();
+    for (int u = 0; u < V; ++u) acc[g][u] = L::Zero();
   }
   for (int64_t j = 0; j < n; ++j) {
-    __m256 a[G];
+    typename L::V a[G];
 #pragma GCC unroll 4
-    for (int g = 0; g < G; ++g) a[g] = _mm256_set1_ps(w[g * w_stride + j]);
+    for (int g = 0; g < G; ++g) a[g] = L::Set1(w[g * w_stride + j]);
 #pragma GCC unroll 8
     for (int u = 0; u < V; ++u) {
-      const __m256 v = Load8(rows[j] + d + 8 * u);
+      const typename L::V v = L::Load(rows[j] + d + L::kWidth * u);
 #pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) acc[g][u] = _mm256_fmadd_ps(a[g], v, acc[g][u]);
+      for (int g = 0; g < G; ++g) acc[g][u] = L::Fma(a[g], v, acc[g][u]);
     }
   }
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u) {
-      _mm256_storeu_ps(out + g * out_stride + d + 8 * u,
-                       _mm256_mul_ps(acc[g][u], _mm256_set1_ps(scale[g])));
-    }
+    for (int u = 0; u < V; ++u)
+      L::Store(out + g * out_stride + d + L::kWidth * u, acc[g][u], scale[g]);
   }
 }
 
-#ifdef ARBOR_CPU_AVX512
-// WeightedRowSumLanes over V·16 floats: each 512-bit accumulator two of the 256-bit form's.
-template <int G, int V, typename T>
-inline void WeightedRowSumLanes16(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
-                                  int64_t d, const float* scale, float* out, int64_t out_stride) {
-  __m512 acc[G][V];
-#pragma GCC unroll 4
-  for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u) acc[g][u] = _mm512_setzero_ps();
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    __m512 a[G];
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g) a[g] = _mm512_set1_ps(w[g * w_stride + j]);
-#pragma GCC unroll 8
-    for (int u = 0; u < V; ++u) {
-      const __m512 v = Load16(rows[j] + d + 16 * u);
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) acc[g][u] = _mm512_fmadd_ps(a[g], v, acc[g][u]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u) {
-      _mm512_storeu_ps(out + g * out_stride + d + 16 * u,
-                       _mm512_mul_ps(acc[g][u], _mm512_set1_ps(scale[g])));
-    }
-  }
-}
-#endif
-
-// WeightedRowSum for G weight vectors (G ≤ 4), slices of up to kWidth vectors.
-template <int G, typename T>
-inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
-                                int64_t dim, const float* scale, float* out, int64_t out_stride) {
-#ifdef ARBOR_CPU_AVX512
-  if (dim % 16 == 0) {
-    // Up to 128 floats per slice while G·8 accumulators fit the 32 registers, else 64.
-    constexpr int kWidth16 = G <= 3 ? 8 : 4;
-    using Lanes16 = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
-                             float*, int64_t);
-    static constexpr auto kLanes16 = []<size_t... V>(std::index_sequence<V...>) {
-      return std::array<Lanes16, kWidth16>{WeightedRowSumLanes16<G, V + 1, T>...};
-    }
-    (std::make_index_sequence<kWidth16>());
-    for (int64_t d = 0; d < dim; d += 16 * kWidth16) {
-      const int64_t vectors = (dim - d) / 16 < kWidth16 ? (dim - d) / 16 : kWidth16;
-      kLanes16[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);
-    }
-    return;
-  }
-#endif
-  // Eight vectors per slice while G·8 accumulators fit the registers, else four.
-  constexpr int kWidth = G <= 3 ? 8 : 4;
+// WeightedRowSum for G weight vectors (G ≤ 4) in slices of up to kVectors vectors of L.
+template <typename L, int G, int kVectors, typename T>
+inline void WeightedRowSumSlices(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
+                                 int64_t dim, const float* scale, float* out, int64_t out_stride) {
   using Lanes = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
                          float*, int64_t);
   static constexpr auto kLanes = []<size_t... V>(std::index_sequence<V...>) {
-    return std::array<Lanes, kWidth>{WeightedRowSumLanes<G, V + 1, T>...};
-  }(std::make_index_sequence<kWidth>());
-  for (int64_t d = 0; d < dim; d += 8 * kWidth) {
-    const int64_t vectors = (dim - d) / 8 < kWidth ? (dim - d) / 8 : kWidth;
+    return std::array<Lanes, kVectors>{WeightedRowSumLanes<L, G, V + 1, T>...};
+  }
+  (std::make_index_sequence<kVectors>());
+  for (int64_t d = 0; d < dim; d += L::kWidth * kVectors) {
+    const int64_t vectors = (dim - d) / L::kWidth < kVectors ? (dim - d) / L::kWidth : kVectors;
     kLanes[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);
   }
+}
+
+// WeightedRowSum for G weight vectors (G ≤ 4): slices of up to G·8 accumulators while they fit
+// the registers (G ≤ 3), else G·4.
+template <int G, typename T>
+inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
+                                int64_t dim, const float* scale, float* out, int64_t out_stride) {
+  constexpr int kVectors = G <= 3 ? 8 : 4;
+#ifdef ARBOR_CPU_AVX512
+  if (dim % 16 == 0) {  // 32 registers: up to 128 floats per slice.
+    return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, out,
+                                                      out_stride);
+  }
+#endif
+  WeightedRowSumSlices<Lanes8, G, kVectors>(w, w_stride, rows, n, dim, scale, out, out_stride);
 }
 #endif
 
 // out[g·out_stride + d] = scale[g] · Σ_j w[g·w_stride + j]·rows[j][d] for g in [0, queries), d in
 // [0, dim): attention's weighted sums of V rows (fp32 or bf16) for the heads of one GQA group.
-// Up to 64 floats of each sum stay in registers while the keys stream by (a plain loop would load
-// and store `out` once per key), and up to four heads share each row's read. Each output value
-// is added in key order whatever the slicing and the heads beside it.
+// Up to 64 floats of each sum (128 with AVX-512) stay in registers while the keys stream by (a
+// plain loop would load and store `out` once per key), and up to four heads share each row's read.
+// Each output value is added in key order whatever the slicing and the heads beside it.
 template <typename T>
 inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
                            const T* const* rows, int64_t n, int64_t dim, const float* scale,
@@ -465,5 +469,7 @@ inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
 }
 
 }  // namespace arbor::kernels::simd
+
+#pragma GCC diagnostic pop
 
 #endif  // ARBOR_KERNELS_CPU_SIMD_H_

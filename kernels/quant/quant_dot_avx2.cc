@@ -35,7 +35,7 @@ void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
 namespace {
 
 // The largest |x| of 8·n floats.
-float AbsMax(const float* x, int n) {
+[[gnu::always_inline]] inline float AbsMax(const float* x, int n) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   __m256 amax = _mm256_setzero_ps();
   for (int i = 0; i < n; ++i) {
@@ -51,7 +51,8 @@ __m256 Inverse(float d) { return _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f); }
 
 // 32 floats times `inverse`, rounded half to even as nearbyint, to bytes at q; returns Σq of
 // values 0–15 and 16–31.
-std::pair<int, int> Quantize32(const float* x, __m256 inverse, int8_t* q) {
+[[gnu::always_inline]] inline std::pair<int, int> Quantize32(const float* x, __m256 inverse,
+                                                             int8_t* q) {
   __m256i v[4];
   for (int i = 0; i < 4; ++i) {
     v[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), inverse));

@@ -95,7 +95,7 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // weight streams at once).
 template <typename Block>
 constexpr bool kQ4 = std::is_same_v<Block, Q4x16Block>;
-inline bool TwoGroups(int64_t m) { return m > 8; }
+inline bool TwoGroups(int64_t m) { return m >= kTwoGroupsFromRows; }
 constexpr int kRepackedPrefetchBlocks = 4;
 
 // One block's products for R activation rows and G groups added into their sums (arrays the

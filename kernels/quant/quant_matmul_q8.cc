@@ -188,16 +188,18 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   if (p.m == 0 || outputs.empty()) return;
   thread_local Q8Buffers buffers;
   const Q8Rows x = buffers.Rows(p.m, p.k);
-  // Repacked matrices run their own kernel over whole groups of eight rows: their widths count
-  // groups. (Inline storage: a decode step makes a few hundred of these calls.)
+  // Repacked matrices run their own kernel over whole groups of sixteen rows (or pairs of
+  // them): their widths count those units. (Inline storage: a decode step makes a few hundred of
+  // these calls.)
   absl::InlinedVector<Q8DotParams, 4> dots;
-  absl::InlinedVector<int64_t, 4> widths;
+  absl::InlinedVector<int64_t, 4> widths, units;
   int64_t unit = 1;
   for (const MatmulOutput& output : outputs) {
     dots.push_back({output.w, output.w_type, x, p.m, output.out, output.out_stride,
                     p.batch_invariant});
-    widths.push_back(output.n / RowsPerUnit(output.w_type));
-    unit = std::max(unit, RowsPerUnit(output.w_type));
+    units.push_back(RowsPerUnit(output.w_type, p.m, output.n));
+    widths.push_back(output.n / units.back());
+    unit = std::max(unit, units.back());
   }
   if (pool == nullptr) {
     avx2::QuantizeQ8Rows(p.x, p.x_stride, 0, p.m, x);
@@ -211,7 +213,7 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k) / unit);
   const DotRangeFn kernel = Kernel(isa);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    const int64_t rows = RowsPerUnit(dots[g].w_type);
+    const int64_t rows = units[g];
     (rows == 1 ? kernel : avx512vnni::RepackedDotRange)(dots[g], begin * rows, end * rows);
   });
 }

@@ -35,19 +35,35 @@ inline __m256 Halves(const uint16_t* h) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
-// Σ a·b of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): vectors t0 … t1 − 1 of
-// `w`, each against the eight activation bytes its rows hold, broadcast (unsigned · signed).
-template <int t0, int t1, bool kActivationsSigned>
-inline __m512i Dots(const __m512i (&w)[4], const void* x) {
+// Σ w·x of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): each of the four vectors of
+// `w` against the eight activation bytes its rows hold, broadcast (unsigned · signed).
+template <bool kActivationsSigned>
+inline __m512i Dots(const __m512i (&w)[4], const char* x) {
   __m512i dot = _mm512_setzero_si512();
-  for (int t = t0; t < t1; ++t) {
+  for (int t = 0; t < 4; ++t) {
     int64_t eight;
-    std::memcpy(&eight, static_cast<const char*>(x) + 8 * t, 8);
+    std::memcpy(&eight, x + 8 * t, 8);
     const __m512i xt = _mm512_set1_epi64(eight);
     dot = kActivationsSigned ? _mm512_dpbusd_epi32(dot, w[t], xt)
                              : _mm512_dpbusd_epi32(dot, xt, w[t]);
   }
   return dot;
+}
+
+// A super-block's Σ scale·Σ w·x over its eight sub-blocks added to total[r] for activation rows
+// r < R (x[r]: the row's 256 bytes of the super-block). Sub-block by sub-block, so that its
+// weights are loaded once into registers for all R rows.
+template <int R, bool kActivationsSigned>
+inline void AddScaledDots(const __m512i (&q)[8][4], const __m512i (&scales)[8],
+                          const char* const (&x)[R], __m512i (&total)[R]) {
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512i dot = Dots<kActivationsSigned>(q[j], x[r] + 32 * j);
+      total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, scales[j]));
+    }
+  }
 }
 
 // Q4_K: w = d·scale·q − dmin·minimum per 32-weight sub-block, q unsigned against signed
@@ -83,22 +99,18 @@ struct Q4K {
                                  _mm512_castps256_ps512(Halves(block.dmin)));
   }
 
-  // Super-block b's products for activation rows x[0, R) added into their sums. Sub-block by
-  // sub-block, so that its weights are loaded once into registers for all R rows. Bound of a
+  // Super-block b's products for activation rows x[0, R) added into their sums. Bound of a
   // row's integer sum: 8·63·32·15·127 < 2^31.
   template <int R>
   static void Rows(const Unpacked& u, const Q8KRow* x, int64_t b, Sums (&s)[R]) {
     __m512i total[R];
+    const char* bytes[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512i dot = Dots<0, 4, true>(u.q[j], x[r].q + 256 * b + 32 * j);
-        total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
-      }
+    for (int r = 0; r < R; ++r) {
+      total[r] = _mm512_setzero_si512();
+      bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
+    AddScaledDots<R, true>(u.q, u.scales, bytes, total);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // Σ minimum·Σq: sums 4k … 4k + 3 (sub-blocks 2k, 2k + 1) broadcast against pairs (m, m).
@@ -171,16 +183,13 @@ struct Q6K {
   template <int R>
   static void Rows(const Unpacked& u, const Q8KRow* x, int64_t b, Sums (&s)[R]) {
     __m512i total[R];
+    const char* bytes[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = u.start;
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512i dot = Dots<0, 4, false>(u.q[j], x[r].biased_pairs + 256 * b + 32 * j);
-        total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
-      }
+    for (int r = 0; r < R; ++r) {
+      total[r] = u.start;
+      bytes[r] = reinterpret_cast<const char*>(x[r].biased_pairs + 256 * b);
     }
+    AddScaledDots<R, false>(u.q, u.scales, bytes, total);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // A row's two lanes added in integers before the conversion: each alone holds a part of

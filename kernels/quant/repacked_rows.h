@@ -86,6 +86,16 @@ inline int64_t RowsPerUnit(WeightType type) {
   if (type == WeightType::kQ4x16 || type == WeightType::kQ8x16) return 16;
   return IsRepacked(type) ? 8 : 1;
 }
+// From this many activation rows the sixteen-row kernels pass over two groups at a time
+// (quant_dot_avx512vnni.cc).
+constexpr int64_t kTwoGroupsFromRows = 9;
+// RowsPerUnit for a matrix of n rows met by m activation rows: two sixteen-row groups where
+// the kernel passes over two (n a multiple of 32), so that no thread's range leaves a group to
+// the slower one-group pass.
+inline int64_t RowsPerUnit(WeightType type, int64_t m, int64_t n) {
+  const int64_t rows = RowsPerUnit(type);
+  return rows == 16 && m >= kTwoGroupsFromRows && n % 32 == 0 ? 32 : rows;
+}
 // The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q6_K →
 // kQ6Kx8), or kF32 for none.
 WeightType RepackedType(WeightType type);

@@ -70,6 +70,21 @@ TEST(CpuSimd, DotRowsMatchFloat64AndEachRowIsItsOwn) {
   }
 }
 
+// `count` standard normal values as fp32 or bf16 (a KV row's dtypes).
+template <typename T>
+std::vector<T> RandomValues(int64_t count, std::mt19937& rng) {
+  std::normal_distribution<float> value;
+  std::vector<T> values(count);
+  for (T& v : values) {
+    if constexpr (std::is_same_v<T, float>) {
+      v = value(rng);
+    } else {
+      v = base::FloatToBf16(value(rng));
+    }
+  }
+  return values;
+}
+
 // The heads of a GQA group in one call (DotRows and WeightedRowSum over 1–7 queries, which the
 // kernels take up to four at a time) give every head the bits its own call gives, for fp32 and
 // bf16 rows, dims of whole and partial slices and key counts around the tiles; the weighted sums
@@ -81,14 +96,7 @@ void CheckGroupedHeads(std::mt19937& rng) {
     for (int64_t n : {1, 3, 4, 5, 19, 33}) {
       for (int64_t queries : {1, 2, 3, 4, 5, 7}) {
         SCOPED_TRACE(::testing::Message() << "dim " << dim << " n " << n << " queries " << queries);
-        std::vector<T> rows(n * dim);
-        for (T& v : rows) {
-          if constexpr (std::is_same_v<T, float>) {
-            v = value(rng);
-          } else {
-            v = base::FloatToBf16(value(rng));
-          }
-        }
+        const std::vector<T> rows = RandomValues<T>(n * dim, rng);
         std::vector<const T*> pointers;
         for (int64_t j = 0; j < n; ++j) pointers.push_back(rows.data() + j * dim);
         std::vector<float> a(queries * dim), w(queries * n), scale(queries);
@@ -141,14 +149,7 @@ template <typename T>
 void CheckWideFormsMatch(std::mt19937& rng) {
   std::normal_distribution<float> value;
   constexpr int64_t kDim = 64, kRows = 4;
-  std::vector<T> rows(kRows * kDim);
-  for (T& v : rows) {
-    if constexpr (std::is_same_v<T, float>) {
-      v = value(rng);
-    } else {
-      v = base::FloatToBf16(value(rng));
-    }
-  }
+  const std::vector<T> rows = RandomValues<T>(kRows * kDim, rng);
   std::vector<const T*> pointers;
   for (int64_t j = 0; j < kRows; ++j) pointers.push_back(rows.data() + j * kDim);
   std::vector<float> a(4 * kDim), w(4 * kRows), scale(4, 0.75f);
@@ -164,10 +165,10 @@ void CheckWideFormsMatch(std::mt19937& rng) {
       }
     }
   }
-  WeightedRowSumLanes<4, 8, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
-                               narrow.data(), kDim);
-  WeightedRowSumLanes16<4, 4, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
-                                 wide.data(), kDim);
+  WeightedRowSumLanes<Lanes8, 4, 8, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
+                                       narrow.data(), kDim);
+  WeightedRowSumLanes<Lanes16, 4, 4, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
+                                        wide.data(), kDim);
   ASSERT_EQ(std::memcmp(narrow.data(), wide.data(), narrow.size() * sizeof(float)), 0);
 }
 
