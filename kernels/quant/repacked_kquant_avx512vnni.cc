@@ -72,7 +72,8 @@ struct Q4K {
   using Block = Q4Kx8Block;
   struct Unpacked {
     __m512i q[8][4];      // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
-    __m512i scales[8];    // Sub-block j's scales, lanes 2r and 2r + 1 for row r.
+    __m512i scales[4];    // [i]: the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid
+                          // out as PackedDots meets them.
     __m512i minimums[4];  // [k]: row r's minimums of sub-blocks 2k (lane 2r) and 2k + 1, each
                           // as an int16 pair (m, m).
     __m512 d;             // Row r's d in lane 2r, dmin in lane 2r + 1.
@@ -88,7 +89,19 @@ struct Q4K {
         u.q[2 * p + 1][t] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
       }
     }
-    for (int j = 0; j < 8; ++j) u.scales[j] = PairLanes(block.scales[j], block.scales[j], false);
+    // 128-bit lane k (rows 2k, 2k + 1): (s(2k), s(2k)), (s(2k + 1), s(2k + 1)) of sub-block 2i,
+    // then of 2i + 1, from words 0 … 7 (sub-block 2i's rows) and 8 … 15 (2i + 1's).
+    alignas(64) static constexpr int16_t kSpread[32] = {
+        0, 0, 1, 1, 8, 8, 9, 9, 2, 2, 3, 3, 10, 10, 11, 11,
+        4, 4, 5, 5, 12, 12, 13, 13, 6, 6, 7, 7, 14, 14, 15, 15};
+    const __m512i spread = _mm512_load_si512(kSpread);
+    for (int i = 0; i < 4; ++i) {
+      int64_t even, odd;
+      std::memcpy(&even, block.scales[2 * i], 8);
+      std::memcpy(&odd, block.scales[2 * i + 1], 8);
+      const __m256i words = _mm256_cvtepu8_epi16(_mm_set_epi64x(odd, even));
+      u.scales[i] = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(words));
+    }
     for (int k = 0; k < 4; ++k) {
       const __m512i m = PairLanes(block.mins[2 * k], block.mins[2 * k + 1], false);
       u.minimums[k] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
@@ -99,8 +112,12 @@ struct Q4K {
                                  _mm512_castps256_ps512(Halves(block.dmin)));
   }
 
-  // Super-block b's products for activation rows x[0, R) added into their sums. Bound of a
-  // row's integer sum: 8·63·32·15·127 < 2^31.
+  // Super-block b's products for activation rows x[0, R) added into their sums. Two
+  // sub-blocks at a time: their integer dots fit int16 (16 products, |q·x| ≤ 15·127, so
+  // ≤ 30,480), so they are packed side by side and one vpdpwssd applies both sub-blocks' scales
+  // and adds each row's two lanes, where two multiplies and two adds did. Sub-block pair by pair,
+  // so that its weights are loaded once into registers for all R rows. Bound of a row's integer
+  // sum: 8·63·30,480 < 2^31.
   template <int R>
   static void Rows(const Unpacked& u, const Q8KRow* x, int64_t b, Sums (&s)[R]) {
     __m512i total[R];
@@ -110,9 +127,21 @@ struct Q4K {
       total[r] = _mm512_setzero_si512();
       bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
-    AddScaledDots<R, true>(u.q, u.scales, bytes, total);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        // In 128-bit lane k: row 2k's and 2k + 1's halves of sub-block 2i, then of 2i + 1.
+        const __m512i dots = _mm512_packs_epi32(Dots<true>(u.q[2 * i], bytes[r] + 64 * i),
+                                                Dots<true>(u.q[2 * i + 1], bytes[r] + 64 * i + 32));
+        total[r] = _mm512_dpwssd_epi32(total[r], dots, u.scales[i]);
+      }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+      // 128-bit lane k held rows 2k, 2k + 1 of the even sub-blocks, then of the odd ones: now
+      // lanes 2r and 2r + 1 hold row r's, as the minimums' term below.
+      total[r] = _mm512_shuffle_epi32(total[r], _MM_PERM_DBCA);
       // Σ minimum·Σq: sums 4k … 4k + 3 (sub-blocks 2k, 2k + 1) broadcast against pairs (m, m).
       __m512i offset = _mm512_setzero_si512();
 #pragma GCC unroll 4
