@@ -91,9 +91,9 @@ struct Q4K {
     }
     // 128-bit lane k (rows 2k, 2k + 1): (s(2k), s(2k)), (s(2k + 1), s(2k + 1)) of sub-block 2i,
     // then of 2i + 1, from words 0 … 7 (sub-block 2i's rows) and 8 … 15 (2i + 1's).
-    alignas(64) static constexpr int16_t kSpread[32] = {
-        0, 0, 1, 1, 8, 8, 9, 9, 2, 2, 3, 3, 10, 10, 11, 11,
-        4, 4, 5, 5, 12, 12, 13, 13, 6, 6, 7, 7, 14, 14, 15, 15};
+    alignas(64) static constexpr int16_t kSpread[32] = {0,  0,  1,  1,  8,  8, 9,  9,  2,  2,  3,
+                                                        3,  10, 10, 11, 11, 4, 4,  5,  5,  12, 12,
+                                                        13, 13, 6,  6,  7,  7, 14, 14, 15, 15};
     const __m512i spread = _mm512_load_si512(kSpread);
     for (int i = 0; i < 4; ++i) {
       int64_t even, odd;
