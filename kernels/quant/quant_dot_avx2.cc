@@ -63,12 +63,13 @@ __m256 Inverse(float d) { return _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f); }
   const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words01, words23),
                                                     _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), bytes);
-  auto total = [](__m256i s) {
-    const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    const __m128i p = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-    return _mm_cvtsi128_si32(_mm_add_epi32(p, _mm_shuffle_epi32(p, 1)));
-  };
-  return {total(_mm256_add_epi32(v[0], v[1])), total(_mm256_add_epi32(v[2], v[3]))};
+  // Σq per 16 from the bytes: each + 128 as unsigned, summed in eights by vpsadbw.
+  const __m256i eights =
+      _mm256_sad_epu8(_mm256_xor_si256(bytes, _mm256_set1_epi8(-128)), _mm256_setzero_si256());
+  const __m128i low = _mm256_castsi256_si128(eights), high = _mm256_extracti128_si256(eights, 1);
+  const int sum0 = _mm_cvtsi128_si32(_mm_add_epi64(low, _mm_unpackhi_epi64(low, low)));
+  const int sum1 = _mm_cvtsi128_si32(_mm_add_epi64(high, _mm_unpackhi_epi64(high, high)));
+  return {sum0 - 16 * 128, sum1 - 16 * 128};
 }
 
 }  // namespace
