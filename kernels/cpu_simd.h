@@ -338,7 +338,9 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
   }
 #endif
   for (int64_t g = 0; g < queries; ++g) {
-    for (int64_t j = 0; j < n; ++j) out[g * out_stride + j] = Dot(a + g * dim, rows[j], dim) * scale;
+    for (int64_t j = 0; j < n; ++j) {
+      out[g * out_stride + j] = Dot(a + g * dim, rows[j], dim) * scale;
+    }
   }
 }
 

@@ -44,8 +44,8 @@ void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool
     inverse_sums[g] = 1.0f / simd::ExpShifted(s, n_keys, simd::Max(s, n_keys));
   }
   simd::WeightedRowSum(scores.data(), n_keys, group, v_rows.data(), n_keys, c.head_dim,
-                       inverse_sums.data(), p.out + token * p.out_stride + kv_head * group * c.head_dim,
-                       c.head_dim);
+                       inverse_sums.data(),
+                       p.out + token * p.out_stride + kv_head * group * c.head_dim, c.head_dim);
 }
 
 template <typename T>
