@@ -1,6 +1,7 @@
 #include "kernels/quant/repacked_rows.h"
 
 #include <cstring>
+#include <optional>
 
 #include "base/bf16.h"
 #include "kernels/quant/quant_blocks.h"
@@ -150,6 +151,10 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
   }
 }
 
-bool CpuRunsRepacked() { return CpuRunsQ8Isa(Q8Isa::kAvx512Vnni); }
+bool CpuRunsRepacked() {
+  // BestQ8Isa, so that ARBOR_Q8_ISA's cap below AVX-512 turns the repacking off too.
+  const std::optional<Q8Isa> best = BestQ8Isa();
+  return best == Q8Isa::kAvx512Vnni || best == Q8Isa::kAmx;
+}
 
 }  // namespace arbor::kernels

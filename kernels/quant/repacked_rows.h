@@ -105,7 +105,8 @@ bool Repackable(WeightType type, int64_t n, int64_t k);
 // The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
 // RepackedType(type), as bytes.
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k);
-// Whether this CPU runs the repacked kernels (AVX-512 VNNI).
+// Whether this CPU runs the repacked kernels (AVX-512 VNNI, and ARBOR_Q8_ISA does not cap the
+// 8-bit kernels below it).
 bool CpuRunsRepacked();
 
 }  // namespace arbor::kernels

@@ -159,7 +159,7 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
-  if (!CpuRunsRepacked()) GTEST_SKIP() << "no AVX-512 VNNI: matrices are not repacked here";
+  if (!CpuRunsRepacked()) GTEST_SKIP() << "no AVX-512 VNNI (or ARBOR_Q8_ISA caps below it): matrices are not repacked";
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
