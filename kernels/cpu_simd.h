@@ -77,50 +77,39 @@ inline float Dot(const float* a, const T* b, int64_t n) {
 }
 
 #ifdef ARBOR_CPU_AVX2
-// e^x for x ≤ 0 in eight lanes (Cephes' expf): 2^k · e^r with k = round(x·log2 e) and
-// r = x − k·ln 2 (ln 2 in two parts, so r is exact to a few ulp), e^r by a degree-6 polynomial;
-// within 2 ulp of std::exp. Below ln(FLT_MIN) ≈ −87.34 it gives 0 (std::exp: a subnormal).
-inline __m256 ExpNonPositive(__m256 x) {
-  const __m256 too_small = _mm256_cmp_ps(x, _mm256_set1_ps(-87.336544f), _CMP_LT_OQ);
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.336544f));
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i two_k =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(too_small, _mm256_mul_ps(p, _mm256_castsi256_ps(two_k)));
-}
+// The float vectors of the exponential and the weighted sums: eight lanes, and where AVX-512 is
+// there sixteen, each lane's operations the same in both (so both give the same bits).
+struct Lanes8 {
+  using V = __m256;
+  static constexpr int kWidth = 8;
+  static V Zero() { return _mm256_setzero_ps(); }
+  static V Set1(float f) { return _mm256_set1_ps(f); }
+  template <typename T>
+  static V Load(const T* row) {
+    return Load8(row);
+  }
+  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V Max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V Fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+  static V Round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // 2^k for whole k in range, as the float's exponent bits.
+  static V Pow2(V k) {
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+  }
+  // v where x ≥ bound, else 0.
+  static V ZeroBelow(V v, V x, float bound) {
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(bound), _CMP_LT_OQ), v);
+  }
+  static void Store(float* out, V v, float scale) {
+    _mm256_storeu_ps(out, _mm256_mul_ps(v, _mm256_set1_ps(scale)));
+  }
+};
 #endif
 
 #ifdef ARBOR_CPU_AVX512
-// ExpNonPositive in sixteen lanes, each lane's operations those of the eight-lane form.
-inline __m512 ExpNonPositive16(__m512 x) {
-  const __mmask16 too_small = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.336544f), _CMP_LT_OQ);
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.336544f));
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i two_k =
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~too_small),
-                             _mm512_mul_ps(p, _mm512_castsi512_ps(two_k)));
-}
 inline __m512 Load16(const float* w) { return _mm512_loadu_ps(w); }
 inline __m512 Load16(const uint16_t* w) {
   const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
@@ -141,6 +130,59 @@ inline __m512 LoadTwo8(const uint16_t* a, const uint16_t* b) {
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
 }
+struct Lanes16 {
+  using V = __m512;
+  static constexpr int kWidth = 16;
+  static V Zero() { return _mm512_setzero_ps(); }
+  static V Set1(float f) { return _mm512_set1_ps(f); }
+  template <typename T>
+  static V Load(const T* row) {
+    return Load16(row);
+  }
+  static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V Max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V Fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+  static V Round(V a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static V Pow2(V k) {
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23));
+  }
+  static V ZeroBelow(V v, V x, float bound) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(bound), _CMP_NLT_UQ), v);
+  }
+  static void Store(float* out, V v, float scale) {
+    _mm512_storeu_ps(out, _mm512_mul_ps(v, _mm512_set1_ps(scale)));
+  }
+};
+#endif
+
+#ifdef ARBOR_CPU_AVX2
+// e^x for x ≤ 0 in the lanes of L (Cephes' expf): 2^k · e^r with k = round(x·log2 e) and
+// r = x − k·ln 2 (ln 2 in two parts, so r is exact to a few ulp), e^r by a degree-6 polynomial;
+// within 2 ulp of std::exp. Below ln(FLT_MIN) ≈ −87.34 it gives 0 (std::exp: a subnormal).
+template <typename L>
+inline typename L::V ExpNonPositiveIn(typename L::V x) {
+  constexpr float kLowest = -87.336544f;
+  const typename L::V clamped = L::Max(x, L::Set1(kLowest));
+  const typename L::V k = L::Round(L::Mul(clamped, L::Set1(1.44269504088896341f)));
+  typename L::V r = L::Fnma(k, L::Set1(0.693359375f), clamped);
+  r = L::Fnma(k, L::Set1(-2.12194440e-4f), r);
+  typename L::V p = L::Set1(1.9875691500e-4f);
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                  5.0000001201e-1f}) {
+    p = L::Fma(p, r, L::Set1(c));
+  }
+  p = L::Fma(p, L::Mul(r, r), L::Add(r, L::Set1(1.0f)));
+  return L::ZeroBelow(L::Mul(p, L::Pow2(k)), x, kLowest);
+}
+inline __m256 ExpNonPositive(__m256 x) { return ExpNonPositiveIn<Lanes8>(x); }
+#ifdef ARBOR_CPU_AVX512
+inline __m512 ExpNonPositive16(__m512 x) { return ExpNonPositiveIn<Lanes16>(x); }
+#endif
 #endif
 
 // Σ x[i]² in double (RMSNorm's), in eight partial sums where AVX2 is there (a scalar chain
@@ -345,39 +387,6 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
 }
 
 #ifdef ARBOR_CPU_AVX2
-// The float vectors of the weighted sums: eight lanes, and where AVX-512 is there sixteen, each
-// lane's operations the same in both (so both give the same bits).
-struct Lanes8 {
-  using V = __m256;
-  static constexpr int kWidth = 8;
-  static V Zero() { return _mm256_setzero_ps(); }
-  static V Set1(float f) { return _mm256_set1_ps(f); }
-  template <typename T>
-  static V Load(const T* row) {
-    return Load8(row);
-  }
-  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static void Store(float* out, V v, float scale) {
-    _mm256_storeu_ps(out, _mm256_mul_ps(v, _mm256_set1_ps(scale)));
-  }
-};
-#ifdef ARBOR_CPU_AVX512
-struct Lanes16 {
-  using V = __m512;
-  static constexpr int kWidth = 16;
-  static V Zero() { return _mm512_setzero_ps(); }
-  static V Set1(float f) { return _mm512_set1_ps(f); }
-  template <typename T>
-  static V Load(const T* row) {
-    return Load16(row);
-  }
-  static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static void Store(float* out, V v, float scale) {
-    _mm512_storeu_ps(out, _mm512_mul_ps(v, _mm512_set1_ps(scale)));
-  }
-};
-#endif
-
 // WeightedRowSum over the V·L::kWidth floats at offset d for G weight vectors: G·V accumulators
 // held in registers across all keys, each key's slice read once for all G.
 template <typename L, int G, int V, typename T>
