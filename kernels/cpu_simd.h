@@ -172,8 +172,8 @@ inline typename L::V ExpNonPositiveIn(typename L::V x) {
   typename L::V r = L::Fnma(k, L::Set1(0.693359375f), clamped);
   r = L::Fnma(k, L::Set1(-2.12194440e-4f), r);
   typename L::V p = L::Set1(1.9875691500e-4f);
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                  5.0000001201e-1f}) {
+  for (float c :
+       {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f}) {
     p = L::Fma(p, r, L::Set1(c));
   }
   p = L::Fma(p, L::Mul(r, r), L::Add(r, L::Set1(1.0f)));
