@@ -77,8 +77,8 @@ inline float Dot(const float* a, const T* b, int64_t n) {
 }
 
 #ifdef ARBOR_CPU_AVX2
-// The float vectors of the exponential and the weighted sums: eight lanes, and where AVX-512 is
-// there sixteen, each lane's operations the same in both (so both give the same bits).
+// The float vectors of the exponential, SwiGLU and the weighted sums: eight lanes, and where
+// AVX-512 is there sixteen, each lane's operations the same in both (so both give the same bits).
 struct Lanes8 {
   using V = __m256;
   static constexpr int kWidth = 8;
@@ -89,7 +89,14 @@ struct Lanes8 {
     return Load8(row);
   }
   static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V Div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V Abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  // Where x < 0 `negative`, else `otherwise`.
+  static V IfNegative(V x, V negative, V otherwise) {
+    return _mm256_blendv_ps(otherwise, negative, _mm256_cmp_ps(x, Zero(), _CMP_LT_OQ));
+  }
   static V Max(V a, V b) { return _mm256_max_ps(a, b); }
   static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V Fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
@@ -103,9 +110,7 @@ struct Lanes8 {
   static V ZeroBelow(V v, V x, float bound) {
     return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(bound), _CMP_LT_OQ), v);
   }
-  static void Store(float* out, V v, float scale) {
-    _mm256_storeu_ps(out, _mm256_mul_ps(v, _mm256_set1_ps(scale)));
-  }
+  static void Store(float* out, V v) { _mm256_storeu_ps(out, v); }
 };
 #endif
 
@@ -140,7 +145,13 @@ struct Lanes16 {
     return Load16(row);
   }
   static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V Div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V Abs(V a) { return _mm512_abs_ps(a); }
+  static V IfNegative(V x, V negative, V otherwise) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, Zero(), _CMP_LT_OQ), otherwise, negative);
+  }
   static V Max(V a, V b) { return _mm512_max_ps(a, b); }
   static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V Fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
@@ -154,9 +165,7 @@ struct Lanes16 {
   static V ZeroBelow(V v, V x, float bound) {
     return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(bound), _CMP_NLT_UQ), v);
   }
-  static void Store(float* out, V v, float scale) {
-    _mm512_storeu_ps(out, _mm512_mul_ps(v, _mm512_set1_ps(scale)));
-  }
+  static void Store(float* out, V v) { _mm512_storeu_ps(out, v); }
 };
 #endif
 
@@ -410,8 +419,9 @@ inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const
   }
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u)
-      L::Store(out + g * out_stride + d + L::kWidth * u, acc[g][u], scale[g]);
+    for (int u = 0; u < V; ++u) {
+      L::Store(out + g * out_stride + d + L::kWidth * u, L::Mul(acc[g][u], L::Set1(scale[g])));
+    }
   }
 }
 

@@ -11,26 +11,22 @@ namespace {
 inline float SiluTimes(float g, float up) { return g / (1.0f + std::exp(-g)) * up; }
 
 #ifdef ARBOR_CPU_AVX2
-inline __m256 SiluTimes(__m256 g, __m256 up) {
-  const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), g);
-  const __m256 t = simd::ExpNonPositive(_mm256_sub_ps(_mm256_setzero_ps(), magnitude));
-  const __m256 inverse =
-      _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), t));
-  const __m256 negative = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
-  const __m256 sigma = _mm256_blendv_ps(inverse, _mm256_mul_ps(t, inverse), negative);
-  return _mm256_mul_ps(_mm256_mul_ps(g, sigma), up);
+// The same in the lanes of L (simd::Lanes8, Lanes16: the same bits in both).
+template <typename L>
+inline typename L::V SiluTimes(typename L::V g, typename L::V up) {
+  const typename L::V t = simd::ExpNonPositiveIn<L>(L::Sub(L::Zero(), L::Abs(g)));
+  const typename L::V inverse = L::Div(L::Set1(1.0f), L::Add(L::Set1(1.0f), t));
+  const typename L::V sigma = L::IfNegative(g, L::Mul(t, inverse), inverse);
+  return L::Mul(L::Mul(g, sigma), up);
 }
-#endif
-#ifdef ARBOR_CPU_AVX512
-// The eight-lane form's operations in sixteen lanes (the same bits).
-inline __m512 SiluTimes(__m512 g, __m512 up) {
-  const __m512 magnitude = _mm512_abs_ps(g);
-  const __m512 t = simd::ExpNonPositive16(_mm512_sub_ps(_mm512_setzero_ps(), magnitude));
-  const __m512 inverse =
-      _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), t));
-  const __mmask16 negative = _mm512_cmp_ps_mask(g, _mm512_setzero_ps(), _CMP_LT_OQ);
-  const __m512 sigma = _mm512_mask_blend_ps(negative, inverse, _mm512_mul_ps(t, inverse));
-  return _mm512_mul_ps(_mm512_mul_ps(g, sigma), up);
+
+// Elements [i, end of the row's whole vectors of L) of a row.
+template <typename L>
+int64_t SiluTimesVectors(const float* gate, const float* up, float* out, int64_t i, int64_t dim) {
+  for (; i + L::kWidth <= dim; i += L::kWidth) {
+    L::Store(out + i, SiluTimes<L>(L::Load(gate + i), L::Load(up + i)));
+  }
+  return i;
 }
 #endif
 
@@ -43,14 +39,10 @@ void SwigluRef(const SwigluParams& p) {
     float* out = p.out + r * p.out_stride;
     int64_t i = 0;
 #ifdef ARBOR_CPU_AVX512
-    for (; i + 16 <= p.dim; i += 16) {
-      _mm512_storeu_ps(out + i, SiluTimes(_mm512_loadu_ps(gate + i), _mm512_loadu_ps(up + i)));
-    }
+    i = SiluTimesVectors<simd::Lanes16>(gate, up, out, i, p.dim);
 #endif
 #ifdef ARBOR_CPU_AVX2
-    for (; i + 8 <= p.dim; i += 8) {
-      _mm256_storeu_ps(out + i, SiluTimes(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
-    }
+    i = SiluTimesVectors<simd::Lanes8>(gate, up, out, i, p.dim);
 #endif
     for (; i < p.dim; ++i) out[i] = SiluTimes(gate[i], up[i]);
   }

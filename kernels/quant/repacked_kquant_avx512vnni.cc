@@ -50,22 +50,6 @@ inline __m512i Dots(const __m512i (&w)[4], const char* x) {
   return dot;
 }
 
-// A super-block's Σ scale·Σ w·x over its eight sub-blocks added to total[r] for activation rows
-// r < R (x[r]: the row's 256 bytes of the super-block). Sub-block by sub-block, so that its
-// weights are loaded once into registers for all R rows.
-template <int R, bool kActivationsSigned>
-inline void AddScaledDots(const __m512i (&q)[8][4], const __m512i (&scales)[8],
-                          const char* const (&x)[R], __m512i (&total)[R]) {
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512i dot = Dots<kActivationsSigned>(q[j], x[r] + 32 * j);
-      total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, scales[j]));
-    }
-  }
-}
-
 // Q4_K: w = d·scale·q − dmin·minimum per 32-weight sub-block, q unsigned against signed
 // activations, the minimums' term from the activations' sums per 16.
 struct Q4K {
@@ -218,7 +202,15 @@ struct Q6K {
       total[r] = u.start;
       bytes[r] = reinterpret_cast<const char*>(x[r].biased_pairs + 256 * b);
     }
-    AddScaledDots<R, false>(u.q, u.scales, bytes, total);
+    // Sub-block by sub-block, so that its weights are loaded once into registers for all R rows.
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512i dot = Dots<false>(u.q[j], bytes[r] + 32 * j);
+        total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
+      }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // A row's two lanes added in integers before the conversion: each alone holds a part of
