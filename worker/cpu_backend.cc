@@ -185,7 +185,7 @@ std::string CpuBackend::weight_types() const {
     absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ×", count);
   }
   if (!repacked_.empty()) {
-    absl::StrAppend(&out, " (", repacked_.size(), " repacked in groups of rows for AVX-512)");
+    absl::StrAppend(&out, " (", repacked_.size(), " repacked in groups of rows)");
   }
   return out;
 }

@@ -99,7 +99,7 @@ class CpuBackend : public Backend {
   absl::StatusOr<Matrix> LoadMatrix(const TensorLookup& lookup, const std::string& name,
                                     int64_t rows, int64_t cols);
   // A layer's projection: LoadMatrix, then Q4_0, Q4_1, Q8_0, Q4_K and Q6_K rows repacked in groups
-  // (kernels/quant/repacked_rows.h) where the 8-bit kernels run on AVX-512 VNNI (Repacked).
+  // (kernels/quant/repacked_rows.h) where the 8-bit kernels run (Repacked).
   absl::StatusOr<Matrix> LoadProjection(const TensorLookup& lookup, const std::string& name,
                                         int64_t rows, int64_t cols);
   // `matrix` repacked where LoadProjection would repack it, else itself.

@@ -25,7 +25,7 @@ namespace {
 // then what the worker runs in 8-bit mode: QuantMatmul's batch-invariant dispatch
 // (--numerics=invariant) and its fastest-for-m one (--numerics=fast) on the file's blocks, and
 // the invariant dispatch on the rows repacked in groups (repacked_rows.h), which is what the
-// worker multiplies where it repacks (AVX-512 VNNI).
+// worker multiplies where it repacks (any CPU with AVX2; ARBOR_Q8_ISA caps the instruction set).
 constexpr int kModes = 9;
 constexpr int kQ8KMode = 5;
 constexpr int kInvariantMode = 6;

@@ -48,10 +48,18 @@ void QuantizeQ8KRows(const float* x, int64_t x_stride, int64_t row_begin, int64_
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of kQ8KMaxRows.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
+// WeightType::kQ4x16 and kQ8x16 as two halves of eight rows (repacked_ymm_kernel.h); the same
+// bits as avx512vnni::RepackedDotRange.
+void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// WeightType::kQ4Kx8 and kQ6Kx8 as two halves of four rows (repacked_kquant_avx2.cc); the same
+// bits as avx512vnni::RepackedKQuantDotRange.
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx2
 namespace avxvnni {
 // AVX-VNNI: vpdpbusd on ymm (Alder Lake, Sapphire Rapids, Zen 5).
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// As avx2::RepackedDotRange, with vpdpbusd.
+void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avxvnni
 namespace avx512vnni {
 // AVX-512 F/BW/VL + VNNI: vpdpbusd on zmm, two chunks per instruction (Ice Lake and later, Zen 4).

@@ -3,6 +3,7 @@
 // Compiled with -mavxvnni but without AVX-512 (kernels/CMakeLists.txt).
 #define ARBOR_QUANT_ISA_NS avxvnni
 #include "kernels/quant/quant_dot_kernel.h"
+#include "kernels/quant/repacked_ymm_kernel.h"
 
 namespace arbor::kernels::avxvnni {
 namespace {
@@ -18,6 +19,10 @@ struct Isa : Ymm {
 
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   DotRange<Isa>(p, n_begin, n_end);
+}
+
+void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  repacked::DotRange</*kVnni=*/true>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::avxvnni

@@ -164,14 +164,14 @@ void Range(const MatmulParams& p, const std::vector<float>& xsum, int64_t n_begi
 
 QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
-  // Repacked matrices exist only for the 8-bit mode on CPUs with AVX-512 VNNI (repacked_rows.h);
-  // the K-quants' take per-256 activations, as the file's K-quant rows do.
+  // Repacked matrices exist only for the 8-bit mode on CPUs that run their kernels
+  // (repacked_rows.h); the K-quants' take per-256 activations, as the file's K-quant rows do.
   if (p.w_type == WeightType::kQ4Kx8 || p.w_type == WeightType::kQ6Kx8) {
     path.q8k = true;
     return path;
   }
   if (IsRepacked(p.w_type)) {
-    path.isa = Q8Isa::kAvx512Vnni;
+    path.isa = RepackedIsa();
     return path;
   }
   if (p.activation_quant != ActivationQuant::kQ8) return path;

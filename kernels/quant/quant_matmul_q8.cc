@@ -62,16 +62,21 @@ struct Q8Buffers {
 
 using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
 
-DotRangeFn Kernel(Q8Isa isa) {
+// `isa`'s kernels of the file's blocks and of the repacked rows (AMX has none of its own: its
+// repacked rows are AVX-512's).
+struct Kernels {
+  DotRangeFn file, repacked;
+};
+Kernels KernelsOf(Q8Isa isa) {
   switch (isa) {
     case Q8Isa::kAvx2:
-      return avx2::Q8DotRange;
+      return {avx2::Q8DotRange, avx2::RepackedDotRange};
     case Q8Isa::kAvxVnni:
-      return avxvnni::Q8DotRange;
+      return {avxvnni::Q8DotRange, avxvnni::RepackedDotRange};
     case Q8Isa::kAvx512Vnni:
-      return avx512vnni::Q8DotRange;
+      return {avx512vnni::Q8DotRange, avx512vnni::RepackedDotRange};
     default:
-      return amx::Q8DotRange;
+      return {amx::Q8DotRange, avx512vnni::RepackedDotRange};
   }
 }
 
@@ -211,10 +216,10 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   }
   // ~64k multiply-adds per hand-off, as the float matmul (a repacked group is eight columns).
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, p.m * p.k) / unit);
-  const DotRangeFn kernel = Kernel(isa);
+  const Kernels kernels = KernelsOf(isa);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
     const int64_t rows = units[g];
-    (rows == 1 ? kernel : avx512vnni::RepackedDotRange)(dots[g], begin * rows, end * rows);
+    (rows == 1 ? kernels.file : kernels.repacked)(dots[g], begin * rows, end * rows);
   });
 }
 

@@ -152,9 +152,13 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
 }
 
 bool CpuRunsRepacked() {
-  // BestQ8Isa, so that ARBOR_Q8_ISA's cap below AVX-512 turns the repacking off too.
-  const std::optional<Q8Isa> best = BestQ8Isa();
-  return best == Q8Isa::kAvx512Vnni || best == Q8Isa::kAmx;
+  // BestQ8Isa, so that ARBOR_Q8_ISA's cap turns the repacking off too.
+  return BestQ8Isa().has_value();
+}
+
+Q8Isa RepackedIsa() {
+  const Q8Isa best = BestQ8Isa().value_or(Q8Isa::kAvx2);
+  return best == Q8Isa::kAmx ? Q8Isa::kAvx512Vnni : best;
 }
 
 }  // namespace arbor::kernels

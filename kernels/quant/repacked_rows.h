@@ -1,13 +1,14 @@
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for AVX-512 VNNI passes over several weight
-// rows at a time (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ6Kx8: eight): per group of
-// rows and per block, the rows' scales, offsets and weight bytes side by side, so that one
-// vpdpbusd multiplies every row of the group by the same activations, broadcast from memory. The
-// file's blocks (18 to 34 bytes each) make the per-32 kernel of quant_dot_kernel.h convert each
-// row's scale alone and convert, scale and accumulate each row's integer sum alone; here that
-// float work is one vector op for sixteen rows. Made at load by the CPU backend
-// (`--activation_quant=q8` on CPUs with AVX-512 VNNI); the numbers are the file's kernels' up to
-// fp32 rounding order (the float64 twins bound both), and each row's result is the same whatever
-// rows share the call.
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for passes over several weight rows at a time
+// (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ6Kx8: eight): per group of rows and per
+// block, the rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies
+// every row of the group by the same activations, broadcast from memory. The file's blocks (18 to
+// 34 bytes each) make the per-32 kernel of quant_dot_kernel.h convert each row's scale alone and
+// convert, scale and accumulate each row's integer sum alone; here that float work is one vector
+// op for sixteen rows. The layouts are AVX-512's (64-byte vectors); CPUs without it read each
+// vector as two 32-byte halves (repacked_ymm_kernel.h, repacked_kquant_avx2.cc) and get the same
+// bits. Made at load by the CPU backend (`--activation_quant=q8`, any CPU with AVX2); the numbers
+// are the file's kernels' up to fp32 rounding order (the float64 twins bound both), and each
+// row's result is the same whatever rows share the call.
 //
 // Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d
 // (its zero point, exact in half precision), the offset applied as m·d_x·Σq_x; Q8_0 as q + 128
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/quant/quant_matmul.h"
 #include "kernels/weight_type.h"
 
 namespace arbor::kernels {
@@ -105,9 +107,12 @@ bool Repackable(WeightType type, int64_t n, int64_t k);
 // The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
 // RepackedType(type), as bytes.
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k);
-// Whether this CPU runs the repacked kernels (AVX-512 VNNI, and ARBOR_Q8_ISA does not cap the
-// 8-bit kernels below it).
+// Whether this CPU runs the repacked kernels: AVX2 (AVX-512 VNNI's are faster), and the 8-bit
+// kernels not turned off (BestQ8Isa).
 bool CpuRunsRepacked();
+// The instruction set of the per-32 repacked kernels here: BestQ8Isa, AMX's being AVX-512's.
+// Needs AVX2.
+Q8Isa RepackedIsa();
 
 }  // namespace arbor::kernels
 

@@ -15,6 +15,7 @@
 #include "kernels/matmul.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_chunks.h"
+#include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
@@ -159,7 +160,9 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
 // place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
-  if (!CpuRunsRepacked()) GTEST_SKIP() << "no AVX-512 VNNI (or ARBOR_Q8_ISA caps below it): matrices are not repacked";
+  if (!CpuRunsRepacked()) {
+    GTEST_SKIP() << "no AVX2 (or ARBOR_Q8_ISA names none): matrices are not repacked";
+  }
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
@@ -211,6 +214,84 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
     }
   }
   PrintWorst("rows x8", worst);
+}
+
+// The repacked kernels of every instruction set this CPU runs (per-32: AVX2's maddubs, AVX-VNNI's
+// and AVX-512's vpdpbusd; Q4_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two halves of
+// each group) give the same bits, so a repacked model's numbers do not depend on the CPU it runs
+// on: 1 to 37 rows (every pass shape of each), 16 and 48 weight rows, 1 to 18 blocks, strided x
+// and out, fresh random weights each run (seed printed).
+TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
+  std::vector<Q8Isa> isas;
+  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni}) {
+    if (CpuRunsQ8Isa(isa)) isas.push_back(isa);
+  }
+  if (isas.size() < 2) GTEST_SKIP() << "one repacked kernel on this CPU: nothing to compare";
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  ThreadPool pool(2);
+  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
+    for (int64_t m : {1, 3, 4, 5, 8, 9, 37}) {
+      for (int64_t n : {16, 48}) {
+        for (int64_t blocks : {1, 3, 18}) {
+          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
+                                            << " n " << n << " blocks " << blocks);
+          const int64_t k = blocks * kQuantBlock, x_stride = k + 5, out_stride = n + 3;
+          const std::vector<char> w =
+              RepackRows(type, RandomRows(type, n, blocks, rng).bytes.data(), n, k);
+          const std::vector<float> x = RandomActivations(m, x_stride, rng);
+          std::vector<std::vector<float>> outs;
+          for (Q8Isa isa : isas) {
+            std::vector<float>& out = outs.emplace_back(m * out_stride, -1.0f);
+            QuantMatmulQ8({.x = x.data(), .w = w.data(), .w_type = RepackedType(type),
+                           .out = out.data(), .m = m, .n = n, .k = k, .x_stride = x_stride,
+                           .out_stride = out_stride},
+                          isa, &pool);
+          }
+          for (size_t i = 1; i < isas.size(); ++i) {
+            ASSERT_EQ(std::memcmp(outs[i].data(), outs[0].data(), outs[0].size() * sizeof(float)),
+                      0)
+                << Q8IsaName(isas[i]) << " against " << Q8IsaName(isas[0]);
+          }
+        }
+      }
+    }
+  }
+  if (!CpuRunsQ8Isa(Q8Isa::kAvx512Vnni)) return;
+  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ6_K}) {
+    for (int64_t m : {1, 3, 8, 9, 37}) {
+      for (int64_t n : {16, 48}) {
+        for (int64_t blocks : {1, 3}) {
+          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
+                                            << " n " << n << " blocks " << blocks);
+          const int64_t k = blocks * kSuperBlock, out_stride = n + 3;
+          const std::vector<char> w =
+              RepackRows(type, RandomRows(type, n, blocks, rng).bytes.data(), n, k);
+          const std::vector<float> x = RandomActivations(m, k, rng);
+          std::vector<int8_t> q(m * k);
+          std::vector<float> d(m * blocks), scaled_sums(m * blocks * 16);
+          std::vector<int16_t> sums(m * blocks * 16);
+          std::vector<uint8_t> pairs(m * k);
+          std::vector<Q8KRow> rows;
+          for (int64_t i = 0; i < m; ++i) {
+            rows.push_back({q.data() + i * k, d.data() + i * blocks, sums.data() + i * blocks * 16,
+                            scaled_sums.data() + i * blocks * 16, pairs.data() + i * k, blocks});
+            QuantizeQ8KRow(x.data() + i * k, rows.back());
+            PairBiasedQ8KRow(rows.back());
+          }
+          std::vector<float> wide(m * out_stride, -1.0f), narrow(m * out_stride, -1.0f);
+          const Q8KDotParams p{w.data(), RepackedType(type), rows.data(), m, wide.data(),
+                               out_stride};
+          avx512vnni::RepackedKQuantDotRange(p, 0, n);
+          Q8KDotParams p256 = p;
+          p256.out = narrow.data();
+          avx2::RepackedKQuantDotRange(p256, 0, n);
+          ASSERT_EQ(std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)), 0);
+        }
+      }
+    }
+  }
 }
 
 // MatmulGroupRef (Q, K and V; gate and up as one loop) gives every matrix exactly what its own

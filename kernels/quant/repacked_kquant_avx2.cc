@@ -1,0 +1,233 @@
+// The kernels of Q4_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ6Kx8,
+// repacked_rows.h) for CPUs without AVX-512, compiled with AVX2, FMA and F16C only
+// (kernels/CMakeLists.txt). The layout is the AVX-512 kernel's (repacked_kquant_avx512vnni.cc),
+// read as two 32-byte halves of four rows each; maddubs and madd stand in for vpdpbusd, vpdpwssd
+// and the integer multiply. Every lane ends with the same exact integers as there and then takes
+// the same float operations in the same order, so a row's result is the same bits on either
+// kernel, and independent of its batch.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/quant/quant_dot.h"
+#include "kernels/quant/repacked_rows.h"
+
+namespace arbor::kernels::avx2 {
+namespace {
+
+constexpr int kRows = 8;  // Activation rows per pass over a group's super-block.
+
+inline __m256i Load(const uint8_t* at) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+}
+inline __m128 Halves4(const uint16_t* h) {
+  int64_t four;
+  std::memcpy(&four, h, 8);
+  return _mm_cvtph_ps(_mm_cvtsi64_si128(four));
+}
+inline __m128i Bytes4(const void* at) {
+  int32_t four;
+  std::memcpy(&four, at, 4);
+  return _mm_cvtsi32_si128(four);
+}
+inline __m256i Broadcast8(const void* at) {
+  int64_t eight;
+  std::memcpy(&eight, at, 8);
+  return _mm256_set1_epi64x(eight);
+}
+// Four rows' bytes a[r] and b[r] as 16-bit words (a, a, b, b) in qword r: the scales (or
+// minimums) of two sub-blocks (or 16-weight groups) as madd meets the products' pairs.
+inline __m256i PairWords(const void* a, const void* b, bool is_signed) {
+  const __m128i ab = _mm_unpacklo_epi8(Bytes4(a), Bytes4(b));
+  const __m128i spread =
+      _mm_shuffle_epi8(ab, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
+  return is_signed ? _mm256_cvtepi8_epi16(spread) : _mm256_cvtepu8_epi16(spread);
+}
+
+// Q4_K, half h of a super-block (rows 4h … 4h + 3): lanes 2r and 2r + 1 of its sums belong to
+// row r, as in the AVX-512 kernel's.
+struct Q4K {
+  using Block = Q4Kx8Block;
+
+  // Sub-block j's weights, vector t: bytes 8t … 8t + 7 of row r in qword r.
+  static void Weights(const Block& block, int h, int j, __m256i (&q)[4]) {
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    for (int t = 0; t < 4; ++t) {
+      const __m256i raw = Load(block.qs[j / 2] + 64 * t + 32 * h);
+      q[t] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(raw, 4) : raw, low);
+    }
+  }
+
+  // Super-block b's products for activation rows x[0, R) added into their sums, sub-block by
+  // sub-block so that its weights are unpacked once for all R rows. A row's four products per
+  // qword lane stay in 16 bits over the sub-block (4·2·15·127 < 2^15); madd applies the scale.
+  template <int R>
+  static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
+    __m256i total[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) total[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m256i q[4];
+      Weights(block, h, j, q);
+      // Row r's scale in all four words of qword r.
+      const __m256i scale = PairWords(block.scales[j] + 4 * h, block.scales[j] + 4 * h, false);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int8_t* xj = x[r].q + 256 * b + 32 * j;
+        __m256i pairs = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t) {
+          pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[t], Broadcast8(xj + 8 * t)));
+        }
+        total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scale));
+      }
+    }
+    // The minimums of sub-blocks 2k and 2k + 1 against the activations' sums 4k … 4k + 3.
+    __m256i minimums[4];
+    for (int k = 0; k < 4; ++k) {
+      minimums[k] = PairWords(block.mins[2 * k] + 4 * h, block.mins[2 * k + 1] + 4 * h, false);
+    }
+    const __m256 d = Interleaved(Halves4(block.d + 4 * h), Halves4(block.dmin + 4 * h));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      __m256i offset = _mm256_setzero_si256();
+      for (int k = 0; k < 4; ++k) {
+        offset = _mm256_add_epi32(
+            offset, _mm256_madd_epi16(minimums[k], Broadcast8(x[r].sums + 16 * b + 4 * k)));
+      }
+      // Lane 2r: both lanes of the products; lane 2r + 1: both of the minimums' term.
+      const __m256i mine = _mm256_blend_epi32(total[r], offset, 0xAA);
+      const __m256i other = _mm256_blend_epi32(offset, total[r], 0xAA);
+      const __m256i row = _mm256_add_epi32(mine, _mm256_shuffle_epi32(other, 0xB1));
+      s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row), _mm256_mul_ps(d, _mm256_set1_ps(x[r].d[b])),
+                             s[r]);
+    }
+  }
+
+  // Four rows: lane 2r less lane 2r + 1.
+  static void Store(__m256 s, float* out) {
+    const __m256 difference = _mm256_sub_ps(s, _mm256_permute_ps(s, 0xB1));
+    StoreEven(difference, out);
+  }
+
+  // Lanes 2r, 2r + 1: a[r], b[r].
+  static __m256 Interleaved(__m128 a, __m128 b) {
+    return _mm256_set_m128(_mm_unpackhi_ps(a, b), _mm_unpacklo_ps(a, b));
+  }
+  static void StoreEven(__m256 v, float* out) {
+    const __m256 even = _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+    _mm_storeu_ps(out, _mm256_castps256_ps128(even));
+  }
+};
+
+// Q6_K, half h: q − 32 (signed) against the activations + 128 (unsigned, `biased_pairs`), the
+// block's `bias` starting each super-block's integer sum, as in the AVX-512 kernel.
+struct Q6K {
+  using Block = Q6Kx8Block;
+
+  // Sub-block j's q − 32, vector t: row r's weights 4t … 4t + 3 (lane 2r) and 16 + 4t … (lane
+  // 2r + 1).
+  static void Weights(const Block& block, int h, int j, __m256i (&q)[4]) {
+    const __m256i low = _mm256_set1_epi8(0x0f), top = _mm256_set1_epi8(0x30);
+    for (int t = 0; t < 4; ++t) {
+      const __m256i l = Load(block.low[j / 2] + 64 * t + 32 * h);
+      const __m256i high = Load(block.high[j / 4] + 64 * t + 32 * h);
+      const __m256i bits03 = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(l, 4) : l, low);
+      // Bits 2f, 2f + 1 of `high` to bits 4 and 5 (f = j % 4).
+      const int f = j % 4;
+      const __m256i placed = f == 0   ? _mm256_slli_epi16(high, 4)
+                             : f == 1 ? _mm256_slli_epi16(high, 2)
+                             : f == 2 ? high
+                                      : _mm256_srli_epi16(high, 2);
+      const __m256i value = _mm256_or_si256(_mm256_and_si256(placed, top), bits03);
+      q[t] = _mm256_sub_epi8(value, _mm256_set1_epi8(32));
+    }
+  }
+
+  // A pair's products are at most 2·255·32, so two vectors' sum stays in 16 bits; madd applies
+  // the groups' scales. Bound of a row's integer sum as in the AVX-512 kernel: < 2^31.
+  template <int R>
+  static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
+    const __m128i bias = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.bias + 4 * h));
+    const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_cvtepu32_epi64(bias));
+    __m256i total[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) total[r] = start;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m256i q[4];
+      Weights(block, h, j, q);
+      const __m256i scales =
+          PairWords(block.scales[2 * j] + 4 * h, block.scales[2 * j + 1] + 4 * h, true);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* xj = x[r].biased_pairs + 256 * b + 32 * j;
+        for (int t = 0; t < 4; t += 2) {
+          const __m256i pairs =
+              _mm256_add_epi16(_mm256_maddubs_epi16(Broadcast8(xj + 8 * t), q[t]),
+                               _mm256_maddubs_epi16(Broadcast8(xj + 8 * t + 8), q[t + 1]));
+          total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scales));
+        }
+      }
+    }
+    const __m128 d4 = Halves4(block.d + 4 * h);
+    const __m256 d = Q4K::Interleaved(d4, d4);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      // A row's two lanes added in integers before the conversion (the +128's products cancel
+      // only in the sum).
+      const __m256i row = _mm256_add_epi32(total[r], _mm256_shuffle_epi32(total[r], 0xB1));
+      s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row), _mm256_mul_ps(d, _mm256_set1_ps(x[r].d[b])),
+                             s[r]);
+    }
+  }
+
+  static void Store(__m256 s, float* out) { Q4K::StoreEven(s, out); }
+};
+
+// Activation rows x[0, R) against one group of eight weight rows, both halves per super-block,
+// so the group streams from memory once.
+template <typename K, int R>
+void Group(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* out,
+           int64_t out_stride) {
+  __m256 sums[2][R];
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < R; ++r) sums[h][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const char* ahead = reinterpret_cast<const char*>(w + b + 2);
+    for (size_t line = 0; line < sizeof(typename K::Block); line += 64) {
+      _mm_prefetch(ahead + line, _MM_HINT_T0);
+    }
+    for (int h = 0; h < 2; ++h) K::template Rows<R>(w[b], h, x, b, sums[h]);
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int h = 0; h < 2; ++h) K::Store(sums[h][r], out + r * out_stride + 4 * h);
+  }
+}
+
+template <typename K>
+void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  using GroupFn = void (*)(const typename K::Block*, int64_t, const Q8KRow*, float*, int64_t);
+  static constexpr GroupFn kGroups[kRows + 1] = {nullptr,     Group<K, 1>, Group<K, 2>,
+                                                 Group<K, 3>, Group<K, 4>, Group<K, 5>,
+                                                 Group<K, 6>, Group<K, 7>, Group<K, 8>};
+  const auto* w = static_cast<const typename K::Block*>(p.w);
+  const int64_t blocks = p.rows[0].blocks;
+  for (int64_t n = n_begin; n < n_end; n += 8) {
+    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
+      kGroups[std::min<int64_t>(kRows, p.m - m0)](w + (n / 8) * blocks, blocks, p.rows + m0,
+                                                  p.out + m0 * p.out_stride + n, p.out_stride);
+    }
+  }
+}
+
+}  // namespace
+
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  if (p.w_type == WeightType::kQ6Kx8) return Range<Q6K>(p, n_begin, n_end);
+  Range<Q4K>(p, n_begin, n_end);
+}
+
+}  // namespace arbor::kernels::avx2

@@ -1,0 +1,173 @@
+// The 256-bit kernel of the per-32 repacked rows (WeightType::kQ4x16, kQ8x16, repacked_rows.h),
+// for CPUs without AVX-512: written once and compiled by quant_dot_avx2.cc (maddubs) and
+// quant_dot_avxvnni.cc (vpdpbusd on ymm) inside their own namespaces (ARBOR_QUANT_ISA_NS; see
+// quant_chunk_bytes.h for why).
+//
+// A sixteen-row group's 64-byte vectors are read as two 32-byte halves, rows 0–7 and 8–15, so
+// the layout is the AVX-512 kernel's and one repacking serves both. Per block and half, the
+// weights are loaded (unpacked) once into eight vectors of eight rows × four weights; each
+// activation row's four bytes u are broadcast to meet vector u, the block's integer sum for the
+// eight rows is taken, converted once and scaled by one FMA. The integer sums are exact, and
+// every lane's float operations are the AVX-512 kernel's in the same order, so a row's result is
+// the same bits on either, and independent of its batch.
+#ifndef ARBOR_QUANT_ISA_NS
+#error "define ARBOR_QUANT_ISA_NS first"
+#endif
+#ifndef ARBOR_KERNELS_QUANT_REPACKED_YMM_KERNEL_H_
+#define ARBOR_KERNELS_QUANT_REPACKED_YMM_KERNEL_H_
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/quant/quant_dot.h"
+#include "kernels/quant/repacked_rows.h"
+
+namespace arbor::kernels::ARBOR_QUANT_ISA_NS::repacked {
+
+template <typename Block>
+constexpr bool kQ4 = std::is_same_v<Block, Q4x16Block>;
+
+// Activation rows per pass over a group: the two halves' sums of four rows, a half's eight
+// weight vectors and the temporaries about fill the sixteen ymm registers.
+constexpr int kRows = 4;
+constexpr int kPrefetchBlocks = 4;
+
+// Half h of a block's weights, ready for the integer products: the 4-bit weights as bytes; the
+// 8-bit ones as stored (q + 128) for vpdpbusd, or as q and |q| for maddubs, whose 16-bit pair
+// sums would saturate on unsigned bytes up to 255 (|q| ≤ 128 against |x| ≤ 127 cannot).
+template <bool kVnni, typename Block>
+struct Half {
+  __m256i q[8];
+  __m256i magnitude[8];  // maddubs' 8-bit weights only.
+
+  Half(const Block& block, int h) {
+    if constexpr (kQ4<Block>) {
+      const __m256i low = _mm256_set1_epi8(0x0f);
+      for (int t = 0; t < 4; ++t) {
+        const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
+        q[t] = _mm256_and_si256(bytes, low);
+        q[4 + t] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+      }
+    } else {
+      for (int u = 0; u < 8; ++u) {
+        q[u] = Load(block.qs + 64 * u + 32 * h);
+        if constexpr (!kVnni) {
+          q[u] = _mm256_xor_si256(q[u], _mm256_set1_epi8(-128));
+          magnitude[u] = _mm256_abs_epi8(q[u]);
+        }
+      }
+    }
+  }
+
+  // Σ q·x over the block for each of the eight rows (lane r: row 8h + r), from the row's 32
+  // activation bytes and their sum.
+  __m256i Dot(const int8_t* x, int32_t x_sum) const {
+    __m256i xu[8];
+    for (int u = 0; u < 8; ++u) {
+      int32_t four;
+      std::memcpy(&four, x + 4 * u, 4);
+      xu[u] = _mm256_set1_epi32(four);
+    }
+    if constexpr (kVnni) {
+      // 8-bit weights: (q + 128)·x less 128·Σx, exact in integers.
+      __m256i sum = kQ4<Block> ? _mm256_setzero_si256() : _mm256_set1_epi32(-128 * x_sum);
+      for (int u = 0; u < 8; ++u) sum = _mm256_dpbusd_avx_epi32(sum, q[u], xu[u]);
+      return sum;
+    } else if constexpr (kQ4<Block>) {
+      // Pair sums of 4-bit weights stay in 16 bits over the block: 8·2·15·127 < 2^15.
+      __m256i pairs = _mm256_setzero_si256();
+      for (int u = 0; u < 8; ++u) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[u], xu[u]));
+      return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    } else {
+      __m256i sum = _mm256_setzero_si256();
+      for (int u = 0; u < 8; ++u) {
+        const __m256i pairs = _mm256_maddubs_epi16(magnitude[u], _mm256_sign_epi8(xu[u], q[u]));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+      }
+      return sum;
+    }
+  }
+
+ private:
+  static __m256i Load(const uint8_t* at) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  }
+};
+
+inline __m256 Halves(const uint16_t* h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+// Activation rows [row0, row0 + R) against one group of sixteen weight rows, both halves per
+// block, so the group streams from memory once.
+template <bool kVnni, int R, typename Block>
+void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* out,
+          int64_t out_stride) {
+  __m256 acc[2][R];
+  const int8_t* xq[R];
+  const float* xd[R];
+  const float* xs[R];    // Whole-block sums d·Σq, 24 floats apart (SumIndex): 4-bit offsets.
+  const int32_t* xi[R];  // Σq per block: the 8-bit weights' bias.
+  for (int r = 0; r < R; ++r) {
+    xq[r] = x.q + 32 * (row0 + r) * x.stride;
+    xd[r] = x.scales + 8 * (row0 + r) * x.stride;
+    xs[r] = x.sums + SumIndex(row0 + r, 0, 2, x.stride);
+    xi[r] = x.q_sums + (row0 + r) * x.stride;
+    acc[0][r] = acc[1][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const Block& block = w[b];
+    const char* ahead = reinterpret_cast<const char*>(&block + kPrefetchBlocks);
+    for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const Half<kVnni, Block> weights(block, h);
+      const __m256 d = Halves(block.d + 8 * h);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m256i sum = weights.Dot(xq[r] + 32 * b, xi[r][b]);
+        if constexpr (kQ4<Block>) {
+          acc[h][r] = _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]),
+                                      acc[h][r]);
+        }
+        acc[h][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
+                                    _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[h][r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int h = 0; h < 2; ++h) _mm256_storeu_ps(out + (row0 + r) * out_stride + 8 * h, acc[h][r]);
+  }
+}
+
+template <bool kVnni, typename Block>
+void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  using RowsFn = void (*)(const Block*, int64_t, const Q8Rows&, int64_t, float*, int64_t);
+  static constexpr auto kPasses = []<size_t... R>(std::index_sequence<R...>) {
+    return std::array<RowsFn, kRows>{Rows<kVnni, R + 1, Block>...};
+  }(std::make_index_sequence<kRows>());
+  const Block* w = static_cast<const Block*>(p.w);
+  const int64_t blocks = p.x.chunks;
+  for (int64_t n = n_begin; n < n_end; n += 16) {
+    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
+      kPasses[std::min<int64_t>(kRows, p.m - m0) - 1](w + (n / 16) * blocks, blocks, p.x, m0,
+                                                      p.out + n, p.out_stride);
+    }
+  }
+}
+
+// RepackedDotRange (quant_dot.h) for this instruction set.
+template <bool kVnni>
+void DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
+  if (p.w_type == WeightType::kQ8x16) return Range<kVnni, Q8x16Block>(p, n_begin, n_end);
+  Range<kVnni, Q4x16Block>(p, n_begin, n_end);
+}
+
+}  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS::repacked
+
+#endif  // ARBOR_KERNELS_QUANT_REPACKED_YMM_KERNEL_H_
