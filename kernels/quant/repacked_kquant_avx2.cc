@@ -31,11 +31,12 @@ inline __m128i Bytes4(const void* at) {
   std::memcpy(&four, at, 4);
   return _mm_cvtsi32_si128(four);
 }
+// Eight bytes to every qword, as a load (vbroadcastsd; see repacked_ymm_kernel.h's Broadcast4).
 inline __m256i Broadcast8(const void* at) {
-  int64_t eight;
-  std::memcpy(&eight, at, 8);
-  return _mm256_set1_epi64x(eight);
+  return _mm256_castpd_si256(_mm256_broadcast_sd(static_cast<const double*>(at)));
 }
+// `v` as it is here, so GCC keeps a row's chain of integer adds a chain (repacked_ymm_kernel.h).
+[[gnu::always_inline]] inline void Settle(__m256i& v) { asm("" : "+x"(v)); }
 // Four rows' bytes a[r] and b[r] as 16-bit words (a, a, b, b) in qword r: the scales (or
 // minimums) of two sub-blocks (or 16-weight groups) as madd meets the products' pairs.
 inline __m256i PairWords(const void* a, const void* b, bool is_signed) {
@@ -81,6 +82,7 @@ struct Q4K {
           pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[t], Broadcast8(xj + 8 * t)));
         }
         total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scale));
+        Settle(total[r]);
       }
     }
     // The minimums of sub-blocks 2k and 2k + 1 against the activations' sums 4k … 4k + 3.
@@ -169,6 +171,7 @@ struct Q6K {
                                _mm256_maddubs_epi16(Broadcast8(xj + 8 * t + 8), q[t + 1]));
           total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scales));
         }
+        Settle(total[r]);
       }
     }
     const __m128 d4 = Halves4(block.d + 4 * h);
