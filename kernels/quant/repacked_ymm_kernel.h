@@ -80,8 +80,9 @@ template <bool kVnni, int R, typename Block>
           sums[r] = _mm256_dpbusd_avx_epi32(sums[r], first, x_first);
           sums[r] = _mm256_dpbusd_avx_epi32(sums[r], second, x_second);
         } else {
-          sums[r] = _mm256_add_epi16(sums[r], _mm256_add_epi16(_mm256_maddubs_epi16(first, x_first),
-                                                               _mm256_maddubs_epi16(second, x_second)));
+          sums[r] =
+              _mm256_add_epi16(sums[r], _mm256_add_epi16(_mm256_maddubs_epi16(first, x_first),
+                                                         _mm256_maddubs_epi16(second, x_second)));
         }
         Settle(sums[r]);
       }
@@ -151,8 +152,8 @@ void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* 
       for (int r = 0; r < R; ++r) {
         const __m256i sum = sums[r];
         if constexpr (kQ4<Block>) {
-          acc[h][r] = _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]),
-                                      acc[h][r]);
+          acc[h][r] =
+              _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]), acc[h][r]);
         }
         acc[h][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
                                     _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[h][r]);
@@ -169,7 +170,8 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   using RowsFn = void (*)(const Block*, int64_t, const Q8Rows&, int64_t, float*, int64_t);
   static constexpr auto kPasses = []<size_t... R>(std::index_sequence<R...>) {
     return std::array<RowsFn, kRows>{Rows<kVnni, R + 1, Block>...};
-  }(std::make_index_sequence<kRows>());
+  }
+  (std::make_index_sequence<kRows>());
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
   for (int64_t n = n_begin; n < n_end; n += 16) {

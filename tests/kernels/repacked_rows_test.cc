@@ -244,8 +244,14 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
           std::vector<std::vector<float>> outs;
           for (Q8Isa isa : isas) {
             std::vector<float>& out = outs.emplace_back(m * out_stride, -1.0f);
-            QuantMatmulQ8({.x = x.data(), .w = w.data(), .w_type = RepackedType(type),
-                           .out = out.data(), .m = m, .n = n, .k = k, .x_stride = x_stride,
+            QuantMatmulQ8({.x = x.data(),
+                           .w = w.data(),
+                           .w_type = RepackedType(type),
+                           .out = out.data(),
+                           .m = m,
+                           .n = n,
+                           .k = k,
+                           .x_stride = x_stride,
                            .out_stride = out_stride},
                           isa, &pool);
           }
@@ -281,8 +287,8 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
             PairBiasedQ8KRow(rows.back());
           }
           std::vector<float> wide(m * out_stride, -1.0f), narrow(m * out_stride, -1.0f);
-          const Q8KDotParams p{w.data(), RepackedType(type), rows.data(), m, wide.data(),
-                               out_stride};
+          const Q8KDotParams p{w.data(), RepackedType(type), rows.data(),
+                               m,        wide.data(),        out_stride};
           avx512vnni::RepackedKQuantDotRange(p, 0, n);
           Q8KDotParams p256 = p;
           p256.out = narrow.data();
