@@ -12,10 +12,10 @@
 // the rows beside it.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "kernels/quant/quant_dot.h"
+#include "kernels/quant/repacked_kquant_range.h"
 #include "kernels/quant/repacked_rows.h"
 
 namespace arbor::kernels::avx512vnni {
@@ -232,44 +232,29 @@ struct Q6K {
 // for several passes of rows, the unpacked weights kept in memory between them, was slower at
 // every row count: the compiler keeps a single pass's unpacked sub-block in registers.)
 template <typename K, int R>
-void Group(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* out,
-           int64_t out_stride) {
-  typename K::Sums sums[R];
-  for (int r = 0; r < R; ++r) sums[r] = typename K::Sums{};
-  typename K::Unpacked u;
-  for (int64_t b = 0; b < blocks; ++b) {
-    // Two super-blocks ahead (into the next group at the end: groups are consecutive).
-    const char* ahead = reinterpret_cast<const char*>(w + b + 2);
-    for (size_t line = 0; line < sizeof(typename K::Block); line += 64) {
-      _mm_prefetch(ahead + line, _MM_HINT_T0);
+struct Group {
+  static void Run(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* out,
+                  int64_t out_stride) {
+    typename K::Sums sums[R];
+    for (int r = 0; r < R; ++r) sums[r] = typename K::Sums{};
+    typename K::Unpacked u;
+    for (int64_t b = 0; b < blocks; ++b) {
+      // Two super-blocks ahead (into the next group at the end: groups are consecutive).
+      const char* ahead = reinterpret_cast<const char*>(w + b + 2);
+      for (size_t line = 0; line < sizeof(typename K::Block); line += 64) {
+        _mm_prefetch(ahead + line, _MM_HINT_T0);
+      }
+      K::Unpack(w[b], u);
+      K::template Rows<R>(u, x, b, sums);
     }
-    K::Unpack(w[b], u);
-    K::template Rows<R>(u, x, b, sums);
+    for (int r = 0; r < R; ++r) K::Store(sums[r], out + r * out_stride);
   }
-  for (int r = 0; r < R; ++r) K::Store(sums[r], out + r * out_stride);
-}
-
-template <typename K>
-void Range(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
-  using GroupFn = void (*)(const typename K::Block*, int64_t, const Q8KRow*, float*, int64_t);
-  static constexpr GroupFn kGroups[kRows + 1] = {nullptr,     Group<K, 1>, Group<K, 2>,
-                                                 Group<K, 3>, Group<K, 4>, Group<K, 5>,
-                                                 Group<K, 6>, Group<K, 7>, Group<K, 8>};
-  const auto* w = static_cast<const typename K::Block*>(p.w);
-  const int64_t blocks = p.rows[0].blocks;
-  for (int64_t n = n_begin; n < n_end; n += 8) {
-    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
-      kGroups[std::min<int64_t>(kRows, p.m - m0)](w + (n / 8) * blocks, blocks, p.rows + m0,
-                                                  p.out + m0 * p.out_stride + n, p.out_stride);
-    }
-  }
-}
+};
 
 }  // namespace
 
 void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
-  if (p.w_type == WeightType::kQ6Kx8) return Range<Q6K>(p, n_begin, n_end);
-  Range<Q4K>(p, n_begin, n_end);
+  RepackedKQuantRange<Group, Q4K, Q6K, kRows>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::avx512vnni
