@@ -171,7 +171,8 @@ QuantPath QuantPathOf(const MatmulParams& p) {
     return path;
   }
   if (IsRepacked(p.w_type)) {
-    path.isa = RepackedIsa();
+    // The batch-invariant choice at every row count (AMX's repacked rows are AVX-512's).
+    path.isa = Q8IsaForRows(p.m);
     return path;
   }
   if (p.activation_quant != ActivationQuant::kQ8) return path;

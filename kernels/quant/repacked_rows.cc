@@ -1,7 +1,6 @@
 #include "kernels/quant/repacked_rows.h"
 
 #include <cstring>
-#include <optional>
 
 #include "base/bf16.h"
 #include "kernels/quant/quant_blocks.h"
@@ -151,14 +150,6 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
   }
 }
 
-bool CpuRunsRepacked() {
-  // BestQ8Isa, so that ARBOR_Q8_ISA's cap turns the repacking off too.
-  return BestQ8Isa().has_value();
-}
-
-Q8Isa RepackedIsa() {
-  const Q8Isa best = BestQ8Isa().value_or(Q8Isa::kAvx2);
-  return best == Q8Isa::kAmx ? Q8Isa::kAvx512Vnni : best;
-}
+bool CpuRunsRepacked() { return BestQ8Isa().has_value(); }
 
 }  // namespace arbor::kernels

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/quant/quant_matmul.h"
 #include "kernels/weight_type.h"
 
 namespace arbor::kernels {
@@ -107,12 +106,8 @@ bool Repackable(WeightType type, int64_t n, int64_t k);
 // The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
 // RepackedType(type), as bytes.
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k);
-// Whether this CPU runs the repacked kernels: AVX2 (AVX-512 VNNI's are faster), and the 8-bit
-// kernels not turned off (BestQ8Isa).
+// Whether this CPU runs the repacked kernels: any with AVX2 (the 8-bit kernels' BestQ8Isa).
 bool CpuRunsRepacked();
-// The instruction set of the per-32 repacked kernels here: BestQ8Isa, AMX's being AVX-512's.
-// Needs AVX2.
-Q8Isa RepackedIsa();
 
 }  // namespace arbor::kernels
 

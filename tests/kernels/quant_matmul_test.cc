@@ -258,28 +258,7 @@ TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
   x[2 * kSuperBlock] = 127.0f;  // Halfway cases when amax is 127: rounded to even.
   x[2 * kSuperBlock + 1] = 0.5f * 127;
   x[2 * kSuperBlock + 2] = 1.5f;
-  struct Buffers {
-    std::vector<int8_t> q;
-    std::vector<float> d, scaled_sums;
-    std::vector<int16_t> sums;
-    std::vector<uint8_t> pairs;
-    std::vector<Q8KRow> rows;
-  };
-  auto make = [&](Buffers& b) {
-    b.q.assign(m * k, 7);
-    b.d.assign(m * blocks, -1.0f);
-    b.sums.assign(m * blocks * 16, -1);
-    b.scaled_sums.assign(m * blocks * 16, -1.0f);
-    b.pairs.assign(m * k, 3);
-    for (int64_t i = 0; i < m; ++i) {
-      b.rows.push_back({b.q.data() + i * k, b.d.data() + i * blocks,
-                        b.sums.data() + i * blocks * 16, b.scaled_sums.data() + i * blocks * 16,
-                        b.pairs.data() + i * k, blocks});
-    }
-  };
-  Buffers ref, vec;
-  make(ref);
-  make(vec);
+  Q8KRowsStorage ref(m, blocks), vec(m, blocks);
   for (int64_t i = 0; i < m; ++i) QuantizeQ8KRow(x.data() + i * x_stride, ref.rows[i]);
   avx2::QuantizeQ8KRows(x.data(), x_stride, 0, m, vec.rows.data());
   EXPECT_EQ(ref.q, vec.q);

@@ -62,6 +62,19 @@ QuantRows RandomRows(WeightType type, int64_t n, int64_t blocks, std::mt19937& r
   return rows;
 }
 
+Q8KRowsStorage::Q8KRowsStorage(int64_t m, int64_t blocks)
+    : q(m * blocks * kSuperBlock, 7),
+      d(m * blocks, -1.0f),
+      scaled_sums(m * blocks * 16, -1.0f),
+      sums(m * blocks * 16, -1),
+      pairs(m * blocks * kSuperBlock, 3) {
+  for (int64_t i = 0; i < m; ++i) {
+    rows.push_back({q.data() + i * blocks * kSuperBlock, d.data() + i * blocks,
+                    sums.data() + i * blocks * 16, scaled_sums.data() + i * blocks * 16,
+                    pairs.data() + i * blocks * kSuperBlock, blocks});
+  }
+}
+
 std::vector<float> RandomActivations(int64_t m, int64_t x_stride, std::mt19937& rng) {
   std::normal_distribution<float> normal;
   std::vector<float> x(m * x_stride);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/thread_pool.h"
 
@@ -29,6 +30,21 @@ QuantRows RandomRows(WeightType type, int64_t n, int64_t blocks, std::mt19937& r
 // Random activations: normal, with a few outliers (the channels that make per-block scales
 // matter) and, in row 1, an all-zero chunk (scale 0).
 std::vector<float> RandomActivations(int64_t m, int64_t x_stride, std::mt19937& rng);
+
+// Storage for m rows of per-256 activations (q8k_activations.h) of `blocks` super-blocks each,
+// biased pairs included, every field first set to a value no quantizer writes there (so a
+// comparison sees what one left out); rows[i] points into it.
+struct Q8KRowsStorage {
+  Q8KRowsStorage(int64_t m, int64_t blocks);
+  Q8KRowsStorage(const Q8KRowsStorage&) = delete;
+  Q8KRowsStorage& operator=(const Q8KRowsStorage&) = delete;
+
+  std::vector<int8_t> q;
+  std::vector<float> d, scaled_sums;
+  std::vector<int16_t> sums;
+  std::vector<uint8_t> pairs;
+  std::vector<Q8KRow> rows;
+};
 
 // The largest errors a run of CheckQ8Case saw, relative to their bounds.
 struct Worst {

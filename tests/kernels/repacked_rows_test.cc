@@ -16,6 +16,7 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_chunks.h"
 #include "kernels/quant/quant_dot.h"
+#include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
@@ -161,7 +162,7 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
 // seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   if (!CpuRunsRepacked()) {
-    GTEST_SKIP() << "no AVX2 (or ARBOR_Q8_ISA names none): matrices are not repacked";
+    GTEST_SKIP() << "no AVX2: matrices are not repacked";
   }
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
@@ -275,19 +276,13 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
           const std::vector<char> w =
               RepackRows(type, RandomRows(type, n, blocks, rng).bytes.data(), n, k);
           const std::vector<float> x = RandomActivations(m, k, rng);
-          std::vector<int8_t> q(m * k);
-          std::vector<float> d(m * blocks), scaled_sums(m * blocks * 16);
-          std::vector<int16_t> sums(m * blocks * 16);
-          std::vector<uint8_t> pairs(m * k);
-          std::vector<Q8KRow> rows;
+          Q8KRowsStorage x8(m, blocks);
           for (int64_t i = 0; i < m; ++i) {
-            rows.push_back({q.data() + i * k, d.data() + i * blocks, sums.data() + i * blocks * 16,
-                            scaled_sums.data() + i * blocks * 16, pairs.data() + i * k, blocks});
-            QuantizeQ8KRow(x.data() + i * k, rows.back());
-            PairBiasedQ8KRow(rows.back());
+            QuantizeQ8KRow(x.data() + i * k, x8.rows[i]);
+            PairBiasedQ8KRow(x8.rows[i]);
           }
           std::vector<float> wide(m * out_stride, -1.0f), narrow(m * out_stride, -1.0f);
-          const Q8KDotParams p{w.data(), RepackedType(type), rows.data(),
+          const Q8KDotParams p{w.data(), RepackedType(type), x8.rows.data(),
                                m,        wide.data(),        out_stride};
           avx512vnni::RepackedKQuantDotRange(p, 0, n);
           Q8KDotParams p256 = p;
