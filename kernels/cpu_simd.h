@@ -400,11 +400,14 @@ inline void DotRows(const float* a, int64_t queries, const T* const* rows, int64
 // held in registers across all keys, each key's slice read once for all G.
 template <typename L, int G, int V, typename T>
 inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
-                                int64_t d, const float* scale, float* out, int64_t out_stride) {
+                                int64_t d, const float* scale, bool resume, float* out,
+                                int64_t out_stride) {
   typename L::V acc[G][V];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
-    for (int u = 0; u < V; ++u) acc[g][u] = L::Zero();
+    for (int u = 0; u < V; ++u) {
+      acc[g][u] = resume ? L::Load(out + g * out_stride + d + L::kWidth * u) : L::Zero();
+    }
   }
   for (int64_t j = 0; j < n; ++j) {
     typename L::V a[G];
@@ -420,7 +423,8 @@ inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
     for (int u = 0; u < V; ++u) {
-      L::Store(out + g * out_stride + d + L::kWidth * u, L::Mul(acc[g][u], L::Set1(scale[g])));
+      L::Store(out + g * out_stride + d + L::kWidth * u,
+               scale == nullptr ? acc[g][u] : L::Mul(acc[g][u], L::Set1(scale[g])));
     }
   }
 }
@@ -428,16 +432,17 @@ inline void WeightedRowSumLanes(const float* w, int64_t w_stride, const T* const
 // WeightedRowSum for G weight vectors (G ≤ 4) in slices of up to kVectors vectors of L.
 template <typename L, int G, int kVectors, typename T>
 inline void WeightedRowSumSlices(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
-                                 int64_t dim, const float* scale, float* out, int64_t out_stride) {
+                                 int64_t dim, const float* scale, bool resume, float* out,
+                                 int64_t out_stride) {
   using Lanes = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
-                         float*, int64_t);
+                         bool, float*, int64_t);
   static constexpr auto kLanes = []<size_t... V>(std::index_sequence<V...>) {
     return std::array<Lanes, kVectors>{WeightedRowSumLanes<L, G, V + 1, T>...};
   }
   (std::make_index_sequence<kVectors>());
   for (int64_t d = 0; d < dim; d += L::kWidth * kVectors) {
     const int64_t vectors = (dim - d) / L::kWidth < kVectors ? (dim - d) / L::kWidth : kVectors;
-    kLanes[vectors - 1](w, w_stride, rows, n, d, scale, out, out_stride);
+    kLanes[vectors - 1](w, w_stride, rows, n, d, scale, resume, out, out_stride);
   }
 }
 
@@ -445,15 +450,17 @@ inline void WeightedRowSumSlices(const float* w, int64_t w_stride, const T* cons
 // the registers (G ≤ 3), else G·4.
 template <int G, typename T>
 inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
-                                int64_t dim, const float* scale, float* out, int64_t out_stride) {
+                                int64_t dim, const float* scale, bool resume, float* out,
+                                int64_t out_stride) {
   constexpr int kVectors = G <= 3 ? 8 : 4;
 #ifdef ARBOR_CPU_AVX512
   if (dim % 16 == 0) {  // 32 registers: up to 128 floats per slice.
-    return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, out,
-                                                      out_stride);
+    return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, resume,
+                                                      out, out_stride);
   }
 #endif
-  WeightedRowSumSlices<Lanes8, G, kVectors>(w, w_stride, rows, n, dim, scale, out, out_stride);
+  WeightedRowSumSlices<Lanes8, G, kVectors>(w, w_stride, rows, n, dim, scale, resume, out,
+                                            out_stride);
 }
 #endif
 
@@ -461,30 +468,33 @@ inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const
 // [0, dim): attention's weighted sums of V rows (fp32 or bf16) for the heads of one GQA group.
 // Up to 64 floats of each sum (128 with AVX-512) stay in registers while the keys stream by (a
 // plain loop would load and store `out` once per key), and up to four heads share each row's read.
-// Each output value is added in key order whatever the slicing and the heads beside it.
+// Each output value is added in key order whatever the slicing and the heads beside it. In parts:
+// with `resume` the sums go on from the values in `out`, and a null `scale` stores them unscaled,
+// so the keys can come in consecutive runs (unscaled, resumed, …, scaled) with the same bits as
+// in one call.
 template <typename T>
 inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
                            const T* const* rows, int64_t n, int64_t dim, const float* scale,
-                           float* out, int64_t out_stride) {
+                           float* out, int64_t out_stride, bool resume = false) {
 #ifdef ARBOR_CPU_AVX2
   if (dim % 8 == 0) {
     using Group = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
-                           float*, int64_t);
+                           bool, float*, int64_t);
     static constexpr Group kGroups[] = {WeightedRowSumGroup<1, T>, WeightedRowSumGroup<2, T>,
                                         WeightedRowSumGroup<3, T>, WeightedRowSumGroup<4, T>};
     for (int64_t g = 0; g < queries; g += 4) {
-      kGroups[(queries - g < 4 ? queries - g : 4) - 1](w + g * w_stride, w_stride, rows, n, dim,
-                                                        scale + g, out + g * out_stride,
-                                                        out_stride);
+      kGroups[(queries - g < 4 ? queries - g : 4) - 1](
+          w + g * w_stride, w_stride, rows, n, dim, scale == nullptr ? nullptr : scale + g, resume,
+          out + g * out_stride, out_stride);
     }
     return;
   }
 #endif
   for (int64_t g = 0; g < queries; ++g) {
     for (int64_t d = 0; d < dim; ++d) {
-      float sum = 0.0f;
+      float sum = resume ? out[g * out_stride + d] : 0.0f;
       for (int64_t j = 0; j < n; ++j) sum += w[g * w_stride + j] * LoadScalar(rows[j] + d);
-      out[g * out_stride + d] = scale[g] * sum;
+      out[g * out_stride + d] = scale == nullptr ? sum : scale[g] * sum;
     }
   }
 }

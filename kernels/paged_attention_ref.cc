@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "kernels/cpu_simd.h"
 #include "kernels/paged_attention.h"
 #include "kernels/thread_pool.h"
@@ -9,65 +8,127 @@
 namespace arbor::kernels {
 namespace {
 
-// All query heads of one kv head for one query token, the K and V rows found once for the whole
-// GQA group and each read once for up to four of its heads (simd::DotRows, simd::WeightedRowSum).
-// T is the pools' element type (float, or uint16_t for bf16).
+// Query tokens of a sequence attended together: each K and V row read once from memory serves
+// all of them (a long prompt's K/V outgrow the caches; read once per token they made prefill
+// memory-bound), at the price of their scores held side by side (kBlockTokens · group · keys
+// floats).
+constexpr int64_t kBlockTokens = 16;
+// Keys per tile: a tile's K (or V) rows stay in L1 while every token of the block meets them.
+constexpr int64_t kTileKeys = 64;
+
+// One unit of work: the query tokens [begin, end) of sequence `seq` against kv head `kv_head`.
+struct Item {
+  int64_t seq;
+  int64_t begin;
+  int64_t end;
+  int64_t kv_head;
+  int64_t cost;  // Query-key pairs, for handing out the heaviest first.
+};
+
+// The scratch of one thread's items, reused between them.
 template <typename T>
-void AttendGroup(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, int64_t seq,
-                 int64_t token, int64_t kv_head, std::vector<float>& scores,
-                 std::vector<const T*>& k_rows, std::vector<const T*>& v_rows) {
+struct Scratch {
+  std::vector<float> scores;  // Token i's head g at (i·group + g)·keys, keys = the block's last's.
+  std::vector<float> inverse_sums;  // [i·group + g].
+  std::vector<const T*> k_rows, v_rows;
+};
+
+// All query heads of kv head `kv_head` for the query tokens [begin, end) of sequence `seq`: the K
+// and V rows found once for the block, and each read once for all its tokens and up to four of
+// its heads per pass (simd::DotRows, simd::WeightedRowSum), tile by tile of keys. Every score and
+// weighted sum takes the same operations in the same order as for a token alone (both helpers
+// are independent of how the keys are split and which queries share a call), so a token's
+// output does not depend on the tokens beside it. T is the pools' element type (float, or
+// uint16_t for bf16).
+template <typename T>
+void AttendBlock(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, const Item& item,
+                 Scratch<T>& s) {
   const PagedKvLayer& c = p.cache;
   const int64_t group = p.num_heads / c.num_kv_heads;
   const int64_t width = c.num_kv_heads * c.head_dim;
-  const int64_t n_keys = PagedPosition(p.batch, seq, token) + 1;
-  scores.resize(group * n_keys);
-  const float* q0 = p.q + token * p.q_stride + kv_head * group * c.head_dim;
-  k_rows.resize(n_keys);
-  v_rows.resize(n_keys);
-  for (int64_t j0 = 0; j0 < n_keys; j0 += c.block_size) {  // A block's rows are consecutive.
-    const int64_t first = PagedSlot(p.batch, c.block_size, seq, j0) * width + kv_head * c.head_dim;
-    const int64_t end = std::min(n_keys, j0 + c.block_size);
+  const int64_t first_keys = PagedPosition(p.batch, item.seq, item.begin) + 1;
+  const int64_t keys = first_keys + (item.end - item.begin - 1);  // The last token's.
+  auto keys_of = [&](int64_t i) { return first_keys + i; };       // Token begin + i's.
+  const int64_t tokens = item.end - item.begin;
+  s.scores.resize(tokens * group * keys);
+  s.inverse_sums.resize(tokens * group);
+  s.k_rows.resize(keys);
+  s.v_rows.resize(keys);
+  for (int64_t j0 = 0; j0 < keys; j0 += c.block_size) {  // A block's rows are consecutive.
+    const int64_t first =
+        PagedSlot(p.batch, c.block_size, item.seq, j0) * width + item.kv_head * c.head_dim;
+    const int64_t end = std::min(keys, j0 + c.block_size);
     for (int64_t j = j0; j < end; ++j) {
-      k_rows[j] = k_pool + first + (j - j0) * width;
-      v_rows[j] = v_pool + first + (j - j0) * width;
+      s.k_rows[j] = k_pool + first + (j - j0) * width;
+      s.v_rows[j] = v_pool + first + (j - j0) * width;
     }
   }
-  simd::DotRows(q0, group, k_rows.data(), n_keys, c.head_dim, p.scale, scores.data(), n_keys);
-  const bool last = token == p.batch.q_start[seq + 1] - 1;
-  float* scores_out = (last && p.last_scores != nullptr) ? p.last_scores[seq] : nullptr;
-  absl::InlinedVector<float, 8> inverse_sums(group);
-  for (int64_t g = 0; g < group; ++g) {
-    float* s = scores.data() + g * n_keys;
-    if (scores_out != nullptr) {
-      std::copy(s, s + n_keys, scores_out + (kv_head * group + g) * n_keys);
+  const int64_t head0 = item.kv_head * group * c.head_dim;  // The group's first head's offset.
+  auto scores = [&](int64_t i) { return s.scores.data() + i * group * keys; };
+  for (int64_t j0 = 0; j0 < keys; j0 += kTileKeys) {
+    for (int64_t i = 0; i < tokens; ++i) {
+      const int64_t n = std::min(keys_of(i) - j0, kTileKeys);
+      if (n <= 0) continue;
+      simd::DotRows(p.q + (item.begin + i) * p.q_stride + head0, group, s.k_rows.data() + j0, n,
+                    c.head_dim, p.scale, scores(i) + j0, keys);
     }
-    inverse_sums[g] = 1.0f / simd::ExpShifted(s, n_keys, simd::Max(s, n_keys));
   }
-  simd::WeightedRowSum(scores.data(), n_keys, group, v_rows.data(), n_keys, c.head_dim,
-                       inverse_sums.data(),
-                       p.out + token * p.out_stride + kv_head * group * c.head_dim, c.head_dim);
+  // The sequence's last query token's scores, where asked for.
+  float* last_scores = item.end == p.batch.q_start[item.seq + 1] && p.last_scores != nullptr
+                           ? p.last_scores[item.seq]
+                           : nullptr;
+  for (int64_t i = 0; i < tokens; ++i) {
+    const int64_t n = keys_of(i);
+    for (int64_t g = 0; g < group; ++g) {
+      float* row = scores(i) + g * keys;
+      if (last_scores != nullptr && i == tokens - 1) {
+        std::copy(row, row + n, last_scores + (item.kv_head * group + g) * n);
+      }
+      s.inverse_sums[i * group + g] = 1.0f / simd::ExpShifted(row, n, simd::Max(row, n));
+    }
+  }
+  for (int64_t j0 = 0; j0 < keys; j0 += kTileKeys) {
+    for (int64_t i = 0; i < tokens; ++i) {
+      const int64_t n = std::min(keys_of(i) - j0, kTileKeys);
+      if (n <= 0) continue;
+      const bool last_tile = j0 + n == keys_of(i);
+      simd::WeightedRowSum(scores(i) + j0, keys, group, s.v_rows.data() + j0, n, c.head_dim,
+                           last_tile ? s.inverse_sums.data() + i * group : nullptr,
+                           p.out + (item.begin + i) * p.out_stride + head0, c.head_dim,
+                           /*resume=*/j0 > 0);
+    }
+  }
+}
+
+// The step's items: each sequence's query tokens in blocks of up to kBlockTokens, per kv head,
+// the heaviest first (the pool hands out consecutive chunks, so the last to start are light).
+std::vector<Item> Items(const PagedAttentionParams& p) {
+  std::vector<Item> items;
+  for (int64_t seq = 0; seq < p.batch.num_seqs; ++seq) {
+    for (int64_t begin = p.batch.q_start[seq]; begin < p.batch.q_start[seq + 1];
+         begin += kBlockTokens) {
+      const int64_t end = std::min<int64_t>(begin + kBlockTokens, p.batch.q_start[seq + 1]);
+      const int64_t last_keys = PagedPosition(p.batch, seq, end - 1) + 1;
+      const int64_t cost = (end - begin) * (2 * last_keys - (end - begin) + 1) / 2;
+      for (int64_t h = 0; h < p.cache.num_kv_heads; ++h) items.push_back({seq, begin, end, h, cost});
+    }
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.cost > b.cost; });
+  return items;
 }
 
 template <typename T>
 void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, ThreadPool* pool) {
-  const int64_t num_tokens = p.batch.q_start[p.batch.num_seqs];
-  if (num_tokens == 0) return;
-  const int64_t kv_heads = p.cache.num_kv_heads;
+  const std::vector<Item> items = Items(p);
   auto run = [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
-    std::vector<const T*> k_rows, v_rows;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t token = item / kv_heads;
-      const int64_t seq = std::upper_bound(p.batch.q_start, p.batch.q_start + p.batch.num_seqs + 1,
-                                           static_cast<int32_t>(token)) -
-                          p.batch.q_start - 1;
-      AttendGroup(p, k_pool, v_pool, seq, token, item % kv_heads, scores, k_rows, v_rows);
-    }
+    Scratch<T> scratch;
+    for (int64_t i = begin; i < end; ++i) AttendBlock(p, k_pool, v_pool, items[i], scratch);
   };
   if (pool == nullptr) {
-    run(0, num_tokens * kv_heads);
+    run(0, static_cast<int64_t>(items.size()));
   } else {
-    pool->ParallelFor(num_tokens * kv_heads, 1, run);
+    pool->ParallelFor(static_cast<int64_t>(items.size()), 1, run);
   }
 }
 

@@ -133,10 +133,10 @@ BENCHMARK(BM_DecodeAttention)
     ->ArgsProduct({{16}, {2}, {2}, {160}, {0, 1}})
     ->ArgsProduct({{64}, {4}, {8}, {512, 4096, 16384}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
-// SmolLM2 (64 × 3 of 3) and Llama-3.2-1B (64 × 4 of 8) at 256 tokens, f32 and bf16 KV.
+// SmolLM2 (64 × 3 of 3) and Llama-3.2-1B (64 × 4 of 8) at 256 and 2,048 tokens, f32 and bf16 KV.
 BENCHMARK(BM_PrefillAttention)
-    ->ArgsProduct({{64}, {3}, {3}, {256}, {0, 1}})
-    ->ArgsProduct({{64}, {4}, {8}, {256}, {0, 1}})
+    ->ArgsProduct({{64}, {3}, {3}, {256, 2048}, {0, 1}})
+    ->ArgsProduct({{64}, {4}, {8}, {256, 2048}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

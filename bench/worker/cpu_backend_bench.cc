@@ -375,7 +375,7 @@ void BM_DecodeProfile(benchmark::State& state) {
   state.counters["step"] = total * 1e6 / state.iterations();
 }
 
-// Prefill: one 256-token prompt per iteration, in a fresh sequence.
+// Prefill: one prompt of `tokens` (arg 2) per iteration, in a fresh sequence.
 void BM_Prefill(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
   if (f.backend == nullptr) {
@@ -384,7 +384,8 @@ void BM_Prefill(benchmark::State& state) {
   }
   const int vocab = f.backend->config().vocab_size;
   KvCache kv(f.backend.get());
-  std::vector<int32_t> prompt(256);
+  const int64_t tokens = state.range(2);
+  std::vector<int32_t> prompt(tokens);
   std::vector<float> logits(vocab);
   SeqId id = 0;
   for (auto _ : state) {
@@ -396,7 +397,7 @@ void BM_Prefill(benchmark::State& state) {
     if (!f.backend->Forward({&row, 1}).ok()) state.SkipWithError("forward");
     (void)kv.Release(id++);
   }
-  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 256,
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * tokens,
                                                benchmark::Counter::kIsRate);
 }
 
@@ -426,19 +427,20 @@ void BM_KvBranches(benchmark::State& state) {
   state.counters["unshared_blocks"] = branches * ((prefix + decode + bs - 1) / bs);
 }
 
-// Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape, 3 --model), bf16, batch. Shapes 2 and 3
-// are registered in main, only with --with_1b and --model (bf16 means nothing for shape 3).
+// Args: shape (0 tiny, 1 small, 2 llama-3.2-1b-shape, 3 --model), bf16, then batch (decode) or
+// prompt tokens (prefill). Shapes 2 and 3 are registered in main, only with --with_1b and
+// --model (bf16 means nothing for shape 3).
 BENCHMARK(BM_Decode)
     ->ArgsProduct({{kTiny, kSmall}, {0, 1}, {1, 8, 32}})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Prefill)
-    ->ArgsProduct({{kTiny, kSmall}, {0, 1}})
+    ->ArgsProduct({{kTiny, kSmall}, {0, 1}, {256}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// Decode at batch 1, 8, 32 and a 256-token prefill on `shape` (kLlama1b or kModel).
+// Decode at batch 1, 8, 32 and prefills of 256 and 2,048 tokens on `shape` (kLlama1b or kModel).
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -449,7 +451,7 @@ void RegisterCheckpoint(Shape shape) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)
-      ->Args({shape, 1})
+      ->ArgsProduct({{shape}, {1}, {256, 2048}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }

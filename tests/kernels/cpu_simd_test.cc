@@ -5,6 +5,7 @@
 // bits; the 512-bit forms with the 256-bit forms' bits.
 #include "kernels/cpu_simd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -86,9 +87,10 @@ std::vector<T> RandomValues(int64_t count, std::mt19937& rng) {
 }
 
 // The heads of a GQA group in one call (DotRows and WeightedRowSum over 1–7 queries, which the
-// kernels take up to four at a time) give every head the bits its own call gives, for fp32 and
-// bf16 rows, dims of whole and partial slices and key counts around the tiles; the weighted sums
-// within fp32 rounding of float64.
+// kernels take up to four at a time) give every head the bits its own call gives, and the
+// weighted sums taken over the keys in runs the bits of one call, for fp32 and bf16 rows, dims
+// of whole and partial slices and key counts around the tiles; the weighted sums within fp32
+// rounding of float64.
 template <typename T>
 void CheckGroupedHeads(std::mt19937& rng) {
   std::normal_distribution<float> value;
@@ -127,6 +129,15 @@ void CheckGroupedHeads(std::mt19937& rng) {
                 << "head " << g << " value " << d;
           }
         }
+        // The keys in runs of 1, 2, 3, … (unscaled, resumed, the last scaled): the same bits.
+        std::vector<float> parts(queries * dim);
+        for (int64_t j = 0, run = 1; j < n; j += run, ++run) {
+          const int64_t count = std::min(run, n - j);
+          WeightedRowSum(w.data() + j, n, queries, pointers.data() + j, count, dim,
+                         j + count == n ? scale.data() : nullptr, parts.data(), dim,
+                         /*resume=*/j > 0);
+        }
+        ASSERT_EQ(std::memcmp(parts.data(), sums.data(), sums.size() * sizeof(float)), 0);
       }
     }
   }
@@ -166,9 +177,9 @@ void CheckWideFormsMatch(std::mt19937& rng) {
     }
   }
   WeightedRowSumLanes<Lanes8, 4, 8, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
-                                       narrow.data(), kDim);
+                                       /*resume=*/false, narrow.data(), kDim);
   WeightedRowSumLanes<Lanes16, 4, 4, T>(w.data(), kRows, pointers.data(), kRows, 0, scale.data(),
-                                        wide.data(), kDim);
+                                        /*resume=*/false, wide.data(), kDim);
   ASSERT_EQ(std::memcmp(narrow.data(), wide.data(), narrow.size() * sizeof(float)), 0);
 }
 

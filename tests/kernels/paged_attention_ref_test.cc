@@ -2,12 +2,15 @@
 // inputs: block sizes 1, 3, 16; sequence lengths 1, 17, 1000; GQA ratios 1 and 4; prefill,
 // extend and decode rows mixed in one batch, over shuffled (non-contiguous) block tables; and
 // the last query's scaled scores. Both KV dtypes: with bf16 pools the reference uses the K/V
-// rounded to bf16 (what the pools hold), so the tolerances are the fp32 ones.
+// rounded to bf16 (what the pools hold), so the tolerances are the fp32 ones. And each token's
+// bits the same however the tokens around it are grouped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "base/bf16.h"
@@ -212,6 +215,65 @@ TEST(PagedAttentionRef, LongPrefillSingleThreaded) {
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   CheckBatch(rng, /*block_size=*/16, /*kv_heads=*/1, /*group=*/4, {{1000, 1000}}, nullptr);
+}
+
+// A token's output and its scores are the same bits whether it is attended alone (a decode
+// row), in a whole prompt's blocks of tokens, or in chunks cut anywhere (an extend), on one thread
+// or two: 150 tokens span several blocks of tokens and tiles of keys; GQA group 3, head_dim 64.
+TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  constexpr int64_t kTokens = 150, kBlock = 16, kKvHeads = 2, kGroup = 3, kDim = 64;
+  constexpr int64_t kHeads = kKvHeads * kGroup, kWidth = kKvHeads * kDim;
+  constexpr int64_t kBlocks = (kTokens + kBlock - 1) / kBlock;
+  std::vector<int32_t> block_ids(kBlocks);
+  for (int64_t i = 0; i < kBlocks; ++i) block_ids[i] = static_cast<int32_t>(i);
+  std::shuffle(block_ids.begin(), block_ids.end(), rng);
+  Pools pools(kBlocks * kBlock * kWidth, GetParam());
+  for (int64_t i = 0; i < kBlocks * kBlock * kWidth; ++i) {
+    pools.Write(true, i, normal(rng));
+    pools.Write(false, i, normal(rng));
+  }
+  const PagedKvLayer cache = pools.Layer(kBlocks, kBlock, kKvHeads, kDim);
+  std::vector<float> q(kTokens * kHeads * kDim);
+  for (float& x : q) x = normal(rng);
+  // Tokens [begin, end) as one sequence's new tokens: their outputs and the last one's scores.
+  auto attend = [&](int64_t begin, int64_t end, ThreadPool* pool) {
+    const std::vector<int32_t> q_start = {0, static_cast<int32_t>(end - begin)};
+    const std::vector<int32_t> kv_len = {static_cast<int32_t>(end)};
+    const std::vector<int32_t> block_start = {0, static_cast<int32_t>(kBlocks)};
+    std::vector<float> out((end - begin) * kHeads * kDim), scores(kHeads * end);
+    float* scores_ptr = scores.data();
+    PagedAttentionRef({{1, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()},
+                       cache, q.data() + begin * kHeads * kDim, out.data(), kHeads * kDim,
+                       kHeads * kDim, kHeads, 0.125f, &scores_ptr},
+                      pool);
+    return std::make_pair(out, scores);
+  };
+  ThreadPool two(2);
+  const auto [all, all_scores] = attend(0, kTokens, &two);
+  const int64_t row = kHeads * kDim;
+  for (int64_t t = 0; t < kTokens; ++t) {
+    const auto [alone, scores] = attend(t, t + 1, nullptr);
+    ASSERT_EQ(std::memcmp(alone.data(), all.data() + t * row, row * sizeof(float)), 0)
+        << "token " << t << " alone";
+    if (t == kTokens - 1) {
+      ASSERT_EQ(std::memcmp(scores.data(), all_scores.data(), scores.size() * sizeof(float)), 0);
+    }
+  }
+  for (const std::vector<int64_t>& cuts : {std::vector<int64_t>{37, 80, 150},
+                                           {1, 17, 18, 100, 150}, {64, 65, 129, 150}}) {
+    int64_t begin = 0;
+    for (int64_t cut : cuts) {
+      const auto [chunk, scores] = attend(begin, cut, &two);
+      ASSERT_EQ(std::memcmp(chunk.data(), all.data() + begin * row, chunk.size() * sizeof(float)),
+                0)
+          << "chunk " << begin << "–" << cut;
+      begin = cut;
+    }
+  }
 }
 
 }  // namespace
