@@ -218,20 +218,20 @@ TEST(PagedAttentionRef, LongPrefillSingleThreaded) {
 }
 
 // A token's output and its scores are the same bits whether it is attended alone (a decode
-// row), in a whole prompt's blocks of tokens, or in chunks cut anywhere (an extend), on one thread
-// or two: 150 tokens span several blocks of tokens and tiles of keys; GQA group 3, head_dim 64.
-TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
-  const uint32_t seed = std::random_device{}();
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
-  std::mt19937 rng(seed);
+// row), in a whole prompt's blocks of tokens (whose scores come from key panels), or in chunks
+// cut anywhere (an extend), on one thread or two: 150 tokens span several blocks of tokens and
+// tiles of keys.
+void CheckTokensOwnBits(std::mt19937& rng, int64_t group, int64_t dim, bool bf16) {
+  SCOPED_TRACE(testing::Message() << "group " << group << " head_dim " << dim);
   std::normal_distribution<float> normal;
-  constexpr int64_t kTokens = 150, kBlock = 16, kKvHeads = 2, kGroup = 3, kDim = 64;
-  constexpr int64_t kHeads = kKvHeads * kGroup, kWidth = kKvHeads * kDim;
+  constexpr int64_t kTokens = 150, kBlock = 16, kKvHeads = 2;
+  const int64_t kGroup = group, kDim = dim;
+  const int64_t kHeads = kKvHeads * kGroup, kWidth = kKvHeads * kDim;
   constexpr int64_t kBlocks = (kTokens + kBlock - 1) / kBlock;
   std::vector<int32_t> block_ids(kBlocks);
   for (int64_t i = 0; i < kBlocks; ++i) block_ids[i] = static_cast<int32_t>(i);
   std::shuffle(block_ids.begin(), block_ids.end(), rng);
-  Pools pools(kBlocks * kBlock * kWidth, GetParam());
+  Pools pools(kBlocks * kBlock * kWidth, bf16);
   for (int64_t i = 0; i < kBlocks * kBlock * kWidth; ++i) {
     pools.Write(true, i, normal(rng));
     pools.Write(false, i, normal(rng));
@@ -273,6 +273,16 @@ TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
           << "chunk " << begin << "–" << cut;
       begin = cut;
     }
+  }
+}
+
+TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  for (const auto& [group, dim] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 64}, {2, 40}, {3, 64}, {4, 128}, {6, 72}, {3, 20}}) {
+    CheckTokensOwnBits(rng, group, dim, GetParam());
   }
 }
 

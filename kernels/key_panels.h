@@ -1,0 +1,183 @@
+// Attention's K rows transposed into panels of keys, and the scores of queries against them with
+// simd::DotRows' bits: the fast path of a prompt's scores, where many queries meet the same keys.
+//
+// DotRows reads a K row along its dimensions, so each score ends as eight partial sums (over the
+// dimensions ≡ l mod 8) added across lanes: those shuffles cost about as much as the products.
+// A panel holds L::kWidth keys as [dim][kWidth] floats, so that one vector holds one dimension
+// of all its keys and a score is a lane: its eight partial sums are eight vectors, each a chain
+// of FMAs in DotRows' order, added as DotRows adds its lanes, ((0+1)+(2+3))+((4+5)+(6+7)), and
+// scaled. Every score is therefore the same bits as DotRows gives it, on any instruction set, so
+// a token's scores do not depend on whether it came in a prompt or alone. Transposing costs one
+// pass over the keys; a caller does it once for all the queries that meet them.
+#ifndef ARBOR_KERNELS_KEY_PANELS_H_
+#define ARBOR_KERNELS_KEY_PANELS_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cpu_simd.h"
+
+namespace arbor::kernels::simd {
+
+#ifdef ARBOR_CPU_AVX512
+using PanelLanes = Lanes16;
+#elif defined(ARBOR_CPU_AVX2)
+using PanelLanes = Lanes8;
+#endif
+// Keys per panel: a vector's lanes.
+#ifdef ARBOR_CPU_AVX512
+constexpr int64_t kPanelKeys = 16;
+#else
+constexpr int64_t kPanelKeys = 8;
+#endif
+
+// Whether DotPanels gives DotRows' bits for keys of `dim` (else a caller uses DotRows): where
+// DotRows runs its vector form, a multiple of 8 dimensions.
+inline bool PanelsServe(int64_t dim) {
+#ifdef ARBOR_CPU_AVX2
+  return dim % 8 == 0;
+#else
+  return false;
+#endif
+}
+
+// Floats of the panels of n keys of `dim` (whole panels; a last partial one padded with zeros).
+inline int64_t PanelFloats(int64_t n, int64_t dim) {
+  return (n + kPanelKeys - 1) / kPanelKeys * kPanelKeys * dim;
+}
+
+// rows[0, n) (fp32 or bf16) as panels: key j's dimension d at panels[(j / W)·dim·W + d·W + j % W],
+// W = kPanelKeys; the last panel's missing keys are zeros.
+template <typename T>
+inline void TransposeKeys(const T* const* rows, int64_t n, int64_t dim, float* panels) {
+  for (int64_t p0 = 0; p0 < n; p0 += kPanelKeys) {
+    float* panel = panels + p0 * dim;
+    const int64_t count = std::min(kPanelKeys, n - p0);
+    for (int64_t k = 0; k < count; ++k) {
+      for (int64_t d = 0; d < dim; ++d) panel[d * kPanelKeys + k] = LoadScalar(rows[p0 + k] + d);
+    }
+    for (int64_t k = count; k < kPanelKeys; ++k) {
+      for (int64_t d = 0; d < dim; ++d) panel[d * kPanelKeys + k] = 0.0f;
+    }
+  }
+}
+
+#ifdef ARBOR_CPU_AVX2
+// G queries (a, `dim` apart) against KG consecutive panels, `n` of their keys stored
+// (out[g·out_stride + j]): per query and panel, the partial sums l and l + 1 as two FMA chains at
+// a time, folded into DotRows' tree as they finish.
+template <int G, int KG>
+inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_t dim, float scale,
+                          float* out, int64_t out_stride) {
+  using L = PanelLanes;
+  using V = typename L::V;
+  const int64_t panel_floats = dim * kPanelKeys;
+  V low[G][KG], high[G][KG];  // ((0+1)+(2+3)) and ((4+5)+(6+7)) as they build up.
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int p = 0; p < KG; ++p) low[g][p] = high[g][p] = L::Zero();
+  }
+#pragma GCC unroll 4
+  for (int l = 0; l < 8; l += 2) {
+    V even[G][KG], odd[G][KG];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      for (int p = 0; p < KG; ++p) even[g][p] = odd[g][p] = L::Zero();
+    }
+    for (int64_t d = l; d < dim; d += 8) {
+      V k_even[KG], k_odd[KG];
+#pragma GCC unroll 4
+      for (int p = 0; p < KG; ++p) {
+        k_even[p] = L::Load(panels + p * panel_floats + d * kPanelKeys);
+        k_odd[p] = L::Load(panels + p * panel_floats + (d + 1) * kPanelKeys);
+        // In registers, loaded once for the G queries (GCC would fold a load into each FMA, and
+        // the loads, two per FMA with the broadcasts, would bound the loop).
+        asm("" : "+v"(k_even[p]), "+v"(k_odd[p]));
+      }
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        const V q_even = L::Set1(a[g * dim + d]), q_odd = L::Set1(a[g * dim + d + 1]);
+#pragma GCC unroll 4
+        for (int p = 0; p < KG; ++p) {
+          even[g][p] = L::Fma(q_even, k_even[p], even[g][p]);
+          odd[g][p] = L::Fma(q_odd, k_odd[p], odd[g][p]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      for (int p = 0; p < KG; ++p) {
+        const V pair = L::Add(even[g][p], odd[g][p]);
+        V& half = l < 4 ? low[g][p] : high[g][p];
+        half = l % 4 == 0 ? pair : L::Add(half, pair);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    for (int p = 0; p < KG; ++p) {
+      const V scores = L::Mul(L::Add(low[g][p], high[g][p]), L::Set1(scale));
+      const int64_t j = p * kPanelKeys;
+      if (n - j >= kPanelKeys) {
+        L::Store(out + g * out_stride + j, scores);
+      } else if (n > j) {
+        float lanes[kPanelKeys];
+        L::Store(lanes, scores);
+        std::copy(lanes, lanes + (n - j), out + g * out_stride + j);
+      }
+    }
+  }
+}
+
+// Panels side by side per pass, for G queries: as many as the registers hold (two chains and
+// two partial sums per query and panel, two K vectors per panel).
+template <int G>
+constexpr int kPanelsPerPass = PanelLanes::kWidth == 16 ? (G <= 3 ? 2 : 1) : (G <= 1 ? 2 : 1);
+
+// DotPanelsTile over n keys for G queries.
+template <int G>
+inline void DotPanelsQueries(const float* a, const float* panels, int64_t n, int64_t dim,
+                             float scale, float* out, int64_t out_stride) {
+  constexpr int KG = kPanelsPerPass<G>;
+  const int64_t panel_floats = dim * kPanelKeys;
+  int64_t j = 0;
+  for (; j + KG * kPanelKeys <= n; j += KG * kPanelKeys) {
+    DotPanelsTile<G, KG>(a, panels + j / kPanelKeys * panel_floats, KG * kPanelKeys, dim, scale,
+                         out + j, out_stride);
+  }
+  for (; j < n; j += kPanelKeys) {
+    DotPanelsTile<G, 1>(a, panels + j / kPanelKeys * panel_floats, n - j, dim, scale, out + j,
+                        out_stride);
+  }
+}
+
+#endif  // ARBOR_CPU_AVX2
+
+// out[g·out_stride + j] = scale · Σ_i a[g·dim + i]·key_j[i] for g in [0, queries), j in [0, n),
+// the keys in `panels` (TransposeKeys; n at most theirs): where PanelsServe(dim), what DotRows
+// gives for the same rows, bit for bit.
+inline void DotPanels(const float* a, int64_t queries, const float* panels, int64_t n,
+                      int64_t dim, float scale, float* out, int64_t out_stride) {
+#ifdef ARBOR_CPU_AVX2
+  using Queries = void (*)(const float*, const float*, int64_t, int64_t, float, float*, int64_t);
+  static constexpr Queries kQueries[] = {DotPanelsQueries<1>, DotPanelsQueries<2>,
+                                         DotPanelsQueries<3>, DotPanelsQueries<4>};
+  for (int64_t g = 0; g < queries; g += 4) {
+    kQueries[std::min<int64_t>(queries - g, 4) - 1](a + g * dim, panels, n, dim, scale,
+                                                    out + g * out_stride, out_stride);
+  }
+#else
+  for (int64_t g = 0; g < queries; ++g) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float* key = panels + j / kPanelKeys * kPanelKeys * dim + j % kPanelKeys;
+      float sum = 0.0f;
+      for (int64_t d = 0; d < dim; ++d) sum += a[g * dim + d] * key[d * kPanelKeys];
+      out[g * out_stride + j] = sum * scale;
+    }
+  }
+#endif
+}
+
+}  // namespace arbor::kernels::simd
+
+#endif  // ARBOR_KERNELS_KEY_PANELS_H_
