@@ -249,21 +249,27 @@ double LogitMetricsSeconds(const std::vector<float>& row) {
   return seconds / calls;
 }
 
-// `batch` sequences with a 128-token context each (distinct: no prefix sharing), stepped one
-// token at a time and truncated back after each step, so every step costs the same. Prefill
+// `batch` sequences with a `context`-token context each, stepped one token at a time and
+// truncated back after each step, so every step costs the same: distinct (no prefix sharing), or
+// `siblings` forked from one prompt (the branches of a search, sharing its KV blocks). Prefill
 // content does not matter for a decode step's cost; the cache slots exist.
 class DecodeBatch {
  public:
-  DecodeBatch(benchmark::State& state, CpuBackend* backend, int batch)
+  DecodeBatch(benchmark::State& state, CpuBackend* backend, int batch, int context = 128,
+              bool siblings = false)
       : backend_(backend),
         kv_(backend),
-        logits_(batch, std::vector<float>(backend->config().vocab_size)) {
+        logits_(batch, std::vector<float>(backend->config().vocab_size)),
+        context_(context) {
     const int vocab = backend->config().vocab_size;
-    std::vector<int32_t> prompt(kContext);
-    for (int i = 0; i < kContext; ++i) prompt[i] = (i * 7919) % vocab;
+    std::vector<int32_t> prompt(context);
+    for (int i = 0; i < context; ++i) prompt[i] = (i * 7919) % vocab;
     for (int s = 0; s < batch; ++s) {
       prompt[0] = s;
-      if (!kv_.Create(s).ok() || !kv_.Append(s, prompt).ok()) state.SkipWithError("KV setup");
+      const bool ok = siblings && s > 0
+                          ? kv_.Fork(0, s, context).ok()
+                          : kv_.Create(s).ok() && kv_.Append(s, prompt).ok();
+      if (!ok) state.SkipWithError("KV setup");
     }
   }
   ~DecodeBatch() {
@@ -286,7 +292,7 @@ class DecodeBatch {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_start_).count();
     for (size_t s = 0; s < logits_.size(); ++s) {
-      if (!kv_.Truncate(s, kContext).ok()) state.SkipWithError("truncate");
+      if (!kv_.Truncate(s, context_).ok()) state.SkipWithError("truncate");
     }
     return seconds;
   }
@@ -295,11 +301,11 @@ class DecodeBatch {
   std::chrono::steady_clock::time_point forward_start() const { return forward_start_; }
 
  private:
-  static constexpr int kContext = 128;
   inline static const std::vector<int32_t> kNext = {1};
   CpuBackend* backend_;
   KvCache kv_;
   std::vector<std::vector<float>> logits_;
+  int context_;
   std::chrono::steady_clock::time_point forward_start_;
 };
 
@@ -327,6 +333,21 @@ void BM_Decode(benchmark::State& state) {
   state.counters["bw_frac"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * f.backend->weight_bytes() / g_bandwidth,
       benchmark::Counter::kIsRate);
+}
+
+// Decode of a search's branches: `batch` siblings forked from one prompt of `context` tokens (arg
+// 3) take one token per step. Every sibling's attention reads the shared prompt's K and V.
+void BM_DecodeSiblings(benchmark::State& state) {
+  Fixture& f = Get(state.range(0), state.range(1));
+  if (f.backend == nullptr) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  const int batch = state.range(2);
+  DecodeBatch decode(state, f.backend.get(), batch, state.range(3), /*siblings=*/true);
+  for (auto _ : state) decode.Step(state);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * batch,
+                                               benchmark::Counter::kIsRate);
 }
 
 // Where a decode step's time goes: the step at `batch` as BM_Decode runs it, timed between the
@@ -440,7 +461,8 @@ BENCHMARK(BM_Prefill)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// Decode at batch 1, 8, 32 and prefills of 256 and 2,048 tokens on `shape` (kLlama1b or kModel).
+// Decode at batch 1, 8, 32, 16 siblings of a 1,024-token prompt, and prefills of 256 and 2,048
+// tokens on `shape` (kLlama1b or kModel).
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -448,6 +470,10 @@ void RegisterCheckpoint(Shape shape) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_DecodeProfile", BM_DecodeProfile)
       ->ArgsProduct({{shape}, {1}, {1, 8}})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_DecodeSiblings", BM_DecodeSiblings)
+      ->ArgsProduct({{shape}, {1}, {16}, {1024}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)
