@@ -46,18 +46,54 @@ inline int64_t PanelFloats(int64_t n, int64_t dim) {
   return (n + kPanelKeys - 1) / kPanelKeys * kPanelKeys * dim;
 }
 
+#ifdef ARBOR_CPU_AVX2
+// v[0, 8) transposed in place: lane j of v[i] becomes lane i of v[j].
+inline void Transpose8x8(__m256 (&v)[8]) {
+  __m256 pairs[8], quads[8];
+  for (int i = 0; i < 8; i += 2) {
+    pairs[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+    pairs[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    for (int h = 0; h < 2; ++h) {
+      quads[i + 2 * h] = _mm256_shuffle_ps(pairs[i + h], pairs[i + h + 2], 0x44);
+      quads[i + 2 * h + 1] = _mm256_shuffle_ps(pairs[i + h], pairs[i + h + 2], 0xEE);
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x20);
+    v[i + 4] = _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x31);
+  }
+}
+#endif
+
 // rows[0, n) (fp32 or bf16) as panels: key j's dimension d at panels[(j / W)·dim·W + d·W + j % W],
-// W = kPanelKeys; the last panel's missing keys are zeros.
+// W = kPanelKeys; the last panel's missing keys are zeros. Where PanelsServe(dim), eight keys by
+// eight dimensions at a time through registers.
 template <typename T>
 inline void TransposeKeys(const T* const* rows, int64_t n, int64_t dim, float* panels) {
   for (int64_t p0 = 0; p0 < n; p0 += kPanelKeys) {
     float* panel = panels + p0 * dim;
     const int64_t count = std::min(kPanelKeys, n - p0);
-    for (int64_t k = 0; k < count; ++k) {
-      for (int64_t d = 0; d < dim; ++d) panel[d * kPanelKeys + k] = LoadScalar(rows[p0 + k] + d);
+#ifdef ARBOR_CPU_AVX2
+    if (dim % 8 == 0) {
+      for (int64_t k0 = 0; k0 < kPanelKeys; k0 += 8) {
+        for (int64_t d0 = 0; d0 < dim; d0 += 8) {
+          __m256 v[8];
+          for (int64_t k = 0; k < 8; ++k) {
+            v[k] = k0 + k < count ? Load8(rows[p0 + k0 + k] + d0) : _mm256_setzero_ps();
+          }
+          Transpose8x8(v);
+          for (int64_t i = 0; i < 8; ++i) _mm256_storeu_ps(panel + (d0 + i) * kPanelKeys + k0, v[i]);
+        }
+      }
+      continue;
     }
-    for (int64_t k = count; k < kPanelKeys; ++k) {
-      for (int64_t d = 0; d < dim; ++d) panel[d * kPanelKeys + k] = 0.0f;
+#endif
+    for (int64_t k = 0; k < kPanelKeys; ++k) {
+      for (int64_t d = 0; d < dim; ++d) {
+        panel[d * kPanelKeys + k] = k < count ? LoadScalar(rows[p0 + k] + d) : 0.0f;
+      }
     }
   }
 }

@@ -461,8 +461,8 @@ BENCHMARK(BM_Prefill)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// Decode at batch 1, 8, 32, 16 siblings of a 1,024-token prompt, and prefills of 256 and 2,048
-// tokens on `shape` (kLlama1b or kModel).
+// Decode at batch 1, 8, 32 and of 16 siblings of a 1,024- and a 4,096-token prompt, and prefills
+// of 256 and 2,048 tokens, on `shape` (kLlama1b or kModel).
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -473,7 +473,7 @@ void RegisterCheckpoint(Shape shape) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_DecodeSiblings", BM_DecodeSiblings)
-      ->ArgsProduct({{shape}, {1}, {16}, {1024}})
+      ->ArgsProduct({{shape}, {1}, {16}, {1024, 4096}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)

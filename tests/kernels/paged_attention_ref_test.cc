@@ -3,7 +3,8 @@
 // extend and decode rows mixed in one batch, over shuffled (non-contiguous) block tables; and
 // the last query's scaled scores. Both KV dtypes: with bf16 pools the reference uses the K/V
 // rounded to bf16 (what the pools hold), so the tolerances are the fp32 ones. And each token's
-// bits the same however the tokens around it are grouped.
+// bits the same however the tokens around it are grouped, and a sibling's (a decode row sharing
+// its prompt's blocks) whatever siblings share its step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -283,6 +284,82 @@ TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
   for (const auto& [group, dim] : std::vector<std::pair<int64_t, int64_t>>{
            {1, 64}, {2, 40}, {3, 64}, {4, 128}, {6, 72}, {3, 20}}) {
     CheckTokensOwnBits(rng, group, dim, GetParam());
+  }
+}
+
+// Decode rows of sibling sequences whose block tables begin with the same blocks (a search's
+// branches; paged_attention_plan.h groups them) each get the bits they get alone: twelve
+// siblings of a 150-key prompt (nine shared full blocks, then 1–40 keys of their own in their
+// own blocks), one that shares only its first 100 keys, and a stranger, in one step on two
+// threads, with the short sibling (100 shared keys) and without it (144).
+TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  constexpr int64_t kBlock = 16, kKvHeads = 2, kGroup = 3, kDim = 64, kShared = 9;
+  constexpr int64_t kHeads = kKvHeads * kGroup, kWidth = kKvHeads * kDim, kRow = kHeads * kDim;
+  // Tables: blocks 0–8 shared; each sequence's own blocks after them, numbered on.
+  std::vector<std::vector<int32_t>> tables;
+  std::vector<int32_t> kv_len;
+  int32_t next_block = kShared;
+  auto add = [&](int64_t shared_blocks, int64_t keys) {
+    std::vector<int32_t> table;
+    for (int64_t b = 0; b < shared_blocks; ++b) table.push_back(static_cast<int32_t>(b));
+    while (static_cast<int64_t>(table.size()) * kBlock < keys) table.push_back(next_block++);
+    tables.push_back(table);
+    kv_len.push_back(static_cast<int32_t>(keys));
+  };
+  for (int64_t s = 0; s < 12; ++s) add(kShared, kShared * kBlock + 1 + (s * 7) % 40);
+  add(0, 90);                     // A stranger.
+  add(7, 100);                    // Shares its first 100 keys.
+  Pools pools(next_block * kBlock * kWidth, GetParam());
+  for (int64_t i = 0; i < next_block * kBlock * kWidth; ++i) {
+    pools.Write(true, i, normal(rng));
+    pools.Write(false, i, normal(rng));
+  }
+  const PagedKvLayer cache = pools.Layer(next_block, kBlock, kKvHeads, kDim);
+  std::vector<float> q(tables.size() * kRow);
+  for (float& x : q) x = normal(rng);
+  // Sequences `seqs` decoding one token each in one step: their outputs and scores.
+  auto attend = [&](const std::vector<int64_t>& seqs, ThreadPool* pool) {
+    std::vector<int32_t> q_start = {0}, lengths, block_start = {0}, block_ids;
+    std::vector<float> queries;
+    for (int64_t s : seqs) {
+      q_start.push_back(q_start.back() + 1);
+      lengths.push_back(kv_len[s]);
+      block_ids.insert(block_ids.end(), tables[s].begin(), tables[s].end());
+      block_start.push_back(static_cast<int32_t>(block_ids.size()));
+      queries.insert(queries.end(), q.begin() + s * kRow, q.begin() + (s + 1) * kRow);
+    }
+    const int64_t n = static_cast<int64_t>(seqs.size());
+    std::vector<float> out(n * kRow);
+    std::vector<std::vector<float>> scores(n);
+    std::vector<float*> score_ptrs;
+    for (int64_t i = 0; i < n; ++i) {
+      scores[i].resize(kHeads * kv_len[seqs[i]]);
+      score_ptrs.push_back(scores[i].data());
+    }
+    PagedAttentionRef({{n, q_start.data(), lengths.data(), block_start.data(), block_ids.data()},
+                       cache, queries.data(), out.data(), kRow, kRow, kHeads, 0.125f,
+                       score_ptrs.data()},
+                      pool);
+    return std::make_pair(out, scores);
+  };
+  ThreadPool two(2);
+  for (int64_t last : {13, 12}) {  // With the short sibling, then without it.
+    std::vector<int64_t> seqs;
+    for (int64_t s = 0; s <= last; ++s) seqs.push_back(s);
+    const auto [together, together_scores] = attend(seqs, &two);
+    for (int64_t i = 0; i < static_cast<int64_t>(seqs.size()); ++i) {
+      const auto [alone, alone_scores] = attend({seqs[i]}, nullptr);
+      ASSERT_EQ(std::memcmp(alone.data(), together.data() + i * kRow, kRow * sizeof(float)), 0)
+          << "sequence " << seqs[i] << " of " << seqs.size();
+      ASSERT_EQ(std::memcmp(alone_scores[0].data(), together_scores[i].data(),
+                            alone_scores[0].size() * sizeof(float)),
+                0)
+          << "scores of sequence " << seqs[i];
+    }
   }
 }
 

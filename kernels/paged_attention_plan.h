@@ -1,0 +1,69 @@
+// How the CPU attention (paged_attention_ref.cc) splits a step into units of work, and which keys
+// it transposes into panels (key_panels.h) first.
+//
+// A unit is a few query rows and one kv head whose keys are read once for all of its rows, tile
+// by tile, while they are in L1:
+// - up to kBlockTokens consecutive query tokens of one sequence (a prompt or an extend chunk):
+//   every key of every row through that sequence's block table;
+// - up to kGroupRows decode rows of sibling sequences whose block tables begin with the same
+//   blocks (the branches of a search): the keys of those shared blocks through the first row's
+//   table, each row's own later keys through its own;
+// - any other decode row alone.
+// Which rows share a unit never changes a row's bits: the scores and sums take the same
+// operations in the same order whatever the unit (see paged_attention_ref.cc).
+#ifndef ARBOR_KERNELS_PAGED_ATTENTION_PLAN_H_
+#define ARBOR_KERNELS_PAGED_ATTENTION_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/paged_kv.h"
+
+namespace arbor::kernels {
+
+// Query tokens of one sequence per unit: its scores are held side by side (kBlockTokens · group
+// · keys floats).
+inline constexpr int64_t kBlockTokens = 16;
+// Sibling decode rows per unit: small enough that a group of 16 siblings makes units for two
+// threads per kv head, large enough that each key read serves kGroupRows · group queries.
+inline constexpr int64_t kGroupRows = 8;
+// Keys per tile: a tile's K (or V) rows stay in L1 while every row of the unit meets them.
+inline constexpr int64_t kTileKeys = 64;
+
+// One query row: token `token` of the step (an index into the batch's query tokens) of `seq`.
+struct AttentionRow {
+  int64_t token;
+  int64_t seq;
+};
+
+// Keys [0, keys) of sequence `seq`, transposed into panels once per kv head.
+struct PanelSet {
+  int64_t seq;
+  int64_t keys;
+};
+
+struct AttentionUnit {
+  int64_t rows_begin;  // Its rows: plan.rows[rows_begin, rows_end).
+  int64_t rows_end;
+  // Keys [0, table_keys) come through the first row's sequence's block table (each row taking
+  // those below its own count); a row's keys from table_keys on through its own table.
+  int64_t table_keys;
+  int64_t panel_set;  // Into plan.panel_sets, covering [0, table_keys); −1: none.
+  int64_t kv_head;
+  int64_t cost;  // Query-key pairs per head.
+};
+
+struct AttentionPlan {
+  std::vector<AttentionRow> rows;
+  std::vector<AttentionUnit> units;  // The heaviest first.
+  std::vector<PanelSet> panel_sets;
+};
+
+// The units of a step over `batch` with `kv_heads` kv heads of `group` query heads each;
+// `panels`: whether the scores may come from panels (simd::PanelsServe of the head width).
+AttentionPlan PlanAttention(const PagedBatch& batch, int64_t kv_heads, int64_t group,
+                            int64_t block_size, bool panels);
+
+}  // namespace arbor::kernels
+
+#endif  // ARBOR_KERNELS_PAGED_ATTENTION_PLAN_H_
