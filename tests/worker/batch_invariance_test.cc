@@ -1,8 +1,8 @@
 // Batch invariance of the CPU backend (--numerics=invariant, the default): a sequence's logits
 // and last-layer attention scores are bit-identical whatever shares its forward — other
 // sequences' prefill or decode rows before or after it, its own prompt chunked differently (which
-// is also what a prefix-cache hit does: the prefix's K/V were written by another step), and the
-// thread count. On a random Llama served as Q8_0 with 8-bit activations and in the exact mode,
+// is also what a prefix-cache hit does: the prefix's K/V were written by another step), the
+// sibling branches of a search decoding beside it over their shared blocks, and the thread count. On a random Llama served as Q8_0 with 8-bit activations and in the exact mode,
 // and on SmolLM2-135M-Instruct's Q4_1 GGUF when it is at hand. Fresh random tokens each run
 // (seed printed). With --numerics=fast the decode and prefill comparisons differ.
 #include <gtest/gtest.h>
@@ -57,6 +57,14 @@ class Forwards {
 
   // The prompt of `seq` (its tokens but the last, which decode steps add).
   int prompt(int seq) const { return static_cast<int>(tokens_[seq].size()) - 1; }
+  const std::vector<int32_t>& tokens(int seq) const { return tokens_[seq]; }
+  const std::vector<int32_t>& blocks(int seq) const { return blocks_[seq]; }
+  // A further sequence of `tokens` in `blocks`; its index.
+  int Add(std::vector<int32_t> tokens, std::vector<int32_t> blocks) {
+    tokens_.push_back(std::move(tokens));
+    blocks_.push_back(std::move(blocks));
+    return static_cast<int>(tokens_.size()) - 1;
+  }
 
   // One forward of `parts`; the outputs of each.
   std::vector<Outputs> Run(const std::vector<Part>& parts) {
@@ -144,10 +152,58 @@ void CheckInvariance(CpuBackend& backend) {
              "decode beside a prefill chunk");
 }
 
+// A search's branches: ten siblings sharing the first five blocks (80 tokens) of a 100-token
+// prompt, each with 3–21 tokens of its own in blocks of its own, decode a token each in one step
+// (beside the prompt's own sequence), and each gets the bits its step alone gives.
+void CheckSiblings(CpuBackend& backend) {
+  const uint32_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  std::mt19937 rng(seed);
+  const int vocab = backend.config().vocab_size;
+  auto random_tokens = [&](int n) {
+    std::vector<int32_t> tokens(n);
+    for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % vocab);
+    return tokens;
+  };
+  Forwards f(backend, seed);
+  int32_t next_block = kSequences * kBlocksPerSequence;
+  auto new_blocks = [&](int n) {
+    std::vector<int32_t> blocks(n);
+    for (int32_t& b : blocks) b = next_block++;
+    return blocks;
+  };
+  const int base = f.Add(random_tokens(101), new_blocks(7));
+  f.One({base, 0, f.prompt(base)});
+  std::vector<int> siblings;
+  for (int i = 0; i < 10; ++i) {
+    std::vector<int32_t> tokens(f.tokens(base).begin(), f.tokens(base).begin() + 80);
+    const std::vector<int32_t> own = random_tokens(4 + 2 * i);
+    tokens.insert(tokens.end(), own.begin(), own.end());
+    std::vector<int32_t> blocks(f.blocks(base).begin(), f.blocks(base).begin() + 5);
+    const std::vector<int32_t> own_blocks = new_blocks(2);
+    blocks.insert(blocks.end(), own_blocks.begin(), own_blocks.end());
+    siblings.push_back(f.Add(std::move(tokens), std::move(blocks)));
+    f.One({siblings.back(), 80, f.prompt(siblings.back())});
+  }
+  std::vector<Outputs> alone;
+  std::vector<Part> parts = {{base, f.prompt(base), f.prompt(base) + 1}};
+  for (int s : siblings) {
+    alone.push_back(f.One({s, f.prompt(s), f.prompt(s) + 1}));
+    parts.push_back({s, f.prompt(s), f.prompt(s) + 1});
+  }
+  const std::vector<Outputs> together = f.Run(parts);
+  for (size_t i = 0; i < siblings.size(); ++i) {
+    ExpectSame(alone[i], together[i + 1], absl::StrCat("sibling ", i, " among its siblings"));
+  }
+}
+
+// Blocks for the sequences of CheckInvariance and CheckSiblings.
+constexpr int kBlocks = kSequences * kBlocksPerSequence + 32;
+
 std::unique_ptr<CpuBackend> RandomModel(const testing::RandomLlama& model, int threads,
                                         kernels::ActivationQuant activation_quant) {
   auto backend = CpuBackend::Create(model.config(), model.Lookup(),
-                                    {.kv_blocks = kSequences * kBlocksPerSequence,
+                                    {.kv_blocks = kBlocks,
                                      .block_size = 16,
                                      .threads = threads,
                                      .weights_dtype = WeightsDtype::kQ8_0,
@@ -167,6 +223,7 @@ TEST(BatchInvariance, RandomLlamaInQ8_0OnOneAndTwoThreadsInBothActivationModes) 
       std::unique_ptr<CpuBackend> backend = RandomModel(model, threads, mode);
       ASSERT_NE(backend, nullptr);
       CheckInvariance(*backend);
+      CheckSiblings(*backend);
     }
   }
 }
@@ -182,9 +239,10 @@ TEST(BatchInvariance, SmolLM2Q4_1OnOneAndTwoThreads) {
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
     auto backend = CpuBackend::Create(
         std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
-        {.kv_blocks = kSequences * kBlocksPerSequence, .block_size = 16, .threads = threads});
+        {.kv_blocks = kBlocks, .block_size = 16, .threads = threads});
     ASSERT_TRUE(backend.ok()) << backend.status();
     CheckInvariance(**backend);
+    CheckSiblings(**backend);
   }
 }
 
