@@ -65,9 +65,15 @@ struct Q4K {
   // qword lane stay in 16 bits over the sub-block (4·2·15·127 < 2^15); madd applies the scale.
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
+    // Each row's super-block, one register each, the rest constant offsets (GCC otherwise made
+    // every row's every address at the start and kept them on the stack).
+    const int8_t* xb[R];
     __m256i total[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r) {
+      xb[r] = x[r].q + 256 * b;
+      total[r] = _mm256_setzero_si256();
+    }
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       __m256i q[4];
@@ -76,7 +82,7 @@ struct Q4K {
       const __m256i scale = PairWords(block.scales[j] + 4 * h, block.scales[j] + 4 * h, false);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int8_t* xj = x[r].q + 256 * b + 32 * j;
+        const int8_t* xj = xb[r] + 32 * j;
         __m256i pairs = _mm256_setzero_si256();
         for (int t = 0; t < 4; ++t) {
           pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[t], Broadcast8(xj + 8 * t)));
@@ -153,9 +159,13 @@ struct Q6K {
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
     const __m128i bias = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.bias + 4 * h));
     const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_cvtepu32_epi64(bias));
+    const uint8_t* xb[R];  // Each row's super-block (see Q4K::Rows).
     __m256i total[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = start;
+    for (int r = 0; r < R; ++r) {
+      xb[r] = x[r].biased_pairs + 256 * b;
+      total[r] = start;
+    }
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       __m256i q[4];
@@ -164,7 +174,7 @@ struct Q6K {
           PairWords(block.scales[2 * j] + 4 * h, block.scales[2 * j + 1] + 4 * h, true);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const uint8_t* xj = x[r].biased_pairs + 256 * b + 32 * j;
+        const uint8_t* xj = xb[r] + 32 * j;
         for (int t = 0; t < 4; t += 2) {
           const __m256i pairs =
               _mm256_add_epi16(_mm256_maddubs_epi16(Broadcast8(xj + 8 * t), q[t]),
