@@ -166,7 +166,7 @@ QuantPath QuantPathOf(const MatmulParams& p) {
   QuantPath path;
   // Repacked matrices exist only for the 8-bit mode on CPUs that run their kernels
   // (repacked_rows.h); the K-quants' take per-256 activations, as the file's K-quant rows do.
-  if (p.w_type == WeightType::kQ4Kx8 || p.w_type == WeightType::kQ6Kx8) {
+  if (IsRepackedKQuant(p.w_type)) {
     path.q8k = true;
     return path;
   }

@@ -77,7 +77,7 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).
   for (const MatmulOutput& output : outputs) {
     assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
-           output.w_type == WeightType::kQ4Kx8 || output.w_type == WeightType::kQ6Kx8);
+           IsRepackedKQuant(output.w_type));
     dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
     widths.push_back(output.n / RowsPerUnit(output.w_type));
     unit = std::max(unit, RowsPerUnit(output.w_type));

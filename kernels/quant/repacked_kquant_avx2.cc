@@ -1,5 +1,5 @@
-// The kernels of Q4_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ6Kx8,
-// repacked_rows.h) for CPUs without AVX-512, compiled with AVX2, FMA and F16C only
+// The kernels of Q4_K, Q5_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ5Kx8,
+// kQ6Kx8, repacked_rows.h) for CPUs without AVX-512, compiled with AVX2, FMA and F16C only
 // (kernels/CMakeLists.txt). The layout is the AVX-512 kernel's (repacked_kquant_avx512vnni.cc),
 // read as two 32-byte halves of four rows each; maddubs and madd stand in for vpdpbusd, vpdpwssd
 // and the integer multiply. Every lane ends with the same exact integers as there and then takes
@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_kquant_range.h"
@@ -46,25 +47,46 @@ inline __m256i PairWords(const void* a, const void* b, bool is_signed) {
   return is_signed ? _mm256_cvtepi8_epi16(spread) : _mm256_cvtepu8_epi16(spread);
 }
 
-// Q4_K, half h of a super-block (rows 4h … 4h + 3): lanes 2r and 2r + 1 of its sums belong to
-// row r, as in the AVX-512 kernel's.
-struct Q4K {
-  using Block = Q4Kx8Block;
+// Q4_K (Block Q4Kx8Block) and Q5_K (Q5Kx8Block, its fifth bits added to the nibbles), half h of a
+// super-block (rows 4h … 4h + 3): lanes 2r and 2r + 1 of its sums belong to row r, as in the
+// AVX-512 kernel's.
+template <typename BlockType>
+struct Q4KLike {
+  using Block = BlockType;
+  static constexpr bool kFifth = std::is_same_v<Block, Q5Kx8Block>;
+
+  // The Q4_K fields.
+  static const Q4Kx8Block& Low(const Block& block) {
+    if constexpr (kFifth) {
+      return block.low;
+    } else {
+      return block;
+    }
+  }
 
   // Sub-block j's weights, vector t: bytes 8t … 8t + 7 of row r in qword r.
   static void Weights(const Block& block, int h, int j, __m256i (&q)[4]) {
     const __m256i low = _mm256_set1_epi8(0x0f);
     for (int t = 0; t < 4; ++t) {
-      const __m256i raw = Load(block.qs[j / 2] + 64 * t + 32 * h);
+      const __m256i raw = Load(Low(block).qs[j / 2] + 64 * t + 32 * h);
       q[t] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(raw, 4) : raw, low);
+      if constexpr (kFifth) {
+        // Bit j of each byte to bit 4 (the 16-bit shifts' spill into the neighbouring byte falls
+        // outside the mask).
+        const __m256i bits = Load(block.qh + 64 * t + 32 * h);
+        const __m256i placed = j < 4 ? _mm256_slli_epi16(bits, 4 - j) : _mm256_srli_epi16(bits, j - 4);
+        q[t] = _mm256_or_si256(q[t], _mm256_and_si256(placed, _mm256_set1_epi8(0x10)));
+      }
     }
   }
 
   // Super-block b's products for activation rows x[0, R) added into their sums, sub-block by
   // sub-block so that its weights are unpacked once for all R rows. A row's four products per
-  // qword lane stay in 16 bits over the sub-block (4·2·15·127 < 2^15); madd applies the scale.
+  // qword lane stay in 16 bits over the sub-block (4·2·31·127 < 2^15, five bits too); madd
+  // applies the scale.
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
+    const Q4Kx8Block& fields = Low(block);
     // Each row's super-block, one register each, the rest constant offsets (GCC otherwise made
     // every row's every address at the start and kept them on the stack).
     const int8_t* xb[R];
@@ -79,7 +101,7 @@ struct Q4K {
       __m256i q[4];
       Weights(block, h, j, q);
       // Row r's scale in all four words of qword r.
-      const __m256i scale = PairWords(block.scales[j] + 4 * h, block.scales[j] + 4 * h, false);
+      const __m256i scale = PairWords(fields.scales[j] + 4 * h, fields.scales[j] + 4 * h, false);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const int8_t* xj = xb[r] + 32 * j;
@@ -94,9 +116,9 @@ struct Q4K {
     // The minimums of sub-blocks 2k and 2k + 1 against the activations' sums 4k … 4k + 3.
     __m256i minimums[4];
     for (int k = 0; k < 4; ++k) {
-      minimums[k] = PairWords(block.mins[2 * k] + 4 * h, block.mins[2 * k + 1] + 4 * h, false);
+      minimums[k] = PairWords(fields.mins[2 * k] + 4 * h, fields.mins[2 * k + 1] + 4 * h, false);
     }
-    const __m256 d = Interleaved(Halves4(block.d + 4 * h), Halves4(block.dmin + 4 * h));
+    const __m256 d = Interleaved(Halves4(fields.d + 4 * h), Halves4(fields.dmin + 4 * h));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m256i offset = _mm256_setzero_si256();
@@ -128,6 +150,8 @@ struct Q4K {
     _mm_storeu_ps(out, _mm256_castps256_ps128(even));
   }
 };
+using Q4K = Q4KLike<Q4Kx8Block>;
+using Q5K = Q4KLike<Q5Kx8Block>;
 
 // Q6_K, half h: q − 32 (signed) against the activations + 128 (unsigned, `biased_pairs`), the
 // block's `bias` starting each super-block's integer sum, as in the AVX-512 kernel.
@@ -225,7 +249,7 @@ struct Group {
 }  // namespace
 
 void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
-  RepackedKQuantRange<Group, Q4K, Q6K, kRows>(p, n_begin, n_end);
+  RepackedKQuantRange<Group, Q4K, Q5K, Q6K, kRows>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::avx2

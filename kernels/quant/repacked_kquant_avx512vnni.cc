@@ -1,5 +1,5 @@
-// The kernels of Q4_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ6Kx8,
-// repacked_rows.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI. Compiled
+// The kernels of Q4_K, Q5_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ5Kx8,
+// kQ6Kx8, repacked_rows.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI. Compiled
 // with those extensions only (kernels/CMakeLists.txt).
 //
 // Why layouts of their own: the file's K-quant kernel (quant_dot_q8k_kernel.h) decodes each
@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_kquant_range.h"
@@ -50,29 +51,72 @@ inline __m512i Dots(const __m512i (&w)[4], const char* x) {
   return dot;
 }
 
-// Q4_K: w = d·scale·q − dmin·minimum per 32-weight sub-block, q unsigned against signed
+// Q4_K (Block Q4Kx8Block) and Q5_K (Q5Kx8Block): w = d·scale·q − dmin·minimum per 32-weight
+// sub-block, q (four bits, or five with Q5_K's fifth bits added) unsigned against signed
 // activations, the minimums' term from the activations' sums per 16.
-struct Q4K {
-  using Block = Q4Kx8Block;
+template <typename BlockType>
+struct Q4KLike {
+  using Block = BlockType;
+  static constexpr bool kFifth = std::is_same_v<Block, Q5Kx8Block>;
   struct Unpacked {
-    __m512i q[8][4];      // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
-    __m512i scales[4];    // [i]: the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid
-                          // out as PackedDots meets them.
+    __m512i q[8][4];  // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
+    // Q4_K: [i], the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid out as Rows' packed
+    // dots meet them. Q5_K: [j], row r's scale of sub-block j in lanes 2r and 2r + 1.
+    __m512i scales[kFifth ? 8 : 4];
     __m512i minimums[4];  // [k]: row r's minimums of sub-blocks 2k (lane 2r) and 2k + 1, each
                           // as an int16 pair (m, m).
     __m512 d;             // Row r's d in lane 2r, dmin in lane 2r + 1.
   };
   using Sums = __m512;  // Row r's scaled products in lane 2r, minimums' term in lane 2r + 1.
 
+  // The Q4_K fields.
+  static const Q4Kx8Block& Low(const Block& block) {
+    if constexpr (kFifth) {
+      return block.low;
+    } else {
+      return block;
+    }
+  }
+
   static void Unpack(const Block& block, Unpacked& u) {
+    const Q4Kx8Block& fields = Low(block);
     const __m512i low = _mm512_set1_epi8(0x0f);
     for (int p = 0; p < 4; ++p) {
       for (int t = 0; t < 4; ++t) {
-        const __m512i raw = _mm512_loadu_si512(block.qs[p] + 64 * t);
+        const __m512i raw = _mm512_loadu_si512(fields.qs[p] + 64 * t);
         u.q[2 * p][t] = _mm512_and_si512(raw, low);
         u.q[2 * p + 1][t] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
       }
     }
+    if constexpr (kFifth) {
+      // Bit j of each byte to bit 4 of sub-block j's (the 16-bit shifts' spill into the
+      // neighbouring byte falls outside the mask), or-ed in: (placed & 0x10) | q.
+      const __m512i fifth = _mm512_set1_epi8(0x10);
+      for (int t = 0; t < 4; ++t) {
+        const __m512i bits = _mm512_loadu_si512(block.qh + 64 * t);
+        for (int j = 0; j < 8; ++j) {
+          const __m512i placed =
+              j < 4 ? _mm512_slli_epi16(bits, 4 - j) : _mm512_srli_epi16(bits, j - 4);
+          u.q[j][t] = _mm512_ternarylogic_epi32(placed, fifth, u.q[j][t], 0xEA);
+        }
+      }
+      for (int j = 0; j < 8; ++j) {
+        u.scales[j] = PairLanes(fields.scales[j], fields.scales[j], false);
+      }
+    } else {
+      UnpackPairedScales(fields, u);
+    }
+    for (int k = 0; k < 4; ++k) {
+      const __m512i m = PairLanes(fields.mins[2 * k], fields.mins[2 * k + 1], false);
+      u.minimums[k] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
+    }
+    const __m512i interleave =
+        _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    u.d = _mm512_permutex2var_ps(_mm512_castps256_ps512(Halves(fields.d)), interleave,
+                                 _mm512_castps256_ps512(Halves(fields.dmin)));
+  }
+
+  static void UnpackPairedScales(const Q4Kx8Block& fields, Unpacked& u) {
     // 128-bit lane k (rows 2k, 2k + 1): (s(2k), s(2k)), (s(2k + 1), s(2k + 1)) of sub-block 2i,
     // then of 2i + 1, from words 0 … 7 (sub-block 2i's rows) and 8 … 15 (2i + 1's).
     alignas(64) static constexpr int16_t kSpread[32] = {0,  0,  1,  1,  8,  8, 9,  9,  2,  2,  3,
@@ -81,27 +125,20 @@ struct Q4K {
     const __m512i spread = _mm512_load_si512(kSpread);
     for (int i = 0; i < 4; ++i) {
       int64_t even, odd;
-      std::memcpy(&even, block.scales[2 * i], 8);
-      std::memcpy(&odd, block.scales[2 * i + 1], 8);
+      std::memcpy(&even, fields.scales[2 * i], 8);
+      std::memcpy(&odd, fields.scales[2 * i + 1], 8);
       const __m256i words = _mm256_cvtepu8_epi16(_mm_set_epi64x(odd, even));
       u.scales[i] = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(words));
     }
-    for (int k = 0; k < 4; ++k) {
-      const __m512i m = PairLanes(block.mins[2 * k], block.mins[2 * k + 1], false);
-      u.minimums[k] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
-    }
-    const __m512i interleave =
-        _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    u.d = _mm512_permutex2var_ps(_mm512_castps256_ps512(Halves(block.d)), interleave,
-                                 _mm512_castps256_ps512(Halves(block.dmin)));
   }
 
-  // Super-block b's products for activation rows x[0, R) added into their sums. Two
+  // Super-block b's products for activation rows x[0, R) added into their sums. Q4_K: two
   // sub-blocks at a time: their integer dots fit int16 (16 products, |q·x| ≤ 15·127, so
   // ≤ 30,480), so they are packed side by side and one vpdpwssd applies both sub-blocks' scales
-  // and adds each row's two lanes, where two multiplies and two adds did. Sub-block pair by pair,
-  // so that its weights are loaded once into registers for all R rows. Bound of a row's integer
-  // sum: 8·63·30,480 < 2^31.
+  // and adds each row's two lanes, where two multiplies and two adds did. Q5_K's dots (≤ 16·31·127)
+  // do not fit: a sub-block at a time, its scales applied by an integer multiply. Sub-block (pair)
+  // by sub-block, so that its weights are loaded once into registers for all R rows. Bound of a
+  // row's integer sum: 8·63·16·31·127 < 2^31.
   template <int R>
   static void Rows(const Unpacked& u, const Q8KRow* x, int64_t b, Sums (&s)[R]) {
     __m512i total[R];
@@ -111,21 +148,36 @@ struct Q4K {
       total[r] = _mm512_setzero_si512();
       bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
+    if constexpr (kFifth) {
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m512i dot = Dots<true>(u.q[j], bytes[r] + 32 * j);
+          total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
+        }
+      }
+    } else {
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 4; ++i) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          // In 128-bit lane k: row 2k's and 2k + 1's halves of sub-block 2i, then of 2i + 1.
+          const __m512i dots =
+              _mm512_packs_epi32(Dots<true>(u.q[2 * i], bytes[r] + 64 * i),
+                                 Dots<true>(u.q[2 * i + 1], bytes[r] + 64 * i + 32));
+          total[r] = _mm512_dpwssd_epi32(total[r], dots, u.scales[i]);
+        }
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        // In 128-bit lane k: row 2k's and 2k + 1's halves of sub-block 2i, then of 2i + 1.
-        const __m512i dots = _mm512_packs_epi32(Dots<true>(u.q[2 * i], bytes[r] + 64 * i),
-                                                Dots<true>(u.q[2 * i + 1], bytes[r] + 64 * i + 32));
-        total[r] = _mm512_dpwssd_epi32(total[r], dots, u.scales[i]);
+        // 128-bit lane k held rows 2k, 2k + 1 of the even sub-blocks, then of the odd ones: now
+        // lanes 2r and 2r + 1 hold row r's, as the minimums' term below.
+        total[r] = _mm512_shuffle_epi32(total[r], _MM_PERM_DBCA);
       }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      // 128-bit lane k held rows 2k, 2k + 1 of the even sub-blocks, then of the odd ones: now
-      // lanes 2r and 2r + 1 hold row r's, as the minimums' term below.
-      total[r] = _mm512_shuffle_epi32(total[r], _MM_PERM_DBCA);
       // Σ minimum·Σq: sums 4k … 4k + 3 (sub-blocks 2k, 2k + 1) broadcast against pairs (m, m).
       __m512i offset = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -150,6 +202,9 @@ struct Q4K {
                         _mm512_cvtepi64_epi32(_mm512_castps_si512(difference)));
   }
 };
+
+using Q4K = Q4KLike<Q4Kx8Block>;
+using Q5K = Q4KLike<Q5Kx8Block>;
 
 // Q6_K: w = d·scale·(q − 32) per 16 weights, q − 32 signed against the activations + 128
 // (unsigned, q8k_activations.h's `biased_pairs`); the block's `bias` starts each super-block's
@@ -254,7 +309,7 @@ struct Group {
 }  // namespace
 
 void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
-  RepackedKQuantRange<Group, Q4K, Q6K, kRows>(p, n_begin, n_end);
+  RepackedKQuantRange<Group, Q4K, Q5K, Q6K, kRows>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::avx512vnni

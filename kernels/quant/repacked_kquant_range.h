@@ -33,10 +33,11 @@ void GroupsRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   }
 }
 
-// The same for a kQ4Kx8 (kernel Q4K) or kQ6Kx8 (Q6K) matrix.
-template <template <typename, int> class Pass, typename Q4K, typename Q6K, int kRows>
+// The same for a kQ4Kx8 (kernel Q4K), kQ5Kx8 (Q5K) or kQ6Kx8 (Q6K) matrix.
+template <template <typename, int> class Pass, typename Q4K, typename Q5K, typename Q6K, int kRows>
 void RepackedKQuantRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   if (p.w_type == WeightType::kQ6Kx8) return GroupsRange<Pass, Q6K, kRows>(p, n_begin, n_end);
+  if (p.w_type == WeightType::kQ5Kx8) return GroupsRange<Pass, Q5K, kRows>(p, n_begin, n_end);
   GroupsRange<Pass, Q4K, kRows>(p, n_begin, n_end);
 }
 

@@ -31,9 +31,11 @@ void PutBytes(const int8_t* qs, int lane, Q8x16Block& group) {
 // `lane`.
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
 
-// Row `lane` of a group's Q4_K super-block: its scales unpacked, its 128 nibble bytes (32 per
-// pair of sub-blocks) spread over the quarters, eight bytes of the row per vector.
-void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
+// Row `lane` of a group's Q4_K (or Q5_K's first four bits) super-block: its scales unpacked, its
+// 128 nibble bytes (32 per pair of sub-blocks) spread over the quarters, eight bytes of the row
+// per vector. Block: BlockQ4_K or BlockQ5_K.
+template <typename Block>
+void PutSuperBlock(const Block& block, int lane, Q4Kx8Block& group) {
   group.d[lane] = block.d;
   group.dmin[lane] = block.dmin;
   for (int j = 0; j < 8; ++j) {
@@ -45,6 +47,12 @@ void PutSuperBlock(const BlockQ4_K& block, int lane, Q4Kx8Block& group) {
   for (int p = 0; p < 4; ++p) {
     for (int j = 0; j < 32; ++j) group.qs[p][SpreadByte(lane, j)] = block.qs[32 * p + j];
   }
+}
+
+// Row `lane` of a group's Q5_K super-block: Q4_K's fields, then the fifth bits spread alike.
+void PutSuperBlock(const BlockQ5_K& block, int lane, Q5Kx8Block& group) {
+  PutSuperBlock(block, lane, group.low);
+  for (int j = 0; j < 32; ++j) group.qh[SpreadByte(lane, j)] = block.qh[j];
 }
 
 // Byte j (0–31) of row `lane`'s 32 weights in a repacked Q6_K sub-block, whose dword lanes pair
@@ -78,6 +86,8 @@ void PutSuperBlock(const BlockQ6_K& block, int lane, Q6Kx8Block& group) {
 // The rows of a group of type Group (the size of its `d`).
 template <typename Group>
 constexpr int kGroupRows = sizeof(Group::d) / sizeof(Group::d[0]);
+template <>
+constexpr int kGroupRows<Q5Kx8Block> = kGroupRows<Q4Kx8Block>;
 
 template <typename Group, typename Fill>
 std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
@@ -103,6 +113,8 @@ WeightType RepackedType(WeightType type) {
       return WeightType::kQ8x16;
     case WeightType::kQ4_K:
       return WeightType::kQ4Kx8;
+    case WeightType::kQ5_K:
+      return WeightType::kQ5Kx8;
     case WeightType::kQ6_K:
       return WeightType::kQ6Kx8;
     default:
@@ -122,6 +134,10 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
     case WeightType::kQ4_K:
       return Repack<Q4Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q4Kx8Block& group) {
         PutSuperBlock(static_cast<const BlockQ4_K*>(rows)[i], lane, group);
+      });
+    case WeightType::kQ5_K:
+      return Repack<Q5Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q5Kx8Block& group) {
+        PutSuperBlock(static_cast<const BlockQ5_K*>(rows)[i], lane, group);
       });
     case WeightType::kQ6_K:
       return Repack<Q6Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q6Kx8Block& group) {

@@ -1,5 +1,6 @@
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K matrices repacked for passes over several weight rows at a time
-// (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ6Kx8: eight): per group of rows and per
+// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K matrices repacked for passes over several weight rows at a
+// time (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ5Kx8, kQ6Kx8: eight): per group of
+// rows and per
 // block, the rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies
 // every row of the group by the same activations, broadcast from memory. The file's blocks (18 to
 // 34 bytes each) make the per-32 kernel of quant_dot_kernel.h convert each row's scale alone and
@@ -59,6 +60,16 @@ struct Q4Kx8Block {
 };
 static_assert(sizeof(Q4Kx8Block) == 1184, "160 bytes of scales, then four 256-byte quarters");
 
+// Eight rows' super-block b of Q5_K (Q4_K with a fifth bit per weight, q of 0–31): Q4_K's fields
+// as Q4Kx8Block holds them, and `qh`, the file's 32 bytes of fifth bits of each row spread as a
+// quarter of `qs` spreads its bytes (vector t, qword r: bytes 8t … 8t + 7 of row r), bit j of
+// byte i the fifth bit of weight i of sub-block j.
+struct Q5Kx8Block {
+  Q4Kx8Block low;
+  uint8_t qh[256];
+};
+static_assert(sizeof(Q5Kx8Block) == 1440, "Q4_K's group, then the fifth bits");
+
 // Eight rows' super-block b of Q6_K (256 weights each: w = d·scale·(q − 32), q of 6 bits, a
 // signed 8-bit scale per 16 weights). Each weight's 6 bits are split as the file splits them:
 // `low` holds the low four bits of sub-blocks 2p and 2p+1 (low and high nibbles) in quarter p,
@@ -77,10 +88,13 @@ struct Q6Kx8Block {
 };
 static_assert(sizeof(Q6Kx8Block) == 8 * 210 + 32, "the file's bytes, rearranged, and the biases");
 
-// Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ6Kx8).
+// Whether `type` is a repacked K-quant (kQ4Kx8, kQ5Kx8, kQ6Kx8: per-256 activations).
+inline bool IsRepackedKQuant(WeightType type) {
+  return type == WeightType::kQ4Kx8 || type == WeightType::kQ5Kx8 || type == WeightType::kQ6Kx8;
+}
+// Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ5Kx8, kQ6Kx8).
 inline bool IsRepacked(WeightType type) {
-  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 || type == WeightType::kQ4Kx8 ||
-         type == WeightType::kQ6Kx8;
+  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 || IsRepackedKQuant(type);
 }
 // Output rows per unit of a grouped loop over matrices: a repacked matrix's group, else one.
 inline int64_t RowsPerUnit(WeightType type) {
@@ -97,8 +111,8 @@ inline int64_t RowsPerUnit(WeightType type, int64_t m, int64_t n) {
   const int64_t rows = RowsPerUnit(type);
   return rows == 16 && m >= kTwoGroupsFromRows && n % 32 == 0 ? 32 : rows;
 }
-// The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q6_K →
-// kQ6Kx8), or kF32 for none.
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q5_K →
+// kQ5Kx8; Q6_K → kQ6Kx8), or kF32 for none.
 WeightType RepackedType(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of its
 // group's rows, k of its block).

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "base/bf16.h"
@@ -76,43 +77,61 @@ TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
   }
 }
 
-// Q4_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit, each
-// sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, and its
-// 128 nibble bytes where repacked_rows.h says (quarter p, vector j / 8, qword `row`).
 // Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (repacked_rows.h: vector j /
 // 8, qword `lane`).
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
 
-TEST(QuantMatmulRepacked, RepackedQ4KSuperBlocksHoldTheFilesBlocks) {
-  std::mt19937 rng(11);
+// Q4_K's and Q5_K's repacked super-blocks hold the file's: every row's d and dmin bit for bit,
+// each sub-block's scale and minimum as ScaleMinK4 reads them from the packed 6-bit fields, its
+// 128 nibble bytes where repacked_rows.h says (quarter p, vector j / 8, qword `row`), and Q5_K's
+// 32 bytes of fifth bits spread alike. Block: BlockQ4_K or BlockQ5_K; Group: its repacked group.
+template <typename Block, typename Group>
+void CheckQ4KLikeSuperBlocks(WeightType type, std::mt19937& rng) {
   const int64_t n = 16, blocks = 3, k = blocks * kSuperBlock;
-  const QuantRows file = RandomRows(WeightType::kQ4_K, n, blocks, rng);
-  const std::vector<char> packed = RepackRows(WeightType::kQ4_K, file.bytes.data(), n, k);
-  ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * sizeof(Q4Kx8Block));
-  const auto* groups = reinterpret_cast<const Q4Kx8Block*>(packed.data());
-  const auto* rows = reinterpret_cast<const BlockQ4_K*>(file.bytes.data());
+  const QuantRows file = RandomRows(type, n, blocks, rng);
+  const std::vector<char> packed = RepackRows(type, file.bytes.data(), n, k);
+  ASSERT_EQ(packed.size(), static_cast<size_t>(n / 8 * blocks) * sizeof(Group));
+  const auto* groups = reinterpret_cast<const Group*>(packed.data());
+  const auto* rows = reinterpret_cast<const Block*>(file.bytes.data());
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t b = 0; b < blocks; ++b) {
       SCOPED_TRACE(::testing::Message() << "row " << row << " super-block " << b);
-      const Q4Kx8Block& group = groups[(row / 8) * blocks + b];
-      const BlockQ4_K& block = rows[row * blocks + b];
+      const Group& whole = groups[(row / 8) * blocks + b];
+      const Q4Kx8Block* group;
+      if constexpr (std::is_same_v<Group, Q5Kx8Block>) {
+        group = &whole.low;
+      } else {
+        group = &whole;
+      }
+      const Block& block = rows[row * blocks + b];
       const int lane = static_cast<int>(row % 8);
-      EXPECT_EQ(group.d[lane], block.d);
-      EXPECT_EQ(group.dmin[lane], block.dmin);
+      EXPECT_EQ(group->d[lane], block.d);
+      EXPECT_EQ(group->dmin[lane], block.dmin);
       for (int j = 0; j < 8; ++j) {
         int scale = 0, min = 0;
         ScaleMinK4(j, block.scales, &scale, &min);
-        EXPECT_EQ(group.scales[j][lane], scale) << "sub-block " << j;
-        EXPECT_EQ(group.mins[j][lane], min) << "sub-block " << j;
+        EXPECT_EQ(group->scales[j][lane], scale) << "sub-block " << j;
+        EXPECT_EQ(group->mins[j][lane], min) << "sub-block " << j;
       }
       for (int p = 0; p < 4; ++p) {
         for (int j = 0; j < 32; ++j) {
-          EXPECT_EQ(group.qs[p][SpreadByte(lane, j)], block.qs[32 * p + j])
+          EXPECT_EQ(group->qs[p][SpreadByte(lane, j)], block.qs[32 * p + j])
               << "pair " << p << " byte " << j;
+        }
+      }
+      if constexpr (std::is_same_v<Group, Q5Kx8Block>) {
+        for (int j = 0; j < 32; ++j) {
+          EXPECT_EQ(whole.qh[SpreadByte(lane, j)], block.qh[j]) << "fifth bits, byte " << j;
         }
       }
     }
   }
+}
+
+TEST(QuantMatmulRepacked, RepackedQ4KAndQ5KSuperBlocksHoldTheFilesBlocks) {
+  std::mt19937 rng(11);
+  CheckQ4KLikeSuperBlocks<BlockQ4_K, Q4Kx8Block>(WeightType::kQ4_K, rng);
+  CheckQ4KLikeSuperBlocks<BlockQ5_K, Q5Kx8Block>(WeightType::kQ5_K, rng);
 }
 
 // Q6_K's repacked super-blocks hold the file's: every row's d and sixteen scales bit for bit,
@@ -154,7 +173,7 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K repacked in groups of rows (repacked_rows.h) against the same
+// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K repacked in groups of rows (repacked_rows.h) against the same
 // float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the
 // repacked weights being the file's, so the twin reads the original blocks; strided x and out, 1 to
 // 256 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
@@ -178,8 +197,8 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
     MatmulRef(q, threads);
   };
   for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0,
-                          WeightType::kQ4_K, WeightType::kQ6_K}) {
-    const bool per256 = type == WeightType::kQ4_K || type == WeightType::kQ6_K;
+                          WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
+    const bool per256 = IsRepackedKQuant(RepackedType(type));
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
     // Row counts on both sides of every pass shape (4, 8, two groups from 9) and a prefill.
     for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 16, 37, 256}) {
@@ -218,7 +237,7 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
 }
 
 // The repacked kernels of every instruction set this CPU runs (per-32: AVX2's maddubs, AVX-VNNI's
-// and AVX-512's vpdpbusd; Q4_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two halves of
+// and AVX-512's vpdpbusd; Q4_K, Q5_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two halves of
 // each group) give the same bits, so a repacked model's numbers do not depend on the CPU it runs
 // on: 1 to 37 rows (every pass shape of each), 16 and 48 weight rows, 1 to 18 blocks, strided x
 // and out, fresh random weights each run (seed printed).
@@ -266,7 +285,7 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
     }
   }
   if (!CpuRunsQ8Isa(Q8Isa::kAvx512Vnni)) return;
-  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ6_K}) {
+  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     for (int64_t m : {1, 3, 8, 9, 37}) {
       for (int64_t n : {16, 48}) {
         for (int64_t blocks : {1, 3}) {
@@ -310,6 +329,7 @@ TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
       {WeightType::kQ4_1, WeightType::kQ4_1, WeightType::kQ4_1},
       {WeightType::kQ8_0, WeightType::kQ8_0},
       {WeightType::kQ4_K, WeightType::kQ4_K, WeightType::kQ6_K},
+      {WeightType::kQ5_K, WeightType::kQ6_K, WeightType::kQ5_K},
       {WeightType::kQ5_0, WeightType::kF32, WeightType::kQ4_0}};
   const std::vector<int64_t> widths = {37, 9, 9};  // Uneven, as Q beside K and V.
   for (const std::vector<WeightType>& types : groups) {
