@@ -455,8 +455,8 @@ inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const
   constexpr int kVectors = G <= 3 ? 8 : 4;
 #ifdef ARBOR_CPU_AVX512
   if (dim % 16 == 0) {  // 32 registers: up to 128 floats per slice.
-    return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, resume,
-                                                      out, out_stride);
+    return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, resume, out,
+                                                      out_stride);
   }
 #endif
   WeightedRowSumSlices<Lanes8, G, kVectors>(w, w_stride, rows, n, dim, scale, resume, out,
@@ -473,9 +473,9 @@ inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const
 // so the keys can come in consecutive runs (unscaled, resumed, …, scaled) with the same bits as
 // in one call.
 template <typename T>
-inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
-                           const T* const* rows, int64_t n, int64_t dim, const float* scale,
-                           float* out, int64_t out_stride, bool resume = false) {
+inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries, const T* const* rows,
+                           int64_t n, int64_t dim, const float* scale, float* out,
+                           int64_t out_stride, bool resume = false) {
 #ifdef ARBOR_CPU_AVX2
   if (dim % 8 == 0) {
     using Group = void (*)(const float*, int64_t, const T* const*, int64_t, int64_t, const float*,
@@ -483,9 +483,9 @@ inline void WeightedRowSum(const float* w, int64_t w_stride, int64_t queries,
     static constexpr Group kGroups[] = {WeightedRowSumGroup<1, T>, WeightedRowSumGroup<2, T>,
                                         WeightedRowSumGroup<3, T>, WeightedRowSumGroup<4, T>};
     for (int64_t g = 0; g < queries; g += 4) {
-      kGroups[(queries - g < 4 ? queries - g : 4) - 1](
-          w + g * w_stride, w_stride, rows, n, dim, scale == nullptr ? nullptr : scale + g, resume,
-          out + g * out_stride, out_stride);
+      kGroups[(queries - g < 4 ? queries - g : 4) - 1](w + g * w_stride, w_stride, rows, n, dim,
+                                                       scale == nullptr ? nullptr : scale + g,
+                                                       resume, out + g * out_stride, out_stride);
     }
     return;
   }

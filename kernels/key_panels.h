@@ -84,7 +84,9 @@ inline void TransposeKeys(const T* const* rows, int64_t n, int64_t dim, float* p
             v[k] = k0 + k < count ? Load8(rows[p0 + k0 + k] + d0) : _mm256_setzero_ps();
           }
           Transpose8x8(v);
-          for (int64_t i = 0; i < 8; ++i) _mm256_storeu_ps(panel + (d0 + i) * kPanelKeys + k0, v[i]);
+          for (int64_t i = 0; i < 8; ++i) {
+            _mm256_storeu_ps(panel + (d0 + i) * kPanelKeys + k0, v[i]);
+          }
         }
       }
       continue;
@@ -192,8 +194,8 @@ inline void DotPanelsQueries(const float* a, const float* panels, int64_t n, int
 // out[g·out_stride + j] = scale · Σ_i a[g·dim + i]·key_j[i] for g in [0, queries), j in [0, n),
 // the keys in `panels` (TransposeKeys; n at most theirs): where PanelsServe(dim), what DotRows
 // gives for the same rows, bit for bit.
-inline void DotPanels(const float* a, int64_t queries, const float* panels, int64_t n,
-                      int64_t dim, float scale, float* out, int64_t out_stride) {
+inline void DotPanels(const float* a, int64_t queries, const float* panels, int64_t n, int64_t dim,
+                      float scale, float* out, int64_t out_stride) {
 #ifdef ARBOR_CPU_AVX2
   using Queries = void (*)(const float*, const float*, int64_t, int64_t, float, float*, int64_t);
   static constexpr Queries kQueries[] = {DotPanelsQueries<1>, DotPanelsQueries<2>,

@@ -14,8 +14,7 @@ constexpr int64_t kPanelQueries = 16;
 
 class Planner {
  public:
-  Planner(const PagedBatch& batch, int64_t kv_heads, int64_t group, int64_t block_size,
-          bool panels)
+  Planner(const PagedBatch& batch, int64_t kv_heads, int64_t group, int64_t block_size, bool panels)
       : batch_(batch),
         kv_heads_(kv_heads),
         group_(group),

@@ -94,8 +94,8 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
         simd::DotPanels(query(i), group, panels + j0 * c.head_dim, n, c.head_dim, p.scale,
                         scores(i) + j0, keys);
       } else {
-        simd::DotRows(query(i), group, s.k_rows.data() + j0, n, c.head_dim, p.scale,
-                      scores(i) + j0, keys);
+        simd::DotRows(query(i), group, s.k_rows.data() + j0, n, c.head_dim, p.scale, scores(i) + j0,
+                      keys);
       }
     }
   }
@@ -191,8 +191,7 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
     Scratch<T> scratch;
     for (int64_t u = begin; u < end; ++u) {
       const AttentionUnit& unit = plan.units[u];
-      AttendUnit(p, k_pool, v_pool, plan, unit, panels.Of(unit.panel_set, unit.kv_head),
-                 scratch);
+      AttendUnit(p, k_pool, v_pool, plan, unit, panels.Of(unit.panel_set, unit.kv_head), scratch);
     }
   };
   if (pool == nullptr) {

@@ -266,9 +266,8 @@ class DecodeBatch {
     for (int i = 0; i < context; ++i) prompt[i] = (i * 7919) % vocab;
     for (int s = 0; s < batch; ++s) {
       prompt[0] = s;
-      const bool ok = siblings && s > 0
-                          ? kv_.Fork(0, s, context).ok()
-                          : kv_.Create(s).ok() && kv_.Append(s, prompt).ok();
+      const bool ok = siblings && s > 0 ? kv_.Fork(0, s, context).ok()
+                                        : kv_.Create(s).ok() && kv_.Append(s, prompt).ok();
       if (!ok) state.SkipWithError("KV setup");
     }
   }

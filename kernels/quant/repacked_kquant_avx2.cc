@@ -74,7 +74,8 @@ struct Q4KLike {
         // Bit j of each byte to bit 4 (the 16-bit shifts' spill into the neighbouring byte falls
         // outside the mask).
         const __m256i bits = Load(block.qh + 64 * t + 32 * h);
-        const __m256i placed = j < 4 ? _mm256_slli_epi16(bits, 4 - j) : _mm256_srli_epi16(bits, j - 4);
+        const __m256i placed =
+            j < 4 ? _mm256_slli_epi16(bits, 4 - j) : _mm256_srli_epi16(bits, j - 4);
         q[t] = _mm256_or_si256(q[t], _mm256_and_si256(placed, _mm256_set1_epi8(0x10)));
       }
     }

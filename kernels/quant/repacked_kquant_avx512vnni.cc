@@ -1,6 +1,6 @@
 // The kernels of Q4_K, Q5_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ5Kx8,
-// kQ6Kx8, repacked_rows.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI. Compiled
-// with those extensions only (kernels/CMakeLists.txt).
+// kQ6Kx8, repacked_rows.h) against per-256 activations (q8k_activations.h), for AVX-512 with VNNI.
+// Compiled with those extensions only (kernels/CMakeLists.txt).
 //
 // Why layouts of their own: the file's K-quant kernel (quant_dot_q8k_kernel.h) decodes each
 // weight row's bits and scales once per group of activation rows and multiplies one weight row at

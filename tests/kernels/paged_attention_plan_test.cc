@@ -26,8 +26,8 @@ struct Batch {
     block_start.push_back(static_cast<int32_t>(block_ids.size()));
   }
   PagedBatch View() const {
-    return {static_cast<int64_t>(kv_len.size()), q_start.data(), kv_len.data(),
-            block_start.data(), block_ids.data()};
+    return {static_cast<int64_t>(kv_len.size()), q_start.data(), kv_len.data(), block_start.data(),
+            block_ids.data()};
   }
 };
 
@@ -40,7 +40,7 @@ std::vector<int32_t> Blocks(int32_t first, int32_t count) {
 TEST(PlanAttention, GroupsSiblingsAndBlocksPrompts) {
   constexpr int64_t kKvHeads = 2, kGroup = 3, kBlockSize = 16;
   Batch b;
-  b.Add(40, 40, Blocks(100, 3));  // Sequence 0: a 40-token prompt.
+  b.Add(40, 40, Blocks(100, 3));      // Sequence 0: a 40-token prompt.
   for (int32_t s = 0; s < 10; ++s) {  // 1–10: siblings sharing blocks 0–7 (128 keys).
     std::vector<int32_t> table = Blocks(0, 8);
     table.push_back(200 + s);
@@ -67,14 +67,14 @@ TEST(PlanAttention, GroupsSiblingsAndBlocksPrompts) {
   for (const AttentionUnit& u : plan.units) {
     if (u.kv_head != 0) continue;
     const int64_t panel_keys = u.panel_set < 0 ? -1 : plan.panel_sets[u.panel_set].keys;
-    shapes.push_back({plan.rows[u.rows_begin].seq, u.rows_end - u.rows_begin, u.table_keys,
-                      panel_keys});
+    shapes.push_back(
+        {plan.rows[u.rows_begin].seq, u.rows_end - u.rows_begin, u.table_keys, panel_keys});
   }
   std::sort(shapes.begin(), shapes.end());
   // Sequence 12 shares block 0 with the siblings, so it joins their bucket, but only 40 shared
   // keys (less than a tile): the bucket's rows all go alone.
   const std::vector<std::vector<int64_t>> want = {
-      {0, 8, 40, 40}, {0, 16, 16, 40}, {0, 16, 32, 40},  // The prompt: 16 + 16 + 8 tokens.
+      {0, 8, 40, 40},  {0, 16, 16, 40}, {0, 16, 32, 40},  // The prompt: 16 + 16 + 8 tokens.
       {1, 1, 130, -1}, {2, 1, 131, -1}, {3, 1, 132, -1}, {4, 1, 133, -1}, {5, 1, 134, -1},
       {6, 1, 135, -1}, {7, 1, 136, -1}, {8, 1, 137, -1}, {9, 1, 138, -1}, {10, 1, 139, -1},
       {11, 1, 50, -1}, {12, 1, 40, -1}, {13, 1, 60, -1}};

@@ -248,8 +248,14 @@ void CheckTokensOwnBits(std::mt19937& rng, int64_t group, int64_t dim, bool bf16
     std::vector<float> out((end - begin) * kHeads * kDim), scores(kHeads * end);
     float* scores_ptr = scores.data();
     PagedAttentionRef({{1, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()},
-                       cache, q.data() + begin * kHeads * kDim, out.data(), kHeads * kDim,
-                       kHeads * kDim, kHeads, 0.125f, &scores_ptr},
+                       cache,
+                       q.data() + begin * kHeads * kDim,
+                       out.data(),
+                       kHeads * kDim,
+                       kHeads * kDim,
+                       kHeads,
+                       0.125f,
+                       &scores_ptr},
                       pool);
     return std::make_pair(out, scores);
   };
@@ -264,8 +270,8 @@ void CheckTokensOwnBits(std::mt19937& rng, int64_t group, int64_t dim, bool bf16
       ASSERT_EQ(std::memcmp(scores.data(), all_scores.data(), scores.size() * sizeof(float)), 0);
     }
   }
-  for (const std::vector<int64_t>& cuts : {std::vector<int64_t>{37, 80, 150},
-                                           {1, 17, 18, 100, 150}, {64, 65, 129, 150}}) {
+  for (const std::vector<int64_t>& cuts :
+       {std::vector<int64_t>{37, 80, 150}, {1, 17, 18, 100, 150}, {64, 65, 129, 150}}) {
     int64_t begin = 0;
     for (int64_t cut : cuts) {
       const auto [chunk, scores] = attend(begin, cut, &two);
@@ -311,8 +317,8 @@ TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
     kv_len.push_back(static_cast<int32_t>(keys));
   };
   for (int64_t s = 0; s < 12; ++s) add(kShared, kShared * kBlock + 1 + (s * 7) % 40);
-  add(0, 90);                     // A stranger.
-  add(7, 100);                    // Shares its first 100 keys.
+  add(0, 90);   // A stranger.
+  add(7, 100);  // Shares its first 100 keys.
   Pools pools(next_block * kBlock * kWidth, GetParam());
   for (int64_t i = 0; i < next_block * kBlock * kWidth; ++i) {
     pools.Write(true, i, normal(rng));
@@ -341,7 +347,13 @@ TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
       score_ptrs.push_back(scores[i].data());
     }
     PagedAttentionRef({{n, q_start.data(), lengths.data(), block_start.data(), block_ids.data()},
-                       cache, queries.data(), out.data(), kRow, kRow, kHeads, 0.125f,
+                       cache,
+                       queries.data(),
+                       out.data(),
+                       kRow,
+                       kRow,
+                       kHeads,
+                       0.125f,
                        score_ptrs.data()},
                       pool);
     return std::make_pair(out, scores);

@@ -173,11 +173,11 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K repacked in groups of rows (repacked_rows.h) against the same
-// float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one), the
-// repacked weights being the file's, so the twin reads the original blocks; strided x and out, 1 to
-// 256 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at any
-// place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
+// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K repacked in groups of rows (repacked_rows.h) against the
+// same float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one),
+// the repacked weights being the file's, so the twin reads the original blocks; strided x and out,
+// 1 to 256 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at
+// any place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
 // seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   if (!CpuRunsRepacked()) {
@@ -237,10 +237,10 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
 }
 
 // The repacked kernels of every instruction set this CPU runs (per-32: AVX2's maddubs, AVX-VNNI's
-// and AVX-512's vpdpbusd; Q4_K, Q5_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two halves of
-// each group) give the same bits, so a repacked model's numbers do not depend on the CPU it runs
-// on: 1 to 37 rows (every pass shape of each), 16 and 48 weight rows, 1 to 18 blocks, strided x
-// and out, fresh random weights each run (seed printed).
+// and AVX-512's vpdpbusd; Q4_K, Q5_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two
+// halves of each group) give the same bits, so a repacked model's numbers do not depend on the CPU
+// it runs on: 1 to 37 rows (every pass shape of each), 16 and 48 weight rows, 1 to 18 blocks,
+// strided x and out, fresh random weights each run (seed printed).
 TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   std::vector<Q8Isa> isas;
   for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni}) {

@@ -2,9 +2,10 @@
 // and last-layer attention scores are bit-identical whatever shares its forward — other
 // sequences' prefill or decode rows before or after it, its own prompt chunked differently (which
 // is also what a prefix-cache hit does: the prefix's K/V were written by another step), the
-// sibling branches of a search decoding beside it over their shared blocks, and the thread count. On a random Llama served as Q8_0 with 8-bit activations and in the exact mode,
-// and on SmolLM2-135M-Instruct's Q4_1 GGUF when it is at hand. Fresh random tokens each run
-// (seed printed). With --numerics=fast the decode and prefill comparisons differ.
+// sibling branches of a search decoding beside it over their shared blocks, and the thread count.
+// On a random Llama served as Q8_0 with 8-bit activations and in the exact mode, and on
+// SmolLM2-135M-Instruct's Q4_1 GGUF when it is at hand. Fresh random tokens each run (seed
+// printed). With --numerics=fast the decode and prefill comparisons differ.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -237,9 +238,9 @@ TEST(BatchInvariance, SmolLM2Q4_1OnOneAndTwoThreads) {
     SCOPED_TRACE(::testing::Message() << "threads " << threads);
     absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint = model::Checkpoint::Open(*path);
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
-    auto backend = CpuBackend::Create(
-        std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
-        {.kv_blocks = kBlocks, .block_size = 16, .threads = threads});
+    auto backend =
+        CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
+                           {.kv_blocks = kBlocks, .block_size = 16, .threads = threads});
     ASSERT_TRUE(backend.ok()) << backend.status();
     CheckInvariance(**backend);
     CheckSiblings(**backend);
