@@ -20,14 +20,15 @@ enum class WeightType : int32_t {
   kQ6_K = 7,  // Rows of BlockQ6_K.
   kQ5_0 = 8,  // Rows of BlockQ5_0.
   kQ5_1 = 9,  // Rows of BlockQ5_1.
-  // Q4_0 or Q4_1 (kQ4x16) and Q8_0 (kQ8x16) rows repacked sixteen at a time, Q4_K (kQ4Kx8),
-  // Q5_K (kQ5Kx8) and Q6_K (kQ6Kx8) eight at a time (kernels/quant/repacked_rows.h), for the
-  // 8-bit-activation kernels only.
+  // Q4_0 or Q4_1 (kQ4x16), Q5_0 or Q5_1 (kQ5x16) and Q8_0 (kQ8x16) rows repacked sixteen at a
+  // time, Q4_K (kQ4Kx8), Q5_K (kQ5Kx8) and Q6_K (kQ6Kx8) eight at a time
+  // (kernels/quant/repacked_rows.h), for the 8-bit-activation kernels only.
   kQ4x16 = 10,
   kQ8x16 = 11,
   kQ4Kx8 = 12,
   kQ6Kx8 = 13,
   kQ5Kx8 = 14,
+  kQ5x16 = 15,
 };
 
 inline bool IsQuantized(WeightType type) { return type >= WeightType::kQ8_0; }

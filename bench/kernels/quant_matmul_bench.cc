@@ -39,12 +39,13 @@ struct Shape {
 // SmolLM2-135M: gate/up (Q4_1 1536 × 576), down (Q4_1 576 × 1536), the Q8_0 head (49,152 × 576,
 // 30 MB: it streams from L3 or memory), and K-quant rows as its Q4_K_M mix has them; then the
 // Llama-3.2-1B shape's Q4_K_M gate/up (Q4_K 8192 × 2048) and down (Q6_K 2048 × 8192), and its
-// Q8_0 q_proj (2048 × 2048), and its Q5_K_M gate/up (Q5_K 8192 × 2048).
+// Q8_0 q_proj (2048 × 2048), and its Q5_K_M gate/up (Q5_K 8192 × 2048); SmolLM2's gate/up shape
+// in Q5_0.
 constexpr Shape kShapes[] = {{WeightType::kQ4_1, 1536, 576},  {WeightType::kQ4_1, 576, 1536},
                              {WeightType::kQ8_0, 49152, 576}, {WeightType::kQ4_K, 576, 1536},
                              {WeightType::kQ6_K, 576, 1536},  {WeightType::kQ4_K, 8192, 2048},
                              {WeightType::kQ6_K, 2048, 8192}, {WeightType::kQ8_0, 2048, 2048},
-                             {WeightType::kQ5_K, 8192, 2048}};
+                             {WeightType::kQ5_K, 8192, 2048}, {WeightType::kQ5_0, 1536, 576}};
 
 void BM_QuantMatmul(benchmark::State& state) {
   const Shape shape = kShapes[state.range(0)];

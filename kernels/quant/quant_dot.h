@@ -48,8 +48,8 @@ void QuantizeQ8KRows(const float* x, int64_t x_stride, int64_t row_begin, int64_
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of kQ8KMaxRows.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4x16 and kQ8x16 as two halves of eight rows (repacked_ymm_kernel.h); the same
-// bits as avx512vnni::RepackedDotRange.
+// WeightType::kQ4x16, kQ5x16 and kQ8x16 as two halves of eight rows (repacked_ymm_kernel.h); the
+// same bits as avx512vnni::RepackedDotRange.
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // WeightType::kQ4Kx8, kQ5Kx8 and kQ6Kx8 as two halves of four rows (repacked_kquant_avx2.cc); the
 // same bits as avx512vnni::RepackedKQuantDotRange.
@@ -66,8 +66,8 @@ namespace avx512vnni {
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // The per-256 kernel (quant_dot_q8k_kernel.h): rows in groups of 8.
 void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4x16 and kQ8x16 (repacked_rows.h): p.w holds their groups of sixteen rows; n_begin
-// and n_end are multiples of 16.
+// WeightType::kQ4x16, kQ5x16 and kQ8x16 (repacked_rows.h): p.w holds their groups of sixteen
+// rows; n_begin and n_end are multiples of 16.
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // WeightType::kQ4Kx8, kQ5Kx8 and kQ6Kx8 (repacked_rows.h) against per-256 activations; n_begin and
 // n_end are multiples of 8 (repacked_kquant_avx512vnni.cc).

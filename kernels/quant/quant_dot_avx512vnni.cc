@@ -66,12 +66,21 @@ struct Isa {
 
 // The eight weight vectors of a block of sixteen rows: q[u] holds weights 4u … 4u + 3 of row l
 // in lane l, against activation bytes 4u … 4u + 3 (repacked_rows.h).
-inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) {
+inline void LoadNibbles(const uint8_t* qs, __m512i (&q)[8]) {
   const __m512i low = _mm512_set1_epi8(0x0f);
   for (int t = 0; t < 4; ++t) {
-    const __m512i bytes = _mm512_loadu_si512(block.qs + 64 * t);
+    const __m512i bytes = _mm512_loadu_si512(qs + 64 * t);
     q[t] = _mm512_and_si512(bytes, low);
     q[4 + t] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low);
+  }
+}
+inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) { LoadNibbles(block.qs, q); }
+// The fifth bits: 16 added to each byte whose bit is set in the vector's mask.
+inline void LoadRows(const Q5x16Block& block, __m512i (&q)[8]) {
+  LoadNibbles(block.qs, q);
+  const __m512i fifth = _mm512_set1_epi8(16);
+  for (int u = 0; u < 8; ++u) {
+    q[u] = _mm512_mask_add_epi8(q[u], _cvtu64_mask64(block.qh[u]), q[u], fifth);
   }
 }
 inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
@@ -86,15 +95,16 @@ inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
 // rows beside it, so its result does not depend on its batch or on how the groups were split
 // between threads.
 //
-// The offsets: 4-bit weights add theirs (m·d_x·Σq, any m) into the block's float sum, an FMA
+// The offsets: 4- and 5-bit weights add theirs (m·d_x·Σq, any m) into the block's float sum, an FMA
 // before the products'; 8-bit weights (q + 128) start the block's integer sum at −128·Σq, which
 // takes the offset back exactly and costs no instruction. From nine activation rows up two
 // groups of four rows share each broadcast (4-bit: 1.1–1.2× one group of eight per matmul;
 // SmolLM2 prefill +7–15 %); up to eight rows one group of eight takes them in one pass (two
 // groups there: 8 sequences 7 % and one row 10 % slower end to end, the latter reading two
 // weight streams at once).
+// Whether a block's weights are nibbles with offsets (Q4x16Block, Q5x16Block), not 8-bit ones.
 template <typename Block>
-constexpr bool kQ4 = std::is_same_v<Block, Q4x16Block>;
+constexpr bool kOffsets = !std::is_same_v<Block, Q8x16Block>;
 inline bool TwoGroups(int64_t m) { return m >= kTwoGroupsFromRows; }
 constexpr int kRepackedPrefetchBlocks = 4;
 
@@ -117,7 +127,7 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
     }
     LoadRows(block, q[g]);
     d[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.d)));
-    if constexpr (kQ4<Block>) {
+    if constexpr (kOffsets<Block>) {
       m[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.m)));
     }
   }
@@ -127,7 +137,7 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
     __m512i sum[G];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      sum[g] = kQ4<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xi[r][b]);
+      sum[g] = kOffsets<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xi[r][b]);
     }
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
@@ -140,7 +150,7 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
     const __m512 scale = _mm512_set1_ps(xd[r][8 * b]);
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      if constexpr (kQ4<Block>) {
+      if constexpr (kOffsets<Block>) {
         acc[g][r] = _mm512_fmadd_ps(m[g], _mm512_set1_ps(xs[r][24 * b]), acc[g][r]);
       }
       acc[g][r] =
@@ -200,6 +210,7 @@ void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   if (p.w_type == WeightType::kQ8x16) return RowsRange<Q8x16Block>(p, n_begin, n_end);
+  if (p.w_type == WeightType::kQ5x16) return RowsRange<Q5x16Block>(p, n_begin, n_end);
   RowsRange<Q4x16Block>(p, n_begin, n_end);
 }
 

@@ -77,9 +77,9 @@ void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutpu
                          ThreadPool* pool);
 // The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
 // neither (the exact fp32 mode, or no AVX2). A repacked matrix always takes its kernel, whatever
-// p.activation_quant says: it is made only where one runs (repacked_rows.h) — kQ4x16 and kQ8x16
-// on the Q8 path (on Q8IsaForRows's batch-invariant choice), kQ4Kx8, kQ5Kx8 and kQ6Kx8 on the Q8K
-// one.
+// p.activation_quant says: it is made only where one runs (repacked_rows.h) — kQ4x16, kQ5x16 and
+// kQ8x16 on the Q8 path (on Q8IsaForRows's batch-invariant choice), kQ4Kx8, kQ5Kx8 and kQ6Kx8 on
+// the Q8K one.
 struct QuantPath {
   bool q8k = false;
   std::optional<Q8Isa> isa;  // Set for the per-32 (Q8) path.

@@ -15,9 +15,21 @@ uint16_t ScaledHalf(uint16_t d, float factor) {
   return base::FloatToHalf(factor * base::HalfToFloat(d));
 }
 
-// Row `lane` of a group's 4-bit block from the file's 16 nibble bytes.
-void PutNibbles(const uint8_t* qs, int lane, Q4x16Block& group) {
+// Row `lane` of a group's 4-bit (or 5-bit) block from the file's 16 nibble bytes. Group:
+// Q4x16Block or Q5x16Block.
+template <typename Group>
+void PutNibbles(const uint8_t* qs, int lane, Group& group) {
   for (int t = 0; t < 4; ++t) std::memcpy(group.qs + 64 * t + 4 * lane, qs + 4 * t, 4);
+}
+
+// Row `lane`'s fifth bits (the file's little-endian word, bit j for weight j) into a group's
+// masks: weight 4u + i at bit 4·lane + i of qh[u].
+void PutFifthBits(const uint8_t* qh, int lane, Q5x16Block& group) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  for (int j = 0; j < 32; ++j) {
+    group.qh[j / 4] |= uint64_t{(bits >> j) & 1} << (4 * lane + j % 4);
+  }
 }
 
 // Row `lane` of a group's 8-bit block from the file's 32 signed bytes, as unsigned q + 128.
@@ -109,6 +121,9 @@ WeightType RepackedType(WeightType type) {
     case WeightType::kQ4_0:
     case WeightType::kQ4_1:
       return WeightType::kQ4x16;
+    case WeightType::kQ5_0:
+    case WeightType::kQ5_1:
+      return WeightType::kQ5x16;
     case WeightType::kQ8_0:
       return WeightType::kQ8x16;
     case WeightType::kQ4_K:
@@ -156,6 +171,22 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
         group.d[lane] = block.d;
         group.m[lane] = ScaledHalf(block.d, -8.0f);
         PutNibbles(block.qs, lane, group);
+      });
+    case WeightType::kQ5_1:
+      return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
+        const BlockQ5_1& block = static_cast<const BlockQ5_1*>(rows)[i];
+        group.d[lane] = block.d;
+        group.m[lane] = block.m;
+        PutNibbles(block.qs, lane, group);
+        PutFifthBits(block.qh, lane, group);
+      });
+    case WeightType::kQ5_0:
+      return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
+        const BlockQ5_0& block = static_cast<const BlockQ5_0*>(rows)[i];
+        group.d[lane] = block.d;
+        group.m[lane] = ScaledHalf(block.d, -16.0f);
+        PutNibbles(block.qs, lane, group);
+        PutFifthBits(block.qh, lane, group);
       });
     default:  // kQ8_0.
       return Repack<Q8x16Block>(n, blocks, [rows](int64_t i, int lane, Q8x16Block& group) {

@@ -1,19 +1,19 @@
-// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K matrices repacked for passes over several weight rows at a
-// time (WeightType::kQ4x16, kQ8x16: sixteen rows; kQ4Kx8, kQ5Kx8, kQ6Kx8: eight): per group of
-// rows and per
-// block, the rows' scales, offsets and weight bytes side by side, so that one vpdpbusd multiplies
-// every row of the group by the same activations, broadcast from memory. The file's blocks (18 to
-// 34 bytes each) make the per-32 kernel of quant_dot_kernel.h convert each row's scale alone and
-// convert, scale and accumulate each row's integer sum alone; here that float work is one vector
-// op for sixteen rows. The layouts are AVX-512's (64-byte vectors); CPUs without it read each
-// vector as two 32-byte halves (repacked_ymm_kernel.h, repacked_kquant_avx2.cc) and get the same
-// bits. Made at load by the CPU backend (`--activation_quant=q8`, any CPU with AVX2); the numbers
-// are the file's kernels' up to fp32 rounding order (the float64 twins bound both), and each
-// row's result is the same whatever rows share the call.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K matrices repacked for passes over several
+// weight rows at a time (WeightType::kQ4x16, kQ5x16, kQ8x16: sixteen rows; kQ4Kx8, kQ5Kx8,
+// kQ6Kx8: eight): per group of rows and per block, the rows' scales, offsets and weight bytes
+// side by side, so that one vpdpbusd multiplies every row of the group by the same activations,
+// broadcast from memory. The file's blocks (18 to 34 bytes each) make the per-32 kernel of
+// quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
+// integer sum alone; here that float work is one vector op for sixteen rows. The layouts are
+// AVX-512's (64-byte vectors); CPUs without it read each vector as two 32-byte halves
+// (repacked_ymm_kernel.h, repacked_kquant_avx2.cc) and get the same bits. Made at load by the
+// CPU backend (`--activation_quant=q8`, any CPU with AVX2); the numbers are the file's kernels' up
+// to fp32 rounding order (the float64 twins bound both), and each row's result is the same
+// whatever rows share the call.
 //
-// Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 as stored, Q4_0 with m = −8·d
-// (its zero point, exact in half precision), the offset applied as m·d_x·Σq_x; Q8_0 as q + 128
-// with m = −128·d, applied in integers (Q8x16Block).
+// Every per-32 format is w = d·q + m over unsigned bytes q: Q4_1 and Q5_1 as stored, Q4_0 with
+// m = −8·d and Q5_0 with m = −16·d (their zero points, exact in half precision), the offset
+// applied as m·d_x·Σq_x; Q8_0 as q + 128 with m = −128·d, applied in integers (Q8x16Block).
 #ifndef ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
 #define ARBOR_KERNELS_QUANT_REPACKED_ROWS_H_
 
@@ -33,6 +33,19 @@ struct Q4x16Block {
   uint8_t qs[256];
 };
 static_assert(sizeof(Q4x16Block) == 320, "four 64-byte vectors after 64 bytes of scales");
+
+// Sixteen rows' block b of 5-bit weights (Q5_0 with m = −16·d, exact in half precision; Q5_1 as
+// stored): Q4x16Block's scales, offsets and nibbles, and the fifth bits as eight 64-bit masks,
+// bit 4l + i of qh[u] the fifth bit of weight 4u + i of row l: the weight that byte i of lane l
+// holds once the nibbles are unpacked into eight vectors (u < 4: low nibbles of vector u of `qs`;
+// u ≥ 4: high nibbles of vector u − 4). The file's bytes, rearranged.
+struct Q5x16Block {
+  uint16_t d[16];
+  uint16_t m[16];
+  uint64_t qh[8];
+  uint8_t qs[256];
+};
+static_assert(sizeof(Q5x16Block) == 16 * 24, "the file's bytes, rearranged");
 
 // Sixteen rows' block b of 8-bit weights (Q8_0's, plus 128, w = d·(q − 128)): lane l of vector t
 // of `qs` holds weights 4t … 4t + 3 of row l. The offset needs no field: the kernel takes −128·Σq
@@ -92,14 +105,15 @@ static_assert(sizeof(Q6Kx8Block) == 8 * 210 + 32, "the file's bytes, rearranged,
 inline bool IsRepackedKQuant(WeightType type) {
   return type == WeightType::kQ4Kx8 || type == WeightType::kQ5Kx8 || type == WeightType::kQ6Kx8;
 }
-// Whether `type` is a repacked one (kQ4x16, kQ8x16, kQ4Kx8, kQ5Kx8, kQ6Kx8).
+// Whether `type` is a repacked one (kQ4x16, kQ5x16, kQ8x16, kQ4Kx8, kQ5Kx8, kQ6Kx8).
 inline bool IsRepacked(WeightType type) {
-  return type == WeightType::kQ4x16 || type == WeightType::kQ8x16 || IsRepackedKQuant(type);
+  return type == WeightType::kQ4x16 || type == WeightType::kQ5x16 || type == WeightType::kQ8x16 ||
+         IsRepackedKQuant(type);
 }
 // Output rows per unit of a grouped loop over matrices: a repacked matrix's group, else one.
 inline int64_t RowsPerUnit(WeightType type) {
-  if (type == WeightType::kQ4x16 || type == WeightType::kQ8x16) return 16;
-  return IsRepacked(type) ? 8 : 1;
+  if (IsRepackedKQuant(type)) return 8;
+  return IsRepacked(type) ? 16 : 1;
 }
 // From this many activation rows the sixteen-row kernels pass over two groups at a time
 // (quant_dot_avx512vnni.cc).
@@ -111,8 +125,8 @@ inline int64_t RowsPerUnit(WeightType type, int64_t m, int64_t n) {
   const int64_t rows = RowsPerUnit(type);
   return rows == 16 && m >= kTwoGroupsFromRows && n % 32 == 0 ? 32 : rows;
 }
-// The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q8_0 → kQ8x16; Q4_K → kQ4Kx8; Q5_K →
-// kQ5Kx8; Q6_K → kQ6Kx8), or kF32 for none.
+// The repacked type of `type` (Q4_0, Q4_1 → kQ4x16; Q5_0, Q5_1 → kQ5x16; Q8_0 → kQ8x16; Q4_K →
+// kQ4Kx8; Q5_K → kQ5Kx8; Q6_K → kQ6Kx8), or kF32 for none.
 WeightType RepackedType(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of its
 // group's rows, k of its block).

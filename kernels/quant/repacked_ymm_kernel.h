@@ -1,7 +1,7 @@
-// The 256-bit kernel of the per-32 repacked rows (WeightType::kQ4x16, kQ8x16, repacked_rows.h),
-// for CPUs without AVX-512: written once and compiled by quant_dot_avx2.cc (maddubs) and
-// quant_dot_avxvnni.cc (vpdpbusd on ymm) inside their own namespaces (ARBOR_QUANT_ISA_NS; see
-// quant_chunk_bytes.h for why).
+// The 256-bit kernel of the per-32 repacked rows (WeightType::kQ4x16, kQ5x16, kQ8x16,
+// repacked_rows.h), for CPUs without AVX-512: written once and compiled by quant_dot_avx2.cc
+// (maddubs) and quant_dot_avxvnni.cc (vpdpbusd on ymm) inside their own namespaces
+// (ARBOR_QUANT_ISA_NS; see quant_chunk_bytes.h for why).
 //
 // A sixteen-row group's 64-byte vectors are read as two 32-byte halves, rows 0–7 and 8–15, so
 // the layout is the AVX-512 kernel's and one repacking serves both. Per block and half, each of
@@ -28,8 +28,12 @@
 
 namespace arbor::kernels::ARBOR_QUANT_ISA_NS::repacked {
 
+// Whether a block's weights are nibbles with offsets (Q4x16Block, Q5x16Block), not 8-bit ones;
+// and whether they have fifth bits (Q5x16Block).
 template <typename Block>
-constexpr bool kQ4 = std::is_same_v<Block, Q4x16Block>;
+constexpr bool kNibbles = !std::is_same_v<Block, Q8x16Block>;
+template <typename Block>
+constexpr bool kFifth = std::is_same_v<Block, Q5x16Block>;
 
 // Activation rows per pass over a group: eight rows' integer sums, a weight vector or two and
 // the broadcasts fill the sixteen ymm registers (measured against four rows per pass: Q4_1
@@ -50,6 +54,18 @@ inline __m256i Broadcast4(const int8_t* at) {
 // of all the block's products, whose live values spill to the stack.
 [[gnu::always_inline]] inline void Settle(__m256i& v) { asm("" : "+x"(v)); }
 
+// 16 in byte k where bit k of `bits` is set, else 0: byte k takes byte k / 8 of `bits` and tests
+// bit k % 8 of it.
+inline __m256i FifthBits(uint32_t bits) {
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int32_t>(bits)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
+                       3, 3, 3, 3, 3, 3));
+  const __m256i select = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select),
+                          _mm256_set1_epi8(16));
+}
+
 // Σ q·x over half h of a block (rows 8h … 8h + 7, lane r for row 8h + r) for activation rows
 // x[0, R) (each the block's 32 bytes; x_sums their Σq), weight vector by weight vector, so that
 // each is loaded (unpacked) once into a register for all R rows. The 4-bit weights meet their
@@ -61,17 +77,24 @@ template <bool kVnni, int R, typename Block>
   const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    sums[r] = kVnni && !kQ4<Block> ? _mm256_set1_epi32(-128 * x_sums[r]) : _mm256_setzero_si256();
+    sums[r] =
+        kVnni && !kNibbles<Block> ? _mm256_set1_epi32(-128 * x_sums[r]) : _mm256_setzero_si256();
   }
-  if constexpr (kQ4<Block>) {
-    // Vector t: weights 4t … 4t + 3 in the low nibbles, 16 + 4t … 16 + 4t + 3 in the high ones.
-    // maddubs' pair sums stay in 16 bits over the block: 8·2·15·127 < 2^15.
+  if constexpr (kNibbles<Block>) {
+    // Vector t: weights 4t … 4t + 3 in the low nibbles, 16 + 4t … 16 + 4t + 3 in the high ones
+    // (with their fifth bits: masks t and 4 + t, this half's 32 bits). maddubs' pair sums stay in
+    // 16 bits over a 4-bit block (8·2·15·127 < 2^15); 5-bit ones are widened vector by vector.
     const __m256i low = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
     for (int t = 0; t < 4; ++t) {
       const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
-      const __m256i first = _mm256_and_si256(bytes, low);
-      const __m256i second = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+      __m256i first = _mm256_and_si256(bytes, low);
+      __m256i second = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+      if constexpr (kFifth<Block>) {
+        first = _mm256_or_si256(first, FifthBits(static_cast<uint32_t>(block.qh[t] >> (32 * h))));
+        second =
+            _mm256_or_si256(second, FifthBits(static_cast<uint32_t>(block.qh[4 + t] >> (32 * h))));
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m256i x_first = Broadcast4(x[r] + 4 * t), x_second = Broadcast4(x[r] + 16 + 4 * t);
@@ -79,14 +102,15 @@ template <bool kVnni, int R, typename Block>
           sums[r] = _mm256_dpbusd_avx_epi32(sums[r], first, x_first);
           sums[r] = _mm256_dpbusd_avx_epi32(sums[r], second, x_second);
         } else {
-          sums[r] =
-              _mm256_add_epi16(sums[r], _mm256_add_epi16(_mm256_maddubs_epi16(first, x_first),
-                                                         _mm256_maddubs_epi16(second, x_second)));
+          const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(first, x_first),
+                                                 _mm256_maddubs_epi16(second, x_second));
+          sums[r] = kFifth<Block> ? _mm256_add_epi32(sums[r], _mm256_madd_epi16(pairs, ones))
+                                  : _mm256_add_epi16(sums[r], pairs);
         }
         Settle(sums[r]);
       }
     }
-    if constexpr (!kVnni) {
+    if constexpr (!kVnni && !kFifth<Block>) {
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) sums[r] = _mm256_madd_epi16(sums[r], ones);
     }
@@ -150,7 +174,7 @@ void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* 
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m256i sum = sums[r];
-        if constexpr (kQ4<Block>) {
+        if constexpr (kNibbles<Block>) {
           acc[h][r] =
               _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]), acc[h][r]);
         }
@@ -185,6 +209,7 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 template <bool kVnni>
 void DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   if (p.w_type == WeightType::kQ8x16) return Range<kVnni, Q8x16Block>(p, n_begin, n_end);
+  if (p.w_type == WeightType::kQ5x16) return Range<kVnni, Q5x16Block>(p, n_begin, n_end);
   Range<kVnni, Q4x16Block>(p, n_begin, n_end);
 }
 

@@ -77,6 +77,49 @@ TEST(QuantMatmulRepacked, RepackedBlocksUnpackToTheFilesBlocks) {
   }
 }
 
+// Q5_0's and Q5_1's repacked blocks hold the file's: every row's d (and Q5_1's m) bit for bit,
+// Q5_0's offset as −16·d, its 16 nibble bytes where Q4's go (vector j / 4, lane `row`), and the
+// fifth bit of each weight j at bit 4·lane + j % 4 of mask j / 4.
+TEST(QuantMatmulRepacked, RepackedQ5BlocksHoldTheFilesBlocks) {
+  std::mt19937 rng(9);
+  const int64_t n = 32, blocks = 3, k = blocks * kQuantBlock;
+  for (WeightType type : {WeightType::kQ5_0, WeightType::kQ5_1}) {
+    SCOPED_TRACE(static_cast<int>(type));
+    const bool q5_1 = type == WeightType::kQ5_1;
+    const QuantRows file = RandomRows(type, n, blocks, rng);
+    const std::vector<char> packed = RepackRows(type, file.bytes.data(), n, k);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(n / 16 * blocks) * sizeof(Q5x16Block));
+    const auto* groups = reinterpret_cast<const Q5x16Block*>(packed.data());
+    for (int64_t row = 0; row < n; ++row) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        const Q5x16Block& group = groups[(row / 16) * blocks + b];
+        const int lane = static_cast<int>(row % 16);
+        const char* block = file.bytes.data() + (row * blocks + b) * (q5_1 ? 24 : 22);
+        uint16_t d, m;
+        uint32_t qh;
+        std::memcpy(&d, block, 2);
+        std::memcpy(&m, block + 2, 2);
+        std::memcpy(&qh, block + (q5_1 ? 4 : 2), 4);
+        const auto* qs = reinterpret_cast<const uint8_t*>(block + (q5_1 ? 8 : 6));
+        EXPECT_EQ(group.d[lane], d);
+        if (q5_1) {
+          EXPECT_EQ(group.m[lane], m);
+        } else {
+          EXPECT_EQ(base::HalfToFloat(group.m[lane]), -16.0f * base::HalfToFloat(d));
+        }
+        for (int j = 0; j < 16; ++j) {
+          EXPECT_EQ(group.qs[64 * (j / 4) + 4 * lane + j % 4], qs[j])
+              << "row " << row << " byte " << j;
+        }
+        for (int j = 0; j < 32; ++j) {
+          EXPECT_EQ((group.qh[j / 4] >> (4 * lane + j % 4)) & 1, (qh >> j) & 1)
+              << "row " << row << " weight " << j;
+        }
+      }
+    }
+  }
+}
+
 // Byte j (0–31) of row `lane` in 256 bytes of a repacked K-quant block (repacked_rows.h: vector j /
 // 8, qword `lane`).
 int SpreadByte(int lane, int j) { return 64 * (j / 8) + 8 * lane + j % 8; }
@@ -173,12 +216,12 @@ TEST(QuantMatmulRepacked, RepackedQ6KSuperBlocksHoldTheFilesBlocks) {
   }
 }
 
-// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K repacked in groups of rows (repacked_rows.h) against the
-// same float64 twins and bounds as the file's kernels (the per-32 twin; the K-quants' per-256 one),
-// the repacked weights being the file's, so the twin reads the original blocks; strided x and out,
-// 1 to 256 rows, 1 to 18 blocks per row; and each row's result bit for bit the same alone and at
-// any place in a batch of 2 to 37 rows, with and without threads (fresh random weights each run,
-// seed printed).
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K repacked in groups of rows (repacked_rows.h)
+// against the same float64 twins and bounds as the file's kernels (the per-32 twin; the
+// K-quants' per-256 one), the repacked weights being the file's, so the twin reads the original
+// blocks; strided x and out, 1 to 256 rows, 1 to 18 blocks per row; and each row's result bit for
+// bit the same alone and at any place in a batch of 2 to 37 rows, with and without threads (fresh
+// random weights each run, seed printed).
 TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   if (!CpuRunsRepacked()) {
     GTEST_SKIP() << "no AVX2: matrices are not repacked";
@@ -196,8 +239,9 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
     q.activation_quant = ActivationQuant::kQ8;
     MatmulRef(q, threads);
   };
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0,
-                          WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
+  for (WeightType type :
+       {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0, WeightType::kQ5_1,
+        WeightType::kQ8_0, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     const bool per256 = IsRepackedKQuant(RepackedType(type));
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
     // Row counts on both sides of every pass shape (4, 8, two groups from 9) and a prefill.
@@ -251,7 +295,8 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
   ThreadPool pool(2);
-  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ8_0}) {
+  for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
+                          WeightType::kQ5_1, WeightType::kQ8_0}) {
     for (int64_t m : {1, 3, 4, 5, 8, 9, 37}) {
       for (int64_t n : {16, 48}) {
         for (int64_t blocks : {1, 3, 18}) {
