@@ -22,11 +22,16 @@ void PutNibbles(const uint8_t* qs, int lane, Group& group) {
   for (int t = 0; t < 4; ++t) std::memcpy(group.qs + 64 * t + 4 * lane, qs + 4 * t, 4);
 }
 
-// Row `lane`'s fifth bits (the file's little-endian word, bit j for weight j) into a group's
-// masks: weight 4u + i at bit 4·lane + i of qh[u].
-void PutFifthBits(const uint8_t* qh, int lane, Q5x16Block& group) {
+// Row `lane` of a group's 5-bit block (Block: BlockQ5_0 or BlockQ5_1) with offset m: its scale,
+// nibbles, and fifth bits (the file's little-endian word, bit j for weight j) into the group's
+// masks, weight 4u + i at bit 4·lane + i of qh[u].
+template <typename Block>
+void PutFiveBits(const Block& block, uint16_t m, int lane, Q5x16Block& group) {
+  group.d[lane] = block.d;
+  group.m[lane] = m;
+  PutNibbles(block.qs, lane, group);
   uint32_t bits;
-  std::memcpy(&bits, qh, 4);
+  std::memcpy(&bits, block.qh, 4);
   for (int j = 0; j < 32; ++j) {
     group.qh[j / 4] |= uint64_t{(bits >> j) & 1} << (4 * lane + j % 4);
   }
@@ -175,18 +180,12 @@ std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64
     case WeightType::kQ5_1:
       return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
         const BlockQ5_1& block = static_cast<const BlockQ5_1*>(rows)[i];
-        group.d[lane] = block.d;
-        group.m[lane] = block.m;
-        PutNibbles(block.qs, lane, group);
-        PutFifthBits(block.qh, lane, group);
+        PutFiveBits(block, block.m, lane, group);
       });
     case WeightType::kQ5_0:
       return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
         const BlockQ5_0& block = static_cast<const BlockQ5_0*>(rows)[i];
-        group.d[lane] = block.d;
-        group.m[lane] = ScaledHalf(block.d, -16.0f);
-        PutNibbles(block.qs, lane, group);
-        PutFifthBits(block.qh, lane, group);
+        PutFiveBits(block, ScaledHalf(block.d, -16.0f), lane, group);
       });
     default:  // kQ8_0.
       return Repack<Q8x16Block>(n, blocks, [rows](int64_t i, int lane, Q8x16Block& group) {
