@@ -199,6 +199,11 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
   } else {
     pool->ParallelFor(static_cast<int64_t>(plan.units.size()), 1, run);
   }
+  // Beyond 16 MB (a prompt of 8,192 tokens at 8 kv heads of 64) given back, not held resident
+  // for the worker's life: such a prompt's layers allocate them again, a small cost beside its
+  // attention.
+  constexpr size_t kKeptFloats = size_t{4} << 20;
+  if (panels.floats.size() > kKeptFloats) std::vector<float>().swap(panels.floats);
 }
 
 }  // namespace
