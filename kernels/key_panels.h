@@ -6,9 +6,10 @@
 // A panel holds L::kWidth keys as [dim][kWidth] floats, so that one vector holds one dimension
 // of all its keys and a score is a lane: its eight partial sums are eight vectors, each a chain
 // of FMAs in DotRows' order, added as DotRows adds its lanes, ((0+1)+(2+3))+((4+5)+(6+7)), and
-// scaled. Every score is therefore the same bits as DotRows gives it, on any instruction set, so
-// a token's scores do not depend on whether it came in a prompt or alone. Transposing costs one
-// pass over the keys; a caller does it once for all the queries that meet them.
+// scaled (a build without AVX2 adds each score's products in order, as its DotRows does). Every
+// score is therefore the same bits as DotRows gives it, on any instruction set, so a token's
+// scores do not depend on whether it came in a prompt or alone. Transposing costs one pass over
+// the keys; a caller does it once for all the queries that meet them.
 #ifndef ARBOR_KERNELS_KEY_PANELS_H_
 #define ARBOR_KERNELS_KEY_PANELS_H_
 
@@ -32,12 +33,13 @@ constexpr int64_t kPanelKeys = 8;
 #endif
 
 // Whether DotPanels gives DotRows' bits for keys of `dim` (else a caller uses DotRows): where
-// DotRows runs its vector form, a multiple of 8 dimensions.
+// DotRows runs its vector form, a multiple of 8 dimensions; without AVX2, any (both then add each
+// score's products in order).
 inline bool PanelsServe(int64_t dim) {
 #ifdef ARBOR_CPU_AVX2
   return dim % 8 == 0;
 #else
-  return false;
+  return dim > 0;
 #endif
 }
 
@@ -68,35 +70,33 @@ inline void Transpose8x8(__m256 (&v)[8]) {
 #endif
 
 // rows[0, n) (fp32 or bf16) as panels: key j's dimension d at panels[(j / W)·dim·W + d·W + j % W],
-// W = kPanelKeys; the last panel's missing keys are zeros. Where PanelsServe(dim), eight keys by
-// eight dimensions at a time through registers.
+// W = kPanelKeys; the last panel's missing keys are zeros. dim: one PanelsServe takes (with AVX2,
+// eight keys by eight dimensions at a time through registers).
 template <typename T>
 inline void TransposeKeys(const T* const* rows, int64_t n, int64_t dim, float* panels) {
   for (int64_t p0 = 0; p0 < n; p0 += kPanelKeys) {
     float* panel = panels + p0 * dim;
     const int64_t count = std::min(kPanelKeys, n - p0);
 #ifdef ARBOR_CPU_AVX2
-    if (dim % 8 == 0) {
-      for (int64_t k0 = 0; k0 < kPanelKeys; k0 += 8) {
-        for (int64_t d0 = 0; d0 < dim; d0 += 8) {
-          __m256 v[8];
-          for (int64_t k = 0; k < 8; ++k) {
-            v[k] = k0 + k < count ? Load8(rows[p0 + k0 + k] + d0) : _mm256_setzero_ps();
-          }
-          Transpose8x8(v);
-          for (int64_t i = 0; i < 8; ++i) {
-            _mm256_storeu_ps(panel + (d0 + i) * kPanelKeys + k0, v[i]);
-          }
+    for (int64_t k0 = 0; k0 < kPanelKeys; k0 += 8) {
+      for (int64_t d0 = 0; d0 < dim; d0 += 8) {
+        __m256 v[8];
+        for (int64_t k = 0; k < 8; ++k) {
+          v[k] = k0 + k < count ? Load8(rows[p0 + k0 + k] + d0) : _mm256_setzero_ps();
+        }
+        Transpose8x8(v);
+        for (int64_t i = 0; i < 8; ++i) {
+          _mm256_storeu_ps(panel + (d0 + i) * kPanelKeys + k0, v[i]);
         }
       }
-      continue;
     }
-#endif
+#else
     for (int64_t k = 0; k < kPanelKeys; ++k) {
       for (int64_t d = 0; d < dim; ++d) {
         panel[d * kPanelKeys + k] = k < count ? LoadScalar(rows[p0 + k] + d) : 0.0f;
       }
     }
+#endif
   }
 }
 
@@ -192,7 +192,7 @@ inline void DotPanelsQueries(const float* a, const float* panels, int64_t n, int
 #endif  // ARBOR_CPU_AVX2
 
 // out[g·out_stride + j] = scale · Σ_i a[g·dim + i]·key_j[i] for g in [0, queries), j in [0, n),
-// the keys in `panels` (TransposeKeys; n at most theirs): where PanelsServe(dim), what DotRows
+// the keys in `panels` (TransposeKeys; n at most theirs; dim one PanelsServe takes): what DotRows
 // gives for the same rows, bit for bit.
 inline void DotPanels(const float* a, int64_t queries, const float* panels, int64_t n, int64_t dim,
                       float scale, float* out, int64_t out_stride) {

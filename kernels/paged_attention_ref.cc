@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu_simd.h"
@@ -19,16 +20,24 @@ struct Scratch {
   std::vector<float> inverse_sums;  // [i·group + g].
   std::vector<const T*> k_rows, v_rows;  // The unit's table keys.
   std::vector<const T*> own;             // A row's keys past them.
+  std::vector<int64_t> keys;             // [i]: row i's keys.
 };
 
 // The plan's panel sets, set s's kv head h at floats + offset[s] + h·head_floats[s].
 struct Panels {
-  std::vector<float> floats;
+  std::unique_ptr<float[]> floats;  // Uninitialised: TransposeKeys writes every float it uses.
+  int64_t capacity = 0;
   std::vector<int64_t> offset;
   std::vector<int64_t> head_floats;
 
+  // Room for n floats, the memory kept from call to call.
+  void Reserve(int64_t n) {
+    if (n <= capacity) return;
+    floats = std::make_unique_for_overwrite<float[]>(n);
+    capacity = n;
+  }
   float* Of(int64_t set, int64_t kv_head) {
-    return set < 0 ? nullptr : floats.data() + offset[set] + kv_head * head_floats[set];
+    return set < 0 ? nullptr : floats.get() + offset[set] + kv_head * head_floats[set];
   }
 };
 
@@ -64,10 +73,18 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
   const int64_t group = p.num_heads / c.num_kv_heads;
   const AttentionRow* rows = plan.rows.data() + unit.rows_begin;
   const int64_t count = unit.rows_end - unit.rows_begin;
-  auto keys_of = [&](int64_t i) { return PagedPosition(p.batch, rows[i].seq, rows[i].token) + 1; };
+  s.keys.resize(count);
   int64_t keys = 0;  // The most of any row.
-  for (int64_t i = 0; i < count; ++i) keys = std::max(keys, keys_of(i));
+  for (int64_t i = 0; i < count; ++i) {
+    s.keys[i] = PagedPosition(p.batch, rows[i].seq, rows[i].token) + 1;
+    keys = std::max(keys, s.keys[i]);
+  }
+  auto keys_of = [&](int64_t i) { return s.keys[i]; };
   const int64_t table = unit.table_keys;
+  // Row i's keys in the table's tile from key j0 (≤ 0: none).
+  auto in_tile = [&](int64_t i, int64_t j0) {
+    return std::min({keys_of(i), table, j0 + kTileKeys}) - j0;
+  };
   s.scores.resize(count * group * keys);
   s.inverse_sums.resize(count * group);
   s.v_rows.resize(table);
@@ -88,7 +105,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
   };
   for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
     for (int64_t i = 0; i < count; ++i) {
-      const int64_t n = std::min({keys_of(i), table, j0 + kTileKeys}) - j0;
+      const int64_t n = in_tile(i, j0);
       if (n <= 0) continue;
       if (panels != nullptr) {
         simd::DotPanels(query(i), group, panels + j0 * c.head_dim, n, c.head_dim, p.scale,
@@ -120,7 +137,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
   }
   for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
     for (int64_t i = 0; i < count; ++i) {
-      const int64_t n = std::min({keys_of(i), table, j0 + kTileKeys}) - j0;
+      const int64_t n = in_tile(i, j0);
       if (n <= 0) continue;
       simd::WeightedRowSum(scores(i) + j0, keys, group, s.v_rows.data() + j0, n, c.head_dim,
                            j0 + n == keys_of(i) ? s.inverse_sums.data() + i * group : nullptr,
@@ -158,7 +175,7 @@ void TransposeKeys(const PagedAttentionParams& p, const T* k_pool, const Attenti
     }
   }
   if (tiles.empty()) return;
-  if (static_cast<int64_t>(panels.floats.size()) < floats) panels.floats.resize(floats);
+  panels.Reserve(floats);
   auto run = [&](int64_t begin, int64_t end) {
     const T* rows[kTileKeys];
     for (int64_t i = begin; i < end; ++i) {
@@ -202,8 +219,8 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
   // Beyond 16 MB (a prompt of 8,192 tokens at 8 kv heads of 64) given back, not held resident
   // for the worker's life: such a prompt's layers allocate them again, a small cost beside its
   // attention.
-  constexpr size_t kKeptFloats = size_t{4} << 20;
-  if (panels.floats.size() > kKeptFloats) std::vector<float>().swap(panels.floats);
+  constexpr int64_t kKeptFloats = int64_t{4} << 20;
+  if (panels.capacity > kKeptFloats) panels = Panels();
 }
 
 }  // namespace
