@@ -3,7 +3,7 @@
 // run (a decode step streams every weight once, so weight bytes / bandwidth bounds its time);
 // the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum (the
 // attention op alone: attention_bench.cc, in the same binary); with --model, where a decode
-// step's time goes, op by op.
+// step's and a prefill's time go, op by op.
 //
 // With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
@@ -296,8 +296,8 @@ class DecodeBatch {
     return seconds;
   }
   const std::vector<float>& logits(int s) const { return logits_[s]; }
-  // When the last Step's forward began.
-  std::chrono::steady_clock::time_point forward_start() const { return forward_start_; }
+  // When the last Step's forward began (set before the forward's first tap fires).
+  const std::chrono::steady_clock::time_point& forward_start() const { return forward_start_; }
 
  private:
   inline static const std::vector<int32_t> kNext = {1};
@@ -349,54 +349,74 @@ void BM_DecodeSiblings(benchmark::State& state) {
                                                benchmark::Counter::kIsRate);
 }
 
-// Where a decode step's time goes: the step at `batch` as BM_Decode runs it, timed between the
-// backend's tensor taps (backend.h), so each op's share needs no instrumented build. Counters,
-// µs per step: embed, norm (RMSNorm with the residual add), qkv (the three projections and
-// RoPE), attention (KV append and paged attention), o_proj, gate_up (gate, up and SwiGLU),
-// down, lm_head (the final norm and the logits), and rest (the step's time outside the taps).
+// Times a forward between the backend's tensor taps (backend.h), so each op's share needs no
+// instrumented build. Ops: embed, norm (RMSNorm with the residual add), qkv (the three
+// projections and RoPE), attention (KV append and paged attention), o_proj, gate_up (gate, up and
+// SwiGLU), down, lm_head (the final norm and the logits); `rest` is the forwards' time outside
+// the taps.
+class OpProfile {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // The tap of forwards that each begin at `start`, read when the forward's first tap fires (each
+  // tap closes the op that ran since the previous one; its name says which).
+  TensorTap Tap(const Clock::time_point& start) {
+    return [this, &start](std::string_view name, const float*, int64_t, int64_t) {
+      const Clock::time_point now = Clock::now();
+      for (const auto& [suffix, op] : kOps) {
+        if (name.ends_with(suffix)) {
+          seconds_[op] += std::chrono::duration<double>(now - last_.value_or(start)).count();
+          break;
+        }
+      }
+      last_ = Clock::now();
+    };
+  }
+  // Ends a forward that took `seconds` in all.
+  void EndForward(double seconds) {
+    total_ += seconds;
+    last_.reset();
+  }
+
+  // µs per iteration of each op, the rest and the whole forward (`step`) as counters.
+  void Report(benchmark::State& state) const {
+    double accounted = 0;
+    for (const auto& [op, s] : seconds_) {
+      state.counters[op] = s * 1e6 / state.iterations();
+      accounted += s;
+    }
+    state.counters["rest"] = (total_ - accounted) * 1e6 / state.iterations();
+    state.counters["step"] = total_ * 1e6 / state.iterations();
+  }
+
+ private:
+  inline static const std::vector<std::pair<std::string_view, std::string>> kOps = {
+      {"embed", "embed"},      {".attn_norm", "norm"},  {".q", "qkv"},
+      {".attn", "attention"},  {".attn_out", "o_proj"}, {".attn_residual", "norm"},
+      {".mlp_act", "gate_up"}, {".mlp_out", "down"},    {"final_norm", "lm_head"},
+      {"logits", "lm_head"}};
+  std::map<std::string, double> seconds_;
+  double total_ = 0;
+  std::optional<Clock::time_point> last_;  // The previous tap of this forward.
+};
+
+// Where a decode step's time goes (OpProfile): the step at `batch` as BM_Decode runs it.
 void BM_DecodeProfile(benchmark::State& state) {
   Fixture& f = Get(state.range(0), state.range(1));
   if (f.backend == nullptr) {
     state.SkipWithError(f.error.c_str());
     return;
   }
-  // Each tap closes the op that ran since the previous one; its name says which.
-  static const std::vector<std::pair<std::string_view, std::string>> kOps = {
-      {"embed", "embed"},      {".attn_norm", "norm"},  {".q", "qkv"},
-      {".attn", "attention"},  {".attn_out", "o_proj"}, {".attn_residual", "norm"},
-      {".mlp_act", "gate_up"}, {".mlp_out", "down"},    {"final_norm", "lm_head"},
-      {"logits", "lm_head"}};
   DecodeBatch decode(state, f.backend.get(), state.range(2));
-  std::map<std::string, double> seconds;
-  using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> last;  // The previous tap of this step.
-  const TensorTap tap = [&](std::string_view name, const float*, int64_t, int64_t) {
-    const Clock::time_point now = Clock::now();
-    for (const auto& [suffix, op] : kOps) {
-      if (name.ends_with(suffix)) {
-        seconds[op] += std::chrono::duration<double>(now - last.value_or(decode.forward_start()))
-                           .count();
-        break;
-      }
-    }
-    last = Clock::now();
-  };
-  double total = 0;
-  for (auto _ : state) {
-    last.reset();
-    total += decode.Step(state, tap);
-  }
-  double accounted = 0;
-  for (const auto& [op, s] : seconds) {
-    state.counters[op] = s * 1e6 / state.iterations();
-    accounted += s;
-  }
-  state.counters["rest"] = (total - accounted) * 1e6 / state.iterations();
-  state.counters["step"] = total * 1e6 / state.iterations();
+  OpProfile profile;
+  const TensorTap tap = profile.Tap(decode.forward_start());
+  for (auto _ : state) profile.EndForward(decode.Step(state, tap));
+  profile.Report(state);
 }
 
-// Prefill: one prompt of `tokens` (arg 2) per iteration, in a fresh sequence.
-void BM_Prefill(benchmark::State& state) {
+// Prefill: one prompt of `tokens` (arg 2) per iteration, in a fresh sequence; with `profile`,
+// timed op by op (OpProfile).
+void Prefill(benchmark::State& state, OpProfile* profile) {
   Fixture& f = Get(state.range(0), state.range(1));
   if (f.backend == nullptr) {
     state.SkipWithError(f.error.c_str());
@@ -407,6 +427,8 @@ void BM_Prefill(benchmark::State& state) {
   const int64_t tokens = state.range(2);
   std::vector<int32_t> prompt(tokens);
   std::vector<float> logits(vocab);
+  OpProfile::Clock::time_point start;
+  const TensorTap tap = profile != nullptr ? profile->Tap(start) : TensorTap();
   SeqId id = 0;
   for (auto _ : state) {
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = (i * 31 + id * 17) % vocab;
@@ -414,11 +436,21 @@ void BM_Prefill(benchmark::State& state) {
     const KvSequence* seq = *kv.Find(id);
     ForwardRow row{
         .tokens = prompt, .start_pos = 0, .block_table = seq->blocks, .logits = logits.data()};
-    if (!f.backend->Forward({&row, 1}).ok()) state.SkipWithError("forward");
+    start = OpProfile::Clock::now();
+    if (!f.backend->Forward({&row, 1}, tap).ok()) state.SkipWithError("forward");
+    if (profile != nullptr) {
+      profile->EndForward(std::chrono::duration<double>(OpProfile::Clock::now() - start).count());
+    }
     (void)kv.Release(id++);
   }
   state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * tokens,
                                                benchmark::Counter::kIsRate);
+}
+void BM_Prefill(benchmark::State& state) { Prefill(state, nullptr); }
+void BM_PrefillProfile(benchmark::State& state) {
+  OpProfile profile;
+  Prefill(state, &profile);
+  profile.Report(state);
 }
 
 // 16 branches forked from a prefix, each then decoding 32 tokens: KV blocks held vs the minimum
@@ -461,7 +493,8 @@ BENCHMARK(BM_Prefill)
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Decode at batch 1, 8, 32 and of 16 siblings of a 1,024- and a 4,096-token prompt, and prefills
-// of 256 and 2,048 tokens, on `shape` (kLlama1b or kModel).
+// of 256 and 2,048 tokens, on `shape` (kLlama1b or kModel); batch 1 and 8 and the 256-token
+// prefill also op by op.
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -477,6 +510,10 @@ void RegisterCheckpoint(Shape shape) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)
       ->ArgsProduct({{shape}, {1}, {256, 2048}})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_PrefillProfile", BM_PrefillProfile)
+      ->ArgsProduct({{shape}, {1}, {256}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }

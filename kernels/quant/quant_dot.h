@@ -51,8 +51,8 @@ void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 // WeightType::kQ4x16, kQ5x16 and kQ8x16 as two halves of eight rows (repacked_ymm_kernel.h); the
 // same bits as avx512vnni::RepackedDotRange.
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4Kx8, kQ5Kx8 and kQ6Kx8 as two halves of four rows (repacked_kquant_avx2.cc); the
-// same bits as avx512vnni::RepackedKQuantDotRange.
+// WeightType::kQ4Kx8, kQ5Kx8 and kQ6Kx8 as two halves of four rows (repacked_kquant_ymm_kernel.h);
+// the same bits as avx512vnni::RepackedKQuantDotRange.
 void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avx2
 namespace avxvnni {
@@ -60,6 +60,8 @@ namespace avxvnni {
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // As avx2::RepackedDotRange, with vpdpbusd.
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
+// As avx2::RepackedKQuantDotRange, with vpdpbusd and vpdpwssd.
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);
 }  // namespace avxvnni
 namespace avx512vnni {
 // AVX-512 F/BW/VL + VNNI: vpdpbusd on zmm, two chunks per instruction (Ice Lake and later, Zen 4).

@@ -7,6 +7,7 @@
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
 #include "kernels/quant/quant_matmul.h"
+#include "kernels/quant/repacked_kquant_ymm_kernel.h"
 #include "kernels/quant/repacked_ymm_kernel.h"
 
 namespace arbor::kernels::avx2 {
@@ -35,6 +36,10 @@ void KQuantDotQ8KRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
 
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   repacked::DotRange</*kVnni=*/false>(p, n_begin, n_end);
+}
+
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  kquant::DotRange</*kVnni=*/false>(p, n_begin, n_end);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // Compiled with -mavxvnni but without AVX-512 (kernels/CMakeLists.txt).
 #define ARBOR_QUANT_ISA_NS avxvnni
 #include "kernels/quant/quant_dot_kernel.h"
+#include "kernels/quant/repacked_kquant_ymm_kernel.h"
 #include "kernels/quant/repacked_ymm_kernel.h"
 
 namespace arbor::kernels::avxvnni {
@@ -23,6 +24,10 @@ void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
 
 void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   repacked::DotRange</*kVnni=*/true>(p, n_begin, n_end);
+}
+
+void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  kquant::DotRange</*kVnni=*/true>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::avxvnni

@@ -86,8 +86,9 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
   // Batch-invariant: one form at every row count.
   const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
   const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
-  const auto repacked =
-      Q8KOnAvx512() ? avx512vnni::RepackedKQuantDotRange : avx2::RepackedKQuantDotRange;
+  const auto repacked = Q8KOnAvx512()                    ? avx512vnni::RepackedKQuantDotRange
+                        : BestQ8Isa() == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
+                                                         : avx2::RepackedKQuantDotRange;
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {

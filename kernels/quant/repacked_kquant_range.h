@@ -1,7 +1,8 @@
-// The loop both K-quant repacked kernels (repacked_kquant_avx512vnni.cc, repacked_kquant_avx2.cc)
-// run over a matrix: group by group of eight weight rows, the activation rows kRows at a time,
-// each pass a Pass<K, R>::Run for its R rows. Plain C++: each instantiation is made with its own
-// translation unit's kernel types, so the flags of that unit are the only ones it meets.
+// The loop the K-quant repacked kernels (repacked_kquant_avx512vnni.cc,
+// repacked_kquant_ymm_kernel.h) run over a matrix: group by group of eight weight rows, the
+// activation rows kRows at a time, each pass a Pass<K, R>::Run for its R rows. Plain C++: each
+// instantiation is made with its own translation unit's kernel types, so the flags of that unit
+// are the only ones it meets.
 #ifndef ARBOR_KERNELS_QUANT_REPACKED_KQUANT_RANGE_H_
 #define ARBOR_KERNELS_QUANT_REPACKED_KQUANT_RANGE_H_
 

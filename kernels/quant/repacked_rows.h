@@ -6,7 +6,7 @@
 // quant_dot_kernel.h convert each row's scale alone and convert, scale and accumulate each row's
 // integer sum alone; here that float work is one vector op for sixteen rows. The layouts are
 // AVX-512's (64-byte vectors); CPUs without it read each vector as two 32-byte halves
-// (repacked_ymm_kernel.h, repacked_kquant_avx2.cc) and get the same bits. Made at load by the
+// (repacked_ymm_kernel.h, repacked_kquant_ymm_kernel.h) and get the same bits. Made at load by the
 // CPU backend (`--activation_quant=q8`, any CPU with AVX2); the numbers are the file's kernels' up
 // to fp32 rounding order (the float64 twins bound both), and each row's result is the same
 // whatever rows share the call.

@@ -280,11 +280,11 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   PrintWorst("rows x8", worst);
 }
 
-// The repacked kernels of every instruction set this CPU runs (per-32: AVX2's maddubs, AVX-VNNI's
-// and AVX-512's vpdpbusd; Q4_K, Q5_K and Q6_K: AVX2's and AVX-512's; the 256-bit ones over two
-// halves of each group) give the same bits, so a repacked model's numbers do not depend on the CPU
-// it runs on: 1 to 37 rows (every pass shape of each), 16 and 48 weight rows, 1 to 18 blocks,
-// strided x and out, fresh random weights each run (seed printed).
+// The repacked kernels of every instruction set this CPU runs (AVX2's maddubs, AVX-VNNI's and
+// AVX-512's vpdpbusd; the 256-bit ones over two halves of each group) give the same bits, so a
+// repacked model's numbers do not depend on the CPU it runs on: 1 to 37 rows (every pass shape of
+// each), 16 and 48 weight rows, 1 to 18 blocks, strided x and out, fresh random weights each run
+// (seed printed).
 TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   std::vector<Q8Isa> isas;
   for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni}) {
@@ -329,7 +329,13 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
       }
     }
   }
-  if (!CpuRunsQ8Isa(Q8Isa::kAvx512Vnni)) return;
+  using KQuantRange = void (*)(const Q8KDotParams&, int64_t, int64_t);
+  std::vector<KQuantRange> kquant;
+  for (Q8Isa isa : isas) {
+    kquant.push_back(isa == Q8Isa::kAvx2      ? avx2::RepackedKQuantDotRange
+                     : isa == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
+                                              : avx512vnni::RepackedKQuantDotRange);
+  }
   for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     for (int64_t m : {1, 3, 8, 9, 37}) {
       for (int64_t n : {16, 48}) {
@@ -345,14 +351,16 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
             QuantizeQ8KRow(x.data() + i * k, x8.rows[i]);
             PairBiasedQ8KRow(x8.rows[i]);
           }
-          std::vector<float> wide(m * out_stride, -1.0f), narrow(m * out_stride, -1.0f);
-          const Q8KDotParams p{w.data(), RepackedType(type), x8.rows.data(),
-                               m,        wide.data(),        out_stride};
-          avx512vnni::RepackedKQuantDotRange(p, 0, n);
-          Q8KDotParams p256 = p;
-          p256.out = narrow.data();
-          avx2::RepackedKQuantDotRange(p256, 0, n);
-          ASSERT_EQ(std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)), 0);
+          std::vector<std::vector<float>> outs;
+          for (KQuantRange kernel : kquant) {
+            std::vector<float>& out = outs.emplace_back(m * out_stride, -1.0f);
+            kernel({w.data(), RepackedType(type), x8.rows.data(), m, out.data(), out_stride}, 0, n);
+          }
+          for (size_t i = 1; i < isas.size(); ++i) {
+            ASSERT_EQ(std::memcmp(outs[i].data(), outs[0].data(), outs[0].size() * sizeof(float)),
+                      0)
+                << Q8IsaName(isas[i]) << " against " << Q8IsaName(isas[0]);
+          }
         }
       }
     }

@@ -1,10 +1,17 @@
-// The kernels of Q4_K, Q5_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8, kQ5Kx8,
-// kQ6Kx8, repacked_rows.h) for CPUs without AVX-512, compiled with AVX2, FMA and F16C only
-// (kernels/CMakeLists.txt). The layout is the AVX-512 kernel's (repacked_kquant_avx512vnni.cc),
-// read as two 32-byte halves of four rows each; maddubs and madd stand in for vpdpbusd, vpdpwssd
-// and the integer multiply. Every lane ends with the same exact integers as there and then takes
-// the same float operations in the same order, so a row's result is the same bits on either
-// kernel, and independent of its batch.
+// The 256-bit kernel of Q4_K, Q5_K and Q6_K rows repacked eight at a time (WeightType::kQ4Kx8,
+// kQ5Kx8, kQ6Kx8, repacked_rows.h), for CPUs without AVX-512: written once and compiled by
+// quant_dot_avx2.cc (maddubs and madd) and quant_dot_avxvnni.cc (vpdpbusd and vpdpwssd on ymm)
+// inside their own namespaces (ARBOR_QUANT_ISA_NS; see quant_chunk_bytes.h for why). The layout
+// is the AVX-512 kernel's (repacked_kquant_avx512vnni.cc), read as two 32-byte halves of four rows
+// each. Every lane ends with the same exact integers as there and then takes the same float
+// operations in the same order, so a row's result is the same bits on any of the three kernels,
+// and independent of its batch.
+#ifndef ARBOR_QUANT_ISA_NS
+#error "define ARBOR_QUANT_ISA_NS first"
+#endif
+#ifndef ARBOR_KERNELS_QUANT_REPACKED_KQUANT_YMM_KERNEL_H_
+#define ARBOR_KERNELS_QUANT_REPACKED_KQUANT_YMM_KERNEL_H_
+
 #include <immintrin.h>
 
 #include <cstring>
@@ -14,8 +21,7 @@
 #include "kernels/quant/repacked_kquant_range.h"
 #include "kernels/quant/repacked_rows.h"
 
-namespace arbor::kernels::avx2 {
-namespace {
+namespace arbor::kernels::ARBOR_QUANT_ISA_NS::kquant {
 
 constexpr int kRows = 8;  // Activation rows per pass over a group's super-block.
 
@@ -46,14 +52,56 @@ inline __m256i PairWords(const void* a, const void* b, bool is_signed) {
       _mm_shuffle_epi8(ab, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
   return is_signed ? _mm256_cvtepi8_epi16(spread) : _mm256_cvtepu8_epi16(spread);
 }
+// Four rows' bytes s[r] as 16-bit words (s, 0, s, 0) in qword r: vpdpwssd against a dword lane
+// whose sum fits in 16 bits multiplies the sum (its low word) by s and its high word by 0.
+inline __m256i ScaleDwords(const uint8_t* s) {
+  return _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(Bytes4(s), Bytes4(s)));
+}
+// Lanes 2r, 2r + 1: a[r], b[r].
+inline __m256 Interleaved(__m128 a, __m128 b) {
+  return _mm256_set_m128(_mm_unpackhi_ps(a, b), _mm_unpacklo_ps(a, b));
+}
+inline void StoreEven(__m256 v, float* out) {
+  const __m256 even = _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+  _mm_storeu_ps(out, _mm256_castps256_ps128(even));
+}
+
+// The sum of `n` weight vectors' u8·s8 products q[t]·x[t] in each dword lane, by four products:
+// exact while n·4·max|u8·s8| < 2^15, so that vpdpwssd may scale it as a 16-bit word.
+template <int n>
+[[gnu::always_inline]] inline __m256i LaneDots(const __m256i* u8, const __m256i* s8) {
+#ifdef __AVXVNNI__
+  __m256i dots = _mm256_setzero_si256();
+  for (int t = 0; t < n; ++t) dots = _mm256_dpbusd_avx_epi32(dots, u8[t], s8[t]);
+  return dots;
+#else
+  static_assert(n == 0, "vpdpbusd needs AVX-VNNI");
+  return _mm256_setzero_si256();
+#endif
+}
+// total + the 16-bit words' pairwise products a·b summed by two (madd, or vpdpwssd with kVnni).
+template <bool kVnni>
+[[gnu::always_inline]] inline __m256i AddWordDots(__m256i total, __m256i a, __m256i b) {
+  if constexpr (kVnni) {
+#ifdef __AVXVNNI__
+    return _mm256_dpwssd_avx_epi32(total, a, b);
+#else
+    static_assert(!kVnni, "vpdpwssd needs AVX-VNNI");
+#endif
+  }
+  return _mm256_add_epi32(total, _mm256_madd_epi16(a, b));
+}
 
 // Q4_K (Block Q4Kx8Block) and Q5_K (Q5Kx8Block, its fifth bits added to the nibbles), half h of a
 // super-block (rows 4h … 4h + 3): lanes 2r and 2r + 1 of its sums belong to row r, as in the
 // AVX-512 kernel's.
-template <typename BlockType>
+template <typename BlockType, bool kVnni>
 struct Q4KLike {
   using Block = BlockType;
   static constexpr bool kFifth = std::is_same_v<Block, Q5Kx8Block>;
+  // With kVnni, weight vectors per vpdpwssd: 4·4·15·128 < 2^15, but five bits take two
+  // (2·4·31·128).
+  static constexpr int kVectorsPerScale = kFifth ? 2 : 4;
 
   // The Q4_K fields.
   static const Q4Kx8Block& Low(const Block& block) {
@@ -81,10 +129,27 @@ struct Q4KLike {
     }
   }
 
+  // Sub-block j's products q·x for one activation row, scaled and added into `total`. maddubs:
+  // a row's four products per qword lane stay in 16 bits over the sub-block (4·2·31·127 < 2^15,
+  // five bits too) and madd applies the scale; vpdpbusd: LaneDots by kVectorsPerScale.
+  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const int8_t* xj,
+                             __m256i scale) {
+    __m256i x[4];
+    for (int t = 0; t < 4; ++t) x[t] = Broadcast8(xj + 8 * t);
+    if constexpr (kVnni) {
+      for (int t = 0; t < 4; t += kVectorsPerScale) {
+        total = AddWordDots<true>(total, LaneDots<kVectorsPerScale>(q + t, x + t), scale);
+      }
+      return total;
+    } else {
+      __m256i pairs = _mm256_maddubs_epi16(q[0], x[0]);
+      for (int t = 1; t < 4; ++t) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[t], x[t]));
+      return AddWordDots<false>(total, pairs, scale);
+    }
+  }
+
   // Super-block b's products for activation rows x[0, R) added into their sums, sub-block by
-  // sub-block so that its weights are unpacked once for all R rows. A row's four products per
-  // qword lane stay in 16 bits over the sub-block (4·2·31·127 < 2^15, five bits too); madd
-  // applies the scale.
+  // sub-block so that its weights are unpacked once for all R rows.
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
     const Q4Kx8Block& fields = Low(block);
@@ -101,16 +166,12 @@ struct Q4KLike {
     for (int j = 0; j < 8; ++j) {
       __m256i q[4];
       Weights(block, h, j, q);
-      // Row r's scale in all four words of qword r.
-      const __m256i scale = PairWords(fields.scales[j] + 4 * h, fields.scales[j] + 4 * h, false);
+      // Row r's scale in all four words of qword r (vpdpwssd: in words 0 and 2).
+      const uint8_t* scales = fields.scales[j] + 4 * h;
+      const __m256i scale = kVnni ? ScaleDwords(scales) : PairWords(scales, scales, false);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int8_t* xj = xb[r] + 32 * j;
-        __m256i pairs = _mm256_setzero_si256();
-        for (int t = 0; t < 4; ++t) {
-          pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(q[t], Broadcast8(xj + 8 * t)));
-        }
-        total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scale));
+        total[r] = AddSubBlock(total[r], q, xb[r] + 32 * j, scale);
         Settle(total[r]);
       }
     }
@@ -124,8 +185,7 @@ struct Q4KLike {
     for (int r = 0; r < R; ++r) {
       __m256i offset = _mm256_setzero_si256();
       for (int k = 0; k < 4; ++k) {
-        offset = _mm256_add_epi32(
-            offset, _mm256_madd_epi16(minimums[k], Broadcast8(x[r].sums + 16 * b + 4 * k)));
+        offset = AddWordDots<kVnni>(offset, minimums[k], Broadcast8(x[r].sums + 16 * b + 4 * k));
       }
       // Lane 2r: both lanes of the products; lane 2r + 1: both of the minimums' term.
       const __m256i mine = _mm256_blend_epi32(total[r], offset, 0xAA);
@@ -138,24 +198,13 @@ struct Q4KLike {
 
   // Four rows: lane 2r less lane 2r + 1.
   static void Store(__m256 s, float* out) {
-    const __m256 difference = _mm256_sub_ps(s, _mm256_permute_ps(s, 0xB1));
-    StoreEven(difference, out);
-  }
-
-  // Lanes 2r, 2r + 1: a[r], b[r].
-  static __m256 Interleaved(__m128 a, __m128 b) {
-    return _mm256_set_m128(_mm_unpackhi_ps(a, b), _mm_unpacklo_ps(a, b));
-  }
-  static void StoreEven(__m256 v, float* out) {
-    const __m256 even = _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
-    _mm_storeu_ps(out, _mm256_castps256_ps128(even));
+    StoreEven(_mm256_sub_ps(s, _mm256_permute_ps(s, 0xB1)), out);
   }
 };
-using Q4K = Q4KLike<Q4Kx8Block>;
-using Q5K = Q4KLike<Q5Kx8Block>;
 
 // Q6_K, half h: q − 32 (signed) against the activations + 128 (unsigned, `biased_pairs`), the
 // block's `bias` starting each super-block's integer sum, as in the AVX-512 kernel.
+template <bool kVnni>
 struct Q6K {
   using Block = Q6Kx8Block;
 
@@ -178,13 +227,29 @@ struct Q6K {
     }
   }
 
-  // A pair's products are at most 2·255·32, so two vectors' sum stays in 16 bits; madd applies
-  // the groups' scales. Bound of a row's integer sum as in the AVX-512 kernel: < 2^31.
+  // Sub-block j's products for one activation row, scaled by its two groups' scales and added
+  // into `total`: a pair's products are at most 2·255·32, so two vectors' sum stays in 16 bits,
+  // and madd (vpdpwssd with kVnni) applies the scales. (vpdpbusd fits one vector's dword lanes in
+  // 16 bits, 4·255·32, and then needs a vpdpwssd per vector: 1.05× AVX2's at 256 rows and
+  // slower at one, against 1.15× and level this way.) Bound of a row's integer sum as in the
+  // AVX-512 kernel: < 2^31.
+  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const uint8_t* xj,
+                             __m256i scales) {
+    __m256i x[4];
+    for (int t = 0; t < 4; ++t) x[t] = Broadcast8(xj + 8 * t);
+    for (int t = 0; t < 4; t += 2) {
+      const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(x[t], q[t]),
+                                             _mm256_maddubs_epi16(x[t + 1], q[t + 1]));
+      total = AddWordDots<kVnni>(total, pairs, scales);
+    }
+    return total;
+  }
+
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
     const __m128i bias = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.bias + 4 * h));
     const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_cvtepu32_epi64(bias));
-    const uint8_t* xb[R];  // Each row's super-block (see Q4K::Rows).
+    const uint8_t* xb[R];  // Each row's super-block (see Q4KLike::Rows).
     __m256i total[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -195,22 +260,17 @@ struct Q6K {
     for (int j = 0; j < 8; ++j) {
       __m256i q[4];
       Weights(block, h, j, q);
-      const __m256i scales =
-          PairWords(block.scales[2 * j] + 4 * h, block.scales[2 * j + 1] + 4 * h, true);
+      const int8_t* a = block.scales[2 * j] + 4 * h;
+      const int8_t* c = block.scales[2 * j + 1] + 4 * h;
+      const __m256i scales = PairWords(a, c, true);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const uint8_t* xj = xb[r] + 32 * j;
-        for (int t = 0; t < 4; t += 2) {
-          const __m256i pairs =
-              _mm256_add_epi16(_mm256_maddubs_epi16(Broadcast8(xj + 8 * t), q[t]),
-                               _mm256_maddubs_epi16(Broadcast8(xj + 8 * t + 8), q[t + 1]));
-          total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(pairs, scales));
-        }
+        total[r] = AddSubBlock(total[r], q, xb[r] + 32 * j, scales);
         Settle(total[r]);
       }
     }
     const __m128 d4 = Halves4(block.d + 4 * h);
-    const __m256 d = Q4K::Interleaved(d4, d4);
+    const __m256 d = Interleaved(d4, d4);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // A row's two lanes added in integers before the conversion (the +128's products cancel
@@ -221,7 +281,7 @@ struct Q6K {
     }
   }
 
-  static void Store(__m256 s, float* out) { Q4K::StoreEven(s, out); }
+  static void Store(__m256 s, float* out) { StoreEven(s, out); }
 };
 
 // Activation rows x[0, R) against one group of eight weight rows, both halves per super-block,
@@ -247,10 +307,13 @@ struct Group {
   }
 };
 
-}  // namespace
-
-void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
-  RepackedKQuantRange<Group, Q4K, Q5K, Q6K, kRows>(p, n_begin, n_end);
+// Output features [n_begin, n_end) of the repacked matrix p.w; kVnni: with vpdpbusd and vpdpwssd.
+template <bool kVnni>
+void DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
+  RepackedKQuantRange<Group, Q4KLike<Q4Kx8Block, kVnni>, Q4KLike<Q5Kx8Block, kVnni>, Q6K<kVnni>,
+                      kRows>(p, n_begin, n_end);
 }
 
-}  // namespace arbor::kernels::avx2
+}  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS::kquant
+
+#endif  // ARBOR_KERNELS_QUANT_REPACKED_KQUANT_YMM_KERNEL_H_
