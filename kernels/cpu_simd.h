@@ -5,6 +5,7 @@
 #ifndef ARBOR_KERNELS_CPU_SIMD_H_
 #define ARBOR_KERNELS_CPU_SIMD_H_
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -446,15 +447,20 @@ inline void WeightedRowSumSlices(const float* w, int64_t w_stride, const T* cons
   }
 }
 
-// WeightedRowSum for G weight vectors (G ≤ 4): slices of up to G·8 accumulators while they fit
-// the registers (G ≤ 3), else G·4.
+// WeightedRowSum for G weight vectors (G ≤ 4): slices of as many vectors per sum as the registers
+// hold beside the G weights and a row's vector (32 with AVX-512, 16 without).
 template <int G, typename T>
 inline void WeightedRowSumGroup(const float* w, int64_t w_stride, const T* const* rows, int64_t n,
                                 int64_t dim, const float* scale, bool resume, float* out,
                                 int64_t out_stride) {
-  constexpr int kVectors = G <= 3 ? 8 : 4;
 #ifdef ARBOR_CPU_AVX512
-  if (dim % 16 == 0) {  // 32 registers: up to 128 floats per slice.
+  constexpr int kRegisters = 32;
+#else
+  constexpr int kRegisters = 16;
+#endif
+  constexpr int kVectors = std::min(8, (kRegisters - 1 - G) / G);
+#ifdef ARBOR_CPU_AVX512
+  if (dim % 16 == 0) {  // Up to 128 floats per slice.
     return WeightedRowSumSlices<Lanes16, G, kVectors>(w, w_stride, rows, n, dim, scale, resume, out,
                                                       out_stride);
   }
