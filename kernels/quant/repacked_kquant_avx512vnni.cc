@@ -7,8 +7,8 @@
 // a time (maddubs, then madd by the scale); in a 256-token prefill or a step of 32 siblings that
 // decoding and the two-instruction products bound it. Here a super-block's eight rows are
 // unpacked once into a buffer, and each activation row takes four vpdpbusd per 32 weights for all
-// eight weight rows, integer multiplies by the eight rows' scales, and one conversion per
-// super-block. The order of every row's operations is fixed, so its result does not depend on
+// eight weight rows, the eight rows' scales applied in integers (vpdpwssd, or a multiply for
+// Q6_K), and one conversion per super-block. The order of every row's operations is fixed, so its result does not depend on
 // the rows beside it.
 #include <immintrin.h>
 
@@ -37,11 +37,12 @@ inline __m256 Halves(const uint16_t* h) {
 }
 
 // Σ w·x of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): each of the four vectors of
-// `w` against the eight activation bytes its rows hold, broadcast (unsigned · signed).
-template <bool kActivationsSigned>
+// `w` against the eight activation bytes its rows hold, broadcast (unsigned · signed); or of
+// vectors [kFirst, kFirst + kCount) only.
+template <bool kActivationsSigned, int kFirst = 0, int kCount = 4>
 inline __m512i Dots(const __m512i (&w)[4], const char* x) {
   __m512i dot = _mm512_setzero_si512();
-  for (int t = 0; t < 4; ++t) {
+  for (int t = kFirst; t < kFirst + kCount; ++t) {
     int64_t eight;
     std::memcpy(&eight, x + 8 * t, 8);
     const __m512i xt = _mm512_set1_epi64(eight);
@@ -77,7 +78,8 @@ struct Q4KLike {
   struct Unpacked {
     __m512i q[8][4];  // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
     // Q4_K: [i], the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid out as Rows' packed
-    // dots meet them. Q5_K: [j], row r's scale of sub-block j in lanes 2r and 2r + 1.
+    // dots meet them. Q5_K: [j], sub-block j's scales as int16 pairs (s, s), in 128-bit lane k
+    // rows 2k, 2k + 1, 2k, 2k + 1 (as Rows packs the halves of a sub-block's dots).
     __m512i scales[kFifth ? 8 : 4];
     __m512i minimums[4];  // [k]: row r's minimums of sub-blocks 2k (lane 2r) and 2k + 1, each
                           // as an int16 pair (m, m).
@@ -116,8 +118,13 @@ struct Q4KLike {
           u.q[j][t] = _mm512_ternarylogic_epi32(placed, fifth, u.q[j][t], 0xEA);
         }
       }
+      const __m512i rows = _mm512_set_epi32(7, 6, 7, 6, 5, 4, 5, 4, 3, 2, 3, 2, 1, 0, 1, 0);
       for (int j = 0; j < 8; ++j) {
-        u.scales[j] = PairLanes(fields.scales[j], fields.scales[j], false);
+        int64_t eight;
+        std::memcpy(&eight, fields.scales[j], 8);
+        const __m512i scale = _mm512_permutexvar_epi32(
+            rows, _mm512_castsi256_si512(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight))));
+        u.scales[j] = _mm512_or_si512(scale, _mm512_slli_epi32(scale, 16));
       }
     } else {
       UnpackPairedScales(fields, u);
@@ -148,13 +155,14 @@ struct Q4KLike {
     }
   }
 
-  // Super-block b's products for activation rows x[0, R) added into their sums. Q4_K: two
-  // sub-blocks at a time: their integer dots fit int16 (16 products, |q·x| ≤ 15·127, so
-  // ≤ 30,480), so they are packed side by side and one vpdpwssd applies both sub-blocks' scales
-  // and adds each row's two lanes, where two multiplies and two adds did. Q5_K's dots (≤ 16·31·127)
-  // do not fit: a sub-block at a time, its scales applied by an integer multiply. Sub-block (pair)
-  // by sub-block, so that its weights are loaded once into registers for all R rows. Bound of a
-  // row's integer sum: 8·63·16·31·127 < 2^31.
+  // Super-block b's products for activation rows x[0, R) added into their sums, packed to int16
+  // so that one vpdpwssd applies the scales and adds each row's two lanes, where multiplies and
+  // adds did. Q4_K: two sub-blocks at a time, whose integer dots fit int16 (16 products,
+  // |q·x| ≤ 15·128, so ≤ 30,720). Q5_K's (≤ 16·31·128) do not: a sub-block at a time, as the
+  // dots of its first two and its last two vectors (≤ 8·31·128 = 31,744; 1.13–1.27× the integer
+  // multiply it took before, from 8 rows on Intel, where vpmulld is two instructions). Sub-block
+  // (pair) by sub-block, so that its weights are loaded once into registers for all R rows. Bound
+  // of a row's integer sum: 8·63·16·31·128 < 2^31.
   template <int R>
   static void Rows(const Unpacked& u, const Q8KRow* x, int64_t b, Sums (&s)[R]) {
     __m512i total[R];
@@ -164,26 +172,28 @@ struct Q4KLike {
       total[r] = _mm512_setzero_si512();
       bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
-    if constexpr (kFifth) {
-      AddScaledSubBlocks</*kActivationsSigned=*/true>(u.q, u.scales, bytes, total);
-    } else {
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-          // In 128-bit lane k: row 2k's and 2k + 1's halves of sub-block 2i, then of 2i + 1.
-          const __m512i dots =
-              _mm512_packs_epi32(Dots<true>(u.q[2 * i], bytes[r] + 64 * i),
-                                 Dots<true>(u.q[2 * i + 1], bytes[r] + 64 * i + 32));
-          total[r] = _mm512_dpwssd_epi32(total[r], dots, u.scales[i]);
-        }
+    // In 128-bit lane k: rows 2k's and 2k + 1's lanes of one packed half, then of the other.
+    auto packed = [&](int r, int p) {
+      if constexpr (kFifth) {
+        return _mm512_packs_epi32(Dots<true, 0, 2>(u.q[p], bytes[r] + 32 * p),
+                                  Dots<true, 2, 2>(u.q[p], bytes[r] + 32 * p));
+      } else {
+        return _mm512_packs_epi32(Dots<true>(u.q[2 * p], bytes[r] + 64 * p),
+                                  Dots<true>(u.q[2 * p + 1], bytes[r] + 64 * p + 32));
       }
+    };
+#pragma GCC unroll 8
+    for (int p = 0; p < (kFifth ? 8 : 4); ++p) {
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        // 128-bit lane k held rows 2k, 2k + 1 of the even sub-blocks, then of the odd ones: now
-        // lanes 2r and 2r + 1 hold row r's, as the minimums' term below.
-        total[r] = _mm512_shuffle_epi32(total[r], _MM_PERM_DBCA);
+        total[r] = _mm512_dpwssd_epi32(total[r], packed(r, p), u.scales[p]);
       }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      // 128-bit lane k held rows 2k, 2k + 1 of one half, then of the other: now lanes 2r and
+      // 2r + 1 hold row r's, as the minimums' term below.
+      total[r] = _mm512_shuffle_epi32(total[r], _MM_PERM_DBCA);
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
