@@ -229,6 +229,12 @@ class CoordinatorE2eTest : public testing::Test {
     delete cluster_;
     std::filesystem::remove_all(*model_dir_);
     delete model_dir_;
+    // The clusters' logs and port files: kept where a test failed, to read.
+    if (!testing::UnitTest::GetInstance()->current_test_suite()->Failed()) {
+      for (const char* name : {"shared", "kill", "drain"}) {
+        std::filesystem::remove_all(TempPath(name));
+      }
+    }
   }
   void SetUp() override { ASSERT_NE(cluster_, nullptr); }
 

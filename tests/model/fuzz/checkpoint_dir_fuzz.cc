@@ -26,6 +26,8 @@ const std::string& Directory() {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "arbor-checkpoint-fuzz-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) std::abort();
+    // Removed when the run ends normally; a crash keeps the inputs it wrote.
+    std::atexit([] { std::filesystem::remove_all(Directory()); });
     return new std::string(pattern);
   }();
   return *dir;
