@@ -262,7 +262,9 @@ void WorkerPool::MarkDead(const std::string& worker_id, uint64_t incarnation,
   {
     absl::MutexLock lock(&mu_);
     Entry* e = FindById(worker_id);
-    if (e == nullptr || e->incarnation != incarnation) return;
+    // A draining worker refuses new runs with UNAVAILABLE by design while it finishes the ones
+    // it has: its heartbeats or health polls, not a refused run, say whether it died.
+    if (e == nullptr || e->incarnation != incarnation || e->draining) return;
     SetDead(*e, reason, events);
     e->next_poll = clock_->Now();  // A static worker is dialled again right away.
   }

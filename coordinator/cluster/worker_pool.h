@@ -116,7 +116,8 @@ class WorkerPool {
   absl::StatusOr<int> Deregister(const std::string& worker_id, uint64_t instance_id);
 
   // The job layer saw incarnation `incarnation` of the worker fail (e.g. UNAVAILABLE): presume
-  // it dead now, unless the worker has come back since (a newer incarnation).
+  // it dead now, unless the worker has come back since (a newer incarnation) or is draining
+  // (it refuses new runs with UNAVAILABLE; heartbeats and polls settle whether it lives).
   void MarkDead(const std::string& worker_id, uint64_t incarnation, const std::string& reason);
   // Whether `incarnation` is the worker's current life (false for an unknown worker).
   bool IsCurrent(const std::string& worker_id, uint64_t incarnation) const;

@@ -49,6 +49,13 @@ class Cluster {
       : model_dir_(std::move(model_dir)), dir_(TempPath(name)) {
     std::filesystem::create_directories(dir_);
   }
+  // Stops what still runs; its logs and port files go unless the test failed (kept to read).
+  ~Cluster() {
+    workers_.clear();
+    coordinator_.reset();
+    std::error_code ignored;
+    if (!testing::Test::HasFailure()) std::filesystem::remove_all(dir_, ignored);
+  }
 
   // Starts the coordinator on `listen` (port 0: any) with `flags`.
   bool StartCoordinator(const std::vector<std::string>& flags, const std::string& listen) {
