@@ -238,33 +238,15 @@ TEST(WorkerPool, DeregisterDrainsOnlyTheRegisteredInstance) {
   const auto events = recorder.Take();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, WorkerEvent::kDraining);
+  // It refuses new runs with UNAVAILABLE while it drains: the job layer's report of such a
+  // refusal leaves it DRAINING, a worker that left, not a dead one.
+  pool.MarkDead("w", pool.Get("w")->incarnation, "worker is draining");
+  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DRAINING);
+  EXPECT_TRUE(recorder.Take().empty());
   // The process restarts: a new instance is READY again.
   info.set_instance_id(9);
   ASSERT_TRUE(pool.Register("a:1", info).ok());
   EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_READY);
-}
-
-// A stopping worker refuses new runs with UNAVAILABLE while it drains: the job layer's report of
-// such a refusal leaves it DRAINING (a listed worker that left at once, not a dead one); its
-// heartbeats' lapse still makes it dead.
-TEST(WorkerPool, ARefusedRunDoesNotMakeADrainingWorkerDead) {
-  FakeClock clock;
-  WorkerPool pool(FastOptions(), &clock);
-  Recorder recorder;
-  recorder.Attach(pool);
-  arbor::v1::WorkerInfo info = Info("w");
-  info.set_instance_id(7);
-  ASSERT_TRUE(pool.Register("a:1", info).ok());
-  ASSERT_TRUE(pool.Deregister("w", 7).ok());
-  pool.MarkDead("w", pool.Get("w")->incarnation, "worker is draining");
-  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DRAINING);
-  clock.Advance(absl::Seconds(11));
-  pool.Tick();
-  EXPECT_EQ(pool.List()[0].state(), arbor::v1::WORKER_STATE_DEAD);
-  const auto events = recorder.Take();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].kind, WorkerEvent::kDraining);
-  EXPECT_EQ(events[1].kind, WorkerEvent::kDied);
 }
 
 TEST(WorkerPool, RoutingCountsHomedJobsAndFollowsPrefixes) {
