@@ -255,7 +255,11 @@ TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
   const int64_t m = 3, blocks = 3, k = blocks * kSuperBlock, x_stride = k + 5;
   std::vector<float> x = RandomActivations(m, x_stride, rng);
   std::fill(x.begin() + kSuperBlock, x.begin() + 2 * kSuperBlock, 0.0f);
-  x[2 * kSuperBlock] = 127.0f;  // Halfway cases when amax is 127: rounded to even.
+  // Halfway cases when amax is 127 (no other value of the block as large): rounded to even.
+  for (int64_t j = 2 * kSuperBlock; j < 3 * kSuperBlock; ++j) {
+    x[j] = std::clamp(x[j], -126.0f, 126.0f);
+  }
+  x[2 * kSuperBlock] = 127.0f;
   x[2 * kSuperBlock + 1] = 0.5f * 127;
   x[2 * kSuperBlock + 2] = 1.5f;
   Q8KRowsStorage ref(m, blocks), vec(m, blocks);
