@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,7 +37,9 @@ std::pair<int, std::string> RunToEnd(const std::vector<std::string>& argv) {
   EXPECT_TRUE(p.ok()) << p.status();
   if (!p.ok()) return {-1, ""};
   const int code = p->Wait(absl::Seconds(240)).value_or(-1);
-  return {code, base::ReadFile(log).value_or("")};
+  std::string output = base::ReadFile(log).value_or("");
+  std::filesystem::remove(log);  // Its text goes back to the test, to show where a check fails.
+  return {code, std::move(output)};
 }
 
 std::vector<std::string> Lines(const std::string& path) {
