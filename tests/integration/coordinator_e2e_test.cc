@@ -11,116 +11,26 @@
 #include <filesystem>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "arbor/v1/cluster.grpc.pb.h"
 #include "arbor/v1/generation.grpc.pb.h"
-#include "arbor/v1/worker.grpc.pb.h"
-#include "base/subprocess.h"
 #include "grpcpp/grpcpp.h"
 #include "model/make_model.h"
 #include "rpc/health.h"
-#include "tools/local_cluster.h"
+#include "tests/integration/e2e_cluster.h"
 #include "views/tree_diff.h"
 
 namespace arbor {
 namespace {
 
-const std::string kBin = ARBOR_BINARY_DIR "/bin";
 constexpr int kVocab = 512;  // The tiny preset's.
 
 std::string TempPath(const std::string& name) {
   return absl::StrCat(testing::TempDir(), "/coordinator-e2e-", getpid(), "-", name);
 }
-
-// Two workers and a coordinator, started as processes; SIGKILLed on destruction if still up.
-struct Cluster {
-  std::vector<base::Subprocess> workers;
-  std::vector<std::string> worker_addresses;
-  std::optional<base::Subprocess> coordinator;
-  std::string address;
-  std::unique_ptr<v1::Generation::Stub> stub;
-
-  static std::unique_ptr<Cluster> Start(const std::string& model_dir, const std::string& name) {
-    auto cluster = std::make_unique<Cluster>();
-    const std::string dir = TempPath(name);
-    std::filesystem::create_directories(dir);
-    for (int i = 0; i < 2; ++i) {
-      std::string address;
-      absl::StatusOr<base::Subprocess> worker =
-          tools::StartServer({kBin + "/arbor-worker", "--model=" + model_dir, "--log_level=warn"},
-                             "127.0.0.1:0", absl::StrCat(dir, "/worker", i, ".port"),
-                             absl::StrCat(dir, "/worker", i, ".log"), absl::Seconds(30), &address);
-      EXPECT_TRUE(worker.ok()) << worker.status();
-      if (!worker.ok()) return nullptr;
-      cluster->workers.push_back(*std::move(worker));
-      cluster->worker_addresses.push_back(address);
-    }
-    absl::StatusOr<base::Subprocess> coordinator =
-        tools::StartServer({kBin + "/arbor-coordinator", "--model=" + model_dir,
-                            "--workers=" + absl::StrJoin(cluster->worker_addresses, ","),
-                            "--steps_per_run=8", "--heartbeat_ms=200", "--log_level=warn"},
-                           "127.0.0.1:0", dir + "/coordinator.port", dir + "/coordinator.log",
-                           absl::Seconds(30), &cluster->address);
-    EXPECT_TRUE(coordinator.ok()) << coordinator.status();
-    if (!coordinator.ok()) return nullptr;
-    cluster->coordinator.emplace(*std::move(coordinator));
-    cluster->stub = v1::Generation::NewStub(
-        grpc::CreateChannel(cluster->address, grpc::InsecureChannelCredentials()));
-    // Static workers are dialled in the background: wait until a job can be routed.
-    for (int i = 0; i < 300; ++i) {
-      grpc::ClientContext context;
-      v1::JobRef ref;
-      v1::GenerateRequest probe;
-      probe.mutable_tokens()->add_token_ids(1);
-      probe.set_max_tokens(1);
-      const grpc::Status status = cluster->stub->Submit(&context, probe, &ref);
-      if (status.ok()) return cluster->AfterProbe(ref) ? std::move(cluster) : nullptr;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "no worker became ready";
-    return nullptr;
-  }
-
-  // Waits for the readiness probe's job to finish and its KV to be released, so every test
-  // starts from idle workers.
-  bool AfterProbe(const v1::JobRef& ref) {
-    grpc::ClientContext context;
-    auto reader = stub->Watch(&context, ref);
-    v1::GenerateEvent event;
-    while (reader->Read(&event)) {
-    }
-    EXPECT_TRUE(reader->Finish().ok());
-    const int64_t used = WaitForUsedBlocks(0);
-    EXPECT_EQ(used, 0) << "the probe job's KV was not released";
-    return used == 0;
-  }
-
-  // Polls both workers until their referenced KV blocks sum to `expected` (the coordinator
-  // releases sequences asynchronously after a job ends) or 2 s pass; returns the last sum.
-  int64_t WaitForUsedBlocks(int64_t expected) const {
-    int64_t used = -1;
-    for (int i = 0; i < 200; ++i) {
-      used = UsedBlocks(0) + UsedBlocks(1);
-      if (used == expected) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return used;
-  }
-
-  int64_t UsedBlocks(int worker) const {
-    auto stub = v1::Worker::NewStub(
-        grpc::CreateChannel(worker_addresses[worker], grpc::InsecureChannelCredentials()));
-    grpc::ClientContext context;
-    v1::HealthResponse health;
-    EXPECT_TRUE(stub->Health(&context, {}, &health).ok());
-    return health.cache().used_blocks();
-  }
-};
 
 std::vector<v1::GenerateEvent> ReadAll(grpc::ClientReaderInterface<v1::GenerateEvent>& reader,
                                        grpc::Status* status) {
@@ -223,26 +133,20 @@ class CoordinatorE2eTest : public testing::Test {
     options.out_dir = *model_dir_;
     options.seed = 1;
     ASSERT_TRUE(model::MakeModel(options).ok());
-    cluster_ = Cluster::Start(*model_dir_, "shared").release();
+    cluster_ = E2eCluster::Start(*model_dir_, TempPath("shared")).release();
   }
   static void TearDownTestSuite() {
     delete cluster_;
     std::filesystem::remove_all(*model_dir_);
     delete model_dir_;
-    // The clusters' logs and port files: kept where a test failed, to read.
-    if (!testing::UnitTest::GetInstance()->current_test_suite()->Failed()) {
-      for (const char* name : {"shared", "kill", "drain"}) {
-        std::filesystem::remove_all(TempPath(name));
-      }
-    }
   }
   void SetUp() override { ASSERT_NE(cluster_, nullptr); }
 
   static std::string* model_dir_;
-  static Cluster* cluster_;
+  static E2eCluster* cluster_;
 };
 std::string* CoordinatorE2eTest::model_dir_ = nullptr;
-Cluster* CoordinatorE2eTest::cluster_ = nullptr;
+E2eCluster* CoordinatorE2eTest::cluster_ = nullptr;
 
 TEST_F(CoordinatorE2eTest, SixteenConcurrentJobsOnTwoWorkersAllFinish) {
   constexpr int kJobs = 16;
@@ -559,7 +463,7 @@ TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy)
 
 // Its own cluster: one of its workers dies.
 TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
-  std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "kill");
+  std::unique_ptr<E2eCluster> cluster = E2eCluster::Start(*model_dir_, TempPath("kill"));
   ASSERT_NE(cluster, nullptr);
   const std::vector<std::string> ids = SubmitEightUnderWay(*cluster->stub, "Job ", 50);
   cluster->workers[0].Signal(SIGKILL);
@@ -573,7 +477,7 @@ TEST_F(CoordinatorE2eTest, KillingAWorkerMidJobRehomesEveryJob) {
 }
 
 TEST_F(CoordinatorE2eTest, DrainingAWorkerMidJobMovesItsJobsToTheOther) {
-  std::unique_ptr<Cluster> cluster = Cluster::Start(*model_dir_, "drain");
+  std::unique_ptr<E2eCluster> cluster = E2eCluster::Start(*model_dir_, TempPath("drain"));
   ASSERT_NE(cluster, nullptr);
   const std::vector<std::string> ids = SubmitEightUnderWay(*cluster->stub, "Drain ", 70);
   const std::string drained = GetJob(*cluster->stub, ids.back()).worker_id();
