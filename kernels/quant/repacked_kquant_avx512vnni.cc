@@ -52,22 +52,6 @@ inline __m512i Dots(const __m512i (&w)[4], const char* x) {
   return dot;
 }
 
-// Σ_j scale_j·(sub-block j's dots against activation rows bytes[0, R)) added into their totals,
-// each sub-block's scales one integer multiply (lane l: scales[j]'s lane l): sub-block by
-// sub-block, so that its weights are loaded once into registers for all R rows.
-template <bool kActivationsSigned, int R>
-inline void AddScaledSubBlocks(const __m512i (&q)[8][4], const __m512i (&scales)[8],
-                               const char* const (&bytes)[R], __m512i (&total)[R]) {
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512i dot = Dots<kActivationsSigned>(q[j], bytes[r] + 32 * j);
-      total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, scales[j]));
-    }
-  }
-}
-
 // Q4_K (Block Q4Kx8Block) and Q5_K (Q5Kx8Block): w = d·scale·q − dmin·minimum per 32-weight
 // sub-block, q (four bits, or five with Q5_K's fifth bits added) unsigned against signed
 // activations, the minimums' term from the activations' sums per 16.
@@ -276,7 +260,16 @@ struct Q6K {
       total[r] = u.start;
       bytes[r] = reinterpret_cast<const char*>(x[r].biased_pairs + 256 * b);
     }
-    AddScaledSubBlocks</*kActivationsSigned=*/false>(u.q, u.scales, bytes, total);
+    // Each sub-block's scales one integer multiply (a group's dots, up to 16·255·32, outgrow
+    // int16), sub-block by sub-block, so that its weights are loaded once for all R rows.
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512i dot = Dots</*kActivationsSigned=*/false>(u.q[j], bytes[r] + 32 * j);
+        total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
+      }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // A row's two lanes added in integers before the conversion: each alone holds a part of
