@@ -220,7 +220,9 @@ __global__ void CombineKernel(PagedAttentionParams p, PagedAttentionLaunch launc
   float m = -INFINITY;
   for (int64_t s = 0; s < splits; ++s) m = fmaxf(m, rows[s * split_stride + d]);
   for (int64_t dim = threadIdx.x; dim < d; dim += blockDim.x) {
-    float num = 0.0f, den = 0.0f;
+    // −0 + x is x for every x (+0 + −0 is not): a query with one non-empty split gets the very
+    // bits the kernel writes when it has one split, which batch-invariant launches rely on.
+    float num = -0.0f, den = -0.0f;
     for (int64_t s = 0; s < splits; ++s) {
       const float* r = rows + s * split_stride;
       if (r[d + 1] == 0.0f) continue;
@@ -261,7 +263,8 @@ cudaError_t LaunchPagedAttention(const PagedAttentionParams& p, const PagedAtten
   if (kv_heads <= 0 || p.num_heads % kv_heads != 0) return cudaErrorInvalidValue;
   const int64_t group = p.num_heads / kv_heads;
   if (group > kMaxGroup || d > kMaxHeadDim || d % kVec != 0 || kv_heads > 65535 ||
-      launch.num_splits < 1 || launch.num_splits > 65535 ||
+      launch.num_splits < 1 || launch.num_splits > 65535 || launch.split_keys < 0 ||
+      launch.split_keys % kTile != 0 ||
       (TotalSplits(launch) > 1 && (launch.workspace == nullptr || p.num_heads > 65535))) {
     return cudaErrorInvalidValue;
   }

@@ -50,18 +50,32 @@ struct PagedAttentionLaunch {
   CascadeGroups cascade;
   // The block-wide kernel even where the warp-tiled one serves (tests and benchmarks compare).
   bool block_kernel = false;
+  // Keys per split, a multiple of kPagedAttentionTile, or 0. Set, split s of every query covers
+  // keys [s·split_keys, (s + 1)·split_keys) of its own (empty past them), so a query's partials —
+  // and its output, their merge in split order — depend on its own keys alone, never on the
+  // batch (--numerics=invariant; num_splits must cover the longest query). 0: each query's keys
+  // cut into num_splits equal ranges, as many as fill the device for this batch.
+  int64_t split_keys = 0;
 };
 
 // Keys per split unit: a split's key range is a whole number of these.
 inline constexpr int64_t kPagedAttentionTile = 128;
 
-// Key range [begin, end) of `split` of `num_splits` for a query seeing n_keys keys: equal whole
-// tiles, the last ones possibly empty.
+// The split size of batch-invariant launches: 4 tiles, so a 4,096-key decode row still spreads
+// over 8 splits per kv head, and a 512-token prefill's partial rows stay within
+// PagedAttentionWorkspaceFloats(512, heads, head_dim, ⌈context / 512⌉).
+inline constexpr int64_t kInvariantSplitKeys = 512;
+static_assert(kInvariantSplitKeys % kPagedAttentionTile == 0);
+
+// Key range [begin, end) of `split` for a query seeing n_keys keys: split_keys each when set,
+// else num_splits equal whole tiles; the last ones possibly empty.
 __host__ __device__ inline void PagedAttentionSplitRange(int64_t n_keys, int64_t num_splits,
-                                                         int64_t split, int64_t* begin,
-                                                         int64_t* end) {
+                                                         int64_t split_keys, int64_t split,
+                                                         int64_t* begin, int64_t* end) {
   const int64_t tiles = (n_keys + kPagedAttentionTile - 1) / kPagedAttentionTile;
-  const int64_t per_split = (tiles + num_splits - 1) / num_splits * kPagedAttentionTile;
+  const int64_t per_split = split_keys > 0 ? split_keys
+                                           : (tiles + num_splits - 1) / num_splits *
+                                                 kPagedAttentionTile;
   *begin = per_split * split < n_keys ? per_split * split : n_keys;
   *end = *begin + per_split < n_keys ? *begin + per_split : n_keys;
 }

@@ -25,7 +25,8 @@ __device__ inline QueryKeys QueryKeysOf(const PagedAttentionParams& p,
   q.n_keys = DevicePagedPosition(p.batch, q.seq, token) + 1;
   // With cascade, the shared prefix is the prefix kernel's: the query's own keys come after it.
   const int64_t own = launch.cascade.key_begin != nullptr ? launch.cascade.key_begin[q.seq] : 0;
-  PagedAttentionSplitRange(q.n_keys - own, launch.num_splits, split, &q.begin, &q.end);
+  PagedAttentionSplitRange(q.n_keys - own, launch.num_splits, launch.split_keys, split, &q.begin,
+                           &q.end);
   q.begin += own;
   q.end += own;
   if (p.last_scores != nullptr && token == p.batch.q_start[q.seq + 1] - 1) {

@@ -11,6 +11,7 @@
 #include "kernels/cuda_status.h"
 #include "kernels/embedding_cuda.h"
 #include "kernels/gemv_cuda.h"
+#include "kernels/invariant_gemm_cuda.h"
 #include "kernels/paged_attention_cuda.h"
 #include "kernels/paged_kv_append_cuda.h"
 #include "kernels/rms_norm_cuda.h"
@@ -46,6 +47,16 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                      "head and a head_dim that is a multiple of 8 up to 256 (this one: ",
                      c.num_heads / c.num_kv_heads, " and ", c.head_dim, ")"));
   }
+  if (options.batch_invariant &&
+      (c.hidden_size % kernels::kInvariantGemmChunk != 0 ||
+       c.num_heads * c.head_dim % kernels::kInvariantGemmChunk != 0 ||
+       c.intermediate_size % kernels::kInvariantGemmChunk != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config of '", c.name, "': the batch-invariant CUDA GEMM needs hidden_size, ",
+        "num_attention_heads × head_dim and intermediate_size to be multiples of ",
+        kernels::kInvariantGemmChunk, " (this one: ", c.hidden_size, ", ", c.num_heads * c.head_dim,
+        ", ", c.intermediate_size, "); serve it with --numerics=fast"));
+  }
   if (options.kv_blocks <= 0 || options.block_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
                                                    ") and block_size (", options.block_size,
@@ -58,6 +69,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend(c, options));
   ASSIGN_OR_RETURN(backend->context_, kernels::CudaContext::Create(options.device));
+  backend->context_->set_batch_invariant(options.batch_invariant);
   backend->reducer_ =
       std::make_unique<CudaRowReducer>(backend->context_.get(), c.vocab_size, c.num_heads);
   RETURN_IF_ERROR(backend->Load(lookup));
@@ -224,8 +236,11 @@ absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
                                                 stream, "logits"));
     plan.logits = static_cast<float*>(logits);
   }
-  plan.splits = kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
-                                              context_->multiprocessor_count());
+  plan.splits = options_.batch_invariant
+                    ? std::max<int64_t>(1, (plan.host.max_kv_len + kernels::kInvariantSplitKeys - 1) /
+                                               kernels::kInvariantSplitKeys)
+                    : kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
+                                                    context_->multiprocessor_count());
   if (plan.cascade.num_groups > 0) {
     plan.cascade.num_splits =
         kernels::CascadeSplits(plan.cascade.num_groups, c.num_kv_heads,
@@ -267,7 +282,8 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
   StepPlan plan;
   plan.host = MakeStepBatch(rows, options_.block_size);
   plan.t = plan.host.num_tokens();
-  plan.fused = !tapped && plan.t <= context_->gemv_max_rows() && gemv_dims_;
+  plan.fused =
+      !options_.batch_invariant && !tapped && plan.t <= context_->gemv_max_rows() && gemv_dims_;
   plan.num_logits = static_cast<int64_t>(plan.host.logit_rows.size());
   int32_t logit_row = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
@@ -277,7 +293,7 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
     }
     if (rows[s].logits != nullptr || rows[s].reduction != nullptr) ++logit_row;
   }
-  if (options_.cascade) {
+  if (options_.cascade && !options_.batch_invariant) {  // A group's merge order is its own.
     const auto max_members =
         static_cast<int32_t>(kernels::CascadeMaxMembers(config_.num_heads / config_.num_kv_heads));
     plan.cascade_plan =
@@ -375,7 +391,10 @@ absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const Tensor
       kernels::LaunchPagedAttention({plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
                                      static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
                                      scores_here ? plan.score_table : nullptr},
-                                    {t, plan.splits, plan.workspace, plan.cascade}, stream),
+                                    {t, plan.splits, plan.workspace, plan.cascade,
+                                     /*block_kernel=*/false,
+                                     options_.batch_invariant ? kernels::kInvariantSplitKeys : 0},
+                                    stream),
       "attention");
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn", plan.attn, q_dim, q_dim));
   RETURN_IF_ERROR(ProjectResidual(plan, plan.attn, q_dim, layer.o));

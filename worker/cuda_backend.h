@@ -1,17 +1,19 @@
 // The CUDA backend: the Llama forward of cpu_backend.h on one GPU, behind the same Backend
 // interface and TensorTap names, so the two are compared tensor by tensor. Weights are uploaded
 // once as bf16 (q/k/v and gate/up fused into one matrix each, so a layer runs four GEMMs), the
-// paged KV pools (bf16 by default, fp32 on request) live on the device, GEMMs run through cuBLASLt
-// (bf16 inputs, fp32 accumulation) and every other op is a kernels/*.cu kernel taking its CPU
-// twin's params.
+// paged KV pools (bf16 by default, fp32 on request) live on the device, GEMMs read bf16
+// activations and accumulate in fp32 — the batch-invariant GEMM by default, cuBLASLt and the GEMV
+// with batch_invariant off — and every other op is a kernels/*.cu kernel taking its CPU twin's
+// params.
 //
 // A step uploads its batch description once, launches everything on the context's stream — the
 // row reductions too (cuda_row_reducer.h), whose records come back in one pinned copy — and
 // synchronises once at the end. A decode step's launches are replayed as one CUDA graph once
-// its shape repeats; projections of up to kGemvMaxRows rows run as GEMVs (gemv_cuda.h). Full logits
-// and score rows travel only for callers that ask for them (the debug path) and for reductions
-// wanting more candidates than the device top-K keeps, which are reduced on the host. Every entry
-// point binds the backend's device to the calling thread first, so any thread may drive it.
+// its shape repeats; without batch invariance, projections of up to kGemvMaxRows rows run as
+// GEMVs (gemv_cuda.h). Full logits and score rows travel only for callers that ask for them (the
+// debug path) and for reductions wanting more candidates than the device top-K keeps, which are
+// reduced on the host. Every entry point binds the backend's device to the calling thread first,
+// so any thread may drive it.
 #ifndef ARBOR_WORKER_CUDA_BACKEND_H_
 #define ARBOR_WORKER_CUDA_BACKEND_H_
 
@@ -48,6 +50,11 @@ struct CudaBackendOptions {
   // (kernels::CascadeMaxMembers). On an H200 a group of 32 siblings × 4 heads ran its attention
   // 1.5× faster with cascade and a group of 16 1.5× slower (docs/PERFORMANCE.md).
   int32_t cascade_min_members = 0;
+  // --numerics=invariant: every projection through kernels/invariant_gemm_cuda.h at every row
+  // count, attention split every kInvariantSplitKeys keys, no cascade — a row's logits, scores
+  // and metrics are the same bits whatever shares its step. false: the fastest kernels for each
+  // step's shape (GEMVs, cuBLASLt, splits and cascade sized to the batch).
+  bool batch_invariant = true;
 };
 
 class CudaBackend : public Backend {
@@ -71,7 +78,8 @@ class CudaBackend : public Backend {
   const kernels::CudaGraphCache& graphs() const { return graphs_; }
   // Turns graph replay on or off from the next step (benchmarks compare both).
   void set_cuda_graphs(bool on) { options_.cuda_graphs = on; }
-  // Turns cascade attention on or off from the next step (benchmarks compare both).
+  // Turns cascade attention on or off from the next step (benchmarks compare both); batch-
+  // invariant backends never cascade.
   void set_cascade(bool on) { options_.cascade = on; }
   // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
   absl::Status Usable() override { return context_->Usable(); }

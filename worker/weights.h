@@ -42,7 +42,7 @@ absl::StatusOr<WeightsDtype> ParseWeightsDtype(absl::string_view name);
 // kernels/quant/quant_matmul.h); INVALID_ARGUMENT naming the flag otherwise.
 absl::StatusOr<kernels::ActivationQuant> ParseActivationQuant(absl::string_view name);
 // "invariant" (true) or "fast" (false) (--numerics: whether a row's results are independent of
-// what shares its step, CpuBackendOptions::batch_invariant).
+// what shares its step: CpuBackendOptions and CudaBackendOptions::batch_invariant).
 absl::StatusOr<bool> ParseNumerics(absl::string_view name);
 
 }  // namespace arbor::worker

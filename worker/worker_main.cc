@@ -51,8 +51,9 @@ ABSL_FLAG(std::string, numerics, "invariant",
           "invariant: a row's logits, metrics and attention statistics are bit-identical whatever "
           "shares its step (other jobs and branches, prefill chunking, prefix-cache hits, thread "
           "count), so the same seed replays the same search tree (arbor replay); fast: the "
-          "fastest kernel for each batch size (on CPUs with AMX, its tiles from 12 rows), whose "
-          "rounding then depends on the batch. CPU backend; docs/PERFORMANCE.md has the cost.");
+          "fastest kernel for each batch size (on CPUs with AMX, its tiles from 12 rows; on "
+          "GPUs, GEMVs for few rows, cuBLASLt for more and cascade attention for siblings), "
+          "whose rounding then depends on the batch. docs/PERFORMANCE.md has the cost.");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");

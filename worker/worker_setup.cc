@@ -113,6 +113,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   const int32_t kv_blocks =
       static_cast<int32_t>((kv_tokens + options.block_size - 1) / options.block_size);
   ASSIGN_OR_RETURN(const WeightsDtype weights_dtype, ParseWeightsDtype(options.weights_dtype));
+  ASSIGN_OR_RETURN(const bool batch_invariant, ParseNumerics(options.numerics));
   if (ordinal >= 0) {
 #ifdef ARBOR_WITH_CUDA_BACKEND
     CudaBackendOptions cuda;
@@ -120,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     cuda.kv_blocks = kv_blocks;
     cuda.block_size = options.block_size;
     cuda.kv_dtype = kv_dtype;
+    cuda.batch_invariant = batch_invariant;
     ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
                      CudaBackend::Create(std::move(checkpoint), cuda));
     return std::unique_ptr<Backend>(std::move(backend));
@@ -136,7 +138,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   cpu.threads = options.threads;
   cpu.weights_dtype = weights_dtype;
   ASSIGN_OR_RETURN(cpu.activation_quant, ParseActivationQuant(options.activation_quant));
-  ASSIGN_OR_RETURN(cpu.batch_invariant, ParseNumerics(options.numerics));
+  cpu.batch_invariant = batch_invariant;
   cpu.kv_dtype = kv_dtype;
   ASSIGN_OR_RETURN(std::unique_ptr<CpuBackend> backend,
                    CpuBackend::Create(std::move(checkpoint), cpu));

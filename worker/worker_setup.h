@@ -35,7 +35,7 @@ struct WorkerSetupOptions {
   int threads = 0;                       // CPU threads; 0: one per hardware thread.
   std::string weights_dtype = "native";  // native | f32 | bf16 | q8_0 (worker/weights.h).
   std::string activation_quant = "q8";   // q8 | f32 (kernels/quant/quant_matmul.h); CPU only.
-  std::string numerics = "invariant";    // invariant | fast (worker/weights.h); CPU only.
+  std::string numerics = "invariant";    // invariant | fast (worker/weights.h).
   std::string kv_dtype = "auto";  // auto (bf16 on CUDA, f32 on CPU) | f32 | bf16 (kv_dtype.h).
   int32_t max_batch_tokens = 512;
   absl::Duration min_progress_interval = absl::Milliseconds(1);  // EngineOptions' namesake.

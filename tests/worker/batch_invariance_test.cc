@@ -1,210 +1,29 @@
-// Batch invariance of the CPU backend (--numerics=invariant, the default): a sequence's logits
-// and last-layer attention scores are bit-identical whatever shares its forward — other
-// sequences' prefill or decode rows before or after it, its own prompt chunked differently (which
-// is also what a prefix-cache hit does: the prefix's K/V were written by another step), the
-// sibling branches of a search decoding beside it over their shared blocks, and the thread count.
-// On a random Llama served as Q8_0 with 8-bit activations and in the exact mode, and on
-// SmolLM2-135M-Instruct's Q4_1 GGUF when it is at hand. Fresh random tokens each run (seed
-// printed). With --numerics=fast the decode and prefill comparisons differ.
+// Batch invariance of the CPU backend (--numerics=invariant, the default; the checks are
+// batch_invariance_check.h's), on one and two threads: on a random Llama served as Q8_0 with
+// 8-bit activations and in the exact mode, and on SmolLM2-135M-Instruct's Q4_1 GGUF when it is
+// at hand. With --numerics=fast the decode and prefill comparisons differ.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
-#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "model/checkpoint.h"
 #include "model/model_store.h"
+#include "tests/worker/batch_invariance_check.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 
 namespace arbor::worker {
 namespace {
 
-constexpr int kSequences = 13;
-constexpr int kBlocksPerSequence = 8;  // Block size 16: 128 positions each.
-
-// One forward row: sequence `seq`, its tokens [begin, end).
-struct Part {
-  int seq;
-  int begin;
-  int end;
-};
-
-// A row's outputs: its last token's logits and last-layer attention scores.
-struct Outputs {
-  std::vector<float> logits;
-  std::vector<float> scores;
-};
-
-class Forwards {
- public:
-  Forwards(CpuBackend& backend, uint32_t seed) : backend_(backend) {
-    std::mt19937 rng(seed);
-    const int vocab = backend.config().vocab_size;
-    for (int s = 0; s < kSequences; ++s) {
-      std::vector<int32_t>& tokens = tokens_.emplace_back();
-      const int length = s == 0 ? 37 : 5 + 3 * s;
-      for (int i = 0; i <= length; ++i) tokens.push_back(static_cast<int32_t>(rng() % vocab));
-      std::vector<int32_t>& blocks = blocks_.emplace_back();
-      for (int b = 0; b < kBlocksPerSequence; ++b) blocks.push_back(s * kBlocksPerSequence + b);
-    }
-  }
-
-  // The prompt of `seq` (its tokens but the last, which decode steps add).
-  int prompt(int seq) const { return static_cast<int>(tokens_[seq].size()) - 1; }
-  const std::vector<int32_t>& tokens(int seq) const { return tokens_[seq]; }
-  const std::vector<int32_t>& blocks(int seq) const { return blocks_[seq]; }
-  // A further sequence of `tokens` in `blocks`; its index.
-  int Add(std::vector<int32_t> tokens, std::vector<int32_t> blocks) {
-    tokens_.push_back(std::move(tokens));
-    blocks_.push_back(std::move(blocks));
-    return static_cast<int>(tokens_.size()) - 1;
-  }
-
-  // One forward of `parts`; the outputs of each.
-  std::vector<Outputs> Run(const std::vector<Part>& parts) {
-    const int vocab = backend_.config().vocab_size, heads = backend_.config().num_heads;
-    std::vector<Outputs> out(parts.size());
-    std::vector<ForwardRow> rows;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const Part& p = parts[i];
-      out[i].logits.resize(vocab);
-      out[i].scores.resize(static_cast<size_t>(heads) * p.end);
-      rows.push_back(
-          {.tokens = std::span<const int32_t>(tokens_[p.seq]).subspan(p.begin, p.end - p.begin),
-           .start_pos = p.begin,
-           .block_table = blocks_[p.seq],
-           .logits = out[i].logits.data(),
-           .last_scores = out[i].scores.data()});
-    }
-    const absl::Status status = backend_.Forward(rows);
-    EXPECT_TRUE(status.ok()) << status;
-    return out;
-  }
-  Outputs One(Part part) { return Run({part})[0]; }
-  // Every sequence but 0 prefilled alone.
-  void PrefillOthers() {
-    for (int s = 1; s < kSequences; ++s) One({s, 0, prompt(s)});
-  }
-  // Sequence 0's decode step beside `others` decode rows, sequence 0 at `at`.
-  Outputs DecodeAmong(int others, int at) {
-    std::vector<Part> parts;
-    for (int s = 1; s <= others; ++s) parts.push_back({s, prompt(s), prompt(s) + 1});
-    parts.insert(parts.begin() + at, Part{0, prompt(0), prompt(0) + 1});
-    return Run(parts)[at];
-  }
-
- private:
-  CpuBackend& backend_;
-  std::vector<std::vector<int32_t>> tokens_;
-  std::vector<std::vector<int32_t>> blocks_;
-};
-
-void ExpectSame(const Outputs& expected, const Outputs& actual, const std::string& what) {
-  ASSERT_EQ(expected.logits.size(), actual.logits.size()) << what;
-  EXPECT_EQ(std::memcmp(expected.logits.data(), actual.logits.data(),
-                        expected.logits.size() * sizeof(float)),
-            0)
-      << what << ": logits differ (" << expected.logits[0] << " vs " << actual.logits[0] << ")";
-  EXPECT_EQ(std::memcmp(expected.scores.data(), actual.scores.data(),
-                        expected.scores.size() * sizeof(float)),
-            0)
-      << what << ": attention scores differ";
-}
-
-// Sequence 0's prefill and decode alone, then in every other company.
-void CheckInvariance(CpuBackend& backend) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  Forwards f(backend, seed);
-  const int n = f.prompt(0);
-  f.PrefillOthers();
-  const Outputs prefill = f.One({0, 0, n});
-  const Outputs decode = f.One({0, n, n + 1});
-
-  ExpectSame(prefill, f.Run({{1, 0, f.prompt(1)}, {0, 0, n}})[1], "prefill beside one other");
-  ExpectSame(prefill,
-             f.Run({{2, 0, f.prompt(2)}, {3, 0, f.prompt(3)}, {0, 0, n}, {4, 0, f.prompt(4)}})[2],
-             "prefill among three others");
-  for (const std::vector<int>& cuts :
-       {std::vector<int>{16}, {13}, {8, 16, 20}, {n - 2}, {n - 1}, {1, 2, 3, 4, 5, 30}}) {
-    std::string what = "prefill chunked at";
-    int begin = 0;
-    for (int cut : cuts) {
-      f.One({0, begin, cut});
-      begin = cut;
-      absl::StrAppend(&what, " ", cut);
-    }
-    ExpectSame(prefill, f.One({0, begin, n}), what);
-  }
-  f.One({0, 0, n});  // Sequence 0's K/V as the reference wrote them.
-  for (const auto& [others, at] : std::vector<std::pair<int, int>>{
-           {1, 1}, {2, 0}, {3, 2}, {7, 7}, {8, 8}, {11, 5}, {12, 0}, {12, 12}}) {
-    ExpectSame(decode, f.DecodeAmong(others, at),
-               absl::StrCat("decode among ", others, " others at ", at));
-  }
-  ExpectSame(decode, f.Run({{0, n, n + 1}, {5, 0, f.prompt(5)}})[0],
-             "decode beside a prefill chunk");
-}
-
-// A search's branches: ten siblings sharing the first five blocks (80 tokens) of a 100-token
-// prompt, each with 3–21 tokens of its own in blocks of its own, decode a token each in one step
-// (beside the prompt's own sequence), and each gets the bits its step alone gives.
-void CheckSiblings(CpuBackend& backend) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  std::mt19937 rng(seed);
-  const int vocab = backend.config().vocab_size;
-  auto random_tokens = [&](int n) {
-    std::vector<int32_t> tokens(n);
-    for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % vocab);
-    return tokens;
-  };
-  Forwards f(backend, seed);
-  int32_t next_block = kSequences * kBlocksPerSequence;
-  auto new_blocks = [&](int n) {
-    std::vector<int32_t> blocks(n);
-    for (int32_t& b : blocks) b = next_block++;
-    return blocks;
-  };
-  const int base = f.Add(random_tokens(101), new_blocks(7));
-  f.One({base, 0, f.prompt(base)});
-  std::vector<int> siblings;
-  for (int i = 0; i < 10; ++i) {
-    std::vector<int32_t> tokens(f.tokens(base).begin(), f.tokens(base).begin() + 80);
-    const std::vector<int32_t> own = random_tokens(4 + 2 * i);
-    tokens.insert(tokens.end(), own.begin(), own.end());
-    std::vector<int32_t> blocks(f.blocks(base).begin(), f.blocks(base).begin() + 5);
-    const std::vector<int32_t> own_blocks = new_blocks(2);
-    blocks.insert(blocks.end(), own_blocks.begin(), own_blocks.end());
-    siblings.push_back(f.Add(std::move(tokens), std::move(blocks)));
-    f.One({siblings.back(), 80, f.prompt(siblings.back())});
-  }
-  std::vector<Outputs> alone;
-  std::vector<Part> parts = {{base, f.prompt(base), f.prompt(base) + 1}};
-  for (int s : siblings) {
-    alone.push_back(f.One({s, f.prompt(s), f.prompt(s) + 1}));
-    parts.push_back({s, f.prompt(s), f.prompt(s) + 1});
-  }
-  const std::vector<Outputs> together = f.Run(parts);
-  for (size_t i = 0; i < siblings.size(); ++i) {
-    ExpectSame(alone[i], together[i + 1], absl::StrCat("sibling ", i, " among its siblings"));
-  }
-}
-
-// Blocks for the sequences of CheckInvariance and CheckSiblings.
-constexpr int kBlocks = kSequences * kBlocksPerSequence + 32;
-
 std::unique_ptr<CpuBackend> RandomModel(const testing::RandomLlama& model, int threads,
                                         kernels::ActivationQuant activation_quant) {
   auto backend = CpuBackend::Create(model.config(), model.Lookup(),
-                                    {.kv_blocks = kBlocks,
+                                    {.kv_blocks = testing::kInvarianceBlocks,
                                      .block_size = 16,
                                      .threads = threads,
                                      .weights_dtype = WeightsDtype::kQ8_0,
@@ -223,8 +42,8 @@ TEST(BatchInvariance, RandomLlamaInQ8_0OnOneAndTwoThreadsInBothActivationModes) 
                    << "threads " << threads << " mode " << static_cast<int>(mode));
       std::unique_ptr<CpuBackend> backend = RandomModel(model, threads, mode);
       ASSERT_NE(backend, nullptr);
-      CheckInvariance(*backend);
-      CheckSiblings(*backend);
+      testing::CheckInvariance(*backend);
+      testing::CheckSiblings(*backend);
     }
   }
 }
@@ -240,10 +59,10 @@ TEST(BatchInvariance, SmolLM2Q4_1OnOneAndTwoThreads) {
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
     auto backend =
         CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
-                           {.kv_blocks = kBlocks, .block_size = 16, .threads = threads});
+                           {.kv_blocks = testing::kInvarianceBlocks, .block_size = 16, .threads = threads});
     ASSERT_TRUE(backend.ok()) << backend.status();
-    CheckInvariance(**backend);
-    CheckSiblings(**backend);
+    testing::CheckInvariance(**backend);
+    testing::CheckSiblings(**backend);
   }
 }
 

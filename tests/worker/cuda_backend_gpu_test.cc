@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cuda_status.h"
@@ -51,14 +52,19 @@ struct Pair {
 };
 
 // Both backends with the same KV dtype: each rounds its own K/V the same way.
-Pair MakePair(const RandomLlama& model, int32_t block_size, KvDtype kv_dtype = KvDtype::kF32) {
+Pair MakePair(const RandomLlama& model, int32_t block_size, KvDtype kv_dtype = KvDtype::kF32,
+              bool invariant = true) {
   Pair p;
   auto cpu = CpuBackend::Create(
       model.config(), model.Lookup(),
       {.kv_blocks = 512, .block_size = block_size, .threads = 2, .kv_dtype = kv_dtype});
   auto cuda = CudaBackend::Create(
       model.config(), model.Lookup(),
-      {.device = 0, .kv_blocks = 512, .block_size = block_size, .kv_dtype = kv_dtype});
+      {.device = 0,
+       .kv_blocks = 512,
+       .block_size = block_size,
+       .kv_dtype = kv_dtype,
+       .batch_invariant = invariant});
   EXPECT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_TRUE(cuda.ok()) << cuda.status();
   if (cpu.ok()) p.cpu = std::move(cpu).value();
@@ -79,11 +85,13 @@ std::vector<int32_t> Table(int32_t first, int64_t len, int32_t block_size) {
   return t;
 }
 
-class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype>> {};
+// Block size, tied (Qwen2), KV dtype, batch-invariant numerics.
+class CudaBackendGpu
+    : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype, bool>> {};
 
 TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   SKIP_WITHOUT_DEVICE();
-  const auto [block_size, tied, kv_dtype] = GetParam();
+  const auto [block_size, tied, kv_dtype, invariant] = GetParam();
   const uint32_t seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937 rng(seed);
@@ -92,7 +100,7 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   // The tied cases are Qwen2's (q/k/v biases), as Qwen2.5's small models are tied.
   if (tied) config.architecture = model::Architecture::kQwen2;
   const RandomLlama model(config, /*bf16=*/true, rng);
-  Pair p = MakePair(model, block_size, kv_dtype);
+  Pair p = MakePair(model, block_size, kv_dtype, invariant);
   ASSERT_NE(p.cuda, nullptr);
   const int vocab = config.vocab_size, heads = config.num_heads;
 
@@ -172,7 +180,8 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
                          ::testing::Combine(::testing::Values(3, 16), ::testing::Bool(),
-                                            ::testing::Values(KvDtype::kF32, KvDtype::kBF16)));
+                                            ::testing::Values(KvDtype::kF32, KvDtype::kBF16),
+                                            ::testing::Bool()));
 
 // The device's reductions against the host's reduction (ReduceRowOnHost) of the very rows the
 // same step hands back in full: a prefill row whose attention spans two key chunks, a short one,
@@ -249,9 +258,13 @@ TEST(CudaBackendReductions, EqualTheHostReductionOfTheStepsFullRows) {
 }
 
 // Decode steps replayed from CUDA graphs give the same bits as eager launches: two backends on
-// one model, graphs on and off, prefill three sequences, then decode them greedily together.
-TEST(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
+// one model, graphs on and off, prefill three sequences, then decode them greedily together —
+// through the batch-invariant GEMM, and through the fast path's GEMVs.
+class CudaBackendGraphs : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
   SKIP_WITHOUT_DEVICE();
+  const bool invariant = GetParam();
   std::mt19937 rng(5);
   const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
   const int32_t vocab = model.config().vocab_size, heads = model.config().num_heads;
@@ -259,7 +272,11 @@ TEST(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
   for (bool graphs : {false, true}) {
     auto b = CudaBackend::Create(
         model.config(), model.Lookup(),
-        {.device = 0, .kv_blocks = 64, .block_size = 16, .cuda_graphs = graphs});
+        {.device = 0,
+         .kv_blocks = 64,
+         .block_size = 16,
+         .cuda_graphs = graphs,
+         .batch_invariant = invariant});
     ASSERT_TRUE(b.ok()) << b.status();
     backends[graphs] = std::move(b).value();
   }
@@ -306,6 +323,8 @@ TEST(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
   EXPECT_GE(backends[1]->graphs().replays(), 10);
 }
 
+INSTANTIATE_TEST_SUITE_P(Numerics, CudaBackendGraphs, ::testing::Bool());
+
 // Sibling branches over one prompt (block tables sharing its blocks, as a fork makes them)
 // decode with cascade attention as without it: logits and scores within fp32 summation order.
 TEST(CudaBackendCascade, SiblingsDecodeAsWithoutCascade) {
@@ -321,7 +340,8 @@ TEST(CudaBackendCascade, SiblingsDecodeAsWithoutCascade) {
                                   .kv_blocks = 64,
                                   .block_size = kBlock,
                                   .cascade = cascade,
-                                  .cascade_min_members = 2});
+                                  .cascade_min_members = 2,
+                                  .batch_invariant = false});
     ASSERT_TRUE(b.ok()) << b.status();
     backends[cascade] = std::move(b).value();
   }

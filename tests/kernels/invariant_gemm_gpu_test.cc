@@ -1,0 +1,105 @@
+// The batch-invariant GEMM (kernels/invariant_gemm_cuda.h) against float64 on awkward sizes and
+// strides, and the promise it exists for: a row's output is the same bits whatever the row count
+// of its launch (every tile shape: 1–8, 9–16, 17–32 and more rows) and wherever the row sits in
+// it. Skips without a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "kernels/invariant_gemm_cuda.h"
+#include "tests/kernels/gpu_test_support.h"
+
+namespace arbor::kernels {
+namespace {
+
+// Σ_k x[i, k]·w[n, k] in float64 over the exact bf16 values of both.
+std::vector<float> ProductF64(const std::vector<uint16_t>& x, int64_t x_stride, int64_t m,
+                              const std::vector<uint16_t>& w, int64_t n, int64_t k) {
+  std::vector<float> out(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t c = 0; c < k; ++c) {
+        sum += double{base::Bf16ToFloat(x[i * x_stride + c])} * base::Bf16ToFloat(w[j * k + c]);
+      }
+      out[i * n + j] = static_cast<float>(sum);
+    }
+  }
+  return out;
+}
+
+// Rows [0, m) of an [.., out_stride] output, packed.
+std::vector<float> Packed(const std::vector<float>& out, int64_t out_stride, int64_t m,
+                          int64_t n) {
+  std::vector<float> rows(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    std::memcpy(&rows[i * n], &out[i * out_stride], n * sizeof(float));
+  }
+  return rows;
+}
+
+TEST(OpsGpu, InvariantGemmMatchesFloat64AndEveryRowIsItsOwn) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 32},
+                             {17, 96},
+                             {100, 576},
+                             {2051, 2048},
+                             {64, 8192}}) {
+    SCOPED_TRACE(testing::Message() << "n " << n << " k " << k);
+    const int64_t x_stride = k + 8, out_stride = n + 3;
+    const std::vector<uint16_t> x = ToBf16(Normal(rng, kRows * x_stride));
+    const std::vector<uint16_t> w = ToBf16(Normal(rng, n * k));
+    DeviceArray<uint16_t> d_x(x), d_w(w);
+    DeviceArray<float> all(kRows * out_stride);
+    all.Poison();
+    InvariantGemmParams p{d_x.get(), d_w.get(), all.get(), kRows, n, k, x_stride, out_stride};
+    ASSERT_TRUE(InvariantGemmServes(p));
+    ExpectOk(LaunchInvariantGemmBf16(p, nullptr));
+    const std::vector<float> reference = Packed(all.Download(), out_stride, kRows, n);
+    // bf16 products are exact in fp32; the fp32 sums round ~1e-7·√k relative to the terms.
+    ExpectClose(reference, ProductF64(x, x_stride, kRows, w, n, k), 1e-5,
+                1e-6 * std::sqrt(static_cast<double>(k)));
+    for (int64_t m : {1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 129}) {
+      const int64_t first = std::uniform_int_distribution<int64_t>(0, kRows - m)(rng);
+      SCOPED_TRACE(testing::Message() << "rows " << first << " to " << first + m);
+      DeviceArray<float> out(m * out_stride);
+      out.Poison();
+      p.x = d_x.get() + first * x_stride;
+      p.out = out.get();
+      p.m = m;
+      ExpectOk(LaunchInvariantGemmBf16(p, nullptr));
+      const std::vector<float> got = Packed(out.Download(), out_stride, m, n);
+      EXPECT_EQ(std::memcmp(got.data(), &reference[first * n], m * n * sizeof(float)), 0)
+          << "a row's output depends on its launch";
+    }
+  }
+}
+
+TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
+  const auto* p16 = reinterpret_cast<const uint16_t*>(16);
+  auto* out = reinterpret_cast<float*>(16);
+  const InvariantGemmParams ok{p16, p16, out, 1, 4, 64, 64, 4};
+  EXPECT_TRUE(InvariantGemmServes(ok));
+  InvariantGemmParams bad = ok;
+  bad.k = bad.x_stride = 48;  // Not a multiple of the 32-wide chunk.
+  EXPECT_FALSE(InvariantGemmServes(bad));
+  bad = ok;
+  bad.x_stride = 68;  // Rows not 16-byte aligned.
+  EXPECT_FALSE(InvariantGemmServes(bad));
+  bad = ok;
+  bad.w = reinterpret_cast<const uint16_t*>(18);
+  EXPECT_FALSE(InvariantGemmServes(bad));
+  bad = ok;
+  bad.m = 0;
+  EXPECT_FALSE(InvariantGemmServes(bad));
+  EXPECT_EQ(LaunchInvariantGemmBf16(bad, nullptr), cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace arbor::kernels
