@@ -182,8 +182,8 @@ absl::Status CudaContext::GemmBf16(const uint16_t* x, int64_t x_stride, const vo
                                    out_stride};
   if (!InvariantGemmServes(params)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("batch-invariant GEMM: k = ", k, " is not a multiple of ",
-                     kInvariantGemmChunk, " or an operand is misaligned"));
+        absl::StrCat("batch-invariant GEMM: k = ", k,
+                     " is not a multiple of 8 or an operand is not 16-byte aligned"));
   }
   return CudaStatus(LaunchInvariantGemmBf16(params, stream_), "batch-invariant gemm");
 }

@@ -83,13 +83,14 @@ __global__ void __launch_bounds__(kThreads) InvariantGemmKernel(InvariantGemmPar
     x_row[t] = row < p.m ? reinterpret_cast<const uint4*>(p.x + row * p.x_stride) + q : nullptr;
   }
   float acc[FT][TT][4] = {};
-  const int64_t chunks = p.k / kChunk;
+  // A last chunk of k mod 32 (8, 16 or 24) is a whole one whose lanes past k read zeros.
+  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
   for (int64_t base = warp; base < chunks; base += kKWarps * kUnroll) {
     uint4 lo[kUnroll][FT], hi[kUnroll][FT], x[kUnroll][TT];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t c = base + u * kKWarps;
-      const bool in = c < chunks;
+      const bool in = c < chunks && c * kChunk + q * 8 < p.k;
 #pragma unroll
       for (int f = 0; f < FT; ++f) {
         lo[u][f] = in ? LoadWeights(w_lo[f] + 4 * c) : uint4{};
@@ -141,7 +142,7 @@ cudaError_t Launch(const InvariantGemmParams& p, cudaStream_t stream) {
 
 bool InvariantGemmServes(const InvariantGemmParams& p) {
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  return p.m >= 1 && p.n >= 1 && p.k >= kChunk && p.k % kChunk == 0 && p.x_stride >= p.k &&
+  return p.m >= 1 && p.n >= 1 && p.k >= 8 && p.k % 8 == 0 && p.x_stride >= p.k &&
          p.x_stride % 8 == 0 && p.out_stride >= p.n && p.x != nullptr && p.w != nullptr &&
          p.out != nullptr && aligned(p.x) && aligned(p.w);
 }

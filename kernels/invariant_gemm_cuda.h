@@ -5,7 +5,8 @@
 // (--numerics=invariant; cuBLASLt and the GEMV are the fast path's).
 //
 // Why it is invariant: each output element is reduced in one order fixed by k alone. The k axis
-// is cut into 32-wide chunks; chunk c belongs to warp c mod kInvariantGemmKWarps of the CTA, which
+// is cut into 32-wide chunks (the last one zero-padded when k is not a multiple of 32); chunk c
+// belongs to warp c mod kInvariantGemmKWarps of the CTA, which
 // adds its chunks in increasing order with mma.sync (two m16n8k16 steps per chunk, the weight rows
 // on the 16-row side and the activation rows on the 8-column side); the warps' partial sums meet
 // in shared memory in warp order. How many rows and weight rows a CTA tiles changes with m (few
@@ -25,7 +26,7 @@
 
 namespace arbor::kernels {
 
-// k per chunk: the row lengths the kernel takes are multiples of it (the Llama family's are).
+// k per chunk: a lane reads 8 consecutive k of it, so row lengths must be multiples of 8.
 inline constexpr int64_t kInvariantGemmChunk = 32;
 // Warps that split a CTA's k axis; part of the numerics (changing it changes every result).
 inline constexpr int kInvariantGemmKWarps = 4;
@@ -41,8 +42,8 @@ struct InvariantGemmParams {
   int64_t out_stride = 0;
 };
 
-// Whether LaunchInvariantGemmBf16 takes these params: m, n ≥ 1, k a positive multiple of
-// kInvariantGemmChunk, x and w 16-byte aligned, x_stride a multiple of 8 and ≥ k, out_stride ≥ n.
+// Whether LaunchInvariantGemmBf16 takes these params: m, n ≥ 1, k a positive multiple of 8 (as
+// the GEMV's), x and w 16-byte aligned, x_stride a multiple of 8 and ≥ k, out_stride ≥ n.
 bool InvariantGemmServes(const InvariantGemmParams& params);
 
 // Device pointers; asynchronous on `stream`. cudaErrorInvalidValue when !InvariantGemmServes.

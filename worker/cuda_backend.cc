@@ -28,6 +28,22 @@ using kernels::WeightType;
 
 #define RETURN_IF_CUDA(expr, what) RETURN_IF_ERROR(CudaStatus((expr), (what)))
 
+// Whether every projection's input width (its k) suits the GEMV and the batch-invariant GEMM,
+// which read 8 values per load.
+bool WidthsFitEightWide(const model::ModelConfig& c) {
+  return c.hidden_size % 8 == 0 && c.num_heads * c.head_dim % 8 == 0 &&
+         c.intermediate_size % 8 == 0;
+}
+
+absl::Status InvariantWidthsFit(const model::ModelConfig& c) {
+  if (WidthsFitEightWide(c)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "model config of '", c.name, "': the batch-invariant CUDA GEMM needs hidden_size, ",
+      "num_attention_heads × head_dim and intermediate_size to be multiples of 8 (this one: ",
+      c.hidden_size, ", ", c.num_heads * c.head_dim, ", ", c.intermediate_size,
+      "); serve it with --numerics=fast"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
@@ -47,16 +63,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                      "head and a head_dim that is a multiple of 8 up to 256 (this one: ",
                      c.num_heads / c.num_kv_heads, " and ", c.head_dim, ")"));
   }
-  if (options.batch_invariant &&
-      (c.hidden_size % kernels::kInvariantGemmChunk != 0 ||
-       c.num_heads * c.head_dim % kernels::kInvariantGemmChunk != 0 ||
-       c.intermediate_size % kernels::kInvariantGemmChunk != 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model config of '", c.name, "': the batch-invariant CUDA GEMM needs hidden_size, ",
-        "num_attention_heads × head_dim and intermediate_size to be multiples of ",
-        kernels::kInvariantGemmChunk, " (this one: ", c.hidden_size, ", ", c.num_heads * c.head_dim,
-        ", ", c.intermediate_size, "); serve it with --numerics=fast"));
-  }
+  if (options.batch_invariant) RETURN_IF_ERROR(InvariantWidthsFit(c));
   if (options.kv_blocks <= 0 || options.block_size <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("KV cache: kv_blocks (", options.kv_blocks,
                                                    ") and block_size (", options.block_size,
@@ -90,6 +97,13 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(context_->stream());
   for (void* p : allocations_) cudaFree(p);
   // The step buffers free themselves afterwards, on this thread, the device still bound.
+}
+
+absl::Status CudaBackend::set_batch_invariant(bool on) {
+  if (on) RETURN_IF_ERROR(InvariantWidthsFit(config_));
+  options_.batch_invariant = on;
+  context_->set_batch_invariant(on);
+  return absl::OkStatus();
 }
 
 kernels::PagedKvLayer CudaBackend::KvLayer(int layer) const {
@@ -282,8 +296,8 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
   StepPlan plan;
   plan.host = MakeStepBatch(rows, options_.block_size);
   plan.t = plan.host.num_tokens();
-  plan.fused =
-      !options_.batch_invariant && !tapped && plan.t <= context_->gemv_max_rows() && gemv_dims_;
+  plan.fused = !options_.batch_invariant && !tapped && plan.t <= context_->gemv_max_rows() &&
+               WidthsFitEightWide(config_);
   plan.num_logits = static_cast<int64_t>(plan.host.logit_rows.size());
   int32_t logit_row = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
@@ -446,6 +460,7 @@ absl::Status CudaBackend::RunForward(const StepPlan& plan, const TensorTap& tap)
                                             plan.splits,
                                             plan.score_table != nullptr,
                                             plan.fused,
+                                            options_.batch_invariant,
                                             plan.cascade.num_groups,
                                             plan.cascade.num_splits,
                                             plan.cascade.max_members,

@@ -81,6 +81,9 @@ class CudaBackend : public Backend {
   // Turns cascade attention on or off from the next step (benchmarks compare both); batch-
   // invariant backends never cascade.
   void set_cascade(bool on) { options_.cascade = on; }
+  // Switches batch-invariant numerics (CudaBackendOptions::batch_invariant) from the next step
+  // (benchmarks compare both); refused where the model's widths do not suit the invariant GEMM.
+  absl::Status set_batch_invariant(bool on);
   // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
   absl::Status Usable() override { return context_->Usable(); }
 
@@ -156,7 +159,6 @@ class CudaBackend : public Backend {
   std::vector<Layer> layers_;
   std::vector<void*> k_cache_, v_cache_;  // Per layer, options_.kv_dtype elements.
   int64_t weight_bytes_ = 0;
-  bool gemv_dims_ = false;  // Every projection's input width suits the GEMV (a multiple of 8).
   // Per-step storage: the packed batch description, activations, logits, scores, workspace.
   kernels::CudaBuffer batch_, activations_, logits_, scores_, score_table_, attention_workspace_;
   std::vector<float> host_logits_;

@@ -116,8 +116,7 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden));
     ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn));
   }
-  // The GEMVs read 8 values per load: every projection's input width must be a multiple of 8.
-  gemv_dims_ = hidden % 8 == 0 && q_dim % 8 == 0 && ffn % 8 == 0;
+
   const std::vector<float> inv_freq =
       kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));
   ASSIGN_OR_RETURN(void* freq, Allocate(inv_freq.size() * sizeof(float)));

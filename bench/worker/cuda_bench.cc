@@ -8,12 +8,15 @@
 // Each shape runs in several variants on one backend, interleaved: `cublas` (every product
 // through cuBLASLt with narrowed activations, launches eager: the path before the GEMV and the
 // graphs), `gemv` (few rows through the GEMV kernel, eager), `gemv+graph` (decode steps
-// replayed as CUDA graphs) and `cascade` (gemv+graph with cascade attention). With --siblings
-// the rows are sibling branches whose block tables share the context's blocks (the roofline then
-// counts the shared context once). First, the projections alone: the GEMV kernel against
-// cuBLASLt on the model's matrices at 1–8 rows, weights rotated through enough copies to defeat
-// the L2 cache. Without a CUDA device it prints why and exits 0, so it can run anywhere.
-// --contexts, --batches, --steps and --variants narrow a run, e.g. to one shape under a profiler.
+// replayed as CUDA graphs), `cascade` (gemv+graph with cascade attention) — the fast numerics —
+// and `invariant` (the worker's default --numerics=invariant: the batch-invariant GEMM at every
+// row count, fixed attention splits, graphs). With --siblings the rows are sibling branches whose
+// block tables share the context's blocks (the roofline then counts the shared context once).
+// First, the projections alone on the model's matrices at 1–512 rows: cuBLASLt, the GEMV (up to
+// 8 rows) and the batch-invariant GEMM, weights rotated through enough copies to defeat the L2
+// cache; and a 512-token prefill in each numerics. Without a CUDA device it prints why and exits
+// 0, so it can run anywhere. --contexts, --batches, --steps and --variants narrow a run, e.g. to
+// one shape under a profiler.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -45,10 +48,11 @@ ABSL_FLAG(std::vector<std::string>, batches, std::vector<std::string>({"1", "16"
           "batch sizes to time (each at most 64)");
 ABSL_FLAG(int32_t, steps, 32, "timed decode steps per shape, after 4 warm-up steps (1 to 64)");
 ABSL_FLAG(std::vector<std::string>, variants,
-          std::vector<std::string>({"cublas", "gemv", "gemv+graph"}),
+          std::vector<std::string>({"cublas", "gemv", "gemv+graph", "invariant"}),
           "step variants to time: cublas, gemv, gemv+graph, cascade (gemv+graph with cascade "
-          "attention)");
-ABSL_FLAG(bool, projections, true, "time the GEMV kernel against cuBLASLt first");
+          "attention), invariant (batch-invariant numerics with graphs, the default worker's)");
+ABSL_FLAG(bool, projections, true,
+          "time the projections (cuBLASLt, GEMV, batch-invariant GEMM) and a prefill first");
 ABSL_FLAG(bool, siblings, false,
           "rows are sibling branches sharing the context's KV blocks (what cascade attention "
           "serves) instead of each holding its own copy");
@@ -74,9 +78,11 @@ std::vector<int32_t> ListFlag(const std::vector<std::string>& values, const char
   return out;
 }
 
-// The 1B shape's projections, GEMV against cuBLASLt (activations narrowed first, as the GEMM
-// path does) at 1, 2, 4 and 8 rows; weights rotate through copies summing to ≥ 256 MB so every
-// run streams them from device memory. Random (not zero) weights and activations.
+// The 1B shape's projections at 1 to 512 rows: cuBLASLt (activations narrowed first, as the GEMM
+// path does), the GEMV up to kGemvMaxRows rows, and the batch-invariant GEMM (narrowed too), its
+// bandwidth and its time over the fastest other's; weights rotate through copies summing to
+// ≥ 256 MB so every run streams them from device memory. Random (not zero) weights and
+// activations.
 int TimeProjections(const model::ModelConfig& c, double bandwidth) {
   auto ctx = kernels::CudaContext::Create(0);
   if (!ctx.ok()) {
@@ -93,8 +99,10 @@ int TimeProjections(const model::ModelConfig& c, double bandwidth) {
                 {"gate_up", 2 * ffn, hidden},
                 {"down", hidden, ffn},
                 {"lm_head", c.vocab_size, hidden}};
-  std::printf("%-8s %6s %6s %4s %10s %10s %8s %8s %7s\n", "matrix", "n", "k", "rows", "cublas us",
-              "gemv us", "gemv bw", "of copy", "speedup");
+  constexpr int64_t kRows[] = {1, 2, 4, 8, 32, 512};
+  constexpr int64_t kMostRows = 512;
+  std::printf("%-8s %6s %6s %4s %10s %10s %10s %8s %8s %9s\n", "matrix", "n", "k", "rows",
+              "cublas us", "gemv us", "invar. us", "invar bw", "of copy", "inv/fast");
   std::mt19937 rng(7);
   for (const auto& shape : shapes) {
     const size_t bytes = static_cast<size_t>(shape.n * shape.k) * 2;
@@ -107,29 +115,38 @@ int TimeProjections(const model::ModelConfig& c, double bandwidth) {
       cudaMalloc(&w, bytes);
       cudaMemcpy(w, host.data(), bytes, cudaMemcpyHostToDevice);
     }
-    std::vector<float> x_host(kernels::kGemvMaxRows * shape.k);
+    std::vector<float> x_host(kMostRows * shape.k);
     for (float& x : x_host) x = normal(rng) * 50;
     float *x = nullptr, *out = nullptr;
     cudaMalloc(reinterpret_cast<void**>(&x), x_host.size() * sizeof(float));
-    cudaMalloc(reinterpret_cast<void**>(&out), kernels::kGemvMaxRows * shape.n * sizeof(float));
+    cudaMalloc(reinterpret_cast<void**>(&out), kMostRows * shape.n * sizeof(float));
     cudaMemcpy(x, x_host.data(), x_host.size() * sizeof(float), cudaMemcpyHostToDevice);
-    for (int64_t m : {1, 2, 4, 8}) {
-      double ms[2];
-      for (int gemv = 0; gemv < 2; ++gemv) {
-        (*ctx)->set_gemv_max_rows(gemv ? kernels::kGemvMaxRows : 0);
-        ms[gemv] = MedianMs((*ctx)->stream(), [&](int rep) {
+    if (absl::Status s = (*ctx)->ReserveStaging(kMostRows * shape.k); !s.ok()) {
+      std::printf("error: %s\n", s.ToString().c_str());
+      return 1;
+    }
+    for (int64_t m : kRows) {
+      // cuBLASLt, the GEMV (where it serves), the batch-invariant GEMM.
+      double ms[3] = {0, 0, 0};
+      for (int path = 0; path < 3; ++path) {
+        if (path == 1 && m > kernels::kGemvMaxRows) continue;
+        (*ctx)->set_gemv_max_rows(path == 1 ? kernels::kGemvMaxRows : 0);
+        (*ctx)->set_batch_invariant(path == 2);
+        ms[path] = MedianMs((*ctx)->stream(), [&](int rep) {
           const absl::Status s =
               (*ctx)->Matmul({x, weights[rep % copies], kernels::WeightType::kBF16, out, m, shape.n,
                               shape.k, shape.k, shape.n});
           if (!s.ok()) std::printf("error: %s\n", s.ToString().c_str());
         });
       }
-      const double gbps = bytes / (ms[1] * 1e-3) / 1e9;
-      std::printf("%-8s %6lld %6lld %4lld %10.1f %10.1f %8.0f %7.0f%% %6.2fx\n", shape.name,
+      const double fastest = ms[1] > 0 ? std::min(ms[0], ms[1]) : ms[0];
+      const double gbps = bytes / (ms[2] * 1e-3) / 1e9;
+      std::printf("%-8s %6lld %6lld %4lld %10.1f %10.1f %10.1f %8.0f %7.0f%% %8.2fx\n", shape.name,
                   static_cast<long long>(shape.n), static_cast<long long>(shape.k),
-                  static_cast<long long>(m), ms[0] * 1e3, ms[1] * 1e3, gbps,
-                  100.0 * gbps * 1e9 / bandwidth, ms[0] / ms[1]);
+                  static_cast<long long>(m), ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, gbps,
+                  100.0 * gbps * 1e9 / bandwidth, ms[2] / fastest);
     }
+    (*ctx)->set_batch_invariant(false);
     for (void* w : weights) cudaFree(w);
     cudaFree(x);
     cudaFree(out);
@@ -229,8 +246,8 @@ bool ReadSettings(Settings& s) {
   s.variants = absl::GetFlag(FLAGS_variants);
   s.siblings = absl::GetFlag(FLAGS_siblings);
   for (const std::string& v : s.variants) {
-    if (v != "cublas" && v != "gemv" && v != "gemv+graph" && v != "cascade") {
-      std::printf("error: --variants: %s is none of cublas, gemv, gemv+graph, cascade\n",
+    if (v != "cublas" && v != "gemv" && v != "gemv+graph" && v != "cascade" && v != "invariant") {
+      std::printf("error: --variants: %s is none of cublas, gemv, gemv+graph, cascade, invariant\n",
                   v.c_str());
       return false;
     }
@@ -244,10 +261,46 @@ bool ReadSettings(Settings& s) {
   return true;
 }
 
-void SetVariant(CudaBackend& backend, const std::string& variant) {
+absl::Status SetVariant(CudaBackend& backend, const std::string& variant) {
   backend.context().set_gemv_max_rows(variant == "cublas" ? 0 : kernels::kGemvDefaultRows);
-  backend.set_cuda_graphs(variant == "gemv+graph" || variant == "cascade");
+  backend.set_cuda_graphs(variant == "gemv+graph" || variant == "cascade" ||
+                          variant == "invariant");
   backend.set_cascade(variant == "cascade");
+  return backend.set_batch_invariant(variant == "invariant");
+}
+
+// Median seconds of a 512-token prefill chunk (positions 0–511, the context's blocks), in the
+// backend's current numerics; 5 runs after one warm-up.
+absl::StatusOr<double> TimePrefill(CudaBackend& backend, std::mt19937& rng) {
+  std::uniform_int_distribution<int32_t> token(0, backend.config().vocab_size - 1);
+  std::vector<int32_t> chunk(512);
+  for (int32_t& t : chunk) t = token(rng);
+  const std::vector<int32_t> prefix = PrefixTable();
+  const ForwardRow row{chunk, 0, prefix};
+  std::vector<double> seconds;
+  for (int rep = 0; rep < 6; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(backend.Forward({&row, 1}));
+    if (rep > 0) {
+      seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+// A 512-token prefill in each numerics: the fast one (cuBLASLt) and the batch-invariant GEMM.
+absl::Status TimePrefills(CudaBackend& backend, std::mt19937& rng) {
+  double fast = 0;
+  for (const char* variant : {"cublas", "invariant"}) {
+    RETURN_IF_ERROR(SetVariant(backend, variant));
+    ASSIGN_OR_RETURN(const double s, TimePrefill(backend, rng));
+    if (fast == 0) fast = s;
+    std::printf("prefill 512 tokens, %-9s %8.3f ms %10.0f tok/s %6.2fx the fast path's time\n",
+                variant, s * 1e3, 512 / s, s / fast);
+  }
+  return absl::OkStatus();
 }
 
 int Run() {
@@ -271,6 +324,12 @@ int Run() {
     return 1;
   }
   CudaBackend& backend = **created;
+  if (absl::GetFlag(FLAGS_projections)) {
+    if (absl::Status s = TimePrefills(backend, rng); !s.ok()) {
+      std::printf("error: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
   const CudaBackendOptions defaults;  // The KV dtype a worker gets by default (bf16).
   const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
                                      config.head_dim * KvDtypeBytes(defaults.kv_dtype);
@@ -288,7 +347,10 @@ int Run() {
     for (int32_t batch : settings.batches) {
       for (bool reduced : {false, true}) {
         for (const std::string& variant : settings.variants) {
-          SetVariant(backend, variant);
+          if (absl::Status s = SetVariant(backend, variant); !s.ok()) {
+            std::printf("error: %s\n", s.ToString().c_str());
+            return 1;
+          }
           const absl::StatusOr<double> step_s =
               TimeDecode(backend, context, batch, reduced, settings.siblings, settings.steps, rng);
           if (!step_s.ok()) {

@@ -46,13 +46,18 @@ TEST(OpsGpu, InvariantGemmMatchesFloat64AndEveryRowIsItsOwn) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();
   constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
+  // k: whole 32-wide chunks, and last chunks of 8, 16 and 24 (688: the `small` preset's ffn).
   for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 32},
+                             {5, 8},
                              {17, 96},
+                             {33, 40},
                              {100, 576},
+                             {130, 688},
+                             {7, 1048},
                              {2051, 2048},
                              {64, 8192}}) {
     SCOPED_TRACE(testing::Message() << "n " << n << " k " << k);
-    const int64_t x_stride = k + 8, out_stride = n + 3;
+    const int64_t x_stride = k + 8, out_stride = n + 3;  // Rows apart, as the kernel allows.
     const std::vector<uint16_t> x = ToBf16(Normal(rng, kRows * x_stride));
     const std::vector<uint16_t> w = ToBf16(Normal(rng, n * k));
     DeviceArray<uint16_t> d_x(x), d_w(w);
@@ -87,8 +92,11 @@ TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
   const InvariantGemmParams ok{p16, p16, out, 1, 4, 64, 64, 4};
   EXPECT_TRUE(InvariantGemmServes(ok));
   InvariantGemmParams bad = ok;
-  bad.k = bad.x_stride = 48;  // Not a multiple of the 32-wide chunk.
+  bad.k = bad.x_stride = 44;  // Not a multiple of 8.
   EXPECT_FALSE(InvariantGemmServes(bad));
+  bad = ok;
+  bad.k = bad.x_stride = 40;  // A short last chunk is fine.
+  EXPECT_TRUE(InvariantGemmServes(bad));
   bad = ok;
   bad.x_stride = 68;  // Rows not 16-byte aligned.
   EXPECT_FALSE(InvariantGemmServes(bad));
