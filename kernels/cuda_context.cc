@@ -175,22 +175,24 @@ absl::Status CudaContext::Gemm(const void* x, int64_t x_stride, const void* w, W
                       "cublasLtMatmul");
 }
 
-absl::Status CudaContext::GemmBf16(const uint16_t* x, int64_t x_stride, const void* w, float* out,
-                                   int64_t out_stride, int64_t m, int64_t n, int64_t k) {
-  if (!batch_invariant_) return Gemm(x, x_stride, w, WeightType::kBF16, out, out_stride, m, n, k);
-  const InvariantGemmParams params{x, static_cast<const uint16_t*>(w), out, m, n, k, x_stride,
-                                   out_stride};
+absl::Status CudaContext::GemmNarrowed(const uint16_t* x, int64_t x_stride, const void* w,
+                                       WeightType w_type, float* out, int64_t out_stride,
+                                       int64_t m, int64_t n, int64_t k, bool batch_invariant) {
+  if (w_type == WeightType::kBF16 && !batch_invariant) {
+    return Gemm(x, x_stride, w, WeightType::kBF16, out, out_stride, m, n, k);
+  }
+  const InvariantGemmParams params{x, w, out, m, n, k, x_stride, out_stride, w_type};
   if (!InvariantGemmServes(params)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("batch-invariant GEMM: k = ", k,
-                     " is not a multiple of 8 or an operand is not 16-byte aligned"));
+        absl::StrCat("CUDA GEMM: weights of type ", static_cast<int>(w_type), " with k = ", k,
+                     " (a multiple of 8, or of the block) or operand alignment not served"));
   }
-  return CudaStatus(LaunchInvariantGemmBf16(params, stream_), "batch-invariant gemm");
+  return CudaStatus(LaunchInvariantGemm(params, stream_), "batch-invariant gemm");
 }
 
 absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (p.m == 0 || p.n == 0) return absl::OkStatus();
-  if (p.w_type == WeightType::kBF16 && !batch_invariant_ && p.m <= gemv_max_rows_) {
+  if (p.w_type == WeightType::kBF16 && !p.batch_invariant && p.m <= gemv_max_rows_) {
     const GemvParams gemv{p.x,   nullptr,    static_cast<const uint16_t*>(p.w),
                           p.out, p.m,        p.n,
                           p.k,   p.x_stride, p.out_stride};
@@ -202,25 +204,24 @@ absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (absl::Status s = ReserveStaging(p.m * p.k); !s.ok()) return s;
   ARBOR_RETURN_IF_CUDA(LaunchGatherBf16({p.x, nullptr, staging_, p.m, p.k, p.x_stride}, stream_),
                        "narrow x");
-  return GemmBf16(staging_, p.k, p.w, p.out, p.out_stride, p.m, p.n, p.k);
+  return GemmNarrowed(staging_, p.k, p.w, p.w_type, p.out, p.out_stride, p.m, p.n, p.k,
+                      p.batch_invariant);
 }
 
 absl::Status CudaContext::Logits(const LogitsParams& p) {
   if (p.num_rows == 0) return absl::OkStatus();
-  if (p.lm_head_type == WeightType::kBF16 && !batch_invariant_ && p.num_rows <= gemv_max_rows_) {
+  if (p.lm_head_type == WeightType::kBF16 && !p.batch_invariant && p.num_rows <= gemv_max_rows_) {
     const GemvParams gemv{p.hidden, p.rows,          static_cast<const uint16_t*>(p.lm_head),
                           p.out,    p.num_rows,      p.vocab,
                           p.dim,    p.hidden_stride, p.out_stride};
     if (GemvServes(gemv)) return CudaStatus(LaunchGemvBf16(gemv, stream_), "gemv logits");
   }
-  if (p.lm_head_type == WeightType::kBF16) {
-    if (absl::Status s = ReserveStaging(p.num_rows * p.dim); !s.ok()) return s;
-    ARBOR_RETURN_IF_CUDA(
-        LaunchGatherBf16({p.hidden, p.rows, staging_, p.num_rows, p.dim, p.hidden_stride}, stream_),
-        "gather logits rows");
-    return GemmBf16(staging_, p.dim, p.lm_head, p.out, p.out_stride, p.num_rows, p.vocab, p.dim);
-  }
-  return absl::UnimplementedError("CUDA logits: only bf16 lm_head weights are uploaded");
+  if (absl::Status s = ReserveStaging(p.num_rows * p.dim); !s.ok()) return s;
+  ARBOR_RETURN_IF_CUDA(
+      LaunchGatherBf16({p.hidden, p.rows, staging_, p.num_rows, p.dim, p.hidden_stride}, stream_),
+      "gather logits rows");
+  return GemmNarrowed(staging_, p.dim, p.lm_head, p.lm_head_type, p.out, p.out_stride, p.num_rows,
+                      p.vocab, p.dim, p.batch_invariant);
 }
 
 }  // namespace arbor::kernels

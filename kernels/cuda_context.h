@@ -8,9 +8,9 @@
 // GEMV kernel instead (gemv_cuda.h), which streams bf16 weights at memory bandwidth and reads the
 // fp32 activations as they are. Algorithm choices are looked up once per shape and cached, so a
 // steady decode loop makes no heuristic queries and the calls can be captured in a CUDA graph (as
-// long as no staging growth happens inside the capture). A batch-invariant context sends every
-// bf16 product, whatever its row count, through the batch-invariant GEMM
-// (invariant_gemm_cuda.h) instead of either.
+// long as no staging growth happens inside the capture). A product asking for batch invariance
+// (MatmulParams::batch_invariant, as on the CPU) goes, whatever its row count, through the
+// batch-invariant GEMM (invariant_gemm_cuda.h) instead of either; so do GGUF block types.
 #ifndef ARBOR_KERNELS_CUDA_CONTEXT_H_
 #define ARBOR_KERNELS_CUDA_CONTEXT_H_
 
@@ -53,13 +53,15 @@ class CudaContext {
   // when it must reallocate). Call before capturing a graph with the largest shape it will see.
   absl::Status ReserveStaging(int64_t elements);
 
-  // MatmulRef's contract on device pointers. bf16 weights: up to gemv_max_rows() rows through
-  // the GEMV kernel (fp32 activations); more rows — every row when batch-invariant — are narrowed
-  // to bf16 first (into the staging buffer) for a GEMM accumulating in fp32. fp32 weights (which
-  // no backend uploads) an fp32 cuBLASLt GEMM, batch-invariant or not.
+  // MatmulRef's contract on device pointers. bf16 weights: unless batch_invariant, up to
+  // gemv_max_rows() rows through the GEMV kernel (fp32 activations); the rest are narrowed to
+  // bf16 first (into the staging buffer) for a GEMM accumulating in fp32 — the batch-invariant
+  // one when asked, cuBLASLt otherwise. GGUF block types: narrowed, then the batch-invariant GEMM
+  // at every row count. fp32 weights (which no backend uploads): an fp32 cuBLASLt GEMM, even when
+  // batch_invariant asks otherwise.
   absl::Status Matmul(const MatmulParams& params);
-  // LogitsRef's contract on device pointers: the chosen rows are gathered (and narrowed for bf16
-  // weights) in one pass, then one GEMM streams the lm_head once.
+  // LogitsRef's contract on device pointers: the chosen rows are gathered (and narrowed) in one
+  // pass, then one GEMM streams the lm_head (bf16 or a block type) once.
   absl::Status Logits(const LogitsParams& params);
 
   // Rows up to which bf16 products take the GEMV kernel: kGemvDefaultRows unless set (at most
@@ -67,10 +69,6 @@ class CudaContext {
   // every product to cuBLASLt (benchmarks and tests that compare the two paths).
   int64_t gemv_max_rows() const { return gemv_max_rows_; }
   void set_gemv_max_rows(int64_t rows) { gemv_max_rows_ = rows; }
-  // Whether bf16 products take the batch-invariant GEMM at every row count (the backend's
-  // --numerics=invariant); off by default, for the kernel tests that compare the fast paths.
-  bool batch_invariant() const { return batch_invariant_; }
-  void set_batch_invariant(bool on) { batch_invariant_ = on; }
   // The staging buffer's current address: a captured graph that narrows through it is valid only
   // while it stays there (ReserveStaging may move it).
   const void* staging() const { return staging_; }
@@ -80,10 +78,11 @@ class CudaContext {
   using PlanKey = std::array<int64_t, 8>;
 
   explicit CudaContext(int device);
-  // out[m, n] = x[m, k] · w[n, k]ᵀ with bf16 x and w: the batch-invariant kernel when set, else
-  // Gemm.
-  absl::Status GemmBf16(const uint16_t* x, int64_t x_stride, const void* w, float* out,
-                        int64_t out_stride, int64_t m, int64_t n, int64_t k);
+  // out[m, n] = x[m, k] · w[n, k]ᵀ with bf16 x: the batch-invariant kernel for block types and,
+  // when `batch_invariant`, for bf16 w; else Gemm.
+  absl::Status GemmNarrowed(const uint16_t* x, int64_t x_stride, const void* w, WeightType w_type,
+                            float* out, int64_t out_stride, int64_t m, int64_t n, int64_t k,
+                            bool batch_invariant);
   // out[m, n] = x[m, k] · w[n, k]ᵀ with x of element type `type` (bf16 or fp32, as w), cuBLASLt.
   absl::Status Gemm(const void* x, int64_t x_stride, const void* w, WeightType type, float* out,
                     int64_t out_stride, int64_t m, int64_t n, int64_t k);
@@ -98,7 +97,6 @@ class CudaContext {
   uint16_t* staging_ = nullptr;
   int64_t staging_elements_ = 0;
   int64_t gemv_max_rows_ = kGemvDefaultRows;
-  bool batch_invariant_ = false;
   std::map<PlanKey, std::unique_ptr<Plan>> plans_;
 };
 

@@ -1,9 +1,11 @@
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "kernels/invariant_gemm_cuda.h"
+#include "kernels/quant/quant_chunks.h"
 
 namespace arbor::kernels {
 namespace {
@@ -21,6 +23,46 @@ __device__ __forceinline__ uint4 LoadWeights(const uint4* p) {
       : "l"(p));
   return v;
 }
+
+// The weight loaders: Load(row, c, q) gives weights 8q … 8q + 7 of chunk c of weight row `row`
+// as four words of two bf16 each (lower k in the low half).
+struct Bf16Rows {
+  const uint16_t* w;
+  int64_t k;
+  __device__ __forceinline__ uint4 Load(int64_t row, int64_t c, int q) const {
+    return LoadWeights(reinterpret_cast<const uint4*>(w + row * k) + 4 * c + q);
+  }
+};
+
+__device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
+  return uint32_t{__bfloat16_as_ushort(__float2bfloat16_rn(lo))} |
+         uint32_t{__bfloat16_as_ushort(__float2bfloat16_rn(hi))} << 16;
+}
+
+// GGUF blocks widened in registers through quant_chunks.h's traits, w = s·q + o in fp32 (as the
+// CPU's dequantizer) and rounded to bf16 for the tensor cores. A lane's 8 weights lie in one
+// 16-weight half of a 32-weight chunk, so they share one scale and offset.
+template <typename Block>
+struct BlockRows {
+  const uint8_t* w;
+  int64_t row_bytes;
+  __device__ __forceinline__ uint4 Load(int64_t row, int64_t c, int q) const {
+    using Traits = ChunkTraits<Block>;
+    const Block& b = reinterpret_cast<const Block*>(w + row * row_bytes)[c / Traits::kChunks];
+    const int chunk = static_cast<int>(c % Traits::kChunks);
+    float s[2], o[2];
+    Traits::Affine(b, chunk, s, o);
+    const float scale = s[q / 2], offset = o[q / 2];
+    uint32_t words[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = 8 * q + 2 * i;
+      words[i] = PackBf16(scale * static_cast<float>(Traits::Q(b, chunk, j)) + offset,
+                          scale * static_cast<float>(Traits::Q(b, chunk, j + 1)) + offset);
+    }
+    return {words[0], words[1], words[2], words[3]};
+  }
+};
 
 // d += a·b on one m16n8k16 tile, bf16 operands, fp32 accumulators (PTX fragment layouts: a0/a2
 // row g = lane / 4 and a1/a3 row g + 8, columns 2q, 2q + 1 (a0, a1) and 2q + 8, 2q + 9 (a2, a3)
@@ -60,21 +102,21 @@ __device__ __forceinline__ void ChunkProducts(float (&acc)[FT][TT][4], const uin
 
 // A CTA computes FT tiles of 16 weight rows × TT tiles of 8 activation rows; its kKWarps warps
 // take the k chunks in turn (chunk c to warp c mod kKWarps) and sum their partials in warp order.
-template <int FT, int TT>
-__global__ void __launch_bounds__(kThreads) InvariantGemmKernel(InvariantGemmParams p) {
+template <typename Weights, int FT, int TT>
+__global__ void __launch_bounds__(kThreads)
+    InvariantGemmKernel(InvariantGemmParams p, Weights weights) {
   constexpr int kAcc = FT * TT * 4;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, q = lane % 4;
   const int64_t n0 = int64_t{blockIdx.x} * 16 * FT, m0 = int64_t{blockIdx.y} * 8 * TT;
-  // Each row's 16-byte piece q of chunk 0; chunk c is 4·c pieces on. Weight rows past n re-read
-  // the last one and activation rows past m read zeros: their sums are never written.
-  const uint4* w_lo[FT];
-  const uint4* w_hi[FT];
+  // Weight rows g and g + 8 of each tile; rows past n re-read the last one and activation rows
+  // past m read zeros: their sums are never written. An activation row's piece q of chunk 0;
+  // chunk c is 4·c pieces on.
+  int64_t w_lo[FT], w_hi[FT];
 #pragma unroll
   for (int f = 0; f < FT; ++f) {
-    const int64_t row = n0 + f * 16 + g;
-    w_lo[f] = reinterpret_cast<const uint4*>(p.w + min(row, p.n - 1) * p.k) + q;
-    w_hi[f] = reinterpret_cast<const uint4*>(p.w + min(row + 8, p.n - 1) * p.k) + q;
+    w_lo[f] = min(n0 + f * 16 + g, p.n - 1);
+    w_hi[f] = min(n0 + f * 16 + g + 8, p.n - 1);
   }
   const uint4* x_row[TT];
 #pragma unroll
@@ -93,8 +135,8 @@ __global__ void __launch_bounds__(kThreads) InvariantGemmKernel(InvariantGemmPar
       const bool in = c < chunks && c * kChunk + q * 8 < p.k;
 #pragma unroll
       for (int f = 0; f < FT; ++f) {
-        lo[u][f] = in ? LoadWeights(w_lo[f] + 4 * c) : uint4{};
-        hi[u][f] = in ? LoadWeights(w_hi[f] + 4 * c) : uint4{};
+        lo[u][f] = in ? weights.Load(w_lo[f], c, q) : uint4{};
+        hi[u][f] = in ? weights.Load(w_hi[f], c, q) : uint4{};
       }
 #pragma unroll
       for (int t = 0; t < TT; ++t) x[u][t] = in && x_row[t] ? __ldg(x_row[t] + 4 * c) : uint4{};
@@ -128,33 +170,90 @@ __global__ void __launch_bounds__(kThreads) InvariantGemmKernel(InvariantGemmPar
   }
 }
 
-template <int FT, int TT>
-cudaError_t Launch(const InvariantGemmParams& p, cudaStream_t stream) {
+template <typename Weights, int FT, int TT>
+cudaError_t Launch(const InvariantGemmParams& p, const Weights& weights, cudaStream_t stream) {
   const int64_t ctas_n = (p.n + 16 * FT - 1) / (16 * FT);
   const int64_t ctas_m = (p.m + 8 * TT - 1) / (8 * TT);
   if (ctas_n > 0x7fffffff || ctas_m > 65535) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(ctas_n), static_cast<unsigned>(ctas_m));
-  InvariantGemmKernel<FT, TT><<<grid, kThreads, 0, stream>>>(p);
+  InvariantGemmKernel<Weights, FT, TT><<<grid, kThreads, 0, stream>>>(p, weights);
   return cudaGetLastError();
-}
-
-}  // namespace
-
-bool InvariantGemmServes(const InvariantGemmParams& p) {
-  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  return p.m >= 1 && p.n >= 1 && p.k >= 8 && p.k % 8 == 0 && p.x_stride >= p.k &&
-         p.x_stride % 8 == 0 && p.out_stride >= p.n && p.x != nullptr && p.w != nullptr &&
-         p.out != nullptr && aligned(p.x) && aligned(p.w);
 }
 
 // Tiles by row count: one 16 × 8 tile per CTA for decode rows (the most CTAs over the weights),
 // wider row tiles up to 32 rows (each weight fragment feeds more products), 32 × 32 beyond.
-cudaError_t LaunchInvariantGemmBf16(const InvariantGemmParams& p, cudaStream_t stream) {
+template <typename Weights>
+cudaError_t LaunchTiles(const InvariantGemmParams& p, const Weights& weights,
+                        cudaStream_t stream) {
+  if (p.m <= 8) return Launch<Weights, 1, 1>(p, weights, stream);
+  if (p.m <= 16) return Launch<Weights, 1, 2>(p, weights, stream);
+  if (p.m <= 32) return Launch<Weights, 1, 4>(p, weights, stream);
+  return Launch<Weights, 2, 4>(p, weights, stream);
+}
+
+template <typename Block>
+cudaError_t LaunchBlocks(const InvariantGemmParams& p, cudaStream_t stream) {
+  const int64_t row_bytes = p.k / (int64_t{ChunkTraits<Block>::kChunks} * kQuantBlock) *
+                            static_cast<int64_t>(sizeof(Block));
+  return LaunchTiles(p, BlockRows<Block>{static_cast<const uint8_t*>(p.w), row_bytes}, stream);
+}
+
+}  // namespace
+
+bool InvariantGemmTakes(WeightType type) {
+  switch (type) {
+    case WeightType::kBF16:
+    case WeightType::kQ8_0:
+    case WeightType::kQ4_0:
+    case WeightType::kQ4_1:
+    case WeightType::kQ5_0:
+    case WeightType::kQ5_1:
+    case WeightType::kQ4_K:
+    case WeightType::kQ5_K:
+    case WeightType::kQ6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool InvariantGemmServes(const InvariantGemmParams& p) {
+  const auto aligned = [](const void* ptr, uintptr_t to) {
+    return reinterpret_cast<uintptr_t>(ptr) % to == 0;
+  };
+  const bool bf16 = p.w_type == WeightType::kBF16;
+  // A block type's rows are whole blocks (2-byte aligned: their f16 fields); bf16 rows are read
+  // 16 bytes at a time.
+  const int64_t per_block =
+      bf16 ? 8 : int64_t{model::Layout(FileDType(p.w_type)).block_elements};
+  return InvariantGemmTakes(p.w_type) && p.m >= 1 && p.n >= 1 && p.k >= per_block &&
+         p.k % per_block == 0 && p.x_stride >= p.k && p.x_stride % 8 == 0 &&
+         p.out_stride >= p.n && p.x != nullptr && p.w != nullptr && p.out != nullptr &&
+         aligned(p.x, 16) && aligned(p.w, bf16 ? 16 : 2);
+}
+
+cudaError_t LaunchInvariantGemm(const InvariantGemmParams& p, cudaStream_t stream) {
   if (!InvariantGemmServes(p)) return cudaErrorInvalidValue;
-  if (p.m <= 8) return Launch<1, 1>(p, stream);
-  if (p.m <= 16) return Launch<1, 2>(p, stream);
-  if (p.m <= 32) return Launch<1, 4>(p, stream);
-  return Launch<2, 4>(p, stream);
+  switch (p.w_type) {
+    case WeightType::kQ8_0:
+      return LaunchBlocks<BlockQ8_0>(p, stream);
+    case WeightType::kQ4_0:
+      return LaunchBlocks<BlockQ4_0>(p, stream);
+    case WeightType::kQ4_1:
+      return LaunchBlocks<BlockQ4_1>(p, stream);
+    case WeightType::kQ5_0:
+      return LaunchBlocks<BlockQ5_0>(p, stream);
+    case WeightType::kQ5_1:
+      return LaunchBlocks<BlockQ5_1>(p, stream);
+    case WeightType::kQ4_K:
+      return LaunchBlocks<BlockQ4_K>(p, stream);
+    case WeightType::kQ5_K:
+      return LaunchBlocks<BlockQ5_K>(p, stream);
+    case WeightType::kQ6_K:
+      return LaunchBlocks<BlockQ6_K>(p, stream);
+    default:
+      return LaunchTiles(p, Bf16Rows{static_cast<const uint16_t*>(p.w), p.k}, stream);
+  }
 }
 
 }  // namespace arbor::kernels

@@ -76,7 +76,6 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend(c, options));
   ASSIGN_OR_RETURN(backend->context_, kernels::CudaContext::Create(options.device));
-  backend->context_->set_batch_invariant(options.batch_invariant);
   backend->reducer_ =
       std::make_unique<CudaRowReducer>(backend->context_.get(), c.vocab_size, c.num_heads);
   RETURN_IF_ERROR(backend->Load(lookup));
@@ -102,7 +101,6 @@ CudaBackend::~CudaBackend() {
 absl::Status CudaBackend::set_batch_invariant(bool on) {
   if (on) RETURN_IF_ERROR(InvariantWidthsFit(config_));
   options_.batch_invariant = on;
-  context_->set_batch_invariant(on);
   return absl::OkStatus();
 }
 
@@ -297,7 +295,7 @@ absl::StatusOr<CudaBackend::StepPlan> CudaBackend::PrepareStep(std::span<const F
   plan.host = MakeStepBatch(rows, options_.block_size);
   plan.t = plan.host.num_tokens();
   plan.fused = !options_.batch_invariant && !tapped && plan.t <= context_->gemv_max_rows() &&
-               WidthsFitEightWide(config_);
+               WidthsFitEightWide(config_) && all_bf16_;
   plan.num_logits = static_cast<int64_t>(plan.host.logit_rows.size());
   int32_t logit_row = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
@@ -346,9 +344,10 @@ absl::StatusOr<const float*> CudaBackend::NormInput(const StepPlan& plan, const 
 }
 
 absl::Status CudaBackend::Gemv(const StepPlan& plan, const float* in, int64_t in_dim,
-                               const uint16_t* w, int64_t out_dim, float* out,
+                               const Matrix& w, int64_t out_dim, float* out,
                                const float* norm_weight, const int32_t* rows, int64_t m) {
-  kernels::GemvParams p{in, rows, w, out, m, out_dim, in_dim, in_dim, out_dim};
+  kernels::GemvParams p{
+      in, rows, static_cast<const uint16_t*>(w.data), out, m, out_dim, in_dim, in_dim, out_dim};
   p.norm_weight = norm_weight;
   p.norm_eps = config_.rms_norm_eps;
   p.accumulate = out == plan.x;
@@ -356,15 +355,23 @@ absl::Status CudaBackend::Gemv(const StepPlan& plan, const float* in, int64_t in
 }
 
 absl::Status CudaBackend::Project(const StepPlan& plan, const float* in, int64_t in_dim,
-                                  const uint16_t* w, int64_t out_dim, float* out,
+                                  const Matrix& w, int64_t out_dim, float* out,
                                   const float* norm_weight) {
   if (plan.fused) return Gemv(plan, in, in_dim, w, out_dim, out, norm_weight, nullptr, plan.t);
-  return context_->Matmul(
-      {in, w, WeightType::kBF16, out, plan.t, out_dim, in_dim, in_dim, out_dim});
+  return context_->Matmul({.x = in,
+                           .w = w.data,
+                           .w_type = w.type,
+                           .out = out,
+                           .m = plan.t,
+                           .n = out_dim,
+                           .k = in_dim,
+                           .x_stride = in_dim,
+                           .out_stride = out_dim,
+                           .batch_invariant = options_.batch_invariant});
 }
 
 absl::Status CudaBackend::ProjectResidual(const StepPlan& plan, const float* in, int64_t in_dim,
-                                          const uint16_t* w) {
+                                          const Matrix& w) {
   return Project(plan, in, in_dim, w, config_.hidden_size, plan.fused ? plan.x : plan.delta,
                  nullptr);
 }
@@ -446,8 +453,17 @@ absl::Status CudaBackend::EnqueueForward(const StepPlan& plan, const TensorTap& 
     return Gemv(plan, in, hidden, lm_head_, c.vocab_size, plan.logits, final_norm_, plan.logit_rows,
                 plan.num_logits);
   }
-  return context_->Logits({in, plan.logit_rows, lm_head_, WeightType::kBF16, plan.logits,
-                           plan.num_logits, hidden, c.vocab_size, hidden, c.vocab_size});
+  return context_->Logits({.hidden = in,
+                           .rows = plan.logit_rows,
+                           .lm_head = lm_head_.data,
+                           .lm_head_type = lm_head_.type,
+                           .out = plan.logits,
+                           .num_rows = plan.num_logits,
+                           .dim = hidden,
+                           .vocab = c.vocab_size,
+                           .hidden_stride = hidden,
+                           .out_stride = c.vocab_size,
+                           .batch_invariant = options_.batch_invariant});
 }
 
 absl::Status CudaBackend::RunForward(const StepPlan& plan, const TensorTap& tap) {

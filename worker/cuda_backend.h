@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,11 @@ struct CudaBackendOptions {
   // and metrics are the same bits whatever shares its step. false: the fastest kernels for each
   // step's shape (GEMVs, cuBLASLt, splits and cascade sized to the batch).
   bool batch_invariant = true;
+  // GGUF block-quantized matrices (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) stay in their
+  // blocks on the device, widened in registers by the batch-invariant GEMM (a fused group — q/k/v,
+  // gate/up — keeps them when its matrices share one type); false: every matrix widened to bf16 at
+  // load (--weights_dtype=bf16).
+  bool keep_blocks = true;
 };
 
 class CudaBackend : public Backend {
@@ -87,19 +93,24 @@ class CudaBackend : public Backend {
   // The context's verdict (CudaContext::Usable): a sticky CUDA error makes the backend unusable.
   absl::Status Usable() override { return context_->Usable(); }
 
-  // Bytes of weights one decode step streams (every matrix once, bf16).
+  // Bytes of weights one decode step streams (every matrix once, as stored).
   int64_t weight_bytes() const { return weight_bytes_; }
   kernels::CudaContext& context() { return *context_; }
 
  private:
+  // A weight matrix on the device: bf16 bit patterns, or rows of a GGUF block type's blocks.
+  struct Matrix {
+    const void* data = nullptr;
+    kernels::WeightType type = kernels::WeightType::kBF16;
+  };
   struct Layer {
     float* attn_norm = nullptr;
     float* mlp_norm = nullptr;
-    uint16_t* qkv = nullptr;      // [q_dim + 2·kv_dim, hidden]
-    float* qkv_bias = nullptr;    // [q_dim + 2·kv_dim] when the config's qkv_bias() (Qwen2).
-    uint16_t* o = nullptr;        // [hidden, q_dim]
-    uint16_t* gate_up = nullptr;  // [2·ffn, hidden]
-    uint16_t* down = nullptr;     // [hidden, ffn]
+    Matrix qkv;                 // [q_dim + 2·kv_dim, hidden]
+    float* qkv_bias = nullptr;  // [q_dim + 2·kv_dim] when the config's qkv_bias() (Qwen2).
+    Matrix o;                   // [hidden, q_dim]
+    Matrix gate_up;             // [2·ffn, hidden]
+    Matrix down;                // [hidden, ffn]
   };
   CudaBackend(const model::ModelConfig& config, const CudaBackendOptions& options)
       : config_(config), options_(options) {}
@@ -108,10 +119,16 @@ class CudaBackend : public Backend {
   kernels::PagedKvLayer KvLayer(int layer) const;
   // Copies `bytes` from the host to the device, finished when this returns.
   absl::Status Upload(void* device, const void* host, size_t bytes, const std::string& what);
-  // Uploads the named matrices stacked by rows (each [rows_i, cols]) as one bf16 matrix.
-  absl::StatusOr<uint16_t*> UploadMatrix(const TensorLookup& lookup,
-                                         const std::vector<std::string>& names,
-                                         const std::vector<int64_t>& rows, int64_t cols);
+  // Uploads the named matrices stacked by rows (each [rows_i, cols]) as one matrix: their blocks
+  // as they are when keep_blocks and they share a block type the GEMM reads, else bf16.
+  absl::StatusOr<Matrix> UploadMatrix(const TensorLookup& lookup,
+                                      const std::vector<std::string>& names,
+                                      const std::vector<int64_t>& rows, int64_t cols,
+                                      bool keep_blocks);
+  // The named tensors' bytes as they are, stacked, when they share one block type the GEMM
+  // reads; nullopt otherwise (bf16 then).
+  absl::StatusOr<std::optional<Matrix>> UploadBlocks(const std::vector<model::TensorView>& tensors,
+                                                     const std::string& what);
   // Uploads the named vectors (each [sizes_i]) one after another as one fp32 vector.
   absl::StatusOr<float*> UploadVector(const TensorLookup& lookup,
                                       const std::vector<std::string>& names,
@@ -135,13 +152,14 @@ class CudaBackend : public Backend {
   // (the GEMV normalises it).
   absl::StatusOr<const float*> NormInput(const StepPlan& plan, const float* weight, bool add_delta);
   // in → out through w; fused, a GEMV normalising `in` with `norm_weight`.
-  absl::Status Project(const StepPlan& plan, const float* in, int64_t in_dim, const uint16_t* w,
+  absl::Status Project(const StepPlan& plan, const float* in, int64_t in_dim, const Matrix& w,
                        int64_t out_dim, float* out, const float* norm_weight);
   // A sublayer's output: unfused into delta (the next norm adds it); fused, added into x.
   absl::Status ProjectResidual(const StepPlan& plan, const float* in, int64_t in_dim,
-                               const uint16_t* w);
-  // One GEMV of m rows (gathered by `rows` when set); accumulates when `out` is the residual x.
-  absl::Status Gemv(const StepPlan& plan, const float* in, int64_t in_dim, const uint16_t* w,
+                               const Matrix& w);
+  // One GEMV of m rows of bf16 w (gathered by `rows` when set); accumulates when `out` is the
+  // residual x.
+  absl::Status Gemv(const StepPlan& plan, const float* in, int64_t in_dim, const Matrix& w,
                     int64_t out_dim, float* out, const float* norm_weight, const int32_t* rows,
                     int64_t m);
   // Copies a [t, cols] tensor (row stride `stride`) to the tap, synchronously; no-op without one.
@@ -152,8 +170,9 @@ class CudaBackend : public Backend {
   CudaBackendOptions options_;
   std::unique_ptr<kernels::CudaContext> context_;
   std::vector<void*> allocations_;  // Weights and KV pools, freed with the backend.
-  uint16_t* embed_ = nullptr;
-  uint16_t* lm_head_ = nullptr;
+  const uint16_t* embed_ = nullptr;  // bf16: the embedding kernel reads rows of it.
+  Matrix lm_head_;
+  bool all_bf16_ = true;  // Every matrix bf16: what the fused GEMV steps need.
   float* final_norm_ = nullptr;
   float* inv_freq_ = nullptr;
   std::vector<Layer> layers_;

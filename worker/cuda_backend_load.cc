@@ -1,8 +1,9 @@
 // CudaBackend's load: the checkpoint's tensors uploaded to the device as the forward reads them
-// (matrices in bf16, q/k/v and gate/up fused, norms and biases in fp32), RoPE frequencies, and
-// the KV pools. Part of class CudaBackend (cuda_backend.h).
+// (matrices in bf16 or their GGUF blocks, q/k/v and gate/up fused, norms and biases in fp32), RoPE
+// frequencies, and the KV pools. Part of class CudaBackend (cuda_backend.h).
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "base/bf16.h"
 #include "base/status_macros.h"
 #include "kernels/cuda_status.h"
+#include "kernels/invariant_gemm_cuda.h"
+#include "kernels/quant/quant_blocks.h"
 #include "kernels/rope_cuda.h"
 #include "model/llama_tensors.h"
 #include "worker/cuda_backend.h"
@@ -39,17 +42,46 @@ absl::Status CudaBackend::Upload(void* device, const void* host, size_t bytes,
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
-                                                    const std::vector<std::string>& names,
-                                                    const std::vector<int64_t>& rows,
-                                                    int64_t cols) {
+absl::StatusOr<std::optional<CudaBackend::Matrix>> CudaBackend::UploadBlocks(
+    const std::vector<model::TensorView>& tensors, const std::string& what) {
+  const std::optional<kernels::WeightType> type = kernels::KernelWeightType(tensors[0].dtype);
+  if (!type || !kernels::IsQuantized(*type) || !kernels::InvariantGemmTakes(*type)) {
+    return std::nullopt;
+  }
+  size_t bytes = 0;
+  for (const model::TensorView& t : tensors) {
+    if (t.dtype != tensors[0].dtype) return std::nullopt;
+    bytes += t.nbytes;
+  }
+  ASSIGN_OR_RETURN(void* device, Allocate(bytes));
+  size_t offset = 0;
+  for (const model::TensorView& t : tensors) {
+    RETURN_IF_ERROR(Upload(static_cast<char*>(device) + offset, t.data, t.nbytes, what));
+    offset += t.nbytes;
+  }
+  weight_bytes_ += static_cast<int64_t>(bytes);
+  return Matrix{device, *type};
+}
+
+absl::StatusOr<CudaBackend::Matrix> CudaBackend::UploadMatrix(
+    const TensorLookup& lookup, const std::vector<std::string>& names,
+    const std::vector<int64_t>& rows, int64_t cols, bool keep_blocks) {
+  std::vector<model::TensorView> tensors;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSIGN_OR_RETURN(tensors.emplace_back(), lookup(names[i]));
+    RETURN_IF_ERROR(CheckTensor(tensors.back(), names[i], {rows[i], cols}));
+  }
+  const std::string what = absl::StrCat("upload of ", names[0]);
+  if (keep_blocks) {
+    ASSIGN_OR_RETURN(const std::optional<Matrix> blocks, UploadBlocks(tensors, what));
+    if (blocks) return *blocks;
+  }
   int64_t total_rows = 0;
   for (int64_t r : rows) total_rows += r;
   std::vector<uint16_t> host(total_rows * cols);
   int64_t offset = 0;
-  for (size_t i = 0; i < names.size(); ++i) {
-    ASSIGN_OR_RETURN(const model::TensorView t, lookup(names[i]));
-    RETURN_IF_ERROR(CheckTensor(t, names[i], {rows[i], cols}));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const model::TensorView& t = tensors[i];
     const int64_t n = rows[i] * cols;
     if (t.dtype == model::DType::kBF16) {
       std::memcpy(host.data() + offset, t.data, n * sizeof(uint16_t));
@@ -64,10 +96,9 @@ absl::StatusOr<uint16_t*> CudaBackend::UploadMatrix(const TensorLookup& lookup,
     offset += n;
   }
   ASSIGN_OR_RETURN(void* device, Allocate(host.size() * sizeof(uint16_t)));
-  RETURN_IF_ERROR(Upload(device, host.data(), host.size() * sizeof(uint16_t),
-                         absl::StrCat("upload of ", names[0])));
+  RETURN_IF_ERROR(Upload(device, host.data(), host.size() * sizeof(uint16_t), what));
   weight_bytes_ += static_cast<int64_t>(host.size() * sizeof(uint16_t));
-  return static_cast<uint16_t*>(device);
+  return Matrix{device, kernels::WeightType::kBF16};
 }
 
 absl::StatusOr<float*> CudaBackend::UploadVector(const TensorLookup& lookup,
@@ -91,13 +122,16 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size;
   const int64_t q_dim = int64_t{c.num_heads} * c.head_dim;
   const int64_t kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
-  ASSIGN_OR_RETURN(embed_, UploadMatrix(lookup, {model::kEmbedTokensName}, {c.vocab_size}, hidden));
-  if (c.tie_word_embeddings) {
-    lm_head_ = embed_;
-  } else {
+  const bool keep = options_.keep_blocks;
+  // The embedding kernel reads bf16 rows: the table is bf16, and so is a head tied to it.
+  ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kEmbedTokensName}, {c.vocab_size},
+                                          hidden, /*keep_blocks=*/false));
+  embed_ = static_cast<const uint16_t*>(lm_head_.data);
+  if (!c.tie_word_embeddings) {
     // A decode step reads one embedding row, not the table: only the lm_head counts.
     weight_bytes_ -= int64_t{c.vocab_size} * hidden * 2;
-    ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kLmHeadName}, {c.vocab_size}, hidden));
+    ASSIGN_OR_RETURN(lm_head_,
+                     UploadMatrix(lookup, {model::kLmHeadName}, {c.vocab_size}, hidden, keep));
   }
   ASSIGN_OR_RETURN(final_norm_, UploadVector(lookup, {model::kFinalNormName}, {hidden}));
   layers_.resize(c.num_layers);
@@ -106,16 +140,21 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     Layer& layer = layers_[l];
     ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, {n.attn_norm}, {hidden}));
     ASSIGN_OR_RETURN(layer.mlp_norm, UploadVector(lookup, {n.mlp_norm}, {hidden}));
-    ASSIGN_OR_RETURN(layer.qkv,
-                     UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim}, hidden));
+    ASSIGN_OR_RETURN(layer.qkv, UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim},
+                                             hidden, keep));
     if (c.qkv_bias()) {  // In fp32, as the CPU backend adds them.
       ASSIGN_OR_RETURN(layer.qkv_bias, UploadVector(lookup, {n.q_bias, n.k_bias, n.v_bias},
                                                     {q_dim, kv_dim, kv_dim}));
     }
-    ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim));
-    ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden));
-    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn));
+    ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim, keep));
+    ASSIGN_OR_RETURN(layer.gate_up,
+                     UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden, keep));
+    ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn, keep));
+    for (const Matrix* m : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+      all_bf16_ = all_bf16_ && m->type == kernels::WeightType::kBF16;
+    }
   }
+  all_bf16_ = all_bf16_ && lm_head_.type == kernels::WeightType::kBF16;
 
   const std::vector<float> inv_freq =
       kernels::RopeInvFreq(c.rope_theta, c.head_dim, RopeScalingParamsOf(c.rope_scaling));

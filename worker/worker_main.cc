@@ -35,8 +35,9 @@ ABSL_FLAG(std::string, weights_dtype, "native",
           "What the weight matrices are computed in: native (the file's own types; GGUF "
           "quantized blocks stay memory-mapped and are multiplied block by block, f16 widens to "
           "f32), f32 (everything widened, exact), bf16 (half the bytes of f32), or q8_0 (f32/bf16 "
-          "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). The CUDA "
-          "backend computes in bf16 and takes native or bf16.");
+          "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). On CUDA: "
+          "native (GGUF blocks kept on the device and widened to bf16 inside the GEMM, the rest "
+          "bf16) or bf16 (every matrix widened to bf16 at load).");
 ABSL_FLAG(std::string, kv_dtype, "auto",
           "What the KV cache stores: f32, or bf16 (half the bytes per token: --kv_tokens costs "
           "half the memory and attention reads half the bytes; K/V rounded to bf16 when written, "

@@ -122,6 +122,12 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     cuda.block_size = options.block_size;
     cuda.kv_dtype = kv_dtype;
     cuda.batch_invariant = batch_invariant;
+    if (weights_dtype == WeightsDtype::kF32 || weights_dtype == WeightsDtype::kQ8_0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weights_dtype=", options.weights_dtype,
+          ": on CUDA the weights are native (GGUF blocks kept, the rest bf16) or bf16"));
+    }
+    cuda.keep_blocks = weights_dtype == WeightsDtype::kNative;
     ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
                      CudaBackend::Create(std::move(checkpoint), cuda));
     return std::unique_ptr<Backend>(std::move(backend));

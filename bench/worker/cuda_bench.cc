@@ -131,11 +131,17 @@ int TimeProjections(const model::ModelConfig& c, double bandwidth) {
       for (int path = 0; path < 3; ++path) {
         if (path == 1 && m > kernels::kGemvMaxRows) continue;
         (*ctx)->set_gemv_max_rows(path == 1 ? kernels::kGemvMaxRows : 0);
-        (*ctx)->set_batch_invariant(path == 2);
         ms[path] = MedianMs((*ctx)->stream(), [&](int rep) {
-          const absl::Status s =
-              (*ctx)->Matmul({x, weights[rep % copies], kernels::WeightType::kBF16, out, m, shape.n,
-                              shape.k, shape.k, shape.n});
+          const absl::Status s = (*ctx)->Matmul({.x = x,
+                                                 .w = weights[rep % copies],
+                                                 .w_type = kernels::WeightType::kBF16,
+                                                 .out = out,
+                                                 .m = m,
+                                                 .n = shape.n,
+                                                 .k = shape.k,
+                                                 .x_stride = shape.k,
+                                                 .out_stride = shape.n,
+                                                 .batch_invariant = path == 2});
           if (!s.ok()) std::printf("error: %s\n", s.ToString().c_str());
         });
       }
@@ -146,7 +152,6 @@ int TimeProjections(const model::ModelConfig& c, double bandwidth) {
                   static_cast<long long>(m), ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, gbps,
                   100.0 * gbps * 1e9 / bandwidth, ms[2] / fastest);
     }
-    (*ctx)->set_batch_invariant(false);
     for (void* w : weights) cudaFree(w);
     cudaFree(x);
     cudaFree(out);

@@ -17,7 +17,7 @@ void DequantizeBlocks(const void* src, int64_t n, float* dst) {
   Chunk chunk;
   for (int64_t b = 0; b < n / kPerBlock; ++b) {
     for (int c = 0; c < Traits::kChunks; ++c) {
-      Traits::Load(blocks[b], c, chunk);
+      LoadChunk(blocks[b], c, chunk);
       float* out = dst + b * kPerBlock + c * kQuantBlock;
       for (int j = 0; j < kQuantBlock; ++j) {
         const int h = j / (kQuantBlock / 2);

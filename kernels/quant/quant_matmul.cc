@@ -112,7 +112,7 @@ void RowDot(const Block* w, int64_t blocks, const float* const* x, const float* 
   Chunk chunk;
   for (int64_t b = 0; b < blocks; ++b) {
     for (int c = 0; c < Traits::kChunks; ++c) {
-      Traits::Load(w[b], c, chunk);
+      LoadChunk(w[b], c, chunk);
       const int64_t at = (b * Traits::kChunks + c) * kQuantBlock;
       for (int r = 0; r < R; ++r) {
         for (int h = 0; h < 2; ++h) {

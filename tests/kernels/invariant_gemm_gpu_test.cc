@@ -1,7 +1,8 @@
 // The batch-invariant GEMM (kernels/invariant_gemm_cuda.h) against float64 on awkward sizes and
-// strides, and the promise it exists for: a row's output is the same bits whatever the row count
-// of its launch (every tile shape: 1–8, 9–16, 17–32 and more rows) and wherever the row sits in
-// it. Skips without a device.
+// strides, bf16 weights and every GGUF block type it reads (quant_test_support.h's random blocks,
+// their weights rounded to bf16 as the kernel rounds them), and the promise it exists for: a row's
+// output is the same bits whatever the row count of its launch (every tile shape: 1–8, 9–16,
+// 17–32 and more rows) and wherever the row sits in it. Skips without a device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,20 +12,23 @@
 #include <vector>
 
 #include "kernels/invariant_gemm_cuda.h"
+#include "kernels/quant/quant_blocks.h"
+#include "model/dtype.h"
 #include "tests/kernels/gpu_test_support.h"
+#include "tests/kernels/quant_test_support.h"
 
 namespace arbor::kernels {
 namespace {
 
-// Σ_k x[i, k]·w[n, k] in float64 over the exact bf16 values of both.
+// Σ_k x[i, k]·w[n, k] in float64 over the bf16 values of x and the weights w (already exact).
 std::vector<float> ProductF64(const std::vector<uint16_t>& x, int64_t x_stride, int64_t m,
-                              const std::vector<uint16_t>& w, int64_t n, int64_t k) {
+                              const std::vector<float>& w, int64_t n, int64_t k) {
   std::vector<float> out(m * n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (int64_t c = 0; c < k; ++c) {
-        sum += double{base::Bf16ToFloat(x[i * x_stride + c])} * base::Bf16ToFloat(w[j * k + c]);
+        sum += double{base::Bf16ToFloat(x[i * x_stride + c])} * w[j * k + c];
       }
       out[i * n + j] = static_cast<float>(sum);
     }
@@ -42,10 +46,73 @@ std::vector<float> Packed(const std::vector<float>& out, int64_t out_stride, int
   return rows;
 }
 
+// An [n, k] weight matrix of `type` on the host: its bytes, and its weights as the kernel sees
+// them (bf16 values; a block type's dequantized through the CPU's reference, rounded to bf16).
+struct Weights {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+};
+
+Weights RandomWeights(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
+  Weights w;
+  if (type == WeightType::kBF16) {
+    const std::vector<uint16_t> bf16 = ToBf16(Normal(rng, n * k));
+    w.bytes.resize(bf16.size() * 2);
+    std::memcpy(w.bytes.data(), bf16.data(), w.bytes.size());
+    w.values = Widen(bf16);
+    return w;
+  }
+  const QuantRows rows =
+      RandomRows(type, n, k / model::Layout(FileDType(type)).block_elements, rng);
+  w.bytes.assign(rows.bytes.begin(), rows.bytes.end());
+  for (double v : rows.w) {
+    w.values.push_back(base::Bf16ToFloat(base::FloatToBf16(static_cast<float>(v))));
+  }
+  return w;
+}
+
+// The GEMM of kRows rows against float64, then every slice of 1–129 rows at a random offset
+// equal bit for bit to the same rows of the whole product.
+void CheckGemm(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
+  SCOPED_TRACE(testing::Message() << "type " << static_cast<int>(type) << " n " << n << " k "
+                                  << k);
+  constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
+  const int64_t x_stride = k + 8, out_stride = n + 3;  // Rows apart, as the kernel allows.
+  const std::vector<uint16_t> x = ToBf16(Normal(rng, kRows * x_stride));
+  const Weights w = RandomWeights(type, n, k, rng);
+  DeviceArray<uint16_t> d_x(x);
+  DeviceArray<uint8_t> d_w(w.bytes);
+  DeviceArray<float> all(kRows * out_stride);
+  all.Poison();
+  InvariantGemmParams p{d_x.get(), d_w.get(), all.get(), kRows, n, k, x_stride, out_stride, type};
+  ASSERT_TRUE(InvariantGemmServes(p));
+  ExpectOk(LaunchInvariantGemm(p, nullptr));
+  const std::vector<float> reference = Packed(all.Download(), out_stride, kRows, n);
+  // bf16 products are exact in fp32; the fp32 sums round ~1e-7·√k relative to the terms (and a
+  // dequantized weight may round to the other bf16 neighbour where fp32 contraction differs).
+  double rms = 0;
+  for (float v : w.values) rms += double{v} * v;
+  rms = std::sqrt(rms / static_cast<double>(w.values.size()));
+  ExpectClose(reference, ProductF64(x, x_stride, kRows, w.values, n, k), 1e-5,
+              1e-6 * rms * std::sqrt(static_cast<double>(k)));
+  for (int64_t m : {1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 129}) {
+    const int64_t first = std::uniform_int_distribution<int64_t>(0, kRows - m)(rng);
+    SCOPED_TRACE(testing::Message() << "rows " << first << " to " << first + m);
+    DeviceArray<float> out(m * out_stride);
+    out.Poison();
+    p.x = d_x.get() + first * x_stride;
+    p.out = out.get();
+    p.m = m;
+    ExpectOk(LaunchInvariantGemm(p, nullptr));
+    const std::vector<float> got = Packed(out.Download(), out_stride, m, n);
+    EXPECT_EQ(std::memcmp(got.data(), &reference[first * n], m * n * sizeof(float)), 0)
+        << "a row's output depends on its launch";
+  }
+}
+
 TEST(OpsGpu, InvariantGemmMatchesFloat64AndEveryRowIsItsOwn) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();
-  constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
   // k: whole 32-wide chunks, and last chunks of 8, 16 and 24 (688: the `small` preset's ffn).
   for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 32},
                              {5, 8},
@@ -56,32 +123,22 @@ TEST(OpsGpu, InvariantGemmMatchesFloat64AndEveryRowIsItsOwn) {
                              {7, 1048},
                              {2051, 2048},
                              {64, 8192}}) {
-    SCOPED_TRACE(testing::Message() << "n " << n << " k " << k);
-    const int64_t x_stride = k + 8, out_stride = n + 3;  // Rows apart, as the kernel allows.
-    const std::vector<uint16_t> x = ToBf16(Normal(rng, kRows * x_stride));
-    const std::vector<uint16_t> w = ToBf16(Normal(rng, n * k));
-    DeviceArray<uint16_t> d_x(x), d_w(w);
-    DeviceArray<float> all(kRows * out_stride);
-    all.Poison();
-    InvariantGemmParams p{d_x.get(), d_w.get(), all.get(), kRows, n, k, x_stride, out_stride};
-    ASSERT_TRUE(InvariantGemmServes(p));
-    ExpectOk(LaunchInvariantGemmBf16(p, nullptr));
-    const std::vector<float> reference = Packed(all.Download(), out_stride, kRows, n);
-    // bf16 products are exact in fp32; the fp32 sums round ~1e-7·√k relative to the terms.
-    ExpectClose(reference, ProductF64(x, x_stride, kRows, w, n, k), 1e-5,
-                1e-6 * std::sqrt(static_cast<double>(k)));
-    for (int64_t m : {1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 129}) {
-      const int64_t first = std::uniform_int_distribution<int64_t>(0, kRows - m)(rng);
-      SCOPED_TRACE(testing::Message() << "rows " << first << " to " << first + m);
-      DeviceArray<float> out(m * out_stride);
-      out.Poison();
-      p.x = d_x.get() + first * x_stride;
-      p.out = out.get();
-      p.m = m;
-      ExpectOk(LaunchInvariantGemmBf16(p, nullptr));
-      const std::vector<float> got = Packed(out.Download(), out_stride, m, n);
-      EXPECT_EQ(std::memcmp(got.data(), &reference[first * n], m * n * sizeof(float)), 0)
-          << "a row's output depends on its launch";
+    CheckGemm(WeightType::kBF16, n, k, rng);
+  }
+}
+
+TEST(OpsGpu, InvariantGemmReadsEveryGgufBlockType) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  for (WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1,
+                          WeightType::kQ5_0, WeightType::kQ5_1}) {
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 32}, {17, 96}, {130, 576}}) {
+      CheckGemm(type, n, k, rng);
+    }
+  }
+  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{3, 256}, {130, 768}, {33, 2048}}) {
+      CheckGemm(type, n, k, rng);
     }
   }
 }
@@ -90,6 +147,15 @@ TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
   const auto* p16 = reinterpret_cast<const uint16_t*>(16);
   auto* out = reinterpret_cast<float*>(16);
   const InvariantGemmParams ok{p16, p16, out, 1, 4, 64, 64, 4};
+  InvariantGemmParams blocks = ok;
+  blocks.w_type = WeightType::kQ4_K;
+  EXPECT_FALSE(InvariantGemmServes(blocks));  // k not a whole super-block.
+  blocks.k = blocks.x_stride = 256;
+  EXPECT_TRUE(InvariantGemmServes(blocks));
+  blocks.w = reinterpret_cast<const void*>(18);  // Blocks need 2-byte alignment only.
+  EXPECT_TRUE(InvariantGemmServes(blocks));
+  blocks.w_type = WeightType::kQ4Kx8;  // The CPU's repacked layout.
+  EXPECT_FALSE(InvariantGemmServes(blocks));
   EXPECT_TRUE(InvariantGemmServes(ok));
   InvariantGemmParams bad = ok;
   bad.k = bad.x_stride = 44;  // Not a multiple of 8.
@@ -106,7 +172,7 @@ TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
   bad = ok;
   bad.m = 0;
   EXPECT_FALSE(InvariantGemmServes(bad));
-  EXPECT_EQ(LaunchInvariantGemmBf16(bad, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(LaunchInvariantGemm(bad, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

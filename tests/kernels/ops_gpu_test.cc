@@ -155,8 +155,18 @@ TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
     DeviceArray<float> d_x(x), out(m * n);
     DeviceArray<uint16_t> d_w(w_bf16);
     out.Poison();
-    ASSERT_TRUE(
-        (*ctx)->Matmul({d_x.get(), d_w.get(), WeightType::kBF16, out.get(), m, n, k, k, n}).ok());
+    ASSERT_TRUE((*ctx)
+                    ->Matmul({.x = d_x.get(),
+                              .w = d_w.get(),
+                              .w_type = WeightType::kBF16,
+                              .out = out.get(),
+                              .m = m,
+                              .n = n,
+                              .k = k,
+                              .x_stride = k,
+                              .out_stride = n,
+                              .batch_invariant = false})
+                    .ok());
     ExpectClose(out.Download(), want, 1e-5);
 
     // Logits: every other row, in reverse order.
@@ -171,8 +181,17 @@ TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
     DeviceArray<float> logits(nr * n);
     logits.Poison();
     ASSERT_TRUE((*ctx)
-                    ->Logits({d_x.get(), d_rows.get(), d_w.get(), WeightType::kBF16, logits.get(),
-                              nr, k, n, k, n})
+                    ->Logits({.hidden = d_x.get(),
+                              .rows = d_rows.get(),
+                              .lm_head = d_w.get(),
+                              .lm_head_type = WeightType::kBF16,
+                              .out = logits.get(),
+                              .num_rows = nr,
+                              .dim = k,
+                              .vocab = n,
+                              .hidden_stride = k,
+                              .out_stride = n,
+                              .batch_invariant = false})
                     .ok());
     ExpectClose(logits.Download(), want_logits, 1e-5);
   }
