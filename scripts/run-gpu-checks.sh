@@ -7,10 +7,11 @@
 # Writes into LOG_DIR: nvidia-smi.txt; one NAME.log per check (GoogleTest also NAME.xml); and
 # summary.txt, one line per check: name, exit code, seconds. The checks, the ones a short lease
 # most needs first: every GPU test; what batch-invariant numerics cost (the projections, a
-# prefill and decode steps at batch 1, 8 and 32 in both numerics); paged attention alone
-# (arbor-bench-attention-cuda: long contexts against the copy bandwidth, siblings with and
-# without cascade); then, unless --quick:
-# the decode benchmark with sibling rows on a shared 2,048-token context, with and without
+# prefill and decode steps at batch 1, 8 and 32 in both numerics); decode steps on Q4_K blocks
+# kept on the device (--weights=q4_k, against the bf16 rows of the numerics run); paged attention
+# alone (arbor-bench-attention-cuda: long contexts against the copy bandwidth, siblings with and
+# without cascade); then, unless --quick: the decode benchmark with sibling rows on a shared
+# 2,048-token context, with and without
 # cascade attention; an end-to-end job (a coordinator and one worker with --device=cuda:0 on a
 # random-weight `small` checkpoint, one `arbor generate`); compute-sanitizer's memcheck over the
 # kernel tests and the graph test (each cut off after 90 s); the whole decode benchmark
@@ -96,6 +97,8 @@ for test in kernels_gpu_test worker_cuda_backend_gpu_test; do
 done
 check bench_numerics_cost "${HERE}/bin/arbor-bench-worker-cuda" --contexts=512,4096 \
   --batches=1,8,32 --variants=gemv+graph,invariant --steps=16
+check bench_q4k_blocks "${HERE}/bin/arbor-bench-worker-cuda" --weights=q4_k --projections=false \
+  --contexts=512 --batches=1,8,32 --variants=invariant --steps=16
 check bench_attention_cuda "${HERE}/bin/arbor-bench-attention-cuda"
 [[ "${QUICK}" == --quick ]] && exit ${failed}
 check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
@@ -104,10 +107,10 @@ check end_to_end_cuda_worker end_to_end
 if command -v compute-sanitizer >/dev/null; then
   check memcheck_kernels timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "${HERE}/bin/kernels_gpu_test" \
-    --gtest_filter='OpsGpu.Gemv*:OpsGpu.InvariantGemm*:OpsGpu.FixedSplits*:OpsGpu.PagedKv*:OpsGpu.Cascade*:OpsGpu.Logit*'
+    --gtest_filter='OpsGpu.InvariantGemm*:OpsGpu.FixedSplits*:OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Cascade*:OpsGpu.Logit*'
   check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "${HERE}/bin/worker_cuda_backend_gpu_test" \
-    --gtest_filter='*CudaBackendGraphs.*:CudaBackendCascade.*:CudaBatchInvariance.*'
+    --gtest_filter='*CudaBackendGraphs.*:CudaBackendCascade.*:CudaBatchInvariance.*:CudaGgufBlocks.*'
 fi
 check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
 if command -v ncu >/dev/null; then

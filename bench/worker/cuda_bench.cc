@@ -16,7 +16,8 @@
 // 8 rows) and the batch-invariant GEMM, weights rotated through enough copies to defeat the L2
 // cache; and a 512-token prefill in each numerics. Without a CUDA device it prints why and exits
 // 0, so it can run anywhere. --contexts, --batches, --steps and --variants narrow a run, e.g. to
-// one shape under a profiler.
+// one shape under a profiler; --weights=q4_k (or another GGUF block type) runs the model's
+// matrices as random blocks of that type kept on the device.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,12 +34,14 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "base/status_macros.h"
 #include "bench/worker/cuda_timing.h"
 #include "kernels/cuda_context.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemv_cuda.h"
+#include "model/dtype.h"
 #include "model/make_model.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cuda_backend.h"
@@ -53,6 +57,9 @@ ABSL_FLAG(std::vector<std::string>, variants,
           "attention), invariant (batch-invariant numerics with graphs, the default worker's)");
 ABSL_FLAG(bool, projections, true,
           "time the projections (cuBLASLt, GEMV, batch-invariant GEMM) and a prefill first");
+ABSL_FLAG(std::string, weights, "bf16",
+          "the model's matrices: bf16, or random GGUF blocks of one type kept on the device "
+          "(q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
 ABSL_FLAG(bool, siblings, false,
           "rows are sibling branches sharing the context's KV blocks (what cascade attention "
           "serves) instead of each holding its own copy");
@@ -243,13 +250,31 @@ struct Settings {
   std::vector<std::string> variants;
   int32_t steps = 0;
   bool siblings = false;
+  std::optional<model::DType> blocks;  // --weights: a block type, or bf16 (nullopt).
 };
+
+// The block type a --weights value names (lower case), or nullopt.
+std::optional<model::DType> BlockTypeFlag(const std::string& name) {
+  for (model::DType t : {model::DType::kQ8_0, model::DType::kQ4_0, model::DType::kQ4_1,
+                         model::DType::kQ5_0, model::DType::kQ5_1, model::DType::kQ4_K,
+                         model::DType::kQ5_K, model::DType::kQ6_K}) {
+    if (absl::AsciiStrToUpper(name) == model::DTypeName(t)) return t;
+  }
+  return std::nullopt;
+}
+
 bool ReadSettings(Settings& s) {
   s.contexts = ListFlag(absl::GetFlag(FLAGS_contexts), "contexts", kMaxContext);
   s.batches = ListFlag(absl::GetFlag(FLAGS_batches), "batches", kMaxBatch);
   s.steps = absl::GetFlag(FLAGS_steps);
   s.variants = absl::GetFlag(FLAGS_variants);
   s.siblings = absl::GetFlag(FLAGS_siblings);
+  const std::string weights = absl::GetFlag(FLAGS_weights);
+  s.blocks = BlockTypeFlag(weights);
+  if (!s.blocks && weights != "bf16") {
+    std::printf("error: --weights: %s is not bf16 or a GGUF block type\n", weights.c_str());
+    return false;
+  }
   for (const std::string& v : s.variants) {
     if (v != "cublas" && v != "gemv" && v != "gemv+graph" && v != "cascade" && v != "invariant") {
       std::printf("error: --variants: %s is none of cublas, gemv, gemv+graph, cascade, invariant\n",
@@ -320,9 +345,17 @@ int Run() {
   std::mt19937 rng(42);
   const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
   if (absl::GetFlag(FLAGS_projections) && TimeProjections(config, bandwidth) != 0) return 1;
-  const testing::RandomLlama model(config, /*bf16=*/true, rng);
+  const std::optional<model::DType> blocks = settings.blocks;
+  std::unique_ptr<testing::RandomLlama> bf16_model;
+  std::unique_ptr<testing::RandomBlockLlama> block_model;
+  if (blocks) {
+    block_model = std::make_unique<testing::RandomBlockLlama>(
+        config, std::vector<model::DType>(8, *blocks), rng);
+  } else {
+    bf16_model = std::make_unique<testing::RandomLlama>(config, /*bf16=*/true, rng);
+  }
   auto created = CudaBackend::Create(
-      config, model.Lookup(),
+      config, blocks ? block_model->Lookup() : bf16_model->Lookup(),
       {.device = 0, .kv_blocks = kBlocksPerRow * (kMaxBatch + 1), .block_size = kBlock});
   if (!created.ok()) {
     std::printf("error: %s\n", created.status().ToString().c_str());
@@ -338,8 +371,8 @@ int Run() {
   const CudaBackendOptions defaults;  // The KV dtype a worker gets by default (bf16).
   const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
                                      config.head_dim * KvDtypeBytes(defaults.kv_dtype);
-  std::printf("weights %.2f GB bf16; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
-              static_cast<long long>(kv_bytes_per_token),
+  std::printf("weights %.2f GB %s; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
+              absl::GetFlag(FLAGS_weights).c_str(), static_cast<long long>(kv_bytes_per_token),
               defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32",
               settings.siblings ? "; rows are siblings sharing the context's blocks" : "");
   std::printf("%-8s %-6s %-8s %-11s %12s %12s %10s\n", "context", "batch", "rows", "variant",

@@ -6,20 +6,13 @@
 // numerics. Skips without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <map>
-#include <memory>
 #include <random>
-#include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "base/bf16.h"
 #include "kernels/cuda_status.h"
-#include "kernels/quant/quant_blocks.h"
 #include "model/dtype.h"
-#include "model/llama_tensors.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 #include "worker/cuda_backend.h"
@@ -39,89 +32,6 @@ model::ModelConfig BlockConfig() {
   c.head_dim = 64;
   c.tie_word_embeddings = false;
   return c;
-}
-
-// The largest |integer · sub-scale| of a type's weights, so that scales of 0.2 / it keep the
-// weights below 0.2 (random f16 scales would blow the activations up).
-float LargestProduct(DType dtype) {
-  switch (dtype) {
-    case DType::kQ8_0:
-      return 127;
-    case DType::kQ4_0:
-    case DType::kQ4_1:
-      return 16;
-    case DType::kQ5_0:
-    case DType::kQ5_1:
-      return 32;
-    case DType::kQ4_K:
-      return 63 * 15;
-    case DType::kQ5_K:
-      return 63 * 31;
-    default:
-      return 128 * 32;  // Q6_K: int8 sub-scales × 6-bit integers.
-  }
-}
-
-// A random Llama's norms and embeddings with its matrices replaced by random blocks.
-class BlockLlama {
- public:
-  BlockLlama(const model::ModelConfig& config, std::mt19937& rng)
-      : base_(config, /*bf16=*/true, rng) {}
-
-  void SetBlocks(const std::string& name, DType dtype, int64_t rows, int64_t cols,
-                 std::mt19937& rng) {
-    const model::DTypeLayout layout = model::Layout(dtype);
-    std::vector<uint8_t>& bytes = blocks_[name].bytes;
-    bytes.resize(rows * model::RowBytes(dtype, cols));
-    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-    std::uniform_real_distribution<float> scale(0.2f / LargestProduct(dtype) / 4,
-                                                0.2f / LargestProduct(dtype));
-    for (size_t at = 0; at < bytes.size(); at += layout.block_bytes) {
-      for (int offset : model::HalfFieldOffsets(dtype)) {
-        const uint16_t h = base::FloatToHalf((rng() & 1 ? 1 : -1) * scale(rng));
-        std::memcpy(&bytes[at + offset], &h, 2);
-      }
-    }
-    blocks_[name].dtype = dtype;
-    blocks_[name].shape = {rows, cols};
-  }
-
-  TensorLookup Lookup() const {
-    const TensorLookup base = base_.Lookup();
-    return [this, base](const std::string& name) -> absl::StatusOr<model::TensorView> {
-      auto it = blocks_.find(name);
-      if (it == blocks_.end()) return base(name);
-      return model::TensorView{name, it->second.dtype, it->second.shape, it->second.bytes.data(),
-                               it->second.bytes.size()};
-    };
-  }
-
- private:
-  struct Blocks {
-    DType dtype = DType::kQ8_0;
-    std::vector<int64_t> shape;
-    std::vector<uint8_t> bytes;
-  };
-  testing::RandomLlama base_;
-  std::map<std::string, Blocks> blocks_;
-};
-
-// Every matrix of `model` as blocks: `types` gives q, k, v, o, gate, up, down, lm_head in turn.
-void SetMatrices(BlockLlama& model, const model::ModelConfig& c, const std::vector<DType>& types,
-                 std::mt19937& rng) {
-  const int64_t h = c.hidden_size, f = c.intermediate_size;
-  const int64_t q = int64_t{c.num_heads} * c.head_dim, kv = int64_t{c.num_kv_heads} * c.head_dim;
-  for (int l = 0; l < c.num_layers; ++l) {
-    const model::LlamaLayerNames n = model::LlamaLayerTensorNames(l);
-    model.SetBlocks(n.q, types[0], q, h, rng);
-    model.SetBlocks(n.k, types[1], kv, h, rng);
-    model.SetBlocks(n.v, types[2], kv, h, rng);
-    model.SetBlocks(n.o, types[3], h, q, rng);
-    model.SetBlocks(n.gate, types[4], f, h, rng);
-    model.SetBlocks(n.up, types[5], f, h, rng);
-    model.SetBlocks(n.down, types[6], h, f, rng);
-  }
-  model.SetBlocks(model::kLmHeadName, types[7], c.vocab_size, h, rng);
 }
 
 double RelativeError(const std::vector<float>& got, const std::vector<float>& want) {
@@ -167,8 +77,7 @@ TEST(CudaGgufBlocks, EveryBlockTypeGivesTheCpuLogits) {
   for (const std::vector<DType>& types : recipes) {
     SCOPED_TRACE(::testing::Message() << "types " << model::DTypeName(types[0]) << " … "
                                       << model::DTypeName(types[2]));
-    BlockLlama model(config, rng);
-    SetMatrices(model, config, types, rng);
+    const testing::RandomBlockLlama model(config, types, rng);
     auto cpu = CpuBackend::Create(config, model.Lookup(),
                                   {.kv_blocks = 8,
                                    .block_size = 16,

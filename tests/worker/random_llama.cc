@@ -1,10 +1,12 @@
 #include "tests/worker/random_llama.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "base/bf16.h"
 #include "base/status_macros.h"
+#include "model/llama_tensors.h"
 #include "tests/support/rope_reference.h"
 #include "worker/kv_cache.h"
 
@@ -79,6 +81,76 @@ int64_t RandomLlama::bytes() const {
   int64_t total = 0;
   for (const auto& [name, values] : f32_) total += values.size() * (bf16_ ? 2 : 4);
   return total;
+}
+
+namespace {
+
+// The largest |integer · sub-scale| of a type's weights.
+float LargestProduct(model::DType dtype) {
+  switch (dtype) {
+    case model::DType::kQ8_0:
+      return 127;
+    case model::DType::kQ4_0:
+    case model::DType::kQ4_1:
+      return 16;
+    case model::DType::kQ5_0:
+    case model::DType::kQ5_1:
+      return 32;
+    case model::DType::kQ4_K:
+      return 63 * 15;
+    case model::DType::kQ5_K:
+      return 63 * 31;
+    default:
+      return 128 * 32;  // Q6_K: int8 sub-scales × 6-bit integers.
+  }
+}
+
+}  // namespace
+
+RandomBlockLlama::RandomBlockLlama(const model::ModelConfig& c,
+                                   const std::vector<model::DType>& types, std::mt19937& rng)
+    : base_(c, /*bf16=*/true, rng) {
+  const int64_t h = c.hidden_size, f = c.intermediate_size;
+  const int64_t q = int64_t{c.num_heads} * c.head_dim, kv = int64_t{c.num_kv_heads} * c.head_dim;
+  for (int l = 0; l < c.num_layers; ++l) {
+    const model::LlamaLayerNames n = model::LlamaLayerTensorNames(l);
+    SetBlocks(n.q, types[0], q, h, rng);
+    SetBlocks(n.k, types[1], kv, h, rng);
+    SetBlocks(n.v, types[2], kv, h, rng);
+    SetBlocks(n.o, types[3], h, q, rng);
+    SetBlocks(n.gate, types[4], f, h, rng);
+    SetBlocks(n.up, types[5], f, h, rng);
+    SetBlocks(n.down, types[6], h, f, rng);
+  }
+  if (!c.tie_word_embeddings) SetBlocks(model::kLmHeadName, types[7], c.vocab_size, h, rng);
+}
+
+void RandomBlockLlama::SetBlocks(const std::string& name, model::DType dtype, int64_t rows,
+                                 int64_t cols, std::mt19937& rng) {
+  const model::DTypeLayout layout = model::Layout(dtype);
+  Blocks& blocks = blocks_[name];
+  blocks.dtype = dtype;
+  blocks.shape = {rows, cols};
+  blocks.bytes.resize(rows * model::RowBytes(dtype, cols));
+  for (uint8_t& b : blocks.bytes) b = static_cast<uint8_t>(rng());
+  const float largest = 0.2f / LargestProduct(dtype);
+  std::uniform_real_distribution<float> scale(largest / 4, largest);
+  for (size_t at = 0; at < blocks.bytes.size(); at += layout.block_bytes) {
+    for (int offset : model::HalfFieldOffsets(dtype)) {
+      const uint16_t half = base::FloatToHalf((rng() & 1 ? 1 : -1) * scale(rng));
+      std::memcpy(&blocks.bytes[at + offset], &half, 2);
+    }
+  }
+}
+
+TensorLookup RandomBlockLlama::Lookup() const {
+  const TensorLookup base = base_.Lookup();
+  return [this, base](const std::string& name) -> absl::StatusOr<model::TensorView> {
+    auto it = blocks_.find(name);
+    if (it == blocks_.end()) return base(name);
+    const Blocks& b = it->second;
+    return model::TensorView{name, b.dtype, b.shape, b.bytes.data(), b.bytes.size()};
+  };
 }
 
 TensorLookup RandomLlama::Lookup() const {

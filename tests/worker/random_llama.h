@@ -1,7 +1,7 @@
-// Test support: a random Llama model held in memory (f32 or bf16 weights, Hugging Face tensor
-// names; with q/k/v biases when the config is a Qwen2's) and an independent float64 forward over
-// one dense, unpaged sequence that records the same named intermediates as the backends' TensorTap,
-// so a backend can be checked tensor by tensor without any file or Python.
+// Test support: a random Llama model held in memory (f32 or bf16 weights, or GGUF blocks, Hugging
+// Face tensor names; with q/k/v biases when the config is a Qwen2's) and an independent float64
+// forward over one dense, unpaged sequence that records the same named intermediates as the
+// backends' TensorTap, so a backend can be checked tensor by tensor without any file or Python.
 #ifndef ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
 #define ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
 
@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/config.h"
+#include "model/dtype.h"
 #include "worker/cpu_backend.h"
 
 namespace arbor::worker::testing {
@@ -40,6 +41,30 @@ class RandomLlama {
   std::map<std::string, std::vector<int64_t>> shapes_;
   std::map<std::string, std::vector<float>> f32_;
   std::map<std::string, std::vector<uint16_t>> bf16_data_;
+};
+
+// A RandomLlama (bf16) whose weight matrices are random GGUF blocks instead: random integers and
+// f16 scales sized so that every weight stays below 0.2 in magnitude (random scales would blow
+// the activations up). Norms and the embedding table stay the base model's.
+class RandomBlockLlama {
+ public:
+  // `types`: q, k, v, o, gate, up, down (every layer) and lm_head (unless tied) in turn.
+  RandomBlockLlama(const model::ModelConfig& config, const std::vector<model::DType>& types,
+                   std::mt19937& rng);
+
+  TensorLookup Lookup() const;
+
+ private:
+  struct Blocks {
+    model::DType dtype = model::DType::kQ8_0;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+  void SetBlocks(const std::string& name, model::DType dtype, int64_t rows, int64_t cols,
+                 std::mt19937& rng);
+
+  RandomLlama base_;
+  std::map<std::string, Blocks> blocks_;
 };
 
 struct Float64Forward {
