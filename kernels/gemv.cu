@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/gemv_cuda.h"
+#include "kernels/stream_load_cuda.h"
 #include "kernels/warp_reduce_cuda.h"
 
 namespace arbor::kernels {
@@ -12,16 +13,6 @@ namespace {
 constexpr int kWarps = 4;  // Per CTA: small CTAs spread a short matrix over every SM.
 constexpr int kThreads = kWarps * 32;
 constexpr int kUnroll = 4;  // Chunks per lane and weight row whose loads are issued together.
-
-// Weights are read once per step: bypass L1 so the activation rows, which every warp re-reads,
-// stay there. Not volatile: the loads may be scheduled freely (the weights never change).
-__device__ __forceinline__ uint4 LoadOnce(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
 
 // The two bf16 halves of a 32-bit word, exactly widened (bf16 is fp32's upper half).
 __device__ __forceinline__ float Low(uint32_t w) { return __uint_as_float(w << 16); }

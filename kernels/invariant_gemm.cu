@@ -6,6 +6,7 @@
 
 #include "kernels/invariant_gemm_cuda.h"
 #include "kernels/quant/quant_chunks.h"
+#include "kernels/stream_load_cuda.h"
 
 namespace arbor::kernels {
 namespace {
@@ -15,22 +16,13 @@ constexpr int kThreads = kKWarps * 32;
 constexpr int64_t kChunk = kInvariantGemmChunk;
 constexpr int kUnroll = 2;  // Chunks per warp whose loads are issued before their products.
 
-// Weights are read once per launch and row tile: bypass L1, as the GEMV does (gemv.cu).
-__device__ __forceinline__ uint4 LoadWeights(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
-
 // The weight loaders: Load(row, c, q) gives weights 8q … 8q + 7 of chunk c of weight row `row`
 // as four words of two bf16 each (lower k in the low half).
 struct Bf16Rows {
   const uint16_t* w;
   int64_t k;
   __device__ __forceinline__ uint4 Load(int64_t row, int64_t c, int q) const {
-    return LoadWeights(reinterpret_cast<const uint4*>(w + row * k) + 4 * c + q);
+    return LoadOnce(reinterpret_cast<const uint4*>(w + row * k) + 4 * c + q);
   }
 };
 
