@@ -104,6 +104,25 @@ absl::StatusOr<int64_t> ResolveKvTokens(const WorkerSetupOptions& options,
   return tokens;
 }
 
+#ifdef ARBOR_WITH_CUDA_BACKEND
+// The CUDA backend, and a line saying what it holds.
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
+    const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint,
+    const CudaBackendOptions& cuda) {
+  ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
+                   CudaBackend::Create(std::move(checkpoint), cuda));
+  spdlog::info(
+      "weights ({}{}): {:.1f} MB on cuda:{}, streamed per decode step ({} numerics); KV cache "
+      "({}) for {} tokens",
+      options.weights_dtype, cuda.keep_blocks ? ": GGUF blocks kept, the rest bf16" : ": bf16",
+      backend->weight_bytes() / 1e6, cuda.device,
+      cuda.batch_invariant ? "batch-invariant" : "fast",
+      cuda.kv_dtype == KvDtype::kBF16 ? "bf16" : "f32",
+      int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+#endif
+
 // The backend on device `ordinal` (-1: the CPU) with its KV pool of `kv_dtype`.
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     const WorkerSetupOptions& options, std::shared_ptr<const model::Checkpoint> checkpoint,
@@ -116,21 +135,18 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   ASSIGN_OR_RETURN(const bool batch_invariant, ParseNumerics(options.numerics));
   if (ordinal >= 0) {
 #ifdef ARBOR_WITH_CUDA_BACKEND
-    CudaBackendOptions cuda;
-    cuda.device = ordinal;
-    cuda.kv_blocks = kv_blocks;
-    cuda.block_size = options.block_size;
-    cuda.kv_dtype = kv_dtype;
-    cuda.batch_invariant = batch_invariant;
     if (weights_dtype == WeightsDtype::kF32 || weights_dtype == WeightsDtype::kQ8_0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--weights_dtype=", options.weights_dtype,
           ": on CUDA the weights are native (GGUF blocks kept, the rest bf16) or bf16"));
     }
-    cuda.keep_blocks = weights_dtype == WeightsDtype::kNative;
-    ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend,
-                     CudaBackend::Create(std::move(checkpoint), cuda));
-    return std::unique_ptr<Backend>(std::move(backend));
+    return MakeCudaBackend(options, std::move(checkpoint),
+                           {.device = ordinal,
+                            .kv_blocks = kv_blocks,
+                            .block_size = options.block_size,
+                            .kv_dtype = kv_dtype,
+                            .batch_invariant = batch_invariant,
+                            .keep_blocks = weights_dtype == WeightsDtype::kNative});
 #else
     return absl::UnimplementedError(absl::StrCat(
         "--device=", options.device,
