@@ -1,7 +1,7 @@
 // Element types of model weights as the CPU and CUDA ops read them. bf16 weights stay bf16 in
 // memory (half the bytes to stream per decode step) and widen to fp32 inside the op; GGUF's
 // block-quantized types (kernels/quant/quant_blocks.h) stay in their blocks and are widened block
-// by block in registers (CPU only: quant_matmul.h).
+// by block in registers (quant_matmul.h on the CPU; on CUDA invariant_gemm_cuda.h, to bf16).
 #ifndef ARBOR_KERNELS_WEIGHT_TYPE_H_
 #define ARBOR_KERNELS_WEIGHT_TYPE_H_
 
