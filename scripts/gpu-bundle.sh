@@ -8,8 +8,9 @@
 # instructions; kernels still pick AVX2/AVX-512 at run time) every GPU test, the CUDA benchmark,
 # arbor, arbor-coordinator and arbor-worker, and copies them to OUT_DIR/bin with their shared
 # libraries in OUT_DIR/lib: abseil, gRPC, protobuf, PCRE2, GoogleTest and the rest, but not the
-# CUDA libraries nor the C and C++ runtimes, which the GPU machine has in newer versions. Adds
-# OUT_DIR/run-gpu-checks.sh (see its header). Fails when nvcc is missing or the folder would
+# CUDA libraries nor the C and C++ runtimes, which the GPU machine has in newer versions — all
+# packed into OUT_DIR/bundle.tar.xz, which run-gpu-checks.sh unpacks beside itself on first use.
+# Adds OUT_DIR/run-gpu-checks.sh (see its header). Fails when nvcc is missing or the folder would
 # exceed 64 MiB. OUT_DIR is git-ignored when it is the default.
 set -euo pipefail
 
@@ -31,15 +32,19 @@ cmake -S "${ROOT}" -B "${BUILD}" -DCMAKE_BUILD_TYPE=Release -DARBOR_NATIVE=OFF \
 cmake --build "${BUILD}" -j "$(nproc)" --target "${TESTS[@]}" "${BINARIES[@]}"
 
 rm -rf "${OUT}"
-mkdir -p "${OUT}/bin" "${OUT}/lib"
-for t in "${TESTS[@]}"; do cp "${BUILD}/tests/${t}" "${OUT}/bin/"; done
-for b in "${BINARIES[@]}"; do cp "${BUILD}/bin/${b}" "${OUT}/bin/"; done
-for f in "${OUT}"/bin/*; do
+readonly STAGE="${OUT}/stage"
+mkdir -p "${STAGE}/bin" "${STAGE}/lib"
+for t in "${TESTS[@]}"; do cp "${BUILD}/tests/${t}" "${STAGE}/bin/"; done
+for b in "${BINARIES[@]}"; do cp "${BUILD}/bin/${b}" "${STAGE}/bin/"; done
+for f in "${STAGE}"/bin/*; do
   ldd "${f}" | awk '$3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
-  [[ "${name}" =~ ${SYSTEM_LIBS} ]] || cp -L "${path}" "${OUT}/lib/${name}"
+  [[ "${name}" =~ ${SYSTEM_LIBS} ]] || cp -L "${path}" "${STAGE}/lib/${name}"
 done
-strip --strip-unneeded "${OUT}"/bin/* "${OUT}"/lib/* 2>/dev/null || true
+strip --strip-unneeded "${STAGE}"/bin/* "${STAGE}"/lib/* 2>/dev/null || true
+# Compressed: the libraries alone are 54 MiB (ICU's data 30 of them), about 15 packed.
+tar -C "${STAGE}" -cf - bin lib | xz -T "$(nproc)" -6 >"${OUT}/bundle.tar.xz"
+rm -rf "${STAGE}"
 cp "${ROOT}/scripts/run-gpu-checks.sh" "${OUT}/"
 
 size_mb=$(du -sm "${OUT}" | cut -f1)
@@ -47,5 +52,6 @@ if ((size_mb > LIMIT_MB)); then
   echo "gpu-bundle: ${OUT} is ${size_mb} MiB, over ${LIMIT_MB} MiB" >&2
   exit 1
 fi
-echo "gpu-bundle: ${OUT}: $(ls "${OUT}/bin" | wc -l) programs, $(ls "${OUT}/lib" | wc -l)" \
-     "libraries, ${size_mb} MiB; on the GPU machine: ${OUT##*/}/run-gpu-checks.sh LOG_DIR" >&2
+echo "gpu-bundle: ${OUT}: $(tar -tJf "${OUT}/bundle.tar.xz" | grep -c '^bin/.') programs," \
+     "$(tar -tJf "${OUT}/bundle.tar.xz" | grep -c '^lib/.') libraries, ${size_mb} MiB packed;" \
+     "on the GPU machine: ${OUT##*/}/run-gpu-checks.sh LOG_DIR" >&2

@@ -26,6 +26,14 @@ readonly LOGS="${1:?usage: run-gpu-checks.sh LOG_DIR [--quick]}"
 readonly QUICK="${2:-}"
 mkdir -p "${LOGS}"
 
+# The programs and libraries travel packed (gpu-bundle.sh); Python's tarfile where xz is missing.
+if [[ ! -d "${HERE}/bin" ]]; then
+  tar -C "${HERE}" -xJf "${HERE}/bundle.tar.xz" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "${HERE}/bundle.tar.xz" "${HERE}" ||
+    { echo "run-gpu-checks: cannot unpack ${HERE}/bundle.tar.xz" >&2; exit 1; }
+fi
+
 # The bundle's libraries, then wherever this machine keeps CUDA's.
 lib_path="${HERE}/lib"
 for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
