@@ -10,6 +10,10 @@ include(GoogleTest)
 enable_testing()
 
 set(ARBOR_TEST_LABELS unit model integration gpu fuzz reference)
+# GoogleTest's TempDir() for every test: the files and folders tests leave behind (a failure's
+# logs, each run's port files) stay in the build tree instead of piling up in /tmp.
+set(ARBOR_TEST_TMPDIR ${CMAKE_BINARY_DIR}/test-tmp)
+file(MAKE_DIRECTORY ${ARBOR_TEST_TMPDIR})
 
 # arbor_add_test(NAME <name> LABEL <label> SOURCES <files...> [LIBS <targets...>]
 #                [TIMEOUT <seconds>])
@@ -29,7 +33,8 @@ function(arbor_add_test)
       ARBOR_SOURCE_DIR="${CMAKE_SOURCE_DIR}" ARBOR_BINARY_DIR="${CMAKE_BINARY_DIR}"
       ARBOR_PYTHON="${ARBOR_PYTHON}")
   gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
-      PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
+      PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
+                 ENVIRONMENT "TEST_TMPDIR=${ARBOR_TEST_TMPDIR}")
 endfunction()
 
 # arbor_add_python_test(NAME <name> LABEL <label> SCRIPT <file.py> [TIMEOUT <seconds>]
