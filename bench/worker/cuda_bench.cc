@@ -17,7 +17,7 @@
 // cache; and a 512-token prefill in each numerics. Without a CUDA device it prints why and exits
 // 0, so it can run anywhere. --contexts, --batches, --steps and --variants narrow a run, e.g. to
 // one shape under a profiler; --weights=q4_k (or another GGUF block type) runs the model's
-// matrices as random blocks of that type kept on the device.
+// matrices as random blocks of that type kept on the device, and --model=FILE.gguf a checkpoint.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -41,6 +41,7 @@
 #include "kernels/cuda_context.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemv_cuda.h"
+#include "model/checkpoint.h"
 #include "model/dtype.h"
 #include "model/make_model.h"
 #include "tests/worker/random_llama.h"
@@ -60,6 +61,9 @@ ABSL_FLAG(bool, projections, true,
 ABSL_FLAG(std::string, weights, "bf16",
           "the model's matrices: bf16, or random GGUF blocks of one type kept on the device "
           "(q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
+ABSL_FLAG(std::string, model, "",
+          "a checkpoint to time instead of the random model: a GGUF file (its blocks kept on the "
+          "device) or a Hugging Face directory");
 ABSL_FLAG(bool, siblings, false,
           "rows are sibling branches sharing the context's KV blocks (what cascade attention "
           "serves) instead of each holding its own copy");
@@ -251,6 +255,7 @@ struct Settings {
   int32_t steps = 0;
   bool siblings = false;
   std::optional<model::DType> blocks;  // --weights: a block type, or bf16 (nullopt).
+  std::string model;                   // --model, or empty.
 };
 
 // The block type a --weights value names (lower case), or nullopt.
@@ -269,6 +274,7 @@ bool ReadSettings(Settings& s) {
   s.steps = absl::GetFlag(FLAGS_steps);
   s.variants = absl::GetFlag(FLAGS_variants);
   s.siblings = absl::GetFlag(FLAGS_siblings);
+  s.model = absl::GetFlag(FLAGS_model);
   const std::string weights = absl::GetFlag(FLAGS_weights);
   s.blocks = BlockTypeFlag(weights);
   if (!s.blocks && weights != "bf16") {
@@ -333,6 +339,29 @@ absl::Status TimePrefills(CudaBackend& backend, std::mt19937& rng) {
   return absl::OkStatus();
 }
 
+// The backend of --model, or of a random Llama-3.2-1B-shaped model in --weights (the random
+// weights are needed only while loading).
+absl::StatusOr<std::unique_ptr<CudaBackend>> MakeBackend(const Settings& settings,
+                                                         std::mt19937& rng) {
+  const CudaBackendOptions options = {.device = 0,
+                                      .kv_blocks = kBlocksPerRow * (kMaxBatch + 1),
+                                      .block_size = kBlock};
+  if (!settings.model.empty()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint,
+                     model::Checkpoint::Open(settings.model));
+    return CudaBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
+                               options);
+  }
+  const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
+  if (settings.blocks) {
+    const testing::RandomBlockLlama model(config, std::vector<model::DType>(8, *settings.blocks),
+                                          rng);
+    return CudaBackend::Create(config, model.Lookup(), options);
+  }
+  const testing::RandomLlama model(config, /*bf16=*/true, rng);
+  return CudaBackend::Create(config, model.Lookup(), options);
+}
+
 int Run() {
   Settings settings;
   if (!ReadSettings(settings)) return 1;
@@ -343,24 +372,13 @@ int Run() {
   const double bandwidth = MeasureCopyBandwidth();
   std::printf("device copy bandwidth: %.1f GB/s (read + write)\n", bandwidth / 1e9);
   std::mt19937 rng(42);
-  const model::ModelConfig config = *model::PresetConfig("llama-3.2-1b-shape");
-  if (absl::GetFlag(FLAGS_projections) && TimeProjections(config, bandwidth) != 0) return 1;
-  const std::optional<model::DType> blocks = settings.blocks;
-  std::unique_ptr<testing::RandomLlama> bf16_model;
-  std::unique_ptr<testing::RandomBlockLlama> block_model;
-  if (blocks) {
-    block_model = std::make_unique<testing::RandomBlockLlama>(
-        config, std::vector<model::DType>(8, *blocks), rng);
-  } else {
-    bf16_model = std::make_unique<testing::RandomLlama>(config, /*bf16=*/true, rng);
-  }
-  auto created = CudaBackend::Create(
-      config, blocks ? block_model->Lookup() : bf16_model->Lookup(),
-      {.device = 0, .kv_blocks = kBlocksPerRow * (kMaxBatch + 1), .block_size = kBlock});
+  auto created = MakeBackend(settings, rng);
   if (!created.ok()) {
     std::printf("error: %s\n", created.status().ToString().c_str());
     return 1;
   }
+  const model::ModelConfig& config = (*created)->config();
+  if (absl::GetFlag(FLAGS_projections) && TimeProjections(config, bandwidth) != 0) return 1;
   CudaBackend& backend = **created;
   if (absl::GetFlag(FLAGS_projections)) {
     if (absl::Status s = TimePrefills(backend, rng); !s.ok()) {
@@ -372,7 +390,8 @@ int Run() {
   const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
                                      config.head_dim * KvDtypeBytes(defaults.kv_dtype);
   std::printf("weights %.2f GB %s; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
-              absl::GetFlag(FLAGS_weights).c_str(), static_cast<long long>(kv_bytes_per_token),
+              settings.model.empty() ? absl::GetFlag(FLAGS_weights).c_str() : settings.model.c_str(),
+              static_cast<long long>(kv_bytes_per_token),
               defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32",
               settings.siblings ? "; rows are siblings sharing the context's blocks" : "");
   std::printf("%-8s %-6s %-8s %-11s %12s %12s %10s\n", "context", "batch", "rows", "variant",
