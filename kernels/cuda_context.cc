@@ -175,24 +175,22 @@ absl::Status CudaContext::Gemm(const void* x, int64_t x_stride, const void* w, W
                       "cublasLtMatmul");
 }
 
-absl::Status CudaContext::GemmNarrowed(const uint16_t* x, int64_t x_stride, const void* w,
-                                       WeightType w_type, float* out, int64_t out_stride,
-                                       int64_t m, int64_t n, int64_t k, bool batch_invariant) {
-  if (w_type == WeightType::kBF16 && !batch_invariant) {
-    return Gemm(x, x_stride, w, WeightType::kBF16, out, out_stride, m, n, k);
-  }
-  const InvariantGemmParams params{x, w, out, m, n, k, x_stride, out_stride, w_type};
+absl::Status CudaContext::InvariantGemm(const InvariantGemmParams& params) {
   if (!InvariantGemmServes(params)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA GEMM: weights of type ", static_cast<int>(w_type), " with k = ", k,
-                     " (a multiple of 8, or of the block) or operand alignment not served"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA GEMM: weights of type ", static_cast<int>(params.w_type), " with k = ", params.k,
+        " (a multiple of 8, or of the block) or operand alignment not served"));
   }
   return CudaStatus(LaunchInvariantGemm(params, stream_), "batch-invariant gemm");
 }
 
 absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (p.m == 0 || p.n == 0) return absl::OkStatus();
-  if (p.w_type == WeightType::kBF16 && !p.batch_invariant && p.m <= gemv_max_rows_) {
+  if (IsQuantized(p.w_type) || (p.w_type == WeightType::kBF16 && p.batch_invariant)) {
+    return InvariantGemm(
+        {p.x, nullptr, p.w, p.out, p.m, p.n, p.k, p.x_stride, p.out_stride, p.w_type});
+  }
+  if (p.w_type == WeightType::kBF16 && p.m <= gemv_max_rows_) {
     const GemvParams gemv{p.x,   nullptr,    static_cast<const uint16_t*>(p.w),
                           p.out, p.m,        p.n,
                           p.k,   p.x_stride, p.out_stride};
@@ -204,24 +202,30 @@ absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (absl::Status s = ReserveStaging(p.m * p.k); !s.ok()) return s;
   ARBOR_RETURN_IF_CUDA(LaunchGatherBf16({p.x, nullptr, staging_, p.m, p.k, p.x_stride}, stream_),
                        "narrow x");
-  return GemmNarrowed(staging_, p.k, p.w, p.w_type, p.out, p.out_stride, p.m, p.n, p.k,
-                      p.batch_invariant);
+  return Gemm(staging_, p.k, p.w, WeightType::kBF16, p.out, p.out_stride, p.m, p.n, p.k);
 }
 
 absl::Status CudaContext::Logits(const LogitsParams& p) {
   if (p.num_rows == 0) return absl::OkStatus();
-  if (p.lm_head_type == WeightType::kBF16 && !p.batch_invariant && p.num_rows <= gemv_max_rows_) {
+  if (IsQuantized(p.lm_head_type) || (p.lm_head_type == WeightType::kBF16 && p.batch_invariant)) {
+    return InvariantGemm({p.hidden, p.rows, p.lm_head, p.out, p.num_rows, p.vocab, p.dim,
+                          p.hidden_stride, p.out_stride, p.lm_head_type});
+  }
+  if (p.lm_head_type == WeightType::kBF16 && p.num_rows <= gemv_max_rows_) {
     const GemvParams gemv{p.hidden, p.rows,          static_cast<const uint16_t*>(p.lm_head),
                           p.out,    p.num_rows,      p.vocab,
                           p.dim,    p.hidden_stride, p.out_stride};
     if (GemvServes(gemv)) return CudaStatus(LaunchGemvBf16(gemv, stream_), "gemv logits");
   }
+  if (p.lm_head_type != WeightType::kBF16) {
+    return absl::UnimplementedError("CUDA logits: fp32 lm_head weights are not uploaded");
+  }
   if (absl::Status s = ReserveStaging(p.num_rows * p.dim); !s.ok()) return s;
   ARBOR_RETURN_IF_CUDA(
       LaunchGatherBf16({p.hidden, p.rows, staging_, p.num_rows, p.dim, p.hidden_stride}, stream_),
       "gather logits rows");
-  return GemmNarrowed(staging_, p.dim, p.lm_head, p.lm_head_type, p.out, p.out_stride, p.num_rows,
-                      p.vocab, p.dim, p.batch_invariant);
+  return Gemm(staging_, p.dim, p.lm_head, WeightType::kBF16, p.out, p.out_stride, p.num_rows,
+              p.vocab, p.dim);
 }
 
 }  // namespace arbor::kernels

@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/gemv_cuda.h"
+#include "kernels/invariant_gemm_cuda.h"
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
 
@@ -53,15 +54,16 @@ class CudaContext {
   // when it must reallocate). Call before capturing a graph with the largest shape it will see.
   absl::Status ReserveStaging(int64_t elements);
 
-  // MatmulRef's contract on device pointers. bf16 weights: unless batch_invariant, up to
-  // gemv_max_rows() rows through the GEMV kernel (fp32 activations); the rest are narrowed to
-  // bf16 first (into the staging buffer) for a GEMM accumulating in fp32 — the batch-invariant
-  // one when asked, cuBLASLt otherwise. GGUF block types: narrowed, then the batch-invariant GEMM
-  // at every row count. fp32 weights (which no backend uploads): an fp32 cuBLASLt GEMM, even when
-  // batch_invariant asks otherwise.
+  // MatmulRef's contract on device pointers. GGUF block types, and bf16 weights when
+  // batch_invariant: the batch-invariant GEMM at every row count (activations narrowed to bf16
+  // as it loads them). Other bf16 products: up to gemv_max_rows() rows through the GEMV kernel
+  // (fp32 activations), more narrowed to bf16 first (into the staging buffer) for cuBLASLt. fp32
+  // weights (which no backend uploads): an fp32 cuBLASLt GEMM, even when batch_invariant asks
+  // otherwise.
   absl::Status Matmul(const MatmulParams& params);
-  // LogitsRef's contract on device pointers: the chosen rows are gathered (and narrowed) in one
-  // pass, then one GEMM streams the lm_head (bf16 or a block type) once.
+  // LogitsRef's contract on device pointers, the chosen rows read in place by the
+  // batch-invariant GEMM as Matmul chooses it, else gathered (and narrowed) in one pass for one
+  // cuBLASLt GEMM; either streams the lm_head once.
   absl::Status Logits(const LogitsParams& params);
 
   // Rows up to which bf16 products take the GEMV kernel: kGemvDefaultRows unless set (at most
@@ -78,11 +80,8 @@ class CudaContext {
   using PlanKey = std::array<int64_t, 8>;
 
   explicit CudaContext(int device);
-  // out[m, n] = x[m, k] · w[n, k]ᵀ with bf16 x: the batch-invariant kernel for block types and,
-  // when `batch_invariant`, for bf16 w; else Gemm.
-  absl::Status GemmNarrowed(const uint16_t* x, int64_t x_stride, const void* w, WeightType w_type,
-                            float* out, int64_t out_stride, int64_t m, int64_t n, int64_t k,
-                            bool batch_invariant);
+  // The batch-invariant GEMM, its params checked first (an error names what it cannot take).
+  absl::Status InvariantGemm(const InvariantGemmParams& params);
   // out[m, n] = x[m, k] · w[n, k]ᵀ with x of element type `type` (bf16 or fp32, as w), cuBLASLt.
   absl::Status Gemm(const void* x, int64_t x_stride, const void* w, WeightType type, float* out,
                     int64_t out_stride, int64_t m, int64_t n, int64_t k);

@@ -31,6 +31,13 @@ __device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
          uint32_t{__bfloat16_as_ushort(__float2bfloat16_rn(hi))} << 16;
 }
 
+// 8 fp32 activations as bf16 pairs, rounded to nearest even as the staging narrowing of the
+// cuBLASLt path rounds them (matmul.cu).
+__device__ __forceinline__ uint4 LoadActivations(const float4* p) {
+  const float4 a = __ldg(p), b = __ldg(p + 1);
+  return {PackBf16(a.x, a.y), PackBf16(a.z, a.w), PackBf16(b.x, b.y), PackBf16(b.z, b.w)};
+}
+
 // GGUF blocks widened in registers through quant_chunks.h's traits, w = s·q + o in fp32 (as the
 // CPU's dequantizer) and rounded to bf16 for the tensor cores. A lane's 8 weights lie in one
 // 16-weight half of a 32-weight chunk, so they share one scale and offset.
@@ -94,8 +101,9 @@ __device__ __forceinline__ void ChunkProducts(float (&acc)[FT][TT][4], const uin
 
 // A CTA computes FT tiles of 16 weight rows × TT tiles of 8 activation rows; its kKWarps warps
 // take the k chunks in turn (chunk c to warp c mod kKWarps) and sum their partials in warp order.
+// (Minimum one CTA per SM: without it ptxas held the wide tiles to 128 registers and spilled.)
 template <typename Weights, int FT, int TT>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     InvariantGemmKernel(InvariantGemmParams p, Weights weights) {
   constexpr int kAcc = FT * TT * 4;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -110,11 +118,13 @@ __global__ void __launch_bounds__(kThreads)
     w_lo[f] = min(n0 + f * 16 + g, p.n - 1);
     w_hi[f] = min(n0 + f * 16 + g + 8, p.n - 1);
   }
-  const uint4* x_row[TT];
+  const float4* x_row[TT];
 #pragma unroll
   for (int t = 0; t < TT; ++t) {
     const int64_t row = m0 + t * 8 + g;
-    x_row[t] = row < p.m ? reinterpret_cast<const uint4*>(p.x + row * p.x_stride) + q : nullptr;
+    const int64_t src = row < p.m && p.rows != nullptr ? p.rows[row] : row;
+    x_row[t] =
+        row < p.m ? reinterpret_cast<const float4*>(p.x + src * p.x_stride) + 2 * q : nullptr;
   }
   float acc[FT][TT][4] = {};
   // A last chunk of k mod 32 (8, 16 or 24) is a whole one whose lanes past k read zeros.
@@ -131,7 +141,9 @@ __global__ void __launch_bounds__(kThreads)
         hi[u][f] = in ? weights.Load(w_hi[f], c, q) : uint4{};
       }
 #pragma unroll
-      for (int t = 0; t < TT; ++t) x[u][t] = in && x_row[t] ? __ldg(x_row[t] + 4 * c) : uint4{};
+      for (int t = 0; t < TT; ++t) {
+        x[u][t] = in && x_row[t] ? LoadActivations(x_row[t] + 8 * c) : uint4{};
+      }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -219,7 +231,7 @@ bool InvariantGemmServes(const InvariantGemmParams& p) {
   const int64_t per_block =
       bf16 ? 8 : int64_t{model::Layout(FileDType(p.w_type)).block_elements};
   return InvariantGemmTakes(p.w_type) && p.m >= 1 && p.n >= 1 && p.k >= per_block &&
-         p.k % per_block == 0 && p.x_stride >= p.k && p.x_stride % 8 == 0 &&
+         p.k % per_block == 0 && p.x_stride >= p.k && p.x_stride % 4 == 0 &&
          p.out_stride >= p.n && p.x != nullptr && p.w != nullptr && p.out != nullptr &&
          aligned(p.x, 16) && aligned(p.w, bf16 ? 16 : 2);
 }

@@ -1,9 +1,10 @@
-// The batch-invariant GEMM on CUDA: out[i, n] = Σ_k x[i, k] · w[n, k] with bf16 activations and
-// bf16 weights — or a GGUF block type's rows, widened to bf16 in registers — and fp32
-// accumulation on the tensor cores, for any number of rows: one kernel from a single decode row
-// to a 512-token prefill, so that a row's result never depends on how many rows share its launch,
-// where it sits among them, or how its prompt was chunked (--numerics=invariant; cuBLASLt and the
-// GEMV are the fast path's for bf16 weights; block types have only this kernel on the GPU).
+// The batch-invariant GEMM on CUDA: out[i, n] = Σ_k x[i, k] · w[n, k] with fp32 activations
+// narrowed to bf16 as they are loaded (no staging launch), bf16 weights — or a GGUF block type's
+// rows, widened to bf16 in registers — and fp32 accumulation on the tensor cores, for any number
+// of rows: one kernel from a single decode row to a 512-token prefill, so that a row's result
+// never depends on how many rows share its launch, where it sits among them, or how its prompt
+// was chunked (--numerics=invariant; cuBLASLt and the GEMV are the fast path's for bf16 weights;
+// block types have only this kernel on the GPU).
 //
 // Why it is invariant: each output element is reduced in one order fixed by k alone. The k axis
 // is cut into 32-wide chunks (the last one zero-padded when k is not a multiple of 32); chunk c
@@ -17,7 +18,7 @@
 //
 // Each lane loads 8 consecutive k of a weight row per chunk (16 bytes of bf16, or the block
 // bytes that hold them: a GGUF block is whole 32-weight chunks, quant_chunks.h) and the 8
-// matching k of an activation row, and feeds them to the two mma steps as a fixed permutation of
+// matching k of an activation row (32 bytes of fp32), and feeds them to the two mma steps as a fixed permutation of
 // the chunk's k — the same permutation on both operands, so the dot product is unchanged.
 #ifndef ARBOR_KERNELS_INVARIANT_GEMM_CUDA_H_
 #define ARBOR_KERNELS_INVARIANT_GEMM_CUDA_H_
@@ -36,8 +37,9 @@ inline constexpr int64_t kInvariantGemmChunk = 32;
 inline constexpr int kInvariantGemmKWarps = 4;
 
 struct InvariantGemmParams {
-  const uint16_t* x = nullptr;  // [m, k] bf16 bit patterns, row i at x + i·x_stride.
-  const void* w = nullptr;      // [n, k] row-major: bf16 bit patterns, or rows of w_type blocks.
+  const float* x = nullptr;       // Row i at x + (rows ? rows[i] : i)·x_stride, k floats.
+  const int32_t* rows = nullptr;  // Optional [m] device row indices into x (the logits' gather).
+  const void* w = nullptr;        // [n, k] row-major: bf16 bit patterns, or rows of w_type blocks.
   float* out = nullptr;         // [m, n] fp32, row i at out + i·out_stride.
   int64_t m = 0;
   int64_t n = 0;
@@ -53,7 +55,7 @@ bool InvariantGemmTakes(WeightType type);
 
 // Whether LaunchInvariantGemm takes these params: a type it reads, m, n ≥ 1, k a positive
 // multiple of 8 for bf16 (as the GEMV's) or of the block for a block type, x 16-byte aligned (w
-// too for bf16, 2-byte for blocks), x_stride a multiple of 8 and ≥ k, out_stride ≥ n.
+// too for bf16, 2-byte for blocks), x_stride a multiple of 4 and ≥ k, out_stride ≥ n.
 bool InvariantGemmServes(const InvariantGemmParams& params);
 
 // Device pointers; asynchronous on `stream`. cudaErrorInvalidValue when !InvariantGemmServes.

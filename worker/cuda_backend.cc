@@ -263,6 +263,9 @@ absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
   ASSIGN_OR_RETURN(void* workspace, attention_workspace_.Grow(workspace_floats * sizeof(float),
                                                               stream, "attention workspace"));
   plan.workspace = static_cast<float*>(workspace);
+  // Only cuBLASLt reads narrowed activations from staging; the batch-invariant GEMM narrows as
+  // it loads.
+  if (options_.batch_invariant) return absl::OkStatus();
   return context_->ReserveStaging(t * std::max(hidden, std::max(q_dim, ffn)));
 }
 

@@ -20,15 +20,17 @@
 namespace arbor::kernels {
 namespace {
 
-// Σ_k x[i, k]·w[n, k] in float64 over the bf16 values of x and the weights w (already exact).
-std::vector<float> ProductF64(const std::vector<uint16_t>& x, int64_t x_stride, int64_t m,
+// Σ_k x[i, k]·w[n, k] in float64 over x rounded to bf16 (as the kernel narrows it) and the
+// weights w (already exact).
+std::vector<float> ProductF64(const std::vector<float>& x, int64_t x_stride, int64_t m,
                               const std::vector<float>& w, int64_t n, int64_t k) {
   std::vector<float> out(m * n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (int64_t c = 0; c < k; ++c) {
-        sum += double{base::Bf16ToFloat(x[i * x_stride + c])} * w[j * k + c];
+        const float xr = base::Bf16ToFloat(base::FloatToBf16(x[i * x_stride + c]));
+        sum += double{xr} * w[j * k + c];
       }
       out[i * n + j] = static_cast<float>(sum);
     }
@@ -77,14 +79,15 @@ void CheckGemm(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
   SCOPED_TRACE(testing::Message() << "type " << static_cast<int>(type) << " n " << n << " k "
                                   << k);
   constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
-  const int64_t x_stride = k + 8, out_stride = n + 3;  // Rows apart, as the kernel allows.
-  const std::vector<uint16_t> x = ToBf16(Normal(rng, kRows * x_stride));
+  const int64_t x_stride = k + 4, out_stride = n + 3;  // Rows apart, as the kernel allows.
+  const std::vector<float> x = Normal(rng, kRows * x_stride);
   const Weights w = RandomWeights(type, n, k, rng);
-  DeviceArray<uint16_t> d_x(x);
+  DeviceArray<float> d_x(x);
   DeviceArray<uint8_t> d_w(w.bytes);
   DeviceArray<float> all(kRows * out_stride);
   all.Poison();
-  InvariantGemmParams p{d_x.get(), d_w.get(), all.get(), kRows, n, k, x_stride, out_stride, type};
+  InvariantGemmParams p{
+      d_x.get(), nullptr, d_w.get(), all.get(), kRows, n, k, x_stride, out_stride, type};
   ASSERT_TRUE(InvariantGemmServes(p));
   ExpectOk(LaunchInvariantGemm(p, nullptr));
   const std::vector<float> reference = Packed(all.Download(), out_stride, kRows, n);
@@ -107,6 +110,22 @@ void CheckGemm(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
     const std::vector<float> got = Packed(out.Download(), out_stride, m, n);
     EXPECT_EQ(std::memcmp(got.data(), &reference[first * n], m * n * sizeof(float)), 0)
         << "a row's output depends on its launch";
+  }
+  // Rows gathered by index (the logits' way): every third row, last first.
+  std::vector<int32_t> rows;
+  for (int32_t r = kRows - 1; r >= 0; r -= 3) rows.push_back(r);
+  DeviceArray<int32_t> d_rows(rows);
+  DeviceArray<float> gathered(rows.size() * out_stride);
+  gathered.Poison();
+  p.x = d_x.get();
+  p.rows = d_rows.get();
+  p.out = gathered.get();
+  p.m = static_cast<int64_t>(rows.size());
+  ExpectOk(LaunchInvariantGemm(p, nullptr));
+  const std::vector<float> got = Packed(gathered.Download(), out_stride, p.m, n);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&got[i * n], &reference[rows[i] * n], n * sizeof(float)), 0)
+        << "gathered row " << rows[i];
   }
 }
 
@@ -144,9 +163,10 @@ TEST(OpsGpu, InvariantGemmReadsEveryGgufBlockType) {
 }
 
 TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
-  const auto* p16 = reinterpret_cast<const uint16_t*>(16);
+  const auto* x16 = reinterpret_cast<const float*>(16);
+  const auto* w16 = reinterpret_cast<const void*>(16);
   auto* out = reinterpret_cast<float*>(16);
-  const InvariantGemmParams ok{p16, p16, out, 1, 4, 64, 64, 4};
+  const InvariantGemmParams ok{x16, nullptr, w16, out, 1, 4, 64, 64, 4};
   InvariantGemmParams blocks = ok;
   blocks.w_type = WeightType::kQ4_K;
   EXPECT_FALSE(InvariantGemmServes(blocks));  // k not a whole super-block.
@@ -164,10 +184,10 @@ TEST(OpsGpu, InvariantGemmRefusesWhatItCannotTake) {
   bad.k = bad.x_stride = 40;  // A short last chunk is fine.
   EXPECT_TRUE(InvariantGemmServes(bad));
   bad = ok;
-  bad.x_stride = 68;  // Rows not 16-byte aligned.
+  bad.x_stride = 66;  // Rows not 16-byte aligned.
   EXPECT_FALSE(InvariantGemmServes(bad));
   bad = ok;
-  bad.w = reinterpret_cast<const uint16_t*>(18);
+  bad.w = reinterpret_cast<const void*>(18);  // bf16 rows are read 16 bytes at a time.
   EXPECT_FALSE(InvariantGemmServes(bad));
   bad = ok;
   bad.m = 0;
