@@ -187,8 +187,7 @@ cudaError_t Launch(const InvariantGemmParams& p, const Weights& weights, cudaStr
 // Tiles by row count: one 16 × 8 tile per CTA for decode rows (the most CTAs over the weights),
 // wider row tiles up to 32 rows (each weight fragment feeds more products), 32 × 32 beyond.
 template <typename Weights>
-cudaError_t LaunchTiles(const InvariantGemmParams& p, const Weights& weights,
-                        cudaStream_t stream) {
+cudaError_t LaunchTiles(const InvariantGemmParams& p, const Weights& weights, cudaStream_t stream) {
   if (p.m <= 8) return Launch<Weights, 1, 1>(p, weights, stream);
   if (p.m <= 16) return Launch<Weights, 1, 2>(p, weights, stream);
   if (p.m <= 32) return Launch<Weights, 1, 4>(p, weights, stream);
@@ -228,12 +227,11 @@ bool InvariantGemmServes(const InvariantGemmParams& p) {
   const bool bf16 = p.w_type == WeightType::kBF16;
   // A block type's rows are whole blocks (2-byte aligned: their f16 fields); bf16 rows are read
   // 16 bytes at a time.
-  const int64_t per_block =
-      bf16 ? 8 : int64_t{model::Layout(FileDType(p.w_type)).block_elements};
+  const int64_t per_block = bf16 ? 8 : int64_t{model::Layout(FileDType(p.w_type)).block_elements};
   return InvariantGemmTakes(p.w_type) && p.m >= 1 && p.n >= 1 && p.k >= per_block &&
-         p.k % per_block == 0 && p.x_stride >= p.k && p.x_stride % 4 == 0 &&
-         p.out_stride >= p.n && p.x != nullptr && p.w != nullptr && p.out != nullptr &&
-         aligned(p.x, 16) && aligned(p.w, bf16 ? 16 : 2);
+         p.k % per_block == 0 && p.x_stride >= p.k && p.x_stride % 4 == 0 && p.out_stride >= p.n &&
+         p.x != nullptr && p.w != nullptr && p.out != nullptr && aligned(p.x, 16) &&
+         aligned(p.w, bf16 ? 16 : 2);
 }
 
 cudaError_t LaunchInvariantGemm(const InvariantGemmParams& p, cudaStream_t stream) {

@@ -18,8 +18,9 @@
 //
 // Each lane loads 8 consecutive k of a weight row per chunk (16 bytes of bf16, or the block
 // bytes that hold them: a GGUF block is whole 32-weight chunks, quant_chunks.h) and the 8
-// matching k of an activation row (32 bytes of fp32), and feeds them to the two mma steps as a fixed permutation of
-// the chunk's k — the same permutation on both operands, so the dot product is unchanged.
+// matching k of an activation row (32 bytes of fp32), and feeds them to the two mma steps as a
+// fixed permutation of the chunk's k — the same permutation on both operands, so the dot product is
+// unchanged.
 #ifndef ARBOR_KERNELS_INVARIANT_GEMM_CUDA_H_
 #define ARBOR_KERNELS_INVARIANT_GEMM_CUDA_H_
 
@@ -40,7 +41,7 @@ struct InvariantGemmParams {
   const float* x = nullptr;       // Row i at x + (rows ? rows[i] : i)·x_stride, k floats.
   const int32_t* rows = nullptr;  // Optional [m] device row indices into x (the logits' gather).
   const void* w = nullptr;        // [n, k] row-major: bf16 bit patterns, or rows of w_type blocks.
-  float* out = nullptr;         // [m, n] fp32, row i at out + i·out_stride.
+  float* out = nullptr;           // [m, n] fp32, row i at out + i·out_stride.
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;

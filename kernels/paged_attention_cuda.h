@@ -73,9 +73,8 @@ __host__ __device__ inline void PagedAttentionSplitRange(int64_t n_keys, int64_t
                                                          int64_t split_keys, int64_t split,
                                                          int64_t* begin, int64_t* end) {
   const int64_t tiles = (n_keys + kPagedAttentionTile - 1) / kPagedAttentionTile;
-  const int64_t per_split = split_keys > 0 ? split_keys
-                                           : (tiles + num_splits - 1) / num_splits *
-                                                 kPagedAttentionTile;
+  const int64_t per_split =
+      split_keys > 0 ? split_keys : (tiles + num_splits - 1) / num_splits * kPagedAttentionTile;
   *begin = per_split * split < n_keys ? per_split * split : n_keys;
   *end = *begin + per_split < n_keys ? *begin + per_split : n_keys;
 }

@@ -248,11 +248,12 @@ absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
                                                 stream, "logits"));
     plan.logits = static_cast<float*>(logits);
   }
-  plan.splits = options_.batch_invariant
-                    ? std::max<int64_t>(1, (plan.host.max_kv_len + kernels::kInvariantSplitKeys - 1) /
-                                               kernels::kInvariantSplitKeys)
-                    : kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
-                                                    context_->multiprocessor_count());
+  plan.splits =
+      options_.batch_invariant
+          ? std::max<int64_t>(1, (plan.host.max_kv_len + kernels::kInvariantSplitKeys - 1) /
+                                     kernels::kInvariantSplitKeys)
+          : kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
+                                          context_->multiprocessor_count());
   if (plan.cascade.num_groups > 0) {
     plan.cascade.num_splits =
         kernels::CascadeSplits(plan.cascade.num_groups, c.num_kv_heads,
@@ -412,13 +413,13 @@ absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const Tensor
       "kv append");
   const bool scores_here = plan.score_table != nullptr && l == c.num_layers - 1;
   RETURN_IF_CUDA(
-      kernels::LaunchPagedAttention({plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
-                                     static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-                                     scores_here ? plan.score_table : nullptr},
-                                    {t, plan.splits, plan.workspace, plan.cascade,
-                                     /*block_kernel=*/false,
-                                     options_.batch_invariant ? kernels::kInvariantSplitKeys : 0},
-                                    stream),
+      kernels::LaunchPagedAttention(
+          {plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
+           static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
+           scores_here ? plan.score_table : nullptr},
+          {t, plan.splits, plan.workspace, plan.cascade,
+           /*block_kernel=*/false, options_.batch_invariant ? kernels::kInvariantSplitKeys : 0},
+          stream),
       "attention");
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn", plan.attn, q_dim, q_dim));
   RETURN_IF_ERROR(ProjectResidual(plan, plan.attn, q_dim, layer.o));

@@ -63,9 +63,10 @@ absl::StatusOr<std::optional<CudaBackend::Matrix>> CudaBackend::UploadBlocks(
   return Matrix{device, *type};
 }
 
-absl::StatusOr<CudaBackend::Matrix> CudaBackend::UploadMatrix(
-    const TensorLookup& lookup, const std::vector<std::string>& names,
-    const std::vector<int64_t>& rows, int64_t cols, bool keep_blocks) {
+absl::StatusOr<CudaBackend::Matrix> CudaBackend::UploadMatrix(const TensorLookup& lookup,
+                                                              const std::vector<std::string>& names,
+                                                              const std::vector<int64_t>& rows,
+                                                              int64_t cols, bool keep_blocks) {
   std::vector<model::TensorView> tensors;
   for (size_t i = 0; i < names.size(); ++i) {
     ASSIGN_OR_RETURN(tensors.emplace_back(), lookup(names[i]));
@@ -124,8 +125,8 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
   const int64_t kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
   const bool keep = options_.keep_blocks;
   // The embedding kernel reads bf16 rows: the table is bf16, and so is a head tied to it.
-  ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kEmbedTokensName}, {c.vocab_size},
-                                          hidden, /*keep_blocks=*/false));
+  ASSIGN_OR_RETURN(lm_head_, UploadMatrix(lookup, {model::kEmbedTokensName}, {c.vocab_size}, hidden,
+                                          /*keep_blocks=*/false));
   embed_ = static_cast<const uint16_t*>(lm_head_.data);
   if (!c.tie_word_embeddings) {
     // A decode step reads one embedding row, not the table: only the lm_head counts.
@@ -140,15 +141,14 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     Layer& layer = layers_[l];
     ASSIGN_OR_RETURN(layer.attn_norm, UploadVector(lookup, {n.attn_norm}, {hidden}));
     ASSIGN_OR_RETURN(layer.mlp_norm, UploadVector(lookup, {n.mlp_norm}, {hidden}));
-    ASSIGN_OR_RETURN(layer.qkv, UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim},
-                                             hidden, keep));
+    ASSIGN_OR_RETURN(layer.qkv,
+                     UploadMatrix(lookup, {n.q, n.k, n.v}, {q_dim, kv_dim, kv_dim}, hidden, keep));
     if (c.qkv_bias()) {  // In fp32, as the CPU backend adds them.
       ASSIGN_OR_RETURN(layer.qkv_bias, UploadVector(lookup, {n.q_bias, n.k_bias, n.v_bias},
                                                     {q_dim, kv_dim, kv_dim}));
     }
     ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim, keep));
-    ASSIGN_OR_RETURN(layer.gate_up,
-                     UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden, keep));
+    ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden, keep));
     ASSIGN_OR_RETURN(layer.down, UploadMatrix(lookup, {n.down}, {hidden}, ffn, keep));
     for (const Matrix* m : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
       all_bf16_ = all_bf16_ && m->type == kernels::WeightType::kBF16;

@@ -115,8 +115,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
       "weights ({}{}): {:.1f} MB on cuda:{}, streamed per decode step ({} numerics); KV cache "
       "({}) for {} tokens",
       options.weights_dtype, cuda.keep_blocks ? ": GGUF blocks kept, the rest bf16" : ": bf16",
-      backend->weight_bytes() / 1e6, cuda.device,
-      cuda.batch_invariant ? "batch-invariant" : "fast",
+      backend->weight_bytes() / 1e6, cuda.device, cuda.batch_invariant ? "batch-invariant" : "fast",
       cuda.kv_dtype == KvDtype::kBF16 ? "bf16" : "f32",
       int64_t{backend->kv_num_blocks()} * backend->kv_block_size());
   return std::unique_ptr<Backend>(std::move(backend));

@@ -260,9 +260,9 @@ struct Settings {
 
 // The block type a --weights value names (lower case), or nullopt.
 std::optional<model::DType> BlockTypeFlag(const std::string& name) {
-  for (model::DType t : {model::DType::kQ8_0, model::DType::kQ4_0, model::DType::kQ4_1,
-                         model::DType::kQ5_0, model::DType::kQ5_1, model::DType::kQ4_K,
-                         model::DType::kQ5_K, model::DType::kQ6_K}) {
+  for (model::DType t :
+       {model::DType::kQ8_0, model::DType::kQ4_0, model::DType::kQ4_1, model::DType::kQ5_0,
+        model::DType::kQ5_1, model::DType::kQ4_K, model::DType::kQ5_K, model::DType::kQ6_K}) {
     if (absl::AsciiStrToUpper(name) == model::DTypeName(t)) return t;
   }
   return std::nullopt;
@@ -343,9 +343,8 @@ absl::Status TimePrefills(CudaBackend& backend, std::mt19937& rng) {
 // weights are needed only while loading).
 absl::StatusOr<std::unique_ptr<CudaBackend>> MakeBackend(const Settings& settings,
                                                          std::mt19937& rng) {
-  const CudaBackendOptions options = {.device = 0,
-                                      .kv_blocks = kBlocksPerRow * (kMaxBatch + 1),
-                                      .block_size = kBlock};
+  const CudaBackendOptions options = {
+      .device = 0, .kv_blocks = kBlocksPerRow * (kMaxBatch + 1), .block_size = kBlock};
   if (!settings.model.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint,
                      model::Checkpoint::Open(settings.model));
@@ -389,11 +388,12 @@ int Run() {
   const CudaBackendOptions defaults;  // The KV dtype a worker gets by default (bf16).
   const int64_t kv_bytes_per_token = int64_t{config.num_layers} * 2 * config.num_kv_heads *
                                      config.head_dim * KvDtypeBytes(defaults.kv_dtype);
-  std::printf("weights %.2f GB %s; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
-              settings.model.empty() ? absl::GetFlag(FLAGS_weights).c_str() : settings.model.c_str(),
-              static_cast<long long>(kv_bytes_per_token),
-              defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32",
-              settings.siblings ? "; rows are siblings sharing the context's blocks" : "");
+  std::printf(
+      "weights %.2f GB %s; KV %lld bytes/token (%s)%s\n", backend.weight_bytes() / 1e9,
+      settings.model.empty() ? absl::GetFlag(FLAGS_weights).c_str() : settings.model.c_str(),
+      static_cast<long long>(kv_bytes_per_token),
+      defaults.kv_dtype == KvDtype::kBF16 ? "bf16" : "fp32",
+      settings.siblings ? "; rows are siblings sharing the context's blocks" : "");
   std::printf("%-8s %-6s %-8s %-11s %12s %12s %10s\n", "context", "batch", "rows", "variant",
               "step ms", "tok/s", "roofline");
   for (int32_t context : settings.contexts) {

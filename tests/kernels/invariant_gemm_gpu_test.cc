@@ -39,8 +39,7 @@ std::vector<float> ProductF64(const std::vector<float>& x, int64_t x_stride, int
 }
 
 // Rows [0, m) of an [.., out_stride] output, packed.
-std::vector<float> Packed(const std::vector<float>& out, int64_t out_stride, int64_t m,
-                          int64_t n) {
+std::vector<float> Packed(const std::vector<float>& out, int64_t out_stride, int64_t m, int64_t n) {
   std::vector<float> rows(m * n);
   for (int64_t i = 0; i < m; ++i) {
     std::memcpy(&rows[i * n], &out[i * out_stride], n * sizeof(float));
@@ -76,8 +75,7 @@ Weights RandomWeights(WeightType type, int64_t n, int64_t k, std::mt19937& rng) 
 // The GEMM of kRows rows against float64, then every slice of 1–129 rows at a random offset
 // equal bit for bit to the same rows of the whole product.
 void CheckGemm(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
-  SCOPED_TRACE(testing::Message() << "type " << static_cast<int>(type) << " n " << n << " k "
-                                  << k);
+  SCOPED_TRACE(testing::Message() << "type " << static_cast<int>(type) << " n " << n << " k " << k);
   constexpr int64_t kRows = 200;  // Beyond 32: the widest tiles, and a partial last one.
   const int64_t x_stride = k + 4, out_stride = n + 3;  // Rows apart, as the kernel allows.
   const std::vector<float> x = Normal(rng, kRows * x_stride);
@@ -86,8 +84,8 @@ void CheckGemm(WeightType type, int64_t n, int64_t k, std::mt19937& rng) {
   DeviceArray<uint8_t> d_w(w.bytes);
   DeviceArray<float> all(kRows * out_stride);
   all.Poison();
-  InvariantGemmParams p{
-      d_x.get(), nullptr, d_w.get(), all.get(), kRows, n, k, x_stride, out_stride, type};
+  InvariantGemmParams p{d_x.get(), nullptr, d_w.get(), all.get(),  kRows,
+                        n,         k,       x_stride,  out_stride, type};
   ASSERT_TRUE(InvariantGemmServes(p));
   ExpectOk(LaunchInvariantGemm(p, nullptr));
   const std::vector<float> reference = Packed(all.Download(), out_stride, kRows, n);

@@ -87,9 +87,17 @@ class Pool {
       PagedKvLayer host = layer_;
       host.k = k_.data();
       host.v = v_.data();
-      PagedAttentionRef({{seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()},
-                         host, q.data(), out.data(), width, width, kHeads, scale, table.data()},
-                        nullptr);
+      PagedAttentionRef(
+          {{seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()},
+           host,
+           q.data(),
+           out.data(),
+           width,
+           width,
+           kHeads,
+           scale,
+           table.data()},
+          nullptr);
       return Collect(order, out, scores);
     }
     DeviceArray<int32_t> d_q_start(q_start), d_kv_len(kv_len), d_block_start(block_start),
@@ -111,8 +119,15 @@ class Pool {
         std::max<int64_t>(1, PagedAttentionWorkspaceFloats(tokens, kHeads, d_, splits)));
     d_out.Poison();
     ExpectOk(LaunchPagedAttention(
-        {{seqs, d_q_start.get(), d_kv_len.get(), d_block_start.get(), d_block_ids.get()}, dev,
-         d_q.get(), d_out.get(), width, width, kHeads, scale, d_scores.table->get()},
+        {{seqs, d_q_start.get(), d_kv_len.get(), d_block_start.get(), d_block_ids.get()},
+         dev,
+         d_q.get(),
+         d_out.get(),
+         width,
+         width,
+         kHeads,
+         scale,
+         d_scores.table->get()},
         {tokens, splits, workspace.get(), {}, block_kernel, kInvariantSplitKeys}, nullptr));
     for (size_t i = 0; i < scores.size(); ++i) scores[i] = d_scores.rows[i]->Download();
     return Collect(order, d_out.Download(), scores);

@@ -57,9 +57,9 @@ TEST(BatchInvariance, SmolLM2Q4_1OnOneAndTwoThreads) {
     SCOPED_TRACE(::testing::Message() << "threads " << threads);
     absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint = model::Checkpoint::Open(*path);
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
-    auto backend =
-        CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
-                           {.kv_blocks = testing::kInvarianceBlocks, .block_size = 16, .threads = threads});
+    auto backend = CpuBackend::Create(
+        std::shared_ptr<const model::Checkpoint>(*std::move(checkpoint)),
+        {.kv_blocks = testing::kInvarianceBlocks, .block_size = 16, .threads = threads});
     ASSERT_TRUE(backend.ok()) << backend.status();
     testing::CheckInvariance(**backend);
     testing::CheckSiblings(**backend);

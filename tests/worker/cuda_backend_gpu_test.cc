@@ -58,13 +58,12 @@ Pair MakePair(const RandomLlama& model, int32_t block_size, KvDtype kv_dtype = K
   auto cpu = CpuBackend::Create(
       model.config(), model.Lookup(),
       {.kv_blocks = 512, .block_size = block_size, .threads = 2, .kv_dtype = kv_dtype});
-  auto cuda = CudaBackend::Create(
-      model.config(), model.Lookup(),
-      {.device = 0,
-       .kv_blocks = 512,
-       .block_size = block_size,
-       .kv_dtype = kv_dtype,
-       .batch_invariant = invariant});
+  auto cuda = CudaBackend::Create(model.config(), model.Lookup(),
+                                  {.device = 0,
+                                   .kv_blocks = 512,
+                                   .block_size = block_size,
+                                   .kv_dtype = kv_dtype,
+                                   .batch_invariant = invariant});
   EXPECT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_TRUE(cuda.ok()) << cuda.status();
   if (cpu.ok()) p.cpu = std::move(cpu).value();
@@ -86,8 +85,7 @@ std::vector<int32_t> Table(int32_t first, int64_t len, int32_t block_size) {
 }
 
 // Block size, tied (Qwen2), KV dtype, batch-invariant numerics.
-class CudaBackendGpu
-    : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype, bool>> {};
+class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype, bool>> {};
 
 TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   SKIP_WITHOUT_DEVICE();
@@ -270,13 +268,12 @@ TEST_P(CudaBackendGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
   const int32_t vocab = model.config().vocab_size, heads = model.config().num_heads;
   std::unique_ptr<CudaBackend> backends[2];
   for (bool graphs : {false, true}) {
-    auto b = CudaBackend::Create(
-        model.config(), model.Lookup(),
-        {.device = 0,
-         .kv_blocks = 64,
-         .block_size = 16,
-         .cuda_graphs = graphs,
-         .batch_invariant = invariant});
+    auto b = CudaBackend::Create(model.config(), model.Lookup(),
+                                 {.device = 0,
+                                  .kv_blocks = 64,
+                                  .block_size = 16,
+                                  .cuda_graphs = graphs,
+                                  .batch_invariant = invariant});
     ASSERT_TRUE(b.ok()) << b.status();
     backends[graphs] = std::move(b).value();
   }

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "kernels/cuda_status.h"

@@ -45,15 +45,16 @@ double RelativeError(const std::vector<float>& got, const std::vector<float>& wa
 }
 
 // A 37-token prefill then two decode steps; each step's last logits.
-std::vector<std::vector<float>> PrefillAndDecode(Backend& backend, const std::vector<int32_t>& tokens) {
+std::vector<std::vector<float>> PrefillAndDecode(Backend& backend,
+                                                 const std::vector<int32_t>& tokens) {
   const int vocab = backend.config().vocab_size;
   const std::vector<int32_t> table = {0, 1, 2, 3};
   std::vector<std::vector<float>> out;
   for (int step = 0; step < 3; ++step) {
     const int begin = step == 0 ? 0 : 36 + step, end = 37 + step;
     std::vector<float>& logits = out.emplace_back(vocab);
-    const ForwardRow row{std::span<const int32_t>(tokens).subspan(begin, end - begin), begin,
-                         table, nullptr, logits.data()};
+    const ForwardRow row{std::span<const int32_t>(tokens).subspan(begin, end - begin), begin, table,
+                         nullptr, logits.data()};
     const absl::Status status = backend.Forward({&row, 1});
     EXPECT_TRUE(status.ok()) << status;
   }
@@ -75,8 +76,8 @@ TEST(CudaGgufBlocks, EveryBlockTypeGivesTheCpuLogits) {
   recipes.push_back({DType::kQ4_K, DType::kQ4_K, DType::kQ6_K, DType::kQ4_K, DType::kQ4_K,
                      DType::kQ4_K, DType::kQ6_K, DType::kQ6_K});
   for (const std::vector<DType>& types : recipes) {
-    SCOPED_TRACE(::testing::Message() << "types " << model::DTypeName(types[0]) << " … "
-                                      << model::DTypeName(types[2]));
+    SCOPED_TRACE(::testing::Message()
+                 << "types " << model::DTypeName(types[0]) << " … " << model::DTypeName(types[2]));
     const testing::RandomBlockLlama model(config, types, rng);
     auto cpu = CpuBackend::Create(config, model.Lookup(),
                                   {.kv_blocks = 8,
@@ -88,8 +89,8 @@ TEST(CudaGgufBlocks, EveryBlockTypeGivesTheCpuLogits) {
     int64_t bf16_bytes = 0;
     for (bool keep_blocks : {false, true}) {
       for (bool invariant : {true, false}) {
-        SCOPED_TRACE(::testing::Message() << "blocks kept " << keep_blocks << " invariant "
-                                          << invariant);
+        SCOPED_TRACE(::testing::Message()
+                     << "blocks kept " << keep_blocks << " invariant " << invariant);
         auto cuda = CudaBackend::Create(config, model.Lookup(),
                                         {.device = 0,
                                          .kv_blocks = 8,
