@@ -112,13 +112,20 @@ check bench_attention_cuda "${HERE}/bin/arbor-bench-attention-cuda"
 check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
   --siblings --contexts=2048 --batches=16,64 --variants=gemv+graph,cascade --steps=16
 check end_to_end_cuda_worker end_to_end
+# The newest kernels first: each memcheck run is cut off after 90 s. `joined` makes one filter.
+joined() {
+  local IFS=:
+  echo "$*"
+}
+readonly MEMCHECK_KERNELS=('OpsGpu.InvariantGemm*' 'OpsGpu.FixedSplits*' 'OpsGpu.Gemv*'
+  'OpsGpu.PagedKv*' 'OpsGpu.Cascade*' 'OpsGpu.Logit*')
+readonly MEMCHECK_BACKEND=('*CudaBackendGraphs.*' 'CudaBackendCascade.*' 'CudaBatchInvariance.*'
+  'CudaGgufBlocks.*')
 if command -v compute-sanitizer >/dev/null; then
   check memcheck_kernels timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "${HERE}/bin/kernels_gpu_test" \
-    --gtest_filter='OpsGpu.InvariantGemm*:OpsGpu.FixedSplits*:OpsGpu.Gemv*:OpsGpu.PagedKv*:OpsGpu.Cascade*:OpsGpu.Logit*'
+    "${HERE}/bin/kernels_gpu_test" --gtest_filter="$(joined "${MEMCHECK_KERNELS[@]}")"
   check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "${HERE}/bin/worker_cuda_backend_gpu_test" \
-    --gtest_filter='*CudaBackendGraphs.*:CudaBackendCascade.*:CudaBatchInvariance.*:CudaGgufBlocks.*'
+    "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter="$(joined "${MEMCHECK_BACKEND[@]}")"
 fi
 check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
 if command -v ncu >/dev/null; then
