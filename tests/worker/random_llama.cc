@@ -122,7 +122,9 @@ RandomBlockLlama::RandomBlockLlama(const model::ModelConfig& c,
     SetBlocks(n.up, types[5], f, h, rng);
     SetBlocks(n.down, types[6], h, f, rng);
   }
-  if (!c.tie_word_embeddings) SetBlocks(model::kLmHeadName, types[7], c.vocab_size, h, rng);
+  // The head's type: its own matrix's, or the tied embedding table's (as GGUF files store it).
+  SetBlocks(c.tie_word_embeddings ? model::kEmbedTokensName : model::kLmHeadName, types[7],
+            c.vocab_size, h, rng);
 }
 
 void RandomBlockLlama::SetBlocks(const std::string& name, model::DType dtype, int64_t rows,

@@ -45,10 +45,12 @@ class RandomLlama {
 
 // A RandomLlama (bf16) whose weight matrices are random GGUF blocks instead: random integers and
 // f16 scales sized so that every weight stays below 0.2 in magnitude (random scales would blow
-// the activations up). Norms and the embedding table stay the base model's.
+// the activations up). Norms stay the base model's, and so does the embedding table unless the
+// head is tied to it.
 class RandomBlockLlama {
  public:
-  // `types`: q, k, v, o, gate, up, down (every layer) and lm_head (unless tied) in turn.
+  // `types`: q, k, v, o, gate, up, down (every layer) and the head (lm_head, or the tied
+  // embedding table) in turn.
   RandomBlockLlama(const model::ModelConfig& config, const std::vector<model::DType>& types,
                    std::mt19937& rng);
 
