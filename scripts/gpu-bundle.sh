@@ -10,7 +10,10 @@
 # libraries in OUT_DIR/lib: abseil, gRPC, protobuf, PCRE2, GoogleTest and the rest, but not the
 # CUDA libraries nor the C and C++ runtimes, which the GPU machine has in newer versions — all
 # packed into OUT_DIR/bundle.tar.xz, which run-gpu-checks.sh unpacks beside itself on first use.
-# Adds OUT_DIR/run-gpu-checks.sh (see its header). Fails when nvcc is missing or the folder would
+# With ARBOR_BUNDLE_LLAMA_CPP=1 it also packs llama.cpp's CUDA tools (scripts/llama-cpp-tools.sh
+# --cuda) and gguf-py into OUT_DIR/llama-cpp.tar.xz, for `run-gpu-checks.sh LOG_DIR --race` (a
+# second call: each archive fits the 64 MiB a call carries, the two together do not).
+# Adds OUT_DIR/run-gpu-checks.sh (see its header). Fails when nvcc is missing or an archive would
 # exceed 64 MiB. OUT_DIR is git-ignored when it is the default.
 set -euo pipefail
 
@@ -42,16 +45,31 @@ done | sort -u | while read -r name path; do
   [[ "${name}" =~ ${SYSTEM_LIBS} ]] || cp -L "${path}" "${STAGE}/lib/${name}"
 done
 strip --strip-unneeded "${STAGE}"/bin/* "${STAGE}"/lib/* 2>/dev/null || true
+
 # Compressed: the libraries alone are 54 MiB (ICU's data 30 of them), about 15 packed.
 tar -C "${STAGE}" -cf - bin lib | xz -T "$(nproc)" -6 >"${OUT}/bundle.tar.xz"
 rm -rf "${STAGE}"
+if [[ "${ARBOR_BUNDLE_LLAMA_CPP:-0}" == 1 ]]; then
+  # The race's peer, in an archive of its own (it travels in a call of its own: the two together
+  # pass 64 MiB): llama.cpp's CUDA tools, their libraries and its gguf package.
+  tools="$("${ROOT}/scripts/llama-cpp-tools.sh" --cuda)"
+  mkdir -p "${STAGE}/llama.cpp"
+  cp -r "${tools}" "${STAGE}/llama.cpp/bin"
+  cp -r "${tools}/../gguf-py" "${STAGE}/llama.cpp/gguf-py"
+  strip --strip-unneeded "${STAGE}"/llama.cpp/bin/* 2>/dev/null || true
+  tar -C "${STAGE}" -cf - llama.cpp | xz -T "$(nproc)" -6 >"${OUT}/llama-cpp.tar.xz"
+  rm -rf "${STAGE}"
+fi
 cp "${ROOT}/scripts/run-gpu-checks.sh" "${OUT}/"
 
-size_mb=$(du -sm "${OUT}" | cut -f1)
-if ((size_mb > LIMIT_MB)); then
-  echo "gpu-bundle: ${OUT} is ${size_mb} MiB, over ${LIMIT_MB} MiB" >&2
-  exit 1
-fi
+for archive in "${OUT}"/*.tar.xz; do
+  size_mb=$(du -sm "${archive}" | cut -f1)
+  if ((size_mb > LIMIT_MB)); then
+    echo "gpu-bundle: ${archive} is ${size_mb} MiB, over ${LIMIT_MB} MiB" >&2
+    exit 1
+  fi
+done
+size_mb=$(du -sm "${OUT}/bundle.tar.xz" | cut -f1)
 echo "gpu-bundle: ${OUT}: $(tar -tJf "${OUT}/bundle.tar.xz" | grep -c '^bin/.') programs," \
      "$(tar -tJf "${OUT}/bundle.tar.xz" | grep -c '^lib/.') libraries, ${size_mb} MiB packed;" \
      "on the GPU machine: ${OUT##*/}/run-gpu-checks.sh LOG_DIR" >&2

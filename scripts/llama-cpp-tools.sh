@@ -3,23 +3,38 @@
 # golden data comes from) and prints the folder that holds them: llama-server, the peer that
 # bench/serving/load_bench.py races `arbor up` against; llama-bench and llama-batched-bench, the
 # peer of arbor-bench-worker in docs/PERFORMANCE.md's races; llama-quantize, which
-# bench/llama1b-files.sh uses to make the Llama-3.2-1B-shape Q4_K_M and Q8_0 files.
+# bench/llama1b-files.sh uses to make the Llama-3.2-1B-shape Q4_K_M and Q8_0 files; and
+# llama.cpp's gguf-py package beside them.
 #
-# Usage: scripts/llama-cpp-tools.sh
+# Usage: scripts/llama-cpp-tools.sh [--cuda]
 #   Release, native CPU (-DGGML_NATIVE=ON), no web UI, 2 build jobs: several minutes the first
 #   time, then idempotent (a stamp records what was built). Built under .venv-llamacpp/, which
 #   scripts/llama-cpp-reference.sh shares for the sdist.
+#   --cuda: llama-bench, llama-batched-bench and llama-quantize with the CUDA backend for sm_90
+#   (H100, H200) and portable CPU code, under .venv-llamacpp/tools-cuda, with the shared
+#   libraries they load (one libggml-cuda for the three: statically linked, each tool was 75 MB):
+#   the peer of arbor-bench-worker-cuda in the race on a lent GPU (scripts/gpu-bundle.sh packs
+#   them when ARBOR_BUNDLE_LLAMA_CPP=1). Needs nvcc; about 22 minutes on 2 cores.
 set -euo pipefail
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly VENV="${ROOT}/.venv-llamacpp"
 # shellcheck source=scripts/llama-cpp-sdist.sh
 source "${ROOT}/scripts/llama-cpp-sdist.sh"
-readonly OUT="${VENV}/tools"
-readonly TOOLS=(llama-server llama-bench llama-batched-bench llama-quantize)
-readonly CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF
-  -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF
-  -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF)
+CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON
+  -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF)
+if [[ "${1:-}" == --cuda ]]; then
+  readonly OUT="${VENV}/tools-cuda"
+  readonly TOOLS=(llama-bench llama-batched-bench llama-quantize)
+  CMAKE_ARGS+=(-DGGML_NATIVE=OFF -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=ON)
+  export PATH="${PATH}:/usr/local/cuda/bin"
+else
+  readonly OUT="${VENV}/tools"
+  readonly TOOLS=(llama-server llama-bench llama-batched-bench llama-quantize)
+  CMAKE_ARGS+=(-DGGML_NATIVE=ON -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF)
+fi
+readonly CMAKE_ARGS
 readonly STAMP_VALUE="${TOOLS[*]} ${LCP_VERSION} ${CMAKE_ARGS[*]}"
 
 LOG="$(mktemp -t llama-cpp-tools.XXXXXX.log)"
@@ -43,6 +58,11 @@ for tool in "${TOOLS[@]}"; do
     fail "building ${tool} failed"
   cp "${OUT}/build/bin/${tool}" "${OUT}/bin/${tool}"
 done
+# The shared libraries of a --cuda build (none otherwise), beside the tools.
+find "${OUT}/build/bin" -maxdepth 1 -name '*.so*' -exec cp -L {} "${OUT}/bin/" \;
+# llama.cpp's gguf package beside the tools, for machines whose Python lacks it (the GPU's).
+rm -rf "${OUT}/gguf-py"
+cp -r "${src}/vendor/llama.cpp/gguf-py" "${OUT}/gguf-py"
 rm -rf "${src}" "${OUT}/build"
 echo "${STAMP_VALUE}" >"${OUT}/.stamp"
 echo "${OUT}/bin"
