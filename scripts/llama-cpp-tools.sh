@@ -26,8 +26,11 @@ CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXA
 if [[ "${1:-}" == --cuda ]]; then
   readonly OUT="${VENV}/tools-cuda"
   readonly TOOLS=(llama-bench llama-batched-bench llama-quantize)
+  # libcuda.so.1 is the driver's, absent where no GPU is: the tools link against ggml-cuda
+  # without resolving it (the GPU machine's loader does).
   CMAKE_ARGS+=(-DGGML_NATIVE=OFF -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90
-    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=ON)
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=ON
+    -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined)
   export PATH="${PATH}:/usr/local/cuda/bin"
 else
   readonly OUT="${VENV}/tools"
@@ -59,7 +62,7 @@ for tool in "${TOOLS[@]}"; do
   cp "${OUT}/build/bin/${tool}" "${OUT}/bin/${tool}"
 done
 # The shared libraries of a --cuda build (none otherwise), beside the tools.
-find "${OUT}/build/bin" -maxdepth 1 -name '*.so*' -exec cp -L {} "${OUT}/bin/" \;
+find "${OUT}/build/bin" -maxdepth 1 -name '*.so*' -exec cp -P {} "${OUT}/bin/" \;
 # llama.cpp's gguf package beside the tools, for machines whose Python lacks it (the GPU's).
 rm -rf "${OUT}/gguf-py"
 cp -r "${src}/vendor/llama.cpp/gguf-py" "${OUT}/gguf-py"
