@@ -1,6 +1,7 @@
 #include "model/tokenizer/normalizer.h"
 
 #include <unicode/normalizer2.h>
+#include <unicode/uniset.h>
 #include <unicode/unistr.h>
 
 #include <utility>
@@ -16,21 +17,57 @@ using nlohmann::json;
 
 namespace {
 
-// ICU's instance (built once, shared, thread-safe) of the normal form tokenizer.json names
-// `type`: NFC, NFD, NFKC or NFKD; null for any other name, or when ICU lacks its data.
+// Hugging Face `tokenizers` normalises with Unicode 11.0's tables (its Rust crate's): it leaves
+// alone the characters assigned since (U+32FF, U+A7F2–U+A7F4, U+AB69, U+10780–U+107BA, …), which
+// ICU's current tables decompose. Arbor's forms are filtered to Unicode 11.0's characters, so
+// text normalises and encodes as there. Built once; frozen, so shared across threads.
+const icu::UnicodeSet* HuggingFaceCharacters() {
+  static const icu::UnicodeSet* set = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    auto* characters = new icu::UnicodeSet(icu::UnicodeString(u"[:age=11.0:]"), status);
+    if (U_FAILURE(status)) {
+      delete characters;
+      return static_cast<icu::UnicodeSet*>(nullptr);
+    }
+    characters->freeze();
+    return characters;
+  }();
+  return set;
+}
+
+// `form` restricted to HuggingFaceCharacters(); null when either is missing.
+const icu::Normalizer2* AsHuggingFace(const icu::Normalizer2* form, UErrorCode status) {
+  const icu::UnicodeSet* characters = HuggingFaceCharacters();
+  if (U_FAILURE(status) || form == nullptr || characters == nullptr) return nullptr;
+  return new icu::FilteredNormalizer2(*form, *characters);
+}
+
+// The normal form tokenizer.json names `type` (NFC, NFD, NFKC or NFKD), as Hugging Face
+// computes it; built once, shared, thread-safe; null for any other name, or when ICU lacks its
+// data.
 const icu::Normalizer2* UnicodeForm(absl::string_view type) {
   UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* form = nullptr;
   if (type == "NFC") {
-    form = icu::Normalizer2::getNFCInstance(status);
-  } else if (type == "NFD") {
-    form = icu::Normalizer2::getNFDInstance(status);
-  } else if (type == "NFKC") {
-    form = icu::Normalizer2::getNFKCInstance(status);
-  } else if (type == "NFKD") {
-    form = icu::Normalizer2::getNFKDInstance(status);
+    static const icu::Normalizer2* nfc =
+        AsHuggingFace(icu::Normalizer2::getNFCInstance(status), status);
+    return nfc;
   }
-  return U_SUCCESS(status) ? form : nullptr;
+  if (type == "NFD") {
+    static const icu::Normalizer2* nfd =
+        AsHuggingFace(icu::Normalizer2::getNFDInstance(status), status);
+    return nfd;
+  }
+  if (type == "NFKC") {
+    static const icu::Normalizer2* nfkc =
+        AsHuggingFace(icu::Normalizer2::getNFKCInstance(status), status);
+    return nfkc;
+  }
+  if (type == "NFKD") {
+    static const icu::Normalizer2* nfkd =
+        AsHuggingFace(icu::Normalizer2::getNFKDInstance(status), status);
+    return nfkd;
+  }
+  return nullptr;
 }
 
 // `text` in a Unicode normal form. Text that is not valid UTF-8 (a Python str never is, so the

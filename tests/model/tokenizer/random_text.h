@@ -5,6 +5,7 @@
 #define ARBOR_TESTS_MODEL_TOKENIZER_RANDOM_TEXT_H_
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,7 +14,10 @@ namespace arbor::model {
 
 // A seed from the clock, printed so that a failure can be replayed.
 inline unsigned TestSeed() {
-  const unsigned seed = std::random_device{}();
+  // ARBOR_TEST_SEED replays a failure's strings.
+  const char* fixed = std::getenv("ARBOR_TEST_SEED");
+  const unsigned seed = fixed != nullptr ? static_cast<unsigned>(std::strtoul(fixed, nullptr, 10))
+                                         : std::random_device{}();
   std::printf("random seed: %u\n", seed);
   return seed;
 }
