@@ -10,6 +10,12 @@
 namespace arbor::kernels {
 namespace {
 
+// Whether a product takes the batch-invariant GEMM: block types always (it is their only GPU
+// path), bf16 weights when invariance is asked for.
+bool TakesInvariantGemm(WeightType type, bool batch_invariant) {
+  return IsQuantized(type) || (type == WeightType::kBF16 && batch_invariant);
+}
+
 // cuBLAS(Lt) reports its own status type; this is the one place it becomes absl::Status.
 absl::Status CublasStatus(cublasStatus_t status, absl::string_view what) {
   if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
@@ -186,7 +192,7 @@ absl::Status CudaContext::InvariantGemm(const InvariantGemmParams& params) {
 
 absl::Status CudaContext::Matmul(const MatmulParams& p) {
   if (p.m == 0 || p.n == 0) return absl::OkStatus();
-  if (IsQuantized(p.w_type) || (p.w_type == WeightType::kBF16 && p.batch_invariant)) {
+  if (TakesInvariantGemm(p.w_type, p.batch_invariant)) {
     return InvariantGemm(
         {p.x, nullptr, p.w, p.out, p.m, p.n, p.k, p.x_stride, p.out_stride, p.w_type});
   }
@@ -207,7 +213,7 @@ absl::Status CudaContext::Matmul(const MatmulParams& p) {
 
 absl::Status CudaContext::Logits(const LogitsParams& p) {
   if (p.num_rows == 0) return absl::OkStatus();
-  if (IsQuantized(p.lm_head_type) || (p.lm_head_type == WeightType::kBF16 && p.batch_invariant)) {
+  if (TakesInvariantGemm(p.lm_head_type, p.batch_invariant)) {
     return InvariantGemm({p.hidden, p.rows, p.lm_head, p.out, p.num_rows, p.vocab, p.dim,
                           p.hidden_stride, p.out_stride, p.lm_head_type});
   }

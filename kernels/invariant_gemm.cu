@@ -110,8 +110,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int g = lane / 4, q = lane % 4;
   const int64_t n0 = int64_t{blockIdx.x} * 16 * FT, m0 = int64_t{blockIdx.y} * 8 * TT;
   // Weight rows g and g + 8 of each tile; rows past n re-read the last one and activation rows
-  // past m read zeros: their sums are never written. An activation row's piece q of chunk 0;
-  // chunk c is 4·c pieces on.
+  // past m read zeros: their sums are never written. An activation row's floats 8q … 8q + 7 of
+  // chunk 0 (two float4); chunk c is 8·c float4 on.
   int64_t w_lo[FT], w_hi[FT];
 #pragma unroll
   for (int f = 0; f < FT; ++f) {
@@ -196,28 +196,16 @@ cudaError_t LaunchTiles(const InvariantGemmParams& p, const Weights& weights, cu
 
 template <typename Block>
 cudaError_t LaunchBlocks(const InvariantGemmParams& p, cudaStream_t stream) {
-  const int64_t row_bytes = p.k / (int64_t{ChunkTraits<Block>::kChunks} * kQuantBlock) *
-                            static_cast<int64_t>(sizeof(Block));
+  const int64_t row_bytes = model::RowBytes(FileDType(p.w_type), p.k);
   return LaunchTiles(p, BlockRows<Block>{static_cast<const uint8_t*>(p.w), row_bytes}, stream);
 }
 
 }  // namespace
 
 bool InvariantGemmTakes(WeightType type) {
-  switch (type) {
-    case WeightType::kBF16:
-    case WeightType::kQ8_0:
-    case WeightType::kQ4_0:
-    case WeightType::kQ4_1:
-    case WeightType::kQ5_0:
-    case WeightType::kQ5_1:
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K:
-    case WeightType::kQ6_K:
-      return true;
-    default:
-      return false;
-  }
+  // The block types are those a file stores as they are (the CPU's repacked layouts have no file
+  // type: FileDType gives them F32).
+  return type == WeightType::kBF16 || model::IsQuantized(FileDType(type));
 }
 
 bool InvariantGemmServes(const InvariantGemmParams& p) {

@@ -67,6 +67,13 @@ inline constexpr int64_t kPagedAttentionTile = 128;
 inline constexpr int64_t kInvariantSplitKeys = 512;
 static_assert(kInvariantSplitKeys % kPagedAttentionTile == 0);
 
+// Splits of kInvariantSplitKeys that cover a batch whose longest query sees max_keys keys.
+inline int64_t InvariantAttentionSplits(int64_t max_keys) {
+  return max_keys > kInvariantSplitKeys
+             ? (max_keys + kInvariantSplitKeys - 1) / kInvariantSplitKeys
+             : 1;
+}
+
 // Key range [begin, end) of `split` for a query seeing n_keys keys: split_keys each when set,
 // else num_splits equal whole tiles; the last ones possibly empty.
 __host__ __device__ inline void PagedAttentionSplitRange(int64_t n_keys, int64_t num_splits,

@@ -248,12 +248,10 @@ absl::Status CudaBackend::CarveActivations(StepPlan& plan) {
                                                 stream, "logits"));
     plan.logits = static_cast<float*>(logits);
   }
-  plan.splits =
-      options_.batch_invariant
-          ? std::max<int64_t>(1, (plan.host.max_kv_len + kernels::kInvariantSplitKeys - 1) /
-                                     kernels::kInvariantSplitKeys)
-          : kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
-                                          context_->multiprocessor_count());
+  plan.splits = options_.batch_invariant
+                    ? kernels::InvariantAttentionSplits(plan.host.max_kv_len)
+                    : kernels::PagedAttentionSplits(t, c.num_kv_heads, plan.host.max_kv_len,
+                                                    context_->multiprocessor_count());
   if (plan.cascade.num_groups > 0) {
     plan.cascade.num_splits =
         kernels::CascadeSplits(plan.cascade.num_groups, c.num_kv_heads,

@@ -114,7 +114,7 @@ class Pool {
       dev.v = d_v.get();
     }
     const int32_t longest = *std::max_element(kv_len.begin(), kv_len.end());
-    const int64_t splits = (longest + kInvariantSplitKeys - 1) / kInvariantSplitKeys;
+    const int64_t splits = InvariantAttentionSplits(longest);
     DeviceArray<float> workspace(
         std::max<int64_t>(1, PagedAttentionWorkspaceFloats(tokens, kHeads, d_, splits)));
     d_out.Poison();
