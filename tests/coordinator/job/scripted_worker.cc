@@ -1,8 +1,10 @@
+// The scripted worker of scripted_worker.h: sequences kept as a worker keeps them, and each
+// item decoded step by step with the real entropix PolicyStep over the scripted rows.
 #include "tests/coordinator/job/scripted_worker.h"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -159,8 +161,8 @@ absl::StatusOr<arbor::v1::RunResponse> ScriptedWorker::Execute(
     created += sequences_.contains(item.sequence_id()) ? 0 : 1;
   }
   if (sequences_.size() + created > static_cast<size_t>(max_sequences_)) {
-    return absl::ResourceExhaustedError(absl::StrCat("scripted worker: KV cache holds ",
-                                                     max_sequences_, " sequences"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("scripted worker: KV cache holds ", max_sequences_, " sequences"));
   }
   arbor::v1::RunResponse response;
   for (const arbor::v1::RunItem& item : request.items()) {
@@ -172,6 +174,204 @@ absl::StatusOr<arbor::v1::RunResponse> ScriptedWorker::Execute(
   }
   return response;
 }
+
+namespace {
+
+// The next-token row a scripted step describes: logits over the vocabulary, and the metrics the
+// worker computes from them with the top-K cut to the item's.
+struct ScriptedRow {
+  std::vector<float> logits;
+  entropix::LogitMetrics metrics;
+};
+
+ScriptedRow RowOf(const ScriptedStep& scripted, int32_t top_k) {
+  ScriptedRow row;
+  // Tokens outside the distribution get a negligible but finite logit, as a real row would.
+  row.logits.assign(kVocab, kNegligibleLogit);
+  double total = 0.0;
+  for (const auto& [id, p] : scripted.distribution) total += p;
+  row.metrics.entropy = scripted.entropy;
+  row.metrics.varentropy = scripted.varentropy;
+  row.metrics.logsumexp = 0.0f;
+  for (const auto& [id, p] : scripted.distribution) {
+    row.logits[id] = static_cast<float>(std::log(p / total));
+    row.metrics.top_k.push_back({id, row.logits[id]});
+  }
+  std::sort(row.metrics.top_k.begin(), row.metrics.top_k.end(),
+            [](const auto& a, const auto& b) { return a.logprob > b.logprob; });
+  if (static_cast<int>(row.metrics.top_k.size()) > top_k) row.metrics.top_k.resize(top_k);
+  return row;
+}
+
+void FillTop(const std::vector<entropix::TokenLogprob>& top, arbor::v1::StepResult& into) {
+  for (const auto& t : top) {
+    arbor::v1::TokenLogprob* out = into.add_top_k();
+    out->set_token_id(t.id);
+    out->set_logprob(t.logprob);
+  }
+}
+
+// One item's decode loop, as the engine runs it: the policy step at each position, what it
+// appends, and why the item stops. It keeps what lasts across the item's steps (the decision
+// context, the calm count, DeepConf's window, the previous step's top-K).
+class ItemDecoder {
+ public:
+  ItemDecoder(const arbor::v1::RunItem& item, entropix::PolicyConfig policy,
+              const std::vector<int32_t>& eos_ids, int32_t max_context, int32_t length)
+      : item_(item),
+        policy_(std::move(policy)),
+        canonical_(policy_.mode == entropix::PolicyMode::kCanonical),
+        eos_ids_(eos_ids),
+        max_context_(max_context),
+        // Position of the job's first generated token, as the worker derives it.
+        first_generated_(length - item.generated_before()) {
+    context_.inserts_used = item.inserts_used();
+    context_.backspaces_used = item.backspaces_used();
+    context_.last_insert_position =
+        item.has_last_insert_position() ? item.last_insert_position() : -1;
+    context_.branch_depth = item.branch_depth();
+    // DeepConf's early stop, as the worker applies it (RunItem.stop_below_confidence).
+    if (item.stop_below_confidence() > 0.0f) {
+      confidence_.emplace(item.confidence_window());
+      for (float c : item.recent_confidences()) confidence_->Add(c);
+    }
+  }
+
+  // Decodes step `step_index` at the end of `tokens`, recording it in `result`; true when the
+  // item stops there (the stop reason set).
+  absl::StatusOr<bool> Step(const Script& script, int step_index, std::vector<int32_t>& tokens,
+                            bool& last_sampled, arbor::v1::RunResult& result) {
+    const int32_t position = static_cast<int32_t>(tokens.size());
+    if (position >= max_context_) {
+      result.set_stop_reason(arbor::v1::STOP_REASON_CONTEXT);
+      return true;
+    }
+    const ScriptedStep scripted =
+        script({position, tokens, item_.branch_id(), item_.branch_depth()});
+    const ScriptedRow row = RowOf(scripted, item_.top_k());
+    ASSIGN_OR_RETURN(const entropix::StepOutcome outcome,
+                     Decide(position, tokens, last_sampled, scripted, row));
+    arbor::v1::StepResult& step = *result.add_steps();
+    step.set_position(position);
+    *step.mutable_metrics() = policy::MetricsToProto(outcome.metrics);
+    step.set_strategy(policy::StrategyToProto(outcome.decision.strategy));
+    step.set_temperature(outcome.decision.sampling.temperature);
+    step.set_top_p(outcome.decision.sampling.top_p);
+    step.set_top_k_param(outcome.decision.sampling.top_k);
+    step.set_min_p(outcome.decision.sampling.min_p);
+    int32_t appended = -1;
+    if (outcome.token) {
+      appended = outcome.token->id;
+      step.set_token_id(appended);
+      step.set_logprob(outcome.token->logprob);
+      last_sampled = true;
+    } else if (canonical_ && outcome.decision.strategy == entropix::Strategy::kInsert) {
+      appended = outcome.decision.insert_tokens.front();  // Tests use one thinking token.
+      step.set_token_id(appended);
+      step.set_logprob(row.logits[appended]);
+      ++context_.inserts_used;
+      context_.last_insert_position = position;
+      last_sampled = false;
+    } else {
+      StopStructural(outcome, row, result);
+      return true;
+    }
+    tokens.push_back(appended);
+    const bool done = Ends(outcome, row, appended, step_index, result);
+    if (item_.top_k_every_step() || done) FillTop(row.metrics.top_k, step);
+    previous_top_ = row.metrics.top_k;
+    return done;
+  }
+
+ private:
+  std::vector<int32_t> BannedAt(int32_t position) const {
+    std::vector<int32_t> banned;
+    for (const arbor::v1::TokenBan& ban : item_.bans()) {
+      if (ban.position() == position) banned.push_back(ban.token_id());
+    }
+    return banned;
+  }
+
+  bool IsStop(int32_t t) const {
+    const auto& extra = item_.stop().stop_token_ids();
+    if (std::find(extra.begin(), extra.end(), t) != extra.end()) return true;
+    return !item_.stop().ignore_eos() &&
+           std::find(eos_ids_.begin(), eos_ids_.end(), t) != eos_ids_.end();
+  }
+
+  // The real entropix PolicyStep at `position`, with the item's policy and budgets.
+  absl::StatusOr<entropix::StepOutcome> Decide(int32_t position, const std::vector<int32_t>& tokens,
+                                               bool last_sampled, const ScriptedStep& scripted,
+                                               const ScriptedRow& row) {
+    context_.position = position;
+    context_.generated = position - first_generated_;
+    context_.previous_backspaceable = last_sampled && BannedAt(position - 1).empty();
+    context_.previous_is_insert_token =
+        !policy_.insert.tokens.empty() && tokens.back() == policy_.insert.tokens.back();
+    const std::vector<int32_t> banned = BannedAt(position);
+    entropix::StepOptions options;
+    options.banned = banned;
+    options.stop_on_structural = item_.stop_on_structural() || canonical_;
+    const entropix::RngKey key{item_.seed(), static_cast<uint32_t>(position), item_.branch_id(), 0};
+    return entropix::PolicyStep(entropix::Candidates{row.logits, {}, row.metrics.logsumexp},
+                                row.metrics, scripted.attention, policy_, context_, key, options);
+  }
+
+  // A structural decision: no token, the step's top-K, and the STRUCTURAL stop.
+  void StopStructural(const entropix::StepOutcome& outcome, const ScriptedRow& row,
+                      arbor::v1::RunResult& result) const {
+    arbor::v1::StepResult& step = *result.mutable_steps(result.steps_size() - 1);
+    step.set_token_id(-1);
+    FillTop(row.metrics.top_k, step);
+    // As the real worker does: the step before a BACKSPACE stop carries the top-K its token
+    // will be re-drawn from.
+    const int n = result.steps_size();
+    if (outcome.decision.strategy == entropix::Strategy::kBackspace && n >= 2 &&
+        result.steps(n - 2).top_k_size() == 0) {
+      FillTop(previous_top_, *result.mutable_steps(n - 2));
+    }
+    result.set_stop_reason(arbor::v1::STOP_REASON_STRUCTURAL);
+  }
+
+  // After a step that appended `appended`: whether the item stops there, and why.
+  bool Ends(const entropix::StepOutcome& outcome, const ScriptedRow& row, int32_t appended,
+            int step_index, arbor::v1::RunResult& result) {
+    const bool is_calm = outcome.metrics.entropy < policy_.branch.calm_entropy &&
+                         outcome.metrics.varentropy < policy_.branch.calm_varentropy;
+    calm_ = is_calm ? calm_ + 1 : 0;
+    bool confidence_fell = false;
+    if (confidence_ && outcome.token) {
+      std::vector<float> logprobs;
+      for (const auto& t : row.metrics.top_k) logprobs.push_back(t.logprob);
+      confidence_->Add(entropix::TokenConfidence(logprobs));
+      confidence_fell =
+          confidence_->full() && confidence_->current() < item_.stop_below_confidence();
+    }
+    if (IsStop(appended)) {
+      result.set_stop_reason(arbor::v1::STOP_REASON_STOP_TOKEN);
+    } else if (confidence_fell) {
+      result.set_stop_reason(arbor::v1::STOP_REASON_LOW_CONFIDENCE);
+    } else if (item_.stop_when_calm() && calm_ >= policy_.branch.calm_steps) {
+      result.set_stop_reason(arbor::v1::STOP_REASON_CALM);
+    } else {
+      return step_index + 1 == item_.max_steps();
+    }
+    return true;
+  }
+
+  const arbor::v1::RunItem& item_;
+  const entropix::PolicyConfig policy_;
+  const bool canonical_;
+  const std::vector<int32_t>& eos_ids_;
+  const int32_t max_context_;
+  const int32_t first_generated_;
+  entropix::DecisionContext context_;
+  int calm_ = 0;
+  std::optional<entropix::GroupConfidence> confidence_;
+  std::vector<entropix::TokenLogprob> previous_top_;  // The last step's top-K.
+};
+
+}  // namespace
 
 absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1::RunItem& item) {
   // Prepare the sequence, as the engine does.
@@ -204,143 +404,15 @@ absl::StatusOr<arbor::v1::RunResult> ScriptedWorker::ExecuteItem(const arbor::v1
   if (seq.tokens.empty()) return absl::InvalidArgumentError("empty sequence");
 
   ASSIGN_OR_RETURN(entropix::PolicyConfig policy,
-                   rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig{}));
-  const bool canonical = policy.mode == entropix::PolicyMode::kCanonical;
-  entropix::DecisionContext context;
-  context.inserts_used = item.inserts_used();
-  context.backspaces_used = item.backspaces_used();
-  context.last_insert_position = item.has_last_insert_position() ? item.last_insert_position() : -1;
-  context.branch_depth = item.branch_depth();
-  auto banned_at = [&item](int32_t position) {
-    std::vector<int32_t> banned;
-    for (const arbor::v1::TokenBan& ban : item.bans()) {
-      if (ban.position() == position) banned.push_back(ban.token_id());
-    }
-    return banned;
-  };
-  auto is_stop = [&](int32_t t) {
-    const auto& extra = item.stop().stop_token_ids();
-    if (std::find(extra.begin(), extra.end(), t) != extra.end()) return true;
-    return !item.stop().ignore_eos() &&
-           std::find(eos_ids_.begin(), eos_ids_.end(), t) != eos_ids_.end();
-  };
-
+                   policy::PolicyFromProto(item.policy(), entropix::PolicyConfig{}));
   arbor::v1::RunResult result;
   result.set_sequence_id(item.sequence_id());
   result.set_stop_reason(arbor::v1::STOP_REASON_MAX_STEPS);
-  int calm = 0;
-  // DeepConf's early stop, as the worker applies it (RunItem.stop_below_confidence).
-  std::optional<entropix::GroupConfidence> confidence;
-  if (item.stop_below_confidence() > 0.0f) {
-    confidence.emplace(item.confidence_window());
-    for (float c : item.recent_confidences()) confidence->Add(c);
-  }
-  std::vector<entropix::TokenLogprob> previous_top;  // The last step's top-K.
-  // Position of the job's first generated token, as the worker derives it.
-  const int32_t first_generated = static_cast<int32_t>(seq.tokens.size()) - item.generated_before();
+  ItemDecoder decoder(item, std::move(policy), eos_ids_, max_context_,
+                      static_cast<int32_t>(seq.tokens.size()));
   for (int step_index = 0; step_index < item.max_steps(); ++step_index) {
-    const int32_t position = static_cast<int32_t>(seq.tokens.size());
-    if (position >= max_context_) {
-      result.set_stop_reason(arbor::v1::STOP_REASON_CONTEXT);
-      break;
-    }
-    const ScriptedStep scripted =
-        script_({position, seq.tokens, item.branch_id(), item.branch_depth()});
-    // Tokens outside the distribution get a negligible but finite logit, as a real row would.
-    std::vector<float> logits(kVocab, kNegligibleLogit);
-    double total = 0.0;
-    for (const auto& [id, p] : scripted.distribution) total += p;
-    entropix::LogitMetrics lm;
-    lm.entropy = scripted.entropy;
-    lm.varentropy = scripted.varentropy;
-    lm.logsumexp = 0.0f;
-    for (const auto& [id, p] : scripted.distribution) {
-      logits[id] = static_cast<float>(std::log(p / total));
-      lm.top_k.push_back({id, logits[id]});
-    }
-    std::sort(lm.top_k.begin(), lm.top_k.end(),
-              [](const auto& a, const auto& b) { return a.logprob > b.logprob; });
-    if (static_cast<int>(lm.top_k.size()) > item.top_k()) lm.top_k.resize(item.top_k());
-
-    context.position = position;
-    context.generated = position - first_generated;
-    context.previous_backspaceable = seq.last_sampled && banned_at(position - 1).empty();
-    context.previous_is_insert_token =
-        !policy.insert.tokens.empty() && seq.tokens.back() == policy.insert.tokens.back();
-    const std::vector<int32_t> banned = banned_at(position);
-    entropix::StepOptions options;
-    options.banned = banned;
-    options.stop_on_structural = item.stop_on_structural() || canonical;
-    const entropix::RngKey key{item.seed(), static_cast<uint32_t>(position), item.branch_id(), 0};
-    ASSIGN_OR_RETURN(entropix::StepOutcome outcome,
-                     entropix::PolicyStep(entropix::Candidates{logits, {}, lm.logsumexp}, lm,
-                                          scripted.attention, policy, context, key, options));
-    arbor::v1::StepResult& step = *result.add_steps();
-    step.set_position(position);
-    *step.mutable_metrics() = rpc::MetricsToProto(outcome.metrics);
-    step.set_strategy(rpc::StrategyToProto(outcome.decision.strategy));
-    step.set_temperature(outcome.decision.sampling.temperature);
-    step.set_top_p(outcome.decision.sampling.top_p);
-    step.set_top_k_param(outcome.decision.sampling.top_k);
-    step.set_min_p(outcome.decision.sampling.min_p);
-    auto fill_top = [](const std::vector<entropix::TokenLogprob>& top,
-                       arbor::v1::StepResult& into) {
-      for (const auto& t : top) {
-        arbor::v1::TokenLogprob* out = into.add_top_k();
-        out->set_token_id(t.id);
-        out->set_logprob(t.logprob);
-      }
-    };
-    int32_t appended = -1;
-    if (outcome.token) {
-      appended = outcome.token->id;
-      step.set_token_id(appended);
-      step.set_logprob(outcome.token->logprob);
-      seq.last_sampled = true;
-    } else if (canonical && outcome.decision.strategy == entropix::Strategy::kInsert) {
-      appended = outcome.decision.insert_tokens.front();  // Tests use one thinking token.
-      step.set_token_id(appended);
-      step.set_logprob(logits[appended]);
-      ++context.inserts_used;
-      context.last_insert_position = position;
-      seq.last_sampled = false;
-    } else {
-      step.set_token_id(-1);
-      fill_top(lm.top_k, step);
-      // As the real worker does: the step before a BACKSPACE stop carries the top-K its token
-      // will be re-drawn from.
-      const int n = result.steps_size();
-      if (outcome.decision.strategy == entropix::Strategy::kBackspace && n >= 2 &&
-          result.steps(n - 2).top_k_size() == 0) {
-        fill_top(previous_top, *result.mutable_steps(n - 2));
-      }
-      result.set_stop_reason(arbor::v1::STOP_REASON_STRUCTURAL);
-      break;
-    }
-    seq.tokens.push_back(appended);
-    const bool is_calm = outcome.metrics.entropy < policy.branch.calm_entropy &&
-                         outcome.metrics.varentropy < policy.branch.calm_varentropy;
-    calm = is_calm ? calm + 1 : 0;
-    bool confidence_fell = false;
-    if (confidence && outcome.token) {
-      std::vector<float> logprobs;
-      for (const auto& t : lm.top_k) logprobs.push_back(t.logprob);
-      confidence->Add(entropix::TokenConfidence(logprobs));
-      confidence_fell =
-          confidence->full() && confidence->current() < item.stop_below_confidence();
-    }
-    bool done = true;
-    if (is_stop(appended)) {
-      result.set_stop_reason(arbor::v1::STOP_REASON_STOP_TOKEN);
-    } else if (confidence_fell) {
-      result.set_stop_reason(arbor::v1::STOP_REASON_LOW_CONFIDENCE);
-    } else if (item.stop_when_calm() && calm >= policy.branch.calm_steps) {
-      result.set_stop_reason(arbor::v1::STOP_REASON_CALM);
-    } else {
-      done = step_index + 1 == item.max_steps();
-    }
-    if (item.top_k_every_step() || done) fill_top(lm.top_k, step);
-    previous_top = lm.top_k;
+    ASSIGN_OR_RETURN(const bool done,
+                     decoder.Step(script_, step_index, seq.tokens, seq.last_sampled, result));
     if (done) break;
   }
   result.set_length(static_cast<int32_t>(seq.tokens.size()));
