@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/test_seed.h"
+
 namespace arbor::entropix {
 namespace {
 
@@ -82,7 +84,7 @@ Scores RandomScores(std::mt19937& rng, int heads, int keys, float scale) {
 }
 
 TEST(AttentionMetrics, RandomScoresMatchFloat64InBothModes) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (int trial = 0; trial < 8; ++trial) {
@@ -120,7 +122,7 @@ TEST(AttentionMetrics, UniformScoresClosedForm) {
 }
 
 TEST(AttentionMetrics, ReferenceEqualsExactOnExplicitlyPaddedScores) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const int heads = 32, keys = 300, reference_len = 4096;
@@ -147,7 +149,7 @@ TEST(AttentionMetrics, LongerThanTheBufferIsExact) {
 }
 
 TEST(AttentionMetrics, OnlineStatesMergedInChunksGiveTheSameResult) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const int heads = 16, keys = 1000, reference_len = 2048;

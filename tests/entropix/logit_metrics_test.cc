@@ -13,6 +13,7 @@
 
 #include "base/bf16.h"
 #include "entropix/softmax_moments.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::entropix {
 namespace {
@@ -146,7 +147,7 @@ TEST(LogitMetrics, ExtremeSpreadAcrossChunks) {
 }
 
 TEST(LogitMetrics, RandomRowsMatchFloat64) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (int trial = 0; trial < 6; ++trial) {
@@ -189,7 +190,7 @@ TEST(LogitMetrics, LargeTopKUsesTheSameOrder) {
 }
 
 TEST(LogitMetrics, Bf16RowEqualsItsWidenedFloatRow) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
@@ -209,7 +210,7 @@ TEST(LogitMetrics, Bf16RowEqualsItsWidenedFloatRow) {
 }
 
 TEST(LogitMetrics, ChunkedMomentsMergeInAnyOrder) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 6.0f);

@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/test_seed.h"
+
 namespace arbor::entropix {
 namespace {
 
@@ -43,7 +45,7 @@ std::vector<double> Reference(const std::vector<float>& logits, const std::vecto
 }
 
 TEST(LogitProcessors, MatchTheFloat64Definition) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(TestSeed());
   std::normal_distribution<float> normal(0.0f, 4.0f);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   for (int trial = 0; trial < 200; ++trial) {

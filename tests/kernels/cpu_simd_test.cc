@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels::simd {
 namespace {
 
 TEST(CpuSimd, ExpShiftedMatchesFloat64) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(seed);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> value(-120.0f, 30.0f);
@@ -42,7 +43,7 @@ TEST(CpuSimd, ExpShiftedMatchesFloat64) {
 }
 
 TEST(CpuSimd, DotRowsMatchFloat64AndEachRowIsItsOwn) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> value;
@@ -144,7 +145,7 @@ void CheckGroupedHeads(std::mt19937& rng) {
 }
 
 TEST(CpuSimd, GroupedHeadsGiveEachHeadItsOwnBits) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(seed);
   std::mt19937 rng(seed);
   CheckGroupedHeads<float>(rng);
@@ -184,7 +185,7 @@ void CheckWideFormsMatch(std::mt19937& rng) {
 }
 
 TEST(CpuSimd, WideFormsGiveTheNarrowFormsBits) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(seed);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> exponent(-100.0f, 0.0f);

@@ -10,24 +10,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <iostream>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "base/bf16.h"
 #include "kernels/cuda_status.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 
 #define SKIP_WITHOUT_DEVICE() \
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine"
 
-inline std::mt19937 Rng() {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  return std::mt19937(seed);
-}
+inline std::mt19937 Rng() { return std::mt19937(TestSeed()); }
 
 inline std::vector<float> Normal(std::mt19937& rng, size_t n, float scale = 1.0f) {
   std::normal_distribution<float> normal(0.0f, scale);

@@ -10,6 +10,7 @@
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
@@ -37,8 +38,7 @@ Weights RandomWeights(std::mt19937& rng, int64_t count) {
 }
 
 TEST(MatmulRef, MatchesFloat64) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
@@ -76,8 +76,7 @@ TEST(MatmulRef, MatchesFloat64) {
 }
 
 TEST(LogitsRef, ProjectsOnlyTheChosenRows) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;

@@ -18,6 +18,7 @@
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
 #include "kernels/thread_pool.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
@@ -181,8 +182,7 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
 class PagedAttentionDtypes : public ::testing::TestWithParam<bool> {};
 
 TEST_P(PagedAttentionDtypes, MixedBatchesMatchFloat64) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   ThreadPool pool(2);
@@ -198,7 +198,7 @@ TEST_P(PagedAttentionDtypes, MixedBatchesMatchFloat64) {
 // Head widths that take every path of the vectorised weighted sum and dot product: scalar only
 // (5), one to seven 8-float vectors (16, 40), 64-float slices with a vector (72) or without (128).
 TEST_P(PagedAttentionDtypes, EveryHeadWidth) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (int64_t head_dim : {5, 16, 40, 72, 128}) {
@@ -211,8 +211,7 @@ INSTANTIATE_TEST_SUITE_P(F32AndBf16, PagedAttentionDtypes, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "bf16" : "f32"; });
 
 TEST(PagedAttentionRef, LongPrefillSingleThreaded) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   CheckBatch(rng, /*block_size=*/16, /*kv_heads=*/1, /*group=*/4, {{1000, 1000}}, nullptr);
@@ -284,7 +283,7 @@ void CheckTokensOwnBits(std::mt19937& rng, int64_t group, int64_t dim, bool bf16
 }
 
 TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (const auto& [group, dim] : std::vector<std::pair<int64_t, int64_t>>{
@@ -299,7 +298,7 @@ TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
 // own blocks), one that shares only its first 100 keys, and a stranger, in one step on two
 // threads, with the short sibling (100 shared keys) and without it (144).
 TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;

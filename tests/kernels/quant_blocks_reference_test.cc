@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +20,7 @@
 #include "base/subprocess.h"
 #include "kernels/quant/quant_blocks.h"
 #include "model/dtype.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
@@ -65,8 +65,7 @@ if block > 1:
 )";
 
 TEST(QuantBlocksReference, DequantizeMatchesGgufPy) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const std::string base =
       absl::StrCat(std::filesystem::temp_directory_path().string(), "/quant-blocks-", getpid());
@@ -111,8 +110,7 @@ TEST(QuantBlocksReference, DequantizeMatchesGgufPy) {
 // QuantizeRowQ8_0 (what --weights_dtype=q8_0 applies to f32 and bf16 checkpoints) against
 // gguf.quants.quantize: identical blocks, byte for byte, on random rows with a zero block.
 TEST(QuantBlocksReference, QuantizeQ8_0MatchesGgufPy) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.05f);
   const int64_t rows = 3, cols = 8 * kQuantBlock;

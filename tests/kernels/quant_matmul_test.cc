@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,13 +28,13 @@
 #include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
 
 TEST(QuantMatmul, MatchesFloat64Twin) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   ThreadPool pool(2);
@@ -88,8 +89,7 @@ constexpr WeightType kQuantTypes[] = {WeightType::kQ8_0, WeightType::kQ4_0, Weig
 // rounds to nearest: |x − d·q| ≤ d/2, |q| ≤ 127 with 127 reached, with Σq per chunk.
 TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const int64_t m = 5, chunks = 7, k = chunks * kQuantBlock, x_stride = k + 3;
   std::vector<float> x = RandomActivations(m, x_stride, rng);
@@ -132,46 +132,70 @@ TEST(QuantMatmulQ8, ActivationQuantizerMatchesDefinition) {
   EXPECT_EQ(ref.q[7], 2);   // 1.5 → 2 (even).
 }
 
-// The largest errors a kQ8 check saw, relative to its bounds.
-// Every kQ8 kernel this CPU runs against the float64 twin (QuantMatmulQ8Twin), and against the
-// float64 product of the unquantized activations within the quantization's own error.
+// What CpuRunsQ8Isa asks of the CPU (and OS) for `isa`'s kernels, for a skip's message.
+const char* Q8IsaNeeds(Q8Isa isa) {
+  switch (isa) {
+    case Q8Isa::kAvx2:
+      return "AVX2, FMA and F16C";
+    case Q8Isa::kAvxVnni:
+      return "AVX-VNNI and AVX2";
+    case Q8Isa::kAvx512Vnni:
+      return "AVX-512 F, BW, VL and VNNI, and AVX2";
+    default:
+      return "AMX-INT8 (tiles granted by the OS) and AVX-512 VNNI";
+  }
+}
+
+}  // namespace
+
+// How GoogleTest prints an instruction set, and so how ctest names its case (".../amx"; the
+// NEEDS labels of tests/kernels/CMakeLists.txt match these names). Found by argument-dependent
+// lookup, so in Q8Isa's own namespace.
+void PrintTo(Q8Isa isa, std::ostream* os) { *os << Q8IsaName(isa); }
+
+namespace {
+
+// One case per instruction set, so that each runs where the CPU has it and is reported skipped,
+// naming what is missing, where it does not.
+class QuantMatmulQ8OnIsa : public ::testing::TestWithParam<Q8Isa> {};
+
+// Every kQ8 kernel against the float64 twin (QuantMatmulQ8Twin), and against the float64 product
+// of the unquantized activations within the quantization's own error.
 // Bounds (Σ|x̃·w| taken as Σ|x·w| + Σ|w|·d: x̃ is within d/2 of x):
 //  · twin: |Δ| ≤ 2e-6 · Σ_k |x̃_k·w_k| + 1e-6 — the integer sums are exact, so the kernels' only
 //    error is fp32 rounding of the scales, of the sums d·Σq and of the accumulation (worst seen
 //    over 15 seeds × 3 instruction sets: 8.6e-7);
 //  · exact: |Δ| ≤ Σ_k |w_k|·d_k/2 + the twin's bound, d_k the scale of x_k's chunk: rounding to
 //    nearest moves each x by at most half a step (worst seen: 0.57 of that).
-TEST(QuantMatmulQ8, MatchesFloat64TwinOnEveryInstructionSet) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+TEST_P(QuantMatmulQ8OnIsa, MatchesFloat64Twin) {
+  const Q8Isa isa = GetParam();
+  if (!CpuRunsQ8Isa(isa)) {
+    GTEST_SKIP() << "the " << Q8IsaName(isa) << " kernels need " << Q8IsaNeeds(isa)
+                 << ", which this CPU lacks";
+  }
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
-  int tested = 0;
-  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni, Q8Isa::kAmx}) {
-    if (!CpuRunsQ8Isa(isa)) {
-      std::cout << Q8IsaName(isa) << ": not on this CPU, skipped\n";
-      continue;
-    }
-    ++tested;
-    SCOPED_TRACE(Q8IsaName(isa));
-    Worst worst;
-    const auto run = [isa](const MatmulParams& p, ThreadPool* threads) {
-      QuantMatmulQ8(p, isa, threads);
-    };
-    for (WeightType type : kQuantTypes) {
-      for (int64_t m : {1, 3, 5, 37}) {
-        for (int64_t n : {1, 3, 7, 33}) {
-          for (int64_t blocks : {1, 2, 3}) {
-            CheckQ8Case(type, m, n, blocks, kQuantBlock, QuantMatmulQ8Twin, run, rng, pool, worst);
-            if (HasFatalFailure()) return;
-          }
+  Worst worst;
+  const auto run = [isa](const MatmulParams& p, ThreadPool* threads) {
+    QuantMatmulQ8(p, isa, threads);
+  };
+  for (WeightType type : kQuantTypes) {
+    for (int64_t m : {1, 3, 5, 37}) {
+      for (int64_t n : {1, 3, 7, 33}) {
+        for (int64_t blocks : {1, 2, 3}) {
+          CheckQ8Case(type, m, n, blocks, kQuantBlock, QuantMatmulQ8Twin, run, rng, pool, worst);
+          if (HasFatalFailure()) return;
         }
       }
     }
-    PrintWorst(Q8IsaName(isa), worst);
   }
-  if (tested == 0) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
+  PrintWorst(Q8IsaName(isa), worst);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryInstructionSet, QuantMatmulQ8OnIsa,
+                         ::testing::Values(Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni,
+                                           Q8Isa::kAmx));
 
 // QuantMatmul with activation_quant = kQ8 is QuantMatmulQ8 on Q8IsaForRows's instruction set —
 // QuantMatmulQ8K for Q4_K and Q6_K at up to kQ8KMaxRows rows — and kF32 (the default) the exact
@@ -214,8 +238,7 @@ TEST(QuantMatmulQ8, DispatchFollowsActivationQuant) {
 // values, |q| ≤ 127 with 127 reached, the sums are Σq and d·Σq per 16, and an all-zero block is
 // d = 0.
 TEST(QuantMatmulQ8K, ActivationQuantizerRoundsToNearest) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const int64_t blocks = 3;
   std::vector<float> x = RandomActivations(1, blocks * kSuperBlock, rng);
@@ -249,8 +272,7 @@ TEST(QuantMatmulQ8K, ActivationQuantizerRoundsToNearest) {
 // Q6_K kernel reads are q + 128 with each 32's dwords in the order 0, 4, 1, 5, 2, 6, 3, 7.
 TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
   if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const int64_t m = 3, blocks = 3, k = blocks * kSuperBlock, x_stride = k + 5;
   std::vector<float> x = RandomActivations(m, x_stride, rng);
@@ -284,8 +306,7 @@ TEST(QuantMatmulQ8K, VectorQuantizerMatchesDefinition) {
 // rounding of the scales and the accumulation remain), |Δ exact| ≤ Σ|w|·d/2 + the same.
 TEST(QuantMatmulQ8K, MatchesFloat64Twin) {
   if (!CpuRunsQ8Isa(Q8Isa::kAvx2)) GTEST_SKIP() << "no AVX2: kQ8 requests run in kF32";
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   Worst worst;
@@ -310,8 +331,7 @@ TEST(QuantMatmulQ8K, MatchesFloat64Twin) {
 // weight type and both activation modes: one kernel and one summation order at every row count.
 // Fresh random weights and rows each run (seed printed).
 TEST(QuantMatmul, EveryRowIsIndependentOfItsBatch) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   const int64_t n = 40, k = 3 * kSuperBlock;

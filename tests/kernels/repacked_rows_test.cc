@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <iostream>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "kernels/quant/quant_matmul_twin.h"
 #include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
@@ -226,8 +226,7 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   if (!CpuRunsRepacked()) {
     GTEST_SKIP() << "no AVX2: matrices are not repacked";
   }
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   Worst worst;
@@ -291,8 +290,7 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
     if (CpuRunsQ8Isa(isa)) isas.push_back(isa);
   }
   if (isas.size() < 2) GTEST_SKIP() << "one repacked kernel on this CPU: nothing to compare";
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
@@ -373,8 +371,7 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
 // activation modes, at several row counts, with and without a pool, widths that split unevenly.
 // Fresh random weights each run (seed printed).
 TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   ThreadPool pool(2);
   const int64_t k = 2 * kSuperBlock;

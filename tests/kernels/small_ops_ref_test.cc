@@ -15,18 +15,13 @@
 #include "kernels/rope.h"
 #include "kernels/thread_pool.h"
 #include "tests/support/rope_reference.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
 
-uint32_t Seed() {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  return seed;
-}
-
 TEST(EmbeddingRef, GathersF32AndBf16Rows) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
@@ -58,7 +53,7 @@ TEST(EmbeddingRef, GathersF32AndBf16Rows) {
 }
 
 TEST(RmsNormRef, PlainAndFusedMatchFloat64) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -105,7 +100,7 @@ double Llama3InvFreq64(double theta, int head_dim, int i, const RopeScalingParam
 }
 
 TEST(BiasAddRef, AddsTheBiasToEveryRowAndNothingElse) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
@@ -150,7 +145,7 @@ TEST(RopeRef, InvFreqScalings) {
 }
 
 TEST(RopeRef, RotatesLikeFloat64) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;

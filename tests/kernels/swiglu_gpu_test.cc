@@ -8,13 +8,14 @@
 
 #include "kernels/cuda_status.h"
 #include "kernels/swiglu_cuda.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
 
 TEST(SwigluGpu, MatchesCpuReference) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine";
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);

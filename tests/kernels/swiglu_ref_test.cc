@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "kernels/swiglu.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::kernels {
 namespace {
 
 TEST(SwigluRef, MatchesFloat64WithStrides) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);

@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -18,6 +17,7 @@
 #include "model/safetensors_writer.h"
 #include "model/synthetic_weights.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/test_seed.h"
 
 namespace arbor::model {
 namespace {
@@ -70,8 +70,7 @@ TEST_F(CheckpointTest, DescribeNamesArchitectureShapeAndTypes) {
 }
 
 TEST_F(CheckpointTest, TinyAndSmallRoundTrip) {
-  const uint64_t seed = std::random_device()();
-  printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  const uint64_t seed = TestSeed();
   for (const char* preset : {"tiny", "small"}) {
     MakeModelOptions options;
     options.preset = preset;

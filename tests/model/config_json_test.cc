@@ -3,12 +3,12 @@
 // ModelConfigToJson.
 #include "model/config_json.h"
 
-#include <cstdio>
 #include <random>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/test_seed.h"
 
 namespace arbor::model {
 namespace {
@@ -175,8 +175,7 @@ TEST(ConfigJson, Qwen2RefusesSlidingWindowAndUnknownTypes) {
 }
 
 TEST(ConfigJson, RandomConfigsRoundTrip) {
-  const unsigned seed = std::random_device()();
-  printf("seed %u\n", seed);
+  const unsigned seed = TestSeed();
   std::mt19937 rng(seed);
   for (int trial = 0; trial < 200; ++trial) {
     ModelConfig config;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "model/make_model.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/test_seed.h"
 
 namespace arbor::model {
 namespace {
@@ -86,8 +87,7 @@ TEST_F(ReferenceTest, SafetensorsPackageReadsMakeModelOutput) {
 }
 
 TEST_F(ReferenceTest, TinyPresetMeetsEveryEntropixQuadrant) {
-  const unsigned seed = std::random_device()() % 1000000;
-  printf("seed %u\n", seed);
+  const unsigned seed = TestSeed() % 1000000;
   MakeModelOptions options;
   options.out_dir = dir_;
   options.seed = seed;

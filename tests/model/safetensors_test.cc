@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "model/safetensors_writer.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/test_seed.h"
 
 namespace arbor::model {
 namespace {
@@ -38,8 +39,7 @@ std::string ErrorOf(const std::string& bytes) {
 }
 
 TEST(Safetensors, RandomRoundTrip) {
-  const unsigned seed = std::random_device()();
-  printf("seed %u\n", seed);
+  const unsigned seed = TestSeed();
   std::mt19937 rng(seed);
   std::vector<TensorSpec> specs;
   std::vector<std::string> contents;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <iostream>
 #include <random>
 #include <span>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "tests/support/test_seed.h"
 
 namespace arbor::worker::testing {
 namespace {
@@ -114,8 +114,7 @@ void ExpectSame(const Outputs& expected, const Outputs& actual, const std::strin
 }  // namespace
 
 void CheckInvariance(Backend& backend) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   Forwards f(backend, seed);
   const int n = f.prompt(0);
   f.PrefillOthers();
@@ -151,8 +150,7 @@ void CheckInvariance(Backend& backend) {
 // prompt, each with 3–21 tokens of its own in blocks of its own, decode a token each in one step
 // (beside the prompt's own sequence), and each gets the bits its step alone gives.
 void CheckSiblings(Backend& backend) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const int vocab = backend.config().vocab_size;
   auto random_tokens = [&](int n) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
 #include "worker/kv_cache.h"
 
@@ -22,12 +23,6 @@ namespace {
 
 using testing::RandomLlama;
 using testing::TinyConfig;
-
-uint32_t Seed() {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
-  return seed;
-}
 
 std::vector<int32_t> RandomTokens(std::mt19937& rng, int n, int vocab) {
   std::vector<int32_t> t(n);
@@ -105,7 +100,7 @@ struct Variant {
 };
 
 TEST(CpuBackend, MatchesFloat64TensorByTensor) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   constexpr model::Architecture kQwen2 = model::Architecture::kQwen2;
@@ -156,7 +151,7 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
 }
 
 TEST(CpuBackend, BatchedEqualsUnbatched) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const RandomLlama model(TinyConfig(), /*bf16=*/true, rng);
@@ -204,7 +199,7 @@ TEST(CpuBackend, BatchedEqualsUnbatched) {
 class CpuBackendKv : public ::testing::TestWithParam<KvDtype> {};
 
 TEST_P(CpuBackendKv, PrefixHitForkAndTruncateEqualColdRecompute) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const RandomLlama model(TinyConfig(), /*bf16=*/false, rng);
@@ -257,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(F32AndBf16, CpuBackendKv, ::testing::Values(KvDtype::kF
 // bf16 KV against f32 KV on the same prompt: the only difference is K/V rounded to bf16 (8
 // significant bits), which moved these logits by at most 0.036 over 100 seeds.
 TEST(CpuBackend, Bf16KvStaysCloseToF32Kv) {
-  const uint32_t seed = Seed();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const RandomLlama model(TinyConfig(), /*bf16=*/true, rng);

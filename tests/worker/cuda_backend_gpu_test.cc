@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <iostream>
 #include <map>
 #include <random>
 #include <string>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "kernels/cuda_status.h"
+#include "tests/support/test_seed.h"
 #include "tests/worker/fault_kernel.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
@@ -90,8 +90,7 @@ class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool,
 TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   SKIP_WITHOUT_DEVICE();
   const auto [block_size, tied, kv_dtype, invariant] = GetParam();
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   model::ModelConfig config = testing::TinyConfig();
   config.tie_word_embeddings = tied;

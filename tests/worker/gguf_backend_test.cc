@@ -18,6 +18,7 @@
 #include "kernels/rope.h"
 #include "model/checkpoint.h"
 #include "tests/model/gguf_builder.h"
+#include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 #include "worker/forward_rows.h"
@@ -100,7 +101,7 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> ServeGguf(const std::string& path) {
 }
 
 TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (bool tied : {true, false}) {
@@ -130,7 +131,7 @@ TEST(GgufBackend, LoadsLikeTheHuggingFaceLayout) {
 // it gives the logits the Hugging Face config's rope_scaling gives, to fp32 rounding of the
 // frequencies.
 TEST(GgufBackend, RopeFreqsCarryLlama3Scaling) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   model::ModelConfig config = testing::TinyConfig();

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/test_seed.h"
+
 namespace arbor::worker {
 namespace {
 
@@ -182,8 +184,7 @@ class Storage {
 };
 
 TEST(KvBlockManager, RandomizedOperationsKeepInvariantsAndContents) {
-  const uint32_t seed = std::random_device{}();
-  std::cout << "seed " << seed << "\n";
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (int32_t block_size : {1, 3, 16}) {

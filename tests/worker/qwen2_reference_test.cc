@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <random>
@@ -29,6 +28,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/model/gguf_builder.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_seed.h"
 #include "worker/cpu_backend.h"
 #include "tests/worker/random_llama.h"
 
@@ -71,8 +71,7 @@ std::string GgufName(const std::string& hf) {
 class Qwen2ReferenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    seed_ = std::random_device{}();
-    std::cout << "seed " << seed_ << "\n";
+    seed_ = TestSeed();
     dir_ = absl::StrCat(std::filesystem::temp_directory_path().string(), "/qwen2-reference-",
                         getpid());
     model::MakeModelOptions options;

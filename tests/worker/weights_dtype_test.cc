@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
+#include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
 #include "worker/cpu_backend.h"
 
@@ -44,7 +45,7 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(WeightsDtype, Q8_0IsTheF32ForwardOfTheQuantizedWeights) {
-  const uint32_t seed = std::random_device{}();
+  const uint32_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const testing::RandomLlama model(testing::TinyConfig(), /*bf16=*/false, rng);

@@ -23,9 +23,11 @@ except ImportError:  # The dependency script installs both.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "grammar"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
 from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402
 from json_schema_oracle import Generator  # noqa: E402
 from policies import BACKSPACE_ALWAYS, BRANCH_ALWAYS  # noqa: E402
+from test_seed import test_seed  # noqa: E402
 
 POLICIES = {"sampling": None, "greedy": "greedy", "branch": BRANCH_ALWAYS,
             "backspace": BACKSPACE_ALWAYS}
@@ -62,7 +64,7 @@ class StructuredOutputTest(unittest.TestCase):
         return r, r.choices[0].text
 
     def test_random_schemas_validate_under_every_policy(self):
-        seed = random.SystemRandom().randrange(1 << 30)
+        seed = test_seed(self)
         rng = random.Random(seed)
         finished, cut = {name: 0 for name in POLICIES}, {name: 0 for name in POLICIES}
         for i in range(24):

@@ -4,23 +4,14 @@
 #ifndef ARBOR_TESTS_MODEL_TOKENIZER_RANDOM_TEXT_H_
 #define ARBOR_TESTS_MODEL_TOKENIZER_RANDOM_TEXT_H_
 
-#include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
-namespace arbor::model {
+// TestSeed(): ARBOR_TEST_SEED replays a failure's strings.
+#include "tests/support/test_seed.h"
 
-// A seed from the clock, printed so that a failure can be replayed.
-inline unsigned TestSeed() {
-  // ARBOR_TEST_SEED replays a failure's strings.
-  const char* fixed = std::getenv("ARBOR_TEST_SEED");
-  const unsigned seed = fixed != nullptr ? static_cast<unsigned>(std::strtoul(fixed, nullptr, 10))
-                                         : std::random_device{}();
-  std::printf("random seed: %u\n", seed);
-  return seed;
-}
+namespace arbor::model {
 
 // `pieces` random fragments, each valid UTF-8 (so the text is too).
 inline std::string RandomUnicodeText(std::mt19937& rng, int pieces) {
