@@ -15,7 +15,7 @@ namespace arbor::base {
 
 std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
   absl::FlagsUsageConfig config;
-  // Show flag files relative to the source tree: "worker/worker_main.cc".
+  // Show flag files relative to the source tree: "worker/service/worker_main.cc".
   config.normalize_filename = [](absl::string_view file) -> std::string {
     constexpr absl::string_view kSelf = __FILE__;
     const absl::string_view root = kSelf.substr(0, kSelf.size() - sizeof("base/flags.cc") + 1);
@@ -29,7 +29,7 @@ std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
   absl::SetFlagsUsageConfig(config);
   absl::SetProgramUsageMessage(usage);
   // absl::ParseCommandLine exits with 1 after --help; users and scripts expect 0 for help asked
-  // for (issue 16), so the usage flags are handled here.
+  // for, so the usage flags are handled here.
   std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
       argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
       absl::flags_internal::UsageFlagsAction::kIgnoreUsage,

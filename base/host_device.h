@@ -1,5 +1,5 @@
 // ARBOR_HOST_DEVICE marks a small function that CUDA kernels call too, so the host and the device
-// run one definition instead of two twins (entropix::SoftmaxMoments' merge, for one). Empty for
+// run one definition instead of two twins (base::SoftmaxMoments' merge, for one). Empty for
 // the host compiler.
 #ifndef ARBOR_BASE_HOST_DEVICE_H_
 #define ARBOR_BASE_HOST_DEVICE_H_

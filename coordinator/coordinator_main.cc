@@ -34,6 +34,7 @@
 #include "policy/policy_convert.h"
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
+#include "rpc/internal_key.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
 #include "rpc/tokens.h"
@@ -302,17 +303,17 @@ JobRegistryOptions RegistryOptions() {
 absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags() {
   LauncherOptions options;
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(name);
+    absl::StatusOr<arbor::v1::PolicyConfig> named = policy::NamedPolicy(name);
     if (!named.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--policy: ", named.status().message()));
     }
-    absl::StatusOr<entropix::PolicyConfig> policy = rpc::PolicyFromProto(*named, options.policy);
+    absl::StatusOr<entropix::PolicyConfig> policy = policy::PolicyFromProto(*named, options.policy);
     if (!policy.ok()) return policy.status();
     options.policy = *std::move(policy);
     spdlog::info("default policy {}", name);
   }
   if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
-    absl::StatusOr<entropix::PolicyConfig> policy = rpc::ApplyPolicyFile(file, options.policy);
+    absl::StatusOr<entropix::PolicyConfig> policy = policy::ApplyPolicyFile(file, options.policy);
     if (!policy.ok()) {
       return absl::Status(policy.status().code(),
                           absl::StrCat("--policy_file: ", policy.status().ToString()));
@@ -372,7 +373,7 @@ int Main() {
   if (!prompts.ok()) return StartFailed(prompts.status());
 
   const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
-  WorkerPool pool(PoolOptions(heartbeat), RealClock::Get(), [](const std::string& address) {
+  WorkerPool pool(PoolOptions(heartbeat), base::RealClock::Get(), [](const std::string& address) {
     return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
   });
   if (absl::Status s = AddStaticWorkers(pool); !s.ok()) return StartFailed(s);
@@ -381,11 +382,11 @@ int Main() {
   absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags();
   if (!launcher_options.ok()) return StartFailed(launcher_options.status());
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
-  JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), RealClock::Get(),
+  JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), base::RealClock::Get(),
                        &timer);
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
-  const std::string internal_key = ClusterAccess::NewInternalKey();
+  const std::string internal_key = rpc::NewInternalKey();
   absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key, auth->get());
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get());

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "entropix/vector_math.h"
+#include "base/vector_math.h"
 
 namespace arbor::entropix {
 namespace {
@@ -16,8 +16,9 @@ int64_t SlotCount(int64_t keys, AttentionMode mode, int reference_len) {
 }
 
 // The head's moments over all its slots: REFERENCE adds the empty slots, each scoring 0.
-SoftmaxMoments SlotMoments(const AttentionHeadState& head, AttentionMode mode, int reference_len) {
-  SoftmaxMoments moments = head.moments;
+base::SoftmaxMoments SlotMoments(const AttentionHeadState& head, AttentionMode mode,
+                                 int reference_len) {
+  base::SoftmaxMoments moments = head.moments;
   moments.AddConstant(0.0,
                       static_cast<double>(SlotCount(head.count, mode, reference_len) - head.count));
   return moments;
@@ -65,10 +66,10 @@ absl::StatusOr<AttentionMetrics> CombineAttentionMetrics(absl::Span<const Attent
   std::vector<double> empty_slot_prob(heads.size());
   double entropy_sum = 0.0, head_varentropy_sum = 0.0, abs_sum = 0.0;
   for (size_t h = 0; h < heads.size(); ++h) {
-    const SoftmaxMoments moments = SlotMoments(heads[h], mode, reference_len);
-    entropy[h] = moments.EntropyNats() / kLn2;
+    const base::SoftmaxMoments moments = SlotMoments(heads[h], mode, reference_len);
+    entropy[h] = moments.EntropyNats() / base::kLn2;
     entropy_sum += entropy[h];
-    head_varentropy_sum += moments.VarentropyNats() / (kLn2 * kLn2);
+    head_varentropy_sum += moments.VarentropyNats() / (base::kLn2 * base::kLn2);
     abs_sum += heads[h].abs_sum;
     empty_slot_prob[h] = std::exp(-moments.LogSumExp());  // A of a slot scoring 0.
   }
@@ -128,7 +129,7 @@ absl::StatusOr<AttentionMetrics> ComputeAttentionMetrics(const float* scores, in
     const float* row = scores + h * row_stride;
     float* out = probs.data() + static_cast<size_t>(h) * keys;
     const float log_norm = static_cast<float>(HeadLogNormalizer(states[h], mode, reference_len));
-    vector_math::ExpShifted(row, log_norm, out, keys);
+    base::vector_math::ExpShifted(row, log_norm, out, keys);
     for (int k = 0; k < keys; ++k) mean[k] += out[k];
   }
   for (double& m : mean) m /= heads;

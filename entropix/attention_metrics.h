@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 
 namespace arbor::entropix {
 
@@ -31,11 +31,11 @@ enum class AttentionMode {
 
 // Online state of one head: softmax moments of its scores, Σ|s| and the number of keys.
 struct AttentionHeadState {
-  SoftmaxMoments moments;
+  base::SoftmaxMoments moments;
   double abs_sum = 0.0;  // Σ |s| over the visible keys.
   int64_t count = 0;     // Visible keys.
 
-  // Adds scores[0..n), which must be finite (the caller validates; see FindNonFinite).
+  // Adds scores[0..n), which must be finite (the caller validates; see base::FindNonFinite).
   void AddScores(const float* scores, int64_t n);
   void Merge(const AttentionHeadState& other);
 };

@@ -1,4 +1,4 @@
-// The top-K candidates a decode step samples from instead of the whole vocabulary row (issue 18):
+// The top-K candidates a decode step samples from instead of the whole vocabulary row:
 // how many the policy can need, and picking them. The sampler's pipeline (temperature → min_p →
 // top_k → top_p) only ever keeps tokens among the row's `top_k` most likely that are not banned,
 // and normalises over the tokens it keeps, so given every row's largest possible top_k plus the

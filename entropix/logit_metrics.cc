@@ -29,7 +29,7 @@ void OfferChunk(const float* x, int begin, int len, TopKStream& stream) {
   constexpr int kBlock = 64;
   for (int start = 0; start < len; start += kBlock) {
     const int n = std::min(kBlock, len - start);
-    if (MaxOf(x + start, n) < stream.bar()) continue;
+    if (base::MaxOf(x + start, n) < stream.bar()) continue;
     for (int i = start; i < start + n; ++i) stream.Offer(x[i], begin + i);
   }
 }
@@ -50,7 +50,7 @@ std::vector<TokenLogprob> ToLogprobs(const std::vector<ScoredIndex>& best, doubl
 }
 
 absl::StatusOr<LogitSummary> FromFloatRow(const float* logits, int n, int k, int probe) {
-  SoftmaxMoments moments;
+  base::SoftmaxMoments moments;
   // Small k against the row streams through a bounded heap chunk by chunk; a large one is a
   // partial selection over the whole row afterwards (SelectTopK's own split).
   const bool stream_top_k = k > 0 && int64_t{k} * 8 < n;
@@ -60,7 +60,7 @@ absl::StatusOr<LogitSummary> FromFloatRow(const float* logits, int n, int k, int
   if (probe >= 0) summary.probe_logit = logits[probe];
   for (int start = 0; start < n; start += kChunk) {
     const int len = std::min(kChunk, n - start);
-    if (const int64_t bad = FindNonFinite(logits + start, len); bad >= 0) {
+    if (const int64_t bad = base::FindNonFinite(logits + start, len); bad >= 0) {
       return absl::InvalidArgumentError(absl::StrCat("logits[", start + bad, "] is ",
                                                      logits[start + bad],
                                                      "; logits must be finite "
@@ -87,13 +87,13 @@ absl::Status CheckProbe(int n, int probe) {
 
 }  // namespace
 
-absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments) {
+absl::StatusOr<LogitMetrics> FinishLogitMetrics(const base::SoftmaxMoments& moments) {
   if (moments.empty()) {
     return absl::InvalidArgumentError("logits: every entry is -inf (no token is possible)");
   }
   LogitMetrics metrics;
-  metrics.entropy = static_cast<float>(moments.EntropyNats() / kLn2);
-  metrics.varentropy = static_cast<float>(moments.VarentropyNats() / (kLn2 * kLn2));
+  metrics.entropy = static_cast<float>(moments.EntropyNats() / base::kLn2);
+  metrics.varentropy = static_cast<float>(moments.VarentropyNats() / (base::kLn2 * base::kLn2));
   metrics.logsumexp = static_cast<float>(moments.LogSumExp());
   metrics.max_logit = static_cast<float>(moments.max);
   return metrics;

@@ -1,7 +1,7 @@
 // Uncertainty of the next-token distribution from one row of raw logits (docs/ARCHITECTURE.md
 // §4.1): entropy and varentropy in bits, log-sum-exp, and the top-K tokens with their
 // log-probabilities at temperature 1. This is the worker's CPU path and the reference for the fused
-// GPU pass; a GPU kernel reduces the row into SoftmaxMoments chunks and finishes with
+// GPU pass; a GPU kernel reduces the row into base::SoftmaxMoments chunks and finishes with
 // FinishLogitMetrics.
 #ifndef ARBOR_ENTROPIX_LOGIT_METRICS_H_
 #define ARBOR_ENTROPIX_LOGIT_METRICS_H_
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 #include "entropix/top_k.h"
 
 namespace arbor::entropix {
@@ -53,7 +53,7 @@ absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, 
 // The final combine of a chunked reduction: entropy, varentropy, log-sum-exp and max from the
 // merged moments of the whole row (top_k left empty; the caller fills it from its own
 // selection). InvalidArgument when the moments saw no finite logit.
-absl::StatusOr<LogitMetrics> FinishLogitMetrics(const SoftmaxMoments& moments);
+absl::StatusOr<LogitMetrics> FinishLogitMetrics(const base::SoftmaxMoments& moments);
 
 }  // namespace arbor::entropix
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/softmax_moments.h"
 #include "base/status_macros.h"
-#include "entropix/softmax_moments.h"
 #include "entropix/top_k.h"
 
 namespace arbor::entropix {
@@ -23,7 +23,7 @@ class CandidateView {
       return absl::InvalidArgumentError(
           absl::StrCat("candidates: ", c.ids.size(), " ids for ", c.logits.size(), " logits"));
     }
-    if (const int64_t bad = FindNonFinite(c.logits.data(), c.logits.size()); bad >= 0) {
+    if (const int64_t bad = base::FindNonFinite(c.logits.data(), c.logits.size()); bad >= 0) {
       return absl::InvalidArgumentError(absl::StrCat("candidates: logit ", bad, " is ",
                                                      c.logits[bad], "; must be finite or -inf"));
     }
@@ -44,7 +44,7 @@ class CandidateView {
   }
   // Largest logit that is not excluded; −inf when every candidate is.
   float MaxAllowed() const {
-    if (banned_.empty()) return MaxOf(c_.logits.data(), size());
+    if (banned_.empty()) return base::MaxOf(c_.logits.data(), size());
     float best = kNegInf;
     for (int64_t i = 0; i < size(); ++i) {
       if (!excluded(i)) best = std::max(best, c_.logits[i]);

@@ -60,7 +60,7 @@ __global__ void HeadMergeKernel(AttentionStatsParams p) {
       bad |= p.chunk_non_finite[first + c];
     }
     p.heads[row * p.num_heads + head] = merged;
-    entropix::SoftmaxMoments slots = merged.moments;
+    base::SoftmaxMoments slots = merged.moments;
     slots.AddConstant(0.0, static_cast<double>(p.slots[row] - merged.count));
     p.log_normalizers[row * p.num_heads + head] = slots.LogSumExp();
     if (bad) atomicOr(&any_bad, 1);

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 
 namespace arbor::kernels {
 
@@ -26,7 +26,7 @@ inline int64_t AttentionStatsChunks(int64_t keys) {
 // Field for field entropix::AttentionHeadState (attention_metrics.h cannot be included from a .cu
 // file; the GPU test asserts the layouts agree), so merged heads copy straight into it.
 struct AttentionHeadPartial {
-  entropix::SoftmaxMoments moments;
+  base::SoftmaxMoments moments;
   double abs_sum = 0.0;
   int64_t count = 0;
 };

@@ -10,7 +10,7 @@
 #include <span>
 
 #include "absl/container/inlined_vector.h"
-#include "kernels/thread_pool.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace arbor::kernels {
 

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
 
 namespace arbor::kernels::simd {
 

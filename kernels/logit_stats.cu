@@ -140,7 +140,7 @@ __global__ void RecordKernel(LogitStatsParams p, int64_t chunks) {
   if (row >= p.rows) return;
   const int32_t probe = p.probe_tokens != nullptr ? p.probe_tokens[row] : -1;
   // Copies, not a default-constructed record: its initialisers are host-only constexpr calls.
-  entropix::SoftmaxMoments moments = p.moments[row * chunks];
+  base::SoftmaxMoments moments = p.moments[row * chunks];
   int32_t first_non_finite = p.first_non_finite[row * chunks];
   int32_t above = probe >= 0 ? p.probe_above[row * chunks] : 0;
   for (int64_t c = 1; c < chunks; ++c) {

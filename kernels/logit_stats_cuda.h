@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 
 namespace arbor::kernels {
 
@@ -23,9 +23,9 @@ inline constexpr int64_t kLogitStatsMaxTopK = 1024;  // Half the sort buffer (me
 
 // A row's reduction once its chunks are merged: what the host needs besides the top-K.
 struct LogitRecord {
-  entropix::SoftmaxMoments moments;  // The whole row's.
-  int32_t first_non_finite = -1;     // Index of the first NaN or +inf, or −1.
-  int32_t probe_rank = 0;            // 1 + entries strictly above the probe's logit; 0: no probe.
+  base::SoftmaxMoments moments;   // The whole row's.
+  int32_t first_non_finite = -1;  // Index of the first NaN or +inf, or −1.
+  int32_t probe_rank = 0;         // 1 + entries strictly above the probe's logit; 0: no probe.
   float probe_logit = 0.0f;
   float unused = 0.0f;
 };
@@ -41,10 +41,10 @@ struct LogitStatsParams {
   int64_t stride = 0;
   int64_t top_k = 0;  // [0, kLogitStatsMaxTopK]
   // Outputs, C = LogitStatsChunks(vocab) per row:
-  entropix::SoftmaxMoments* moments = nullptr;  // [rows, C]
-  int32_t* first_non_finite = nullptr;          // [rows, C]: NaN/+inf index in the chunk, or −1.
-  float* top_values = nullptr;                  // [rows, top_k], canonical order.
-  int32_t* top_ids = nullptr;                   // [rows, top_k]
+  base::SoftmaxMoments* moments = nullptr;  // [rows, C]
+  int32_t* first_non_finite = nullptr;      // [rows, C]: NaN/+inf index in the chunk, or −1.
+  float* top_values = nullptr;              // [rows, top_k], canonical order.
+  int32_t* top_ids = nullptr;               // [rows, top_k]
   // Workspace: [rows, C, top_k] candidates each (unused when top_k = 0).
   float* candidate_values = nullptr;
   int32_t* candidate_ids = nullptr;

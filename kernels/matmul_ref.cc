@@ -1,9 +1,9 @@
 #include <algorithm>
 
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/quant/quant_matmul.h"
-#include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
 namespace {

@@ -2,11 +2,11 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/key_panels.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_attention_plan.h"
-#include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
 namespace {

@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
 #include "kernels/rms_norm.h"
 
 namespace arbor::kernels {

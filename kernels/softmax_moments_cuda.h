@@ -1,4 +1,4 @@
-// Device side of entropix::SoftmaxMoments (entropix/softmax_moments.h): one block reduces a
+// Device side of base::SoftmaxMoments (base/softmax_moments.h): one block reduces a
 // chunk of inputs into a state with the same fields, which the host merges in any order with
 // SoftmaxMoments::Merge. Shared by the fused logits pass and the attention statistics.
 // Include only from .cu files; every thread of the block must call these.
@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 
 namespace arbor::kernels {
 
@@ -42,7 +42,7 @@ struct DeviceMin {
 // Moments of x[0..n) (finite or −inf; −inf contributes nothing), as SoftmaxMoments::AddChunk
 // computes them: the chunk maximum first, then fp32 terms summed in double. Thread 0 writes
 // `out` (left empty when nothing is finite); every thread gets Σ|x| back for callers that need it.
-__device__ inline double BlockChunkMoments(const float* x, int64_t n, entropix::SoftmaxMoments* out,
+__device__ inline double BlockChunkMoments(const float* x, int64_t n, base::SoftmaxMoments* out,
                                            double* scratch) {
   float local_max = -INFINITY;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) local_max = fmaxf(local_max, x[i]);

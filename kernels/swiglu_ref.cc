@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
 #include "kernels/swiglu.h"
 
 namespace arbor::kernels {

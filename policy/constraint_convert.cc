@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 absl::StatusOr<grammar::ConstraintSpec> ConstraintFromProto(const v1::OutputConstraint& proto,
                                                             absl::string_view field) {
@@ -35,4 +35,4 @@ absl::StatusOr<grammar::JsonGrammar> CompileConstraintProto(const v1::OutputCons
   return grammar;
 }
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

@@ -9,7 +9,7 @@
 #include "arbor/v1/entropix.pb.h"
 #include "grammar/constraint.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 // INVALID_ARGUMENT under `field` (e.g. "constraint") when neither kind is set or json_object is
 // false. The schema is not compiled here.
@@ -20,6 +20,6 @@ absl::StatusOr<grammar::ConstraintSpec> ConstraintFromProto(const v1::OutputCons
 absl::StatusOr<grammar::JsonGrammar> CompileConstraintProto(const v1::OutputConstraint& proto,
                                                             absl::string_view field);
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy
 
 #endif  // ARBOR_POLICY_CONSTRAINT_CONVERT_H_

@@ -15,7 +15,7 @@
 #include "entropix/policy_config.h"
 #include "entropix/strategy.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 // `defaults` with every field set in `proto` replacing its value; UNSPECIFIED enums and an empty
 // insert.tokens keep the default. The result is validated: InvalidArgument names the field and
@@ -38,6 +38,6 @@ absl::StatusOr<entropix::LogitProcessorConfig> LogitProcessorsFromProto(
     const v1::LogitProcessors& proto, int32_t vocab, int32_t prompt_length,
     absl::string_view prefix);
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy
 
 #endif  // ARBOR_POLICY_POLICY_CONVERT_H_

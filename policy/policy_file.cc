@@ -6,7 +6,7 @@
 #include "base/files.h"
 #include "policy/policy_convert.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 absl::StatusOr<v1::PolicyConfig> ReadPolicyFile(const std::string& path) {
   absl::StatusOr<std::string> text = base::ReadFile(path);
@@ -40,4 +40,4 @@ absl::Status WritePolicyFile(const v1::PolicyConfig& policy, const std::string& 
   return base::WriteFileAtomically(path, json);
 }
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

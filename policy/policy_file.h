@@ -11,7 +11,7 @@
 #include "arbor/v1/entropix.pb.h"
 #include "entropix/policy_config.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 // NOT_FOUND for a missing file; INVALID_ARGUMENT naming the file for malformed JSON or an
 // unknown field.
@@ -23,6 +23,6 @@ absl::StatusOr<entropix::PolicyConfig> ApplyPolicyFile(const std::string& path,
 // Pretty-printed JSON, written atomically (a temporary file renamed over `path`).
 absl::Status WritePolicyFile(const v1::PolicyConfig& policy, const std::string& path);
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy
 
 #endif  // ARBOR_POLICY_POLICY_FILE_H_

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 v1::PolicyConfig GreedyPolicy() {
   v1::PolicyConfig p;
@@ -101,4 +101,4 @@ absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name) {
   return mode_only;
 }
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

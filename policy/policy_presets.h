@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "arbor/v1/entropix.pb.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 
 // Only row 1 (ARGMAX) can match: every H < 64 bits and V < 4096 bits².
 v1::PolicyConfig GreedyPolicy();
@@ -39,10 +39,10 @@ v1::PolicyConfig EagerPolicy();
 v1::PolicyConfig DeepConfPolicy();
 
 // The policy a name selects (CLI --policy_mode, `arbor up --policy`): greedy, sample,
-// cot_decoding, eager, deepconf (the presets above), or search, canonical, trace (only the mode; every
-// other field keeps the server default). INVALID_ARGUMENT listing the names otherwise.
+// cot_decoding, eager, deepconf (the presets above), or search, canonical, trace (only the mode;
+// every other field keeps the server default). INVALID_ARGUMENT listing the names otherwise.
 absl::StatusOr<v1::PolicyConfig> NamedPolicy(absl::string_view name);
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy
 
 #endif  // ARBOR_POLICY_POLICY_PRESETS_H_

@@ -1,7 +1,7 @@
 // Requests that do not parse answer INVALID_ARGUMENT naming the field, on every server.
 //
 // gRPC's callback handlers answer a request that fails to deserialize with UNIMPLEMENTED and an
-// empty message (issue 16), which tells a client nothing. The usual cause is a proto3 `string`
+// empty message, which tells a client nothing. The usual cause is a proto3 `string`
 // field holding bytes that are not UTF-8: protobuf refuses the whole message while parsing and
 // logs which field it was. This interceptor notices a call whose request did not deserialize
 // (no message after POST_RECV_MESSAGE) and rewrites the status about to be sent: INVALID_ARGUMENT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a build for a while and reports each one's executions per
-# second, corpus size and findings (issue 16).
+# second, corpus size and findings.
 #
 #   scripts/fuzz.sh [BUILD_DIR] [SECONDS_PER_TARGET]     # defaults: build 60
 #

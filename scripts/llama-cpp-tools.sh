@@ -3,7 +3,7 @@
 # golden data comes from) and prints the folder that holds them: llama-server, the peer that
 # bench/serving/load_bench.py races `arbor up` against; llama-bench and llama-batched-bench, the
 # peer of arbor-bench-worker in docs/PERFORMANCE.md's races; llama-quantize, which
-# bench/llama1b-files.sh uses to make the Llama-3.2-1B-shape Q4_K_M and Q8_0 files; and
+# bench/files/llama1b-files.sh uses to make the Llama-3.2-1B-shape Q4_K_M and Q8_0 files; and
 # llama.cpp's gguf-py package beside them.
 #
 # Usage: scripts/llama-cpp-tools.sh [--cuda]

@@ -229,7 +229,7 @@ int RunCalibrate(const Args& args) {
     }
   }
   const std::string out = absl::GetFlag(FLAGS_policy_out);
-  if (absl::Status written = rpc::WritePolicyFile(*policy, out); !written.ok()) {
+  if (absl::Status written = policy::WritePolicyFile(*policy, out); !written.ok()) {
     std::cerr << "arbor calibrate: " << written.message() << "\n";
     return 1;
   }

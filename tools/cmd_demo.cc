@@ -110,13 +110,14 @@ int Demo(LocalCluster& cluster) {
 
   // 2. Entropix search on request, with the published policy in full (the server's own search
   // policy is the model's fitted one, which branches far less): every strategy of the matrix.
-  printf("\n2. Entropix search on request (SEARCH mode: branch, insert a thinking token, "
-         "backspace), with the published policy.\n");
+  printf(
+      "\n2. Entropix search on request (SEARCH mode: branch, insert a thinking token, "
+      "backspace), with the published policy.\n");
   PrintThresholds();
   v1::GenerateRequest search;
   search.set_max_tokens(kDemoTokens);
   search.set_top_logprobs(3);
-  *search.mutable_policy() = rpc::PolicyToProto(entropix::PolicyConfig{});
+  *search.mutable_policy() = policy::PolicyToProto(entropix::PolicyConfig{});
   std::optional<v1::Job> job = AskAndShow(client, search, kDemoQuestion, code);
   if (!job) return code;
   if (!PrintStrategies(job->strategies())) {

@@ -77,12 +77,12 @@ absl::StatusOr<arbor::v1::PolicyConfig> PolicyFromFlags(const std::string& polic
                                                         const std::string& policy_file) {
   arbor::v1::PolicyConfig policy;
   if (!policy_mode.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(policy_mode);
+    absl::StatusOr<arbor::v1::PolicyConfig> named = policy::NamedPolicy(policy_mode);
     if (!named.ok()) return FlagError("policy_mode", std::string(named.status().message()));
     policy = *std::move(named);
   }
   if (!policy_file.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> file = rpc::ReadPolicyFile(policy_file);
+    absl::StatusOr<arbor::v1::PolicyConfig> file = policy::ReadPolicyFile(policy_file);
     if (!file.ok()) return FlagError("policy_file", std::string(file.status().message()));
     const bool named_mode = policy.has_mode();
     const arbor::v1::PolicyMode mode = policy.mode();

@@ -49,16 +49,16 @@ int ShowTree(const ClientOptions& client, const std::string& job_id, const TreeV
   const grpc::Status status = stub->GetTree(UnaryContext(client).get(), request, &tree);
   if (!status.ok()) return ReportRpcError(status, "tree " + job_id, output.err);
   if (view.format == "json") {
-    output.out << coordinator::TreeToJson(tree) << "\n";
+    output.out << views::TreeToJson(tree) << "\n";
   } else if (view.format == "dot") {
-    output.out << coordinator::TreeToDot(tree);
+    output.out << views::TreeToDot(tree);
   } else {
-    coordinator::TreeTextOptions options;
+    views::TreeTextOptions options;
     options.show_metrics = view.show_metrics;
     options.color = client.color;
     options.around = view.around;
     options.depth = view.depth;
-    absl::StatusOr<std::string> text = coordinator::TreeToText(tree, options);
+    absl::StatusOr<std::string> text = views::TreeToText(tree, options);
     if (!text.ok()) {  // The message starts with the option's name, the flag's.
       output.err << "arbor tree: --" << text.status().message() << "\n";
       return 2;

@@ -40,7 +40,7 @@ std::string Rehomed(const arbor::v1::Rehomed& r) {
 }  // namespace
 
 std::string StreamPrinter::Colored(arbor::v1::Strategy strategy, const std::string& text) const {
-  const std::string sgr = coordinator::StrategyAnsiColor(strategy);
+  const std::string sgr = views::StrategyAnsiColor(strategy);
   if (!client_.color || sgr == "0" || text.empty()) return text;
   return absl::StrCat("\x1b[", sgr, "m", text, "\x1b[0m");
 }
@@ -50,7 +50,7 @@ void StreamPrinter::Row(const std::string& position, const std::string& kind,
                         const std::string& details) {
   // Padded before colouring: escape codes take no columns but would count as characters.
   const std::string cell =
-      token ? coordinator::TokenCell(*token, kTokenWidth) : std::string(kTokenWidth, ' ');
+      token ? views::TokenCell(*token, kTokenWidth) : std::string(kTokenWidth, ' ');
   out_ << absl::StrFormat("%5s ", position) << Colored(color, absl::StrFormat("%-14s", kind)) << " "
        << cell << " " << details << "\n";
 }
@@ -61,13 +61,13 @@ absl::Status StreamPrinter::Print(const GenerateEvent& event) {
     out_.flush();
     return absl::OkStatus();
   }
-  absl::StatusOr<coordinator::FinalPiece> piece = stream_.Push(event);
+  absl::StatusOr<views::FinalPiece> piece = stream_.Push(event);
   if (!piece.ok()) return piece.status();
   if (show_metrics_) {
     PrintMetricsRow(event, *piece);
   } else {
-    for (const coordinator::FinalToken& token : piece->tokens) {
-      out_ << Colored(token.strategy, coordinator::FlowTokenText(token.piece));
+    for (const views::FinalToken& token : piece->tokens) {
+      out_ << Colored(token.strategy, views::FlowTokenText(token.piece));
     }
     if (event.has_rehomed()) err_ << "\n      [" << Rehomed(event.rehomed()) << "]\n";
   }
@@ -80,10 +80,9 @@ absl::Status StreamPrinter::Print(const GenerateEvent& event) {
   return absl::OkStatus();
 }
 
-void StreamPrinter::PrintMetricsRow(const GenerateEvent& event,
-                                    const coordinator::FinalPiece& piece) {
-  for (const coordinator::FinalToken& token : piece.tokens) {
-    committed_ += Colored(token.strategy, coordinator::FlowTokenText(token.piece));
+void StreamPrinter::PrintMetricsRow(const GenerateEvent& event, const views::FinalPiece& piece) {
+  for (const views::FinalToken& token : piece.tokens) {
+    committed_ += Colored(token.strategy, views::FlowTokenText(token.piece));
   }
   if (!header_printed_) {
     header_printed_ = true;
@@ -95,8 +94,8 @@ void StreamPrinter::PrintMetricsRow(const GenerateEvent& event,
     case GenerateEvent::kToken: {
       const arbor::v1::TokenEvent& t = event.token();
       next_position_ = t.position() + 1;
-      Row(absl::StrCat(t.position()), coordinator::StrategyName(t.strategy()), t.strategy(),
-          t.text(), absl::StrFormat("lp=%7.3f %s", t.logprob(), MetricsLine(t.metrics())));
+      Row(absl::StrCat(t.position()), views::StrategyName(t.strategy()), t.strategy(), t.text(),
+          absl::StrFormat("lp=%7.3f %s", t.logprob(), MetricsLine(t.metrics())));
       break;
     }
     case GenerateEvent::kBranchOpened: {
@@ -104,8 +103,7 @@ void StreamPrinter::PrintMetricsRow(const GenerateEvent& event,
       std::string candidates;
       for (const arbor::v1::BranchCandidate& c : b.candidates()) {
         absl::StrAppend(&candidates, candidates.empty() ? "\"" : " \"",
-                        coordinator::TruncateToWidth(coordinator::EscapeTokenText(c.text()), 16),
-                        "\"");
+                        views::TruncateToWidth(views::EscapeTokenText(c.text()), 16), "\"");
       }
       Row(next, "branch", arbor::v1::STRATEGY_BRANCH, std::nullopt,
           absl::StrCat(b.candidates_size(), " candidates after node ", b.parent_node_id(), ": ",
@@ -133,7 +131,7 @@ void StreamPrinter::PrintMetricsRow(const GenerateEvent& event,
     case GenerateEvent::kInsert: {
       const arbor::v1::InsertEvent& insert = event.insert();
       if (next_position_ >= 0) next_position_ += insert.token_ids_size();
-      Row(next, coordinator::StrategyName(arbor::v1::STRATEGY_INSERT), arbor::v1::STRATEGY_INSERT,
+      Row(next, views::StrategyName(arbor::v1::STRATEGY_INSERT), arbor::v1::STRATEGY_INSERT,
           insert.text(),
           absl::StrFormat("lp=%7.3f %d token(s), node %d",
                           insert.logprobs_size() > 0 ? insert.logprobs(0) : 0.0f,

@@ -46,13 +46,13 @@ class StreamPrinter {
   // is the token cell's text; none for events that carry no token.
   void Row(const std::string& position, const std::string& kind, arbor::v1::Strategy color,
            const std::optional<std::string>& token, const std::string& details);
-  void PrintMetricsRow(const arbor::v1::GenerateEvent& event, const coordinator::FinalPiece& piece);
+  void PrintMetricsRow(const arbor::v1::GenerateEvent& event, const views::FinalPiece& piece);
 
   const ClientOptions& client_;
   const bool show_metrics_;
   std::ostream& out_;
   std::ostream& err_;
-  coordinator::CommittedStream stream_;
+  views::CommittedStream stream_;
   bool header_printed_ = false;
   std::string committed_;       // Metrics mode: the final text, printed after the table.
   int32_t next_position_ = -1;  // Position of the next committed token, once known.

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 void CommittedStream::Release(FinalPiece& piece) {
   if (!held_) return;
@@ -62,4 +62,4 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
   return piece;
 }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

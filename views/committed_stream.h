@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 // One committed token as OpenAI's logprobs and Arbor's token strategies report it.
 struct FinalToken {
@@ -65,6 +65,6 @@ class CommittedStream {
   std::optional<arbor::v1::FinishedEvent> finished_;
 };
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_COMMITTED_STREAM_H_

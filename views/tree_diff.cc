@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 // A node as a replay must reproduce it.
@@ -59,4 +59,4 @@ arbor::v1::ReplayResult CompareReplayTrees(const arbor::v1::Tree& expected,
   return result;
 }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

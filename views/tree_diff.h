@@ -11,7 +11,7 @@
 
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 struct TreeDifference {
   // Pre-order index of the first node that differs, or -1 for the prompt.
@@ -31,6 +31,6 @@ std::optional<TreeDifference> FirstTreeDifference(const arbor::v1::Tree& expecte
 arbor::v1::ReplayResult CompareReplayTrees(const arbor::v1::Tree& expected,
                                            const arbor::v1::Tree& actual);
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_TREE_DIFF_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 constexpr std::string_view kStrategyPrefix = "STRATEGY_";
@@ -213,8 +213,6 @@ std::string TokenCell(const std::string& text, int width) {
   return cell;
 }
 
-std::string NodeText(const v1::TreeNode& node) {
-  return node.stop_token() ? "⟨end⟩" : node.text();
-}
+std::string NodeText(const v1::TreeNode& node) { return node.stop_token() ? "⟨end⟩" : node.text(); }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

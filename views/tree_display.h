@@ -11,7 +11,7 @@
 #include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 // The enum value name without its prefix: "ARGMAX", "COMMITTED". Stable: the JSON schema uses
 // them (docs/TREE_FORMAT.md).
@@ -50,6 +50,6 @@ std::string TruncateToWidth(std::string_view text, int width);
 // columns and padded with spaces to exactly `width` columns.
 std::string TokenCell(const std::string& text, int width);
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_TREE_DISPLAY_H_

@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "views/tree_display.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 // Columns of a run's text in its label: enough to recognise the run, narrow enough that a
@@ -241,4 +241,4 @@ class DotView {
 
 std::string TreeToDot(const v1::Tree& tree) { return DotView(tree).Render(); }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

@@ -13,10 +13,10 @@
 
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 std::string TreeToDot(const v1::Tree& tree);
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_TREE_DOT_H_

@@ -11,7 +11,7 @@
 #include "base/status_macros.h"
 #include "views/tree_display.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 using nlohmann::json;
@@ -266,4 +266,4 @@ absl::StatusOr<v1::Tree> TreeFromJson(const std::string& text) {
   }
 }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

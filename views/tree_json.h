@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 inline constexpr char kTreeJsonFormat[] = "arbor.tree";
 inline constexpr int kTreeJsonVersion = 1;
@@ -21,6 +21,6 @@ std::string TreeToJson(const v1::Tree& tree, int indent = 2);
 // minor additions stay readable). INVALID_ARGUMENT naming the offending field on bad input.
 absl::StatusOr<v1::Tree> TreeFromJson(const std::string& json);
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_TREE_JSON_H_

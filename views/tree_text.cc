@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "views/tree_display.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 bool OnPath(v1::NodeStatus status) {
@@ -302,4 +302,4 @@ absl::StatusOr<std::string> TreeToText(const v1::Tree& tree, const TreeTextOptio
   return view.Render();
 }
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 struct TreeTextOptions {
   bool show_metrics = false;  // A table of every committed node's step metrics.
@@ -32,6 +32,6 @@ struct TreeTextOptions {
 // `around` node that the tree does not hold.
 absl::StatusOr<std::string> TreeToText(const v1::Tree& tree, const TreeTextOptions& options = {});
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_VIEWS_TREE_TEXT_H_

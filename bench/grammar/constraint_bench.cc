@@ -23,7 +23,7 @@
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "tests/worker/engine_harness.h"
-#include "worker/worker_setup.h"
+#include "worker/service/worker_setup.h"
 
 namespace arbor::grammar {
 namespace {

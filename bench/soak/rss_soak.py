@@ -2,7 +2,7 @@
 """Coordinator memory over many jobs: starts a coordinator and one worker on a tiny synthetic
 model (loopback, free ports), streams N Generate jobs at concurrency C through it and prints the
 coordinator's resident memory every `--every` jobs, so growth after the finished-job cache is
-full shows up (issue 16). Requests are hand-encoded protobuf bytes: only grpcio is needed.
+full shows up. Requests are hand-encoded protobuf bytes: only grpcio is needed.
 
   python3 bench/soak/rss_soak.py --build build --jobs 5000 --concurrency 8 --every 500 \\
       --prompt text --words 100 --max_tokens 16 --finished_jobs 200

@@ -4,8 +4,8 @@
 //   - independent rows, each over its own context (up to the 64 × 4,096 long-context shape):
 //     effective bandwidth = KV bytes the step must read ÷ time, and its fraction of the copy;
 //   - sibling rows sharing a prefix (what a branch makes) plus a few keys of their own, without
-//     and with cascade attention (groups planned by worker/cascade_plan.h, as the backend plans
-//     them), the bandwidth counting the shared prefix once.
+//     and with cascade attention (groups planned by worker/backend/cascade_plan.h, as the backend
+//     plans them), the bandwidth counting the shared prefix once.
 // Each case runs the block-wide kernel, the warp-tiled one and (siblings) cascade; "speedup" is
 // the block-wide kernel's time over the fastest path's, and every output is compared with the
 // block-wide kernel's, so a fast wrong kernel cannot pass unnoticed.
@@ -23,10 +23,10 @@
 #include "absl/flags/usage.h"
 #include "base/bf16.h"
 #include "bench/worker/cuda_timing.h"
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "kernels/paged_attention_cuda.h"
-#include "worker/cascade_plan.h"
-#include "worker/forward_rows.h"
+#include "worker/backend/cascade_plan.h"
+#include "worker/backend/forward_rows.h"
 
 namespace arbor::worker {
 namespace {

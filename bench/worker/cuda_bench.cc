@@ -38,14 +38,14 @@
 #include "absl/strings/numbers.h"
 #include "base/status_macros.h"
 #include "bench/worker/cuda_timing.h"
-#include "kernels/cuda_context.h"
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/cuda_status.h"
 #include "kernels/gemv_cuda.h"
 #include "model/checkpoint.h"
 #include "model/dtype.h"
 #include "model/make_model.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cuda_backend.h"
+#include "worker/backend/cuda_backend.h"
 
 ABSL_FLAG(std::vector<std::string>, contexts, std::vector<std::string>({"512", "4096"}),
           "context lengths to time (each at most 4096)");

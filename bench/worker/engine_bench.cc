@@ -26,9 +26,9 @@
 #include "model/model_store.h"
 #include "policy/policy_convert.h"
 #include "tests/worker/engine_harness.h"
-#include "worker/cpu_backend.h"
-#include "worker/item_run.h"
-#include "worker/kv_cache.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/engine/item_run.h"
+#include "worker/kv/kv_cache.h"
 
 namespace arbor::worker {
 namespace {
@@ -153,7 +153,7 @@ ForwardFigures BackendFigures(const std::string& model_dir, int batch) {
   if (!backend.ok()) return figures;
   const model::ModelConfig& config = (*backend)->config();
   v1::RunItem item = testing::DecodeItem(1, {}, 1 << 20);
-  auto policy = rpc::PolicyFromProto(item.policy(), entropix::PolicyConfig());
+  auto policy = policy::PolicyFromProto(item.policy(), entropix::PolicyConfig());
   if (!policy.ok()) return figures;
   ItemLimits limits{config.vocab_size, config.max_position_embeddings, {}};
   ItemRun run(item, *policy, entropix::LogitProcessorConfig(), limits);

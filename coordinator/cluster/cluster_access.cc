@@ -1,8 +1,6 @@
 #include "coordinator/cluster/cluster_access.h"
 
-#include <random>
-
-#include "absl/strings/str_cat.h"
+#include "rpc/internal_key.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -14,17 +12,10 @@ bool HasClusterCertificate(const grpc::ServerContext& context) {
 
 }  // namespace
 
-std::string ClusterAccess::NewInternalKey() {
-  std::random_device random;  // getrandom(2) on Linux: fit for a secret.
-  std::string key;
-  for (int i = 0; i < 8; ++i) absl::StrAppend(&key, absl::Hex(random(), absl::kZeroPad8));
-  return key;
-}
-
 bool ClusterAccess::Internal(const grpc::ServerContext& context) const {
   if (internal_key_.empty()) return false;
   const auto& metadata = context.client_metadata();
-  const auto it = metadata.find(kInternalKeyHeader);
+  const auto it = metadata.find(rpc::kInternalKeyHeader);
   return it != metadata.end() &&
          rpc::ConstantTimeEquals(internal_key_, std::string(it->second.data(), it->second.size()));
 }

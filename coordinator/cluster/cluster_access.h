@@ -29,15 +29,10 @@ class ClusterAccess {
     kAdmin,   // DrainWorker, UndrainWorker.
   };
 
-  // The metadata key under which the gateway sends the internal key.
-  static constexpr char kInternalKeyHeader[] = "x-arbor-internal-key";
-  // A fresh random key (64 hex digits).
-  static std::string NewInternalKey();
-
   // Open: every call is allowed.
   ClusterAccess() = default;
   // `auth` (may be null: no tokens) must outlive this; `tls`: the server asks for certificates;
-  // `internal_key`: what the process's own gateway sends (empty: none).
+  // `internal_key`: what the process's own gateway sends (rpc/internal_key.h) (empty: none).
   ClusterAccess(const rpc::Authenticator* auth, bool tls, std::string internal_key)
       : auth_(auth), tls_(tls), internal_key_(std::move(internal_key)) {}
 

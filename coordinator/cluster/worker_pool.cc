@@ -57,7 +57,7 @@ WorkerPool::StubFactory WorkerPool::InsecureStubs() {
   };
 }
 
-WorkerPool::WorkerPool(WorkerPoolOptions options, Clock* clock, StubFactory stubs)
+WorkerPool::WorkerPool(WorkerPoolOptions options, base::Clock* clock, StubFactory stubs)
     : options_(std::move(options)),
       clock_(clock),
       stubs_(std::move(stubs)),

@@ -36,7 +36,7 @@
 #include "absl/types/span.h"
 #include "arbor/v1/cluster.pb.h"
 #include "arbor/v1/worker.grpc.pb.h"
-#include "coordinator/clock.h"
+#include "base/clock.h"
 #include "coordinator/cluster/routing.h"
 
 namespace arbor::coordinator {
@@ -83,7 +83,7 @@ class WorkerPool {
   static StubFactory InsecureStubs();
 
   // `clock` must outlive the pool. No thread runs until StartMonitor.
-  WorkerPool(WorkerPoolOptions options, Clock* clock, StubFactory stubs = InsecureStubs());
+  WorkerPool(WorkerPoolOptions options, base::Clock* clock, StubFactory stubs = InsecureStubs());
   ~WorkerPool();  // Stops the monitor.
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -179,7 +179,7 @@ class WorkerPool {
   int AffinityBlockSize() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const WorkerPoolOptions options_;
-  Clock* const clock_;
+  base::Clock* const clock_;
   const StubFactory stubs_;
 
   mutable absl::Mutex mu_;

@@ -17,10 +17,10 @@ namespace arbor::coordinator::http {
 namespace {
 
 struct ChoiceState {
-  CommittedStream stream;
-  std::vector<FinalPiece> pending;  // Final but not yet streamed (or, blocking: all of it).
-  bool started = false;             // Has had an event.
-  bool ended = false;               // Its call has ended.
+  views::CommittedStream stream;
+  std::vector<views::FinalPiece> pending;  // Final but not yet streamed (or, blocking: all of it).
+  bool started = false;                    // Has had an event.
+  bool ended = false;                      // Its call has ended.
 };
 
 // One request's choices in flight; shared with the SSE provider, which outlives the handler.
@@ -61,7 +61,7 @@ int Take(Run& run, ChoiceRunner::Item item) {
     }
   } else {
     choice.started = true;
-    absl::StatusOr<FinalPiece> piece = choice.stream.Push(*item.event);
+    absl::StatusOr<views::FinalPiece> piece = choice.stream.Push(*item.event);
     if (!piece.ok()) {
       status = piece.status();
     } else if (!piece->empty() || item.event->has_finished()) {
@@ -112,9 +112,9 @@ void AdvanceWhileClientWaits(Run& run, WaitingClient& client) {
   }
 }
 
-FinalPiece Concatenate(const std::vector<FinalPiece>& pieces) {
-  FinalPiece whole;
-  for (const FinalPiece& piece : pieces) {
+views::FinalPiece Concatenate(const std::vector<views::FinalPiece>& pieces) {
+  views::FinalPiece whole;
+  for (const views::FinalPiece& piece : pieces) {
     whole.text += piece.text;
     whole.tokens.insert(whole.tokens.end(), piece.tokens.begin(), piece.tokens.end());
   }

@@ -287,7 +287,7 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
     if (a.Get("policy") != nullptr) {
       return FieldError("arbor.policy_name", "give arbor.policy or arbor.policy_name, not both");
     }
-    absl::StatusOr<arbor::v1::PolicyConfig> named = rpc::NamedPolicy(*policy_name);
+    absl::StatusOr<arbor::v1::PolicyConfig> named = policy::NamedPolicy(*policy_name);
     if (!named.ok()) return FieldError("arbor.policy_name", std::string(named.status().message()));
     shared.policy = *std::move(named);
   }
@@ -322,7 +322,7 @@ absl::Status ReadSampling(Fields& f, Shared& shared, bool arbor_policy) {
     if (arbor_policy) {
       return FieldError("arbor.policy", "cannot be combined with temperature 0 (greedy decoding)");
     }
-    shared.policy = rpc::GreedyPolicy();
+    shared.policy = policy::GreedyPolicy();
     return absl::OkStatus();
   }
   arbor::v1::SamplingParams& sampling = *shared.policy.mutable_sampling();

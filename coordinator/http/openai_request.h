@@ -7,7 +7,7 @@
 // (frequency_penalty 0, logit_bias {}, user, ...) are accepted.
 //
 // Mapping. `temperature` and `top_p` set the policy's base sampling parameters (entropix adapts
-// around them); temperature 0 is greedy decoding (rpc::GreedyPolicy). `seed` s gives choice i
+// around them); temperature 0 is greedy decoding (policy::GreedyPolicy). `seed` s gives choice i
 // the seed s + i. Arbor's own knobs travel in `arbor`: `policy` (a PolicyConfig in JSON, the
 // format of --policy_file), `token_strategies` (report the strategy of every token),
 // `client_tag`, `deadline_ms`, `ignore_eos`, `stop_token_ids`.

@@ -15,7 +15,7 @@ using json = nlohmann::json;
 bool IsChat(const ResponseContext& c) { return c.request->endpoint == Endpoint::kChatCompletions; }
 
 // "STRATEGY_HOT_SAMPLE" → "hot_sample", the names of StrategyCounts' fields.
-std::string StrategyName(arbor::v1::Strategy strategy) {
+std::string LowerStrategyName(arbor::v1::Strategy strategy) {
   std::string name = arbor::v1::Strategy_Name(strategy);
   if (absl::StartsWith(name, "STRATEGY_")) name = name.substr(9);
   return absl::AsciiStrToLower(name);
@@ -39,9 +39,9 @@ json Bytes(const std::string& text) {
 }
 
 // Chat's shape: {"content": [{token, logprob, bytes, top_logprobs: [...]}, ...]}.
-json ChatLogprobs(const std::vector<FinalToken>& tokens, int top) {
+json ChatLogprobs(const std::vector<views::FinalToken>& tokens, int top) {
   json content = json::array();
-  for (const FinalToken& t : tokens) {
+  for (const views::FinalToken& t : tokens) {
     json alternatives = json::array();
     for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < top; ++i) {
       alternatives.push_back({{"token", t.top[i].text()},
@@ -57,12 +57,12 @@ json ChatLogprobs(const std::vector<FinalToken>& tokens, int top) {
 }
 
 // The completions shape: parallel arrays, alternatives as {text: logprob} maps.
-json CompletionLogprobs(const std::vector<FinalToken>& tokens, int top, size_t* offset) {
+json CompletionLogprobs(const std::vector<views::FinalToken>& tokens, int top, size_t* offset) {
   json out = {{"tokens", json::array()},
               {"token_logprobs", json::array()},
               {"top_logprobs", json::array()},
               {"text_offset", json::array()}};
-  for (const FinalToken& t : tokens) {
+  for (const views::FinalToken& t : tokens) {
     out["tokens"].push_back(t.text);
     out["token_logprobs"].push_back(t.logprob);
     json alternatives = json::object();
@@ -76,18 +76,19 @@ json CompletionLogprobs(const std::vector<FinalToken>& tokens, int top, size_t* 
   return out;
 }
 
-json Logprobs(const ResponseContext& c, const std::vector<FinalToken>& tokens, size_t* offset) {
+json Logprobs(const ResponseContext& c, const std::vector<views::FinalToken>& tokens,
+              size_t* offset) {
   const int top = c.request->logprobs;
   if (top < 0) return nullptr;
   return IsChat(c) ? ChatLogprobs(tokens, top) : CompletionLogprobs(tokens, top, offset);
 }
 
 json ArborChoice(const ResponseContext& c, const std::string& job_id,
-                 const std::vector<FinalToken>& tokens) {
+                 const std::vector<views::FinalToken>& tokens) {
   json arbor = {{"job_id", job_id}};
   if (c.request->token_strategies) {
     json strategies = json::array();
-    for (const FinalToken& t : tokens) strategies.push_back(StrategyName(t.strategy));
+    for (const views::FinalToken& t : tokens) strategies.push_back(LowerStrategyName(t.strategy));
     arbor["token_strategies"] = std::move(strategies);
   }
   return arbor;
@@ -192,8 +193,8 @@ std::string CompletionJson(const ResponseContext& context,
 }
 
 std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
-                      const FinalPiece& piece, const arbor::v1::FinishedEvent* finished, bool first,
-                      size_t* text_offset) {
+                      const views::FinalPiece& piece, const arbor::v1::FinishedEvent* finished,
+                      bool first, size_t* text_offset) {
   json out = Header(context, /*chunk=*/true);
   json choice = {{"index", index},
                  {"logprobs", piece.tokens.empty() ? json(nullptr)

@@ -28,7 +28,7 @@ struct ResponseContext {
 // One finished choice.
 struct ChoiceResult {
   std::string job_id;
-  FinalPiece output;  // All of its text and tokens.
+  views::FinalPiece output;  // All of its text and tokens.
   arbor::v1::FinishedEvent finished;
 };
 
@@ -40,8 +40,8 @@ std::string CompletionJson(const ResponseContext& context,
 // the assistant role), and the finish reason when `finished` is set. `text_offset` carries the
 // completions logprobs' character offset from chunk to chunk.
 std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
-                      const FinalPiece& piece, const arbor::v1::FinishedEvent* finished, bool first,
-                      size_t* text_offset);
+                      const views::FinalPiece& piece, const arbor::v1::FinishedEvent* finished,
+                      bool first, size_t* text_offset);
 
 // The last chunk of stream_options.include_usage: no choices, the usage of all of them.
 std::string UsageChunkJson(const ResponseContext& context,

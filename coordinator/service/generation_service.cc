@@ -219,7 +219,7 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
     if (!event.has_finished()) return;
     absl::StatusOr<arbor::v1::Tree> actual = TreeOf(*record, whole);
     if (actual.ok()) {
-      arbor::v1::ReplayResult result = CompareReplayTrees(expected, *actual);
+      arbor::v1::ReplayResult result = views::CompareReplayTrees(expected, *actual);
       result.set_job_id(response->job_id());
       result.set_replay_job_id(response->replay_job_id());
       result.set_policy_changed(response->policy_changed());

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "base/bf16.h"
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_chunks.h"
 #include "kernels/quant/repacked_rows.h"
-#include "kernels/thread_pool.h"
 
 #ifdef ARBOR_CPU_AVX2
 #define ARBOR_QUANT_ISA_NS f32path

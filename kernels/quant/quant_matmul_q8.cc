@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/grouped_columns.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/repacked_rows.h"
-#include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
 namespace {
@@ -200,8 +200,8 @@ void QuantMatmulQ8Group(const MatmulParams& p, std::span<const MatmulOutput> out
   absl::InlinedVector<int64_t, 4> widths, units;
   int64_t unit = 1;
   for (const MatmulOutput& output : outputs) {
-    dots.push_back({output.w, output.w_type, x, p.m, output.out, output.out_stride,
-                    p.batch_invariant});
+    dots.push_back(
+        {output.w, output.w_type, x, p.m, output.out, output.out_stride, p.batch_invariant});
     units.push_back(RowsPerUnit(output.w_type, p.m, output.n));
     widths.push_back(output.n / units.back());
     unit = std::max(unit, units.back());

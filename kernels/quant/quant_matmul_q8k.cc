@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/grouped_columns.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/repacked_rows.h"
-#include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
 

@@ -35,7 +35,7 @@ bool IsLeadingSpaceStrip(const json& step) {
 // Bounds that keep a hostile tokenizer.json from asking for absurd allocations.
 constexpr int kMaxTokenId = 1 << 22;
 // The word cache is dropped when its entries take more than this (adversarial or endless
-// text). Measured (issue 16): prompts of fresh words grew the coordinator by ~7-12 MB per 1,000
+// text). Measured: prompts of fresh words grew the coordinator by ~7-12 MB per 1,000
 // jobs until a 2^18-word limit (~20-35 MB) was reached; real text repeats its words, so a few
 // MB hold the words that matter.
 constexpr size_t kMaxCacheBytes = 4 << 20;

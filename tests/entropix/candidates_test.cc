@@ -1,5 +1,5 @@
-// Sampling from the top CandidatesNeeded() candidates equals sampling from the whole row
-// (issue 18, item 2): for every row of the decision matrix, many seeds, random rows (flat and
+// Sampling from the top CandidatesNeeded() candidates equals sampling from the whole row:
+// for every row of the decision matrix, many seeds, random rows (flat and
 // sharp, with ties, −inf entries and banned tokens among the best), random attention metrics
 // and random policies (top_k up to 1,024, LEHV widening up to ×3), PolicyStep on the candidates
 // takes the same strategy and the same token with the same logprob, bit for bit, as on the full

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/bf16.h"
-#include "entropix/softmax_moments.h"
+#include "base/softmax_moments.h"
 #include "tests/support/test_seed.h"
 
 namespace arbor::entropix {
@@ -216,9 +216,9 @@ TEST(LogitMetrics, ChunkedMomentsMergeInAnyOrder) {
   std::normal_distribution<float> normal(0.0f, 6.0f);
   std::vector<float> x(50000);
   for (float& v : x) v = normal(rng);
-  SoftmaxMoments whole;
+  base::SoftmaxMoments whole;
   whole.AddChunk(x.data(), x.size());
-  std::vector<SoftmaxMoments> parts;
+  std::vector<base::SoftmaxMoments> parts;
   for (size_t start = 0; start < x.size();) {
     const size_t len = std::min<size_t>(1 + rng() % 3000, x.size() - start);
     parts.emplace_back().AddChunk(x.data() + start, len);
@@ -226,8 +226,8 @@ TEST(LogitMetrics, ChunkedMomentsMergeInAnyOrder) {
   }
   std::shuffle(parts.begin(), parts.end(), rng);
   // Each chunk shifts by its own maximum in float32 arithmetic, hence a 1e-7 relative tolerance.
-  SoftmaxMoments merged;
-  for (const SoftmaxMoments& p : parts) merged.Merge(p);
+  base::SoftmaxMoments merged;
+  for (const base::SoftmaxMoments& p : parts) merged.Merge(p);
   EXPECT_NEAR(merged.LogSumExp(), whole.LogSumExp(), 1e-7 * std::abs(whole.LogSumExp()));
   EXPECT_NEAR(merged.EntropyNats(), whole.EntropyNats(), 1e-7 * whole.EntropyNats());
   EXPECT_NEAR(merged.VarentropyNats(), whole.VarentropyNats(), 1e-6 * whole.VarentropyNats());
@@ -251,7 +251,7 @@ TEST(LogitMetrics, BadInputIsAnErrorNamingTheEntry) {
   auto too_many = ComputeLogitMetrics(x.data(), x.size(), 5);
   EXPECT_NE(too_many.status().message().find("top_k: 5 is outside [0, 4]"), absl::string_view::npos)
       << too_many.status();
-  EXPECT_FALSE(FinishLogitMetrics(SoftmaxMoments{}).ok());
+  EXPECT_FALSE(FinishLogitMetrics(base::SoftmaxMoments{}).ok());
   const uint16_t bf_nan = 0x7fc0;
   EXPECT_FALSE(ComputeLogitMetrics(&bf_nan, 1, 1).ok());
 }
@@ -259,21 +259,21 @@ TEST(LogitMetrics, BadInputIsAnErrorNamingTheEntry) {
 // The vectorised row scans over every length around the vector width, each bad value at each
 // position (whole vectors and the tail).
 TEST(RowScans, FindNonFiniteAndMaxOfAtEveryPosition) {
-  EXPECT_EQ(MaxOf(nullptr, 0), -kInf);
-  EXPECT_EQ(FindNonFinite(nullptr, 0), -1);
+  EXPECT_EQ(base::MaxOf(nullptr, 0), -kInf);
+  EXPECT_EQ(base::FindNonFinite(nullptr, 0), -1);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 5.0f);
   for (int n = 1; n <= 40; ++n) {
     std::vector<float> x(n);
     for (float& v : x) v = rng() % 4 == 0 ? -kInf : normal(rng);
-    EXPECT_EQ(MaxOf(x.data(), n), *std::max_element(x.begin(), x.end())) << n;
-    EXPECT_EQ(FindNonFinite(x.data(), n), -1) << n;
+    EXPECT_EQ(base::MaxOf(x.data(), n), *std::max_element(x.begin(), x.end())) << n;
+    EXPECT_EQ(base::FindNonFinite(x.data(), n), -1) << n;
     for (int at = 0; at < n; ++at) {
       for (float bad : {kInf, std::numeric_limits<float>::quiet_NaN()}) {
         std::vector<float> y = x;
         y[at] = bad;
         if (at + 1 < n) y[n - 1] = bad;  // The first one is reported.
-        EXPECT_EQ(FindNonFinite(y.data(), n), at) << n << " " << at;
+        EXPECT_EQ(base::FindNonFinite(y.data(), n), at) << n << " " << at;
       }
     }
   }

@@ -282,8 +282,8 @@ TEST_F(CoordinatorE2eTest, SameSeedAndJobRequestReplayTheTree) {
   for (const v1::GenerateRequest& again : {TextRequest("The river", 48, 4242), job.request()}) {
     const std::string id = Submit(*cluster_->stub, again);
     Watch(*cluster_->stub, id);
-    const std::optional<coordinator::TreeDifference> difference =
-        coordinator::FirstTreeDifference(tree, GetTree(*cluster_->stub, id));
+    const std::optional<views::TreeDifference> difference =
+        views::FirstTreeDifference(tree, GetTree(*cluster_->stub, id));
     EXPECT_FALSE(difference.has_value()) << "node " << (difference ? difference->index : 0) << ": "
                                          << (difference ? difference->what : "");
   }

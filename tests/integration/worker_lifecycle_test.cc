@@ -1,4 +1,4 @@
-// Worker and coordinator lifecycles as an operator meets them (issue 16), with real processes on
+// Worker and coordinator lifecycles as an operator meets them, with real processes on
 // loopback: a worker restarted on the same address takes the next jobs at once; a worker stopped
 // with SIGTERM deregisters and its jobs finish elsewhere; the KV a crashed coordinator's jobs
 // held on a worker is released (lease lapse, or re-registration under a new epoch), and a job
@@ -81,9 +81,9 @@ class Cluster {
     argv.insert(argv.end(), flags.begin(), flags.end());
     const int n = static_cast<int>(workers_.size());
     std::string address;
-    absl::StatusOr<base::Subprocess> process = tools::StartServer(
-        argv, listen, absl::StrCat(dir_, "/worker", n, "-", starts_++, ".port"),
-        absl::StrCat(dir_, "/worker", n, ".log"), absl::Seconds(30), &address);
+    absl::StatusOr<base::Subprocess> process =
+        tools::StartServer(argv, listen, absl::StrCat(dir_, "/worker", n, "-", starts_++, ".port"),
+                           absl::StrCat(dir_, "/worker", n, ".log"), absl::Seconds(30), &address);
     EXPECT_TRUE(process.ok()) << process.status();
     if (!process.ok()) return -1;
     workers_.push_back(*std::move(process));
@@ -281,8 +281,8 @@ TEST_F(WorkerLifecycleTest, ARestartedWorkerTakesTheNextJobsAtOnce) {
   ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=1000"}, "127.0.0.1:0"));
   const int w = cluster.StartWorker({"--id=w0"}, "127.0.0.1:0");
   ASSERT_EQ(w, 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(w), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(
+      cluster.AwaitState(cluster.worker_address(w), v1::WORKER_STATE_READY, absl::Seconds(10)));
   ASSERT_EQ(cluster.Finished(cluster.Submit(TokenRequest(8, 4, 1))).reason(),
             v1::FINISH_REASON_MAX_TOKENS);
 
@@ -292,8 +292,8 @@ TEST_F(WorkerLifecycleTest, ARestartedWorkerTakesTheNextJobsAtOnce) {
   // against it and waits for a worker instead of failing.
   const std::string orphan = cluster.Submit(TokenRequest(8, 4, 2));
   ASSERT_TRUE(cluster.RestartWorker(w, {"--id=w0"}));
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(w), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(
+      cluster.AwaitState(cluster.worker_address(w), v1::WORKER_STATE_READY, absl::Seconds(10)));
   std::vector<std::string> next;
   for (int i = 0; i < 4; ++i) next.push_back(cluster.Submit(TokenRequest(8, 4, 10 + i)));
   for (const std::string& id : next) {
@@ -313,12 +313,12 @@ TEST_F(WorkerLifecycleTest, AStoppedWorkerDeregistersAndItsJobsFinishElsewhere) 
   for (int i = 0; i < 4; ++i) ids.push_back(cluster.Submit(TokenRequest(16, 300, 20 + i)));
   cluster.AwaitFirstEvent(ids.back());
   ASSERT_EQ(cluster.StartWorker({"--id=b"}, "127.0.0.1:0"), 1);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(1), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(
+      cluster.AwaitState(cluster.worker_address(1), v1::WORKER_STATE_READY, absl::Seconds(10)));
 
   cluster.worker(0).Signal(SIGTERM);
-  EXPECT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_DRAINING,
-                                 absl::Seconds(2)))
+  EXPECT_TRUE(
+      cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_DRAINING, absl::Seconds(2)))
       << "a stopping worker leaves at once";
   for (int i = 0; i < 4; ++i) ids.push_back(cluster.Submit(TokenRequest(16, 20, 30 + i)));
   for (const std::string& id : ids) {
@@ -384,8 +384,8 @@ TEST_F(WorkerLifecycleTest, ARestartedCoordinatorMakesTheWorkerDropTheOldOnesSeq
   const std::string address = cluster.address();
   // A lease far longer than the test: only the new epoch can release the sequences.
   ASSERT_EQ(cluster.StartWorker({"--owner_lease_seconds=600"}, "127.0.0.1:0"), 0);
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(
+      cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY, absl::Seconds(10)));
   std::vector<std::string> ids;
   for (int i = 0; i < 6; ++i) ids.push_back(cluster.Submit(TokenRequest(64, 1500, 50 + i)));
   cluster.AwaitFirstEvent(ids.back());
@@ -393,8 +393,8 @@ TEST_F(WorkerLifecycleTest, ARestartedCoordinatorMakesTheWorkerDropTheOldOnesSeq
   cluster.coordinator().Signal(SIGKILL);
   cluster.coordinator().Wait(absl::Seconds(5));
   ASSERT_TRUE(cluster.StartCoordinator({"--heartbeat_ms=200"}, address));
-  ASSERT_TRUE(cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY,
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(
+      cluster.AwaitState(cluster.worker_address(0), v1::WORKER_STATE_READY, absl::Seconds(10)));
   EXPECT_EQ(cluster.AwaitNoSequences(0, absl::Seconds(3)), 0)
       << "re-registered under a new epoch, the worker drops the old epoch's sequences";
   EXPECT_EQ(cluster.WorkerHealth(0).cache().used_blocks(), 0);

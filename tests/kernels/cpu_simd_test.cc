@@ -3,7 +3,7 @@
 // the tiled dot products (DotRows) within fp32 rounding of the exact sums, for every count of
 // rows and each row the same at any place; a GQA group's heads in one call, each with its own
 // bits; the 512-bit forms with the 256-bit forms' bits.
-#include "kernels/cpu_simd.h"
+#include "kernels/cpu/cpu_simd.h"
 
 #include <algorithm>
 #include <cmath>

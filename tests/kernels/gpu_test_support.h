@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/bf16.h"
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "tests/support/test_seed.h"
 
 namespace arbor::kernels {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/logits.h"
 #include "kernels/matmul.h"
-#include "kernels/thread_pool.h"
 #include "tests/support/test_seed.h"
 
 namespace arbor::kernels {

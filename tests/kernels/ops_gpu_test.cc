@@ -19,8 +19,8 @@
 #include "entropix/logit_metrics.h"
 #include "kernels/attention_stats_cuda.h"
 #include "kernels/bias_add_cuda.h"
-#include "kernels/cuda_context.h"
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/cuda_status.h"
 #include "kernels/embedding_cuda.h"
 #include "kernels/logit_stats_cuda.h"
 #include "kernels/rms_norm_cuda.h"
@@ -215,7 +215,7 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
     }
     const int64_t chunks = LogitStatsChunks(vocab);
     DeviceArray<float> d_logits(logits);
-    DeviceArray<entropix::SoftmaxMoments> moments(rows * chunks);
+    DeviceArray<base::SoftmaxMoments> moments(rows * chunks);
     DeviceArray<int32_t> bad(rows * chunks), probe_above(rows * chunks),
         top_ids(std::max<int64_t>(1, rows * top_k)),
         cand_ids(std::max<int64_t>(1, rows * chunks * top_k));
@@ -245,7 +245,7 @@ TEST(OpsGpu, LogitStatsMatchEntropix) {
       auto want = entropix::ComputeLogitMetrics(logits.data() + r * vocab, static_cast<int>(vocab),
                                                 static_cast<int>(top_k));
       ASSERT_TRUE(want.ok()) << want.status();
-      entropix::SoftmaxMoments merged;
+      base::SoftmaxMoments merged;
       for (int64_t c = 0; c < chunks; ++c) {
         EXPECT_EQ(got_bad[r * chunks + c], -1);
         merged.Merge(got_moments[r * chunks + c]);
@@ -291,7 +291,7 @@ TEST(OpsGpu, LogitStatsReportNonFinite) {
   logits[4400] = INFINITY;
   const int64_t chunks = LogitStatsChunks(vocab);
   DeviceArray<float> d_logits(logits);
-  DeviceArray<entropix::SoftmaxMoments> moments(chunks);
+  DeviceArray<base::SoftmaxMoments> moments(chunks);
   DeviceArray<int32_t> bad(chunks);
   bad.Poison();
   DeviceArray<LogitRecord> records(1);

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_append.h"
-#include "kernels/thread_pool.h"
 #include "tests/support/test_seed.h"
 
 namespace arbor::kernels {

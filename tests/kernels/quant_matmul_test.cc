@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/embedding.h"
 #include "kernels/quant/q8_activations.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul_twin.h"
-#include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
 #include "tests/support/test_seed.h"
 

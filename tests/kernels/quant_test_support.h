@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_blocks.h"
-#include "kernels/thread_pool.h"
 
 namespace arbor::kernels {
 

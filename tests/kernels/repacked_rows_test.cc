@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_chunks.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/quant_matmul_twin.h"
-#include "kernels/thread_pool.h"
 #include "tests/kernels/quant_test_support.h"
 #include "tests/support/test_seed.h"
 

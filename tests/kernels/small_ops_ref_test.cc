@@ -10,10 +10,10 @@
 
 #include "base/bf16.h"
 #include "kernels/bias_add.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/embedding.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
-#include "kernels/thread_pool.h"
 #include "tests/support/rope_reference.h"
 #include "tests/support/test_seed.h"
 

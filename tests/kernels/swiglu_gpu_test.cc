@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "kernels/swiglu_cuda.h"
 #include "tests/support/test_seed.h"
 

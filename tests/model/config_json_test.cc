@@ -95,7 +95,7 @@ TEST(ConfigJson, RefusalsNameTheField) {
       {"head_dim", 63, "'head_dim' = 63 is odd"},
       {"hidden_size", "2048", "'hidden_size' is not an integer"},
       {"num_hidden_layers", -1, "'num_hidden_layers' = -1 is out of range"},
-      // Sizes are bounded before anything is sized from them (issue 16: 1e9 layers allocated
+      // Sizes are bounded before anything is sized from them (1e9 layers allocated
       // gigabytes of tensor specs).
       {"num_hidden_layers", 1000000000,
        "'num_hidden_layers' = 1000000000 is out of range [1, 4096]"},

@@ -21,13 +21,13 @@ TEST(ModelPolicies, EveryShippedPolicyIsValidAndLeavesTheModeAlone) {
     ASSERT_FALSE(json.empty()) << known.name << ": " << known.policy_file << " is not compiled in";
     const std::string path = ::testing::TempDir() + "/" + known.policy_file;
     ASSERT_TRUE(base::WriteFileAtomically(path, std::string(json)).ok());
-    absl::StatusOr<v1::PolicyConfig> policy = rpc::ReadPolicyFile(path);
+    absl::StatusOr<v1::PolicyConfig> policy = policy::ReadPolicyFile(path);
     std::remove(path.c_str());
     ASSERT_TRUE(policy.ok()) << policy.status();
     EXPECT_FALSE(policy->has_mode()) << "the served policy's mode is the registry's choice";
     EXPECT_FALSE(policy->has_trace()) << "a fork gate would change CoT-decoding";
     EXPECT_TRUE(policy->sampling().has_temperature()) << "the fitted temperature law";
-    EXPECT_TRUE(rpc::PolicyFromProto(*policy, entropix::PolicyConfig{}).ok());
+    EXPECT_TRUE(policy::PolicyFromProto(*policy, entropix::PolicyConfig{}).ok());
   }
   KnownModel unknown;
   EXPECT_TRUE(FittedPolicy(unknown).empty());

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace arbor::rpc {
+namespace arbor::policy {
 namespace {
 
 TEST(PolicyConvert, UnsetFieldsKeepTheDefaults) {
@@ -132,4 +132,4 @@ TEST(PolicyConvert, StrategyBothWays) {
 }
 
 }  // namespace
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

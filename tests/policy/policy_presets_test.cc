@@ -1,5 +1,6 @@
 // The named policies: each is a valid policy of the intended mode, the presets decode as their
-// papers do (DeepConf: sampled traces, a warm-up, the group-confidence vote), the mode names set only the mode, and an unknown name lists the known ones.
+// papers do (DeepConf: sampled traces, a warm-up, the group-confidence vote), the mode names set
+// only the mode, and an unknown name lists the known ones.
 #include "policy/policy_presets.h"
 
 #include <string>
@@ -9,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "policy/policy_convert.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 namespace {
 
 entropix::PolicyConfig Resolved(const std::string& name) {
@@ -77,9 +78,10 @@ TEST(PolicyPresets, UnknownNamesListTheKnownOnes) {
   absl::StatusOr<v1::PolicyConfig> bad = NamedPolicy("beam");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad.status().message()),
-              ::testing::HasSubstr("greedy, sample, cot_decoding, eager, deepconf, search, canonical"));
+  EXPECT_THAT(
+      std::string(bad.status().message()),
+      ::testing::HasSubstr("greedy, sample, cot_decoding, eager, deepconf, search, canonical"));
 }
 
 }  // namespace
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

@@ -74,7 +74,7 @@ class AcceptingGeneration final : public arbor::v1::Generation::CallbackService 
 };
 
 // A request that does not parse (a string field that is not UTF-8, or no message at all) is
-// INVALID_ARGUMENT naming the field, not gRPC's UNIMPLEMENTED with no message (issue 16).
+// INVALID_ARGUMENT naming the field, not gRPC's UNIMPLEMENTED with no message.
 TEST(Server, UnparsableRequestsAreInvalidArgumentNamingTheField) {
   AcceptingGeneration service;
   auto server = Server::Start("127.0.0.1:0", {&service});

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/support/test_seed.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 v1::GenerateEvent Token(int node, const std::string& text) {
@@ -177,4 +177,4 @@ TEST(CommittedStreamTest, ReleasedTextIsAlwaysFinalOnRandomJobs) {
 }
 
 }  // namespace
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

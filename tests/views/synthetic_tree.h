@@ -9,7 +9,7 @@
 
 #include "arbor/v1/generation.pb.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 
 class SyntheticTree {
  public:
@@ -62,6 +62,6 @@ class SyntheticTree {
   v1::Tree tree_;
 };
 
-}  // namespace arbor::coordinator
+}  // namespace arbor::views
 
 #endif  // ARBOR_TESTS_VIEWS_SYNTHETIC_TREE_H_

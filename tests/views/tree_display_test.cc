@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 TEST(DisplayWidth, CountsColumnsNotBytes) {
@@ -48,4 +48,4 @@ TEST(FlowTokenText, KeepsNewlinesAndEscapesTheRest) {
 }
 
 }  // namespace
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

@@ -16,7 +16,7 @@
 #include "tests/views/synthetic_tree.h"
 #include "views/tree_display.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 // 0 prompt; 1..999 committed (1 needs every kind of escaping); 1000 the branch point;
@@ -164,4 +164,4 @@ TEST(TreeDotScale, GraphvizRendersTheLongJob) {
 }
 
 }  // namespace
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/views/synthetic_tree.h"
 
-namespace arbor::coordinator {
+namespace arbor::views {
 namespace {
 
 // Node i (1..100) is committed " i" at position 2 + i. Nodes 20 and 60 are branch points [1] and
@@ -98,4 +98,4 @@ TEST(TreeTextAround, OptionsAreValidated) {
 }
 
 }  // namespace
-}  // namespace arbor::coordinator
+}  // namespace arbor::views

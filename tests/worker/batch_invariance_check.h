@@ -7,7 +7,7 @@
 #ifndef ARBOR_TESTS_WORKER_BATCH_INVARIANCE_CHECK_H_
 #define ARBOR_TESTS_WORKER_BATCH_INVARIANCE_CHECK_H_
 
-#include "worker/backend.h"
+#include "worker/backend/backend.h"
 
 namespace arbor::worker::testing {
 

@@ -15,7 +15,7 @@
 #include "model/model_store.h"
 #include "tests/worker/batch_invariance_check.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cpu_backend.h"
+#include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {
 namespace {

@@ -1,7 +1,7 @@
-// Which decode rows cascade attention groups (worker/cascade_plan.h): siblings over shared
+// Which decode rows cascade attention groups (worker/backend/cascade_plan.h): siblings over shared
 // blocks in one group with their common whole blocks as prefix, every row exactly once, groups
 // cut at max_members, and nothing planned where nothing is shared or rows are not decode rows.
-#include "worker/cascade_plan.h"
+#include "worker/backend/cascade_plan.h"
 
 #include <gtest/gtest.h>
 

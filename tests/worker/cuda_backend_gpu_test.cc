@@ -19,12 +19,12 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "tests/support/test_seed.h"
 #include "tests/worker/fault_kernel.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cpu_backend.h"
-#include "worker/cuda_backend.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/backend/cuda_backend.h"
 
 namespace arbor::worker {
 namespace {

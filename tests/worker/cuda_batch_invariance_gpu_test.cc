@@ -10,10 +10,10 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "tests/worker/batch_invariance_check.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cuda_backend.h"
+#include "worker/backend/cuda_backend.h"
 
 namespace arbor::worker {
 namespace {

@@ -11,11 +11,11 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cuda_status.h"
+#include "kernels/cuda/cuda_status.h"
 #include "model/dtype.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cpu_backend.h"
-#include "worker/cuda_backend.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/backend/cuda_backend.h"
 
 namespace arbor::worker {
 namespace {

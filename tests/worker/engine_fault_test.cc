@@ -1,4 +1,4 @@
-// The engine when its backend fails (issue 18, item 4): a step that fails on its own fails its
+// The engine when its backend fails: a step that fails on its own fails its
 // runs and the engine serves on; a failure that leaves the backend unusable (a CUDA context after
 // an illegal address, here injected by a decorator over the CPU backend) fails the runs with
 // UNAVAILABLE, every later run too, and Health stops saying SERVING — so the coordinator moves
@@ -11,8 +11,8 @@
 
 #include "tests/worker/engine_harness.h"
 #include "tests/worker/forwarding_backend.h"
-#include "worker/backend.h"
-#include "worker/engine.h"
+#include "worker/backend/backend.h"
+#include "worker/engine/engine.h"
 
 namespace arbor::worker {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "arbor/v1/worker.pb.h"
-#include "worker/engine.h"
-#include "worker/worker_setup.h"
+#include "worker/engine/engine.h"
+#include "worker/service/worker_setup.h"
 
 namespace arbor::worker::testing {
 

@@ -12,7 +12,7 @@
 #include "metrics/registry.h"
 #include "tests/support/metric_samples.h"
 #include "tests/worker/engine_harness.h"
-#include "worker/engine.h"
+#include "worker/engine/engine.h"
 
 namespace arbor::worker {
 namespace {
@@ -78,8 +78,8 @@ TEST(EngineMetricsTest, CountsWhatTheRunsDid) {
             health.cache().free_blocks());
   // The same blocks in bytes: layers × K and V × kv heads × head_dim × 4 (f32) per token.
   const model::ModelConfig& config = (*engine)->backend().config();
-  const double block_bytes = 16.0 * config.num_layers * 2 * config.num_kv_heads *
-                             config.head_dim * 4;
+  const double block_bytes =
+      16.0 * config.num_layers * 2 * config.num_kv_heads * config.head_dim * 4;
   for (const char* state : {"used", "cached", "free"}) {
     EXPECT_EQ(SampleValue(text, absl::StrCat("arbor_worker_kv_bytes{state=\"", state, "\"}")),
               SampleValue(text, absl::StrCat("arbor_worker_kv_blocks{state=\"", state, "\"}")) *

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "tests/worker/engine_harness.h"
 #include "tests/worker/tiny_model_suite.h"
-#include "worker/engine.h"
+#include "worker/engine/engine.h"
 
 namespace arbor::worker {
 namespace {

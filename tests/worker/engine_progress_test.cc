@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "tests/worker/engine_harness.h"
 #include "tests/worker/tiny_model_suite.h"
-#include "worker/engine.h"
+#include "worker/engine/engine.h"
 
 namespace arbor::worker {
 namespace {

@@ -1,4 +1,4 @@
-// The engine on backend reductions (issue 18, item 1) grows token for token the trees it grew
+// The engine on backend reductions grows token for token the trees it grew
 // from full rows: the same engine over a decorator that asks the CPU backend for the full logits
 // and score rows (the debug path) and reduces them the plain way — the entropix metrics of the
 // whole row, the candidates by sorting every (logit, id) pair, the probed token's rank by
@@ -23,7 +23,7 @@
 #include "entropix/top_k.h"
 #include "tests/worker/engine_harness.h"
 #include "tests/worker/forwarding_backend.h"
-#include "worker/backend.h"
+#include "worker/backend/backend.h"
 
 namespace arbor::worker {
 namespace {

@@ -1,8 +1,8 @@
 // The engine in-process over a tiny make-model checkpoint: Run semantics (new, fork, continue
-// with truncate, append, max_steps 0), every stop reason (low confidence too), top-K, bans, reproducibility across
-// batching, Release (also of busy sequences), the KV pool back to baseline, and bad input
-// answered with precise statuses while the engine keeps serving.
-#include "worker/engine.h"
+// with truncate, append, max_steps 0), every stop reason (low confidence too), top-K, bans,
+// reproducibility across batching, Release (also of busy sequences), the KV pool back to baseline,
+// and bad input answered with precise statuses while the engine keeps serving.
+#include "worker/engine/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -322,9 +322,9 @@ TEST_F(EngineTest, LowConfidenceStopsAtTheFirstFullWindowBelowTheThreshold) {
   EXPECT_EQ(first.stop_reason(), v1::STOP_REASON_LOW_CONFIDENCE);
   EXPECT_EQ(first.steps_size(), kWindow) << "not before the window is full";
   const double middle = (*lo + *hi) / 2;
-  const size_t crossing =
-      std::find_if(window_mean.begin() + kWindow - 1, window_mean.end(),
-                   [middle](double m) { return m < middle; }) - window_mean.begin();
+  const size_t crossing = std::find_if(window_mean.begin() + kWindow - 1, window_mean.end(),
+                                       [middle](double m) { return m < middle; }) -
+                          window_mean.begin();
   const v1::RunResult mid = stopped_at(4, middle);
   EXPECT_EQ(mid.stop_reason(), v1::STOP_REASON_LOW_CONFIDENCE);
   EXPECT_EQ(mid.steps_size(), static_cast<int>(crossing) + 1);

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "worker/backend.h"
+#include "worker/backend/backend.h"
 
 namespace arbor::worker::testing {
 

@@ -20,8 +20,8 @@
 #include "tests/model/gguf_builder.h"
 #include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cpu_backend.h"
-#include "worker/forward_rows.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/backend/forward_rows.h"
 
 namespace arbor::worker {
 namespace {

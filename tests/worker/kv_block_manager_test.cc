@@ -2,7 +2,7 @@
 // exhaustion, bad ids) and a randomized property test that drives create/append/fork/truncate/
 // release against a shadow model, checking after every operation that the invariants hold and
 // that every live position's slot holds the KV of exactly its prefix (simulated storage).
-#include "worker/kv_block_manager.h"
+#include "worker/kv/kv_block_manager.h"
 
 #include <gtest/gtest.h>
 

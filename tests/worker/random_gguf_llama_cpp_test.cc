@@ -38,8 +38,8 @@
 #include "model/gguf.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
-#include "worker/cpu_backend.h"
 #include "tests/worker/random_llama.h"
+#include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {
 namespace {
@@ -132,7 +132,8 @@ TEST_F(RandomGgufLlamaCppTest, LogitsMatchLlamaCpp) {
     for (const json& c : model["logits"]) {
       const std::vector<double> want = c["last_logits"].get<std::vector<double>>();
       const std::vector<float> got =
-          worker::testing::LastLogits(*backend, c["prompt_ids"].get<std::vector<int32_t>>()).value();
+          worker::testing::LastLogits(*backend, c["prompt_ids"].get<std::vector<int32_t>>())
+              .value();
       double largest = 0, diff = 0;
       for (size_t i = 0; i < want.size(); ++i) {
         largest = std::max(largest, std::abs(want[i]));

@@ -8,7 +8,7 @@
 #include "base/status_macros.h"
 #include "model/llama_tensors.h"
 #include "tests/support/rope_reference.h"
-#include "worker/kv_cache.h"
+#include "worker/kv/kv_cache.h"
 
 namespace arbor::worker::testing {
 

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "model/config.h"
 #include "model/dtype.h"
-#include "worker/cpu_backend.h"
+#include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker::testing {
 

@@ -29,8 +29,8 @@
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/smollm2.h"
-#include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/kv/kv_cache.h"
 
 namespace arbor::worker {
 namespace {

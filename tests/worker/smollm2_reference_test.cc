@@ -37,8 +37,8 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/python_reference.h"
 #include "tests/support/smollm2.h"
-#include "worker/cpu_backend.h"
-#include "worker/kv_cache.h"
+#include "worker/backend/cpu_backend.h"
+#include "worker/kv/kv_cache.h"
 
 namespace arbor::worker {
 namespace {

@@ -15,7 +15,7 @@
 #include "kernels/quant/quant_matmul.h"
 #include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
-#include "worker/cpu_backend.h"
+#include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {
 namespace {

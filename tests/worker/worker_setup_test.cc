@@ -2,7 +2,7 @@
 // on a tiny make-model checkpoint: the capacity the worker reports is what the budget holds of
 // this model's KV, --kv_tokens overrides it, and budgets that hold less than one block or do not
 // parse are refused naming the flag.
-#include "worker/worker_setup.h"
+#include "worker/service/worker_setup.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

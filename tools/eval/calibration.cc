@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr size_t kMinSteps = 100;
@@ -115,4 +115,4 @@ std::string QuantileTable(const MetricSamples& samples) {
   return out;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

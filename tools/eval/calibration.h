@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/entropix.pb.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // The step metrics collected, one value per step in each vector.
 struct MetricSamples {
@@ -53,6 +53,6 @@ absl::StatusOr<arbor::v1::PolicyConfig> CalibratedPolicy(
 // A table of each metric's 5/25/50/75/90/95/99 % quantiles.
 std::string QuantileTable(const MetricSamples& samples);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_CALIBRATION_H_

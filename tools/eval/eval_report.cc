@@ -8,7 +8,7 @@
 #include "tools/eval/eval_runner.h"
 #include "tools/eval/report/svg_plot.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr int kBootstrapResamples = 10000;
@@ -259,4 +259,4 @@ absl::Status WriteReportPlot(const EvalReport& report, const std::string& path) 
   return WritePlotSvg(plot, path);
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

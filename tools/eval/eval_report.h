@@ -25,7 +25,7 @@
 #include "tools/eval/strategies.h"
 #include "tools/eval/task_file.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 struct StrategyReport {
   std::string strategy;
@@ -60,6 +60,6 @@ nlohmann::json ReportJson(const EvalReport& report);
 // Accuracy (with its CI) against tokens per answer, one point per strategy, log x axis.
 absl::Status WriteReportPlot(const EvalReport& report, const std::string& path);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_EVAL_REPORT_H_

@@ -17,7 +17,7 @@
 #include "tools/eval/report/stats.h"
 #include "tools/eval/task_prompt.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using arbor::v1::Generation;
@@ -303,4 +303,4 @@ absl::Status RunUnits(const std::vector<Unit>& units, const EvalOptions& options
   return status;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -21,7 +21,7 @@
 #include "tools/eval/strategies.h"
 #include "tools/eval/task_file.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 inline constexpr char kLoglikStrategy[] = "loglik";
 
@@ -79,6 +79,6 @@ std::vector<Unit> PendingUnits(const std::vector<Task>& tasks,
 absl::Status RunUnits(const std::vector<Unit>& units, const EvalOptions& options, ResultsLog& log,
                       const std::atomic<bool>& interrupted, std::ostream& progress_out);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_EVAL_RUNNER_H_

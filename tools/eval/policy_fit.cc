@@ -13,7 +13,7 @@
 #include "policy/policy_convert.h"
 #include "tools/eval/report/stats.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using arbor::v1::PolicyConfig;
@@ -108,7 +108,7 @@ absl::StatusOr<StepSampling> SamplingOverSteps(const MetricSamples& samples,
   PolicyConfig canonical = policy;
   canonical.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
   ASSIGN_OR_RETURN(const entropix::PolicyConfig config,
-                   rpc::PolicyFromProto(canonical, entropix::PolicyConfig{}));
+                   policy::PolicyFromProto(canonical, entropix::PolicyConfig{}));
   StepSampling out;
   out.temperature.reserve(samples.size());
   out.min_p.reserve(samples.size());
@@ -228,4 +228,4 @@ absl::StatusOr<double> SamplingQuantile(const MetricSamples& samples, const Poli
       q);
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -28,7 +28,7 @@
 #include "arbor/v1/entropix.pb.h"
 #include "tools/eval/calibration.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // One candidate of a stage: its name and how it changes the policy the earlier stages chose.
 struct FitCandidate {
@@ -81,6 +81,6 @@ absl::StatusOr<double> SamplingQuantile(const MetricSamples& samples,
                                         const arbor::v1::PolicyConfig& policy, SamplingField field,
                                         double q);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_POLICY_FIT_H_

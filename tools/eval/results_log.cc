@@ -9,7 +9,7 @@
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using nlohmann::json;
@@ -121,4 +121,4 @@ std::vector<Outcome> ResultsLog::outcomes() const {
   return outcomes_;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // One answer.
 struct Outcome {
@@ -58,6 +58,6 @@ class ResultsLog {
   absl::flat_hash_map<std::string, size_t> index_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_RESULTS_LOG_H_

@@ -12,7 +12,7 @@
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using arbor::v1::PolicyConfig;
@@ -34,11 +34,11 @@ const std::map<std::string, StrategyKind>& Kinds() {
 PolicyConfig BasePolicy(StrategyKind kind) {
   switch (kind) {
     case StrategyKind::kGreedy:
-      return rpc::GreedyPolicy();
+      return policy::GreedyPolicy();
     case StrategyKind::kSample:
     case StrategyKind::kBestOfN:
     case StrategyKind::kSelfConsistency:
-      return rpc::PlainSamplingPolicy();
+      return policy::PlainSamplingPolicy();
     case StrategyKind::kCanonical: {
       PolicyConfig p;
       p.set_mode(arbor::v1::POLICY_MODE_CANONICAL);
@@ -50,11 +50,11 @@ PolicyConfig BasePolicy(StrategyKind kind) {
       return p;
     }
     case StrategyKind::kCotDecoding:
-      return rpc::CotDecodingPolicy();
+      return policy::CotDecodingPolicy();
     case StrategyKind::kEager:
-      return rpc::EagerPolicy();
+      return policy::EagerPolicy();
     case StrategyKind::kDeepConf:
-      return rpc::DeepConfPolicy();
+      return policy::DeepConfPolicy();
   }
   return {};
 }
@@ -166,7 +166,7 @@ absl::Status ApplyOption(const std::string& entry, const std::string& key, const
     return absl::OkStatus();
   }
   if (key == "policy_file" && (Tree(strategy.kind) || Trace(strategy.kind))) {
-    ASSIGN_OR_RETURN(PolicyConfig file, rpc::ReadPolicyFile(value));
+    ASSIGN_OR_RETURN(PolicyConfig file, policy::ReadPolicyFile(value));
     const arbor::v1::PolicyMode mode = strategy.policy.mode();
     strategy.policy.MergeFrom(file);
     strategy.policy.set_mode(mode);  // The strategy's kind decides the mode.
@@ -226,4 +226,4 @@ absl::StatusOr<std::vector<Strategy>> ParseStrategies(const std::string& list) {
   return strategies;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "arbor/v1/entropix.pb.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 enum class StrategyKind {
   kGreedy,
@@ -56,6 +56,6 @@ struct Strategy {
 // options, bad values, duplicate labels, or an unreadable policy_file.
 absl::StatusOr<std::vector<Strategy>> ParseStrategies(const std::string& list);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_STRATEGIES_H_

@@ -14,7 +14,7 @@
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using nlohmann::json;
@@ -210,4 +210,4 @@ bool AnswerMatches(const Task& task, const std::string& extracted) {
   return false;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

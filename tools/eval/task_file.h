@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "base/answer_pattern.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 using ::arbor::base::AnswerPattern;
 
@@ -57,6 +57,6 @@ std::string ExtractAnswer(const Task& task, const std::string& output);
 // Whether an extracted answer matches the reference under the task's match kind.
 bool AnswerMatches(const Task& task, const std::string& extracted);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASK_FILE_H_

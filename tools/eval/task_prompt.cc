@@ -1,6 +1,6 @@
 #include "tools/eval/task_prompt.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 void SetPrompt(const Task& task, arbor::v1::GenerateRequest& request) {
   if (task.messages.empty()) {
@@ -26,4 +26,4 @@ void SetPrompt(const Task& task, arbor::v1::ScoreRequest& request) {
   }
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

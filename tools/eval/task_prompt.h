@@ -6,11 +6,11 @@
 #include "arbor/v1/generation.pb.h"
 #include "tools/eval/task_file.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 void SetPrompt(const Task& task, arbor::v1::GenerateRequest& request);
 void SetPrompt(const Task& task, arbor::v1::ScoreRequest& request);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASK_PROMPT_H_

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "arbor/v1/generation.grpc.pb.h"
+#include "base/fake_clock.h"
 #include "coordinator/cluster/cluster_service.h"
-#include "coordinator/fake_clock.h"
 #include "rpc/server.h"
 #include "tools/client.h"
 #include "views/tree_diff.h"
@@ -104,7 +104,7 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
     arbor::v1::Tree expected, actual;
     GetTree(context, &expected_request, &expected);
     GetTree(context, &actual_request, &actual);
-    *result = coordinator::CompareReplayTrees(expected, actual);
+    *result = views::CompareReplayTrees(expected, actual);
     result->set_job_id(ref->job_id());
     result->set_replay_job_id(replay_id);
     result->set_policy_changed(ref->has_policy());
@@ -185,7 +185,7 @@ class CliTest : public testing::Test {
   Output output() { return Output{out_, err_}; }
 
   FakeGeneration generation_;
-  coordinator::FakeClock clock_;
+  base::FakeClock clock_;
   coordinator::WorkerPool pool_{coordinator::WorkerPoolOptions{}, &clock_};
   coordinator::ClusterService cluster_{&pool_, absl::Seconds(1)};
   std::unique_ptr<rpc::Server> server_;
@@ -278,7 +278,7 @@ TEST_F(CliTest, GenerateShowsExactlyTheCommittedText) {
   ASSERT_EQ(Generate(client_, request, false, output()), 0) << err_.str();
   const std::string streamed = out_.str();
   EXPECT_EQ(streamed.find("lo"), std::string::npos) << streamed;
-  EXPECT_NE(out_.str().find("\x1b[" + coordinator::StrategyAnsiColor(arbor::v1::STRATEGY_INSERT) +
+  EXPECT_NE(out_.str().find("\x1b[" + views::StrategyAnsiColor(arbor::v1::STRATEGY_INSERT) +
                             "m ...\x1b[0m"),
             std::string::npos)
       << out_.str();
@@ -302,7 +302,7 @@ TEST_F(CliTest, MetricsRowsAlignByDisplayWidth) {
     }
     if (details == std::string::npos) continue;
     ++rows;
-    EXPECT_EQ(coordinator::DisplayWidth(line.substr(0, details)), 46) << line;
+    EXPECT_EQ(views::DisplayWidth(line.substr(0, details)), 46) << line;
   }
   EXPECT_EQ(rows, 8) << text;  // Header, 5 tokens, the backspace, the insert.
   EXPECT_NE(text.find("    4 backspace      \"lo\""), std::string::npos) << text;

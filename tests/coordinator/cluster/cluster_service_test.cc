@@ -3,7 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "coordinator/fake_clock.h"
+#include "base/fake_clock.h"
 #include "rpc/server.h"
 
 namespace arbor::coordinator {
@@ -37,7 +37,7 @@ class ClusterServiceTest : public testing::Test {
     return stub_->RegisterWorker(&context, request, response);
   }
 
-  FakeClock clock_;
+  base::FakeClock clock_;
   WorkerPool pool_{WorkerPoolOptions{}, &clock_};
   ClusterService service_{&pool_, absl::Milliseconds(1500)};
   std::unique_ptr<rpc::Server> server_;

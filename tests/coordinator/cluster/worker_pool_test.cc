@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "coordinator/fake_clock.h"
+#include "base/fake_clock.h"
 #include "tests/coordinator/cluster/fake_worker.h"
 
 namespace arbor::coordinator {
@@ -52,7 +52,7 @@ struct Recorder {
 };
 
 TEST(WorkerPool, RegisterIsIdempotentByAddress) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   ASSERT_EQ(*pool.Register("10.0.0.1:7000", Info("w1")), "w1");
   ASSERT_EQ(*pool.Register("10.0.0.1:7000", Info("w1")), "w1");
@@ -66,7 +66,7 @@ TEST(WorkerPool, RegisterIsIdempotentByAddress) {
 }
 
 TEST(WorkerPool, RegisterRejectsBadAddressesAndLiveDuplicateIds) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   for (const char* bad : {"", "nohost", ":80", "host:0", "host:70000", "host:x"}) {
     EXPECT_EQ(pool.Register(bad, Info("w")).status().code(), absl::StatusCode::kInvalidArgument)
@@ -82,7 +82,7 @@ TEST(WorkerPool, RegisterRejectsBadAddressesAndLiveDuplicateIds) {
 }
 
 TEST(WorkerPool, MissedHeartbeatsMakeAWorkerDeadAndTellListeners) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   Recorder recorder;
   recorder.Attach(pool);
@@ -108,7 +108,7 @@ TEST(WorkerPool, MissedHeartbeatsMakeAWorkerDeadAndTellListeners) {
 }
 
 TEST(WorkerPool, DrainStopsRoutingTellsListenersAndTheWorker) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   Recorder recorder;
   recorder.Attach(pool);
@@ -130,7 +130,7 @@ TEST(WorkerPool, DrainStopsRoutingTellsListenersAndTheWorker) {
 }
 
 TEST(WorkerPool, UndrainRoutesAgainOnceTheWorkerServes) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   ASSERT_TRUE(pool.Register("a:1", Info("a")).ok());
   ASSERT_TRUE(pool.Drain("a").ok());
@@ -150,7 +150,7 @@ TEST(WorkerPool, UndrainRoutesAgainOnceTheWorkerServes) {
 
 TEST(WorkerPool, AWorkerThatStopsServingUntoldLeavesRoutingUntilItServesAgain) {
   // Registered: its heartbeat says not serving (its device failed).
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   Recorder recorder;
   recorder.Attach(pool);
@@ -186,7 +186,7 @@ TEST(WorkerPool, AWorkerThatStopsServingUntoldLeavesRoutingUntilItServesAgain) {
 }
 
 TEST(WorkerPool, ARestartedWorkerGetsAFreshChannelAndOldFailuresDoNotTouchIt) {
-  FakeClock clock;
+  base::FakeClock clock;
   int dialled = 0;
   WorkerPool pool(FastOptions(), &clock, [&dialled](const std::string& address) {
     ++dialled;
@@ -223,7 +223,7 @@ TEST(WorkerPool, ARestartedWorkerGetsAFreshChannelAndOldFailuresDoNotTouchIt) {
 }
 
 TEST(WorkerPool, DeregisterDrainsOnlyTheRegisteredInstance) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   Recorder recorder;
   recorder.Attach(pool);
@@ -250,7 +250,7 @@ TEST(WorkerPool, DeregisterDrainsOnlyTheRegisteredInstance) {
 }
 
 TEST(WorkerPool, RoutingCountsHomedJobsAndFollowsPrefixes) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   ASSERT_TRUE(pool.Register("a:1", Info("a")).ok());
   ASSERT_TRUE(pool.Register("b:1", Info("b")).ok());
@@ -272,7 +272,7 @@ TEST(WorkerPool, RoutingCountsHomedJobsAndFollowsPrefixes) {
 }
 
 TEST(WorkerPool, ModelComesFromAReadyWorker) {
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   EXPECT_EQ(pool.Model().status().code(), absl::StatusCode::kUnavailable);
   ASSERT_TRUE(pool.Register("a:1", Info("a")).ok());
@@ -288,7 +288,7 @@ TEST(WorkerPool, StaticWorkerIsDialledWithBackoffUntilItAnswers) {
   FakeWorker worker("static-1");
   ASSERT_TRUE(worker.Start().ok());
   worker.up = false;  // Late: still loading its model.
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPool pool(FastOptions(), &clock);
   Recorder recorder;
   recorder.Attach(pool);
@@ -343,7 +343,7 @@ TEST(WorkerPool, StaticWorkerIsDialledWithBackoffUntilItAnswers) {
 TEST(WorkerPool, MonitorThreadPollsInTheBackground) {
   FakeWorker worker("bg");
   ASSERT_TRUE(worker.Start().ok());
-  FakeClock clock;
+  base::FakeClock clock;
   WorkerPoolOptions options = FastOptions();
   options.monitor_tick = absl::Milliseconds(5);
   WorkerPool pool(options, &clock);

@@ -14,16 +14,16 @@
 #include <string>
 
 #include "arbor/v1/cluster.pb.h"
+#include "base/fake_clock.h"
 #include "coordinator/cluster/cluster_service.h"
 #include "coordinator/cluster/worker_names.h"
-#include "coordinator/fake_clock.h"
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/server_context.h"
 
 namespace {
 
+using arbor::base::FakeClock;
 using arbor::coordinator::ClusterService;
-using arbor::coordinator::FakeClock;
 using arbor::coordinator::WorkerPool;
 
 void CheckStatus(const grpc::Status& status) {

@@ -10,11 +10,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<arbor::v1::Tree> tree = arbor::coordinator::TreeFromJson(json);
+  absl::StatusOr<arbor::v1::Tree> tree = arbor::views::TreeFromJson(json);
   if (!tree.ok()) return 0;
-  const std::string written = arbor::coordinator::TreeToJson(*tree);
-  absl::StatusOr<arbor::v1::Tree> again = arbor::coordinator::TreeFromJson(written);
+  const std::string written = arbor::views::TreeToJson(*tree);
+  absl::StatusOr<arbor::v1::Tree> again = arbor::views::TreeFromJson(written);
   if (!again.ok()) abort();
-  if (arbor::coordinator::TreeToJson(*again) != written) abort();
+  if (arbor::views::TreeToJson(*again) != written) abort();
   return 0;
 }

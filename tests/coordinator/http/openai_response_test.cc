@@ -9,8 +9,8 @@ namespace {
 
 using json = nlohmann::json;
 
-FinalToken Tok(int id, const std::string& text, float logprob) {
-  FinalToken t;
+views::FinalToken Tok(int id, const std::string& text, float logprob) {
+  views::FinalToken t;
   t.id = id;
   t.text = text;
   t.logprob = logprob;
@@ -82,7 +82,7 @@ TEST(OpenAiResponseTest, CompletionLogprobsAndChunks) {
   EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
 
   size_t offset = 0;
-  FinalPiece piece;
+  views::FinalPiece piece;
   piece.text = "h";
   piece.tokens = {Tok(1, "h", -0.1f)};
   const json chunk = json::parse(ChunkJson(context, 0, "a", piece, nullptr, true, &offset));

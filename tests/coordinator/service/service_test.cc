@@ -10,8 +10,8 @@
 
 #include "absl/strings/match.h"
 #include "arbor/v1/generation.grpc.pb.h"
+#include "base/fake_clock.h"
 #include "coordinator/cluster/worker_pool.h"
-#include "coordinator/fake_clock.h"
 #include "coordinator/job/timer.h"
 #include "coordinator/service/event_log.h"
 #include "coordinator/service/generation_service.h"
@@ -100,7 +100,7 @@ struct Harness {
     return request;
   }
 
-  FakeClock clock;
+  base::FakeClock clock;
   std::shared_ptr<ScriptedWorker> worker;
   WorkerPool pool;
   JobRegistry registry;

@@ -143,10 +143,10 @@ TEST(TreeExport, MarksTheTokensThatEndASequence) {
   for (const v1::TreeNode& n : out->nodes()) {
     EXPECT_EQ(n.stop_token(), n.id() != 0 && n.token_id() == end) << n.id();
   }
-  const absl::StatusOr<v1::Tree> back = TreeFromJson(TreeToJson(*out));
+  const absl::StatusOr<v1::Tree> back = views::TreeFromJson(views::TreeToJson(*out));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(MessageDifferencer::Equals(*back, *out));
-  const absl::StatusOr<std::string> text = TreeToText(*out, TreeTextOptions{});
+  const absl::StatusOr<std::string> text = views::TreeToText(*out, views::TreeTextOptions{});
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find("Hello[1]⟨end⟩!"), std::string::npos) << *text;
   EXPECT_EQ(text->find(" world"), std::string::npos) << "the piece itself is not shown";
@@ -184,20 +184,21 @@ TEST(TreeExport, SanitizeUtf8KeepsValidTextAndReplacesBadBytes) {
 
 TEST(TreeJson, RoundTripKeepsEveryField) {
   const v1::Tree original = Export(HandBuiltTree(), 0, 0, /*top=*/true);
-  const std::string json = TreeToJson(original);
-  const absl::StatusOr<v1::Tree> back = TreeFromJson(json);
+  const std::string json = views::TreeToJson(original);
+  const absl::StatusOr<v1::Tree> back = views::TreeFromJson(json);
   ASSERT_TRUE(back.ok()) << back.status();
   std::string diff;
   MessageDifferencer differencer;
   differencer.ReportDifferencesToString(&diff);
   EXPECT_TRUE(differencer.Compare(original, *back)) << diff;
   // One-line output parses to the same tree.
-  EXPECT_TRUE(MessageDifferencer::Equals(*TreeFromJson(TreeToJson(original, -1)), original));
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(*views::TreeFromJson(views::TreeToJson(original, -1)), original));
 }
 
 TEST(TreeJson, DocumentFollowsTheSchema) {
   const nlohmann::json doc =
-      nlohmann::json::parse(TreeToJson(Export(HandBuiltTree(), 0, 0, /*top=*/true)));
+      nlohmann::json::parse(views::TreeToJson(Export(HandBuiltTree(), 0, 0, /*top=*/true)));
   EXPECT_EQ(doc["format"], "arbor.tree");
   EXPECT_EQ(doc["version"], 1);
   EXPECT_EQ(doc["job_id"], "job-7");
@@ -225,20 +226,20 @@ TEST(TreeJson, DocumentFollowsTheSchema) {
 TEST(TreeJson, NonFiniteFloatsBecomeNull) {
   v1::Tree tree = Export(HandBuiltTree());
   tree.mutable_nodes(1)->mutable_metrics()->set_entropy(std::nanf(""));
-  const std::string json = TreeToJson(tree);
+  const std::string json = views::TreeToJson(tree);
   EXPECT_TRUE(nlohmann::json::parse(json)["nodes"][1]["metrics"]["entropy"].is_null());
-  EXPECT_TRUE(std::isnan(TreeFromJson(json)->nodes(1).metrics().entropy()));
+  EXPECT_TRUE(std::isnan(views::TreeFromJson(json)->nodes(1).metrics().entropy()));
 }
 
 TEST(TreeJson, BadDocumentsNameTheField) {
-  const std::string good = TreeToJson(Export(HandBuiltTree()));
+  const std::string good = views::TreeToJson(Export(HandBuiltTree()));
   const auto error_of = [&](const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json doc = nlohmann::json::parse(good);
     edit(doc);
-    return std::string(TreeFromJson(doc.dump()).status().message());
+    return std::string(views::TreeFromJson(doc.dump()).status().message());
   };
-  EXPECT_FALSE(TreeFromJson("{not json").ok());
-  EXPECT_FALSE(TreeFromJson("[]").ok());
+  EXPECT_FALSE(views::TreeFromJson("{not json").ok());
+  EXPECT_FALSE(views::TreeFromJson("[]").ok());
   EXPECT_NE(error_of([](auto& d) { d["version"] = 2; }).find("tree.version 2"), std::string::npos);
   EXPECT_NE(error_of([](auto& d) { d["format"] = "x"; }).find("tree.format"), std::string::npos);
   EXPECT_NE(error_of([](auto& d) {
@@ -269,7 +270,7 @@ TEST(TreeJson, BadDocumentsNameTheField) {
             }).find("tree.nodes[1].top_logprobs[0].logprob is missing"),
             std::string::npos);
   // Unknown keys are ignored: later additions to version 1 stay readable.
-  EXPECT_TRUE(TreeFromJson([&] {
+  EXPECT_TRUE(views::TreeFromJson([&] {
                 nlohmann::json d = nlohmann::json::parse(good);
                 d["nodes"][1]["future_field"] = true;
                 return d.dump();
@@ -278,18 +279,18 @@ TEST(TreeJson, BadDocumentsNameTheField) {
 }
 
 TEST(TreeDot, MarksPathPrunedAndStrategies) {
-  const std::string dot = TreeToDot(Export(HandBuiltTree()));
+  const std::string dot = views::TreeToDot(Export(HandBuiltTree()));
   EXPECT_EQ(dot.rfind("digraph arbor_tree {", 0), 0u);
   EXPECT_NE(dot.find("n0 [label=\"prompt\\n3 tokens\""), std::string::npos);
   // Committed "Hello": bold, coloured by ARGMAX, with H and V.
   EXPECT_NE(dot.find("n1 [label=\"\\\"Hello\\\"  #1\\nH=0.05 V=0.02\""), std::string::npos);
-  EXPECT_NE(dot.find("color=\"" + StrategyHexColor(v1::STRATEGY_ARGMAX) +
+  EXPECT_NE(dot.find("color=\"" + views::StrategyHexColor(v1::STRATEGY_ARGMAX) +
                      "\", fillcolor=\"#fff4c2\", penwidth=3"),
             std::string::npos);
   EXPECT_NE(dot.find("n1 -> n2 [penwidth=3];"), std::string::npos);
   EXPECT_NE(dot.find("n1 -> n3 [color=\"#b0b0b0\", style=dashed];"), std::string::npos);
   EXPECT_NE(dot.find("score -1.250"), std::string::npos);
-  EXPECT_NE(dot.find(StrategyHexColor(v1::STRATEGY_INSERT)), std::string::npos);
+  EXPECT_NE(dot.find(views::StrategyHexColor(v1::STRATEGY_INSERT)), std::string::npos);
 }
 
 TEST(TreeDot, GraphvizAcceptsTheOutput) {
@@ -303,7 +304,7 @@ TEST(TreeDot, GraphvizAcceptsTheOutput) {
   const std::string dir = testing::TempDir();
   const std::string dot_path = dir + "/tree_export_test.dot";
   const std::string svg_path = dir + "/tree_export_test.svg";
-  std::ofstream(dot_path) << TreeToDot(Export(tree));
+  std::ofstream(dot_path) << views::TreeToDot(Export(tree));
   const std::string cmd = "dot -Tsvg '" + dot_path + "' -o '" + svg_path + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::stringstream svg;
@@ -313,7 +314,7 @@ TEST(TreeDot, GraphvizAcceptsTheOutput) {
 }
 
 TEST(TreeText, HandBuiltTreeView) {
-  const std::string text = *TreeToText(Export(HandBuiltTree()));
+  const std::string text = *views::TreeToText(Export(HandBuiltTree()));
   const std::string expected =
       "job job-7: 9 nodes from root 0, prompt 3 tokens\n"
       "status: COMMITTED=4 PRUNED=2 BACKSPACED=1 INSERTED=1 PROMPT=1\n"
@@ -333,9 +334,9 @@ TEST(TreeText, HandBuiltTreeView) {
 TEST(TreeText, MetricsTableColourAndEscapes) {
   SearchTree tree = HandBuiltTree();
   (void)*tree.Commit(MakeStep(20, v1::STRATEGY_HOT_SAMPLE, 2, 5.5f, 0.01f));
-  TreeTextOptions options;
+  views::TreeTextOptions options;
   options.show_metrics = true;
-  const std::string plain = *TreeToText(Export(tree), options);
+  const std::string plain = *views::TreeToText(Export(tree), options);
   // The flow keeps the newline but escapes the terminal escape sequence.
   EXPECT_NE(plain.find(" finea\nb\\x1b[31m\n"), std::string::npos) << plain;
   EXPECT_EQ(plain.find('\x1b'), std::string::npos);
@@ -346,14 +347,15 @@ TEST(TreeText, MetricsTableColourAndEscapes) {
             std::string::npos)
       << plain;
   options.color = true;
-  const std::string colored = *TreeToText(Export(tree), options);
-  EXPECT_NE(colored.find("\x1b[" + StrategyAnsiColor(v1::STRATEGY_INSERT) + "m{ ...}\x1b[0m"),
-            std::string::npos);
+  const std::string colored = *views::TreeToText(Export(tree), options);
+  EXPECT_NE(
+      colored.find("\x1b[" + views::StrategyAnsiColor(v1::STRATEGY_INSERT) + "m{ ...}\x1b[0m"),
+      std::string::npos);
   EXPECT_NE(colored.find("\x1b[1m[1]\x1b[0m"), std::string::npos);
 }
 
 TEST(TreeText, SubtreeOffThePath) {
-  const std::string text = *TreeToText(Export(HandBuiltTree(), 3));
+  const std::string text = *views::TreeToText(Export(HandBuiltTree(), 3));
   EXPECT_NE(text.find("(the subtree root is not on the committed path)"), std::string::npos);
   EXPECT_NE(text.find("PRUNED=2"), std::string::npos);
 }
@@ -362,17 +364,17 @@ TEST(TreeDisplay, NamesRoundTripAndEscapes) {
   for (int s = 0; s < v1::Strategy_ARRAYSIZE; ++s) {
     if (!v1::Strategy_IsValid(s)) continue;
     const auto strategy = static_cast<v1::Strategy>(s);
-    EXPECT_EQ(ParseStrategyName(StrategyName(strategy)), strategy);
+    EXPECT_EQ(views::ParseStrategyName(views::StrategyName(strategy)), strategy);
   }
   for (int s = 0; s < v1::NodeStatus_ARRAYSIZE; ++s) {
     if (!v1::NodeStatus_IsValid(s)) continue;
     const auto status = static_cast<v1::NodeStatus>(s);
-    EXPECT_EQ(ParseNodeStatusName(NodeStatusName(status)), status);
+    EXPECT_EQ(views::ParseNodeStatusName(views::NodeStatusName(status)), status);
   }
-  EXPECT_EQ(ParseStrategyName("argmax"), std::nullopt);
-  EXPECT_EQ(EscapeTokenText("a\\b\tc\r\x01\x7f é"), "a\\\\b\\tc\\r\\x01\\x7f é");
-  EXPECT_EQ(EscapeTokenText("\xC2\x9B"
-                            "2J"),
+  EXPECT_EQ(views::ParseStrategyName("argmax"), std::nullopt);
+  EXPECT_EQ(views::EscapeTokenText("a\\b\tc\r\x01\x7f é"), "a\\\\b\\tc\\r\\x01\\x7f é");
+  EXPECT_EQ(views::EscapeTokenText("\xC2\x9B"
+                                   "2J"),
             "\\u009b2J");  // C1 CSI.
 }
 

@@ -21,7 +21,7 @@
 #include "tools/eval/task_file.h"
 #include "tools/eval/task_prompt.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 std::string TempPath(const std::string& name) {
@@ -355,4 +355,4 @@ TEST(CalibrationTest, ReproducesKnownQuantilesOfASyntheticStream) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

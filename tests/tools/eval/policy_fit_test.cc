@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using arbor::v1::PolicyConfig;
@@ -158,4 +158,4 @@ TEST(PolicyFit, FindsTheOptimumOfASyntheticTaskScoringEachIncumbentOnce) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

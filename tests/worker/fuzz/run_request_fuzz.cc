@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "arbor/v1/worker.pb.h"
-#include "worker/run_validation.h"
+#include "worker/engine/run_validation.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   arbor::v1::RunRequest request;

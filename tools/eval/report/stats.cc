@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr double kZ975 = 1.959963984540054;
@@ -167,4 +167,4 @@ std::string MajorityVote(absl::Span<const std::string> answers) {
   return best;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

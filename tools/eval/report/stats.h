@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // A point estimate with the bounds of its confidence interval.
 struct Interval {
@@ -66,6 +66,6 @@ absl::StatusOr<PairedDifference> PairedBootstrap(absl::Span<const double> a,
 // the result does not depend on hashing; "" when all are empty or there are none.
 std::string MajorityVote(absl::Span<const std::string> answers);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_REPORT_STATS_H_

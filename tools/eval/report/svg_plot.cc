@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "base/files.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 struct Rgb {
@@ -38,11 +38,20 @@ std::string Escaped(const std::string& text) {
   std::string out;
   for (char ch : text) {
     switch (ch) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -54,21 +63,20 @@ class Canvas {
   Canvas(int width, int height) : width_(width), height_(height) {}
 
   void FillRect(int x0, int y0, int x1, int y1, Rgb c) {
-    absl::StrAppendFormat(&body_, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
-                          std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0),
-                          std::abs(y1 - y0), Colour(c));
+    absl::StrAppendFormat(
+        &body_, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+        std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0), std::abs(y1 - y0), Colour(c));
   }
   void Box(int x0, int y0, int x1, int y1, Rgb c) {
     absl::StrAppendFormat(&body_,
                           "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
                           "stroke=\"%s\"/>\n",
-                          std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0),
-                          std::abs(y1 - y0), Colour(c));
+                          std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0), std::abs(y1 - y0),
+                          Colour(c));
   }
   void Line(int x0, int y0, int x1, int y1, Rgb c) {
-    absl::StrAppendFormat(&body_,
-                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", x0,
-                          y0, x1, y1, Colour(c));
+    absl::StrAppendFormat(&body_, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n",
+                          x0, y0, x1, y1, Colour(c));
   }
   void Disk(int cx, int cy, int radius, Rgb c) {
     absl::StrAppendFormat(&body_, "<circle cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\"/>\n", cx, cy,
@@ -87,8 +95,8 @@ class Canvas {
                             x + baseline, y, size, Colour(c), Escaped(text));
     } else {
       absl::StrAppendFormat(&body_,
-                            "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
-                            x, y + baseline, size, Colour(c), Escaped(text));
+                            "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"%s\">%s</text>\n", x,
+                            y + baseline, size, Colour(c), Escaped(text));
     }
   }
   static int TextWidth(const std::string& text, int scale = 1) {
@@ -371,4 +379,4 @@ absl::Status WritePlotSvg(const Plot& plot, const std::string& path) {
   return base::WriteFileAtomically(path, *svg);
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // One marker at (x, y) with an error bar from y_lo to y_hi (not drawn when either is not
 // finite).
@@ -51,6 +51,6 @@ std::vector<double> NiceTicks(double lo, double hi);
 // powers of ten, every s-th decade when there are too many. 4 to 8 ticks. Exposed for tests.
 std::vector<double> LogTicks(double lo, double hi);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_REPORT_SVG_PLOT_H_

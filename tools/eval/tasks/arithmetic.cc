@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/eval/tasks/family.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 int64_t PowerOfTen(int exponent) {
@@ -73,4 +73,4 @@ const TaskFamily& ArithmeticFamily() {
   return kFamily;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

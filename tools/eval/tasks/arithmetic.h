@@ -18,7 +18,7 @@
 
 #include "tools/eval/tasks/rng.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 inline constexpr int kArithmeticMaxLevel = 8;
 
@@ -34,6 +34,6 @@ struct Expression {
 // An expression at `level` (1..kArithmeticMaxLevel), drawn as the header comment describes.
 Expression RandomExpression(int level, TaskRng& rng);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_ARITHMETIC_H_

@@ -24,7 +24,7 @@
 #include "tools/eval/tasks/family.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr int kChoiceMaxLevel = 6;
@@ -109,4 +109,4 @@ const TaskFamily& ChoiceFamily() {
   return kFamily;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

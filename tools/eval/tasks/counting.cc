@@ -19,7 +19,7 @@
 #include "tools/eval/tasks/family.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr int kCountingMaxLevel = 6;
@@ -113,4 +113,4 @@ const TaskFamily& CountingFamily() {
   return kFamily;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 nlohmann::json ChatItem(std::string user_text, std::string answer, std::string_view match) {
   nlohmann::json item;
@@ -13,4 +13,4 @@ nlohmann::json ChatItem(std::string user_text, std::string answer, std::string_v
   return item;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -11,7 +11,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/eval/tasks/rng.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 struct TaskFamily {
   const char* name;
@@ -31,6 +31,6 @@ const TaskFamily& CountingFamily();
 const TaskFamily& LettersFamily();
 const TaskFamily& ChoiceFamily();
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_FAMILY_H_

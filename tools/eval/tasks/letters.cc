@@ -25,7 +25,7 @@
 #include "tools/eval/tasks/family.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr int kLettersMaxLevel = 6;
@@ -142,4 +142,4 @@ const TaskFamily& LettersFamily() {
   return kFamily;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

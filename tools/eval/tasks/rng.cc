@@ -1,6 +1,6 @@
 #include "tools/eval/tasks/rng.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -37,4 +37,4 @@ int64_t TaskRng::Between(int64_t lo, int64_t hi) {
   return static_cast<int64_t>(static_cast<uint64_t>(lo) + Below(span));
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // One step of splitmix64: a bijective 64-bit mixer, so distinct inputs give distinct outputs.
 uint64_t SplitMix64(uint64_t x);
@@ -67,6 +67,6 @@ class TaskRng {
   std::mt19937_64 engine_;
 };
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_RNG_H_

@@ -9,7 +9,7 @@
 #include "tools/eval/tasks/family.h"
 #include "tools/eval/tasks/rng.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 // How many times an item that repeats an earlier question is redrawn before it is kept anyway
@@ -83,4 +83,4 @@ absl::StatusOr<std::vector<nlohmann::json>> GenerateTasks(std::string_view famil
   return items;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // The most items one call generates.
 inline constexpr int kMaxTaskCount = 1'000'000;
@@ -42,6 +42,6 @@ absl::StatusOr<int> MaxLevel(std::string_view family);
 absl::StatusOr<std::vector<nlohmann::json>> GenerateTasks(std::string_view family, int level,
                                                           int count, uint64_t seed);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_TASK_GENERATORS_H_

@@ -10,7 +10,7 @@
 #include "tools/eval/tasks/family.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 // One story. Placeholders: {name}, {obj} (plural noun), {n} (start), {k} (amount added or
@@ -239,4 +239,4 @@ const TaskFamily& WordProblemsFamily() {
   return kFamily;
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

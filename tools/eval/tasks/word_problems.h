@@ -19,7 +19,7 @@
 
 #include "tools/eval/tasks/rng.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 inline constexpr int kWordProblemsMaxLevel = 6;
 
@@ -51,6 +51,6 @@ struct WordProblem {
 // A problem at `level` (1..kWordProblemsMaxLevel).
 WordProblem MakeWordProblem(int level, TaskRng& rng);
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_WORD_PROBLEMS_H_

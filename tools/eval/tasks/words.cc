@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_split.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 // Space-separated, one literal per word length: four hundred words in a few lines.
@@ -130,4 +130,4 @@ std::span<const absl::string_view> GivenNames() { return kGivenNames; }
 
 std::span<const WordCategory> WordCategories() { return kCategories; }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

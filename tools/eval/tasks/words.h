@@ -13,7 +13,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // About four hundred common words of 3 to 12 letters, no duplicates.
 std::span<const absl::string_view> CommonWords();
@@ -35,6 +35,6 @@ struct WordCategory {
 
 std::span<const WordCategory> WordCategories();
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TOOLS_EVAL_TASKS_WORDS_H_

@@ -11,15 +11,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<arbor::eval::Task> task = arbor::eval::ParseTask(text, "fuzz:1");
+  absl::StatusOr<arbor::tools::eval::Task> task = arbor::tools::eval::ParseTask(text, "fuzz:1");
   if (!task.ok()) return 0;
   if (task->text.empty() == task->messages.empty()) abort();
   if (!task->choices.empty() &&
       std::count(task->choices.begin(), task->choices.end(), task->answer) != 1) {
     abort();
   }
-  const std::string extracted = arbor::eval::ExtractAnswer(*task, text);
+  const std::string extracted = arbor::tools::eval::ExtractAnswer(*task, text);
   if (!extracted.empty() && text.find(extracted) == std::string::npos) abort();
-  arbor::eval::AnswerMatches(*task, extracted);
+  arbor::tools::eval::AnswerMatches(*task, extracted);
   return 0;
 }

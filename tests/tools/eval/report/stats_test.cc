@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using ::testing::HasSubstr;
@@ -197,4 +197,4 @@ TEST(MajorityVoteTest, NoAnswers) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

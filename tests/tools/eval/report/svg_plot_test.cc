@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 using ::testing::DoubleNear;
@@ -47,7 +47,8 @@ void ExpectWellFormed(const std::string& svg, int width, int height) {
                      : line.substr(line.size() - 2) == "/>")
         << line;
     if (text) {
-      const std::string inner = line.substr(line.find('>') + 1, line.size() - 7 - line.find('>') - 1);
+      const std::string inner =
+          line.substr(line.find('>') + 1, line.size() - 7 - line.find('>') - 1);
       EXPECT_EQ(inner.find('<'), std::string::npos) << line;
     }
     for (size_t amp = line.find('&'); amp != std::string::npos; amp = line.find('&', amp + 1)) {
@@ -206,4 +207,4 @@ TEST(AxisTicksTest, LogTicksCoverTheRange) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

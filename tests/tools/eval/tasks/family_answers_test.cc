@@ -17,7 +17,7 @@
 #include "tools/eval/tasks/word_problems.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 constexpr int kItemsPerLevel = 150;
@@ -379,4 +379,4 @@ TEST(ChoiceAnswers, RecomputedFromThePrompt) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

@@ -10,7 +10,7 @@
 #include "tools/eval/tasks/rng.h"
 #include "tools/eval/tasks/words.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 TEST(TaskRng, EngineIsTheStandardOne) {
@@ -99,4 +99,4 @@ TEST(Words, NamesTakeAPlainPossessive) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

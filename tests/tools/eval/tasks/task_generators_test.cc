@@ -10,7 +10,7 @@
 
 #include "tests/tools/eval/tasks/test_items.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 namespace {
 
 std::vector<std::string> Dumps(const std::vector<nlohmann::json>& items) {
@@ -223,4 +223,4 @@ TEST(TaskGenerators, RejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval

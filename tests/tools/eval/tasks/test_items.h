@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/eval/tasks/task_generators.h"
 
-namespace arbor::eval {
+namespace arbor::tools::eval {
 
 // The text of the item's one user message.
 inline std::string UserText(const nlohmann::json& item) {
@@ -43,6 +43,6 @@ inline std::vector<nlohmann::json> MustGenerate(const std::string& family, int l
   return *std::move(items);
 }
 
-}  // namespace arbor::eval
+}  // namespace arbor::tools::eval
 
 #endif  // ARBOR_TESTS_TOOLS_EVAL_TASKS_TEST_ITEMS_H_

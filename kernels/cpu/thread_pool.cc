@@ -1,0 +1,107 @@
+#include "kernels/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace arbor::kernels {
+namespace {
+
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void Pause() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+// Spins until done() or kSpin has passed; true when done() held.
+template <typename Done>
+bool SpinUntil(const Done& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    Pause();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true, std::memory_order_release);
+  }
+  start_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::RunChunks() {
+  for (;;) {
+    const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (begin >= n_) return;
+    (*fn_)(begin, std::min(n_, begin + chunk_));
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  auto woken = [&] {
+    return stop_.load(std::memory_order_acquire) ||
+           generation_.load(std::memory_order_acquire) != seen;
+  };
+  for (;;) {
+    if (!SpinUntil(woken)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_cv_.wait(lock, woken);
+    }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    RunChunks();
+    if (busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Under the mutex, so a caller between its check and its sleep cannot miss the wake.
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (workers_.empty() || n <= grain) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> call_lock(call_mu_);
+  // A few chunks per thread balance uneven work without much atomic traffic.
+  const int64_t target_chunks = int64_t{num_threads()} * 4;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = std::max(grain, (n + target_chunks - 1) / target_chunks);
+    next_.store(0, std::memory_order_relaxed);
+    busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  start_cv_.notify_all();  // No system call when every worker is still spinning.
+  RunChunks();
+  auto done = [&] { return busy_workers_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, done);
+  }
+  fn_ = nullptr;
+}
+
+}  // namespace arbor::kernels

@@ -1,0 +1,216 @@
+// The engine's forward step (engine.h): the rows of every active item (prefill chunks, scored
+// tokens, decode tokens, within the step's token budget), one backend forward over them, each
+// row's policy from its reduction, and the outcomes applied to items, sequences and timings.
+// Part of class Engine, apart from admission, release and finishing (engine.cc).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "worker/engine/engine.h"
+#include "worker/engine/engine_run.h"
+
+namespace arbor::worker {
+
+absl::Status Engine::BuildRows(std::vector<Row>& rows) {
+  int32_t budget = options_.max_batch_tokens;
+  // Decode rows first (one token each, always admitted), then prefill chunks and scoring rows
+  // in arrival order.
+  for (bool decode : {true, false}) {
+    for (auto& run : active_) {
+      for (size_t i = 0; i < run->items.size() && !run->failed; ++i) {
+        ItemRun& item = run->items[i];
+        if (item.done()) continue;
+        const size_t pending = (*sequences_.Get(item.sequence_id()))->pending.size();
+        if (decode != (pending == 1 && item.scores_left() == 0)) continue;
+        RETURN_IF_ERROR(decode ? AddRow(*run, i, 1, rows, budget)
+                               : AddPrefillRows(*run, i, rows, budget));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::AddPrefillRows(ActiveRun& run, size_t index, std::vector<Row>& rows,
+                                    int32_t& budget) {
+  ItemRun& item = run.items[index];
+  const SequenceState& state = **sequences_.Get(item.sequence_id());
+  const int32_t pending = static_cast<int32_t>(state.pending.size());
+  const int32_t scores = item.scores_left();
+  if (scores == 0) {
+    // A prefill-only item leaves its last token pending (StopIfPrefilled).
+    const int32_t take = item.item().max_steps() > 0 ? pending : pending - 1;
+    return budget > 0 && take > 0 ? AddRow(run, index, std::min(budget, take), rows, budget)
+                                  : absl::OkStatus();
+  }
+  // Plain prefill up to the token before the first scored one, then one row per token whose
+  // distribution scores the next: the token before the first scored one, then the scored ones
+  // but the last.
+  const int32_t plain = pending - scores - 1;
+  if (plain > 0 && budget > 0) {
+    RETURN_IF_ERROR(AddRow(run, index, std::min(budget, plain), rows, budget));
+    if (plain > budget || run.failed) return absl::OkStatus();
+  }
+  for (int32_t s = 0; s < scores && budget > 0 && !run.failed; ++s) {
+    RETURN_IF_ERROR(AddRow(run, index, 1, rows, budget));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::AddRow(ActiveRun& run, size_t index, int32_t take, std::vector<Row>& rows,
+                            int32_t& budget) {
+  ItemRun& item = run.items[index];
+  SequenceState* state = *sequences_.Get(item.sequence_id());
+  const bool decode = state->pending.size() == 1 && item.scores_left() == 0;
+  // The row's distribution is wanted when it scores the next pending token (every scoring row
+  // leaves at least the scored token pending) or when it ends the pending tokens of an item
+  // that decodes.
+  const bool scoring = item.scores_left() > 0 &&
+                       static_cast<int32_t>(state->pending.size()) - take <= item.scores_left();
+  absl::StatusOr<SequenceStore::Chunk> chunk = sequences_.TakePending(item.sequence_id(), take);
+  if (!chunk.ok()) {
+    if (chunk.status().code() != absl::StatusCode::kResourceExhausted) return chunk.status();
+    // Prefill that cannot fit fails the run whole; a decode step ends its item.
+    if (decode && !item.result().steps().empty()) {
+      item.Stop(v1::STOP_REASON_KV_EXHAUSTED);
+    } else {
+      run.failed = true;
+      run.failure = chunk.status();
+    }
+    return absl::OkStatus();
+  }
+  run.cached_tokens[index] += chunk->hits;
+  budget -= static_cast<int32_t>(chunk->tokens.size());
+  if (chunk->tokens.empty()) return absl::OkStatus();  // Whole chunk came from the prefix cache.
+  Row row;
+  row.run = &run;
+  row.item = index;
+  row.prefill = !decode;
+  row.start_pos = chunk->start_pos;
+  row.tokens = std::move(chunk->tokens);
+  if (scoring) {
+    row.distribution = true;
+    row.scored_token = state->pending.front();
+  } else {
+    row.distribution = state->pending.empty() && item.item().max_steps() > 0;
+  }
+  rows.push_back(std::move(row));
+  return absl::OkStatus();
+}
+
+void Engine::Step() {
+  for (auto& run : active_) {
+    if (!run->failed && run->cancelled && run->cancelled()) {
+      for (ItemRun& item : run->items) item.Stop(v1::STOP_REASON_CANCELLED);
+    }
+  }
+  std::vector<Row> rows;
+  absl::Status built = BuildRows(rows);
+  if (rows.empty() && built.ok()) return StopPrefilledItems();
+  const std::vector<ForwardRow> forward = ForwardRowsOf(rows);
+  const absl::Time start = absl::Now();
+  absl::Status status = built.ok() ? backend_->Forward(forward) : built;
+  if (built.ok() && !status.ok()) {
+    CheckBackend();
+    if (!broken_.ok()) status = broken_;
+  }
+  if (status.ok()) ApplyPolicies(rows);
+  for (Row& row : rows) TakeRowResult(row, status);
+  StopPrefilledItems();
+  RecordStepTime(rows, absl::ToInt64Microseconds(absl::Now() - start), built.ok());
+}
+
+std::vector<ForwardRow> Engine::ForwardRowsOf(std::vector<Row>& rows) {
+  std::vector<ForwardRow> forward;
+  forward.reserve(rows.size());
+  for (Row& row : rows) {
+    ForwardRow f;
+    f.tokens = row.tokens;
+    f.start_pos = row.start_pos;
+    ItemRun& item = row.run->items[row.item];
+    f.block_table = (*kv_.Find(static_cast<SeqId>(item.sequence_id())))->blocks;
+    if (row.distribution) {
+      row.reduction.request =
+          row.scored_token >= 0 ? item.ScoreRequest(row.scored_token) : item.DecodeRequest();
+      f.reduction = &row.reduction;
+    }
+    forward.push_back(f);
+  }
+  return forward;
+}
+
+void Engine::ApplyPolicies(std::vector<Row>& rows) {
+  // The policy per row, from its reduction, in parallel on the backend's host threads: rows belong
+  // to distinct items and sampling is keyed by (seed, position, branch), so the outcome does not
+  // depend on the order. Only the item is touched here; sequences are updated after, serially.
+  backend_->HostParallelFor(static_cast<int64_t>(rows.size()), [&](int64_t r) {
+    Row& row = rows[r];
+    if (!row.distribution || row.run->failed) return;
+    ItemRun& item = row.run->items[row.item];
+    if (row.scored_token >= 0) {
+      row.scored = item.ScoreStep(row.reduction, row.keys(), row.scored_token);
+    } else {
+      row.appended = item.OnDistribution(row.reduction);
+    }
+  });
+}
+
+void Engine::TakeRowResult(Row& row, const absl::Status& status) {
+  ActiveRun& run = *row.run;
+  computed_tokens_ += static_cast<int64_t>(row.tokens.size());
+  if (!status.ok()) {
+    run.failed = true;
+    run.failure = status;
+    return;
+  }
+  if (!row.distribution || run.failed) return;
+  ItemRun& item = run.items[row.item];
+  if (row.scored_token >= 0) {  // Rows of one item come in position order.
+    if (row.scored.ok()) {
+      item.AddScored(*std::move(row.scored));
+    } else {
+      run.failed = true;
+      run.failure = row.scored.status();
+    }
+    return;
+  }
+  const absl::StatusOr<std::vector<int32_t>>& appended = row.appended;
+  if (!appended.ok()) {
+    run.failed = true;
+    run.failure = appended.status();
+    return;
+  }
+  SequenceState* state = *sequences_.Get(item.sequence_id());
+  state->pending.insert(state->pending.end(), appended->begin(), appended->end());
+  metrics_.OnGenerated(static_cast<int64_t>(appended->size()));
+  const auto& steps = item.result().steps();
+  state->last_sampled =
+      !appended->empty() && steps[steps.size() - 1].strategy() != v1::STRATEGY_INSERT;
+}
+
+void Engine::RecordStepTime(const std::vector<Row>& rows, int64_t elapsed_us, bool forwarded) {
+  // The step's time (forward, metrics, policy) counts once per run that took part: as prefill
+  // when any of its rows was prefill, else as decode.
+  absl::flat_hash_map<ActiveRun*, bool> took_part;
+  int64_t step_tokens = 0;
+  for (const Row& row : rows) {
+    took_part[row.run] |= row.prefill;
+    step_tokens += static_cast<int64_t>(row.tokens.size());
+  }
+  if (forwarded) {
+    metrics_.OnStep(elapsed_us * 1e-6, static_cast<int64_t>(rows.size()), step_tokens);
+  }
+  for (auto [run, prefill] : took_part) {
+    v1::RunTimings& t = run->timings;
+    if (prefill) {
+      t.set_prefill_us(t.prefill_us() + elapsed_us);
+    } else {
+      t.set_decode_us(t.decode_us() + elapsed_us);
+    }
+    t.set_forward_steps(t.forward_steps() + 1);
+  }
+}
+
+}  // namespace arbor::worker
