@@ -1,95 +1,42 @@
 #include "policy/policy_convert.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "policy/policy_enums.h"
 
-namespace arbor::rpc {
+namespace arbor::policy {
 namespace {
 
 // Copies a proto optional field over the default when it is set.
 #define ARBOR_APPLY(msg, out, field) \
   if ((msg).has_##field()) (out).field = (msg).field()
 
-absl::Status UnknownEnum(const std::string& field, int value) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": unknown enum value ", value));
-}
-
-absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
-  if (p.has_mode()) {
-    switch (p.mode()) {
-      case v1::POLICY_MODE_UNSPECIFIED:
-        break;
-      case v1::POLICY_MODE_SEARCH:
-        c.mode = entropix::PolicyMode::kSearch;
-        break;
-      case v1::POLICY_MODE_CANONICAL:
-        c.mode = entropix::PolicyMode::kCanonical;
-        break;
-      case v1::POLICY_MODE_TRACE:
-        c.mode = entropix::PolicyMode::kTrace;
-        break;
-      default:
-        return UnknownEnum("mode", p.mode());
-    }
+// Sets `out` from a proto enum field that is present; UNSPECIFIED (0) keeps the default.
+template <typename Table>
+absl::Status ApplyEnum(const Table& table, bool present, typename Table::ProtoType value,
+                       absl::string_view field, typename Table::ConfigType& out) {
+  if (!present || static_cast<int>(value) == 0) return absl::OkStatus();
+  const std::optional<typename Table::ConfigType> config = table.FromProto(value);
+  if (!config.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": unknown enum value ", static_cast<int>(value)));
   }
-  if (p.branch().has_mode()) {
-    switch (p.branch().mode()) {
-      case v1::BRANCH_MODE_UNSPECIFIED:
-        break;
-      case v1::BRANCH_MODE_ROLLOUT:
-        c.branch.mode = entropix::BranchMode::kRollout;
-        break;
-      case v1::BRANCH_MODE_BEAM:
-        c.branch.mode = entropix::BranchMode::kBeam;
-        break;
-      default:
-        return UnknownEnum("branch.mode", p.branch().mode());
-    }
-  }
-  if (p.trace().has_vote()) {
-    switch (p.trace().vote()) {
-      case v1::TRACE_VOTE_UNSPECIFIED:
-        break;
-      case v1::TRACE_VOTE_MARGIN:
-        c.trace.vote = entropix::TraceVote::kMargin;
-        break;
-      case v1::TRACE_VOTE_GROUP_CONFIDENCE:
-        c.trace.vote = entropix::TraceVote::kGroupConfidence;
-        break;
-      default:
-        return UnknownEnum("trace.vote", p.trace().vote());
-    }
-  }
-  if (p.has_attention_mode()) {
-    switch (p.attention_mode()) {
-      case v1::ATTENTION_MODE_UNSPECIFIED:
-        break;
-      case v1::ATTENTION_MODE_EXACT:
-        c.attention_mode = entropix::AttentionMode::kExact;
-        break;
-      case v1::ATTENTION_MODE_REFERENCE:
-        c.attention_mode = entropix::AttentionMode::kReference;
-        break;
-      default:
-        return UnknownEnum("attention_mode", p.attention_mode());
-    }
-  }
+  out = *config;
   return absl::OkStatus();
 }
 
-v1::PolicyMode ModeToProto(entropix::PolicyMode mode) {
-  switch (mode) {
-    case entropix::PolicyMode::kCanonical:
-      return v1::POLICY_MODE_CANONICAL;
-    case entropix::PolicyMode::kTrace:
-      return v1::POLICY_MODE_TRACE;
-    case entropix::PolicyMode::kSearch:
-      break;
-  }
-  return v1::POLICY_MODE_SEARCH;
+absl::Status ApplyEnums(const v1::PolicyConfig& p, entropix::PolicyConfig& c) {
+  RETURN_IF_ERROR(ApplyEnum(kPolicyModes, p.has_mode(), p.mode(), "mode", c.mode));
+  RETURN_IF_ERROR(ApplyEnum(kBranchModes, p.branch().has_mode(), p.branch().mode(), "branch.mode",
+                            c.branch.mode));
+  RETURN_IF_ERROR(
+      ApplyEnum(kTraceVotes, p.trace().has_vote(), p.trace().vote(), "trace.vote", c.trace.vote));
+  return ApplyEnum(kAttentionModes, p.has_attention_mode(), p.attention_mode(), "attention_mode",
+                   c.attention_mode);
 }
 
 }  // namespace
@@ -203,8 +150,7 @@ void CoefficientsToProto(const entropix::Coefficients& e, v1::Coefficients* k) {
 
 void BranchToProto(const entropix::BranchOptions& o, v1::BranchOptions* b) {
   b->set_width(o.width);
-  b->set_mode(o.mode == entropix::BranchMode::kBeam ? v1::BRANCH_MODE_BEAM
-                                                    : v1::BRANCH_MODE_ROLLOUT);
+  b->set_mode(kBranchModes.ToProto(o.mode));
   b->set_max_len(o.max_len);
   b->set_calm_entropy(o.calm_entropy);
   b->set_calm_varentropy(o.calm_varentropy);
@@ -227,15 +173,14 @@ void TraceToProto(const entropix::TraceOptions& o, v1::TraceOptions* r) {
   r->set_warmup_traces(o.warmup_traces);
   r->set_confidence_window(o.confidence_window);
   r->set_keep_fraction(o.keep_fraction);
-  r->set_vote(o.vote == entropix::TraceVote::kGroupConfidence ? v1::TRACE_VOTE_GROUP_CONFIDENCE
-                                                              : v1::TRACE_VOTE_MARGIN);
+  r->set_vote(kTraceVotes.ToProto(o.vote));
 }
 
 }  // namespace
 
 v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   v1::PolicyConfig p;
-  p.set_mode(ModeToProto(c.mode));
+  p.set_mode(kPolicyModes.ToProto(c.mode));
   v1::SamplingParams* s = p.mutable_sampling();
   s->set_temperature(c.sampling.temperature);
   s->set_top_p(c.sampling.top_p);
@@ -265,9 +210,7 @@ v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   a->set_w_attn_varentropy(c.adaptive.w_attn_varentropy);
   a->set_w_agreement(c.adaptive.w_agreement);
   a->set_w_interaction(c.adaptive.w_interaction);
-  p.set_attention_mode(c.attention_mode == entropix::AttentionMode::kReference
-                           ? v1::ATTENTION_MODE_REFERENCE
-                           : v1::ATTENTION_MODE_EXACT);
+  p.set_attention_mode(kAttentionModes.ToProto(c.attention_mode));
   p.set_reference_len(c.reference_len);
   TraceToProto(c.trace, p.mutable_trace());
   return p;
@@ -299,56 +242,15 @@ entropix::Metrics MetricsFromProto(const v1::Metrics& p) {
   return m;
 }
 
-v1::Strategy StrategyToProto(entropix::Strategy strategy) {
-  using entropix::Strategy;
-  switch (strategy) {
-    case Strategy::kArgmax:
-      return v1::STRATEGY_ARGMAX;
-    case Strategy::kAdaptive:
-      return v1::STRATEGY_ADAPTIVE;
-    case Strategy::kBranch:
-      return v1::STRATEGY_BRANCH;
-    case Strategy::kInsert:
-      return v1::STRATEGY_INSERT;
-    case Strategy::kBackspace:
-      return v1::STRATEGY_BACKSPACE;
-    case Strategy::kHotSample:
-      return v1::STRATEGY_HOT_SAMPLE;
-    case Strategy::kResample:
-      return v1::STRATEGY_RESAMPLE;
-    case Strategy::kBranchSample:
-      return v1::STRATEGY_BRANCH_SAMPLE;
-    case Strategy::kForced:
-      return v1::STRATEGY_FORCED;
-  }
-  return v1::STRATEGY_UNSPECIFIED;
-}
+v1::Strategy StrategyToProto(entropix::Strategy strategy) { return kStrategies.ToProto(strategy); }
 
 absl::StatusOr<entropix::Strategy> StrategyFromProto(v1::Strategy strategy) {
-  using entropix::Strategy;
-  switch (strategy) {
-    case v1::STRATEGY_ARGMAX:
-      return Strategy::kArgmax;
-    case v1::STRATEGY_ADAPTIVE:
-      return Strategy::kAdaptive;
-    case v1::STRATEGY_BRANCH:
-      return Strategy::kBranch;
-    case v1::STRATEGY_INSERT:
-      return Strategy::kInsert;
-    case v1::STRATEGY_BACKSPACE:
-      return Strategy::kBackspace;
-    case v1::STRATEGY_HOT_SAMPLE:
-      return Strategy::kHotSample;
-    case v1::STRATEGY_RESAMPLE:
-      return Strategy::kResample;
-    case v1::STRATEGY_BRANCH_SAMPLE:
-      return Strategy::kBranchSample;
-    case v1::STRATEGY_FORCED:
-      return Strategy::kForced;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("strategy: ", static_cast<int>(strategy), " is not a known strategy"));
+  const std::optional<entropix::Strategy> config = kStrategies.FromProto(strategy);
+  if (!config.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("strategy: ", static_cast<int>(strategy), " is not a known strategy"));
   }
+  return *config;
 }
 
 absl::StatusOr<entropix::LogitProcessorConfig> LogitProcessorsFromProto(
@@ -365,4 +267,4 @@ absl::StatusOr<entropix::LogitProcessorConfig> LogitProcessorsFromProto(
   return config;
 }
 
-}  // namespace arbor::rpc
+}  // namespace arbor::policy

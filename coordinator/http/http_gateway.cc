@@ -14,17 +14,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "coordinator/cluster/cluster_access.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/elastic_task_queue.h"
 #include "coordinator/http/json_body.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
+#include "coordinator/http/routes.h"
 #include "coordinator/http/viewer_routes.h"
 #include "metrics/http_bind.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "rpc/grpc_status.h"
+#include "rpc/internal_key.h"
 #include "rpc/server.h"
 #include "rpc/tokens.h"
 #include "spdlog/spdlog.h"
@@ -263,26 +264,30 @@ HttpGateway::~HttpGateway() {
 
 void HttpGateway::AddRoutes() {
   // Completions read their bodies themselves, after the token and within the size limit.
-  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r,
-                                          const httplib::ContentReader& content) {
-    Completions(q, content, r, /*chat=*/false);
-  });
-  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r,
-                                               const httplib::ContentReader& content) {
-    Completions(q, content, r, /*chat=*/true);
-  });
-  server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) { Models(r); });
-  server_->Get("/health", [this](const httplib::Request&, httplib::Response& r) { Health(r); });
-  server_->Get("/v1/jobs", [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
-  server_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& q, httplib::Response& r) {
+  server_->Post(PatternOf(RouteId::kCompletions),
+                [this](const httplib::Request& q, httplib::Response& r,
+                       const httplib::ContentReader& content) {
+                  Completions(q, content, r, /*chat=*/false);
+                });
+  server_->Post(
+      PatternOf(RouteId::kChatCompletions),
+      [this](const httplib::Request& q, httplib::Response& r,
+             const httplib::ContentReader& content) { Completions(q, content, r, /*chat=*/true); });
+  server_->Get(PatternOf(RouteId::kModels),
+               [this](const httplib::Request&, httplib::Response& r) { Models(r); });
+  server_->Get(PatternOf(RouteId::kHealth),
+               [this](const httplib::Request&, httplib::Response& r) { Health(r); });
+  server_->Get(PatternOf(RouteId::kJobs),
+               [this](const httplib::Request& q, httplib::Response& r) { Jobs(q, r); });
+  server_->Get(PatternOf(RouteId::kJob), [this](const httplib::Request& q, httplib::Response& r) {
     Job(q, q.matches[1], r);
   });
-  server_->Get(R"(/v1/jobs/([^/]+)/tree)", [this](const httplib::Request& q, httplib::Response& r) {
-    Tree(q, q.matches[1], r);
-  });
+  server_->Get(
+      PatternOf(RouteId::kJobTree),
+      [this](const httplib::Request& q, httplib::Response& r) { Tree(q, q.matches[1], r); });
   // The body, if any, changes the policy; it is read after the token, within the size limit.
   server_->Post(
-      R"(/v1/jobs/([^/]+)/replay)",
+      PatternOf(RouteId::kJobReplay),
       [this](const httplib::Request& q, httplib::Response& r,
              const httplib::ContentReader& content) { Replay(q, q.matches[1], content, r); });
 }
@@ -359,7 +364,7 @@ void HttpGateway::Health(httplib::Response& response) {
   arbor::v1::ListWorkersResponse workers;
   std::unique_ptr<grpc::ClientContext> context = UnaryContext();
   if (!options_.cluster_internal_key.empty()) {
-    context->AddMetadata(ClusterAccess::kInternalKeyHeader, options_.cluster_internal_key);
+    context->AddMetadata(rpc::kInternalKeyHeader, options_.cluster_internal_key);
   }
   const grpc::Status status =
       cluster_->ListWorkers(context.get(), arbor::v1::ListWorkersRequest(), &workers);
@@ -450,7 +455,7 @@ void HttpGateway::Tree(const httplib::Request& request, const std::string& id,
   arbor::v1::Tree tree;
   const grpc::Status status = generation_->GetTree(context->get(), tree_request, &tree);
   if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
-  response.set_content(TreeToJson(tree, /*indent=*/-1), "application/json");
+  response.set_content(views::TreeToJson(tree, /*indent=*/-1), "application/json");
 }
 
 }  // namespace arbor::coordinator::http

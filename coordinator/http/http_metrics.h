@@ -1,6 +1,6 @@
 // Prometheus metrics of the HTTP gateway: every answered request by route and status code (the
 // 4xx ones httplib answers itself too) and its end-to-end time, streamed responses included.
-// Routes and codes are fixed label sets, so no request can grow the exposition.
+// Routes (routes.h) and codes are fixed label sets, so no request can grow the exposition.
 #ifndef ARBOR_COORDINATOR_HTTP_HTTP_METRICS_H_
 #define ARBOR_COORDINATOR_HTTP_HTTP_METRICS_H_
 
@@ -10,10 +10,6 @@
 #include "metrics/registry.h"
 
 namespace arbor::coordinator::http {
-
-// The route label of a request path: the route pattern it matches ("/v1/jobs/{id}"), "/ui" for
-// the viewer's files, "other" for anything else (404s).
-absl::string_view RouteOf(absl::string_view path);
 
 // The status label: the code when it is one dashboards tell apart, else its class ("2xx").
 absl::string_view StatusLabel(int status);

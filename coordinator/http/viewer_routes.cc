@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "arbor/v1/entropix.pb.h"
+#include "coordinator/http/routes.h"
 #include "coordinator/http/viewer_files.h"
 #include "nlohmann/json.hpp"
 #include "views/tree_display.h"
@@ -39,7 +40,8 @@ std::string PaletteJson() {
   for (int s = 1; s < v1::Strategy_ARRAYSIZE; ++s) {
     if (!v1::Strategy_IsValid(s)) continue;
     const auto strategy = static_cast<v1::Strategy>(s);
-    strategies.push_back({{"name", StrategyName(strategy)}, {"color", StrategyHexColor(strategy)}});
+    strategies.push_back(
+        {{"name", views::StrategyName(strategy)}, {"color", views::StrategyHexColor(strategy)}});
   }
   return nlohmann::json{{"strategies", strategies}}.dump();
 }
@@ -58,19 +60,21 @@ bool ServeFile(std::string_view name, httplib::Response& response) {
 
 void AddViewerRoutes(httplib::Server& server) {
   // The server's root leads a browser to the viewer rather than to a bare 404.
-  server.Get("/", [](const httplib::Request&, httplib::Response& response) {
+  server.Get(PatternOf(RouteId::kRoot), [](const httplib::Request&, httplib::Response& response) {
     response.set_redirect("/ui/");
   });
-  server.Get("/ui", [](const httplib::Request&, httplib::Response& response) {
+  server.Get(PatternOf(RouteId::kUi), [](const httplib::Request&, httplib::Response& response) {
     response.set_redirect("/ui/");
   });
-  server.Get("/ui/", [](const httplib::Request&, httplib::Response& response) {
-    ServeFile("index.html", response);
-  });
-  server.Get("/ui/palette.json", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content(PaletteJson(), "application/json");
-  });
-  server.Get(R"(/ui/([A-Za-z0-9_.-]+))",
+  server.Get(PatternOf(RouteId::kUiIndex),
+             [](const httplib::Request&, httplib::Response& response) {
+               ServeFile("index.html", response);
+             });
+  server.Get(PatternOf(RouteId::kUiPalette),
+             [](const httplib::Request&, httplib::Response& response) {
+               response.set_content(PaletteJson(), "application/json");
+             });
+  server.Get(PatternOf(RouteId::kUiFile),
              [](const httplib::Request& request, httplib::Response& response) {
                // Unknown names fall through to the server's 404 in the API's error shape.
                if (!ServeFile(request.matches[1].str(), response)) response.status = 404;

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "coordinator/http/routes.h"
 #include "metrics/registry.h"
 #include "tests/support/metric_samples.h"
 
@@ -28,6 +31,18 @@ TEST(HttpMetricsTest, PathsMapToTheirRoutePatterns) {
   EXPECT_EQ(RouteOf("/metrics"), "/metrics");
   EXPECT_EQ(RouteOf("/wp-admin/setup.php"), "other");
   EXPECT_EQ(RouteOf(""), "other");
+  EXPECT_EQ(RouteOf("/ui/palette.json"), "/ui");
+  EXPECT_EQ(RouteOf("/ui/a/b"), "other");
+}
+
+// Each route's label is in the fixed set, and the pattern served for it is labelled with it.
+TEST(HttpMetricsTest, EveryRouteIsLabelledByItsOwnPattern) {
+  const std::vector<std::string>& labels = RouteLabels();
+  EXPECT_EQ(labels.back(), "other");
+  for (const Route& route : Routes()) {
+    EXPECT_NE(std::find(labels.begin(), labels.end(), route.label), labels.end()) << route.label;
+    EXPECT_EQ(std::string(PatternOf(route.id)), route.pattern);
+  }
 }
 
 TEST(HttpMetricsTest, StatusesKeepCommonCodesAndClassTheRest) {
