@@ -21,11 +21,10 @@ absl::StatusOr<std::vector<entropix::SampledToken>> ChooseBranchCandidates(
                                           policy.ForkMinP(), key.WithDraw(kBranchCandidateDraw));
 }
 
-void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics,
-                       TokenCertainty certainty) {
+void RolloutScore::Add(float logprob, const arbor::v1::Metrics& metrics, TokenCertainty certainty) {
   logprob_sum_ += logprob;
   certainties_.push_back(certainty);
-  confidence_sum_ += entropix::ConfidenceTerm(rpc::MetricsFromProto(metrics), weights_);
+  confidence_sum_ += entropix::ConfidenceTerm(policy::MetricsFromProto(metrics), weights_);
   ++tokens_;
 }
 

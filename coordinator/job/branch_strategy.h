@@ -3,7 +3,7 @@
 // strategy its policy names, and from then on only relays: Send() when the branch may run,
 // OnDone() with each Run's response, until the strategy answers with the rollout to commit.
 // A strategy talks to the job only through BranchHost; adding one is a new file and a line in
-// MakeBranchStrategy:
+// the planner that opens it (branch_planner.h):
 //   ROLLOUT  rollout_search.h  every candidate rolled out in batched Runs, nested up to
 //                              branch.max_depth, the best score wins;
 //   BEAM     beam_search.h     width-B beam steps ranked by cumulative logprob;
@@ -20,17 +20,14 @@
 
 #include "absl/status/statusor.h"
 #include "arbor/v1/worker.pb.h"
-#include "base/answer_pattern.h"
 #include "coordinator/job/branch_host.h"
 #include "coordinator/job/rollout.h"
-#include "coordinator/job/trace_choice.h"
 #include "coordinator/tree/search_tree.h"
 
 namespace arbor::coordinator {
 
-// The decision on a branch: which top-level rollout wins, and how the main path continues.
+// The decision on a branch: which leaf wins, and how the main path continues.
 struct BranchCommit {
-  int winner = 0;  // Index among the branch's rollouts.
   NodeId winner_leaf = kNoNode;
   std::vector<float> scores;  // Per candidate, for the BranchResolved event.
   std::string reason;         // Why the winner won; empty when the scores say it.
@@ -69,22 +66,6 @@ class BranchStrategy {
   const NodeId point_;
   std::vector<Rollout> rollouts_;
 };
-
-// How the main path's fork opens under `policy`: how many candidates at most (0: none), and how
-// long each rollout may run (`remaining`: tokens the job may still generate; `spent`: tokens it
-// has generated).
-struct ForkPlan {
-  int width = 0;
-  int32_t max_len = 0;
-};
-ForkPlan MainForkPlan(const entropix::PolicyConfig& policy, int32_t remaining, int32_t spent);
-
-// The strategy `policy` names for the branch the main path opened at `point` with `rollouts`.
-// TRACE judges answers by `trunk` (the certainties of the committed generated tokens) and
-// `answer_pattern` (null: the whole trace).
-std::unique_ptr<BranchStrategy> MakeBranchStrategy(
-    const entropix::PolicyConfig& policy, NodeId point, std::vector<Rollout> rollouts,
-    std::vector<TokenCertainty> trunk, std::shared_ptr<const base::AnswerPattern> answer_pattern);
 
 }  // namespace arbor::coordinator
 

@@ -15,9 +15,13 @@ using arbor::v1::StepResult;
 
 absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
                                                  JobEnvironment env) {
-  RETURN_IF_ERROR(spec.policy.Validate());
   if (spec.policy.insert.tokens.empty() && spec.policy.insert.max_per_job > 0) {
     return absl::InvalidArgumentError("policy.insert.tokens must be resolved before the job");
+  }
+  if (spec.policy.mode == entropix::PolicyMode::kTrace &&
+      !spec.policy.trace.answer_pattern.empty() && spec.answer_pattern == nullptr) {
+    return absl::InvalidArgumentError(
+        "policy.trace.answer_pattern must be compiled before the job");
   }
   if (spec.max_tokens < 1 ||
       static_cast<int64_t>(spec.prompt_token_ids.size()) + spec.max_tokens > spec.max_context) {
@@ -30,17 +34,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
         "job options: steps_per_run and first_run_steps >= 1 and "
         "top_k must cover top_logprobs and the fork width");
   }
-  std::shared_ptr<const base::AnswerPattern> answer_pattern;
-  if (spec.policy.mode == entropix::PolicyMode::kTrace &&
-      !spec.policy.trace.answer_pattern.empty()) {
-    absl::StatusOr<std::shared_ptr<const base::AnswerPattern>> pattern =
-        base::AnswerPattern::Compile(spec.policy.trace.answer_pattern);
-    if (!pattern.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy.trace.answer_pattern: ", pattern.status().message()));
-    }
-    answer_pattern = *std::move(pattern);
-  }
+  std::unique_ptr<BranchPlanner> planner = BranchPlanner::Create(spec.policy, spec.answer_pattern);
   if (!env.worker || !env.next_sequence_id || !env.decode || env.clock == nullptr || !env.sink ||
       !env.rehome) {
     return absl::InvalidArgumentError("job environment is incomplete");
@@ -49,7 +43,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   ASSIGN_OR_RETURN(SearchTree tree,
                    SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, main_sequence));
   RunBuilder::Settings settings;
-  settings.policy = rpc::PolicyToProto(spec.policy);
+  settings.policy = policy::PolicyToProto(spec.policy);
   settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
                                               spec.stop_token_ids.end());
   settings.stop.set_ignore_eos(spec.ignore_eos);
@@ -65,7 +59,7 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   settings.top_k_every_step =
       spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
-                                   RunBuilder(std::move(settings)), std::move(answer_pattern)));
+                                   RunBuilder(std::move(settings)), std::move(planner)));
   absl::MutexLock lock(&job->mu_);
   job->main_sequence_ = main_sequence;
   job->main_source_.is_new = true;
@@ -74,17 +68,19 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
 }
 
 Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
-         std::shared_ptr<const base::AnswerPattern> answer_pattern)
+         std::unique_ptr<BranchPlanner> planner)
     : spec_(std::move(spec)),
       options_(options),
       env_(std::move(env)),
       builder_(std::move(builder)),
-      created_(env_.clock->Now()),
-      answer_pattern_(std::move(answer_pattern)),
       tree_(std::move(tree)),
       session_(env_.worker, {options_.exhausted_backoff, options_.max_backoff, options_.max_wait,
                              options_.max_consecutive_failures, options_.exhausted_retries}),
-      text_(env_.decode, spec_.stop_strings) {}
+      planner_(std::move(planner)),
+      output_(spec_, env_.decode, env_.clock, [this](arbor::v1::GenerateEvent event) {
+        // Under mu_: every event is sent by the job while it holds its lock.
+        actions_.push_back([sink = env_.sink, event = std::move(event)] { sink(event); });
+      }) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
 
@@ -112,8 +108,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
     absl::MutexLock lock(&mu_);
     if (std::optional<WorkerSession::InFlight> completed = session_.Completed(generation)) {
       const WorkerSession::InFlight& done = *completed;
-      timings_.set_worker_us(timings_.worker_us() +
-                             absl::ToInt64Microseconds(env_.clock->Now() - done.sent));
+      output_.RunDone(env_.clock->Now() - done.sent);
       if (finished()) {
         // The job ended while the run was in flight: drop what the run created.
         actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
@@ -196,12 +191,8 @@ void Job::OnBranchDone(const arbor::v1::RunResponse& response) {
 int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
 
 PolicyBudgets Job::Budgets() const {
-  PolicyBudgets budgets;
+  PolicyBudgets budgets = used_;
   budgets.generated_before = tree_.GeneratedTokenCount();
-  budgets.inserts_used = inserts_used_;
-  budgets.backspaces_used = backspaces_used_;
-  budgets.last_insert_position = last_insert_position_;
-  budgets.bans = bans_;
   return budgets;
 }
 
@@ -232,21 +223,6 @@ void Job::CommitBranch(BranchCommit commit) {
   Continue();
 }
 
-void Job::EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
-                       const std::string& reason) {
-  arbor::v1::GenerateEvent event;
-  arbor::v1::BranchResolved& resolved = *event.mutable_branch_resolved();
-  resolved.set_winner_node_id(resolution.winner_candidate);
-  resolved.mutable_candidate_node_ids()->Add(resolution.candidates.begin(),
-                                             resolution.candidates.end());
-  resolved.mutable_scores()->Add(scores.begin(), scores.end());
-  resolved.mutable_pruned_node_ids()->Add(resolution.pruned.pruned_nodes.begin(),
-                                          resolution.pruned.pruned_nodes.end());
-  resolved.set_committed_tokens(static_cast<int32_t>(resolution.committed_nodes.size()));
-  resolved.set_reason(reason);
-  Emit(std::move(event));
-}
-
 void Job::Fallback() {
   structural_off_once_ = true;
   Continue();
@@ -265,25 +241,16 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   }
   Release(std::move(live));
   main_live_ = false;
-  timings_.set_total_us(SinceCreated());
-  arbor::v1::GenerateEvent event;
-  arbor::v1::FinishedEvent& finished = *event.mutable_finished();
-  finished.set_reason(reason);
-  finished.set_error(error_);
-  *finished.mutable_usage() = UsageLocked();
-  *finished.mutable_timings() = timings_;
-  *finished.mutable_strategies() = counts_;
   const char* what = state_ == arbor::v1::JOB_STATE_CANCELLED ? "cancelled"
                      : state_ == arbor::v1::JOB_STATE_FAILED  ? "failed"
                                                               : "finished";
-  base::LogFields fields =
-      LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
-                          {"generated_tokens", finished.usage().generated_tokens()},
-                          {"total_ms", timings_.total_us() / 1000}});
+  base::LogFields fields = LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
+                                               {"generated_tokens", tree_.GeneratedTokenCount()},
+                                               {"total_ms", output_.SinceCreated() / 1000}});
   if (!error_.empty()) fields.emplace_back("error", error_);
   base::WithFields(std::move(fields))
       .Log(error_.empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
-  Emit(std::move(event));
+  output_.SendFinished(reason, error_, tree_);
 }
 
 // --- helpers (mu_ held) -----------------------------------------------------------------------
@@ -297,57 +264,11 @@ base::LogFields Job::LogFieldsFor(std::string_view event, base::LogFields more) 
 }
 
 bool Job::EmitCommitted(NodeId id) {
-  if (timings_.first_token_us() == 0) timings_.set_first_token_us(SinceCreated());
-  const Node& node = tree_.node(id);
-  arbor::v1::GenerateEvent event;
-  arbor::v1::TokenEvent& token = *event.mutable_token();
-  token.set_node_id(id);
-  token.set_token_id(node.token_id);
-  token.set_strategy(node.strategy);
-  *token.mutable_metrics() = node.metrics;
-  token.set_logprob(node.logprob);
-  token.set_position(node.position);
-  token.set_final(spec_.policy.mode != entropix::PolicyMode::kSearch ||
-                  backspaces_used_ >= spec_.policy.backspace.max_per_job);
-  if (spec_.top_logprobs > 0) AddTokenDetail(node, token);
-  const bool stopped = PushText(id, token.mutable_text());
-  Emit(std::move(event));  // Carries the text cut before a stop string; finished follows it.
-  if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
-  return !stopped;
-}
-
-void Job::AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const {
-  token.set_token_text(SanitizeUtf8(env_.decode({node.token_id})));
-  const auto alternatives = tree_.TopLogprobs(node.id);
-  const size_t n = std::min<size_t>(alternatives.size(), spec_.top_logprobs);
-  for (size_t i = 0; i < n; ++i) {
-    arbor::v1::TokenLogprob& out = *token.add_top_logprobs();
-    out.set_token_id(alternatives[i].token_id);
-    out.set_logprob(alternatives[i].logprob);
-    out.set_text(SanitizeUtf8(env_.decode({alternatives[i].token_id})));
-  }
-}
-
-bool Job::PushText(NodeId id, std::string* piece) {
-  const int32_t token = tree_.node(id).token_id;
-  // A stop token ends the answer without being part of it (its id stays in the tree and the
-  // token ids): only what was held back is released with it.
-  if (IsStopToken(token)) {
-    piece->append(text_.Finish().text);
-    return false;
-  }
-  // The job ends on this token when nothing can follow it: release what was held back.
-  const bool last =
-      IsStopToken(token) || Remaining() <= 0 || tree_.NextPosition() >= spec_.max_context;
-  StreamedText::Piece pushed = text_.Push(token, last);
-  piece->append(pushed.text);
-  return pushed.stopped;
-}
-
-void Job::Emit(arbor::v1::GenerateEvent event) {
-  event.set_job_id(spec_.job_id);
-  event.set_time_us(SinceCreated());
-  actions_.push_back([sink = env_.sink, event = std::move(event)] { sink(event); });
+  const bool final = spec_.policy.mode != entropix::PolicyMode::kSearch ||
+                     used_.backspaces_used >= spec_.policy.backspace.max_per_job;
+  if (!output_.SendToken(tree_, id, final)) return true;
+  Finish(arbor::v1::FINISH_REASON_STOP_STRING);
+  return false;
 }
 
 void Job::Release(std::vector<uint64_t> ids) {
@@ -365,58 +286,6 @@ std::vector<uint64_t> Job::LiveSequences() const {
     live.insert(live.end(), branch.begin(), branch.end());
   }
   return live;
-}
-
-bool Job::IsStopToken(int32_t token) const {
-  const auto in = [token](const std::vector<int32_t>& ids) {
-    return std::find(ids.begin(), ids.end(), token) != ids.end();
-  };
-  return in(spec_.stop_token_ids) || (!spec_.ignore_eos && in(spec_.eos_token_ids));
-}
-
-void Job::Count(arbor::v1::Strategy strategy) {
-  arbor::v1::StrategyCounts& c = counts_;
-  switch (strategy) {
-    case arbor::v1::STRATEGY_ARGMAX:
-      c.set_argmax(c.argmax() + 1);
-      break;
-    case arbor::v1::STRATEGY_ADAPTIVE:
-      c.set_adaptive(c.adaptive() + 1);
-      break;
-    case arbor::v1::STRATEGY_BRANCH:
-      c.set_branch(c.branch() + 1);
-      break;
-    case arbor::v1::STRATEGY_INSERT:
-      c.set_insert(c.insert() + 1);
-      break;
-    case arbor::v1::STRATEGY_BACKSPACE:
-      c.set_backspace(c.backspace() + 1);
-      break;
-    case arbor::v1::STRATEGY_HOT_SAMPLE:
-      c.set_hot_sample(c.hot_sample() + 1);
-      break;
-    case arbor::v1::STRATEGY_RESAMPLE:
-      c.set_resample(c.resample() + 1);
-      break;
-    case arbor::v1::STRATEGY_BRANCH_SAMPLE:
-      c.set_branch_sample(c.branch_sample() + 1);
-      break;
-    default:
-      break;
-  }
-}
-
-int64_t Job::SinceCreated() const {
-  return absl::ToInt64Microseconds(env_.clock->Now() - created_);
-}
-
-arbor::v1::Usage Job::UsageLocked() const {
-  arbor::v1::Usage usage;
-  usage.set_prompt_tokens(static_cast<int32_t>(spec_.prompt_token_ids.size()));
-  usage.set_generated_tokens(tree_.GeneratedTokenCount());
-  usage.set_explored_tokens(tree_.ExploredTokenCount());
-  usage.set_cached_prompt_tokens(cached_prompt_tokens_);
-  return usage;
 }
 
 // --- accessors --------------------------------------------------------------------------------
@@ -453,7 +322,7 @@ int32_t Job::reprefilled() const {
 
 std::string Job::text() const {
   absl::MutexLock lock(&mu_);
-  return text_.text();
+  return output_.text();
 }
 
 std::vector<int32_t> Job::token_ids() const {
@@ -463,17 +332,17 @@ std::vector<int32_t> Job::token_ids() const {
 
 arbor::v1::Usage Job::usage() const {
   absl::MutexLock lock(&mu_);
-  return UsageLocked();
+  return output_.Usage(tree_);
 }
 
 arbor::v1::Timings Job::timings() const {
   absl::MutexLock lock(&mu_);
-  return timings_;
+  return output_.timings();
 }
 
 arbor::v1::StrategyCounts Job::strategy_counts() const {
   absl::MutexLock lock(&mu_);
-  return counts_;
+  return output_.counts();
 }
 
 void Job::ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const {

@@ -49,15 +49,15 @@
 #include "absl/types/span.h"
 #include "arbor/v1/generation.pb.h"
 #include "arbor/v1/worker.pb.h"
+#include "base/clock.h"
 #include "base/log_fields.h"
-#include "coordinator/clock.h"
 #include "coordinator/job/branch_host.h"
+#include "coordinator/job/branch_planner.h"
 #include "coordinator/job/branch_strategy.h"
+#include "coordinator/job/job_output.h"
 #include "coordinator/job/job_spec.h"
 #include "coordinator/job/rollout.h"
 #include "coordinator/job/run_builder.h"
-#include "coordinator/job/stop_strings.h"
-#include "coordinator/job/trace_choice.h"
 #include "coordinator/job/worker_client.h"
 #include "coordinator/job/worker_session.h"
 #include "coordinator/tree/search_tree.h"
@@ -97,7 +97,7 @@ struct JobEnvironment {
   std::function<uint64_t()> next_sequence_id;
   // Text of a token sequence; must not end inside a character (hold incomplete bytes back).
   std::function<std::string(absl::Span<const int32_t>)> decode;
-  Clock* clock = nullptr;
+  base::Clock* clock = nullptr;
   std::function<void(const arbor::v1::GenerateEvent&)> sink;
   // Another worker for the job, which leaves `from` because of `cause` (a failure, or
   // Rehome()'s reason). After a failure an error makes the job wait and ask again (fail without
@@ -142,9 +142,8 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   arbor::v1::Usage usage() const;
   arbor::v1::Timings timings() const;
   arbor::v1::StrategyCounts strategy_counts() const;
-  // Whether `token` ends the job's sequences: the model's eos ids (unless ignore_eos) and the
-  // request's stop ids.
-  bool IsStopToken(int32_t token) const override;
+  // Whether `token` ends the job's sequences (JobSpec::IsStopToken).
+  bool IsStopToken(int32_t token) const override { return spec_.IsStopToken(token); }
   // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
   // The request that runs this job again: the prompt as token ids, the resolved max_tokens,
@@ -157,7 +156,7 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
 
  private:
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
-      std::shared_ptr<const base::AnswerPattern> answer_pattern);
+      std::unique_ptr<BranchPlanner> planner);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
   // Steps of main-path Run `generation` the worker streamed before it answered: recorded and
@@ -174,7 +173,6 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // Everything below runs under mu_; side effects go to actions_.
   void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool trace() const { return spec_.policy.mode == entropix::PolicyMode::kTrace; }
   // The open branch's strategy (branch_strategy.h): its next Run, or its commit; the response
   // to the Run it sent.
   void SendBranch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -188,7 +186,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   int32_t Remaining() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t NewBranchId() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return next_branch_id_++; }
   uint64_t NewSequenceId() override { return env_.next_sequence_id(); }
-  void Count(arbor::v1::Strategy strategy) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Count(arbor::v1::Strategy strategy) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    output_.Count(strategy);
+  }
   std::string Decode(absl::Span<const int32_t> tokens) const override {
     return env_.decode(tokens);
   }
@@ -206,7 +206,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
-                    const std::string& reason) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                    const std::string& reason) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    output_.SendResolved(resolution, scores, reason);
+  }
   // Ends the open branch with `commit`'s winner: tree, releases, events, committed tokens; the
   // main path continues as it says.
   void CommitBranch(BranchCommit commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -247,17 +249,7 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // Emits the token event of the committed node `id` and checks the stop strings; false when
   // the job finished on a stop string.
   bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Streams the committed node `id`'s text: appends what became streamable to `piece`; true when
-  // a stop string matched (the caller emits its event, then finishes). A stop token adds no
-  // text of its own.
-  bool PushText(NodeId id, std::string* piece) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The token's own text and its top_logprobs alternatives, for clients that asked for them.
-  void AddTokenDetail(const Node& node, arbor::v1::TokenEvent& token) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Emit(arbor::v1::GenerateEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  arbor::v1::Usage UsageLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int64_t SinceCreated() const;
   bool finished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return state_ != arbor::v1::JOB_STATE_QUEUED && state_ != arbor::v1::JOB_STATE_RUNNING;
   }
@@ -266,9 +258,6 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   const JobOptions options_;
   const JobEnvironment env_;
   const RunBuilder builder_;
-  const absl::Time created_;
-  // TRACE: policy.trace.answer_pattern compiled; null when it is empty.
-  const std::shared_ptr<const base::AnswerPattern> answer_pattern_;
 
   mutable absl::Mutex mu_;
   SearchTree tree_ ABSL_GUARDED_BY(mu_);
@@ -283,26 +272,23 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
   SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
-  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;        // See Fallback().
+  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
   // Leading steps of the main-path Run in flight already recorded from its progress.
   int main_steps_recorded_ ABSL_GUARDED_BY(mu_) = 0;
   // The widest fork the job may still open (ShrinkSearch halves it); below 2 it no longer
   // branches: its main items claim the policy's deepest branch depth, where forks are blocked.
   int fork_width_cap_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();
   std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
-  // TRACE: certainties of the committed generated tokens, which traces are judged by too.
-  std::vector<TokenCertainty> trunk_certainties_ ABSL_GUARDED_BY(mu_);
+  // How forks open and which strategy decides them, with what it keeps across the job.
+  const std::unique_ptr<BranchPlanner> planner_ ABSL_GUARDED_BY(mu_);
   uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
 
-  int32_t inserts_used_ ABSL_GUARDED_BY(mu_) = 0;
-  int32_t backspaces_used_ ABSL_GUARDED_BY(mu_) = 0;
-  int32_t last_insert_position_ ABSL_GUARDED_BY(mu_) = -1;
-  std::vector<arbor::v1::TokenBan> bans_ ABSL_GUARDED_BY(mu_);
+  // What the main path has spent of the policy's budgets (inserts, backspaces and their bans);
+  // generated_before is filled in when asked (Budgets()).
+  PolicyBudgets used_ ABSL_GUARDED_BY(mu_);
 
-  StreamedText text_ ABSL_GUARDED_BY(mu_);  // Committed text (cut at a stop string).
-  arbor::v1::StrategyCounts counts_ ABSL_GUARDED_BY(mu_);
-  arbor::v1::Timings timings_ ABSL_GUARDED_BY(mu_);
-  int32_t cached_prompt_tokens_ ABSL_GUARDED_BY(mu_) = 0;
+  // Text, events, counts and timings as the client sees them.
+  JobOutput output_ ABSL_GUARDED_BY(mu_);
 
   std::deque<std::function<void()>> actions_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;

@@ -95,7 +95,7 @@ void Job::Move(absl::Status cause, bool forced) {
       event.mutable_rehomed()->set_from_worker(from->id());
       event.mutable_rehomed()->set_to_worker(session_.worker()->id());
       event.mutable_rehomed()->set_reason(cause.ToString());
-      Emit(std::move(event));
+      output_.Send(std::move(event));
       base::WithFields(LogFieldsFor("rehomed", {{"from_worker", from->id()}}))
           .Info("job re-homed: {}", cause.ToString());
       if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();

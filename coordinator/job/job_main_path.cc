@@ -17,7 +17,8 @@ using arbor::v1::StepResult;
 void Job::SendMainRun() {
   if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
-  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch || trace();
+  const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch ||
+                      spec_.policy.mode == entropix::PolicyMode::kTrace;
   const int32_t ramp = options_.stream_runs
                            ? options_.steps_per_run
                            : std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
@@ -35,7 +36,7 @@ void Job::SendMainRun() {
 
 void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
   const absl::Time now = env_.clock->Now();
-  if (timings_.queued_us() == 0) timings_.set_queued_us(SinceCreated());
+  output_.RunSent();
   const absl::Duration timeout =
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
   const uint64_t generation = session_.Sent(std::move(ids), now);
@@ -58,7 +59,7 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool
 }
 
 void Job::OnMainDone(const arbor::v1::RunResult& result) {
-  if (main_source_.is_new) cached_prompt_tokens_ += result.cached_tokens();
+  if (main_source_.is_new) output_.AddCachedPromptTokens(result.cached_tokens());
   main_live_ = true;
   main_source_ = SequenceSource{};
   const StepResult* structural = nullptr;
@@ -114,7 +115,7 @@ bool Job::RecordMainStep(const StepResult& step) {
     return false;
   }
   Count(step.strategy());
-  if (trace()) trunk_certainties_.push_back(StepCertainty(step));
+  planner_->OnMainStep(step);
   const Step tree_step = TreeStep(step, main_sequence_);
   if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
     // CANONICAL: the worker appended the thinking token itself.
@@ -123,14 +124,14 @@ bool Job::RecordMainStep(const StepResult& step) {
       Fail(id.status());
       return false;
     }
-    ++inserts_used_;
-    last_insert_position_ = step.position();
+    ++used_.inserts_used;
+    used_.last_insert_position = step.position();
     arbor::v1::GenerateEvent event;
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(step.token_id());
     event.mutable_insert()->add_logprobs(tree_step.logprob);
-    const bool stopped = PushText(*id, event.mutable_insert()->mutable_text());
-    Emit(std::move(event));
+    const bool stopped = output_.PushText(tree_, *id, event.mutable_insert()->mutable_text());
+    output_.Send(std::move(event));
     if (stopped) Finish(arbor::v1::FINISH_REASON_STOP_STRING);
     return !stopped;
   }

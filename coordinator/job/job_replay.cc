@@ -11,7 +11,7 @@ arbor::v1::GenerateRequest Job::ReplayRequest() const {
                                                spec_.prompt_token_ids.end());
   r.set_max_tokens(spec_.max_tokens);
   r.set_seed(spec_.seed);
-  *r.mutable_policy() = rpc::PolicyToProto(spec_.policy);
+  *r.mutable_policy() = policy::PolicyToProto(spec_.policy);
   r.mutable_stop()->mutable_stop_token_ids()->Add(spec_.stop_token_ids.begin(),
                                                   spec_.stop_token_ids.end());
   for (const std::string& s : spec_.stop_strings) r.mutable_stop()->add_stop_strings(s);
@@ -26,13 +26,13 @@ arbor::v1::GenerateRequest Job::ReplayRequest() const {
 
 absl::StatusOr<arbor::v1::GenerateRequest> Job::ReplayRequest(
     const arbor::v1::PolicyConfig& change) const {
-  absl::StatusOr<entropix::PolicyConfig> changed = rpc::PolicyFromProto(change, spec_.policy);
+  absl::StatusOr<entropix::PolicyConfig> changed = policy::PolicyFromProto(change, spec_.policy);
   if (!changed.ok()) {
     return absl::Status(changed.status().code(),
                         absl::StrCat("policy.", changed.status().message()));
   }
   arbor::v1::GenerateRequest r = ReplayRequest();
-  *r.mutable_policy() = rpc::PolicyToProto(*changed);
+  *r.mutable_policy() = policy::PolicyToProto(*changed);
   return r;
 }
 

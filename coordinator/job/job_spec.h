@@ -1,14 +1,18 @@
 // The checked request a Job runs (job.h), resolved against the model: what every part of the
-// job — its driver and its branch strategies — reads and none changes.
+// job — its driver and its branch strategies — reads and none changes. It is checked once, at
+// the edge (coordinator/service/request_validation.h); the job checks only that its parts agree.
 #ifndef ARBOR_COORDINATOR_JOB_JOB_SPEC_H_
 #define ARBOR_COORDINATOR_JOB_JOB_SPEC_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
+#include "base/answer_pattern.h"
 #include "entropix/policy_config.h"
 
 namespace arbor::coordinator {
@@ -22,6 +26,9 @@ struct JobSpec {
   uint64_t seed = 0;
   // Validated; insert.tokens resolved (non-empty unless INSERT is off: insert.max_per_job = 0).
   entropix::PolicyConfig policy;
+  // TRACE: policy.trace.answer_pattern compiled (where the request was checked); null when the
+  // pattern is empty.
+  std::shared_ptr<const base::AnswerPattern> answer_pattern;
   std::vector<int32_t> eos_token_ids;  // The model's; ignored with ignore_eos.
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
@@ -31,6 +38,15 @@ struct JobSpec {
   arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
   // Compiles; unset: none. With one, policy.insert.max_per_job is 0 (thinking text is no JSON).
   arbor::v1::OutputConstraint constraint;
+
+  // Whether `token` ends the job's sequences: the model's eos ids (unless ignore_eos) and the
+  // request's stop ids.
+  bool IsStopToken(int32_t token) const {
+    const auto in = [token](const std::vector<int32_t>& ids) {
+      return std::find(ids.begin(), ids.end(), token) != ids.end();
+    };
+    return in(stop_token_ids) || (!ignore_eos && in(eos_token_ids));
+  }
 };
 
 }  // namespace arbor::coordinator

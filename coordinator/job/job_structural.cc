@@ -65,11 +65,11 @@ void Job::ApplyInsert(const StepResult& step) {
     event.mutable_insert()->add_token_ids(tokens[i]);
     event.mutable_insert()->add_logprobs(tree_step.logprob);
     main_source_.append.push_back(tokens[i]);
-    stopped = stopped || PushText(*id, event.mutable_insert()->mutable_text());
+    stopped = stopped || output_.PushText(tree_, *id, event.mutable_insert()->mutable_text());
   }
-  ++inserts_used_;
-  last_insert_position_ = tree_.node(tree_.tail()).position;
-  Emit(std::move(event));
+  ++used_.inserts_used;
+  used_.last_insert_position = tree_.node(tree_.tail()).position;
+  output_.Send(std::move(event));
   if (stopped) return Finish(arbor::v1::FINISH_REASON_STOP_STRING);
   Continue();
 }
@@ -88,16 +88,16 @@ void Job::ApplyBackspace(const StepResult& step) {
                                              tree_.TopLogprobs(tail).end());
   if (!tree_.Backspace().ok()) return Fallback();
   Count(step.strategy());
-  ++backspaces_used_;
-  arbor::v1::TokenBan& ban = bans_.emplace_back();
+  ++used_.backspaces_used;
+  arbor::v1::TokenBan& ban = used_.bans.emplace_back();
   ban.set_position(removed.position);
   ban.set_token_id(removed.token_id);
   arbor::v1::GenerateEvent event;
   event.mutable_backspace()->set_removed_node_id(tail);
   event.mutable_backspace()->set_removed_token_id(removed.token_id);
   event.mutable_backspace()->set_position(removed.position);
-  Emit(std::move(event));
-  text_.Pop();  // The client drops the piece streamed with the removed token.
+  output_.Send(std::move(event));
+  output_.PopText();  // The client drops the piece streamed with the removed token.
 
   Step redrawn;
   redrawn.token_id = redraw->id;
@@ -125,15 +125,13 @@ void Job::OpenBranch(const StepResult& step) {
     base.is_new = true;  // After a re-home: prefill the committed path.
     base.append = tree_.SequenceTokenIds();
   }
-  const ForkPlan plan =
-      MainForkPlan(spec_.policy, Remaining(), static_cast<int32_t>(trunk_certainties_.size()));
+  const ForkPlan plan = planner_->Plan(Remaining());
   if (plan.width < 1) return Fallback();
   absl::StatusOr<std::vector<Rollout>> rollouts = Fork(tree_.tail(), step, /*rng_branch=*/0, base,
                                                        /*depth=*/1, plan.max_len, plan.width);
   if (!rollouts.ok()) return Fail(rollouts.status());
   if (rollouts->empty()) return Fallback();
-  branch_ = MakeBranchStrategy(spec_.policy, tree_.tail(), *std::move(rollouts), trunk_certainties_,
-                               answer_pattern_);
+  branch_ = planner_->Open(tree_.tail(), *std::move(rollouts));
   Continue();
 }
 
@@ -142,8 +140,8 @@ absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& s
                                                int32_t depth, int32_t max_len, int width) {
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
-  absl::StatusOr<std::vector<entropix::SampledToken>> candidates = ChooseBranchCandidates(
-      structural_step, spec_.policy, std::min(width, fork_width_cap_), key);
+  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
+      ChooseBranchCandidates(structural_step, spec_.policy, std::min(width, fork_width_cap_), key);
   if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
   std::vector<Rollout> rollouts;
   std::vector<Step> steps;
@@ -183,7 +181,7 @@ absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& s
     c.set_text(env_.decode({rollout.token_id}));
     c.set_logprob(steps[i].logprob);
   }
-  Emit(std::move(event));
+  output_.Send(std::move(event));
   return rollouts;
 }
 

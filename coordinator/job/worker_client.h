@@ -1,7 +1,7 @@
 // The seam between a job and the worker it runs on: the two Worker RPCs a job needs (Run and
 // Release), asynchronous so that no thread waits on a worker. GrpcWorkerClient
-// (grpc_worker_client.h) is the real implementation; tests substitute a scripted fake here and
-// nowhere else.
+// (service/grpc_worker_client.h) is the real implementation; tests substitute a scripted fake here
+// and nowhere else.
 #ifndef ARBOR_COORDINATOR_JOB_WORKER_CLIENT_H_
 #define ARBOR_COORDINATOR_JOB_WORKER_CLIENT_H_
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
-#include "coordinator/job/grpc_worker_client.h"
+#include "coordinator/service/grpc_worker_client.h"
 #include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -32,7 +32,7 @@ WorkerClientFactory GrpcWorkerClients() {
 }
 
 JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
-                         const PromptCodec* prompts, Clock* clock, Timer* timer,
+                         const PromptCodec* prompts, base::Clock* clock, Timer* timer,
                          WorkerClientFactory clients)
     : options_(std::move(options)),
       pool_(pool),
@@ -88,20 +88,6 @@ void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
 uint64_t JobLauncher::RandomNonZero() {
   absl::MutexLock lock(&random_mu_);
   return absl::Uniform<uint64_t>(random_, 1, std::numeric_limits<uint64_t>::max());
-}
-
-absl::StatusOr<entropix::PolicyConfig> JobLauncher::ResolvePolicy(
-    const arbor::v1::PolicyConfig& proto) const {
-  absl::StatusOr<entropix::PolicyConfig> policy = rpc::PolicyFromProto(proto, defaults_);
-  if (!policy.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("policy.", policy.status().message()));
-  }
-  if (policy->insert.tokens.empty() && policy->insert.max_per_job > 0) {
-    return absl::InvalidArgumentError(
-        "policy.insert.tokens: required when insert.max_per_job > 0 on a coordinator without "
-        "a tokenizer (start it with --model DIR to default to \" ...\")");
-  }
-  return policy;
 }
 
 absl::StatusOr<std::shared_ptr<WorkerClient>> JobLauncher::Route(
@@ -172,7 +158,8 @@ absl::StatusOr<CheckedPrompt> JobLauncher::CheckPrompt(
   absl::StatusOr<arbor::v1::ModelInfo> model = pool_->Model();
   if (!model.ok()) return NoWorker(model.status());
   out.model = *std::move(model);
-  ASSIGN_OR_RETURN(out.request, ValidateGenerateRequest(request, out.model, options_.limits));
+  ASSIGN_OR_RETURN(out.request,
+                   ValidateGenerateRequest(request, out.model, options_.limits, defaults_));
   ASSIGN_OR_RETURN(out.tokens, prompts_->Encode(out.request));
   if (out.tokens.empty()) return absl::InvalidArgumentError("prompt: encodes to no tokens");
   RETURN_IF_ERROR(CheckVocabulary(out.tokens, out.model, "prompt"));
@@ -200,7 +187,6 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   ASSIGN_OR_RETURN(
       const int32_t max_tokens,
       ResolveMaxTokens(checked, static_cast<int64_t>(prompt.size()), *model, options_.limits));
-  ASSIGN_OR_RETURN(entropix::PolicyConfig policy, ResolvePolicy(checked.policy));
 
   const absl::Time now = clock_->Now();
   JobSpec spec;
@@ -210,7 +196,8 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   spec.max_context = model->max_context();
   spec.max_tokens = max_tokens;
   spec.seed = checked.seed != 0 ? checked.seed : RandomNonZero();
-  spec.policy = std::move(policy);
+  spec.policy = checked.policy;
+  spec.answer_pattern = checked.answer_pattern;
   spec.eos_token_ids.assign(model->eos_token_ids().begin(), model->eos_token_ids().end());
   spec.ignore_eos = checked.ignore_eos;
   spec.stop_token_ids = checked.stop_token_ids;
@@ -240,7 +227,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
                      handle.worker_id, " returns per step"));
   }
   auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now, owner);
-  record->policy = rpc::PolicyToProto(spec.policy);
+  record->policy = policy::PolicyToProto(spec.policy);
   record->top_logprobs = spec.top_logprobs;
   absl::StatusOr<std::shared_ptr<Job>> job =
       Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));

@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "arbor/v1/generation.pb.h"
-#include "coordinator/clock.h"
+#include "base/clock.h"
 #include "coordinator/cluster/worker_pool.h"
 #include "coordinator/job/job.h"
 #include "coordinator/job/timer.h"
@@ -62,7 +62,7 @@ class JobLauncher {
   // Every pointer must outlive the launcher. `timer` runs the backoff of jobs whose worker ran
   // out of KV (JobOptions::exhausted_retries).
   JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
-              const PromptCodec* prompts, Clock* clock, Timer* timer,
+              const PromptCodec* prompts, base::Clock* clock, Timer* timer,
               WorkerClientFactory clients = GrpcWorkerClients());
   ~JobLauncher();
   JobLauncher(const JobLauncher&) = delete;
@@ -80,9 +80,6 @@ class JobLauncher {
   // The pieces of Launch that other requests reuse (the Scorer):
   // Validation and tokenization of the prompt; UNAVAILABLE when no worker is ready.
   absl::StatusOr<CheckedPrompt> CheckPrompt(const arbor::v1::GenerateRequest& request) const;
-  // The request's policy over the server defaults, insert.tokens resolved (empty only when
-  // INSERT is off).
-  absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(const arbor::v1::PolicyConfig& proto) const;
   // The worker a job goes to (or moves to), as a client, counted as homed there until
   // WorkerPool::JobLeft; UNAVAILABLE says how to add one.
   absl::StatusOr<std::shared_ptr<WorkerClient>> Route(
@@ -112,7 +109,7 @@ class JobLauncher {
   WorkerPool* const pool_;
   JobRegistry* const registry_;
   const PromptCodec* const prompts_;
-  Clock* const clock_;
+  base::Clock* const clock_;
   Timer* const timer_;
   const WorkerClientFactory clients_;
   JobMetrics job_metrics_;

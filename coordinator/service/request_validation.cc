@@ -1,6 +1,7 @@
 #include "coordinator/service/request_validation.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "base/answer_pattern.h"
 #include "base/status_macros.h"
 #include "entropix/policy_config.h"
@@ -14,9 +15,9 @@ absl::Status Invalid(const std::string& field, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
 }
 
-absl::Status CheckTokenIds(const google::protobuf::RepeatedField<int32_t>& ids,
-                           const arbor::v1::ModelInfo& model, const std::string& field) {
-  for (int i = 0; i < ids.size(); ++i) {
+absl::Status CheckTokenIds(absl::Span<const int32_t> ids, const arbor::v1::ModelInfo& model,
+                           const std::string& field) {
+  for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= model.vocab_size()) {
       return Invalid(absl::StrCat(field, "[", i, "]"),
                      absl::StrCat(ids[i], " is outside [0, ", model.vocab_size(), ")"));
@@ -122,7 +123,7 @@ absl::Status CheckStop(const arbor::v1::StopConditions& stop, const arbor::v1::M
 absl::Status CheckConstraint(const arbor::v1::GenerateRequest& request,
                              const arbor::v1::ModelInfo& model) {
   if (!request.has_constraint()) return absl::OkStatus();
-  RETURN_IF_ERROR(rpc::CompileConstraintProto(request.constraint(), "constraint").status());
+  RETURN_IF_ERROR(policy::CompileConstraintProto(request.constraint(), "constraint").status());
   if (request.stop().ignore_eos()) {
     return Invalid("stop.ignore_eos", "a constrained output ends with the end token; unset it");
   }
@@ -136,28 +137,37 @@ absl::Status CheckConstraint(const arbor::v1::GenerateRequest& request,
 
 }  // namespace
 
-absl::Status ValidatePolicy(const arbor::v1::PolicyConfig& policy,
-                            const arbor::v1::ModelInfo& model, const std::string& field_prefix) {
-  // The policy library's own check, over the canonical defaults (which pass it), so a request
-  // fails exactly on the fields it set, with the ranges the library enforces.
-  const absl::StatusOr<entropix::PolicyConfig> config =
-      rpc::PolicyFromProto(policy, entropix::PolicyConfig{});
+absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(
+    const arbor::v1::PolicyConfig& policy, const entropix::PolicyConfig& defaults,
+    const arbor::v1::ModelInfo& model, const std::string& field_prefix,
+    std::shared_ptr<const base::AnswerPattern>* answer_pattern) {
+  // The policy library's own check of the whole result, with the ranges it enforces.
+  absl::StatusOr<entropix::PolicyConfig> config = policy::PolicyFromProto(policy, defaults);
   if (!config.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(field_prefix, ".", config.status().message()));
   }
-  if (!config->trace.answer_pattern.empty()) {
-    const auto pattern = base::AnswerPattern::Compile(config->trace.answer_pattern);
+  RETURN_IF_ERROR(CheckTokenIds(config->insert.tokens, model, field_prefix + ".insert.tokens"));
+  if (config->insert.tokens.empty() && config->insert.max_per_job > 0) {
+    return Invalid(field_prefix + ".insert.tokens",
+                   "required when insert.max_per_job > 0 on a coordinator without a tokenizer "
+                   "(start it with --model DIR to default to \" ...\")");
+  }
+  if (config->mode == entropix::PolicyMode::kTrace && !config->trace.answer_pattern.empty()) {
+    absl::StatusOr<std::shared_ptr<const base::AnswerPattern>> pattern =
+        base::AnswerPattern::Compile(config->trace.answer_pattern);
     if (!pattern.ok()) {
       return Invalid(field_prefix + ".trace.answer_pattern",
                      std::string(pattern.status().message()));
     }
+    if (answer_pattern != nullptr) *answer_pattern = *std::move(pattern);
   }
-  return CheckTokenIds(policy.insert().tokens(), model, field_prefix + ".insert.tokens");
+  return config;
 }
 
 absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::GenerateRequest& request,
                                                        const arbor::v1::ModelInfo& model,
-                                                       const ServerLimits& limits) {
+                                                       const ServerLimits& limits,
+                                                       const entropix::PolicyConfig& defaults) {
   RETURN_IF_ERROR(CheckModel(model));
   CheckedRequest out;
   RETURN_IF_ERROR(CheckPrompt(request, model, limits, out));
@@ -177,17 +187,17 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
     return Invalid("client_tag", absl::StrCat(request.client_tag().size(), " bytes; at most ",
                                               kMaxClientTagBytes));
   }
-  RETURN_IF_ERROR(ValidatePolicy(request.policy(), model, "policy"));
+  ASSIGN_OR_RETURN(out.policy,
+                   ResolvePolicy(request.policy(), defaults, model, "policy", &out.answer_pattern));
   RETURN_IF_ERROR(CheckStop(request.stop(), model, out));
-  RETURN_IF_ERROR(rpc::LogitProcessorsFromProto(request.processors(), model.vocab_size(),
-                                                /*prompt_length=*/0, "processors.")
+  RETURN_IF_ERROR(policy::LogitProcessorsFromProto(request.processors(), model.vocab_size(),
+                                                   /*prompt_length=*/0, "processors.")
                       .status());
   out.processors = request.processors();
   RETURN_IF_ERROR(CheckConstraint(request, model));
   out.constraint = request.constraint();
   out.max_tokens = request.max_tokens();
   out.seed = request.seed();
-  out.policy = request.policy();
   out.top_logprobs = request.top_logprobs();
   out.deadline = request.deadline_ms() == 0 ? absl::InfiniteDuration()
                                             : absl::Milliseconds(request.deadline_ms());

@@ -11,6 +11,7 @@
 #define ARBOR_COORDINATOR_SERVICE_REQUEST_VALIDATION_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.pb.h"
 #include "arbor/v1/worker.pb.h"
+#include "base/answer_pattern.h"
+#include "entropix/policy_config.h"
 
 namespace arbor::coordinator {
 
@@ -57,9 +60,13 @@ struct CheckedRequest {
   std::vector<int32_t> prompt_token_ids;     // kTokens: >= 1, each in [0, vocab).
   int32_t max_tokens = 0;                    // As requested; 0 = default (see ResolveMaxTokens).
   uint64_t seed = 0;                         // 0 = the job picks one.
-  arbor::v1::PolicyConfig policy;            // Ranges checked; unset fields = server default.
-  std::vector<int32_t> stop_token_ids;       // Each in [0, vocab).
-  std::vector<std::string> stop_strings;     // <= 16, each non-empty and <= 256 bytes.
+  // The request's policy over the server's defaults: converted, validated and with
+  // insert.tokens resolved, once, here; the job runs it as it is.
+  entropix::PolicyConfig policy;
+  // TRACE's policy.trace.answer_pattern, compiled here once; null when it is empty.
+  std::shared_ptr<const base::AnswerPattern> answer_pattern;
+  std::vector<int32_t> stop_token_ids;    // Each in [0, vocab).
+  std::vector<std::string> stop_strings;  // <= 16, each non-empty and <= 256 bytes.
   bool ignore_eos = false;
   int32_t top_logprobs = 0;                            // [0, max_top_logprobs].
   absl::Duration deadline = absl::InfiniteDuration();  // From submission.
@@ -68,10 +75,13 @@ struct CheckedRequest {
   arbor::v1::OutputConstraint constraint;              // Compiles; unset: none.
 };
 
-// Every check of a GenerateRequest except the prompt length against the context.
+// Every check of a GenerateRequest except the prompt length against the context; its policy is
+// resolved over `defaults` (the server's, valid, insert.tokens resolved where the server has a
+// tokenizer).
 absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::GenerateRequest& request,
                                                        const arbor::v1::ModelInfo& model,
-                                                       const ServerLimits& limits);
+                                                       const ServerLimits& limits,
+                                                       const entropix::PolicyConfig& defaults);
 
 // Once the prompt is tokenized: the number of tokens to generate, which must fit the context.
 // max_tokens = 0 resolves to min(default_max_tokens, room left). INVALID_ARGUMENT naming
@@ -80,10 +90,14 @@ absl::StatusOr<int32_t> ResolveMaxTokens(const CheckedRequest& request, int64_t 
                                          const arbor::v1::ModelInfo& model,
                                          const ServerLimits& limits);
 
-// Range checks of the policy alone, for server defaults given by flags. `field_prefix` starts
-// every field path in messages ("policy" for requests).
-absl::Status ValidatePolicy(const arbor::v1::PolicyConfig& policy,
-                            const arbor::v1::ModelInfo& model, const std::string& field_prefix);
+// `policy` over `defaults`, validated (entropix::PolicyConfig::Validate, insert.tokens against
+// the vocabulary and resolved when inserts are on, the answer pattern compiled into
+// `answer_pattern` when not null). `field_prefix` starts every field path in messages ("policy"
+// for requests).
+absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(
+    const arbor::v1::PolicyConfig& policy, const entropix::PolicyConfig& defaults,
+    const arbor::v1::ModelInfo& model, const std::string& field_prefix,
+    std::shared_ptr<const base::AnswerPattern>* answer_pattern);
 
 // JobRef.job_id (also GetTreeRequest.job_id): non-empty, <= kMaxJobIdBytes.
 absl::Status ValidateJobId(const std::string& job_id, const std::string& field);

@@ -134,8 +134,7 @@ absl::StatusOr<std::shared_ptr<Scorer::Call>> Scorer::Prepare(
     call->continuations.push_back(std::move(tokens));
   }
   RETURN_IF_ERROR(CheckReplySize(call->continuations, prompt.request.top_logprobs));
-  ASSIGN_OR_RETURN(entropix::PolicyConfig policy, launcher_->ResolvePolicy(prompt.request.policy));
-  call->policy = rpc::PolicyToProto(policy);
+  call->policy = policy::PolicyToProto(prompt.request.policy);
   call->prompt = std::move(prompt.tokens);
   call->top_logprobs = prompt.request.top_logprobs;
   call->deadline = deadline;

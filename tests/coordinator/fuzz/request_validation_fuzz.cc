@@ -26,10 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   model.add_eos_token_ids(2);
   ServerLimits limits;
   limits.max_prompt_bytes = 4096;
+  arbor::entropix::PolicyConfig defaults;
+  defaults.insert.tokens = {7};
 
   arbor::v1::GenerateRequest request;
   if (request.ParseFromArray(data, static_cast<int>(size))) {
-    absl::StatusOr<CheckedRequest> checked = ValidateGenerateRequest(request, model, limits);
+    absl::StatusOr<CheckedRequest> checked =
+        ValidateGenerateRequest(request, model, limits, defaults);
     Check(checked.status());
     if (checked.ok()) {
       for (int32_t id : checked->prompt_token_ids) {

@@ -67,6 +67,13 @@ std::shared_ptr<Job> Harness::Make(JobSpec spec, JobOptions options) {
       timers.emplace_back(delay, std::move(callback));
     };
   }
+  // Answer patterns are compiled where requests are checked; a test's spec is checked here.
+  if (!spec.policy.trace.answer_pattern.empty() && spec.answer_pattern == nullptr) {
+    absl::StatusOr<std::shared_ptr<const base::AnswerPattern>> pattern =
+        base::AnswerPattern::Compile(spec.policy.trace.answer_pattern);
+    EXPECT_TRUE(pattern.ok()) << pattern.status();
+    if (pattern.ok()) spec.answer_pattern = *std::move(pattern);
+  }
   absl::StatusOr<std::shared_ptr<Job>> job = Job::Create(std::move(spec), options, env);
   EXPECT_TRUE(job.ok()) << job.status();
   return *job;

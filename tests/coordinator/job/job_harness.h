@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "coordinator/fake_clock.h"
+#include "base/fake_clock.h"
 #include "coordinator/job/job.h"
 #include "tests/coordinator/job/scripted_worker.h"
 
@@ -40,7 +40,7 @@ struct Harness {
   std::shared_ptr<Job> StartHeld(int32_t max_tokens, int32_t steps_per_run);
   std::vector<arbor::v1::GenerateEvent> Of(arbor::v1::GenerateEvent::EventCase c) const;
 
-  FakeClock clock;
+  base::FakeClock clock;
   std::shared_ptr<ScriptedWorker> worker;
   std::shared_ptr<ScriptedWorker> spare;
   std::vector<arbor::v1::GenerateEvent> events;

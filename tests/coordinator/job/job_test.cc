@@ -281,6 +281,16 @@ TEST(JobTest, InsertRespectsCooldownAndBudget) {
   ExpectCleanFinish(*job, *h.worker);
 }
 
+// The request is checked once, at the edge; the job only checks that its parts agree: a TRACE
+// pattern comes compiled.
+TEST(JobTest, AnAnswerPatternArrivesCompiled) {
+  JobSpec spec = BaseSpec(6);
+  spec.policy.mode = entropix::PolicyMode::kTrace;
+  spec.policy.trace.answer_pattern = R"((\d)$)";
+  EXPECT_THAT(Job::Create(spec, {}, {}).status().message(),
+              ::testing::HasSubstr("answer_pattern must be compiled"));
+}
+
 TEST(JobTest, InsertTokensMayBeEmptyOnlyWhenInsertIsOff) {
   Harness h(ByPosition({{4, Helv(Spread(20, 8))}}));
   JobSpec spec = BaseSpec(6);
@@ -387,7 +397,7 @@ TEST(JobTest, TheStopTokensTextIsNotPartOfTheAnswer) {
 }
 
 TEST(JobTest, DeadlineFinishesTheJob) {
-  FakeClock* clock = nullptr;
+  base::FakeClock* clock = nullptr;
   Harness h([&clock](const ScriptInput&) {
     clock->Advance(absl::Seconds(1));
     return Lelv({{10, 1.0}});

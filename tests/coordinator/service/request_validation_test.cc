@@ -1,5 +1,6 @@
 #include "coordinator/service/request_validation.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,13 @@ namespace arbor::coordinator {
 namespace {
 
 using arbor::v1::GenerateRequest;
+
+// The server's defaults as a coordinator with a tokenizer resolves them: " ..." is token 7.
+entropix::PolicyConfig Defaults() {
+  entropix::PolicyConfig defaults;
+  defaults.insert.tokens = {7};
+  return defaults;
+}
 
 arbor::v1::ModelInfo TestModel() {
   arbor::v1::ModelInfo model;
@@ -219,7 +227,7 @@ TEST(ValidateGenerateRequest, InvalidRequestsNameTheField) {
     GenerateRequest request = Valid();
     c.mutate(request);
     absl::StatusOr<CheckedRequest> checked =
-        ValidateGenerateRequest(request, TestModel(), ServerLimits{});
+        ValidateGenerateRequest(request, TestModel(), ServerLimits{}, Defaults());
     ASSERT_FALSE(checked.ok());
     EXPECT_EQ(checked.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(checked.status().message().substr(0, std::string(c.field).size() + 1),
@@ -231,23 +239,23 @@ TEST(ValidateGenerateRequest, InvalidRequestsNameTheField) {
 TEST(ValidateGenerateRequest, MessagesStateTheRange) {
   GenerateRequest request = Valid();
   request.mutable_policy()->mutable_branch()->set_width(1);
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}, Defaults()).status().message(),
             "policy.branch.width: 1 is outside [2, 64]");
   request = Valid();
   request.mutable_policy()->mutable_sampling()->set_temperature(0);
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}, Defaults()).status().message(),
             "policy.sampling.temperature: 0 is outside (0, 10]");
   request = Valid();
   request.mutable_policy()->set_reference_len(0);
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}, Defaults()).status().message(),
             "policy.reference_len: 0 is outside [1, 1048576]");
   // A field with a rule of its own is checked by that rule, not by its message's wildcard:
   // lehv_top_k_min is a count in [1, 1024], not a coefficient in [-100, 100].
   request = Valid();
   request.mutable_policy()->mutable_coefficients()->set_lehv_top_k_min(500);
-  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), {}).ok());
+  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), {}, Defaults()).ok());
   request.mutable_policy()->mutable_coefficients()->set_lehv_top_k_min(1025);
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), {}, Defaults()).status().message(),
             "policy.coefficients.lehv_top_k_min: 1025 is outside [1, 1024]");
 }
 
@@ -279,7 +287,8 @@ TEST(ValidateGenerateRequest, ValidRequestsPassAndAreCopied) {
   request.mutable_processors()->set_repetition_penalty(2);
   request.mutable_processors()->set_frequency_penalty(-2);
   (*request.mutable_processors()->mutable_logit_bias())[999] = -100;
-  absl::StatusOr<CheckedRequest> checked = ValidateGenerateRequest(request, TestModel(), {});
+  absl::StatusOr<CheckedRequest> checked =
+      ValidateGenerateRequest(request, TestModel(), {}, Defaults());
   ASSERT_TRUE(checked.ok()) << checked.status();
   EXPECT_EQ(checked->processors.logit_bias().at(999), -100);
   EXPECT_EQ(checked->processors.repetition_penalty(), 2);
@@ -292,16 +301,48 @@ TEST(ValidateGenerateRequest, ValidRequestsPassAndAreCopied) {
   EXPECT_EQ(checked->deadline, absl::Milliseconds(1500));
   EXPECT_EQ(checked->stop_strings, std::vector<std::string>{"\n\n"});
   EXPECT_EQ(checked->stop_token_ids, std::vector<int32_t>{999});
-  EXPECT_EQ(checked->policy.branch().width(), 64);
+  EXPECT_EQ(checked->policy.branch.width, 64);
+  EXPECT_EQ(checked->policy.mode, entropix::PolicyMode::kCanonical);
+  EXPECT_EQ(checked->policy.insert.tokens, std::vector<int32_t>{999});  // The request's.
 
   GenerateRequest tokens;
   tokens.mutable_tokens()->add_token_ids(0);
   tokens.mutable_tokens()->add_token_ids(999);
-  checked = ValidateGenerateRequest(tokens, TestModel(), {});
+  checked = ValidateGenerateRequest(tokens, TestModel(), {}, Defaults());
   ASSERT_TRUE(checked.ok()) << checked.status();
   EXPECT_EQ(checked->prompt_kind, PromptKind::kTokens);
   EXPECT_EQ(checked->prompt_token_ids, (std::vector<int32_t>{0, 999}));
   EXPECT_EQ(checked->deadline, absl::InfiniteDuration());
+}
+
+// The policy is resolved over the server's defaults at the edge, once: what the request leaves
+// unset comes from them, TRACE's answer pattern arrives compiled, and a coordinator without a
+// tokenizer (no default insert tokens) asks the request for them.
+TEST(ValidateGenerateRequest, ResolvesThePolicyOverTheServerDefaults) {
+  entropix::PolicyConfig defaults = Defaults();
+  defaults.mode = entropix::PolicyMode::kTrace;
+  defaults.trace.answer_pattern = R"((\d+)$)";
+  defaults.branch.max_len = 9;
+  GenerateRequest request = Valid();
+  request.mutable_policy()->mutable_trace()->set_width(3);
+  absl::StatusOr<CheckedRequest> checked =
+      ValidateGenerateRequest(request, TestModel(), {}, defaults);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_EQ(checked->policy.mode, entropix::PolicyMode::kTrace);
+  EXPECT_EQ(checked->policy.trace.width, 3);
+  EXPECT_EQ(checked->policy.branch.max_len, 9);
+  EXPECT_EQ(checked->policy.insert.tokens, std::vector<int32_t>{7});
+  ASSERT_NE(checked->answer_pattern, nullptr);
+
+  request.mutable_policy()->mutable_trace()->set_answer_pattern("(unclosed");
+  EXPECT_THAT(
+      std::string(ValidateGenerateRequest(request, TestModel(), {}, defaults).status().message()),
+      ::testing::StartsWith("policy.trace.answer_pattern: "));
+  EXPECT_THAT(
+      std::string(ValidateGenerateRequest(Valid(), TestModel(), {}, entropix::PolicyConfig{})
+                      .status()
+                      .message()),
+      ::testing::StartsWith("policy.insert.tokens: required"));
 }
 
 TEST(ValidateGenerateRequest, ServerLimitCapsTopLogprobs) {
@@ -309,7 +350,7 @@ TEST(ValidateGenerateRequest, ServerLimitCapsTopLogprobs) {
   request.set_top_logprobs(9);
   ServerLimits limits;
   limits.max_top_logprobs = 8;
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits, Defaults()).status().message(),
             "top_logprobs: 9 is outside [0, 8]");
 }
 
@@ -318,23 +359,24 @@ TEST(ValidateGenerateRequest, PromptBytesAreBoundedBeforeTokenizing) {
   limits.max_prompt_bytes = 10;
   GenerateRequest request;
   request.set_text(std::string(11, 'a'));
-  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits, Defaults()).status().message(),
             "text: 11 bytes of text; at most 10 (the server's --max_prompt_bytes)");
   request.set_text(std::string(10, 'a'));
-  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), limits).ok());
+  EXPECT_TRUE(ValidateGenerateRequest(request, TestModel(), limits, Defaults()).ok());
   GenerateRequest chat;
   for (int i = 0; i < 2; ++i) {
     auto* message = chat.mutable_chat()->add_messages();
     message->set_role("user");
     message->set_content(std::string(6, 'a'));
   }
-  EXPECT_EQ(ValidateGenerateRequest(chat, TestModel(), limits).status().message(),
+  EXPECT_EQ(ValidateGenerateRequest(chat, TestModel(), limits, Defaults()).status().message(),
             "chat.messages: 12 bytes of text; at most 10 (the server's --max_prompt_bytes)");
 }
 
 TEST(ValidateGenerateRequest, UnknownModelIsAPreconditionFailure) {
-  EXPECT_EQ(ValidateGenerateRequest(Valid(), arbor::v1::ModelInfo(), {}).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      ValidateGenerateRequest(Valid(), arbor::v1::ModelInfo(), {}, Defaults()).status().code(),
+      absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(ResolveMaxTokens, DefaultsAndContextLimits) {
