@@ -196,7 +196,7 @@ absl::Status Checkpoint::Adopt(TensorSources& found) {
     }
     return absl::InvalidArgumentError(
         absl::StrCat(entry.second, ": tensor '", name, "' is not part of a ",
-                     ArchitectureFamily(config.architecture), " model with ",
+                     model::Describe(config.architecture).family, " model with ",
                      gguf_ ? "this metadata" : "this config.json", " (unsupported architecture?)"));
   }
   uint64_t total = 0;
@@ -239,7 +239,7 @@ std::string Checkpoint::Describe() const {
   for (const auto& [type, count] : types) {
     absl::StrAppend(&type_counts, type_counts.empty() ? "" : ", ", type, " ×", count);
   }
-  return absl::StrCat(ArchitectureName(c.architecture), " '", c.name, "': ", c.num_layers,
+  return absl::StrCat(model::Describe(c.architecture).name, " '", c.name, "': ", c.num_layers,
                       " layers, ", c.num_heads, " query / ", c.num_kv_heads, " KV heads × ",
                       c.head_dim, ", hidden ", c.hidden_size, ", context ",
                       c.max_position_embeddings, ", vocab ", c.vocab_size,

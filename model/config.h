@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/architecture.h"
+
 namespace arbor::model {
 
 // The largest shapes accepted from a checkpoint's metadata (config.json or GGUF): far beyond any
@@ -32,20 +34,6 @@ struct RopeScaling {
   std::vector<float> freq_factors = {};
 };
 
-// The two computations Arbor serves. Qwen2 (Qwen2, Qwen2.5) is Llama's forward with a bias
-// added to the q, k and v projections; everything else (RMSNorm, rotate-half RoPE, grouped-query
-// attention, SwiGLU) is shared.
-enum class Architecture { kLlama, kQwen2 };
-
-// "llama" or "qwen2": the names of config.json's model_type and GGUF's general.architecture.
-inline const char* ArchitectureName(Architecture architecture) {
-  return architecture == Architecture::kQwen2 ? "qwen2" : "llama";
-}
-// "Llama" or "Qwen2", for messages.
-inline const char* ArchitectureFamily(Architecture architecture) {
-  return architecture == Architecture::kQwen2 ? "Qwen2" : "Llama";
-}
-
 struct ModelConfig {
   std::string name;  // Directory name or `_name_or_path`.
   Architecture architecture = Architecture::kLlama;
@@ -65,8 +53,8 @@ struct ModelConfig {
   std::vector<int> eos_token_ids;  // Union of config.json and generation_config.json.
   std::string torch_dtype;         // As declared ("bfloat16", "float32", ...), informational.
 
-  // q_proj, k_proj and v_proj carry biases (Qwen2).
-  bool qkv_bias() const { return architecture == Architecture::kQwen2; }
+  // q_proj, k_proj and v_proj carry biases (architecture.h).
+  bool qkv_bias() const { return Describe(architecture).qkv_bias; }
 };
 
 }  // namespace arbor::model

@@ -20,24 +20,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The `architectures` entries Arbor serves, and what each computes.
-constexpr std::pair<const char*, Architecture> kArchitectures[] = {
-    {"LlamaForCausalLM", Architecture::kLlama},
-    {"MistralForCausalLM", Architecture::kLlama},
-    {"Qwen2ForCausalLM", Architecture::kQwen2}};
-// The same by `model_type`, for configs without `architectures`.
-constexpr std::pair<const char*, Architecture> kModelTypes[] = {{"llama", Architecture::kLlama},
-                                                                {"mistral", Architecture::kLlama},
-                                                                {"qwen2", Architecture::kQwen2}};
-
-// "A, B, C": the names of `table`.
-template <size_t N>
-std::string Names(const std::pair<const char*, Architecture> (&table)[N]) {
-  std::vector<std::string> names;
-  for (const auto& [name, architecture] : table) names.push_back(name);
-  return absl::StrJoin(names, ", ");
-}
-
 absl::Status FieldError(absl::string_view file, absl::string_view field, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(file, ": field '", field, "' ", why));
 }
@@ -156,30 +138,26 @@ absl::StatusOr<Architecture> CheckArchitecture(const Json& root, absl::string_vi
       return FieldError(file, "architectures", "must be a list of one string");
     }
     const std::string name = (*architectures)[0].get<std::string>();
-    for (const auto& [supported, architecture] : kArchitectures) {
-      if (name == supported) return architecture;
-    }
+    if (const ArchitectureInfo* info = FindByHfClass(name)) return info->id;
     return FieldError(file, "architectures",
                       absl::StrCat("names '", name, "', which is not supported (supported: ",
-                                   Names(kArchitectures), ")"));
+                                   ServedHfClasses(), ")"));
   }
   ASSIGN_OR_RETURN(std::optional<std::string> model_type, OptionalString(root, "model_type", file));
   if (!model_type) return FieldError(file, "architectures", "is missing (and so is model_type)");
-  for (const auto& [supported, architecture] : kModelTypes) {
-    if (*model_type == supported) return architecture;
-  }
+  if (const ArchitectureInfo* info = FindByModelType(*model_type)) return info->id;
   return FieldError(
       file, "model_type",
-      absl::StrCat("= '", *model_type, "' is not supported (", Names(kModelTypes), ")"));
+      absl::StrCat("= '", *model_type, "' is not supported (", ServedModelTypes(), ")"));
 }
 
 // Options that would change the forward pass: refuse them rather than compute something else.
 absl::Status CheckUnsupported(const Json& root, absl::string_view file, Architecture architecture) {
-  // Qwen2's q/k/v biases are part of its architecture (its config has no such switch); a Llama
+  // Where q/k/v biases are part of the architecture its config has no such switch; a Llama
   // config asking for biases means o_proj ones too, which Arbor does not compute.
+  const ArchitectureInfo& info = Describe(architecture);
   for (const char* key : {"attention_bias", "mlp_bias"}) {
-    if (architecture == Architecture::kQwen2 && absl::string_view(key) == "attention_bias")
-      continue;
+    if (info.qkv_bias && absl::string_view(key) == "attention_bias") continue;
     ASSIGN_OR_RETURN(std::optional<bool> bias, OptionalBool(root, key, file));
     if (bias.value_or(false)) return FieldError(file, key, "is true: biases are not supported");
   }
@@ -190,8 +168,8 @@ absl::Status CheckUnsupported(const Json& root, absl::string_view file, Architec
       return FieldError(file, key, "is set: mixture-of-experts models are not supported");
     }
   }
-  if (architecture == Architecture::kQwen2) {
-    // Qwen2 configs carry a sliding_window size even when it is off; use_sliding_window decides.
+  if (info.sliding_window_switch) {
+    // Such configs carry a sliding_window size even when it is off; use_sliding_window decides.
     ASSIGN_OR_RETURN(std::optional<bool> sliding, OptionalBool(root, "use_sliding_window", file));
     if (sliding.value_or(false)) {
       return FieldError(file, "use_sliding_window",
@@ -371,9 +349,9 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
 
 std::string ModelConfigToJson(const ModelConfig& config) {
   Json root = Json::object();
-  const bool qwen2 = config.architecture == Architecture::kQwen2;
-  root["architectures"] = {qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-  root["model_type"] = ArchitectureName(config.architecture);
+  const ArchitectureInfo& info = Describe(config.architecture);
+  root["architectures"] = {std::string(info.hf_classes[0])};
+  root["model_type"] = std::string(info.name);
   if (!config.name.empty()) root["_name_or_path"] = config.name;
   root["hidden_size"] = config.hidden_size;
   root["intermediate_size"] = config.intermediate_size;
@@ -403,8 +381,8 @@ std::string ModelConfigToJson(const ModelConfig& config) {
   }
   root["tie_word_embeddings"] = config.tie_word_embeddings;
   root["hidden_act"] = "silu";
-  if (qwen2) {
-    // As Qwen2.5's configs say it: a window size is present, and switched off.
+  if (info.sliding_window_switch) {
+    // As such configs (Qwen2.5's) say it: a window size is present, and switched off.
     root["use_sliding_window"] = false;
     root["sliding_window"] = config.max_position_embeddings;
     root["max_window_layers"] = config.num_layers;

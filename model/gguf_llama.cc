@@ -17,10 +17,6 @@
 namespace arbor::model {
 namespace {
 
-// general.architecture values served; each prefixes its metadata keys ("qwen2.block_count").
-constexpr std::pair<const char*, Architecture> kArchitectures[] = {{"llama", Architecture::kLlama},
-                                                                   {"qwen2", Architecture::kQwen2}};
-
 absl::Status KeyError(const GgufFile& file, absl::string_view key, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(file.path(), ": GGUF metadata '", key, "' ", why));
 }
@@ -28,7 +24,7 @@ absl::Status KeyError(const GgufFile& file, absl::string_view key, absl::string_
 // <arch>.<key> as an int in [min, max]; `fallback` when absent and given.
 absl::StatusOr<int> ShapeKey(const GgufFile& file, Architecture arch, absl::string_view key,
                              int64_t min, int64_t max, std::optional<int> fallback = std::nullopt) {
-  const std::string full = absl::StrCat(ArchitectureName(arch), ".", key);
+  const std::string full = absl::StrCat(Describe(arch).name, ".", key);
   absl::StatusOr<int64_t> value = file.GetInt(full);
   if (absl::IsNotFound(value.status()) && fallback) return *fallback;
   RETURN_IF_ERROR(value.status());
@@ -40,7 +36,7 @@ absl::StatusOr<int> ShapeKey(const GgufFile& file, Architecture arch, absl::stri
 
 absl::StatusOr<double> FloatKey(const GgufFile& file, Architecture arch, absl::string_view key,
                                 double fallback) {
-  const std::string full = absl::StrCat(ArchitectureName(arch), ".", key);
+  const std::string full = absl::StrCat(Describe(arch).name, ".", key);
   absl::StatusOr<double> value = file.GetFloat(full);
   if (absl::IsNotFound(value.status())) return fallback;
   RETURN_IF_ERROR(value.status());
@@ -52,25 +48,22 @@ absl::StatusOr<double> FloatKey(const GgufFile& file, Architecture arch, absl::s
 
 absl::StatusOr<Architecture> CheckArchitecture(const GgufFile& file) {
   ASSIGN_OR_RETURN(const std::string name, file.GetString("general.architecture"));
-  const auto* served = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
-                                    [&](const auto& entry) { return name == entry.first; });
-  if (served == std::end(kArchitectures)) {
-    return KeyError(file, "general.architecture",
-                    absl::StrCat("is '", name,
-                                 "'; Arbor serves the 'llama' architecture (Llama 2/3, SmolLM, "
-                                 "TinyLlama, Mistral without sliding window) and 'qwen2' (Qwen2, "
-                                 "Qwen2.5)"));
+  const ArchitectureInfo* served = FindByGgufName(name);
+  if (served == nullptr) {
+    return KeyError(
+        file, "general.architecture",
+        absl::StrCat("is '", name, "'; Arbor serves the architectures ", ServedArchitectures()));
   }
   const std::string experts = absl::StrCat(name, ".expert_count");
   if (absl::StatusOr<int64_t> count = file.GetInt(experts); count.ok() && *count > 0) {
     return KeyError(file, experts, "> 0: mixture-of-experts models are not supported");
   }
-  return served->second;
+  return served->id;
 }
 
 absl::Status ParseRope(const GgufFile& file, ModelConfig& config) {
   const Architecture arch = config.architecture;
-  const std::string prefix = absl::StrCat(ArchitectureName(arch), ".");
+  const std::string prefix = absl::StrCat(Describe(arch).name, ".");
   ASSIGN_OR_RETURN(const double theta, FloatKey(file, arch, "rope.freq_base", 10000.0));
   config.rope_theta = static_cast<float>(theta);
   ASSIGN_OR_RETURN(const int rotary,
@@ -125,7 +118,7 @@ absl::StatusOr<ModelConfig> ParseConfig(const GgufFile& file) {
   ModelConfig config;
   ASSIGN_OR_RETURN(config.architecture, CheckArchitecture(file));
   const Architecture arch = config.architecture;
-  const std::string prefix = absl::StrCat(ArchitectureName(arch), ".");
+  const std::string prefix = absl::StrCat(Describe(arch).name, ".");
   config.name = file.GetString("general.name").value_or("");
   ASSIGN_OR_RETURN(config.num_layers, ShapeKey(file, arch, "block_count", 1, kMaxLayers));
   ASSIGN_OR_RETURN(config.hidden_size, ShapeKey(file, arch, "embedding_length", 1, kMaxDim));
@@ -202,7 +195,7 @@ std::string HfName(absl::string_view name, Architecture arch) {
   }
   const std::string prefix = absl::StrCat("model.layers.", layer, ".");
   if (auto it = kBlock.find(parts[2]); it != kBlock.end()) return prefix + it->second;
-  if (arch == Architecture::kQwen2) {
+  if (Describe(arch).qkv_bias) {
     if (auto it = kQkvBias.find(parts[2]); it != kQkvBias.end()) return prefix + it->second;
   }
   return "";
@@ -265,13 +258,13 @@ absl::StatusOr<GgufLlama> MapGgufLlama(const GgufFile& file) {
     if (name.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat(file.path(), ": GGUF tensor '", tensor.name, "' is not part of a ",
-                       ArchitectureFamily(model.config.architecture), " model"));
+                       Describe(model.config.architecture).family, " model"));
     }
     TensorView view = tensor;
     view.name = name;
-    // Only the llama converter permutes: qwen2's keeps Hugging Face's rows (NEOX-style RoPE).
+    // Only some converters permute (llama's); others keep Hugging Face's rows (NEOX RoPE).
     const bool is_q = absl::EndsWith(name, "q_proj.weight");
-    if (model.config.architecture == Architecture::kLlama &&
+    if (Describe(model.config.architecture).gguf_permuted_qk &&
         (is_q || absl::EndsWith(name, "k_proj.weight"))) {
       const int heads = is_q ? model.config.num_heads : model.config.num_kv_heads;
       if (view.shape.size() != 2 || view.shape[0] % (2 * heads) != 0) {

@@ -3,7 +3,7 @@
 // paged with block sizes 3 and 16);
 // batched steps equal unbatched ones; prefix-cache hits, fork and truncate give the logits of a
 // cold recompute; bad input is refused with the row and field named.
-#include "worker/cpu_backend.h"
+#include "worker/backend/cpu_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 
 #include "tests/support/test_seed.h"
 #include "tests/worker/random_llama.h"
-#include "worker/kv_cache.h"
+#include "worker/kv/kv_cache.h"
 
 namespace arbor::worker {
 namespace {
@@ -107,8 +107,9 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
   for (const Variant v :
        {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16},
         Variant{false, true, 16, kQwen2}, Variant{true, false, 3, kQwen2}}) {
-    SCOPED_TRACE(::testing::Message() << "bf16 " << v.bf16 << " tied " << v.tied << " block "
-                                      << v.block_size << " " << ArchitectureName(v.architecture));
+    SCOPED_TRACE(::testing::Message()
+                 << "bf16 " << v.bf16 << " tied " << v.tied << " block " << v.block_size << " "
+                 << model::Describe(v.architecture).name);
     model::ModelConfig config = TinyConfig();
     config.tie_word_embeddings = v.tied;
     config.architecture = v.architecture;
