@@ -182,6 +182,9 @@ class SearchTree {
   absl::Status CheckInvariants() const;
 
  private:
+  // Plants faults in a tree for the tests that show CheckInvariants rejecting each.
+  friend class SearchTreeTestPeer;
+
   SearchTree() = default;
 
   static bool IsLive(v1::NodeStatus status);
