@@ -216,14 +216,26 @@ void FakeBranchHost::EmitResolved(const BranchResolution& resolution,
 }
 
 absl::StatusOr<std::vector<Rollout>> FakeBranchHost::OpenMainBranch(const StepResult& structural) {
+  // ROLLOUT and BEAM open the fork width's candidates, each rolled out up to branch.max_len
+  // tokens of those the job has left (TRACE plans its forks otherwise).
+  return OpenMainBranch(
+      structural, {spec_.policy.ForkWidth(), std::min(spec_.policy.branch.max_len, Remaining())});
+}
+
+absl::StatusOr<std::vector<Rollout>> FakeBranchHost::OpenMainBranch(const StepResult& structural,
+                                                                    const ForkPlan& plan) {
   SequenceSource base;
   base.fork_from = kMainSequence;
   base.fork_length = structural.position();
-  // ROLLOUT and BEAM open the fork width's candidates, each rolled out up to branch.max_len
-  // tokens of those the job has left (TRACE plans its forks otherwise).
-  const int32_t max_len = std::min(spec_.policy.branch.max_len, Remaining());
-  return Fork(tree_.tail(), structural, /*rng_branch=*/0, base, /*depth=*/1, max_len,
-              spec_.policy.ForkWidth());
+  return Fork(tree_.tail(), structural, /*rng_branch=*/0, base, /*depth=*/1, plan.max_len,
+              plan.width);
+}
+
+absl::StatusOr<NodeId> FakeBranchHost::CommitMainStep(const StepResult& step) {
+  Count(step.strategy());
+  ASSIGN_OR_RETURN(const NodeId id, tree_.Commit(TreeStep(step, kMainSequence)));
+  ++lengths_[kMainSequence];
+  return id;
 }
 
 BranchStrategy::Next FakeBranchHost::Send(BranchStrategy& strategy) {

@@ -19,6 +19,7 @@
 #include "absl/types/span.h"
 #include "arbor/v1/worker.pb.h"
 #include "coordinator/job/branch_host.h"
+#include "coordinator/job/branch_planner.h"
 #include "coordinator/job/branch_strategy.h"
 #include "coordinator/job/job_spec.h"
 #include "coordinator/job/rollout.h"
@@ -102,6 +103,14 @@ class FakeBranchHost final : public BranchHost {
   // sequence: forked from kMainSequence at the step's position, up to the fork width's
   // candidates, each with branch.max_len tokens (at most those the job has left).
   absl::StatusOr<std::vector<Rollout>> OpenMainBranch(const arbor::v1::StepResult& structural);
+  // The same with the width and rollout length of `plan`, as Job::OpenBranch opens the fork its
+  // planner planned (TRACE: TracePlanner::Plan).
+  absl::StatusOr<std::vector<Rollout>> OpenMainBranch(const arbor::v1::StepResult& structural,
+                                                      const ForkPlan& plan);
+  // Records a generated main-path step as Job::RecordMainStep does (counted, committed to the
+  // tree on kMainSequence, which holds one more token on the worker), so that a branch opened
+  // after it sits below committed tokens. The planner's OnMainStep is the test's to call.
+  absl::StatusOr<NodeId> CommitMainStep(const arbor::v1::StepResult& step);
   // The strategy's Send, as the job relays it; fails the test when it neither sends nor commits.
   BranchStrategy::Next Send(BranchStrategy& strategy);
   // Answers the Run in flight with `response` (one result per item, in item order, checked)
