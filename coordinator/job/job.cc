@@ -7,7 +7,6 @@
 #include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/tree/tree_export.h"
-#include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
@@ -42,24 +41,9 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
   const uint64_t main_sequence = env.next_sequence_id();
   ASSIGN_OR_RETURN(SearchTree tree,
                    SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, main_sequence));
-  RunBuilder::Settings settings;
-  settings.policy = policy::PolicyToProto(spec.policy);
-  settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
-                                              spec.stop_token_ids.end());
-  settings.stop.set_ignore_eos(spec.ignore_eos);
-  settings.seed = spec.seed;
-  settings.processors = spec.processors;
-  settings.constraint = spec.constraint;
-  settings.prompt_length = static_cast<int32_t>(spec.prompt_token_ids.size());
-  settings.top_k = options.top_k;
-  // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
-  // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for
-  // log-probabilities need it on every step.
-  // TRACE judges answers by every token's margin, so it needs them all too.
-  settings.top_k_every_step =
-      spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
+  RunBuilder builder = RunBuilder::ForJob(spec, options.top_k);
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
-                                   RunBuilder(std::move(settings)), std::move(planner)));
+                                   std::move(builder), std::move(planner)));
   absl::MutexLock lock(&job->mu_);
   job->main_sequence_ = main_sequence;
   job->main_source_.is_new = true;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "coordinator/job/backspace.h"
+#include "coordinator/job/fork.h"
 #include "coordinator/job/job.h"
 #include "coordinator/job/stored_distribution.h"
 
@@ -143,43 +144,21 @@ absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& s
   absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
       ChooseBranchCandidates(structural_step, spec_.policy, std::min(width, fork_width_cap_), key);
   if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
-  std::vector<Rollout> rollouts;
-  std::vector<Step> steps;
-  for (const entropix::SampledToken& candidate : *candidates) {
-    Step s = TreeStep(structural_step, NewSequenceId());
-    s.token_id = candidate.id;
-    s.logprob = std::min(candidate.logprob, 0.0f);
-    s.strategy = arbor::v1::STRATEGY_FORCED;  // Chosen by the search, not by a sample.
-    Rollout rollout;
-    rollout.sequence_id = s.sequence_id;
-    rollout.branch_id = NewBranchId();
-    rollout.token_id = candidate.id;
-    rollout.score = RolloutScore(spec_.policy.adaptive);
-    rollout.score.Add(s.logprob, structural_step.metrics(), StepCertainty(structural_step));
-    rollout.source = base;
-    rollout.source.append.push_back(candidate.id);
-    // The candidate counts as the rollout's first token.
-    rollout.done = IsStopToken(candidate.id) || max_len <= 1;
-    rollout.candidate_index = static_cast<int>(rollouts.size());
-    rollout.depth = depth;
-    rollout.max_len = max_len;
-    rollouts.push_back(std::move(rollout));
-    steps.push_back(std::move(s));
-  }
-  ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
+  ASSIGN_OR_RETURN(std::vector<Rollout> rollouts,
+                   OpenFork(
+                       tree_, spec_, {point, base, depth, max_len}, structural_step, *candidates,
+                       [this] { return NewSequenceId(); }, [this] { return NewBranchId(); }));
   Count(structural_step.strategy());
   arbor::v1::GenerateEvent event;
   arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
   opened.set_parent_node_id(point);
   *opened.mutable_metrics() = structural_step.metrics();
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    Rollout& rollout = rollouts[i];
-    rollout.candidate = rollout.leaf = nodes[i];
+  for (const Rollout& rollout : rollouts) {
     arbor::v1::BranchCandidate& c = *opened.add_candidates();
     c.set_node_id(rollout.candidate);
     c.set_token_id(rollout.token_id);
     c.set_text(env_.decode({rollout.token_id}));
-    c.set_logprob(steps[i].logprob);
+    c.set_logprob(tree_.node(rollout.candidate).logprob);
   }
   output_.Send(std::move(event));
   return rollouts;

@@ -1,6 +1,30 @@
 #include "coordinator/job/run_builder.h"
 
+#include <utility>
+
+#include "policy/policy_convert.h"
+
 namespace arbor::coordinator {
+
+RunBuilder RunBuilder::ForJob(const JobSpec& spec, int32_t top_k) {
+  Settings settings;
+  settings.policy = policy::PolicyToProto(spec.policy);
+  settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
+                                              spec.stop_token_ids.end());
+  settings.stop.set_ignore_eos(spec.ignore_eos);
+  settings.seed = spec.seed;
+  settings.processors = spec.processors;
+  settings.constraint = spec.constraint;
+  settings.prompt_length = static_cast<int32_t>(spec.prompt_token_ids.size());
+  settings.top_k = top_k;
+  // BACKSPACE re-draws from the removed token's top-K: the worker reports it on the step before
+  // a BACKSPACE stop (or it came as a previous run's last step), so only clients that asked for
+  // log-probabilities need it on every step. TRACE judges answers by every token's margin, so
+  // it needs them all too.
+  settings.top_k_every_step =
+      spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
+  return RunBuilder(std::move(settings));
+}
 
 arbor::v1::RunItem RunBuilder::BaseItem(uint64_t sequence_id, const SequenceSource& source,
                                         int32_t max_steps, const PolicyBudgets& budgets) const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "arbor/v1/worker.pb.h"
+#include "coordinator/job/job_spec.h"
 
 namespace arbor::coordinator {
 
@@ -41,12 +42,15 @@ class RunBuilder {
     uint64_t seed = 0;
     arbor::v1::LogitProcessors processors;
     arbor::v1::OutputConstraint constraint;  // Unset: none.
-    int32_t prompt_length = 0;  // The processors count output tokens, the constraint reads, from here.
-    int32_t top_k = 0;              // Returned on stopping steps (and every step when asked).
+    int32_t prompt_length =
+        0;              // The processors count output tokens, the constraint reads, from here.
+    int32_t top_k = 0;  // Returned on stopping steps (and every step when asked).
     bool top_k_every_step = false;  // Needed to backspace any token, and for top_logprobs.
   };
 
   explicit RunBuilder(Settings settings) : settings_(std::move(settings)) {}
+  // The builder of the job `spec` describes, asking for `top_k` alternatives.
+  static RunBuilder ForJob(const JobSpec& spec, int32_t top_k);
 
   // One item of the main path (branch id 0, depth 0).
   arbor::v1::RunItem MainItem(uint64_t sequence_id, const SequenceSource& source, int32_t max_steps,

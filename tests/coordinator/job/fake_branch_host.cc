@@ -8,9 +8,9 @@
 #include "absl/status/status.h"
 #include "base/status_macros.h"
 #include "coordinator/job/branch_search.h"
+#include "coordinator/job/fork.h"
 #include "coordinator/job/stored_distribution.h"
 #include "gtest/gtest.h"
-#include "policy/policy_convert.h"
 
 namespace arbor::coordinator::testing {
 namespace {
@@ -28,23 +28,6 @@ void AddTopK(const std::vector<TokenAlternative>& top_k, StepResult& step) {
 
 SearchTree MakeTree(const JobSpec& spec) {
   return SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, kMainSequence).value();
-}
-
-// The settings Job::Create gives its RunBuilder.
-RunBuilder MakeBuilder(const JobSpec& spec, int32_t top_k) {
-  RunBuilder::Settings settings;
-  settings.policy = policy::PolicyToProto(spec.policy);
-  settings.stop.mutable_stop_token_ids()->Add(spec.stop_token_ids.begin(),
-                                              spec.stop_token_ids.end());
-  settings.stop.set_ignore_eos(spec.ignore_eos);
-  settings.seed = spec.seed;
-  settings.processors = spec.processors;
-  settings.constraint = spec.constraint;
-  settings.prompt_length = static_cast<int32_t>(spec.prompt_token_ids.size());
-  settings.top_k = top_k;
-  settings.top_k_every_step =
-      spec.top_logprobs > 0 || spec.policy.mode == entropix::PolicyMode::kTrace;
-  return RunBuilder(std::move(settings));
 }
 
 }  // namespace
@@ -93,7 +76,7 @@ StepResult StructuralStep(int32_t position, arbor::v1::Strategy strategy,
 }
 
 FakeBranchHost::FakeBranchHost(JobSpec spec, int32_t top_k)
-    : spec_(std::move(spec)), tree_(MakeTree(spec_)), builder_(MakeBuilder(spec_, top_k)) {
+    : spec_(std::move(spec)), tree_(MakeTree(spec_)), builder_(RunBuilder::ForJob(spec_, top_k)) {
   lengths_[kMainSequence] = static_cast<int32_t>(spec_.prompt_token_ids.size());
 }
 
@@ -137,30 +120,13 @@ absl::StatusOr<std::vector<Rollout>> FakeBranchHost::Fork(NodeId point,
     if (drawn.ok()) candidates = *std::move(drawn);
   }
   if (candidates.empty()) return std::vector<Rollout>{};
-  std::vector<Rollout> rollouts;
-  std::vector<Step> steps;
-  for (const entropix::SampledToken& candidate : candidates) {
-    Step s = TreeStep(structural_step, NewSequenceId());
-    s.token_id = candidate.id;
-    s.logprob = std::min(candidate.logprob, 0.0f);
-    s.strategy = arbor::v1::STRATEGY_FORCED;
-    Rollout& rollout = rollouts.emplace_back();
-    rollout.sequence_id = s.sequence_id;
-    rollout.branch_id = NewBranchId();
-    rollout.token_id = candidate.id;
-    rollout.score = RolloutScore(spec_.policy.adaptive);
-    rollout.score.Add(s.logprob, structural_step.metrics(), StepCertainty(structural_step));
-    rollout.source = base;
-    rollout.source.append.push_back(candidate.id);
-    rollout.done = IsStopToken(candidate.id) || max_len <= 1;
-    rollout.candidate_index = static_cast<int>(rollouts.size()) - 1;
-    rollout.depth = depth;
-    rollout.max_len = max_len;
-    steps.push_back(std::move(s));
-  }
-  ASSIGN_OR_RETURN(std::vector<NodeId> nodes, tree_.OpenBranch(point, steps));
+  ASSIGN_OR_RETURN(std::vector<Rollout> rollouts,
+                   OpenFork(
+                       tree_, spec_, {point, base, depth, max_len}, structural_step, candidates,
+                       [this] { return NewSequenceId(); }, [this] { return NewBranchId(); }));
   Count(structural_step.strategy());
-  for (size_t i = 0; i < nodes.size(); ++i) rollouts[i].candidate = rollouts[i].leaf = nodes[i];
+  std::vector<NodeId> nodes;
+  for (const Rollout& rollout : rollouts) nodes.push_back(rollout.candidate);
   forks_.push_back(
       {point, structural_step.position(), rng_branch, base, depth, max_len, width, nodes});
   return rollouts;
