@@ -50,7 +50,8 @@ const ArchitectureInfo* FindByModelType(absl::string_view name) {
 std::string ServedArchitectures() {
   std::vector<std::string> parts;
   for (const ArchitectureInfo& info : kArchitectures) {
-    parts.push_back(absl::StrCat("'", info.name, "' (", info.examples, ")"));
+    parts.push_back(absl::StrCat(parts.empty() ? "the '" : "'", info.name,
+                                 parts.empty() ? "' architecture (" : "' (", info.examples, ")"));
   }
   const std::string last = parts.back();
   parts.pop_back();

@@ -73,7 +73,7 @@ const ArchitectureInfo* FindByGgufName(absl::string_view name);
 const ArchitectureInfo* FindByHfClass(absl::string_view name);
 const ArchitectureInfo* FindByModelType(absl::string_view name);
 
-// For messages: "'llama' (Llama 2/3, ...) and 'qwen2' (Qwen2, Qwen2.5)".
+// For messages: "the 'llama' architecture (Llama 2/3, ...) and 'qwen2' (Qwen2, Qwen2.5)".
 std::string ServedArchitectures();
 // For messages: every config.json class ("LlamaForCausalLM, ...") or model_type served.
 std::string ServedHfClasses();

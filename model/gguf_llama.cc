@@ -50,9 +50,8 @@ absl::StatusOr<Architecture> CheckArchitecture(const GgufFile& file) {
   ASSIGN_OR_RETURN(const std::string name, file.GetString("general.architecture"));
   const ArchitectureInfo* served = FindByGgufName(name);
   if (served == nullptr) {
-    return KeyError(
-        file, "general.architecture",
-        absl::StrCat("is '", name, "'; Arbor serves the architectures ", ServedArchitectures()));
+    return KeyError(file, "general.architecture",
+                    absl::StrCat("is '", name, "'; Arbor serves ", ServedArchitectures()));
   }
   const std::string experts = absl::StrCat(name, ".expert_count");
   if (absl::StatusOr<int64_t> count = file.GetInt(experts); count.ok() && *count > 0) {
