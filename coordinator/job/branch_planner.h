@@ -7,7 +7,9 @@
 #ifndef ARBOR_COORDINATOR_JOB_BRANCH_PLANNER_H_
 #define ARBOR_COORDINATOR_JOB_BRANCH_PLANNER_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -44,6 +46,19 @@ class BranchPlanner {
   // The strategy for the branch the main path opened at `point` with `rollouts`.
   virtual std::unique_ptr<BranchStrategy> Open(NodeId point,
                                                std::vector<Rollout> rollouts) const = 0;
+
+  // A fork of `width` candidates, as wide as the cap lets it (any fork: main or nested).
+  int CapWidth(int width) const { return std::min(width, width_cap_); }
+  // The worker could not hold a branch of `width` rollouts: later forks take at most half as
+  // many; returns the new cap. Under 2 the job no longer branches.
+  int Shrink(int width) { return width_cap_ = std::min(width_cap_, width) / 2; }
+  bool branching_off() const { return width_cap_ < 2; }
+  // The RNG branch of a new rollout: 1, 2, ... over the job (0 is the main path's).
+  uint32_t NewBranchId() { return next_branch_id_++; }
+
+ private:
+  int width_cap_ = std::numeric_limits<int>::max();
+  uint32_t next_branch_id_ = 1;
 };
 
 }  // namespace arbor::coordinator

@@ -63,7 +63,7 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
       planner_(std::move(planner)),
       output_(spec_, env_.decode, env_.clock, [this](arbor::v1::GenerateEvent event) {
         // Under mu_: every event is sent by the job while it holds its lock.
-        actions_.push_back([sink = env_.sink, event = std::move(event)] { sink(event); });
+        actions_.Push([sink = env_.sink, event = std::move(event)] { sink(event); });
       }) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
@@ -76,7 +76,7 @@ void Job::Start() {
     base::WithFields(LogFieldsFor("started")).Info("job started");
     Continue();
   }
-  Drain();
+  actions_.Drain();
 }
 
 void Job::Cancel() {
@@ -84,7 +84,7 @@ void Job::Cancel() {
     absl::MutexLock lock(&mu_);
     if (!finished()) Finish(arbor::v1::FINISH_REASON_CANCELLED);
   }
-  Drain();
+  actions_.Drain();
 }
 
 void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response) {
@@ -95,7 +95,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
       output_.RunDone(env_.clock->Now() - done.sent);
       if (finished()) {
         // The job ended while the run was in flight: drop what the run created.
-        actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+        actions_.Push([worker = done.worker, ids = done.sequence_ids]() mutable {
           worker->Release(std::move(ids));
         });
       } else if (!response.ok()) {
@@ -103,7 +103,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
         // broken call the run may have created its sequences on a live worker, and the job
         // moves away or ends, so hand them back (unknown ids are ignored).
         if (response.status().code() != absl::StatusCode::kResourceExhausted) {
-          actions_.push_back([worker = done.worker, ids = done.sequence_ids]() mutable {
+          actions_.Push([worker = done.worker, ids = done.sequence_ids]() mutable {
             worker->Release(std::move(ids));
           });
         }
@@ -124,27 +124,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
       }
     }
   }
-  Drain();
-}
-
-void Job::Drain() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (draining_) return;  // That thread will run what we queued, in order.
-    draining_ = true;
-  }
-  for (;;) {
-    std::deque<std::function<void()>> batch;
-    {
-      absl::MutexLock lock(&mu_);
-      if (actions_.empty()) {
-        draining_ = false;
-        return;
-      }
-      batch.swap(actions_);
-    }
-    for (std::function<void()>& action : batch) action();
-  }
+  actions_.Drain();
 }
 
 // --- the driver (mu_ held) --------------------------------------------------------------------
@@ -257,7 +237,7 @@ bool Job::EmitCommitted(NodeId id) {
 
 void Job::Release(std::vector<uint64_t> ids) {
   if (ids.empty()) return;
-  actions_.push_back([worker = session_.worker(), ids = std::move(ids)]() mutable {
+  actions_.Push([worker = session_.worker(), ids = std::move(ids)]() mutable {
     worker->Release(std::move(ids));
   });
 }

@@ -51,6 +51,7 @@
 #include "arbor/v1/worker.pb.h"
 #include "base/clock.h"
 #include "base/log_fields.h"
+#include "coordinator/job/action_queue.h"
 #include "coordinator/job/branch_host.h"
 #include "coordinator/job/branch_planner.h"
 #include "coordinator/job/branch_strategy.h"
@@ -168,7 +169,6 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // The backoff after RESOURCE_EXHAUSTED is over: send the work again, or (`move`) look for
   // another worker first.
   void Retry(uint64_t generation, bool move);
-  void Drain() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Everything below runs under mu_; side effects go to actions_.
   void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -184,7 +184,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   const RunBuilder& builder() const override { return builder_; }
   PolicyBudgets Budgets() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int32_t Remaining() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  uint32_t NewBranchId() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return next_branch_id_++; }
+  uint32_t NewBranchId() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return planner_->NewBranchId();
+  }
   uint64_t NewSequenceId() override { return env_.next_sequence_id(); }
   void Count(arbor::v1::Strategy strategy) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     output_.Count(strategy);
@@ -275,13 +277,11 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
   // Leading steps of the main-path Run in flight already recorded from its progress.
   int main_steps_recorded_ ABSL_GUARDED_BY(mu_) = 0;
-  // The widest fork the job may still open (ShrinkSearch halves it); below 2 it no longer
-  // branches: its main items claim the policy's deepest branch depth, where forks are blocked.
-  int fork_width_cap_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();
   std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
-  // How forks open and which strategy decides them, with what it keeps across the job.
+  // How forks open and which strategy decides them, with what it keeps across the job; how
+  // wide forks may still be (ShrinkSearch halves it; below 2 the main items claim the policy's
+  // deepest branch depth, where forks are blocked).
   const std::unique_ptr<BranchPlanner> planner_ ABSL_GUARDED_BY(mu_);
-  uint32_t next_branch_id_ ABSL_GUARDED_BY(mu_) = 1;
 
   // What the main path has spent of the policy's budgets (inserts, backspaces and their bans);
   // generated_before is filled in when asked (Budgets()).
@@ -290,8 +290,8 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // Text, events, counts and timings as the client sees them.
   JobOutput output_ ABSL_GUARDED_BY(mu_);
 
-  std::deque<std::function<void()>> actions_ ABSL_GUARDED_BY(mu_);
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  // Side effects queued under mu_, run after it is released (action_queue.h).
+  ActionQueue actions_;
 };
 
 }  // namespace arbor::coordinator

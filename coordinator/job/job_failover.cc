@@ -41,7 +41,7 @@ void Job::Rehome(absl::Status reason) {
     }
   }
   if (abandon != nullptr) abandon->AbandonRuns();
-  Drain();
+  actions_.Drain();
 }
 
 void Job::Move(absl::Status cause, bool forced) {
@@ -74,8 +74,8 @@ void Job::Move(absl::Status cause, bool forced) {
           base::WithFields(
               LogFieldsFor("waiting_for_worker", {{"wait_ms", *wait / absl::Milliseconds(1)}}))
               .Info("no worker can take the job: {}", why.ToString());
-          actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
-                              cause, forced] {
+          actions_.Push([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
+                         cause, forced] {
             schedule(wait, [job, cause, forced] {
               if (std::shared_ptr<Job> self = job.lock()) self->Move(cause, forced);
             });
@@ -101,7 +101,7 @@ void Job::Move(absl::Status cause, bool forced) {
       if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
     }
   }
-  Drain();
+  actions_.Drain();
 }
 
 void Job::ResetSequences() {
@@ -127,7 +127,7 @@ void Job::Retry(uint64_t generation, bool move) {
       Continue();
     }
   }
-  Drain();
+  actions_.Drain();
 }
 
 void Job::WaitForKv(const absl::Status& status) {
@@ -143,8 +143,8 @@ void Job::WaitForKv(const absl::Status& status) {
   base::WithFields(LogFieldsFor("kv_wait", {{"retry", session_.exhausted_retries()},
                                             {"wait_ms", *wait / absl::Milliseconds(1)}}))
       .Info("worker out of KV: {}; retry in {}", status.ToString(), absl::FormatDuration(*wait));
-  actions_.push_back([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
-                      generation = session_.generation(), move] {
+  actions_.Push([schedule = env_.schedule_after, job = weak_from_this(), wait = *wait,
+                 generation = session_.generation(), move] {
     schedule(wait, [job, generation, move] {
       if (std::shared_ptr<Job> self = job.lock()) self->Retry(generation, move);
     });
@@ -161,14 +161,14 @@ void Job::ShrinkSearch(const absl::Status& status) {
   Release(std::move(released));
   branch_.reset();
   const int width = static_cast<int>(abandoned->candidates.size());
-  fork_width_cap_ = std::min(fork_width_cap_, width) / 2;
+  const int cap = planner_->Shrink(width);
   const std::string reason =
       absl::StrCat("abandoned: the worker's KV cache cannot hold ", width, " rollouts (",
                    status.message(), "); ",
-                   fork_width_cap_ >= 2 ? absl::StrCat("later forks take at most ", fork_width_cap_)
-                                        : std::string("the job goes on without branching"));
+                   cap >= 2 ? absl::StrCat("later forks take at most ", cap)
+                            : std::string("the job goes on without branching"));
   EmitResolved(*abandoned, {}, reason);
-  base::WithFields(LogFieldsFor("search_shrunk", {{"fork_width_cap", fork_width_cap_}}))
+  base::WithFields(LogFieldsFor("search_shrunk", {{"fork_width_cap", cap}}))
       .Warn("branch {}", reason);
   Fallback();
 }
@@ -206,7 +206,7 @@ void Job::Reprefill(const absl::Status& status) {
 void Job::RequestMove(absl::Status cause, bool forced) {
   if (!session_.StartMove()) return;
   // The re-home callback may block (routing, dialling): call it outside the lock.
-  actions_.push_back(
+  actions_.Push(
       [self = shared_from_this(), cause = std::move(cause), forced] { self->Move(cause, forced); });
 }
 

@@ -28,7 +28,7 @@ void Job::SendMainRun() {
   arbor::v1::RunItem& item = *request.add_items();
   item = builder_.MainItem(main_sequence_, main_source_, max_steps, search && !structural_off_once_,
                            Budgets());
-  if (fork_width_cap_ < 2) item.set_branch_depth(spec_.policy.MaxForkDepth());
+  if (planner_->branching_off()) item.set_branch_depth(spec_.policy.MaxForkDepth());
   structural_off_once_ = false;
   main_steps_recorded_ = 0;
   SendRun(std::move(request), {main_sequence_}, /*streamed=*/true);
@@ -46,9 +46,9 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool
       self->OnRunProgress(generation, update);
     };
   }
-  actions_.push_back([self = shared_from_this(), worker = session_.worker(),
-                      request = std::move(request), timeout, generation,
-                      progress = std::move(progress)]() mutable {
+  actions_.Push([self = shared_from_this(), worker = session_.worker(),
+                 request = std::move(request), timeout, generation,
+                 progress = std::move(progress)]() mutable {
     worker->Run(
         std::move(request), timeout,
         [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
@@ -105,7 +105,7 @@ void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progr
       ++main_steps_recorded_;
     }
   }
-  Drain();
+  actions_.Drain();
 }
 
 bool Job::RecordMainStep(const StepResult& step) {

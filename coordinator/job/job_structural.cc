@@ -142,7 +142,7 @@ absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& s
   const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
                              rng_branch, 0};
   absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
-      ChooseBranchCandidates(structural_step, spec_.policy, std::min(width, fork_width_cap_), key);
+      ChooseBranchCandidates(structural_step, spec_.policy, planner_->CapWidth(width), key);
   if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
   ASSIGN_OR_RETURN(std::vector<Rollout> rollouts,
                    OpenFork(
