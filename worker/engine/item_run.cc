@@ -253,6 +253,20 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
     return appended;
   }
 
+  RETURN_IF_ERROR(FeedAppended(appended));
+  length_ += static_cast<int32_t>(appended.size());
+  last_token_ = appended.back();
+  context_.previous_backspaceable = outcome.token.has_value();
+  if (item_.top_k_every_step()) SetTopK(TopK(row, item_.top_k()), step);
+  if (keep_previous_top_k_) previous_top_k_ = TopK(row, item_.top_k());
+  FinishIfStopping(row, outcome.metrics, /*sampled=*/outcome.token.has_value());
+  if (done_ && !item_.top_k_every_step()) {
+    SetTopK(keep_previous_top_k_ ? previous_top_k_ : TopK(row, item_.top_k()), step);
+  }
+  return appended;
+}
+
+absl::Status ItemRun::FeedAppended(const std::vector<int32_t>& appended) {
   for (size_t i = 0; i < appended.size(); ++i) {
     processors_.Add(appended[i], length_ + static_cast<int32_t>(i));
     if (constraint_ && !IsStopToken(appended[i]) && !constraint_->Add(appended[i])) {
@@ -260,27 +274,24 @@ absl::StatusOr<std::vector<int32_t>> ItemRun::OnDistribution(const RowReduction&
                                               length_ + i, " was taken outside its mask"));
     }
   }
-  length_ += static_cast<int32_t>(appended.size());
-  last_token_ = appended.back();
-  context_.previous_backspaceable = outcome.token.has_value();
-  if (item_.top_k_every_step()) SetTopK(TopK(row, item_.top_k()), step);
-  if (keep_previous_top_k_) previous_top_k_ = TopK(row, item_.top_k());
-  const bool confidence_fell = outcome.token.has_value() && ConfidenceFell(row);
+  return absl::OkStatus();
+}
+
+void ItemRun::FinishIfStopping(const RowReduction& row, const entropix::Metrics& metrics,
+                               bool sampled) {
+  // Evaluated up front and in this order: ConfidenceFell and CalmAfter keep running state.
+  const bool confidence_fell = sampled && ConfidenceFell(row);
   if (IsStopToken(last_token_)) {
     Finish(v1::STOP_REASON_STOP_TOKEN);
   } else if (confidence_fell) {
     Finish(v1::STOP_REASON_LOW_CONFIDENCE);
-  } else if (CalmAfter(outcome.metrics)) {
+  } else if (CalmAfter(metrics)) {
     Finish(v1::STOP_REASON_CALM);
   } else if (length_ >= limits_.max_context) {
     Finish(v1::STOP_REASON_CONTEXT);
   } else if (steps_done_ >= item_.max_steps()) {
     Finish(v1::STOP_REASON_MAX_STEPS);
   }
-  if (done_ && !item_.top_k_every_step()) {
-    SetTopK(keep_previous_top_k_ ? previous_top_k_ : TopK(row, item_.top_k()), step);
-  }
-  return appended;
 }
 
 void ItemRun::AttachPreviousTopK() {

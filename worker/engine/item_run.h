@@ -97,6 +97,12 @@ class ItemRun {
   bool ConfidenceFell(const RowReduction& row);
   std::vector<int32_t> BannedAt(int32_t position) const;
   void Finish(v1::StopReason reason);
+  // Feeds a step's appended tokens, at the positions from length_ on, to the logit processors
+  // and the constraint; an error when the constraint refuses one.
+  absl::Status FeedAppended(const std::vector<int32_t>& appended);
+  // After a step appended its tokens: finishes the item on the first stop condition that holds.
+  // `sampled`: the step drew its token, so it counts towards DeepConf's confidence.
+  void FinishIfStopping(const RowReduction& row, const entropix::Metrics& metrics, bool sampled);
   // On a BACKSPACE stop: gives the previous step its top-K, the distribution the coordinator
   // re-draws the removed token from.
   void AttachPreviousTopK();
