@@ -57,6 +57,29 @@ void FindRows(const PagedAttentionParams& p, const T* pool, int64_t seq, int64_t
   }
 }
 
+// Between AttendUnit's two passes, for each of its `count` rows and each head g of the group:
+// the row's scores (s.scores from (i·group + g)·keys) copied to p.last_scores where asked for,
+// then turned into exp(score − max) in place, with 1 / their sum in s.inverse_sums[i·group + g].
+// Out of AttendUnit only to keep it short; inline, so the tile loops around it are unchanged.
+template <typename T>
+inline void Exponentiate(const PagedAttentionParams& p, const AttentionRow* rows, int64_t count,
+                         int64_t group, int64_t keys, int64_t kv_head, Scratch<T>& s) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = s.keys[i], seq = rows[i].seq;
+    // The sequence's last query token's scores, where asked for.
+    float* last_scores = rows[i].token == p.batch.q_start[seq + 1] - 1 && p.last_scores != nullptr
+                             ? p.last_scores[seq]
+                             : nullptr;
+    for (int64_t g = 0; g < group; ++g) {
+      float* row = s.scores.data() + i * group * keys + g * keys;
+      if (last_scores != nullptr) {
+        std::copy(row, row + n, last_scores + (kv_head * group + g) * n);
+      }
+      s.inverse_sums[i * group + g] = 1.0f / simd::ExpShifted(row, n, simd::Max(row, n));
+    }
+  }
+}
+
 // All query heads of one unit's kv head for its rows (paged_attention_plan.h): the keys through
 // the unit's table tile by tile, each tile read once for all its rows and up to four heads per
 // pass (simd::DotPanels from `panels` where the unit has them, else simd::DotRows;
@@ -121,20 +144,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
     simd::DotRows(query(i), group, own_rows(i, k_pool), keys_of(i) - table, c.head_dim, p.scale,
                   scores(i) + table, keys);
   }
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t n = keys_of(i), seq = rows[i].seq;
-    // The sequence's last query token's scores, where asked for.
-    float* last_scores = rows[i].token == p.batch.q_start[seq + 1] - 1 && p.last_scores != nullptr
-                             ? p.last_scores[seq]
-                             : nullptr;
-    for (int64_t g = 0; g < group; ++g) {
-      float* row = scores(i) + g * keys;
-      if (last_scores != nullptr) {
-        std::copy(row, row + n, last_scores + (unit.kv_head * group + g) * n);
-      }
-      s.inverse_sums[i * group + g] = 1.0f / simd::ExpShifted(row, n, simd::Max(row, n));
-    }
-  }
+  Exponentiate(p, rows, count, group, keys, unit.kv_head, s);
   for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
     for (int64_t i = 0; i < count; ++i) {
       const int64_t n = in_tile(i, j0);
