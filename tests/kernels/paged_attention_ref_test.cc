@@ -61,6 +61,101 @@ struct Pools {
   std::vector<uint16_t> k16, v16;
 };
 
+// Per-sequence dense K/V of a CheckBatch batch, as its pools hold them: sequence s's position
+// pos in k[s] and v[s] from pos·width.
+struct DenseKv {
+  std::vector<std::vector<float>> k, v;
+};
+
+// Draws each sequence's dense K/V (its K, then its V, sequence by sequence, from `normal`, which
+// the caller shares so the draws continue its sequence). The already-cached prefix is written
+// straight into its pool slots; the new tokens' rows go to k_new / v_new (stride `kv_stride`) for
+// the append op.
+DenseKv FillKv(std::mt19937& rng, std::normal_distribution<float>& normal,
+               const std::vector<SeqSpec>& specs, const PagedBatch& batch, int64_t block_size,
+               int64_t width, int64_t kv_stride, Pools& pools, std::vector<float>& k_new,
+               std::vector<float>& v_new) {
+  const int64_t num_seqs = specs.size();
+  const bool bf16 = pools.bf16;
+  // What a pool of this dtype holds of x.
+  auto stored = [bf16](float x) { return bf16 ? base::Bf16ToFloat(base::FloatToBf16(x)) : x; };
+  DenseKv dense{std::vector<std::vector<float>>(num_seqs),
+                std::vector<std::vector<float>>(num_seqs)};
+  std::vector<std::vector<float>>& k_all = dense.k;
+  std::vector<std::vector<float>>& v_all = dense.v;
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    k_all[s].resize(specs[s].kv_len * width);
+    v_all[s].resize(specs[s].kv_len * width);
+    for (float& x : k_all[s]) x = stored(normal(rng));
+    for (float& x : v_all[s]) x = stored(normal(rng));
+    const int64_t first_new = specs[s].kv_len - specs[s].new_tokens;
+    for (int64_t pos = 0; pos < specs[s].kv_len; ++pos) {
+      if (pos < first_new) {
+        const int64_t slot = PagedSlot(batch, block_size, s, pos);
+        for (int64_t i = 0; i < width; ++i) {
+          pools.Write(/*key=*/true, slot * width + i, k_all[s][pos * width + i]);
+          pools.Write(/*key=*/false, slot * width + i, v_all[s][pos * width + i]);
+        }
+      } else {
+        const int64_t t = batch.q_start[s] + pos - first_new;
+        std::copy_n(&k_all[s][pos * width], width, &k_new[t * kv_stride]);
+        std::copy_n(&v_all[s][pos * width], width, &v_new[t * kv_stride]);
+      }
+    }
+  }
+  return dense;
+}
+
+// One head of token t (sequence s, at position pos) against a float64 dense causal attention
+// over the sequence's dense K/V: `q` and `out` are the head's query and output, `kv_head` the kv
+// head it reads, `scores` its scaled scores where the token reports them (else null).
+void ExpectHeadMatchesFloat64(const float* q, const std::vector<float>& k,
+                              const std::vector<float>& v, int64_t width, int64_t head_dim,
+                              int64_t kv_head, int64_t pos, const float* scores, const float* out,
+                              int64_t s, int64_t t, int64_t h) {
+  std::vector<double> logits(pos + 1);
+  double max = -INFINITY;
+  for (int64_t j = 0; j <= pos; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < head_dim; ++d) {
+      dot += double{q[d]} * k[j * width + kv_head * head_dim + d];
+    }
+    logits[j] = dot / std::sqrt(double(head_dim));
+    max = std::max(max, logits[j]);
+  }
+  if (scores != nullptr) {
+    for (int64_t j = 0; j <= pos; ++j) {
+      ASSERT_NEAR(scores[j], logits[j], 1e-5 * (1 + std::abs(logits[j])))
+          << "scores seq " << s << " head " << h << " key " << j;
+    }
+  }
+  double sum = 0;
+  for (double& l : logits) sum += (l = std::exp(l - max));
+  for (int64_t d = 0; d < head_dim; ++d) {
+    double want = 0;
+    for (int64_t j = 0; j <= pos; ++j) {
+      want += logits[j] / sum * v[j * width + kv_head * head_dim + d];
+    }
+    ASSERT_NEAR(out[d], want, 2e-5)
+        << "seq " << s << " token " << t << " head " << h << " dim " << d;
+  }
+}
+
+// The appended slots hold exactly the new K/V.
+void ExpectAppended(const Pools& pools, const PagedBatch& batch, int64_t block_size,
+                    const std::vector<SeqSpec>& specs, int64_t width, const DenseKv& dense) {
+  const int64_t num_seqs = specs.size();
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    for (int64_t pos = specs[s].kv_len - specs[s].new_tokens; pos < specs[s].kv_len; ++pos) {
+      const int64_t slot = PagedSlot(batch, block_size, s, pos);
+      for (int64_t i = 0; i < width; ++i) {
+        ASSERT_EQ(pools.Read(/*key=*/true, slot * width + i), dense.k[s][pos * width + i]);
+        ASSERT_EQ(pools.Read(/*key=*/false, slot * width + i), dense.v[s][pos * width + i]);
+      }
+    }
+  }
+}
+
 void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t group,
                 const std::vector<SeqSpec>& specs, ThreadPool* pool, int64_t head_dim = 16,
                 bool bf16 = false) {
@@ -86,35 +181,14 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
   const PagedBatch batch{num_seqs, q_start.data(), kv_len.data(), block_start.data(),
                          block_ids.data()};
   const PagedKvLayer cache = pools.Layer(num_blocks, block_size, kv_heads, head_dim);
-  // What a pool of this dtype holds of x.
-  auto stored = [bf16](float x) { return bf16 ? base::Bf16ToFloat(base::FloatToBf16(x)) : x; };
-  // Dense per-sequence K/V; the already-cached prefix is written straight into its slots, the new
-  // tokens go through the append op.
-  std::vector<std::vector<float>> k_all(num_seqs), v_all(num_seqs);
   const int64_t q_stride = heads * head_dim + 3, kv_stride = width + 1;
   std::vector<float> q(num_tokens * q_stride), k_new(num_tokens * kv_stride),
       v_new(num_tokens * kv_stride);
   for (float& x : q) x = normal(rng);
-  for (int64_t s = 0; s < num_seqs; ++s) {
-    k_all[s].resize(specs[s].kv_len * width);
-    v_all[s].resize(specs[s].kv_len * width);
-    for (float& x : k_all[s]) x = stored(normal(rng));
-    for (float& x : v_all[s]) x = stored(normal(rng));
-    const int64_t first_new = specs[s].kv_len - specs[s].new_tokens;
-    for (int64_t pos = 0; pos < specs[s].kv_len; ++pos) {
-      if (pos < first_new) {
-        const int64_t slot = PagedSlot(batch, block_size, s, pos);
-        for (int64_t i = 0; i < width; ++i) {
-          pools.Write(/*key=*/true, slot * width + i, k_all[s][pos * width + i]);
-          pools.Write(/*key=*/false, slot * width + i, v_all[s][pos * width + i]);
-        }
-      } else {
-        const int64_t t = q_start[s] + pos - first_new;
-        std::copy_n(&k_all[s][pos * width], width, &k_new[t * kv_stride]);
-        std::copy_n(&v_all[s][pos * width], width, &v_new[t * kv_stride]);
-      }
-    }
-  }
+  // Dense per-sequence K/V; the already-cached prefix is written straight into its slots, the new
+  // tokens go through the append op.
+  const DenseKv dense =
+      FillKv(rng, normal, specs, batch, block_size, width, kv_stride, pools, k_new, v_new);
   PagedKvAppendRef({batch, cache, k_new.data(), v_new.data(), kv_stride, kv_stride});
   const int64_t out_stride = heads * head_dim + 2;
   std::vector<float> out(num_tokens * out_stride, NAN);
@@ -134,49 +208,19 @@ void CheckBatch(std::mt19937& rng, int64_t block_size, int64_t kv_heads, int64_t
     for (int64_t t = q_start[s]; t < q_start[s + 1]; ++t) {
       const int64_t pos = first_new + t - q_start[s];
       for (int64_t h = 0; h < heads; ++h) {
-        const int64_t kvh = h / group;
-        std::vector<double> logits(pos + 1);
-        double max = -INFINITY;
-        for (int64_t j = 0; j <= pos; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < head_dim; ++d) {
-            dot += double{q[t * q_stride + h * head_dim + d]} *
-                   k_all[s][j * width + kvh * head_dim + d];
-          }
-          logits[j] = dot / std::sqrt(double(head_dim));
-          max = std::max(max, logits[j]);
-        }
-        if (score_ptrs[s] != nullptr && t == q_start[s + 1] - 1) {
-          for (int64_t j = 0; j <= pos; ++j) {
-            ASSERT_NEAR(scores[s][h * specs[s].kv_len + j], logits[j],
-                        1e-5 * (1 + std::abs(logits[j])))
-                << "scores seq " << s << " head " << h << " key " << j;
-          }
-        }
-        double sum = 0;
-        for (double& l : logits) sum += (l = std::exp(l - max));
-        for (int64_t d = 0; d < head_dim; ++d) {
-          double want = 0;
-          for (int64_t j = 0; j <= pos; ++j) {
-            want += logits[j] / sum * v_all[s][j * width + kvh * head_dim + d];
-          }
-          ASSERT_NEAR(out[t * out_stride + h * head_dim + d], want, 2e-5)
-              << "seq " << s << " token " << t << " head " << h << " dim " << d;
-        }
+        const float* head_scores = score_ptrs[s] != nullptr && t == q_start[s + 1] - 1
+                                       ? scores[s].data() + h * specs[s].kv_len
+                                       : nullptr;
+        // The first failure ends the batch's check, as it did when the check was inline.
+        ASSERT_NO_FATAL_FAILURE(ExpectHeadMatchesFloat64(
+            q.data() + t * q_stride + h * head_dim, dense.k[s], dense.v[s], width, head_dim,
+            /*kv_head=*/h / group, pos, head_scores, out.data() + t * out_stride + h * head_dim, s,
+            t, h));
       }
       EXPECT_TRUE(std::isnan(out[t * out_stride + heads * head_dim])) << "wrote past the row";
     }
   }
-  // The appended slots hold exactly the new K/V.
-  for (int64_t s = 0; s < num_seqs; ++s) {
-    for (int64_t pos = specs[s].kv_len - specs[s].new_tokens; pos < specs[s].kv_len; ++pos) {
-      const int64_t slot = PagedSlot(batch, block_size, s, pos);
-      for (int64_t i = 0; i < width; ++i) {
-        ASSERT_EQ(pools.Read(/*key=*/true, slot * width + i), k_all[s][pos * width + i]);
-        ASSERT_EQ(pools.Read(/*key=*/false, slot * width + i), v_all[s][pos * width + i]);
-      }
-    }
-  }
+  ExpectAppended(pools, batch, block_size, specs, width, dense);
 }
 
 class PagedAttentionDtypes : public ::testing::TestWithParam<bool> {};
