@@ -74,6 +74,33 @@ class EngineTest : public testing::TinyModelSuite<11> {
     EXPECT_NE(response.status().message().find(needle), std::string::npos) << response.status();
   }
 
+  // A run on a sequence another run holds (sequence 1, live and idle): the holder completes its
+  // 4 steps, the intruder fails.
+  void ExpectARunOnAHeldSequenceFails() {
+    absl::StatusOr<RunResponse> second;
+    absl::Notification second_done;
+    RunRequest holder;
+    *holder.add_items() = Item(1, {}, 4);
+    int polls = 0;
+    absl::StatusOr<RunResponse> first = RunSync(holder, [&] {
+      if (++polls == 1) {
+        RunRequest intruder;
+        *intruder.add_items() = Item(1, {}, 1);
+        engine_->Run(intruder, {}, [&](absl::StatusOr<RunResponse> r) {
+          second = std::move(r);
+          second_done.Notify();
+        });
+      }
+      return false;
+    });
+    second_done.WaitForNotification();
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->results(0).steps_size(), 4);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
+    EXPECT_NE(second.status().message().find("items[0].sequence_id"), std::string::npos);
+  }
+
   std::unique_ptr<Engine> engine_;
 };
 
@@ -539,29 +566,7 @@ TEST_F(EngineTest, BadInputGetsPreciseStatusesAndTheEngineKeepsServing) {
   *nothing_to_decode.add_items() = Item(10, {}, 1);
   ExpectError(nothing_to_decode, absl::StatusCode::kInvalidArgument, "items[0].append");
 
-  // A run on a sequence another run holds.
-  absl::StatusOr<RunResponse> second;
-  absl::Notification second_done;
-  RunRequest holder;
-  *holder.add_items() = Item(1, {}, 4);
-  int polls = 0;
-  absl::StatusOr<RunResponse> first = RunSync(holder, [&] {
-    if (++polls == 1) {
-      RunRequest intruder;
-      *intruder.add_items() = Item(1, {}, 1);
-      engine_->Run(intruder, {}, [&](absl::StatusOr<RunResponse> r) {
-        second = std::move(r);
-        second_done.Notify();
-      });
-    }
-    return false;
-  });
-  second_done.WaitForNotification();
-  ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_EQ(first->results(0).steps_size(), 4);
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
-  EXPECT_NE(second.status().message().find("items[0].sequence_id"), std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(ExpectARunOnAHeldSequenceFails());
 
   // None of the failures left a sequence behind or changed sequence 1 (10 + 2 + 4 tokens).
   EXPECT_EQ(engine_->Health().live_sequences(), 1);
