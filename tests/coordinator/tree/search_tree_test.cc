@@ -378,11 +378,55 @@ TEST(SearchTree, AnAbandonedBranchPrunesEverythingBelowItAndTheTailGoesOn) {
   EXPECT_EQ(gone.pruned.released_sequences, (std::vector<uint64_t>{2, 3, 4, 5}));
   EXPECT_TRUE(tree.open_branches().empty());
   EXPECT_EQ(tree.ExploredTokenCount(), 5);
-  EXPECT_EQ(tree.AbandonBranch(kPromptNode).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(tree.AbandonBranch(kPromptNode).status().code(), absl::StatusCode::kFailedPrecondition);
   // The same token the abandoned candidate had may now be committed at the tail.
   EXPECT_TRUE(tree.Commit(MakeStep(10, v1::STRATEGY_BRANCH_SAMPLE, 1)).ok());
   EXPECT_TRUE(tree.CheckInvariants().ok());
+}
+
+// A released sequence must not be one a live rollout leaf or the tail still runs on.
+void ExpectReleasedNotLive(const SearchTree& tree, const std::vector<uint64_t>& released) {
+  for (NodeId id = 0; id < tree.size(); ++id) {
+    const Node& n = tree.node(id);
+    bool live_leaf = id == tree.tail();
+    if (n.status == v1::NODE_STATUS_EXPLORED) {
+      live_leaf = true;
+      for (NodeId c : tree.Children(id)) {
+        if (tree.node(c).status == v1::NODE_STATUS_EXPLORED) live_leaf = false;
+      }
+    }
+    if (live_leaf) {
+      EXPECT_EQ(std::count(released.begin(), released.end(), n.sequence_id), 0)
+          << "released sequence " << n.sequence_id << " of live node " << id;
+    }
+  }
+}
+
+// RandomOperationSequencesKeepInvariants' prune-or-resolve operation at random nodes, updating
+// its model (`model`, `thrown_away`) and its count of successes per kind (`done`). `rand(n)`
+// draws in [0, n) from the test's generator.
+template <typename Rand>
+void PruneOrResolve(SearchTree& tree, const Rand& rand, bool open, std::vector<int32_t>& model,
+                    int32_t& thrown_away, std::array<int, 6>& done) {
+  const NodeId at = rand(2) == 0 ? rand(tree.size()) : tree.size() - 1;
+  if (rand(2) == 0) {
+    const auto r = tree.PruneRollout(at);
+    if (r.ok()) {
+      thrown_away += static_cast<int32_t>(r->pruned_nodes.size());
+      ExpectReleasedNotLive(tree, r->released_sequences);
+      ++done[4];
+    }
+  } else if (open) {
+    const NodeId point =
+        tree.open_branches()[rand(static_cast<int>(tree.open_branches().size()))].point;
+    const auto r = tree.ResolveBranch(point, at, {});
+    if (r.ok()) {
+      thrown_away += static_cast<int32_t>(r->pruned.pruned_nodes.size());
+      for (NodeId c : r->committed_nodes) model.push_back(tree.node(c).token_id);
+      ExpectReleasedNotLive(tree, r->pruned.released_sequences);
+      ++done[5];
+    }
+  }
 }
 
 // Random operation sequences against an independent model of the committed tokens and of the
@@ -400,23 +444,6 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
     uint64_t next_seq = 2;
     const auto rand = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
     const auto token = [&] { return rand(kVocab); };
-    // A released sequence must not be one a live rollout leaf or the tail still runs on.
-    const auto check_released = [&](const std::vector<uint64_t>& released) {
-      for (NodeId id = 0; id < tree.size(); ++id) {
-        const Node& n = tree.node(id);
-        bool live_leaf = id == tree.tail();
-        if (n.status == v1::NODE_STATUS_EXPLORED) {
-          live_leaf = true;
-          for (NodeId c : tree.Children(id)) {
-            if (tree.node(c).status == v1::NODE_STATUS_EXPLORED) live_leaf = false;
-          }
-        }
-        if (live_leaf) {
-          EXPECT_EQ(std::count(released.begin(), released.end(), n.sequence_id), 0)
-              << "released sequence " << n.sequence_id << " of live node " << id;
-        }
-      }
-    };
     for (int op = 0; op < 120; ++op) {
       const bool open = !tree.open_branches().empty();
       switch (rand(7)) {
@@ -465,28 +492,9 @@ TEST(SearchTree, RandomOperationSequencesKeepInvariants) {
           }
           break;
         }
-        case 6: {  // Prune or resolve, at random nodes.
-          const NodeId at = rand(2) == 0 ? rand(tree.size()) : tree.size() - 1;
-          if (rand(2) == 0) {
-            const auto r = tree.PruneRollout(at);
-            if (r.ok()) {
-              thrown_away += static_cast<int32_t>(r->pruned_nodes.size());
-              check_released(r->released_sequences);
-              ++done[4];
-            }
-          } else if (open) {
-            const NodeId point =
-                tree.open_branches()[rand(static_cast<int>(tree.open_branches().size()))].point;
-            const auto r = tree.ResolveBranch(point, at, {});
-            if (r.ok()) {
-              thrown_away += static_cast<int32_t>(r->pruned.pruned_nodes.size());
-              for (NodeId c : r->committed_nodes) model.push_back(tree.node(c).token_id);
-              check_released(r->pruned.released_sequences);
-              ++done[5];
-            }
-          }
+        case 6:  // Prune or resolve, at random nodes.
+          PruneOrResolve(tree, rand, open, model, thrown_away, done);
           break;
-        }
       }
       const absl::Status invariants = tree.CheckInvariants();
       ASSERT_TRUE(invariants.ok()) << "round " << round << " op " << op << ": " << invariants;
