@@ -125,6 +125,61 @@ std::vector<std::string> SubmitEightUnderWay(v1::Generation::Stub& stub, const s
   return ids;
 }
 
+// Generate requests each broken in one field, by name; every door must refuse them.
+using Edit = std::function<void(v1::GenerateRequest&)>;
+std::vector<std::pair<const char*, Edit>> BadGenerateRequests() {
+  return {
+      {"no prompt", [](v1::GenerateRequest& r) { r.clear_prompt(); }},
+      {"empty text", [](v1::GenerateRequest& r) { r.set_text(""); }},
+      {"prompt fills the context",  // The tiny model's context is 2048 tokens.
+       [](v1::GenerateRequest& r) {
+         for (int i = 0; i < 2048; ++i) r.mutable_tokens()->add_token_ids(1);
+       }},
+      {"empty tokens", [](v1::GenerateRequest& r) { r.mutable_tokens(); }},
+      {"negative token", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(-1); }},
+      {"token >= vocab", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(kVocab); }},
+      {"no chat messages", [](v1::GenerateRequest& r) { r.mutable_chat(); }},
+      {"bad chat role",
+       [](v1::GenerateRequest& r) {
+         auto* m = r.mutable_chat()->add_messages();
+         m->set_role("wizard");
+         m->set_content("hi");
+       }},
+      {"negative max_tokens", [](v1::GenerateRequest& r) { r.set_max_tokens(-1); }},
+      {"max_tokens over context", [](v1::GenerateRequest& r) { r.set_max_tokens(100000); }},
+      {"top_logprobs 65", [](v1::GenerateRequest& r) { r.set_top_logprobs(65); }},
+      {"negative deadline", [](v1::GenerateRequest& r) { r.set_deadline_ms(-5); }},
+      {"long client_tag", [](v1::GenerateRequest& r) { r.set_client_tag(std::string(300, 'x')); }},
+      {"stop token >= vocab",
+       [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_token_ids(9999); }},
+      {"17 stop strings",
+       [](v1::GenerateRequest& r) {
+         for (int i = 0; i < 17; ++i) r.mutable_stop()->add_stop_strings("x");
+       }},
+      {"empty stop string", [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_strings(""); }},
+      {"NaN temperature",
+       [](v1::GenerateRequest& r) {
+         r.mutable_policy()->mutable_sampling()->set_temperature(std::nanf(""));
+       }},
+      {"top_p 1.5",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_p(1.5f); }},
+      {"top_k 2000",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_k(2000); }},
+      {"branch width 1",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_width(1); }},
+      {"branch max_depth 9",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_max_depth(9); }},
+      {"unknown mode",
+       [](v1::GenerateRequest& r) {
+         r.mutable_policy()->set_mode(static_cast<v1::PolicyMode>(99));
+       }},
+      {"insert token >= vocab",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_insert()->add_tokens(100000); }},
+      {"n_samples 0",
+       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_adaptive()->set_n_samples(0); }},
+  };
+}
+
 class CoordinatorE2eTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -141,6 +196,94 @@ class CoordinatorE2eTest : public testing::Test {
     delete model_dir_;
   }
   void SetUp() override { ASSERT_NE(cluster_, nullptr); }
+
+  // Submit and Generate both refuse the request `edit` breaks, as INVALID_ARGUMENT.
+  static void ExpectRefused(const char* name, const Edit& edit) {
+    v1::GenerateRequest request = TextRequest("fine", 4, 1);
+    edit(request);
+    grpc::ClientContext submit_context;
+    v1::JobRef ref;
+    EXPECT_EQ(cluster_->stub->Submit(&submit_context, request, &ref).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << name;
+    grpc::ClientContext generate_context;
+    grpc::Status status;
+    ReadAll(*cluster_->stub->Generate(&generate_context, request), &status);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << name;
+  }
+
+  // `score` broken in one field at a time: each is refused as INVALID_ARGUMENT naming the field.
+  static void ExpectScoreRefusals(const v1::ScoreRequest& score) {
+    for (const auto& [mutate, needle] :
+         std::vector<std::pair<std::function<void(v1::ScoreRequest&)>, std::string>>{
+             {[](v1::ScoreRequest& r) { r.clear_continuations(); }, "continuations"},
+             {[](v1::ScoreRequest& r) {
+                r.mutable_continuations(1)->mutable_tokens()->set_token_ids(2, kVocab);
+              },
+              "continuations[1].tokens.token_ids[2]"},
+             {[](v1::ScoreRequest& r) { r.mutable_continuations(0)->set_text(""); },
+              "continuations[0].text"},
+             {[](v1::ScoreRequest& r) { r.add_continuations(); }, "continuations[2]"},
+             {[](v1::ScoreRequest& r) { r.clear_text(); }, "prompt"},
+             {[](v1::ScoreRequest& r) { r.set_top_logprobs(65); }, "top_logprobs"},
+             {[](v1::ScoreRequest& r) {  // ~4.2 MiB of reply: refused before any work.
+                r.set_top_logprobs(64);
+                r.clear_continuations();
+                for (int c = 0; c < 64; ++c) {
+                  auto* ids = r.add_continuations()->mutable_tokens();
+                  for (int t = 0; t < 48; ++t) ids->add_token_ids((c + t) % kVocab);
+                }
+              },
+              "continuations: 3072 tokens to score"}}) {
+      v1::ScoreRequest bad = score;
+      mutate(bad);
+      grpc::ClientContext bad_context;
+      v1::ScoreResponse ignored;
+      const grpc::Status refused = cluster_->stub->Score(&bad_context, bad, &ignored);
+      EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << needle;
+      EXPECT_NE(refused.error_message().find(needle), std::string::npos) << refused.error_message();
+    }
+  }
+
+  // The status codes of the job RPCs for `id`.
+  static v1::JobRef JobRef(const std::string& id) {
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    return ref;
+  }
+  static grpc::StatusCode GetJobCode(const std::string& id) {
+    grpc::ClientContext context;
+    v1::Job job;
+    return cluster_->stub->GetJob(&context, JobRef(id), &job).error_code();
+  }
+  static grpc::StatusCode CancelCode(const std::string& id) {
+    grpc::ClientContext context;
+    v1::Job job;
+    return cluster_->stub->Cancel(&context, JobRef(id), &job).error_code();
+  }
+  static grpc::StatusCode WatchCode(const std::string& id) {
+    grpc::ClientContext context;
+    grpc::Status status;
+    ReadAll(*cluster_->stub->Watch(&context, JobRef(id)), &status);
+    return status.error_code();
+  }
+  static grpc::StatusCode TreeCode(const std::string& id, int root, int depth) {
+    grpc::ClientContext context;
+    v1::GetTreeRequest request;
+    request.set_job_id(id);
+    request.set_root(root);
+    request.set_max_depth(depth);
+    v1::Tree out;
+    return cluster_->stub->GetTree(&context, request, &out).error_code();
+  }
+  static grpc::StatusCode ListCode(int limit, int state) {
+    grpc::ClientContext context;
+    v1::ListJobsRequest request;
+    request.set_limit(limit);
+    if (state != 0) request.add_states(static_cast<v1::JobState>(state));
+    v1::ListJobsResponse out;
+    return cluster_->stub->ListJobs(&context, request, &out).error_code();
+  }
 
   static std::string* model_dir_;
   static E2eCluster* cluster_;
@@ -236,36 +379,7 @@ TEST_F(CoordinatorE2eTest, ScoringAGreedyGenerationReproducesItsSteps) {
   EXPECT_GE(scored.cached_tokens(), 0);
   EXPECT_EQ(cluster_->WaitForUsedBlocks(0), 0) << "scoring sequences were not released";
 
-  // Bad requests name the field.
-  for (const auto& [mutate, needle] :
-       std::vector<std::pair<std::function<void(v1::ScoreRequest&)>, std::string>>{
-           {[](v1::ScoreRequest& r) { r.clear_continuations(); }, "continuations"},
-           {[](v1::ScoreRequest& r) {
-              r.mutable_continuations(1)->mutable_tokens()->set_token_ids(2, kVocab);
-            },
-            "continuations[1].tokens.token_ids[2]"},
-           {[](v1::ScoreRequest& r) { r.mutable_continuations(0)->set_text(""); },
-            "continuations[0].text"},
-           {[](v1::ScoreRequest& r) { r.add_continuations(); }, "continuations[2]"},
-           {[](v1::ScoreRequest& r) { r.clear_text(); }, "prompt"},
-           {[](v1::ScoreRequest& r) { r.set_top_logprobs(65); }, "top_logprobs"},
-           {[](v1::ScoreRequest& r) {  // ~4.2 MiB of reply: refused before any work.
-              r.set_top_logprobs(64);
-              r.clear_continuations();
-              for (int c = 0; c < 64; ++c) {
-                auto* ids = r.add_continuations()->mutable_tokens();
-                for (int t = 0; t < 48; ++t) ids->add_token_ids((c + t) % kVocab);
-              }
-            },
-            "continuations: 3072 tokens to score"}}) {
-    v1::ScoreRequest bad = score;
-    mutate(bad);
-    grpc::ClientContext bad_context;
-    v1::ScoreResponse ignored;
-    const grpc::Status refused = cluster_->stub->Score(&bad_context, bad, &ignored);
-    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << needle;
-    EXPECT_NE(refused.error_message().find(needle), std::string::npos) << refused.error_message();
-  }
+  ExpectScoreRefusals(score);
 }
 
 // The same request with the same seed grows the same tree, node for node, every field a client
@@ -333,128 +447,27 @@ TEST_F(CoordinatorE2eTest, DeadlineFinishesTheJob) {
 TEST_F(CoordinatorE2eTest, InvalidRequestsFailPreciselyAndTheServerStaysHealthy) {
   const std::string real_job = Submit(*cluster_->stub, TextRequest("ok", 4, 1));
   Watch(*cluster_->stub, real_job);
-  using Edit = std::function<void(v1::GenerateRequest&)>;
-  const std::vector<std::pair<const char*, Edit>> bad_generate = {
-      {"no prompt", [](v1::GenerateRequest& r) { r.clear_prompt(); }},
-      {"empty text", [](v1::GenerateRequest& r) { r.set_text(""); }},
-      {"prompt fills the context",  // The tiny model's context is 2048 tokens.
-       [](v1::GenerateRequest& r) {
-         for (int i = 0; i < 2048; ++i) r.mutable_tokens()->add_token_ids(1);
-       }},
-      {"empty tokens", [](v1::GenerateRequest& r) { r.mutable_tokens(); }},
-      {"negative token", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(-1); }},
-      {"token >= vocab", [](v1::GenerateRequest& r) { r.mutable_tokens()->add_token_ids(kVocab); }},
-      {"no chat messages", [](v1::GenerateRequest& r) { r.mutable_chat(); }},
-      {"bad chat role",
-       [](v1::GenerateRequest& r) {
-         auto* m = r.mutable_chat()->add_messages();
-         m->set_role("wizard");
-         m->set_content("hi");
-       }},
-      {"negative max_tokens", [](v1::GenerateRequest& r) { r.set_max_tokens(-1); }},
-      {"max_tokens over context", [](v1::GenerateRequest& r) { r.set_max_tokens(100000); }},
-      {"top_logprobs 65", [](v1::GenerateRequest& r) { r.set_top_logprobs(65); }},
-      {"negative deadline", [](v1::GenerateRequest& r) { r.set_deadline_ms(-5); }},
-      {"long client_tag", [](v1::GenerateRequest& r) { r.set_client_tag(std::string(300, 'x')); }},
-      {"stop token >= vocab",
-       [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_token_ids(9999); }},
-      {"17 stop strings",
-       [](v1::GenerateRequest& r) {
-         for (int i = 0; i < 17; ++i) r.mutable_stop()->add_stop_strings("x");
-       }},
-      {"empty stop string", [](v1::GenerateRequest& r) { r.mutable_stop()->add_stop_strings(""); }},
-      {"NaN temperature",
-       [](v1::GenerateRequest& r) {
-         r.mutable_policy()->mutable_sampling()->set_temperature(std::nanf(""));
-       }},
-      {"top_p 1.5",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_p(1.5f); }},
-      {"top_k 2000",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_sampling()->set_top_k(2000); }},
-      {"branch width 1",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_width(1); }},
-      {"branch max_depth 9",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_branch()->set_max_depth(9); }},
-      {"unknown mode",
-       [](v1::GenerateRequest& r) {
-         r.mutable_policy()->set_mode(static_cast<v1::PolicyMode>(99));
-       }},
-      {"insert token >= vocab",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_insert()->add_tokens(100000); }},
-      {"n_samples 0",
-       [](v1::GenerateRequest& r) { r.mutable_policy()->mutable_adaptive()->set_n_samples(0); }},
-  };
-  for (const auto& [name, edit] : bad_generate) {
-    v1::GenerateRequest request = TextRequest("fine", 4, 1);
-    edit(request);
-    grpc::ClientContext submit_context;
-    v1::JobRef ref;
-    EXPECT_EQ(cluster_->stub->Submit(&submit_context, request, &ref).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT)
-        << name;
-    grpc::ClientContext generate_context;
-    grpc::Status status;
-    ReadAll(*cluster_->stub->Generate(&generate_context, request), &status);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << name;
-  }
+  for (const auto& [name, edit] : BadGenerateRequests()) ExpectRefused(name, edit);
 
-  auto job_ref = [](const std::string& id) {
-    v1::JobRef ref;
-    ref.set_job_id(id);
-    return ref;
-  };
-  auto get_job = [&](const std::string& id) {
-    grpc::ClientContext context;
-    v1::Job job;
-    return cluster_->stub->GetJob(&context, job_ref(id), &job).error_code();
-  };
-  auto cancel = [&](const std::string& id) {
-    grpc::ClientContext context;
-    v1::Job job;
-    return cluster_->stub->Cancel(&context, job_ref(id), &job).error_code();
-  };
-  auto watch = [&](const std::string& id) {
-    grpc::ClientContext context;
-    grpc::Status status;
-    ReadAll(*cluster_->stub->Watch(&context, job_ref(id)), &status);
-    return status.error_code();
-  };
-  auto tree = [&](const std::string& id, int root, int depth) {
-    grpc::ClientContext context;
-    v1::GetTreeRequest request;
-    request.set_job_id(id);
-    request.set_root(root);
-    request.set_max_depth(depth);
-    v1::Tree out;
-    return cluster_->stub->GetTree(&context, request, &out).error_code();
-  };
-  auto list = [&](int limit, int state) {
-    grpc::ClientContext context;
-    v1::ListJobsRequest request;
-    request.set_limit(limit);
-    if (state != 0) request.add_states(static_cast<v1::JobState>(state));
-    v1::ListJobsResponse out;
-    return cluster_->stub->ListJobs(&context, request, &out).error_code();
-  };
   using grpc::StatusCode;
-  EXPECT_EQ(get_job(""), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(get_job(std::string(200, 'j')), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(get_job("no-such-job"), StatusCode::NOT_FOUND);
-  EXPECT_EQ(cancel("no-such-job"), StatusCode::NOT_FOUND);
-  EXPECT_EQ(watch("no-such-job"), StatusCode::NOT_FOUND);
-  EXPECT_EQ(watch(""), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(tree("no-such-job", 0, 0), StatusCode::NOT_FOUND);
-  EXPECT_EQ(tree(real_job, -1, 0), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(tree(real_job, 0, -1), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(tree(real_job, 99999, 0), StatusCode::NOT_FOUND);
-  EXPECT_EQ(list(5000, 0), StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(list(10, 99), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetJobCode(""), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetJobCode(std::string(200, 'j')), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetJobCode("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(CancelCode("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(WatchCode("no-such-job"), StatusCode::NOT_FOUND);
+  EXPECT_EQ(WatchCode(""), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(TreeCode("no-such-job", 0, 0), StatusCode::NOT_FOUND);
+  EXPECT_EQ(TreeCode(real_job, -1, 0), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(TreeCode(real_job, 0, -1), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(TreeCode(real_job, 99999, 0), StatusCode::NOT_FOUND);
+  EXPECT_EQ(ListCode(5000, 0), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ListCode(10, 99), StatusCode::INVALID_ARGUMENT);
 
   // Still healthy, and still serving jobs.
   EXPECT_TRUE(rpc::CheckServing(cluster_->address, absl::Seconds(5)).value_or(false));
-  EXPECT_EQ(get_job(real_job), StatusCode::OK);
-  EXPECT_EQ(tree(real_job, 0, 2), StatusCode::OK);
-  EXPECT_EQ(list(10, v1::JOB_STATE_FINISHED), StatusCode::OK);
+  EXPECT_EQ(GetJobCode(real_job), StatusCode::OK);
+  EXPECT_EQ(TreeCode(real_job, 0, 2), StatusCode::OK);
+  EXPECT_EQ(ListCode(10, v1::JOB_STATE_FINISHED), StatusCode::OK);
   const std::vector<v1::GenerateEvent> events =
       Watch(*cluster_->stub, Submit(*cluster_->stub, TextRequest("still fine", 4, 2)));
   ASSERT_FALSE(events.empty());

@@ -56,6 +56,58 @@ std::vector<json> ReadJsonLines(const std::string& file, const std::string& proc
   return lines;
 }
 
+// The worker's /metrics answers where the cluster says it is.
+void ExpectWorkerMetrics(const std::string& address) {
+  httplib::Client metrics("http://" + address);
+  const httplib::Result scraped = metrics.Get("/metrics");
+  ASSERT_TRUE(scraped) << httplib::to_string(scraped.error());
+  EXPECT_EQ(scraped->status, 200);
+  EXPECT_NE(scraped->body.find("arbor_worker_kv_blocks"), std::string::npos);
+}
+
+// One job generated to its end, one cancelled while it runs; their ids.
+void FinishOneJobAndCancelAnother(v1::Generation::Stub& stub, std::string* finished_id,
+                                  std::string* cancelled_id) {
+  v1::GenerateRequest request;
+  request.mutable_tokens()->add_token_ids(1);
+  request.mutable_tokens()->add_token_ids(2);
+  request.set_max_tokens(6);
+  request.mutable_stop()->set_ignore_eos(true);
+  {
+    grpc::ClientContext context;
+    auto reader = stub.Generate(&context, request);
+    v1::GenerateEvent event;
+    while (reader->Read(&event)) {
+      if (finished_id->empty()) *finished_id = event.job_id();
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  request.set_max_tokens(1500);
+  v1::JobRef cancelled;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub.Submit(&context, request, &cancelled).ok());
+  }
+  grpc::ClientContext context;
+  v1::Job job;
+  ASSERT_TRUE(stub.Cancel(&context, cancelled, &job).ok());
+  *cancelled_id = cancelled.job_id();
+}
+
+// Once the worker serves, every line of its log names it.
+void ExpectWorkerLinesNamed(const std::string& log, const std::string& worker) {
+  bool serving = false;
+  int named = 0;
+  for (const json& line : ReadJsonLines(log, "worker")) {
+    if (serving) {
+      EXPECT_EQ(line.value("worker", ""), worker) << line;
+      ++named;
+    }
+    serving = serving || line["msg"].get<std::string>().starts_with("serving on");
+  }
+  EXPECT_GE(named, 2) << "the draining and stopped lines";
+}
+
 TEST(JsonLogs, EveryLineIsAnObjectAndJobsLogTheirLifecycle) {
   const std::string model_dir = TempPath("tiny-model");
   model::MakeModelOptions model;
@@ -75,44 +127,14 @@ TEST(JsonLogs, EveryLineIsAnObjectAndJobsLogTheirLifecycle) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   // Each worker's /metrics is where the cluster says it is.
   ASSERT_EQ((*cluster)->worker_metrics_addresses().size(), 1u);
-  {
-    httplib::Client metrics("http://" + (*cluster)->worker_metrics_addresses()[0]);
-    const httplib::Result scraped = metrics.Get("/metrics");
-    ASSERT_TRUE(scraped) << httplib::to_string(scraped.error());
-    EXPECT_EQ(scraped->status, 200);
-    EXPECT_NE(scraped->body.find("arbor_worker_kv_blocks"), std::string::npos);
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectWorkerMetrics((*cluster)->worker_metrics_addresses()[0]));
   const std::string worker = (*cluster)->worker_addresses()[0];
   auto stub = v1::Generation::NewStub(
       grpc::CreateChannel((*cluster)->coordinator_address(), grpc::InsecureChannelCredentials()));
 
   // One job generates to its end, another is cancelled while it runs.
-  v1::GenerateRequest request;
-  request.mutable_tokens()->add_token_ids(1);
-  request.mutable_tokens()->add_token_ids(2);
-  request.set_max_tokens(6);
-  request.mutable_stop()->set_ignore_eos(true);
-  std::string finished_id;
-  {
-    grpc::ClientContext context;
-    auto reader = stub->Generate(&context, request);
-    v1::GenerateEvent event;
-    while (reader->Read(&event)) {
-      if (finished_id.empty()) finished_id = event.job_id();
-    }
-    ASSERT_TRUE(reader->Finish().ok());
-  }
-  request.set_max_tokens(1500);
-  v1::JobRef cancelled;
-  {
-    grpc::ClientContext context;
-    ASSERT_TRUE(stub->Submit(&context, request, &cancelled).ok());
-  }
-  {
-    grpc::ClientContext context;
-    v1::Job job;
-    ASSERT_TRUE(stub->Cancel(&context, cancelled, &job).ok());
-  }
+  std::string finished_id, cancelled_id;
+  ASSERT_NO_FATAL_FAILURE(FinishOneJobAndCancelAnother(*stub, &finished_id, &cancelled_id));
   ASSERT_TRUE((*cluster)->Stop(absl::Seconds(20)).ok());
 
   // job_id → the events logged for it, in order.
@@ -132,21 +154,11 @@ TEST(JsonLogs, EveryLineIsAnObjectAndJobsLogTheirLifecycle) {
   EXPECT_EQ(events(finished_id), (std::vector<std::string>{"submitted", "started", "finished"}));
   EXPECT_EQ(jobs[finished_id].back()["reason"], "FINISH_REASON_MAX_TOKENS");
   EXPECT_EQ(jobs[finished_id].back()["generated_tokens"], 6);
-  EXPECT_EQ(events(cancelled.job_id()),
-            (std::vector<std::string>{"submitted", "started", "cancelled"}));
-  EXPECT_EQ(jobs[cancelled.job_id()].back()["reason"], "FINISH_REASON_CANCELLED");
+  EXPECT_EQ(events(cancelled_id), (std::vector<std::string>{"submitted", "started", "cancelled"}));
+  EXPECT_EQ(jobs[cancelled_id].back()["reason"], "FINISH_REASON_CANCELLED");
 
   // Once it serves, every worker line names the worker (the coordinator knows it by that id).
-  bool serving = false;
-  int named = 0;
-  for (const json& line : ReadJsonLines((*cluster)->work_dir() + "/worker0.log", "worker")) {
-    if (serving) {
-      EXPECT_EQ(line.value("worker", ""), worker) << line;
-      ++named;
-    }
-    serving = serving || line["msg"].get<std::string>().starts_with("serving on");
-  }
-  EXPECT_GE(named, 2) << "the draining and stopped lines";
+  ExpectWorkerLinesNamed((*cluster)->work_dir() + "/worker0.log", worker);
   std::filesystem::remove_all(model_dir);
   std::filesystem::remove_all(options.work_dir);
 }

@@ -71,6 +71,43 @@ class WorkerProcessTest : public testing::TestWithParam<const char*> {
     return item;
   }
 
+  // Info describes the served model and KV pool.
+  void ExpectInfoDescribesTheModel() {
+    grpc::ClientContext info_context;
+    v1::WorkerInfo info;
+    ASSERT_TRUE(stub_->Info(&info_context, v1::InfoRequest(), &info).ok());
+    EXPECT_EQ(info.backend(), "cpu");
+    EXPECT_EQ(info.model().vocab_size(), config_.vocab_size);
+    EXPECT_EQ(info.model().num_layers(), config_.num_layers);
+    EXPECT_EQ(info.model().num_heads(), config_.num_heads);
+    EXPECT_EQ(info.model().num_kv_heads(), config_.num_kv_heads);
+    EXPECT_EQ(info.model().head_dim(), config_.head_dim);
+    EXPECT_EQ(info.model().max_context(), config_.max_position_embeddings);
+    EXPECT_EQ(info.model().bos_token_id(), config_.bos_token_id);
+    EXPECT_EQ(info.model().eos_token_ids_size(), static_cast<int>(config_.eos_token_ids.size()));
+    EXPECT_EQ(info.block_size(), 16);
+    EXPECT_EQ(info.kv_capacity_tokens(), 4096);
+  }
+
+  // A bad request (token outside the vocabulary) fails while a good one runs beside it.
+  void ExpectABadRunLeavesAGoodOneBeside() {
+    v1::RunRequest bad;
+    *bad.add_items() = Item(2, 4, 2);
+    bad.mutable_items(0)->set_append(2, config_.vocab_size);
+    v1::RunRequest good;
+    *good.add_items() = Item(3, 12, 40);
+    grpc::Status bad_status, good_status;
+    v1::RunResponse bad_response, good_response;
+    std::thread good_thread([&] { good_status = Run(good, &good_response); });
+    bad_status = Run(bad, &bad_response);
+    good_thread.join();
+    EXPECT_EQ(bad_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(bad_status.error_message().find("items[0].append[2]"), std::string::npos)
+        << bad_status.error_message();
+    ASSERT_TRUE(good_status.ok()) << good_status.error_message();
+    EXPECT_EQ(good_response.results(0).steps_size(), 40);
+  }
+
   const std::string model_dir_ = TempPath("model");
   model::ModelConfig config_;
   std::string address_;
@@ -79,21 +116,7 @@ class WorkerProcessTest : public testing::TestWithParam<const char*> {
 };
 
 TEST_P(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
-  grpc::ClientContext info_context;
-  v1::WorkerInfo info;
-  ASSERT_TRUE(stub_->Info(&info_context, v1::InfoRequest(), &info).ok());
-  EXPECT_EQ(info.backend(), "cpu");
-  EXPECT_EQ(info.model().vocab_size(), config_.vocab_size);
-  EXPECT_EQ(info.model().num_layers(), config_.num_layers);
-  EXPECT_EQ(info.model().num_heads(), config_.num_heads);
-  EXPECT_EQ(info.model().num_kv_heads(), config_.num_kv_heads);
-  EXPECT_EQ(info.model().head_dim(), config_.head_dim);
-  EXPECT_EQ(info.model().max_context(), config_.max_position_embeddings);
-  EXPECT_EQ(info.model().bos_token_id(), config_.bos_token_id);
-  EXPECT_EQ(info.model().eos_token_ids_size(), static_cast<int>(config_.eos_token_ids.size()));
-  EXPECT_EQ(info.block_size(), 16);
-  EXPECT_EQ(info.kv_capacity_tokens(), 4096);
-
+  ASSERT_NO_FATAL_FAILURE(ExpectInfoDescribesTheModel());
   v1::RunRequest request;
   *request.add_items() = Item(1, 20, 6);
   v1::RunResponse response;
@@ -111,22 +134,7 @@ TEST_P(WorkerProcessTest, ServesRunsAndDrainsOnSigterm) {
   EXPECT_EQ(health.live_sequences(), 1);
   EXPECT_GT(health.cache().used_blocks(), 0);
 
-  // A bad request (token outside the vocabulary) while a good one runs beside it.
-  v1::RunRequest bad;
-  *bad.add_items() = Item(2, 4, 2);
-  bad.mutable_items(0)->set_append(2, config_.vocab_size);
-  v1::RunRequest good;
-  *good.add_items() = Item(3, 12, 40);
-  grpc::Status bad_status, good_status;
-  v1::RunResponse bad_response, good_response;
-  std::thread good_thread([&] { good_status = Run(good, &good_response); });
-  bad_status = Run(bad, &bad_response);
-  good_thread.join();
-  EXPECT_EQ(bad_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(bad_status.error_message().find("items[0].append[2]"), std::string::npos)
-      << bad_status.error_message();
-  ASSERT_TRUE(good_status.ok()) << good_status.error_message();
-  EXPECT_EQ(good_response.results(0).steps_size(), 40);
+  ASSERT_NO_FATAL_FAILURE(ExpectABadRunLeavesAGoodOneBeside());
 
   // Unknown sequence → NOT_FOUND.
   v1::RunRequest unknown;
