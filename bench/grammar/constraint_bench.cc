@@ -22,7 +22,7 @@
 #include "grammar/json_grammar.h"
 #include "model/model_store.h"
 #include "model/tokenizer/gguf_tokenizer.h"
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 #include "worker/service/worker_setup.h"
 
 namespace arbor::grammar {

@@ -40,7 +40,7 @@
 #include "model/checkpoint.h"
 #include "model/make_model.h"
 #include "model/model_store.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 #include "worker/kv/kv_cache.h"
 

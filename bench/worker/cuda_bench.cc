@@ -44,7 +44,7 @@
 #include "model/checkpoint.h"
 #include "model/dtype.h"
 #include "model/make_model.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cuda_backend.h"
 
 ABSL_FLAG(std::vector<std::string>, contexts, std::vector<std::string>({"512", "4096"}),

@@ -25,7 +25,7 @@
 #include "model/checkpoint.h"
 #include "model/model_store.h"
 #include "policy/policy_convert.h"
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 #include "worker/backend/cpu_backend.h"
 #include "worker/engine/item_run.h"
 #include "worker/kv/kv_cache.h"

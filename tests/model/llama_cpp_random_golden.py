@@ -6,7 +6,7 @@ SentencePiece vocabulary): its sha256, llama.cpp's
 token ids for a few texts (the pre-tokenizer decides them: see random_gguf.py's merges), the
 last position's logits after fixed token-id prompts, and greedy continuations with the top two
 logits of every step. Everything goes to tests/model/data/random_llama_cpp.json, which
-tests/worker/random_gguf_llama_cpp_test.cc reads; this script shares no code with Arbor.
+tests/worker/backend/random_gguf_llama_cpp_test.cc reads; this script shares no code with Arbor.
 
 llama.cpp runs with an F32 KV cache (its default F16 cache would round every key and value), no
 flash attention, one thread; logits are read back with llama_get_logits_ith after each decode.

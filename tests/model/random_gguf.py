@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Small random-weight GGUF files, written with llama.cpp's own `gguf` package, for the oracle
 tests against llama.cpp (tests/model/llama_cpp_random_golden.py writes llama.cpp's answers on
-them to tests/model/data/random_llama_cpp.json; tests/worker/random_gguf_llama_cpp_test.cc
+them to tests/model/data/random_llama_cpp.json; tests/worker/backend/random_gguf_llama_cpp_test.cc
 loads the same files into Arbor and compares).
 
 Deterministic: the same script, numpy and gguf versions give the same bytes (the golden file

@@ -13,7 +13,7 @@
 
 #include "kernels/cuda/cuda_status.h"
 #include "model/dtype.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 #include "worker/backend/cuda_backend.h"
 

@@ -12,8 +12,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "tests/worker/engine_harness.h"
-#include "tests/worker/tiny_model_suite.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/tiny_model_suite.h"
 #include "worker/engine/engine.h"
 
 namespace arbor::worker {

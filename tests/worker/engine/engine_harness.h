@@ -1,7 +1,7 @@
 // Driving an in-process Engine synchronously, for the engine tests and the engine benchmark: a
 // make-model checkpoint in a temporary directory, an engine over it, and blocking Run/Release.
-#ifndef ARBOR_TESTS_WORKER_ENGINE_HARNESS_H_
-#define ARBOR_TESTS_WORKER_ENGINE_HARNESS_H_
+#ifndef ARBOR_TESTS_WORKER_ENGINE_ENGINE_HARNESS_H_
+#define ARBOR_TESTS_WORKER_ENGINE_ENGINE_HARNESS_H_
 
 #include <cstdint>
 #include <functional>
@@ -53,4 +53,4 @@ std::vector<int32_t> Tokens(const v1::RunResult& result);
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_ENGINE_HARNESS_H_
+#endif  // ARBOR_TESTS_WORKER_ENGINE_ENGINE_HARNESS_H_

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 
 namespace arbor::worker {
 namespace {

@@ -1,14 +1,14 @@
 // A gtest suite whose tests share one checkpoint of make-model's tiny preset (model seed kSeed),
 // written before the suite's first test and removed after its last (engine_harness.h's
 // TempModel).
-#ifndef ARBOR_TESTS_WORKER_TINY_MODEL_SUITE_H_
-#define ARBOR_TESTS_WORKER_TINY_MODEL_SUITE_H_
+#ifndef ARBOR_TESTS_WORKER_ENGINE_TINY_MODEL_SUITE_H_
+#define ARBOR_TESTS_WORKER_ENGINE_TINY_MODEL_SUITE_H_
 
 #include <cstdint>
 #include <memory>
 
 #include "gtest/gtest.h"
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 
 namespace arbor::worker::testing {
 
@@ -30,4 +30,4 @@ class TinyModelSuite : public ::testing::Test {
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_TINY_MODEL_SUITE_H_
+#endif  // ARBOR_TESTS_WORKER_ENGINE_TINY_MODEL_SUITE_H_

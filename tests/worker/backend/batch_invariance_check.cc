@@ -1,4 +1,4 @@
-#include "tests/worker/batch_invariance_check.h"
+#include "tests/worker/backend/batch_invariance_check.h"
 
 #include <gtest/gtest.h>
 

@@ -21,8 +21,8 @@
 
 #include "kernels/cuda/cuda_status.h"
 #include "tests/support/test_seed.h"
-#include "tests/worker/fault_kernel.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/fault_kernel.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 #include "worker/backend/cuda_backend.h"
 

@@ -15,8 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
-#include "tests/worker/engine_harness.h"
-#include "tests/worker/tiny_model_suite.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/tiny_model_suite.h"
 
 namespace arbor::worker {
 namespace {

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "kernels/cuda/cuda_status.h"
-#include "tests/worker/batch_invariance_check.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/batch_invariance_check.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cuda_backend.h"
 
 namespace arbor::worker {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tests/support/test_seed.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/kv/kv_cache.h"
 
 namespace arbor::worker {

@@ -4,8 +4,8 @@
 // chunked differently (which is also what a prefix-cache hit does: the prefix's K/V were written
 // by another step), and the sibling branches of a search decoding beside it over their shared
 // blocks. Fresh random tokens each call (seed printed). Shared by the CPU and CUDA backend tests.
-#ifndef ARBOR_TESTS_WORKER_BATCH_INVARIANCE_CHECK_H_
-#define ARBOR_TESTS_WORKER_BATCH_INVARIANCE_CHECK_H_
+#ifndef ARBOR_TESTS_WORKER_BACKEND_BATCH_INVARIANCE_CHECK_H_
+#define ARBOR_TESTS_WORKER_BACKEND_BATCH_INVARIANCE_CHECK_H_
 
 #include "worker/backend/backend.h"
 
@@ -23,4 +23,4 @@ void CheckSiblings(Backend& backend);
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_BATCH_INVARIANCE_CHECK_H_
+#endif  // ARBOR_TESTS_WORKER_BACKEND_BATCH_INVARIANCE_CHECK_H_

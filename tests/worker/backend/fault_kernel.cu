@@ -1,6 +1,6 @@
 // A kernel that writes through a bad pointer, for the GPU test of a sticky CUDA error: after it
 // the context is unusable (cudaErrorIllegalAddress on every later call).
-#include "tests/worker/fault_kernel.h"
+#include "tests/worker/backend/fault_kernel.h"
 
 namespace arbor::worker::testing {
 namespace {

@@ -38,7 +38,7 @@
 #include "model/gguf.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "tests/worker/engine_harness.h"
-#include "tests/worker/forwarding_backend.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/forwarding_backend.h"
 #include "worker/backend/backend.h"
 #include "worker/engine/engine.h"
 

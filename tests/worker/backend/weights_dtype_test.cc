@@ -14,7 +14,7 @@
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
 #include "tests/support/test_seed.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tests/worker/engine_harness.h"
-#include "tests/worker/tiny_model_suite.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/tiny_model_suite.h"
 #include "worker/engine/engine.h"
 
 namespace arbor::worker {

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/python_reference.h"
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 
 namespace arbor::worker {
 namespace {
@@ -52,8 +52,8 @@ nlohmann::json Reference(const std::string& model_dir, const std::vector<Observe
   request["reference_len"] = kReferenceLen;
   request["contexts"] = nlohmann::json::array();
   for (const Observed& o : observed) request["contexts"].push_back(o.context);
-  return arbor::testing::RunPythonReference("tests/worker/step_metrics_reference.py", request,
-                                            absl::Seconds(240));
+  return arbor::testing::RunPythonReference("tests/worker/engine/step_metrics_reference.py",
+                                            request, absl::Seconds(240));
 }
 
 class EngineReferenceTest : public ::testing::TestWithParam<std::string> {

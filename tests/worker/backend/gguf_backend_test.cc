@@ -19,7 +19,7 @@
 #include "model/checkpoint.h"
 #include "tests/model/gguf_builder.h"
 #include "tests/support/test_seed.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 #include "worker/backend/forward_rows.h"
 

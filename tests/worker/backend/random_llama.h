@@ -2,8 +2,8 @@
 // Face tensor names; with q/k/v biases when the config is a Qwen2's) and an independent float64
 // forward over one dense, unpaged sequence that records the same named intermediates as the
 // backends' TensorTap, so a backend can be checked tensor by tensor without any file or Python.
-#ifndef ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
-#define ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
+#ifndef ARBOR_TESTS_WORKER_BACKEND_RANDOM_LLAMA_H_
+#define ARBOR_TESTS_WORKER_BACKEND_RANDOM_LLAMA_H_
 
 #include <cstdint>
 #include <map>
@@ -82,4 +82,4 @@ absl::StatusOr<std::vector<float>> LastLogits(Backend& backend, const std::vecto
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_RANDOM_LLAMA_H_
+#endif  // ARBOR_TESTS_WORKER_BACKEND_RANDOM_LLAMA_H_

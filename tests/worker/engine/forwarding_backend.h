@@ -1,7 +1,7 @@
 // A Backend that hands every call to another one: the base of the test decorators that change
 // one behaviour of a real backend (inject faults, reduce rows another way) and keep the rest.
-#ifndef ARBOR_TESTS_WORKER_FORWARDING_BACKEND_H_
-#define ARBOR_TESTS_WORKER_FORWARDING_BACKEND_H_
+#ifndef ARBOR_TESTS_WORKER_ENGINE_FORWARDING_BACKEND_H_
+#define ARBOR_TESTS_WORKER_ENGINE_FORWARDING_BACKEND_H_
 
 #include <memory>
 #include <string>
@@ -39,4 +39,4 @@ class ForwardingBackend : public Backend {
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_FORWARDING_BACKEND_H_
+#endif  // ARBOR_TESTS_WORKER_ENGINE_FORWARDING_BACKEND_H_

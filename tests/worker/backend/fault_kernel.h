@@ -1,7 +1,7 @@
 // Launches a kernel that faults on `stream` (an illegal address), to test what the CUDA backend
 // does after a sticky error.
-#ifndef ARBOR_TESTS_WORKER_FAULT_KERNEL_H_
-#define ARBOR_TESTS_WORKER_FAULT_KERNEL_H_
+#ifndef ARBOR_TESTS_WORKER_BACKEND_FAULT_KERNEL_H_
+#define ARBOR_TESTS_WORKER_BACKEND_FAULT_KERNEL_H_
 
 #include <cuda_runtime_api.h>
 
@@ -12,4 +12,4 @@ cudaError_t LaunchIllegalWrite(cudaStream_t stream);
 
 }  // namespace arbor::worker::testing
 
-#endif  // ARBOR_TESTS_WORKER_FAULT_KERNEL_H_
+#endif  // ARBOR_TESTS_WORKER_BACKEND_FAULT_KERNEL_H_

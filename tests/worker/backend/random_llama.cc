@@ -1,4 +1,4 @@
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 
 #include <unistd.h>
 

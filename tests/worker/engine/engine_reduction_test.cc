@@ -21,8 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "entropix/logit_metrics.h"
 #include "entropix/top_k.h"
-#include "tests/worker/engine_harness.h"
-#include "tests/worker/forwarding_backend.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/forwarding_backend.h"
 #include "worker/backend/backend.h"
 
 namespace arbor::worker {

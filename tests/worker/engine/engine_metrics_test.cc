@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
 #include "tests/support/metric_samples.h"
-#include "tests/worker/engine_harness.h"
+#include "tests/worker/engine/engine_harness.h"
 #include "worker/engine/engine.h"
 
 namespace arbor::worker {

@@ -13,8 +13,8 @@
 
 #include "model/checkpoint.h"
 #include "model/model_store.h"
-#include "tests/worker/batch_invariance_check.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/batch_invariance_check.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {

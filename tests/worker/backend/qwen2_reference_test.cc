@@ -29,7 +29,7 @@
 #include "tests/model/gguf_builder.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/test_seed.h"
-#include "tests/worker/random_llama.h"
+#include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {
