@@ -5,7 +5,7 @@
 //   BACKSPACE remove the last generated token, ban it, re-draw its position from its stored
 //             top-K with the HEHV parameters, continue with truncate_to + the new token;
 //   BRANCH    draw up to the fork width's candidates, fork one rollout per candidate and hand
-//             them to the branch strategy the policy names (branch_strategy.h: ROLLOUT, BEAM,
+//             them to the branch strategy the planner opens (branch_planner.h: ROLLOUT, BEAM,
 //             TRACE), which runs them through the job (BranchHost) until it names the rollout
 //             to commit; the job commits it and releases the rest.
 // CANONICAL mode has no structural stops (the worker emits the thinking token itself). Stops:
@@ -18,16 +18,11 @@
 // Rehome() moves a job the same way from a worker that drains or is presumed dead (a Run in
 // flight on a dead one is abandoned, not awaited).
 //
-// Text. Token events carry the committed text incrementally (stop_strings.h): text a possible
-// stop string could still start with is held back until it cannot match, and released with the
-// token the job ends on. A backspace event retracts exactly the text streamed with the removed
-// token's event.
+// What the client sees — text, events, counts, timings — is the job's output (job_output.h).
 //
 // Threading. Completions arrive on any thread; each job serialises itself with its own mutex
 // (no thread per job). Side effects — worker calls and events — are queued under the lock and
-// run after it is released, in order, by whichever thread is draining the queue; so the event
-// sink and the worker client may call back into the job (accessors, Cancel) without deadlock,
-// and events reach the sink in the order they happened.
+// run after it is released (action_queue.h).
 #ifndef ARBOR_COORDINATOR_JOB_JOB_H_
 #define ARBOR_COORDINATOR_JOB_JOB_H_
 
