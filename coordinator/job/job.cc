@@ -43,16 +43,12 @@ absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions option
                    SearchTree::Create(spec.prompt_token_ids, spec.vocab_size, main_sequence));
   RunBuilder builder = RunBuilder::ForJob(spec, options.top_k);
   std::shared_ptr<Job> job(new Job(std::move(spec), options, std::move(env), std::move(tree),
-                                   std::move(builder), std::move(planner)));
-  absl::MutexLock lock(&job->mu_);
-  job->main_sequence_ = main_sequence;
-  job->main_source_.is_new = true;
-  job->main_source_.append = job->spec_.prompt_token_ids;
+                                   std::move(builder), std::move(planner), main_sequence));
   return job;
 }
 
 Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
-         std::unique_ptr<BranchPlanner> planner)
+         std::unique_ptr<BranchPlanner> planner, uint64_t main_sequence)
     : spec_(std::move(spec)),
       options_(options),
       env_(std::move(env)),
@@ -60,6 +56,7 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
       tree_(std::move(tree)),
       session_(env_.worker, {options_.exhausted_backoff, options_.max_backoff, options_.max_wait,
                              options_.max_consecutive_failures, options_.exhausted_retries}),
+      main_(main_sequence, spec_.prompt_token_ids),
       planner_(std::move(planner)),
       output_(spec_, env_.decode, env_.clock, [this](arbor::v1::GenerateEvent event) {
         // Under mu_: every event is sent by the job while it holds its lock.
@@ -168,11 +165,9 @@ void Job::CommitBranch(BranchCommit commit) {
   for (uint64_t id : branch_->Sequences()) {
     if (id != commit.main_sequence) released.push_back(id);
   }
-  if (main_live_ && main_sequence_ != commit.main_sequence) released.push_back(main_sequence_);
+  if (main_.live() && main_.id() != commit.main_sequence) released.push_back(main_.id());
   Release(std::move(released));
-  main_sequence_ = commit.main_sequence;
-  main_live_ = !commit.source.is_new;
-  main_source_ = std::move(commit.source);
+  main_.Adopt(commit.main_sequence, std::move(commit.source));
   branch_.reset();
   EmitResolved(*resolution, commit.scores, commit.reason);
   for (NodeId id : resolution->committed_nodes) {
@@ -188,7 +183,7 @@ void Job::CommitBranch(BranchCommit commit) {
 }
 
 void Job::Fallback() {
-  structural_off_once_ = true;
+  main_.SkipStructuralOnce();
   Continue();
 }
 
@@ -204,7 +199,7 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
     live.insert(live.end(), in_flight->sequence_ids.begin(), in_flight->sequence_ids.end());
   }
   Release(std::move(live));
-  main_live_ = false;
+  main_.Released();
   const char* what = state_ == arbor::v1::JOB_STATE_CANCELLED ? "cancelled"
                      : state_ == arbor::v1::JOB_STATE_FAILED  ? "failed"
                                                               : "finished";
@@ -244,7 +239,7 @@ void Job::Release(std::vector<uint64_t> ids) {
 
 std::vector<uint64_t> Job::LiveSequences() const {
   std::vector<uint64_t> live;
-  if (main_live_) live.push_back(main_sequence_);
+  if (main_.live()) live.push_back(main_.id());
   if (branch_) {
     const std::vector<uint64_t> branch = branch_->Sequences();
     live.insert(live.end(), branch.begin(), branch.end());

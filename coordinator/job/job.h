@@ -52,6 +52,7 @@
 #include "coordinator/job/branch_strategy.h"
 #include "coordinator/job/job_output.h"
 #include "coordinator/job/job_spec.h"
+#include "coordinator/job/main_sequence.h"
 #include "coordinator/job/rollout.h"
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/worker_client.h"
@@ -152,7 +153,7 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
 
  private:
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
-      std::unique_ptr<BranchPlanner> planner);
+      std::unique_ptr<BranchPlanner> planner, uint64_t main_sequence);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
   // Steps of main-path Run `generation` the worker streamed before it answered: recorded and
@@ -265,13 +266,9 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // The worker, the Run in flight there, and the failover state (worker_session.h).
   WorkerSession session_ ABSL_GUARDED_BY(mu_);
 
-  // The main sequence on the worker and what its next Run must do to it first.
-  uint64_t main_sequence_ ABSL_GUARDED_BY(mu_) = 0;
-  bool main_live_ ABSL_GUARDED_BY(mu_) = false;  // Exists on the worker.
-  SequenceSource main_source_ ABSL_GUARDED_BY(mu_);
-  bool structural_off_once_ ABSL_GUARDED_BY(mu_) = false;  // See Fallback().
-  // Leading steps of the main-path Run in flight already recorded from its progress.
-  int main_steps_recorded_ ABSL_GUARDED_BY(mu_) = 0;
+  // The main sequence on the worker, what its next Run must do to it first, and that Run's
+  // own state (main_sequence.h).
+  MainSequence main_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
   // How forks open and which strategy decides them, with what it keeps across the job; how
   // wide forks may still be (ShrinkSearch halves it; below 2 the main items claim the policy's

@@ -106,10 +106,7 @@ void Job::Move(absl::Status cause, bool forced) {
 
 void Job::ResetSequences() {
   Release(LiveSequences());
-  main_live_ = false;
-  main_source_ = SequenceSource{};
-  main_source_.is_new = true;
-  main_source_.append = tree_.SequenceTokenIds();
+  main_.Reset(tree_.SequenceTokenIds());
   if (branch_) branch_->Reprefill(tree_);
 }
 
@@ -156,7 +153,7 @@ void Job::ShrinkSearch(const absl::Status& status) {
   if (!abandoned.ok()) return Fail(abandoned.status());
   std::vector<uint64_t> released;
   for (uint64_t id : branch_->Sequences()) {
-    if (id != main_sequence_) released.push_back(id);
+    if (id != main_.id()) released.push_back(id);
   }
   Release(std::move(released));
   branch_.reset();

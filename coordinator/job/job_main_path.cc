@@ -23,15 +23,14 @@ void Job::SendMainRun() {
                            ? options_.steps_per_run
                            : std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
   const int32_t max_steps =
-      structural_off_once_ ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
+      main_.structural_off_once() ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
   arbor::v1::RunRequest request;
   arbor::v1::RunItem& item = *request.add_items();
-  item = builder_.MainItem(main_sequence_, main_source_, max_steps, search && !structural_off_once_,
-                           Budgets());
+  item = builder_.MainItem(main_.id(), main_.source(), max_steps,
+                           search && !main_.structural_off_once(), Budgets());
   if (planner_->branching_off()) item.set_branch_depth(spec_.policy.MaxForkDepth());
-  structural_off_once_ = false;
-  main_steps_recorded_ = 0;
-  SendRun(std::move(request), {main_sequence_}, /*streamed=*/true);
+  main_.RunSent();
+  SendRun(std::move(request), {main_.id()}, /*streamed=*/true);
 }
 
 void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
@@ -59,12 +58,10 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool
 }
 
 void Job::OnMainDone(const arbor::v1::RunResult& result) {
-  if (main_source_.is_new) output_.AddCachedPromptTokens(result.cached_tokens());
-  main_live_ = true;
-  main_source_ = SequenceSource{};
+  if (main_.RanOnce()) output_.AddCachedPromptTokens(result.cached_tokens());
   const StepResult* structural = nullptr;
   // The run's leading steps already came as progress and are in the tree.
-  const int recorded = std::exchange(main_steps_recorded_, 0);
+  const int recorded = main_.TakeStepsRecorded();
   for (const StepResult& step : result.steps() | std::views::drop(recorded)) {
     if (step.token_id() < 0) {
       structural = &step;
@@ -102,7 +99,7 @@ void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progr
     }
     for (const StepResult& step : progress.results(0).steps()) {
       if (step.token_id() < 0 || !RecordMainStep(step)) break;
-      ++main_steps_recorded_;
+      main_.StepRecorded();
     }
   }
   actions_.Drain();
@@ -116,7 +113,7 @@ bool Job::RecordMainStep(const StepResult& step) {
   }
   Count(step.strategy());
   planner_->OnMainStep(step);
-  const Step tree_step = TreeStep(step, main_sequence_);
+  const Step tree_step = TreeStep(step, main_.id());
   if (step.strategy() == arbor::v1::STRATEGY_INSERT) {
     // CANONICAL: the worker appended the thinking token itself.
     absl::StatusOr<NodeId> id = tree_.Insert(tree_step);

@@ -56,7 +56,7 @@ void Job::ApplyInsert(const StepResult& step) {
   arbor::v1::GenerateEvent event;
   bool stopped = false;
   for (size_t i = 0; i < n; ++i) {
-    Step tree_step = TreeStep(step, main_sequence_);
+    Step tree_step = TreeStep(step, main_.id());
     tree_step.token_id = tokens[i];
     tree_step.logprob = LogprobOf(step, tokens[i]);
     if (i > 0) tree_step.top_logprobs.clear();  // Only the first was decided on this step.
@@ -65,7 +65,7 @@ void Job::ApplyInsert(const StepResult& step) {
     event.mutable_insert()->add_node_ids(*id);
     event.mutable_insert()->add_token_ids(tokens[i]);
     event.mutable_insert()->add_logprobs(tree_step.logprob);
-    main_source_.append.push_back(tokens[i]);
+    main_.Append(tokens[i]);
     stopped = stopped || output_.PushText(tree_, *id, event.mutable_insert()->mutable_text());
   }
   ++used_.inserts_used;
@@ -105,13 +105,11 @@ void Job::ApplyBackspace(const StepResult& step) {
   redrawn.logprob = std::min(redraw->logprob, 0.0f);
   redrawn.metrics = removed.metrics;  // Drawn from the removed token's distribution.
   redrawn.strategy = arbor::v1::STRATEGY_RESAMPLE;
-  redrawn.sequence_id = main_sequence_;
+  redrawn.sequence_id = main_.id();
   redrawn.top_logprobs = stored;
   absl::StatusOr<NodeId> id = tree_.Commit(redrawn);
   if (!id.ok()) return Fail(id.status());
-  main_source_ = SequenceSource{};
-  main_source_.truncate_to = removed.position;
-  main_source_.append = {redraw->id};
+  main_.Redraw(removed.position, redraw->id);
   if (!EmitCommitted(*id)) return;
   if (IsStopToken(redraw->id)) return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
   Continue();
@@ -119,8 +117,8 @@ void Job::ApplyBackspace(const StepResult& step) {
 
 void Job::OpenBranch(const StepResult& step) {
   SequenceSource base;
-  if (main_live_) {
-    base.fork_from = main_sequence_;
+  if (const std::optional<uint64_t> live = main_.live_id()) {
+    base.fork_from = *live;
     base.fork_length = step.position();
   } else {
     base.is_new = true;  // After a re-home: prefill the committed path.
