@@ -68,8 +68,7 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
 void Job::Start() {
   {
     absl::MutexLock lock(&mu_);
-    if (state_ != arbor::v1::JOB_STATE_QUEUED) return;
-    state_ = arbor::v1::JOB_STATE_RUNNING;
+    if (!life_.Start()) return;
     base::WithFields(LogFieldsFor("started")).Info("job started");
     Continue();
   }
@@ -79,7 +78,7 @@ void Job::Start() {
 void Job::Cancel() {
   {
     absl::MutexLock lock(&mu_);
-    if (!finished()) Finish(arbor::v1::FINISH_REASON_CANCELLED);
+    if (!life_.ended()) Finish(arbor::v1::FINISH_REASON_CANCELLED);
   }
   actions_.Drain();
 }
@@ -90,7 +89,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
     if (std::optional<WorkerSession::InFlight> completed = session_.Completed(generation)) {
       const WorkerSession::InFlight& done = *completed;
       output_.RunDone(env_.clock->Now() - done.sent);
-      if (finished()) {
+      if (life_.ended()) {
         // The job ended while the run was in flight: drop what the run created.
         actions_.Push([worker = done.worker, ids = done.sequence_ids]() mutable {
           worker->Release(std::move(ids));
@@ -188,11 +187,7 @@ void Job::Fallback() {
 }
 
 void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
-  state_ = reason == arbor::v1::FINISH_REASON_CANCELLED ? arbor::v1::JOB_STATE_CANCELLED
-           : reason == arbor::v1::FINISH_REASON_ERROR   ? arbor::v1::JOB_STATE_FAILED
-                                                        : arbor::v1::JOB_STATE_FINISHED;
-  finish_reason_ = reason;
-  error_ = std::move(error);
+  const char* what = life_.End(reason, std::move(error));
   std::vector<uint64_t> live = LiveSequences();
   // A Run in flight may still create its sequences; they are released again when it completes.
   if (const auto& in_flight = session_.in_flight()) {
@@ -200,16 +195,13 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   }
   Release(std::move(live));
   main_.Released();
-  const char* what = state_ == arbor::v1::JOB_STATE_CANCELLED ? "cancelled"
-                     : state_ == arbor::v1::JOB_STATE_FAILED  ? "failed"
-                                                              : "finished";
   base::LogFields fields = LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
                                                {"generated_tokens", tree_.GeneratedTokenCount()},
                                                {"total_ms", output_.SinceCreated() / 1000}});
-  if (!error_.empty()) fields.emplace_back("error", error_);
+  if (!life_.error().empty()) fields.emplace_back("error", life_.error());
   base::WithFields(std::move(fields))
-      .Log(error_.empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
-  output_.SendFinished(reason, error_, tree_);
+      .Log(life_.error().empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
+  output_.SendFinished(reason, life_.error(), tree_);
 }
 
 // --- helpers (mu_ held) -----------------------------------------------------------------------
@@ -251,17 +243,17 @@ std::vector<uint64_t> Job::LiveSequences() const {
 
 arbor::v1::JobState Job::state() const {
   absl::MutexLock lock(&mu_);
-  return state_;
+  return life_.state();
 }
 
 arbor::v1::FinishReason Job::finish_reason() const {
   absl::MutexLock lock(&mu_);
-  return finish_reason_;
+  return life_.reason();
 }
 
 std::string Job::error() const {
   absl::MutexLock lock(&mu_);
-  return error_;
+  return life_.error();
 }
 
 std::string Job::worker_id() const {

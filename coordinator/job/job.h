@@ -50,6 +50,7 @@
 #include "coordinator/job/branch_host.h"
 #include "coordinator/job/branch_planner.h"
 #include "coordinator/job/branch_strategy.h"
+#include "coordinator/job/job_lifecycle.h"
 #include "coordinator/job/job_output.h"
 #include "coordinator/job/job_spec.h"
 #include "coordinator/job/main_sequence.h"
@@ -248,9 +249,6 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   // the job finished on a stop string.
   bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool finished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return state_ != arbor::v1::JOB_STATE_QUEUED && state_ != arbor::v1::JOB_STATE_RUNNING;
-  }
 
   const JobSpec spec_;
   const JobOptions options_;
@@ -259,10 +257,7 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
 
   mutable absl::Mutex mu_;
   SearchTree tree_ ABSL_GUARDED_BY(mu_);
-  arbor::v1::JobState state_ ABSL_GUARDED_BY(mu_) = arbor::v1::JOB_STATE_QUEUED;
-  arbor::v1::FinishReason finish_reason_ ABSL_GUARDED_BY(mu_) =
-      arbor::v1::FINISH_REASON_UNSPECIFIED;
-  std::string error_ ABSL_GUARDED_BY(mu_);
+  JobLifecycle life_ ABSL_GUARDED_BY(mu_);  // QUEUED, RUNNING, then how it ended.
   // The worker, the Run in flight there, and the failover state (worker_session.h).
   WorkerSession session_ ABSL_GUARDED_BY(mu_);
 

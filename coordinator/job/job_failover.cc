@@ -30,7 +30,7 @@ void Job::Rehome(absl::Status reason) {
   std::shared_ptr<WorkerClient> abandon;
   {
     absl::MutexLock lock(&mu_);
-    if (finished() || session_.moving()) return;
+    if (life_.ended() || session_.moving()) return;
     if (session_.in_flight()) {
       // A dead worker's Run is not awaited: a frozen one answers only when (if ever) it
       // resumes. Abandoned, it fails with UNAVAILABLE, and the job moves as after any failure.
@@ -48,13 +48,13 @@ void Job::Move(absl::Status cause, bool forced) {
   std::shared_ptr<WorkerClient> from;
   {
     absl::MutexLock lock(&mu_);
-    if (finished()) return;
+    if (life_.ended()) return;
     from = session_.worker();
   }
   absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(*from, cause);
   {
     absl::MutexLock lock(&mu_);
-    if (finished()) {
+    if (life_.ended()) {
       session_.MoveAbandoned();
       return;
     }
@@ -85,7 +85,7 @@ void Job::Move(absl::Status cause, bool forced) {
         session_.MoveAbandoned();
         base::WithFields(LogFieldsFor("rehome_failed"))
             .Warn("job stays on its worker: {}", why.ToString());
-        if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
+        if (life_.running()) Continue();
       }
     } else {
       // Best effort: a worker that only ran out of KV still holds our sequences.
@@ -98,7 +98,7 @@ void Job::Move(absl::Status cause, bool forced) {
       output_.Send(std::move(event));
       base::WithFields(LogFieldsFor("rehomed", {{"from_worker", from->id()}}))
           .Info("job re-homed: {}", cause.ToString());
-      if (state_ == arbor::v1::JOB_STATE_RUNNING) Continue();
+      if (life_.running()) Continue();
     }
   }
   actions_.Drain();
@@ -114,7 +114,7 @@ void Job::Retry(uint64_t generation, bool move) {
   {
     absl::MutexLock lock(&mu_);
     // Nothing happened since the failure (no cancel, no other run, no move).
-    if (finished() || session_.in_flight() || session_.moving() ||
+    if (life_.ended() || session_.in_flight() || session_.moving() ||
         generation != session_.generation()) {
       return;
     }

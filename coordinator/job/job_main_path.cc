@@ -93,7 +93,7 @@ void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progr
     absl::MutexLock lock(&mu_);
     // Only the main run in flight: a late update of an earlier run, or one after the job ended,
     // changes nothing.
-    if (finished() || branch_ || !session_.in_flight() ||
+    if (life_.ended() || branch_ || !session_.in_flight() ||
         session_.in_flight()->generation != generation || progress.results_size() != 1) {
       return;
     }
