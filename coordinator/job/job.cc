@@ -58,10 +58,17 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
                              options_.max_consecutive_failures, options_.exhausted_retries}),
       main_(main_sequence, spec_.prompt_token_ids),
       planner_(std::move(planner)),
-      output_(spec_, env_.decode, env_.clock, [this](arbor::v1::GenerateEvent event) {
-        // Under mu_: every event is sent by the job while it holds its lock.
-        actions_.Push([sink = env_.sink, event = std::move(event)] { sink(event); });
-      }) {}
+      output_(spec_, env_.decode, env_.clock,
+              [this](arbor::v1::GenerateEvent event) {
+                // Under mu_: every event is sent by the job while it holds its lock.
+                actions_.Push([sink = env_.sink, event = std::move(event)] { sink(event); });
+              }),
+      host_({&spec_, &tree_, &builder_, planner_.get(), &output_, &used_, env_.next_sequence_id,
+             env_.decode,
+             [this](arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
+               SendRun(std::move(request), std::move(ids), /*streamed=*/false);
+             },
+             [this](std::vector<uint64_t> ids) { Release(std::move(ids)); }}) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
 
@@ -136,24 +143,16 @@ void Job::Continue() {
 }
 
 void Job::SendBranch() {
-  BranchStrategy::Next sent = branch_->Send(*this);
+  BranchStrategy::Next sent = branch_->Send(host_);
   if (!sent.ok()) return Fail(sent.status());
   if (*sent) CommitBranch(**std::move(sent));
 }
 
 void Job::OnBranchDone(const arbor::v1::RunResponse& response) {
-  BranchStrategy::Next next = branch_->OnDone(*this, response);
+  BranchStrategy::Next next = branch_->OnDone(host_, response);
   if (!next.ok()) return Fail(next.status());
   if (*next) return CommitBranch(**std::move(next));
   Continue();
-}
-
-int32_t Job::Remaining() const { return spec_.max_tokens - tree_.GeneratedTokenCount(); }
-
-PolicyBudgets Job::Budgets() const {
-  PolicyBudgets budgets = used_;
-  budgets.generated_before = tree_.GeneratedTokenCount();
-  return budgets;
 }
 
 void Job::CommitBranch(BranchCommit commit) {
@@ -168,7 +167,7 @@ void Job::CommitBranch(BranchCommit commit) {
   Release(std::move(released));
   main_.Adopt(commit.main_sequence, std::move(commit.source));
   branch_.reset();
-  EmitResolved(*resolution, commit.scores, commit.reason);
+  output_.SendResolved(*resolution, commit.scores, commit.reason);
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
   }

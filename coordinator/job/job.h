@@ -47,9 +47,9 @@
 #include "base/clock.h"
 #include "base/log_fields.h"
 #include "coordinator/job/action_queue.h"
-#include "coordinator/job/branch_host.h"
 #include "coordinator/job/branch_planner.h"
 #include "coordinator/job/branch_strategy.h"
+#include "coordinator/job/job_branch_host.h"
 #include "coordinator/job/job_lifecycle.h"
 #include "coordinator/job/job_output.h"
 #include "coordinator/job/job_spec.h"
@@ -108,7 +108,7 @@ struct JobEnvironment {
   std::function<void(absl::Duration delay, std::function<void()> callback)> schedule_after;
 };
 
-class Job : public std::enable_shared_from_this<Job>, private BranchHost {
+class Job : public std::enable_shared_from_this<Job> {
  public:
   // INVALID_ARGUMENT for an inconsistent spec.
   static absl::StatusOr<std::shared_ptr<Job>> Create(JobSpec spec, JobOptions options,
@@ -141,7 +141,7 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   arbor::v1::Timings timings() const;
   arbor::v1::StrategyCounts strategy_counts() const;
   // Whether `token` ends the job's sequences (JobSpec::IsStopToken).
-  bool IsStopToken(int32_t token) const override { return spec_.IsStopToken(token); }
+  bool IsStopToken(int32_t token) const { return spec_.IsStopToken(token); }
   // Runs `read` on the tree under the job's lock (for exports); `read` must not call the job.
   void ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const;
   // The request that runs this job again: the prompt as token ids, the resolved max_tokens,
@@ -175,39 +175,10 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
   void SendBranch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBranchDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // BranchHost (branch_host.h): what the branch strategy may ask, under mu_.
-  const JobSpec& spec() const override { return spec_; }
-  SearchTree& tree() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return tree_; }
-  const RunBuilder& builder() const override { return builder_; }
-  PolicyBudgets Budgets() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int32_t Remaining() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  uint32_t NewBranchId() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return planner_->NewBranchId();
-  }
-  uint64_t NewSequenceId() override { return env_.next_sequence_id(); }
-  void Count(arbor::v1::Strategy strategy) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    output_.Count(strategy);
-  }
-  std::string Decode(absl::Span<const int32_t> tokens) const override {
-    return env_.decode(tokens);
-  }
-  absl::StatusOr<std::vector<Rollout>> Fork(NodeId point,
-                                            const arbor::v1::StepResult& structural_step,
-                                            uint32_t rng_branch, const SequenceSource& base,
-                                            int32_t depth, int32_t max_len, int width) override
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Branch Runs answer once; main-path Runs are `streamed` (JobOptions::stream_runs).
-  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) override
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    SendRun(std::move(request), std::move(ids), /*streamed=*/false);
-  }
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Release(std::vector<uint64_t> ids) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
-                    const std::string& reason) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    output_.SendResolved(resolution, scores, reason);
-  }
+  void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the open branch with `commit`'s winner: tree, releases, events, committed tokens; the
   // main path continues as it says.
   void CommitBranch(BranchCommit commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -276,6 +247,8 @@ class Job : public std::enable_shared_from_this<Job>, private BranchHost {
 
   // Text, events, counts and timings as the client sees them.
   JobOutput output_ ABSL_GUARDED_BY(mu_);
+  // What the branch strategies reach the job through (job_branch_host.h).
+  JobBranchHost host_ ABSL_GUARDED_BY(mu_);
 
   // Side effects queued under mu_, run after it is released (action_queue.h).
   ActionQueue actions_;

@@ -164,7 +164,7 @@ void Job::ShrinkSearch(const absl::Status& status) {
                    status.message(), "); ",
                    cap >= 2 ? absl::StrCat("later forks take at most ", cap)
                             : std::string("the job goes on without branching"));
-  EmitResolved(*abandoned, {}, reason);
+  output_.SendResolved(*abandoned, {}, reason);
   base::WithFields(LogFieldsFor("search_shrunk", {{"fork_width_cap", cap}}))
       .Warn("branch {}", reason);
   Fallback();

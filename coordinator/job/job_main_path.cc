@@ -15,7 +15,7 @@ namespace arbor::coordinator {
 using arbor::v1::StepResult;
 
 void Job::SendMainRun() {
-  if (Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
+  if (host_.Remaining() <= 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
   if (tree_.NextPosition() >= spec_.max_context) return Finish(arbor::v1::FINISH_REASON_CONTEXT);
   const bool search = spec_.policy.mode == entropix::PolicyMode::kSearch ||
                       spec_.policy.mode == entropix::PolicyMode::kTrace;
@@ -23,11 +23,11 @@ void Job::SendMainRun() {
                            ? options_.steps_per_run
                            : std::max(options_.first_run_steps, tree_.GeneratedTokenCount());
   const int32_t max_steps =
-      main_.structural_off_once() ? 1 : std::min({ramp, options_.steps_per_run, Remaining()});
+      main_.structural_off_once() ? 1 : std::min({ramp, options_.steps_per_run, host_.Remaining()});
   arbor::v1::RunRequest request;
   arbor::v1::RunItem& item = *request.add_items();
   item = builder_.MainItem(main_.id(), main_.source(), max_steps,
-                           search && !main_.structural_off_once(), Budgets());
+                           search && !main_.structural_off_once(), host_.Budgets());
   if (planner_->branching_off()) item.set_branch_depth(spec_.policy.MaxForkDepth());
   main_.RunSent();
   SendRun(std::move(request), {main_.id()}, /*streamed=*/true);
@@ -111,7 +111,7 @@ bool Job::RecordMainStep(const StepResult& step) {
                                           ", expected ", tree_.NextPosition())));
     return false;
   }
-  Count(step.strategy());
+  output_.Count(step.strategy());
   planner_->OnMainStep(step);
   const Step tree_step = TreeStep(step, main_.id());
   if (step.strategy() == arbor::v1::STRATEGY_INSERT) {

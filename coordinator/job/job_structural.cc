@@ -50,9 +50,9 @@ void Job::ApplyStructural(const StepResult& step) {
 
 void Job::ApplyInsert(const StepResult& step) {
   const std::vector<int32_t>& tokens = spec_.policy.insert.tokens;
-  const size_t n = std::min<size_t>(tokens.size(), std::max(0, Remaining()));
+  const size_t n = std::min<size_t>(tokens.size(), std::max(0, host_.Remaining()));
   if (n == 0) return Finish(arbor::v1::FINISH_REASON_MAX_TOKENS);
-  Count(step.strategy());
+  output_.Count(step.strategy());
   arbor::v1::GenerateEvent event;
   bool stopped = false;
   for (size_t i = 0; i < n; ++i) {
@@ -88,7 +88,7 @@ void Job::ApplyBackspace(const StepResult& step) {
   const std::vector<TokenAlternative> stored(tree_.TopLogprobs(tail).begin(),
                                              tree_.TopLogprobs(tail).end());
   if (!tree_.Backspace().ok()) return Fallback();
-  Count(step.strategy());
+  output_.Count(step.strategy());
   ++used_.backspaces_used;
   arbor::v1::TokenBan& ban = used_.bans.emplace_back();
   ban.set_position(removed.position);
@@ -124,42 +124,15 @@ void Job::OpenBranch(const StepResult& step) {
     base.is_new = true;  // After a re-home: prefill the committed path.
     base.append = tree_.SequenceTokenIds();
   }
-  const ForkPlan plan = planner_->Plan(Remaining());
+  const ForkPlan plan = planner_->Plan(host_.Remaining());
   if (plan.width < 1) return Fallback();
-  absl::StatusOr<std::vector<Rollout>> rollouts = Fork(tree_.tail(), step, /*rng_branch=*/0, base,
-                                                       /*depth=*/1, plan.max_len, plan.width);
+  absl::StatusOr<std::vector<Rollout>> rollouts =
+      host_.Fork(tree_.tail(), step, /*rng_branch=*/0, base,
+                 /*depth=*/1, plan.max_len, plan.width);
   if (!rollouts.ok()) return Fail(rollouts.status());
   if (rollouts->empty()) return Fallback();
   branch_ = planner_->Open(tree_.tail(), *std::move(rollouts));
   Continue();
-}
-
-absl::StatusOr<std::vector<Rollout>> Job::Fork(NodeId point, const StepResult& structural_step,
-                                               uint32_t rng_branch, const SequenceSource& base,
-                                               int32_t depth, int32_t max_len, int width) {
-  const entropix::RngKey key{spec_.seed, static_cast<uint32_t>(structural_step.position()),
-                             rng_branch, 0};
-  absl::StatusOr<std::vector<entropix::SampledToken>> candidates =
-      ChooseBranchCandidates(structural_step, spec_.policy, planner_->CapWidth(width), key);
-  if (!candidates.ok() || candidates->empty()) return std::vector<Rollout>{};
-  ASSIGN_OR_RETURN(std::vector<Rollout> rollouts,
-                   OpenFork(
-                       tree_, spec_, {point, base, depth, max_len}, structural_step, *candidates,
-                       [this] { return NewSequenceId(); }, [this] { return NewBranchId(); }));
-  Count(structural_step.strategy());
-  arbor::v1::GenerateEvent event;
-  arbor::v1::BranchOpened& opened = *event.mutable_branch_opened();
-  opened.set_parent_node_id(point);
-  *opened.mutable_metrics() = structural_step.metrics();
-  for (const Rollout& rollout : rollouts) {
-    arbor::v1::BranchCandidate& c = *opened.add_candidates();
-    c.set_node_id(rollout.candidate);
-    c.set_token_id(rollout.token_id);
-    c.set_text(env_.decode({rollout.token_id}));
-    c.set_logprob(tree_.node(rollout.candidate).logprob);
-  }
-  output_.Send(std::move(event));
-  return rollouts;
 }
 
 }  // namespace arbor::coordinator
