@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -37,11 +38,23 @@ static_assert(InIdOrder(), "kRoutes must list every RouteId once, in order");
 
 constexpr absl::string_view kOther = "other";
 
-// The patterns compiled once, in kRoutes' order.
-const std::vector<std::regex>& Compiled() {
+// A pattern without regex syntax matches only itself: a string comparison decides it, so the
+// common requests (completions, models, health) are labelled without running a regex.
+bool IsLiteral(absl::string_view pattern) {
+  return pattern.find_first_of("\\()[]{}.*+?^$|") == absl::string_view::npos;
+}
+
+// The patterns that need a regex, compiled once, in kRoutes' order; none for literal ones.
+const std::vector<std::optional<std::regex>>& Compiled() {
   static const auto* compiled = [] {
-    auto* all = new std::vector<std::regex>();
-    for (const Route& route : kRoutes) all->emplace_back(route.pattern, std::regex::optimize);
+    auto* all = new std::vector<std::optional<std::regex>>();
+    for (const Route& route : kRoutes) {
+      if (IsLiteral(route.pattern)) {
+        all->emplace_back();
+      } else {
+        all->emplace_back(std::in_place, route.pattern, std::regex::optimize);
+      }
+    }
     return all;
   }();
   return *compiled;
@@ -56,9 +69,12 @@ const char* PatternOf(RouteId id) { return kRoutes[static_cast<size_t>(id)].patt
 absl::string_view RouteOf(absl::string_view path) {
   const size_t query = path.find('?');
   if (query != absl::string_view::npos) path = path.substr(0, query);
-  const std::vector<std::regex>& compiled = Compiled();
+  const std::vector<std::optional<std::regex>>& compiled = Compiled();
   for (size_t i = 0; i < compiled.size(); ++i) {
-    if (std::regex_match(path.begin(), path.end(), compiled[i])) return kRoutes[i].label;
+    const bool matches = compiled[i].has_value()
+                             ? std::regex_match(path.begin(), path.end(), *compiled[i])
+                             : path == kRoutes[i].pattern;
+    if (matches) return kRoutes[i].label;
   }
   return kOther;
 }

@@ -117,8 +117,8 @@ void Job::ApplyBackspace(const StepResult& step) {
 
 void Job::OpenBranch(const StepResult& step) {
   SequenceSource base;
-  if (const std::optional<uint64_t> live = main_.live_id()) {
-    base.fork_from = *live;
+  if (main_.live()) {
+    base.fork_from = main_.id();
     base.fork_length = step.position();
   } else {
     base.is_new = true;  // After a re-home: prefill the committed path.

@@ -7,7 +7,6 @@
 #define ARBOR_COORDINATOR_JOB_MAIN_SEQUENCE_H_
 
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -26,8 +25,6 @@ class MainSequence {
   uint64_t id() const { return id_; }
   bool live() const { return live_; }  // The worker holds it.
   const SequenceSource& source() const { return source_; }
-  // The id when the worker holds it.
-  std::optional<uint64_t> live_id() const { return live_ ? std::optional(id_) : std::nullopt; }
 
   // A main-path Run completed on it; true when that Run prefilled it.
   bool RanOnce() {

@@ -159,7 +159,7 @@ absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(
       return Invalid(field_prefix + ".trace.answer_pattern",
                      std::string(pattern.status().message()));
     }
-    if (answer_pattern != nullptr) *answer_pattern = *std::move(pattern);
+    *answer_pattern = *std::move(pattern);
   }
   return config;
 }

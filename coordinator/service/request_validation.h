@@ -92,7 +92,7 @@ absl::StatusOr<int32_t> ResolveMaxTokens(const CheckedRequest& request, int64_t 
 
 // `policy` over `defaults`, validated (entropix::PolicyConfig::Validate, insert.tokens against
 // the vocabulary and resolved when inserts are on, the answer pattern compiled into
-// `answer_pattern` when not null). `field_prefix` starts every field path in messages ("policy"
+// `answer_pattern`). `field_prefix` starts every field path in messages ("policy"
 // for requests).
 absl::StatusOr<entropix::PolicyConfig> ResolvePolicy(
     const arbor::v1::PolicyConfig& policy, const entropix::PolicyConfig& defaults,

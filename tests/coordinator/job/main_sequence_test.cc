@@ -15,12 +15,11 @@ TEST(MainSequence, FollowsItsSequenceThroughTheJob) {
   MainSequence main(7, {1, 2, 3});
   EXPECT_EQ(main.id(), 7u);
   EXPECT_FALSE(main.live());
-  EXPECT_FALSE(main.live_id().has_value());
   EXPECT_TRUE(main.source().is_new);
   EXPECT_EQ(main.source().append, (std::vector<int32_t>{1, 2, 3}));
 
   EXPECT_TRUE(main.RanOnce());  // That Run prefilled it.
-  EXPECT_EQ(main.live_id(), 7u);
+  EXPECT_TRUE(main.live());
   EXPECT_FALSE(main.source().is_new);
   EXPECT_TRUE(main.source().append.empty());
   EXPECT_FALSE(main.RanOnce());  // Continuing is no prefill.
@@ -40,7 +39,8 @@ TEST(MainSequence, FollowsItsSequenceThroughTheJob) {
   SequenceSource continues;
   continues.append = {12};
   main.Adopt(11, continues);
-  EXPECT_EQ(main.live_id(), 11u);
+  EXPECT_EQ(main.id(), 11u);
+  EXPECT_TRUE(main.live());
   EXPECT_EQ(main.source().append, std::vector<int32_t>{12});
   SequenceSource fresh;
   fresh.is_new = true;
