@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -9,7 +10,8 @@
 namespace arbor::entropix {
 namespace {
 
-absl::Status OutOfRange(absl::string_view prefix, absl::string_view field, absl::string_view range) {
+absl::Status OutOfRange(absl::string_view prefix, absl::string_view field,
+                        absl::string_view range) {
   return absl::InvalidArgumentError(absl::StrCat(prefix, field, ": must be in ", range));
 }
 
@@ -48,9 +50,12 @@ absl::Status LogitProcessorConfig::Validate(int32_t vocab, absl::string_view pre
 
 void ApplyLogitAdjustments(absl::Span<const LogitAdjustment> adjustments,
                            absl::Span<float> logits) {
+  constexpr float kMax = std::numeric_limits<float>::max();
   for (const LogitAdjustment& a : adjustments) {
     float& x = logits[a.token];
-    x = (x > 0.0f ? x / a.divide : x * a.divide) + a.add;
+    if (std::isinf(x)) continue;  // −inf: impossible whatever is added (+inf is refused later).
+    const float scaled = x > 0.0f ? x / std::max(a.divide, kMinRepetitionDivisor) : x * a.divide;
+    x = std::clamp(scaled + a.add, -kMax, kMax);
   }
 }
 

@@ -7,9 +7,17 @@
 // sequence's tokens were counted.
 //
 // For a logit x of token t:
-//   x → x / r when x > 0, else x · r              (t anywhere in the context; r = repetition)
-//   x → x − f · count(t) − p · [count(t) > 0]     (count over the output; f, p = frequency,
-//   presence) x → x + bias(t)                                 (logit_bias)
+//   x → x / r when x > 0, else x · r           (t anywhere in the context; r = repetition)
+//   x → x − f · count(t) − p · [count(t) > 0]  (count over the output; f, p = frequency, presence)
+//   x → x + bias(t)                            (logit_bias)
+// Every in-range setting keeps a finite logit finite. A positive logit is divided by
+// max(r, kMinRepetitionDivisor): 10⁻⁶ already multiplies it a million-fold (a logit of 1 becomes
+// 10⁶, beyond any logit a model produces, so the sampled distribution is what any smaller r
+// gives), where r = 10⁻³⁸ would overflow every logit above 3.4 to +inf. A floor rather than a
+// ceiling on the result keeps the boosted tokens in their order (a ceiling would tie them) and
+// keeps later arithmetic on the logits (squares for the varentropy, division by the temperature)
+// far from float's limits. A result still beyond float's range (from a logit near FLT_MAX)
+// saturates at ±FLT_MAX; a −inf logit (an impossible token) stays −inf.
 #ifndef ARBOR_ENTROPIX_LOGIT_PROCESSORS_H_
 #define ARBOR_ENTROPIX_LOGIT_PROCESSORS_H_
 
@@ -42,15 +50,19 @@ struct LogitProcessorConfig {
 };
 
 inline constexpr int32_t kMaxLogitBias = 300;  // As OpenAI's API.
+// The smallest divisor a positive logit sees (see the top of this file).
+inline constexpr float kMinRepetitionDivisor = 1e-6f;
 
-// One token's change: x → (x > 0 ? x / divide : x · divide) + add.
+// One token's change: x → (x > 0 ? x / max(divide, kMinRepetitionDivisor) : x · divide) + add,
+// within ±FLT_MAX.
 struct LogitAdjustment {
   int32_t token = 0;
   float divide = 1.0f;
   float add = 0.0f;
 };
 
-// Applies `adjustments` (tokens in [0, logits.size())) to `logits` in place, in list order.
+// Applies `adjustments` (tokens in [0, logits.size())) to `logits` in place, in list order;
+// finite logits stay finite, −inf stays −inf.
 void ApplyLogitAdjustments(absl::Span<const LogitAdjustment> adjustments, absl::Span<float> logits);
 
 // A sequence's processors: fed every token as the sequence grows, yields the next step's

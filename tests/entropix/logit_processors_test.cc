@@ -1,5 +1,6 @@
 // Logit processors against a float64 reference written from their definition (the formulas in
-// entropix/logit_processors.h), on fresh random logits, sequences and settings; their validation.
+// entropix/logit_processors.h), on fresh random logits, sequences and settings; their finite
+// results at the extremes of every range; their validation.
 #include "entropix/logit_processors.h"
 
 #include <gmock/gmock.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -107,6 +109,58 @@ TEST(LogitProcessors, AdjustmentsFollowTheSequence) {
   LogitProcessorState off{LogitProcessorConfig()};
   off.Add(3, 0);
   EXPECT_TRUE(off.Adjustments().empty());
+}
+
+// Every extreme of every range, on logits from −FLT_MAX to FLT_MAX (and −inf): each result is
+// finite (−inf stays −inf), a repetition penalty below 1 never lowers a positive logit, and the
+// boosted tokens keep their order.
+TEST(LogitProcessors, ExtremeSettingsKeepLogitsFinite) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> logits = {-kMax, -1e30f, -5.0f, -1e-30f, 0.0f, 1e-30f,   1e-4f,
+                                     3.0f,  3.5f,   6.0f,  1e30f,   kMax, -INFINITY};
+  const int32_t vocab = static_cast<int32_t>(logits.size());
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  for (float r : {tiny, 1e-38f, 1e-7f, 2.0f}) {
+    for (float f : {-2.0f, 2.0f}) {
+      for (float bias : {-100.0f, 100.0f}) {
+        LogitProcessorConfig c;
+        c.repetition_penalty = r;
+        c.frequency_penalty = f;
+        c.presence_penalty = f;
+        for (int32_t t = 0; t < vocab; ++t) c.logit_bias.push_back({t, bias});
+        ASSERT_TRUE(c.Validate(vocab, "").ok());
+        LogitProcessorState state(c);
+        for (int repeat = 0; repeat < 1000; ++repeat) {  // Counts well above 1.
+          for (int32_t t = 0; t < vocab; ++t) state.Add(t, repeat * vocab + t);
+        }
+        std::vector<float> got = logits;
+        ApplyLogitAdjustments(state.Adjustments(), absl::MakeSpan(got));
+        for (int32_t t = 0; t + 1 < vocab; ++t) {
+          EXPECT_TRUE(std::isfinite(got[t])) << "r " << r << " logit " << logits[t];
+        }
+        EXPECT_EQ(got.back(), -INFINITY);
+        if (r < 1.0f) {
+          const float add = -f * 1000 - f + bias;
+          for (int32_t t = 5; t + 1 < vocab; ++t)
+            EXPECT_GE(got[t], std::min(logits[t] + add, kMax));
+          for (int32_t t = 5; t + 3 < vocab; ++t) EXPECT_LT(got[t], got[t + 1]) << logits[t];
+        }
+      }
+    }
+  }
+}
+
+TEST(LogitProcessors, TinyRepetitionPenaltyBoostsAMillionFold) {
+  LogitProcessorConfig c;
+  c.repetition_penalty = 1e-38f;
+  LogitProcessorState state(c);
+  state.Add(0, 0);
+  state.Add(1, 1);
+  std::vector<float> logits = {4.0f, -4.0f, 4.0f};
+  ApplyLogitAdjustments(state.Adjustments(), absl::MakeSpan(logits));
+  EXPECT_FLOAT_EQ(logits[0], 4e6f);  // 4 / max(1e-38, 1e-6).
+  EXPECT_FLOAT_EQ(logits[1], -4e-38f);
+  EXPECT_FLOAT_EQ(logits[2], 4.0f);  // Not in the context.
 }
 
 TEST(LogitProcessors, ValidationNamesTheField) {
