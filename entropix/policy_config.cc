@@ -124,6 +124,7 @@ absl::Status ValidateTrace(const TraceOptions& t) {
   RETURN_IF_ERROR(InRange("trace.warmup_traces", t.warmup_traces, 0, t.max_traces));
   RETURN_IF_ERROR(InRange("trace.confidence_window", t.confidence_window, 1, 4096));
   RETURN_IF_ERROR(InRange("trace.keep_fraction", t.keep_fraction, 0, 1, true, false));
+  RETURN_IF_ERROR(InRange("trace.commit_rank", t.commit_rank, 0, t.max_traces - 1));
   return InRange("trace.answer_pattern size", static_cast<double>(t.answer_pattern.size()), 0,
                  kMaxAnswerPatternBytes);
 }

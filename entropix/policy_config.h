@@ -136,6 +136,8 @@ struct TraceOptions {
   int32_t confidence_window = 16;  // [1, 4096].
   float keep_fraction = 1.0f;      // (0, 1]; GROUP_CONFIDENCE votes keep this share too.
   TraceVote vote = TraceVote::kMargin;
+  // The trace committed: 0 the best-ranked, r the one ranked r + 1. [0, max_traces).
+  int32_t commit_rank = 0;
 };
 inline constexpr int kMaxAnswerPatternBytes = 1024;
 inline constexpr int32_t kMaxTraceTokenBudget = 1 << 20;

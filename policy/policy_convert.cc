@@ -117,6 +117,7 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
   ARBOR_APPLY(r, c.trace, warmup_traces);
   ARBOR_APPLY(r, c.trace, confidence_window);
   ARBOR_APPLY(r, c.trace, keep_fraction);
+  ARBOR_APPLY(r, c.trace, commit_rank);
   RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -174,6 +175,7 @@ void TraceToProto(const entropix::TraceOptions& o, v1::TraceOptions* r) {
   r->set_confidence_window(o.confidence_window);
   r->set_keep_fraction(o.keep_fraction);
   r->set_vote(kTraceVotes.ToProto(o.vote));
+  r->set_commit_rank(o.commit_rank);
 }
 
 }  // namespace

@@ -57,10 +57,11 @@ BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
   for (const JudgedTrace& trace : judged) judgements.push_back(trace.judgement);
   const TraceRanking ranking =
       RankTraces(judgements, {options_.aggregate, options_.vote, options_.keep_fraction});
+  ASSIGN_OR_RETURN(const std::vector<int> order, CommitOrder(ranking.order));
   std::map<NodeId, int> rank;
   std::vector<double> confidence;
-  for (int k = 0; k < static_cast<int>(ranking.order.size()); ++k) {
-    const int index = ranking.order[k];
+  for (int k = 0; k < static_cast<int>(order.size()); ++k) {
+    const int index = order[k];
     const JudgedTrace& trace = judged[index];
     rank[trace.leaf] = k;
     confidence.push_back(ranking.weight[index]);
@@ -72,10 +73,27 @@ BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
   BranchCommit commit;
   commit.winner_leaf = chosen.leaf;
   commit.scores = ranks.scores;
-  commit.reason = ranking.reason;
+  commit.reason = options_.commit_rank == 0
+                      ? ranking.reason
+                      : absl::StrCat("trace.commit_rank ", options_.commit_rank, ": the trace ranked ",
+                                     options_.commit_rank + 1, " of ", order.size(), ", ",
+                                     TraceNote(judgements, ranking, order[0], options_.vote));
   commit.main_sequence = chosen.sequence_id;
   commit.stop = chosen.stop;
   return commit;
+}
+
+absl::StatusOr<std::vector<int>> TraceSearch::CommitOrder(std::vector<int> order) const {
+  const size_t rank = static_cast<size_t>(options_.commit_rank);
+  if (rank >= order.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "trace.commit_rank ", rank, " asks for the trace ranked ", rank + 1, ", but the search "
+        "opened only ", order.size(), " distinct traces (over HTTP: choice ", rank + 1, " of n); "
+        "ask for fewer, or let forks open more (trace.width, trace.candidate_min_p)"));
+  }
+  std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(rank),
+              order.begin() + static_cast<std::ptrdiff_t>(rank) + 1);
+  return order;
 }
 
 absl::Status TraceSearch::ReleaseAfterWarmup(BranchHost& host) {

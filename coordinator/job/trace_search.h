@@ -10,6 +10,10 @@
 //
 // trace.token_budget: no fork opens once the committed and explored tokens reach it.
 //
+// trace.commit_rank r: the trace ranked r + 1 is committed instead of the best (the nested
+// branches resolve towards it); the ranking itself, and so every note, is unchanged. Fewer than
+// r + 1 traces fail the job, since committing another would repeat a sibling job's answer.
+//
 // DeepConf's online stop (trace.warmup_traces): the fork's traces beyond the warm-up are held
 // until the warm-up traces are done; their lowest group confidences set the threshold, and the
 // held traces then run with the worker stopping each once its window's confidence falls below
@@ -60,6 +64,9 @@ class TraceSearch : public RolloutSearch {
     int winner = 0;
   };
 
+  // `order` (trace indices, best first) with the trace at trace.commit_rank moved to the front;
+  // FAILED_PRECONDITION when there are too few traces.
+  absl::StatusOr<std::vector<int>> CommitOrder(std::vector<int> order) const;
   // Once the warm-up traces are done, sets the stop threshold from them and lets the held
   // traces run.
   absl::Status ReleaseAfterWarmup(BranchHost& host);

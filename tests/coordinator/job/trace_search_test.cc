@@ -197,10 +197,27 @@ class CotDecodingTest : public TraceSearchTest {
   // (0.5) at their second token (pattern: the second digit). Traces 4 and 5 finish in the first
   // Run; trace 6 is cut after its answer (MAX_STEPS) and finishes alone in a second Run, which
   // nothing may be judged before.
-  void RunToCommit(bool aggregate, BranchCommit& commit) {
+  void RunToCommit(bool aggregate, BranchCommit& commit, int32_t commit_rank = 0) {
+    BranchStrategy::Next next = std::optional<BranchCommit>();
+    ASSERT_NO_FATAL_FAILURE(RunEveryTrace(aggregate, commit_rank, next));
+    ASSERT_TRUE(next.ok()) << next.status();
+    ASSERT_TRUE(next->has_value()) << "every trace has finished";
+    commit = **next;
+    EXPECT_THAT(commit.scores,
+                ElementsAre(FloatNear(0.4f, 1e-5f), FloatNear(0.8f, 1e-5f), FloatNear(0.5f, 1e-5f)))
+        << "each candidate's trace's margin";
+    EXPECT_EQ(Note(0, 0), "answer «7» · margin 0.400");
+    EXPECT_EQ(Note(0, 1), "answer «8» · margin 0.800");
+    EXPECT_EQ(Note(0, 2), "answer «7» · margin 0.500");
+    EXPECT_EQ(commit.stop, arbor::v1::STOP_REASON_STOP_TOKEN);
+  }
+
+  // The traces' Runs up to the last trace's end; `next` is what the search then said.
+  void RunEveryTrace(bool aggregate, int32_t commit_rank, BranchStrategy::Next& next) {
     JobSpec spec = TraceSpec();
     spec.policy.trace.width = 3;
     spec.policy.trace.aggregate = aggregate;
+    spec.policy.trace.commit_rank = commit_rank;
     ASSERT_NO_FATAL_FAILURE(Make(std::move(spec), R"(\d(\d))"));
     ASSERT_NO_FATAL_FAILURE(Open({{4, 0.5}, {5, 0.3}, {6, 0.2}}));
     EXPECT_EQ(plan_.width, 3);
@@ -221,7 +238,7 @@ class CotDecodingTest : public TraceSearchTest {
       EXPECT_EQ(item.stop_below_confidence(), 0.0f);
     }
 
-    BranchStrategy::Next next =
+    next =
         Answer({Finished(Seq(0), {Margin(7, 0.6, 0.2)}), Finished(Seq(1), {Margin(8, 0.85, 0.05)}),
                 Ran(Seq(2), {Margin(7, 0.7, 0.2)}, arbor::v1::STOP_REASON_MAX_STEPS)});
     ASSERT_TRUE(next.ok()) << next.status();
@@ -234,16 +251,6 @@ class CotDecodingTest : public TraceSearchTest {
     EXPECT_EQ(host_->last_request().items(0).sequence_id(), Seq(2));
     EXPECT_TRUE(host_->last_request().items(0).continues());
     next = Answer({Finished(Seq(2), {})});
-    ASSERT_TRUE(next.ok()) << next.status();
-    ASSERT_TRUE(next->has_value()) << "every trace has finished";
-    commit = **next;
-    EXPECT_THAT(commit.scores,
-                ElementsAre(FloatNear(0.4f, 1e-5f), FloatNear(0.8f, 1e-5f), FloatNear(0.5f, 1e-5f)))
-        << "each candidate's trace's margin";
-    EXPECT_EQ(Note(0, 0), "answer «7» · margin 0.400");
-    EXPECT_EQ(Note(0, 1), "answer «8» · margin 0.800");
-    EXPECT_EQ(Note(0, 2), "answer «7» · margin 0.500");
-    EXPECT_EQ(commit.stop, arbor::v1::STOP_REASON_STOP_TOKEN);
   }
 };
 
@@ -273,6 +280,29 @@ TEST_F(CotDecodingTest, WithoutAggregateTheMostConfidentTraceWins) {
   absl::StatusOr<BranchResolution> resolution = host_->CommitBranch(*search_, commit);
   ASSERT_TRUE(resolution.ok()) << resolution.status();
   EXPECT_THAT(host_->tree().CommittedTokenIds(), ElementsAre(5, 8, kHostEos));
+}
+
+// Ranked "7" (trace 6, 0.5), "7" (trace 4, 0.4), "8" (trace 5): commit_rank r commits the trace
+// ranked r + 1, under the same notes, so jobs that differ only in it answer with distinct traces.
+TEST_F(CotDecodingTest, CommitRankCommitsTheTraceRankedBelow) {
+  BranchCommit commit;
+  ASSERT_NO_FATAL_FAILURE(RunToCommit(/*aggregate=*/true, commit, /*commit_rank=*/1));
+  EXPECT_EQ(commit.main_sequence, Seq(0));
+  EXPECT_THAT(commit.reason,
+              HasSubstr("trace.commit_rank 1: the trace ranked 2 of 3, answer «7» · margin 0.400"));
+  absl::StatusOr<BranchResolution> resolution = host_->CommitBranch(*search_, commit);
+  ASSERT_TRUE(resolution.ok()) << resolution.status();
+  EXPECT_THAT(host_->tree().CommittedTokenIds(), ElementsAre(4, 7, kHostEos));
+
+  ASSERT_NO_FATAL_FAILURE(RunToCommit(/*aggregate=*/true, commit, /*commit_rank=*/2));
+  EXPECT_EQ(commit.main_sequence, Seq(1));
+}
+
+TEST_F(CotDecodingTest, CommitRankBeyondTheTracesFailsTheJob) {
+  BranchStrategy::Next next = std::optional<BranchCommit>();
+  ASSERT_NO_FATAL_FAILURE(RunEveryTrace(/*aggregate=*/true, /*commit_rank=*/3, next));
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(next.status().message(), HasSubstr("opened only 3 distinct traces"));
 }
 
 // Traces 4 and 6 match nothing but are sure of every token (whole-trace margins 0.585, 0.525);
