@@ -154,7 +154,8 @@ std::vector<std::string> ModelAliases() {
 
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
 absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key,
-                                                            const rpc::Authenticator* auth) {
+                                                            const rpc::Authenticator* auth,
+                                                            const entropix::PolicyConfig& policy) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
@@ -167,6 +168,7 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
   options.tls_key_file = rpc::ProcessSecurity().key_file();
   options.cluster_internal_key = internal_key;
   options.authenticator = auth;
+  options.default_policy = policy::PolicyToProto(policy);
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
   }
@@ -387,7 +389,7 @@ int Main() {
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
-  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key, auth->get());
+  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key, auth->get(), launcher_options->policy);
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
   ClusterService cluster(&pool, heartbeat,

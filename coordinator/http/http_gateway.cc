@@ -312,7 +312,8 @@ void HttpGateway::Completions(const httplib::Request& request,
   std::string body;
   if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<OpenAiRequest> parsed =
-      ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions);
+      ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions,
+                         options_.default_policy);
   if (!parsed.ok()) return SetError(parsed.status(), response);
   if (!parsed->model.empty() && !ServesModel(parsed->model)) {
     return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "arbor/v1/cluster.grpc.pb.h"
+#include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "coordinator/http/http_metrics.h"
 #include "httplib.h"
@@ -53,6 +54,9 @@ struct HttpGatewayOptions {
   // request body is parsed only once its Authorization header has passed, so an anonymous
   // caller cannot reach the parser. The services check the token again for what it may see.
   const rpc::Authenticator* authenticator = nullptr;
+  // The coordinator's default policy, every field set: what a completion that names no policy
+  // runs, and so what its OpenAI fields mean (openai_sampling.h).
+  arbor::v1::PolicyConfig default_policy;
 };
 
 class HttpGateway {

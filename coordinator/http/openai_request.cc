@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "coordinator/http/json_body.h"
+#include "coordinator/http/openai_sampling.h"
 #include "entropix/logit_processors.h"
 #include "grammar/json_grammar.h"
 #include "nlohmann/json.hpp"
@@ -233,6 +234,7 @@ struct Shared {
   arbor::v1::LogitProcessors processors;
   std::optional<int64_t> seed;
   arbor::v1::PolicyConfig policy;
+  bool explicit_policy = false;  // `policy` is the client's arbor.policy, not a preset.
   std::vector<std::string> stop;
   std::string client_tag = "openai";
   int64_t deadline_ms = 0;
@@ -292,8 +294,8 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
     shared.policy = *std::move(named);
   }
   if (const json* policy = a.Get("policy"); policy != nullptr) {
-    ASSIGN_OR_RETURN(arbor::v1::PolicyConfig given, PolicyFromJson(*policy, "arbor.policy"));
-    shared.policy.MergeFrom(given);
+    ASSIGN_OR_RETURN(shared.policy, PolicyFromJson(*policy, "arbor.policy"));
+    shared.explicit_policy = true;
   }
   ASSIGN_OR_RETURN(std::optional<bool> strategies, a.Bool("token_strategies"));
   out.token_strategies = strategies.value_or(false);
@@ -310,44 +312,20 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
   return a.NothingElse();
 }
 
-// temperature 0 is greedy decoding; otherwise temperature and top_p, and the top_k and min_p
-// other servers take, are the base parameters the entropix laws adapt from. top_k −1 or 0 (their
-// "off") keeps every candidate the sampler can take.
-absl::Status ReadSampling(Fields& f, Shared& shared, bool arbor_policy) {
-  ASSIGN_OR_RETURN(std::optional<double> temperature, f.Number("temperature", 0, 2));
-  ASSIGN_OR_RETURN(std::optional<double> top_p, f.Number("top_p", 0, 1));
+// The sampling fields, range-checked, and their meaning under the request's policy
+// (openai_sampling.h). top_k −1 or 0 (other servers' "off") keeps every candidate the sampler
+// can take.
+absl::Status ReadSampling(Fields& f, const arbor::v1::PolicyConfig& server_policy,
+                          Shared& shared) {
+  SamplingFields fields;
+  ASSIGN_OR_RETURN(fields.temperature, f.Number("temperature", 0, 2));
+  ASSIGN_OR_RETURN(fields.top_p, f.Number("top_p", 0, 1));
   ASSIGN_OR_RETURN(std::optional<int64_t> top_k, f.Int("top_k", -1, 1024));
-  ASSIGN_OR_RETURN(std::optional<double> min_p, f.Number("min_p", 0, 1));
-  if (temperature && *temperature == 0) {
-    if (arbor_policy) {
-      return FieldError("arbor.policy", "cannot be combined with temperature 0 (greedy decoding)");
-    }
-    shared.policy = policy::GreedyPolicy();
-    return absl::OkStatus();
-  }
-  arbor::v1::SamplingParams& sampling = *shared.policy.mutable_sampling();
-  const auto once = [&](const char* key, bool already) {
-    return already ? FieldError(key, "also given as arbor.policy.sampling") : absl::OkStatus();
-  };
-  if (temperature) {
-    RETURN_IF_ERROR(once("temperature", sampling.has_temperature()));
-    sampling.set_temperature(static_cast<float>(*temperature));
-  }
-  if (top_p) {
-    if (*top_p == 0) return FieldError("top_p", "must be in (0, 1]");
-    RETURN_IF_ERROR(once("top_p", sampling.has_top_p()));
-    sampling.set_top_p(static_cast<float>(*top_p));
-  }
-  if (top_k) {
-    RETURN_IF_ERROR(once("top_k", sampling.has_top_k()));
-    sampling.set_top_k(static_cast<int32_t>(*top_k <= 0 ? 1024 : *top_k));
-  }
-  if (min_p) {
-    if (*min_p == 1) return FieldError("min_p", "must be in [0, 1)");
-    RETURN_IF_ERROR(once("min_p", sampling.has_min_p()));
-    sampling.set_min_p(static_cast<float>(*min_p));
-  }
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(fields.min_p, f.Number("min_p", 0, 1));
+  if (fields.top_p && *fields.top_p == 0) return FieldError("top_p", "must be in (0, 1]");
+  if (fields.min_p && *fields.min_p == 1) return FieldError("min_p", "must be in [0, 1)");
+  if (top_k) fields.top_k = static_cast<int32_t>(*top_k <= 0 ? 1024 : *top_k);
+  return ApplySampling(fields, shared.explicit_policy, server_policy, shared.policy);
 }
 
 // OpenAI's penalties and logit_bias, and the repetition_penalty other servers take, as the
@@ -425,12 +403,6 @@ absl::Status ReadLimits(Fields& f, Endpoint endpoint, Shared& shared, OpenAiRequ
   return absl::OkStatus();
 }
 
-// Choice j of a prompt: seed s + j (0 is the API's "pick one", so it becomes 2^64 - 1).
-uint64_t ChoiceSeed(int64_t seed, int j) {
-  const uint64_t s = static_cast<uint64_t>(seed) + static_cast<uint64_t>(j);
-  return s == 0 ? std::numeric_limits<uint64_t>::max() : s;
-}
-
 void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateRequest& r) {
   r.set_max_tokens(shared.max_tokens);
   *r.mutable_policy() = shared.policy;
@@ -449,7 +421,8 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 
 }  // namespace
 
-absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint) {
+absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint,
+                                                 const arbor::v1::PolicyConfig& server_policy) {
   ASSIGN_OR_RETURN(const json parsed, ParseJsonBody(body));
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
   OpenAiRequest out;
@@ -459,7 +432,7 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   out.model = model.value_or("");
   Shared shared;
   RETURN_IF_ERROR(ReadArbor(f, shared, out));
-  RETURN_IF_ERROR(ReadSampling(f, shared, shared.policy.ByteSizeLong() > 0));
+  RETURN_IF_ERROR(ReadSampling(f, server_policy, shared));
   RETURN_IF_ERROR(ReadLogprobs(f, endpoint, out));
   RETURN_IF_ERROR(ReadLimits(f, endpoint, shared, out));
   RETURN_IF_ERROR(ReadProcessors(f, shared));
@@ -476,11 +449,13 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
     return FieldError("n", absl::StrCat(prompts.size(), " prompts × n ", out.n, " exceeds ",
                                         kMaxChoices, " choices per request"));
   }
+  ASSIGN_OR_RETURN(const ChoicePlan plan,
+                   PlanChoices(out.n, shared.seed, shared.policy, server_policy));
   for (arbor::v1::GenerateRequest& prompt : prompts) {
     for (int j = 0; j < out.n; ++j) {
       arbor::v1::GenerateRequest& choice = out.choices.emplace_back(prompt);
       Fill(shared, out, choice);
-      if (shared.seed) choice.set_seed(ChoiceSeed(*shared.seed, j));
+      SetChoice(plan, j, choice);
     }
   }
   return out;

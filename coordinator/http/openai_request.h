@@ -6,10 +6,10 @@
 // error naming the field, never ignored. Neutral values that common clients always send
 // (frequency_penalty 0, logit_bias {}, user, ...) are accepted.
 //
-// Mapping. `temperature` and `top_p` set the policy's base sampling parameters (entropix adapts
-// around them); temperature 0 is greedy decoding (policy::GreedyPolicy). `seed` s gives choice i
-// the seed s + i. Arbor's own knobs travel in `arbor`: `policy` (a PolicyConfig in JSON, the
-// format of --policy_file), `token_strategies` (report the strategy of every token),
+// Mapping. `temperature`, `top_p`, `top_k`, `min_p`, `n` and `seed` mean what they mean under
+// the policy the request runs (openai_sampling.h; the table in docs/HTTP.md). Arbor's own knobs
+// travel in `arbor`: `policy` (a PolicyConfig in JSON, the format of --policy_file) or
+// `policy_name` (a preset), `token_strategies` (report the strategy of every token),
 // `client_tag`, `deadline_ms`, `ignore_eos`, `stop_token_ids`.
 #ifndef ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
 #define ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.pb.h"
 
 namespace arbor::coordinator::http {
@@ -43,7 +44,10 @@ struct OpenAiRequest {
 };
 
 // INVALID_ARGUMENT with a message that starts with the offending field ("messages[1].role: ...").
-absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint);
+// `server_policy`: the coordinator's default policy, which the request's own applies over; it
+// says what a request that names no policy runs (a TRACE default makes `n` its best traces).
+absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint,
+                                                 const arbor::v1::PolicyConfig& server_policy);
 
 }  // namespace arbor::coordinator::http
 

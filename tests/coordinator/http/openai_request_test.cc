@@ -14,10 +14,10 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 absl::StatusOr<OpenAiRequest> Chat(const std::string& body) {
-  return ParseOpenAiRequest(body, Endpoint::kChatCompletions);
+  return ParseOpenAiRequest(body, Endpoint::kChatCompletions, v1::PolicyConfig());
 }
 absl::StatusOr<OpenAiRequest> Completion(const std::string& body) {
-  return ParseOpenAiRequest(body, Endpoint::kCompletions);
+  return ParseOpenAiRequest(body, Endpoint::kCompletions, v1::PolicyConfig());
 }
 
 // The message of a refused body, which must name the field first.

@@ -404,6 +404,71 @@ class OpenAiApiTest(unittest.TestCase):
         self.assertEqual(state, "JOB_STATE_CANCELLED")
 
 
+class PolicyFieldsTest(unittest.TestCase):
+    """OpenAI's fields under a TRACE default (`arbor up`'s CoT-decoding) and under a preset."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster()
+        cls.trace_base = cls.cluster.coordinator("--policy=cot_decoding")
+        cls.traces = openai.OpenAI(base_url=cls.trace_base + "/v1", api_key="unused",
+                                   max_retries=0)
+        cls.base = cls.cluster.coordinator()  # The built-in default: entropix search.
+        cls.search = openai.OpenAI(base_url=cls.base + "/v1", api_key="unused", max_retries=0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def tearDown(self):
+        self.assertTrue(self.cluster.alive(), "a server died")
+
+    @staticmethod
+    def texts(client, **kwargs):
+        args = dict(model="tiny", prompt="Once upon a time", max_tokens=8)
+        args.update(kwargs)
+        return [c.text for c in client.completions.create(**args).choices]
+
+    def test_n_is_the_best_distinct_traces_best_first(self):
+        both = self.texts(self.traces, n=2, seed=3)
+        self.assertEqual(len(both), 2)
+        self.assertNotEqual(both[0], both[1], "two choices of one search are two traces")
+        self.assertEqual(self.texts(self.traces, seed=3), both[:1], "the best trace comes first")
+        self.assertEqual(self.texts(self.traces, n=2, seed=3, temperature=0), both,
+                         "temperature 0: greedy traces, as without it")
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.texts(self.traces, n=4)  # CoT-decoding opens 3 traces.
+        self.assertEqual(e.exception.body["param"], "n")
+
+    def test_temperature_samples_the_traces_and_seeds_replay(self):
+        greedy = {self.texts(self.traces, seed=s)[0] for s in range(1, 5)}
+        self.assertEqual(len(greedy), 1, "greedy traces do not depend on the seed")
+        sampled = [self.texts(self.traces, seed=s, temperature=1.5, n=2) for s in range(1, 5)]
+        self.assertGreater(len({t for pair in sampled for t in pair}), 2, sampled)
+        for pair in sampled:
+            self.assertNotEqual(pair[0], pair[1])
+        self.assertEqual(self.texts(self.traces, seed=1, temperature=1.5, n=2), sampled[0])
+        r = self.traces.completions.create(model="tiny", prompt="Once upon a time", max_tokens=8,
+                                           seed=2, temperature=1.5, n=2)
+        second = r.model_extra["arbor"]["job_ids"][1]
+        status, replay = http_json(f"{self.trace_base}/v1/jobs/{second}/replay", {})
+        self.assertEqual(status, 200, replay)
+        self.assertTrue(replay["identical"], replay)
+
+    def test_a_preset_takes_the_requests_sampling_fields(self):
+        def distinct(**kwargs):
+            return len({self.texts(self.search, seed=s, extra_body={
+                "arbor": {"policy_name": "sample"}}, **kwargs)[0] for s in range(1, 7)})
+        self.assertEqual(distinct(top_k=1), 1, "top_k 1 leaves one candidate")
+        self.assertEqual(distinct(temperature=0.01), 1)
+        self.assertGreater(distinct(temperature=1.9), 3)
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.texts(self.search, temperature=0.5,
+                       extra_body={"arbor": {"policy": {"sampling": {"temperature": 0.4}}}})
+        self.assertEqual(e.exception.body["param"], "temperature")
+        self.assertIn("drop one", e.exception.body["message"])
+
+
 class OverloadTest(unittest.TestCase):
     """429 with Retry-After when admission is full; 503 with no worker."""
 

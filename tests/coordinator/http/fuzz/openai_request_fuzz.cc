@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto endpoint : {arbor::coordinator::http::Endpoint::kCompletions,
                         arbor::coordinator::http::Endpoint::kChatCompletions}) {
     absl::StatusOr<arbor::coordinator::http::OpenAiRequest> parsed =
-        arbor::coordinator::http::ParseOpenAiRequest(body, endpoint);
+        arbor::coordinator::http::ParseOpenAiRequest(body, endpoint, arbor::v1::PolicyConfig());
     if (!parsed.ok() && parsed.status().code() != absl::StatusCode::kInvalidArgument) abort();
     if (parsed.ok() && parsed->choices.empty()) abort();  // Every request runs something.
   }
