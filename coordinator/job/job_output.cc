@@ -13,7 +13,7 @@ JobOutput::JobOutput(const JobSpec& spec, Decode decode, base::Clock* clock, Emi
       clock_(clock),
       emit_(std::move(emit)),
       created_(clock->Now()),
-      text_(decode_, spec.stop_strings) {}
+      text_(decode_, spec.stop_strings, spec.constraint) {}
 
 void JobOutput::Send(arbor::v1::GenerateEvent event) {
   event.set_job_id(spec_.job_id);

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "policy/constraint_convert.h"
+
 namespace arbor::coordinator {
 
 StopStringMatcher::StopStringMatcher(std::vector<std::string> stop_strings) {
@@ -15,8 +19,15 @@ StopStringMatcher::StopStringMatcher(std::vector<std::string> stop_strings) {
 
 std::optional<size_t> StopStringMatcher::FirstMatch(const std::string& text,
                                                     size_t new_from) const {
+  return NextMatch(text, SearchStart(new_from));
+}
+
+size_t StopStringMatcher::SearchStart(size_t new_from) const {
   // A match ending after new_from starts after new_from - longest.
-  const size_t start = new_from > longest_ ? new_from - longest_ : 0;
+  return new_from > longest_ ? new_from - longest_ : 0;
+}
+
+std::optional<size_t> StopStringMatcher::NextMatch(const std::string& text, size_t start) const {
   std::optional<size_t> first;
   for (const std::string& s : stop_strings_) {
     const size_t at = text.find(s, start);
@@ -36,8 +47,53 @@ size_t StopStringMatcher::PossibleMatchLength(const std::string& text) const {
   return 0;
 }
 
-StreamedText::StreamedText(Decode decode, std::vector<std::string> stop_strings)
-    : decode_(std::move(decode)), stop_strings_(std::move(stop_strings)) {}
+DocumentEnds::DocumentEnds(grammar::JsonGrammar grammar)
+    : grammar_(std::move(grammar)), matcher_(&grammar_) {}
+
+void DocumentEnds::Settle(const std::string& text, size_t settled) {
+  for (; fed_ < settled && !rejected_; ++fed_) {
+    rejected_ =
+        matcher_.Feed(static_cast<uint8_t>(text[fed_])) != grammar::JsonMatcher::Fed::kAccepted;
+  }
+}
+
+void DocumentEnds::Truncate(size_t size) {
+  if (fed_ <= size) return;
+  // The matcher cannot step back: it reads the kept text again from the start when next settled.
+  matcher_ = grammar::JsonMatcher(&grammar_);
+  fed_ = 0;
+  rejected_ = false;
+}
+
+bool DocumentEnds::EndsAt(const std::string& text, size_t end) const {
+  if (rejected_ || end < fed_) return false;
+  grammar::JsonMatcher at = matcher_;  // A few frames: the stack of open values.
+  return at.FeedAll(absl::string_view(text).substr(fed_, end - fed_)) && at.AcceptsEnd();
+}
+
+StreamedText::StreamedText(Decode decode, std::vector<std::string> stop_strings,
+                           const arbor::v1::OutputConstraint& constraint)
+    : decode_(std::move(decode)), stop_strings_(std::move(stop_strings)) {
+  if (stop_strings_.empty() ||
+      constraint.kind_case() == arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    return;
+  }
+  // The spec's constraint compiled when the request was checked (job_spec.h), so it does here.
+  absl::StatusOr<grammar::JsonGrammar> grammar =
+      policy::CompileConstraintProto(constraint, "constraint");
+  if (grammar.ok()) document_ends_ = std::make_unique<DocumentEnds>(*std::move(grammar));
+}
+
+std::optional<size_t> StreamedText::FirstStop(size_t new_from) {
+  // A match found before (ending at or before new_from) was refused then, and the text before
+  // it has not changed since: it is refused again.
+  size_t start = stop_strings_.SearchStart(new_from);
+  if (document_ends_ != nullptr) document_ends_->Settle(text_, start);
+  for (std::optional<size_t> at; (at = stop_strings_.NextMatch(text_, start)); start = *at + 1) {
+    if (document_ends_ == nullptr || document_ends_->EndsAt(text_, *at)) return at;
+  }
+  return std::nullopt;
+}
 
 StreamedText::Piece StreamedText::Push(int32_t token, bool last) {
   marks_.push_back({prefix_, read_, text_.size(), streamed_});
@@ -56,7 +112,7 @@ StreamedText::Piece StreamedText::Push(int32_t token, bool last) {
   Piece piece;
   size_t end = text_.size();
   if (!stop_strings_.empty()) {
-    if (std::optional<size_t> at = stop_strings_.FirstMatch(text_, old_size)) {
+    if (std::optional<size_t> at = FirstStop(old_size)) {
       text_.resize(*at);
       end = *at;
       piece.stopped = true;
@@ -88,6 +144,7 @@ void StreamedText::Pop() {
   prefix_ = mark.prefix;
   read_ = mark.read;
   text_.resize(mark.text_size);
+  if (document_ends_ != nullptr) document_ends_->Truncate(text_.size());
   streamed_ = mark.streamed;
 }
 

@@ -1,6 +1,8 @@
 // StreamedText: incremental decoding (short windows, split UTF-8 characters held back until
-// complete) and stop strings (a possible match is never streamed; backspace retracts a piece).
+// complete) and stop strings (a possible match is never streamed; backspace retracts a piece; a
+// structured answer is cut only where it is a whole document).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coordinator/job/stop_strings.h"
@@ -72,6 +74,68 @@ TEST(StreamedTextTest, LastTokenFlushesAndPopRetracts) {
   EXPECT_EQ(text.Push(1, false).text, "b");
   EXPECT_EQ(text.Push(2, /*last=*/true).text, "<") << "the job ends: nothing is held";
   EXPECT_EQ(text.text(), "ab<");
+}
+
+// Token i is kJson[i], whole pieces of JSON (no split characters).
+const std::vector<std::string> kJson = {"{", "\"ok\"", ":",     " ", "true",
+                                        "}", "\n",     "false", "1", "0"};
+
+std::string DecodeJson(absl::Span<const int32_t> ids) {
+  std::string text;
+  for (int32_t id : ids) text += kJson[id];
+  return text;
+}
+
+arbor::v1::OutputConstraint JsonObject() {
+  arbor::v1::OutputConstraint c;
+  c.set_json_object(true);
+  return c;
+}
+
+// Pushes `ids`; returns the streamed text, and whether the last push stopped.
+std::pair<std::string, bool> PushAll(StreamedText& text, const std::vector<int32_t>& ids) {
+  std::string streamed;
+  bool stopped = false;
+  for (int32_t id : ids) {
+    EXPECT_FALSE(stopped) << "pushed after a stop";
+    const StreamedText::Piece piece = text.Push(id, false);
+    streamed += piece.text;
+    stopped = piece.stopped;
+  }
+  return {streamed, stopped};
+}
+
+TEST(StreamedTextTest, StructuredAnswersStopOnlyWhereTheDocumentIsWhole) {
+  // ":" and "}" inside the object do not count; "\n" after it does.
+  StreamedText text(DecodeJson, {":", "}", "\n"}, JsonObject());
+  const auto [streamed, stopped] = PushAll(text, {0, 1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(text.text(), "{\"ok\": true}");
+  EXPECT_EQ(streamed, text.text());
+  // Without the constraint the first ":" cuts the answer, where it does not parse.
+  StreamedText plain(DecodeJson, {":", "}", "\n"});
+  EXPECT_TRUE(PushAll(plain, {0, 1, 2}).second);
+  EXPECT_EQ(plain.text(), "{\"ok\"");
+}
+
+TEST(StreamedTextTest, StructuredStopsFollowBackspaces) {
+  StreamedText text(DecodeJson, {"}", "\n"}, JsonObject());
+  EXPECT_FALSE(PushAll(text, {0, 1, 2, 3, 4, 5}).second);
+  text.Pop();  // "}"
+  text.Pop();  // "true"
+  const auto [streamed, stopped] = PushAll(text, {7, 5, 6});
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(text.text(), "{\"ok\": false}");
+}
+
+TEST(StreamedTextTest, StructuredStopsCountWhereANumberMayEnd) {
+  arbor::v1::OutputConstraint integer;
+  integer.set_json_schema(R"({"type": "integer"})");
+  StreamedText text(DecodeJson, {"0"}, integer);
+  EXPECT_TRUE(PushAll(text, {8, 9}).second);
+  EXPECT_EQ(text.text(), "1") << "1 is a whole document: the 0 after it stops";
+  StreamedText zero(DecodeJson, {"0"}, integer);
+  EXPECT_FALSE(PushAll(zero, {9}).second) << "nothing before the 0 is a document";
 }
 
 }  // namespace

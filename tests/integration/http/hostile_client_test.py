@@ -9,9 +9,12 @@ the project virtualenv; ARBOR_BINARY_DIR points at the build.
 
 import os
 import sys
+import json
 import threading
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402
@@ -90,6 +93,47 @@ class HostileClientTest(unittest.TestCase):
         stop.set()
         for t in threads:
             t.join()
+
+    def post(self, body, token=TOKEN):
+        """POSTs `body` to /v1/completions; returns (status, parsed answer, headers)."""
+        request = urllib.request.Request(
+            self.base + "/v1/completions", data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as r:
+                return r.status, json.loads(r.read()), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), e.headers
+
+    def test_extreme_penalties_keep_logits_finite(self):
+        # Dividing a positive logit by 1e-38 (or float's smallest, 1e-45) overflowed to +inf, and
+        # the job failed with 503.
+        prompt = "the cat sat on the mat and the dog sat on the log " * 4
+        for penalties in ({"repetition_penalty": 1e-45}, {"repetition_penalty": 1e-38},
+                          {"repetition_penalty": 2},
+                          {"repetition_penalty": 1e-45, "frequency_penalty": -2,
+                           "presence_penalty": -2, "logit_bias": {"5": 100}}):
+            status, answer, _ = self.post({"prompt": prompt, "max_tokens": 8, **penalties})
+            self.assertEqual(status, 200, (penalties, answer))
+            self.assertEqual(len(answer["choices"]), 1)
+
+    def test_stop_strings_cut_structured_output_only_where_it_parses(self):
+        # Stop strings that occur inside any JSON document: they count only where the document
+        # is complete, so a structured answer that ends with "stop" always parses.
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                  "required": ["ok"], "additionalProperties": False}
+        formats = ({"type": "json_object"},
+                   {"type": "json_schema", "json_schema": {"name": "t", "schema": schema}})
+        for i, response_format in enumerate(formats * 3):
+            status, answer, _ = self.post({"prompt": "JSON:", "max_tokens": 200, "seed": i + 1,
+                                           "stop": ["\"", ":", "{", "\n"],
+                                           "response_format": response_format})
+            self.assertEqual(status, 200, answer)
+            choice = answer["choices"][0]
+            if choice["finish_reason"] == "length":
+                continue  # Cut by max_tokens: no stop string was involved.
+            self.assertEqual(choice["finish_reason"], "stop")
+            json.loads(choice["text"])  # Raises on a document cut short.
 
 if __name__ == "__main__":
     unittest.main()
