@@ -63,6 +63,10 @@ ABSL_FLAG(int, max_queued_jobs, 256,
           "RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, finished_jobs, 1000,
           "Finished jobs kept queryable (GetJob, Watch, GetTree), least recently used evicted.");
+ABSL_FLAG(int64_t, finished_job_bytes, int64_t{512} << 20,
+          "Bytes the finished jobs kept queryable may retain (their requests, schemas, trees "
+          "and events, estimated), >= 0; beyond it, or beyond --finished_jobs, the least "
+          "recently used are evicted.");
 ABSL_FLAG(int, steps_per_run, 64,
           "Decode steps per worker Run on a job's main path (fewer = more coordinator round "
           "trips, more = less responsive cancellation).");
@@ -230,11 +234,12 @@ absl::StatusOr<std::unique_ptr<rpc::Server>> StartClusterServer(ClusterService& 
 // The counts the flags give, each in range; the message names them all.
 absl::Status CheckCountFlags() {
   if (absl::GetFlag(FLAGS_max_active_jobs) < 1 || absl::GetFlag(FLAGS_max_queued_jobs) < 0 ||
-      absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_steps_per_run) < 1 ||
-      absl::GetFlag(FLAGS_first_run_steps) < 1 || absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
+      absl::GetFlag(FLAGS_finished_jobs) < 0 || absl::GetFlag(FLAGS_finished_job_bytes) < 0 ||
+      absl::GetFlag(FLAGS_steps_per_run) < 1 || absl::GetFlag(FLAGS_first_run_steps) < 1 ||
+      absl::GetFlag(FLAGS_heartbeat_ms) < 1) {
     return absl::InvalidArgumentError(
         "--max_active_jobs, --steps_per_run, --first_run_steps and --heartbeat_ms must be >= 1; "
-        "--max_queued_jobs and --finished_jobs >= 0");
+        "--max_queued_jobs, --finished_jobs and --finished_job_bytes >= 0");
   }
   return absl::OkStatus();
 }
@@ -299,6 +304,7 @@ JobRegistryOptions RegistryOptions() {
   options.admission.max_active = absl::GetFlag(FLAGS_max_active_jobs);
   options.admission.max_queued = absl::GetFlag(FLAGS_max_queued_jobs);
   options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
+  options.finished_job_bytes = absl::GetFlag(FLAGS_finished_job_bytes);
   return options;
 }
 

@@ -36,4 +36,13 @@ std::vector<arbor::v1::GenerateEvent> EventLog::events() const {
   return events_;
 }
 
+size_t EventLog::SpaceUsedBytes() const {
+  absl::MutexLock lock(&mu_);
+  size_t bytes = events_.capacity() * sizeof(arbor::v1::GenerateEvent);
+  for (const arbor::v1::GenerateEvent& event : events_) {
+    bytes += event.SpaceUsedLong() - sizeof(event);  // Its object is counted in the capacity.
+  }
+  return bytes;
+}
+
 }  // namespace arbor::coordinator

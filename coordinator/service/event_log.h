@@ -32,6 +32,8 @@ class EventLog {
 
   bool closed() const;
   std::vector<arbor::v1::GenerateEvent> events() const;
+  // The bytes the recorded events take (their SpaceUsedLong), for the finished jobs' budget.
+  size_t SpaceUsedBytes() const;
 
  private:
   mutable absl::Mutex mu_;

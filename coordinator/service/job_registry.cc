@@ -38,9 +38,49 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
   return out;
 }
 
+namespace {
+
+// A message's heap bytes: SpaceUsedLong counts the message object too, which its holder's
+// sizeof already did.
+size_t HeapBytes(const google::protobuf::Message& message) {
+  return message.SpaceUsedLong() - sizeof(message);
+}
+
+size_t TreeBytes(const SearchTree& tree) {
+  size_t bytes = 0;
+  for (NodeId id = 0; id < tree.size(); ++id) {
+    bytes += sizeof(Node) + HeapBytes(tree.node(id).metrics) +
+             tree.TopLogprobs(id).size() * sizeof(TokenAlternative);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+size_t JobRecord::RetainedBytes() const {
+  size_t bytes = sizeof(JobRecord) + job_id.capacity() + client_tag.capacity() + owner.capacity() +
+                 HeapBytes(policy) + events.SpaceUsedBytes();
+  // The job's spec is what its replay request carries; the run builder keeps the processors
+  // and the constraint again, and the launcher's re-home callback the prompt.
+  const arbor::v1::GenerateRequest request = job->ReplayRequest();
+  bytes += sizeof(Job) + HeapBytes(request) + request.processors().SpaceUsedLong() +
+           request.constraint().SpaceUsedLong() +
+           request.tokens().token_ids_size() * sizeof(int32_t);
+  // The committed text and tokens (the job's output and the tree's committed path).
+  bytes += job->text().size() + 2 * job->token_ids().size() * sizeof(int32_t);
+  job->ReadTree([&bytes](const SearchTree& tree) { bytes += TreeBytes(tree); });
+  return bytes;
+}
+
 JobRegistry::JobRegistry(JobRegistryOptions options)
     : finished_jobs_(std::max(0, options.finished_jobs)),
+      finished_job_bytes_(std::max<int64_t>(0, options.finished_job_bytes)),
       admission_(options.admission, *options.metrics),
+      finished_bytes_gauge_(options.metrics
+                                ->AddGauge("arbor_coordinator_finished_job_bytes",
+                                           "Bytes the finished jobs kept queryable retain "
+                                           "(estimated; bounded by --finished_job_bytes).")
+                                .Get()),
       instance_(absl::Uniform<uint16_t>(absl::BitGen())) {}
 
 std::string JobRegistry::NewJobId() {
@@ -83,19 +123,47 @@ void JobRegistry::Start(const std::string& job_id) {
 
 void JobRegistry::Finished(const std::string& job_id) {
   std::optional<std::string> next = admission_.Release(job_id);
+  std::shared_ptr<JobRecord> record;
   {
     absl::MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
-    if (it != jobs_.end() && !it->second.finished) {
+    if (it != jobs_.end() && !it->second.finished) record = it->second.record;
+  }
+  // Outside the lock: it takes the job's. A finished job's holdings do not change any more.
+  const int64_t bytes = record == nullptr ? 0 : static_cast<int64_t>(record->RetainedBytes());
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (record != nullptr && it != jobs_.end() && !it->second.finished) {
       finished_.push_front(job_id);
       it->second.finished = finished_.begin();
+      it->second.retained_bytes = bytes;
+      finished_bytes_ += bytes;
     }
-    while (static_cast<int>(finished_.size()) > finished_jobs_) {
-      jobs_.erase(finished_.back());
-      finished_.pop_back();
-    }
+    Evict();
   }
   if (next) Start(*next);
+}
+
+void JobRegistry::Evict() {
+  while (static_cast<int>(finished_.size()) > finished_jobs_ ||
+         (!finished_.empty() && finished_bytes_ > finished_job_bytes_)) {
+    auto it = jobs_.find(finished_.back());
+    finished_bytes_ -= it->second.retained_bytes;
+    jobs_.erase(it);
+    finished_.pop_back();
+  }
+  finished_bytes_gauge_.Set(static_cast<double>(finished_bytes_));
+}
+
+int JobRegistry::finished_count() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(finished_.size());
+}
+
+int64_t JobRegistry::finished_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return finished_bytes_;
 }
 
 namespace {

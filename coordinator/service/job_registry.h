@@ -40,6 +40,12 @@ struct JobRecord {
 
   // The public Job message; `brief` leaves out text and token ids (ListJobs).
   arbor::v1::Job ToProto(bool brief) const;
+  // The bytes this record and its job keep in memory once the job has finished: the request as
+  // the job holds it (prompt, stops, processors, the constraint's schema text, each copy that
+  // the job and its callbacks keep), the search tree, the committed text and the event log.
+  // An estimate from the containers' sizes and the messages' SpaceUsedLong, not the allocator's
+  // exact count; it takes the job's lock, so call it holding no registry lock.
+  size_t RetainedBytes() const;
 
   const std::string job_id;
   const uint64_t seed;  // As resolved (the request's 0 replaced by the one picked).
@@ -56,7 +62,11 @@ struct JobRecord {
 
 struct JobRegistryOptions {
   AdmissionLimits admission;
-  int finished_jobs = 1000;  // Finished jobs kept queryable, >= 0; least recently used go.
+  // Finished jobs are kept queryable while both bounds hold; beyond either the least recently
+  // used go. The byte bound matters where jobs are large (long prompts, 256 KiB schemas, wide
+  // trees): a count alone lets memory grow with what each job holds.
+  int finished_jobs = 1000;                                  // >= 0.
+  int64_t finished_job_bytes = int64_t{512} << 20;           // >= 0 (JobRecord::RetainedBytes).
   metrics::Registry* metrics = &metrics::DefaultRegistry();  // Admission's metrics.
 };
 
@@ -70,7 +80,8 @@ class JobRegistry {
   absl::Status Admit(std::shared_ptr<JobRecord> record);
 
   // The job emitted its finished event: its slot goes to the oldest queued job (started here)
-  // and it joins the finished jobs, evicting the least recently used beyond the bound.
+  // and it joins the finished jobs, evicting the least recently used beyond either bound (a job
+  // larger than the byte bound alone is not kept).
   void Finished(const std::string& job_id);
 
   // A new job id, "j<number>-<instance><random>" (4 hex digits each): the instance is what this
@@ -98,22 +109,32 @@ class JobRegistry {
   void CancelAll();
 
   AdmissionStats admission() const { return admission_.stats(); }
+  // The finished jobs kept, and the bytes they retain (the sum of their RetainedBytes).
+  int finished_count() const;
+  int64_t finished_bytes() const;
 
  private:
   struct Entry {
     std::shared_ptr<JobRecord> record;
     uint64_t order = 0;  // Admission order: ties in `created` still list newest first.
     std::optional<std::list<std::string>::iterator> finished;  // Position in finished_.
+    int64_t retained_bytes = 0;                                // Once finished: its RetainedBytes.
   };
+
+  // Drops the least recently used finished jobs while either bound is exceeded.
+  void Evict() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Start(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   const int finished_jobs_;
+  const int64_t finished_job_bytes_;
   Admission admission_;
+  metrics::Gauge& finished_bytes_gauge_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
   std::list<std::string> finished_ ABSL_GUARDED_BY(mu_);  // Most recently used first.
+  int64_t finished_bytes_ ABSL_GUARDED_BY(mu_) = 0;       // Their retained_bytes summed.
   uint64_t next_order_ ABSL_GUARDED_BY(mu_) = 0;
 
   absl::Mutex ids_mu_;

@@ -198,6 +198,58 @@ TEST(JobRegistryTest, FinishedJobsAreKeptLeastRecentlyUsedFirstOut) {
   EXPECT_EQ(h.registry.List(10, {arbor::v1::JOB_STATE_RUNNING}).size(), 0u);
 }
 
+// What a finished job retains grows with what its request holds: the prompt and stop strings.
+TEST(JobRegistryTest, RetainedBytesCountTheRequest) {
+  Harness h;
+  auto small = h.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+  ASSERT_TRUE(small.ok()) << small.status();
+  arbor::v1::GenerateRequest big_request = Harness::Request(3);
+  for (int i = 0; i < 300; ++i) big_request.mutable_tokens()->add_token_ids(3);
+  for (int i = 0; i < 16; ++i) {
+    big_request.mutable_stop()->add_stop_strings(std::string(255, static_cast<char>('a' + i)));
+  }
+  auto big = h.launcher->Launch(big_request, absl::InfiniteFuture());
+  ASSERT_TRUE(big.ok()) << big.status();
+  ASSERT_TRUE((*big)->events.closed());
+  const size_t small_bytes = (*small)->RetainedBytes(), big_bytes = (*big)->RetainedBytes();
+  EXPECT_GT(small_bytes, sizeof(JobRecord) + sizeof(Job));
+  // The prompt ids (in the spec and in the re-home callback) and the stop strings.
+  EXPECT_GE(big_bytes, small_bytes + 300 * sizeof(int32_t) + 16 * 255);
+  EXPECT_EQ(h.registry.finished_bytes(), static_cast<int64_t>(small_bytes + big_bytes));
+}
+
+TEST(JobRegistryTest, FinishedJobsAreEvictedBeyondTheByteBound) {
+  int64_t one = 0;
+  {
+    Harness probe;
+    auto record = probe.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+    ASSERT_TRUE(record.ok()) << record.status();
+    one = probe.registry.finished_bytes();
+  }
+  JobRegistryOptions options;
+  options.finished_job_bytes = one * 5 / 2;  // Room for two such jobs, not three.
+  Harness h(options);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto record = h.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+    ASSERT_TRUE(record.ok()) << record.status();
+    ids.push_back((*record)->job_id);
+  }
+  EXPECT_EQ(h.registry.finished_count(), 2);
+  EXPECT_LE(h.registry.finished_bytes(), options.finished_job_bytes);
+  EXPECT_EQ(h.registry.Find(ids[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(h.registry.Find(ids[2]).ok());
+
+  JobRegistryOptions tight;
+  tight.finished_job_bytes = one / 2;  // A job larger than the bound alone is not kept.
+  Harness t(tight);
+  auto record = t.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(t.registry.finished_count(), 0);
+  EXPECT_EQ(t.registry.finished_bytes(), 0);
+  EXPECT_EQ(t.registry.Find((*record)->job_id).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(JobLauncherTest, RefusesPromptsItCannotServe) {
   Harness h;
   arbor::v1::GenerateRequest text;
