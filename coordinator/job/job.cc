@@ -188,9 +188,11 @@ void Job::Fallback() {
 void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   const char* what = life_.End(reason, std::move(error));
   std::vector<uint64_t> live = LiveSequences();
-  // A Run in flight may still create its sequences; they are released again when it completes.
+  // A Run in flight is stopped, so that the worker computes nothing more for the job; it may
+  // still have created its sequences, which are released again when it completes.
   if (const auto& in_flight = session_.in_flight()) {
     live.insert(live.end(), in_flight->sequence_ids.begin(), in_flight->sequence_ids.end());
+    actions_.Push([cancel = in_flight->cancel] { cancel->Cancel(); });
   }
   Release(std::move(live));
   main_.Released();

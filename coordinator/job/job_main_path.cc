@@ -47,13 +47,13 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool
   }
   actions_.Push([self = shared_from_this(), worker = session_.worker(),
                  request = std::move(request), timeout, generation,
-                 progress = std::move(progress)]() mutable {
+                 progress = std::move(progress), cancel = session_.in_flight()->cancel]() mutable {
     worker->Run(
         std::move(request), timeout,
         [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
           self->OnRunDone(generation, std::move(response));
         },
-        std::move(progress));
+        std::move(progress), std::move(cancel));
   });
 }
 

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "arbor/v1/worker.pb.h"
+#include "coordinator/job/run_cancellation.h"
 
 namespace arbor::coordinator {
 
@@ -29,8 +31,11 @@ class WorkerClient {
   // With `progress` set (Worker.RunStream), the steps the worker decodes arrive through it as
   // they become final, each once and in order, all before `done` (whose response repeats them);
   // a run that then fails has undone them on the worker.
+  // `cancel` (never null) is how the job stops the call: once cancelled, the call ends and `done`
+  // runs with CANCELLED (or with the answer that raced it); the worker stops the Run within a
+  // step and keeps what it created until the job releases it.
   virtual void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
-                   ProgressCallback progress) = 0;
+                   ProgressCallback progress, std::shared_ptr<RunCancellation> cancel) = 0;
 
   // Drops sequences on the worker. Fire and forget: release is idempotent and a worker that is
   // gone has nothing left to drop, so a failure is only logged.

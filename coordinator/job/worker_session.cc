@@ -7,7 +7,8 @@
 namespace arbor::coordinator {
 
 uint64_t WorkerSession::Sent(std::vector<uint64_t> ids, absl::Time now) {
-  in_flight_ = InFlight{++generation_, std::move(ids), worker_, now};
+  in_flight_ = InFlight{++generation_, std::move(ids), worker_, now,
+                        std::make_shared<RunCancellation>()};
   return generation_;
 }
 

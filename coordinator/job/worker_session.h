@@ -37,6 +37,7 @@ class WorkerSession {
     std::vector<uint64_t> sequence_ids;
     std::shared_ptr<WorkerClient> worker;
     absl::Time sent;
+    std::shared_ptr<RunCancellation> cancel;  // Never null.
   };
 
   WorkerSession(std::shared_ptr<WorkerClient> worker, WaitPolicy policy)
@@ -44,7 +45,8 @@ class WorkerSession {
 
   const std::shared_ptr<WorkerClient>& worker() const { return worker_; }
 
-  // A Run with `ids` sent now to the worker; returns its generation.
+  // A Run with `ids` sent now to the worker; returns its generation. The Run's cancellation is
+  // in_flight()->cancel.
   uint64_t Sent(std::vector<uint64_t> ids, absl::Time now);
   // Run `generation` completed: its record when it is the Run in flight (no longer in flight
   // then), or nothing for a completion that no longer matters.

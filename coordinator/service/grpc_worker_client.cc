@@ -26,6 +26,14 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
 }
 
+// The job's cancel becomes the call's: the worker sees its call cancelled at its next step. The
+// context may be gone by then (the call ended), and then there is nothing to stop.
+void StopOnCancel(RunCancellation& cancel, const std::shared_ptr<grpc::ClientContext>& context) {
+  cancel.OnCancel([weak = std::weak_ptr<grpc::ClientContext>(context)] {
+    if (std::shared_ptr<grpc::ClientContext> live = weak.lock()) live->TryCancel();
+  });
+}
+
 }  // namespace
 
 GrpcWorkerClient::GrpcWorkerClient(const WorkerHandle& handle, absl::Duration release_timeout)
@@ -62,7 +70,7 @@ class GrpcWorkerClient::StreamedRun final : public grpc::ClientReadReactor<arbor
         progress_(std::move(progress)) {}
 
   void Start(arbor::v1::Worker::StubInterface& stub, arbor::v1::RunRequest request,
-             absl::Duration timeout) {
+             absl::Duration timeout, RunCancellation& cancel) {
     request_ = std::move(request);
     SetDeadline(*context_, timeout);
     {
@@ -70,8 +78,11 @@ class GrpcWorkerClient::StreamedRun final : public grpc::ClientReadReactor<arbor
       runs_->contexts[this] = context_;
     }
     stub.async()->RunStream(context_.get(), &request_, this);
+    // The call may end, and delete this, as soon as it starts.
+    const std::shared_ptr<grpc::ClientContext> context = context_;
     StartRead(&update_);
     StartCall();
+    StopOnCancel(cancel, context);
   }
 
   void OnReadDone(bool ok) override {
@@ -111,15 +122,15 @@ class GrpcWorkerClient::StreamedRun final : public grpc::ClientReadReactor<arbor
 };
 
 void GrpcWorkerClient::Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
-                           ProgressCallback progress) {
+                           ProgressCallback progress, std::shared_ptr<RunCancellation> cancel) {
   request.set_owner_epoch(owner_epoch_);
-  if (!progress) return UnaryRun(std::move(request), timeout, std::move(done));
+  if (!progress) return UnaryRun(std::move(request), timeout, std::move(done), *cancel);
   auto* call = new StreamedRun(runs_, worker_id_, std::move(done), std::move(progress));
-  call->Start(*stub_, std::move(request), timeout);
+  call->Start(*stub_, std::move(request), timeout, *cancel);
 }
 
 void GrpcWorkerClient::UnaryRun(arbor::v1::RunRequest request, absl::Duration timeout,
-                                RunCallback done) {
+                                RunCallback done, RunCancellation& cancel) {
   // The context is shared with runs_, so that AbandonRuns may cancel it while the completion
   // frees the rest of the call.
   struct RunCall {
@@ -134,6 +145,8 @@ void GrpcWorkerClient::UnaryRun(arbor::v1::RunRequest request, absl::Duration ti
     absl::MutexLock lock(&runs_->mu);
     runs_->contexts[call] = call->context;
   }
+  // The completion may free the call before Run returns.
+  const std::shared_ptr<grpc::ClientContext> context = call->context;
   stub_->async()->Run(
       call->context.get(), &call->request, &call->response,
       [runs = runs_, worker = worker_id_, call, done = std::move(done)](grpc::Status status) {
@@ -145,6 +158,7 @@ void GrpcWorkerClient::UnaryRun(arbor::v1::RunRequest request, absl::Duration ti
           done(std::move(ended));
         }
       });
+  StopOnCancel(cancel, context);
 }
 
 void GrpcWorkerClient::AbandonRuns() {

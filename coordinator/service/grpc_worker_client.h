@@ -24,7 +24,7 @@ class GrpcWorkerClient final : public WorkerClient {
                             absl::Duration release_timeout = absl::Seconds(5));
 
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
-           ProgressCallback progress) override;
+           ProgressCallback progress, std::shared_ptr<RunCancellation> cancel) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
   void AbandonRuns() override;
   std::string id() const override { return worker_id_; }
@@ -37,7 +37,8 @@ class GrpcWorkerClient final : public WorkerClient {
   const uint64_t owner_epoch_;
   class StreamedRun;
   const absl::Duration release_timeout_;
-  void UnaryRun(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done);
+  void UnaryRun(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
+                RunCancellation& cancel);
   // Runs in flight, for AbandonRuns; each completion removes its own. Shared with the
   // completions, which may run after the client is gone.
   struct Runs {

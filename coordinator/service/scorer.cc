@@ -182,7 +182,9 @@ void Scorer::Send(std::shared_ptr<Call> call, const std::string& exclude) {
         launcher_->pool()->JobLeft(worker_id);
         OnRun(call, worker_id, std::move(response));
       },
-      /*progress=*/nullptr);
+      /*progress=*/nullptr,
+      // Scoring is one bounded prefill with its deadline; nothing cancels it before that.
+      std::make_shared<RunCancellation>());
 }
 
 void Scorer::OnRun(std::shared_ptr<Call> call, const std::string& worker_id,

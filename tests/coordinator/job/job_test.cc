@@ -425,10 +425,11 @@ TEST(JobTest, CancelMidBranchReleasesEverything) {
   job->Cancel();
   EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_CANCELLED);
   EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_CANCELLED);
+  EXPECT_EQ(h.worker->cancelled_runs(), 1) << "the rollout in flight is stopped, not left to run";
   EXPECT_THAT(h.worker->live(), IsEmpty());
   ASSERT_EQ(h.events.back().event_case(), arbor::v1::GenerateEvent::kFinished);
   const size_t events = h.events.size();
-  h.worker->ReleaseHeld();  // The late completion is discarded.
+  h.worker->ReleaseHeld();  // Nothing is left to answer.
   EXPECT_EQ(h.events.size(), events);
   EXPECT_EQ(h.worker->requests().size(), 2u);
   EXPECT_THAT(h.worker->live(), IsEmpty());

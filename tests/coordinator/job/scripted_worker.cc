@@ -61,19 +61,32 @@ arbor::v1::RunProgress ProgressOf(const arbor::v1::RunResponse& response) {
 }  // namespace
 
 void ScriptedWorker::Run(arbor::v1::RunRequest request, absl::Duration, RunCallback done,
-                         ProgressCallback progress) {
+                         ProgressCallback progress, std::shared_ptr<RunCancellation> cancel) {
   absl::StatusOr<arbor::v1::RunResponse> response = Execute(request);
   if (progress && response.ok()) progress(ProgressOf(*response));
+  std::optional<uint64_t> key;
   {
     absl::MutexLock lock(&mu_);
     if (hold_) {
-      held_.push_back([done, response](bool abandoned) {
-        abandoned ? done(absl::UnavailableError("scripted worker: run abandoned")) : done(response);
-      });
-      return;
+      key = next_held_++;
+      held_[*key] = [done, response](absl::Status status) {
+        status.ok() ? done(response) : done(std::move(status));
+      };
     }
   }
-  done(std::move(response));
+  if (!key) return done(std::move(response));
+  cancel->OnCancel([this, key = *key] {
+    std::function<void(absl::Status)> answer;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = held_.find(key);
+      if (it == held_.end()) return;
+      answer = std::move(it->second);
+      held_.erase(it);
+      ++cancelled_runs_;
+    }
+    answer(absl::CancelledError("scripted worker: run cancelled"));
+  });
 }
 
 void ScriptedWorker::Release(std::vector<uint64_t> ids) {
@@ -107,22 +120,24 @@ void ScriptedWorker::Hold(bool hold) {
   hold_ = hold;
 }
 
-void ScriptedWorker::ReleaseHeld() {
-  std::vector<std::function<void(bool)>> held;
+void ScriptedWorker::AnswerHeld(const absl::Status& status) {
+  std::map<uint64_t, std::function<void(absl::Status)>> held;
   {
     absl::MutexLock lock(&mu_);
     held.swap(held_);
   }
-  for (auto& f : held) f(/*abandoned=*/false);
+  for (auto& [key, answer] : held) answer(status);
 }
 
+void ScriptedWorker::ReleaseHeld() { AnswerHeld(absl::OkStatus()); }
+
 void ScriptedWorker::AbandonRuns() {
-  std::vector<std::function<void(bool)>> held;
-  {
-    absl::MutexLock lock(&mu_);
-    held.swap(held_);
-  }
-  for (auto& f : held) f(/*abandoned=*/true);
+  AnswerHeld(absl::UnavailableError("scripted worker: run abandoned"));
+}
+
+int ScriptedWorker::cancelled_runs() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_runs_;
 }
 
 std::vector<arbor::v1::RunRequest> ScriptedWorker::requests() const {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -64,8 +65,9 @@ class ScriptedWorker final : public WorkerClient {
 
   // With `progress`, the run's token steps go there first (all but a BACKSPACE-able last one
   // before a structural stop, as the worker holds that back), then held or answered as usual.
+  // A held Run that is cancelled answers CANCELLED at once, as a worker's call does.
   void Run(arbor::v1::RunRequest request, absl::Duration timeout, RunCallback done,
-           ProgressCallback progress) override;
+           ProgressCallback progress, std::shared_ptr<RunCancellation> cancel) override;
   void Release(std::vector<uint64_t> sequence_ids) override;
   // Held completions answer UNAVAILABLE now (the Runs executed: as a frozen worker's would).
   void AbandonRuns() override;
@@ -84,6 +86,7 @@ class ScriptedWorker final : public WorkerClient {
   void ReleaseHeld();
 
   std::vector<arbor::v1::RunRequest> requests() const;
+  int cancelled_runs() const;  // Held Runs stopped by their cancellation.
   std::vector<uint64_t> released() const;
   std::set<uint64_t> live() const;  // Sequences created and not released.
   std::vector<int32_t> tokens(uint64_t sequence_id) const;
@@ -113,7 +116,12 @@ class ScriptedWorker final : public WorkerClient {
   int lose_count_ ABSL_GUARDED_BY(mu_) = 0;
   int max_sequences_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int>::max();
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void(bool abandoned)>> held_ ABSL_GUARDED_BY(mu_);
+  // Held completions by arrival: each answers its response for OK, else the status given.
+  std::map<uint64_t, std::function<void(absl::Status)>> held_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_held_ ABSL_GUARDED_BY(mu_) = 0;
+  int cancelled_runs_ ABSL_GUARDED_BY(mu_) = 0;
+  // Answers every held completion with `status` (OK: its own response).
+  void AnswerHeld(const absl::Status& status);
 };
 
 }  // namespace arbor::coordinator::testing
