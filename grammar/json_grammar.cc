@@ -1,6 +1,7 @@
 #include "grammar/json_grammar.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -8,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "grammar/exact_json.h"
+#include "grammar/finite_instances.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::grammar {
@@ -59,8 +62,9 @@ bool HasType(const Json& value, absl::string_view type) {
   if (type == "null") return value.is_null();
   if (type == "object") return value.is_object();
   if (type == "array") return value.is_array();
-  if (type == "number") return value.is_number();
-  if (type == "integer") return value.is_number_integer();
+  // Exact numbers are beyond 2^53, where every double is an integer.
+  if (type == "number") return value.is_number() || IsExactNumber(value);
+  if (type == "integer") return value.is_number_integer() || IsExactNumber(value);
   return false;
 }
 
@@ -106,7 +110,9 @@ class Compiler {
   absl::StatusOr<JsonGrammar> Run() {
     ASSIGN_OR_RETURN(grammar_.root, Compile(root_, "", 0));
     RETURN_IF_ERROR(CheckUnions());
+    RETURN_IF_ERROR(CheckFinite());
     FillFirstBytes();
+    IndexNames();
     return std::move(grammar_);
   }
 
@@ -114,16 +120,19 @@ class Compiler {
     grammar_.root = Add(Node{.kind = NodeKind::kObject, .free_form = true}).value();
     AnyValue().IgnoreError();
     FillFirstBytes();
+    IndexNames();
     return std::move(grammar_);
   }
 
  private:
-  absl::StatusOr<int32_t> Add(Node node) {
+  // `pointer`: where the node's schema is, for errors found once the graph is whole.
+  absl::StatusOr<int32_t> Add(Node node, absl::string_view pointer = "") {
     if (grammar_.nodes.size() >= kMaxGrammarNodes) {
       return absl::InvalidArgumentError(
           absl::StrCat("the schema compiles to more than ", kMaxGrammarNodes, " nodes"));
     }
     grammar_.nodes.push_back(std::move(node));
+    pointers_.emplace_back(pointer);
     return static_cast<int32_t>(grammar_.nodes.size() - 1);
   }
 
@@ -176,7 +185,7 @@ class Compiler {
       nodes.push_back(node);
     }
     if (nodes.size() == 1) return nodes[0];
-    return Add(Node{.kind = NodeKind::kUnion, .alternatives = std::move(nodes)});
+    return Add(Node{.kind = NodeKind::kUnion, .alternatives = std::move(nodes)}, pointer);
   }
 
   // `type` as a list of names; inferred from the keywords when absent ("any" when nothing says).
@@ -276,7 +285,7 @@ class Compiler {
       ASSIGN_OR_RETURN(node.items, Compile(*additional_schema,
                                            Child(pointer, "additionalProperties"), depth + 1));
     }
-    ASSIGN_OR_RETURN(const int32_t index, Add(std::move(node)));
+    ASSIGN_OR_RETURN(const int32_t index, Add(std::move(node), pointer));
     if (grammar_.nodes[index].free_form) {
       RETURN_IF_ERROR(AnyValue().status());
       RETURN_IF_ERROR(AnyString().status());
@@ -310,7 +319,7 @@ class Compiler {
     } else {
       ASSIGN_OR_RETURN(node.items, AnyValue());
     }
-    return Add(std::move(node));
+    return Add(std::move(node), pointer);
   }
 
   absl::StatusOr<int32_t> Literals(const Json& schema, const std::string& pointer) {
@@ -331,16 +340,15 @@ class Compiler {
       ASSIGN_OR_RETURN(types, Types(schema, pointer));
     }
     Node node{.kind = NodeKind::kLiterals};
+    absl::flat_hash_set<std::string> seen;  // A set, so a long enum stays linear.
     for (const Json& value : values) {
       if (!types.empty() && std::none_of(types.begin(), types.end(),
                                          [&](const std::string& t) { return HasType(value, t); })) {
-        return Error(pointer, absl::StrCat("enum: value ", value.dump(), " is not of type ",
+        return Error(pointer, absl::StrCat("enum: value ", DumpExactJson(value), " is not of type ",
                                            absl::StrJoin(types, " or ")));
       }
-      std::string text = value.dump();
-      if (std::find(node.literals.begin(), node.literals.end(), text) == node.literals.end()) {
-        node.literals.push_back(std::move(text));
-      }
+      std::string text = DumpExactJson(value);
+      if (seen.insert(text).second) node.literals.push_back(std::move(text));
     }
     return Add(std::move(node));
   }
@@ -365,7 +373,7 @@ class Compiler {
       node.alternatives.push_back(alternative);
     }
     union_pointers_.emplace_back(grammar_.nodes.size(), at);
-    return Add(std::move(node));
+    return Add(std::move(node), pointer);
   }
 
   absl::StatusOr<int32_t> Ref(const Json& schema, const std::string& pointer, int depth) {
@@ -393,7 +401,7 @@ class Compiler {
     }
     // A one-alternative union stands for the reference, so a recursive one can point at it
     // before its target is compiled.
-    ASSIGN_OR_RETURN(const int32_t slot, Add(Node{.kind = NodeKind::kUnion}));
+    ASSIGN_OR_RETURN(const int32_t slot, Add(Node{.kind = NodeKind::kUnion}, at));
     refs_.emplace(ref, slot);
     ASSIGN_OR_RETURN(const int32_t compiled, Compile(*target, ref.substr(1), depth + 1));
     grammar_.nodes[slot].alternatives = {compiled};
@@ -424,6 +432,43 @@ class Compiler {
     return absl::OkStatus();
   }
 
+  // A schema whose every instance is infinite is refused where the cycle that forces it leaves
+  // no way out (finite_instances.h).
+  absl::Status CheckFinite() const {
+    const std::optional<InfiniteEdge> edge = FindInfiniteCycle(grammar_);
+    if (!edge) return absl::OkStatus();
+    const Node& node = grammar_.nodes[edge->node];
+    if (edge->property < 0) {
+      return Error(Child(pointers_[edge->node], "items"),
+                   "minItems requires an item whose schema requires this array again, so no "
+                   "instance is finite; allow an empty array or give the recursion a way to end");
+    }
+    const std::string name = Json::parse(node.properties[edge->property].key).get<std::string>();
+    return Error(Child(Child(pointers_[edge->node], "properties"), name),
+                 absl::StrCat("required property '", name,
+                              "' has no finite value: its schema requires it again (through "
+                              "$ref), so no instance is finite; make a property on the cycle "
+                              "optional or give it an alternative that ends"));
+  }
+
+  // The matcher's index of each object's keys and each literal list.
+  void IndexNames() {
+    for (Node& node : grammar_.nodes) {
+      if (node.kind == NodeKind::kLiterals) {
+        node.names = StringTrie(node.literals);
+      } else if (node.kind == NodeKind::kObject) {
+        std::vector<std::string> keys;
+        for (const Property& property : node.properties) keys.push_back(property.key);
+        node.names = StringTrie(keys);
+        const int32_t size = static_cast<int32_t>(node.properties.size());
+        node.required_from.assign(size + 1, size);
+        for (int32_t i = size - 1; i >= 0; --i) {
+          node.required_from[i] = node.properties[i].required ? i : node.required_from[i + 1];
+        }
+      }
+    }
+  }
+
   // Once the unions are known to be acyclic.
   void FillFirstBytes() {
     grammar_.first_bytes.resize(grammar_.nodes.size());
@@ -437,6 +482,7 @@ class Compiler {
   JsonGrammar grammar_;
   absl::flat_hash_map<std::string, int32_t> refs_;
   std::vector<std::pair<size_t, std::string>> union_pointers_;  // Unions to check, and where.
+  std::vector<std::string> pointers_;                            // Per node: its schema's place.
 };
 
 }  // namespace
@@ -448,21 +494,11 @@ absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text) {
   }
   // The depth is checked while parsing, before anything recursive (compiling, dumping literals)
   // walks the document.
-  bool too_deep = false;
-  Json schema;
-  try {
-    schema = Json::parse(schema_text, [&](int depth, Json::parse_event_t, Json&) {
-      too_deep |= depth > kMaxSchemaDepth;
-      return !too_deep;
-    });
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the schema is not JSON: ", e.what()));
+  absl::StatusOr<Json> schema = ParseExactJson(schema_text, kMaxSchemaDepth);
+  if (!schema.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the schema is ", schema.status().message()));
   }
-  if (too_deep) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the schema nests deeper than ", kMaxSchemaDepth, " levels"));
-  }
-  return Compiler(schema).Run();
+  return Compiler(*schema).Run();
 }
 
 JsonGrammar AnyJsonObjectGrammar() {

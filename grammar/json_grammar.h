@@ -11,7 +11,8 @@
 //
 // What the compiled grammar generates is a subset of what the schema accepts, chosen so that a
 // matcher decides every byte deterministically: declared properties in their declared order
-// (optional ones may be skipped, no undeclared ones), enum and const values in compact form,
+// (optional ones may be skipped, no undeclared ones), enum and const values in compact form (a
+// number beyond what a double holds exactly as written in the schema, exact_json.h),
 // numbers with at most 15 integer and 15 fraction digits, and whitespace between tokens that is
 // nothing, one space, or a newline and an indent of at most 20 (json_matcher.h). Every document
 // it generates validates against the schema.
@@ -25,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "grammar/string_trie.h"
 
 namespace arbor::grammar {
 
@@ -53,6 +55,13 @@ struct Node {
   int32_t max_items = -1;                 // kArray; -1: unbounded.
   std::vector<std::string> literals = {};  // kLiterals.
   std::vector<int32_t> alternatives = {};  // kUnion: first bytes are disjoint.
+  // The index the matcher walks, whatever the number of properties or literals: kObject's keys
+  // by property index, kLiterals' literals by literal index.
+  StringTrie names = {};
+  // kObject: for each i in [0, properties.size()], the first required property at or after i
+  // (properties.size() when none), so property i may follow property next - 1 exactly when
+  // next <= i <= required_from[next].
+  std::vector<int32_t> required_from = {};
 };
 
 struct JsonGrammar {
@@ -70,7 +79,8 @@ inline constexpr int kMaxGrammarNodes = 20000;
 
 // Compiles the schema text. INVALID_ARGUMENT naming the keyword and where it is ("keyword
 // 'pattern' at /properties/name is not supported") for anything outside the subset, a malformed
-// or oversized schema, or one nothing can satisfy.
+// or oversized schema, or one nothing finite can satisfy (a property required all the way down,
+// through $ref, so every instance would be infinite: named by the pointer of that property).
 absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text);
 
 // Any JSON object (OpenAI's response_format {"type": "json_object"}).

@@ -30,35 +30,13 @@ bool IsHex(uint8_t byte) {
 }
 
 // Property i may come next after properties [0, next) are done: no required one is skipped.
-bool KeyAllowed(const Node& node, int next, size_t i) {
-  if (i < static_cast<size_t>(next) || i >= node.properties.size()) return false;
-  for (size_t j = next; j < i; ++j) {
-    if (node.properties[j].required) return false;
-  }
-  return true;
+bool KeyAllowed(const Node& node, int next, int32_t i) {
+  return i >= next && i < static_cast<int32_t>(node.properties.size()) &&
+         i <= node.required_from[next];
 }
 
 bool RequiredLeft(const Node& node, int next) {
-  for (size_t j = next; j < node.properties.size(); ++j) {
-    if (node.properties[j].required) return true;
-  }
-  return false;
-}
-
-// Whether two texts agree on their first `n` bytes (both at least that long).
-bool SamePrefix(const std::string& x, const std::string& y, int32_t n) {
-  return x.compare(0, n, y, 0, n) == 0;
-}
-
-// Whether a literal from index `a` on has exactly the `n` bytes matched so far (those of
-// literals[a]): the value may end here.
-bool LiteralEnds(const std::vector<std::string>& literals, int32_t a, int32_t n) {
-  for (size_t i = a; i < literals.size(); ++i) {
-    if (static_cast<int32_t>(literals[i].size()) == n && SamePrefix(literals[i], literals[a], n)) {
-      return true;
-    }
-  }
-  return false;
+  return node.required_from[next] < static_cast<int32_t>(node.properties.size());
 }
 
 }  // namespace
@@ -126,7 +104,7 @@ bool JsonMatcher::CanEndFrame(const Frame& frame) const {
       return frame.phase == kNumZero || frame.phase == kNumInt || frame.phase == kNumFrac ||
              frame.phase == kNumExp;
     case NodeKind::kLiterals:
-      return frame.b > 0 && LiteralEnds(node.literals, frame.a, frame.b);
+      return node.names.Ending(frame.a) >= 0;
     default:
       return false;
   }
@@ -150,7 +128,7 @@ JsonMatcher::Step JsonMatcher::StepFrame(Frame& frame, uint8_t byte, int32_t& pu
     case NodeKind::kInteger:
       return StepNumber(frame, byte, /*integer=*/true);
     case NodeKind::kLiterals:
-      return StepLiterals(frame, byte, node.literals);
+      return StepLiterals(frame, byte, node);
     case NodeKind::kUnion:
       return StepUnion(frame, byte);
   }
@@ -179,8 +157,7 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
       }
       if (!KeyAllowed(node, frame.count, frame.count)) return Step::kReject;
       frame.phase = kObjKey;
-      frame.a = frame.count;
-      frame.b = 1;  // Every key starts with its quote.
+      frame.a = node.names.Child(StringTrie::kRoot, '"');  // Every key starts with its quote.
       return Step::kConsume;
     case kObjKey:
       return StepKey(frame, byte);
@@ -194,7 +171,7 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
       if (Whitespace(frame, byte)) return Step::kConsume;
       frame.whitespace = 0;
       frame.phase = kObjAfter;
-      push = !node.free_form   ? node.properties[frame.a].value
+      push = !node.free_form   ? node.properties[frame.count - 1].value
              : node.items >= 0 ? node.items
                                : grammar_->any_value;
       return Step::kPushRetry;
@@ -211,22 +188,21 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
   return Step::kReject;
 }
 
+// frame.a is the node of the key's bytes so far in the keys' trie: a byte goes on when some key
+// through it may come next.
 JsonMatcher::Step JsonMatcher::StepKey(Frame& frame, uint8_t byte) {
   const Node& node = grammar_->nodes[frame.node];
-  const std::string& current = node.properties[frame.a].key;
-  for (size_t i = frame.a; i < node.properties.size() && KeyAllowed(node, frame.count, i); ++i) {
-    const std::string& key = node.properties[i].key;
-    if (static_cast<int32_t>(key.size()) > frame.b && static_cast<uint8_t>(key[frame.b]) == byte &&
-        SamePrefix(key, current, frame.b)) {
-      frame.a = static_cast<int32_t>(i);
-      if (++frame.b == static_cast<int32_t>(key.size())) {  // The closing quote: no key goes on.
-        frame.count = static_cast<uint16_t>(i + 1);
-        frame.phase = kObjColon;
-      }
-      return Step::kConsume;
-    }
+  const int32_t next = node.names.Child(frame.a, byte);
+  if (next < 0 || !KeyAllowed(node, frame.count, node.names.FirstFrom(next, frame.count))) {
+    return Step::kReject;
   }
-  return Step::kReject;
+  frame.a = next;
+  // A key's closing quote ends it, and no other key runs through it (inner quotes are escaped).
+  if (const int32_t key = node.names.Ending(next); key >= 0) {
+    frame.count = static_cast<uint16_t>(key + 1);
+    frame.phase = kObjColon;
+  }
+  return Step::kConsume;
 }
 
 JsonMatcher::Step JsonMatcher::StepArray(Frame& frame, uint8_t byte, int32_t& push) {
@@ -363,24 +339,15 @@ JsonMatcher::Step JsonMatcher::StepNumber(Frame& frame, uint8_t byte, bool integ
   return Step::kReject;
 }
 
-JsonMatcher::Step JsonMatcher::StepLiterals(Frame& frame, uint8_t byte,
-                                            const std::vector<std::string>& literals) const {
-  const std::string& current = literals[frame.a];
-  const int32_t n = frame.b;
-  for (size_t i = frame.a; i < literals.size(); ++i) {
-    const std::string& literal = literals[i];
-    if (static_cast<int32_t>(literal.size()) > n && static_cast<uint8_t>(literal[n]) == byte &&
-        SamePrefix(literal, current, n)) {
-      frame.a = static_cast<int32_t>(i);
-      frame.b = n + 1;
-      const bool longer = std::any_of(literals.begin(), literals.end(), [&](const std::string& l) {
-        return static_cast<int32_t>(l.size()) > n + 1 && SamePrefix(l, literal, n + 1);
-      });
-      return longer ? Step::kConsume : Step::kConsumePop;
-    }
+// frame.a is the node of the bytes so far in the literals' trie.
+JsonMatcher::Step JsonMatcher::StepLiterals(Frame& frame, uint8_t byte, const Node& node) const {
+  const int32_t next = node.names.Child(frame.a, byte);
+  if (next >= 0) {
+    frame.a = next;
+    return node.names.HasChildren(next) ? Step::kConsume : Step::kConsumePop;
   }
   // No literal goes on: one that ends here (a number such as 1 beside 12) hands the byte back.
-  if (n > 0 && LiteralEnds(literals, frame.a, n)) return Step::kPopRetry;
+  if (node.names.Ending(frame.a) >= 0) return Step::kPopRetry;
   return Step::kReject;
 }
 

@@ -25,9 +25,10 @@ inline constexpr int kMaxNumberDigits = 15;
 inline constexpr int kMaxExponentDigits = 3;
 
 // One open value. `phase` is where in the value the matcher is; the rest depends on the kind:
-// objects keep the next property in `count` and the key being matched in (a, b); arrays count
-// their items (clamped to what the bounds need); literals and keys keep a candidate and a byte
-// offset in (a, b); strings and numbers count pending UTF-8 bytes or digits in `count`.
+// objects keep the next property in `count` and, in a key, its node in the keys' trie (Node's
+// `names`) in `a`; arrays count their items (clamped to what the bounds need); literals keep
+// their node in the literals' trie in `a`; strings and numbers count pending UTF-8 bytes or
+// digits in `count`.
 struct Frame {
   int32_t node = 0;
   uint8_t phase = 0;
@@ -79,7 +80,7 @@ class JsonMatcher {
   Step StepArray(Frame& frame, uint8_t byte, int32_t& push);
   Step StepString(Frame& frame, uint8_t byte) const;
   Step StepNumber(Frame& frame, uint8_t byte, bool integer) const;
-  Step StepLiterals(Frame& frame, uint8_t byte, const std::vector<std::string>& literals) const;
+  Step StepLiterals(Frame& frame, uint8_t byte, const Node& node) const;
   Step StepUnion(Frame& frame, uint8_t byte) const;
   Step StepKey(Frame& frame, uint8_t byte);
   // A whitespace byte in a gap, within the rule above.

@@ -1,15 +1,18 @@
 // What structured output costs, on a model's real vocabulary (default: SmolLM2-135M-Instruct,
 // or the model named or given as the first argument):
 //   1. compiling schemas of 20 properties (the per-request cost, before any mask);
-//   2. masks along random walks through random-ish schemas: the first masks of a fresh schema
-//      (trie walks: cache misses) and the steady state (per-frame and per-stack cache hits);
+//   2. the per-token mask's mean and p99 (every step timed, fresh schemas, so cold caches count)
+//      and the compile time over realistic schemas, a 20,000-property object and a
+//      20,000-value enum at the schema size limit;
 //   3. the engine end to end: decode tokens/s of Runs whose items carry a constraint against
 //      the same Runs without one, at batch 1 and 32, interleaved in one process, so the ratio is
 //      the whole cost (mask, masked row copy, fewer candidates) as a share of a decode step.
-// Prints markdown tables (docs/PERFORMANCE.md, "Structured output").
+// Arguments: [MODEL] [--masks_only]. Prints markdown tables (docs/PERFORMANCE.md, "Structured
+// output").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -57,6 +60,53 @@ std::string Schema(int n, int salt) {
                       "},\"required\":[", required, "]}");
 }
 
+// Schemas of the kinds structured-output requests send: tool arguments, records with nested
+// objects and arrays, enums, nullable fields, maps and a recursive tree through $ref.
+std::vector<std::string> RealisticSchemas() {
+  return {
+      R"({"type":"object","properties":{"location":{"type":"string","description":"City"},)"
+      R"("unit":{"enum":["celsius","fahrenheit"]},"days":{"type":"integer"}},)"
+      R"("required":["location","unit"],"additionalProperties":false})",
+      R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},)"
+      R"("email":{"type":["string","null"]},"address":{"type":"object","properties":{)"
+      R"("street":{"type":"string"},"city":{"type":"string"},"zip":{"type":"string"}},)"
+      R"("required":["street","city"]},"tags":{"type":"array","items":{"type":"string"},)"
+      R"("maxItems":5}},"required":["name","age","address"]})",
+      R"({"type":"object","properties":{"order_id":{"type":"string"},"items":{"type":"array",)"
+      R"("minItems":1,"items":{"type":"object","properties":{"sku":{"type":"string"},)"
+      R"("quantity":{"type":"integer"},"price":{"type":"number"}},)"
+      R"("required":["sku","quantity","price"]}},"status":{"enum":["pending","paid",)"
+      R"("shipped","cancelled"]},"gift":{"type":"boolean"}},"required":["order_id","items"]})",
+      R"({"type":"object","properties":{"sentiment":{"enum":["positive","negative",)"
+      R"("neutral"]},"confidence":{"type":"number"},"entities":{"type":"array","items":{)"
+      R"("type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["person",)"
+      R"("place","organisation","date"]}},"required":["text","kind"]}}},)"
+      R"("required":["sentiment","confidence","entities"]})",
+      R"({"$defs":{"node":{"type":"object","properties":{"label":{"type":"string"},)"
+      R"("children":{"type":"array","items":{"$ref":"#/$defs/node"},"maxItems":3}},)"
+      R"("required":["label"]}},"$ref":"#/$defs/node"})",
+      R"({"type":"object","properties":{"title":{"type":"string"},"scores":{"type":"object",)"
+      R"("additionalProperties":{"type":"number"}},"meta":{"type":"object"},)"
+      R"("answer":{"anyOf":[{"type":"integer"},{"type":"string"},{"type":"null"}]}},)"
+      R"("required":["title","scores"]})",
+  };
+}
+
+// An object of `n` optional properties of any value, and an enum of `n` strings: the shapes
+// whose masks used to cost the vocabulary times the names.
+std::string WideObjectSchema(int n) {
+  std::string properties;
+  for (int i = 0; i < n; ++i) absl::StrAppend(&properties, i ? "," : "", "\"f", i, "\":{}");
+  return absl::StrCat(R"({"type":"object","properties":{)", properties, "}}");
+}
+
+std::string BigEnumSchema(int n) {
+  std::string values;
+  for (int i = 0; i < n; ++i) absl::StrAppend(&values, i ? "," : "", "\"sku-", i, "\"");
+  return absl::StrCat(R"({"type":"object","properties":{"sku":{"enum":[)", values,
+                      "]}},\"required\":[\"sku\"]}");
+}
+
 void CompileTable() {
   std::printf("| schema | compile (mean of 200) |\n|---|---|\n");
   for (int n : {5, 20, 100}) {
@@ -68,41 +118,64 @@ void CompileTable() {
   }
 }
 
-// Random walks of up to 200 tokens: per schema, the time of the first walk's masks (cold
-// caches) and of four later walks' masks (warm), per step.
+// Every mask's time along `walks` random walks of up to 200 tokens (each drawn from the mask)
+// through `compiled`, from its first (cold caches) on.
+void TimeWalks(const std::shared_ptr<CompiledConstraint>& compiled, int walks, int32_t vocab,
+               int32_t end_token, std::mt19937& rng, std::vector<double>& times) {
+  const std::vector<int32_t> ends = {end_token};
+  for (int walk = 0; walk < walks; ++walk) {
+    ConstraintState state(compiled);
+    TokenBits bits;
+    for (int step = 0; step < 200; ++step) {
+      const Clock::time_point start = Clock::now();
+      state.Mask(ends, bits);
+      times.push_back(Seconds(start));
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < vocab; ++id) {
+        if (TestBit(bits, id)) allowed.push_back(id);
+      }
+      const int32_t token = allowed[rng() % allowed.size()];
+      if (token == end_token || !state.Add(token)) break;
+    }
+  }
+}
+
+// Per group of schemas: compile time (grammar and masker, the worker's cost per new schema),
+// and the mean, p99 and maximum of the per-token mask over every step of every walk.
 void MaskTable(const std::shared_ptr<const TokenTrie>& trie, int32_t vocab, int32_t end_token) {
   std::printf(
-      "\n| masks on %d tokens | cold: first walk, per step | warm: later walks, per step "
-      "| trie walks per schema |\n|---|---|---|---|\n",
+      "\n| masks on %d tokens | schemas | largest schema | compile, mean (max) | mask mean | "
+      "mask p99 | mask max | steps |\n|---|---|---|---|---|---|---|---|\n",
       vocab);
-  const std::vector<int32_t> ends = {end_token};
+  std::vector<std::string> random20;
+  for (int salt = 0; salt < 8; ++salt) random20.push_back(Schema(20, salt));
+  const std::pair<const char*, std::vector<std::string>> groups[] = {
+      {"realistic", RealisticSchemas()},
+      {"random, 20 properties", random20},
+      {"20,000 optional properties", {WideObjectSchema(20000)}},
+      {"enum of 20,000 strings", {BigEnumSchema(20000)}},
+  };
   std::mt19937 rng(1);
-  for (int n : {5, 20}) {
-    double cold = 0, warm = 0;
-    int64_t cold_steps = 0, warm_steps = 0, walks = 0;
-    for (int salt = 0; salt < 8; ++salt) {
-      auto compiled =
-          std::make_shared<CompiledConstraint>(*CompileJsonSchema(Schema(n, salt)), trie, vocab);
-      for (int walk = 0; walk < 5; ++walk) {
-        ConstraintState state(compiled);
-        TokenBits bits;
-        for (int step = 0; step < 200; ++step) {
-          const Clock::time_point start = Clock::now();
-          state.Mask(ends, bits);
-          (walk == 0 ? cold : warm) += Seconds(start);
-          ++(walk == 0 ? cold_steps : warm_steps);
-          std::vector<int32_t> allowed;
-          for (int32_t id = 0; id < vocab; ++id) {
-            if (TestBit(bits, id)) allowed.push_back(id);
-          }
-          const int32_t token = allowed[rng() % allowed.size()];
-          if (token == end_token || !state.Add(token)) break;
-        }
-      }
-      walks += compiled->masker().frame_misses();
+  for (const auto& [name, schemas] : groups) {
+    std::vector<double> times;
+    double compile = 0, compile_max = 0;
+    size_t largest = 0;
+    for (const std::string& schema : schemas) {
+      largest = std::max(largest, schema.size());
+      const Clock::time_point start = Clock::now();
+      auto compiled = std::make_shared<CompiledConstraint>(*CompileJsonSchema(schema), trie, vocab);
+      compile += Seconds(start);
+      compile_max = std::max(compile_max, Seconds(start));
+      TimeWalks(compiled, 5, vocab, end_token, rng, times);
     }
-    std::printf("| %d-property schemas | %.1f µs | %.1f µs | %.1f |\n", n, cold / cold_steps * 1e6,
-                warm / warm_steps * 1e6, walks / 8.0);
+    std::sort(times.begin(), times.end());
+    double sum = 0;
+    for (double t : times) sum += t;
+    std::printf("| %s | %zu | %zu bytes | %.2f ms (%.2f ms) | %.1f µs | %.1f µs | %.1f µs | %zu |\n",
+                name, schemas.size(), largest, compile / schemas.size() * 1e3, compile_max * 1e3,
+                sum / times.size() * 1e6, times[times.size() * 99 / 100] * 1e6,
+                times.back() * 1e6, times.size());
+    std::fflush(stdout);
   }
 }
 
@@ -171,8 +244,19 @@ void EngineTable(const std::string& model_dir) {
   }
 }
 
+// The CPU's model name, for the figures' record.
+std::string CpuName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+// Arguments: [MODEL] [--masks_only] (skips the engine's table).
 int Main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "smollm2-135m-instruct";
+  const bool masks_only = argc > 2 && std::string(argv[2]) == "--masks_only";
   absl::StatusOr<std::string> path = model::ResolveModel(name);
   if (!path.ok()) {
     std::fprintf(stderr, "%s\n", path.status().ToString().c_str());
@@ -184,14 +268,15 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const model::Tokenizer& vocab = *tokenizer->tokenizer;
-  std::printf("structured output on %s (%d tokens)\n\n", name.c_str(), vocab.vocab_size());
+  std::printf("structured output on %s (%d tokens), %s\n\n", name.c_str(), vocab.vocab_size(),
+              CpuName().c_str());
   CompileTable();
   int32_t end_token = 0;
   for (int id = 0; id < vocab.vocab_size(); ++id) {
     if (vocab.IsSpecial(id)) end_token = id;  // Any special token stands for the end here.
   }
   MaskTable(worker::ConstraintVocabulary(vocab), vocab.vocab_size(), end_token);
-  EngineTable(*path);
+  if (!masks_only) EngineTable(*path);
   return 0;
 }
 

@@ -54,10 +54,10 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
               HasSubstr("required: 'b' not among the properties"));
   EXPECT_THAT(CompileError(R"({"$ref": "#"})"), HasSubstr("leads back to itself"));
   EXPECT_THAT(CompileError("false"), HasSubstr("accepts nothing"));
-  EXPECT_THAT(CompileError("{\"type\": "), HasSubstr("not JSON"));
+  EXPECT_THAT(CompileError("{\"type\": "), HasSubstr("is not valid JSON"));
   EXPECT_THAT(CompileError(R"({"type": "strnig"})"), HasSubstr("'strnig' is not a JSON type"));
   EXPECT_THAT(CompileError(std::string(200, '[') + std::string(200, ']')),
-              HasSubstr("nests deeper than"));
+              HasSubstr("is nested deeper than 128 levels"));
   EXPECT_THAT(CompileError(R"({"type": "string", "enum": [1]})"),
               HasSubstr("value 1 is not of type string"));
 }
