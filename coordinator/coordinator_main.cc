@@ -395,7 +395,8 @@ int Main() {
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
-  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway = BindHttp(internal_key, auth->get(), launcher_options->policy);
+  absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway =
+      BindHttp(internal_key, auth->get(), launcher_options->policy);
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
   ClusterService cluster(&pool, heartbeat,

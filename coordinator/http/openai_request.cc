@@ -315,8 +315,7 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
 // The sampling fields, range-checked, and their meaning under the request's policy
 // (openai_sampling.h). top_k −1 or 0 (other servers' "off") keeps every candidate the sampler
 // can take.
-absl::Status ReadSampling(Fields& f, const arbor::v1::PolicyConfig& server_policy,
-                          Shared& shared) {
+absl::Status ReadSampling(Fields& f, const arbor::v1::PolicyConfig& server_policy, Shared& shared) {
   SamplingFields fields;
   ASSIGN_OR_RETURN(fields.temperature, f.Number("temperature", 0, 2));
   ASSIGN_OR_RETURN(fields.top_p, f.Number("top_p", 0, 1));

@@ -24,8 +24,8 @@ std::optional<int64_t> TraceOption(const arbor::v1::PolicyConfig& policy,
 }
 
 absl::Status Conflict(absl::string_view field, absl::string_view policy_field) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": also given as arbor.policy.",
-                                                 policy_field, "; drop one of them"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": also given as arbor.policy.", policy_field, "; drop one of them"));
 }
 
 // TRACE: `temperature` is the traces' own (trace.temperature); top_p, top_k and min_p shape
@@ -121,10 +121,9 @@ absl::StatusOr<ChoicePlan> PlanChoices(int n, std::optional<int64_t> seed,
     const int64_t most = std::min(*max_traces, leaves);
     if (n > most) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "n: ", n, " choices of a trace policy are its ", n, " best distinct traces, but it "
-          "opens at most ", most, " (trace.width ", *width, ", max_depth ", *depth,
-          ", max_traces ", *max_traces,
-          "); lower n, or raise arbor.policy.trace.width or trace.max_traces"));
+          "n: ", n, " choices of a trace policy are its ", n, " best distinct traces, but it ",
+          "opens at most ", most, " (trace.width ", *width, ", max_depth ", *depth, ", max_traces ",
+          *max_traces, "); lower n, or raise arbor.policy.trace.width or trace.max_traces"));
     }
   }
   if (!plan.seed) plan.seed = DrawSeed();

@@ -73,11 +73,12 @@ BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
   BranchCommit commit;
   commit.winner_leaf = chosen.leaf;
   commit.scores = ranks.scores;
-  commit.reason = options_.commit_rank == 0
-                      ? ranking.reason
-                      : absl::StrCat("trace.commit_rank ", options_.commit_rank, ": the trace ranked ",
-                                     options_.commit_rank + 1, " of ", order.size(), ", ",
-                                     TraceNote(judgements, ranking, order[0], options_.vote));
+  commit.reason =
+      options_.commit_rank == 0
+          ? ranking.reason
+          : absl::StrCat("trace.commit_rank ", options_.commit_rank, ": the trace ranked ",
+                         options_.commit_rank + 1, " of ", order.size(), ", ",
+                         TraceNote(judgements, ranking, order[0], options_.vote));
   commit.main_sequence = chosen.sequence_id;
   commit.stop = chosen.stop;
   return commit;
@@ -86,10 +87,12 @@ BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
 absl::StatusOr<std::vector<int>> TraceSearch::CommitOrder(std::vector<int> order) const {
   const size_t rank = static_cast<size_t>(options_.commit_rank);
   if (rank >= order.size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "trace.commit_rank ", rank, " asks for the trace ranked ", rank + 1, ", but the search "
-        "opened only ", order.size(), " distinct traces (over HTTP: choice ", rank + 1, " of n); "
-        "ask for fewer, or let forks open more (trace.width, trace.candidate_min_p)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("trace.commit_rank ", rank, " asks for the trace ranked ", rank + 1,
+                     ", but the search opened only ", order.size(),
+                     " distinct traces (over HTTP: choice ", rank + 1,
+                     " of n); ask for fewer, or let forks open more (trace.width, "
+                     "trace.candidate_min_p)"));
   }
   std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(rank),
               order.begin() + static_cast<std::ptrdiff_t>(rank) + 1);
