@@ -267,6 +267,7 @@ void Engine::Admit(QueuedRun queued) {
   run->done = std::move(queued.done);
   run->progress = std::move(queued.progress);
   run->owner = queued.request.owner_epoch();
+  run->job_id = queued.request.job_id();
   run->timings.set_queue_us(absl::ToInt64Microseconds(absl::Now() - queued.submitted));
   // A caller already gone (its deadline passed while the run was queued) gets nothing created:
   // the sequences would only hold KV until someone released them.

@@ -1,10 +1,17 @@
 // The worker's engine: continuous batching of Run requests over one backend.
 //
 // Any number of concurrent Runs, from any number of jobs, are merged into shared forward steps:
-// each step takes one row per active item — a chunk of its pending prefill, or its one decode
-// token — runs the model once, and hands every row's next-token distribution to that item's
-// local entropix policy (item_run.h). Items stop independently (structural decision, stop
+// each step takes at most one row per active item — a chunk of its pending prefill, or its one
+// decode token — runs the model once, and hands every row's next-token distribution to that
+// item's local entropix policy (item_run.h). Items stop independently (structural decision, stop
 // token, calm, max steps, context); a Run answers when all its items have stopped.
+//
+// Jobs (RunRequest.job_id) share crowded steps fairly: while several jobs have rows to run, a
+// step holds EngineOptions::shared_step_tokens tokens, divided max-min fairly between them
+// (fair_share.h), so a wide search's items spread over steps instead of making every step long
+// for everyone; a lone job has the whole step. Sampling is keyed by (seed, position, branch) and
+// the backend's rows do not depend on their neighbours, so how rows are grouped into steps
+// changes no result.
 //
 // One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
 // locks; requests reach it through one mutex-guarded queue, handled in arrival order (a Release
@@ -41,8 +48,14 @@
 namespace arbor::worker {
 
 struct EngineOptions {
-  // Tokens one forward step may hold (decode rows always fit; prefill is chunked to the rest).
+  // Tokens one forward step may hold (a lone job's decode rows always fit; prefill is chunked
+  // to the rest).
   int32_t max_batch_tokens = 512;
+  // Tokens a step holds while more than one job has rows to run (at most max_batch_tokens, at
+  // least one per such job): each job gets its max-min fair share, and its decode rows count
+  // against it. Bounds the step, hence every job's time per token, whatever the other jobs
+  // ask for. 0: no sharing — every decode row runs every step, prefill in arrival order.
+  int32_t shared_step_tokens = 16;
   int32_t max_top_k = 256;
   // Unset fields of a request's policy take these values; insert.tokens must be resolved.
   entropix::PolicyConfig default_policy;
@@ -106,6 +119,7 @@ class Engine {
   };
   struct ActiveRun;
   struct Row;
+  struct JobRows;
 
   void Loop();
   void ProcessRelease(QueuedRelease& release);
@@ -125,6 +139,16 @@ class Engine {
   void StopIfPrefilled(ItemRun& item, const SequenceState& state);
   void StopPrefilledItems();  // StopIfPrefilled for every item after a step.
   absl::Status BuildRows(std::vector<Row>& rows);
+  // The active runs by job (in order of their first run's arrival) with the tokens each job
+  // wants this step; jobs that want none are left out.
+  std::vector<JobRows> JobsWithWork();
+  // The rows of `runs`, decode rows first, then prefill chunks and scoring rows, in arrival
+  // order, within `budget` tokens — except that decode rows ignore it when `decode_always`.
+  absl::Status AddJobRows(const std::vector<ActiveRun*>& runs, int32_t budget, bool decode_always,
+                          std::vector<Row>& rows);
+  // Tokens `item` would put into this step without a budget: 1 for a decode row, else
+  // its pending prefill and scoring tokens (before prefix-cache hits).
+  int32_t TokensWanted(const ItemRun& item);
   // The rows of an item that has more than its decode token pending: a prefill chunk, or the
   // chunk before the scored tokens and one row per scored token, as `budget` allows.
   absl::Status AddPrefillRows(ActiveRun& run, size_t index, std::vector<Row>& rows,
@@ -155,6 +179,7 @@ class Engine {
   std::list<std::unique_ptr<ActiveRun>> active_;
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
+  size_t share_turn_ = 0;  // Which job gets a shared step's indivisible tokens first (FairShares).
   int64_t expired_sequences_ = 0;  // Released by ReleaseOwner since start.
   absl::Status broken_;            // Set by CheckBackend when the backend became unusable.
   // Callbacks of this iteration, invoked after PublishHealth.

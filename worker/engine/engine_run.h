@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -34,9 +35,16 @@ struct Engine::ActiveRun {
   std::vector<int32_t> reported;                    // Per item: steps already sent as progress.
   absl::Time next_progress = absl::InfinitePast();  // No progress before this.
   uint64_t owner = 0;  // RunRequest.owner_epoch: owns the sequences the run creates.
+  std::string job_id;  // RunRequest.job_id: whose share of a crowded step the run's rows take.
   v1::RunTimings timings;
   bool failed = false;
   absl::Status failure;
+};
+
+// The active runs of one job in a step, and the tokens they want in it (Engine::TokensWanted).
+struct Engine::JobRows {
+  std::vector<ActiveRun*> runs;
+  int32_t wanted = 0;
 };
 
 // One row of a forward step and where its outputs go.

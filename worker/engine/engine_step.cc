@@ -1,8 +1,10 @@
-// The engine's forward step (engine.h): the rows of every active item (prefill chunks, scored
-// tokens, decode tokens, within the step's token budget), one backend forward over them, each
-// row's policy from its reduction, and the outcomes applied to items, sequences and timings.
+// The engine's forward step (engine.h): the rows of the active items (prefill chunks, scored
+// tokens, decode tokens, within the step's token budget, shared fairly between jobs), one
+// backend forward over them, each row's policy from its reduction, and the outcomes applied to
+// items, sequences and timings.
 // Part of class Engine, apart from admission, release and finishing (engine.cc).
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,20 +13,67 @@
 #include "base/status_macros.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/engine_run.h"
+#include "worker/engine/fair_share.h"
 
 namespace arbor::worker {
 
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
-  int32_t budget = options_.max_batch_tokens;
-  // Decode rows first (one token each, always admitted), then prefill chunks and scoring rows
-  // in arrival order.
+  std::vector<JobRows> jobs = JobsWithWork();
+  if (options_.shared_step_tokens <= 0 || jobs.size() <= 1) {
+    // Nobody to share with: every decode row, and prefill chunks in the rest of the step.
+    std::vector<ActiveRun*> runs;
+    for (auto& run : active_) runs.push_back(run.get());
+    return AddJobRows(runs, options_.max_batch_tokens, /*decode_always=*/true, rows);
+  }
+  std::vector<int32_t> wanted;
+  for (const JobRows& job : jobs) wanted.push_back(job.wanted);
+  const int32_t step = std::min(options_.shared_step_tokens, options_.max_batch_tokens);
+  const std::vector<int32_t> shares = FairShares(wanted, step, share_turn_++);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    RETURN_IF_ERROR(AddJobRows(jobs[j].runs, shares[j], /*decode_always=*/false, rows));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Engine::JobRows> Engine::JobsWithWork() {
+  std::vector<JobRows> jobs;
+  absl::flat_hash_map<std::string, size_t> index;  // Of the named jobs in `jobs`.
+  for (auto& run : active_) {
+    if (run->failed) continue;
+    int32_t wanted = 0;
+    for (const ItemRun& item : run->items) wanted += item.done() ? 0 : TokensWanted(item);
+    if (wanted == 0) continue;
+    const bool named = !run->job_id.empty();
+    auto found = named ? index.find(run->job_id) : index.end();
+    if (found == index.end()) {
+      if (named) index[run->job_id] = jobs.size();
+      jobs.emplace_back();
+    }
+    JobRows& job = found == index.end() ? jobs.back() : jobs[found->second];
+    job.runs.push_back(run.get());
+    job.wanted += wanted;
+  }
+  return jobs;
+}
+
+int32_t Engine::TokensWanted(const ItemRun& item) {
+  const int32_t pending =
+      static_cast<int32_t>((*sequences_.Get(item.sequence_id()))->pending.size());
+  if (item.scores_left() > 0) return pending - 1;  // The last scored token is not run.
+  // A prefill-only item leaves its last token pending (StopIfPrefilled).
+  return item.item().max_steps() > 0 ? pending : std::max(pending - 1, 0);
+}
+
+absl::Status Engine::AddJobRows(const std::vector<ActiveRun*>& runs, int32_t budget,
+                                bool decode_always, std::vector<Row>& rows) {
   for (bool decode : {true, false}) {
-    for (auto& run : active_) {
+    for (ActiveRun* run : runs) {
       for (size_t i = 0; i < run->items.size() && !run->failed; ++i) {
         ItemRun& item = run->items[i];
         if (item.done()) continue;
         const size_t pending = (*sequences_.Get(item.sequence_id()))->pending.size();
         if (decode != (pending == 1 && item.scores_left() == 0)) continue;
+        if (decode && !decode_always && budget <= 0) return absl::OkStatus();
         RETURN_IF_ERROR(decode ? AddRow(*run, i, 1, rows, budget)
                                : AddPrefillRows(*run, i, rows, budget));
       }
@@ -40,8 +89,7 @@ absl::Status Engine::AddPrefillRows(ActiveRun& run, size_t index, std::vector<Ro
   const int32_t pending = static_cast<int32_t>(state.pending.size());
   const int32_t scores = item.scores_left();
   if (scores == 0) {
-    // A prefill-only item leaves its last token pending (StopIfPrefilled).
-    const int32_t take = item.item().max_steps() > 0 ? pending : pending - 1;
+    const int32_t take = TokensWanted(item);
     return budget > 0 && take > 0 ? AddRow(run, index, std::min(budget, take), rows, budget)
                                   : absl::OkStatus();
   }

@@ -1,0 +1,158 @@
+// Jobs sharing the engine's steps (EngineOptions::shared_step_tokens): a narrow job queued
+// together with a wide one — a wide prefill, or many decoding items — has rows in every step
+// from its first to its last, the steps it shares hold no more than the shared budget, the wide
+// job then has whole steps to itself and completes, and every token equals a solo run's.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "tests/worker/engine/engine_harness.h"
+#include "tests/worker/engine/forwarding_backend.h"
+#include "tests/worker/engine/tiny_model_suite.h"
+#include "worker/engine/engine.h"
+
+namespace arbor::worker {
+namespace {
+
+using testing::DecodeItem;
+using testing::Prompt;
+using testing::Tokens;
+
+constexpr int32_t kMaxBatchTokens = 64;
+constexpr int32_t kSharedStepTokens = 16;
+
+// Holds the first forward step until opened, and records the tokens of every step.
+class GatedBackend : public testing::ForwardingBackend {
+ public:
+  struct Gate {
+    absl::Notification entered;  // The first step began.
+    absl::Notification open;
+    absl::Mutex mu;
+    std::vector<int32_t> step_tokens ABSL_GUARDED_BY(mu);
+  };
+  GatedBackend(std::unique_ptr<Backend> inner, Gate* gate)
+      : ForwardingBackend(std::move(inner)), gate_(gate) {}
+
+  absl::Status Forward(std::span<const ForwardRow> rows, const TensorTap& tap) override {
+    if (!gate_->entered.HasBeenNotified()) gate_->entered.Notify();
+    gate_->open.WaitForNotification();
+    int32_t tokens = 0;
+    for (const ForwardRow& row : rows) tokens += static_cast<int32_t>(row.tokens.size());
+    {
+      absl::MutexLock lock(&gate_->mu);
+      gate_->step_tokens.push_back(tokens);
+    }
+    return ForwardingBackend::Forward(rows, tap);
+  }
+
+ private:
+  Gate* gate_;
+};
+
+// A wide job of `items` items on `prompt`-token prompts decoding `steps` steps each.
+v1::RunRequest Wide(int items, int prompt, int32_t steps) {
+  v1::RunRequest request;
+  request.set_job_id("wide");
+  for (int i = 0; i < items; ++i) {
+    *request.add_items() = DecodeItem(100 + i, Prompt(prompt, i), steps, i);
+  }
+  return request;
+}
+
+v1::RunRequest Narrow(int32_t steps) {
+  v1::RunRequest request;
+  request.set_job_id("narrow");
+  *request.add_items() = DecodeItem(1, Prompt(6, 99), steps, 42);
+  return request;
+}
+
+class EngineFairnessTest : public testing::TinyModelSuite<17> {
+ protected:
+  std::unique_ptr<Engine> Load(GatedBackend::Gate* gate) {
+    WorkerSetupOptions options;
+    options.model = model_->dir();
+    options.kv_tokens = 8192;
+    options.max_batch_tokens = kMaxBatchTokens;
+    options.shared_step_tokens = kSharedStepTokens;
+    options.threads = 1;
+    if (gate != nullptr) {
+      options.wrap_backend = [gate](std::unique_ptr<Backend> inner) {
+        return std::make_unique<GatedBackend>(std::move(inner), gate);
+      };
+    }
+    absl::StatusOr<std::unique_ptr<Engine>> engine = testing::LoadEngine(options);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return engine.ok() ? *std::move(engine) : nullptr;
+  }
+
+  // Runs `wide` and `narrow` queued together (behind a gated first step of a third job) and
+  // checks the narrow job's steps against the wide one's, and both results against solo runs.
+  void ExpectNarrowRunsInEveryStep(const v1::RunRequest& wide, const v1::RunRequest& narrow) {
+    std::unique_ptr<Engine> solo = Load(nullptr);
+    absl::StatusOr<v1::RunResponse> wide_alone = testing::RunSync(*solo, wide);
+    absl::StatusOr<v1::RunResponse> narrow_alone = testing::RunSync(*solo, narrow);
+    ASSERT_TRUE(wide_alone.ok() && narrow_alone.ok());
+
+    GatedBackend::Gate gate;
+    std::unique_ptr<Engine> engine = Load(&gate);
+    v1::RunRequest opener;
+    opener.set_job_id("opener");
+    *opener.add_items() = DecodeItem(2, Prompt(4, 5), 1);
+    std::vector<absl::StatusOr<v1::RunResponse>> out(3);
+    std::atomic<int> pending = 3;
+    absl::Notification all_done;
+    size_t steps_at_narrow_done = 0;
+    auto submit = [&](const v1::RunRequest& request, int slot) {
+      engine->Run(request, {}, [&, slot](absl::StatusOr<v1::RunResponse> response) {
+        if (slot == 2) {
+          absl::MutexLock lock(&gate.mu);
+          steps_at_narrow_done = gate.step_tokens.size();
+        }
+        out[slot] = std::move(response);
+        if (--pending == 0) all_done.Notify();
+      });
+    };
+    submit(opener, 0);
+    gate.entered.WaitForNotification();  // Both are admitted at once, after the opener's step.
+    submit(wide, 1);
+    submit(narrow, 2);
+    gate.open.Notify();
+    all_done.WaitForNotification();
+    for (const auto& response : out) ASSERT_TRUE(response.ok()) << response.status();
+
+    absl::MutexLock lock(&gate.mu);
+    const int32_t narrow_steps = narrow.items(0).max_steps();
+    EXPECT_EQ(steps_at_narrow_done, 1 + narrow_steps) << "steps the narrow job waited through";
+    for (size_t s = 1; s < steps_at_narrow_done; ++s) {
+      EXPECT_LE(gate.step_tokens[s], kSharedStepTokens) << "shared step " << s;
+    }
+    ASSERT_GT(gate.step_tokens.size(), steps_at_narrow_done) << "the wide job outlasts it";
+    EXPECT_GT(gate.step_tokens[steps_at_narrow_done], kSharedStepTokens) << "alone: whole steps";
+    EXPECT_EQ(Tokens(out[2]->results(0)), Tokens(narrow_alone->results(0)));
+    ASSERT_EQ(out[1]->results_size(), wide.items_size());
+    for (int i = 0; i < wide.items_size(); ++i) {
+      EXPECT_EQ(Tokens(out[1]->results(i)), Tokens(wide_alone->results(i))) << "item " << i;
+    }
+  }
+};
+
+// 16 items of 40-token prompts: 640 tokens of prefill, ten whole steps, ahead of the narrow
+// job's first token unless the steps are shared.
+TEST_F(EngineFairnessTest, ANarrowJobIsNotQueuedBehindAWidePrefill) {
+  ExpectNarrowRunsInEveryStep(Wide(16, 40, 3), Narrow(8));
+}
+
+// 40 items decoding: 40 rows in every step the narrow job shares unless the steps are shared.
+TEST_F(EngineFairnessTest, AWideDecodeSpreadsOverStepsBesideANarrowJob) {
+  ExpectNarrowRunsInEveryStep(Wide(40, 1, 12), Narrow(8));
+}
+
+}  // namespace
+}  // namespace arbor::worker
