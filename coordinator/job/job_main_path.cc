@@ -36,6 +36,7 @@ void Job::SendMainRun() {
 void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
   const absl::Time now = env_.clock->Now();
   output_.RunSent();
+  request.set_job_id(spec_.job_id);  // The worker shares crowded steps fairly between jobs.
   const absl::Duration timeout =
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
   const uint64_t generation = session_.Sent(std::move(ids), now);

@@ -223,6 +223,9 @@ TEST(JobTest, SearchModeTakesEveryRowOfTheMatrix) {
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kInsert).size(), 1u);
   EXPECT_EQ(h.Of(arbor::v1::GenerateEvent::kBackspace).size(), 1u);
   EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_MAX_TOKENS);
+  for (const auto& request : h.worker->requests()) {
+    EXPECT_EQ(request.job_id(), "job-1") << "main path and rollouts: the worker's fair share key";
+  }
   ExpectCleanFinish(*job, *h.worker);
 }
 
