@@ -121,7 +121,7 @@ TEST(OpenAiSamplingTest, OnlyAFieldGivenTwiceConflicts) {
               StartsWith("min_p: "));
   // Different fields do not conflict: a TRACE policy written out takes the OpenAI temperature.
   absl::StatusOr<OpenAiRequest> r = Chat(R"("temperature": 0.7, "arbor": {"policy": {
-                                              "mode": "POLICY_MODE_TRACE", "trace": {"width": 2}}})");
+                                "mode": "POLICY_MODE_TRACE", "trace": {"width": 2}}})");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FLOAT_EQ(r->choices[0].policy().trace().temperature(), 0.7f);
   EXPECT_EQ(r->choices[0].policy().trace().width(), 2);

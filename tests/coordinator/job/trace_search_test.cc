@@ -288,8 +288,8 @@ TEST_F(CotDecodingTest, CommitRankCommitsTheTraceRankedBelow) {
   BranchCommit commit;
   ASSERT_NO_FATAL_FAILURE(RunToCommit(/*aggregate=*/true, commit, /*commit_rank=*/1));
   EXPECT_EQ(commit.main_sequence, Seq(0));
-  EXPECT_THAT(commit.reason,
-              HasSubstr("trace.commit_rank 1: the trace ranked 2 of 3, answer «7» · margin 0.400"));
+  EXPECT_THAT(commit.reason, HasSubstr("trace.commit_rank 1: the trace ranked 2 of 3, "
+                                      "answer «7» · margin 0.400"));
   absl::StatusOr<BranchResolution> resolution = host_->CommitBranch(*search_, commit);
   ASSERT_TRUE(resolution.ok()) << resolution.status();
   EXPECT_THAT(host_->tree().CommittedTokenIds(), ElementsAre(4, 7, kHostEos));
