@@ -89,6 +89,12 @@ absl::Status ApplySampling(const SamplingFields& fields, bool explicit_policy,
     policy = policy::GreedyPolicy();
     return absl::OkStatus();
   }
+  if (fields.temperature &&
+      policy.SerializeAsString() == policy::GreedyPolicy().SerializeAsString()) {
+    return absl::InvalidArgumentError(
+        "temperature: the policy is greedy decoding (arbor.policy_name \"greedy\"), which draws "
+        "nothing; drop temperature, or name a policy that samples");
+  }
   if (fields.temperature) {
     if (explicit_policy && policy.sampling().has_temperature()) {
       return Conflict("temperature", "sampling.temperature");

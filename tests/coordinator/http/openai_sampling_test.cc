@@ -119,6 +119,9 @@ TEST(OpenAiSamplingTest, OnlyAFieldGivenTwiceConflicts) {
               AllOf(StartsWith("temperature: "), HasSubstr("arbor.policy.sampling.temperature")));
   EXPECT_THAT(Refusal(Chat(R"("min_p": 0.1, "arbor": {"policy": {"sampling": {"min_p": 0.2}}})")),
               StartsWith("min_p: "));
+  EXPECT_THAT(Refusal(Chat(R"("temperature": 0.8, "arbor": {"policy_name": "greedy"})")),
+              AllOf(StartsWith("temperature: "), HasSubstr("drop temperature")));
+  EXPECT_TRUE(Chat(R"("temperature": 0, "arbor": {"policy_name": "greedy"})").ok());
   // Different fields do not conflict: a TRACE policy written out takes the OpenAI temperature.
   absl::StatusOr<OpenAiRequest> r = Chat(R"("temperature": 0.7, "arbor": {"policy": {
                                 "mode": "POLICY_MODE_TRACE", "trace": {"width": 2}}})");
