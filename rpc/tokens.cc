@@ -1,11 +1,14 @@
 #include "rpc/tokens.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "base/ascii_class.h"
 #include "base/files.h"
 
@@ -15,6 +18,7 @@ namespace {
 constexpr size_t kMinTokenChars = 16;
 constexpr size_t kMaxTokenChars = 512;
 constexpr size_t kMaxNameChars = 64;
+constexpr int kMaxLimit = 1 << 20;
 
 std::optional<Role> ParseRole(absl::string_view role) {
   if (role == "user") return Role::kUser;
@@ -27,9 +31,33 @@ absl::Status LineError(int line, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", what));
 }
 
+// The `key=value` fields after the role: each key once, each value a whole number in range.
+absl::StatusOr<TenantLimits> ParseLimits(absl::Span<const absl::string_view> fields, int line) {
+  TenantLimits limits;
+  bool jobs_seen = false, rows_seen = false;
+  for (absl::string_view field : fields) {
+    const size_t equals = field.find('=');
+    const absl::string_view key = field.substr(0, equals);
+    int* value = key == "jobs" ? &limits.jobs : key == "rows" ? &limits.rows : nullptr;
+    bool* seen = key == "jobs" ? &jobs_seen : &rows_seen;
+    if (equals == absl::string_view::npos || value == nullptr) {
+      return LineError(line, absl::StrCat("unknown field `", field,
+                                          "` after the role: the limits are jobs=N and rows=N"));
+    }
+    if (*seen) return LineError(line, absl::StrCat(key, ": given twice"));
+    *seen = true;
+    if (!absl::SimpleAtoi(field.substr(equals + 1), value) || *value < 1 || *value > kMaxLimit) {
+      return LineError(line, absl::StrCat(key, ": `", field.substr(equals + 1),
+                                          "` is not a whole number in [1, ", kMaxLimit,
+                                          "]; leave the field out for no limit"));
+    }
+  }
+  return limits;
+}
+
 }  // namespace
 
-Identity OpenIdentity() { return Identity{"", Role::kAdmin}; }
+Identity OpenIdentity() { return Identity{"", Role::kAdmin, TenantLimits()}; }
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -48,8 +76,9 @@ absl::StatusOr<TokenTable> TokenTable::Parse(const std::string& text) {
     if (line.empty()) continue;
     const std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    if (fields.size() != 3) {
-      return LineError(number, "expected `TOKEN NAME ROLE` (three fields)");
+    if (fields.size() < 3) {
+      return LineError(number,
+                       "expected `TOKEN NAME ROLE [jobs=N] [rows=N]` (at least three fields)");
     }
     const absl::string_view token = fields[0], name = fields[1];
     if (token.size() < kMinTokenChars || token.size() > kMaxTokenChars ||
@@ -63,12 +92,33 @@ absl::StatusOr<TokenTable> TokenTable::Parse(const std::string& text) {
     }
     const std::optional<Role> role = ParseRole(fields[2]);
     if (!role) return LineError(number, "the role must be user, admin or worker");
+    absl::StatusOr<TenantLimits> limits =
+        ParseLimits(absl::MakeConstSpan(fields).subspan(3), number);
+    if (!limits.ok()) return limits.status();
+    if (*role == Role::kWorker && !(*limits == TenantLimits())) {
+      return LineError(number, "a worker token runs no jobs: remove its jobs= and rows=");
+    }
     for (const Entry& entry : table.entries_) {
       if (entry.token == token) return LineError(number, "this token is already listed");
+      if (entry.identity.name == name && !(entry.identity.limits == *limits)) {
+        return LineError(number, absl::StrCat("another line of '", name,
+                                              "' gives other limits; its lines share one set of "
+                                              "limits, so give each the same jobs= and rows="));
+      }
     }
-    table.entries_.push_back({std::string(token), Identity{std::string(name), *role}});
+    table.entries_.push_back({std::string(token), Identity{std::string(name), *role, *limits}});
   }
   return table;
+}
+
+std::vector<std::string> TokenTable::Names() const {
+  std::vector<std::string> names;
+  for (const Entry& entry : entries_) {
+    if (std::find(names.begin(), names.end(), entry.identity.name) == names.end()) {
+      names.push_back(entry.identity.name);
+    }
+  }
+  return names;
 }
 
 std::optional<Identity> TokenTable::Find(const std::string& token) const {
@@ -120,6 +170,11 @@ absl::StatusOr<Identity> Authenticator::Authenticate(const grpc::ServerContextBa
   return Authenticate(it == metadata.end()
                           ? absl::string_view()
                           : absl::string_view(it->second.data(), it->second.size()));
+}
+
+std::vector<std::string> Authenticator::Names() const {
+  absl::MutexLock lock(&mu_);
+  return table_.Names();
 }
 
 absl::StatusOr<Identity> Authenticator::Authenticate(absl::string_view authorization) const {

@@ -1,13 +1,17 @@
 // Bearer tokens for the public API: a token file maps each token to a name and a role, and a
 // call's "authorization: Bearer TOKEN" metadata names who is calling (docs/SECURITY.md).
 //
-// The file has one entry per line, `TOKEN NAME ROLE`, with `#` comments and blank lines:
-//   3f9c0a7d1b5e4c2a8f6e0d9b7a5c3e1f  alice  user
+// The file has one entry per line, `TOKEN NAME ROLE [jobs=N] [rows=N]`, with `#` comments and
+// blank lines:
+//   3f9c0a7d1b5e4c2a8f6e0d9b7a5c3e1f  alice  user  jobs=4 rows=16
 //   ...                               ops    admin
 //   ...                               node-7 worker
 // Tokens are at least 16 characters of [A-Za-z0-9._~+/=-], names at most 64 of [A-Za-z0-9._@-].
 // `user` runs jobs and sees only its own; `admin` sees every job and may use the Cluster API;
-// `worker` may register and heartbeat as a worker and nothing else.
+// `worker` may register and heartbeat as a worker and nothing else. The NAME is the tenant: the
+// optional limits bound the jobs it has in flight at once and the rows they may run
+// (entropix::PolicyConfig::RowsInFlight), over all of its tokens; every line of one name must
+// give the same limits, and a limit left out is no limit.
 #ifndef ARBOR_RPC_TOKENS_H_
 #define ARBOR_RPC_TOKENS_H_
 
@@ -26,9 +30,18 @@ namespace arbor::rpc {
 
 enum class Role { kUser, kAdmin, kWorker };
 
+// A tenant's share of the server, from its token file line; 0 is no limit.
+struct TenantLimits {
+  int jobs = 0;  // Jobs not finished yet (running or queued), `jobs=N`.
+  int rows = 0;  // Their rows summed (entropix::PolicyConfig::RowsInFlight), `rows=N`.
+
+  bool operator==(const TenantLimits&) const = default;
+};
+
 struct Identity {
   std::string name;
   Role role = Role::kUser;
+  TenantLimits limits;
 };
 
 // The identity of every caller when no token file is configured: one trusted operator on
@@ -37,13 +50,16 @@ Identity OpenIdentity();
 
 class TokenTable {
  public:
-  // INVALID_ARGUMENT naming the line for a malformed entry or a repeated token.
+  // INVALID_ARGUMENT naming the line for a malformed entry, a repeated token, or a limit that is
+  // unknown, malformed, repeated, on a worker token or unlike another line's of the same name.
   static absl::StatusOr<TokenTable> Parse(const std::string& text);
 
   // The identity of `token`, compared against every entry in time independent of where (and
   // whether) it matches, so response times do not leak how much of a token was right.
   std::optional<Identity> Find(const std::string& token) const;
   size_t size() const { return entries_.size(); }
+  // Every name listed, once each, in file order.
+  std::vector<std::string> Names() const;
 
  private:
   struct Entry {
@@ -70,6 +86,8 @@ class Authenticator {
   // The same from an HTTP Authorization header's value (empty when there is none): the HTTP
   // gateway checks it before reading anything the caller sent.
   absl::StatusOr<Identity> Authenticate(absl::string_view authorization) const;
+  // The names of the table in force (TokenTable::Names).
+  std::vector<std::string> Names() const;
 
  private:
   Authenticator(std::string path, TokenTable table)

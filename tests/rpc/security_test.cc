@@ -58,7 +58,7 @@ TEST(TokenTable, FindsEachTokensIdentity) {
 
 TEST(TokenTable, MalformedLinesAreNamed) {
   const std::pair<std::string, std::string> cases[] = {
-      {"aaaaaaaaaaaaaaaaaaaaaaaa alice\n", "line 1: expected `TOKEN NAME ROLE`"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice\n", "line 1: expected `TOKEN NAME ROLE [jobs=N] [rows=N]`"},
       {"# ok\nshort alice user\n", "line 2: the token must be 16"},
       {"aaaaaaaaaaaaaaaaaaaaaaaa alice root\n", "line 1: the role must be user, admin or worker"},
       {"aaaaaaaaaaaaaaaaaaaaaaaa al!ce user\n", "line 1: the name must be"},
@@ -67,6 +67,42 @@ TEST(TokenTable, MalformedLinesAreNamed) {
       {"aaaaaaaaaaaa\xff"
        "aaaaaaaaaaa a user\n",
        "line 1: the token must be"},
+  };
+  for (const auto& [text, message] : cases) {
+    absl::StatusOr<TokenTable> table = TokenTable::Parse(text);
+    ASSERT_FALSE(table.ok()) << text;
+    EXPECT_EQ(table.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(table.status().message().find(message), std::string::npos) << table.status();
+  }
+}
+
+TEST(TokenTable, LimitsFollowTheRole) {
+  absl::StatusOr<TokenTable> table = TokenTable::Parse(
+      "aaaaaaaaaaaaaaaaaaaaaaaa alice user jobs=4 rows=16\n"
+      "dddddddddddddddddddddddd alice user\tjobs=4   rows=16  # a second token of alice\n"
+      "bbbbbbbbbbbbbbbbbbbbbbbb bob admin rows=8\n"
+      "cccccccccccccccccccccccc carol user\n");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->Find("aaaaaaaaaaaaaaaaaaaaaaaa")->limits, (TenantLimits{4, 16}));
+  EXPECT_EQ(table->Find("dddddddddddddddddddddddd")->limits, (TenantLimits{4, 16}));
+  EXPECT_EQ(table->Find("bbbbbbbbbbbbbbbbbbbbbbbb")->limits, (TenantLimits{0, 8}));
+  EXPECT_EQ(table->Find("cccccccccccccccccccccccc")->limits, TenantLimits())
+      << "a line without limits is unlimited";
+  EXPECT_EQ(table->Names(), (std::vector<std::string>{"alice", "bob", "carol"}));
+}
+
+TEST(TokenTable, BadLimitsNameTheLineAndKey) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user gpus=2\n", "line 1: unknown field `gpus=2`"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user jobs\n", "line 1: unknown field `jobs`"},
+      {"# x\naaaaaaaaaaaaaaaaaaaaaaaa alice user jobs=0\n", "line 2: jobs: `0` is not a whole"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user rows=-3\n", "line 1: rows: `-3` is not a whole"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user rows=4x\n", "line 1: rows: `4x` is not a whole"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user rows=99999999999\n", "line 1: rows: `99999999999`"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user jobs=2 jobs=3\n", "line 1: jobs: given twice"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa node-1 worker jobs=2\n", "line 1: a worker token runs no jobs"},
+      {"aaaaaaaaaaaaaaaaaaaaaaaa alice user jobs=2\nbbbbbbbbbbbbbbbbbbbbbbbb alice user\n",
+       "line 2: another line of 'alice' gives other limits"},
   };
   for (const auto& [text, message] : cases) {
     absl::StatusOr<TokenTable> table = TokenTable::Parse(text);
