@@ -4,6 +4,7 @@
 #ifndef ARBOR_ENTROPIX_POLICY_CONFIG_H_
 #define ARBOR_ENTROPIX_POLICY_CONFIG_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -162,6 +163,22 @@ struct PolicyConfig {
   }
   int32_t MaxForkDepth() const {
     return mode == PolicyMode::kTrace ? trace.max_depth : branch.max_depth;
+  }
+  // The rows (a worker batch's sequences, not the decision table's) a job of this policy may
+  // run at once: what a tenant's rows= limit counts. The widest the mode may go, times nothing
+  // else: SEARCH its branch width (rollout children or beams), TRACE its traces (or its fork
+  // width, were that wider), CANONICAL a single path, 1. Nested branches are not multiplied in:
+  // the count is a share of the server, not the worst case of one tree.
+  int32_t RowsInFlight() const {
+    switch (mode) {
+      case PolicyMode::kSearch:
+        return branch.width;
+      case PolicyMode::kTrace:
+        return std::max(trace.max_traces, trace.width);
+      case PolicyMode::kCanonical:
+        break;
+    }
+    return 1;
   }
 
   // OK, or InvalidArgument naming the first bad field and its allowed range, e.g.

@@ -363,6 +363,24 @@ TEST(PolicyConfig, NestedRolloutsFitAWorkerRun) {
   EXPECT_TRUE(c.Validate().ok()) << c.Validate();
 }
 
+TEST(PolicyConfig, RowsInFlightAreTheModesWidestAndNothingElse) {
+  PolicyConfig c;
+  c.mode = PolicyMode::kCanonical;
+  c.branch.width = 6;
+  EXPECT_EQ(c.RowsInFlight(), 1) << "one path, whatever the branch width";
+  c.mode = PolicyMode::kSearch;
+  c.branch.max_depth = 3;
+  EXPECT_EQ(c.RowsInFlight(), 6) << "the width, not width^depth";
+  c.branch.mode = BranchMode::kBeam;
+  EXPECT_EQ(c.RowsInFlight(), 6);
+  c.mode = PolicyMode::kTrace;
+  c.trace.width = 3;
+  c.trace.max_traces = 12;
+  EXPECT_EQ(c.RowsInFlight(), 12) << "every trace may run at once";
+  c.trace.max_traces = 2;
+  EXPECT_EQ(c.RowsInFlight(), 3);
+}
+
 TEST(Strategy, Names) {
   EXPECT_EQ(StrategyName(Strategy::kArgmax), "ARGMAX");
   EXPECT_EQ(StrategyName(Strategy::kBranchSample), "BRANCH_SAMPLE");
