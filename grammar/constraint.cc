@@ -1,6 +1,11 @@
+// Compiled constraints, their cache and a sequence's place in one (constraint.h).
 #include "grammar/constraint.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "grammar/exact_json.h"
+#include "nlohmann/json.hpp"
 
 namespace arbor::grammar {
 
@@ -19,22 +24,46 @@ ConstraintCache::ConstraintCache(std::shared_ptr<const TokenTrie> trie, int32_t 
                                  size_t capacity)
     : trie_(std::move(trie)), vocab_size_(vocab_size), capacity_(capacity) {}
 
+namespace {
+
+constexpr size_t kTextsPerEntry = 4;
+
+// The key of a spec's content; the spec's own text when it does not parse (compiling it then
+// reports why).
+std::string Canonical(const ConstraintSpec& spec) {
+  if (spec.json_object) return "object";
+  absl::StatusOr<nlohmann::ordered_json> parsed = ParseExactJson(spec.json_schema, kMaxSchemaDepth);
+  return parsed.ok() ? "schema:" + DumpExactJson(*parsed) : "text:" + spec.json_schema;
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<CompiledConstraint>> ConstraintCache::Get(
     const ConstraintSpec& spec) {
-  const std::string key = spec.json_object ? std::string("object") : "schema:" + spec.json_schema;
+  const std::string text = spec.json_object ? std::string("object") : "schema:" + spec.json_schema;
   absl::MutexLock lock(&mu_);
-  for (auto it = recent_.begin(); it != recent_.end(); ++it) {
-    if (it->first == key) {
-      recent_.splice(recent_.begin(), recent_, it);
-      return recent_.front().second;
+  auto found = std::find_if(recent_.begin(), recent_.end(), [&](const Entry& entry) {
+    return std::find(entry.texts.begin(), entry.texts.end(), text) != entry.texts.end();
+  });
+  if (found == recent_.end()) {
+    std::string canonical = Canonical(spec);
+    found = std::find_if(recent_.begin(), recent_.end(),
+                         [&](const Entry& entry) { return entry.canonical == canonical; });
+    if (found == recent_.end()) {
+      absl::StatusOr<JsonGrammar> grammar = CompileConstraint(spec);
+      if (!grammar.ok()) return grammar.status();
+      recent_.push_front(Entry{
+          .canonical = std::move(canonical),
+          .texts = {},
+          .compiled = std::make_shared<CompiledConstraint>(*std::move(grammar), trie_, vocab_size_)});
+      if (recent_.size() > capacity_) recent_.pop_back();
+      found = recent_.begin();
     }
+    if (found->texts.size() >= kTextsPerEntry) found->texts.erase(found->texts.begin());
+    found->texts.push_back(text);
   }
-  absl::StatusOr<JsonGrammar> grammar = CompileConstraint(spec);
-  if (!grammar.ok()) return grammar.status();
-  recent_.emplace_front(
-      key, std::make_shared<CompiledConstraint>(*std::move(grammar), trie_, vocab_size_));
-  if (recent_.size() > capacity_) recent_.pop_back();
-  return recent_.front().second;
+  recent_.splice(recent_.begin(), recent_, found);
+  return recent_.front().compiled;
 }
 
 ConstraintState::ConstraintState(std::shared_ptr<CompiledConstraint> constraint)

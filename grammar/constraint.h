@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -43,20 +44,26 @@ class CompiledConstraint {
   TokenMasker masker_;
 };
 
-// Compiled constraints by spec, the most recently used kept (a service sees the same few
-// schemas again and again, and their mask caches are what makes them cheap).
+// Compiled constraints by content, the most recently used kept (a service sees the same few
+// schemas again and again, and their mask caches make them cheaper still). A schema is found by
+// its text as sent (every Run of a sequence sends it again: no parse), else by its canonical
+// form (exact_json.h: the same schema spaced differently shares one compilation).
 class ConstraintCache {
  public:
   ConstraintCache(std::shared_ptr<const TokenTrie> trie, int32_t vocab_size, size_t capacity = 16);
   absl::StatusOr<std::shared_ptr<CompiledConstraint>> Get(const ConstraintSpec& spec);
 
  private:
+  struct Entry {
+    std::string canonical;
+    std::vector<std::string> texts;  // As sent, the latest few.
+    std::shared_ptr<CompiledConstraint> compiled;
+  };
   std::shared_ptr<const TokenTrie> trie_;
   int32_t vocab_size_;
   size_t capacity_;
   absl::Mutex mu_;
-  std::list<std::pair<std::string, std::shared_ptr<CompiledConstraint>>> recent_
-      ABSL_GUARDED_BY(mu_);  // Most recent first.
+  std::list<Entry> recent_ ABSL_GUARDED_BY(mu_);  // Most recent first.
 };
 
 // One sequence's place in its constraint. Masks come from the shared compiled constraint, so a
