@@ -5,29 +5,21 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "grammar/exact_json.h"
 
 namespace arbor::coordinator::http {
 
 using json = nlohmann::ordered_json;
 
 absl::StatusOr<json> ParseJsonBody(absl::string_view body) {
-  // Thrown from the parser's callback: the parse stops at the first level too deep, before
-  // anything of that depth is built.
-  struct TooDeep {};
-  const auto bounded = [](int depth, json::parse_event_t event, json&) {
-    const bool opens =
-        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= kMaxRequestJsonDepth) throw TooDeep{};
-    return true;
-  };
-  try {
-    return json::parse(body.begin(), body.end(), bounded);
-  } catch (const TooDeep&) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "body: nested deeper than ", kMaxRequestJsonDepth, " levels of objects and arrays"));
-  } catch (const json::exception& e) {  // Syntax, bad UTF-8, a number out of range.
-    return absl::InvalidArgumentError(absl::StrCat("body: not valid JSON: ", e.what()));
+  // The parse stops at the first level too deep, before anything of that depth is built; a
+  // number a double cannot hold keeps its digits (a schema's const or enum is generated as
+  // written).
+  absl::StatusOr<json> parsed = grammar::ParseExactJson(body, kMaxRequestJsonDepth);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("body: ", parsed.status().message()));
   }
+  return parsed;
 }
 
 absl::StatusOr<arbor::v1::PolicyConfig> PolicyFromJson(const json& value, absl::string_view field) {

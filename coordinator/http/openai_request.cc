@@ -12,6 +12,7 @@
 #include "coordinator/http/json_body.h"
 #include "coordinator/http/openai_sampling.h"
 #include "entropix/logit_processors.h"
+#include "grammar/exact_json.h"
 #include "grammar/json_grammar.h"
 #include "nlohmann/json.hpp"
 #include "policy/policy_presets.h"
@@ -267,7 +268,7 @@ absl::Status ReadResponseFormat(Fields& f, Shared& shared) {
       return FieldError("response_format.json_schema.schema", "required: a JSON Schema object");
     }
     RETURN_IF_ERROR(s.NothingElse());
-    const std::string text = schema->dump();
+    const std::string text = grammar::DumpExactJson(*schema);
     if (absl::Status compiled = grammar::CompileJsonSchema(text).status(); !compiled.ok()) {
       return FieldError("response_format.json_schema.schema", compiled.message());
     }
