@@ -135,5 +135,69 @@ class HostileClientTest(unittest.TestCase):
             self.assertEqual(choice["finish_reason"], "stop")
             json.loads(choice["text"])  # Raises on a document cut short.
 
+    def timed_post(self, body):
+        """POSTs `body` as compact JSON; returns (status, parsed answer, seconds taken)."""
+        request = urllib.request.Request(
+            self.base + "/v1/completions", data=json.dumps(body, separators=(",", ":")).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"})
+        start = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=120) as r:
+                return r.status, json.loads(r.read()), time.monotonic() - start
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), time.monotonic() - start
+
+    def test_wide_schema_finishes_fast_and_does_not_stall_another_client(self):
+        # 20,000 optional properties (within the body and schema limits): each mask once cost
+        # the vocabulary times every name on the worker's decode thread, for seconds a token,
+        # and every other request on that worker waited.
+        properties = {f"f{i}": {} for i in range(20000)}
+        wide = {"prompt": "JSON:", "max_tokens": 14, "temperature": 0,
+                "response_format": {"type": "json_schema", "json_schema": {
+                    "name": "wide", "schema": {"type": "object", "properties": properties}}}}
+        short = {"prompt": "hi", "max_tokens": 2, "temperature": 0}
+        unloaded = min(self.timed_post(short)[2] for _ in range(3))
+        results = {}
+        thread = threading.Thread(target=lambda: results.update(wide=self.timed_post(wide)))
+        thread.start()
+        time.sleep(0.05)
+        status, answer, loaded = self.timed_post(short)
+        thread.join()
+        self.assertEqual(status, 200, answer)
+        wide_status, wide_answer, wide_seconds = results["wide"]
+        self.assertEqual(wide_status, 200, wide_answer)
+        self.assertLess(wide_seconds, 10.0)
+        self.assertLess(loaded, 5 * unloaded + 2.0, f"unloaded {unloaded:.3f} s")
+
+    def test_const_integers_beyond_two_to_the_64_are_generated_exactly(self):
+        big = 12345678901234567890123
+        schema = {"type": "object", "properties": {"n": {"type": "integer", "const": big}},
+                  "required": ["n"], "additionalProperties": False}
+        status, answer, _ = self.timed_post(
+            {"prompt": "JSON:", "max_tokens": 200, "temperature": 0,
+             "response_format": {"type": "json_schema",
+                                 "json_schema": {"name": "big", "schema": schema}}})
+        self.assertEqual(status, 200, answer)
+        choice = answer["choices"][0]
+        self.assertEqual(choice["finish_reason"], "stop", choice)
+        self.assertIn(str(big), choice["text"])
+        self.assertEqual(json.loads(choice["text"]), {"n": big})
+
+    def test_schema_without_a_finite_instance_is_refused_naming_the_path(self):
+        # A required property whose schema is, through $ref, its own object: no document ends.
+        schema = {"$defs": {"node": {"type": "object",
+                                     "properties": {"next": {"$ref": "#/$defs/node"}},
+                                     "required": ["next"]}},
+                  "$ref": "#/$defs/node"}
+        status, answer, _ = self.timed_post(
+            {"prompt": "JSON:", "max_tokens": 20,
+             "response_format": {"type": "json_schema",
+                                 "json_schema": {"name": "endless", "schema": schema}}})
+        self.assertEqual(status, 400, answer)
+        message = answer["error"]["message"]
+        self.assertIn("response_format.json_schema.schema", message)
+        self.assertIn("/$defs/node/properties/next", message)
+
+
 if __name__ == "__main__":
     unittest.main()
