@@ -19,6 +19,17 @@ the rounds. Works against `arbor up` and llama.cpp's llama-server alike (both sp
   load_bench.py --server arbor=http://127.0.0.1:8080 \\
                 --server llama-server=http://127.0.0.1:8081 \\
                 --streams 1,4,16,32 --requests 4 --rounds 3 --json results.json
+
+With --mixed (arbor only), fair sharing instead: `--interactive` greedy streams measured alone,
+then again while heavy and hostile jobs run beside them on the same workers — the widest TRACE
+the limits allow, a SEARCH of width 32 nested 2 deep, and streamed requests dropped after their
+first chunk — reporting the interactive TTFT and ITL (p50 / p99) unloaded and loaded, and
+whether loaded p99 stays within 2x unloaded p99 plus one loaded step (the worker's mean step
+from its /metrics when --worker_metrics names it, else the loaded ITL p50: an interactive stream
+has a row in every step).
+
+  load_bench.py --server arbor=http://127.0.0.1:8000 --mixed --interactive 2 --requests 6 \\
+                --worker_metrics http://127.0.0.1:9100/metrics
 """
 import argparse
 import http.client
@@ -28,6 +39,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 # Short questions with short answers, all different so that no two requests share more than
 # the chat template's prefix.
@@ -58,16 +70,22 @@ class Server:
         self.port = parsed.port or 80
         self.model = model
 
-    def chat(self, question, max_tokens):
-        """One streaming request: (send time, [chunk arrival times], completion tokens)."""
-        body = json.dumps({
+    def chat(self, question, max_tokens, arbor=None):
+        """One streaming request: (send time, [chunk arrival times], completion tokens).
+        `arbor`: the request's arbor extension (a policy), for arbor servers only."""
+        body = {
             "model": self.model,
             "messages": [{"role": "user", "content": question}],
             "max_tokens": max_tokens,
             "temperature": 0,
             "stream": True,
             "stream_options": {"include_usage": True},
-        })
+        }
+        if arbor:
+            body["arbor"] = arbor
+            if "policy" in arbor:  # It brings its own sampling; temperature 0 beside it is refused.
+                del body["temperature"]
+        body = json.dumps(body)
         connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
         sent = time.perf_counter()
         connection.request("POST", "/v1/chat/completions", body,
@@ -94,7 +112,7 @@ class Server:
         return sent, arrivals, tokens if tokens is not None else len(arrivals)
 
 
-def run_level(server, streams, requests, max_tokens, offset):
+def run_level(server, streams, requests, max_tokens, offset, arbor=None):
     records, errors = [], []
     lock = threading.Lock()
 
@@ -102,7 +120,7 @@ def run_level(server, streams, requests, max_tokens, offset):
         for r in range(requests):
             question = QUESTIONS[(offset + index * requests + r) % len(QUESTIONS)]
             try:
-                record = server.chat(question, max_tokens)
+                record = server.chat(question, max_tokens, arbor)
             except Exception as error:  # Reported with the level; the other streams go on.
                 with lock:
                     errors.append(str(error))
@@ -129,12 +147,133 @@ def summarise(records, wall, errors):
         "requests": len(records), "errors": len(errors), "wall_s": wall,
         "ttft_ms": {"p50": percentile(ttft, 50), "p95": percentile(ttft, 95),
                     "p99": percentile(ttft, 99)},
-        "itl_ms": {"p50": percentile(itl, 50), "p95": percentile(itl, 95)},
+        "itl_ms": {"p50": percentile(itl, 50), "p95": percentile(itl, 95),
+                   "p99": percentile(itl, 99)},
         "tpot_ms": statistics.fmean(tpot) if tpot else float("nan"),
         "tokens_per_s": tokens / wall if wall > 0 else 0.0,
         "requests_per_s": len(records) / wall if wall > 0 else 0.0,
         "tokens_per_request": tokens / len(records) if records else 0.0,
     }
+
+
+# The heavy and hostile jobs of --mixed, as arbor request extensions: the widest TRACE the
+# policy limits allow (entropix/policy_config.cc) and a SEARCH of width 32 nested 2 deep.
+GREEDY = {"policy_name": "greedy"}
+# The TRACE forks wherever it can (fork_entropy 0); the SEARCH sees every state as LEHV, never
+# calm, and keeps every candidate, so it branches as often as the job's budgets let it.
+WIDEST_TRACE = {"policy": {"mode": "POLICY_MODE_TRACE",
+                           "trace": {"width": 64, "maxDepth": 8, "maxTraces": 256,
+                                     "forkEntropy": 0}}}
+WIDE_SEARCH = {"policy": {
+    "mode": "POLICY_MODE_SEARCH",
+    "branch": {"width": 32, "maxDepth": 2, "maxLen": 16, "candidateMinP": 0,
+               "calmEntropy": 0, "calmVarentropy": 0},
+    "thresholds": {"lelvEntropy": 0, "helvEntropy": 64, "lehvEntropy": 64,
+                   "lehvVarentropy": 0, "hehvEntropy": 0, "hehvVarentropy": 0}}}
+
+
+def hostile_loop(server, kind, max_tokens, stop, counts, lock):
+    """Sends `kind` jobs one after another until `stop`: "trace", "search" (whole streams) or
+    "dropped" (the connection closed after the first chunk); counts them by outcome."""
+    index = 0
+    while not stop.is_set():
+        question = QUESTIONS[(index * 5 + len(kind)) % len(QUESTIONS)]
+        index += 1
+        try:
+            if kind == "dropped":
+                drop_after_first_chunk(server, question, max_tokens)
+            else:
+                server.chat(question, max_tokens,
+                            WIDEST_TRACE if kind == "trace" else WIDE_SEARCH)
+            outcome = "done"
+        except Exception:  # Counted: a refused or failed heavy job is part of the figures.
+            outcome = "failed"
+            stop.wait(0.5)  # A refused kind must not spin the client's CPU.
+        with lock:
+            counts[(kind, outcome)] = counts.get((kind, outcome), 0) + 1
+
+
+def drop_after_first_chunk(server, question, max_tokens):
+    body = json.dumps({"model": server.model, "max_tokens": max_tokens, "stream": True,
+                       "messages": [{"role": "user", "content": question}],
+                       "arbor": WIDE_SEARCH})
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=600)
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"HTTP {response.status}")
+    for raw in response:
+        if raw.strip().startswith(b"data:"):
+            break
+    connection.close()
+
+
+def step_totals(metrics_url):
+    """(steps, seconds, rows) the worker at `metrics_url` has run, from its /metrics."""
+    with urllib.request.urlopen(metrics_url, timeout=30) as response:
+        text = response.read().decode()
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("arbor_worker_step_seconds_count", "arbor_worker_step_seconds_sum",
+                    "arbor_worker_step_rows_sum"):
+            values[name] = float(value)
+    return (values["arbor_worker_step_seconds_count"], values["arbor_worker_step_seconds_sum"],
+            values["arbor_worker_step_rows_sum"])
+
+
+def measured(server, args, phase, rows):
+    """Runs the interactive streams as `phase` into `rows`, with the worker's steps meanwhile."""
+    before = step_totals(args.worker_metrics) if args.worker_metrics else None
+    rows[phase] = summarise(*run_level(server, args.interactive, args.requests, args.max_tokens,
+                                       offset=len(rows), arbor=GREEDY))
+    if before:
+        steps, seconds, step_rows = (b - a for a, b in zip(before,
+                                                            step_totals(args.worker_metrics)))
+        rows[phase]["step_ms"] = seconds * 1e3 / max(steps, 1)
+        rows[phase]["rows_per_step"] = step_rows / max(steps, 1)
+
+
+def mixed(server, args):
+    """Interactive streams unloaded, then beside --hostile streams of each heavy kind."""
+    rows = {}
+    measured(server, args, "unloaded", rows)
+    stop, lock, counts = threading.Event(), threading.Lock(), {}
+    threads = [threading.Thread(target=hostile_loop,
+                                args=(server, kind, args.heavy_tokens, stop, counts, lock))
+               for kind in ("trace", "search", "dropped") for _ in range(args.hostile)]
+    for thread in threads:
+        thread.start()
+    time.sleep(args.settle)  # The heavy jobs reach the workers' steps first.
+    measured(server, args, "loaded", rows)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return rows, counts
+
+
+def print_mixed(rows, counts):
+    print("| interactive | requests | TTFT p50 / p99 ms | ITL p50 / p99 ms | worker step ms "
+          "| rows / step |")
+    print("|---|---|---|---|---|---|")
+    for phase, row in rows.items():
+        t, i = row["ttft_ms"], row["itl_ms"]
+        print(f"| {phase} | {row['requests']}"
+              f"{' (' + str(row['errors']) + ' failed)' if row['errors'] else ''} | "
+              f"{t['p50']:.0f} / {t['p99']:.0f} | {i['p50']:.1f} / {i['p99']:.1f} | "
+              f"{row.get('step_ms', float('nan')):.1f} | "
+              f"{row.get('rows_per_step', float('nan')):.1f} |")
+    # One step: the worker's mean step under load, else the loaded ITL p50 (an interactive
+    # stream has a row in every step).
+    step = rows["loaded"].get("step_ms", rows["loaded"]["itl_ms"]["p50"])
+    for metric in ("ttft_ms", "itl_ms"):
+        unloaded, loaded = rows["unloaded"][metric]["p99"], rows["loaded"][metric]["p99"]
+        bound = 2 * unloaded + step
+        print(f"{metric[:-3].upper()} p99: loaded {loaded:.0f} ms vs 2 x unloaded + one step "
+              f"= {bound:.0f} ms: {'met' if loaded <= bound else 'missed'} "
+              f"(loaded / unloaded = {loaded / unloaded:.2f})")
+    print("heavy jobs during the loaded phase: " + ", ".join(
+        f"{kind} {outcome} {n}" for (kind, outcome), n in sorted(counts.items())))
 
 
 def main():
@@ -148,6 +287,17 @@ def main():
     parser.add_argument("--max_tokens", type=int, default=64)
     parser.add_argument("--model", default="", help="the request's model field")
     parser.add_argument("--json", help="write the summary here too")
+    parser.add_argument("--mixed", action="store_true",
+                        help="interactive streams unloaded, then beside heavy and hostile jobs")
+    parser.add_argument("--interactive", type=int, default=2, help="--mixed: interactive streams")
+    parser.add_argument("--hostile", type=int, default=1,
+                        help="--mixed: streams of each heavy kind (trace, search, dropped)")
+    parser.add_argument("--heavy_tokens", type=int, default=64,
+                        help="--mixed: max_tokens of the heavy jobs")
+    parser.add_argument("--settle", type=float, default=3.0,
+                        help="--mixed: seconds the heavy jobs run before the measurement")
+    parser.add_argument("--worker_metrics", default="",
+                        help="--mixed: a worker's /metrics URL, for its step time and rows")
     args = parser.parse_args()
 
     servers = []
@@ -157,6 +307,16 @@ def main():
             parser.error(f"--server {spec}: expected LABEL=URL")
         servers.append(Server(label, url, args.model))
     levels = [int(n) for n in args.streams.split(",")]
+    if args.mixed:
+        servers[0].chat(QUESTIONS[0], args.max_tokens, GREEDY)  # Warm-up.
+        rows, counts = mixed(servers[0], args)
+        print_mixed(rows, counts)
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump({"mixed": rows, "heavy": {f"{k} {o}": n for (k, o), n in counts.items()},
+                           "max_tokens": args.max_tokens, "heavy_tokens": args.heavy_tokens,
+                           "interactive": args.interactive, "hostile": args.hostile}, out, indent=1)
+        return 1 if any(row["errors"] for row in rows.values()) else 0
 
     for server in servers:  # Warm-up: load, caches, first-call costs.
         server.chat(QUESTIONS[0], args.max_tokens)
