@@ -66,6 +66,7 @@ absl::Status StreamPrinter::Print(const GenerateEvent& event) {
   if (show_metrics_) {
     PrintMetricsRow(event, *piece);
   } else {
+    PrintReasoning(piece->reasoning, !piece->tokens.empty());
     for (const views::FinalToken& token : piece->tokens) {
       out_ << Colored(token.strategy, views::FlowTokenText(token.piece));
     }
@@ -78,6 +79,20 @@ absl::Status StreamPrinter::Print(const GenerateEvent& event) {
   }
   out_.flush();
   return absl::OkStatus();
+}
+
+void StreamPrinter::PrintReasoning(const std::string& reasoning, bool answer_follows) {
+  if (!reasoning.empty()) {
+    const std::string text = views::FlowTokenText(reasoning);
+    err_ << (client_.color ? absl::StrCat("\x1b[2m", text, "\x1b[0m") : text);
+    err_.flush();
+    reasoning_open_ = true;
+  }
+  if (answer_follows && reasoning_open_) {
+    err_ << "\n\n";  // The answer starts on a line of its own.
+    err_.flush();
+    reasoning_open_ = false;
+  }
 }
 
 void StreamPrinter::PrintMetricsRow(const GenerateEvent& event, const views::FinalPiece& piece) {
@@ -139,6 +154,8 @@ void StreamPrinter::PrintMetricsRow(const GenerateEvent& event, const views::Fin
                           insert.node_ids_size() > 0 ? insert.node_ids(0) : -1));
       break;
     }
+    case GenerateEvent::kReasoning:  // The rollouts' tokens come as rows once resolved.
+      break;
     case GenerateEvent::kRehomed:
       Row("", "rehomed", arbor::v1::STRATEGY_UNSPECIFIED, std::nullopt, Rehomed(event.rehomed()));
       break;

@@ -8,6 +8,9 @@
 // that produced them when colour is on, and escaped as in the tree view (newlines kept, other
 // control characters escaped) so that a token cannot drive the terminal.
 //
+// While a search runs, the text of its traces (ReasoningEvent) goes dimmed to the error stream,
+// so that the terminal shows the work before the answer and a redirected answer stays clean.
+//
 // With metrics on, every event is one row of one table instead, retracted tokens included
 // (a backspace row names what it removed), and the committed text follows the table at the end.
 // Rows are aligned by display width (tree_display.h), so CJK and emoji tokens keep the columns.
@@ -47,6 +50,8 @@ class StreamPrinter {
   void Row(const std::string& position, const std::string& kind, arbor::v1::Strategy color,
            const std::optional<std::string>& token, const std::string& details);
   void PrintMetricsRow(const arbor::v1::GenerateEvent& event, const views::FinalPiece& piece);
+  // The traces' text to `err`, dimmed; a blank line once the answer follows it.
+  void PrintReasoning(const std::string& reasoning, bool answer_follows);
 
   const ClientOptions& client_;
   const bool show_metrics_;
@@ -56,6 +61,7 @@ class StreamPrinter {
   bool header_printed_ = false;
   std::string committed_;       // Metrics mode: the final text, printed after the table.
   int32_t next_position_ = -1;  // Position of the next committed token, once known.
+  bool reasoning_open_ = false;  // Traces' text was printed and no answer since.
 };
 
 }  // namespace arbor::tools

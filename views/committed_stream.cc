@@ -56,10 +56,26 @@ absl::StatusOr<FinalPiece> CommittedStream::Push(const arbor::v1::GenerateEvent&
       Release(piece);
       finished_ = event.finished();
       break;
+    case arbor::v1::GenerateEvent::kReasoning:
+      piece.reasoning = ReasoningText(event.reasoning());
+      break;
     default:  // Branch and re-home events change nothing committed.
       break;
   }
   return piece;
+}
+
+std::string CommittedStream::ReasoningText(const arbor::v1::ReasoningEvent& reasoning) {
+  if (reasoning.trace() == reasoning_trace_) return reasoning.text();
+  // Traces come whole, one after another: a new one opens with a line of its own.
+  std::string text = reasoning_trace_ < 0 ? "" : "\n\n";
+  reasoning_trace_ = reasoning.trace();
+  absl::StrAppend(&text, "Trace ", reasoning.trace() + 1);
+  if (reasoning.parent_trace() >= 0) {
+    absl::StrAppend(&text, " (from trace ", reasoning.parent_trace() + 1, ")");
+  }
+  absl::StrAppend(&text, ":\n", reasoning.text());
+  return text;
 }
 
 }  // namespace arbor::views

@@ -38,8 +38,11 @@ struct FinalPiece {
   std::vector<FinalToken> tokens;
   // The held token a backspace removed: never released, shown by clients that mark retractions.
   std::optional<FinalToken> retracted;
+  // Text of the search's traces (ReasoningEvent), each trace opened by a line naming it: what
+  // OpenAI-compatible clients show as reasoning, apart from the answer.
+  std::string reasoning;
   // Nothing became final (a retraction alone counts as nothing).
-  bool empty() const { return text.empty() && tokens.empty(); }
+  bool empty() const { return text.empty() && tokens.empty() && reasoning.empty(); }
 };
 
 class CommittedStream {
@@ -59,8 +62,11 @@ class CommittedStream {
   };
   // Moves the held token, if any, into `piece`.
   void Release(FinalPiece& piece);
+  // The event's text, after a line naming its trace when the trace is a new one.
+  std::string ReasoningText(const arbor::v1::ReasoningEvent& reasoning);
 
   std::string job_id_;
+  int32_t reasoning_trace_ = -1;  // The trace the last reasoning text belonged to.
   std::optional<Held> held_;
   std::optional<arbor::v1::FinishedEvent> finished_;
 };

@@ -116,6 +116,7 @@ views::FinalPiece Concatenate(const std::vector<views::FinalPiece>& pieces) {
   views::FinalPiece whole;
   for (const views::FinalPiece& piece : pieces) {
     whole.text += piece.text;
+    whole.reasoning += piece.reasoning;
     whole.tokens.insert(whole.tokens.end(), piece.tokens.begin(), piece.tokens.end());
   }
   return whole;

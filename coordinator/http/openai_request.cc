@@ -242,6 +242,7 @@ struct Shared {
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
   arbor::v1::OutputConstraint constraint;
+  std::optional<bool> reasoning;  // arbor.reasoning as given.
 };
 
 // OpenAI's structured output: {"type": "text"} (the default), {"type": "json_object"}, or
@@ -306,6 +307,7 @@ absl::Status ReadArbor(Fields& f, Shared& shared, OpenAiRequest& out) {
   shared.deadline_ms = deadline.value_or(0);
   ASSIGN_OR_RETURN(std::optional<bool> ignore_eos, a.Bool("ignore_eos"));
   shared.ignore_eos = ignore_eos.value_or(false);
+  ASSIGN_OR_RETURN(shared.reasoning, a.Bool("reasoning"));
   if (const json* ids = a.Get("stop_token_ids"); ids != nullptr) {
     if (!ids->is_array()) return FieldError("arbor.stop_token_ids", "must be an array");
     ASSIGN_OR_RETURN(shared.stop_token_ids, TokenIds(*ids, "arbor.stop_token_ids"));
@@ -414,6 +416,7 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
   r.set_top_logprobs(out.logprobs < 0 ? 0 : std::max(1, out.logprobs));
   r.set_deadline_ms(shared.deadline_ms);
   r.set_client_tag(shared.client_tag);
+  r.set_omit_reasoning(!out.reasoning);
   if (shared.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
     *r.mutable_constraint() = shared.constraint;
   }
@@ -435,6 +438,9 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   RETURN_IF_ERROR(ReadSampling(f, server_policy, shared));
   RETURN_IF_ERROR(ReadLogprobs(f, endpoint, out));
   RETURN_IF_ERROR(ReadLimits(f, endpoint, shared, out));
+  // A stream shows the search's traces while the answer is chosen; a whole answer only when
+  // asked, since nothing is waiting to be shown.
+  out.reasoning = shared.reasoning.value_or(out.stream);
   RETURN_IF_ERROR(ReadProcessors(f, shared));
   RETURN_IF_ERROR(ReadResponseFormat(f, shared));
   RETURN_IF_ERROR(NeutralOnly(f));

@@ -10,7 +10,8 @@
 // the policy the request runs (openai_sampling.h; the table in docs/HTTP.md). Arbor's own knobs
 // travel in `arbor`: `policy` (a PolicyConfig in JSON, the format of --policy_file) or
 // `policy_name` (a preset), `token_strategies` (report the strategy of every token),
-// `client_tag`, `deadline_ms`, `ignore_eos`, `stop_token_ids`.
+// `reasoning` (the search's traces as `reasoning_content`), `client_tag`, `deadline_ms`,
+// `ignore_eos`, `stop_token_ids`.
 #ifndef ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
 #define ARBOR_COORDINATOR_HTTP_OPENAI_REQUEST_H_
 
@@ -39,6 +40,9 @@ struct OpenAiRequest {
   bool include_usage = false;     // stream_options.include_usage.
   int logprobs = -1;              // Alternatives per token to report; -1: no logprobs at all.
   bool token_strategies = false;  // arbor.token_strategies.
+  // arbor.reasoning: the text of the search's traces as `reasoning_content` (default: when
+  // streaming).
+  bool reasoning = false;
   // One request per choice, in response order: prompt-major (prompt p, choice j at p·n + j).
   std::vector<arbor::v1::GenerateRequest> choices;
 };

@@ -160,6 +160,11 @@ const char* ErrorType(absl::StatusCode code) {
   }
 }
 
+// A whole answer's reasoning_content: null when the job ran no search.
+json Reasoning(const views::FinalPiece& output) {
+  return output.reasoning.empty() ? json(nullptr) : json(output.reasoning);
+}
+
 }  // namespace
 
 std::string CompletionJson(const ResponseContext& context,
@@ -176,8 +181,10 @@ std::string CompletionJson(const ResponseContext& context,
                    {"finish_reason", FinishReason(r.finished.reason())}};
     if (IsChat(context)) {
       choice["message"] = {{"role", "assistant"}, {"content", r.output.text}, {"refusal", nullptr}};
+      if (context.request->reasoning) choice["message"]["reasoning_content"] = Reasoning(r.output);
     } else {
       choice["text"] = r.output.text;
+      if (context.request->reasoning) choice["reasoning_content"] = Reasoning(r.output);
     }
     json arbor = ArborChoice(context, r.job_id, r.output.tokens);
     arbor["strategies"] = StrategyCountsJson(r.finished.strategies());
@@ -205,9 +212,11 @@ std::string ChunkJson(const ResponseContext& context, int index, const std::stri
     json delta = json::object();
     if (first) delta["role"] = "assistant";
     if (!piece.text.empty() || first) delta["content"] = piece.text;
+    if (!piece.reasoning.empty()) delta["reasoning_content"] = piece.reasoning;
     choice["delta"] = std::move(delta);
   } else {
     choice["text"] = piece.text;
+    if (!piece.reasoning.empty()) choice["reasoning_content"] = piece.reasoning;
   }
   choice["arbor"] = ArborChoice(context, job_id, piece.tokens);
   out["choices"] = json::array({std::move(choice)});

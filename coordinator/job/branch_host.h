@@ -45,6 +45,9 @@ class BranchHost {
   // through the strategy's OnDone.
   virtual void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) = 0;
   virtual void Release(std::vector<uint64_t> ids) = 0;  // Sequences done with, on the worker.
+  // The rollout of `sequence` takes no more tokens (it stopped, or goes on in nested rollouts):
+  // the client's view of the running traces moves on from it (reasoning_stream.h).
+  virtual void EndTrace(uint64_t sequence) = 0;
   // The BranchResolved event of a resolution in the tree.
   virtual void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
                             const std::string& reason) = 0;

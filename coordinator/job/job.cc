@@ -65,8 +65,9 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
               }),
       host_({&spec_, &tree_, &builder_, planner_.get(), &output_, &used_, env_.next_sequence_id,
              env_.decode,
+             // Streamed, so that the traces' text reaches the client as it is generated.
              [this](arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
-               SendRun(std::move(request), std::move(ids), /*streamed=*/false);
+               SendRun(std::move(request), std::move(ids), /*streamed=*/true);
              },
              [this](std::vector<uint64_t> ids) { Release(std::move(ids)); }}) {}
 
@@ -149,6 +150,7 @@ void Job::SendBranch() {
 }
 
 void Job::OnBranchDone(const arbor::v1::RunResponse& response) {
+  ShowTraces(response.results());  // Before the strategy ends any of them.
   BranchStrategy::Next next = branch_->OnDone(host_, response);
   if (!next.ok()) return Fail(next.status());
   if (*next) return CommitBranch(**std::move(next));
@@ -167,6 +169,7 @@ void Job::CommitBranch(BranchCommit commit) {
   Release(std::move(released));
   main_.Adopt(commit.main_sequence, std::move(commit.source));
   branch_.reset();
+  output_.reasoning().EndAll();
   output_.SendResolved(*resolution, commit.scores, commit.reason);
   for (NodeId id : resolution->committed_nodes) {
     if (!EmitCommitted(id)) return;
@@ -202,6 +205,7 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
   if (!life_.error().empty()) fields.emplace_back("error", life_.error());
   base::WithFields(std::move(fields))
       .Log(life_.error().empty() ? spdlog::level::info : spdlog::level::warn, "job {}", what);
+  output_.reasoning().EndAll();
   output_.SendFinished(reason, life_.error(), tree_);
 }
 

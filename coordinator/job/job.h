@@ -174,6 +174,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // to the Run it sent.
   void SendBranch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBranchDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The rollouts' steps in `results` as the text of the traces the client sees.
+  void ShowTraces(const google::protobuf::RepeatedPtrField<arbor::v1::RunResult>& results)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Branch Runs answer once; main-path Runs are `streamed` (JobOptions::stream_runs).
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed)

@@ -45,6 +45,10 @@ absl::StatusOr<std::vector<Rollout>> JobBranchHost::Fork(
     c.set_logprob(parts_.tree->node(rollout.candidate).logprob);
   }
   parts_.output->Send(std::move(event));
+  for (const Rollout& rollout : rollouts) {
+    parts_.output->reasoning().Open(rollout.sequence_id, base.fork_from,
+                                    structural_step.position(), rollout.token_id, rollout.done);
+  }
   return rollouts;
 }
 

@@ -1,5 +1,6 @@
 // The BranchHost (branch_host.h) a job gives its branch strategies: the job's request, tree and
-// Run builder, its policy budgets, forks opened in its tree (with their BranchOpened events),
+// Run builder, its policy budgets, forks opened in its tree (with their BranchOpened events and
+// their traces opened in the job's reasoning stream),
 // counts and events through its output, and its Runs and releases through the two callbacks
 // the job provides. The job makes one over its own parts and uses it only under its lock.
 #ifndef ARBOR_COORDINATOR_JOB_JOB_BRANCH_HOST_H_
@@ -61,6 +62,7 @@ class JobBranchHost final : public BranchHost {
     parts_.send_run(std::move(request), std::move(ids));
   }
   void Release(std::vector<uint64_t> ids) override { parts_.release(std::move(ids)); }
+  void EndTrace(uint64_t sequence) override { parts_.output->reasoning().End(sequence); }
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
                     const std::string& reason) override {
     parts_.output->SendResolved(resolution, scores, reason);

@@ -92,18 +92,33 @@ void Job::OnMainDone(const arbor::v1::RunResult& result) {
 void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress) {
   {
     absl::MutexLock lock(&mu_);
-    // Only the main run in flight: a late update of an earlier run, or one after the job ended,
-    // changes nothing.
-    if (life_.ended() || branch_ || !session_.in_flight() ||
-        session_.in_flight()->generation != generation || progress.results_size() != 1) {
+    // Only the run in flight: a late update of an earlier run, or one after the job ended,
+    // changes nothing. A branch's rollouts are recorded when their Run answers; until then
+    // their text goes to the client as the traces' text.
+    if (life_.ended() || !session_.in_flight() ||
+        session_.in_flight()->generation != generation) {
       return;
     }
-    for (const StepResult& step : progress.results(0).steps()) {
-      if (step.token_id() < 0 || !RecordMainStep(step)) break;
-      main_.StepRecorded();
+    if (branch_) {
+      ShowTraces(progress.results());
+    } else if (progress.results_size() == 1) {
+      for (const StepResult& step : progress.results(0).steps()) {
+        if (step.token_id() < 0 || !RecordMainStep(step)) break;
+        main_.StepRecorded();
+      }
     }
   }
   actions_.Drain();
+}
+
+void Job::ShowTraces(
+    const google::protobuf::RepeatedPtrField<arbor::v1::RunResult>& results) {
+  for (const arbor::v1::RunResult& result : results) {
+    for (const StepResult& step : result.steps()) {
+      if (step.token_id() < 0) break;
+      output_.reasoning().Extend(result.sequence_id(), step.position(), step.token_id());
+    }
+  }
 }
 
 bool Job::RecordMainStep(const StepResult& step) {

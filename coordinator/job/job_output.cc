@@ -13,7 +13,14 @@ JobOutput::JobOutput(const JobSpec& spec, Decode decode, base::Clock* clock, Emi
       clock_(clock),
       emit_(std::move(emit)),
       created_(clock->Now()),
-      text_(decode_, spec.stop_strings, spec.constraint) {}
+      text_(decode_, spec.stop_strings, spec.constraint),
+      reasoning_(spec.reasoning, decode_,
+                 [&spec](int32_t token) { return spec.IsStopToken(token); },
+                 [this](arbor::v1::ReasoningEvent reasoning) {
+        arbor::v1::GenerateEvent event;
+        *event.mutable_reasoning() = std::move(reasoning);
+        Send(std::move(event));
+      }) {}
 
 void JobOutput::Send(arbor::v1::GenerateEvent event) {
   event.set_job_id(spec_.job_id);

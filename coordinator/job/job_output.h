@@ -1,7 +1,8 @@
 // A job's output as its client sees it: the committed text, streamed and held back where a stop
-// string could still start (stop_strings.h); the events of tokens, inserts, backspaces, branches,
-// moves and the finish, stamped with the job's id and time; the token details (text and
-// alternatives) a client asked for; the strategy counts, the usage and the timings.
+// string could still start (stop_strings.h); the text of the search's traces while they run
+// (reasoning_stream.h); the events of tokens, inserts, backspaces, branches, moves and the
+// finish, stamped with the job's id and time; the token details (text and alternatives) a client
+// asked for; the strategy counts, the usage and the timings.
 //
 // The job calls it under its own lock, as it records the tree; events leave through `emit`,
 // which queues them among the job's side effects so they reach the client in order.
@@ -18,6 +19,7 @@
 #include "arbor/v1/generation.pb.h"
 #include "base/clock.h"
 #include "coordinator/job/job_spec.h"
+#include "coordinator/job/reasoning_stream.h"
 #include "coordinator/job/stop_strings.h"
 #include "coordinator/tree/search_tree.h"
 
@@ -42,6 +44,8 @@ class JobOutput {
   bool PushText(const SearchTree& tree, NodeId id, std::string* piece);
   // A backspace removed the last token: its piece leaves the text.
   void PopText() { text_.Pop(); }
+  // The traces' text, sent as ReasoningEvents.
+  ReasoningStream& reasoning() { return reasoning_; }
   // The BranchResolved event of a resolution in the tree.
   void SendResolved(const BranchResolution& resolution, const std::vector<float>& scores,
                     const std::string& reason);
@@ -74,6 +78,7 @@ class JobOutput {
   const Emit emit_;
   const absl::Time created_;
   StreamedText text_;  // Committed text (cut at a stop string).
+  ReasoningStream reasoning_;
   arbor::v1::StrategyCounts counts_;
   arbor::v1::Timings timings_;
   int32_t cached_prompt_tokens_ = 0;

@@ -38,6 +38,8 @@ struct JobSpec {
   arbor::v1::LogitProcessors processors;  // Validated; on every decode step of every sequence.
   // Compiles; unset: none. With one, policy.insert.max_per_job is 0 (thinking text is no JSON).
   arbor::v1::OutputConstraint constraint;
+  // Send the text of the search's traces as they run (ReasoningEvents, reasoning_stream.h).
+  bool reasoning = true;
 
   // Whether `token` ends the job's sequences: the model's eos ids (unless ignore_eos) and the
   // request's stop ids.

@@ -111,6 +111,7 @@ absl::Status RolloutSearch::Record(BranchHost& host, Rollout& rollout,
   if (rollout.stop != arbor::v1::STOP_REASON_STRUCTURAL) {
     rollout.done = rollout.done || rollout.stop != arbor::v1::STOP_REASON_MAX_STEPS ||
                    rollout.score.tokens() >= rollout.max_len;
+    if (rollout.done) host.EndTrace(rollout.sequence_id);
     return absl::OkStatus();
   }
   if (structural == nullptr || structural->position() != tree.node(rollout.leaf).position + 1) {
@@ -129,7 +130,10 @@ absl::Status RolloutSearch::Record(BranchHost& host, Rollout& rollout,
     ASSIGN_OR_RETURN(rollout.nested,
                      host.Fork(rollout.leaf, *structural, rollout.branch_id, base,
                                rollout.depth + 1, rollout.max_len - rollout.score.tokens(), width));
-    if (!rollout.nested.empty()) leaves_ += static_cast<int32_t>(rollout.nested.size()) - 1;
+    if (!rollout.nested.empty()) {
+      leaves_ += static_cast<int32_t>(rollout.nested.size()) - 1;
+      host.EndTrace(rollout.sequence_id);  // It goes on in its nested rollouts.
+    }
   }
   rollout.structural_off_once = rollout.nested.empty();
   return absl::OkStatus();

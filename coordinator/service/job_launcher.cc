@@ -209,6 +209,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   }
   spec.stop_strings = checked.stop_strings;
   spec.top_logprobs = checked.top_logprobs;
+  spec.reasoning = checked.reasoning;
   spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()
                                               ? absl::InfiniteFuture()
                                               : now + checked.deadline);

@@ -199,6 +199,7 @@ absl::StatusOr<CheckedRequest> ValidateGenerateRequest(const arbor::v1::Generate
   out.max_tokens = request.max_tokens();
   out.seed = request.seed();
   out.top_logprobs = request.top_logprobs();
+  out.reasoning = !request.omit_reasoning();
   out.deadline = request.deadline_ms() == 0 ? absl::InfiniteDuration()
                                             : absl::Milliseconds(request.deadline_ms());
   out.client_tag = request.client_tag();

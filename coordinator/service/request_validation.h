@@ -73,6 +73,7 @@ struct CheckedRequest {
   std::string client_tag;                              // <= 256 bytes.
   arbor::v1::LogitProcessors processors;               // Ranges and token ids checked.
   arbor::v1::OutputConstraint constraint;              // Compiles; unset: none.
+  bool reasoning = true;  // Stream the search's traces (GenerateRequest.omit_reasoning unset).
 };
 
 // Every check of a GenerateRequest except the prompt length against the context; its policy is

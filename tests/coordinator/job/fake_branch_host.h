@@ -91,6 +91,7 @@ class FakeBranchHost final : public BranchHost {
                                             int32_t depth, int32_t max_len, int width) override;
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) override;
   void Release(std::vector<uint64_t> ids) override;
+  void EndTrace(uint64_t sequence) override { ended_traces_.push_back(sequence); }
   void EmitResolved(const BranchResolution& resolution, const std::vector<float>& scores,
                     const std::string& reason) override;
 
@@ -140,6 +141,8 @@ class FakeBranchHost final : public BranchHost {
   int CountOf(arbor::v1::Strategy strategy) const;
   const std::vector<ForkCall>& forks() const { return forks_; }
   const std::vector<Resolved>& resolved() const { return resolved_; }
+  // The sequences whose traces ended, in order (EndTrace).
+  const std::vector<uint64_t>& ended_traces() const { return ended_traces_; }
 
   PolicyBudgets budgets;  // Inserts, backspaces and bans Budgets() reports.
 
@@ -161,6 +164,7 @@ class FakeBranchHost final : public BranchHost {
   std::vector<arbor::v1::Strategy> counts_;
   std::vector<ForkCall> forks_;
   std::vector<Resolved> resolved_;
+  std::vector<uint64_t> ended_traces_;
 };
 
 }  // namespace arbor::coordinator::testing

@@ -2,8 +2,8 @@
 // hand-built trees whose margins are known: CoT-decoding forks the first token and commits the
 // trace the rule picks (summed per answer, or alone), EAGer forks only above its entropy gate and
 // within its trace and token budgets, DeepConf holds its traces beyond the warm-up, stops the
-// doubtful ones at the threshold the warm-up sets and lets the confident half vote, and a TRACE job
-// is the same tree for the same seed.
+// doubtful ones at the threshold the warm-up sets and lets the confident half vote, the traces'
+// text streams before the answer, and a TRACE job is the same tree for the same seed.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -302,6 +302,37 @@ TEST(JobTraceTest, SampledTracesDrawTheirStartsAndSteps) {
   }
   EXPECT_EQ(adaptive, 4) << "each trace draws its second token and the eos after it";
   EXPECT_EQ(RunToTree(CoinScript(), spec), RunToTree(CoinScript(), spec)) << "same seed, same tree";
+}
+
+// The traces' text reaches the client while the search runs, trace after trace and without
+// their end tokens, all before the chosen answer's tokens; a client that opted out gets none.
+TEST(JobTraceTest, TracesStreamAsReasoningBeforeTheAnswer) {
+  for (const bool reasoning : {true, false}) {
+    Harness h(CotScript());
+    JobSpec spec = CotSpec(/*aggregate=*/true);
+    spec.reasoning = reasoning;
+    auto job = h.Make(spec);
+    job->Start();
+    ASSERT_EQ(job->state(), arbor::v1::JOB_STATE_FINISHED) << job->error();
+    std::vector<std::string> traces;
+    bool answered = false;
+    for (const arbor::v1::GenerateEvent& event : h.events) {
+      answered = answered || event.has_token();
+      if (!event.has_reasoning()) continue;
+      EXPECT_FALSE(answered) << "reasoning after the answer began";
+      const arbor::v1::ReasoningEvent& r = event.reasoning();
+      ASSERT_LE(r.trace(), static_cast<int>(traces.size())) << "traces come in order";
+      if (r.trace() == static_cast<int>(traces.size())) traces.emplace_back();
+      traces[r.trace()] += r.text();
+      EXPECT_EQ(r.parent_trace(), -1) << "forked from the answer";
+    }
+    if (reasoning) {
+      EXPECT_THAT(traces, ::testing::ElementsAre("47", "58", "67"));
+    } else {
+      EXPECT_THAT(traces, ::testing::IsEmpty());
+    }
+    EXPECT_EQ(job->text(), "47");
+  }
 }
 
 TEST(JobTraceTest, SameSeedSameTree) {

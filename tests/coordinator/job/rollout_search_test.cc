@@ -21,6 +21,7 @@ namespace {
 using arbor::v1::RunItem;
 using arbor::v1::RunResponse;
 using arbor::v1::StepResult;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using testing::FakeBranchHost;
 using testing::FakeHostSpec;
@@ -125,6 +126,8 @@ TEST_F(RolloutSearchTest, OnlyRolloutsWithWorkLeftRunAgain) {
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_FALSE(next->has_value()) << "rollout 101 is not done";
   EXPECT_EQ(host_->CountOf(arbor::v1::STRATEGY_ARGMAX), 15) << "each recorded token counted";
+  EXPECT_THAT(host_->ended_traces(), ElementsAre(Seq(0), Seq(2), Seq(3)))
+      << "the client's view moves past calm, stopped and spent rollouts only";
 
   ASSERT_NO_FATAL_FAILURE(SendRun());
   const arbor::v1::RunRequest& second = host_->last_request();
@@ -142,6 +145,7 @@ TEST_F(RolloutSearchTest, OnlyRolloutsWithWorkLeftRunAgain) {
   next = host_->Answer(*search_, last);
   ASSERT_TRUE(next.ok()) << next.status();
   ASSERT_TRUE(next->has_value()) << "every rollout is done";
+  EXPECT_THAT(host_->ended_traces(), ElementsAre(Seq(0), Seq(2), Seq(3), Seq(1)));
   EXPECT_THAT((*next)->scores, ::testing::SizeIs(4));
   EXPECT_THAT(host_->release_calls(), IsEmpty()) << "the job releases a top-level branch";
 }
@@ -306,6 +310,7 @@ TEST_F(NestedRolloutSearchTest, ARolloutBranchesFromItsOwnSequence) {
   EXPECT_EQ(fork.max_len, 8) << "what the rollout's budget of 10 has left";
   EXPECT_THAT(search_->Sequences(), ElementsAre(Seq(0), NestedSeq(0), NestedSeq(1), NestedSeq(2),
                                                 NestedSeq(3), Seq(1), Seq(2), Seq(3)));
+  EXPECT_THAT(host_->ended_traces(), Contains(Seq(0))) << "it goes on in its nested rollouts";
 
   ASSERT_NO_FATAL_FAILURE(SendRun());
   const arbor::v1::RunRequest& request = host_->last_request();
