@@ -475,6 +475,63 @@ class PolicyFieldsTest(unittest.TestCase):
         self.assertIn("drop one", e.exception.body["message"])
 
 
+class StreamingSearchTest(unittest.TestCase):
+    """Under a TRACE default the traces stream as reasoning while the answer is chosen."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster()
+        base = cls.cluster.coordinator("--policy=cot_decoding")
+        cls.client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def chat(self, **kwargs):
+        return self.client.chat.completions.create(
+            model="tiny", messages=[{"role": "user", "content": "Tell me a story"}],
+            max_tokens=12, seed=5, **kwargs)
+
+    def streamed(self, **kwargs):
+        """(kind, text) of every non-empty delta, in order: kind is reasoning or content."""
+        deltas = []
+        for chunk in self.chat(stream=True, **kwargs):
+            for choice in chunk.choices:
+                reasoning = (choice.delta.model_extra or {}).get("reasoning_content")
+                if reasoning:
+                    deltas.append(("reasoning", reasoning))
+                if choice.delta.content:
+                    deltas.append(("content", choice.delta.content))
+        return deltas
+
+    def test_reasoning_deltas_come_before_the_answer(self):
+        deltas = self.streamed()
+        kinds = [kind for kind, _ in deltas]
+        self.assertIn("reasoning", kinds)
+        self.assertIn("content", kinds)
+        first_content = kinds.index("content")
+        self.assertNotIn("reasoning", kinds[first_content:], "the traces end before the answer")
+        reasoning = "".join(text for kind, text in deltas if kind == "reasoning")
+        content = "".join(text for kind, text in deltas if kind == "content")
+        self.assertTrue(reasoning.startswith("Trace 1:\n"), reasoning)
+        self.assertIn("Trace 2:\n", reasoning, "CoT-decoding forks more than one trace")
+        self.assertIn(content, reasoning, "the answer is one of the traces")
+        self.assertEqual(self.chat().choices[0].message.content, content)
+
+    def test_reasoning_can_be_turned_off_or_asked_for_whole(self):
+        off = self.streamed(extra_body={"arbor": {"reasoning": False}})
+        self.assertEqual({kind for kind, _ in off}, {"content"})
+        streamed = self.streamed()
+        whole = self.chat().choices[0].message
+        self.assertIsNone((whole.model_extra or {}).get("reasoning_content"),
+                          "a whole answer leaves the traces out unless asked")
+        asked = self.chat(extra_body={"arbor": {"reasoning": True}}).choices[0].message
+        self.assertEqual(asked.model_extra["reasoning_content"],
+                         "".join(text for kind, text in streamed if kind == "reasoning"))
+        self.assertEqual(asked.content, whole.content)
+
+
 class OverloadTest(unittest.TestCase):
     """429 with Retry-After when admission is full; 503 with no worker."""
 
