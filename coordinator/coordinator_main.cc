@@ -159,7 +159,8 @@ std::vector<std::string> ModelAliases() {
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
 absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key,
                                                             const rpc::Authenticator* auth,
-                                                            const entropix::PolicyConfig& policy) {
+                                                            const entropix::PolicyConfig& policy,
+                                                            JobLauncher* launcher) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
@@ -172,6 +173,13 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
   options.tls_key_file = rpc::ProcessSecurity().key_file();
   options.cluster_internal_key = internal_key;
   options.authenticator = auth;
+  if (auth != nullptr) {
+    options.tenant_room = [auth, launcher](absl::string_view authorization,
+                                           absl::Span<const arbor::v1::GenerateRequest> choices) {
+      const absl::StatusOr<rpc::Identity> caller = auth->Authenticate(authorization);
+      return caller.ok() ? launcher->CheckTenantRoom(*caller, choices) : caller.status();
+    };
+  }
   options.default_policy = policy::PolicyToProto(policy);
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
@@ -389,6 +397,7 @@ int Main() {
   JobRegistry registry(RegistryOptions());
   absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags();
   if (!launcher_options.ok()) return StartFailed(launcher_options.status());
+  if (*auth != nullptr) launcher_options->tenants = (*auth)->Names();
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), base::RealClock::Get(),
                        &timer);
@@ -396,7 +405,7 @@ int Main() {
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
   absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway =
-      BindHttp(internal_key, auth->get(), launcher_options->policy);
+      BindHttp(internal_key, auth->get(), launcher_options->policy, &launcher);
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
   ClusterService cluster(&pool, heartbeat,

@@ -331,6 +331,11 @@ void HttpGateway::Completions(const httplib::Request& request,
       return;
     }
   }
+  if (options_.tenant_room != nullptr) {
+    if (absl::Status room = options_.tenant_room(*authorization, parsed->choices); !room.ok()) {
+      return SetError(room, response);
+    }
+  }
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    request, response);
 }

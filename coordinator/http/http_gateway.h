@@ -15,12 +15,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "arbor/v1/cluster.grpc.pb.h"
 #include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.grpc.pb.h"
@@ -54,6 +57,12 @@ struct HttpGatewayOptions {
   // request body is parsed only once its Authorization header has passed, so an anonymous
   // caller cannot reach the parser. The services check the token again for what it may see.
   const rpc::Authenticator* authenticator = nullptr;
+  // Whether the jobs of a request's choices fit its caller's tenant limits now (given the
+  // Authorization value): asked before any choice starts, so that a request of n choices that
+  // cannot run them all is refused (429) without starting any. Null without a token file.
+  std::function<absl::Status(absl::string_view authorization,
+                             absl::Span<const arbor::v1::GenerateRequest> choices)>
+      tenant_room;
   // The coordinator's default policy, every field set: what a completion that names no policy
   // runs, and so what its OpenAI fields mean (openai_sampling.h).
   arbor::v1::PolicyConfig default_policy;

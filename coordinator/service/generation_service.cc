@@ -80,7 +80,7 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Generate(
   absl::StatusOr<rpc::Identity> caller = Caller(*context);
   if (!caller.ok()) return new FailedStream(caller.status());
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      launcher_->Launch(*request, CallDeadline(*context), caller->name);
+      launcher_->Launch(*request, CallDeadline(*context), *caller);
   if (!record.ok()) return new FailedStream(record.status());
   return EventStream::Open(*std::move(record), /*owns_job=*/true);
 }
@@ -92,7 +92,7 @@ grpc::ServerUnaryReactor* GenerationService::Submit(grpc::CallbackServerContext*
   if (!caller.ok()) return Answer(context, caller.status());
   // A detached job outlives the call: the call's deadline bounds the submission only.
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      launcher_->Launch(*request, absl::InfiniteFuture(), caller->name);
+      launcher_->Launch(*request, absl::InfiniteFuture(), *caller);
   if (record.ok()) response->set_job_id((*record)->job_id);
   return Answer(context, record.status());
 }
@@ -205,8 +205,8 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
                             : (*original)->job->ReplayRequest();
   if (!again.ok()) return Answer(context, again.status());
   again->set_client_tag("replay of " + request->job_id());
-  absl::StatusOr<std::shared_ptr<JobRecord>> replay = launcher_->Launch(
-      *again, absl::InfiniteFuture(), caller->name);  // Cut short, it would differ.
+  absl::StatusOr<std::shared_ptr<JobRecord>> replay =
+      launcher_->Launch(*again, absl::InfiniteFuture(), *caller);  // Cut short, it would differ.
   if (!replay.ok()) return Answer(context, replay.status());
   response->set_job_id(request->job_id());
   response->set_replay_job_id((*replay)->job_id);

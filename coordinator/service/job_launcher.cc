@@ -42,6 +42,7 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
       timer_(timer),
       clients_(std::move(clients)),
       job_metrics_(*options_.metrics),
+      tenant_quota_(options_.tenants, *options_.metrics),
       defaults_(options_.policy) {
   // Sequence ids must not collide with those a previous coordinator left on a worker.
   next_sequence_id_ = RandomNonZero() >> 1;
@@ -114,10 +115,11 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
   env.clock = clock_;
   // The record owns the job, which owns these callbacks: hold the record weakly. The job calls
   // its sink for one event at a time, in order, so the metrics' per-job state needs no lock.
-  env.sink = [this, weak = std::weak_ptr<JobRecord>(record),
+  env.sink = [this, weak = std::weak_ptr<JobRecord>(record), job_id = record->job_id,
               metrics_state =
                   std::make_shared<JobMetrics::JobState>()](const arbor::v1::GenerateEvent& e) {
     job_metrics_.Observe(e, *metrics_state);
+    if (e.has_finished()) tenant_quota_.Release(job_id);
     std::shared_ptr<JobRecord> record = weak.lock();
     if (record == nullptr) return;
     record->events.Append(e);
@@ -178,8 +180,23 @@ absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::
   return absl::OkStatus();
 }
 
+absl::Status JobLauncher::CheckTenantRoom(
+    const rpc::Identity& caller, absl::Span<const arbor::v1::GenerateRequest> requests) {
+  TenantUse demand;
+  for (const arbor::v1::GenerateRequest& request : requests) {
+    // A bad policy is Launch's to name, with its field.
+    absl::StatusOr<entropix::PolicyConfig> policy =
+        policy::PolicyFromProto(request.policy(), defaults_);
+    if (!policy.ok()) return absl::OkStatus();
+    demand.jobs += 1;
+    demand.rows += policy->RowsInFlight();
+  }
+  return tenant_quota_.Check(caller.name, caller.limits, demand);
+}
+
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
-    const arbor::v1::GenerateRequest& request, absl::Time call_deadline, const std::string& owner) {
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
+    const rpc::Identity& caller) {
   ASSIGN_OR_RETURN(CheckedPrompt checked_prompt, CheckPrompt(request));
   const CheckedRequest& checked = checked_prompt.request;
   const std::vector<int32_t>& prompt = checked_prompt.tokens;
@@ -213,7 +230,21 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   spec.deadline = std::min(call_deadline, checked.deadline == absl::InfiniteDuration()
                                               ? absl::InfiniteFuture()
                                               : now + checked.deadline);
+  // Before the job exists, so that a refusal costs nothing; the share comes back when the job
+  // ends (its finished event, whatever the end) or when it cannot start here.
+  const std::string job_id = spec.job_id;
+  RETURN_IF_ERROR(
+      tenant_quota_.Reserve(job_id, caller.name, caller.limits, spec.policy.RowsInFlight()));
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      CreateAndAdmit(std::move(spec), prompt, checked.client_tag, caller.name, now);
+  if (!record.ok()) tenant_quota_.Release(job_id);
+  return record;
+}
 
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(
+    JobSpec spec, const std::vector<int32_t>& prompt, const std::string& client_tag,
+    const std::string& owner, absl::Time created) {
+  const int32_t max_tokens = spec.max_tokens;
   WorkerHandle handle;
   ASSIGN_OR_RETURN(std::shared_ptr<WorkerClient> worker, Route(prompt, {}, &handle));
   JobOptions job_options = options_.job;
@@ -227,7 +258,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
                      ": more than the ", job_options.top_k, " alternatives worker ",
                      handle.worker_id, " returns per step"));
   }
-  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, checked.client_tag, now, owner);
+  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, client_tag, created, owner);
   record->policy = policy::PolicyToProto(spec.policy);
   record->top_logprobs = spec.top_logprobs;
   absl::StatusOr<std::shared_ptr<Job>> job =

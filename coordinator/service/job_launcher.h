@@ -12,13 +12,16 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "arbor/v1/generation.pb.h"
 #include "base/clock.h"
+#include "coordinator/cluster/tenant_quota.h"
 #include "coordinator/cluster/worker_pool.h"
 #include "coordinator/job/job.h"
 #include "coordinator/job/timer.h"
@@ -29,6 +32,7 @@
 #include "coordinator/service/request_validation.h"
 #include "entropix/policy_config.h"
 #include "metrics/registry.h"
+#include "rpc/tokens.h"
 
 namespace arbor::coordinator {
 
@@ -38,6 +42,8 @@ struct LauncherOptions {
   // Server default policy; an empty insert.tokens means the tokenizer's " ...".
   entropix::PolicyConfig policy;
   metrics::Registry* metrics = &metrics::DefaultRegistry();  // The jobs' metrics (job_metrics.h).
+  // The token file's names: those the per-tenant refusal counter names (tenant_quota.h).
+  std::vector<std::string> tenants;
 };
 
 // How a job talks to the worker it was routed to. The default speaks gRPC over the pool's stub;
@@ -71,11 +77,18 @@ class JobLauncher {
   // Checks, creates and admits a job. The job's deadline is the earlier of the request's
   // deadline_ms and `call_deadline` (the gRPC deadline of the call; InfiniteFuture for none).
   // INVALID_ARGUMENT naming the field, FAILED_PRECONDITION for a text prompt without a
-  // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses.
-  // The job belongs to `owner` (the caller's name; empty when the server has no tokens).
-  absl::StatusOr<std::shared_ptr<JobRecord>> Launch(const arbor::v1::GenerateRequest& request,
-                                                    absl::Time call_deadline,
-                                                    const std::string& owner = "");
+  // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses
+  // or the caller's tenant is at its limits (TenantQuota; checked before the job is created, and
+  // its share held until the job ends). The job belongs to the caller (its name; empty when the
+  // server has no tokens).
+  absl::StatusOr<std::shared_ptr<JobRecord>> Launch(
+      const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
+      const rpc::Identity& caller = rpc::OpenIdentity());
+  // Whether the jobs of `requests` (one request's choices) fit the caller's tenant limits beside
+  // what it has in flight, as TenantQuota::Check says; counts nothing. The HTTP gateway asks
+  // before it launches a request of several choices, so that none starts when they cannot all.
+  absl::Status CheckTenantRoom(const rpc::Identity& caller,
+                               absl::Span<const arbor::v1::GenerateRequest> requests);
 
   // The pieces of Launch that other requests reuse (the Scorer):
   // Validation and tokenization of the prompt; UNAVAILABLE when no worker is ready.
@@ -93,6 +106,12 @@ class JobLauncher {
  private:
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
                              std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
+  // Routes, creates and admits the job of `spec`: Launch's part after its checks.
+  absl::StatusOr<std::shared_ptr<JobRecord>> CreateAndAdmit(JobSpec spec,
+                                                            const std::vector<int32_t>& prompt,
+                                                            const std::string& client_tag,
+                                                            const std::string& owner,
+                                                            absl::Time created);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
   // flight on a dead worker moves when that Run fails, the others at once.
@@ -113,6 +132,7 @@ class JobLauncher {
   Timer* const timer_;
   const WorkerClientFactory clients_;
   JobMetrics job_metrics_;
+  TenantQuota tenant_quota_;
   entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.
   bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
 

@@ -250,6 +250,80 @@ TEST(JobRegistryTest, FinishedJobsAreEvictedBeyondTheByteBound) {
   EXPECT_EQ(t.registry.Find((*record)->job_id).status().code(), absl::StatusCode::kNotFound);
 }
 
+// A tenant at its jobs= limit is refused before its job exists; every end gives the share back:
+// a finish, a cancel (running or queued), an admission refusal after the check, a failure.
+TEST(JobLauncherTest, TenantJobsLimitIsHeldUntilEachJobEnds) {
+  JobRegistryOptions options;
+  options.admission = {2, 1};
+  Harness h(options);
+  h.worker->Hold(true);
+  const rpc::Identity alice{"alice", rpc::Role::kUser, {2, 0}}, bob{"bob", rpc::Role::kUser, {}};
+  auto launch = [&h](const rpc::Identity& who) {
+    return h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture(), who);
+  };
+  auto first = launch(alice), queued = launch(bob);
+  ASSERT_TRUE(first.ok() && queued.ok());
+  auto second = launch(alice);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*second)->job->state(), arbor::v1::JOB_STATE_QUEUED);
+  const absl::Status refused = launch(alice).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(refused.message(), "'alice' is at its limit of jobs: 2 in flight"))
+      << refused;
+  EXPECT_EQ(h.registry.List(10, {}).size(), 3u) << "the refused request made no job";
+  (*second)->job->Cancel();  // Queued.
+  auto third = launch(alice);
+  ASSERT_TRUE(third.ok()) << third.status();
+  (*third)->job->Cancel();
+  ASSERT_TRUE(launch(bob).ok()) << "bob fills the queue";
+  for (int i = 0; i < 2; ++i) {  // The second finds alice's room: the first gave its share back.
+    const absl::Status full = launch(alice).status();
+    EXPECT_TRUE(absl::StrContains(full.message(), "max_queued_jobs")) << full;
+  }
+  for (int i = 0; i < 50 && h.registry.admission().active > 0; ++i) h.worker->ReleaseHeld();
+  ASSERT_EQ(h.registry.admission().active, 0);
+  const arbor::v1::WorkerInfo info = h.pool.Get("w0")->info;
+  h.worker->Hold(false);
+  h.worker->FailNext(absl::UnavailableError("worker gone"), 100);
+  auto failing = launch(alice);
+  ASSERT_TRUE(failing.ok()) << failing.status();
+  EXPECT_EQ((*failing)->job->state(), arbor::v1::JOB_STATE_FAILED);
+  ASSERT_TRUE(h.pool.Register("127.0.0.1:1", info).ok());  // Back, for the next two.
+  h.worker->FailNext(absl::OkStatus(), 0);
+  h.worker->Hold(true);
+  EXPECT_TRUE(launch(alice).ok() && launch(alice).ok()) << "finished and failed jobs hold none";
+  h.worker->Hold(false);
+  h.worker->ReleaseHeld();
+}
+
+// A job's rows are its policy's width: a SEARCH job of width 4 takes 4 of rows=6, a CANONICAL
+// one 1; a policy wider than the limit itself can never run and says so.
+TEST(JobLauncherTest, TenantRowsLimitCountsThePolicysWidth) {
+  Harness h;
+  h.worker->Hold(true);
+  const rpc::Identity alice{"alice", rpc::Role::kUser, {0, 6}};
+  arbor::v1::GenerateRequest search = Harness::Request(4);
+  search.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_SEARCH);
+  search.mutable_policy()->mutable_branch()->set_width(4);
+  arbor::v1::GenerateRequest canonical = Harness::Request(4);
+  canonical.mutable_policy()->set_mode(arbor::v1::POLICY_MODE_CANONICAL);
+  ASSERT_TRUE(h.launcher->Launch(search, absl::InfiniteFuture(), alice).ok());
+  const absl::Status refused = h.launcher->Launch(search, absl::InfiniteFuture(), alice).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(refused.message(), "rows: 4 in flight of rows=6")) << refused;
+  EXPECT_TRUE(h.launcher->Launch(canonical, absl::InfiniteFuture(), alice).ok());
+  // 5 of 6 rows in flight: a request of one more choice fits, one of two does not.
+  EXPECT_TRUE(h.launcher->CheckTenantRoom(alice, {canonical}).ok());
+  const std::vector<arbor::v1::GenerateRequest> two = {canonical, canonical};
+  EXPECT_EQ(h.launcher->CheckTenantRoom(alice, two).code(), absl::StatusCode::kResourceExhausted);
+  search.mutable_policy()->mutable_branch()->set_width(8);
+  EXPECT_EQ(h.launcher->Launch(search, absl::InfiniteFuture(), alice).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  h.registry.CancelAll();
+  h.worker->Hold(false);
+  h.worker->ReleaseHeld();
+}
+
 TEST(JobLauncherTest, RefusesPromptsItCannotServe) {
   Harness h;
   arbor::v1::GenerateRequest text;
