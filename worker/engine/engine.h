@@ -7,7 +7,7 @@
 // token, calm, max steps, context); a Run answers when all its items have stopped.
 //
 // Jobs (RunRequest.job_id) share crowded steps fairly: while several jobs have rows to run, a
-// step holds EngineOptions::shared_step_tokens tokens, divided max-min fairly between them
+// step holds EngineOptions::shared_step_rows rows, divided max-min fairly between them
 // (fair_share.h), so a wide search's items spread over steps instead of making every step long
 // for everyone; a lone job has the whole step. Sampling is keyed by (seed, position, branch) and
 // the backend's rows do not depend on their neighbours, so how rows are grouped into steps
@@ -25,6 +25,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -51,11 +52,13 @@ struct EngineOptions {
   // Tokens one forward step may hold (a lone job's decode rows always fit; prefill is chunked
   // to the rest).
   int32_t max_batch_tokens = 512;
-  // Tokens a step holds while more than one job has rows to run (at most max_batch_tokens, at
-  // least one per such job): each job gets its max-min fair share, and its decode rows count
-  // against it. Bounds the step, hence every job's time per token, whatever the other jobs
-  // ask for. 0: no sharing — every decode row runs every step, prefill in arrival order.
-  int32_t shared_step_tokens = 16;
+  // Rows a step holds while more than one job has rows to run (at least one per such job),
+  // and tokens (at most max_batch_tokens): each job gets its max-min fair share of the rows,
+  // then of the tokens its rows would take. Bounds the step, hence every job's time per token,
+  // whatever the other jobs ask for. shared_step_rows 0: no sharing — every decode row runs
+  // every step, prefill in arrival order.
+  int32_t shared_step_rows = 8;
+  int32_t shared_step_tokens = 64;
   int32_t max_top_k = 256;
   // Unset fields of a request's policy take these values; insert.tokens must be resolved.
   entropix::PolicyConfig default_policy;
@@ -143,9 +146,10 @@ class Engine {
   // wants this step; jobs that want none are left out.
   std::vector<JobRows> JobsWithWork();
   // The rows of `runs`, decode rows first, then prefill chunks and scoring rows, in arrival
-  // order, within `budget` tokens — except that decode rows ignore it when `decode_always`.
-  absl::Status AddJobRows(const std::vector<ActiveRun*>& runs, int32_t budget, bool decode_always,
-                          std::vector<Row>& rows);
+  // order: with `max_rows`, items while the job has fewer rows and some of `budget` tokens
+  // left; without, every decode row and prefill within `budget`.
+  absl::Status AddJobRows(const std::vector<ActiveRun*>& runs, int32_t budget,
+                          std::optional<int32_t> max_rows, std::vector<Row>& rows);
   // Tokens `item` would put into this step without a budget: 1 for a decode row, else
   // its pending prefill and scoring tokens (before prefix-cache hits).
   int32_t TokensWanted(const ItemRun& item);

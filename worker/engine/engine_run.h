@@ -4,6 +4,7 @@
 #ifndef ARBOR_WORKER_ENGINE_ENGINE_RUN_H_
 #define ARBOR_WORKER_ENGINE_ENGINE_RUN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,10 +42,22 @@ struct Engine::ActiveRun {
   absl::Status failure;
 };
 
-// The active runs of one job in a step, and the tokens they want in it (Engine::TokensWanted).
+// The active runs of one job in a step, and the rows they want in it: one token for each
+// decoding item, and the tokens of each other item (Engine::TokensWanted), in that order.
 struct Engine::JobRows {
   std::vector<ActiveRun*> runs;
-  int32_t wanted = 0;
+  int32_t decode_rows = 0;
+  std::vector<int32_t> prefill_tokens;
+
+  // The tokens of the first `n` rows.
+  int32_t TokensOfRows(int32_t n) const {
+    int32_t tokens = std::min(n, decode_rows);
+    for (int32_t r = 0; r < n - decode_rows && r < static_cast<int32_t>(prefill_tokens.size());
+         ++r) {
+      tokens += prefill_tokens[r];
+    }
+    return tokens;
+  }
 };
 
 // One row of a forward step and where its outputs go.

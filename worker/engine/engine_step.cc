@@ -4,6 +4,7 @@
 // items, sequences and timings.
 // Part of class Engine, apart from admission, release and finishing (engine.cc).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,18 +20,29 @@ namespace arbor::worker {
 
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   std::vector<JobRows> jobs = JobsWithWork();
-  if (options_.shared_step_tokens <= 0 || jobs.size() <= 1) {
+  if (options_.shared_step_rows <= 0 || jobs.size() <= 1) {
     // Nobody to share with: every decode row, and prefill chunks in the rest of the step.
     std::vector<ActiveRun*> runs;
     for (auto& run : active_) runs.push_back(run.get());
-    return AddJobRows(runs, options_.max_batch_tokens, /*decode_always=*/true, rows);
+    return AddJobRows(runs, options_.max_batch_tokens, std::nullopt, rows);
   }
-  std::vector<int32_t> wanted;
-  for (const JobRows& job : jobs) wanted.push_back(job.wanted);
-  const int32_t step = std::min(options_.shared_step_tokens, options_.max_batch_tokens);
-  const std::vector<int32_t> shares = FairShares(wanted, step, share_turn_++);
+  // Rows first (a decode row costs its policy too), then the tokens those rows would take: a
+  // job decoding many items asks for few tokens once its rows are capped, which leaves a narrow
+  // job's prompt room for a whole chunk.
+  const size_t turn = share_turn_++;
+  std::vector<int32_t> rows_wanted;
+  for (const JobRows& job : jobs) {
+    rows_wanted.push_back(job.decode_rows + static_cast<int32_t>(job.prefill_tokens.size()));
+  }
+  const std::vector<int32_t> row_shares = FairShares(rows_wanted, options_.shared_step_rows, turn);
+  std::vector<int32_t> tokens_wanted;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    RETURN_IF_ERROR(AddJobRows(jobs[j].runs, shares[j], /*decode_always=*/false, rows));
+    tokens_wanted.push_back(jobs[j].TokensOfRows(row_shares[j]));
+  }
+  const std::vector<int32_t> token_shares = FairShares(
+      tokens_wanted, std::min(options_.shared_step_tokens, options_.max_batch_tokens), turn);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    RETURN_IF_ERROR(AddJobRows(jobs[j].runs, token_shares[j], row_shares[j], rows));
   }
   return absl::OkStatus();
 }
@@ -40,18 +52,23 @@ std::vector<Engine::JobRows> Engine::JobsWithWork() {
   absl::flat_hash_map<std::string, size_t> index;  // Of the named jobs in `jobs`.
   for (auto& run : active_) {
     if (run->failed) continue;
-    int32_t wanted = 0;
-    for (const ItemRun& item : run->items) wanted += item.done() ? 0 : TokensWanted(item);
-    if (wanted == 0) continue;
     const bool named = !run->job_id.empty();
     auto found = named ? index.find(run->job_id) : index.end();
-    if (found == index.end()) {
-      if (named) index[run->job_id] = jobs.size();
-      jobs.emplace_back();
+    JobRows job;
+    JobRows& into = found == index.end() ? job : jobs[found->second];
+    into.runs.push_back(run.get());
+    for (const ItemRun& item : run->items) {
+      if (item.done()) continue;
+      const int32_t wanted = TokensWanted(item);
+      if (wanted == 1 && item.scores_left() == 0) {
+        ++into.decode_rows;
+      } else if (wanted > 0) {
+        into.prefill_tokens.push_back(wanted);
+      }
     }
-    JobRows& job = found == index.end() ? jobs.back() : jobs[found->second];
-    job.runs.push_back(run.get());
-    job.wanted += wanted;
+    if (found != index.end() || job.decode_rows + job.prefill_tokens.size() == 0) continue;
+    if (named) index[run->job_id] = jobs.size();
+    jobs.push_back(std::move(job));
   }
   return jobs;
 }
@@ -65,7 +82,8 @@ int32_t Engine::TokensWanted(const ItemRun& item) {
 }
 
 absl::Status Engine::AddJobRows(const std::vector<ActiveRun*>& runs, int32_t budget,
-                                bool decode_always, std::vector<Row>& rows) {
+                                std::optional<int32_t> max_rows, std::vector<Row>& rows) {
+  const size_t first = rows.size();
   for (bool decode : {true, false}) {
     for (ActiveRun* run : runs) {
       for (size_t i = 0; i < run->items.size() && !run->failed; ++i) {
@@ -73,7 +91,9 @@ absl::Status Engine::AddJobRows(const std::vector<ActiveRun*>& runs, int32_t bud
         if (item.done()) continue;
         const size_t pending = (*sequences_.Get(item.sequence_id()))->pending.size();
         if (decode != (pending == 1 && item.scores_left() == 0)) continue;
-        if (decode && !decode_always && budget <= 0) return absl::OkStatus();
+        if (max_rows && (budget <= 0 || rows.size() - first >= static_cast<size_t>(*max_rows))) {
+          return absl::OkStatus();
+        }
         RETURN_IF_ERROR(decode ? AddRow(*run, i, 1, rows, budget)
                                : AddPrefillRows(*run, i, rows, budget));
       }

@@ -74,11 +74,14 @@ ABSL_FLAG(int32_t, block_size, 16, "KV block size in tokens; prefixes are shared
 ABSL_FLAG(int32_t, threads, 0, "CPU backend threads; 0 = one per hardware thread.");
 ABSL_FLAG(int32_t, max_batch_tokens, 512,
           "Tokens one forward step may hold; long prompts are prefilled in chunks of this size.");
-ABSL_FLAG(int32_t, shared_step_tokens, 16,
-          "Tokens a forward step holds while several jobs have work (at least one per job): "
-          "shared max-min fairly between the jobs, so a wide search or trace spreads its rows "
-          "over steps instead of slowing everyone's tokens; a lone job gets "
-          "--max_batch_tokens. 0 = no sharing: every decode row runs every step.");
+ABSL_FLAG(int32_t, shared_step_rows, 8,
+          "Rows (sequences) a forward step holds while several jobs have work (at least one "
+          "per job): shared max-min fairly between the jobs, so a wide search or trace spreads "
+          "its rows over steps instead of slowing everyone's tokens; a lone job has whole "
+          "steps. 0 = no sharing: every decode row runs every step.");
+ABSL_FLAG(int32_t, shared_step_tokens, 64,
+          "Tokens such a shared step holds (at most --max_batch_tokens), shared the same way "
+          "between the tokens the jobs' rows would take.");
 ABSL_FLAG(int32_t, max_context, 0,
           "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
 ABSL_FLAG(std::string, policy_file, "",
@@ -117,6 +120,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.kv_dtype = absl::GetFlag(FLAGS_kv_dtype);
   setup.policy_file = absl::GetFlag(FLAGS_policy_file);
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  setup.shared_step_rows = absl::GetFlag(FLAGS_shared_step_rows);
   setup.shared_step_tokens = absl::GetFlag(FLAGS_shared_step_tokens);
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;

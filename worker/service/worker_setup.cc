@@ -232,8 +232,11 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("--max_batch_tokens: must be >= 1");
   }
-  if (options.shared_step_tokens < 0) {
-    return absl::InvalidArgumentError("--shared_step_tokens: must be >= 0 (0: no sharing)");
+  if (options.shared_step_rows < 0) {
+    return absl::InvalidArgumentError("--shared_step_rows: must be >= 0 (0: no sharing)");
+  }
+  if (options.shared_step_tokens < 1) {
+    return absl::InvalidArgumentError("--shared_step_tokens: must be >= 1");
   }
   return ParseKvDtype(options.kv_dtype, ordinal >= 0).status();
 }
@@ -250,6 +253,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                                  checkpoint->config().eos_token_ids.end());
   EngineOptions engine_options;
   engine_options.max_batch_tokens = options.max_batch_tokens;
+  engine_options.shared_step_rows = options.shared_step_rows;
   engine_options.shared_step_tokens = options.shared_step_tokens;
   engine_options.min_progress_interval = options.min_progress_interval;
   engine_options.max_top_k = kMaxTopK;

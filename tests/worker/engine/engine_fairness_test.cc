@@ -1,7 +1,8 @@
-// Jobs sharing the engine's steps (EngineOptions::shared_step_tokens): a narrow job queued
-// together with a wide one — a wide prefill, or many decoding items — has rows in every step
-// from its first to its last, the steps it shares hold no more than the shared budget, the wide
-// job then has whole steps to itself and completes, and every token equals a solo run's.
+// Jobs sharing the engine's steps (EngineOptions::shared_step_rows and shared_step_tokens): a
+// narrow job queued together with a wide one — a wide prefill, or many decoding items — has rows
+// in every step from its first to its last, the steps it shares hold no more than the shared
+// rows and tokens, the wide job then has whole steps to itself and completes, and every token
+// equals a solo run's.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -26,9 +27,10 @@ using testing::Prompt;
 using testing::Tokens;
 
 constexpr int32_t kMaxBatchTokens = 64;
+constexpr int32_t kSharedStepRows = 4;
 constexpr int32_t kSharedStepTokens = 16;
 
-// Holds the first forward step until opened, and records the tokens of every step.
+// Holds the first forward step until opened, and records the rows and tokens of every step.
 class GatedBackend : public testing::ForwardingBackend {
  public:
   struct Gate {
@@ -36,6 +38,7 @@ class GatedBackend : public testing::ForwardingBackend {
     absl::Notification open;
     absl::Mutex mu;
     std::vector<int32_t> step_tokens ABSL_GUARDED_BY(mu);
+    std::vector<size_t> step_rows ABSL_GUARDED_BY(mu);
   };
   GatedBackend(std::unique_ptr<Backend> inner, Gate* gate)
       : ForwardingBackend(std::move(inner)), gate_(gate) {}
@@ -48,6 +51,7 @@ class GatedBackend : public testing::ForwardingBackend {
     {
       absl::MutexLock lock(&gate_->mu);
       gate_->step_tokens.push_back(tokens);
+      gate_->step_rows.push_back(rows.size());
     }
     return ForwardingBackend::Forward(rows, tap);
   }
@@ -80,6 +84,7 @@ class EngineFairnessTest : public testing::TinyModelSuite<17> {
     options.model = model_->dir();
     options.kv_tokens = 8192;
     options.max_batch_tokens = kMaxBatchTokens;
+    options.shared_step_rows = kSharedStepRows;
     options.shared_step_tokens = kSharedStepTokens;
     options.threads = 1;
     if (gate != nullptr) {
@@ -132,6 +137,7 @@ class EngineFairnessTest : public testing::TinyModelSuite<17> {
     EXPECT_EQ(steps_at_narrow_done, 1 + narrow_steps) << "steps the narrow job waited through";
     for (size_t s = 1; s < steps_at_narrow_done; ++s) {
       EXPECT_LE(gate.step_tokens[s], kSharedStepTokens) << "shared step " << s;
+      EXPECT_LE(gate.step_rows[s], kSharedStepRows) << "shared step " << s;
     }
     ASSERT_GT(gate.step_tokens.size(), steps_at_narrow_done) << "the wide job outlasts it";
     EXPECT_GT(gate.step_tokens[steps_at_narrow_done], kSharedStepTokens) << "alone: whole steps";
