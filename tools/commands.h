@@ -18,10 +18,23 @@ struct Command {
   const char* usage;    // Arguments, e.g. "ADDRESS".
   const char* summary;  // One line for `arbor --help`.
   int (*run)(const Args& args);
+  // The flags the command reads, in the order its help lists them; their descriptions come
+  // from absl's flag registry.
+  std::vector<const char*> flags;
 };
 
 // Every subcommand, in the order `arbor --help` lists them.
 const std::vector<Command>& AllCommands();
+
+// The overview `arbor --help` prints: every command with its summary.
+std::string OverviewHelp();
+// What `arbor help COMMAND` and `arbor COMMAND --help` print: usage, summary, and the
+// command's own flags.
+std::string CommandHelp(const Command& command);
+// The command called `name`, or null.
+const Command* FindCommand(const std::string& name);
+// `arbor help [COMMAND]`.
+int RunHelp(const Args& args);
 
 int RunDemo(const Args& args);
 int RunUp(const Args& args);
