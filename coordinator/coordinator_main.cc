@@ -31,6 +31,7 @@
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
+#include "model/tiny_model.h"
 #include "policy/policy_convert.h"
 #include "policy/policy_file.h"
 #include "policy/policy_presets.h"
@@ -48,8 +49,8 @@ ABSL_FLAG(std::string, workers, "",
 ABSL_FLAG(std::string, model, "",
           "The model whose tokenizer and chat template (a directory's tokenizer.json and "
           "tokenizer_config.json, or a GGUF file's metadata, or a known name such as "
-          "smollm2-135m-instruct) the coordinator uses to tokenize text and chat prompts and to "
-          "decode generated text; the "
+          "smollm2-135m-instruct, or tiny: the random-weight preset) the coordinator uses to "
+          "tokenize text and chat prompts and to decode generated text; the "
           "workers hold the weights. Without it only token-id prompts are accepted and events "
           "carry no text.");
 ABSL_FLAG(std::string, chat_template, "",
@@ -273,7 +274,7 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts() {
     spdlog::warn("no --model: only token-id prompts are accepted and events carry no text");
     return std::make_unique<PromptCodec>();
   }
-  absl::StatusOr<std::string> path = model::ResolveModel(model);
+  absl::StatusOr<std::string> path = model::ResolveModelOrTiny(model);
   absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
       path.ok() ? PromptCodec::Load(*path, absl::GetFlag(FLAGS_chat_template)) : path.status();
   if (!loaded.ok())

