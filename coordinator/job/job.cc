@@ -65,9 +65,8 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
               }),
       host_({&spec_, &tree_, &builder_, planner_.get(), &output_, &used_, env_.next_sequence_id,
              env_.decode,
-             // Streamed, so that the traces' text reaches the client as it is generated.
              [this](arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
-               SendRun(std::move(request), std::move(ids), /*streamed=*/true);
+               SendRun(std::move(request), std::move(ids));
              },
              [this](std::vector<uint64_t> ids) { Release(std::move(ids)); }}) {}
 

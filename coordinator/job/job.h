@@ -65,9 +65,10 @@ namespace arbor::coordinator {
 
 struct JobOptions {
   int32_t steps_per_run = 64;  // Decode steps per main-path Run, at most.
-  // Main-path Runs stream their steps (Worker.RunStream): each token reaches the client one
-  // forward step after the worker decoded it, and a Run may be long without delaying the first
-  // token. Without streaming, tokens come when a Run ends, so:
+  // Runs stream their steps (Worker.RunStream): each main-path token reaches the client one
+  // forward step after the worker decoded it, and so does a branch's rollouts' text (as the
+  // traces'); a Run may be long without delaying the first token. Without streaming, tokens
+  // come when a Run ends, so:
   bool stream_runs = true;
   // Unstreamed, a main-path Run decodes as many steps as the job has generated so far, at least
   // this many: the first tokens reach the client after a short Run (time to first token), and
@@ -116,8 +117,8 @@ class Job : public std::enable_shared_from_this<Job> {
 
   // Sends the first Run (prefill the prompt and decode). Once.
   void Start();
-  // Finishes the job as CANCELLED now and releases its sequences; a Run in flight completes
-  // and is discarded (the sequences it created are released then).
+  // Finishes the job as CANCELLED now and releases its sequences; a Run in flight is cancelled
+  // (the worker stops it within a step) and the sequences it created are released when it ends.
   void Cancel();
   // Moves the job off its worker (draining, or lost with no Run of ours in flight) at the next
   // safe point: when the Run in flight completes, or now when there is none. A worker presumed
@@ -157,8 +158,8 @@ class Job : public std::enable_shared_from_this<Job> {
       std::unique_ptr<BranchPlanner> planner, uint64_t main_sequence);
 
   void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
-  // Steps of main-path Run `generation` the worker streamed before it answered: recorded and
-  // sent to the client now (OnMainDone skips them).
+  // Steps of Run `generation` the worker streamed before it answered: a main-path Run's are
+  // recorded and sent to the client now (OnMainDone skips them), a branch's shown as traces.
   void OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress);
   // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
   // old worker failed, so the job fails when no worker can take it.
@@ -178,8 +179,9 @@ class Job : public std::enable_shared_from_this<Job> {
   void ShowTraces(const google::protobuf::RepeatedPtrField<arbor::v1::RunResult>& results)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Branch Runs answer once; main-path Runs are `streamed` (JobOptions::stream_runs).
-  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed)
+  // Streamed with JobOptions::stream_runs: main-path steps are recorded as they come, a
+  // branch's rollouts shown as the traces' text.
+  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the open branch with `commit`'s winner: tree, releases, events, committed tokens; the

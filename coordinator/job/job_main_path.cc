@@ -30,10 +30,10 @@ void Job::SendMainRun() {
                            search && !main_.structural_off_once(), host_.Budgets());
   if (planner_->branching_off()) item.set_branch_depth(spec_.policy.MaxForkDepth());
   main_.RunSent();
-  SendRun(std::move(request), {main_.id()}, /*streamed=*/true);
+  SendRun(std::move(request), {main_.id()});
 }
 
-void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool streamed) {
+void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
   const absl::Time now = env_.clock->Now();
   output_.RunSent();
   request.set_job_id(spec_.job_id);  // The worker shares crowded steps fairly between jobs.
@@ -41,7 +41,7 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids, bool
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
   const uint64_t generation = session_.Sent(std::move(ids), now);
   WorkerClient::ProgressCallback progress;
-  if (streamed && options_.stream_runs) {
+  if (options_.stream_runs) {
     progress = [self = shared_from_this(), generation](const arbor::v1::RunProgress& update) {
       self->OnRunProgress(generation, update);
     };
