@@ -1,5 +1,6 @@
 #include "model/model_policies.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "base/embedded_file.h"
 
@@ -13,6 +14,22 @@ std::string_view FittedPolicy(const KnownModel& model) {
     if (file.name == model.policy_file) return file.content;
   }
   return {};
+}
+
+ServedKnownModel FindServedKnownModel(const std::string& model_flag,
+                                      const ModelIdentity& identity) {
+  if (const KnownModel* known = FindKnownModel(model_flag); known != nullptr) {
+    return {known, absl::StrCat("--model names the known model ", known->name)};
+  }
+  for (const KnownModel& known : KnownModels()) {
+    if (!known.fingerprint.empty() && known.fingerprint == identity.fingerprint) {
+      return {&known, absl::StrCat("--model ", model_flag, " is the known model ", known.name,
+                                   " (same architecture, shape and tokenizer: ",
+                                   identity.fingerprint, ")")};
+    }
+  }
+  return {nullptr, absl::StrCat("--model ", model_flag, " (", identity.fingerprint,
+                                ") is no known model")};
 }
 
 }  // namespace arbor::model

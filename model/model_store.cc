@@ -163,6 +163,7 @@ const std::vector<KnownModel>& KnownModels() {
       .sha256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
       .policy = "cot_decoding",
       .policy_file = "smollm2-135m-instruct.json",
+      .fingerprint = "llama L30 h576 i1536 q9 kv3 d64 vocab 49152 tokens 49152:13f71c34524aec6d",
   }};
   return *known;
 }

@@ -27,6 +27,9 @@ struct KnownModel {
   std::string policy;
   // Its fitted thresholds and temperature law: a file of model/policies/ (model_policies.h).
   std::string policy_file;
+  // Its identity (model_identity.h): a file or directory with this fingerprint is this model,
+  // whatever its name, and gets its policies.
+  std::string fingerprint;
 };
 
 const std::vector<KnownModel>& KnownModels();
