@@ -48,8 +48,8 @@ demo-deps:
 	@bash scripts/install-deps.sh --demo
 
 demo-configure: demo-deps
-	@[ -f $(BUILD_DIR)/CMakeCache.txt ] || cmake -S . -B $(BUILD_DIR) \
-	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(DEMO_FLAGS) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    $(if $(wildcard $(BUILD_DIR)/CMakeCache.txt),,$(DEMO_FLAGS)) $(CMAKE_FLAGS) >/dev/null
 
 demo-build: demo-configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)

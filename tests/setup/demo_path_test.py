@@ -114,6 +114,20 @@ class DemoPathTest(unittest.TestCase):
         for flag in DEMO_CONFIGURE:
             self.assertIn(flag, shlex.split(configures[0]))
 
+    def test_demo_keeps_a_configured_build_as_it_is(self):
+        # After `make test`, the demo must not turn the tests off in the folder they share.
+        configured = os.path.join(self.tmp.name, "configured")
+        os.makedirs(configured)
+        open(os.path.join(configured, "CMakeCache.txt"), "w").close()
+        commands = dry_run("demo", configured)
+        configures = [c for c in commands if re.search(r"\bcmake -S\b", c)]
+        self.assertEqual(len(configures), 1, "\n".join(commands))
+        self.assertEqual([w for w in shlex.split(configures[0]) if w.startswith("-DARBOR_")], [])
+        builds = [c for c in commands if re.search(r"\bcmake --build\b", c)]
+        self.assertTrue(builds)
+        for command in builds:
+            self.assertEqual(built_targets(command), DEMO_TARGETS, command)
+
     def test_configure_options_exist(self):
         with open(os.path.join(SOURCE, "CMakeLists.txt"), encoding="utf-8") as f:
             cmake = f.read()
