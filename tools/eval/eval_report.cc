@@ -44,6 +44,25 @@ bool ItemAnswers(const Column& column, const std::string& item, const std::vecto
   return true;
 }
 
+// The accuracy interval of item `scores` and the method's name (kWilson, kClippedT): with one 0/1
+// answer per item the scores are a proportion and get Wilson's interval, which never leaves
+// [0, 1]; averaged over seeds they are not 0/1, so they get the Student-t interval of their mean,
+// clipped to [0, 1] where few items or little spread would push it past the possible range.
+Interval AccuracyInterval(const std::vector<double>& scores, bool one_answer_per_item,
+                          std::string* method) {
+  if (one_answer_per_item) {
+    *method = kWilson;
+    int64_t correct = 0;
+    for (double score : scores) correct += score > 0.5;
+    return WilsonInterval(correct, static_cast<int64_t>(scores.size()));
+  }
+  *method = kClippedT;
+  Interval interval = MeanInterval(scores);
+  interval.lo = std::clamp(interval.lo, 0.0, 1.0);
+  interval.hi = std::clamp(interval.hi, 0.0, 1.0);
+  return interval;
+}
+
 double Score(const std::vector<const Outcome*>& answers) {
   double correct = 0;
   for (const Outcome* o : answers) correct += o->correct;
@@ -77,15 +96,7 @@ StrategyReport Summarize(const Column& column, const std::vector<const Task*>& i
     }
     tokens.push_back(item_tokens / static_cast<double>(item_answers.size()));
   }
-  if (per_item == 1) {  // One 0/1 answer per item: a proportion, whose interval stays in [0, 1].
-    int64_t correct = 0;
-    for (double score : scores) correct += score > 0.5;
-    r.accuracy = WilsonInterval(correct, static_cast<int64_t>(scores.size()));
-  } else {
-    r.accuracy = MeanInterval(scores);
-    r.accuracy.lo = std::max(r.accuracy.lo, 0.0);
-    r.accuracy.hi = std::min(r.accuracy.hi, 1.0);
-  }
+  r.accuracy = AccuracyInterval(scores, per_item == 1, &r.accuracy_method);
   r.tokens = MeanInterval(tokens);
   for (double correct : seed_correct) {
     r.seed_accuracy.push_back(items.empty() ? 0 : correct / static_cast<double>(items.size()));
@@ -95,7 +106,10 @@ StrategyReport Summarize(const Column& column, const std::vector<const Task*>& i
     r.explored_tokens = explored / answers;
     r.wall_s = wall / answers;
   }
-  for (const auto& [family, values] : families) r.by_family[family] = MeanInterval(values);
+  std::string method;
+  for (const auto& [family, values] : families) {
+    r.by_family[family] = AccuracyInterval(values, per_item == 1, &method);
+  }
   return r;
 }
 
@@ -210,6 +224,10 @@ std::string ReportTable(const EvalReport& report) {
     }
     out += "\n";
   }
+  absl::StrAppend(&out, "\nAccuracy intervals (95%, by family too): ", kWilson,
+                  " with one answer per item; ", kClippedT,
+                  " (Student-t over item scores averaged over seeds, clipped to [0, 1]) with "
+                  "several.\n");
   return out;
 }
 
@@ -219,6 +237,7 @@ nlohmann::json ReportJson(const EvalReport& report) {
     nlohmann::json s = {{"strategy", r.strategy},
                         {"items", r.items},
                         {"accuracy", IntervalJson(r.accuracy)},
+                        {"accuracy_interval", r.accuracy_method},
                         {"seed_accuracy", r.seed_accuracy},
                         {"generated_tokens_per_answer", r.generated_tokens},
                         {"explored_tokens_per_answer", r.explored_tokens},

@@ -5,10 +5,12 @@
 //
 // Statistics: an item's score for a strategy is its accuracy averaged over the seeds, so the
 // item is the unit of sampling (answers to one item under different seeds are not independent).
-// Accuracy CIs are Student-t intervals over item scores; the difference against the baseline is
-// a paired bootstrap over items (10 000 resamples, fixed seed), with an exact McNemar test on the
-// first seed's answers as a second opinion (one answer per item, so its pairs are independent).
-// Only items with every answer in are counted, so all strategies are compared on the same items.
+// Accuracy CIs, overall and per family, are Wilson intervals when each item has one 0/1 answer,
+// else Student-t intervals over item scores clipped to [0, 1]; the difference against the
+// baseline is a paired bootstrap over items (10 000 resamples, fixed seed), with an exact McNemar
+// test on the first seed's answers as a second opinion (one answer per item, so its pairs are
+// independent). Only items with every answer in are counted, so all strategies are compared on
+// the same items.
 #ifndef ARBOR_TOOLS_EVAL_EVAL_REPORT_H_
 #define ARBOR_TOOLS_EVAL_EVAL_REPORT_H_
 
@@ -27,10 +29,15 @@
 
 namespace arbor::tools::eval {
 
+// The names of the accuracy intervals, as reports and their JSON give them.
+inline constexpr char kWilson[] = "wilson";
+inline constexpr char kClippedT[] = "student_t_clipped";
+
 struct StrategyReport {
   std::string strategy;
   int items = 0;
   Interval accuracy;
+  std::string accuracy_method;  // kWilson or kClippedT; the families' intervals use it too.
   std::vector<double> seed_accuracy;  // Per seed, in seed order (one value when deterministic).
   double generated_tokens = 0;        // Per answer, means.
   double explored_tokens = 0;

@@ -235,6 +235,35 @@ TEST(ResultsLogTest, ResumesAndDropsATornLastLine) {
   std::remove(path.c_str());
 }
 
+// The report of HandComputedAccuraciesAndPairing: greedy's intervals are Wilson's, checked
+// against reference values (statsmodels' proportion_confint(k, n, method="wilson")); sample's
+// per-family Student-t intervals (two items each) reach far past [0, 1] and are clipped.
+void ExpectIntervalsNamedAndInsideTheUnitInterval(const EvalReport& report) {
+  const StrategyReport& g = report.strategies[0];
+  const StrategyReport& s = report.strategies[1];
+  EXPECT_EQ(g.accuracy_method, kWilson);
+  EXPECT_EQ(s.accuracy_method, kClippedT);
+  EXPECT_NEAR(g.accuracy.lo, 0.15004, 1e-5);  // 2 of 4.
+  EXPECT_NEAR(g.accuracy.hi, 0.84996, 1e-5);
+  EXPECT_NEAR(g.by_family.at("x").lo, 0.34238, 1e-5);  // 2 of 2.
+  EXPECT_DOUBLE_EQ(g.by_family.at("x").hi, 1.0);
+  EXPECT_DOUBLE_EQ(g.by_family.at("y").lo, 0.0);  // 0 of 2.
+  EXPECT_NEAR(g.by_family.at("y").hi, 0.65762, 1e-5);
+  // Family x's item scores 1 and 0.5: mean 0.75 ± 12.706 · 0.354 / √2 = [-2.43, 3.93].
+  EXPECT_DOUBLE_EQ(s.by_family.at("x").lo, 0.0);
+  EXPECT_DOUBLE_EQ(s.by_family.at("x").hi, 1.0);
+  const nlohmann::json json = ReportJson(report);
+  EXPECT_EQ(json["strategies"][0]["accuracy_interval"], "wilson");
+  EXPECT_EQ(json["strategies"][1]["accuracy_interval"], "student_t_clipped");
+  for (const nlohmann::json& strategy : json["strategies"]) {
+    for (const auto& [family, interval] : strategy["by_family"].items()) {
+      EXPECT_GE(interval["lo"].get<double>(), 0.0) << family;
+      EXPECT_LE(interval["hi"].get<double>(), 1.0) << family;
+    }
+  }
+  EXPECT_NE(ReportTable(report).find("wilson with one answer per item"), std::string::npos);
+}
+
 TEST(EvalReportTest, HandComputedAccuraciesAndPairing) {
   // Four items; greedy right on items 0 and 1; sample (2 seeds) right on 0 (both seeds),
   // 1 (seed 1), 2 (both), 3 (none): item scores 1, 0.5, 1, 0 → accuracy 0.625 vs 0.5.
@@ -278,6 +307,7 @@ TEST(EvalReportTest, HandComputedAccuraciesAndPairing) {
   EXPECT_DOUBLE_EQ(s.mcnemar_p, 1.0);
   EXPECT_DOUBLE_EQ(s.by_family.at("x").estimate, 0.75);
   EXPECT_DOUBLE_EQ(s.by_family.at("y").estimate, 0.5);
+  ExpectIntervalsNamedAndInsideTheUnitInterval(report);
   EXPECT_NE(ReportTable(report).find("0.625"), std::string::npos);
   EXPECT_EQ(ReportJson(report)["strategies"][1]["vs_baseline"]["mcnemar_better"], 1);
   const std::string plot = TempPath("plot.png");
