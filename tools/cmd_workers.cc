@@ -6,6 +6,7 @@
 #include "arbor/v1/cluster.grpc.pb.h"
 #include "tools/client.h"
 #include "tools/commands.h"
+#include "tools/kv_usage.h"
 
 namespace arbor::tools {
 
@@ -18,16 +19,15 @@ int ListWorkers(const ClientOptions& client, Output output) {
     output.out << ToJson(response) << "\n";
     return 0;
   }
-  output.out << absl::StrFormat("%-20s %-22s %-9s %5s %6s %8s %13s %-8s %s\n", "WORKER", "ADDRESS",
-                                "STATE", "JOBS", "SEQS", "QUEUED", "KV USED/TOTAL", "BACKEND",
-                                "MODEL");
+  output.out << absl::StrFormat("%-20s %-22s %-9s %5s %6s %8s %-40s %-8s %s\n", "WORKER",
+                                "ADDRESS", "STATE", "JOBS", "SEQS", "QUEUED",
+                                "KV USED/TOTAL", "BACKEND", "MODEL");
   for (const arbor::v1::WorkerStatus& w : response.workers()) {
     std::string state = arbor::v1::WorkerState_Name(w.state());
     state = state.substr(std::string("WORKER_STATE_").size());
     output.out << absl::StrFormat(
-        "%-20s %-22s %-9s %5d %6d %8d %13s %-8s %s\n", w.worker_id(), w.address(), state, w.jobs(),
-        w.load().live_sequences(), w.load().queued_tokens(),
-        absl::StrFormat("%d/%d", w.load().cache().used_blocks(), w.load().cache().total_blocks()),
+        "%-20s %-22s %-9s %5d %6d %8d %-40s %-8s %s\n", w.worker_id(), w.address(), state,
+        w.jobs(), w.load().live_sequences(), w.load().queued_tokens(), KvUsage(w),
         w.info().backend(), w.info().model().name());
   }
   return 0;

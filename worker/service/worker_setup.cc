@@ -179,7 +179,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
 }
 
 v1::WorkerInfo MakeInfo(const WorkerSetupOptions& options, const Engine& engine,
-                        const std::vector<int32_t>& eos) {
+                        const std::vector<int32_t>& eos, int64_t kv_bytes_per_token) {
   const model::ModelConfig& config = engine.backend().config();
   v1::WorkerInfo info;
   info.set_worker_id(options.worker_id);
@@ -200,6 +200,7 @@ v1::WorkerInfo MakeInfo(const WorkerSetupOptions& options, const Engine& engine,
   info.set_block_size(engine.backend().kv_block_size());
   info.set_kv_capacity_tokens(int64_t{engine.backend().kv_num_blocks()} *
                               engine.backend().kv_block_size());
+  info.set_kv_bytes_per_token(kv_bytes_per_token);
   info.set_max_batch_tokens(options.max_batch_tokens);
   info.set_max_top_k(kMaxTopK);
   return info;
@@ -209,7 +210,7 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.model.empty()) {
     return absl::InvalidArgumentError(
         "--model: required; give a GGUF file, a Hugging Face model directory (make one with "
-        "`arbor make-model --preset tiny --out DIR`), or smollm2-135m-instruct");
+        "`arbor make-model --preset tiny --out DIR`), smollm2-135m-instruct, or tiny");
   }
   if (options.block_size < 1 || options.block_size > 1024) {
     return absl::InvalidArgumentError(
@@ -281,7 +282,8 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.metrics = options.metrics;
   ASSIGN_OR_RETURN(const int ordinal, ParseDevice(options.device));
   ASSIGN_OR_RETURN(const KvDtype kv_dtype, ParseKvDtype(options.kv_dtype, ordinal >= 0));
-  engine_options.kv_bytes_per_token = KvBytesPerToken(checkpoint->config(), kv_dtype);
+  const int64_t kv_bytes_per_token = KvBytesPerToken(checkpoint->config(), kv_dtype);
+  engine_options.kv_bytes_per_token = kv_bytes_per_token;
   ASSIGN_OR_RETURN(
       std::unique_ptr<Backend> backend,
       MakeBackend(options, std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)), ordinal,
@@ -289,7 +291,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   if (options.wrap_backend) backend = options.wrap_backend(std::move(backend));
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));
-  loaded.info = MakeInfo(options, *loaded.engine, eos);
+  loaded.info = MakeInfo(options, *loaded.engine, eos, kv_bytes_per_token);
   return loaded;
 }
 
