@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "base/files.h"
 #include "base/flags.h"
+#include "base/log_fields.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
 #include "base/reload_signal.h"
@@ -28,13 +29,11 @@
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
+#include "coordinator/served_model.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
-#include "model/tiny_model.h"
 #include "policy/policy_convert.h"
-#include "policy/policy_file.h"
-#include "policy/policy_presets.h"
 #include "rpc/internal_key.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
@@ -85,13 +84,14 @@ ABSL_FLAG(int, heartbeat_ms, 2000,
 ABSL_FLAG(std::string, policy, "",
           "Server default policy by name: greedy, sample, cot_decoding, eager, deepconf "
           "(CoT-decoding, entropy-gated branching and confidence-filtered voting over traces, "
-          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: entropix search with the "
-          "published thresholds. Requests "
-          "may override any field.");
+          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: the policy evaluation "
+          "chose for a known --model (cot_decoding for smollm2-135m-instruct, by name or by a "
+          "file of the same identity), else entropix search with the published thresholds. "
+          "Requests may override any field.");
 ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
           "it leaves out keep --policy's (or the built-in) defaults, and requests may override "
-          "any field.");
+          "any field. Empty: a known --model's fitted thresholds (model/policies/), if any.");
 ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(std::string, http_listen, "",
           "Also serve HTTP here, host:port (port 0 picks one): the OpenAI-compatible API "
@@ -268,15 +268,13 @@ std::unique_ptr<base::ReloadOnSignal> ReloadTokensOnSignal(rpc::Authenticator* a
 }
 
 // The tokenizer and chat template of --model; without one, token-id prompts only.
-absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts() {
-  const std::string model = absl::GetFlag(FLAGS_model);
-  if (model.empty()) {
+absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts(const ServedModel& served) {
+  if (served.path.empty()) {
     spdlog::warn("no --model: only token-id prompts are accepted and events carry no text");
     return std::make_unique<PromptCodec>();
   }
-  absl::StatusOr<std::string> path = model::ResolveModelOrTiny(model);
   absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
-      path.ok() ? PromptCodec::Load(*path, absl::GetFlag(FLAGS_chat_template)) : path.status();
+      PromptCodec::Load(served.path, absl::GetFlag(FLAGS_chat_template));
   if (!loaded.ok())
     return absl::Status(loaded.status().code(),
                         absl::StrCat("--model: ", loaded.status().ToString()));
@@ -288,8 +286,9 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts() {
   return loaded;
 }
 
-WorkerPoolOptions PoolOptions(absl::Duration heartbeat) {
+WorkerPoolOptions PoolOptions(absl::Duration heartbeat, const ServedModel& served) {
   WorkerPoolOptions options;
+  options.model = {served.identity.name, served.identity.fingerprint};
   options.heartbeat_interval = heartbeat;
   options.heartbeat_timeout = 5 * heartbeat;
   options.poll_interval = heartbeat;
@@ -317,27 +316,13 @@ JobRegistryOptions RegistryOptions() {
   return options;
 }
 
-absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags() {
+absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags(const ServedModel& served) {
   LauncherOptions options;
-  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    absl::StatusOr<arbor::v1::PolicyConfig> named = policy::NamedPolicy(name);
-    if (!named.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--policy: ", named.status().message()));
-    }
-    absl::StatusOr<entropix::PolicyConfig> policy = policy::PolicyFromProto(*named, options.policy);
-    if (!policy.ok()) return policy.status();
-    options.policy = *std::move(policy);
-    spdlog::info("default policy {}", name);
-  }
-  if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
-    absl::StatusOr<entropix::PolicyConfig> policy = policy::ApplyPolicyFile(file, options.policy);
-    if (!policy.ok()) {
-      return absl::Status(policy.status().code(),
-                          absl::StrCat("--policy_file: ", policy.status().ToString()));
-    }
-    options.policy = *std::move(policy);
-    spdlog::info("default policy from {}", file);
-  }
+  absl::StatusOr<DefaultPolicy> policy = ChooseDefaultPolicy(
+      served, absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_policy_file));
+  if (!policy.ok()) return policy.status();
+  options.policy = std::move(policy->policy);
+  base::WithFields({{"event", "default_policy"}}).Info("default policy: {}", policy->description);
   options.job.steps_per_run = absl::GetFlag(FLAGS_steps_per_run);
   options.job.first_run_steps = absl::GetFlag(FLAGS_first_run_steps);
   options.job.stream_runs = absl::GetFlag(FLAGS_stream_runs);
@@ -386,17 +371,20 @@ int Main() {
   if (absl::Status s = CheckListenAddresses(*auth != nullptr); !s.ok()) return StartFailed(s);
   const std::unique_ptr<base::ReloadOnSignal> reload = ReloadTokensOnSignal(auth->get());
   if (absl::Status s = CheckCountFlags(); !s.ok()) return StartFailed(s);
-  absl::StatusOr<std::unique_ptr<PromptCodec>> prompts = LoadPrompts();
+  absl::StatusOr<ServedModel> served = ResolveServedModel(absl::GetFlag(FLAGS_model));
+  if (!served.ok()) return StartFailed(served.status());
+  absl::StatusOr<std::unique_ptr<PromptCodec>> prompts = LoadPrompts(*served);
   if (!prompts.ok()) return StartFailed(prompts.status());
 
   const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
-  WorkerPool pool(PoolOptions(heartbeat), base::RealClock::Get(), [](const std::string& address) {
+  WorkerPool pool(PoolOptions(heartbeat, *served), base::RealClock::Get(),
+                  [](const std::string& address) {
     return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
   });
   if (absl::Status s = AddStaticWorkers(pool); !s.ok()) return StartFailed(s);
   pool.StartMonitor();
   JobRegistry registry(RegistryOptions());
-  absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags();
+  absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags(*served);
   if (!launcher_options.ok()) return StartFailed(launcher_options.status());
   if (*auth != nullptr) launcher_options->tenants = (*auth)->Names();
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.

@@ -4,31 +4,52 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "policy/policy_convert.h"
 
 namespace arbor::policy {
+namespace {
 
-absl::StatusOr<v1::PolicyConfig> ReadPolicyFile(const std::string& path) {
+absl::StatusOr<std::string> ReadPolicyText(const std::string& path) {
   absl::StatusOr<std::string> text = base::ReadFile(path);
   if (!text.ok()) return absl::NotFoundError(absl::StrCat(path, ": cannot open the policy file"));
+  return text;
+}
+
+absl::StatusOr<v1::PolicyConfig> ParsePolicyJson(absl::string_view json, absl::string_view source) {
   v1::PolicyConfig policy;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(*text, &policy);
+  const auto parsed = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &policy);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not an arbor.v1.PolicyConfig in JSON: ", parsed.ToString()));
+        absl::StrCat(source, ": not an arbor.v1.PolicyConfig in JSON: ", parsed.ToString()));
+  }
+  return policy;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PolicyConfig> ReadPolicyFile(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadPolicyText(path));
+  return ParsePolicyJson(text, path);
+}
+
+absl::StatusOr<entropix::PolicyConfig> ApplyPolicyJson(absl::string_view json,
+                                                       absl::string_view source,
+                                                       const entropix::PolicyConfig& base) {
+  absl::StatusOr<v1::PolicyConfig> file = ParsePolicyJson(json, source);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<entropix::PolicyConfig> policy = PolicyFromProto(*file, base);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", policy.status().message()));
   }
   return policy;
 }
 
 absl::StatusOr<entropix::PolicyConfig> ApplyPolicyFile(const std::string& path,
                                                        const entropix::PolicyConfig& base) {
-  absl::StatusOr<v1::PolicyConfig> file = ReadPolicyFile(path);
-  if (!file.ok()) return file.status();
-  absl::StatusOr<entropix::PolicyConfig> policy = PolicyFromProto(*file, base);
-  if (!policy.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", policy.status().message()));
-  }
-  return policy;
+  ASSIGN_OR_RETURN(const std::string text, ReadPolicyText(path));
+  return ApplyPolicyJson(text, path, base);
 }
 
 absl::Status WritePolicyFile(const v1::PolicyConfig& policy, const std::string& path) {

@@ -2,16 +2,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "base/files.h"
-#include "base/status_macros.h"
 #include "base/termination.h"
-#include "model/model_policies.h"
 #include "model/model_store.h"
 #include "tools/commands.h"
 #include "tools/default_model.h"
@@ -39,9 +37,9 @@ ABSL_FLAG(std::string, kv_memory, "",
           "half the available memory, shared among the workers.");
 ABSL_FLAG(std::string, policy, "",
           "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
-          "eager, deepconf, search, canonical, trace; its --policy). Default: the one evaluation chose for "
-          "a known model (cot_decoding for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else "
-          "entropix search.");
+          "eager, deepconf, search, canonical, trace; its --policy). Default: the coordinator's, "
+          "the one evaluation chose for a known model (cot_decoding with its fitted thresholds "
+          "for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else entropix search.");
 ABSL_DECLARE_FLAG(std::string, policy_file);  // tools/cmd_generate.cc
 ABSL_FLAG(std::string, chat_template, "",
           "up/demo: the chat format (llama3, chatml or mistral) when the model file's template "
@@ -53,32 +51,18 @@ ABSL_FLAG(std::string, log_format, "text",
 namespace arbor::tools {
 namespace {
 
-// The known model --model names (the default when none), or null for a path or the tiny model.
-const model::KnownModel* KnownModelFlag() {
-  const std::string model = absl::GetFlag(FLAGS_model);
-  return model::FindKnownModel(model.empty() ? model::kDefaultModelName : model);
-}
-
-// --policy, else the known model's own.
-std::string DefaultPolicyName() {
-  if (std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) return name;
-  const model::KnownModel* known = KnownModelFlag();
-  return known != nullptr ? known->policy : "";
-}
-
-// The coordinator's --policy_file: the user's (--policy_file), else the known model's fitted
-// policy, written into `work_dir`; none for another model.
-absl::StatusOr<std::optional<std::string>> PolicyFileFlag(const std::string& work_dir) {
-  if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
-    // Absolute, so the coordinator finds it whatever directory it runs in.
-    return absl::StrCat("--policy_file=", std::filesystem::absolute(file).string());
+// The coordinator's policy flags as the user gave them (an absolute --policy_file, so the
+// coordinator finds it whatever directory it runs in). Without them the coordinator serves a
+// known model with the policy fitted to it, as it does however it is started.
+std::vector<std::string> PolicyFlags() {
+  std::vector<std::string> flags;
+  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
+    flags.push_back(absl::StrCat("--policy=", name));
   }
-  const model::KnownModel* known = KnownModelFlag();
-  if (known == nullptr || model::FittedPolicy(*known).empty()) return std::nullopt;
-  const std::string path = absl::StrCat(work_dir, "/", known->policy_file);
-  std::filesystem::create_directories(work_dir);
-  RETURN_IF_ERROR(base::WriteFileAtomically(path, std::string(model::FittedPolicy(*known))));
-  return absl::StrCat("--policy_file=", path);
+  if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
+    flags.push_back(absl::StrCat("--policy_file=", std::filesystem::absolute(file).string()));
+  }
+  return flags;
 }
 
 }  // namespace
@@ -112,15 +96,10 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   options.worker_flags.push_back(
       absl::StrCat("--threads=", std::max<unsigned>(1, cores / options.num_workers)));
-  if (const std::string policy = DefaultPolicyName(); !policy.empty()) {
-    options.coordinator_flags.push_back(absl::StrCat("--policy=", policy));
-  }
+  for (std::string& flag : PolicyFlags()) options.coordinator_flags.push_back(std::move(flag));
   if (const std::string chat = absl::GetFlag(FLAGS_chat_template); !chat.empty()) {
     options.coordinator_flags.push_back(absl::StrCat("--chat_template=", chat));
   }
-  absl::StatusOr<std::optional<std::string>> policy_file = PolicyFileFlag(options.work_dir);
-  if (!policy_file.ok()) return policy_file.status();
-  if (*policy_file) options.coordinator_flags.push_back(**policy_file);
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   return options;

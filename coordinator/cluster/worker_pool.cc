@@ -26,6 +26,7 @@ struct WorkerPool::Entry {
   bool draining = false;     // Sticky: an admin asked; survives re-registration.
   uint64_t instance_id = 0;  // Of the registered process (WorkerInfo.instance_id).
   uint64_t incarnation = 0;  // Pool-wide unique per life (see the header).
+  std::string refused;       // Why a static worker that answers is not used (another model).
   arbor::v1::HealthResponse load;
   absl::Time report_time = absl::InfinitePast();
   absl::Time last_heartbeat = absl::InfinitePast();
@@ -100,6 +101,11 @@ absl::Status WorkerPool::AddStatic(const std::string& address) {
 absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
                                                  const arbor::v1::WorkerInfo& info) {
   RETURN_IF_ERROR(CheckWorkerAddress(address, "address"));
+  if (absl::Status model = CheckWorkerModel(options_.model, address, info.model()); !model.ok()) {
+    base::WithFields({{"address", address}, {"event", "worker_refused"}})
+        .Warn("worker refused: {}", std::string(model.message()));
+    return model;
+  }
   const std::string id = info.worker_id().empty() ? address : info.worker_id();
   const absl::Time now = clock_->Now();
   std::vector<WorkerEvent> events;
@@ -256,6 +262,16 @@ void WorkerPool::SetDead(Entry& e, const std::string& reason, std::vector<Worker
   events.push_back({e.worker_id, WorkerEvent::kDied, reason});
 }
 
+void WorkerPool::Refuse(Entry& e, const absl::Status& why, std::vector<WorkerEvent>& events) {
+  const std::string reason(why.message());
+  if (reason != e.refused) {
+    base::WithFields({{"worker", e.worker_id}, {"address", e.address}, {"event", "worker_refused"}})
+        .Warn("worker refused: {}", reason);
+  }
+  e.refused = reason;
+  SetDead(e, reason, events);
+}
+
 void WorkerPool::MarkDead(const std::string& worker_id, uint64_t incarnation,
                           const std::string& reason) {
   std::vector<WorkerEvent> events;
@@ -343,6 +359,7 @@ std::vector<arbor::v1::WorkerStatus> WorkerPool::List() const {
       *s.mutable_info() = e->info;
       *s.mutable_load() = e->load;
       s.set_jobs(e->jobs);
+      s.set_refused(e->refused);
       if (e->last_heartbeat != absl::InfinitePast()) {
         s.set_last_heartbeat_unix_ms(absl::ToUnixMillis(e->last_heartbeat));
       }
@@ -421,6 +438,13 @@ void WorkerPool::Apply(const PollResult& r, absl::Time now, std::vector<WorkerEv
     return;
   }
   if (r.info.has_value()) {
+    if (absl::Status model = CheckWorkerModel(options_.model, e->address, r.info->model());
+        !model.ok()) {
+      Refuse(*e, model, events);
+      e->next_poll = now + options_.backoff_max;
+      return;
+    }
+    e->refused.clear();
     e->info = *r.info;
     e->has_info = true;
     const std::string id = r.info->worker_id().empty() ? e->address : r.info->worker_id();

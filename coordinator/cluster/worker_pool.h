@@ -37,6 +37,7 @@
 #include "arbor/v1/cluster.pb.h"
 #include "arbor/v1/worker.grpc.pb.h"
 #include "base/clock.h"
+#include "coordinator/cluster/model_match.h"
 #include "coordinator/cluster/routing.h"
 
 namespace arbor::coordinator {
@@ -52,7 +53,9 @@ struct WorkerPoolOptions {
   RoutingOptions routing;
   // This coordinator's epoch (RunRequest.owner_epoch): sent with Health polls and in Cluster
   // replies, so workers keep our sequences' lease alive and drop them when we are gone.
-  uint64_t epoch = 0;
+  uint64_t epoch = 0;  // The model this coordinator serves: a worker of another (model_match.h) is refused at
+  // registration, and a static one stays DEAD with the reason in its WorkerStatus.refused.
+  ServedModelIdentity model;
 };
 
 // Something the job layer must react to: the worker's jobs need a new home.
@@ -94,7 +97,8 @@ class WorkerPool {
 
   // RegisterWorker: adds or refreshes the worker at `address`, READY unless it is draining.
   // Its id is info.worker_id, or the address when empty. ALREADY_EXISTS when that id belongs
-  // to a live worker at another address.
+  // to a live worker at another address; FAILED_PRECONDITION, naming both models, when it
+  // serves another model than options.model.
   absl::StatusOr<std::string> Register(const std::string& address,
                                        const arbor::v1::WorkerInfo& info);
 
@@ -156,6 +160,9 @@ class WorkerPool {
   Entry* FindById(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const Entry* FindById(const std::string& worker_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SetDead(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A static worker that answers but serves another model: DEAD, with `why` in its status.
+  void Refuse(Entry& entry, const absl::Status& why, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetDraining(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -14,6 +14,7 @@
 #include "grammar/token_trie.h"
 #include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
+#include "model/model_identity.h"
 #include "model/tiny_model.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "policy/policy_file.h"
@@ -265,6 +266,9 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
         "are refused",
         tokenizer.status().ToString());
   }
+  // Its identity, which the coordinator checks against its own model's at registration.
+  const std::string fingerprint =
+      tokenizer.ok() ? model::ModelFingerprint(checkpoint->config(), *tokenizer->tokenizer) : "";
   // What was loaded, in one line: the checkpoint as stored, and the template chat prompts get.
   spdlog::info("loaded {}; chat template {}", checkpoint->Describe(),
                model::DescribeChatTemplate(
@@ -292,6 +296,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   LoadedWorker loaded;
   loaded.engine = std::make_unique<Engine>(std::move(backend), std::move(engine_options));
   loaded.info = MakeInfo(options, *loaded.engine, eos, kv_bytes_per_token);
+  loaded.info.mutable_model()->set_fingerprint(fingerprint);
   return loaded;
 }
 

@@ -1,5 +1,6 @@
 #include "coordinator/cluster/worker_pool.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -351,6 +352,45 @@ TEST(WorkerPool, MonitorThreadPollsInTheBackground) {
   pool.StartMonitor();
   for (int i = 0; i < 2000 && pool.ready_count() == 0; ++i) absl::SleepFor(absl::Milliseconds(5));
   EXPECT_EQ(pool.ready_count(), 1);
+}
+
+// Token ids mean nothing across tokenizers: a worker of another model never takes a job.
+TEST(WorkerPool, AWorkerOfAnotherModelIsRefusedNamingBothModels) {
+  base::FakeClock clock;
+  WorkerPoolOptions options = FastOptions();
+  options.model = {"SmolLM2-135M-Instruct", "llama L30 vocab 49152"};
+  WorkerPool pool(options, &clock);
+  arbor::v1::WorkerInfo tiny = Info("w");
+  tiny.mutable_model()->set_name("tiny");
+  tiny.mutable_model()->set_fingerprint("llama L2 vocab 512");
+  const absl::Status refused = pool.Register("a:1", tiny).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::AllOf(::testing::HasSubstr("'tiny' (llama L2 vocab 512)"),
+                               ::testing::HasSubstr("'SmolLM2-135M-Instruct' (llama L30"),
+                               ::testing::HasSubstr("--model")));
+  EXPECT_TRUE(pool.List().empty());
+  arbor::v1::WorkerInfo same = Info("w");
+  same.mutable_model()->set_fingerprint("llama L30 vocab 49152");
+  EXPECT_TRUE(pool.Register("a:1", same).ok());
+  EXPECT_EQ(pool.ready_count(), 1);
+}
+
+TEST(WorkerPool, AListedWorkerOfAnotherModelStaysDeadSayingWhy) {
+  base::FakeClock clock;
+  WorkerPoolOptions options = FastOptions();
+  options.model = {"small", "llama L4 vocab 2048"};
+  WorkerPool pool(options, &clock);
+  FakeWorker worker("static-1");  // Reports no fingerprint, as an older worker does.
+  ASSERT_TRUE(worker.Start().ok());
+  ASSERT_TRUE(pool.AddStatic(worker.address()).ok());
+  pool.Tick();
+  const std::vector<arbor::v1::WorkerStatus> listed = pool.List();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].state(), arbor::v1::WORKER_STATE_DEAD);
+  EXPECT_THAT(listed[0].refused(), ::testing::HasSubstr("no model identity"));
+  EXPECT_THAT(listed[0].refused(), ::testing::HasSubstr("'small'"));
+  EXPECT_FALSE(pool.RouteJob({1, 2, 3}, {}).ok());
 }
 
 }  // namespace
