@@ -20,6 +20,7 @@
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
 #include "coordinator/http/routes.h"
+#include "coordinator/http/tokenize_body.h"
 #include "coordinator/http/viewer_routes.h"
 #include "metrics/http_bind.h"
 #include "metrics/registry.h"
@@ -182,6 +183,17 @@ bool ReadBody(const httplib::ContentReader& content, size_t max_bytes, std::stri
   return read && !over;
 }
 
+// Whether `request` fits the coordinator's gRPC message limit; if not, answers 413 saying so.
+bool FitsAJob(const arbor::v1::GenerateRequest& request, httplib::Response& response) {
+  if (request.ByteSizeLong() <= static_cast<size_t>(rpc::kMaxRequestMessageBytes)) return true;
+  SetError(absl::OutOfRangeError(absl::StrCat(
+               "body: the request is ", request.ByteSizeLong(), " bytes as a job; at most ",
+               rpc::kMaxRequestMessageBytes, " (and prompts at most --max_prompt_bytes)")),
+           response);
+  response.status = 413;
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Bind(const HttpGatewayOptions& options) {
@@ -273,6 +285,12 @@ void HttpGateway::AddRoutes() {
       PatternOf(RouteId::kChatCompletions),
       [this](const httplib::Request& q, httplib::Response& r,
              const httplib::ContentReader& content) { Completions(q, content, r, /*chat=*/true); });
+  server_->Post(PatternOf(RouteId::kTokenize),
+                [this](const httplib::Request& q, httplib::Response& r,
+                       const httplib::ContentReader& content) { Tokenize(q, content, r); });
+  server_->Post(PatternOf(RouteId::kDetokenize),
+                [this](const httplib::Request& q, httplib::Response& r,
+                       const httplib::ContentReader& content) { Detokenize(q, content, r); });
   server_->Get(PatternOf(RouteId::kModels),
                [this](const httplib::Request&, httplib::Response& r) { Models(r); });
   server_->Get(PatternOf(RouteId::kHealth),
@@ -315,21 +333,11 @@ void HttpGateway::Completions(const httplib::Request& request,
       ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions,
                          options_.default_policy);
   if (!parsed.ok()) return SetError(parsed.status(), response);
-  if (!parsed->model.empty() && !ServesModel(parsed->model)) {
-    return SetError(absl::NotFoundError(absl::StrCat("model: '", parsed->model,
-                                                     "' is not served here; this server serves '",
-                                                     options_.model_id, "' (GET /v1/models)")),
-                    response);
+  if (absl::Status model = CheckModel(parsed->model); !model.ok()) {
+    return SetError(model, response);
   }
   for (const arbor::v1::GenerateRequest& choice : parsed->choices) {
-    if (choice.ByteSizeLong() > static_cast<size_t>(rpc::kMaxRequestMessageBytes)) {
-      SetError(absl::OutOfRangeError(absl::StrCat(
-                   "body: the request is ", choice.ByteSizeLong(), " bytes as a job; at most ",
-                   rpc::kMaxRequestMessageBytes, " (and prompts at most --max_prompt_bytes)")),
-               response);
-      response.status = 413;
-      return;
-    }
+    if (!FitsAJob(choice, response)) return;
   }
   if (options_.tenant_room != nullptr) {
     if (absl::Status room = options_.tenant_room(*authorization, parsed->choices); !room.ok()) {
@@ -338,6 +346,52 @@ void HttpGateway::Completions(const httplib::Request& request,
   }
   AnswerCompletion(generation_.get(), *std::move(parsed), options_.model_id, *authorization,
                    request, response);
+}
+
+absl::Status HttpGateway::CheckModel(const std::string& name) const {
+  if (name.empty() || ServesModel(name)) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("model: '", name,
+                                          "' is not served here; this server serves '",
+                                          options_.model_id, "' (GET /v1/models)"));
+}
+
+// Tokenize and detokenize answer through Generation.Tokenize and .Detokenize, after the token
+// and within the body limit as completions are, so they count exactly what a job would run.
+void HttpGateway::Tokenize(const httplib::Request& request, const httplib::ContentReader& content,
+                           httplib::Response& response) {
+  absl::StatusOr<std::string> authorization = Authenticated(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
+  std::string body;
+  if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
+  absl::StatusOr<TokenizeBody> parsed = ParseTokenizeBody(body);
+  if (!parsed.ok()) return SetError(parsed.status(), response);
+  if (absl::Status model = CheckModel(parsed->model); !model.ok()) {
+    return SetError(model, response);
+  }
+  if (!FitsAJob(parsed->prompt, response)) return;
+  arbor::v1::TokenizeResponse tokens;
+  const grpc::Status status =
+      generation_->Tokenize(CallerContext(*authorization).get(), parsed->prompt, &tokens);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  response.set_content(TokenizeAnswer(tokens), "application/json");
+}
+
+void HttpGateway::Detokenize(const httplib::Request& request,
+                             const httplib::ContentReader& content, httplib::Response& response) {
+  absl::StatusOr<std::string> authorization = Authenticated(request);
+  if (!authorization.ok()) return SetError(authorization.status(), response);
+  std::string body;
+  if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
+  absl::StatusOr<DetokenizeBody> parsed = ParseDetokenizeBody(body);
+  if (!parsed.ok()) return SetError(parsed.status(), response);
+  if (absl::Status model = CheckModel(parsed->model); !model.ok()) {
+    return SetError(model, response);
+  }
+  arbor::v1::DetokenizeResponse text;
+  const grpc::Status status =
+      generation_->Detokenize(CallerContext(*authorization).get(), parsed->tokens, &text);
+  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  response.set_content(DetokenizeAnswer(text), "application/json");
 }
 
 absl::StatusOr<std::string> HttpGateway::Authenticated(const httplib::Request& request) const {
@@ -356,17 +410,7 @@ bool HttpGateway::ServesModel(const std::string& name) const {
   return false;
 }
 
-void HttpGateway::Models(httplib::Response& response) {
-  SetJson({{"object", "list"},
-           {"data", json::array({{{"id", options_.model_id},
-                                  {"object", "model"},
-                                  {"created", started_unix_s_},
-                                  {"owned_by", "arbor"}}})}},
-          response);
-}
-
-// Ready when at least one worker can take a job: what a load balancer needs to know.
-void HttpGateway::Health(httplib::Response& response) {
+absl::StatusOr<arbor::v1::ListWorkersResponse> HttpGateway::Workers() const {
   arbor::v1::ListWorkersResponse workers;
   std::unique_ptr<grpc::ClientContext> context = UnaryContext();
   if (!options_.cluster_internal_key.empty()) {
@@ -374,16 +418,45 @@ void HttpGateway::Health(httplib::Response& response) {
   }
   const grpc::Status status =
       cluster_->ListWorkers(context.get(), arbor::v1::ListWorkersRequest(), &workers);
-  if (!status.ok()) return SetError(rpc::FromGrpcStatus(status), response);
+  if (!status.ok()) return rpc::FromGrpcStatus(status);
+  return workers;
+}
+
+// max_model_len: the longest sequence (prompt and completion) every ready worker holds, so a
+// client sizing its requests by it fits wherever the job is placed; null while none is ready.
+void HttpGateway::Models(httplib::Response& response) {
+  absl::StatusOr<arbor::v1::ListWorkersResponse> workers = Workers();
+  if (!workers.ok()) return SetError(workers.status(), response);
+  json max_model_len = nullptr;
+  for (const arbor::v1::WorkerStatus& w : workers->workers()) {
+    const int32_t context = w.info().model().max_context();
+    if (w.state() != arbor::v1::WORKER_STATE_READY || context <= 0) continue;
+    if (max_model_len.is_null() || context < max_model_len.get<int32_t>()) {
+      max_model_len = context;
+    }
+  }
+  SetJson({{"object", "list"},
+           {"data", json::array({{{"id", options_.model_id},
+                                  {"object", "model"},
+                                  {"created", started_unix_s_},
+                                  {"owned_by", "arbor"},
+                                  {"max_model_len", max_model_len}}})}},
+          response);
+}
+
+// Ready when at least one worker can take a job: what a load balancer needs to know.
+void HttpGateway::Health(httplib::Response& response) {
+  absl::StatusOr<arbor::v1::ListWorkersResponse> workers = Workers();
+  if (!workers.ok()) return SetError(workers.status(), response);
   int ready = 0;
-  for (const arbor::v1::WorkerStatus& w : workers.workers()) {
+  for (const arbor::v1::WorkerStatus& w : workers->workers()) {
     ready += w.state() == arbor::v1::WORKER_STATE_READY;
   }
   if (ready == 0) {
     return SetError(absl::UnavailableError("no worker is ready (arbor workers lists them)"),
                     response);
   }
-  SetJson({{"status", "ok"}, {"workers_ready", ready}, {"workers", workers.workers_size()}},
+  SetJson({{"status", "ok"}, {"workers_ready", ready}, {"workers", workers->workers_size()}},
           response);
 }
 

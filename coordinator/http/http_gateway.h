@@ -5,7 +5,7 @@
 // Every request goes through the coordinator's own gRPC services on an in-process channel, so
 // HTTP and gRPC clients get the same validation, admission control and jobs; the gateway only
 // translates. Routes (docs/HTTP.md):
-//   POST /v1/completions, POST /v1/chat/completions
+//   POST /v1/completions, POST /v1/chat/completions, POST /tokenize, POST /detokenize
 //   GET  /v1/models, GET /health, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/tree
 //   GET  /ui/... (the web viewer, viewer_routes.h)
 // Other routes (e.g. /metrics) can be added to server() before Start.
@@ -91,8 +91,17 @@ class HttpGateway {
   void AddRoutes();
   void Completions(const httplib::Request& request, const httplib::ContentReader& content,
                    httplib::Response& response, bool chat);
+  // POST /tokenize and /detokenize (tokenize_body.h).
+  void Tokenize(const httplib::Request& request, const httplib::ContentReader& content,
+                httplib::Response& response);
+  void Detokenize(const httplib::Request& request, const httplib::ContentReader& content,
+                  httplib::Response& response);
   // Whether a request naming `name` asks for the model served here (model_id or an alias).
   bool ServesModel(const std::string& name) const;
+  // NOT_FOUND naming the served model unless `name` is empty or ServesModel(name).
+  absl::Status CheckModel(const std::string& name) const;
+  // The coordinator's workers (the Cluster service's list), for /health and /v1/models.
+  absl::StatusOr<arbor::v1::ListWorkersResponse> Workers() const;
   void Models(httplib::Response& response);
   void Health(httplib::Response& response);
   void Jobs(const httplib::Request& request, httplib::Response& response);

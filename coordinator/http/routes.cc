@@ -14,6 +14,8 @@ constexpr Route kRoutes[] = {
     {RouteId::kCompletions, "/v1/completions", "/v1/completions"},
     {RouteId::kChatCompletions, "/v1/chat/completions", "/v1/chat/completions"},
     {RouteId::kModels, "/v1/models", "/v1/models"},
+    {RouteId::kTokenize, "/tokenize", "/tokenize"},
+    {RouteId::kDetokenize, "/detokenize", "/detokenize"},
     {RouteId::kHealth, "/health", "/health"},
     {RouteId::kJobs, "/v1/jobs", "/v1/jobs"},
     {RouteId::kJob, R"(/v1/jobs/([^/]+))", "/v1/jobs/{id}"},

@@ -18,6 +18,8 @@ enum class RouteId {
   kCompletions,
   kChatCompletions,
   kModels,
+  kTokenize,
+  kDetokenize,
   kHealth,
   kJobs,
   kJob,

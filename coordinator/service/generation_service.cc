@@ -245,4 +245,36 @@ grpc::ServerUnaryReactor* GenerationService::Score(grpc::CallbackServerContext* 
   return reactor;
 }
 
+grpc::ServerUnaryReactor* GenerationService::Tokenize(grpc::CallbackServerContext* context,
+                                                      const arbor::v1::GenerateRequest* request,
+                                                      arbor::v1::TokenizeResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  // The checks and encoding a job of this request would go through, so the count is exact.
+  absl::StatusOr<CheckedPrompt> prompt = launcher_->CheckPrompt(*request);
+  if (!prompt.ok()) return Answer(context, prompt.status());
+  response->mutable_token_ids()->Add(prompt->tokens.begin(), prompt->tokens.end());
+  response->set_max_context(prompt->model.max_context());
+  return Answer(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GenerationService::Detokenize(
+    grpc::CallbackServerContext* context, const arbor::v1::DetokenizeRequest* request,
+    arbor::v1::DetokenizeResponse* response) {
+  absl::StatusOr<rpc::Identity> caller = Caller(*context);
+  if (!caller.ok()) return Answer(context, caller.status());
+  if (!prompts_->has_tokenizer()) {
+    return Answer(context, absl::FailedPreconditionError(
+                               "the coordinator has no tokenizer; start it with --model"));
+  }
+  if (request->token_ids().empty()) return Answer(context, absl::OkStatus());  // No text.
+  // Checked as a token prompt is: each id in the workers' vocabulary.
+  arbor::v1::GenerateRequest as_prompt;
+  *as_prompt.mutable_tokens()->mutable_token_ids() = request->token_ids();
+  absl::StatusOr<CheckedPrompt> prompt = launcher_->CheckPrompt(as_prompt);
+  if (!prompt.ok()) return Answer(context, prompt.status());
+  response->set_text(prompts_->Decode(prompt->tokens));
+  return Answer(context, absl::OkStatus());
+}
+
 }  // namespace arbor::coordinator

@@ -51,6 +51,12 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   grpc::ServerUnaryReactor* Replay(grpc::CallbackServerContext* context,
                                    const arbor::v1::ReplayRequest* request,
                                    arbor::v1::ReplayResult* response) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const arbor::v1::GenerateRequest* request,
+                                     arbor::v1::TokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* Detokenize(grpc::CallbackServerContext* context,
+                                       const arbor::v1::DetokenizeRequest* request,
+                                       arbor::v1::DetokenizeResponse* response) override;
 
  private:
   // The caller's identity; UNAUTHENTICATED without a valid token, PERMISSION_DENIED for a

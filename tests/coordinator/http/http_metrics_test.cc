@@ -29,6 +29,8 @@ TEST(HttpMetricsTest, PathsMapToTheirRoutePatterns) {
   EXPECT_EQ(RouteOf("/ui/app.js"), "/ui");
   EXPECT_EQ(RouteOf("/"), "/");
   EXPECT_EQ(RouteOf("/metrics"), "/metrics");
+  EXPECT_EQ(RouteOf("/tokenize"), "/tokenize");
+  EXPECT_EQ(RouteOf("/detokenize?x=1"), "/detokenize");
   EXPECT_EQ(RouteOf("/wp-admin/setup.php"), "other");
   EXPECT_EQ(RouteOf(""), "other");
   EXPECT_EQ(RouteOf("/ui/palette.json"), "/ui");
