@@ -29,6 +29,8 @@ int ListWorkers(const ClientOptions& client, Output output) {
         "%-20s %-22s %-9s %5d %6d %8d %-40s %-8s %s\n", w.worker_id(), w.address(), state,
         w.jobs(), w.load().live_sequences(), w.load().queued_tokens(), KvUsage(w),
         w.info().backend(), w.info().model().name());
+    // Why one that answers takes no jobs (it serves another model), and how to fix it.
+    if (!w.refused().empty()) output.out << "  refused: " << w.refused() << "\n";
   }
   return 0;
 }

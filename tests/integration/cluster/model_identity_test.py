@@ -10,12 +10,13 @@ virtualenv; ARBOR_BINARY_DIR points at the build.
 """
 
 import os
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import Processes, http_json, wait_ready  # noqa: E402
+from arbor_processes import BIN, Processes, http_json, wait_ready  # noqa: E402
 
 SMOLLM2 = "smollm2-135m-instruct"
 
@@ -95,6 +96,11 @@ class MismatchedWorkerTest(unittest.TestCase):
             port_flags=("--port_file", "--http_port_file"))
         return f"http://127.0.0.1:{http}"
 
+    def grpc_port(self, index):
+        """The gRPC port process `index` (a coordinator) bound."""
+        with open(os.path.join(self.processes.dir, f"{index}port_file")) as f:
+            return int(f.read())
+
     def assert_every_request_served(self, base):
         # Token ids past tiny's vocabulary (512): a request routed to it would fail.
         for prompt in ([1500, 1600, 1700, 2000], "Once upon a time") * 3:
@@ -110,9 +116,7 @@ class MismatchedWorkerTest(unittest.TestCase):
         good = self.start_worker(self.small)
         base = self.start_coordinator(f"--workers=127.0.0.1:{good}")
         coordinator = len(self.processes.processes) - 1
-        with open(os.path.join(self.processes.dir, f"{coordinator}port_file")) as f:
-            port = int(f.read())
-        self.start_worker(self.tiny, f"--coordinator=127.0.0.1:{port}")
+        self.start_worker(self.tiny, f"--coordinator=127.0.0.1:{self.grpc_port(coordinator)}")
         worker = len(self.processes.processes) - 1
         log = wait_for_log(self.processes, worker, "cannot register with coordinator")
         self.assert_names_both_models(log)
@@ -130,6 +134,11 @@ class MismatchedWorkerTest(unittest.TestCase):
         wait_ready(base)
         self.assert_every_request_served(base)
         self.assertEqual(self.processes.log(coordinator).count("worker is up"), 1)
+        listed = subprocess.run([os.path.join(BIN, "arbor"), "workers",
+                                 f"--coordinator=127.0.0.1:{self.grpc_port(coordinator)}"],
+                                capture_output=True, text=True, check=True).stdout
+        self.assertIn("refused: ", listed)
+        self.assert_names_both_models(listed)
 
 
 if __name__ == "__main__":
