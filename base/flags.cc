@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
+#include <string>
 
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/internal/usage.h"
@@ -12,6 +14,12 @@
 #include "absl/strings/strip.h"
 
 namespace arbor::base {
+namespace {
+
+// Where a binary's main function and its own flags are: coordinator/coordinator_main.cc.
+constexpr absl::string_view kMainFileSuffix = "_main.cc";
+
+}  // namespace
 
 std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
   absl::FlagsUsageConfig config;
@@ -22,9 +30,12 @@ std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
     absl::ConsumePrefix(&file, root);
     return std::string(file);
   };
-  // Arbor's flags live in its own folders; abseil's and gRPC's do not belong in --help.
+  // Arbor's flags live in its own folders; abseil's and gRPC's do not belong in --help. The
+  // program's own (its *_main.cc) are listed first, apart, so they are not lost among the
+  // shared ones.
   config.contains_help_flags = [](absl::string_view file) {
-    return !absl::StrContains(file, "absl/") && !absl::StartsWith(file, "/usr/");
+    return !absl::StrContains(file, "absl/") && !absl::StartsWith(file, "/usr/") &&
+           !absl::EndsWith(file, kMainFileSuffix);
   };
   absl::SetFlagsUsageConfig(config);
   absl::SetProgramUsageMessage(usage);
@@ -34,7 +45,18 @@ std::vector<char*> ParseFlags(int argc, char** argv, absl::string_view usage) {
       argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
       absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
       absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
-  if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) != -1) {
+  std::string shared_usage(absl::ProgramUsageMessage());
+  if (absl::flags_internal::GetFlagsHelpMode() == absl::flags_internal::HelpMode::kImportant) {
+    std::ostringstream own;
+    absl::flags_internal::FlagsHelp(own, kMainFileSuffix,
+                                    absl::flags_internal::HelpFormat::kHumanReadable,
+                                    absl::ProgramUsageMessage());
+    // The hint on --helpfull belongs once, at the end, after the shared flags.
+    const std::string text = own.str();
+    std::cout << text.substr(0, text.find("Try --helpfull")) << "\n";
+    shared_usage = "Shared flags:";
+  }
+  if (absl::flags_internal::HandleUsageFlags(std::cout, shared_usage) != -1) {
     std::cout.flush();
     std::exit(0);
   }

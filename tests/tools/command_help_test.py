@@ -1,4 +1,5 @@
-"""`arbor help COMMAND` and `arbor COMMAND --help` show that command's flags and no other's.
+"""`arbor help COMMAND` and `arbor COMMAND --help` show that command's flags and no other's;
+arbor-coordinator and arbor-worker --help show their own flags first.
 
 Every flag the CLI defines (ABSL_FLAG in tools/) belongs to at least one command's help, so a new
 flag cannot be left out of the table in tools/arbor_main.cc; and no command's help lists a flag
@@ -77,6 +78,23 @@ class CommandHelpTest(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("no command 'nosuch'", out.stderr)
         self.assertIn("Commands:", out.stderr)
+
+
+class ServerHelpTest(unittest.TestCase):
+    """arbor-coordinator and arbor-worker list their own flags before the shared ones."""
+
+    def test_own_flags_come_first(self):
+        for binary, own in (("arbor-coordinator", "coordinator/coordinator_main.cc"),
+                            ("arbor-worker", "worker/service/worker_main.cc")):
+            out = subprocess.run([os.path.join(BIN, binary), "--help"], capture_output=True,
+                                 text=True, timeout=30)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            sections = re.findall(r"^  Flags from (\S+):", out.stdout, re.MULTILINE)
+            self.assertEqual(sections[0], own, sections)
+            self.assertEqual(sections.count(own), 1, sections)
+            self.assertGreater(len(sections), 1, sections)  # The shared ones follow.
+            self.assertIn("Shared flags:", out.stdout)
+            self.assertLess(out.stdout.index("Usage:"), out.stdout.index("Shared flags:"))
 
 
 if __name__ == "__main__":
