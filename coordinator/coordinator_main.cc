@@ -25,11 +25,11 @@
 #include "coordinator/cluster/worker_pool.h"
 #include "coordinator/http/http_gateway.h"
 #include "coordinator/job/timer.h"
+#include "coordinator/served_model.h"
 #include "coordinator/service/generation_service.h"
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
-#include "coordinator/served_model.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
@@ -318,8 +318,8 @@ JobRegistryOptions RegistryOptions() {
 
 absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags(const ServedModel& served) {
   LauncherOptions options;
-  absl::StatusOr<DefaultPolicy> policy = ChooseDefaultPolicy(
-      served, absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_policy_file));
+  absl::StatusOr<DefaultPolicy> policy =
+      ChooseDefaultPolicy(served, absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_policy_file));
   if (!policy.ok()) return policy.status();
   options.policy = std::move(policy->policy);
   base::WithFields({{"event", "default_policy"}}).Info("default policy: {}", policy->description);
@@ -377,10 +377,10 @@ int Main() {
   if (!prompts.ok()) return StartFailed(prompts.status());
 
   const absl::Duration heartbeat = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_ms));
-  WorkerPool pool(PoolOptions(heartbeat, *served), base::RealClock::Get(),
-                  [](const std::string& address) {
+  const WorkerPool::StubFactory dial = [](const std::string& address) {
     return arbor::v1::Worker::NewStub(rpc::ProcessSecurity().Dial(address));
-  });
+  };
+  WorkerPool pool(PoolOptions(heartbeat, *served), base::RealClock::Get(), dial);
   if (absl::Status s = AddStaticWorkers(pool); !s.ok()) return StartFailed(s);
   pool.StartMonitor();
   JobRegistry registry(RegistryOptions());

@@ -16,9 +16,9 @@
 namespace arbor::coordinator {
 
 struct ServedModel {
-  std::string path;                // Empty without --model.
-  model::ModelIdentity identity;   // Empty fingerprint without --model: any worker's model.
-  model::ServedKnownModel known;   // Which known model it is, and why.
+  std::string path;               // Empty without --model.
+  model::ModelIdentity identity;  // Empty fingerprint without --model: any worker's model.
+  model::ServedKnownModel known;  // Which known model it is, and why.
 };
 
 // `model_flag` (--model: a known name, `tiny`, a GGUF file or a model directory) resolved, its

@@ -44,8 +44,9 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
     return absl::NotFoundError(absl::StrCat(
-        path, ": no such file or directory (expected a Hugging Face model directory or a .gguf "
-              "file)"));
+        path,
+        ": no such file or directory (expected a Hugging Face model directory or a .gguf "
+        "file)"));
   }
   if (S_ISDIR(info.st_mode)) return LoadModelConfig(path);
   ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> gguf, GgufFile::Open(path));
@@ -62,10 +63,10 @@ std::string ModelFingerprint(const ModelConfig& config, const Tokenizer& tokeniz
     tokens.AddToken(tokenizer.TokenBytes(id), tokenizer.IsSpecial(id));
   }
   return absl::StrFormat("%s L%d h%d i%d q%d kv%d d%d vocab %d tokens %d:%016x",
-                         Describe(config.architecture).name, config.num_layers,
-                         config.hidden_size, config.intermediate_size, config.num_heads,
-                         config.num_kv_heads, config.head_dim, config.vocab_size,
-                         tokenizer.vocab_size(), tokens.value());
+                         Describe(config.architecture).name, config.num_layers, config.hidden_size,
+                         config.intermediate_size, config.num_heads, config.num_kv_heads,
+                         config.head_dim, config.vocab_size, tokenizer.vocab_size(),
+                         tokens.value());
 }
 
 absl::StatusOr<ModelIdentity> ReadModelIdentity(const std::string& path) {

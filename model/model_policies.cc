@@ -23,13 +23,13 @@ ServedKnownModel FindServedKnownModel(const std::string& model_flag,
   }
   for (const KnownModel& known : KnownModels()) {
     if (!known.fingerprint.empty() && known.fingerprint == identity.fingerprint) {
-      return {&known, absl::StrCat("--model ", model_flag, " is the known model ", known.name,
-                                   " (same architecture, shape and tokenizer: ",
-                                   identity.fingerprint, ")")};
+      return {&known, absl::StrCat(
+                          "--model ", model_flag, " is the known model ", known.name,
+                          " (same architecture, shape and tokenizer: ", identity.fingerprint, ")")};
     }
   }
-  return {nullptr, absl::StrCat("--model ", model_flag, " (", identity.fingerprint,
-                                ") is no known model")};
+  return {nullptr,
+          absl::StrCat("--model ", model_flag, " (", identity.fingerprint, ") is no known model")};
 }
 
 }  // namespace arbor::model

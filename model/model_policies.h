@@ -26,8 +26,7 @@ struct ServedKnownModel {
 
 // `model_flag` as given to --model and `identity`, the identity of the checkpoint it resolved to:
 // the known model the flag names, else the one whose fingerprint `identity` has.
-ServedKnownModel FindServedKnownModel(const std::string& model_flag,
-                                      const ModelIdentity& identity);
+ServedKnownModel FindServedKnownModel(const std::string& model_flag, const ModelIdentity& identity);
 
 }  // namespace arbor::model
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "arbor/v1/entropix.pb.h"
 #include "entropix/policy_config.h"
 

@@ -53,7 +53,8 @@ struct WorkerPoolOptions {
   RoutingOptions routing;
   // This coordinator's epoch (RunRequest.owner_epoch): sent with Health polls and in Cluster
   // replies, so workers keep our sequences' lease alive and drop them when we are gone.
-  uint64_t epoch = 0;  // The model this coordinator serves: a worker of another (model_match.h) is refused at
+  uint64_t epoch = 0;
+  // The model this coordinator serves: a worker of another (model_match.h) is refused at
   // registration, and a static one stays DEAD with the reason in its WorkerStatus.refused.
   ServedModelIdentity model;
 };
