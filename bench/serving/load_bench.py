@@ -6,6 +6,8 @@ Closed-loop load, as a chat front end produces it: at each level, N streams each
 client records when every content chunk arrives. Reported per server and level:
 
   TTFT      request sent -> first content chunk (p50 / p95 / p99, ms)
+  TTFD      request sent -> first delta of any kind, content or reasoning_content (p50 / p99,
+            ms): when a search streams its traces before its answer, what the user first sees
   ITL       gap between consecutive content chunks of a request (p50 / p95, ms)
   TPOT      per request, (last chunk - first chunk) / (completion tokens - 1) (mean, ms)
   tok/s     completion tokens of the level / the level's wall time
@@ -14,7 +16,14 @@ client records when every content chunk arrives. Reported per server and level:
 Servers are measured in interleaved rounds (round r runs every server at every level before
 round r + 1 starts), so drift in the machine's load hits all of them alike; percentiles pool
 the rounds. Works against `arbor up` and llama.cpp's llama-server alike (both speak
-/v1/chat/completions with stream_options.include_usage).
+/v1/chat/completions with stream_options.include_usage). Requests ask for temperature 0; an
+arbor server runs its default policy under it unless `--policy LABEL=NAME` names a preset
+(greedy for a like-for-like race with llama-server; `arbor up`'s default, CoT-decoding, keeps
+its traces greedy at temperature 0). The same URL may be given under two labels with two
+policies, e.g. to compare a search's first delta with greedy's first token:
+
+  load_bench.py --server greedy=http://127.0.0.1:8000 --server cot=http://127.0.0.1:8000 \
+                --policy greedy=greedy --streams 1,16
 
   load_bench.py --server arbor=http://127.0.0.1:8080 \\
                 --server llama-server=http://127.0.0.1:8081 \\
@@ -63,16 +72,22 @@ def percentile(values, q):
 
 
 class Server:
-    def __init__(self, label, url, model):
+    def __init__(self, label, url, model, policy=None):
         self.label = label
+        self.policy = policy  # An arbor preset for the plain levels, or None.
         parsed = urllib.parse.urlparse(url)
         self.host = parsed.hostname
         self.port = parsed.port or 80
         self.model = model
 
+    def arbor(self):
+        """The arbor extension of this server's plain requests: its --policy, if any."""
+        return {"policy_name": self.policy} if self.policy else None
+
     def chat(self, question, max_tokens, arbor=None):
-        """One streaming request: (send time, [chunk arrival times], completion tokens).
-        `arbor`: the request's arbor extension (a policy), for arbor servers only."""
+        """One streaming request: (send time, [content chunk arrival times], completion
+        tokens, arrival of the first delta of any kind or None). `arbor`: the request's arbor
+        extension (a policy), for arbor servers only."""
         body = {
             "model": self.model,
             "messages": [{"role": "user", "content": question}],
@@ -93,7 +108,7 @@ class Server:
         response = connection.getresponse()
         if response.status != 200:
             raise RuntimeError(f"{self.label}: HTTP {response.status}: {response.read()[:200]!r}")
-        arrivals, tokens = [], None
+        arrivals, tokens, first_delta = [], None, None
         for raw in response:
             line = raw.strip()
             if not line.startswith(b"data:"):
@@ -104,12 +119,15 @@ class Server:
             event = json.loads(data)
             now = time.perf_counter()
             for choice in event.get("choices") or []:
-                if (choice.get("delta") or {}).get("content"):
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
                     arrivals.append(now)
+                if first_delta is None and (delta.get("content") or delta.get("reasoning_content")):
+                    first_delta = now
             if event.get("usage"):
                 tokens = event["usage"].get("completion_tokens")
         connection.close()
-        return sent, arrivals, tokens if tokens is not None else len(arrivals)
+        return sent, arrivals, tokens if tokens is not None else len(arrivals), first_delta
 
 
 def run_level(server, streams, requests, max_tokens, offset, arbor=None):
@@ -138,15 +156,17 @@ def run_level(server, streams, requests, max_tokens, offset, arbor=None):
 
 
 def summarise(records, wall, errors):
-    ttft = [(arrivals[0] - sent) * 1e3 for sent, arrivals, _ in records if arrivals]
-    itl = [(b - a) * 1e3 for _, arrivals, _ in records for a, b in zip(arrivals, arrivals[1:])]
+    ttft = [(arrivals[0] - sent) * 1e3 for sent, arrivals, _, _ in records if arrivals]
+    ttfd = [(first - sent) * 1e3 for sent, _, _, first in records if first is not None]
+    itl = [(b - a) * 1e3 for _, arrivals, _, _ in records for a, b in zip(arrivals, arrivals[1:])]
     tpot = [(arrivals[-1] - arrivals[0]) * 1e3 / (tokens - 1)
-            for _, arrivals, tokens in records if len(arrivals) > 1 and tokens > 1]
-    tokens = sum(t for _, _, t in records)
+            for _, arrivals, tokens, _ in records if len(arrivals) > 1 and tokens > 1]
+    tokens = sum(t for _, _, t, _ in records)
     return {
         "requests": len(records), "errors": len(errors), "wall_s": wall,
         "ttft_ms": {"p50": percentile(ttft, 50), "p95": percentile(ttft, 95),
                     "p99": percentile(ttft, 99)},
+        "ttfd_ms": {"p50": percentile(ttfd, 50), "p99": percentile(ttfd, 99)},
         "itl_ms": {"p50": percentile(itl, 50), "p95": percentile(itl, 95),
                    "p99": percentile(itl, 99)},
         "tpot_ms": statistics.fmean(tpot) if tpot else float("nan"),
@@ -286,6 +306,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--max_tokens", type=int, default=64)
     parser.add_argument("--model", default="", help="the request's model field")
+    parser.add_argument("--policy", action="append", default=[], metavar="LABEL=NAME",
+                        help="arbor servers: run the plain levels of server LABEL under the "
+                             "preset NAME (arbor.policy_name)")
     parser.add_argument("--json", help="write the summary here too")
     parser.add_argument("--mixed", action="store_true",
                         help="interactive streams unloaded, then beside heavy and hostile jobs")
@@ -300,12 +323,20 @@ def main():
                         help="--mixed: a worker's /metrics URL, for its step time and rows")
     args = parser.parse_args()
 
+    policies = {}
+    for spec in args.policy:
+        label, _, name = spec.partition("=")
+        if not name:
+            parser.error(f"--policy {spec}: expected LABEL=NAME")
+        policies[label] = name
     servers = []
     for spec in args.server:
         label, _, url = spec.partition("=")
         if not url:
             parser.error(f"--server {spec}: expected LABEL=URL")
-        servers.append(Server(label, url, args.model))
+        servers.append(Server(label, url, args.model, policies.pop(label, None)))
+    if policies:
+        parser.error(f"--policy names no --server: {', '.join(policies)}")
     levels = [int(n) for n in args.streams.split(",")]
     if args.mixed:
         servers[0].chat(QUESTIONS[0], args.max_tokens, GREEDY)  # Warm-up.
@@ -319,31 +350,33 @@ def main():
         return 1 if any(row["errors"] for row in rows.values()) else 0
 
     for server in servers:  # Warm-up: load, caches, first-call costs.
-        server.chat(QUESTIONS[0], args.max_tokens)
+        server.chat(QUESTIONS[0], args.max_tokens, server.arbor())
     pooled = {(s.label, n): ([], 0.0, []) for s in servers for n in levels}
     for round_index in range(args.rounds):
         for n in levels:
             for server in servers:
                 records, wall, errors = run_level(server, n, args.requests, args.max_tokens,
-                                                  offset=round_index * 7 + n)
+                                                  offset=round_index * 7 + n,
+                                                  arbor=server.arbor())
                 old = pooled[(server.label, n)]
                 pooled[(server.label, n)] = (old[0] + records, old[1] + wall, old[2] + errors)
                 print(f"round {round_index + 1}: {server.label} x{n}: {len(records)} requests "
                       f"in {wall:.1f} s", file=sys.stderr)
 
     summary = []
-    print("| server | streams | requests | TTFT p50 / p95 / p99 ms | ITL p50 / p95 ms | "
-          "TPOT ms | tok/s | req/s | tokens/request |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| server | streams | requests | TTFT p50 / p95 / p99 ms | TTFD p50 / p99 ms | "
+          "ITL p50 / p95 ms | TPOT ms | tok/s | req/s | tokens/request |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in levels:
         for server in servers:
             row = summarise(*pooled[(server.label, n)])
             row.update(server=server.label, streams=n)
             summary.append(row)
-            t, i = row["ttft_ms"], row["itl_ms"]
+            t, d, i = row["ttft_ms"], row["ttfd_ms"], row["itl_ms"]
             print(f"| {server.label} | {n} | {row['requests']}"
                   f"{' (' + str(row['errors']) + ' failed)' if row['errors'] else ''} | "
                   f"{t['p50']:.0f} / {t['p95']:.0f} / {t['p99']:.0f} | "
+                  f"{d['p50']:.0f} / {d['p99']:.0f} | "
                   f"{i['p50']:.1f} / {i['p95']:.1f} | {row['tpot_ms']:.1f} | "
                   f"{row['tokens_per_s']:.0f} | {row['requests_per_s']:.2f} | "
                   f"{row['tokens_per_request']:.1f} |")
