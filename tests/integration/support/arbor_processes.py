@@ -53,6 +53,17 @@ def wait_ready(base, timeout=30.0):
         time.sleep(0.05)
 
 
+def wait_for_log(processes, index, text, timeout=60.0):
+    """The log of `processes`' process `index` once it holds `text`; fails after `timeout`
+    seconds, showing the log."""
+    deadline = time.monotonic() + timeout
+    while text not in processes.log(index):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} after {timeout} s in:\n{processes.log(index)}")
+        time.sleep(0.1)
+    return processes.log(index)
+
+
 class Processes:
     """Processes started from BIN, their logs and port files in one temporary folder."""
 
