@@ -26,7 +26,7 @@ struct WorkerPool::Entry {
   bool draining = false;     // Sticky: an admin asked; survives re-registration.
   uint64_t instance_id = 0;  // Of the registered process (WorkerInfo.instance_id).
   uint64_t incarnation = 0;  // Pool-wide unique per life (see the header).
-  std::string refused;       // Why a static worker that answers is not used (another model).
+  std::string refused;       // Why a worker that answers is not used (another model).
   arbor::v1::HealthResponse load;
   absl::Time report_time = absl::InfinitePast();
   absl::Time last_heartbeat = absl::InfinitePast();
@@ -102,8 +102,7 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
                                                  const arbor::v1::WorkerInfo& info) {
   RETURN_IF_ERROR(CheckWorkerAddress(address, "address"));
   if (absl::Status model = CheckWorkerModel(options_.model, address, info.model()); !model.ok()) {
-    base::WithFields({{"address", address}, {"event", "worker_refused"}})
-        .Warn("worker refused: {}", std::string(model.message()));
+    RefuseRegistration(address, model);
     return model;
   }
   const std::string id = info.worker_id().empty() ? address : info.worker_id();
@@ -144,6 +143,7 @@ absl::StatusOr<std::string> WorkerPool::Register(const std::string& address,
       e.incarnation = ++incarnations_;
     }
     e.instance_id = info.instance_id();
+    e.refused.clear();
     e.worker_id = id;
     e.info = info;
     e.has_info = true;
@@ -270,6 +270,24 @@ void WorkerPool::Refuse(Entry& e, const absl::Status& why, std::vector<WorkerEve
   }
   e.refused = reason;
   SetDead(e, reason, events);
+}
+
+void WorkerPool::RefuseRegistration(const std::string& address, const absl::Status& why) {
+  std::vector<WorkerEvent> events;
+  {
+    absl::MutexLock lock(&mu_);
+    bool known = false;
+    for (auto& e : entries_) {
+      if (e->address != address) continue;
+      known = true;
+      Refuse(*e, why, events);  // Logs it.
+    }
+    if (!known) {
+      base::WithFields({{"address", address}, {"event", "worker_refused"}})
+          .Warn("worker refused: {}", std::string(why.message()));
+    }
+  }
+  Notify(events);
 }
 
 void WorkerPool::MarkDead(const std::string& worker_id, uint64_t incarnation,

@@ -162,9 +162,12 @@ class WorkerPool {
   const Entry* FindById(const std::string& worker_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SetDead(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A static worker that answers but serves another model: DEAD, with `why` in its status.
+  // A worker that answers but serves another model: DEAD, with `why` in its status.
   void Refuse(Entry& entry, const absl::Status& why, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A process of another model registers at `address`: whatever worker was known there is gone
+  // (its jobs move) and the refusal is logged.
+  void RefuseRegistration(const std::string& address, const absl::Status& why);
   void SetDraining(Entry& entry, const std::string& reason, std::vector<WorkerEvent>& events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drain and Deregister: drains the worker (checked against `instance_id` when given), tells

@@ -374,6 +374,18 @@ TEST(WorkerPool, AWorkerOfAnotherModelIsRefusedNamingBothModels) {
   same.mutable_model()->set_fingerprint("llama L30 vocab 49152");
   EXPECT_TRUE(pool.Register("a:1", same).ok());
   EXPECT_EQ(pool.ready_count(), 1);
+
+  // Restarted on the same address with another model: the worker known there is gone at once,
+  // not a heartbeat timeout later, and its status says why.
+  Recorder recorder;
+  recorder.Attach(pool);
+  EXPECT_FALSE(pool.Register("a:1", tiny).ok());
+  EXPECT_EQ(pool.ready_count(), 0);
+  EXPECT_THAT(pool.List()[0].refused(), ::testing::HasSubstr("'tiny'"));
+  ASSERT_EQ(recorder.Take().size(), 1u);
+  EXPECT_TRUE(pool.Register("a:1", same).ok());
+  EXPECT_EQ(pool.ready_count(), 1);
+  EXPECT_EQ(pool.List()[0].refused(), "");
 }
 
 TEST(WorkerPool, AListedWorkerOfAnotherModelStaysDeadSayingWhy) {
