@@ -23,6 +23,9 @@ ABSL_FLAG(int, num_workers, 2,
           "up/demo: how many workers to start. They split this machine's cores (each gets "
           "cores / N threads, at least 1) and half its available memory for KV (--kv_memory).");
 ABSL_FLAG(int, port, 50051, "up: the coordinator's port (0 = any free port).");
+ABSL_FLAG(int, worker_metrics_port, 0,
+          "up: the first worker's Prometheus /metrics port; worker i serves on this + i, so a "
+          "scrape configuration can name them (0 = free ports, printed at start).");
 ABSL_FLAG(int, http_port, 8000,
           "up: the coordinator's OpenAI-compatible HTTP port (0 = any free port, -1 = off).");
 ABSL_FLAG(std::string, served_model_name, "",
@@ -131,6 +134,14 @@ int RunUp(const Args& args) {
   options->coordinator_port = absl::GetFlag(FLAGS_port);
   options->http_port = absl::GetFlag(FLAGS_http_port);
   options->worker_metrics = true;
+  options->worker_metrics_port = absl::GetFlag(FLAGS_worker_metrics_port);
+  if (options->worker_metrics_port < 0 ||
+      options->worker_metrics_port + options->num_workers - 1 > 65535) {
+    fprintf(stderr, "up: --worker_metrics_port: %d leaves no port in [1, 65535] for each of %d "
+            "worker(s); give a lower port, or 0 for free ones\n",
+            options->worker_metrics_port, options->num_workers);
+    return 2;
+  }
   if (const std::string served = ServedModelName(); !served.empty()) {
     options->coordinator_flags.push_back(absl::StrCat("--served_model_name=", served));
   }

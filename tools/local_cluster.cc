@@ -117,7 +117,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     const std::string metrics_port_file = prefix + ".metrics_port";
     if (options.worker_metrics) {
       std::filesystem::remove(metrics_port_file);
-      argv.push_back(absl::StrCat("--metrics_listen=", options.host, ":0"));
+      argv.push_back(absl::StrCat("--metrics_listen=", options.host, ":",
+                                  options.worker_metrics_port == 0
+                                      ? 0
+                                      : options.worker_metrics_port + i));
       argv.push_back("--metrics_port_file=" + metrics_port_file);
     }
     ASSIGN_OR_RETURN(base::Subprocess worker,

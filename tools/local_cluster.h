@@ -23,7 +23,8 @@ struct LocalClusterOptions {
   int http_port = -1;        // The coordinator's HTTP API: -1 off, 0 any free port.
   std::string log_level = "warn";
   std::string log_format = "text";        // Or json (base/log_format.h).
-  bool worker_metrics = false;            // Each worker serves Prometheus /metrics on a free port.
+  bool worker_metrics = false;            // Each worker serves Prometheus /metrics.
+  int worker_metrics_port = 0;  // With worker_metrics: worker i's port is this + i; 0: free ports.
   std::vector<std::string> worker_flags;  // Extra flags for every worker.
   std::vector<std::string> coordinator_flags;  // Extra flags for the coordinator.
   absl::Duration start_timeout = absl::Seconds(60);
