@@ -1,7 +1,7 @@
 # Sourced by build-image.sh and podman-cluster.sh: picks the container engine and makes sure it
 # can start a container here.
 #
-#   container_engine            # sets ENGINE to podman (preferred) or docker, or fails
+#   container_engine            # sets ENGINE to podman (preferred) or docker that answers, or fails
 #   container_check IMAGE       # starts IMAGE once; with podman, falls back when needed
 #
 # Some hosts cannot run podman's defaults: crun refuses hybrid cgroup v1/v2 hierarchies, and
@@ -17,6 +17,13 @@ container_engine() {
     ENGINE=docker
   else
     echo "$(basename "$0"): neither podman nor docker is installed (apt-get install podman)" >&2
+    return 1
+  fi
+  # A docker without its daemon fails every later call; said here, not as a missing base image.
+  local why
+  if ! why="$("${ENGINE}" info 2>&1 >/dev/null)"; then
+    echo "$(basename "$0"): ${ENGINE} is installed but cannot serve requests (is its daemon" \
+         "running? systemctl start ${ENGINE}): ${why##*$'\n'}" >&2
     return 1
   fi
 }
