@@ -15,6 +15,7 @@
 #include "model/config_json.h"
 #include "model/gguf_llama.h"
 #include "model/llama_tensors.h"
+#include "model/model_path.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::model {
@@ -103,14 +104,8 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
   checkpoint->path_ = path;
   TensorSources found;
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    return absl::NotFoundError(absl::StrCat(
-        path,
-        ": no such file or directory (expected a Hugging Face model directory or a .gguf "
-        "file)"));
-  }
-  if (S_ISDIR(info.st_mode)) {
+  ASSIGN_OR_RETURN(const bool directory, IsModelDirectory(path));
+  if (directory) {
     ASSIGN_OR_RETURN(checkpoint->config_, LoadModelConfig(path));
     RETURN_IF_ERROR(checkpoint->OpenSafetensors(found));
   } else {

@@ -1,7 +1,5 @@
 #include "model/model_identity.h"
 
-#include <sys/stat.h>
-
 #include <cstdint>
 #include <filesystem>
 
@@ -11,6 +9,7 @@
 #include "model/config_json.h"
 #include "model/gguf.h"
 #include "model/gguf_llama.h"
+#include "model/model_path.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 
 namespace arbor::model {
@@ -41,14 +40,8 @@ class Fnv1a {
 
 // The config as a checkpoint of `path` would load it, without touching the weights.
 absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    return absl::NotFoundError(absl::StrCat(
-        path,
-        ": no such file or directory (expected a Hugging Face model directory or a .gguf "
-        "file)"));
-  }
-  if (S_ISDIR(info.st_mode)) return LoadModelConfig(path);
+  ASSIGN_OR_RETURN(const bool directory, IsModelDirectory(path));
+  if (directory) return LoadModelConfig(path);
   ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> gguf, GgufFile::Open(path));
   ASSIGN_OR_RETURN(GgufLlama model, MapGgufLlama(*gguf));
   if (model.config.name.empty()) model.config.name = std::filesystem::path(path).stem().string();
