@@ -255,13 +255,13 @@ def measured(server, args, phase, rows):
 
 
 def mixed(server, args):
-    """Interactive streams unloaded, then beside --hostile streams of each heavy kind."""
+    """Interactive streams unloaded, then beside --hostile streams of each --heavy kind."""
     rows = {}
     measured(server, args, "unloaded", rows)
     stop, lock, counts = threading.Event(), threading.Lock(), {}
     threads = [threading.Thread(target=hostile_loop,
                                 args=(server, kind, args.heavy_tokens, stop, counts, lock))
-               for kind in ("trace", "search", "dropped") for _ in range(args.hostile)]
+               for kind in args.heavy.split(",") for _ in range(args.hostile)]
     for thread in threads:
         thread.start()
     time.sleep(args.settle)  # The heavy jobs reach the workers' steps first.
@@ -313,6 +313,10 @@ def main():
     parser.add_argument("--mixed", action="store_true",
                         help="interactive streams unloaded, then beside heavy and hostile jobs")
     parser.add_argument("--interactive", type=int, default=2, help="--mixed: interactive streams")
+    parser.add_argument("--heavy", default="trace,search,dropped",
+                        help="--mixed: the heavy kinds run beside the interactive streams, "
+                             "comma-separated (one alone: the interactive latency beside a "
+                             "single other request)")
     parser.add_argument("--hostile", type=int, default=1,
                         help="--mixed: streams of each heavy kind (trace, search, dropped)")
     parser.add_argument("--heavy_tokens", type=int, default=64,
@@ -338,6 +342,8 @@ def main():
     if policies:
         parser.error(f"--policy names no --server: {', '.join(policies)}")
     levels = [int(n) for n in args.streams.split(",")]
+    if not set(args.heavy.split(",")) <= {"trace", "search", "dropped"}:
+        parser.error(f"--heavy {args.heavy}: expected kinds among trace, search, dropped")
     if args.mixed:
         servers[0].chat(QUESTIONS[0], args.max_tokens, GREEDY)  # Warm-up.
         rows, counts = mixed(servers[0], args)
@@ -346,7 +352,8 @@ def main():
             with open(args.json, "w") as out:
                 json.dump({"mixed": rows, "heavy": {f"{k} {o}": n for (k, o), n in counts.items()},
                            "max_tokens": args.max_tokens, "heavy_tokens": args.heavy_tokens,
-                           "interactive": args.interactive, "hostile": args.hostile}, out, indent=1)
+                           "interactive": args.interactive, "hostile": args.hostile,
+                           "heavy": args.heavy}, out, indent=1)
         return 1 if any(row["errors"] for row in rows.values()) else 0
 
     for server in servers:  # Warm-up: load, caches, first-call costs.
