@@ -9,7 +9,7 @@
 // Jobs (RunRequest.job_id) share crowded steps fairly: while several jobs have rows to run, a
 // step holds EngineOptions::shared_step_rows rows, divided max-min fairly between them
 // (fair_share.h), so a wide search's items spread over steps instead of making every step long
-// for everyone; a lone job has the whole step. Sampling is keyed by (seed, position, branch) and
+// for everyone; a lone job has whole steps of up to max_step_rows rows. Sampling is keyed by (seed, position, branch) and
 // the backend's rows do not depend on their neighbours, so how rows are grouped into steps
 // changes no result.
 //
@@ -59,6 +59,10 @@ struct EngineOptions {
   // every step, prefill in arrival order.
   int32_t shared_step_rows = 8;
   int32_t shared_step_tokens = 64;
+  // Rows any step holds, a lone job's too: a job arriving beside a wide one waits for the step
+  // in flight, so that step must stay short (256 rows of a lone trace took 0.25–0.5 s on 2
+  // cores). The job's other rows run in the next steps. 0: no bound.
+  int32_t max_step_rows = 32;
   int32_t max_top_k = 256;
   // Unset fields of a request's policy take these values; insert.tokens must be resolved.
   entropix::PolicyConfig default_policy;

@@ -21,10 +21,14 @@ namespace arbor::worker {
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   std::vector<JobRows> jobs = JobsWithWork();
   if (options_.shared_step_rows <= 0 || jobs.size() <= 1) {
-    // Nobody to share with: every decode row, and prefill chunks in the rest of the step.
+    // Nobody to share with: decode rows, then prefill chunks in the rest of the step, up to
+    // max_step_rows rows.
     std::vector<ActiveRun*> runs;
     for (auto& run : active_) runs.push_back(run.get());
-    return AddJobRows(runs, options_.max_batch_tokens, std::nullopt, rows);
+    return AddJobRows(runs, options_.max_batch_tokens,
+                      options_.max_step_rows > 0 ? std::optional(options_.max_step_rows)
+                                                 : std::nullopt,
+                      rows);
   }
   // Rows first (a decode row costs its policy too), then the tokens those rows would take: a
   // job decoding many items asks for few tokens once its rows are capped, which leaves a narrow

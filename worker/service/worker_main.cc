@@ -80,6 +80,10 @@ ABSL_FLAG(int32_t, shared_step_rows, 8,
           "per job): shared max-min fairly between the jobs, so a wide search or trace spreads "
           "its rows over steps instead of slowing everyone's tokens; a lone job has whole "
           "steps. 0 = no sharing: every decode row runs every step.");
+ABSL_FLAG(int32_t, max_step_rows, 32,
+          "Rows (sequences) any forward step holds, a lone job's too, so that a job arriving "
+          "beside a wide search waits for a short step; the other rows run in the next steps. "
+          "0 = no bound.");
 ABSL_FLAG(int32_t, shared_step_tokens, 64,
           "Tokens such a shared step holds (at most --max_batch_tokens), shared the same way "
           "between the tokens the jobs' rows would take.");
@@ -123,6 +127,7 @@ arbor::worker::WorkerSetupOptions SetupFromFlags() {
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   setup.shared_step_rows = absl::GetFlag(FLAGS_shared_step_rows);
   setup.shared_step_tokens = absl::GetFlag(FLAGS_shared_step_tokens);
+  setup.max_step_rows = absl::GetFlag(FLAGS_max_step_rows);
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;
 }

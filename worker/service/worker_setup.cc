@@ -237,6 +237,9 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.shared_step_rows < 0) {
     return absl::InvalidArgumentError("--shared_step_rows: must be >= 0 (0: no sharing)");
   }
+  if (options.max_step_rows < 0) {
+    return absl::InvalidArgumentError("--max_step_rows: must be >= 0 (0: no bound)");
+  }
   if (options.shared_step_tokens < 1) {
     return absl::InvalidArgumentError("--shared_step_tokens: must be >= 1");
   }
@@ -257,6 +260,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.max_batch_tokens = options.max_batch_tokens;
   engine_options.shared_step_rows = options.shared_step_rows;
   engine_options.shared_step_tokens = options.shared_step_tokens;
+  engine_options.max_step_rows = options.max_step_rows;
   engine_options.min_progress_interval = options.min_progress_interval;
   engine_options.max_top_k = kMaxTopK;
   absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);

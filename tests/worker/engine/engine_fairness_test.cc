@@ -2,7 +2,7 @@
 // narrow job queued together with a wide one — a wide prefill, or many decoding items — has rows
 // in every step from its first to its last, the steps it shares hold no more than the shared
 // rows and tokens, the wide job then has whole steps to itself and completes, and every token
-// equals a solo run's.
+// equals a solo run's. Alone, a job's steps hold at most max_step_rows rows, to the same tokens.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -79,13 +79,15 @@ v1::RunRequest Narrow(int32_t steps) {
 
 class EngineFairnessTest : public testing::TinyModelSuite<17> {
  protected:
-  std::unique_ptr<Engine> Load(GatedBackend::Gate* gate) {
+  // `max_step_rows` 0: a lone job's steps unbounded, as the shared steps are what is tested.
+  std::unique_ptr<Engine> Load(GatedBackend::Gate* gate, int32_t max_step_rows = 0) {
     WorkerSetupOptions options;
     options.model = model_->dir();
     options.kv_tokens = 8192;
     options.max_batch_tokens = kMaxBatchTokens;
     options.shared_step_rows = kSharedStepRows;
     options.shared_step_tokens = kSharedStepTokens;
+    options.max_step_rows = max_step_rows;
     options.threads = 1;
     if (gate != nullptr) {
       options.wrap_backend = [gate](std::unique_ptr<Backend> inner) {
@@ -158,6 +160,26 @@ TEST_F(EngineFairnessTest, ANarrowJobIsNotQueuedBehindAWidePrefill) {
 // 40 items decoding: 40 rows in every step the narrow job shares unless the steps are shared.
 TEST_F(EngineFairnessTest, AWideDecodeSpreadsOverStepsBesideANarrowJob) {
   ExpectNarrowRunsInEveryStep(Wide(40, 1, 12), Narrow(8));
+}
+
+// A lone job's steps hold at most max_step_rows rows, so that a job arriving beside it waits
+// for a short step; the rows past the bound run in the next steps, to the same tokens.
+TEST_F(EngineFairnessTest, ALoneWideJobsStepsAreBounded) {
+  const v1::RunRequest wide = Wide(40, 1, 6);
+  std::unique_ptr<Engine> unbounded = Load(nullptr);
+  absl::StatusOr<v1::RunResponse> whole = testing::RunSync(*unbounded, wide);
+  GatedBackend::Gate gate;
+  gate.open.Notify();
+  std::unique_ptr<Engine> bounded = Load(&gate, /*max_step_rows=*/16);
+  absl::StatusOr<v1::RunResponse> split = testing::RunSync(*bounded, wide);
+  ASSERT_TRUE(whole.ok() && split.ok());
+  absl::MutexLock lock(&gate.mu);
+  EXPECT_GE(gate.step_rows.size(), 40u * 6u / 16u) << "240 decode rows, 16 a step at most";
+  for (size_t rows : gate.step_rows) EXPECT_LE(rows, 16u);
+  ASSERT_EQ(split->results_size(), wide.items_size());
+  for (int i = 0; i < wide.items_size(); ++i) {
+    EXPECT_EQ(Tokens(split->results(i)), Tokens(whole->results(i))) << "item " << i;
+  }
 }
 
 }  // namespace
