@@ -180,7 +180,7 @@ class Job : public std::enable_shared_from_this<Job> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Streamed with JobOptions::stream_runs: main-path steps are recorded as they come, a
-  // branch's rollouts shown as the traces' text.
+  // branch's rollouts shown as the traces' text (when the client takes them: JobSpec::reasoning).
   void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -41,7 +41,8 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
       std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
   const uint64_t generation = session_.Sent(std::move(ids), now);
   WorkerClient::ProgressCallback progress;
-  if (options_.stream_runs) {
+  // A branch's progress is only shown as the traces' text: none is asked for without a reader.
+  if (options_.stream_runs && (!branch_ || spec_.reasoning)) {
     progress = [self = shared_from_this(), generation](const arbor::v1::RunProgress& update) {
       self->OnRunProgress(generation, update);
     };
