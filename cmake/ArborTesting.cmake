@@ -84,8 +84,10 @@ function(arbor_add_test)
       ARBOR_PYTHON="${ARBOR_PYTHON}")
   # A GTEST_SKIP() case exits 0 like a pass; GoogleTest's "[  SKIPPED ]" line tells ctest it is
   # a skip. Newer GoogleTest modules of CMake add the same expression; set here, it holds with
-  # any.
-  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
+  # any. Listing the cases loads the binary's libraries, and a CUDA binary's cuBLASLt is half a
+  # gigabyte: read cold from a busy disk, it outlasts CMake's five-second default, and one
+  # binary's failed listing stops the whole ctest run.
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 180
       PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
                  SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
                  ENVIRONMENT "TEST_TMPDIR=${ARBOR_TEST_TMPDIR}")
