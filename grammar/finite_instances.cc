@@ -22,6 +22,7 @@ std::vector<int32_t> Needs(const Node& node) {
       if (node.min_items > 0) needs.push_back(node.items);
       break;
     case NodeKind::kUnion:
+    case NodeKind::kDiscriminated:
       needs = node.alternatives;
       break;
     default:
@@ -40,7 +41,8 @@ std::vector<bool> FiniteNodes(const JsonGrammar& grammar) {
   for (size_t i = 0; i < size; ++i) {
     const std::vector<int32_t> needs = Needs(grammar.nodes[i]);
     for (int32_t need : needs) dependents[need].push_back(static_cast<int32_t>(i));
-    const bool any_one = grammar.nodes[i].kind == NodeKind::kUnion;
+    const bool any_one = grammar.nodes[i].kind == NodeKind::kUnion ||
+                         grammar.nodes[i].kind == NodeKind::kDiscriminated;
     pending[i] = any_one ? 1 : static_cast<int32_t>(needs.size());
     if (pending[i] == 0) ready.push_back(static_cast<int32_t>(i));
   }
@@ -61,13 +63,14 @@ std::optional<InfiniteEdge> FindInfiniteCycle(const JsonGrammar& grammar) {
   const std::vector<bool> finite = FiniteNodes(grammar);
   if (finite[grammar.root]) return std::nullopt;
   // Every instance of an infinite node needs an infinite node: follow such needs until one comes
-  // round again. Unions cannot close a cycle alone (their first bytes are checked), so the last
+  // round again. Unions cannot close a cycle alone (their first bytes are checked, and a
+  // discriminated one leads to objects), so the last
   // object or array edge taken lies on the cycle.
   absl::flat_hash_set<int32_t> seen;
   InfiniteEdge last;
   for (int32_t node = grammar.root; seen.insert(node).second;) {
     const Node& n = grammar.nodes[node];
-    if (n.kind == NodeKind::kUnion) {
+    if (n.kind == NodeKind::kUnion || n.kind == NodeKind::kDiscriminated) {
       node = n.alternatives[0];
     } else if (n.kind == NodeKind::kArray) {
       last = InfiniteEdge{.node = node, .property = -1};

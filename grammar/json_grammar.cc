@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "grammar/discriminated_union.h"
 #include "grammar/exact_json.h"
 #include "grammar/finite_instances.h"
 #include "nlohmann/json.hpp"
@@ -74,6 +75,7 @@ bool FirstOf(const JsonGrammar& grammar, int32_t index, absl::flat_hash_set<int3
   const Node& node = grammar.nodes[index];
   switch (node.kind) {
     case NodeKind::kObject:
+    case NodeKind::kDiscriminated:
       out.set('{');
       return true;
     case NodeKind::kArray:
@@ -409,22 +411,41 @@ class Compiler {
     return slot;
   }
 
-  // Every union's alternatives must start with different bytes, so the first byte picks one;
-  // a reference that leads back to itself before any byte is matched is refused too.
+  // Every union's alternatives must start with different bytes, so the first byte picks one
+  // (tagged objects count as one alternative, discriminated_union.h); a reference that leads back
+  // to itself before any byte is matched is refused too.
   absl::Status CheckUnions() {
     for (const auto& [index, pointer] : union_pointers_) {
-      const Node& node = grammar_.nodes[index];
+      std::vector<bool> merged;
+      std::optional<Node> tagged =
+          MergeTaggedObjects(grammar_, grammar_.nodes[index].alternatives, merged);
+      std::vector<int32_t> alternatives;
+      std::vector<size_t> positions;  // Of the alternatives left, in the schema's list.
+      if (tagged) {
+        ASSIGN_OR_RETURN(const int32_t node, Add(*std::move(tagged), pointer));
+        alternatives.push_back(node);
+        positions.push_back(std::find(merged.begin(), merged.end(), true) - merged.begin());
+      }
+      for (size_t i = 0; i < merged.size(); ++i) {
+        if (merged[i]) continue;
+        alternatives.push_back(grammar_.nodes[index].alternatives[i]);
+        positions.push_back(i);
+      }
+      grammar_.nodes[index].alternatives = alternatives;
       std::bitset<256> seen;
-      for (size_t i = 0; i < node.alternatives.size(); ++i) {
+      for (size_t i = 0; i < alternatives.size(); ++i) {
         absl::flat_hash_set<int32_t> visiting = {static_cast<int32_t>(index)};
         std::bitset<256> first;
-        if (!FirstOf(grammar_, node.alternatives[i], visiting, first)) {
+        if (!FirstOf(grammar_, alternatives[i], visiting, first)) {
           return Error(pointer, "$ref: the reference leads back to itself before any value");
         }
         if ((seen & first).any()) {
-          return Error(pointer, absl::StrCat("alternative ", i,
-                                             " can start like an earlier one; alternatives must "
-                                             "be of different JSON types or distinct values"));
+          return Error(pointer,
+                       absl::StrCat("alternative ", positions[i],
+                                    " can start like an earlier one; alternatives must be of "
+                                    "different JSON types, distinct values, or objects whose "
+                                    "first property is required and holds a distinct const "
+                                    "string in each"));
         }
         seen |= first;
       }
@@ -456,7 +477,8 @@ class Compiler {
     for (Node& node : grammar_.nodes) {
       if (node.kind == NodeKind::kLiterals) {
         node.names = StringTrie(node.literals);
-      } else if (node.kind == NodeKind::kObject) {
+      } else if (node.kind == NodeKind::kObject || node.kind == NodeKind::kDiscriminated) {
+        node.tags = StringTrie(node.literals);
         std::vector<std::string> keys;
         for (const Property& property : node.properties) keys.push_back(property.key);
         node.names = StringTrie(keys);

@@ -4,7 +4,8 @@
 // json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
 // `additionalProperties` (a boolean, or a schema: the values of a map, an object without
 // `properties`), `items`, `minItems`, `maxItems`, `enum`, `const`, `anyOf` and `oneOf`
-// (alternatives that start differently), local `$ref` into `$defs`/`definitions` (recursion
+// (alternatives that start differently, or objects told apart by a first required property
+// holding a distinct constant string: discriminated unions, discriminated_union.h), local `$ref` into `$defs`/`definitions` (recursion
 // allowed), and the annotations (`title`, `description`, `default`, `examples`, …).
 // Any other keyword is refused by name with the JSON pointer of the schema that holds it, rather
 // than ignored: ignoring `pattern` or `minimum` would yield JSON that fails the user's schema.
@@ -38,6 +39,10 @@ enum class NodeKind : uint8_t {
   kInteger,   // Digits with an optional minus sign.
   kLiterals,  // One of `literals` (compact JSON texts): enum, const, true/false, null.
   kUnion,     // One of `alternatives`, chosen by the first byte.
+  // An object whose first property's value (one of `literals`, strings) picks which of the
+  // `alternatives` (kObject nodes whose first property it is) the rest of it follows
+  // (discriminated_union.h).
+  kDiscriminated,
 };
 
 struct Property {
@@ -53,11 +58,12 @@ struct Node {
   int32_t items = -1;                     // kArray's items; a free-form kObject's values (-1: any).
   int32_t min_items = 0;                  // kArray.
   int32_t max_items = -1;                 // kArray; -1: unbounded.
-  std::vector<std::string> literals = {};  // kLiterals.
+  std::vector<std::string> literals = {};  // kLiterals; kDiscriminated's tag values.
   std::vector<int32_t> alternatives = {};  // kUnion: first bytes are disjoint.
   // The index the matcher walks, whatever the number of properties or literals: kObject's keys
   // by property index, kLiterals' literals by literal index.
   StringTrie names = {};
+  StringTrie tags = {};  // kDiscriminated's `literals`.
   // kObject: for each i in [0, properties.size()], the first required property at or after i
   // (properties.size() when none), so property i may follow property next - 1 exactly when
   // next <= i <= required_from[next].

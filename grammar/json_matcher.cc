@@ -6,7 +6,8 @@ namespace arbor::grammar {
 namespace {
 
 // Object phases.
-enum : uint8_t { kObjOpen, kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter, kObjNext };
+// kObjTag: a discriminated object's tag value, in the frame itself (node.tags' node in `a`).
+enum : uint8_t { kObjOpen, kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter, kObjNext, kObjTag };
 // Array phases.
 enum : uint8_t { kArrOpen, kArrFirst, kArrAfter, kArrNext };
 // String phases.
@@ -118,6 +119,7 @@ JsonMatcher::Step JsonMatcher::StepFrame(Frame& frame, uint8_t byte, int32_t& pu
   const Node& node = grammar_->nodes[frame.node];
   switch (node.kind) {
     case NodeKind::kObject:
+    case NodeKind::kDiscriminated:
       return StepObject(frame, byte, push);
     case NodeKind::kArray:
       return StepArray(frame, byte, push);
@@ -170,6 +172,11 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
     case kObjValue:
       if (Whitespace(frame, byte)) return Step::kConsume;
       frame.whitespace = 0;
+      if (node.kind == NodeKind::kDiscriminated) {
+        frame.phase = kObjTag;
+        frame.a = StringTrie::kRoot;
+        return Step::kRetry;
+      }
       frame.phase = kObjAfter;
       push = !node.free_form   ? node.properties[frame.count - 1].value
              : node.items >= 0 ? node.items
@@ -184,8 +191,23 @@ JsonMatcher::Step JsonMatcher::StepObject(Frame& frame, uint8_t byte, int32_t& p
         return Step::kConsume;
       }
       return Step::kReject;
+    case kObjTag:
+      return StepTag(frame, byte);
   }
   return Step::kReject;
+}
+
+// Once a tag value is whole, the frame becomes its alternative's object, past that property (a
+// value is a JSON string, so none is a prefix of another).
+JsonMatcher::Step JsonMatcher::StepTag(Frame& frame, uint8_t byte) const {
+  const Node& node = grammar_->nodes[frame.node];
+  const int32_t next = node.tags.Child(frame.a, byte);
+  if (next < 0) return Step::kReject;
+  frame.a = next;
+  if (const int32_t tag = node.tags.Ending(next); tag >= 0) {
+    frame = Frame{.node = node.alternatives[tag], .phase = kObjAfter, .count = 1};
+  }
+  return Step::kConsume;
 }
 
 // frame.a is the node of the key's bytes so far in the keys' trie: a byte goes on when some key

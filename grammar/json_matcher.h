@@ -83,6 +83,7 @@ class JsonMatcher {
   Step StepLiterals(Frame& frame, uint8_t byte, const Node& node) const;
   Step StepUnion(Frame& frame, uint8_t byte) const;
   Step StepKey(Frame& frame, uint8_t byte);
+  Step StepTag(Frame& frame, uint8_t byte) const;
   // A whitespace byte in a gap, within the rule above.
   static bool Whitespace(Frame& frame, uint8_t byte);
   bool CanEndFrame(const Frame& frame) const;

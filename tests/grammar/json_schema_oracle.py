@@ -6,7 +6,7 @@ Reads one JSON request on stdin and answers on stdout:
       (written in the form Arbor generates: declared properties in order, compact, spaced or
       indented) and documents it rejects (a required property dropped, a value of the wrong
       type, an undeclared property where additionalProperties is false, an enum value outside
-      the list, too few or too many items, cut-off text).
+      the list, too few or too many items, a discriminated union's tag changed, cut-off text).
   {"op": "validate", "items": [{"schema": TEXT, "document": TEXT}, ...]}
       For each item "" when the document parses and validates, else why not.
 """
@@ -37,9 +37,11 @@ class Generator:
             return {"type": "object", "additionalProperties": self.schema(depth + 1)}
         if r < 0.8:
             return self.array(depth)
-        if r < 0.9:
+        if r < 0.85:
             return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}][
                 :self.rng.randint(2, 3)]}
+        if r < 0.9:
+            return self.tagged(depth)
         name = "Def%d" % len(self.defs)
         self.defs[name] = None  # Reserved, so the definitions it nests take other names.
         self.defs[name] = self.object(depth + 1)
@@ -68,6 +70,16 @@ class Generator:
             schema["additionalProperties"] = False
         return schema
 
+    def tagged(self, depth):
+        """A discriminated union: objects told apart by their first property's constant."""
+        alternatives = []
+        for tag in self.rng.sample(["circle", "square", "a\"b", "naïve"], self.rng.randint(2, 3)):
+            alternative = self.object(depth + 1)
+            alternative["properties"] = {"shape": {"const": tag}, **alternative["properties"]}
+            alternative["required"] = ["shape"] + alternative.get("required", [])
+            alternatives.append(alternative)
+        return {self.rng.choice(["anyOf", "oneOf"]): alternatives}
+
     def array(self, depth):
         schema = {"type": "array", "items": self.schema(depth + 1)}
         if self.rng.random() < 0.4:
@@ -92,8 +104,9 @@ def resolve(schema, root):
 def instance(schema, root, rng):
     """A value of `schema` in the form Arbor's grammar generates."""
     schema = resolve(schema, root)
-    if "anyOf" in schema:
-        return instance(rng.choice(schema["anyOf"]), root, rng)
+    for keyword in ("anyOf", "oneOf"):
+        if keyword in schema:
+            return instance(rng.choice(schema[keyword]), root, rng)
     if "enum" in schema:
         return rng.choice(schema["enum"])
     if "const" in schema:
