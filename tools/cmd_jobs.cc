@@ -52,12 +52,14 @@ int ListJobs(const ClientOptions& client, int limit, Output output) {
     output.out << ToJson(response) << "\n";
     return 0;
   }
-  output.out << absl::StrFormat("%-24s %-10s %-16s %8s %-19s %s\n", "JOB", "STATE", "WORKER",
-                                "TOKENS", "CREATED", "TAG");
+  output.out << absl::StrFormat("%-24s %-10s %-16s %8s %-19s %-12s %s\n", "JOB", "STATE",
+                                "WORKER", "TOKENS", "CREATED", "TAG", "PROMPT");
   for (const arbor::v1::Job& job : response.jobs()) {
-    output.out << absl::StrFormat(
-        "%-24s %-10s %-16s %8d %-19s %s\n", job.job_id(), StateName(job.state()), job.worker_id(),
-        job.usage().generated_tokens(), Created(job.created_unix_ms()), job.client_tag());
+    output.out << absl::StrFormat("%-24s %-10s %-16s %8d %-19s %-12s %s\n", job.job_id(),
+                                  StateName(job.state()), job.worker_id(),
+                                  job.usage().generated_tokens(), Created(job.created_unix_ms()),
+                                  job.client_tag().empty() ? "-" : job.client_tag(),
+                                  job.prompt_snippet());
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/service/grpc_worker_client.h"
+#include "coordinator/service/prompt_snippet.h"
 #include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -236,14 +237,14 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   RETURN_IF_ERROR(
       tenant_quota_.Reserve(job_id, caller.name, caller.limits, spec.policy.RowsInFlight()));
   absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      CreateAndAdmit(std::move(spec), prompt, checked.client_tag, caller.name, now);
+      CreateAndAdmit(std::move(spec), prompt,
+                     {checked.client_tag, caller.name, now, PromptSnippet(request)});
   if (!record.ok()) tenant_quota_.Release(job_id);
   return record;
 }
 
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(
-    JobSpec spec, const std::vector<int32_t>& prompt, const std::string& client_tag,
-    const std::string& owner, absl::Time created) {
+    JobSpec spec, const std::vector<int32_t>& prompt, RecordLabels labels) {
   const int32_t max_tokens = spec.max_tokens;
   WorkerHandle handle;
   ASSIGN_OR_RETURN(std::shared_ptr<WorkerClient> worker, Route(prompt, {}, &handle));
@@ -258,8 +259,10 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(
                      ": more than the ", job_options.top_k, " alternatives worker ",
                      handle.worker_id, " returns per step"));
   }
-  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, client_tag, created, owner);
+  auto record = std::make_shared<JobRecord>(spec.job_id, spec.seed, std::move(labels.client_tag),
+                                            labels.created, std::move(labels.owner));
   record->policy = policy::PolicyToProto(spec.policy);
+  record->prompt_snippet = std::move(labels.prompt_snippet);
   record->top_logprobs = spec.top_logprobs;
   absl::StatusOr<std::shared_ptr<Job>> job =
       Job::Create(std::move(spec), job_options, Environment(record, std::move(worker), prompt));

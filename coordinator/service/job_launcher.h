@@ -107,11 +107,16 @@ class JobLauncher {
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
                              std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
   // Routes, creates and admits the job of `spec`: Launch's part after its checks.
+  // What a job's record says of it besides the job itself.
+  struct RecordLabels {
+    std::string client_tag;
+    std::string owner;
+    absl::Time created;
+    std::string prompt_snippet;
+  };
   absl::StatusOr<std::shared_ptr<JobRecord>> CreateAndAdmit(JobSpec spec,
                                                             const std::vector<int32_t>& prompt,
-                                                            const std::string& client_tag,
-                                                            const std::string& owner,
-                                                            absl::Time created);
+                                                            RecordLabels labels);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
   // flight on a dead worker moves when that Run fails, the others at once.

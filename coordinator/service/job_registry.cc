@@ -18,6 +18,7 @@ arbor::v1::Job JobRecord::ToProto(bool brief) const {
   out.set_job_id(job_id);
   out.set_seed(seed);
   out.set_client_tag(client_tag);
+  out.set_prompt_snippet(prompt_snippet);
   out.set_created_unix_ms(absl::ToUnixMillis(created));
   out.set_state(job->state());
   out.set_finish_reason(job->finish_reason());

@@ -55,6 +55,8 @@ struct JobRecord {
   // may see or cancel the job.
   const std::string owner;
   arbor::v1::PolicyConfig policy;  // As resolved, every field set; set before Admit.
+  // What lists show of the prompt (Job.prompt_snippet); set before Admit.
+  std::string prompt_snippet;
   int32_t top_logprobs = 0;        // Alternatives per node the job asked to keep.
   std::shared_ptr<Job> job;        // Set before JobRegistry::Admit, never changed after.
   EventLog events;

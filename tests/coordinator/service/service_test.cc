@@ -18,6 +18,7 @@
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
+#include "coordinator/service/prompt_snippet.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rpc/server.h"
@@ -339,6 +340,34 @@ TEST(JobLauncherTest, RefusesPromptsItCannotServe) {
   absl::Status status = h.launcher->Launch(wide, absl::InfiniteFuture()).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(status.message(), "policy.insert.tokens")) << status;
+}
+
+TEST(PromptSnippetTest, ShowsTheQuestionOnOneLineCutToItsWidth) {
+  arbor::v1::GenerateRequest chat;
+  for (const auto& [role, content] : std::vector<std::pair<std::string, std::string>>{
+           {"system", "You are terse."}, {"user", "first"}, {"assistant", "ok"},
+           {"user", "  Name\n\n three\tcolours  "}, {"assistant", ""}}) {
+    arbor::v1::ChatMessage* message = chat.mutable_chat()->add_messages();
+    message->set_role(role);
+    message->set_content(content);
+  }
+  EXPECT_EQ(PromptSnippet(chat), "Name three colours");
+
+  arbor::v1::GenerateRequest system_only;
+  system_only.mutable_chat()->add_messages()->set_content("only a system message");
+  EXPECT_EQ(PromptSnippet(system_only), "only a system message");
+
+  // Cut at a character, "…" in the last column; each of these takes two columns.
+  arbor::v1::GenerateRequest wide;
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "木";
+  wide.set_text(text);
+  std::string want;
+  for (int i = 0; i < (kPromptSnippetWidth - 1) / 2; ++i) want += "木";
+  EXPECT_EQ(PromptSnippet(wide), want + "…");
+
+  arbor::v1::GenerateRequest tokens = Harness::Request(4);
+  EXPECT_EQ(PromptSnippet(tokens), "");
 }
 
 // The gRPC service on a loopback port over the harness.
