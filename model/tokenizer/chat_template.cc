@@ -13,6 +13,8 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
+#include "model/tokenizer/prompt_builder.h"
+#include "model/tokenizer/tool_prompt.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::model {
@@ -82,102 +84,51 @@ std::string DateLiteral(absl::string_view text) {
   return "26 Jul 2024";
 }
 
-// Appends the id of special token `token`, or fails naming it.
-absl::Status AppendSpecial(const Tokenizer& tokenizer, absl::string_view token,
-                           std::vector<int>* ids) {
-  auto id = tokenizer.TokenId(token);
-  if (!id.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("the chat template needs the special token ",
-                                                      token, ", which this tokenizer lacks"));
-  }
-  ids->push_back(*id);
-  return absl::OkStatus();
-}
-
-void AppendText(const Tokenizer& tokenizer, absl::string_view text, std::vector<int>* ids) {
-  const std::vector<int> encoded = tokenizer.Encode(text, /*parse_special=*/false);
-  ids->insert(ids->end(), encoded.begin(), encoded.end());
+// Today's date as Llama 3.1+'s system turn writes it: the template's literal, or the day of
+// rendering as Llama 3.2's strftime_now("%d %b %Y") gives it.
+std::string PreambleDate(const ChatTemplate& chat_template) {
+  return chat_template.preamble_date.empty()
+             ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
+             : chat_template.preamble_date;
 }
 
 absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
                                              const ChatTemplate& chat_template,
                                              const std::vector<ChatMessage>& messages,
                                              bool add_generation_prompt) {
-  std::vector<int> ids;
-  RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|begin_of_text|>", &ids));
+  PromptBuilder b(tokenizer);
+  RETURN_IF_ERROR(b.Special("<|begin_of_text|>"));
   auto header = [&](absl::string_view role) -> absl::Status {
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|start_header_id|>", &ids));
-    AppendText(tokenizer, role, &ids);
-    return AppendSpecial(tokenizer, "<|end_header_id|>", &ids);
+    RETURN_IF_ERROR(b.Special("<|start_header_id|>"));
+    b.Text(role);
+    return b.Special("<|end_header_id|>");
   };
   size_t first = 0;
   if (chat_template.knowledge_date_preamble) {
     // The template takes a leading system message into its own system turn.
     const bool own_system = !messages.empty() && messages[0].role == "system";
-    const std::string date = chat_template.preamble_date.empty()
-                                 ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
-                                 : chat_template.preamble_date;
     RETURN_IF_ERROR(header("system"));
-    AppendText(tokenizer,
-               absl::StrCat("\n\n", kKnowledgeDate, "\nToday Date: ", date, "\n\n",
-                            own_system ? absl::StripAsciiWhitespace(messages[0].content) : ""),
-               &ids);
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
+    b.Text(absl::StrCat("\n\n", kKnowledgeDate, "\nToday Date: ", PreambleDate(chat_template),
+                        "\n\n",
+                        own_system ? absl::StripAsciiWhitespace(messages[0].content) : ""));
+    RETURN_IF_ERROR(b.Special("<|eot_id|>"));
     first = own_system ? 1 : 0;
   }
   for (const ChatMessage& message :
        absl::MakeConstSpan(messages).subspan(std::min(first, messages.size()))) {
     RETURN_IF_ERROR(header(message.role));
-    AppendText(tokenizer, absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)), &ids);
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|eot_id|>", &ids));
+    b.Text(absl::StrCat("\n\n", absl::StripAsciiWhitespace(message.content)));
+    RETURN_IF_ERROR(b.Special("<|eot_id|>"));
   }
   if (add_generation_prompt) {
     RETURN_IF_ERROR(header("assistant"));
-    AppendText(tokenizer, "\n\n", &ids);
+    b.Text("\n\n");
   }
-  return ids;
+  return b.Finish();
 }
 
 // Mistral's prompt: "[INST]" and "[/INST]" are control tokens in v0.3's vocabulary and plain
-// text in v0.1's, so each markup literal becomes its token where the tokenizer has it as a
-// special one and joins the surrounding text otherwise; text runs are encoded whole, as the
-// reference tokenizes the rendered string between its special tokens.
-class MistralPrompt {
- public:
-  explicit MistralPrompt(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
-  void Markup(absl::string_view literal) {
-    absl::StatusOr<int> id = tokenizer_.TokenId(literal);
-    if (id.ok() && tokenizer_.IsSpecial(*id)) {
-      Push(*id);
-    } else {
-      absl::StrAppend(&text_, literal);
-    }
-  }
-  void Text(absl::string_view text) { absl::StrAppend(&text_, text); }
-  absl::Status Special(absl::string_view token) {
-    Flush();
-    return AppendSpecial(tokenizer_, token, &ids_);
-  }
-  std::vector<int> Finish() {
-    Flush();
-    return std::move(ids_);
-  }
-
- private:
-  void Push(int id) {
-    Flush();
-    ids_.push_back(id);
-  }
-  void Flush() {
-    AppendText(tokenizer_, text_, &ids_);
-    text_.clear();
-  }
-
-  const Tokenizer& tokenizer_;
-  std::string text_;
-  std::vector<int> ids_;
-};
-
+// text in v0.1's (PromptBuilder::Markup).
 absl::StatusOr<std::vector<int>> ApplyMistral(const Tokenizer& tokenizer,
                                               const ChatTemplate& chat_template,
                                               const std::vector<ChatMessage>& messages) {
@@ -191,7 +142,7 @@ absl::StatusOr<std::vector<int>> ApplyMistral(const Tokenizer& tokenizer,
     system = turns[0].content;
     turns.remove_prefix(1);
   }
-  MistralPrompt prompt(tokenizer);
+  PromptBuilder prompt(tokenizer);
   RETURN_IF_ERROR(prompt.Special("<s>"));
   for (size_t i = 0; i < turns.size(); ++i) {
     const ChatMessage& turn = turns[i];
@@ -223,18 +174,38 @@ absl::StatusOr<std::vector<int>> ApplyMistral(const Tokenizer& tokenizer,
 absl::StatusOr<std::vector<int>> ApplyChatML(const Tokenizer& tokenizer,
                                              const std::vector<ChatMessage>& messages,
                                              bool add_generation_prompt) {
-  std::vector<int> ids;
+  PromptBuilder b(tokenizer);
   for (const ChatMessage& message : messages) {
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_start|>", &ids));
-    AppendText(tokenizer, absl::StrCat(message.role, "\n", message.content), &ids);
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_end|>", &ids));
-    AppendText(tokenizer, "\n", &ids);
+    RETURN_IF_ERROR(b.Special("<|im_start|>"));
+    b.Text(absl::StrCat(message.role, "\n", message.content));
+    RETURN_IF_ERROR(b.Special("<|im_end|>"));
+    b.Text("\n");
   }
   if (add_generation_prompt) {
-    RETURN_IF_ERROR(AppendSpecial(tokenizer, "<|im_start|>", &ids));
-    AppendText(tokenizer, "assistant\n", &ids);
+    RETURN_IF_ERROR(b.Special("<|im_start|>"));
+    b.Text("assistant\n");
   }
-  return ids;
+  return b.Finish();
+}
+
+// A conversation with tools, in the template's tool format.
+absl::StatusOr<std::vector<int>> ApplyWithTools(const Tokenizer& tokenizer,
+                                                const ChatTemplate& chat_template,
+                                                const std::vector<ChatMessage>& messages,
+                                                bool add_generation_prompt,
+                                                const ChatTools& tools) {
+  switch (ToolFormatOf(chat_template)) {
+    case ToolFormat::kChatMLToolCall:
+      return ApplyChatMLWithTools(tokenizer, messages, tools, add_generation_prompt);
+    case ToolFormat::kLlama3Json:
+      return ApplyLlama3WithTools(tokenizer, PreambleDate(chat_template), messages, tools,
+                                  add_generation_prompt);
+    case ToolFormat::kNone:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the model's chat template (", DescribeChatTemplate(chat_template),
+      ") has no tool-calling format: tools, tool calls and \"tool\" turns are refused"));
 }
 
 }  // namespace
@@ -277,6 +248,9 @@ absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
     if (llama3.knowledge_date_preamble && !absl::StrContains(text, "strftime_now")) {
       llama3.preamble_date = DateLiteral(text);
     }
+    // Meta's JSON tool calling (3.1 and later) names the environment calls run in.
+    llama3.json_tool_calls =
+        llama3.knowledge_date_preamble && absl::StrContains(text, "Environment: ipython");
     return llama3;
   }
   if (LooksLikeChatML(text)) return ChatTemplate(ChatFormat::kChatML, DefaultSystem(text));
@@ -295,6 +269,18 @@ absl::StatusOr<ChatTemplate> DetectChatTemplateText(absl::string_view text) {
       "unrecognised chat_template (not Llama 3 headers, ChatML <|im_start|> or Mistral [INST]): \"",
       text.substr(0, shown), text.size() > shown ? "…\"" : "\"",
       "; choose one with --chat_template NAME (llama3, chatml or mistral)"));
+}
+
+ToolFormat ToolFormatOf(const ChatTemplate& chat_template) {
+  switch (chat_template.format) {
+    case ChatFormat::kChatML:
+      return ToolFormat::kChatMLToolCall;
+    case ChatFormat::kLlama3:
+      return chat_template.json_tool_calls ? ToolFormat::kLlama3Json : ToolFormat::kNone;
+    case ChatFormat::kMistral:
+      return ToolFormat::kNone;
+  }
+  return ToolFormat::kNone;
 }
 
 absl::StatusOr<ChatFormat> ParseChatTemplateName(absl::string_view name) {
@@ -357,7 +343,8 @@ std::string ChatMLChatTemplate() {
 absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
                                                    const ChatTemplate& chat_template,
                                                    const std::vector<ChatMessage>& messages,
-                                                   bool add_generation_prompt) {
+                                                   bool add_generation_prompt,
+                                                   const ChatTools& tools) {
   std::vector<ChatMessage> with_system;
   const std::vector<ChatMessage>* conversation = &messages;
   if (!chat_template.default_system.empty() &&
@@ -365,6 +352,9 @@ absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
     with_system.push_back({"system", chat_template.default_system});
     with_system.insert(with_system.end(), messages.begin(), messages.end());
     conversation = &with_system;
+  }
+  if (UsesTools(*conversation, tools)) {
+    return ApplyWithTools(tokenizer, chat_template, *conversation, add_generation_prompt, tools);
   }
   switch (chat_template.format) {
     case ChatFormat::kLlama3:

@@ -41,11 +41,39 @@ struct ChatTemplate {
   bool legacy_mistral = false;
   // Mistral v0.3's template trims an answer before " answer</s>".
   bool mistral_trims_answers = false;
+  // Llama 3.1+: the template has Meta's JSON tool calling ("Environment: ipython", tools in the
+  // first user message, calls as {"name": …, "parameters": …}, results as "ipython" turns).
+  bool json_tool_calls = false;
+};
+
+// How a template shows tools and calls to the model (tool_prompt.h).
+enum class ToolFormat {
+  kNone,
+  // Qwen2.5's ChatML form, used for every ChatML template: a "# Tools" system section, calls as
+  // <tool_call>{"name": …, "arguments": …}</tool_call> blocks, results as <tool_response> blocks
+  // of a user turn.
+  kChatMLToolCall,
+  kLlama3Json,  // ChatTemplate::json_tool_calls.
+};
+ToolFormat ToolFormatOf(const ChatTemplate& chat_template);
+
+struct ChatToolCall {
+  std::string name;
+  std::string arguments;  // A JSON object, as text.
 };
 
 struct ChatMessage {
-  std::string role;  // "system", "user", "assistant", …
+  std::string role;  // "system", "user", "assistant", "tool", …
   std::string content;
+  std::vector<ChatToolCall> tool_calls = {};  // An assistant turn's calls.
+};
+
+// What a conversation brings beyond its messages for tool calling.
+struct ChatTools {
+  // OpenAI tool objects ({"type": "function", "function": {…}}) as JSON text.
+  std::vector<std::string> tools;
+  // After the generation prompt, open a call (ChatML: "<tool_call>\n"): the answer is its JSON.
+  bool open_call = false;
 };
 
 // Recognises the template in the text of a tokenizer_config.json ("chat_template" as a string,
@@ -79,10 +107,13 @@ std::string ChatMLChatTemplate();
 // `add_generation_prompt`, the assistant header follows (Mistral has none). A conversation without
 // a system message first gets the template's default_system, if any. Fails when the tokenizer lacks
 // one of the special tokens the template needs, naming it.
+// Tools, tool calls and "tool" turns are rendered in ToolFormatOf(chat_template) (tool_prompt.h);
+// a template without one refuses them.
 absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
                                                    const ChatTemplate& chat_template,
                                                    const std::vector<ChatMessage>& messages,
-                                                   bool add_generation_prompt);
+                                                   bool add_generation_prompt,
+                                                   const ChatTools& tools = {});
 
 }  // namespace arbor::model
 

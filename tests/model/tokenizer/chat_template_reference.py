@@ -11,7 +11,12 @@ Arbor.
 
 Command line: one JSON request on stdin, one JSON answer on stdout.
   request: {"template": TEXT, "bos_token": STR|null, "eos_token": STR|null,
-            "cases": [{"messages": [{"role", "content"}...], "add_generation_prompt": bool}...]}
+            "cases": [{"messages": [{"role", "content", "tool_calls"?}...],
+                       "add_generation_prompt": bool, "tools": [TOOL...]?}...]}
+  A case's tools (OpenAI tool objects) are passed as `tools`, as apply_chat_template(tools=...)
+  passes dicts through; assistant messages' tool_calls hold arguments as objects. `messages` and
+  `tools` may also be given as JSON text, parsed here, so that keys keep the order the caller
+  wrote them in (tojson writes them in that order).
   answer:  {"rendered": [TEXT per case, or null where the template raised (an exception of its
                           own, e.g. Mistral's on roles that do not alternate, or a Jinja error)]}
 """
@@ -48,10 +53,13 @@ def main():
     specials = {k: request[k] for k in ("bos_token", "eos_token") if request.get(k) is not None}
     rendered = []
     for case in request["cases"]:
+        for key in ("messages", "tools"):
+            if isinstance(case.get(key), str):
+                case[key] = json.loads(case[key])
         try:
             rendered.append(template.render(messages=case["messages"],
                                             add_generation_prompt=case["add_generation_prompt"],
-                                            tools=None, **specials))
+                                            tools=case.get("tools"), **specials))
         except (ValueError, jinja2.TemplateError):
             rendered.append(None)
     json.dump({"rendered": rendered}, sys.stdout, ensure_ascii=False)
