@@ -12,6 +12,8 @@
 #include "grammar/discriminated_union.h"
 #include "grammar/exact_json.h"
 #include "grammar/finite_instances.h"
+#include "grammar/json_matcher.h"
+#include "grammar/schema_error.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::grammar {
@@ -29,31 +31,31 @@ const absl::flat_hash_set<std::string>& Annotations() {
   return *kSet;
 }
 
-const absl::flat_hash_set<std::string>& Handled() {
-  static const auto* const kSet = new absl::flat_hash_set<std::string>{
-      "type",  "properties", "required", "additionalProperties",
-      "items", "minItems",   "maxItems", "enum",
-      "const", "anyOf",      "oneOf",    "$ref"};
-  return *kSet;
-}
+struct Keyword {
+  const char* name;
+  const char* type;  // The instances it restricts ("" for all): what a schema without `type` is.
+};
 
-absl::Status Error(absl::string_view pointer, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("at ", pointer.empty() ? "the schema's root" : pointer, ": ", what));
-}
+// The keywords compiled, in the order a schema without `type` infers its types from them.
+constexpr Keyword kKeywords[] = {
+    {"type", ""},         {"enum", ""},           {"const", ""},
+    {"anyOf", ""},        {"oneOf", ""},          {"$ref", ""},
+    {"properties", "object"}, {"required", "object"}, {"additionalProperties", "object"},
+    {"items", "array"},   {"minItems", "array"},  {"maxItems", "array"},
+    {"minimum", "number"}, {"maximum", "number"}, {"exclusiveMinimum", "number"},
+    {"exclusiveMaximum", "number"}, {"multipleOf", "number"}};
 
-std::string Child(absl::string_view pointer, absl::string_view key) {
-  std::string escaped;
-  for (char c : key) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
+const Keyword* FindKeyword(absl::string_view name) {
+  for (const Keyword& keyword : kKeywords) {
+    if (name == keyword.name) return &keyword;
   }
-  return absl::StrCat(pointer, "/", escaped);
+  return nullptr;
+}
+
+std::string KeywordList() {
+  std::vector<std::string> names;
+  for (const Keyword& keyword : kKeywords) names.emplace_back(keyword.name);
+  return absl::StrJoin(names, ", ");
 }
 
 // The JSON type names a value satisfies ("integer" values are numbers too).
@@ -86,8 +88,7 @@ bool FirstOf(const JsonGrammar& grammar, int32_t index, absl::flat_hash_set<int3
       return true;
     case NodeKind::kNumber:
     case NodeKind::kInteger:
-      out.set('-');
-      for (char c = '0'; c <= '9'; ++c) out.set(static_cast<unsigned char>(c));
+      out |= NumberFirstBytes(node.bounds);
       return true;
     case NodeKind::kLiterals:
       for (const std::string& literal : node.literals) {
@@ -115,6 +116,7 @@ class Compiler {
     RETURN_IF_ERROR(CheckFinite());
     FillFirstBytes();
     IndexNames();
+    RETURN_IF_ERROR(FilterLiterals());
     return std::move(grammar_);
   }
 
@@ -161,25 +163,23 @@ class Compiler {
   }
 
   absl::StatusOr<int32_t> Compile(const Json& schema, const std::string& pointer, int depth) {
-    if (depth > kMaxSchemaDepth) return Error(pointer, "schemas nest too deeply");
+    if (depth > kMaxSchemaDepth) return SchemaError(pointer, "schemas nest too deeply");
     if (schema.is_boolean()) {
       if (schema.get<bool>()) return AnyValue();
-      return Error(pointer, "the schema false accepts nothing");
+      return SchemaError(pointer, "the schema false accepts nothing");
     }
-    if (!schema.is_object()) return Error(pointer, "a schema must be an object or a boolean");
+    if (!schema.is_object()) return SchemaError(pointer, "a schema must be an object or a boolean");
     for (const auto& [key, unused] : schema.items()) {
-      if (!Annotations().contains(key) && !Handled().contains(key)) {
-        return Error(pointer, absl::StrCat("keyword '", key,
-                                           "' is not supported (supported: type, properties, "
-                                           "required, additionalProperties, items, minItems, "
-                                           "maxItems, enum, const, anyOf, oneOf, $ref)"));
+      if (!Annotations().contains(key) && FindKeyword(key) == nullptr) {
+        return SchemaError(pointer, absl::StrCat("keyword '", key, "' is not supported (supported: ",
+                                                 KeywordList(), ")"));
       }
     }
     if (schema.contains("$ref")) return Ref(schema, pointer, depth);
     if (schema.contains("anyOf") || schema.contains("oneOf")) {
       return Alternatives(schema, pointer, depth);
     }
-    if (schema.contains("enum") || schema.contains("const")) return Literals(schema, pointer);
+    if (schema.contains("enum") || schema.contains("const")) return Literals(schema, pointer, depth);
     ASSIGN_OR_RETURN(std::vector<std::string> types, Types(schema, pointer));
     std::vector<int32_t> nodes;
     for (const std::string& type : types) {
@@ -196,31 +196,31 @@ class Compiler {
         "object", "array", "string", "number", "integer", "boolean", "null"};
     std::vector<std::string> types;
     if (!schema.contains("type")) {
-      if (schema.contains("properties") || schema.contains("required") ||
-          schema.contains("additionalProperties")) {
-        types.push_back("object");
-      } else if (schema.contains("items") || schema.contains("minItems") ||
-                 schema.contains("maxItems")) {
-        types.push_back("array");
-      } else {
-        types.push_back("any");
+      // The types the keywords restrict: instances of other types are valid too, but generating
+      // fewer kinds of value is still generating valid ones.
+      for (const Keyword& keyword : kKeywords) {
+        if (*keyword.type != '\0' && schema.contains(keyword.name) &&
+            std::find(types.begin(), types.end(), keyword.type) == types.end()) {
+          types.push_back(keyword.type);
+        }
       }
+      if (types.empty()) types.push_back("any");
       return types;
     }
     const Json& type = schema["type"];
-    const std::string at = Child(pointer, "type");
+    const std::string at = ChildPointer(pointer, "type");
     if (type.is_string()) {
       types.push_back(type.get<std::string>());
     } else if (type.is_array() && !type.empty()) {
       for (const Json& t : type) {
-        if (!t.is_string()) return Error(at, "type: a list must hold type names");
+        if (!t.is_string()) return SchemaError(at, "type: a list must hold type names");
         types.push_back(t.get<std::string>());
       }
     } else {
-      return Error(at, "type: must be a type name or a non-empty list of them");
+      return SchemaError(at, "type: must be a type name or a non-empty list of them");
     }
     for (const std::string& t : types) {
-      if (!kNames.contains(t)) return Error(at, absl::StrCat("type: '", t, "' is not a JSON type"));
+      if (!kNames.contains(t)) return SchemaError(at, absl::StrCat("type: '", t, "' is not a JSON type"));
     }
     return types;
   }
@@ -231,8 +231,11 @@ class Compiler {
     if (type == "object") return Object(schema, pointer, depth);
     if (type == "array") return Array(schema, pointer, depth);
     if (type == "string") return AnyString();
-    if (type == "number") return Add(Node{.kind = NodeKind::kNumber});
-    if (type == "integer") return Add(Node{.kind = NodeKind::kInteger});
+    if (type == "number" || type == "integer") {
+      const bool integer = type == "integer";
+      ASSIGN_OR_RETURN(NumberBounds bounds, ParseNumberBounds(schema, pointer, integer));
+      return Add(Node{.kind = integer ? NodeKind::kInteger : NodeKind::kNumber, .bounds = bounds});
+    }
     if (type == "boolean")
       return Add(Node{.kind = NodeKind::kLiterals, .literals = {"true", "false"}});
     return Add(Node{.kind = NodeKind::kLiterals, .literals = {"null"}});
@@ -252,10 +255,10 @@ class Compiler {
     absl::flat_hash_set<std::string> required;
     if (schema.contains("required")) {
       const Json& list = schema["required"];
-      if (!list.is_array()) return Error(Child(pointer, "required"), "required: must be a list");
+      if (!list.is_array()) return SchemaError(ChildPointer(pointer, "required"), "required: must be a list");
       for (const Json& name : list) {
         if (!name.is_string()) {
-          return Error(Child(pointer, "required"), "required: must list property names");
+          return SchemaError(ChildPointer(pointer, "required"), "required: must list property names");
         }
         required.insert(name.get<std::string>());
       }
@@ -263,10 +266,10 @@ class Compiler {
     Node node{.kind = NodeKind::kObject};
     if (schema.contains("properties")) {
       const Json& properties = schema["properties"];
-      const std::string at = Child(pointer, "properties");
-      if (!properties.is_object()) return Error(at, "properties: must be an object");
+      const std::string at = ChildPointer(pointer, "properties");
+      if (!properties.is_object()) return SchemaError(at, "properties: must be an object");
       for (const auto& [name, property] : properties.items()) {
-        ASSIGN_OR_RETURN(const int32_t value, Compile(property, Child(at, name), depth + 1));
+        ASSIGN_OR_RETURN(const int32_t value, Compile(property, ChildPointer(at, name), depth + 1));
         node.properties.push_back(Property{
             .key = Json(name).dump(), .value = value, .required = required.contains(name)});
         required.erase(name);
@@ -275,7 +278,7 @@ class Compiler {
     if (!required.empty()) {
       std::vector<std::string> missing(required.begin(), required.end());
       std::sort(missing.begin(), missing.end());
-      return Error(Child(pointer, "required"),
+      return SchemaError(ChildPointer(pointer, "required"),
                    absl::StrCat("required: '", absl::StrJoin(missing, "', '"),
                                 "' not among the properties (only declared properties are "
                                 "generated)"));
@@ -285,7 +288,7 @@ class Compiler {
     node.free_form = node.properties.empty() && additional;
     if (node.free_form && additional_schema != nullptr) {
       ASSIGN_OR_RETURN(node.items, Compile(*additional_schema,
-                                           Child(pointer, "additionalProperties"), depth + 1));
+                                           ChildPointer(pointer, "additionalProperties"), depth + 1));
     }
     ASSIGN_OR_RETURN(const int32_t index, Add(std::move(node), pointer));
     if (grammar_.nodes[index].free_form) {
@@ -302,40 +305,41 @@ class Compiler {
       const Json& value = schema[key];
       if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
           value.get<int64_t>() > kMaxItemsBound) {
-        return Error(Child(pointer, key),
+        return SchemaError(ChildPointer(pointer, key),
                      absl::StrCat(key, ": must be an integer in [0, ", kMaxItemsBound, "]"));
       }
       (std::string(key) == "minItems" ? node.min_items : node.max_items) =
           static_cast<int32_t>(value.get<int64_t>());
     }
     if (node.max_items >= 0 && node.min_items > node.max_items) {
-      return Error(Child(pointer, "minItems"), "minItems: exceeds maxItems");
+      return SchemaError(ChildPointer(pointer, "minItems"), "minItems: exceeds maxItems");
     }
     if (schema.contains("items")) {
       const Json& items = schema["items"];
       if (items.is_array()) {
-        return Error(Child(pointer, "items"),
+        return SchemaError(ChildPointer(pointer, "items"),
                      "keyword 'items' as a list (tuple validation) is not supported");
       }
-      ASSIGN_OR_RETURN(node.items, Compile(items, Child(pointer, "items"), depth + 1));
+      ASSIGN_OR_RETURN(node.items, Compile(items, ChildPointer(pointer, "items"), depth + 1));
     } else {
       ASSIGN_OR_RETURN(node.items, AnyValue());
     }
     return Add(std::move(node), pointer);
   }
 
-  absl::StatusOr<int32_t> Literals(const Json& schema, const std::string& pointer) {
+  // `enum` (or else `const`): the values of the listed types. Other keywords beside it become the
+  // node every value must match too (FilterLiterals), `const` beside `enum` included.
+  absl::StatusOr<int32_t> Literals(const Json& schema, const std::string& pointer, int depth) {
+    const char* keyword = schema.contains("enum") ? "enum" : "const";
     std::vector<Json> values;
-    if (schema.contains("const")) values.push_back(schema["const"]);
     if (schema.contains("enum")) {
       const Json& list = schema["enum"];
       if (!list.is_array() || list.empty()) {
-        return Error(Child(pointer, "enum"), "enum: must be a non-empty list");
-      }
-      if (!values.empty()) {
-        return Error(pointer, "enum and const together are not supported");
+        return SchemaError(ChildPointer(pointer, "enum"), "enum: must be a non-empty list");
       }
       values.assign(list.begin(), list.end());
+    } else {
+      values.push_back(schema["const"]);
     }
     std::vector<std::string> types;
     if (schema.contains("type")) {
@@ -346,32 +350,39 @@ class Compiler {
     for (const Json& value : values) {
       if (!types.empty() && std::none_of(types.begin(), types.end(),
                                          [&](const std::string& t) { return HasType(value, t); })) {
-        return Error(pointer, absl::StrCat("enum: value ", DumpExactJson(value), " is not of type ",
-                                           absl::StrJoin(types, " or ")));
+        return SchemaError(pointer, absl::StrCat(keyword, ": value ", DumpExactJson(value),
+                                                 " is not of type ", absl::StrJoin(types, " or ")));
       }
       std::string text = DumpExactJson(value);
       if (seen.insert(text).second) node.literals.push_back(std::move(text));
     }
-    return Add(std::move(node));
+    Json rest = schema;
+    rest.erase(keyword);
+    if (std::any_of(rest.items().begin(), rest.items().end(), [](const auto& item) {
+          return item.key() != "type" && !Annotations().contains(item.key());
+        })) {
+      ASSIGN_OR_RETURN(node.filter, Compile(rest, pointer, depth + 1));
+    }
+    return Add(std::move(node), pointer);
   }
 
   absl::StatusOr<int32_t> Alternatives(const Json& schema, const std::string& pointer, int depth) {
     const char* keyword = schema.contains("anyOf") ? "anyOf" : "oneOf";
     for (const auto& [key, unused] : schema.items()) {
       if (!Annotations().contains(key) && key != keyword) {
-        return Error(pointer, absl::StrCat("keyword '", key, "' beside ", keyword,
+        return SchemaError(pointer, absl::StrCat("keyword '", key, "' beside ", keyword,
                                            " is not supported (move it into each alternative)"));
       }
     }
     const Json& list = schema[keyword];
-    const std::string at = Child(pointer, keyword);
+    const std::string at = ChildPointer(pointer, keyword);
     if (!list.is_array() || list.empty()) {
-      return Error(at, absl::StrCat(keyword, ": must be a non-empty list of schemas"));
+      return SchemaError(at, absl::StrCat(keyword, ": must be a non-empty list of schemas"));
     }
     Node node{.kind = NodeKind::kUnion};
     for (size_t i = 0; i < list.size(); ++i) {
       ASSIGN_OR_RETURN(const int32_t alternative,
-                       Compile(list[i], Child(at, std::to_string(i)), depth + 1));
+                       Compile(list[i], ChildPointer(at, std::to_string(i)), depth + 1));
       node.alternatives.push_back(alternative);
     }
     union_pointers_.emplace_back(grammar_.nodes.size(), at);
@@ -379,16 +390,16 @@ class Compiler {
   }
 
   absl::StatusOr<int32_t> Ref(const Json& schema, const std::string& pointer, int depth) {
-    const std::string at = Child(pointer, "$ref");
+    const std::string at = ChildPointer(pointer, "$ref");
     for (const auto& [key, unused] : schema.items()) {
       if (!Annotations().contains(key) && key != "$ref") {
-        return Error(pointer, absl::StrCat("keyword '", key, "' beside $ref is not supported"));
+        return SchemaError(pointer, absl::StrCat("keyword '", key, "' beside $ref is not supported"));
       }
     }
-    if (!schema["$ref"].is_string()) return Error(at, "$ref: must be a string");
+    if (!schema["$ref"].is_string()) return SchemaError(at, "$ref: must be a string");
     const std::string ref = schema["$ref"].get<std::string>();
     if (ref.empty() || ref[0] != '#') {
-      return Error(at, absl::StrCat("$ref '", ref,
+      return SchemaError(at, absl::StrCat("$ref '", ref,
                                     "' is not supported (only references into this schema, "
                                     "'#/$defs/…')"));
     }
@@ -398,7 +409,7 @@ class Compiler {
       try {
         target = &root_.at(Json::json_pointer(ref.substr(1)));
       } catch (const Json::exception&) {
-        return Error(at, absl::StrCat("$ref '", ref, "' names nothing in the schema"));
+        return SchemaError(at, absl::StrCat("$ref '", ref, "' names nothing in the schema"));
       }
     }
     // A one-alternative union stands for the reference, so a recursive one can point at it
@@ -437,10 +448,10 @@ class Compiler {
         absl::flat_hash_set<int32_t> visiting = {static_cast<int32_t>(index)};
         std::bitset<256> first;
         if (!FirstOf(grammar_, alternatives[i], visiting, first)) {
-          return Error(pointer, "$ref: the reference leads back to itself before any value");
+          return SchemaError(pointer, "$ref: the reference leads back to itself before any value");
         }
         if ((seen & first).any()) {
-          return Error(pointer,
+          return SchemaError(pointer,
                        absl::StrCat("alternative ", positions[i],
                                     " can start like an earlier one; alternatives must be of "
                                     "different JSON types, distinct values, or objects whose "
@@ -460,12 +471,12 @@ class Compiler {
     if (!edge) return absl::OkStatus();
     const Node& node = grammar_.nodes[edge->node];
     if (edge->property < 0) {
-      return Error(Child(pointers_[edge->node], "items"),
+      return SchemaError(ChildPointer(pointers_[edge->node], "items"),
                    "minItems requires an item whose schema requires this array again, so no "
                    "instance is finite; allow an empty array or give the recursion a way to end");
     }
     const std::string name = Json::parse(node.properties[edge->property].key).get<std::string>();
-    return Error(Child(Child(pointers_[edge->node], "properties"), name),
+    return SchemaError(ChildPointer(ChildPointer(pointers_[edge->node], "properties"), name),
                  absl::StrCat("required property '", name,
                               "' has no finite value: its schema requires it again (through "
                               "$ref), so no instance is finite; make a property on the cycle "
@@ -493,11 +504,35 @@ class Compiler {
 
   // Once the unions are known to be acyclic.
   void FillFirstBytes() {
-    grammar_.first_bytes.resize(grammar_.nodes.size());
+    grammar_.first_bytes.assign(grammar_.nodes.size(), {});
     for (size_t i = 0; i < grammar_.nodes.size(); ++i) {
       absl::flat_hash_set<int32_t> visiting;
       FirstOf(grammar_, static_cast<int32_t>(i), visiting, grammar_.first_bytes[i]);
     }
+  }
+
+  // Keeps of each enum or const the values its filter node takes, as the matcher sees them (so
+  // a value is generated only in a form the rest of the schema is known to accept), once the
+  // graph is whole and indexed.
+  absl::Status FilterLiterals() {
+    bool changed = false;
+    for (size_t i = 0; i < grammar_.nodes.size(); ++i) {
+      if (grammar_.nodes[i].kind != NodeKind::kLiterals || grammar_.nodes[i].filter < 0) continue;
+      std::vector<std::string> kept;
+      for (const std::string& literal : grammar_.nodes[i].literals) {
+        JsonMatcher matcher(&grammar_, Frame{.node = grammar_.nodes[i].filter});
+        if (matcher.FeedAll(literal) && matcher.AcceptsEnd()) kept.push_back(literal);
+      }
+      if (kept.empty()) {
+        return SchemaError(pointers_[i], "enum: no value satisfies the schema's other keywords");
+      }
+      changed = changed || kept.size() < grammar_.nodes[i].literals.size();
+      grammar_.nodes[i].literals = std::move(kept);
+      // At once: a later enum's filter may be this one.
+      grammar_.nodes[i].names = StringTrie(grammar_.nodes[i].literals);
+    }
+    if (changed) FillFirstBytes();
+    return absl::OkStatus();
   }
 
   const Json& root_;

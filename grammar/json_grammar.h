@@ -3,10 +3,12 @@
 // The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llama.cpp's
 // json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
 // `additionalProperties` (a boolean, or a schema: the values of a map, an object without
-// `properties`), `items`, `minItems`, `maxItems`, `enum`, `const`, `anyOf` and `oneOf`
-// (alternatives that start differently, or objects told apart by a first required property
-// holding a distinct constant string: discriminated unions, discriminated_union.h), local `$ref` into `$defs`/`definitions` (recursion
-// allowed), and the annotations (`title`, `description`, `default`, `examples`, …).
+// `properties`), `items`, `minItems`, `maxItems`, numeric bounds (`minimum`, `maximum`, the
+// exclusive ones, integer `multipleOf`: number_bounds.h), `enum` and `const` (the values the
+// other keywords beside them also take), `anyOf` and `oneOf` (alternatives that start
+// differently, or objects told apart by a first required property holding a distinct constant
+// string: discriminated_union.h), local `$ref` into `$defs`/`definitions` (recursion allowed),
+// and the annotations (`title`, `description`, `default`, `examples`, …).
 // Any other keyword is refused by name with the JSON pointer of the schema that holds it, rather
 // than ignored: ignoring `pattern` or `minimum` would yield JSON that fails the user's schema.
 //
@@ -27,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "grammar/number_bounds.h"
 #include "grammar/string_trie.h"
 
 namespace arbor::grammar {
@@ -58,7 +61,9 @@ struct Node {
   int32_t items = -1;                     // kArray's items; a free-form kObject's values (-1: any).
   int32_t min_items = 0;                  // kArray.
   int32_t max_items = -1;                 // kArray; -1: unbounded.
+  NumberBounds bounds = {};               // kNumber, kInteger.
   std::vector<std::string> literals = {};  // kLiterals; kDiscriminated's tag values.
+  int32_t filter = -1;  // kLiterals: the node of the schema's other keywords (-1: none).
   std::vector<int32_t> alternatives = {};  // kUnion: first bytes are disjoint.
   // The index the matcher walks, whatever the number of properties or literals: kObject's keys
   // by property index, kLiterals' literals by literal index.

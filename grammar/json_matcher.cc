@@ -5,8 +5,8 @@
 namespace arbor::grammar {
 namespace {
 
-// Object phases.
-// kObjTag: a discriminated object's tag value, in the frame itself (node.tags' node in `a`).
+// Object phases; kObjTag: a discriminated object's tag value, read in the frame itself
+// (node.tags' node in `a`).
 enum : uint8_t { kObjOpen, kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter, kObjNext, kObjTag };
 // Array phases.
 enum : uint8_t { kArrOpen, kArrFirst, kArrAfter, kArrNext };
@@ -38,6 +38,20 @@ bool KeyAllowed(const Node& node, int next, int32_t i) {
 
 bool RequiredLeft(const Node& node, int next) {
   return node.required_from[next] < static_cast<int32_t>(node.properties.size());
+}
+
+// A bounded number keeps its integer part's magnitude in a (low 32 bits) and b (the rest, and
+// bit 30 for a minus sign), so each digit is checked against the bounds (number_bounds.h).
+constexpr int32_t kNegativeBit = 1 << 30;
+
+bool Negative(const Frame& frame) { return (frame.b & kNegativeBit) != 0; }
+int64_t Magnitude(const Frame& frame) {
+  return (static_cast<int64_t>(frame.b & (kNegativeBit - 1)) << 32) |
+         static_cast<uint32_t>(frame.a);
+}
+void SetMagnitude(Frame& frame, int64_t magnitude) {
+  frame.a = static_cast<int32_t>(static_cast<uint32_t>(magnitude));
+  frame.b = static_cast<int32_t>(magnitude >> 32) | (frame.b & kNegativeBit);
 }
 
 }  // namespace
@@ -102,8 +116,7 @@ bool JsonMatcher::CanEndFrame(const Frame& frame) const {
   switch (node.kind) {
     case NodeKind::kNumber:
     case NodeKind::kInteger:
-      return frame.phase == kNumZero || frame.phase == kNumInt || frame.phase == kNumFrac ||
-             frame.phase == kNumExp;
+      return NumberMayEnd(frame);
     case NodeKind::kLiterals:
       return node.names.Ending(frame.a) >= 0;
     default:
@@ -319,30 +332,61 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
   return Step::kReject;
 }
 
+bool JsonMatcher::NumberMayEnd(const Frame& frame) const {
+  const NumberBounds& bounds = grammar_->nodes[frame.node].bounds;
+  switch (frame.phase) {
+    case kNumZero:
+    case kNumInt:
+      return !bounds.bounded || ContainsInteger(bounds, Negative(frame), Magnitude(frame));
+    case kNumFrac:
+    case kNumExp:
+      return true;
+    default:
+      return false;
+  }
+}
+
 JsonMatcher::Step JsonMatcher::StepNumber(Frame& frame, uint8_t byte, bool integer) const {
+  const NumberBounds& bounds = grammar_->nodes[frame.node].bounds;
+  integer = integer || bounds.integer_only;
   const bool digit = IsDigit(byte);
-  const bool exponent = !integer && (byte == 'e' || byte == 'E');
+  const bool exponent = !integer && !bounds.bounded && (byte == 'e' || byte == 'E');
   auto to = [&frame](uint8_t phase, uint16_t count) {
     frame.phase = phase;
     frame.count = count;
     return Step::kConsume;
   };
+  // The integer part with one more digit, when the bounds leave it a way to go on.
+  auto more = [&](uint8_t phase, int digits) {
+    if (!bounds.bounded) return to(phase, digits);
+    const int64_t magnitude = Magnitude(frame) * 10 + (byte - '0');
+    if (!PrefixViable(bounds, Negative(frame), magnitude, digits)) return Step::kReject;
+    SetMagnitude(frame, magnitude);
+    return to(phase, digits);
+  };
   switch (frame.phase) {
     case kNumStart:
-      if (byte == '-') return to(kNumMinus, 0);
+      if (byte == '-') {
+        if (bounds.bounded && !PrefixViable(bounds, /*negative=*/true, 0, 0)) return Step::kReject;
+        frame.b = bounds.bounded ? kNegativeBit : 0;
+        return to(kNumMinus, 0);
+      }
       [[fallthrough]];
     case kNumMinus:
-      if (byte == '0') return to(kNumZero, 0);
-      if (digit) return to(kNumInt, 1);
+      if (byte == '0') return more(kNumZero, 1);
+      if (digit) return more(kNumInt, 1);
       return Step::kReject;
     case kNumZero:
     case kNumInt:
       if (digit && frame.phase == kNumInt && frame.count < kMaxNumberDigits) {
-        return to(kNumInt, frame.count + 1);
+        return more(kNumInt, frame.count + 1);
       }
-      if (!integer && byte == '.') return to(kNumDot, 0);
+      if (!integer && byte == '.' &&
+          (!bounds.bounded || FractionAllowed(bounds, Negative(frame), Magnitude(frame)))) {
+        return to(kNumDot, 0);
+      }
       if (exponent) return to(kNumE, 0);
-      return Step::kPopRetry;
+      return NumberMayEnd(frame) ? Step::kPopRetry : Step::kReject;
     case kNumDot:
       return digit ? to(kNumFrac, 1) : Step::kReject;
     case kNumFrac:

@@ -28,7 +28,7 @@ inline constexpr int kMaxExponentDigits = 3;
 // objects keep the next property in `count` and, in a key, its node in the keys' trie (Node's
 // `names`) in `a`; arrays count their items (clamped to what the bounds need); literals keep
 // their node in the literals' trie in `a`; strings and numbers count pending UTF-8 bytes or
-// digits in `count`.
+// digits in `count`, and a bounded number keeps its integer part in `a` and `b`.
 struct Frame {
   int32_t node = 0;
   uint8_t phase = 0;
@@ -80,6 +80,7 @@ class JsonMatcher {
   Step StepArray(Frame& frame, uint8_t byte, int32_t& push);
   Step StepString(Frame& frame, uint8_t byte) const;
   Step StepNumber(Frame& frame, uint8_t byte, bool integer) const;
+  bool NumberMayEnd(const Frame& frame) const;
   Step StepLiterals(Frame& frame, uint8_t byte, const Node& node) const;
   Step StepUnion(Frame& frame, uint8_t byte) const;
   Step StepKey(Frame& frame, uint8_t byte);

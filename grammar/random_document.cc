@@ -63,7 +63,9 @@ std::optional<std::string> RandomDocument(const JsonGrammar& grammar, std::mt199
       accepted.push_back(static_cast<uint8_t>(byte));
       after.push_back(std::move(copy));
     }
-    if (accepted.empty()) return std::nullopt;  // A dead end: the grammar's bug, the caller's find.
+    // A number at the root with no digit left ends; anything else is a dead end (the grammar's
+    // bug, for the caller to find).
+    if (accepted.empty()) return matcher.AcceptsEnd() ? std::optional(text) : std::nullopt;
     const size_t pick = std::uniform_int_distribution<size_t>(0, accepted.size() - 1)(rng);
     text += static_cast<char>(accepted[pick]);
     matcher = std::move(after[pick]);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "grammar/json_grammar.h"
 #include "grammar/json_matcher.h"
@@ -31,6 +32,29 @@ inline std::string CompileError(const std::string& schema) {
   absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
   EXPECT_FALSE(grammar.ok()) << schema;
   return grammar.ok() ? "" : std::string(grammar.status().message());
+}
+
+// A document with its schema, what the matcher said and what `jsonschema` says.
+struct Judged {
+  std::string schema;
+  std::string document;
+  bool accepted = false;
+  bool valid = false;
+};
+
+// Each of `documents` through `schema`'s matcher, then judged by `jsonschema` in one call.
+inline void Judge(std::vector<Judged>& cases) {
+  nlohmann::json items = nlohmann::json::array();
+  for (Judged& c : cases) {
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(c.schema);
+    ASSERT_TRUE(grammar.ok()) << c.schema << ": " << grammar.status();
+    c.accepted = Accepts(*grammar, c.document);
+    items.push_back({{"schema", c.schema}, {"document", c.document}});
+  }
+  const nlohmann::json judged =
+      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
+  ASSERT_TRUE(judged.is_object());
+  for (size_t i = 0; i < cases.size(); ++i) cases[i].valid = judged["results"][i] == "";
 }
 
 // `count` random walks through `schema`'s matcher: every one ends, and `jsonschema` accepts
