@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/time/time.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -30,6 +31,8 @@
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
+#include "coordinator/service/store_upkeep.h"
+#include "coordinator/store/open_job_store.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "model/model_store.h"
@@ -67,6 +70,19 @@ ABSL_FLAG(int64_t, finished_job_bytes, int64_t{512} << 20,
           "Bytes the finished jobs kept queryable may retain (their requests, schemas, trees "
           "and events, estimated), >= 0; beyond it, or beyond --finished_jobs, the least "
           "recently used are evicted.");
+ABSL_FLAG(std::string, job_store, "none",
+          "Where jobs outlive this process (docs/RELIABILITY.md): sqlite:PATH (one file, created "
+          "if missing), postgres:CONNINFO (a libpq connection string or URI), or none (jobs live "
+          "in memory only). With a store, an accepted job is recorded before the client hears of "
+          "it, finished jobs stay queryable after a restart, and a restarted coordinator runs the "
+          "jobs it left unfinished again. Give each coordinator its own store.");
+ABSL_FLAG(absl::Duration, job_store_max_age, absl::Hours(24 * 7),
+          "Finished jobs older than this leave the job store; inf keeps them.");
+ABSL_FLAG(int64_t, job_store_max_jobs, 100000,
+          "Finished jobs the job store keeps, newest first; -1: no bound.");
+ABSL_FLAG(int64_t, job_store_max_bytes, int64_t{4} << 30,
+          "Bytes of finished jobs (requests, results, events, trees) the job store keeps, newest "
+          "first; -1: no bound. Unfinished jobs are never deleted.");
 ABSL_FLAG(int, steps_per_run, 64,
           "Decode steps per worker Run on a job's main path (fewer = more coordinator round "
           "trips, more = less responsive cancellation).");
@@ -161,6 +177,7 @@ std::vector<std::string> ModelAliases() {
 absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key,
                                                             const rpc::Authenticator* auth,
                                                             const entropix::PolicyConfig& policy,
+                                                            const PromptCodec& prompts,
                                                             JobLauncher* launcher) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
@@ -182,6 +199,7 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& i
     };
   }
   options.default_policy = policy::PolicyToProto(policy);
+  options.tool_format = prompts.tool_format();
   if (options.threads < 1 || absl::GetFlag(FLAGS_http_max_body_bytes) < 1) {
     return absl::InvalidArgumentError("--http_threads and --http_max_body_bytes must be >= 1");
   }
@@ -307,12 +325,46 @@ absl::Status AddStaticWorkers(WorkerPool& pool) {
   return absl::OkStatus();
 }
 
+// The store --job_store names (null for none) and what it held unfinished at start: read
+// before this process accepts a job, so that only an earlier process's jobs are resumed.
+struct OpenedStore {
+  std::unique_ptr<JobStore> store;
+  std::vector<StoredJob> unfinished;
+};
+
+absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
+  OpenedStore out;
+  absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore(absl::GetFlag(FLAGS_job_store));
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat("--job_store: ", store.status().message()));
+  }
+  out.store = *std::move(store);
+  if (out.store == nullptr) return out;
+  ASSIGN_OR_RETURN(out.unfinished, out.store->Unfinished());
+  spdlog::info("job store {}: {} unfinished jobs to resume", absl::GetFlag(FLAGS_job_store),
+               out.unfinished.size());
+  return out;
+}
+
+// Resumes `opened`'s unfinished jobs and applies the retention flags; null without a store.
+std::unique_ptr<StoreUpkeep> StartStoreUpkeep(OpenedStore& opened, JobLauncher* launcher) {
+  if (opened.store == nullptr) return nullptr;
+  StoreUpkeepOptions options;
+  options.retention.max_age = absl::GetFlag(FLAGS_job_store_max_age);
+  options.retention.max_jobs = absl::GetFlag(FLAGS_job_store_max_jobs);
+  options.retention.max_bytes = absl::GetFlag(FLAGS_job_store_max_bytes);
+  return std::make_unique<StoreUpkeep>(options, opened.store.get(), launcher,
+                                       base::RealClock::Get(), std::move(opened.unfinished));
+}
+
 JobRegistryOptions RegistryOptions() {
   JobRegistryOptions options;
   options.admission.max_active = absl::GetFlag(FLAGS_max_active_jobs);
   options.admission.max_queued = absl::GetFlag(FLAGS_max_queued_jobs);
   options.finished_jobs = absl::GetFlag(FLAGS_finished_jobs);
   options.finished_job_bytes = absl::GetFlag(FLAGS_finished_job_bytes);
+  options.job_store = absl::GetFlag(FLAGS_job_store) != "none";
   return options;
 }
 
@@ -382,6 +434,8 @@ int Main() {
   };
   WorkerPool pool(PoolOptions(heartbeat, *served), base::RealClock::Get(), dial);
   if (absl::Status s = AddStaticWorkers(pool); !s.ok()) return StartFailed(s);
+  absl::StatusOr<OpenedStore> store = OpenStoreFromFlags();
+  if (!store.ok()) return StartFailed(store.status());
   pool.StartMonitor();
   JobRegistry registry(RegistryOptions());
   absl::StatusOr<LauncherOptions> launcher_options = LauncherOptionsFromFlags(*served);
@@ -389,14 +443,16 @@ int Main() {
   if (*auth != nullptr) launcher_options->tenants = (*auth)->Names();
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), base::RealClock::Get(),
-                       &timer);
+                       &timer, GrpcWorkerClients(), store->store.get());
+  const std::unique_ptr<StoreUpkeep> upkeep = StartStoreUpkeep(*store, &launcher);
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
   absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway =
-      BindHttp(internal_key, auth->get(), launcher_options->policy, &launcher);
+      BindHttp(internal_key, auth->get(), launcher_options->policy, **prompts, &launcher);
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
-  GenerationService generation(&launcher, &registry, prompts->get(), auth->get());
+  GenerationService generation(&launcher, &registry, prompts->get(), auth->get(),
+                               store->store.get());
   ClusterService cluster(&pool, heartbeat,
                          ClusterAccess(auth->get(), rpc::ProcessSecurity().tls(), internal_key));
   std::unique_ptr<rpc::Server> cluster_server;
@@ -409,8 +465,13 @@ int Main() {
     cluster_server = *std::move(started);
   }
   std::unique_ptr<ReadinessReporter> readiness;
-  const rpc::ServeOptions options =
+  rpc::ServeOptions options =
       PublicServeOptions(gateway->get(), cluster_server.get(), pool, readiness);
+  // Jobs the shutdown cancels stay unfinished in the store: the next coordinator runs them.
+  options.on_draining = [&launcher, drain = options.on_draining] {
+    launcher.KeepCancelledUnfinished();
+    drain();
+  };
   std::vector<grpc::Service*> services = {&generation};
   if (cluster_server == nullptr) services.push_back(&cluster);
   const int code = rpc::ServeUntilTerminated(options, services);

@@ -74,8 +74,9 @@ int ReportRpcError(const grpc::Status& status, const std::string& what, std::ost
     err << "  No coordinator answers there: start one with `arbor up` (or arbor-coordinator), "
            "or give yours with --coordinator=HOST:PORT.\n";
   } else {
-    err << "  The coordinator went away. Jobs do not outlive a coordinator restart: submit "
-           "again (the same --seed gives the same text).\n";
+    err << "  The coordinator went away, or is resuming the job. A coordinator with --job_store "
+           "runs its unfinished jobs again when it restarts: watch the job again then; without "
+           "a store, submit again (the same --seed gives the same text).\n";
   }
   return 1;
 }

@@ -6,15 +6,29 @@
 
 namespace arbor::coordinator {
 
-EventStream::EventStream(std::shared_ptr<JobRecord> record, bool owns_job)
-    : record_(std::move(record)), owns_job_(owns_job) {
-  subscription_ = record_->events.Subscribe([this](const arbor::v1::GenerateEvent& e) { Push(e); });
+EventStream::EventStream(std::shared_ptr<EventLog> events, std::shared_ptr<Job> owned_job,
+                         int64_t skip)
+    : events_(std::move(events)), owned_job_(std::move(owned_job)), skip_(skip) {
+  subscription_ = events_->Subscribe([this](const arbor::v1::GenerateEvent& e) { Push(e); });
+}
+
+EventStream* EventStream::OpenStored(const std::vector<arbor::v1::GenerateEvent>& events,
+                                     int64_t skip) {
+  auto log = std::make_shared<EventLog>();
+  for (const arbor::v1::GenerateEvent& event : events) log->Append(event);
+  return new EventStream(std::move(log), nullptr, skip);
 }
 
 void EventStream::Push(const arbor::v1::GenerateEvent& event) {
   {
     absl::MutexLock lock(&mu_);
     if (cancelled_ || finished_) return;
+    if (skip_ > 0) {
+      --skip_;
+      // The client has every event: nothing was written, so the call can end now.
+      if (event.has_finished()) FinishOnce(grpc::Status::OK);
+      return;
+    }
     if (writing_) {
       queue_.push_back(event);
       return;
@@ -56,11 +70,11 @@ void EventStream::OnCancel() {
     if (!writing_) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
   }
   // Outside our lock: the job's finished event comes back through Push, which drops it now.
-  if (owns_job_) record_->job->Cancel();
+  if (owned_job_ != nullptr) owned_job_->Cancel();
 }
 
 void EventStream::OnDone() {
-  record_->events.Unsubscribe(subscription_);  // No Push after this returns.
+  events_->Unsubscribe(subscription_);  // No Push after this returns.
   delete this;
 }
 

@@ -2,12 +2,15 @@
 
 #include <chrono>
 
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "coordinator/service/event_stream.h"
+#include "coordinator/service/job_archive.h"
 #include "coordinator/service/request_validation.h"
-#include "coordinator/tree/tree_export.h"
 #include "rpc/grpc_status.h"
 #include "views/tree_diff.h"
 
@@ -41,6 +44,31 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const abs
   return reactor;
 }
 
+// The metadata key by which a reconnecting Watch says how many of the job's events it has, as
+// an SSE client's Last-Event-ID does (event ids count from 1).
+constexpr char kLastEventId[] = "last-event-id";
+
+// The events a Watch call already has: 0 without the key.
+absl::StatusOr<int64_t> EventsSeen(const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kLastEventId);
+  if (it == metadata.end()) return 0;
+  int64_t seen = 0;
+  if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &seen) ||
+      seen < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kLastEventId, ": must be the count of events received, >= 0"));
+  }
+  return seen;
+}
+
+// A stored job that waits for this coordinator to run it again answers for itself shortly.
+absl::Status NotResumedYet(const std::string& job_id) {
+  return absl::UnavailableError(absl::StrCat(
+      "job ", job_id, " was accepted before the coordinator restarted and has not been started "
+      "again yet (it starts once a worker is ready); retry shortly"));
+}
+
 }  // namespace
 
 absl::StatusOr<rpc::Identity> GenerationService::Caller(
@@ -54,13 +82,6 @@ absl::StatusOr<rpc::Identity> GenerationService::Caller(
                      "not run or read jobs"));
   }
   return identity;
-}
-
-absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJob(
-    const grpc::CallbackServerContext& context, const std::string& job_id,
-    const std::string& field) {
-  ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
-  return FindJobOf(caller, job_id, field);
 }
 
 absl::StatusOr<std::shared_ptr<JobRecord>> GenerationService::FindJobOf(const rpc::Identity& caller,
@@ -97,36 +118,68 @@ grpc::ServerUnaryReactor* GenerationService::Submit(grpc::CallbackServerContext*
   return Answer(context, record.status());
 }
 
+absl::StatusOr<GenerationService::FoundJob> GenerationService::FindAnywhere(
+    const grpc::CallbackServerContext& context, const std::string& job_id,
+    const std::string& field) {
+  ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
+  FoundJob found;
+  absl::StatusOr<std::shared_ptr<JobRecord>> live = FindJobOf(caller, job_id, field);
+  if (live.ok() || store_ == nullptr || !absl::IsNotFound(live.status())) {
+    if (live.ok()) found.live = *std::move(live);
+    return live.ok() ? absl::StatusOr<FoundJob>(std::move(found)) : live.status();
+  }
+  absl::StatusOr<StoredJob> stored = store_->Get(job_id);
+  if (absl::IsNotFound(stored.status())) return registry_->NotFound(job_id);
+  if (!stored.ok()) return stored.status();
+  // Another user's job answers exactly as an unknown one, as in memory.
+  if (caller.role != rpc::Role::kAdmin && stored->accepted.owner != caller.name) {
+    return registry_->NotFound(job_id);
+  }
+  found.stored = *std::move(stored);
+  return found;
+}
+
 grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
     grpc::CallbackServerContext* context, const arbor::v1::JobRef* request) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      FindJob(*context, request->job_id(), "job_id");
-  if (!record.ok()) return new FailedStream(record.status());
-  return EventStream::Open(*std::move(record), /*owns_job=*/false);
+  absl::StatusOr<int64_t> seen = EventsSeen(*context);
+  if (!seen.ok()) return new FailedStream(seen.status());
+  absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
+  if (!found.ok()) return new FailedStream(found.status());
+  if (found->live != nullptr) {
+    return EventStream::Open(std::move(found->live), /*owns_job=*/false, *seen);
+  }
+  if (!found->stored->finished) return new FailedStream(NotResumedYet(request->job_id()));
+  return EventStream::OpenStored(found->stored->finished->events, *seen);
 }
 
 grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext* context,
                                                     const arbor::v1::JobRef* request,
                                                     arbor::v1::Job* response) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      FindJob(*context, request->job_id(), "job_id");
-  if (record.ok()) {
-    (*record)->job->Cancel();
-    *response = (*record)->ToProto(/*brief=*/false);
+  absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
+  if (!found.ok()) return Answer(context, found.status());
+  if (found->live != nullptr) {
+    found->live->job->Cancel();
+    *response = found->live->ToProto(/*brief=*/false);
+    return Answer(context, absl::OkStatus());
   }
-  return Answer(context, record.status());
+  // A stored job that ended stays as it ended; one not started again yet cannot be cancelled yet.
+  if (!found->stored->finished) return Answer(context, NotResumedYet(request->job_id()));
+  *response = StoredJobMessage(*found->stored, /*brief=*/false);
+  return Answer(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext* context,
                                                     const arbor::v1::JobRef* request,
                                                     arbor::v1::Job* response) {
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      FindJob(*context, request->job_id(), "job_id");
-  if (record.ok()) {
-    *response = (*record)->ToProto(/*brief=*/false);
+  absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
+  if (!found.ok()) return Answer(context, found.status());
+  if (found->live != nullptr) {
+    *response = JobMessage(*found->live, *prompts_);
+  } else {
+    *response = StoredJobMessage(*found->stored, /*brief=*/false);
     response->set_prompt(prompts_->Decode(response->request().tokens().token_ids()));
   }
-  return Answer(context, record.status());
+  return Answer(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContext* context,
@@ -137,35 +190,43 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
   if (absl::Status valid = ValidateListJobsRequest(*request); !valid.ok()) {
     return Answer(context, valid);
   }
-  absl::flat_hash_set<arbor::v1::JobState> states;
-  for (int state : request->states()) states.insert(static_cast<arbor::v1::JobState>(state));
-  const int limit = request->limit() == 0 ? 100 : request->limit();
-  for (const std::shared_ptr<JobRecord>& record :
-       registry_->List(limit, states, request->client_tag(),
-                       caller->role == rpc::Role::kAdmin ? nullptr : &caller->name)) {
-    *response->add_jobs() = record->ToProto(/*brief=*/true);
+  absl::StatusOr<std::vector<arbor::v1::Job>> jobs = ListAnywhere(*caller, *request);
+  if (jobs.ok()) {
+    for (arbor::v1::Job& job : *jobs) *response->add_jobs() = std::move(job);
   }
-  return Answer(context, absl::OkStatus());
+  return Answer(context, jobs.status());
 }
 
-absl::StatusOr<arbor::v1::Tree> GenerationService::TreeOf(
-    const JobRecord& record, const arbor::v1::GetTreeRequest& part) const {
-  TreeExportOptions options;
-  options.job_id = record.job_id;
-  options.root = part.root();
-  options.max_depth = part.max_depth();
-  options.top_logprobs = part.include_top_logprobs() ? record.top_logprobs : 0;
-  options.is_stop_token = [job = record.job](int32_t id) { return job->IsStopToken(id); };
-  TokenTextFn token_text;
-  if (prompts_->has_tokenizer()) {
-    token_text = [prompts = prompts_](int32_t id) { return prompts->TokenText(id); };
+absl::StatusOr<std::vector<arbor::v1::Job>> GenerationService::ListAnywhere(
+    const rpc::Identity& caller, const arbor::v1::ListJobsRequest& request) {
+  absl::flat_hash_set<arbor::v1::JobState> states;
+  for (int state : request.states()) states.insert(static_cast<arbor::v1::JobState>(state));
+  const int limit = request.limit() == 0 ? 100 : request.limit();
+  const std::string* owner = caller.role == rpc::Role::kAdmin ? nullptr : &caller.name;
+  std::vector<arbor::v1::Job> jobs;
+  absl::flat_hash_set<std::string> listed;
+  for (const std::shared_ptr<JobRecord>& record :
+       registry_->List(limit, states, request.client_tag(), owner)) {
+    jobs.push_back(record->ToProto(/*brief=*/true));
+    listed.insert(record->job_id);
   }
-  absl::StatusOr<arbor::v1::Tree> tree = absl::InternalError("tree not read");
-  record.job->ReadTree(
-      [&](const SearchTree& search_tree) { tree = ExportTree(search_tree, options, token_text); });
-  // The request was checked: an error here is a root that is not a node of this tree.
-  if (!tree.ok()) return absl::NotFoundError(absl::StrCat("root: ", tree.status().message()));
-  return tree;
+  if (store_ == nullptr) return jobs;
+  JobFilter filter;
+  filter.states.assign(states.begin(), states.end());
+  if (owner != nullptr) filter.owner = *owner;
+  filter.client_tag = request.client_tag();
+  // Listed in memory or not, the newest `limit` of the store may all be needed.
+  filter.limit = limit + static_cast<int>(listed.size());
+  ASSIGN_OR_RETURN(const std::vector<StoredJob> stored, store_->List(filter, /*brief=*/true));
+  for (const StoredJob& job : stored) {
+    // Memory has the live state of a job the store has as accepted.
+    if (!listed.contains(job.accepted.job_id)) jobs.push_back(StoredJobMessage(job, true));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const arbor::v1::Job& a, const arbor::v1::Job& b) {
+    return a.created_unix_ms() > b.created_unix_ms();
+  });
+  if (static_cast<int>(jobs.size()) > limit) jobs.resize(limit);
+  return jobs;
 }
 
 grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext* context,
@@ -174,10 +235,12 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   if (absl::Status valid = ValidateGetTreeRequest(*request); !valid.ok()) {
     return Answer(context, valid);
   }
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      FindJob(*context, request->job_id(), "job_id");
-  if (!record.ok()) return Answer(context, record.status());
-  absl::StatusOr<arbor::v1::Tree> tree = TreeOf(**record, *request);
+  absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
+  if (!found.ok()) return Answer(context, found.status());
+  absl::StatusOr<arbor::v1::Tree> tree =
+      found->live != nullptr ? ExportJobTree(*found->live, *request, *prompts_)
+      : found->stored->finished ? StoredTree(*found->stored, *request)
+                                : NotResumedYet(request->job_id());
   if (tree.ok()) *response = *std::move(tree);
   return Answer(context, tree.status());
 }
@@ -198,7 +261,7 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   }
   arbor::v1::GetTreeRequest whole;
   whole.set_include_top_logprobs(true);
-  absl::StatusOr<arbor::v1::Tree> expected = TreeOf(**original, whole);
+  absl::StatusOr<arbor::v1::Tree> expected = ExportJobTree(**original, whole, *prompts_);
   if (!expected.ok()) return Answer(context, expected.status());
   absl::StatusOr<arbor::v1::GenerateRequest> again =
       request->has_policy() ? (*original)->job->ReplayRequest(request->policy())
@@ -217,7 +280,7 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   (*replay)->events.Subscribe([this, reactor, response, whole, expected = *std::move(expected),
                                record = replay->get()](const arbor::v1::GenerateEvent& event) {
     if (!event.has_finished()) return;
-    absl::StatusOr<arbor::v1::Tree> actual = TreeOf(*record, whole);
+    absl::StatusOr<arbor::v1::Tree> actual = ExportJobTree(*record, whole, *prompts_);
     if (actual.ok()) {
       arbor::v1::ReplayResult result = views::CompareReplayTrees(expected, *actual);
       result.set_job_id(response->job_id());

@@ -1,15 +1,23 @@
 // The public Generation gRPC service (proto/arbor/v1/generation.proto, docs/API.md) with the
 // callback API: Generate and Watch stream through EventStream reactors, the unary methods
 // answer inline. Jobs are made by the JobLauncher and kept by the JobRegistry; errors cross
-// into gRPC through rpc/grpc_status.h only.
+// into gRPC through rpc/grpc_status.h only. With a job store, a job that is no longer in memory
+// (evicted, or from before a restart) is answered from the store: GetJob, ListJobs, GetTree,
+// Watch and Cancel see it as they saw it live.
 #ifndef ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 #define ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "arbor/v1/generation.grpc.pb.h"
 #include "coordinator/service/job_launcher.h"
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
 #include "coordinator/service/scorer.h"
+#include "coordinator/store/job_store.h"
 #include "rpc/tokens.h"
 
 namespace arbor::coordinator {
@@ -18,12 +26,14 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
  public:
   // Every pointer must outlive the service. With `auth` every call needs a bearer token, and a
   // job is visible only to the token that created it and to admins; without, calls are open.
+  // `store` may be null (jobs live in memory only).
   GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts,
-                    const rpc::Authenticator* auth = nullptr)
+                    const rpc::Authenticator* auth = nullptr, JobStore* store = nullptr)
       : launcher_(launcher),
         registry_(registry),
         prompts_(prompts),
         auth_(auth),
+        store_(store),
         scorer_(launcher) {}
 
   grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
@@ -62,22 +72,28 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   // The caller's identity; UNAUTHENTICATED without a valid token, PERMISSION_DENIED for a
   // worker's token.
   absl::StatusOr<rpc::Identity> Caller(const grpc::CallbackServerContext& context) const;
-  // The tree of `record`'s job, or the part of it `part` names (its job_id is not read).
-  absl::StatusOr<arbor::v1::Tree> TreeOf(const JobRecord& record,
-                                         const arbor::v1::GetTreeRequest& part) const;
+  // A job found in memory (live) or, failing that, in the store (stored).
+  struct FoundJob {
+    std::shared_ptr<JobRecord> live;
+    std::optional<StoredJob> stored;
+  };
+  // The job `job_id` names (field path `field` in errors), if the context's caller may see it,
+  // from memory or else from the store.
+  absl::StatusOr<FoundJob> FindAnywhere(const grpc::CallbackServerContext& context,
+                                        const std::string& job_id, const std::string& field);
+  // ListJobs' answer: the jobs in memory and, with a store, those only it has, newest first.
+  absl::StatusOr<std::vector<arbor::v1::Job>> ListAnywhere(
+      const rpc::Identity& caller, const arbor::v1::ListJobsRequest& request);
   // The job named by `job_id` (field path `field` in errors), if `caller` may see it.
   absl::StatusOr<std::shared_ptr<JobRecord>> FindJobOf(const rpc::Identity& caller,
                                                        const std::string& job_id,
                                                        const std::string& field);
-  // FindJobOf the context's caller.
-  absl::StatusOr<std::shared_ptr<JobRecord>> FindJob(const grpc::CallbackServerContext& context,
-                                                     const std::string& job_id,
-                                                     const std::string& field);
 
   JobLauncher* const launcher_;
   JobRegistry* const registry_;
   const PromptCodec* const prompts_;
   const rpc::Authenticator* const auth_;
+  JobStore* const store_;
   Scorer scorer_;
 };
 

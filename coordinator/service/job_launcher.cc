@@ -9,6 +9,7 @@
 #include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/service/grpc_worker_client.h"
+#include "coordinator/service/job_archive.h"
 #include "coordinator/service/prompt_snippet.h"
 #include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
@@ -34,7 +35,7 @@ WorkerClientFactory GrpcWorkerClients() {
 
 JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
                          const PromptCodec* prompts, base::Clock* clock, Timer* timer,
-                         WorkerClientFactory clients)
+                         WorkerClientFactory clients, JobStore* store)
     : options_(std::move(options)),
       pool_(pool),
       registry_(registry),
@@ -42,6 +43,7 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
       clock_(clock),
       timer_(timer),
       clients_(std::move(clients)),
+      store_(store),
       job_metrics_(*options_.metrics),
       tenant_quota_(options_.tenants, *options_.metrics),
       defaults_(options_.policy) {
@@ -126,6 +128,8 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
     record->events.Append(e);
     if (e.has_finished()) {
       pool_->JobLeft(record->job->worker_id());
+      // Stored before the registry may evict it, so the job is always in one or the other.
+      if (store_ != nullptr) StoreFinished(*record);
       registry_->Finished(record->job_id);
     }
   };
@@ -198,6 +202,39 @@ absl::Status JobLauncher::CheckTenantRoom(
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
     const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
     const rpc::Identity& caller) {
+  return LaunchJob(request, call_deadline, caller, std::nullopt);
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Resume(const StoredJob& stored) {
+  const AcceptedJob& accepted = stored.accepted;
+  absl::StatusOr<arbor::v1::ModelInfo> model = pool_->Model();
+  if (!model.ok()) return NoWorker(model.status());
+  if (model->fingerprint() != accepted.model_fingerprint) {
+    // Another model would make another tree: the job cannot be resumed exactly.
+    FinishedJob failed;
+    failed.job = StoredJobMessage(stored, /*brief=*/false);
+    failed.job.set_state(arbor::v1::JOB_STATE_FAILED);
+    failed.job.set_finish_reason(arbor::v1::FINISH_REASON_ERROR);
+    failed.job.set_error(absl::StrCat(
+        "the coordinator restarted and could not resume the job exactly: it was accepted for "
+        "model '", accepted.model_fingerprint, "' and the workers now serve '",
+        model->fingerprint(), "'"));
+    failed.events.emplace_back().set_job_id(accepted.job_id);
+    failed.events.back().mutable_finished()->set_reason(arbor::v1::FINISH_REASON_ERROR);
+    failed.events.back().mutable_finished()->set_error(failed.job.error());
+    failed.at = clock_->Now();
+    RETURN_IF_ERROR(store_->Finish(accepted.job_id, failed));
+    return absl::FailedPreconditionError(failed.job.error());
+  }
+  rpc::Identity owner = rpc::OpenIdentity();
+  owner.name = accepted.owner;
+  return LaunchJob(accepted.request, accepted.deadline, owner,
+                   Resumed{accepted.job_id, accepted.created});
+}
+
+absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::LaunchJob(
+    const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
+    const rpc::Identity& caller, const std::optional<Resumed>& resumed) {
   ASSIGN_OR_RETURN(CheckedPrompt checked_prompt, CheckPrompt(request));
   const CheckedRequest& checked = checked_prompt.request;
   const std::vector<int32_t>& prompt = checked_prompt.tokens;
@@ -208,7 +245,7 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
 
   const absl::Time now = clock_->Now();
   JobSpec spec;
-  spec.job_id = registry_->NewJobId();
+  spec.job_id = resumed ? resumed->job_id : registry_->NewJobId();
   spec.prompt_token_ids = prompt;
   spec.vocab_size = model->vocab_size();
   spec.max_context = model->max_context();
@@ -236,15 +273,47 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Launch(
   const std::string job_id = spec.job_id;
   RETURN_IF_ERROR(
       tenant_quota_.Reserve(job_id, caller.name, caller.limits, spec.policy.RowsInFlight()));
-  absl::StatusOr<std::shared_ptr<JobRecord>> record =
-      CreateAndAdmit(std::move(spec), prompt,
-                     {checked.client_tag, caller.name, now, PromptSnippet(request)});
-  if (!record.ok()) tenant_quota_.Release(job_id);
+  // A new job is recorded before admission can start it (and before the client hears of it); a
+  // resumed one is recorded already.
+  const absl::Time deadline = spec.deadline;
+  bool stored = false;
+  auto before_admit = [&](const JobRecord& record) -> absl::Status {
+    if (store_ == nullptr || resumed) return absl::OkStatus();
+    RETURN_IF_ERROR(store_->Accept(AcceptedOf(record, request, *model, deadline)));
+    stored = true;
+    return absl::OkStatus();
+  };
+  absl::StatusOr<std::shared_ptr<JobRecord>> record = CreateAndAdmit(
+      std::move(spec), prompt,
+      {checked.client_tag, caller.name, resumed ? resumed->created : now, PromptSnippet(request)},
+      before_admit);
+  if (!record.ok()) {
+    tenant_quota_.Release(job_id);
+    if (stored) {
+      if (absl::Status forgot = store_->Forget(job_id); !forgot.ok()) {
+        // Left unfinished there, a restart would run a job its client was told was refused.
+        spdlog::error("job {}: refused, and the job store kept it: {}", job_id, forgot.ToString());
+      }
+    }
+  }
   return record;
 }
 
+void JobLauncher::StoreFinished(const JobRecord& record) {
+  if (keep_cancelled_unfinished_ && record.job->state() == arbor::v1::JOB_STATE_CANCELLED) return;
+  const absl::Status stored =
+      store_->Finish(record.job_id, FinishedOf(record, *prompts_, clock_->Now()));
+  if (!stored.ok()) {
+    base::WithFields({{"job_id", record.job_id}, {"event", "store_failed"}})
+        .Log(spdlog::level::err,
+             "job store: the end of the job was not recorded (a restart runs it again): {}",
+             stored.ToString());
+  }
+}
+
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(
-    JobSpec spec, const std::vector<int32_t>& prompt, RecordLabels labels) {
+    JobSpec spec, const std::vector<int32_t>& prompt, RecordLabels labels,
+    const BeforeAdmit& before_admit) {
   const int32_t max_tokens = spec.max_tokens;
   WorkerHandle handle;
   ASSIGN_OR_RETURN(std::shared_ptr<WorkerClient> worker, Route(prompt, {}, &handle));
@@ -271,6 +340,10 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(
     return job.status();
   }
   record->job = std::move(*job);
+  if (absl::Status ready = before_admit(*record); !ready.ok()) {
+    pool_->JobLeft(handle.worker_id);
+    return ready;
+  }
   // Before admission, which may start the job (and log that) at once.
   base::WithFields({{"job_id", record->job_id},
                     {"worker", handle.worker_id},

@@ -4,6 +4,9 @@
 // the Job created with its environment (events into the job's log, re-homing through the pool)
 // and admitted into the registry. Shared by Generate and Submit. It also moves the jobs of a
 // worker that drains or dies (WorkerPool listener → Job::Rehome), so that they finish elsewhere.
+// With a job store, a job is recorded there before it is admitted (so before the client hears
+// of it) and again when it ends, and Resume runs a stored job that an earlier process left
+// unfinished under its own id.
 #ifndef ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
 #define ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
 
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,7 @@
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
 #include "coordinator/service/request_validation.h"
+#include "coordinator/store/job_store.h"
 #include "entropix/policy_config.h"
 #include "metrics/registry.h"
 #include "rpc/tokens.h"
@@ -66,10 +71,10 @@ absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::
 class JobLauncher {
  public:
   // Every pointer must outlive the launcher. `timer` runs the backoff of jobs whose worker ran
-  // out of KV (JobOptions::exhausted_retries).
+  // out of KV (JobOptions::exhausted_retries). `store` may be null (jobs live in memory only).
   JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry* registry,
               const PromptCodec* prompts, base::Clock* clock, Timer* timer,
-              WorkerClientFactory clients = GrpcWorkerClients());
+              WorkerClientFactory clients = GrpcWorkerClients(), JobStore* store = nullptr);
   ~JobLauncher();
   JobLauncher(const JobLauncher&) = delete;
   JobLauncher& operator=(const JobLauncher&) = delete;
@@ -80,10 +85,19 @@ class JobLauncher {
   // tokenizer, UNAVAILABLE when no worker is ready, RESOURCE_EXHAUSTED when admission refuses
   // or the caller's tenant is at its limits (TenantQuota; checked before the job is created, and
   // its share held until the job ends). The job belongs to the caller (its name; empty when the
-  // server has no tokens).
+  // server has no tokens). With a store, the store's error when it cannot record the job.
   absl::StatusOr<std::shared_ptr<JobRecord>> Launch(
       const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
       const rpc::Identity& caller = rpc::OpenIdentity());
+  // Runs `stored`, accepted by an earlier process and never finished, again: the same id, seed,
+  // resolved policy and prompt ids, so it makes the same tree and text. UNAVAILABLE while no
+  // worker is ready and RESOURCE_EXHAUSTED while admission is full (try again later). When the
+  // workers' model is not the one the job was accepted for (its fingerprint), the job is
+  // recorded as failed, saying so, and FAILED_PRECONDITION returned.
+  absl::StatusOr<std::shared_ptr<JobRecord>> Resume(const StoredJob& stored);
+  // From now on (the coordinator is shutting down) a job that ends cancelled stays unfinished
+  // in the store, so that the next coordinator on the store runs it again.
+  void KeepCancelledUnfinished() { keep_cancelled_unfinished_ = true; }
   // Whether the jobs of `requests` (one request's choices) fit the caller's tenant limits beside
   // what it has in flight, as TenantQuota::Check says; counts nothing. The HTTP gateway asks
   // before it launches a request of several choices, so that none starts when they cannot all.
@@ -106,6 +120,16 @@ class JobLauncher {
  private:
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
                              std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
+  // A job launched again under the id and creation time an earlier process gave it.
+  struct Resumed {
+    std::string job_id;
+    absl::Time created;
+  };
+  // Launch's work; `resumed` set for Resume.
+  absl::StatusOr<std::shared_ptr<JobRecord>> LaunchJob(const arbor::v1::GenerateRequest& request,
+                                                       absl::Time call_deadline,
+                                                       const rpc::Identity& caller,
+                                                       const std::optional<Resumed>& resumed);
   // Routes, creates and admits the job of `spec`: Launch's part after its checks.
   // What a job's record says of it besides the job itself.
   struct RecordLabels {
@@ -114,9 +138,15 @@ class JobLauncher {
     absl::Time created;
     std::string prompt_snippet;
   };
+  // Called with the job made, before it is admitted; an error refuses the job.
+  using BeforeAdmit = std::function<absl::Status(const JobRecord&)>;
   absl::StatusOr<std::shared_ptr<JobRecord>> CreateAndAdmit(JobSpec spec,
                                                             const std::vector<int32_t>& prompt,
-                                                            RecordLabels labels);
+                                                            RecordLabels labels,
+                                                            const BeforeAdmit& before_admit);
+  // Records the end of `record`'s job in the store (logged when the store fails: the job stays
+  // unfinished there and a restart runs it again, to the same result).
+  void StoreFinished(const JobRecord& record);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
   // flight on a dead worker moves when that Run fails, the others at once.
@@ -136,6 +166,8 @@ class JobLauncher {
   base::Clock* const clock_;
   Timer* const timer_;
   const WorkerClientFactory clients_;
+  JobStore* const store_;
+  std::atomic<bool> keep_cancelled_unfinished_ = false;
   JobMetrics job_metrics_;
   TenantQuota tenant_quota_;
   entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.

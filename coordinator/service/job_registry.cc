@@ -76,6 +76,7 @@ size_t JobRecord::RetainedBytes() const {
 JobRegistry::JobRegistry(JobRegistryOptions options)
     : finished_jobs_(std::max(0, options.finished_jobs)),
       finished_job_bytes_(std::max<int64_t>(0, options.finished_job_bytes)),
+      job_store_(options.job_store),
       admission_(options.admission, *options.metrics),
       finished_bytes_gauge_(options.metrics
                                 ->AddGauge("arbor_coordinator_finished_job_bytes",
@@ -187,6 +188,11 @@ std::optional<uint16_t> InstanceOf(absl::string_view job_id) {
 absl::Status JobRegistry::NotFound(const std::string& job_id) const {
   if (const std::optional<uint16_t> instance = InstanceOf(job_id);
       instance && *instance != instance_) {
+    if (job_store_) {
+      return absl::NotFoundError(absl::StrCat(
+          "job_id: no job ", job_id, ": it was started by an earlier coordinator process and "
+          "the job store does not have it (deleted by retention, or another store's)"));
+    }
     return absl::NotFoundError(
         absl::StrCat("job_id: no job ", job_id,
                      ": it was started by an earlier coordinator process, and jobs live in the "

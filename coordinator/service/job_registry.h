@@ -70,6 +70,8 @@ struct JobRegistryOptions {
   int finished_jobs = 1000;                                  // >= 0.
   int64_t finished_job_bytes = int64_t{512} << 20;           // >= 0 (JobRecord::RetainedBytes).
   metrics::Registry* metrics = &metrics::DefaultRegistry();  // Admission's metrics.
+  // Jobs also go to a job store, which answers for an earlier process's jobs (NotFound's words).
+  bool job_store = false;
 };
 
 class JobRegistry {
@@ -92,7 +94,8 @@ class JobRegistry {
   std::string NewJobId();
 
   // What Find answers for an id it does not know (also for a job the caller may not see). For
-  // an id of an earlier coordinator process it says that jobs do not outlive the process.
+  // an id of an earlier coordinator process it says that jobs do not outlive the process, or,
+  // with a job store, that the store does not have it either.
   absl::Status NotFound(const std::string& job_id) const;
 
   // NOT_FOUND for an unknown or evicted id. Counts as a use of a finished job.
@@ -130,6 +133,7 @@ class JobRegistry {
 
   const int finished_jobs_;
   const int64_t finished_job_bytes_;
+  const bool job_store_;
   Admission admission_;
   metrics::Gauge& finished_bytes_gauge_;
 

@@ -23,15 +23,14 @@
 #include "gtest/gtest.h"
 #include "rpc/server.h"
 #include "tests/coordinator/job/scripted_worker.h"
+#include "tests/coordinator/service/service_harness.h"
 
 namespace arbor::coordinator {
 namespace {
 
 using testing::Lelv;
-using testing::ScriptedWorker;
 using testing::ScriptInput;
-
-constexpr int32_t kEos = 63;
+using testing::ScriptedWorker;
 
 arbor::v1::GenerateEvent TokenEvent(int node) {
   arbor::v1::GenerateEvent event;
@@ -66,49 +65,6 @@ TEST(EventLogTest, ReplaysThenFollowsAndClosesOnFinished) {
   log.Subscribe([&](const arbor::v1::GenerateEvent& e) { replay.push_back(e.token().node_id()); });
   EXPECT_EQ(replay, (std::vector<int>{1, 2, 0}));
 }
-
-// A pool with one READY worker whose jobs run on `worker` (a scripted one), and the launcher.
-struct Harness {
-  explicit Harness(JobRegistryOptions registry_options = {}, int calm_token = 10)
-      : worker(std::make_shared<ScriptedWorker>(
-            "w0",
-            [calm_token](const ScriptInput&) {
-              return Lelv({{calm_token, 0.9}, {calm_token + 1, 0.1}});
-            },
-            std::vector<int32_t>{kEos})),
-        pool(WorkerPoolOptions{}, &clock),
-        registry(registry_options) {
-    arbor::v1::WorkerInfo info;
-    info.set_worker_id("w0");
-    info.mutable_model()->set_vocab_size(testing::kVocab);
-    info.mutable_model()->set_max_context(512);
-    info.mutable_model()->add_eos_token_ids(kEos);
-    info.set_block_size(16);
-    info.set_kv_capacity_tokens(4096);
-    info.set_max_top_k(64);
-    EXPECT_TRUE(pool.Register("127.0.0.1:1", info).ok());
-    launcher = std::make_unique<JobLauncher>(
-        LauncherOptions{}, &pool, &registry, &prompts, &clock, &timer,
-        [this](const WorkerHandle&) -> std::shared_ptr<WorkerClient> { return worker; });
-  }
-
-  static arbor::v1::GenerateRequest Request(int max_tokens, uint64_t seed = 7) {
-    arbor::v1::GenerateRequest request;
-    request.mutable_tokens()->add_token_ids(1);
-    request.mutable_tokens()->add_token_ids(2);
-    request.set_max_tokens(max_tokens);
-    request.set_seed(seed);
-    return request;
-  }
-
-  base::FakeClock clock;
-  std::shared_ptr<ScriptedWorker> worker;
-  WorkerPool pool;
-  JobRegistry registry;
-  PromptCodec prompts;  // Token prompts only.
-  ThreadTimer timer;
-  std::unique_ptr<JobLauncher> launcher;
-};
 
 TEST(JobRegistryTest, AdmitsQueuesAndRefusesWithTheLimits) {
   JobRegistryOptions options;

@@ -9,10 +9,7 @@ has none, that part is skipped. Run by ctest with the project virtualenv; ARBOR_
 ARBOR_SOURCE_DIR point at the build and the sources.
 """
 
-import glob
-import importlib
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -29,29 +26,12 @@ except ImportError as e:  # The dependency script installs them; without them no
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from arbor_processes import BIN, Processes  # noqa: E402 (found through the path above)
+from grpc_stubs import generate_stubs  # noqa: E402
 
-SRC = os.environ.get("ARBOR_SOURCE_DIR", ".")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 KV_TOKENS, BLOCK_SIZE = 16384, 16
 # Long enough for whole KV blocks, so a repeated prompt hits the prefix cache.
 PROMPT = "The quick brown fox jumps over the lazy dog while the cat watches from the fence."
-
-
-def generate_stubs(out_dir):
-    """Compiles proto/arbor/v1 into importable Python modules under out_dir."""
-    plugin = shutil.which("grpc_python_plugin")
-    if shutil.which("protoc") is None or plugin is None:
-        print("protoc or grpc_python_plugin is missing; skipping")
-        sys.exit(77)
-    protos = sorted(glob.glob(os.path.join(SRC, "proto", "arbor", "v1", "*.proto")))
-    os.makedirs(out_dir, exist_ok=True)
-    subprocess.run(["protoc", f"--proto_path={os.path.join(SRC, 'proto')}",
-                    f"--python_out={out_dir}", f"--grpc_python_out={out_dir}",
-                    f"--plugin=protoc-gen-grpc_python={plugin}", *protos], check=True)
-    sys.path.insert(0, out_dir)
-    return (importlib.import_module("arbor.v1.generation_pb2"),
-            importlib.import_module("arbor.v1.generation_pb2_grpc"),
-            importlib.import_module("arbor.v1.entropix_pb2"))
 
 
 def scrape(port):

@@ -1,0 +1,121 @@
+// The launcher with a job store (a real SQLite file): a job is recorded before it can run and
+// again when it ends, a job the store cannot record is refused, and Resume runs a stored job
+// under its id to the same result, or fails it when the model is another.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/store/open_job_store.h"
+#include "coordinator/store/sqlite_database.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/service/service_harness.h"
+
+namespace arbor::coordinator {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+
+class LauncherStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> next{0};
+    path_ = absl::StrCat(::testing::TempDir(), "launcher_store_", getpid(), "_", next++, ".db");
+    absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore("sqlite:" + path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+
+  std::string path_;
+  std::unique_ptr<JobStore> store_;
+};
+
+TEST_F(LauncherStoreTest, AJobIsRecordedBeforeItRunsAndAgainWhenItEnds) {
+  Harness h({}, 10, store_.get());
+  h.worker->Hold(true);
+  arbor::v1::GenerateRequest request = Harness::Request(4);
+  request.set_client_tag("mine");
+  request.set_omit_reasoning(true);
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      h.launcher->Launch(request, absl::InfiniteFuture());
+  ASSERT_TRUE(record.ok()) << record.status();
+  absl::StatusOr<StoredJob> accepted = store_->Get((*record)->job_id);
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_FALSE(accepted->finished.has_value());
+  arbor::v1::GenerateRequest expected = (*record)->job->ReplayRequest();
+  expected.set_client_tag("mine");
+  expected.set_omit_reasoning(true);
+  EXPECT_TRUE(MessageDifferencer::Equals(accepted->accepted.request, expected))
+      << accepted->accepted.request.DebugString();
+
+  for (int i = 0; i < 50 && !(*record)->events.closed(); ++i) h.worker->ReleaseHeld();
+  ASSERT_TRUE((*record)->events.closed());
+  absl::StatusOr<StoredJob> finished = store_->Get((*record)->job_id);
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  ASSERT_TRUE(finished->finished.has_value());
+  EXPECT_EQ(finished->finished->job.state(), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(finished->finished->job.token_ids_size(), 4);
+  EXPECT_EQ(finished->finished->events.size(), (*record)->events.events().size());
+  EXPECT_GT(finished->finished->tree.nodes_size(), 4);
+}
+
+TEST_F(LauncherStoreTest, AJobTheStoreCannotRecordIsRefused) {
+  Harness h({}, 10, store_.get());
+  absl::StatusOr<std::unique_ptr<SqliteDatabase>> db = SqliteDatabase::Open(path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Query("DROP TABLE arbor_jobs", {}).ok());
+  const absl::Status refused = h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture())
+                                   .status();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.message(), "arbor_jobs")) << refused;
+  EXPECT_TRUE(h.registry.List(10, {}).empty()) << "nothing ran";
+  EXPECT_EQ(h.registry.admission().active, 0);
+}
+
+TEST_F(LauncherStoreTest, ResumeRunsTheStoredRequestUnderItsIdToTheSameEnd) {
+  Harness first({}, 10, store_.get());
+  absl::StatusOr<std::shared_ptr<JobRecord>> original =
+      first.launcher->Launch(Harness::Request(6, 99), absl::InfiniteFuture());
+  ASSERT_TRUE(original.ok()) << original.status();
+  absl::StatusOr<StoredJob> stored = store_->Get((*original)->job_id);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+
+  // As a restarted process finds it: accepted, not finished (under another id here).
+  StoredJob unfinished;
+  unfinished.accepted = stored->accepted;
+  unfinished.accepted.job_id = "j7-00000001";
+  ASSERT_TRUE(store_->Accept(unfinished.accepted).ok());
+  Harness second({}, 10, store_.get());
+  absl::StatusOr<std::shared_ptr<JobRecord>> resumed = second.launcher->Resume(unfinished);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ((*resumed)->job_id, "j7-00000001");
+  EXPECT_EQ((*resumed)->created, unfinished.accepted.created);
+  EXPECT_EQ((*resumed)->seed, 99u);
+  ASSERT_TRUE((*resumed)->events.closed());
+  EXPECT_EQ((*resumed)->job->text(), (*original)->job->text());
+  EXPECT_EQ((*resumed)->job->token_ids(), (*original)->job->token_ids());
+  absl::StatusOr<StoredJob> ended = store_->Get("j7-00000001");
+  ASSERT_TRUE(ended.ok() && ended->finished.has_value()) << ended.status();
+  EXPECT_EQ(ended->finished->job.text(), (*original)->job->text());
+
+  unfinished.accepted.job_id = "j8-00000001";
+  unfinished.accepted.model_fingerprint = "another model";
+  ASSERT_TRUE(store_->Accept(unfinished.accepted).ok());
+  const absl::Status refused = second.launcher->Resume(unfinished).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  absl::StatusOr<StoredJob> failed = store_->Get("j8-00000001");
+  ASSERT_TRUE(failed.ok() && failed->finished.has_value()) << failed.status();
+  EXPECT_EQ(failed->finished->job.state(), arbor::v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(absl::StrContains(failed->finished->job.error(), "another model"));
+}
+
+}  // namespace
+}  // namespace arbor::coordinator

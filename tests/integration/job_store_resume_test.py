@@ -1,0 +1,199 @@
+"""Jobs outlive a coordinator that is killed: the job store (--job_store=sqlite:PATH).
+
+A real arbor-worker on a random `tiny` checkpoint behind a real arbor-coordinator with an SQLite
+job store. Detached jobs (a greedy one and a branching SEARCH one, each long enough to be cut off
+mid-generation) are submitted, a client watches the search job for a few events, and then the
+coordinator is SIGKILLed. A new coordinator on the same store runs them again under their ids;
+the client reconnects to Watch with the count of events it has (last-event-id) and must then get
+each remaining event exactly once, so that what it saw equals an uninterrupted run's events. The
+resumed jobs' text and tree must equal those of the same requests run uninterrupted, and a job
+that had finished before the kill must still be listed and answer GetJob and GetTree (gRPC and
+HTTP). A job whose store row names another model fails with that reason instead of running.
+Run by ctest with the project virtualenv; ARBOR_BINARY_DIR and ARBOR_SOURCE_DIR point at the
+build and the sources.
+"""
+
+import os
+import sqlite3
+import sys
+import time
+import unittest
+
+try:
+    import grpc
+except ImportError as e:  # The dependency script installs it; without it nothing to test.
+    print(f"{e.name} is not installed in this Python; skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from arbor_processes import Processes, http_json  # noqa: E402
+from grpc_stubs import generate_stubs  # noqa: E402
+
+MAX_TOKENS = 1500  # Long enough that the kill lands mid-generation (tiny's context: 2048).
+SEEN_BEFORE_KILL = 5  # Events the client takes before the coordinator dies.
+
+
+def as_run(event):
+    """An event as the search makes it, without what differs between runs of one request: when
+    it came, and the finished event's timings and prompt tokens the worker's cache served."""
+    copy = type(event)()
+    copy.CopyFrom(event)
+    copy.time_us = 0
+    copy.job_id = ""
+    copy.finished.ClearField("timings")
+    copy.finished.usage.cached_prompt_tokens = 0
+    if not event.HasField("finished"):
+        copy.ClearField("finished")
+    return copy
+
+
+class JobStoreResumeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = Processes(prefix="arbor-store-")
+        cls.addClassCleanup(cls.processes.stop)
+        cls.pb, cls.rpc, cls.entropix = generate_stubs(os.path.join(cls.processes.dir, "stubs"))
+        cls.model = cls.processes.make_model("tiny")
+        cls.store = os.path.join(cls.processes.dir, "jobs.db")
+        worker, = cls.processes.start("arbor-worker", f"--model={cls.model}",
+                                      "--listen=127.0.0.1:0", "--threads=1")
+        cls.worker = f"127.0.0.1:{worker}"
+
+    def start_coordinator(self, store):
+        """A coordinator on the worker with `store`; returns (stub, HTTP base, process index)."""
+        index = len(self.processes.processes)
+        port, http_port = self.processes.start(
+            "arbor-coordinator", f"--model={self.model}", "--listen=127.0.0.1:0",
+            "--http_listen=127.0.0.1:0", f"--workers={self.worker}", f"--job_store=sqlite:{store}",
+            "--steps_per_run=4", port_flags=("--port_file", "--http_port_file"))
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.addCleanup(channel.close)
+        return self.rpc.GenerationStub(channel), f"http://127.0.0.1:{http_port}", index
+
+    def kill(self, index):
+        process = self.processes.processes[index]
+        process.kill()
+        process.wait()
+
+    def request(self, policy, seed, max_tokens=MAX_TOKENS):
+        return self.pb.GenerateRequest(
+            text="Once upon a time", max_tokens=max_tokens, seed=seed, policy=policy,
+            stop=self.entropix.StopConditions(ignore_eos=True))
+
+    def greedy(self):
+        thresholds = self.entropix.Thresholds(lelv_entropy=64, lelv_varentropy=4096)
+        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_CANONICAL,
+                                          thresholds=thresholds)
+
+    def search(self):
+        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_SEARCH,
+                                          branch=self.entropix.BranchOptions(width=3, max_len=6))
+
+    def submit(self, stub, request):
+        """Submits, retrying while the worker is not ready yet; returns the job id."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return stub.Submit(request, timeout=30).job_id
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def events(self, stub, job_id, seen=0):
+        """Every event of `job_id` after the first `seen`, waiting through a resume."""
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                return list(stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300,
+                                       metadata=[("last-event-id", str(seen))]))
+            except grpc.RpcError as e:  # UNAVAILABLE until the job is started again.
+                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def finished(self, stub, job_id):
+        """The job once it ended, and its whole tree."""
+        self.events(stub, job_id)
+        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        tree = stub.GetTree(self.pb.GetTreeRequest(job_id=job_id, include_top_logprobs=True),
+                            timeout=30)
+        return job, tree
+
+    def assert_same_run(self, resumed, uninterrupted):
+        (job, tree), (job0, tree0) = resumed, uninterrupted
+        self.assertEqual(job.state, self.pb.JOB_STATE_FINISHED, job.error)
+        self.assertEqual(job.text, job0.text)
+        self.assertEqual(list(job.token_ids), list(job0.token_ids))
+        self.assertEqual(len(job.token_ids), MAX_TOKENS)
+        self.assertEqual(len(tree.nodes), len(tree0.nodes))
+        for a, b in zip(tree.nodes, tree0.nodes):
+            a.sequence_id = b.sequence_id = 0  # Worker sequences are per run.
+            self.assertEqual(a, b)
+
+    def test_killed_coordinator_resumes_its_jobs_exactly_and_keeps_history(self):
+        stub, base, index = self.start_coordinator(self.store)
+        done = self.submit(stub, self.request(self.greedy(), seed=5, max_tokens=8))
+        done_job, done_tree = self.finished(stub, done)
+        greedy = self.submit(stub, self.request(self.greedy(), seed=11))
+        search = self.submit(stub, self.request(self.search(), seed=12))
+        watch = stub.Watch(self.pb.JobRef(job_id=search), timeout=300)
+        seen = [next(watch) for _ in range(SEEN_BEFORE_KILL)]
+        job = stub.GetJob(self.pb.JobRef(job_id=greedy), timeout=30)
+        self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING, "killed mid-generation")
+        self.kill(index)
+
+        stub, base, index = self.start_coordinator(self.store)
+        seen += self.events(stub, search, seen=len(seen))
+        resumed = {job_id: self.finished(stub, job_id) for job_id in (greedy, search)}
+        log = self.processes.log(index)
+        lines = [line for line in log.splitlines() if "job resumed from the job store" in line]
+        self.assertEqual(len(lines), 2, log)
+        self.assertTrue(greedy in lines[0] and search in lines[1], lines)
+
+        # The same requests, uninterrupted, on the same coordinator.
+        again_greedy = self.submit(stub, self.request(self.greedy(), seed=11))
+        again_search = self.submit(stub, self.request(self.search(), seed=12))
+        uninterrupted_events = self.events(stub, again_search)
+        self.assert_same_run(resumed[greedy], self.finished(stub, again_greedy))
+        self.assert_same_run(resumed[search], self.finished(stub, again_search))
+        self.assertTrue(
+            any(n.status == self.pb.NODE_STATUS_PRUNED for n in resumed[search][1].nodes),
+            "the search job branched")
+        # Each event exactly once: what the reconnected client saw is an uninterrupted run.
+        self.assertEqual(len(seen), len(uninterrupted_events))
+        for i, (a, b) in enumerate(zip(seen, uninterrupted_events)):
+            self.assertEqual(as_run(a), as_run(b), f"event {i}")
+
+        # The job that finished before the kill is history the new process answers for.
+        self.assertEqual(stub.GetJob(self.pb.JobRef(job_id=done), timeout=30), done_job)
+        tree = stub.GetTree(self.pb.GetTreeRequest(job_id=done, include_top_logprobs=True),
+                            timeout=30)
+        self.assertEqual(tree, done_tree)
+        listed = stub.ListJobs(self.pb.ListJobsRequest(states=[self.pb.JOB_STATE_FINISHED]),
+                               timeout=30)
+        self.assertLessEqual({done, greedy, search}, {j.job_id for j in listed.jobs})
+        status, body = http_json(f"{base}/v1/jobs/{done}")
+        self.assertEqual((status, body["text"]), (200, done_job.text), body)
+        status, body = http_json(f"{base}/v1/jobs/{done}/tree")
+        self.assertEqual((status, len(body["nodes"])), (200, len(done_tree.nodes)), body)
+
+    def test_job_of_another_model_fails_with_the_reason(self):
+        store = os.path.join(self.processes.dir, "other.db")
+        stub, _, index = self.start_coordinator(store)
+        job_id = self.submit(stub, self.request(self.greedy(), seed=3))
+        next(stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300))
+        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING, "killed mid-generation")
+        self.kill(index)
+        with sqlite3.connect(store) as db:
+            db.execute("UPDATE arbor_jobs SET model_fingerprint = 'another model'")
+        stub, _, _ = self.start_coordinator(store)
+        self.events(stub, job_id)
+        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        self.assertEqual(job.state, self.pb.JOB_STATE_FAILED)
+        self.assertIn("another model", job.error)
+
+
+if __name__ == "__main__":
+    unittest.main()
