@@ -1,6 +1,7 @@
 #include "coordinator/http/completion_handler.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "coordinator/http/choice_runner.h"
 #include "coordinator/http/client_connection.h"
 #include "coordinator/http/openai_response.h"
+#include "coordinator/http/tool_calls.h"
 #include "views/committed_stream.h"
 
 namespace arbor::coordinator::http {
@@ -21,7 +23,15 @@ struct ChoiceState {
   std::vector<views::FinalPiece> pending;  // Final but not yet streamed (or, blocking: all of it).
   bool started = false;                    // Has had an event.
   bool ended = false;                      // Its call has ended.
+  std::optional<ToolCallReader> tool_calls;  // When the request's tools are called (Reader()).
 };
+
+// The choice's reader of calls, made once its job id is known; null when calls are not read.
+ToolCallReader* Reader(const OpenAiRequest& request, ChoiceState& choice) {
+  if (!request.tools.parses_calls()) return nullptr;
+  if (!choice.tool_calls) choice.tool_calls.emplace(&request.tools, choice.stream.job_id());
+  return &*choice.tool_calls;
+}
 
 // One request's choices in flight; shared with the SSE provider, which outlives the handler.
 struct Run {
@@ -135,15 +145,56 @@ void AnswerWhole(Run& run, WaitingClient& client, httplib::Response& response) {
   if (!run.error.ok()) return SetError(run.error, response);
   std::vector<ChoiceResult> results;
   for (ChoiceState& choice : run.choices) {
-    results.push_back(
-        {choice.stream.job_id(), Concatenate(choice.pending), *choice.stream.finished()});
+    ChoiceResult& result = results.emplace_back(ChoiceResult{
+        choice.stream.job_id(), Concatenate(choice.pending), *choice.stream.finished(), {}});
+    if (ToolCallReader* reader = Reader(run.request, choice); reader != nullptr) {
+      ToolCallReader::Output read = reader->Push(result.output.text);
+      ToolCallReader::Output rest = reader->Finish();
+      result.output.text = read.content + rest.content;
+      result.tool_calls = std::move(read.calls);
+      result.tool_calls.insert(result.tool_calls.end(), rest.calls.begin(), rest.calls.end());
+    }
   }
   response.set_content(CompletionJson(run.context, results), "application/json");
 }
 
+using Send = std::function<bool(const std::string&)>;
+
+// Sends a final piece of choice i, with its finish reason when it is the `last`. When the
+// request's tools are called, the calls are read out of its text (tool_calls.h) and sent as
+// OpenAI's call deltas after the content, and the finish reason comes in a chunk of its own.
+bool SendPiece(Run& run, int i, views::FinalPiece piece, bool last, bool first, size_t* offset,
+               const Send& send) {
+  ChoiceState& choice = run.choices[i];
+  const std::string& job_id = choice.stream.job_id();
+  const arbor::v1::FinishedEvent* finished = last ? &*choice.stream.finished() : nullptr;
+  ToolCallReader* reader = Reader(run.request, choice);
+  if (reader == nullptr) {
+    return send(ChunkJson(run.context, i, job_id, piece, finished, first, offset));
+  }
+  ToolCallReader::Output read = reader->Push(piece.text);
+  if (last) {
+    ToolCallReader::Output rest = reader->Finish();
+    read.content += rest.content;
+    read.calls.insert(read.calls.end(), rest.calls.begin(), rest.calls.end());
+  }
+  piece.text = std::move(read.content);
+  if ((first || !piece.text.empty() || !piece.reasoning.empty() || !piece.tokens.empty()) &&
+      !send(ChunkJson(run.context, i, job_id, piece, nullptr, first, offset))) {
+    return false;
+  }
+  for (const ReturnedToolCall& call : read.calls) {
+    for (const std::string& chunk : ToolCallChunksJson(run.context, i, job_id, call)) {
+      if (!send(chunk)) return false;
+    }
+  }
+  return !last || send(ChunkJson(run.context, i, job_id, views::FinalPiece{}, finished,
+                                 /*first=*/false, offset, reader->calls() > 0));
+}
+
 // Streams run's choices; false when the client has gone (the runner then cancels the jobs).
 bool StreamEvents(Run& run, httplib::DataSink& sink) {
-  auto send = [&sink](const std::string& data) {
+  const Send send = [&sink](const std::string& data) {
     const std::string frame = absl::StrCat("data: ", data, "\n\n");
     return sink.write(frame.data(), frame.size());
   };
@@ -156,9 +207,8 @@ bool StreamEvents(Run& run, httplib::DataSink& sink) {
     if (chat && !opened[i] && choice.pending.empty()) choice.pending.emplace_back();
     for (size_t p = 0; p < choice.pending.size(); ++p) {
       const bool last = p + 1 == choice.pending.size() && choice.stream.finished().has_value();
-      const arbor::v1::FinishedEvent* finished = last ? &*choice.stream.finished() : nullptr;
-      if (!send(ChunkJson(run.context, static_cast<int>(i), choice.stream.job_id(),
-                          choice.pending[p], finished, !opened[i], &offsets[i]))) {
+      if (!SendPiece(run, static_cast<int>(i), std::move(choice.pending[p]), last, !opened[i],
+                     &offsets[i], send)) {
         return false;
       }
       opened[i] = true;

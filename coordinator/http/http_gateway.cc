@@ -331,7 +331,7 @@ void HttpGateway::Completions(const httplib::Request& request,
   if (!ReadBody(content, options_.max_body_bytes, body, response)) return;
   absl::StatusOr<OpenAiRequest> parsed =
       ParseOpenAiRequest(body, chat ? Endpoint::kChatCompletions : Endpoint::kCompletions,
-                         options_.default_policy);
+                         options_.default_policy, options_.tool_format);
   if (!parsed.ok()) return SetError(parsed.status(), response);
   if (absl::Status model = CheckModel(parsed->model); !model.ok()) {
     return SetError(model, response);

@@ -29,6 +29,7 @@
 #include "arbor/v1/generation.grpc.pb.h"
 #include "coordinator/http/http_metrics.h"
 #include "httplib.h"
+#include "model/tokenizer/chat_template.h"
 
 namespace arbor::rpc {
 class Authenticator;
@@ -66,6 +67,9 @@ struct HttpGatewayOptions {
   // The coordinator's default policy, every field set: what a completion that names no policy
   // runs, and so what its OpenAI fields mean (openai_sampling.h).
   arbor::v1::PolicyConfig default_policy;
+  // The served model's tool format (its chat template's): how chat completions' tools are shown
+  // to it and its calls read (docs/HTTP.md, "Tool calling"); kNone refuses tools.
+  model::ToolFormat tool_format = model::ToolFormat::kNone;
 };
 
 class HttpGateway {

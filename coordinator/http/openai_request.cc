@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "coordinator/http/json_body.h"
+#include "coordinator/http/json_fields.h"
 #include "coordinator/http/openai_sampling.h"
 #include "entropix/logit_processors.h"
 #include "grammar/exact_json.h"
@@ -23,97 +23,21 @@ namespace {
 // Ordered: a response_format schema's properties are generated in the order the client wrote.
 using json = nlohmann::ordered_json;
 
-absl::Status FieldError(absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
-}
-
-// One JSON object's fields, read by name and type; remembers what was read so that anything
-// left over can be reported as unrecognized.
-class Fields {
- public:
-  Fields(const json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {}
-
-  std::string Name(absl::string_view key) const { return absl::StrCat(prefix_, key); }
-
-  // Null and absent are the same (clients write `"stop": null`).
-  const json* Get(absl::string_view key) {
-    read_.insert(std::string(key));
-    const auto it = object_.find(std::string(key));
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key, int64_t lo, int64_t hi) {
-    const json* v = Get(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number_integer()) return FieldError(Name(key), "must be an integer");
-    const int64_t x = v->is_number_unsigned() && v->get<uint64_t>() > INT64_MAX
-                          ? std::numeric_limits<int64_t>::max()
-                          : v->get<int64_t>();
-    if (x < lo || x > hi) {
-      return FieldError(Name(key), absl::StrCat("must be in [", lo, ", ", hi, "], got ", x));
-    }
-    return x;
-  }
-
-  absl::StatusOr<std::optional<double>> Number(absl::string_view key, double lo, double hi) {
-    const json* v = Get(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number()) return FieldError(Name(key), "must be a number");
-    const double x = v->get<double>();
-    if (!(x >= lo && x <= hi)) {
-      return FieldError(Name(key), absl::StrCat("must be in [", lo, ", ", hi, "], got ", x));
-    }
-    return x;
-  }
-
-  absl::StatusOr<std::optional<bool>> Bool(absl::string_view key) {
-    const json* v = Get(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_boolean()) return FieldError(Name(key), "must be true or false");
-    return v->get<bool>();
-  }
-
-  absl::StatusOr<std::optional<std::string>> String(absl::string_view key) {
-    const json* v = Get(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) return FieldError(Name(key), "must be a string");
-    return v->get<std::string>();
-  }
-
-  absl::StatusOr<const json*> Object(absl::string_view key) {
-    const json* v = Get(key);
-    if (v != nullptr && !v->is_object()) return FieldError(Name(key), "must be an object");
-    return v;
-  }
-
-  absl::Status NothingElse() const {
-    for (const auto& [key, value] : object_.items()) {
-      if (!read_.contains(key)) {
-        return FieldError(Name(key), "unrecognized request argument (see docs/HTTP.md)");
-      }
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const json& object_;
-  const std::string prefix_;
-  std::set<std::string, std::less<>> read_;
-};
-
 // OpenAI parameters Arbor does not implement: accepted only at their neutral values.
-absl::Status NeutralOnly(Fields& f) {
+absl::Status NeutralOnly(Fields& f, Endpoint endpoint) {
   // Accepted and unused: they only label the request on OpenAI's side.
   RETURN_IF_ERROR(f.String("user").status());
   RETURN_IF_ERROR(f.Bool("store").status());
   RETURN_IF_ERROR(f.Object("metadata").status());
-  if (const json* v = f.Get("tools"); v != nullptr && !(v->is_array() && v->empty())) {
-    return FieldError("tools", "not supported");
+  if (endpoint == Endpoint::kCompletions) {  // Chat reads them (tool_request.h).
+    if (const json* v = f.Get("tools"); v != nullptr && !(v->is_array() && v->empty())) {
+      return FieldError("tools", "only /v1/chat/completions takes tools");
+    }
+    if (const json* v = f.Get("tool_choice"); v != nullptr && *v != "none" && *v != "auto") {
+      return FieldError("tool_choice", "only /v1/chat/completions takes tools");
+    }
+    RETURN_IF_ERROR(f.Bool("parallel_tool_calls").status());
   }
-  if (const json* v = f.Get("tool_choice"); v != nullptr && *v != "none" && *v != "auto") {
-    return FieldError("tool_choice", "not supported; only \"none\" or \"auto\" without tools");
-  }
-  RETURN_IF_ERROR(f.Bool("parallel_tool_calls").status());
   ASSIGN_OR_RETURN(std::optional<bool> echo, f.Bool("echo"));
   if (echo.value_or(false)) return FieldError("echo", "not supported; only false");
   ASSIGN_OR_RETURN(std::optional<std::string> suffix, f.String("suffix"));
@@ -201,15 +125,25 @@ absl::StatusOr<arbor::v1::GenerateRequest> ChatPrompt(Fields& f) {
     if (*role != "system" && *role != "user" && *role != "assistant" && *role != "tool") {
       return FieldError(m.Name("role"), "must be system, developer, user, assistant or tool");
     }
-    const json* content = m.Get("content");
-    if (content == nullptr) return FieldError(m.Name("content"), "required");
-    ASSIGN_OR_RETURN(std::string text, MessageContent(*content, m.Name("content")));
-    RETURN_IF_ERROR(m.String("name").status());  // Participant names do not reach the template.
-    RETURN_IF_ERROR(m.String("tool_call_id").status());
-    RETURN_IF_ERROR(m.NothingElse());
     arbor::v1::ChatMessage& message = *chat.add_messages();
     message.set_role(*role);
-    message.set_content(std::move(text));
+    if (const json* calls = m.Get("tool_calls"); calls != nullptr) {
+      if (*role != "assistant") return FieldError(m.Name("tool_calls"), "only for assistant");
+      RETURN_IF_ERROR(ReadMessageToolCalls(*calls, m.Name("tool_calls"), message));
+    }
+    // An assistant turn that only calls tools has no content (OpenAI sends null).
+    const json* content = m.Get("content");
+    if (content == nullptr && message.tool_calls().empty()) {
+      return FieldError(m.Name("content"), "required");
+    }
+    if (content != nullptr) {
+      ASSIGN_OR_RETURN(*message.mutable_content(), MessageContent(*content, m.Name("content")));
+    }
+    RETURN_IF_ERROR(m.String("name").status());  // Participant names do not reach the template.
+    // Results follow the calls in order; the templates show no ids.
+    ASSIGN_OR_RETURN(std::optional<std::string> call_id, m.String("tool_call_id"));
+    if (*role == "tool" && !call_id) return FieldError(m.Name("tool_call_id"), "required");
+    RETURN_IF_ERROR(m.NothingElse());
   }
   return request;
 }
@@ -425,7 +359,8 @@ void Fill(const Shared& shared, const OpenAiRequest& out, arbor::v1::GenerateReq
 }  // namespace
 
 absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint,
-                                                 const arbor::v1::PolicyConfig& server_policy) {
+                                                 const arbor::v1::PolicyConfig& server_policy,
+                                                 model::ToolFormat tool_format) {
   ASSIGN_OR_RETURN(const json parsed, ParseJsonBody(body));
   if (!parsed.is_object()) return FieldError("body", "must be a JSON object");
   OpenAiRequest out;
@@ -443,12 +378,15 @@ absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoin
   out.reasoning = shared.reasoning.value_or(out.stream);
   RETURN_IF_ERROR(ReadProcessors(f, shared));
   RETURN_IF_ERROR(ReadResponseFormat(f, shared));
-  RETURN_IF_ERROR(NeutralOnly(f));
+  RETURN_IF_ERROR(NeutralOnly(f, endpoint));
   std::vector<arbor::v1::GenerateRequest> prompts;
   if (endpoint == Endpoint::kCompletions) {
     ASSIGN_OR_RETURN(prompts, CompletionPrompts(f));
   } else {
     ASSIGN_OR_RETURN(prompts.emplace_back(), ChatPrompt(f));
+    arbor::v1::ChatPrompt& chat = *prompts.back().mutable_chat();
+    RETURN_IF_ERROR(ReadTools(f, tool_format, out.tools, chat));
+    RETURN_IF_ERROR(ApplyTools(out.tools, chat, shared.constraint, shared.stop));
   }
   RETURN_IF_ERROR(f.NothingElse());
   if (prompts.size() * out.n > static_cast<size_t>(kMaxChoices)) {

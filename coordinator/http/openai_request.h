@@ -22,6 +22,8 @@
 #include "absl/strings/string_view.h"
 #include "arbor/v1/entropix.pb.h"
 #include "arbor/v1/generation.pb.h"
+#include "coordinator/http/tool_request.h"
+#include "model/tokenizer/chat_template.h"
 
 namespace arbor::coordinator::http {
 
@@ -43,6 +45,7 @@ struct OpenAiRequest {
   // arbor.reasoning: the text of the search's traces as `reasoning_content` (default: when
   // streaming).
   bool reasoning = false;
+  ToolRequest tools;  // Chat: tools, tool_choice, parallel_tool_calls (tool_request.h).
   // One request per choice, in response order: prompt-major (prompt p, choice j at p·n + j).
   std::vector<arbor::v1::GenerateRequest> choices;
 };
@@ -50,8 +53,10 @@ struct OpenAiRequest {
 // INVALID_ARGUMENT with a message that starts with the offending field ("messages[1].role: ...").
 // `server_policy`: the coordinator's default policy, which the request's own applies over; it
 // says what a request that names no policy runs (a TRACE default makes `n` its best traces).
-absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(absl::string_view body, Endpoint endpoint,
-                                                 const arbor::v1::PolicyConfig& server_policy);
+// `tool_format`: the served model's chat template's, for `tools` (none: tools are refused).
+absl::StatusOr<OpenAiRequest> ParseOpenAiRequest(
+    absl::string_view body, Endpoint endpoint, const arbor::v1::PolicyConfig& server_policy,
+    model::ToolFormat tool_format = model::ToolFormat::kNone);
 
 }  // namespace arbor::coordinator::http
 

@@ -165,6 +165,13 @@ json Reasoning(const views::FinalPiece& output) {
   return output.reasoning.empty() ? json(nullptr) : json(output.reasoning);
 }
 
+// One call as a message's tool_calls entry (and a stream's first delta of it).
+json CallJson(const ReturnedToolCall& call) {
+  return {{"id", call.id},
+          {"type", "function"},
+          {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
+}
+
 }  // namespace
 
 std::string CompletionJson(const ResponseContext& context,
@@ -181,6 +188,14 @@ std::string CompletionJson(const ResponseContext& context,
                    {"finish_reason", FinishReason(r.finished.reason())}};
     if (IsChat(context)) {
       choice["message"] = {{"role", "assistant"}, {"content", r.output.text}, {"refusal", nullptr}};
+      if (!r.tool_calls.empty()) {
+        // OpenAI's shape: content null when the answer is only calls.
+        if (r.output.text.empty()) choice["message"]["content"] = nullptr;
+        json calls = json::array();
+        for (const ReturnedToolCall& call : r.tool_calls) calls.push_back(CallJson(call));
+        choice["message"]["tool_calls"] = std::move(calls);
+        choice["finish_reason"] = "tool_calls";
+      }
       if (context.request->reasoning) choice["message"]["reasoning_content"] = Reasoning(r.output);
     } else {
       choice["text"] = r.output.text;
@@ -201,13 +216,14 @@ std::string CompletionJson(const ResponseContext& context,
 
 std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
                       const views::FinalPiece& piece, const arbor::v1::FinishedEvent* finished,
-                      bool first, size_t* text_offset) {
+                      bool first, size_t* text_offset, bool made_tool_calls) {
   json out = Header(context, /*chunk=*/true);
   json choice = {{"index", index},
                  {"logprobs", piece.tokens.empty() ? json(nullptr)
                                                    : Logprobs(context, piece.tokens, text_offset)},
-                 {"finish_reason",
-                  finished == nullptr ? json(nullptr) : json(FinishReason(finished->reason()))}};
+                 {"finish_reason", finished == nullptr ? json(nullptr)
+                                   : made_tool_calls   ? json("tool_calls")
+                                                       : json(FinishReason(finished->reason()))}};
   if (IsChat(context)) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
@@ -222,6 +238,27 @@ std::string ChunkJson(const ResponseContext& context, int index, const std::stri
   out["choices"] = json::array({std::move(choice)});
   if (context.request->include_usage) out["usage"] = nullptr;  // Only the last chunk has it.
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::vector<std::string> ToolCallChunksJson(const ResponseContext& context, int index,
+                                            const std::string& job_id,
+                                            const ReturnedToolCall& call) {
+  std::vector<std::string> chunks;
+  json opening = CallJson(call);
+  opening["function"]["arguments"] = "";
+  opening["index"] = call.index;
+  for (json delta : {std::move(opening), json{{"index", call.index},
+                                               {"function", {{"arguments", call.arguments}}}}}) {
+    json out = Header(context, /*chunk=*/true);
+    out["choices"] = json::array({{{"index", index},
+                                   {"logprobs", nullptr},
+                                   {"finish_reason", nullptr},
+                                   {"delta", {{"tool_calls", json::array({std::move(delta)})}}},
+                                   {"arbor", {{"job_id", job_id}}}}});
+    if (context.request->include_usage) out["usage"] = nullptr;
+    chunks.push_back(out.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  return chunks;
 }
 
 std::string UsageChunkJson(const ResponseContext& context,

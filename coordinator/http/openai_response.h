@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "arbor/v1/generation.pb.h"
 #include "coordinator/http/openai_request.h"
+#include "coordinator/http/tool_calls.h"
 #include "views/committed_stream.h"
 
 namespace arbor::coordinator::http {
@@ -28,8 +29,9 @@ struct ResponseContext {
 // One finished choice.
 struct ChoiceResult {
   std::string job_id;
-  views::FinalPiece output;  // All of its text and tokens.
+  views::FinalPiece output;  // All of its text and tokens (text: content only).
   arbor::v1::FinishedEvent finished;
+  std::vector<ReturnedToolCall> tool_calls;  // Chat with tools: its calls.
 };
 
 // The non-streaming response body.
@@ -38,10 +40,17 @@ std::string CompletionJson(const ResponseContext& context,
 
 // One streaming chunk of choice `index`: `piece` (the first chunk of a chat choice also carries
 // the assistant role), and the finish reason when `finished` is set. `text_offset` carries the
-// completions logprobs' character offset from chunk to chunk.
+// completions logprobs' character offset from chunk to chunk. `made_tool_calls`: the choice
+// returned calls, so it finishes with "tool_calls".
 std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
                       const views::FinalPiece& piece, const arbor::v1::FinishedEvent* finished,
-                      bool first, size_t* text_offset);
+                      bool first, size_t* text_offset, bool made_tool_calls = false);
+
+// A call as OpenAI streams it, in two chunks of choice `index`: its index, id, type and name
+// with empty arguments, then its arguments under the same index.
+std::vector<std::string> ToolCallChunksJson(const ResponseContext& context, int index,
+                                            const std::string& job_id,
+                                            const ReturnedToolCall& call);
 
 // The last chunk of stream_options.include_usage: no choices, the usage of all of them.
 std::string UsageChunkJson(const ResponseContext& context,

@@ -61,10 +61,16 @@ absl::StatusOr<std::vector<int32_t>> PromptCodec::Encode(const CheckedRequest& r
   std::vector<model::ChatMessage> messages;
   messages.reserve(request.messages.size());
   for (const CheckedChatMessage& message : request.messages) {
-    messages.push_back({message.role, message.content});
+    model::ChatMessage& added = messages.emplace_back();
+    added.role = message.role;
+    added.content = message.content;
+    for (const arbor::v1::ToolCall& call : message.tool_calls) {
+      added.tool_calls.push_back({call.name(), call.arguments()});
+    }
   }
+  const model::ChatTools tools = {request.tools, request.open_tool_call};
   absl::StatusOr<std::vector<int>> ids = model::ApplyChatTemplate(
-      *tokenizer_, *chat_template_, messages, request.add_generation_prompt);
+      *tokenizer_, *chat_template_, messages, request.add_generation_prompt, tools);
   if (!ids.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("chat: ", ids.status().message()));
   }

@@ -40,6 +40,10 @@ class PromptCodec {
 
   bool has_tokenizer() const { return tokenizer_ != nullptr; }
   bool has_chat_template() const { return chat_template_.has_value(); }
+  // How the chat template shows tools (kNone without a template).
+  model::ToolFormat tool_format() const {
+    return chat_template_ ? model::ToolFormatOf(*chat_template_) : model::ToolFormat::kNone;
+  }
   // For the start-up log: the format (and default system message), or why there is none.
   std::string chat_template_description() const;
 

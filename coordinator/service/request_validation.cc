@@ -5,6 +5,7 @@
 #include "base/answer_pattern.h"
 #include "base/status_macros.h"
 #include "entropix/policy_config.h"
+#include "nlohmann/json.hpp"
 #include "policy/constraint_convert.h"
 #include "policy/policy_convert.h"
 
@@ -41,6 +42,72 @@ absl::Status CheckPromptBytes(int64_t bytes, int64_t limit, const char* field) {
                                      " (the server's --max_prompt_bytes)"));
 }
 
+// A JSON object as text (a tool, a call's arguments).
+bool IsJsonObject(const std::string& text) {
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_object();
+}
+
+absl::Status CheckChatMessage(const arbor::v1::ChatMessage& message, const std::string& field,
+                              CheckedChatMessage& out) {
+  bool known_role = false;
+  for (const char* role : kChatRoles) known_role |= message.role() == role;
+  if (!known_role) {
+    return Invalid(field + ".role", absl::StrCat("'", message.role(),
+                                                 "' is not one of system, user, assistant, tool"));
+  }
+  if (!IsValidUtf8(message.content())) return Invalid(field + ".content", "is not valid UTF-8");
+  if (!message.tool_calls().empty() && message.role() != "assistant") {
+    return Invalid(field + ".tool_calls", "only assistant messages make tool calls");
+  }
+  for (int i = 0; i < message.tool_calls().size(); ++i) {
+    const arbor::v1::ToolCall& call = message.tool_calls(i);
+    if (call.name().empty() || !IsValidUtf8(call.name()) || !IsJsonObject(call.arguments())) {
+      return Invalid(absl::StrCat(field, ".tool_calls[", i, "]"),
+                     "needs a name and arguments that are a JSON object");
+    }
+  }
+  out = {message.role(), message.content(), {message.tool_calls().begin(),
+                                              message.tool_calls().end()}};
+  return absl::OkStatus();
+}
+
+absl::Status CheckChat(const arbor::v1::ChatPrompt& chat, const ServerLimits& limits,
+                       CheckedRequest& out) {
+  const auto& messages = chat.messages();
+  if (messages.empty()) return Invalid("chat.messages", "needs at least 1 message");
+  int64_t bytes = 0;
+  for (const auto& message : messages) {
+    bytes += static_cast<int64_t>(message.content().size());
+    for (const auto& call : message.tool_calls()) {
+      bytes += static_cast<int64_t>(call.name().size() + call.arguments().size());
+    }
+  }
+  for (const std::string& tool : chat.tools()) bytes += static_cast<int64_t>(tool.size());
+  RETURN_IF_ERROR(CheckPromptBytes(bytes, limits.max_prompt_bytes, "chat.messages"));
+  out.messages.resize(messages.size());
+  for (int i = 0; i < messages.size(); ++i) {
+    RETURN_IF_ERROR(
+        CheckChatMessage(messages[i], absl::StrCat("chat.messages[", i, "]"), out.messages[i]));
+  }
+  if (chat.tools().size() > kMaxTools) {
+    return Invalid("chat.tools", absl::StrCat("at most ", kMaxTools, " tools"));
+  }
+  for (int i = 0; i < chat.tools().size(); ++i) {
+    if (!IsJsonObject(chat.tools(i))) {
+      return Invalid(absl::StrCat("chat.tools[", i, "]"), "must be a JSON object");
+    }
+  }
+  if (chat.open_tool_call() && !chat.add_generation_prompt()) {
+    return Invalid("chat.open_tool_call", "needs add_generation_prompt");
+  }
+  out.prompt_kind = PromptKind::kChat;
+  out.add_generation_prompt = chat.add_generation_prompt();
+  out.tools.assign(chat.tools().begin(), chat.tools().end());
+  out.open_tool_call = chat.open_tool_call();
+  return absl::OkStatus();
+}
+
 absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
                          const arbor::v1::ModelInfo& model, const ServerLimits& limits,
                          CheckedRequest& out) {
@@ -53,30 +120,8 @@ absl::Status CheckPrompt(const arbor::v1::GenerateRequest& request,
       out.prompt_kind = PromptKind::kText;
       out.text = request.text();
       return absl::OkStatus();
-    case arbor::v1::GenerateRequest::kChat: {
-      const auto& messages = request.chat().messages();
-      if (messages.empty()) return Invalid("chat.messages", "needs at least 1 message");
-      int64_t bytes = 0;
-      for (const auto& message : messages) bytes += static_cast<int64_t>(message.content().size());
-      RETURN_IF_ERROR(CheckPromptBytes(bytes, limits.max_prompt_bytes, "chat.messages"));
-      for (int i = 0; i < messages.size(); ++i) {
-        const std::string field = absl::StrCat("chat.messages[", i, "]");
-        bool known_role = false;
-        for (const char* role : kChatRoles) known_role |= messages[i].role() == role;
-        if (!known_role) {
-          return Invalid(field + ".role",
-                         absl::StrCat("'", messages[i].role(),
-                                      "' is not one of system, user, assistant, tool"));
-        }
-        if (!IsValidUtf8(messages[i].content())) {
-          return Invalid(field + ".content", "is not valid UTF-8");
-        }
-        out.messages.push_back({messages[i].role(), messages[i].content()});
-      }
-      out.prompt_kind = PromptKind::kChat;
-      out.add_generation_prompt = request.chat().add_generation_prompt();
-      return absl::OkStatus();
-    }
+    case arbor::v1::GenerateRequest::kChat:
+      return CheckChat(request.chat(), limits, out);
     case arbor::v1::GenerateRequest::kTokens:
       if (request.tokens().token_ids().empty()) {
         return Invalid("tokens.token_ids", "needs at least 1 token id");

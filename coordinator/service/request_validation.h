@@ -47,7 +47,11 @@ enum class PromptKind { kText, kChat, kTokens };
 struct CheckedChatMessage {
   std::string role;  // One of kChatRoles.
   std::string content;
+  std::vector<arbor::v1::ToolCall> tool_calls = {};  // "assistant" only; arguments are objects.
 };
+
+// Tools per chat prompt (OpenAI's limit).
+inline constexpr int kMaxTools = 128;
 
 inline constexpr const char* kChatRoles[] = {"system", "user", "assistant", "tool"};
 
@@ -57,6 +61,8 @@ struct CheckedRequest {
   std::string text;                          // kText: non-empty, valid UTF-8.
   std::vector<CheckedChatMessage> messages;  // kChat: >= 1.
   bool add_generation_prompt = false;        // kChat.
+  std::vector<std::string> tools;            // kChat: JSON objects, <= kMaxTools.
+  bool open_tool_call = false;               // kChat, with add_generation_prompt.
   std::vector<int32_t> prompt_token_ids;     // kTokens: >= 1, each in [0, vocab).
   int32_t max_tokens = 0;                    // As requested; 0 = default (see ResolveMaxTokens).
   uint64_t seed = 0;                         // 0 = the job picks one.
