@@ -14,6 +14,7 @@
 #include "grammar/finite_instances.h"
 #include "grammar/json_matcher.h"
 #include "grammar/schema_error.h"
+#include "grammar/string_keywords.h"
 #include "nlohmann/json.hpp"
 
 namespace arbor::grammar {
@@ -43,7 +44,8 @@ constexpr Keyword kKeywords[] = {
     {"properties", "object"}, {"required", "object"}, {"additionalProperties", "object"},
     {"items", "array"},   {"minItems", "array"},  {"maxItems", "array"},
     {"minimum", "number"}, {"maximum", "number"}, {"exclusiveMinimum", "number"},
-    {"exclusiveMaximum", "number"}, {"multipleOf", "number"}};
+    {"exclusiveMaximum", "number"}, {"multipleOf", "number"},
+    {"minLength", "string"}, {"maxLength", "string"}};
 
 const Keyword* FindKeyword(absl::string_view name) {
   for (const Keyword& keyword : kKeywords) {
@@ -230,7 +232,13 @@ class Compiler {
     if (type == "any") return AnyValue();
     if (type == "object") return Object(schema, pointer, depth);
     if (type == "array") return Array(schema, pointer, depth);
-    if (type == "string") return AnyString();
+    if (type == "string") {
+      ASSIGN_OR_RETURN(std::optional<StringAutomaton> text, CompileStringKeywords(schema, pointer));
+      if (!text) return AnyString();
+      grammar_.texts.push_back(*std::move(text));
+      return Add(Node{.kind = NodeKind::kString,
+                      .text = static_cast<int32_t>(grammar_.texts.size() - 1)});
+    }
     if (type == "number" || type == "integer") {
       const bool integer = type == "integer";
       ASSIGN_OR_RETURN(NumberBounds bounds, ParseNumberBounds(schema, pointer, integer));

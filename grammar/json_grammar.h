@@ -4,7 +4,8 @@
 // json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
 // `additionalProperties` (a boolean, or a schema: the values of a map, an object without
 // `properties`), `items`, `minItems`, `maxItems`, numeric bounds (`minimum`, `maximum`, the
-// exclusive ones, integer `multipleOf`: number_bounds.h), `enum` and `const` (the values the
+// exclusive ones, integer `multipleOf`: number_bounds.h), `minLength` and `maxLength` (code
+// points: string_keywords.h), `enum` and `const` (the values the
 // other keywords beside them also take), `anyOf` and `oneOf` (alternatives that start
 // differently, or objects told apart by a first required property holding a distinct constant
 // string: discriminated_union.h), local `$ref` into `$defs`/`definitions` (recursion allowed),
@@ -30,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grammar/number_bounds.h"
+#include "grammar/string_automaton.h"
 #include "grammar/string_trie.h"
 
 namespace arbor::grammar {
@@ -62,6 +64,7 @@ struct Node {
   int32_t min_items = 0;                  // kArray.
   int32_t max_items = -1;                 // kArray; -1: unbounded.
   NumberBounds bounds = {};               // kNumber, kInteger.
+  int32_t text = -1;  // kString: its automaton in JsonGrammar::texts (-1: any string).
   std::vector<std::string> literals = {};  // kLiterals; kDiscriminated's tag values.
   int32_t filter = -1;  // kLiterals: the node of the schema's other keywords (-1: none).
   std::vector<int32_t> alternatives = {};  // kUnion: first bytes are disjoint.
@@ -81,6 +84,7 @@ struct JsonGrammar {
   int32_t any_value = -1;   // The node of "any JSON value" (free-form objects' values).
   int32_t any_string = -1;  // The node of a string (free-form objects' keys).
   std::vector<std::bitset<256>> first_bytes;  // Per node: the bytes its values start with.
+  std::vector<StringAutomaton> texts;          // Constrained strings' automata.
 };
 
 // Limits that hold while compiling, whatever the schema's size.

@@ -1,6 +1,8 @@
 #include "grammar/json_matcher.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 namespace arbor::grammar {
 namespace {
@@ -25,6 +27,11 @@ enum : uint8_t {
   kNumExp
 };
 
+// The escapes a string may write besides \\u, and the characters they stand for.
+constexpr std::pair<uint8_t, uint32_t> kShortEscapes[] = {
+    {'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 0x08}, {'f', 0x0C}, {'n', 0x0A}, {'r', 0x0D},
+    {'t', 0x09}};
+
 bool IsDigit(uint8_t byte) { return byte >= '0' && byte <= '9'; }
 bool IsHex(uint8_t byte) {
   return IsDigit(byte) || (byte >= 'a' && byte <= 'f') || (byte >= 'A' && byte <= 'F');
@@ -38,6 +45,28 @@ bool KeyAllowed(const Node& node, int next, int32_t i) {
 
 bool RequiredLeft(const Node& node, int next) {
   return node.required_from[next] < static_cast<int32_t>(node.properties.size());
+}
+
+// A UTF-8 lead byte starts a character: how many continuation bytes it announces, and the
+// least code point such a sequence encodes (shorter forms would be overlong); 0 for no lead.
+uint32_t StartCharacter(Frame& frame, uint8_t byte) {
+  uint32_t low = 0;
+  if (byte >= 0xC2 && byte <= 0xDF) {
+    frame.count = 1;
+    low = 0x80;
+  } else if (byte >= 0xE0 && byte <= 0xEF) {
+    frame.count = 2;
+    low = 0x800;
+  } else if (byte >= 0xF0 && byte <= 0xF4) {
+    frame.count = 3;
+    low = 0x10000;
+  } else {
+    return 0;
+  }
+  frame.phase = kStrUtf8;
+  frame.whitespace = byte;  // The lead narrows its first continuation byte.
+  frame.b = byte & (0x3F >> frame.count);
+  return low;
 }
 
 // A bounded number keeps its integer part's magnitude in a (low 32 bits) and b (the rest, and
@@ -273,55 +302,81 @@ JsonMatcher::Step JsonMatcher::StepArray(Frame& frame, uint8_t byte, int32_t& pu
   return Step::kReject;
 }
 
+// A string keeps a UTF-8 lead byte in `whitespace` (strings have no gaps) until its first
+// continuation byte, and a constrained one (node.text) its automaton state in `a` and the code
+// point being decoded in `b`.
 JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
+  const int32_t text = grammar_->nodes[frame.node].text;
+  const StringAutomaton* automaton = text >= 0 ? &grammar_->texts[text] : nullptr;
+  // A whole character, through the automaton.
+  auto character = [&](uint32_t code_point) {
+    if (automaton != nullptr) {
+      const int32_t next = automaton->Next(frame.a, code_point);
+      if (next < 0) return Step::kReject;
+      frame.a = next;
+    }
+    frame.phase = kStrBody;
+    return Step::kConsume;
+  };
+  // Part of a character: some code point it can still become must go on.
+  auto partial = [&](uint32_t low, uint32_t high) {
+    const int shift = 6 * frame.count;
+    const uint32_t lo = std::max(low, static_cast<uint32_t>(frame.b) << shift);
+    const uint32_t hi = std::min(high, lo | ((1u << shift) - 1));
+    return automaton == nullptr || (lo <= hi && automaton->Viable(frame.a, lo, hi))
+               ? Step::kConsume
+               : Step::kReject;
+  };
   switch (frame.phase) {
     case kStrOpen:
       if (byte != '"') return Step::kReject;
       frame.phase = kStrBody;
+      frame.a = StringAutomaton::kStart;
       return Step::kConsume;
     case kStrBody:
-      if (byte == '"') return Step::kConsumePop;
+      if (byte == '"') {
+        return automaton == nullptr || automaton->Accepting(frame.a) ? Step::kConsumePop
+                                                                      : Step::kReject;
+      }
       if (byte == '\\') {
+        // Some escape must go on from here.
+        if (automaton != nullptr && std::none_of(std::begin(kShortEscapes), std::end(kShortEscapes),
+                                                 [&](const auto& escape) {
+                                                   return automaton->Next(frame.a,
+                                                                          escape.second) >= 0;
+                                                 })) {
+          return Step::kReject;
+        }
         frame.phase = kStrEscape;
         return Step::kConsume;
       }
       if (byte < 0x20) return Step::kReject;  // Control characters must be escaped.
-      if (byte < 0x80) return Step::kConsume;
-      // A UTF-8 lead byte and how many continuation bytes it announces.
-      if (byte >= 0xC2 && byte <= 0xDF) {
-        frame.count = 1;
-      } else if (byte >= 0xE0 && byte <= 0xEF) {
-        frame.count = 2;
-      } else if (byte >= 0xF0 && byte <= 0xF4) {
-        frame.count = 3;
-      } else {
-        return Step::kReject;
+      if (byte < 0x80) return character(byte);
+      if (const uint32_t low = StartCharacter(frame, byte); low > 0) {
+        return partial(low, kMaxCodePoint);
       }
-      frame.phase = kStrUtf8;
-      frame.a = byte;  // The lead narrows its first continuation byte.
-      return Step::kConsume;
+      return Step::kReject;
     case kStrUtf8: {
       // Well-formed UTF-8 only (no overlong forms, surrogates or code points past U+10FFFF).
       uint8_t low = 0x80, high = 0xBF;
-      if (frame.a == 0xE0) low = 0xA0;
-      if (frame.a == 0xED) high = 0x9F;
-      if (frame.a == 0xF0) low = 0x90;
-      if (frame.a == 0xF4) high = 0x8F;
+      if (frame.whitespace == 0xE0) low = 0xA0;
+      if (frame.whitespace == 0xED) high = 0x9F;
+      if (frame.whitespace == 0xF0) low = 0x90;
+      if (frame.whitespace == 0xF4) high = 0x8F;
       if (byte < low || byte > high) return Step::kReject;
-      frame.a = 0;
-      if (--frame.count == 0) frame.phase = kStrBody;
-      return Step::kConsume;
+      frame.whitespace = 0;
+      frame.b = (frame.b << 6) | (byte & 0x3F);
+      if (--frame.count == 0) return character(static_cast<uint32_t>(std::exchange(frame.b, 0)));
+      return partial(0, kMaxCodePoint);
     }
     case kStrEscape:
-      if (byte == 'u') {
+      if (byte == 'u' && automaton == nullptr) {
         frame.phase = kStrHex;
         frame.count = 0;
         return Step::kConsume;
       }
-      if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' ||
-          byte == 'r' || byte == 't') {
-        frame.phase = kStrBody;
-        return Step::kConsume;
+      for (const auto& [escape, code_point] : kShortEscapes) {
+        if (byte == escape) return character(code_point);
       }
       return Step::kReject;
     case kStrHex:
@@ -331,6 +386,7 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
   }
   return Step::kReject;
 }
+
 
 bool JsonMatcher::NumberMayEnd(const Frame& frame) const {
   const NumberBounds& bounds = grammar_->nodes[frame.node].bounds;

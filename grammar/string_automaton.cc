@@ -1,0 +1,133 @@
+// The crossed string automaton of string_automaton.h.
+#include "grammar/string_automaton.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace arbor::grammar {
+namespace {
+
+// The code points a constrained string writes (see the header).
+constexpr std::pair<uint32_t, uint32_t> kWritable[] = {
+    {0x08, 0x0A}, {0x0C, 0x0D}, {0x20, 0xD7FF}, {0xE000, kMaxCodePoint}};
+
+std::vector<CodePointRange> Writable(const std::vector<CodePointRange>& ranges) {
+  std::vector<CodePointRange> out;
+  for (const CodePointRange& range : ranges) {
+    for (const auto& [lo, hi] : kWritable) {
+      const uint32_t low = std::max(lo, range.lo), high = std::min(hi, range.hi);
+      if (low <= high) out.push_back({low, high, range.next});
+    }
+  }
+  return out;
+}
+
+// The states from which an accepting one is reachable: backwards from those.
+std::vector<bool> Live(const std::vector<CodePointDfa::State>& states) {
+  std::vector<std::vector<int32_t>> sources(states.size());
+  std::vector<bool> live(states.size(), false);
+  std::vector<int32_t> ready;
+  for (size_t s = 0; s < states.size(); ++s) {
+    for (const CodePointRange& range : states[s].ranges) {
+      sources[range.next].push_back(static_cast<int32_t>(s));
+    }
+    if (states[s].accepting) {
+      live[s] = true;
+      ready.push_back(static_cast<int32_t>(s));
+    }
+  }
+  while (!ready.empty()) {
+    const int32_t s = ready.back();
+    ready.pop_back();
+    for (int32_t source : sources[s]) {
+      if (!live[source]) {
+        live[source] = true;
+        ready.push_back(source);
+      }
+    }
+  }
+  return live;
+}
+
+}  // namespace
+
+CodePointDfa AnyTextDfa() {
+  CodePointDfa dfa;
+  dfa.states.push_back({.ranges = {{0, kMaxCodePoint, 0}}, .accepting = true});
+  return dfa;
+}
+
+absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, int min_length,
+                                                        int max_length) {
+  if (max_length >= 0 && min_length > max_length) {
+    return absl::InvalidArgumentError("minLength: exceeds maxLength");
+  }
+  if (min_length > kMaxGeneratedLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("minLength: above ", kMaxGeneratedLength, " is not supported"));
+  }
+  // Lengths count up to `cap`: the bound when there is one (no transition past it), else
+  // minLength, where the count stays.
+  const bool bounded = max_length >= 0;
+  const int cap = bounded ? std::min(max_length, kMaxGeneratedLength) : min_length;
+  const int64_t width = cap + 1;
+  absl::flat_hash_map<int64_t, int32_t> ids = {{0, 0}};
+  std::vector<int64_t> keys = {0};  // dfa state * width + length, per state.
+  StringAutomaton automaton;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int32_t dfa_state = static_cast<int32_t>(keys[i] / width);
+    const int length = static_cast<int>(keys[i] % width);
+    CodePointDfa::State state;
+    state.accepting = dfa.states[dfa_state].accepting && length >= min_length;
+    if (!bounded || length < cap) {
+      const int next_length = bounded ? length + 1 : std::min(length + 1, cap);
+      for (CodePointRange range : Writable(dfa.states[dfa_state].ranges)) {
+        const int64_t key = range.next * width + next_length;
+        auto [it, added] = ids.emplace(key, static_cast<int32_t>(keys.size()));
+        if (added) {
+          if (keys.size() >= kMaxStringStates) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("the string's pattern and length bounds need more than ",
+                             kMaxStringStates, " automaton states"));
+          }
+          keys.push_back(key);
+        }
+        range.next = it->second;
+        state.ranges.push_back(range);
+      }
+    }
+    automaton.states_.push_back(std::move(state));
+  }
+  const std::vector<bool> live = Live(automaton.states_);
+  if (!live[kStart]) {
+    return absl::InvalidArgumentError("no string of the allowed lengths matches the pattern");
+  }
+  for (CodePointDfa::State& state : automaton.states_) {
+    std::erase_if(state.ranges, [&](const CodePointRange& r) { return !live[r.next]; });
+    std::sort(state.ranges.begin(), state.ranges.end(),
+              [](const CodePointRange& x, const CodePointRange& y) { return x.lo < y.lo; });
+  }
+  return automaton;
+}
+
+int32_t StringAutomaton::Next(int32_t state, uint32_t code_point) const {
+  const std::vector<CodePointRange>& ranges = states_[state].ranges;
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), code_point,
+                             [](uint32_t cp, const CodePointRange& r) { return cp < r.lo; });
+  if (it == ranges.begin()) return -1;
+  --it;
+  return code_point <= it->hi ? it->next : -1;
+}
+
+bool StringAutomaton::Viable(int32_t state, uint32_t lo, uint32_t hi) const {
+  const std::vector<CodePointRange>& ranges = states_[state].ranges;
+  // The first range that ends at or after lo.
+  auto it = std::lower_bound(ranges.begin(), ranges.end(), lo,
+                             [](const CodePointRange& r, uint32_t cp) { return r.hi < cp; });
+  return it != ranges.end() && it->lo <= hi;
+}
+
+}  // namespace arbor::grammar
