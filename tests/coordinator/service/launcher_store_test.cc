@@ -1,6 +1,7 @@
 // The launcher with a job store (a real SQLite file): a job is recorded before it can run and
 // again when it ends, a job the store cannot record is refused, and Resume runs a stored job
-// under its id to the same result, or fails it when the model is another.
+// under its id to the same result, or fails it when the model is another; the store's upkeep
+// resumes what it is given and applies retention.
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/service/store_upkeep.h"
 #include "coordinator/store/open_job_store.h"
 #include "coordinator/store/sqlite_database.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -115,6 +118,36 @@ TEST_F(LauncherStoreTest, ResumeRunsTheStoredRequestUnderItsIdToTheSameEnd) {
   ASSERT_TRUE(failed.ok() && failed->finished.has_value()) << failed.status();
   EXPECT_EQ(failed->finished->job.state(), arbor::v1::JOB_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(failed->finished->job.error(), "another model"));
+}
+
+TEST_F(LauncherStoreTest, UpkeepResumesTheUnfinishedAndAppliesRetention) {
+  Harness h({}, 10, store_.get());
+  for (uint64_t seed : {1, 2}) {
+    ASSERT_TRUE(h.launcher->Launch(Harness::Request(3, seed), absl::InfiniteFuture()).ok());
+  }
+  absl::StatusOr<std::vector<StoredJob>> finished = store_->List(JobFilter(), false);
+  ASSERT_TRUE(finished.ok() && finished->size() == 2u) << finished.status();
+  AcceptedJob left = (*finished)[0].accepted;
+  left.job_id = "j9-00000001";
+  ASSERT_TRUE(store_->Accept(left).ok());
+  absl::StatusOr<std::vector<StoredJob>> unfinished = store_->Unfinished();
+  ASSERT_TRUE(unfinished.ok() && unfinished->size() == 1u) << unfinished.status();
+
+  StoreUpkeepOptions options;
+  options.retention.max_jobs = 1;
+  h.clock.Advance(absl::Seconds(1));  // The resumed job ends after the other two.
+  {
+    StoreUpkeep upkeep(options, store_.get(), h.launcher.get(), &h.clock, *unfinished);
+    for (int i = 0; i < 500 && store_->List(JobFilter(), true)->size() != 1; ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+  }
+  // Resumed first, then pruned to the newest finished job: the resumed one.
+  absl::StatusOr<std::vector<StoredJob>> kept = store_->List(JobFilter(), false);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].accepted.job_id, "j9-00000001");
+  EXPECT_TRUE((*kept)[0].finished.has_value());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #define ARBOR_TESTS_COORDINATOR_SERVICE_SERVICE_HARNESS_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/fake_clock.h"
@@ -33,18 +34,23 @@ struct Harness {
             std::vector<int32_t>{kEos})),
         pool(WorkerPoolOptions{}, &clock),
         registry(registry_options) {
+    EXPECT_TRUE(pool.Register("127.0.0.1:1", Worker("w0")).ok());
+    launcher = std::make_unique<JobLauncher>(
+        LauncherOptions{}, &pool, &registry, &prompts, &clock, &timer,
+        [this](const WorkerHandle&) -> std::shared_ptr<WorkerClient> { return worker; }, store);
+  }
+
+  // What worker `id` of the scripted model says of itself when it registers.
+  static arbor::v1::WorkerInfo Worker(const std::string& id) {
     arbor::v1::WorkerInfo info;
-    info.set_worker_id("w0");
+    info.set_worker_id(id);
     info.mutable_model()->set_vocab_size(testing::kVocab);
     info.mutable_model()->set_max_context(512);
     info.mutable_model()->add_eos_token_ids(kEos);
     info.set_block_size(16);
     info.set_kv_capacity_tokens(4096);
     info.set_max_top_k(64);
-    EXPECT_TRUE(pool.Register("127.0.0.1:1", info).ok());
-    launcher = std::make_unique<JobLauncher>(
-        LauncherOptions{}, &pool, &registry, &prompts, &clock, &timer,
-        [this](const WorkerHandle&) -> std::shared_ptr<WorkerClient> { return worker; }, store);
+    return info;
   }
 
   static arbor::v1::GenerateRequest Request(int max_tokens, uint64_t seed = 7) {

@@ -368,15 +368,7 @@ TEST(JobLauncherTest, DrainingAWorkerMovesItsJobsToAnother) {
       launcher.Launch(Harness::Request(6), absl::InfiniteFuture());
   ASSERT_TRUE(record.ok()) << record.status();
   ASSERT_EQ((*record)->job->worker_id(), "w0");
-  arbor::v1::WorkerInfo info;
-  info.set_worker_id("w1");
-  info.mutable_model()->set_vocab_size(testing::kVocab);
-  info.mutable_model()->set_max_context(512);
-  info.mutable_model()->add_eos_token_ids(kEos);
-  info.set_block_size(16);
-  info.set_kv_capacity_tokens(4096);
-  info.set_max_top_k(64);
-  ASSERT_TRUE(h.pool.Register("127.0.0.1:2", info).ok());
+  ASSERT_TRUE(h.pool.Register("127.0.0.1:2", Harness::Worker("w1")).ok());
 
   ASSERT_TRUE(h.pool.Drain("w0").ok());
   h.worker->ReleaseHeld();  // The Run in flight completes; then the job moves.
