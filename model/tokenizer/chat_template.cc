@@ -188,6 +188,21 @@ absl::StatusOr<std::vector<int>> ApplyChatML(const Tokenizer& tokenizer,
   return b.Finish();
 }
 
+absl::StatusOr<std::vector<int>> ApplyWithoutTools(const Tokenizer& tokenizer,
+                                                   const ChatTemplate& chat_template,
+                                                   const std::vector<ChatMessage>& messages,
+                                                   bool add_generation_prompt) {
+  switch (chat_template.format) {
+    case ChatFormat::kLlama3:
+      return ApplyLlama3(tokenizer, chat_template, messages, add_generation_prompt);
+    case ChatFormat::kChatML:
+      return ApplyChatML(tokenizer, messages, add_generation_prompt);
+    case ChatFormat::kMistral:  // Its prompts end with [/INST]: there is no generation prompt.
+      return ApplyMistral(tokenizer, chat_template, messages);
+  }
+  return absl::InvalidArgumentError("unknown chat template");
+}
+
 // A conversation with tools, in the template's tool format.
 absl::StatusOr<std::vector<int>> ApplyWithTools(const Tokenizer& tokenizer,
                                                 const ChatTemplate& chat_template,
@@ -203,9 +218,14 @@ absl::StatusOr<std::vector<int>> ApplyWithTools(const Tokenizer& tokenizer,
     case ToolFormat::kNone:
       break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "the model's chat template (", DescribeChatTemplate(chat_template),
-      ") has no tool-calling format: tools, tool calls and \"tool\" turns are refused"));
+  // Without a tool format a "tool" turn is one more role, as the template writes any role;
+  // tools and calls have no place in its prompt.
+  bool calls = tools.open_call || !tools.tools.empty();
+  for (const ChatMessage& message : messages) calls |= !message.tool_calls.empty();
+  if (!calls) return ApplyWithoutTools(tokenizer, chat_template, messages, add_generation_prompt);
+  return absl::InvalidArgumentError(
+      absl::StrCat("the model's chat template (", DescribeChatTemplate(chat_template),
+                   ") has no tool-calling format: tools and tool calls are refused"));
 }
 
 }  // namespace
@@ -356,15 +376,7 @@ absl::StatusOr<std::vector<int>> ApplyChatTemplate(const Tokenizer& tokenizer,
   if (UsesTools(*conversation, tools)) {
     return ApplyWithTools(tokenizer, chat_template, *conversation, add_generation_prompt, tools);
   }
-  switch (chat_template.format) {
-    case ChatFormat::kLlama3:
-      return ApplyLlama3(tokenizer, chat_template, *conversation, add_generation_prompt);
-    case ChatFormat::kChatML:
-      return ApplyChatML(tokenizer, *conversation, add_generation_prompt);
-    case ChatFormat::kMistral:  // Its prompts end with [/INST]: there is no generation prompt.
-      return ApplyMistral(tokenizer, chat_template, *conversation);
-  }
-  return absl::InvalidArgumentError("unknown chat template");
+  return ApplyWithoutTools(tokenizer, chat_template, *conversation, add_generation_prompt);
 }
 
 }  // namespace arbor::model

@@ -5,7 +5,9 @@
 // others' special tokens: FAILED_PRECONDITION naming the token; Mistral may refuse the turn order
 // with INVALID_ARGUMENT) and the ids must decode to exactly the template's text — written here
 // independently — with special tokens only where the template puts them: message roles and
-// contents can never become control tokens.
+// contents can never become control tokens. "tool" turns take the template's tool format where
+// it has one (ChatML: <tool_response> blocks of one user turn; Llama 3.1+: "ipython" turns
+// holding the content as a JSON string).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "model/tokenizer/bpe_trainer.h"
 #include "model/tokenizer/chat_template.h"
 #include "model/tokenizer/tokenizer.h"
+#include "nlohmann/json.hpp"
 
 namespace {
 
@@ -68,6 +71,15 @@ void Llama3Turn(absl::string_view role, absl::string_view content, Rendering* ou
   out->specials += 3;
 }
 
+// Llama 3.1's "tool" turn: an "ipython" turn whose content is written as a JSON string.
+void Llama3ToolTurn(absl::string_view content, Rendering* out) {
+  absl::StrAppend(&out->text, "<|start_header_id|>ipython<|end_header_id|>\n\n",
+                  nlohmann::json(std::string(content))
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "<|eot_id|>");
+  out->specials += 3;
+}
+
 Rendering ExpectedLlama3(const ChatTemplate& chat_template,
                          const std::vector<ChatMessage>& messages, bool generation_prompt,
                          absl::string_view today) {
@@ -86,7 +98,11 @@ Rendering ExpectedLlama3(const ChatTemplate& chat_template,
     first = own_system ? 1 : 0;
   }
   for (size_t i = first; i < messages.size(); ++i) {
-    Llama3Turn(messages[i].role, messages[i].content, &out);
+    if (chat_template.json_tool_calls && messages[i].role == "tool") {
+      Llama3ToolTurn(messages[i].content, &out);
+    } else {
+      Llama3Turn(messages[i].role, messages[i].content, &out);
+    }
   }
   if (generation_prompt) {
     absl::StrAppend(&out.text, "<|start_header_id|>assistant<|end_header_id|>\n\n");
@@ -97,9 +113,23 @@ Rendering ExpectedLlama3(const ChatTemplate& chat_template,
 
 Rendering ExpectedChatML(const std::vector<ChatMessage>& messages, bool generation_prompt) {
   Rendering out;
-  for (const ChatMessage& m : messages) {
-    absl::StrAppend(&out.text, "<|im_start|>", m.role, "\n", m.content, "<|im_end|>\n");
-    out.specials += 2;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role != "tool") {
+      absl::StrAppend(&out.text, "<|im_start|>", m.role, "\n", m.content, "<|im_end|>\n");
+      out.specials += 2;
+      continue;
+    }
+    // Consecutive results share one user turn.
+    if (i == 0 || messages[i - 1].role != "tool") {
+      absl::StrAppend(&out.text, "<|im_start|>user");
+      out.specials += 1;
+    }
+    absl::StrAppend(&out.text, "\n<tool_response>\n", m.content, "\n</tool_response>");
+    if (i + 1 == messages.size() || messages[i + 1].role != "tool") {
+      absl::StrAppend(&out.text, "<|im_end|>\n");
+      out.specials += 1;
+    }
   }
   if (generation_prompt) {
     absl::StrAppend(&out.text, "<|im_start|>assistant\n");
