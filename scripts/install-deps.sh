@@ -6,7 +6,8 @@
 # `gguf` (the ground truth for checkpoint, GGUF and tokenizer behaviour) go into the project
 # virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
-# test the HTTP API and the metrics endpoints as real clients, `jsonschema` judges structured
+# test the HTTP API and the metrics endpoints as real clients (`langchain-openai` its tool
+# calling as an agent framework drives it), `jsonschema` judges structured
 # output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does;
 # headless Chromium, driven by Debian's Selenium, tests the web viewer in a real browser;
 # Debian's Prometheus scrapes a live cluster with the shipped configuration (deploy/prometheus/),
@@ -45,7 +46,8 @@ readonly TEST_APT_PACKAGES=(
   prometheus python3-yaml prometheus-cpp-dev
   postgresql
 )
-readonly TEST_PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2)
+readonly TEST_PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2
+  langchain-openai)
 
 demo=false
 list=false

@@ -19,14 +19,13 @@ import unittest
 try:
     import jsonschema
     import openai
-except ImportError:  # The dependency script installs both.
-    print("openai or jsonschema is not installed in this Python; skipping")
+except ImportError as missing:  # The dependency script installs both.
+    print(f"{missing.name} is not installed in this Python; skipping")
     sys.exit(77)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "support"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "grammar"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+for folder in ("integration/support", "grammar", "support"):
+    sys.path.insert(0, os.path.join(TESTS, folder))
 from arbor_processes import Processes, start_http_cluster  # noqa: E402
 from json_schema_oracle import Generator  # noqa: E402
 from test_seed import test_seed  # noqa: E402
