@@ -14,6 +14,7 @@
 #include "grammar/finite_instances.h"
 #include "grammar/json_matcher.h"
 #include "grammar/schema_error.h"
+#include "grammar/schema_keywords.h"
 #include "grammar/string_keywords.h"
 #include "nlohmann/json.hpp"
 
@@ -24,54 +25,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr int kMaxItemsBound = 65535;  // Item counts live in a Frame's 16 bits.
-
-const absl::flat_hash_set<std::string>& Annotations() {
-  static const auto* const kSet = new absl::flat_hash_set<std::string>{
-      "title",    "description", "default",  "examples",  "$schema", "$id",
-      "$comment", "deprecated",  "readOnly", "writeOnly", "$defs",   "definitions"};
-  return *kSet;
-}
-
-struct Keyword {
-  const char* name;
-  const char* type;  // The instances it restricts ("" for all): what a schema without `type` is.
-};
-
-// The keywords compiled, in the order a schema without `type` infers its types from them.
-constexpr Keyword kKeywords[] = {
-    {"type", ""},         {"enum", ""},           {"const", ""},
-    {"anyOf", ""},        {"oneOf", ""},          {"$ref", ""},
-    {"properties", "object"}, {"required", "object"}, {"additionalProperties", "object"},
-    {"items", "array"},   {"minItems", "array"},  {"maxItems", "array"},
-    {"minimum", "number"}, {"maximum", "number"}, {"exclusiveMinimum", "number"},
-    {"exclusiveMaximum", "number"}, {"multipleOf", "number"},
-    {"minLength", "string"}, {"maxLength", "string"}};
-
-const Keyword* FindKeyword(absl::string_view name) {
-  for (const Keyword& keyword : kKeywords) {
-    if (name == keyword.name) return &keyword;
-  }
-  return nullptr;
-}
-
-std::string KeywordList() {
-  std::vector<std::string> names;
-  for (const Keyword& keyword : kKeywords) names.emplace_back(keyword.name);
-  return absl::StrJoin(names, ", ");
-}
-
-// The JSON type names a value satisfies ("integer" values are numbers too).
-bool HasType(const Json& value, absl::string_view type) {
-  if (type == "string") return value.is_string();
-  if (type == "boolean") return value.is_boolean();
-  if (type == "null") return value.is_null();
-  if (type == "object") return value.is_object();
-  if (type == "array") return value.is_array();
-  // Exact numbers are beyond 2^53, where every double is an integer.
-  if (type == "number") return value.is_number() || IsExactNumber(value);
-  if (type == "integer") return value.is_number_integer() || IsExactNumber(value);
-  return false;
-}
 
 // Adds the first bytes of `index` to `out`; false on a cycle through unions.
 bool FirstOf(const JsonGrammar& grammar, int32_t index, absl::flat_hash_set<int32_t>& visiting,
@@ -171,18 +124,13 @@ class Compiler {
       return SchemaError(pointer, "the schema false accepts nothing");
     }
     if (!schema.is_object()) return SchemaError(pointer, "a schema must be an object or a boolean");
-    for (const auto& [key, unused] : schema.items()) {
-      if (!Annotations().contains(key) && FindKeyword(key) == nullptr) {
-        return SchemaError(pointer, absl::StrCat("keyword '", key, "' is not supported (supported: ",
-                                                 KeywordList(), ")"));
-      }
-    }
     if (schema.contains("$ref")) return Ref(schema, pointer, depth);
     if (schema.contains("anyOf") || schema.contains("oneOf")) {
       return Alternatives(schema, pointer, depth);
     }
     if (schema.contains("enum") || schema.contains("const")) return Literals(schema, pointer, depth);
-    ASSIGN_OR_RETURN(std::vector<std::string> types, Types(schema, pointer));
+    ASSIGN_OR_RETURN(std::vector<std::string> types, InstanceTypes(schema, pointer));
+    if (types.size() == kJsonTypes) return AnyValue();
     std::vector<int32_t> nodes;
     for (const std::string& type : types) {
       ASSIGN_OR_RETURN(const int32_t node, Typed(schema, type, pointer, depth));
@@ -192,44 +140,8 @@ class Compiler {
     return Add(Node{.kind = NodeKind::kUnion, .alternatives = std::move(nodes)}, pointer);
   }
 
-  // `type` as a list of names; inferred from the keywords when absent ("any" when nothing says).
-  absl::StatusOr<std::vector<std::string>> Types(const Json& schema, const std::string& pointer) {
-    static const absl::flat_hash_set<std::string> kNames = {
-        "object", "array", "string", "number", "integer", "boolean", "null"};
-    std::vector<std::string> types;
-    if (!schema.contains("type")) {
-      // The types the keywords restrict: instances of other types are valid too, but generating
-      // fewer kinds of value is still generating valid ones.
-      for (const Keyword& keyword : kKeywords) {
-        if (*keyword.type != '\0' && schema.contains(keyword.name) &&
-            std::find(types.begin(), types.end(), keyword.type) == types.end()) {
-          types.push_back(keyword.type);
-        }
-      }
-      if (types.empty()) types.push_back("any");
-      return types;
-    }
-    const Json& type = schema["type"];
-    const std::string at = ChildPointer(pointer, "type");
-    if (type.is_string()) {
-      types.push_back(type.get<std::string>());
-    } else if (type.is_array() && !type.empty()) {
-      for (const Json& t : type) {
-        if (!t.is_string()) return SchemaError(at, "type: a list must hold type names");
-        types.push_back(t.get<std::string>());
-      }
-    } else {
-      return SchemaError(at, "type: must be a type name or a non-empty list of them");
-    }
-    for (const std::string& t : types) {
-      if (!kNames.contains(t)) return SchemaError(at, absl::StrCat("type: '", t, "' is not a JSON type"));
-    }
-    return types;
-  }
-
   absl::StatusOr<int32_t> Typed(const Json& schema, const std::string& type,
                                 const std::string& pointer, int depth) {
-    if (type == "any") return AnyValue();
     if (type == "object") return Object(schema, pointer, depth);
     if (type == "array") return Array(schema, pointer, depth);
     if (type == "string") {
@@ -351,7 +263,7 @@ class Compiler {
     }
     std::vector<std::string> types;
     if (schema.contains("type")) {
-      ASSIGN_OR_RETURN(types, Types(schema, pointer));
+      ASSIGN_OR_RETURN(types, InstanceTypes(schema, pointer));
     }
     Node node{.kind = NodeKind::kLiterals};
     absl::flat_hash_set<std::string> seen;  // A set, so a long enum stays linear.
@@ -367,7 +279,7 @@ class Compiler {
     Json rest = schema;
     rest.erase(keyword);
     if (std::any_of(rest.items().begin(), rest.items().end(), [](const auto& item) {
-          return item.key() != "type" && !Annotations().contains(item.key());
+          return item.key() != "type" && !IsAnnotation(item.key());
         })) {
       ASSIGN_OR_RETURN(node.filter, Compile(rest, pointer, depth + 1));
     }
@@ -377,7 +289,7 @@ class Compiler {
   absl::StatusOr<int32_t> Alternatives(const Json& schema, const std::string& pointer, int depth) {
     const char* keyword = schema.contains("anyOf") ? "anyOf" : "oneOf";
     for (const auto& [key, unused] : schema.items()) {
-      if (!Annotations().contains(key) && key != keyword) {
+      if (!IsAnnotation(key) && key != keyword) {
         return SchemaError(pointer, absl::StrCat("keyword '", key, "' beside ", keyword,
                                            " is not supported (move it into each alternative)"));
       }
@@ -400,7 +312,7 @@ class Compiler {
   absl::StatusOr<int32_t> Ref(const Json& schema, const std::string& pointer, int depth) {
     const std::string at = ChildPointer(pointer, "$ref");
     for (const auto& [key, unused] : schema.items()) {
-      if (!Annotations().contains(key) && key != "$ref") {
+      if (!IsAnnotation(key) && key != "$ref") {
         return SchemaError(pointer, absl::StrCat("keyword '", key, "' beside $ref is not supported"));
       }
     }

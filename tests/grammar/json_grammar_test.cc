@@ -62,6 +62,22 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
               HasSubstr("value 1 is not of type string"));
 }
 
+// A keyword that restricts one type only is honoured by generating the schema's other types.
+TEST(JsonGrammar, AOneTypeKeywordLeavesTheOtherTypes) {
+  absl::StatusOr<JsonGrammar> grammar =
+      CompileJsonSchema(R"({"contains": {"minimum": 5}, "format": "email", "maxLength": 3})");
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, "{}"));
+  EXPECT_TRUE(Accepts(*grammar, "-1.5"));
+  EXPECT_FALSE(Accepts(*grammar, "[5]"));     // Arrays: contains is not compiled.
+  EXPECT_FALSE(Accepts(*grammar, "\"a\""));  // Strings: format is not compiled.
+  EXPECT_THAT(CompileError(R"({"type": ["array", "string"], "contains": {}, "pattern": "a"})"),
+              HasSubstr("keyword 'contains' is not supported on arrays, and the schema allows no "
+                        "other type"));
+  EXPECT_THAT(CompileError(R"({"properties": {"a": {"not": {}}}})"),
+              HasSubstr("at /properties/a: keyword 'not' is not supported"));
+}
+
 TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
   absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(R"({
     "type": "object", "additionalProperties": false, "required": ["name", "age"],

@@ -1,0 +1,161 @@
+// The keyword tables and type choice of schema_keywords.h.
+#include "grammar/schema_keywords.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "grammar/exact_json.h"
+#include "grammar/schema_error.h"
+
+namespace arbor::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Keyword {
+  const char* name;
+  const char* type;  // The instances it restricts ("" for all): what a schema without `type` is.
+};
+
+// The keywords compiled, in the order a schema without `type` infers its types from them.
+constexpr Keyword kKeywords[] = {
+    {"type", ""},
+    {"enum", ""},
+    {"const", ""},
+    {"anyOf", ""},
+    {"oneOf", ""},
+    {"$ref", ""},
+    {"properties", "object"},
+    {"required", "object"},
+    {"additionalProperties", "object"},
+    {"items", "array"},
+    {"minItems", "array"},
+    {"maxItems", "array"},
+    {"minimum", "number"},
+    {"maximum", "number"},
+    {"exclusiveMinimum", "number"},
+    {"exclusiveMaximum", "number"},
+    {"multipleOf", "number"},
+    {"minLength", "string"},
+    {"maxLength", "string"}};
+
+// Keywords not compiled that restrict one type only.
+constexpr Keyword kOneTypeKeywords[] = {
+    {"prefixItems", "array"},       {"contains", "array"},
+    {"minContains", "array"},       {"maxContains", "array"},
+    {"unevaluatedItems", "array"},  {"uniqueItems", "array"},
+    {"patternProperties", "object"}, {"propertyNames", "object"},
+    {"unevaluatedProperties", "object"}, {"dependentSchemas", "object"},
+    {"dependentRequired", "object"}, {"minProperties", "object"},
+    {"maxProperties", "object"},    {"pattern", "string"},
+    {"format", "string"}};
+
+const char* const kAllTypes[] = {"object", "array", "string", "number", "boolean", "null"};
+
+const Keyword* Find(absl::Span<const Keyword> keywords, absl::string_view name) {
+  for (const Keyword& keyword : keywords) {
+    if (name == keyword.name) return &keyword;
+  }
+  return nullptr;
+}
+
+absl::Status NotSupported(const std::string& pointer, absl::string_view key,
+                          absl::string_view context) {
+  std::vector<std::string> names;
+  for (const Keyword& keyword : kKeywords) names.emplace_back(keyword.name);
+  return SchemaError(pointer, absl::StrCat("keyword '", key, "' is not supported", context,
+                                           " (supported: ", absl::StrJoin(names, ", "), ")"));
+}
+
+absl::StatusOr<std::vector<std::string>> DeclaredTypes(const Json& schema,
+                                                       const std::string& pointer) {
+  static const absl::flat_hash_set<std::string> kNames = {
+      "object", "array", "string", "number", "integer", "boolean", "null"};
+  std::vector<std::string> types;
+  const Json& type = schema["type"];
+  const std::string at = ChildPointer(pointer, "type");
+  if (type.is_string()) {
+    types.push_back(type.get<std::string>());
+  } else if (type.is_array() && !type.empty()) {
+    for (const Json& t : type) {
+      if (!t.is_string()) return SchemaError(at, "type: a list must hold type names");
+      types.push_back(t.get<std::string>());
+    }
+  } else {
+    return SchemaError(at, "type: must be a type name or a non-empty list of them");
+  }
+  for (const std::string& t : types) {
+    if (!kNames.contains(t)) return SchemaError(at, absl::StrCat("type: '", t, "' is not a JSON type"));
+  }
+  // Integers are numbers: beside "number", "integer" adds nothing to generate.
+  if (std::find(types.begin(), types.end(), "number") != types.end()) {
+    std::erase(types, "integer");
+  }
+  return types;
+}
+
+}  // namespace
+
+bool IsAnnotation(absl::string_view key) {
+  static const auto* const kSet = new absl::flat_hash_set<std::string>{
+      "title",           "description",      "default",       "examples",  "$schema",
+      "$id",             "$comment",         "deprecated",    "readOnly",  "writeOnly",
+      "$defs",           "definitions",      "contentMediaType", "contentEncoding",
+      "contentSchema"};
+  return kSet->contains(key);
+}
+
+bool IsCompiledKeyword(absl::string_view key) { return Find(kKeywords, key) != nullptr; }
+
+absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
+                                                       const std::string& pointer) {
+  std::vector<std::string> excluded;
+  std::string first_excluding, first_type;
+  for (const auto& [key, unused] : schema.items()) {
+    if (IsAnnotation(key) || IsCompiledKeyword(key)) continue;
+    const Keyword* one_type = Find(kOneTypeKeywords, key);
+    if (one_type == nullptr) return NotSupported(pointer, key, "");
+    excluded.push_back(one_type->type);
+    if (first_excluding.empty()) first_excluding = key;
+    if (first_type.empty()) first_type = one_type->type;
+  }
+  std::vector<std::string> types;
+  if (schema.contains("type")) {
+    ASSIGN_OR_RETURN(types, DeclaredTypes(schema, pointer));
+  } else {
+    for (const Keyword& keyword : kKeywords) {
+      if (*keyword.type != '\0' && schema.contains(keyword.name) &&
+          std::find(types.begin(), types.end(), keyword.type) == types.end() &&
+          std::find(excluded.begin(), excluded.end(), keyword.type) == excluded.end()) {
+        types.push_back(keyword.type);
+      }
+    }
+    if (types.empty()) types.assign(std::begin(kAllTypes), std::end(kAllTypes));
+  }
+  std::erase_if(types, [&](const std::string& t) {
+    const std::string as = t == "integer" ? "number" : t;
+    return std::find(excluded.begin(), excluded.end(), as) != excluded.end();
+  });
+  if (types.empty()) {
+    return NotSupported(pointer, first_excluding,
+                        absl::StrCat(" on ", first_type, "s, and the schema allows no other type"));
+  }
+  return types;
+}
+
+bool HasType(const Json& value, absl::string_view type) {
+  if (type == "string") return value.is_string();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "null") return value.is_null();
+  if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
+  // Exact numbers are beyond 2^53, where every double is an integer.
+  if (type == "number") return value.is_number() || IsExactNumber(value);
+  if (type == "integer") return value.is_number_integer() || IsExactNumber(value);
+  return false;
+}
+
+}  // namespace arbor::grammar
