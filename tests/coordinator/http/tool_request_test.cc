@@ -123,8 +123,8 @@ TEST(ToolRequestTest, RefusalsNameTheField) {
               StartsWith("tools[0].function.parameters:"));
   EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "function", "function": {"name": "f",
                               "parameters": {"type": "object", "properties": {"x":
-                              {"type": "string", "pattern": "a"}}}}}])")),
-              AllOf(StartsWith("tools[0].function.parameters:"), HasSubstr("pattern")));
+                              {"type": "array", "uniqueItems": true}}}}}])")),
+              AllOf(StartsWith("tools[0].function.parameters:"), HasSubstr("uniqueItems")));
   EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "function", "function": {"name": "f",
                               "extra": 1}}])")),
               StartsWith("tools[0].function.extra: unrecognized"));

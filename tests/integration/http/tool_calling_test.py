@@ -170,8 +170,8 @@ class ToolCallingTest(unittest.TestCase):
              "tools[0].function.name"),
             (dict(tools=[{"type": "function", "function": {
                 "name": "f", "parameters": {"type": "object", "properties": {
-                    "x": {"type": "string", "pattern": "a+"}}}}}]),
-             "tools[0].function.parameters"),
+                    "x": {"type": "array", "uniqueItems": True}}}}}]),
+             "tools[0].function.parameters: at /properties/x: keyword 'uniqueItems'"),
             (dict(messages=[{"role": "tool", "content": "x"}]),
              "messages[0].tool_call_id: required"),
         ]
