@@ -65,6 +65,34 @@ const InvalidCase kInvalid[] = {
        m->set_content("\xFF");
      },
      "chat.messages[0].content"},
+    {"tool calls from a user",
+     [](GenerateRequest& r) {
+       auto* m = r.mutable_chat()->add_messages();
+       m->set_role("user");
+       m->add_tool_calls()->set_name("f");
+     },
+     "chat.messages[0].tool_calls"},
+    {"call arguments not an object",
+     [](GenerateRequest& r) {
+       auto* m = r.mutable_chat()->add_messages();
+       m->set_role("assistant");
+       auto* call = m->add_tool_calls();
+       call->set_name("f");
+       call->set_arguments("[1]");
+     },
+     "chat.messages[0].tool_calls[0]"},
+    {"tool not an object",
+     [](GenerateRequest& r) {
+       r.mutable_chat()->add_messages()->set_role("user");
+       r.mutable_chat()->add_tools("\"f\"");
+     },
+     "chat.tools[0]"},
+    {"call opened without a generation prompt",
+     [](GenerateRequest& r) {
+       r.mutable_chat()->add_messages()->set_role("user");
+       r.mutable_chat()->set_open_tool_call(true);
+     },
+     "chat.open_tool_call"},
     {"no token ids", [](GenerateRequest& r) { r.mutable_tokens(); }, "tokens.token_ids"},
     {"negative token id",
      [](GenerateRequest& r) {
@@ -352,6 +380,29 @@ TEST(ValidateGenerateRequest, ServerLimitCapsTopLogprobs) {
   limits.max_top_logprobs = 8;
   EXPECT_EQ(ValidateGenerateRequest(request, TestModel(), limits, Defaults()).status().message(),
             "top_logprobs: 9 is outside [0, 8]");
+}
+
+TEST(ValidateGenerateRequest, ToolsAndCallsAreCopied) {
+  GenerateRequest request;
+  arbor::v1::ChatPrompt& chat = *request.mutable_chat();
+  chat.add_messages()->set_role("user");
+  auto* assistant = chat.add_messages();
+  assistant->set_role("assistant");
+  auto* call = assistant->add_tool_calls();
+  call->set_name("get_weather");
+  call->set_arguments(R"({"city": "Paris"})");
+  chat.add_messages()->set_role("tool");
+  chat.add_tools(R"({"type": "function", "function": {"name": "get_weather"}})");
+  chat.set_add_generation_prompt(true);
+  chat.set_open_tool_call(true);
+  absl::StatusOr<CheckedRequest> checked =
+      ValidateGenerateRequest(request, TestModel(), ServerLimits(), Defaults());
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  ASSERT_EQ(checked->messages.size(), 3u);
+  ASSERT_EQ(checked->messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(checked->messages[1].tool_calls[0].arguments(), R"({"city": "Paris"})");
+  EXPECT_EQ(checked->tools, std::vector<std::string>{chat.tools(0)});
+  EXPECT_TRUE(checked->open_tool_call);
 }
 
 TEST(ValidateGenerateRequest, PromptBytesAreBoundedBeforeTokenizing) {
