@@ -247,8 +247,8 @@ std::vector<std::string> ToolCallChunksJson(const ResponseContext& context, int 
   json opening = CallJson(call);
   opening["function"]["arguments"] = "";
   opening["index"] = call.index;
-  for (json delta : {std::move(opening), json{{"index", call.index},
-                                               {"function", {{"arguments", call.arguments}}}}}) {
+  for (json delta : {std::move(opening),
+                     json{{"index", call.index}, {"function", {{"arguments", call.arguments}}}}}) {
     json out = Header(context, /*chunk=*/true);
     out["choices"] = json::array({{{"index", index},
                                    {"logprobs", nullptr},

@@ -93,7 +93,8 @@ void ToolCallReader::TakeBlock(const std::string& block, bool closed, Output& ou
 void ToolCallReader::PushLlama(Output& out) {
   if (!decided_) {
     const absl::string_view start = absl::StripLeadingAsciiWhitespace(buffer_);
-    if (start.empty() || (absl::StartsWith(kPythonTag, start) && start.size() < kPythonTag.size())) {
+    if (start.empty() ||
+        (absl::StartsWith(kPythonTag, start) && start.size() < kPythonTag.size())) {
       return;  // Not yet known.
     }
     holding_whole_ = start[0] == '{' || absl::StartsWith(start, kPythonTag);

@@ -63,9 +63,9 @@ class ToolCallReader {
   std::string buffer_;  // Not yet decided.
   bool in_call_ = false;
   bool opener_in_prompt_ = false;  // The open block's opener is the prompt's, not the answer's.
-  std::string pending_space_;  // Trailing whitespace of the content so far.
-  bool holding_whole_ = false;  // Llama: the answer may be a call; hold it all.
-  bool decided_ = false;        // Llama: the answer's kind is known.
+  std::string pending_space_;      // Trailing whitespace of the content so far.
+  bool holding_whole_ = false;     // Llama: the answer may be a call; hold it all.
+  bool decided_ = false;           // Llama: the answer's kind is known.
   int next_index_ = 0;
 };
 

@@ -144,8 +144,8 @@ absl::StatusOr<std::string> CallSchema(const ToolRequest& tools) {
   for (auto& [key, definitions] : root.items()) schema[key] = definitions;
   std::string text = grammar::DumpExactJson(schema);
   if (absl::Status compiled = grammar::CompileJsonSchema(text).status(); !compiled.ok()) {
-    return FieldError("tool_choice", absl::StrCat("the call object of these tools: ",
-                                                  compiled.message()));
+    return FieldError("tool_choice",
+                      absl::StrCat("the call object of these tools: ", compiled.message()));
   }
   return text;
 }

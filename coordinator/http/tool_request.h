@@ -33,8 +33,8 @@ struct ToolRequest {
   std::vector<ToolFunction> functions;  // As given; empty without tools.
   // kNone without tools; with tools, OpenAI's default is "auto".
   ToolChoice choice = ToolChoice::kNone;
-  std::string named;      // kNamed: the function's name.
-  bool parallel = true;   // parallel_tool_calls.
+  std::string named;     // kNamed: the function's name.
+  bool parallel = true;  // parallel_tool_calls.
   // Whether the output is read for calls.
   bool parses_calls() const { return !functions.empty() && choice != ToolChoice::kNone; }
   // Whether the output is a call from its first token.

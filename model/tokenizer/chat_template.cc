@@ -109,8 +109,7 @@ absl::StatusOr<std::vector<int>> ApplyLlama3(const Tokenizer& tokenizer,
     const bool own_system = !messages.empty() && messages[0].role == "system";
     RETURN_IF_ERROR(header("system"));
     b.Text(absl::StrCat("\n\n", kKnowledgeDate, "\nToday Date: ", PreambleDate(chat_template),
-                        "\n\n",
-                        own_system ? absl::StripAsciiWhitespace(messages[0].content) : ""));
+                        "\n\n", own_system ? absl::StripAsciiWhitespace(messages[0].content) : ""));
     RETURN_IF_ERROR(b.Special("<|eot_id|>"));
     first = own_system ? 1 : 0;
   }

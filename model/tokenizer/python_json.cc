@@ -27,8 +27,8 @@ void Dump(const nlohmann::ordered_json& value, int indent, int level, std::strin
     first = false;
     out += inner;
     if (is_object) {
-      out += nlohmann::ordered_json(it.key()).dump(-1, ' ', false,
-                                                   nlohmann::ordered_json::error_handler_t::replace);
+      out += nlohmann::ordered_json(it.key()).dump(
+          -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
       out += ": ";
     }
     Dump(*it, indent, level + 1, out);

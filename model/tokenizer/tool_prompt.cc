@@ -55,8 +55,8 @@ absl::Status ChatMLAssistantCalls(const ChatMessage& message, PromptBuilder& b) 
   if (!message.content.empty()) b.Text(absl::StrCat("\n", message.content));
   for (const ChatToolCall& call : message.tool_calls) {
     ASSIGN_OR_RETURN(std::string arguments, Reformat(call.arguments, -1, "a call's arguments"));
-    b.Text(absl::StrCat("\n<tool_call>\n{\"name\": \"", call.name, "\", \"arguments\": ",
-                        arguments, "}\n</tool_call>"));
+    b.Text(absl::StrCat("\n<tool_call>\n{\"name\": \"", call.name, "\", \"arguments\": ", arguments,
+                        "}\n</tool_call>"));
   }
   RETURN_IF_ERROR(b.Special("<|im_end|>"));
   b.Text("\n");
@@ -116,8 +116,8 @@ absl::Status Llama3Message(const ChatMessage& message, PromptBuilder& b) {
   if (message.role == "tool" || message.role == "ipython") {
     RETURN_IF_ERROR(Llama3Header("ipython", b));
     // The template writes a string result through `tojson` too: as a JSON string.
-    b.Text(json(message.content).dump(-1, ' ', /*ensure_ascii=*/false,
-                                      json::error_handler_t::replace));
+    b.Text(json(message.content)
+               .dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace));
   } else if (!message.tool_calls.empty()) {
     if (message.tool_calls.size() != 1) {
       return absl::InvalidArgumentError(

@@ -86,9 +86,9 @@ TEST(ToolCallReaderTest, InvalidCallsStayContent) {
            R"({"name": "get_weather", "arguments": {"days": 2}})",  // Lacks a required property.
            R"({"name": "get_weather", "arguments": {"city": 3}})",  // Wrong type.
            R"({"name": "get_weather", "arguments": {"city": "x", "zip": 1}})",  // Undeclared.
-           R"({"name": "nope", "arguments": {}})",                               // No such tool.
-           R"({"name": "get_time", "arguments": "{}"})",                         // Not an object.
-           R"({"name": "get_time", "arguments": {})",                            // Not JSON.
+           R"({"name": "nope", "arguments": {}})",                              // No such tool.
+           R"({"name": "get_time", "arguments": "{}"})",                        // Not an object.
+           R"({"name": "get_time", "arguments": {})",                           // Not JSON.
        }) {
     const std::string text = "A\n<tool_call>\n" + block + "\n</tool_call>";
     const Read read = ReadEveryWay(tools, text);
@@ -105,8 +105,7 @@ TEST(ToolCallReaderTest, InvalidCallsStayContent) {
 
 TEST(ToolCallReaderTest, ForcedChatMLCallStartsInsideTheBlock) {
   const ToolRequest tools = Tools(model::ToolFormat::kChatMLToolCall, "\"required\"");
-  const Read read =
-      ReadEveryWay(tools, R"({"name":"get_weather","arguments":{"city":"Oslo"}})");
+  const Read read = ReadEveryWay(tools, R"({"name":"get_weather","arguments":{"city":"Oslo"}})");
   EXPECT_EQ(read.content, "");
   ASSERT_EQ(read.calls.size(), 1u);
   EXPECT_EQ(read.calls[0].arguments, R"({"city":"Oslo"})");

@@ -110,12 +110,10 @@ TEST(ToolRequestTest, RefusalsNameTheField) {
                                       {"name": "nope"}})")),
               StartsWith("tool_choice.function.name: 'nope' is not among tools (get_weather)"));
   EXPECT_THAT(Refusal(Chat(R"(, "tool_choice": "required")")), StartsWith("tool_choice:"));
-  EXPECT_THAT(Refusal(Chat(tools + R"(, "tool_choice": "sometimes")")),
-              StartsWith("tool_choice:"));
+  EXPECT_THAT(Refusal(Chat(tools + R"(, "tool_choice": "sometimes")")), StartsWith("tool_choice:"));
   EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "function", "function": {"name": "a b"}}])")),
               StartsWith("tools[0].function.name:"));
-  EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "retrieval"}])")),
-              StartsWith("tools[0].type:"));
+  EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "retrieval"}])")), StartsWith("tools[0].type:"));
   EXPECT_THAT(Refusal(Chat(absl::StrCat(R"(, "tools": [)", kTime, ",", kTime, "]"))),
               StartsWith("tools[1].function.name: repeats"));
   EXPECT_THAT(Refusal(Chat(R"(, "tools": [{"type": "function", "function": {"name": "f",
@@ -130,9 +128,8 @@ TEST(ToolRequestTest, RefusalsNameTheField) {
               StartsWith("tools[0].function.extra: unrecognized"));
   EXPECT_THAT(Refusal(Chat(tools + R"(, "response_format": {"type": "json_object"})")),
               StartsWith("response_format:"));
-  EXPECT_THAT(Refusal(ParseOpenAiRequest(
-                  R"({"messages": [{"role": "tool", "content": "x"}]})",
-                  Endpoint::kChatCompletions, v1::PolicyConfig())),
+  EXPECT_THAT(Refusal(ParseOpenAiRequest(R"({"messages": [{"role": "tool", "content": "x"}]})",
+                                         Endpoint::kChatCompletions, v1::PolicyConfig())),
               StartsWith("messages[0].tool_call_id: required"));
   EXPECT_THAT(Refusal(ParseOpenAiRequest(
                   R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",

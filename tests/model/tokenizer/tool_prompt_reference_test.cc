@@ -56,7 +56,8 @@ json Tools() {
 }
 
 json Call(const std::string& name, json arguments) {
-  return {{"type", "function"}, {"function", {{"name", name}, {"arguments", std::move(arguments)}}}};
+  return {{"type", "function"},
+          {"function", {{"name", name}, {"arguments", std::move(arguments)}}}};
 }
 
 json Message(const std::string& role, const std::string& content) {
@@ -92,8 +93,7 @@ std::vector<Case> Cases() {
         CallMessage("", {weather}), Message("tool", "sunny")},
        false},
       {{Message("system", "Only a system message")}},
-      {{Message("user", "No system message"), CallMessage("", {weather}),
-        Message("tool", "rain")}},
+      {{Message("user", "No system message"), CallMessage("", {weather}), Message("tool", "rain")}},
   };
 }
 
@@ -147,8 +147,7 @@ class ToolPromptReferenceTest : public ::testing::Test {
     for (const Case& c : Cases()) {
       if (only_with_system && c.messages[0]["role"] != "system") continue;
       // As text: the request travels as an unordered json, and key order matters here.
-      json one = {{"messages", c.messages.dump()},
-                  {"add_generation_prompt", c.generation_prompt}};
+      json one = {{"messages", c.messages.dump()}, {"add_generation_prompt", c.generation_prompt}};
       if (c.tools) one["tools"] = Tools().dump();
       request["cases"].push_back(one);
       cases.push_back(c);
@@ -209,7 +208,8 @@ TEST_F(ToolPromptReferenceTest, Llama31RendersJsonToolCalls) {
 TEST_F(ToolPromptReferenceTest, TemplatesWithoutToolFormatRefuseTools) {
   ChatTools tools;
   tools.tools.push_back(Tools()[0].dump());
-  for (const char* name : {"Llama-3-Instruct", "Mistral-7B-Instruct-v0.3, with its tool branches"}) {
+  for (const char* name :
+       {"Llama-3-Instruct", "Mistral-7B-Instruct-v0.3, with its tool branches"}) {
     SCOPED_TRACE(name);
     const ChatTemplate chat_template = DetectChatTemplateText(Template(name)["template"]).value();
     EXPECT_EQ(ToolFormatOf(chat_template), ToolFormat::kNone);
