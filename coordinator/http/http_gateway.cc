@@ -460,7 +460,8 @@ void HttpGateway::Health(httplib::Response& response) {
           response);
 }
 
-// Query: state (comma-separated), tag (exact client_tag), limit, as ListJobsRequest has them.
+// Query: state (comma-separated), tag (exact client_tag), owner, model, created_after_ms,
+// created_before_ms (Unix ms) and limit, as ListJobsRequest has them.
 void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& response) {
   absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context = CallerContext(request);
   if (!context.ok()) return SetError(context.status(), response);
@@ -469,12 +470,22 @@ void HttpGateway::Jobs(const httplib::Request& request, httplib::Response& respo
     return SetError(states, response);
   }
   list.set_client_tag(request.get_param_value("tag"));
-  if (request.has_param("limit")) {
-    int limit = 0;
-    if (!absl::SimpleAtoi(request.get_param_value("limit"), &limit)) {
-      return SetError(absl::InvalidArgumentError("limit: must be an integer"), response);
+  list.set_owner(request.get_param_value("owner"));
+  list.set_model(request.get_param_value("model"));
+  for (const char* key : {"limit", "created_after_ms", "created_before_ms"}) {
+    int64_t value = 0;
+    const bool limit = std::string(key) == "limit";
+    if (request.has_param(key) && (!absl::SimpleAtoi(request.get_param_value(key), &value) ||
+                                   (limit && value != static_cast<int32_t>(value)))) {
+      return SetError(absl::InvalidArgumentError(absl::StrCat(key, ": must be an integer")),
+                      response);
     }
-    list.set_limit(limit);
+    if (limit) {
+      list.set_limit(static_cast<int32_t>(value));
+    } else {
+      std::string(key) == "created_after_ms" ? list.set_created_after_unix_ms(value)
+                                             : list.set_created_before_unix_ms(value);
+    }
   }
   arbor::v1::ListJobsResponse jobs;
   const grpc::Status status = generation_->ListJobs(context->get(), list, &jobs);

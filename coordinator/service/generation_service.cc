@@ -3,7 +3,9 @@
 #include <chrono>
 
 #include <algorithm>
+#include <limits>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -199,28 +201,53 @@ grpc::ServerUnaryReactor* GenerationService::ListJobs(grpc::CallbackServerContex
 
 absl::StatusOr<std::vector<arbor::v1::Job>> GenerationService::ListAnywhere(
     const rpc::Identity& caller, const arbor::v1::ListJobsRequest& request) {
-  absl::flat_hash_set<arbor::v1::JobState> states;
-  for (int state : request.states()) states.insert(static_cast<arbor::v1::JobState>(state));
-  const int limit = request.limit() == 0 ? 100 : request.limit();
-  const std::string* owner = caller.role == rpc::Role::kAdmin ? nullptr : &caller.name;
-  std::vector<arbor::v1::Job> jobs;
-  absl::flat_hash_set<std::string> listed;
-  for (const std::shared_ptr<JobRecord>& record :
-       registry_->List(limit, states, request.client_tag(), owner)) {
-    jobs.push_back(record->ToProto(/*brief=*/true));
-    listed.insert(record->job_id);
-  }
-  if (store_ == nullptr) return jobs;
   JobFilter filter;
-  filter.states.assign(states.begin(), states.end());
-  if (owner != nullptr) filter.owner = *owner;
+  for (int state : request.states()) {
+    filter.states.push_back(static_cast<arbor::v1::JobState>(state));
+  }
+  const int limit = request.limit() == 0 ? 100 : request.limit();
+  // Who is not an admin sees its own jobs only.
+  if (caller.role != rpc::Role::kAdmin) {
+    if (!request.owner().empty() && request.owner() != caller.name) {
+      return std::vector<arbor::v1::Job>();
+    }
+    filter.owner = caller.name;
+  } else if (!request.owner().empty()) {
+    filter.owner = request.owner();
+  }
   filter.client_tag = request.client_tag();
-  // Listed in memory or not, the newest `limit` of the store may all be needed.
-  filter.limit = limit + static_cast<int>(listed.size());
-  ASSIGN_OR_RETURN(const std::vector<StoredJob> stored, store_->List(filter, /*brief=*/true));
-  for (const StoredJob& job : stored) {
-    // Memory has the live state of a job the store has as accepted.
-    if (!listed.contains(job.accepted.job_id)) jobs.push_back(StoredJobMessage(job, true));
+  filter.model = request.model();
+  if (request.created_after_unix_ms() != 0) {
+    filter.created_after = absl::FromUnixMillis(request.created_after_unix_ms());
+  }
+  if (request.created_before_unix_ms() != 0) {
+    filter.created_before = absl::FromUnixMillis(request.created_before_unix_ms());
+  }
+  // The jobs in memory run on the served model: all of them or none match a model filter.
+  const absl::StatusOr<arbor::v1::ModelInfo> served = launcher_->pool()->Model();
+  const bool model_matches =
+      filter.model.empty() || (served.ok() && served->name() == filter.model);
+  std::vector<arbor::v1::Job> jobs;
+  absl::flat_hash_set<std::string> in_memory;
+  for (const std::shared_ptr<JobRecord>& record :
+       registry_->List(std::numeric_limits<int>::max(), {}, filter.client_tag,
+                       filter.owner ? &*filter.owner : nullptr)) {
+    in_memory.insert(record->job_id);
+    const bool state_matches =
+        filter.states.empty() || absl::c_linear_search(filter.states, record->job->state());
+    if (model_matches && state_matches && record->created >= filter.created_after &&
+        record->created < filter.created_before) {
+      jobs.push_back(record->ToProto(/*brief=*/true));
+    }
+  }
+  if (store_ != nullptr) {
+    // Those in memory and the store's newest `limit` besides.
+    filter.limit = limit + static_cast<int>(in_memory.size());
+    ASSIGN_OR_RETURN(const std::vector<StoredJob> stored, store_->List(filter, /*brief=*/true));
+    for (const StoredJob& job : stored) {
+      // Memory has the live state of a job the store has as accepted.
+      if (!in_memory.contains(job.accepted.job_id)) jobs.push_back(StoredJobMessage(job, true));
+    }
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const arbor::v1::Job& a, const arbor::v1::Job& b) {
     return a.created_unix_ms() > b.created_unix_ms();

@@ -1,5 +1,7 @@
 #include "coordinator/service/request_validation.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "base/answer_pattern.h"
@@ -289,9 +291,19 @@ absl::Status ValidateListJobsRequest(const arbor::v1::ListJobsRequest& request) 
                      absl::StrCat(request.states(i), " is not a valid JobState"));
     }
   }
-  if (request.client_tag().size() > kMaxClientTagBytes) {
-    return Invalid("client_tag", absl::StrCat(request.client_tag().size(), " bytes; at most ",
-                                              kMaxClientTagBytes));
+  // The owner and model are names, bounded as a tag is.
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{"client_tag", &request.client_tag()},
+        {"owner", &request.owner()},
+        {"model", &request.model()}}) {
+    if (value->size() > kMaxClientTagBytes) {
+      return Invalid(field, absl::StrCat(value->size(), " bytes; at most ", kMaxClientTagBytes));
+    }
+  }
+  if (request.created_after_unix_ms() < 0 || request.created_before_unix_ms() < 0) {
+    return Invalid(
+        request.created_after_unix_ms() < 0 ? "created_after_unix_ms" : "created_before_unix_ms",
+        "must be >= 0 (0 = any)");
   }
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@ build and the sources.
 
 import os
 import sqlite3
+import subprocess
 import sys
 import time
 import unittest
@@ -26,7 +27,7 @@ except ImportError as e:  # The dependency script installs it; without it nothin
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
-from arbor_processes import Processes, http_json  # noqa: E402
+from arbor_processes import BIN, Processes, http_json  # noqa: E402
 from grpc_stubs import generate_stubs  # noqa: E402
 
 MAX_TOKENS = 1500  # Long enough that the kill lands mid-generation (tiny's context: 2048).
@@ -60,13 +61,15 @@ class JobStoreResumeTest(unittest.TestCase):
         cls.worker = f"127.0.0.1:{worker}"
 
     def start_coordinator(self, store):
-        """A coordinator on the worker with `store`; returns (stub, HTTP base, process index)."""
+        """A coordinator on the worker with `store`; returns (stub, HTTP base, process index),
+        and keeps its gRPC address in self.address."""
         index = len(self.processes.processes)
         port, http_port = self.processes.start(
             "arbor-coordinator", f"--model={self.model}", "--listen=127.0.0.1:0",
             "--http_listen=127.0.0.1:0", f"--workers={self.worker}", f"--job_store=sqlite:{store}",
             "--steps_per_run=4", port_flags=("--port_file", "--http_port_file"))
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.address = f"127.0.0.1:{port}"
+        channel = grpc.insecure_channel(self.address)
         self.addCleanup(channel.close)
         return self.rpc.GenerationStub(channel), f"http://127.0.0.1:{http_port}", index
 
@@ -173,10 +176,38 @@ class JobStoreResumeTest(unittest.TestCase):
         listed = stub.ListJobs(self.pb.ListJobsRequest(states=[self.pb.JOB_STATE_FINISHED]),
                                timeout=30)
         self.assertLessEqual({done, greedy, search}, {j.job_id for j in listed.jobs})
+        self.assert_listing_filters(stub, base, done_job)
         status, body = http_json(f"{base}/v1/jobs/{done}")
         self.assertEqual((status, body["text"]), (200, done_job.text), body)
         status, body = http_json(f"{base}/v1/jobs/{done}/tree")
         self.assertEqual((status, len(body["nodes"])), (200, len(done_tree.nodes)), body)
+        for command in ("job", "tree"):  # The CLI reads it through the same calls.
+            shown = subprocess.run([os.path.join(BIN, "arbor"), command, done, "--json",
+                                    f"--coordinator={self.address}"],
+                                   capture_output=True, text=True, timeout=60)
+            self.assertEqual(shown.returncode, 0, shown.stderr)
+            self.assertIn(done, shown.stdout)
+
+    def assert_listing_filters(self, stub, base, done_job):
+        """ListJobs' model and time filters reach the jobs only the store has."""
+        with sqlite3.connect(self.store) as db:
+            model, = db.execute("SELECT model FROM arbor_jobs WHERE job_id = ?",
+                                (done_job.job_id,)).fetchone()
+        created = done_job.created_unix_ms
+
+        def listed(**filters):
+            request = self.pb.ListJobsRequest(limit=1000, **filters)
+            return {job.job_id for job in stub.ListJobs(request, timeout=30).jobs}
+
+        self.assertIn(done_job.job_id, listed(model=model))
+        self.assertEqual(listed(model="no such model"), set())
+        self.assertIn(done_job.job_id, listed(created_before_unix_ms=created + 1))
+        self.assertNotIn(done_job.job_id, listed(created_after_unix_ms=created + 1))
+        self.assertEqual(listed(created_before_unix_ms=created + 1, model=model),
+                         {done_job.job_id})
+        status, body = http_json(f"{base}/v1/jobs?model={model}&created_before_ms={created + 1}")
+        self.assertEqual((status, [j["job_id"] for j in body["jobs"]]), (200, [done_job.job_id]),
+                         body)
 
     def test_job_of_another_model_fails_with_the_reason(self):
         store = os.path.join(self.processes.dir, "other.db")

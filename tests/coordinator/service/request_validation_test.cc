@@ -461,6 +461,17 @@ TEST(OtherRequests, JobIdsListsAndTrees) {
   list.clear_states();
   list.add_states(arbor::v1::JOB_STATE_RUNNING);
   EXPECT_TRUE(ValidateListJobsRequest(list).ok());
+  list.set_owner(std::string(257, 'o'));
+  EXPECT_EQ(ValidateListJobsRequest(list).message().substr(0, 6), "owner:");
+  list.set_owner("alice");
+  list.set_model(std::string(257, 'm'));
+  EXPECT_EQ(ValidateListJobsRequest(list).message().substr(0, 6), "model:");
+  list.set_model("tiny");
+  list.set_created_before_unix_ms(-1);
+  EXPECT_EQ(ValidateListJobsRequest(list).message().substr(0, 23), "created_before_unix_ms:");
+  list.set_created_before_unix_ms(2000);
+  list.set_created_after_unix_ms(1000);
+  EXPECT_TRUE(ValidateListJobsRequest(list).ok());
 
   arbor::v1::GetTreeRequest tree;
   EXPECT_EQ(ValidateGetTreeRequest(tree).message().substr(0, 7), "job_id:");
