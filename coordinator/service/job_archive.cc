@@ -105,7 +105,8 @@ void AppendSubtree(const absl::flat_hash_map<int32_t, const arbor::v1::TreeNode*
     if (!top_logprobs) node.clear_top_logprobs();
     if (left == 0) continue;
     // Reversed onto the stack, so the first child comes out first.
-    for (int c = node.children_size() - 1; c >= 0; --c) stack.emplace_back(node.children(c), left - 1);
+    for (int c = node.children_size() - 1; c >= 0; --c)
+      stack.emplace_back(node.children(c), left - 1);
   }
 }
 
@@ -122,8 +123,8 @@ absl::StatusOr<arbor::v1::Tree> StoredTree(const StoredJob& stored,
   absl::flat_hash_map<int32_t, const arbor::v1::TreeNode*> nodes;
   for (const arbor::v1::TreeNode& node : whole.nodes()) nodes[node.id()] = &node;
   if (!nodes.contains(part.root())) {
-    return absl::NotFoundError(absl::StrCat("root: no node ", part.root(), " in job ",
-                                            stored.accepted.job_id, "'s tree"));
+    return absl::NotFoundError(
+        absl::StrCat("root: no node ", part.root(), " in job ", stored.accepted.job_id, "'s tree"));
   }
   arbor::v1::Tree out;
   out.set_job_id(whole.job_id());

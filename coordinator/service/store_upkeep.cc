@@ -39,8 +39,7 @@ void StoreUpkeep::Run() {
       Prune();
       next_prune = clock_->Now() + options_.prune_every;
     }
-    const absl::Duration wait =
-        all_resumed ? next_prune - clock_->Now() : options_.retry_every;
+    const absl::Duration wait = all_resumed ? next_prune - clock_->Now() : options_.retry_every;
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_; };
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping), std::max(wait, absl::ZeroDuration()))) {
@@ -60,8 +59,7 @@ bool StoreUpkeep::ResumeWaiting() {
     if (resumed.ok()) {
       base::WithFields(std::move(fields)).Info("job resumed from the job store");
     } else {
-      base::WithFields(std::move(fields))
-          .Warn("job not resumed: {}", resumed.status().ToString());
+      base::WithFields(std::move(fields)).Warn("job not resumed: {}", resumed.status().ToString());
     }
     waiting_.pop_back();
   }

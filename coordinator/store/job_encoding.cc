@@ -30,8 +30,8 @@ absl::StatusOr<std::vector<arbor::v1::GenerateEvent>> DecodeEvents(const std::st
     arbor::v1::GenerateEvent event;
     if (!coded.ReadVarint64(&size) || size > bytes.size() ||
         !coded.ReadString(&one, static_cast<int>(size)) || !event.ParseFromString(one)) {
-      return absl::DataLossError(absl::StrCat("job store: job ", job_id, ": event ",
-                                              events.size(), " of its stored events is damaged"));
+      return absl::DataLossError(absl::StrCat("job store: job ", job_id, ": event ", events.size(),
+                                              " of its stored events is damaged"));
     }
     events.push_back(std::move(event));
   }

@@ -22,9 +22,9 @@ namespace arbor::coordinator {
 // What the store knows of an accepted job when it is accepted: enough to run it again.
 struct AcceptedJob {
   std::string job_id;
-  std::string owner;       // The token's name that created it; empty without tokens.
+  std::string owner;  // The token's name that created it; empty without tokens.
   std::string client_tag;
-  std::string model;       // The served model's name, for listing.
+  std::string model;              // The served model's name, for listing.
   std::string model_fingerprint;  // model/model_identity.h: a resumed job needs the same.
   absl::Time created;
   // The request as the job runs it (Job::ReplayRequest: prompt ids, seed, resolved policy,
@@ -52,7 +52,7 @@ struct JobFilter {
   std::optional<std::string> owner;
   std::string client_tag;
   std::string model;
-  absl::Time created_after = absl::InfinitePast();    // Inclusive.
+  absl::Time created_after = absl::InfinitePast();     // Inclusive.
   absl::Time created_before = absl::InfiniteFuture();  // Exclusive.
   int limit = 100;
 };

@@ -86,7 +86,8 @@ absl::StatusOr<std::unique_ptr<PostgresDatabase>> PostgresDatabase::Open(
   }
   const std::string where = absl::StrCat(PQhost(conn), ":", PQport(conn), "/", PQdb(conn));
   // Notices (CREATE ... IF NOT EXISTS of what exists) are not errors: keep them off stderr.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PostgresDatabase>(new PostgresDatabase(where, conn));
 }
 
@@ -102,8 +103,8 @@ absl::StatusOr<std::vector<SqlRow>> PostgresDatabase::Query(absl::string_view sq
   const BinaryParams binary(params);
   const std::string statement(sql);
   PGresult* result = PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()),
-                                  binary.types.data(), binary.values.data(),
-                                  binary.lengths.data(), binary.formats.data(), /*resultFormat=*/1);
+                                  binary.types.data(), binary.values.data(), binary.lengths.data(),
+                                  binary.formats.data(), /*resultFormat=*/1);
   const ExecStatusType status = PQresultStatus(result);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
     std::vector<SqlRow> rows = ReadRows(result);
@@ -111,8 +112,8 @@ absl::StatusOr<std::vector<SqlRow>> PostgresDatabase::Query(absl::string_view sq
     return rows;
   }
   const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-  const std::string message = absl::StrCat(Describe(), ": running \"", sql, "\": ",
-                                           PQresultErrorMessage(result));
+  const std::string message =
+      absl::StrCat(Describe(), ": running \"", sql, "\": ", PQresultErrorMessage(result));
   PQclear(result);
   if (state != nullptr && state == kUniqueViolation) return absl::AlreadyExistsError(message);
   if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);

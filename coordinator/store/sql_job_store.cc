@@ -46,8 +46,8 @@ absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
   ASSIGN_OR_RETURN(const int64_t state, row.Int(7));
   ASSIGN_OR_RETURN(const std::string request, row.Bytes(8));
   a.created = absl::FromUnixMillis(created_ms);
-  a.deadline = deadline_ms == kNoDeadline ? absl::InfiniteFuture()
-                                          : absl::FromUnixMillis(deadline_ms);
+  a.deadline =
+      deadline_ms == kNoDeadline ? absl::InfiniteFuture() : absl::FromUnixMillis(deadline_ms);
   RETURN_IF_ERROR(DecodeColumn(request, a.job_id, "request", a.request));
   if (state == kUnfinished) return out;
   FinishedJob& f = out.finished.emplace();
@@ -86,10 +86,11 @@ absl::Status SqlJobStore::Accept(const AcceptedJob& job) {
       std::move(request)};
   absl::MutexLock lock(&mu_);
   return db_
-      ->Query("INSERT INTO arbor_jobs (job_id, owner, client_tag, model, model_fingerprint, "
-              "created_ms, deadline_ms, state, finished_ms, bytes, request) "
-              "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10)",
-              params)
+      ->Query(
+          "INSERT INTO arbor_jobs (job_id, owner, client_tag, model, model_fingerprint, "
+          "created_ms, deadline_ms, state, finished_ms, bytes, request) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10)",
+          params)
       .status();
 }
 
@@ -110,9 +111,13 @@ absl::Status SqlJobStore::Finish(const std::string& job_id, const FinishedJob& f
                                 finished.job.state() == arbor::v1::JOB_STATE_UNSPECIFIED
                             ? arbor::v1::JOB_STATE_FAILED
                             : finished.job.state();
-  const SqlValue params[] = {
-      state, absl::ToUnixMillis(finished.at), bytes, std::move(job), std::move(events),
-      std::move(tree), job_id};
+  const SqlValue params[] = {state,
+                             absl::ToUnixMillis(finished.at),
+                             bytes,
+                             std::move(job),
+                             std::move(events),
+                             std::move(tree),
+                             job_id};
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(
       const std::vector<SqlRow> rows,

@@ -57,13 +57,12 @@ SqlRow ReadRow(sqlite3_stmt* statement) {
 
 absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    absl::Status error = absl::UnavailableError(absl::StrCat(
-        "job store: cannot open SQLite file ", path, ": ",
-        db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+    absl::Status error = absl::UnavailableError(
+        absl::StrCat("job store: cannot open SQLite file ", path, ": ",
+                     db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
     sqlite3_close(db);
     return error;
   }
@@ -73,8 +72,8 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"}) {
     absl::StatusOr<std::vector<SqlRow>> done = out->Query(pragma, {});
     if (!done.ok()) {
-      return absl::UnavailableError(absl::StrCat("job store: cannot use SQLite file ", path,
-                                                 ": ", done.status().message()));
+      return absl::UnavailableError(
+          absl::StrCat("job store: cannot use SQLite file ", path, ": ", done.status().message()));
     }
   }
   return out;

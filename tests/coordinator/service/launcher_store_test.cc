@@ -75,8 +75,8 @@ TEST_F(LauncherStoreTest, AJobTheStoreCannotRecordIsRefused) {
   absl::StatusOr<std::unique_ptr<SqliteDatabase>> db = SqliteDatabase::Open(path_);
   ASSERT_TRUE(db.ok()) << db.status();
   ASSERT_TRUE((*db)->Query("DROP TABLE arbor_jobs", {}).ok());
-  const absl::Status refused = h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture())
-                                   .status();
+  const absl::Status refused =
+      h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture()).status();
   EXPECT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.message(), "arbor_jobs")) << refused;
   EXPECT_TRUE(h.registry.List(10, {}).empty()) << "nothing ran";

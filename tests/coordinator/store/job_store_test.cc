@@ -1,5 +1,7 @@
 // The job store's contract, run against each back end: a real SQLite file and a real PostgreSQL
 // server started for the test (skipped, saying so, where the postgresql package is absent).
+#include "coordinator/store/job_store.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -11,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "coordinator/store/job_store.h"
 #include "coordinator/store/open_job_store.h"
 #include "coordinator/store/postgres_database.h"
 #include "coordinator/store/sql_job_store.h"
@@ -190,9 +191,8 @@ TYPED_TEST(JobStoreTest, KnownIdIsRefusedAndUnknownIsNotFound) {
   ASSERT_TRUE(this->store_->Accept(Accepted("j1-00000001", 1000)).ok());
   EXPECT_TRUE(absl::IsAlreadyExists(this->store_->Accept(Accepted("j1-00000001", 2000))));
   EXPECT_TRUE(absl::IsNotFound(this->store_->Get("j2-00000001").status()));
-  EXPECT_TRUE(absl::IsNotFound(
-      this->store_->Finish("j2-00000001", Finished("j2-00000001", arbor::v1::JOB_STATE_FINISHED,
-                                                   3000))));
+  EXPECT_TRUE(absl::IsNotFound(this->store_->Finish(
+      "j2-00000001", Finished("j2-00000001", arbor::v1::JOB_STATE_FINISHED, 3000))));
 }
 
 TYPED_TEST(JobStoreTest, FinishedJobKeepsJobEventsAndTree) {
@@ -228,10 +228,10 @@ TYPED_TEST(JobStoreTest, ListFiltersAndOrdersNewestFirst) {
   AcceptedJob c = Accepted("j3-00000001", 3000);
   c.client_tag = "other";
   for (const AcceptedJob& job : {a, b, c}) ASSERT_TRUE(this->store_->Accept(job).ok());
-  ASSERT_TRUE(this->store_
-                  ->Finish("j2-00000001",
-                           Finished("j2-00000001", arbor::v1::JOB_STATE_CANCELLED, 2500))
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->Finish("j2-00000001", Finished("j2-00000001", arbor::v1::JOB_STATE_CANCELLED, 2500))
+          .ok());
   using Ids = std::vector<std::string>;
   EXPECT_EQ(this->Ids(JobFilter()), (Ids{"j3-00000001", "j2-00000001", "j1-00000001"}));
   JobFilter filter;
@@ -295,8 +295,7 @@ TYPED_TEST(JobStoreTest, DamagedRowIsDataLossAndKept) {
   absl::StatusOr<std::unique_ptr<SqlDatabase>> db = this->backend_.Connect();
   ASSERT_TRUE(db.ok()) << db.status();
   const SqlValue params[] = {SqlBlob{"\xff\xff\xff"}, std::string("j1-00000001")};
-  ASSERT_TRUE(
-      (*db)->Query("UPDATE arbor_jobs SET request = $1 WHERE job_id = $2", params).ok());
+  ASSERT_TRUE((*db)->Query("UPDATE arbor_jobs SET request = $1 WHERE job_id = $2", params).ok());
   absl::StatusOr<StoredJob> got = this->store_->Get("j1-00000001");
   EXPECT_TRUE(absl::IsDataLoss(got.status())) << got.status();
   EXPECT_NE(got.status().message().find("j1-00000001"), std::string::npos) << got.status();

@@ -45,8 +45,8 @@ absl::StatusOr<std::vector<std::string>> AsServerUser(std::vector<std::string> a
   if (chown(dir.c_str(), user->pw_uid, user->pw_gid) != 0) {
     return absl::InternalError(absl::StrCat("chown ", dir));
   }
-  argv.insert(argv.begin(), {"setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups",
-                             "--reset-env"});
+  argv.insert(argv.begin(),
+              {"setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", "--reset-env"});
   return argv;
 }
 
