@@ -7,7 +7,9 @@ streamed call, reassembled as the client does, equals the blocking one of the sa
 call markup reaches content; a second turn with the tool's result is answered; tool_choice
 "none" gives no calls; malformed requests are refused naming the field. A property run sends
 random tool sets (random parameter schemas of the subset the grammar compiles) with random
-seeds, and every returned call's arguments parse and validate with `jsonschema`.
+seeds, and every returned call's arguments parse and validate with `jsonschema`. The same
+vocabulary carrying Llama 3.1's template answers in Meta's JSON form, blocking and streamed, and
+takes the result back as an "ipython" turn.
 """
 
 import json
@@ -50,6 +52,23 @@ def validates(tool, arguments):
     document = json.loads(arguments)
     validator = jsonschema.Draft202012Validator(tool["function"]["parameters"])
     return jsonschema.exceptions.best_match(validator.iter_errors(document))
+
+
+def reassemble(stream):
+    """A streamed answer as the openai package's users put it together: (content, calls by
+    index as {id, name, arguments}, finish_reason)."""
+    calls, content, finish = {}, "", None
+    for chunk in stream:
+        delta = chunk.choices[0].delta
+        content += delta.content or ""
+        for part in delta.tool_calls or []:
+            call = calls.setdefault(part.index, {"id": None, "name": None, "arguments": ""})
+            if part.id:
+                assert call["id"] is None, "a call's id comes once"
+                call["id"], call["name"] = part.id, part.function.name
+            call["arguments"] += part.function.arguments or ""
+        finish = chunk.choices[0].finish_reason or finish
+    return content, calls, finish
 
 
 def random_tool(rng, generator, index):
@@ -106,18 +125,8 @@ class ToolCallingTest(unittest.TestCase):
     def test_stream_reassembles_to_the_blocking_call(self):
         seed = test_seed(self)
         whole = self.create(tools=[WEATHER, TIME], tool_choice=NAMED, seed=seed)
-        calls, content, finish = {}, "", None
-        for chunk in self.create(tools=[WEATHER, TIME], tool_choice=NAMED, seed=seed,
-                                 stream=True):
-            delta = chunk.choices[0].delta
-            content += delta.content or ""
-            for part in delta.tool_calls or []:
-                call = calls.setdefault(part.index, {"id": None, "name": None, "arguments": ""})
-                if part.id:
-                    self.assertIsNone(call["id"], "a call's id comes once")
-                    call["id"], call["name"] = part.id, part.function.name
-                call["arguments"] += part.function.arguments or ""
-            finish = chunk.choices[0].finish_reason or finish
+        content, calls, finish = reassemble(
+            self.create(tools=[WEATHER, TIME], tool_choice=NAMED, seed=seed, stream=True))
         self.assertEqual(finish, "tool_calls")
         self.assertEqual(content, "")
         [expected] = whole.choices[0].message.tool_calls
@@ -207,6 +216,50 @@ class ToolCallingTest(unittest.TestCase):
               f"context), {returned} calls returned, all valid")
         # Forced calls cut by max_tokens return none; most finish.
         self.assertGreaterEqual(returned, runs // 4)
+
+
+class Llama31ToolCallingTest(unittest.TestCase):
+    """Meta's JSON tool calling: a Llama-vocabulary checkpoint carrying Llama 3.1's template."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(TESTS, "model", "data", "chat_templates.json"),
+                  encoding="utf-8") as f:
+            [template] = [t["template"] for t in json.load(f)["templates"]
+                          if t["name"] == "Llama-3.1-Instruct"]
+        cls.processes = Processes(prefix="arbor-tools-llama-")
+        base = start_http_cluster(cls.processes, chat_template=template,
+                                  worker_flags=("--threads=1", "--kv_tokens=16384"))
+        cls.client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.processes.stop()
+
+    def create(self, **kwargs):
+        kwargs.setdefault("max_tokens", 300)
+        return self.client.chat.completions.create(model="tiny", **kwargs)
+
+    def test_named_call_blocking_and_streamed_then_its_result(self):
+        seed = test_seed(self)
+        whole = self.create(messages=QUESTION, tools=[WEATHER, TIME], tool_choice=NAMED,
+                            seed=seed)
+        self.assertEqual(whole.choices[0].finish_reason, "tool_calls")
+        [call] = whole.choices[0].message.tool_calls
+        self.assertEqual(call.function.name, "get_weather")
+        self.assertIsNone(validates(WEATHER, call.function.arguments))
+        content, calls, finish = reassemble(self.create(
+            messages=QUESTION, tools=[WEATHER, TIME], tool_choice=NAMED, seed=seed, stream=True))
+        self.assertEqual((content, finish), ("", "tool_calls"))
+        self.assertEqual(calls[0]["arguments"], call.function.arguments)
+        # The call as the assistant's turn and its result as an "ipython" turn.
+        messages = QUESTION + [
+            {"role": "assistant", "content": None, "tool_calls": [call.model_dump()]},
+            {"role": "tool", "tool_call_id": call.id, "content": "21 degrees"}]
+        answer = self.create(messages=messages, tools=[WEATHER, TIME], tool_choice="none",
+                             seed=seed, max_tokens=10)
+        self.assertIsNone(answer.choices[0].message.tool_calls)
+        self.assertGreater(answer.usage.prompt_tokens, whole.usage.prompt_tokens)
 
 
 if __name__ == "__main__":

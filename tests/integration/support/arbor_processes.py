@@ -111,11 +111,19 @@ class Processes:
 
 
 def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_flags=(),
-                       workers=1):
+                       workers=1, chat_template=None):
     """A make-model checkpoint of `preset` in the processes' folder, `workers` workers on it and
     a coordinator with HTTP, on loopback; waits until a worker is ready and returns the
-    coordinator's HTTP base URL."""
+    coordinator's HTTP base URL. `chat_template`: Jinja text that replaces the checkpoint's own
+    in its tokenizer_config.json (another model family's template on the same vocabulary)."""
     model = processes.make_model(preset)
+    if chat_template is not None:
+        config_path = os.path.join(model, "tokenizer_config.json")
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+        config["chat_template"] = chat_template
+        with open(config_path, "w", encoding="utf-8") as f:
+            json.dump(config, f, ensure_ascii=False)
     ports = [processes.start("arbor-worker", f"--model={model}", "--listen=127.0.0.1:0",
                              *worker_flags)[0] for _ in range(workers)]
     _, port = processes.start("arbor-coordinator", f"--model={model}", "--listen=127.0.0.1:0",
