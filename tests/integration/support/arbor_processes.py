@@ -111,12 +111,13 @@ class Processes:
 
 
 def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_flags=(),
-                       workers=1, chat_template=None):
+                       workers=1, chat_template=None, model=None):
     """A make-model checkpoint of `preset` in the processes' folder, `workers` workers on it and
     a coordinator with HTTP, on loopback; waits until a worker is ready and returns the
     coordinator's HTTP base URL. `chat_template`: Jinja text that replaces the checkpoint's own
-    in its tokenizer_config.json (another model family's template on the same vocabulary)."""
-    model = processes.make_model(preset)
+    in its tokenizer_config.json (another model family's template on the same vocabulary).
+    `model`: serve this --model (a name, file or directory) instead of a make-model checkpoint."""
+    model = model or processes.make_model(preset)
     if chat_template is not None:
         config_path = os.path.join(model, "tokenizer_config.json")
         with open(config_path, encoding="utf-8") as f:
