@@ -15,6 +15,7 @@
 #include "grammar/json_matcher.h"
 #include "grammar/schema_error.h"
 #include "grammar/schema_keywords.h"
+#include "grammar/schema_merge.h"
 #include "grammar/string_keywords.h"
 #include "nlohmann/json.hpp"
 
@@ -124,6 +125,10 @@ class Compiler {
       return SchemaError(pointer, "the schema false accepts nothing");
     }
     if (!schema.is_object()) return SchemaError(pointer, "a schema must be an object or a boolean");
+    if (NeedsMerge(schema)) {
+      ASSIGN_OR_RETURN(const Json merged, MergeSchema(schema, root_, pointer));
+      return Compile(merged, pointer, depth + 1);
+    }
     if (schema.contains("$ref")) return Ref(schema, pointer, depth);
     if (schema.contains("anyOf") || schema.contains("oneOf")) {
       return Alternatives(schema, pointer, depth);
@@ -299,13 +304,14 @@ class Compiler {
     if (!list.is_array() || list.empty()) {
       return SchemaError(at, absl::StrCat(keyword, ": must be a non-empty list of schemas"));
     }
+    if (std::string(keyword) == "oneOf") RETURN_IF_ERROR(CheckOneOf(list, root_, at));
     Node node{.kind = NodeKind::kUnion};
     for (size_t i = 0; i < list.size(); ++i) {
       ASSIGN_OR_RETURN(const int32_t alternative,
                        Compile(list[i], ChildPointer(at, std::to_string(i)), depth + 1));
       node.alternatives.push_back(alternative);
     }
-    union_pointers_.emplace_back(grammar_.nodes.size(), at);
+    unions_.push_back({grammar_.nodes.size(), at, std::string(keyword) == "anyOf"});
     return Add(std::move(node), pointer);
   }
 
@@ -338,15 +344,16 @@ class Compiler {
     refs_.emplace(ref, slot);
     ASSIGN_OR_RETURN(const int32_t compiled, Compile(*target, ref.substr(1), depth + 1));
     grammar_.nodes[slot].alternatives = {compiled};
-    union_pointers_.emplace_back(slot, at);
+    unions_.push_back({static_cast<size_t>(slot), at, false});
     return slot;
   }
 
   // Every union's alternatives must start with different bytes, so the first byte picks one
-  // (tagged objects count as one alternative, discriminated_union.h); a reference that leads back
-  // to itself before any byte is matched is refused too.
+  // (tagged objects count as one alternative, discriminated_union.h): anyOf keeps the first of
+  // alternatives that overlap (generating fewer valid values), oneOf is refused. A reference that
+  // leads back to itself before any byte is matched is refused too.
   absl::Status CheckUnions() {
-    for (const auto& [index, pointer] : union_pointers_) {
+    for (const auto& [index, pointer, any_of] : unions_) {
       std::vector<bool> merged;
       std::optional<Node> tagged =
           MergeTaggedObjects(grammar_, grammar_.nodes[index].alternatives, merged);
@@ -362,7 +369,7 @@ class Compiler {
         alternatives.push_back(grammar_.nodes[index].alternatives[i]);
         positions.push_back(i);
       }
-      grammar_.nodes[index].alternatives = alternatives;
+      std::vector<int32_t> kept;
       std::bitset<256> seen;
       for (size_t i = 0; i < alternatives.size(); ++i) {
         absl::flat_hash_set<int32_t> visiting = {static_cast<int32_t>(index)};
@@ -370,6 +377,7 @@ class Compiler {
         if (!FirstOf(grammar_, alternatives[i], visiting, first)) {
           return SchemaError(pointer, "$ref: the reference leads back to itself before any value");
         }
+        if ((seen & first).any() && any_of) continue;
         if ((seen & first).any()) {
           return SchemaError(pointer,
                        absl::StrCat("alternative ", positions[i],
@@ -379,7 +387,9 @@ class Compiler {
                                     "string in each"));
         }
         seen |= first;
+        kept.push_back(alternatives[i]);
       }
+      grammar_.nodes[index].alternatives = std::move(kept);
     }
     return absl::OkStatus();
   }
@@ -458,7 +468,12 @@ class Compiler {
   const Json& root_;
   JsonGrammar grammar_;
   absl::flat_hash_map<std::string, int32_t> refs_;
-  std::vector<std::pair<size_t, std::string>> union_pointers_;  // Unions to check, and where.
+  struct PendingUnion {
+    size_t index;
+    std::string pointer;  // Where it is, for errors.
+    bool any_of;          // Overlapping alternatives may be dropped (any one is valid).
+  };
+  std::vector<PendingUnion> unions_;  // Unions to check.
   std::vector<std::string> pointers_;                            // Per node: its schema's place.
 };
 

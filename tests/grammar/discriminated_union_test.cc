@@ -69,22 +69,22 @@ TEST(DiscriminatedUnion, PydanticUnionsThroughRefsAndBesideOtherTypes) {
 
 TEST(DiscriminatedUnion, UnionsThatNoTagTellsApartStayRefused) {
   // The same tag value twice.
-  EXPECT_THAT(CompileError(R"({"anyOf": [
+  EXPECT_THAT(CompileError(R"({"oneOf": [
       {"properties": {"k": {"const": "a"}, "x": {}}, "required": ["k"]},
       {"properties": {"k": {"const": "a"}, "y": {}}, "required": ["k"]}]})"),
-              HasSubstr("at /anyOf: alternative 1 can start like an earlier one"));
+              HasSubstr("at /oneOf: alternative 1 can start like an earlier one"));
   // The tag is optional, so an instance need not start with it.
   EXPECT_THAT(CompileError(R"({"oneOf": [
       {"properties": {"k": {"const": "a"}}, "required": ["k"]},
       {"properties": {"k": {"const": "b"}}}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));
   // Different first properties.
-  EXPECT_THAT(CompileError(R"({"anyOf": [
+  EXPECT_THAT(CompileError(R"({"oneOf": [
       {"properties": {"k": {"const": "a"}}, "required": ["k"]},
       {"properties": {"j": {"const": "b"}}, "required": ["j"]}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));
   // A tag that is no string.
-  EXPECT_THAT(CompileError(R"({"anyOf": [
+  EXPECT_THAT(CompileError(R"({"oneOf": [
       {"properties": {"k": {"const": 1}}, "required": ["k"]},
       {"properties": {"k": {"const": 2}}, "required": ["k"]}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));

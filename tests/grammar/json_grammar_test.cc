@@ -48,7 +48,7 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
               HasSubstr("'items' as a list"));
   EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
               HasSubstr("only references into this schema"));
-  EXPECT_THAT(CompileError(R"({"anyOf": [{"type": "string"}, {"enum": ["a"]}]})"),
+  EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"enum": ["a"]}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));
   EXPECT_THAT(CompileError(R"({"properties": {"a": {}}, "required": ["b"]})"),
               HasSubstr("required: 'b' not among the properties"));
@@ -76,6 +76,16 @@ TEST(JsonGrammar, AOneTypeKeywordLeavesTheOtherTypes) {
                         "other type"));
   EXPECT_THAT(CompileError(R"({"properties": {"a": {"not": {}}}})"),
               HasSubstr("at /properties/a: keyword 'not' is not supported"));
+}
+
+// anyOf is valid with any one alternative: of alternatives that start alike, the first is kept.
+TEST(JsonGrammar, AnyOfKeepsTheFirstOfAlternativesThatStartAlike) {
+  absl::StatusOr<JsonGrammar> grammar =
+      CompileJsonSchema(R"({"anyOf": [{"type": "string", "maxLength": 1}, {"enum": ["abc", 1]}]})");
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, "\"a\""));
+  EXPECT_FALSE(Accepts(*grammar, "\"abc\""));  // Valid, but its alternative was dropped.
+  EXPECT_FALSE(Accepts(*grammar, "1"));
 }
 
 TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {

@@ -1,0 +1,39 @@
+// `allOf`, `if`/`then`, and keywords beside `$ref`, `anyOf` or `oneOf`, merged into one schema the
+// compiler (json_grammar.h) takes as usual. Merging is exact or refused: properties are united
+// (a property in several parts gets all their schemas), `required` united, `type` and `enum`
+// intersected, numeric and length bounds tightened; parts that disagree otherwise are refused
+// naming the keyword. `if`/`then`/`else` generates instances of `if` and `then` (they satisfy
+// the conditional whatever `else` says). Keywords beside `anyOf`/`oneOf` go into each
+// alternative, and a reference is replaced by the schema it names (one level: references inside
+// it stay references, so recursion still works).
+#ifndef ARBOR_GRAMMAR_SCHEMA_MERGE_H_
+#define ARBOR_GRAMMAR_SCHEMA_MERGE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace arbor::grammar {
+
+// Whether `schema` has something to merge.
+bool NeedsMerge(const nlohmann::ordered_json& schema);
+
+// The merged form of `schema` (of the document `root`, for references); INVALID_ARGUMENT at
+// `pointer` naming what does not merge.
+absl::StatusOr<nlohmann::ordered_json> MergeSchema(const nlohmann::ordered_json& schema,
+                                                   const nlohmann::ordered_json& root,
+                                                   const std::string& pointer, int depth = 0);
+
+// A oneOf document must match exactly one alternative, not only the one it was generated from.
+// The union's first bytes keep the generated values apart, but an alternative accepts more than
+// it generates ({"properties": …} accepts every string): each of `list` (the alternatives at
+// `at`) must state its type (`type`, `enum` or `const`, through references) so that a value of
+// one fails the others, unless all are objects tagged by a first property's `const`, which fail
+// each other's tag.
+absl::Status CheckOneOf(const nlohmann::ordered_json& list, const nlohmann::ordered_json& root,
+                        const std::string& at);
+
+}  // namespace arbor::grammar
+
+#endif  // ARBOR_GRAMMAR_SCHEMA_MERGE_H_

@@ -1,0 +1,57 @@
+// allOf, if/then and keywords beside $ref/anyOf/oneOf, merged (schema_merge.h): the merged
+// grammar's documents validate against the original schema, and what cannot merge is refused.
+#include "grammar/schema_merge.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/grammar/grammar_test_util.h"
+
+namespace arbor::grammar {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SchemaMerge, MergedSchemasGenerateOnlyValidDocuments) {
+  const std::string person = R"({"$defs": {"named": {"type": "object", "required": ["name"],
+      "properties": {"name": {"type": "string", "minLength": 1}}}},
+    "allOf": [{"$ref": "#/$defs/named"},
+              {"properties": {"name": {"maxLength": 3}, "age": {"type": "integer",
+                                                            "minimum": 0}},
+               "required": ["age"]},
+              {"properties": {"age": {"maximum": 150}}}]})";
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(person);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"({"name":"Ann","age":31})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Anne","age":31})"));  // maxLength of a later part.
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":151})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann"})"));
+  ExpectWalksValidate(person);
+  for (const char* schema :
+       {R"({"type": "string", "anyOf": [{"maxLength": 2}, {"minLength": 4}]})",
+        R"({"if": {"type": "integer"}, "then": {"minimum": 3}, "else": {"type": "string"}})",
+        R"({"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n", "maximum": -2})",
+        R"({"type": ["integer", "string"], "allOf": [{"type": "number"}]})"}) {
+    ExpectWalksValidate(schema, 30);
+  }
+}
+
+TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
+  EXPECT_THAT(CompileError(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})"),
+              HasSubstr("allOf: the parts' types do not meet"));
+  EXPECT_THAT(CompileError(R"({"allOf": [{"const": 1}, {"const": 2}]})"),
+              HasSubstr("allOf: the parts disagree on keyword 'const'"));
+  EXPECT_THAT(
+      CompileError(R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false},
+                                 {"properties": {"b": {}}}]})"),
+      HasSubstr("additionalProperties of one part refuses properties of another"));
+  EXPECT_THAT(CompileError(R"({"allOf": [true, false]})"), HasSubstr("a part is false"));
+  // A oneOf alternative that does not say its type accepts the others' values too.
+  EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"properties": {"a": {}}}]})"),
+              HasSubstr("at /oneOf/1: oneOf: each alternative must state its type"));
+}
+
+}  // namespace
+}  // namespace arbor::grammar
