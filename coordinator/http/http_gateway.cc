@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "coordinator/http/completion_handler.h"
 #include "coordinator/http/elastic_task_queue.h"
+#include "coordinator/http/job_events.h"
 #include "coordinator/http/json_body.h"
 #include "coordinator/http/openai_request.h"
 #include "coordinator/http/openai_response.h"
@@ -303,6 +304,12 @@ void HttpGateway::AddRoutes() {
   server_->Get(
       PatternOf(RouteId::kJobTree),
       [this](const httplib::Request& q, httplib::Response& r) { Tree(q, q.matches[1], r); });
+  server_->Get(PatternOf(RouteId::kJobEvents),
+               [this](const httplib::Request& q, httplib::Response& r) {
+                 absl::StatusOr<std::string> authorization = Authorization(q);
+                 if (!authorization.ok()) return SetError(authorization.status(), r);
+                 AnswerJobEvents(generation_.get(), *authorization, q.matches[1], q, r);
+               });
   // The body, if any, changes the policy; it is read after the token, within the size limit.
   server_->Post(
       PatternOf(RouteId::kJobReplay),

@@ -21,6 +21,7 @@ constexpr Route kRoutes[] = {
     {RouteId::kJob, R"(/v1/jobs/([^/]+))", "/v1/jobs/{id}"},
     {RouteId::kJobTree, R"(/v1/jobs/([^/]+)/tree)", "/v1/jobs/{id}/tree"},
     {RouteId::kJobReplay, R"(/v1/jobs/([^/]+)/replay)", "/v1/jobs/{id}/replay"},
+    {RouteId::kJobEvents, R"(/v1/jobs/([^/]+)/events)", "/v1/jobs/{id}/events"},
     {RouteId::kMetrics, "/metrics", "/metrics"},
     {RouteId::kRoot, "/", "/"},
     {RouteId::kUi, "/ui", "/ui"},

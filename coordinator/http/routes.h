@@ -25,6 +25,7 @@ enum class RouteId {
   kJob,
   kJobTree,
   kJobReplay,
+  kJobEvents,
   kMetrics,  // Served by the metrics exporter (metrics/http_exporter.h) on the same server.
   kRoot,
   kUi,

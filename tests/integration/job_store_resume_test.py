@@ -2,10 +2,12 @@
 
 A real arbor-worker on a random `tiny` checkpoint behind a real arbor-coordinator with an SQLite
 job store. Detached jobs (a greedy one and a branching SEARCH one, each long enough to be cut off
-mid-generation) are submitted, a client watches the search job for a few events, and then the
-coordinator is SIGKILLed. A new coordinator on the same store runs them again under their ids;
-the client reconnects to Watch with the count of events it has (last-event-id) and must then get
-each remaining event exactly once, so that what it saw equals an uninterrupted run's events. The
+mid-generation) are submitted, clients follow them for a few events (the search job over gRPC
+Watch, the greedy one over HTTP, GET /v1/jobs/{id}/events), and then the coordinator is
+SIGKILLed. A new coordinator on the same store runs them again under their ids; the clients
+reconnect with the count of events they have (Watch's last-event-id metadata, HTTP's
+Last-Event-ID header) and must then get each remaining event exactly once, so that what each
+saw equals an uninterrupted run's events. The
 resumed jobs' text and tree must equal those of the same requests run uninterrupted, and a job
 that had finished before the kill must still be listed and answer GetJob and GetTree (gRPC and
 HTTP). A job whose store row names another model fails with that reason instead of running.
@@ -13,15 +15,19 @@ Run by ctest with the project virtualenv; ARBOR_BINARY_DIR and ARBOR_SOURCE_DIR 
 build and the sources.
 """
 
+import json
 import os
 import sqlite3
 import subprocess
 import sys
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 try:
     import grpc
+    from google.protobuf import json_format
 except ImportError as e:  # The dependency script installs it; without it nothing to test.
     print(f"{e.name} is not installed in this Python; skipping")
     sys.exit(77)
@@ -46,6 +52,26 @@ def as_run(event):
     if not event.HasField("finished"):
         copy.ClearField("finished")
     return copy
+
+
+def sse_events(base, job_id, last_event_id=None, count=None):
+    """GET /v1/jobs/{id}/events: (id, event JSON) pairs, `count` of them or until the stream
+    ends; with `last_event_id`, sent as Last-Event-ID."""
+    headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
+    request = urllib.request.Request(f"{base}/v1/jobs/{job_id}/events", headers=headers)
+    events, fields = [], {}
+    with urllib.request.urlopen(request, timeout=300) as response:
+        for line in response:
+            line = line.decode().rstrip("\n")
+            if line:
+                key, _, value = line.partition(": ")
+                fields[key] = value
+                continue
+            events.append((int(fields["id"]), json.loads(fields["data"])))
+            fields = {}
+            if len(events) == count:
+                break
+    return events
 
 
 class JobStoreResumeTest(unittest.TestCase):
@@ -115,6 +141,17 @@ class JobStoreResumeTest(unittest.TestCase):
                     raise
                 time.sleep(0.1)
 
+    def sse_after_resume(self, base, job_id, seen):
+        """The job's events after the first `seen` over HTTP, waiting through a resume."""
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                return sse_events(base, job_id, last_event_id=seen)
+            except urllib.error.HTTPError as e:  # 503 until the job is started again.
+                if e.code != 503 or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def finished(self, stub, job_id):
         """The job once it ended, and its whole tree."""
         self.events(stub, job_id)
@@ -142,12 +179,14 @@ class JobStoreResumeTest(unittest.TestCase):
         search = self.submit(stub, self.request(self.search(), seed=12))
         watch = stub.Watch(self.pb.JobRef(job_id=search), timeout=300)
         seen = [next(watch) for _ in range(SEEN_BEFORE_KILL)]
+        seen_over_http = sse_events(base, greedy, count=SEEN_BEFORE_KILL)
         job = stub.GetJob(self.pb.JobRef(job_id=greedy), timeout=30)
         self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING, "killed mid-generation")
         self.kill(index)
 
         stub, base, index = self.start_coordinator(self.store)
         seen += self.events(stub, search, seen=len(seen))
+        seen_over_http += self.sse_after_resume(base, greedy, len(seen_over_http))
         resumed = {job_id: self.finished(stub, job_id) for job_id in (greedy, search)}
         log = self.processes.log(index)
         lines = [line for line in log.splitlines() if "job resumed from the job store" in line]
@@ -159,6 +198,11 @@ class JobStoreResumeTest(unittest.TestCase):
         again_search = self.submit(stub, self.request(self.search(), seed=12))
         uninterrupted_events = self.events(stub, again_search)
         self.assert_same_run(resumed[greedy], self.finished(stub, again_greedy))
+        # Over HTTP too: ids 1, 2, … each once, and the events an uninterrupted run makes.
+        greedy_events = self.events(stub, again_greedy)
+        self.assertEqual([i for i, _ in seen_over_http], list(range(1, len(greedy_events) + 1)))
+        for (_, a), b in zip(seen_over_http, greedy_events):
+            self.assertEqual(as_run(json_format.ParseDict(a, self.pb.GenerateEvent())), as_run(b))
         self.assert_same_run(resumed[search], self.finished(stub, again_search))
         self.assertTrue(
             any(n.status == self.pb.NODE_STATUS_PRUNED for n in resumed[search][1].nodes),

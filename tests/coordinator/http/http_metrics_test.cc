@@ -24,6 +24,7 @@ TEST(HttpMetricsTest, PathsMapToTheirRoutePatterns) {
   EXPECT_EQ(RouteOf("/v1/jobs/abc123"), "/v1/jobs/{id}");
   EXPECT_EQ(RouteOf("/v1/jobs/abc123/tree"), "/v1/jobs/{id}/tree");
   EXPECT_EQ(RouteOf("/v1/jobs/abc123/replay"), "/v1/jobs/{id}/replay");
+  EXPECT_EQ(RouteOf("/v1/jobs/abc123/events"), "/v1/jobs/{id}/events");
   EXPECT_EQ(RouteOf("/v1/jobs/abc123/nope"), "other");
   EXPECT_EQ(RouteOf("/v1/jobs//tree"), "other");
   EXPECT_EQ(RouteOf("/ui/app.js"), "/ui");
