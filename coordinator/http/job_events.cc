@@ -17,7 +17,7 @@ namespace {
 struct EventWatch {
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReader<arbor::v1::GenerateEvent>> reader;
-  int64_t next_id = 1;          // The id of the next event read.
+  int64_t next_id = 1;             // The id of the next event read.
   arbor::v1::GenerateEvent first;  // Read before answering, so errors stay plain HTTP.
 };
 
@@ -53,9 +53,9 @@ void AnswerJobEvents(arbor::v1::Generation::Stub* stub, const std::string& autho
   int64_t seen = 0;
   if (request.has_header("Last-Event-ID") &&
       (!absl::SimpleAtoi(request.get_header_value("Last-Event-ID"), &seen) || seen < 0)) {
-    return SetError(absl::InvalidArgumentError(
-                        "Last-Event-ID: must be the id of an event received, >= 0"),
-                    response);
+    return SetError(
+        absl::InvalidArgumentError("Last-Event-ID: must be the id of an event received, >= 0"),
+        response);
   }
   watch->next_id = seen + 1;
   if (!authorization.empty()) watch->context.AddMetadata("authorization", authorization);

@@ -10,7 +10,8 @@ Last-Event-ID header) and must then get each remaining event exactly once, so th
 saw equals an uninterrupted run's events. The
 resumed jobs' text and tree must equal those of the same requests run uninterrupted, and a job
 that had finished before the kill must still be listed and answer GetJob and GetTree (gRPC and
-HTTP). A job whose store row names another model fails with that reason instead of running.
+HTTP). A job whose store row names another model fails with that reason instead of running,
+and a job that a SIGTERMed coordinator cancels on its way out runs to its end in the next one.
 Run by ctest with the project virtualenv; ARBOR_BINARY_DIR and ARBOR_SOURCE_DIR point at the
 build and the sources.
 """
@@ -86,14 +87,14 @@ class JobStoreResumeTest(unittest.TestCase):
                                       "--listen=127.0.0.1:0", "--threads=1")
         cls.worker = f"127.0.0.1:{worker}"
 
-    def start_coordinator(self, store):
+    def start_coordinator(self, store, *flags):
         """A coordinator on the worker with `store`; returns (stub, HTTP base, process index),
         and keeps its gRPC address in self.address."""
         index = len(self.processes.processes)
         port, http_port = self.processes.start(
             "arbor-coordinator", f"--model={self.model}", "--listen=127.0.0.1:0",
             "--http_listen=127.0.0.1:0", f"--workers={self.worker}", f"--job_store=sqlite:{store}",
-            "--steps_per_run=4", port_flags=("--port_file", "--http_port_file"))
+            "--steps_per_run=4", *flags, port_flags=("--port_file", "--http_port_file"))
         self.address = f"127.0.0.1:{port}"
         channel = grpc.insecure_channel(self.address)
         self.addCleanup(channel.close)
@@ -252,6 +253,23 @@ class JobStoreResumeTest(unittest.TestCase):
         status, body = http_json(f"{base}/v1/jobs?model={model}&created_before_ms={created + 1}")
         self.assertEqual((status, [j["job_id"] for j in body["jobs"]]), (200, [done_job.job_id]),
                          body)
+
+    def test_stopped_coordinator_leaves_its_jobs_to_the_next(self):
+        store = os.path.join(self.processes.dir, "stopped.db")
+        # No drain: the job is still running when the coordinator cancels it on the way out.
+        stub, _, index = self.start_coordinator(store, "--drain_seconds=0")
+        job_id = self.submit(stub, self.request(self.greedy(), seed=4))
+        watch = stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300)
+        next(watch)
+        watch.cancel()
+        process = self.processes.processes[index]
+        process.terminate()  # SIGTERM: it drains, cancels what runs, and exits 0.
+        self.assertEqual(process.wait(timeout=60), 0)
+        stub, _, index = self.start_coordinator(store)
+        job, _ = self.finished(stub, job_id)
+        self.assertEqual((job.state, len(job.token_ids)), (self.pb.JOB_STATE_FINISHED, MAX_TOKENS),
+                         job.error)
+        self.assertIn("job resumed from the job store", self.processes.log(index))
 
     def test_job_of_another_model_fails_with_the_reason(self):
         store = os.path.join(self.processes.dir, "other.db")
