@@ -189,11 +189,17 @@ class Compiler {
       }
     }
     Node node{.kind = NodeKind::kObject};
+    bool forbidden = false;  // A property is false: no map of any keys.
     if (schema.contains("properties")) {
       const Json& properties = schema["properties"];
       const std::string at = ChildPointer(pointer, "properties");
       if (!properties.is_object()) return SchemaError(at, "properties: must be an object");
       for (const auto& [name, property] : properties.items()) {
+        // A property whose schema is false must be absent: never generated.
+        if (property == Json(false) && !required.contains(name)) {
+          forbidden = true;
+          continue;
+        }
         ASSIGN_OR_RETURN(const int32_t value, Compile(property, ChildPointer(at, name), depth + 1));
         node.properties.push_back(Property{
             .key = Json(name).dump(), .value = value, .required = required.contains(name)});
@@ -210,7 +216,7 @@ class Compiler {
     }
     // Without declared properties the object is a map: any keys, values of additionalProperties'
     // schema (any value when it is true or absent). With them, only they are generated.
-    node.free_form = node.properties.empty() && additional;
+    node.free_form = node.properties.empty() && additional && !forbidden;
     if (node.free_form && additional_schema != nullptr) {
       ASSIGN_OR_RETURN(node.items, Compile(*additional_schema,
                                            ChildPointer(pointer, "additionalProperties"), depth + 1));
@@ -228,13 +234,15 @@ class Compiler {
     for (const char* key : {"minItems", "maxItems"}) {
       if (!schema.contains(key)) continue;
       const Json& value = schema[key];
+      const bool minimum = std::string(key) == "minItems";
+      // A larger maxItems binds nothing more than the largest count generated.
       if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
-          value.get<int64_t>() > kMaxItemsBound) {
+          (minimum && value.get<int64_t>() > kMaxItemsBound)) {
         return SchemaError(ChildPointer(pointer, key),
-                     absl::StrCat(key, ": must be an integer in [0, ", kMaxItemsBound, "]"));
+                           absl::StrCat(key, ": must be an integer in [0, ", kMaxItemsBound, "]"));
       }
-      (std::string(key) == "minItems" ? node.min_items : node.max_items) =
-          static_cast<int32_t>(value.get<int64_t>());
+      (minimum ? node.min_items : node.max_items) =
+          static_cast<int32_t>(std::min<int64_t>(value.get<int64_t>(), kMaxItemsBound));
     }
     if (node.max_items >= 0 && node.min_items > node.max_items) {
       return SchemaError(ChildPointer(pointer, "minItems"), "minItems: exceeds maxItems");
@@ -245,7 +253,16 @@ class Compiler {
         return SchemaError(ChildPointer(pointer, "items"),
                      "keyword 'items' as a list (tuple validation) is not supported");
       }
-      ASSIGN_OR_RETURN(node.items, Compile(items, ChildPointer(pointer, "items"), depth + 1));
+      if (items == Json(false)) {  // No item is valid: only the empty array.
+        if (node.min_items > 0) {
+          return SchemaError(ChildPointer(pointer, "items"),
+                             "items: false leaves no array of minItems");
+        }
+        node.max_items = 0;
+        ASSIGN_OR_RETURN(node.items, AnyValue());
+      } else {
+        ASSIGN_OR_RETURN(node.items, Compile(items, ChildPointer(pointer, "items"), depth + 1));
+      }
     } else {
       ASSIGN_OR_RETURN(node.items, AnyValue());
     }

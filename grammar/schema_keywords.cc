@@ -101,6 +101,22 @@ absl::StatusOr<std::vector<std::string>> DeclaredTypes(const Json& schema,
   return types;
 }
 
+// The types `not` rules out, for a `not` that only names types (integers as numbers, since a
+// number generated may be whole); refused by name otherwise.
+absl::StatusOr<std::vector<std::string>> NotTypes(const Json& negated, const std::string& pointer) {
+  if (negated == Json(false)) return std::vector<std::string>{};
+  bool only_type = negated.is_object() && negated.contains("type");
+  for (const auto& [key, unused] : negated.items()) {
+    only_type = only_type && (key == "type" || IsAnnotation(key));
+  }
+  if (!only_type) return NotSupported(pointer, "not", " (beyond {\"not\": {\"type\": …}})");
+  ASSIGN_OR_RETURN(std::vector<std::string> types, DeclaredTypes(negated, pointer));
+  for (std::string& type : types) {
+    if (type == "integer") type = "number";
+  }
+  return types;
+}
+
 }  // namespace
 
 bool IsAnnotation(absl::string_view key) {
@@ -120,6 +136,15 @@ absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
   std::string first_excluding, first_type;
   for (const auto& [key, unused] : schema.items()) {
     if (IsAnnotation(key) || IsCompiledKeyword(key)) continue;
+    if (key == "not") {
+      ASSIGN_OR_RETURN(const std::vector<std::string> types, NotTypes(schema["not"], pointer));
+      excluded.insert(excluded.end(), types.begin(), types.end());
+      if (first_excluding.empty() && !types.empty()) {
+        first_excluding = key;
+        first_type = types[0];
+      }
+      continue;
+    }
     const Keyword* one_type = Find(kOneTypeKeywords, key);
     if (one_type == nullptr) return NotSupported(pointer, key, "");
     excluded.push_back(one_type->type);

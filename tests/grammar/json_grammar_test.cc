@@ -16,6 +16,7 @@
 #include "grammar/token_masker.h"
 #include "grammar/token_trie.h"
 #include "nlohmann/json.hpp"
+#include "tests/grammar/grammar_test_util.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/test_seed.h"
 
@@ -23,19 +24,6 @@ namespace arbor::grammar {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kOracle[] = "tests/grammar/json_schema_oracle.py";
-
-bool Accepts(const JsonGrammar& grammar, const std::string& document) {
-  JsonMatcher matcher(&grammar);
-  return matcher.FeedAll(document) && matcher.AcceptsEnd();
-}
-
-std::string CompileError(const std::string& schema) {
-  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
-  EXPECT_FALSE(grammar.ok()) << schema;
-  return grammar.ok() ? "" : std::string(grammar.status().message());
-}
 
 TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
   EXPECT_THAT(CompileError(R"({"properties": {"name": {"type": "string", "pattern": "^a"}}})"),
@@ -76,6 +64,29 @@ TEST(JsonGrammar, AOneTypeKeywordLeavesTheOtherTypes) {
                         "other type"));
   EXPECT_THAT(CompileError(R"({"properties": {"a": {"not": {}}}})"),
               HasSubstr("at /properties/a: keyword 'not' is not supported"));
+  // `not` that names types leaves the others; integers go with numbers.
+  absl::StatusOr<JsonGrammar> other = CompileJsonSchema(R"({"not": {"type": ["integer", "null"]}})");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_TRUE(Accepts(*other, "true"));
+  EXPECT_FALSE(Accepts(*other, "1.5"));
+  EXPECT_FALSE(Accepts(*other, "null"));
+  ExpectWalksValidate(R"({"not": {"type": ["integer", "null"]}})", 20);
+}
+
+// A property whose schema is false is never generated; items false leaves the empty array.
+TEST(JsonGrammar, FalseSchemasOfPropertiesAndItemsAreAbsences) {
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(
+      R"({"properties": {"a": false, "b": {"type": "array", "items": false, "maxItems": 1000000000}}})");
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"({"b": []})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"a": 1})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"b": [1]})"));
+  absl::StatusOr<JsonGrammar> nothing = CompileJsonSchema(R"({"properties": {"a": false}})");
+  ASSERT_TRUE(nothing.ok()) << nothing.status();
+  EXPECT_TRUE(Accepts(*nothing, "{}"));
+  EXPECT_FALSE(Accepts(*nothing, R"({"a": 1})"));  // No map of any keys either.
+  EXPECT_THAT(CompileError(R"({"properties": {"a": false}, "required": ["a"]})"),
+              HasSubstr("at /properties/a: the schema false accepts nothing"));
 }
 
 // anyOf is valid with any one alternative: of alternatives that start alike, the first is kept.
