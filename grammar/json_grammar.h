@@ -1,17 +1,25 @@
 // A JSON Schema compiled to the graph of nodes the constrained decoder walks (json_matcher.h).
 //
-// The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llama.cpp's
-// json-schema-to-grammar): `type` (one or a list), `properties`, `required`,
-// `additionalProperties` (a boolean, or a schema: the values of a map, an object without
-// `properties`), `items`, `minItems`, `maxItems`, numeric bounds (`minimum`, `maximum`, the
-// exclusive ones, integer `multipleOf`: number_bounds.h), `minLength` and `maxLength` (code
-// points: string_keywords.h), `enum` and `const` (the values the
-// other keywords beside them also take), `anyOf` and `oneOf` (alternatives that start
-// differently, or objects told apart by a first required property holding a distinct constant
-// string: discriminated_union.h), local `$ref` into `$defs`/`definitions` (recursion allowed),
-// and the annotations (`title`, `description`, `default`, `examples`, …).
-// Any other keyword is refused by name with the JSON pointer of the schema that holds it, rather
-// than ignored: ignoring `pattern` or `minimum` would yield JSON that fails the user's schema.
+// The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llguidance,
+// llama.cpp's json-schema-to-grammar), and more:
+//  - `type` (one or a list; without it, the types the schema's keywords restrict), `enum`,
+//    `const` (the values the other keywords beside them also take), local `$ref` into the schema
+//    (recursion allowed);
+//  - objects: `properties`, `required`, `additionalProperties` (a boolean, or a schema: the
+//    values of a map, an object without `properties`), a property whose schema is false;
+//  - arrays: `items` (a schema or false), `minItems`, `maxItems`;
+//  - numbers: `minimum`, `maximum`, the exclusive ones, integer `multipleOf` (number_bounds.h);
+//  - strings: `minLength`, `maxLength` in code points (string_keywords.h);
+//  - `anyOf` (of alternatives that start alike, the first is kept), `oneOf` (alternatives that
+//    state their types and start differently), objects told apart by a first required property
+//    holding a distinct constant string (discriminated_union.h);
+//  - `allOf`, `if`/`then`/`else` and keywords beside `$ref`/`anyOf`/`oneOf`, merged where the
+//    merge is exact (schema_merge.h); `not` of types;
+//  - annotations (`title`, `description`, `default`, `examples`, the content vocabulary, …).
+// A keyword outside it that restricts one type only (`pattern`, `format`, `prefixItems`,
+// `patternProperties`, …) is honoured by generating the schema's other types when it allows any
+// (schema_keywords.h); anything else is refused by name with the JSON pointer of the schema that
+// holds it, rather than ignored: ignoring `pattern` would yield JSON that fails the user's schema.
 //
 // What the compiled grammar generates is a subset of what the schema accepts, chosen so that a
 // matcher decides every byte deterministically: declared properties in their declared order
