@@ -211,25 +211,37 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::Resume(const StoredJob& 
   if (!model.ok()) return NoWorker(model.status());
   if (model->fingerprint() != accepted.model_fingerprint) {
     // Another model would make another tree: the job cannot be resumed exactly.
-    FinishedJob failed;
-    failed.job = StoredJobMessage(stored, /*brief=*/false);
-    failed.job.set_state(arbor::v1::JOB_STATE_FAILED);
-    failed.job.set_finish_reason(arbor::v1::FINISH_REASON_ERROR);
-    failed.job.set_error(absl::StrCat(
-        "the coordinator restarted and could not resume the job exactly: it was accepted for "
-        "model '", accepted.model_fingerprint, "' and the workers now serve '",
-        model->fingerprint(), "'"));
-    failed.events.emplace_back().set_job_id(accepted.job_id);
-    failed.events.back().mutable_finished()->set_reason(arbor::v1::FINISH_REASON_ERROR);
-    failed.events.back().mutable_finished()->set_error(failed.job.error());
-    failed.at = clock_->Now();
-    RETURN_IF_ERROR(store_->Finish(accepted.job_id, failed));
-    return absl::FailedPreconditionError(failed.job.error());
+    return FailStored(stored, absl::FailedPreconditionError(absl::StrCat(
+                                  "it was accepted for model '", accepted.model_fingerprint,
+                                  "' and the workers now serve '", model->fingerprint(), "'")));
   }
   rpc::Identity owner = rpc::OpenIdentity();
   owner.name = accepted.owner;
-  return LaunchJob(accepted.request, accepted.deadline, owner,
-                   Resumed{accepted.job_id, accepted.created});
+  absl::StatusOr<std::shared_ptr<JobRecord>> resumed = LaunchJob(
+      accepted.request, accepted.deadline, owner, Resumed{accepted.job_id, accepted.created});
+  if (resumed.ok() || absl::IsUnavailable(resumed.status()) ||
+      absl::IsResourceExhausted(resumed.status()) || absl::IsAlreadyExists(resumed.status())) {
+    return resumed;  // Running (here already), or to try again shortly.
+  }
+  // Refused for good (limits changed since it was accepted, say): it ends here, saying why.
+  return FailStored(stored, resumed.status());
+}
+
+absl::Status JobLauncher::FailStored(const StoredJob& stored, const absl::Status& why) {
+  const std::string& job_id = stored.accepted.job_id;
+  FinishedJob failed;
+  failed.job = StoredJobMessage(stored, /*brief=*/false);
+  failed.job.set_state(arbor::v1::JOB_STATE_FAILED);
+  failed.job.set_finish_reason(arbor::v1::FINISH_REASON_ERROR);
+  failed.job.set_error(absl::StrCat(
+      "the coordinator restarted and could not run the job again exactly: ", why.message()));
+  arbor::v1::GenerateEvent& finished = failed.events.emplace_back();
+  finished.set_job_id(job_id);
+  finished.mutable_finished()->set_reason(arbor::v1::FINISH_REASON_ERROR);
+  finished.mutable_finished()->set_error(failed.job.error());
+  failed.at = clock_->Now();
+  RETURN_IF_ERROR(store_->Finish(job_id, failed));
+  return absl::Status(why.code(), failed.job.error());
 }
 
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::LaunchJob(

@@ -92,8 +92,9 @@ class JobLauncher {
   // Runs `stored`, accepted by an earlier process and never finished, again: the same id, seed,
   // resolved policy and prompt ids, so it makes the same tree and text. UNAVAILABLE while no
   // worker is ready and RESOURCE_EXHAUSTED while admission is full (try again later). When the
-  // workers' model is not the one the job was accepted for (its fingerprint), the job is
-  // recorded as failed, saying so, and FAILED_PRECONDITION returned.
+  // workers' model is not the one the job was accepted for (its fingerprint), or the job is
+  // refused for another reason (limits changed since), it is recorded as failed, saying why,
+  // and that error returned.
   absl::StatusOr<std::shared_ptr<JobRecord>> Resume(const StoredJob& stored);
   // From now on (the coordinator is shutting down) a job that ends cancelled stays unfinished
   // in the store, so that the next coordinator on the store runs it again.
@@ -144,6 +145,9 @@ class JobLauncher {
                                                             const std::vector<int32_t>& prompt,
                                                             RecordLabels labels,
                                                             const BeforeAdmit& before_admit);
+  // Records `stored` as failed because of `why` and returns `why`, its message saying the job
+  // could not run again (the store's error when it cannot record that).
+  absl::Status FailStored(const StoredJob& stored, const absl::Status& why);
   // Records the end of `record`'s job in the store (logged when the store fails: the job stays
   // unfinished there and a restart runs it again, to the same result).
   void StoreFinished(const JobRecord& record);

@@ -92,9 +92,13 @@ TEST_F(LauncherStoreTest, ResumeRunsTheStoredRequestUnderItsIdToTheSameEnd) {
   ASSERT_TRUE(stored.ok()) << stored.status();
 
   // As a restarted process finds it: accepted, not finished (under another id here).
-  StoredJob unfinished;
-  unfinished.accepted = stored->accepted;
-  unfinished.accepted.job_id = "j7-00000001";
+  auto stored_unfinished = [](const AcceptedJob& accepted, const std::string& job_id) {
+    StoredJob out;
+    out.accepted = accepted;
+    out.accepted.job_id = job_id;
+    return out;
+  };
+  StoredJob unfinished = stored_unfinished(stored->accepted, "j7-00000001");
   ASSERT_TRUE(store_->Accept(unfinished.accepted).ok());
   Harness second({}, 10, store_.get());
   absl::StatusOr<std::shared_ptr<JobRecord>> resumed = second.launcher->Resume(unfinished);
@@ -109,7 +113,7 @@ TEST_F(LauncherStoreTest, ResumeRunsTheStoredRequestUnderItsIdToTheSameEnd) {
   ASSERT_TRUE(ended.ok() && ended->finished.has_value()) << ended.status();
   EXPECT_EQ(ended->finished->job.text(), (*original)->job->text());
 
-  unfinished.accepted.job_id = "j8-00000001";
+  unfinished = stored_unfinished(stored->accepted, "j8-00000001");
   unfinished.accepted.model_fingerprint = "another model";
   ASSERT_TRUE(store_->Accept(unfinished.accepted).ok());
   const absl::Status refused = second.launcher->Resume(unfinished).status();
@@ -118,6 +122,17 @@ TEST_F(LauncherStoreTest, ResumeRunsTheStoredRequestUnderItsIdToTheSameEnd) {
   ASSERT_TRUE(failed.ok() && failed->finished.has_value()) << failed.status();
   EXPECT_EQ(failed->finished->job.state(), arbor::v1::JOB_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(failed->finished->job.error(), "another model"));
+
+  // Refused for good now (a limit it no longer fits): failed, saying why, not left to retry.
+  unfinished = stored_unfinished(stored->accepted, "j10-00000001");
+  unfinished.accepted.request.set_max_tokens(100000);
+  ASSERT_TRUE(store_->Accept(unfinished.accepted).ok());
+  const absl::Status invalid = second.launcher->Resume(unfinished).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(invalid)) << invalid;
+  failed = store_->Get("j10-00000001");
+  ASSERT_TRUE(failed.ok() && failed->finished.has_value()) << failed.status();
+  EXPECT_TRUE(absl::StrContains(failed->finished->job.error(), "max_tokens"))
+      << failed->finished->job.error();
 }
 
 TEST_F(LauncherStoreTest, UpkeepResumesTheUnfinishedAndAppliesRetention) {
