@@ -1,8 +1,7 @@
 #include "coordinator/service/generation_service.h"
 
-#include <chrono>
-
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "absl/algorithm/container.h"
@@ -126,10 +125,11 @@ absl::StatusOr<GenerationService::FoundJob> GenerationService::FindAnywhere(
   ASSIGN_OR_RETURN(const rpc::Identity caller, Caller(context));
   FoundJob found;
   absl::StatusOr<std::shared_ptr<JobRecord>> live = FindJobOf(caller, job_id, field);
-  if (live.ok() || store_ == nullptr || !absl::IsNotFound(live.status())) {
-    if (live.ok()) found.live = *std::move(live);
-    return live.ok() ? absl::StatusOr<FoundJob>(std::move(found)) : live.status();
+  if (live.ok()) {
+    found.live = *std::move(live);
+    return found;
   }
+  if (store_ == nullptr || !absl::IsNotFound(live.status())) return live.status();
   absl::StatusOr<StoredJob> stored = store_->Get(job_id);
   if (absl::IsNotFound(stored.status())) return registry_->NotFound(job_id);
   if (!stored.ok()) return stored.status();
