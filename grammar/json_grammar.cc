@@ -347,19 +347,17 @@ class Compiler {
                                     "'#/$defs/…')"));
     }
     if (auto it = refs_.find(ref); it != refs_.end()) return it->second;
-    const Json* target = &root_;
-    if (ref.size() > 1) {
-      try {
-        target = &root_.at(Json::json_pointer(ref.substr(1)));
-      } catch (const Json::exception&) {
-        return SchemaError(at, absl::StrCat("$ref '", ref, "' names nothing in the schema"));
-      }
+    const Json* target = FindLocalRef(root_, ref);
+    if (target == nullptr) {
+      return SchemaError(at, absl::StrCat("$ref '", ref, "' names nothing in the schema"));
     }
     // A one-alternative union stands for the reference, so a recursive one can point at it
     // before its target is compiled.
     ASSIGN_OR_RETURN(const int32_t slot, Add(Node{.kind = NodeKind::kUnion}, at));
     refs_.emplace(ref, slot);
-    ASSIGN_OR_RETURN(const int32_t compiled, Compile(*target, ref.substr(1), depth + 1));
+    // Errors inside it name where it is: its JSON pointer, or the reference for an anchor.
+    const std::string where = ref.size() == 1 || ref[1] == '/' ? ref.substr(1) : at;
+    ASSIGN_OR_RETURN(const int32_t compiled, Compile(*target, where, depth + 1));
     grammar_.nodes[slot].alternatives = {compiled};
     unions_.push_back({static_cast<size_t>(slot), at, false});
     return slot;

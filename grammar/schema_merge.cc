@@ -2,6 +2,7 @@
 #include "grammar/schema_merge.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,12 +37,12 @@ constexpr int kMaxMergeDepth = 16;
 absl::StatusOr<Json> Resolve(Json part, const Json& root, const std::string& pointer) {
   for (int hops = 0; OnlyRef(part); ++hops) {
     const std::string ref = part["$ref"].is_string() ? part["$ref"].get<std::string>() : "";
-    if (hops == 8 || ref.empty() || ref[0] != '#' ||
-        !root.contains(Json::json_pointer(ref.substr(1)))) {
+    const Json* target = hops < 8 ? FindLocalRef(root, ref) : nullptr;
+    if (target == nullptr) {
       return SchemaError(pointer,
                          absl::StrCat("allOf: the reference '", ref, "' cannot be merged"));
     }
-    part = root.at(Json::json_pointer(ref.substr(1)));
+    part = *target;
   }
   if (part.is_boolean()) {
     if (!part.get<bool>()) {
@@ -131,7 +132,52 @@ absl::Status Merge(Json& into, const Json& part, const std::string& pointer) {
   return absl::OkStatus();
 }
 
+// `text` with its %XX escapes decoded.
+std::string PercentDecoded(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// The subschema of `schema` whose $anchor is `name`, not entering embedded resources or values.
+const Json* FindAnchor(const Json& schema, const std::string& name, bool root) {
+  if (schema.is_array()) {
+    for (const Json& item : schema) {
+      if (const Json* found = FindAnchor(item, name, false)) return found;
+    }
+    return nullptr;
+  }
+  if (!schema.is_object() || (!root && schema.contains("$id"))) return nullptr;
+  if (schema.value("$anchor", Json()) == Json(name)) return &schema;
+  for (const auto& [key, value] : schema.items()) {
+    if (key == "const" || key == "enum" || key == "default" || key == "examples") continue;
+    if (const Json* found = FindAnchor(value, name, false)) return found;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+const Json* FindLocalRef(const Json& root, const std::string& ref) {
+  if (ref.empty() || ref[0] != '#') return nullptr;
+  const std::string fragment = PercentDecoded(ref.substr(1));
+  if (fragment.empty()) return &root;
+  if (fragment[0] != '/') return FindAnchor(root, fragment, true);
+  try {
+    const Json::json_pointer path(fragment);
+    return root.contains(path) ? &root.at(path) : nullptr;
+  } catch (const Json::exception&) {
+    return nullptr;  // Not a valid JSON pointer.
+  }
+}
 
 bool NeedsMerge(const Json& schema) {
   if (!schema.is_object()) return false;

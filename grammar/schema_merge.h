@@ -16,6 +16,13 @@
 
 namespace arbor::grammar {
 
+// The schema a local reference names within `root`: "#" itself, a JSON pointer ("#/$defs/a",
+// percent-escapes decoded as in a URI fragment), or a plain-name fragment ("#foo") naming the
+// subschema whose `$anchor` it is, outside any embedded resource (`$id`). Null when it names
+// nothing, or is not local.
+const nlohmann::ordered_json* FindLocalRef(const nlohmann::ordered_json& root,
+                                           const std::string& ref);
+
 // Whether `schema` has something to merge.
 bool NeedsMerge(const nlohmann::ordered_json& schema);
 

@@ -53,5 +53,23 @@ TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
               HasSubstr("at /oneOf/1: oneOf: each alternative must state its type"));
 }
 
+TEST(SchemaMerge, LocalReferencesByPointerEscapeAndAnchor) {
+  absl::StatusOr<JsonGrammar> anchored = CompileJsonSchema(
+      R"({"$defs": {"a": {"$anchor": "num", "type": "integer"}}, "$ref": "#num"})");
+  ASSERT_TRUE(anchored.ok()) << anchored.status();
+  EXPECT_TRUE(Accepts(*anchored, "12"));
+  EXPECT_FALSE(Accepts(*anchored, R"("x")"));
+  absl::StatusOr<JsonGrammar> escaped = CompileJsonSchema(
+      R"({"$defs": {"a%b": {"type": "null"}}, "properties": {"x": {"$ref": "#/$defs/a%25b"}}})");
+  ASSERT_TRUE(escaped.ok()) << escaped.status();
+  EXPECT_TRUE(Accepts(*escaped, R"({"x":null})"));
+  EXPECT_FALSE(Accepts(*escaped, R"({"x":1})"));
+  // An anchor of an embedded resource (its own $id) is not this schema's.
+  EXPECT_THAT(CompileError(R"({"$defs": {"r": {"$id": "http://x.example/r",
+                                              "$defs": {"b": {"$anchor": "b"}}}},
+                               "$ref": "#b"})"),
+              HasSubstr("at /$ref: $ref '#b' names nothing in the schema"));
+}
+
 }  // namespace
 }  // namespace arbor::grammar
