@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/time/time.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "base/files.h"
 #include "base/flags.h"
 #include "base/log_fields.h"
