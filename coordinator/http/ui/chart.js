@@ -11,7 +11,12 @@ const PANEL = 110;
 const STRIP = 10;
 const GAP = 18;
 const LEFT = 46;
-const RIGHT = 92;
+// The labels' column, right of the plot: as wide as the longest label (about 6.5 px a character
+// at the chart's 10 px font), at least MIN_RIGHT; labels at neighbouring thresholds are pushed apart
+// to LABEL_GAP.
+const MIN_RIGHT = 64;
+const LABEL_CHAR = 6.5;
+const LABEL_GAP = 12;
 
 function svg(tag, attrs = {}) {
   const e = document.createElementNS(SVG, tag);
@@ -29,7 +34,31 @@ function thresholdLines(thresholds, keys) {
     if (value === undefined || value === null) continue;
     byValue.set(value, [...(byValue.get(value) || []), label]);
   }
-  return [...byValue].map(([value, labels]) => ({value, label: `${labels.join('/')} ${value}`}));
+  return [...byValue].map(([value, labels]) => ({value, label: `${labels.join('/')} ${round(value)}`}));
+}
+
+// A threshold as a reader wants it: three significant digits, no float32 residue (2.8173 → 2.82,
+// 0.30000001 → 0.3).
+export function round(value) {
+  return String(Number(Number(value).toPrecision(3)));
+}
+
+// The labels' y positions, top to bottom, at least LABEL_GAP apart and inside [top, bottom].
+export function spreadLabels(ys, top, bottom) {
+  const order = ys.map((y, i) => [y, i]).sort((a, b) => a[0] - b[0]);
+  const placed = new Array(ys.length);
+  let next = top;
+  for (const [y, i] of order) {
+    placed[i] = Math.max(y, next);
+    next = placed[i] + LABEL_GAP;
+  }
+  // Labels pushed past the bottom move back up, each keeping its gap to the one below.
+  let limit = bottom;
+  for (const [, i] of order.reverse()) {
+    placed[i] = Math.min(placed[i], limit);
+    limit = placed[i] - LABEL_GAP;
+  }
+  return placed;
 }
 
 const H_KEYS = [['lelv_entropy', 'LELV'], ['hehv_entropy', 'HEHV'], ['helv_entropy', 'HELV'], ['lehv_entropy', 'LEHV']];
@@ -46,7 +75,12 @@ export class Chart {
   // `steps`: the committed nodes after the prompt, in order; `thresholds`: the job's policy's.
   render(steps, thresholds) {
     const width = Math.max(480, this.container.clientWidth || 800);
-    const plot = width - LEFT - RIGHT;
+    const panels = [
+      {key: 'entropy', label: 'H (bits)', lines: thresholdLines(thresholds || {}, H_KEYS), top: GAP / 2},
+      {key: 'varentropy', label: 'V', lines: thresholdLines(thresholds || {}, V_KEYS), top: GAP * 1.5 + PANEL},
+    ];
+    const longest = Math.max(0, ...panels.flatMap((p) => p.lines.map((l) => l.label.length)));
+    const plot = width - LEFT - Math.max(MIN_RIGHT, 8 + longest * LABEL_CHAR);
     const height = 2 * PANEL + STRIP + 3 * GAP;
     const root = svg('svg', {width, height, viewBox: `0 0 ${width} ${height}`, class: 'chart-svg'});
     if (!steps.length) {
@@ -55,10 +89,6 @@ export class Chart {
     }
     const dx = steps.length > 1 ? plot / (steps.length - 1) : 0;
     const x = (i) => LEFT + i * dx;
-    const panels = [
-      {key: 'entropy', label: 'H (bits)', lines: thresholdLines(thresholds || {}, H_KEYS), top: GAP / 2},
-      {key: 'varentropy', label: 'V', lines: thresholdLines(thresholds || {}, V_KEYS), top: GAP * 1.5 + PANEL},
-    ];
     for (const panel of panels) this.panel_(root, panel, steps, x, plot);
     this.strip_(root, steps, x, dx, 2 * PANEL + 2.5 * GAP);
     this.pointer_(root, steps, x, dx, height);
@@ -80,12 +110,13 @@ export class Chart {
     const name = svg('text', {x: 4, y: top + 10, class: 'axis-label'});
     name.textContent = label;
     g.append(name);
-    for (const line of lines) {
+    const labelYs = spreadLabels(lines.map((l) => y(l.value) + 3), top + 8, top + PANEL + 3);
+    lines.forEach((line, i) => {
       g.append(svg('line', {x1: LEFT, x2: LEFT + plot, y1: y(line.value), y2: y(line.value), class: 'threshold'}));
-      const t = svg('text', {x: LEFT + plot + 4, y: y(line.value) + 3, class: 'threshold-label'});
+      const t = svg('text', {x: LEFT + plot + 4, y: labelYs[i], class: 'threshold-label'});
       t.textContent = line.label;
       g.append(t);
-    }
+    });
     let d = '';
     values.forEach((v, i) => {
       if (v === null || !Number.isFinite(v)) return;

@@ -10,6 +10,15 @@ export function stateName(state) {
   return String(state || '').replace(/^JOB_STATE_/, '').toLowerCase();
 }
 
+// How long ago `unixMs` was, as a list shows it: "12 s ago", "5 min ago", "3 h ago", "2 d ago".
+export function age(unixMs, nowMs = Date.now()) {
+  const s = Math.max(0, Math.floor((nowMs - unixMs) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
 export class JobList {
   constructor({list, stateFilter, tagFilter, onError}) {
     this.list = list;
@@ -18,6 +27,7 @@ export class JobList {
     this.onError = onError;
     this.selected = null;
     this.timer = null;
+    this.fetches = 0;  // Fetches started; the latest is the one that draws.
     stateFilter.addEventListener('change', () => this.refresh());
     tagFilter.addEventListener('input', () => this.refresh());
   }
@@ -29,12 +39,17 @@ export class JobList {
 
   async refresh() {
     clearTimeout(this.timer);
+    // A filter changed while an earlier fetch was on its way: only the latest fetch may draw,
+    // or the earlier one's answer, arriving last, would show jobs the filters exclude.
+    const ticket = ++this.fetches;
     try {
       const {jobs = []} = await listJobs({state: this.stateFilter.value, tag: this.tagFilter.value.trim()});
+      if (ticket !== this.fetches) return;
       this.list.replaceChildren(...jobs.map((job) => this.item_(job)));
       if (!jobs.length) this.list.append(el('li', 'placeholder', 'no jobs match'));
       this.onError(null);
     } catch (e) {
+      if (ticket !== this.fetches) return;
       this.onError(e);
     }
     this.timer = setTimeout(() => this.refresh(), REFRESH_MS);
@@ -49,10 +64,12 @@ export class JobList {
     link.append(el('span', 'job-id', job.job_id), el('span', `state state-${state}`, state));
     const generated = job.usage ? job.usage.generated_tokens : 0;
     const explored = job.usage ? job.usage.explored_tokens : 0;
-    const detail = el('div', 'job-detail', `${generated} tokens · ${explored} explored`);
-    if (job.client_tag) detail.append(el('span', 'tag', job.client_tag));
     const created = Number(job.created_unix_ms);
+    const when = created ? ` · ${age(created)}` : '';
+    const detail = el('div', 'job-detail', `${generated} tokens · ${explored} explored${when}`);
+    if (job.client_tag) detail.append(el('span', 'tag', job.client_tag));
     if (created) detail.title = new Date(created).toLocaleString();
+    if (job.prompt_snippet) link.append(el('div', 'job-prompt', job.prompt_snippet));
     link.append(detail);
     li.append(link);
     return li;

@@ -160,6 +160,13 @@ class ViewerBrowserTest(unittest.TestCase):
         listed = "return [...document.querySelectorAll('.job-item')].map(e => e.dataset.job)"
         WebDriverWait(self.browser, 30).until(
             lambda b: b.execute_script(listed) == [self.jobs["branch"]])
+        # Each job shows its prompt's start and its age.
+        prompt, detail = self.browser.execute_script(
+            "const item = document.querySelector('.job-item');"
+            "return [item.querySelector('.job-prompt').textContent,"
+            "        item.querySelector('.job-detail').textContent];")
+        self.assertEqual(prompt, "Once upon a time")
+        self.assertRegex(detail, r"\d+ tokens · \d+ explored · \d+ (s|min) ago")
         tag.clear()
         self.browser.find_element(By.CSS_SELECTOR, "#state-filter option[value=failed]").click()
         WebDriverWait(self.browser, 30).until(lambda b: b.execute_script(listed) == [])
@@ -259,6 +266,27 @@ class ViewerBrowserTest(unittest.TestCase):
         self.assertEqual(job["policy"]["mode"], "POLICY_MODE_CANONICAL")  # The greedy preset.
         self.assertEqual(job["policy"]["thresholds"]["lelv_entropy"], 64)
         self.assertTrue(self.browser.find_element(By.ID, "start-error").get_attribute("hidden"))
+
+    def test_threshold_labels_are_rounded_and_inside_the_chart(self):
+        # Unround thresholds, two a few pixels apart whose labels must not overlap.
+        job_id = self.cluster.complete({"mode": "POLICY_MODE_SEARCH", "thresholds": {
+            **NEVER, "lelvEntropy": 0.123456, "hehvEntropy": 2.81734, "helvEntropy": 2.9,
+            "lehvVarentropy": 10.55555}}, tag="thresholds", max_tokens=4)
+        self.open_job(job_id)
+        labels = self.browser.execute_script(
+            "const svg = document.querySelector('.chart-svg'); const box = svg.getBoundingClientRect();"
+            "return [...svg.querySelectorAll('.threshold-label')].map(t => {"
+            "  const r = t.getBoundingClientRect();"
+            "  return [t.textContent, r.left - box.left, r.right - box.left, r.top, r.bottom, box.width];});")
+        texts = [label[0] for label in labels]
+        for wanted in ("LELV 0.123", "HEHV 2.82", "HELV 2.9", "LEHV 10.6"):
+            self.assertIn(wanted, texts)
+        for text, left, right, top, bottom, width in labels:
+            self.assertLessEqual(right, width + 0.5, f"{text} is clipped")
+        ordered = sorted(labels, key=lambda label: label[3])
+        for upper, lower in zip(ordered, ordered[1:]):
+            if upper[1] == lower[1]:  # The same panel's column.
+                self.assertLessEqual(upper[4], lower[3] + 2, f"{upper[0]} overlaps {lower[0]}")
 
     def test_expanding_a_run_shows_its_tokens(self):
         self.open_job(self.jobs["argmax"])
