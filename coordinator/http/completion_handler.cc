@@ -270,14 +270,18 @@ void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest 
   // Nothing was sent yet: a plain HTTP error (the runner cancels the other choices).
   if (!run->error.ok()) return SetError(run->error, response);
   SetContext(*run, model_id);
+  SetEventStream(response, [run](httplib::DataSink& sink) { return StreamEvents(*run, sink); });
+}
+
+void SetEventStream(httplib::Response& response, std::function<bool(httplib::DataSink&)> write) {
   response.set_header("Cache-Control", "no-cache");
   response.set_header("X-Accel-Buffering", "no");  // Proxies must not buffer the events.
-  response.set_chunked_content_provider("text/event-stream",
-                                        [run](size_t, httplib::DataSink& sink) {
-                                          if (!StreamEvents(*run, sink)) return false;
-                                          sink.done();
-                                          return true;
-                                        });
+  response.set_chunked_content_provider(
+      "text/event-stream", [write = std::move(write)](size_t, httplib::DataSink& sink) {
+        if (!write(sink)) return false;
+        sink.done();
+        return true;
+      });
 }
 
 }  // namespace arbor::coordinator::http

@@ -9,6 +9,7 @@
 #ifndef ARBOR_COORDINATOR_HTTP_COMPLETION_HANDLER_H_
 #define ARBOR_COORDINATOR_HTTP_COMPLETION_HANDLER_H_
 
+#include <functional>
 #include <string>
 
 #include "arbor/v1/generation.grpc.pb.h"
@@ -27,6 +28,10 @@ void AnswerCompletion(arbor::v1::Generation::StubInterface* stub, OpenAiRequest 
 
 // Writes OpenAI's error object for `status` with the matching HTTP status (429 adds Retry-After).
 void SetError(const absl::Status& status, httplib::Response& response);
+
+// Answers with server-sent events that `write` puts into the sink until it returns (false: the
+// client has gone), with the headers that keep proxies from buffering them.
+void SetEventStream(httplib::Response& response, std::function<bool(httplib::DataSink&)> write);
 
 }  // namespace arbor::coordinator::http
 

@@ -69,14 +69,7 @@ void AnswerJobEvents(arbor::v1::Generation::Stub* stub, const std::string& autho
     response.set_content("", "text/event-stream");  // The client has every event.
     return;
   }
-  response.set_header("Cache-Control", "no-cache");
-  response.set_header("X-Accel-Buffering", "no");  // Proxies must not buffer the events.
-  response.set_chunked_content_provider("text/event-stream",
-                                        [watch](size_t, httplib::DataSink& sink) {
-                                          if (!Stream(*watch, sink)) return false;
-                                          sink.done();
-                                          return true;
-                                        });
+  SetEventStream(response, [watch](httplib::DataSink& sink) { return Stream(*watch, sink); });
 }
 
 }  // namespace arbor::coordinator::http
