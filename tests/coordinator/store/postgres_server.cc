@@ -50,6 +50,25 @@ absl::StatusOr<std::vector<std::string>> AsServerUser(std::vector<std::string> a
   return argv;
 }
 
+// Where the server's files and socket go: under the test's temp dir, unless the postgres user
+// (when this process is root) cannot reach it or the socket's path would pass the 107 bytes a
+// Unix socket's name may have; then under the system's temp dir.
+std::string ServerDir() {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "pg-", getpid());
+  bool reachable = dir.size() + sizeof("/.s.PGSQL.5432") <= 107;
+  if (geteuid() == 0) {
+    for (std::filesystem::path up = std::filesystem::path(::testing::TempDir()).parent_path();
+         reachable && up.has_relative_path(); up = up.parent_path()) {
+      std::error_code error;
+      const auto permissions = std::filesystem::status(up, error).permissions();
+      reachable = !error && (permissions & std::filesystem::perms::others_exec) !=
+                                std::filesystem::perms::none;
+    }
+  }
+  if (reachable) return dir;
+  return (std::filesystem::temp_directory_path() / absl::StrCat("arbor-pg-", getpid())).string();
+}
+
 }  // namespace
 
 std::optional<std::string> PostgresServer::FindBinaries() {
@@ -69,7 +88,7 @@ std::optional<std::string> PostgresServer::FindBinaries() {
 }
 
 absl::StatusOr<PostgresServer> PostgresServer::Start(const std::string& bin_dir) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "pg-", getpid());
+  const std::string dir = ServerDir();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string log = dir + "/server.log";

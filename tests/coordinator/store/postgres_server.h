@@ -1,6 +1,7 @@
 // A private PostgreSQL server for the job store's tests: initdb into a fresh directory under
-// the test's temp dir, then `postgres` listening only on a Unix socket in that directory, so it
-// touches no system cluster and no TCP port. As root the server runs as the `postgres` user
+// the test's temp dir (the system's when the server's user could not reach that one, or its
+// socket path would be too long), then `postgres` listening only on a Unix socket in that
+// directory, so it touches no system cluster and no TCP port. As root the server runs as the `postgres` user
 // (PostgreSQL refuses root). Stopped when destroyed; its directory goes with it unless the
 // server failed to stop, when its log stays for inspection.
 #ifndef ARBOR_TESTS_COORDINATOR_STORE_POSTGRES_SERVER_H_
