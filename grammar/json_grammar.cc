@@ -206,13 +206,29 @@ class Compiler {
         required.erase(name);
       }
     }
+    // Required names that are not declared come after the declared ones, with values of
+    // additionalProperties' schema (any value when it is true or absent).
+    if (!required.empty() && additional) {
+      int32_t value = -1;
+      for (const Json& name : schema["required"]) {
+        if (!required.erase(name.get<std::string>())) continue;  // Declared, or listed twice.
+        if (value < 0) {
+          ASSIGN_OR_RETURN(value, additional_schema == nullptr
+                                      ? AnyValue()
+                                      : Compile(*additional_schema,
+                                                ChildPointer(pointer, "additionalProperties"),
+                                                depth + 1));
+        }
+        node.properties.push_back(Property{.key = name.dump(), .value = value, .required = true});
+      }
+    }
     if (!required.empty()) {
       std::vector<std::string> missing(required.begin(), required.end());
       std::sort(missing.begin(), missing.end());
       return SchemaError(ChildPointer(pointer, "required"),
                    absl::StrCat("required: '", absl::StrJoin(missing, "', '"),
-                                "' not among the properties (only declared properties are "
-                                "generated)"));
+                                "' not among the properties, and additionalProperties is "
+                                "false"));
     }
     // Without declared properties the object is a map: any keys, values of additionalProperties'
     // schema (any value when it is true or absent). With them, only they are generated.

@@ -353,6 +353,7 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
       if (byte < 0x20) return Step::kReject;  // Control characters must be escaped.
       if (byte < 0x80) return character(byte);
       if (const uint32_t low = StartCharacter(frame, byte); low > 0) {
+        if (automaton == nullptr) frame.b = 0;
         return partial(low, kMaxCodePoint);
       }
       return Step::kReject;
@@ -365,7 +366,8 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
       if (frame.whitespace == 0xF4) high = 0x8F;
       if (byte < low || byte > high) return Step::kReject;
       frame.whitespace = 0;
-      frame.b = (frame.b << 6) | (byte & 0x3F);
+      // Only a constrained string decodes the code point: others keep fewer distinct frames.
+      if (automaton != nullptr) frame.b = (frame.b << 6) | (byte & 0x3F);
       if (--frame.count == 0) return character(static_cast<uint32_t>(std::exchange(frame.b, 0)));
       return partial(0, kMaxCodePoint);
     }

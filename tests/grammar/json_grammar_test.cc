@@ -38,8 +38,10 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
               HasSubstr("only references into this schema"));
   EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"enum": ["a"]}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));
-  EXPECT_THAT(CompileError(R"({"properties": {"a": {}}, "required": ["b"]})"),
-              HasSubstr("required: 'b' not among the properties"));
+  EXPECT_THAT(CompileError(
+                  R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})"),
+              HasSubstr("required: 'b' not among the properties, and additionalProperties is "
+                        "false"));
   EXPECT_THAT(CompileError(R"({"$ref": "#"})"), HasSubstr("leads back to itself"));
   EXPECT_THAT(CompileError("false"), HasSubstr("accepts nothing"));
   EXPECT_THAT(CompileError("{\"type\": "), HasSubstr("is not valid JSON"));
@@ -126,6 +128,20 @@ TEST(JsonGrammar, GeneratesDeclaredPropertiesInOrderWithTheRequiredOnes) {
   EXPECT_FALSE(Accepts(*grammar, "{\n\n\"name\":\"a\",\"age\":1}"));  // A blank line.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1} )"));      // Nothing after.
   EXPECT_FALSE(Accepts(*grammar, R"({"name":"Ann","age":1)"));        // Not closed.
+}
+
+// A required name that is not declared follows the declared properties, with a value of
+// additionalProperties' schema.
+TEST(JsonGrammar, RequiredNamesNotDeclaredComeLastWithAdditionalValues) {
+  const std::string schema = R"({"properties": {"a": {"type": "null"}}, "required": ["c", "b", "c"],
+                                 "additionalProperties": {"type": "integer"}})";
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"({"a":null,"c":1,"b":2})"));
+  EXPECT_TRUE(Accepts(*grammar, R"({"c":1,"b":2})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"c":1})"));
+  EXPECT_FALSE(Accepts(*grammar, R"({"c":"x","b":2})"));
+  ExpectWalksValidate(schema, 20);
 }
 
 TEST(JsonGrammar, AMapTakesAnyKeysWithValuesOfItsAdditionalProperties) {
