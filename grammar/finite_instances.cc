@@ -19,7 +19,11 @@ std::vector<int32_t> Needs(const Node& node) {
       }
       break;
     case NodeKind::kArray:
-      if (node.min_items > 0) needs.push_back(node.items);
+      // The first minItems positions: their prefixItems nodes, then items once.
+      for (int32_t i = 0; i < node.min_items && i < static_cast<int32_t>(node.prefix.size()); ++i) {
+        needs.push_back(node.prefix[i]);
+      }
+      if (node.min_items > static_cast<int32_t>(node.prefix.size())) needs.push_back(node.items);
       break;
     case NodeKind::kUnion:
     case NodeKind::kDiscriminated:
@@ -74,7 +78,12 @@ std::optional<InfiniteEdge> FindInfiniteCycle(const JsonGrammar& grammar) {
       node = n.alternatives[0];
     } else if (n.kind == NodeKind::kArray) {
       last = InfiniteEdge{.node = node, .property = -1};
-      node = n.items;
+      for (int32_t need : Needs(n)) {
+        if (!finite[need]) {
+          node = need;
+          break;
+        }
+      }
     } else {
       for (size_t i = 0; i < n.properties.size(); ++i) {
         if (n.properties[i].required && !finite[n.properties[i].value]) {

@@ -260,27 +260,40 @@ class Compiler {
       (minimum ? node.min_items : node.max_items) =
           static_cast<int32_t>(std::min<int64_t>(value.get<int64_t>(), kMaxItemsBound));
     }
-    if (node.max_items >= 0 && node.min_items > node.max_items) {
-      return SchemaError(ChildPointer(pointer, "minItems"), "minItems: exceeds maxItems");
+    // Where a false schema leaves no item: arrays end before it.
+    auto end_before = [&node](size_t position) {
+      const int32_t n = static_cast<int32_t>(position);
+      node.max_items = node.max_items < 0 ? n : std::min(node.max_items, n);
+    };
+    if (schema.contains("prefixItems")) {
+      const Json& prefix = schema["prefixItems"];
+      const std::string at = ChildPointer(pointer, "prefixItems");
+      if (!prefix.is_array() || prefix.empty() || prefix.size() > kMaxItemsBound) {
+        return SchemaError(at, "prefixItems: must be a non-empty list of schemas");
+      }
+      for (size_t i = 0; i < prefix.size() && prefix[i] != Json(false); ++i) {
+        ASSIGN_OR_RETURN(const int32_t item,
+                         Compile(prefix[i], ChildPointer(at, std::to_string(i)), depth + 1));
+        node.prefix.push_back(item);
+      }
+      if (node.prefix.size() < prefix.size()) end_before(node.prefix.size());
     }
-    if (schema.contains("items")) {
-      const Json& items = schema["items"];
-      if (items.is_array()) {
-        return SchemaError(ChildPointer(pointer, "items"),
-                     "keyword 'items' as a list (tuple validation) is not supported");
-      }
-      if (items == Json(false)) {  // No item is valid: only the empty array.
-        if (node.min_items > 0) {
-          return SchemaError(ChildPointer(pointer, "items"),
-                             "items: false leaves no array of minItems");
-        }
-        node.max_items = 0;
-        ASSIGN_OR_RETURN(node.items, AnyValue());
-      } else {
-        ASSIGN_OR_RETURN(node.items, Compile(items, ChildPointer(pointer, "items"), depth + 1));
-      }
+    if (schema.contains("items") && schema["items"].is_array()) {
+      return SchemaError(ChildPointer(pointer, "items"),
+                         "items: a list (draft 2019 tuples) is not supported; use prefixItems");
+    }
+    if (schema.contains("items") && schema["items"] == Json(false)) {
+      end_before(node.prefix.size());
+      ASSIGN_OR_RETURN(node.items, AnyValue());  // Never reached.
+    } else if (schema.contains("items")) {
+      ASSIGN_OR_RETURN(node.items,
+                       Compile(schema["items"], ChildPointer(pointer, "items"), depth + 1));
     } else {
       ASSIGN_OR_RETURN(node.items, AnyValue());
+    }
+    if (node.max_items >= 0 && node.min_items > node.max_items) {
+      return SchemaError(ChildPointer(pointer, "minItems"),
+                         "minItems: exceeds maxItems (or the items a false schema allows)");
     }
     return Add(std::move(node), pointer);
   }

@@ -7,7 +7,7 @@
 //    (recursion allowed);
 //  - objects: `properties`, `required`, `additionalProperties` (a boolean, or a schema: the
 //    values of a map, an object without `properties`), a property whose schema is false;
-//  - arrays: `items` (a schema or false), `minItems`, `maxItems`;
+//  - arrays: `prefixItems`, `items` (a schema or false), `minItems`, `maxItems`;
 //  - numbers: `minimum`, `maximum`, the exclusive ones, integer `multipleOf` (number_bounds.h);
 //  - strings: `minLength`, `maxLength` in code points (string_keywords.h);
 //  - `anyOf` (of alternatives that start alike, the first is kept), `oneOf` (alternatives that
@@ -16,7 +16,7 @@
 //  - `allOf`, `if`/`then`/`else` and keywords beside `$ref`/`anyOf`/`oneOf`, merged where the
 //    merge is exact (schema_merge.h); `not` of types;
 //  - annotations (`title`, `description`, `default`, `examples`, the content vocabulary, …).
-// A keyword outside it that restricts one type only (`pattern`, `format`, `prefixItems`,
+// A keyword outside it that restricts one type only (`pattern`, `format`, `contains`,
 // `patternProperties`, …) is honoured by generating the schema's other types when it allows any
 // (schema_keywords.h); anything else is refused by name with the JSON pointer of the schema that
 // holds it, rather than ignored: ignoring `pattern` would yield JSON that fails the user's schema.
@@ -69,6 +69,7 @@ struct Node {
   std::vector<Property> properties = {};  // kObject, in declared order.
   bool free_form = false;                 // kObject: any string keys, values of `items`.
   int32_t items = -1;                     // kArray's items; a free-form kObject's values (-1: any).
+  std::vector<int32_t> prefix = {};       // kArray: the first items' own nodes (prefixItems).
   int32_t min_items = 0;                  // kArray.
   int32_t max_items = -1;                 // kArray; -1: unbounded.
   NumberBounds bounds = {};               // kNumber, kInteger.

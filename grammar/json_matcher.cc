@@ -284,10 +284,15 @@ JsonMatcher::Step JsonMatcher::StepArray(Frame& frame, uint8_t byte, int32_t& pu
       if (byte == ']' && frame.phase == kArrFirst && enough) return Step::kConsumePop;
       if (node.max_items == 0) return Step::kReject;
       frame.phase = kArrAfter;
-      // Unbounded arrays count only as far as minItems needs, so their states stay few.
+      // Unbounded arrays count only as far as minItems and prefixItems need, so their states stay
+      // few; count is then the item's position, from 1.
       frame.count = static_cast<uint16_t>(
-          node.max_items >= 0 ? frame.count + 1 : std::min<int>(frame.count + 1, node.min_items));
-      push = node.items;
+          node.max_items >= 0
+              ? frame.count + 1
+              : std::min<int>(frame.count + 1,
+                              std::max<int>(node.min_items, node.prefix.size() + 1)));
+      push = static_cast<size_t>(frame.count) <= node.prefix.size() ? node.prefix[frame.count - 1]
+                                                                   : node.items;
       return Step::kPushRetry;
     case kArrAfter:
       if (Whitespace(frame, byte)) return Step::kConsume;

@@ -36,6 +36,7 @@ constexpr Keyword kKeywords[] = {
     {"required", "object"},
     {"additionalProperties", "object"},
     {"items", "array"},
+    {"prefixItems", "array"},
     {"minItems", "array"},
     {"maxItems", "array"},
     {"minimum", "number"},
@@ -48,7 +49,7 @@ constexpr Keyword kKeywords[] = {
 
 // Keywords not compiled that restrict one type only.
 constexpr Keyword kOneTypeKeywords[] = {
-    {"prefixItems", "array"},       {"contains", "array"},
+    {"contains", "array"},
     {"minContains", "array"},       {"maxContains", "array"},
     {"unevaluatedItems", "array"},  {"uniqueItems", "array"},
     {"patternProperties", "object"}, {"propertyNames", "object"},

@@ -83,10 +83,24 @@ bool Conflicts(const Json& a, const Json& b) {
   return false;
 }
 
+// Whether `items` of one would apply to positions the other's prefixItems gives (items follows
+// its own part's prefixItems only).
+bool ItemsConflict(const Json& a, const Json& b) {
+  if (!(a.contains("items") && b.contains("prefixItems")) &&
+      !(b.contains("items") && a.contains("prefixItems"))) {
+    return false;
+  }
+  return a.value("prefixItems", Json()) != b.value("prefixItems", Json());
+}
+
 absl::Status Merge(Json& into, const Json& part, const std::string& pointer) {
   if (Conflicts(into, part) || Conflicts(part, into)) {
     return SchemaError(pointer, "allOf: additionalProperties of one part refuses properties "
                                 "of another; keyword 'additionalProperties' is not supported so");
+  }
+  if (ItemsConflict(into, part)) {
+    return SchemaError(pointer, "allOf: items of one part and prefixItems of another; keyword "
+                                "'items' is not supported so");
   }
   static const char* const kLower[] = {"minimum", "exclusiveMinimum", "minLength", "minItems"};
   static const char* const kUpper[] = {"maximum", "exclusiveMaximum", "maxLength", "maxItems"};

@@ -33,7 +33,7 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
   EXPECT_THAT(CompileError(R"({"additionalProperties": {"type": "strnig"}})"),
               HasSubstr("at /additionalProperties/type: type: 'strnig' is not a JSON type"));
   EXPECT_THAT(CompileError(R"({"type": "array", "items": [{"type": "string"}]})"),
-              HasSubstr("'items' as a list"));
+              HasSubstr("items: a list (draft 2019 tuples) is not supported"));
   EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
               HasSubstr("only references into this schema"));
   EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"enum": ["a"]}]})"),
@@ -142,6 +142,26 @@ TEST(JsonGrammar, RequiredNamesNotDeclaredComeLastWithAdditionalValues) {
   EXPECT_FALSE(Accepts(*grammar, R"({"c":1})"));
   EXPECT_FALSE(Accepts(*grammar, R"({"c":"x","b":2})"));
   ExpectWalksValidate(schema, 20);
+}
+
+// prefixItems: each position its own schema, then items (false: no more).
+TEST(JsonGrammar, PrefixItemsGiveEachPositionItsSchema) {
+  const std::string tuple = R"({"type": "array", "minItems": 1,
+    "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 1}], "items": false})";
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(tuple);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"([1, "a"])"));
+  EXPECT_TRUE(Accepts(*grammar, "[1]"));
+  EXPECT_FALSE(Accepts(*grammar, "[]"));
+  EXPECT_FALSE(Accepts(*grammar, R"(["a", 1])"));
+  EXPECT_FALSE(Accepts(*grammar, R"([1, "a", 2])"));
+  ExpectWalksValidate(tuple, 20);
+  const std::string rest = R"({"prefixItems": [{"const": "x"}], "items": {"type": "null"},
+                              "minItems": 3})";
+  ASSERT_TRUE(CompileJsonSchema(rest).ok());
+  EXPECT_TRUE(Accepts(*CompileJsonSchema(rest), R"(["x", null, null, null])"));
+  EXPECT_FALSE(Accepts(*CompileJsonSchema(rest), R"(["x", null])"));
+  ExpectWalksValidate(rest, 20);
 }
 
 TEST(JsonGrammar, AMapTakesAnyKeysWithValuesOfItsAdditionalProperties) {

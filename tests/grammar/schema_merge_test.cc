@@ -48,6 +48,10 @@ TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
                                  {"properties": {"b": {}}}]})"),
       HasSubstr("additionalProperties of one part refuses properties of another"));
   EXPECT_THAT(CompileError(R"({"allOf": [true, false]})"), HasSubstr("a part is false"));
+  // items applies after its own part's prefixItems, so it would miss the other part's.
+  EXPECT_THAT(CompileError(R"({"allOf": [{"prefixItems": [{"minimum": 3}]}],
+                               "items": {"minimum": 5}})"),
+              HasSubstr("items of one part and prefixItems of another"));
   // A oneOf alternative that does not say its type accepts the others' values too.
   EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"properties": {"a": {}}}]})"),
               HasSubstr("at /oneOf/1: oneOf: each alternative must state its type"));

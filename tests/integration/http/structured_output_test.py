@@ -110,7 +110,7 @@ class StructuredOutputTest(unittest.TestCase):
 
     def test_unsupported_schemas_are_refused_naming_the_keyword(self):
         for schema, keyword in [({"type": "string", "pattern": "^a"}, "pattern"),
-                                ({"type": "array", "prefixItems": [{}]}, "prefixItems")]:
+                                ({"type": "array", "uniqueItems": True}, "uniqueItems")]:
             with self.assertRaises(openai.BadRequestError) as caught:
                 self.ask({"type": "json_schema", "json_schema": {"name": "t", "schema": schema}},
                          None, 1)
