@@ -6,7 +6,8 @@ Reads one JSON request on stdin and answers on stdout:
       (written in the form Arbor generates: declared properties in order, compact, spaced or
       indented) and documents it rejects (a required property dropped, a value of the wrong
       type, an undeclared property where additionalProperties is false, an enum value outside
-      the list, too few or too many items, a discriminated union's tag changed, cut-off text).
+      the list, too few or too many items, a discriminated union's tag changed, a number out of
+      its bounds, a string too long, cut-off text).
   {"op": "validate", "items": [{"schema": TEXT, "document": TEXT}, ...]}
       For each item "" when the document parses and validates, else why not.
 """
@@ -49,7 +50,14 @@ class Generator:
 
     def leaf(self):
         kind = self.rng.choice(["string", "number", "integer", "boolean", "null", "enum",
-                                "const", "nullable"])
+                                "const", "nullable", "bounded", "short"])
+        if kind == "bounded":
+            low = self.rng.randint(-50, 50)
+            return {"type": self.rng.choice(["integer", "number"]), "minimum": low,
+                    "maximum": low + self.rng.randint(0, 200)}
+        if kind == "short":
+            low = self.rng.randint(0, 3)
+            return {"type": "string", "minLength": low, "maxLength": low + self.rng.randint(0, 6)}
         if kind == "enum":
             values = self.rng.sample(["red", "green", "blue", 1, 12, 2.5, True, None, "a\"q"],
                                      self.rng.randint(1, 4))
@@ -129,7 +137,14 @@ def instance(schema, root, rng):
         high = schema.get("maxItems", low + 3)
         return [instance(schema["items"], root, rng) for _ in range(rng.randint(low, high))]
     if kind == "string":
-        return rng.choice(STRINGS)
+        if "minLength" not in schema:
+            return rng.choice(STRINGS)
+        # A constrained string writes control characters only as short escapes, never \u.
+        fits = [t for t in STRINGS if schema["minLength"] <= len(t) <= schema["maxLength"]
+                and all(c >= " " or c in "\b\f\n\r\t" for c in t)]
+        return rng.choice(fits) if fits else "é" * schema["minLength"]
+    if "minimum" in schema:
+        return rng.randint(schema["minimum"], schema["maximum"])
     if kind == "integer":
         return rng.choice([0, 7, -3, 123456789012345])
     if kind == "number":
@@ -173,6 +188,9 @@ def mutations(value, schema, root, rng):
         out.append([])
     if isinstance(value, str):
         out.append(value + "!")
+        out.append(value + "!" * 8)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.extend([value + 300, value - 300, value + 0.5])
     return out
 
 
