@@ -164,6 +164,18 @@ TEST(JsonGrammar, PrefixItemsGiveEachPositionItsSchema) {
   ExpectWalksValidate(rest, 20);
 }
 
+// enum and const of arrays and objects are literals too, written compactly.
+TEST(JsonGrammar, EnumsOfArraysAndObjects) {
+  const std::string schema = R"({"enum": [[1, "a"], {"k": [null, {}]}, 2], "type": ["array",
+                                 "object", "integer"]})";
+  absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_TRUE(Accepts(*grammar, R"([1,"a"])"));
+  EXPECT_TRUE(Accepts(*grammar, R"({"k":[null,{}]})"));
+  EXPECT_FALSE(Accepts(*grammar, R"([1,"b"])"));
+  ExpectWalksValidate(schema, 10);
+}
+
 TEST(JsonGrammar, AMapTakesAnyKeysWithValuesOfItsAdditionalProperties) {
   absl::StatusOr<JsonGrammar> map =
       CompileJsonSchema(R"({"type": "object", "additionalProperties": {"type": "integer"}})");
