@@ -83,6 +83,18 @@ void SetMagnitude(Frame& frame, int64_t magnitude) {
   frame.b = static_cast<int32_t>(magnitude >> 32) | (frame.b & kNegativeBit);
 }
 
+// Well-formed UTF-8 only (no overlong forms, surrogates or code points past U+10FFFF): whether
+// `byte` may follow `lead` (0 after the first continuation byte, which any continuation may
+// follow).
+bool ContinuationAllowed(uint8_t lead, uint8_t byte) {
+  uint8_t low = 0x80, high = 0xBF;
+  if (lead == 0xE0) low = 0xA0;
+  if (lead == 0xED) high = 0x9F;
+  if (lead == 0xF0) low = 0x90;
+  if (lead == 0xF4) high = 0x8F;
+  return byte >= low && byte <= high;
+}
+
 }  // namespace
 
 JsonMatcher::JsonMatcher(const JsonGrammar* grammar) : grammar_(grammar) {
@@ -363,13 +375,7 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
       }
       return Step::kReject;
     case kStrUtf8: {
-      // Well-formed UTF-8 only (no overlong forms, surrogates or code points past U+10FFFF).
-      uint8_t low = 0x80, high = 0xBF;
-      if (frame.whitespace == 0xE0) low = 0xA0;
-      if (frame.whitespace == 0xED) high = 0x9F;
-      if (frame.whitespace == 0xF0) low = 0x90;
-      if (frame.whitespace == 0xF4) high = 0x8F;
-      if (byte < low || byte > high) return Step::kReject;
+      if (!ContinuationAllowed(frame.whitespace, byte)) return Step::kReject;
       frame.whitespace = 0;
       // Only a constrained string decodes the code point: others keep fewer distinct frames.
       if (automaton != nullptr) frame.b = (frame.b << 6) | (byte & 0x3F);
@@ -393,7 +399,6 @@ JsonMatcher::Step JsonMatcher::StepString(Frame& frame, uint8_t byte) const {
   }
   return Step::kReject;
 }
-
 
 bool JsonMatcher::NumberMayEnd(const Frame& frame) const {
   const NumberBounds& bounds = grammar_->nodes[frame.node].bounds;
