@@ -77,7 +77,11 @@ int Watch(const ClientOptions& client, const std::string& job_id, bool show_metr
 // Prints the new job's id.
 int Submit(const ClientOptions& client, const arbor::v1::GenerateRequest& request, Output output);
 
-int ListJobs(const ClientOptions& client, int limit, Output output);
+// The ListJobs request of `arbor jobs`' flags (--limit, --state, --tag, --owner, --since, the
+// last counted back from `now`); INVALID_ARGUMENT naming the flag.
+absl::StatusOr<arbor::v1::ListJobsRequest> ListJobsRequestFromFlags(absl::Time now);
+int ListJobs(const ClientOptions& client, const arbor::v1::ListJobsRequest& request,
+             Output output);
 int ShowJob(const ClientOptions& client, const std::string& job_id, Output output);
 int CancelJob(const ClientOptions& client, const std::string& job_id, Output output);
 

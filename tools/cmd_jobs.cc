@@ -2,13 +2,24 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "tools/client.h"
 #include "tools/commands.h"
 
 ABSL_FLAG(int, limit, 0, "jobs: how many of the newest jobs to list; 0 = server default (100).");
+ABSL_FLAG(std::string, state, "",
+          "jobs: only jobs in these states, comma-separated (queued, running, finished, "
+          "cancelled, failed); empty = any.");
+ABSL_FLAG(std::string, tag, "", "jobs: only jobs with exactly this client tag; empty = any.");
+ABSL_FLAG(std::string, owner, "",
+          "jobs: only the jobs of this token name (admins; others see their own only).");
+ABSL_FLAG(absl::Duration, since, absl::ZeroDuration(),
+          "jobs: only jobs created this long ago or later (30m, 2h, 168h); 0 = any.");
 
 namespace arbor::tools {
 namespace {
@@ -41,10 +52,35 @@ void PrintJob(const arbor::v1::Job& job, std::ostream& out) {
 
 }  // namespace
 
-int ListJobs(const ClientOptions& client, int limit, Output output) {
-  auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
+absl::StatusOr<arbor::v1::ListJobsRequest> ListJobsRequestFromFlags(absl::Time now) {
   arbor::v1::ListJobsRequest request;
-  request.set_limit(limit);
+  request.set_limit(absl::GetFlag(FLAGS_limit));
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_state), ',', absl::SkipWhitespace())) {
+    arbor::v1::JobState state;
+    const std::string full =
+        absl::AsciiStrToUpper(absl::StrCat("JOB_STATE_", absl::StripAsciiWhitespace(name)));
+    if (!arbor::v1::JobState_Parse(full, &state) || state == arbor::v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--state: '", name, "' is not one of queued, running, finished, cancelled, failed"));
+    }
+    request.add_states(state);
+  }
+  request.set_client_tag(absl::GetFlag(FLAGS_tag));
+  request.set_owner(absl::GetFlag(FLAGS_owner));
+  const absl::Duration since = absl::GetFlag(FLAGS_since);
+  if (since < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--since: a duration back from now, such as 30m or 2h");
+  }
+  if (since > absl::ZeroDuration()) {
+    request.set_created_after_unix_ms(absl::ToUnixMillis(now - since));
+  }
+  return request;
+}
+
+int ListJobs(const ClientOptions& client, const arbor::v1::ListJobsRequest& request,
+             Output output) {
+  auto stub = arbor::v1::Generation::NewStub(Connect(client.coordinator));
   arbor::v1::ListJobsResponse response;
   const grpc::Status status = stub->ListJobs(UnaryContext(client).get(), request, &response);
   if (!status.ok()) return ReportRpcError(status, "jobs", output.err);
@@ -110,11 +146,16 @@ int WithJob(const Args& args, const char* name,
 
 int RunJobs(const Args& args) {
   if (!args.empty()) {
-    std::cerr << "usage: arbor jobs [--limit N]\n";
+    std::cerr << "usage: arbor jobs [--limit N] [--state S,...] [--tag TAG] [--owner NAME] "
+                 "[--since DURATION]\n";
     return 2;
   }
-  return ListJobs(ClientOptionsFromFlags(), absl::GetFlag(FLAGS_limit),
-                  Output{std::cout, std::cerr});
+  absl::StatusOr<arbor::v1::ListJobsRequest> request = ListJobsRequestFromFlags(absl::Now());
+  if (!request.ok()) {
+    std::cerr << "jobs: " << request.status().message() << "\n";
+    return 2;
+  }
+  return ListJobs(ClientOptionsFromFlags(), *request, Output{std::cout, std::cerr});
 }
 
 int RunJob(const Args& args) { return WithJob(args, "job", ShowJob); }

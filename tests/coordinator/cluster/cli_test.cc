@@ -4,6 +4,10 @@
 
 #include <sstream>
 
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "base/fake_clock.h"
 #include "coordinator/cluster/cluster_service.h"
@@ -11,6 +15,12 @@
 #include "tools/client.h"
 #include "views/tree_diff.h"
 #include "views/tree_display.h"
+
+ABSL_DECLARE_FLAG(int, limit);
+ABSL_DECLARE_FLAG(std::string, state);
+ABSL_DECLARE_FLAG(std::string, tag);
+ABSL_DECLARE_FLAG(std::string, owner);
+ABSL_DECLARE_FLAG(absl::Duration, since);
 
 namespace arbor::tools {
 namespace {
@@ -61,7 +71,7 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
   }
   grpc::Status ListJobs(grpc::ServerContext*, const arbor::v1::ListJobsRequest* request,
                         arbor::v1::ListJobsResponse* response) override {
-    last_limit = request->limit();
+    last_list = *request;
     *response->add_jobs() = TheJob();
     return grpc::Status::OK;
   }
@@ -113,7 +123,7 @@ class FakeGeneration final : public arbor::v1::Generation::Service {
   arbor::v1::PolicyConfig replayed_policy;  // The change the last Replay call carried.
 
   arbor::v1::GenerateRequest last_request;
-  int last_limit = -1;
+  arbor::v1::ListJobsRequest last_list;
 
  private:
   static arbor::v1::Job TheJob() {
@@ -344,7 +354,7 @@ TEST_F(CliTest, RpcErrorsPrintCodeAndMessageAndExit1) {
   ClientOptions nowhere = client_;
   nowhere.coordinator = "127.0.0.1:1";
   nowhere.timeout = absl::Milliseconds(300);
-  EXPECT_EQ(ListJobs(nowhere, 0, output()), 1);
+  EXPECT_EQ(ListJobs(nowhere, {}, output()), 1);
 }
 
 TEST_F(CliTest, SubmitWatchJobsJobCancel) {
@@ -356,8 +366,10 @@ TEST_F(CliTest, SubmitWatchJobsJobCancel) {
   ASSERT_EQ(Watch(client_, "job-1", false, output()), 0);
   EXPECT_EQ(out_.str().rfind("Hello world", 0), 0u);
   out_.str("");
-  ASSERT_EQ(ListJobs(client_, 5, output()), 0);
-  EXPECT_EQ(generation_.last_limit, 5);
+  arbor::v1::ListJobsRequest list;
+  list.set_limit(5);
+  ASSERT_EQ(ListJobs(client_, list, output()), 0);
+  EXPECT_EQ(generation_.last_list.limit(), 5);
   EXPECT_NE(out_.str().find("JOB"), std::string::npos);
   EXPECT_NE(out_.str().find("FINISHED"), std::string::npos);
   EXPECT_NE(out_.str().find("mine"), std::string::npos);
@@ -367,6 +379,32 @@ TEST_F(CliTest, SubmitWatchJobsJobCancel) {
   out_.str("");
   ASSERT_EQ(CancelJob(client_, "job-1", output()), 0);
   EXPECT_EQ(out_.str(), "job job-1: CANCELLED\n");
+}
+
+TEST(JobsFlagsTest, FiltersBecomeTheRequestAndBadOnesAreNamed) {
+  absl::FlagSaver saver;
+  const absl::Time now = absl::FromUnixSeconds(1'000'000);
+  absl::SetFlag(&FLAGS_limit, 7);
+  absl::SetFlag(&FLAGS_state, "running, Finished");
+  absl::SetFlag(&FLAGS_tag, "eval");
+  absl::SetFlag(&FLAGS_owner, "alice");
+  absl::SetFlag(&FLAGS_since, absl::Hours(2));
+  absl::StatusOr<arbor::v1::ListJobsRequest> request = ListJobsRequestFromFlags(now);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->limit(), 7);
+  ASSERT_EQ(request->states_size(), 2);
+  EXPECT_EQ(request->states(0), arbor::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(request->states(1), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(request->client_tag(), "eval");
+  EXPECT_EQ(request->owner(), "alice");
+  EXPECT_EQ(request->created_after_unix_ms(), absl::ToUnixMillis(now - absl::Hours(2)));
+
+  absl::SetFlag(&FLAGS_state, "done");
+  EXPECT_EQ(ListJobsRequestFromFlags(now).status().message(),
+            "--state: 'done' is not one of queued, running, finished, cancelled, failed");
+  absl::SetFlag(&FLAGS_state, "");
+  absl::SetFlag(&FLAGS_since, -absl::Minutes(1));
+  EXPECT_TRUE(absl::StrContains(ListJobsRequestFromFlags(now).status().message(), "--since"));
 }
 
 TEST_F(CliTest, TreeInEveryFormat) {
