@@ -277,22 +277,30 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
                                                     arbor::v1::ReplayResult* response) {
   absl::StatusOr<rpc::Identity> caller = Caller(*context);
   if (!caller.ok()) return Answer(context, caller.status());
-  absl::StatusOr<std::shared_ptr<JobRecord>> original =
-      FindJobOf(*caller, request->job_id(), "job_id");
+  absl::StatusOr<FoundJob> original = FindAnywhere(*context, request->job_id(), "job_id");
   if (!original.ok()) return Answer(context, original.status());
-  const arbor::v1::JobState state = (*original)->job->state();
-  if (state == arbor::v1::JOB_STATE_QUEUED || state == arbor::v1::JOB_STATE_RUNNING) {
+  const bool ended = original->live != nullptr
+                         ? original->live->job->state() != arbor::v1::JOB_STATE_QUEUED &&
+                               original->live->job->state() != arbor::v1::JOB_STATE_RUNNING
+                         : original->stored->finished.has_value();
+  if (!ended) {
     return Answer(context, absl::FailedPreconditionError(
                                absl::StrCat("job_id: job ", request->job_id(),
                                             " has not finished; replay it once it has")));
   }
   arbor::v1::GetTreeRequest whole;
   whole.set_include_top_logprobs(true);
-  absl::StatusOr<arbor::v1::Tree> expected = ExportJobTree(**original, whole, *prompts_);
+  const arbor::v1::PolicyConfig* change = request->has_policy() ? &request->policy() : nullptr;
+  // A job of an earlier coordinator process replays from what the store kept of it.
+  absl::StatusOr<arbor::v1::Tree> expected =
+      original->live != nullptr ? ExportJobTree(*original->live, whole, *prompts_)
+                                : StoredTree(*original->stored, whole);
   if (!expected.ok()) return Answer(context, expected.status());
   absl::StatusOr<arbor::v1::GenerateRequest> again =
-      request->has_policy() ? (*original)->job->ReplayRequest(request->policy())
-                            : (*original)->job->ReplayRequest();
+      original->live != nullptr
+          ? (change ? original->live->job->ReplayRequest(*change)
+                    : original->live->job->ReplayRequest())
+          : StoredReplayRequest(*original->stored, change);
   if (!again.ok()) return Answer(context, again.status());
   again->set_client_tag("replay of " + request->job_id());
   absl::StatusOr<std::shared_ptr<JobRecord>> replay =

@@ -4,7 +4,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "coordinator/tree/tree_export.h"
+#include "policy/policy_convert.h"
 
 namespace arbor::coordinator {
 
@@ -133,6 +135,26 @@ absl::StatusOr<arbor::v1::Tree> StoredTree(const StoredJob& stored,
   AppendSubtree(nodes, part.root(), part.max_depth() == 0 ? -1 : part.max_depth(),
                 part.include_top_logprobs(), out);
   return out;
+}
+
+absl::StatusOr<arbor::v1::GenerateRequest> StoredReplayRequest(
+    const StoredJob& stored, const arbor::v1::PolicyConfig* change) {
+  arbor::v1::GenerateRequest again = stored.accepted.request;
+  // The client's own labels, which Job::ReplayRequest leaves out too.
+  again.clear_client_tag();
+  again.clear_omit_reasoning();
+  if (change == nullptr) return again;
+  // The stored policy is the resolved one, every field set: it is the base the change applies
+  // to, as a live job's spec is.
+  ASSIGN_OR_RETURN(const entropix::PolicyConfig ran,
+                   policy::PolicyFromProto(again.policy(), entropix::PolicyConfig{}));
+  absl::StatusOr<entropix::PolicyConfig> changed = policy::PolicyFromProto(*change, ran);
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        absl::StrCat("policy.", changed.status().message()));
+  }
+  *again.mutable_policy() = policy::PolicyToProto(*changed);
+  return again;
 }
 
 }  // namespace arbor::coordinator

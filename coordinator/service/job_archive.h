@@ -42,6 +42,12 @@ arbor::v1::Job StoredJobMessage(const StoredJob& stored, bool brief);
 absl::StatusOr<arbor::v1::Tree> StoredTree(const StoredJob& stored,
                                            const arbor::v1::GetTreeRequest& part);
 
+// The request that runs a stored job again, as Job::ReplayRequest gives a live one's: its request
+// as it ran, with `change`'s policy fields in place of its own when `change` is given
+// (INVALID_ARGUMENT naming the field, "policy.branch.width: ...", for a policy out of range).
+absl::StatusOr<arbor::v1::GenerateRequest> StoredReplayRequest(
+    const StoredJob& stored, const arbor::v1::PolicyConfig* change);
+
 }  // namespace arbor::coordinator
 
 #endif  // ARBOR_COORDINATOR_SERVICE_JOB_ARCHIVE_H_

@@ -1,7 +1,7 @@
 // The launcher with a job store (a real SQLite file): a job is recorded before it can run and
 // again when it ends, a job the store cannot record is refused, and Resume runs a stored job
 // under its id to the same result, or fails it when the model is another; the store's upkeep
-// resumes what it is given and applies retention.
+// resumes what it is given and applies retention; a job only the store still has replays.
 #include <unistd.h>
 
 #include <atomic>
@@ -12,11 +12,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/service/generation_service.h"
 #include "coordinator/service/store_upkeep.h"
 #include "coordinator/store/open_job_store.h"
 #include "coordinator/store/sqlite_database.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "rpc/server.h"
 #include "tests/coordinator/service/service_harness.h"
 
 namespace arbor::coordinator {
@@ -68,6 +71,46 @@ TEST_F(LauncherStoreTest, AJobIsRecordedBeforeItRunsAndAgainWhenItEnds) {
   EXPECT_EQ(finished->finished->job.token_ids_size(), 4);
   EXPECT_EQ(finished->finished->events.size(), (*record)->events.events().size());
   EXPECT_GT(finished->finished->tree.nodes_size(), 4);
+}
+
+TEST_F(LauncherStoreTest, AJobOnlyTheStoreHasReplaysToTheSameTree) {
+  std::string job_id;
+  {
+    Harness first({}, 10, store_.get());
+    first.worker->Hold(true);
+    absl::StatusOr<std::shared_ptr<JobRecord>> record =
+        first.launcher->Launch(Harness::Request(6), absl::InfiniteFuture());
+    ASSERT_TRUE(record.ok()) << record.status();
+    for (int i = 0; i < 50 && !(*record)->events.closed(); ++i) first.worker->ReleaseHeld();
+    ASSERT_TRUE((*record)->events.closed());
+    job_id = (*record)->job_id;
+  }
+  // A coordinator started afresh on the same store: the job is in no registry now.
+  Harness second({}, 10, store_.get());
+  GenerationService service(second.launcher.get(), &second.registry, &second.prompts,
+                            /*auth=*/nullptr, store_.get());
+  absl::StatusOr<std::unique_ptr<rpc::Server>> server =
+      rpc::Server::Start("127.0.0.1:0", {&service});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = arbor::v1::Generation::NewStub(
+      grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
+  arbor::v1::ReplayRequest replay;
+  replay.set_job_id(job_id);
+  arbor::v1::ReplayResult result;
+  grpc::ClientContext context;
+  const grpc::Status status = stub->Replay(&context, replay, &result);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(result.job_id(), job_id);
+  EXPECT_NE(result.replay_job_id(), job_id);
+  EXPECT_TRUE(result.identical()) << result.difference();
+  EXPECT_GT(result.nodes(), 6);
+
+  // A policy change is checked against the stored, resolved policy.
+  replay.mutable_policy()->mutable_branch()->set_width(1);
+  grpc::ClientContext bad_context;
+  const grpc::Status bad = stub->Replay(&bad_context, replay, &result);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(bad.error_message(), "policy.branch.width")) << bad.error_message();
 }
 
 TEST_F(LauncherStoreTest, AJobTheStoreCannotRecordIsRefused) {
