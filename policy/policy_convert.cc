@@ -180,6 +180,16 @@ void TraceToProto(const entropix::TraceOptions& o, v1::TraceOptions* r) {
 
 }  // namespace
 
+absl::StatusOr<v1::PolicyConfig> ChangedPolicy(const entropix::PolicyConfig& ran,
+                                               const v1::PolicyConfig& change) {
+  absl::StatusOr<entropix::PolicyConfig> changed = PolicyFromProto(change, ran);
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        absl::StrCat("policy.", changed.status().message()));
+  }
+  return PolicyToProto(*changed);
+}
+
 v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& c) {
   v1::PolicyConfig p;
   p.set_mode(kPolicyModes.ToProto(c.mode));

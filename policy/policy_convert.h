@@ -24,6 +24,10 @@ absl::StatusOr<entropix::PolicyConfig> PolicyFromProto(const v1::PolicyConfig& p
                                                        const entropix::PolicyConfig& defaults);
 // Every field set explicitly, so PolicyFromProto(PolicyToProto(c), anything) == c.
 v1::PolicyConfig PolicyToProto(const entropix::PolicyConfig& config);
+// The policy a job ran with, `ran`, with `change`'s fields in place of its own, every field set
+// (a replay's policy); InvalidArgument names the request field ("policy.branch.width: ...").
+absl::StatusOr<v1::PolicyConfig> ChangedPolicy(const entropix::PolicyConfig& ran,
+                                               const v1::PolicyConfig& change);
 
 v1::Metrics MetricsToProto(const entropix::Metrics& metrics);
 entropix::Metrics MetricsFromProto(const v1::Metrics& proto);

@@ -1,5 +1,5 @@
 // The request that runs a job again (Job.request; `arbor replay`), rebuilt from the job's spec.
-#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "coordinator/job/job.h"
 #include "policy/policy_convert.h"
 
@@ -26,13 +26,8 @@ arbor::v1::GenerateRequest Job::ReplayRequest() const {
 
 absl::StatusOr<arbor::v1::GenerateRequest> Job::ReplayRequest(
     const arbor::v1::PolicyConfig& change) const {
-  absl::StatusOr<entropix::PolicyConfig> changed = policy::PolicyFromProto(change, spec_.policy);
-  if (!changed.ok()) {
-    return absl::Status(changed.status().code(),
-                        absl::StrCat("policy.", changed.status().message()));
-  }
   arbor::v1::GenerateRequest r = ReplayRequest();
-  *r.mutable_policy() = policy::PolicyToProto(*changed);
+  ASSIGN_OR_RETURN(*r.mutable_policy(), policy::ChangedPolicy(spec_.policy, change));
   return r;
 }
 

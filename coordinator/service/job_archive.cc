@@ -148,12 +148,7 @@ absl::StatusOr<arbor::v1::GenerateRequest> StoredReplayRequest(
   // to, as a live job's spec is.
   ASSIGN_OR_RETURN(const entropix::PolicyConfig ran,
                    policy::PolicyFromProto(again.policy(), entropix::PolicyConfig{}));
-  absl::StatusOr<entropix::PolicyConfig> changed = policy::PolicyFromProto(*change, ran);
-  if (!changed.ok()) {
-    return absl::Status(changed.status().code(),
-                        absl::StrCat("policy.", changed.status().message()));
-  }
-  *again.mutable_policy() = policy::PolicyToProto(*changed);
+  ASSIGN_OR_RETURN(*again.mutable_policy(), policy::ChangedPolicy(ran, *change));
   return again;
 }
 
