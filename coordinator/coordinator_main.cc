@@ -1,5 +1,7 @@
 // arbor-coordinator: owns jobs and their search trees, routes work to workers, serves the public
 // Generation API and the Cluster API.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -75,7 +77,26 @@ ABSL_FLAG(std::string, job_store, "none",
           "if missing), postgres:CONNINFO (a libpq connection string or URI), or none (jobs live "
           "in memory only). With a store, an accepted job is recorded before the client hears of "
           "it, finished jobs stay queryable after a restart, and a restarted coordinator runs the "
-          "jobs it left unfinished again. Give each coordinator its own store.");
+          "jobs it left unfinished again. Several coordinators may share one store (PostgreSQL, "
+          "or an SQLite file on one host), each with its own --coordinator_id: each job is held "
+          "by one under a lease (--job_lease), every coordinator answers for every job, and the "
+          "jobs of one that dies are taken over by another once its lease lapses.");
+ABSL_FLAG(std::string, coordinator_id, "",
+          "This coordinator's name in the job store: the jobs it accepts (or takes over) are held "
+          "under it. Unique among the coordinators sharing a store; stable across restarts, so "
+          "that a restarted coordinator runs its own unfinished jobs again at once instead of "
+          "after their lease lapses. Default: the host name.");
+ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(10),
+          "How long a coordinator holds a job in the job store without renewing: past it, "
+          "another coordinator on the store takes the job over (and the first, should it come "
+          "back, can no longer record it). Longer rides out longer store outages and pauses; "
+          "shorter takes a dead coordinator's jobs over sooner. Must exceed the clock skew "
+          "between the coordinators.");
+ABSL_FLAG(absl::Duration, job_lease_renewal, absl::Seconds(3),
+          "How often a coordinator renews its jobs' leases (one store statement for all of "
+          "them), reads the Cancels other coordinators passed it, and looks for lapsed leases "
+          "to take over; less than --job_lease, a third of it or less to survive a failed "
+          "renewal.");
 ABSL_FLAG(absl::Duration, job_store_max_age, absl::Hours(24 * 7),
           "Finished jobs older than this leave the job store; inf keeps them.");
 ABSL_FLAG(int64_t, job_store_max_jobs, 100000,
@@ -325,37 +346,67 @@ absl::Status AddStaticWorkers(WorkerPool& pool) {
   return absl::OkStatus();
 }
 
-// The store --job_store names (null for none) and what it held unfinished at start: read
-// before this process accepts a job, so that only an earlier process's jobs are resumed.
+// The store --job_store names (null for none) and the unfinished jobs this coordinator took
+// over at start (its own, left by an earlier process under its id, and any whose lease lapsed):
+// claimed before this process accepts a job.
 struct OpenedStore {
   std::unique_ptr<JobStore> store;
-  std::vector<StoredJob> unfinished;
+  std::vector<StoredJob> claimed;
 };
+
+// --job_store's lease: --coordinator_id (default the host name) and --job_lease.
+absl::StatusOr<LeaseOptions> LeaseOptionsFromFlags() {
+  LeaseOptions lease;
+  lease.coordinator = absl::GetFlag(FLAGS_coordinator_id);
+  if (lease.coordinator.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+      return absl::InvalidArgumentError(
+          "--coordinator_id: the host name is unknown; name this coordinator");
+    }
+    lease.coordinator = host;
+  }
+  lease.duration = absl::GetFlag(FLAGS_job_lease);
+  const absl::Duration renewal = absl::GetFlag(FLAGS_job_lease_renewal);
+  if (renewal <= absl::ZeroDuration() || renewal >= lease.duration) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--job_lease_renewal (", absl::FormatDuration(renewal),
+        ") must be above 0 and below --job_lease (", absl::FormatDuration(lease.duration),
+        "): a lease renewed later than it lapses lets another coordinator take the jobs"));
+  }
+  return lease;
+}
 
 absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
   OpenedStore out;
-  absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore(absl::GetFlag(FLAGS_job_store));
+  ASSIGN_OR_RETURN(LeaseOptions lease, LeaseOptionsFromFlags());
+  const std::string coordinator = lease.coordinator;
+  absl::StatusOr<std::unique_ptr<JobStore>> store =
+      OpenJobStore(absl::GetFlag(FLAGS_job_store), std::move(lease));
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("--job_store: ", store.status().message()));
   }
   out.store = *std::move(store);
   if (out.store == nullptr) return out;
-  ASSIGN_OR_RETURN(out.unfinished, out.store->Unfinished());
-  spdlog::info("job store {}: {} unfinished jobs to resume", absl::GetFlag(FLAGS_job_store),
-               out.unfinished.size());
+  ASSIGN_OR_RETURN(out.claimed, out.store->TakeOver(Claim::kLapsedAndOwn));
+  spdlog::info("job store {}: coordinator {} took over {} unfinished jobs to resume",
+               absl::GetFlag(FLAGS_job_store), coordinator, out.claimed.size());
   return out;
 }
 
-// Resumes `opened`'s unfinished jobs and applies the retention flags; null without a store.
-std::unique_ptr<StoreUpkeep> StartStoreUpkeep(OpenedStore& opened, JobLauncher* launcher) {
+// Resumes `opened`'s claimed jobs, keeps the leases and applies the retention flags; null
+// without a store.
+std::unique_ptr<StoreUpkeep> StartStoreUpkeep(OpenedStore& opened, JobLauncher* launcher,
+                                              JobRegistry* registry) {
   if (opened.store == nullptr) return nullptr;
   StoreUpkeepOptions options;
   options.retention.max_age = absl::GetFlag(FLAGS_job_store_max_age);
   options.retention.max_jobs = absl::GetFlag(FLAGS_job_store_max_jobs);
   options.retention.max_bytes = absl::GetFlag(FLAGS_job_store_max_bytes);
-  return std::make_unique<StoreUpkeep>(options, opened.store.get(), launcher,
-                                       base::RealClock::Get(), std::move(opened.unfinished));
+  options.renew_every = absl::GetFlag(FLAGS_job_lease_renewal);
+  return std::make_unique<StoreUpkeep>(options, opened.store.get(), launcher, registry,
+                                       base::RealClock::Get(), std::move(opened.claimed));
 }
 
 JobRegistryOptions RegistryOptions() {
@@ -444,7 +495,7 @@ int Main() {
   ThreadTimer timer;  // KV-exhausted backoffs; callbacks hold jobs weakly.
   JobLauncher launcher(*launcher_options, &pool, &registry, prompts->get(), base::RealClock::Get(),
                        &timer, GrpcWorkerClients(), store->store.get());
-  const std::unique_ptr<StoreUpkeep> upkeep = StartStoreUpkeep(*store, &launcher);
+  std::unique_ptr<StoreUpkeep> upkeep = StartStoreUpkeep(*store, &launcher, &registry);
 
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
@@ -481,6 +532,14 @@ int Main() {
   }
   // Detached jobs would hold KV on the workers after we are gone.
   registry.CancelAll();
+  if (store->store != nullptr) {
+    // The jobs left unfinished go to the other coordinators on the store now, not once their
+    // leases lapse (or to this coordinator's next start, whichever comes first).
+    upkeep.reset();
+    if (absl::Status released = store->store->Release(); !released.ok()) {
+      spdlog::warn("job store: leases not released (they lapse instead): {}", released.ToString());
+    }
+  }
   return code;
 }
 

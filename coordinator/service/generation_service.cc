@@ -63,11 +63,35 @@ absl::StatusOr<int64_t> EventsSeen(const grpc::CallbackServerContext& context) {
   return seen;
 }
 
-// A stored job that waits for this coordinator to run it again answers for itself shortly.
-absl::Status NotResumedYet(const std::string& job_id) {
+// Whether a stored unfinished job runs on another coordinator, one that renews its lease.
+bool RunsElsewhere(const StoredJob& stored, JobStore& store) {
+  return !stored.finished && !stored.lease.coordinator.empty() &&
+         stored.lease.until > absl::Now() && !store.Holds(stored.accepted.job_id);
+}
+
+// Why a stored job that has not ended cannot be watched or read here yet: this coordinator
+// holds it and starts it shortly, another runs it (whose events reach this one when it ends),
+// or its coordinator stopped renewing its lease and a survivor is about to take it over.
+absl::Status NotRunningHere(const StoredJob& stored, JobStore& store) {
+  const std::string& job_id = stored.accepted.job_id;
+  if (store.Holds(job_id)) {
+    return absl::UnavailableError(
+        absl::StrCat("job ", job_id,
+                     " was accepted before the coordinator restarted, or taken over from one "
+                     "that stopped, and has not been started again yet (it starts once a worker "
+                     "is ready); retry shortly"));
+  }
+  if (RunsElsewhere(stored, store)) {
+    return absl::UnavailableError(absl::StrCat(
+        "job ", job_id, " runs on coordinator ", stored.lease.coordinator,
+        ", which holds its lease: ask that coordinator, or retry here once the job has ended "
+        "(its result reaches every coordinator through the job store)"));
+  }
   return absl::UnavailableError(absl::StrCat(
-      "job ", job_id, " was accepted before the coordinator restarted and has not been started "
-      "again yet (it starts once a worker is ready); retry shortly"));
+      "job ", job_id, "'s coordinator (",
+      stored.lease.coordinator.empty() ? "none yet" : stored.lease.coordinator,
+      ") stopped renewing its lease: a coordinator on the same job store takes it over within a "
+      "renewal period and runs it again; retry shortly"));
 }
 
 }  // namespace
@@ -119,6 +143,12 @@ grpc::ServerUnaryReactor* GenerationService::Submit(grpc::CallbackServerContext*
   return Answer(context, record.status());
 }
 
+arbor::v1::Job GenerationService::StoredJobAnswer(const StoredJob& stored, bool brief) const {
+  arbor::v1::Job job = StoredJobMessage(stored, brief);
+  if (RunsElsewhere(stored, *store_)) job.set_state(arbor::v1::JOB_STATE_RUNNING);
+  return job;
+}
+
 absl::StatusOr<GenerationService::FoundJob> GenerationService::FindAnywhere(
     const grpc::CallbackServerContext& context, const std::string& job_id,
     const std::string& field) {
@@ -150,7 +180,7 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
   if (found->live != nullptr) {
     return EventStream::Open(std::move(found->live), /*owns_job=*/false, *seen);
   }
-  if (!found->stored->finished) return new FailedStream(NotResumedYet(request->job_id()));
+  if (!found->stored->finished) return new FailedStream(NotRunningHere(*found->stored, *store_));
   return EventStream::OpenStored(found->stored->finished->events, *seen);
 }
 
@@ -164,10 +194,13 @@ grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext*
     *response = found->live->ToProto(/*brief=*/false);
     return Answer(context, absl::OkStatus());
   }
-  // A stored job that ended stays as it ended; one not started again yet cannot be cancelled yet.
-  if (!found->stored->finished) return Answer(context, NotResumedYet(request->job_id()));
-  *response = StoredJobMessage(*found->stored, /*brief=*/false);
-  return Answer(context, absl::OkStatus());
+  // A stored job that ended stays as it ended; one that has not is cancelled by whichever
+  // coordinator holds it, at its next lease renewal (this one included, once it starts it).
+  absl::StatusOr<StoredJob> asked = found->stored->finished
+                                        ? *std::move(found->stored)
+                                        : store_->RequestCancel(request->job_id());
+  if (asked.ok()) *response = StoredJobAnswer(*asked, /*brief=*/false);
+  return Answer(context, asked.status());
 }
 
 grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext* context,
@@ -178,7 +211,7 @@ grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext*
   if (found->live != nullptr) {
     *response = JobMessage(*found->live, *prompts_);
   } else {
-    *response = StoredJobMessage(*found->stored, /*brief=*/false);
+    *response = StoredJobAnswer(*found->stored, /*brief=*/false);
     response->set_prompt(prompts_->Decode(response->request().tokens().token_ids()));
   }
   return Answer(context, absl::OkStatus());
@@ -246,7 +279,7 @@ absl::StatusOr<std::vector<arbor::v1::Job>> GenerationService::ListAnywhere(
     ASSIGN_OR_RETURN(const std::vector<StoredJob> stored, store_->List(filter, /*brief=*/true));
     for (const StoredJob& job : stored) {
       // Memory has the live state of a job the store has as accepted.
-      if (!in_memory.contains(job.accepted.job_id)) jobs.push_back(StoredJobMessage(job, true));
+      if (!in_memory.contains(job.accepted.job_id)) jobs.push_back(StoredJobAnswer(job, true));
     }
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const arbor::v1::Job& a, const arbor::v1::Job& b) {
@@ -265,9 +298,9 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
   if (!found.ok()) return Answer(context, found.status());
   absl::StatusOr<arbor::v1::Tree> tree =
-      found->live != nullptr ? ExportJobTree(*found->live, *request, *prompts_)
+      found->live != nullptr    ? ExportJobTree(*found->live, *request, *prompts_)
       : found->stored->finished ? StoredTree(*found->stored, *request)
-                                : NotResumedYet(request->job_id());
+                                : NotRunningHere(*found->stored, *store_);
   if (tree.ok()) *response = *std::move(tree);
   return Answer(context, tree.status());
 }
@@ -292,15 +325,14 @@ grpc::ServerUnaryReactor* GenerationService::Replay(grpc::CallbackServerContext*
   whole.set_include_top_logprobs(true);
   const arbor::v1::PolicyConfig* change = request->has_policy() ? &request->policy() : nullptr;
   // A job of an earlier coordinator process replays from what the store kept of it.
-  absl::StatusOr<arbor::v1::Tree> expected =
-      original->live != nullptr ? ExportJobTree(*original->live, whole, *prompts_)
-                                : StoredTree(*original->stored, whole);
+  absl::StatusOr<arbor::v1::Tree> expected = original->live != nullptr
+                                                 ? ExportJobTree(*original->live, whole, *prompts_)
+                                                 : StoredTree(*original->stored, whole);
   if (!expected.ok()) return Answer(context, expected.status());
   absl::StatusOr<arbor::v1::GenerateRequest> again =
-      original->live != nullptr
-          ? (change ? original->live->job->ReplayRequest(*change)
-                    : original->live->job->ReplayRequest())
-          : StoredReplayRequest(*original->stored, change);
+      original->live != nullptr ? (change ? original->live->job->ReplayRequest(*change)
+                                          : original->live->job->ReplayRequest())
+                                : StoredReplayRequest(*original->stored, change);
   if (!again.ok()) return Answer(context, again.status());
   again->set_client_tag("replay of " + request->job_id());
   absl::StatusOr<std::shared_ptr<JobRecord>> replay =
@@ -356,9 +388,9 @@ grpc::ServerUnaryReactor* GenerationService::Tokenize(grpc::CallbackServerContex
   return Answer(context, absl::OkStatus());
 }
 
-grpc::ServerUnaryReactor* GenerationService::Detokenize(
-    grpc::CallbackServerContext* context, const arbor::v1::DetokenizeRequest* request,
-    arbor::v1::DetokenizeResponse* response) {
+grpc::ServerUnaryReactor* GenerationService::Detokenize(grpc::CallbackServerContext* context,
+                                                        const arbor::v1::DetokenizeRequest* request,
+                                                        arbor::v1::DetokenizeResponse* response) {
   absl::StatusOr<rpc::Identity> caller = Caller(*context);
   if (!caller.ok()) return Answer(context, caller.status());
   if (!prompts_->has_tokenizer()) {

@@ -2,8 +2,11 @@
 // callback API: Generate and Watch stream through EventStream reactors, the unary methods
 // answer inline. Jobs are made by the JobLauncher and kept by the JobRegistry; errors cross
 // into gRPC through rpc/grpc_status.h only. With a job store, a job that is no longer in memory
-// (evicted, or from before a restart) is answered from the store: GetJob, ListJobs, GetTree,
-// Watch and Cancel see it as they saw it live.
+// (evicted, from before a restart, or held by another coordinator on the same store) is
+// answered from the store: GetJob, ListJobs, GetTree, Watch and Cancel see a job that ended as
+// they saw it live; one running on another coordinator lists as RUNNING, Watch and GetTree
+// name that coordinator (UNAVAILABLE until the job ends, then from the store), and Cancel
+// reaches it through the store.
 #ifndef ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 #define ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 
@@ -81,6 +84,9 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   // from memory or else from the store.
   absl::StatusOr<FoundJob> FindAnywhere(const grpc::CallbackServerContext& context,
                                         const std::string& job_id, const std::string& field);
+  // A job only the store has, as GetJob and ListJobs answer it: RUNNING while another
+  // coordinator holds it, QUEUED while it waits to be run (again), else as it ended.
+  arbor::v1::Job StoredJobAnswer(const StoredJob& stored, bool brief) const;
   // ListJobs' answer: the jobs in memory and, with a store, those only it has, newest first.
   absl::StatusOr<std::vector<arbor::v1::Job>> ListAnywhere(
       const rpc::Identity& caller, const arbor::v1::ListJobsRequest& request);

@@ -185,8 +185,8 @@ absl::Status CheckVocabulary(absl::Span<const int32_t> tokens, const arbor::v1::
   return absl::OkStatus();
 }
 
-absl::Status JobLauncher::CheckTenantRoom(
-    const rpc::Identity& caller, absl::Span<const arbor::v1::GenerateRequest> requests) {
+absl::Status JobLauncher::CheckTenantRoom(const rpc::Identity& caller,
+                                          absl::Span<const arbor::v1::GenerateRequest> requests) {
   TenantUse demand;
   for (const arbor::v1::GenerateRequest& request : requests) {
     // A bad policy is Launch's to name, with its field.
@@ -315,10 +315,15 @@ void JobLauncher::StoreFinished(const JobRecord& record) {
   if (keep_cancelled_unfinished_ && record.job->state() == arbor::v1::JOB_STATE_CANCELLED) return;
   const absl::Status stored =
       store_->Finish(record.job_id, FinishedOf(record, *prompts_, clock_->Now()));
-  if (!stored.ok()) {
+  if (absl::IsAborted(stored)) {
+    // Fenced: another coordinator took the job over, and its run is the one recorded.
+    base::WithFields({{"job_id", record.job_id}, {"event", "store_fenced"}})
+        .Warn("job store: the end of the job here was not recorded: {}", stored.ToString());
+  } else if (!stored.ok()) {
     base::WithFields({{"job_id", record.job_id}, {"event", "store_failed"}})
         .Log(spdlog::level::err,
-             "job store: the end of the job was not recorded (a restart runs it again): {}",
+             "job store: the end of the job was not recorded (another coordinator, or this one "
+             "restarted, runs it again): {}",
              stored.ToString());
   }
 }

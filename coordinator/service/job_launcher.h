@@ -149,7 +149,8 @@ class JobLauncher {
   // could not run again (the store's error when it cannot record that).
   absl::Status FailStored(const StoredJob& stored, const absl::Status& why);
   // Records the end of `record`'s job in the store (logged when the store fails: the job stays
-  // unfinished there and a restart runs it again, to the same result).
+  // unfinished there and another coordinator, or a restart, runs it again, to the same result;
+  // and when another coordinator took the job over, whose run then counts).
   void StoreFinished(const JobRecord& record);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in

@@ -9,12 +9,13 @@
 namespace arbor::coordinator {
 
 StoreUpkeep::StoreUpkeep(StoreUpkeepOptions options, JobStore* store, JobLauncher* launcher,
-                         base::Clock* clock, std::vector<StoredJob> unfinished)
+                         JobRegistry* registry, base::Clock* clock, std::vector<StoredJob> claimed)
     : options_(std::move(options)),
       store_(store),
       launcher_(launcher),
+      registry_(registry),
       clock_(clock),
-      waiting_(std::move(unfinished)) {
+      waiting_(std::move(claimed)) {
   std::reverse(waiting_.begin(), waiting_.end());
   if (!waiting_.empty()) {
     base::WithFields({{"event", "resuming"}, {"jobs", waiting_.size()}})
@@ -33,19 +34,75 @@ StoreUpkeep::~StoreUpkeep() {
 
 void StoreUpkeep::Run() {
   absl::Time next_prune = clock_->Now();
+  absl::Time next_renewal = clock_->Now() + options_.renew_every;
   while (true) {
+    if (clock_->Now() >= next_renewal) {
+      Renew();
+      TakeOverLapsed();
+      next_renewal = clock_->Now() + options_.renew_every;
+    }
     const bool all_resumed = ResumeWaiting();
     if (clock_->Now() >= next_prune) {
       Prune();
       next_prune = clock_->Now() + options_.prune_every;
     }
-    const absl::Duration wait = all_resumed ? next_prune - clock_->Now() : options_.retry_every;
+    const absl::Duration wait =
+        all_resumed ? std::min(next_prune, next_renewal) - clock_->Now() : options_.retry_every;
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_; };
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping), std::max(wait, absl::ZeroDuration()))) {
       return;
     }
   }
+}
+
+void StoreUpkeep::Renew() {
+  const absl::StatusOr<LeaseRenewal> renewal = store_->Renew();
+  if (!renewal.ok()) {
+    // The next renewal tries again; past the lease another coordinator takes the jobs over, and
+    // this one learns it at the first renewal that gets through.
+    spdlog::warn("job store: leases not renewed: {}", renewal.status().ToString());
+    return;
+  }
+  for (const std::string& job_id : renewal->lost) {
+    base::WithFields({{"job_id", job_id}, {"event", "job_lost"}})
+        .Warn(
+            "another coordinator took the job over (this one's lease lapsed): it stops here "
+            "and runs there");
+    // Not this coordinator's to start any more, if it has not started yet.
+    std::erase_if(waiting_, [&](const StoredJob& job) { return job.accepted.job_id == job_id; });
+    CancelHere(job_id);
+  }
+  for (const std::string& job_id : renewal->cancel_requested) {
+    // One not started yet is cancelled at the first renewal after it starts.
+    base::WithFields({{"job_id", job_id}, {"event", "cancel_requested"}})
+        .Info("a Cancel of the job reached another coordinator: cancelled here");
+    CancelHere(job_id);
+  }
+}
+
+void StoreUpkeep::CancelHere(const std::string& job_id) {
+  if (absl::StatusOr<std::shared_ptr<JobRecord>> record = registry_->Find(job_id); record.ok()) {
+    (*record)->job->Cancel();
+  }
+}
+
+void StoreUpkeep::TakeOverLapsed() {
+  absl::StatusOr<std::vector<StoredJob>> claimed = store_->TakeOver(Claim::kLapsed);
+  if (!claimed.ok()) {
+    spdlog::warn("job store: lapsed leases not looked for: {}", claimed.status().ToString());
+    return;
+  }
+  if (claimed->empty()) return;
+  for (const StoredJob& job : *claimed) {
+    base::WithFields({{"job_id", job.accepted.job_id},
+                      {"event", "taken_over"},
+                      {"from", job.lease.coordinator},
+                      {"epoch", job.lease.epoch}})
+        .Info("job taken over: its coordinator's lease lapsed");
+  }
+  // Oldest first, after those waiting already (the back of waiting_ goes first).
+  waiting_.insert(waiting_.begin(), claimed->rbegin(), claimed->rend());
 }
 
 bool StoreUpkeep::ResumeWaiting() {

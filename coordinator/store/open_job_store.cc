@@ -10,7 +10,8 @@
 
 namespace arbor::coordinator {
 
-absl::StatusOr<std::unique_ptr<JobStore>> OpenJobStore(const std::string& spec) {
+absl::StatusOr<std::unique_ptr<JobStore>> OpenJobStore(const std::string& spec,
+                                                       LeaseOptions lease) {
   if (spec == "none") return nullptr;
   absl::string_view rest = spec;
   std::unique_ptr<SqlDatabase> db;
@@ -22,7 +23,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> OpenJobStore(const std::string& spec) 
     return absl::InvalidArgumentError(absl::StrCat(
         "--job_store: '", spec, "' is none of none, sqlite:PATH and postgres:CONNINFO"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<SqlJobStore> store, SqlJobStore::Open(std::move(db)));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqlJobStore> store,
+                   SqlJobStore::Open(std::move(db), std::move(lease)));
   return std::unique_ptr<JobStore>(std::move(store));
 }
 

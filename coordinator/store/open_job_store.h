@@ -11,9 +11,10 @@
 
 namespace arbor::coordinator {
 
-// Null for "none". INVALID_ARGUMENT for an unknown kind; the back end's error (UNAVAILABLE
-// naming the file or server) when it cannot be opened.
-absl::StatusOr<std::unique_ptr<JobStore>> OpenJobStore(const std::string& spec);
+// Null for "none". The store holds jobs under `lease` (job_store.h). INVALID_ARGUMENT for an
+// unknown kind or a lease without a coordinator id; the back end's error (UNAVAILABLE naming
+// the file or server) when it cannot be opened.
+absl::StatusOr<std::unique_ptr<JobStore>> OpenJobStore(const std::string& spec, LeaseOptions lease);
 
 }  // namespace arbor::coordinator
 

@@ -1,12 +1,14 @@
 #include "coordinator/store/sql_job_store.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "coordinator/store/job_encoding.h"
+#include "coordinator/store/job_schema.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -15,23 +17,13 @@ namespace {
 constexpr int64_t kUnfinished = arbor::v1::JOB_STATE_QUEUED;
 constexpr int64_t kNoDeadline = -1;
 
-constexpr const char* kSchema[] = {
-    "CREATE TABLE IF NOT EXISTS arbor_jobs ("
-    " job_id TEXT PRIMARY KEY, owner TEXT NOT NULL, client_tag TEXT NOT NULL,"
-    " model TEXT NOT NULL, model_fingerprint TEXT NOT NULL, created_ms BIGINT NOT NULL,"
-    " deadline_ms BIGINT NOT NULL, state BIGINT NOT NULL, finished_ms BIGINT NOT NULL,"
-    " bytes BIGINT NOT NULL, request $BLOB NOT NULL, job $BLOB, events $BLOB, tree $BLOB)",
-    "CREATE INDEX IF NOT EXISTS arbor_jobs_created ON arbor_jobs (created_ms)",
-    "CREATE INDEX IF NOT EXISTS arbor_jobs_finished ON arbor_jobs (finished_ms)",
-};
-
 // Select's columns, in the order RowToJob reads them.
 constexpr char kColumns[] =
     "job_id, owner, client_tag, model, model_fingerprint, created_ms, deadline_ms, state, "
-    "request, job, events, tree";
+    "request, job, events, tree, coordinator, epoch, lease_until_ms, cancel_requested";
 constexpr char kBriefColumns[] =
     "job_id, owner, client_tag, model, model_fingerprint, created_ms, deadline_ms, state, "
-    "request, job, NULL, NULL";
+    "request, job, NULL, NULL, coordinator, epoch, lease_until_ms, cancel_requested";
 
 absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
   StoredJob out;
@@ -49,6 +41,12 @@ absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
   a.deadline =
       deadline_ms == kNoDeadline ? absl::InfiniteFuture() : absl::FromUnixMillis(deadline_ms);
   RETURN_IF_ERROR(DecodeColumn(request, a.job_id, "request", a.request));
+  ASSIGN_OR_RETURN(out.lease.coordinator, row.Bytes(12));
+  ASSIGN_OR_RETURN(out.lease.epoch, row.Int(13));
+  ASSIGN_OR_RETURN(const int64_t lease_until_ms, row.Int(14));
+  ASSIGN_OR_RETURN(const int64_t cancel_requested, row.Int(15));
+  out.lease.until = absl::FromUnixMillis(lease_until_ms);
+  out.lease.cancel_requested = cancel_requested != 0;
   if (state == kUnfinished) return out;
   FinishedJob& f = out.finished.emplace();
   ASSIGN_OR_RETURN(const std::string job, row.Bytes(9));
@@ -62,12 +60,21 @@ absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqlJobStore>> SqlJobStore::Open(std::unique_ptr<SqlDatabase> db) {
-  for (const char* statement : kSchema) {
-    const std::string sql = absl::StrReplaceAll(statement, {{"$BLOB", db->BlobType()}});
-    RETURN_IF_ERROR(db->Query(sql, {}).status());
+absl::StatusOr<std::unique_ptr<SqlJobStore>> SqlJobStore::Open(std::unique_ptr<SqlDatabase> db,
+                                                               LeaseOptions lease) {
+  if (lease.coordinator.empty()) {
+    return absl::InvalidArgumentError(
+        "job store: the coordinator has no id to hold jobs under; give it --coordinator_id");
   }
-  return std::unique_ptr<SqlJobStore>(new SqlJobStore(std::move(db)));
+  if (lease.duration <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("job store: the job lease must be longer than 0");
+  }
+  RETURN_IF_ERROR(EnsureJobSchema(*db));
+  return std::unique_ptr<SqlJobStore>(new SqlJobStore(std::move(db), std::move(lease)));
+}
+
+int64_t SqlJobStore::LeaseEndMs() const {
+  return absl::ToUnixMillis(lease_.clock->Now() + lease_.duration);
 }
 
 absl::Status SqlJobStore::Accept(const AcceptedJob& job) {
@@ -83,20 +90,42 @@ absl::Status SqlJobStore::Accept(const AcceptedJob& job) {
       job.deadline == absl::InfiniteFuture() ? kNoDeadline : absl::ToUnixMillis(job.deadline),
       kUnfinished,
       bytes,
-      std::move(request)};
+      std::move(request),
+      lease_.coordinator,
+      LeaseEndMs()};
   absl::MutexLock lock(&mu_);
-  return db_
-      ->Query(
-          "INSERT INTO arbor_jobs (job_id, owner, client_tag, model, model_fingerprint, "
-          "created_ms, deadline_ms, state, finished_ms, bytes, request) "
-          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10)",
-          params)
-      .status();
+  RETURN_IF_ERROR(db_->Query("INSERT INTO arbor_jobs (job_id, owner, client_tag, model, "
+                             "model_fingerprint, created_ms, deadline_ms, state, finished_ms, "
+                             "bytes, request, coordinator, epoch, lease_until_ms) "
+                             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, 1, $12)",
+                             params)
+                      .status());
+  held_[job.job_id] = 1;
+  return absl::OkStatus();
 }
 
 absl::Status SqlJobStore::Forget(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
+  held_.erase(job_id);
   return Delete({job_id});
+}
+
+absl::Status SqlJobStore::NotHeld(const std::string& job_id, int64_t epoch) {
+  const SqlValue params[] = {job_id};
+  ASSIGN_OR_RETURN(
+      const std::vector<SqlRow> rows,
+      db_->Query("SELECT coordinator, epoch FROM arbor_jobs WHERE job_id = $1", params));
+  if (rows.empty()) return absl::NotFoundError(absl::StrCat("job store: no job ", job_id));
+  ASSIGN_OR_RETURN(const std::string holder, rows[0].Bytes(0));
+  ASSIGN_OR_RETURN(const int64_t holder_epoch, rows[0].Int(1));
+  const std::string mine = epoch == 0
+                               ? absl::StrCat("coordinator ", lease_.coordinator, " never held it")
+                               : absl::StrCat("coordinator ", lease_.coordinator,
+                                              " held it at epoch ", epoch, " and its lease lapsed");
+  return absl::AbortedError(
+      absl::StrCat("job store: job ", job_id, " is coordinator ",
+                   holder.empty() ? "(none)" : holder, "'s at epoch ", holder_epoch, "; ", mine,
+                   ", so this write is refused and the holder's run is the one that counts"));
 }
 
 absl::Status SqlJobStore::Finish(const std::string& job_id, const FinishedJob& finished) {
@@ -111,22 +140,31 @@ absl::Status SqlJobStore::Finish(const std::string& job_id, const FinishedJob& f
                                 finished.job.state() == arbor::v1::JOB_STATE_UNSPECIFIED
                             ? arbor::v1::JOB_STATE_FAILED
                             : finished.job.state();
-  const SqlValue params[] = {state,
-                             absl::ToUnixMillis(finished.at),
-                             bytes,
-                             std::move(job),
-                             std::move(events),
-                             std::move(tree),
-                             job_id};
+  // Built one by one: an initializer list would copy the blobs.
+  std::vector<SqlValue> params;
+  params.reserve(9);
+  params.emplace_back(state);
+  params.emplace_back(absl::ToUnixMillis(finished.at));
+  params.emplace_back(bytes);
+  params.emplace_back(std::move(job));
+  params.emplace_back(std::move(events));
+  params.emplace_back(std::move(tree));
+  params.emplace_back(job_id);
+  params.emplace_back(lease_.coordinator);
   absl::MutexLock lock(&mu_);
+  const auto held = held_.find(job_id);
+  if (held == held_.end()) return NotHeld(job_id, 0);
+  // The job ended here whatever the store answers: this process writes it no more.
+  const int64_t epoch = held->second;
+  held_.erase(held);
+  params.push_back(epoch);
   ASSIGN_OR_RETURN(
       const std::vector<SqlRow> rows,
       db_->Query("UPDATE arbor_jobs SET state = $1, finished_ms = $2, bytes = bytes + $3, "
-                 "job = $4, events = $5, tree = $6 WHERE job_id = $7 RETURNING job_id",
+                 "job = $4, events = $5, tree = $6 "
+                 "WHERE job_id = $7 AND coordinator = $8 AND epoch = $9 RETURNING job_id",
                  params));
-  if (rows.empty()) {
-    return absl::NotFoundError(absl::StrCat("job store: no job ", job_id, " to finish"));
-  }
+  if (rows.empty()) return NotHeld(job_id, epoch);
   return absl::OkStatus();
 }
 
@@ -147,8 +185,12 @@ absl::StatusOr<std::vector<StoredJob>> SqlJobStore::Select(const std::string& sq
 }
 
 absl::StatusOr<StoredJob> SqlJobStore::Get(const std::string& job_id) {
-  const SqlValue params[] = {job_id};
   absl::MutexLock lock(&mu_);
+  return GetLocked(job_id);
+}
+
+absl::StatusOr<StoredJob> SqlJobStore::GetLocked(const std::string& job_id) {
+  const SqlValue params[] = {job_id};
   ASSIGN_OR_RETURN(
       std::vector<StoredJob> jobs,
       Select(absl::StrCat("SELECT ", kColumns, " FROM arbor_jobs WHERE job_id = $1"), params));
@@ -184,14 +226,6 @@ absl::StatusOr<std::vector<StoredJob>> SqlJobStore::List(const JobFilter& filter
                   param(int64_t{filter.limit}));
   absl::MutexLock lock(&mu_);
   return Select(sql, params);
-}
-
-absl::StatusOr<std::vector<StoredJob>> SqlJobStore::Unfinished() {
-  const SqlValue params[] = {kUnfinished};
-  absl::MutexLock lock(&mu_);
-  return Select(absl::StrCat("SELECT ", kColumns,
-                             " FROM arbor_jobs WHERE state = $1 ORDER BY created_ms, job_id"),
-                params);
 }
 
 absl::Status SqlJobStore::Delete(const std::vector<std::string>& job_ids) {
@@ -235,6 +269,100 @@ absl::StatusOr<int64_t> SqlJobStore::Prune(const JobRetention& retention, absl::
   }
   if (!doomed.empty()) RETURN_IF_ERROR(Delete(doomed));
   return static_cast<int64_t>(doomed.size());
+}
+
+absl::StatusOr<std::vector<StoredJob>> SqlJobStore::TakeOver(Claim which) {
+  const SqlValue params[] = {lease_.coordinator, LeaseEndMs(), kUnfinished,
+                             absl::ToUnixMillis(lease_.clock->Now())};
+  // A lapsed lease of another coordinator; at start, also any job held under this one's id.
+  const char* claimable = which == Claim::kLapsedAndOwn
+                              ? "(lease_until_ms <= $4 OR coordinator = $1)"
+                              : "lease_until_ms <= $4 AND coordinator <> $1";
+  absl::MutexLock lock(&mu_);
+  // One statement: a row another coordinator claims first no longer matches (its lease is
+  // fresh), which PostgreSQL re-checks under the row's lock and SQLite's one writer ensures.
+  ASSIGN_OR_RETURN(std::vector<StoredJob> jobs,
+                   Select(absl::StrCat("UPDATE arbor_jobs SET coordinator = $1, epoch = epoch + 1, "
+                                       "lease_until_ms = $2 WHERE state = $3 AND ",
+                                       claimable, " RETURNING ", kColumns),
+                          params));
+  std::sort(jobs.begin(), jobs.end(), [](const StoredJob& a, const StoredJob& b) {
+    return std::tie(a.accepted.created, a.accepted.job_id) <
+           std::tie(b.accepted.created, b.accepted.job_id);
+  });
+  for (const StoredJob& job : jobs) held_[job.accepted.job_id] = job.lease.epoch;
+  return jobs;
+}
+
+absl::StatusOr<LeaseRenewal> SqlJobStore::Renew() {
+  const SqlValue params[] = {LeaseEndMs(), lease_.coordinator, kUnfinished};
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(const std::vector<SqlRow> rows,
+                   db_->Query("UPDATE arbor_jobs SET lease_until_ms = $1 "
+                              "WHERE coordinator = $2 AND state = $3 "
+                              "RETURNING job_id, epoch, cancel_requested",
+                              params));
+  LeaseRenewal out;
+  absl::flat_hash_map<std::string, int64_t> kept;
+  std::vector<std::pair<std::string, int64_t>> strays;
+  for (const SqlRow& row : rows) {
+    ASSIGN_OR_RETURN(std::string job_id, row.Bytes(0));
+    ASSIGN_OR_RETURN(const int64_t epoch, row.Int(1));
+    ASSIGN_OR_RETURN(const int64_t cancel_requested, row.Int(2));
+    const auto held = held_.find(job_id);
+    if (held == held_.end()) {
+      strays.emplace_back(std::move(job_id), epoch);
+    } else if (held->second == epoch) {
+      if (cancel_requested != 0) out.cancel_requested.push_back(job_id);
+      kept.emplace(std::move(job_id), epoch);
+    }
+  }
+  // Held here and not renewed: another coordinator (or a later process under this id) has it.
+  for (const auto& [job_id, epoch] : held_) {
+    if (!kept.contains(job_id)) out.lost.push_back(job_id);
+  }
+  held_ = std::move(kept);
+  if (!strays.empty()) RETURN_IF_ERROR(ReleaseStrays(strays));
+  return out;
+}
+
+absl::Status SqlJobStore::ReleaseStrays(
+    const std::vector<std::pair<std::string, int64_t>>& strays) {
+  for (const auto& [job_id, epoch] : strays) {
+    const SqlValue params[] = {job_id, lease_.coordinator, epoch};
+    RETURN_IF_ERROR(db_->Query("UPDATE arbor_jobs SET lease_until_ms = 0 "
+                               "WHERE job_id = $1 AND coordinator = $2 AND epoch = $3",
+                               params)
+                        .status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoredJob> SqlJobStore::RequestCancel(const std::string& job_id) {
+  const SqlValue params[] = {job_id, kUnfinished};
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(std::vector<StoredJob> jobs,
+                   Select(absl::StrCat("UPDATE arbor_jobs SET cancel_requested = 1 "
+                                       "WHERE job_id = $1 AND state = $2 RETURNING ",
+                                       kColumns),
+                          params));
+  if (!jobs.empty()) return std::move(jobs[0]);
+  return GetLocked(job_id);  // Finished already (left as it ended), or unknown.
+}
+
+bool SqlJobStore::Holds(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  return held_.contains(job_id);
+}
+
+absl::Status SqlJobStore::Release() {
+  const SqlValue params[] = {lease_.coordinator, kUnfinished};
+  absl::MutexLock lock(&mu_);
+  held_.clear();
+  return db_
+      ->Query("UPDATE arbor_jobs SET lease_until_ms = 0 WHERE coordinator = $1 AND state = $2",
+              params)
+      .status();
 }
 
 }  // namespace arbor::coordinator

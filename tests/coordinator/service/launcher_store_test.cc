@@ -32,7 +32,8 @@ class LauncherStoreTest : public ::testing::Test {
   void SetUp() override {
     static std::atomic<int> next{0};
     path_ = absl::StrCat(::testing::TempDir(), "launcher_store_", getpid(), "_", next++, ".db");
-    absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore("sqlite:" + path_);
+    absl::StatusOr<std::unique_ptr<JobStore>> store =
+        OpenJobStore("sqlite:" + path_, {"coordinator-a"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
@@ -188,14 +189,14 @@ TEST_F(LauncherStoreTest, UpkeepResumesTheUnfinishedAndAppliesRetention) {
   AcceptedJob left = (*finished)[0].accepted;
   left.job_id = "j9-00000001";
   ASSERT_TRUE(store_->Accept(left).ok());
-  absl::StatusOr<std::vector<StoredJob>> unfinished = store_->Unfinished();
+  absl::StatusOr<std::vector<StoredJob>> unfinished = store_->TakeOver(Claim::kLapsedAndOwn);
   ASSERT_TRUE(unfinished.ok() && unfinished->size() == 1u) << unfinished.status();
 
   StoreUpkeepOptions options;
   options.retention.max_jobs = 1;
   h.clock.Advance(absl::Seconds(1));  // The resumed job ends after the other two.
   {
-    StoreUpkeep upkeep(options, store_.get(), h.launcher.get(), &h.clock, *unfinished);
+    StoreUpkeep upkeep(options, store_.get(), h.launcher.get(), &h.registry, &h.clock, *unfinished);
     for (int i = 0; i < 500 && store_->List(JobFilter(), true)->size() != 1; ++i) {
       absl::SleepFor(absl::Milliseconds(10));
     }

@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -14,113 +13,15 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "coordinator/store/open_job_store.h"
-#include "coordinator/store/postgres_database.h"
 #include "coordinator/store/sql_job_store.h"
-#include "coordinator/store/sqlite_database.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "tests/coordinator/store/postgres_server.h"
+#include "tests/coordinator/store/job_store_fixtures.h"
 
 namespace arbor::coordinator {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
-
-// A fresh SQLite file per test, removed after it.
-class SqliteBackend {
- public:
-  ~SqliteBackend() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
-  }
-  static void SetUpTestSuite() {}
-  static void TearDownTestSuite() {}
-  absl::Status Reset() {
-    static std::atomic<int> next{0};
-    path_ = absl::StrCat(::testing::TempDir(), "job_store_", getpid(), "_", next++, ".db");
-    std::remove(path_.c_str());
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::unique_ptr<SqlDatabase>> Connect() {
-    ASSIGN_OR_RETURN(std::unique_ptr<SqliteDatabase> db, SqliteDatabase::Open(path_));
-    return std::unique_ptr<SqlDatabase>(std::move(db));
-  }
-  std::string Spec() const { return "sqlite:" + path_; }
-
- private:
-  std::string path_;
-};
-
-// One server for the suite; each test starts from an empty table.
-class PostgresBackend {
- public:
-  static void SetUpTestSuite() {
-    const std::optional<std::string> bin = PostgresServer::FindBinaries();
-    if (!bin) return;
-    absl::StatusOr<PostgresServer> started = PostgresServer::Start(*bin);
-    if (started.ok()) {
-      server_ = new PostgresServer(*std::move(started));
-    } else {
-      start_error_ = new absl::Status(started.status());
-    }
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  absl::Status Reset() {
-    if (start_error_ != nullptr) return *start_error_;
-    if (server_ == nullptr) return absl::NotFoundError("skip");
-    ASSIGN_OR_RETURN(std::unique_ptr<SqlDatabase> db, Connect());
-    return db->Query("DROP TABLE IF EXISTS arbor_jobs", {}).status();
-  }
-  absl::StatusOr<std::unique_ptr<SqlDatabase>> Connect() {
-    ASSIGN_OR_RETURN(std::unique_ptr<PostgresDatabase> db,
-                     PostgresDatabase::Open(server_->conninfo()));
-    return std::unique_ptr<SqlDatabase>(std::move(db));
-  }
-  std::string Spec() const { return "postgres:" + server_->conninfo(); }
-
- private:
-  static PostgresServer* server_;
-  static absl::Status* start_error_;
-};
-PostgresServer* PostgresBackend::server_ = nullptr;
-absl::Status* PostgresBackend::start_error_ = nullptr;
-
-AcceptedJob Accepted(const std::string& job_id, int64_t created_ms) {
-  AcceptedJob job;
-  job.job_id = job_id;
-  job.owner = "alice";
-  job.client_tag = "tag";
-  job.model = "tiny";
-  job.model_fingerprint = "llama L2 vocab 256";
-  job.created = absl::FromUnixMillis(created_ms);
-  job.request.mutable_tokens()->add_token_ids(1);
-  job.request.mutable_tokens()->add_token_ids(2);
-  job.request.set_seed(42);
-  job.request.set_max_tokens(8);
-  job.request.mutable_policy()->mutable_branch()->set_width(3);
-  return job;
-}
-
-FinishedJob Finished(const std::string& job_id, arbor::v1::JobState state, int64_t at_ms) {
-  FinishedJob out;
-  out.job.set_job_id(job_id);
-  out.job.set_state(state);
-  out.job.set_text("hello");
-  out.job.add_token_ids(7);
-  for (int i = 0; i < 3; ++i) {
-    arbor::v1::GenerateEvent& event = out.events.emplace_back();
-    event.set_job_id(job_id);
-    event.mutable_token()->set_token_id(i);
-  }
-  out.events.emplace_back().mutable_finished()->set_reason(arbor::v1::FINISH_REASON_STOP_TOKEN);
-  out.tree.set_job_id(job_id);
-  out.tree.add_nodes()->set_id(0);
-  out.tree.add_nodes()->set_text(std::string(100, 'x'));
-  out.at = absl::FromUnixMillis(at_ms);
-  return out;
-}
 
 template <typename Backend>
 class JobStoreTest : public ::testing::Test {
@@ -130,8 +31,7 @@ class JobStoreTest : public ::testing::Test {
 
   void SetUp() override {
     if (absl::Status reset = backend_.Reset(); absl::IsNotFound(reset)) {
-      GTEST_SKIP() << "PostgreSQL's server binaries are absent (no /usr/lib/postgresql/N/bin/"
-                      "initdb): install the postgresql package (scripts/install-deps.sh)";
+      GTEST_SKIP() << kNoPostgres;
     } else {
       ASSERT_TRUE(reset.ok()) << reset;
     }
@@ -139,7 +39,8 @@ class JobStoreTest : public ::testing::Test {
   }
 
   std::unique_ptr<JobStore> Open() {
-    absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore(backend_.Spec());
+    absl::StatusOr<std::unique_ptr<JobStore>> store =
+        OpenJobStore(backend_.Spec(), {"coordinator-a"});
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
@@ -158,14 +59,6 @@ class JobStoreTest : public ::testing::Test {
   std::unique_ptr<JobStore> store_;
 };
 
-using Backends = ::testing::Types<SqliteBackend, PostgresBackend>;
-class BackendNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return std::is_same_v<T, SqliteBackend> ? "Sqlite" : "Postgres";
-  }
-};
 TYPED_TEST_SUITE(JobStoreTest, Backends, BackendNames);
 
 TYPED_TEST(JobStoreTest, AcceptedJobReadsBackUnfinishedAfterReopening) {
@@ -181,7 +74,7 @@ TYPED_TEST(JobStoreTest, AcceptedJobReadsBackUnfinishedAfterReopening) {
   EXPECT_EQ(got->accepted.model_fingerprint, job.model_fingerprint);
   EXPECT_EQ(got->accepted.created, job.created);
   EXPECT_EQ(got->accepted.deadline, job.deadline);
-  absl::StatusOr<std::vector<StoredJob>> unfinished = this->store_->Unfinished();
+  absl::StatusOr<std::vector<StoredJob>> unfinished = this->store_->TakeOver(Claim::kLapsedAndOwn);
   ASSERT_TRUE(unfinished.ok()) << unfinished.status();
   ASSERT_EQ(unfinished->size(), 1u);
   EXPECT_EQ((*unfinished)[0].accepted.deadline, absl::FromUnixMillis(5000));
@@ -208,7 +101,7 @@ TYPED_TEST(JobStoreTest, FinishedJobKeepsJobEventsAndTree) {
   for (size_t i = 0; i < finished.events.size(); ++i) {
     EXPECT_TRUE(MessageDifferencer::Equals(got->finished->events[i], finished.events[i])) << i;
   }
-  absl::StatusOr<std::vector<StoredJob>> unfinished = this->store_->Unfinished();
+  absl::StatusOr<std::vector<StoredJob>> unfinished = this->store_->TakeOver(Claim::kLapsedAndOwn);
   ASSERT_TRUE(unfinished.ok());
   EXPECT_TRUE(unfinished->empty());
   // A brief listing leaves the events and the tree out, and keeps the job.
@@ -303,18 +196,19 @@ TYPED_TEST(JobStoreTest, DamagedRowIsDataLossAndKept) {
 }
 
 TEST(OpenJobStoreTest, NoneIsNoStoreAndUnknownKindIsRefused) {
-  absl::StatusOr<std::unique_ptr<JobStore>> none = OpenJobStore("none");
+  absl::StatusOr<std::unique_ptr<JobStore>> none = OpenJobStore("none", {"coordinator-a"});
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, nullptr);
-  EXPECT_TRUE(absl::IsInvalidArgument(OpenJobStore("mysql:x").status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(OpenJobStore("sqlite:").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(OpenJobStore("mysql:x", {"coordinator-a"}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(OpenJobStore("sqlite:", {"coordinator-a"}).status()));
 }
 
 TEST(OpenJobStoreTest, FileThatIsNotADatabaseIsRefusedAndLeftAlone) {
   const std::string path = absl::StrCat(::testing::TempDir(), "not_a_db_", getpid(), ".txt");
   const std::string text(4096, 'z');
   std::ofstream(path) << text;
-  absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore("sqlite:" + path);
+  absl::StatusOr<std::unique_ptr<JobStore>> store =
+      OpenJobStore("sqlite:" + path, {"coordinator-a"});
   EXPECT_TRUE(absl::IsUnavailable(store.status())) << store.status();
   EXPECT_NE(store.status().message().find(path), std::string::npos) << store.status();
   std::ifstream in(path);
@@ -324,8 +218,8 @@ TEST(OpenJobStoreTest, FileThatIsNotADatabaseIsRefusedAndLeftAlone) {
 }
 
 TEST(OpenJobStoreTest, UnreachablePostgresIsUnavailable) {
-  const absl::StatusOr<std::unique_ptr<JobStore>> store =
-      OpenJobStore("postgres:host=/nonexistent-arbor-dir port=1 connect_timeout=2");
+  const absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore(
+      "postgres:host=/nonexistent-arbor-dir port=1 connect_timeout=2", {"coordinator-a"});
   EXPECT_TRUE(absl::IsUnavailable(store.status())) << store.status();
 }
 
