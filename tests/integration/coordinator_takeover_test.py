@@ -1,0 +1,236 @@
+"""Two coordinators share one job store; when one dies, the other takes its jobs over.
+
+A PostgreSQL server started by the test holds the store; two real arbor-coordinators (ids a and
+b, a 2 s lease renewed every 0.4 s) share it and one real arbor-worker on a random `tiny`
+checkpoint. Jobs submitted to a (greedy and a branching SEARCH one, long enough to be cut off)
+are followed by clients for a few events; then the worker is paused (SIGSTOP), which holds a's
+jobs mid-generation. While a lives, b answers for a's jobs from the store: it lists them as
+RUNNING, its Watch names coordinator a, and a Cancel sent to b reaches a, which cancels the job.
+Then a is SIGKILLed and the worker resumed: once a's lease lapses, b takes the jobs over and runs
+them again under their ids; the clients reconnect to b with the count of events they have and
+must then get each remaining event exactly once, so that what each saw, and the jobs' text and
+tree, equal the same requests run uninterrupted. Run by ctest with the project virtualenv;
+ARBOR_BINARY_DIR points at the build.
+"""
+
+import os
+import signal
+import sys
+import time
+import unittest
+
+try:
+    import grpc
+except ImportError as e:  # The dependency script installs it; without it nothing to test.
+    print(f"{e.name} is not installed in this Python; skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from arbor_processes import Processes  # noqa: E402
+from grpc_stubs import generate_stubs  # noqa: E402
+import postgres_server  # noqa: E402
+
+MAX_TOKENS = 1500  # Long enough that the pause lands mid-generation (tiny's context: 2048).
+SEEN_BEFORE_KILL = 5
+LEASE = ("--job_lease=2s", "--job_lease_renewal=400ms")
+
+if postgres_server.find_binaries() is None:
+    print("PostgreSQL's server binaries are absent (no /usr/lib/postgresql/N/bin/initdb): "
+          "install the postgresql package (scripts/install-deps.sh); skipping")
+    sys.exit(77)
+
+
+def as_run(event):
+    """An event without what differs between runs of one request: its time, its job id, and
+    the finished event's timings and the prompt tokens the worker's cache served."""
+    copy = type(event)()
+    copy.CopyFrom(event)
+    copy.time_us = 0
+    copy.job_id = ""
+    copy.finished.ClearField("timings")
+    copy.finished.usage.cached_prompt_tokens = 0
+    if not event.HasField("finished"):
+        copy.ClearField("finished")
+    return copy
+
+
+def eventually(check, timeout=60):
+    """Calls `check` until it returns a true value, which it returns; fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+class CoordinatorTakeoverTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = Processes(prefix="arbor-takeover-")
+        cls.addClassCleanup(cls.processes.stop)
+        cls.postgres = postgres_server.PostgresServer(postgres_server.find_binaries())
+        cls.addClassCleanup(cls.postgres.stop)
+        cls.pb, cls.rpc, cls.entropix = generate_stubs(os.path.join(cls.processes.dir, "stubs"))
+        cls.model = cls.processes.make_model("tiny")
+        worker, = cls.processes.start("arbor-worker", f"--model={cls.model}",
+                                      "--listen=127.0.0.1:0", "--threads=1")
+        cls.worker_index = len(cls.processes.processes) - 1
+        cls.worker = f"127.0.0.1:{worker}"
+
+    def start_coordinator(self, coordinator_id):
+        """A coordinator on the worker and the shared store, stopped (SIGTERM) when the test
+        ends; returns (stub, process index)."""
+        index = len(self.processes.processes)
+        self.addCleanup(lambda: self.processes.processes[index].terminate())
+        port, = self.processes.start(
+            "arbor-coordinator", f"--model={self.model}", "--listen=127.0.0.1:0",
+            f"--workers={self.worker}", f"--job_store=postgres:{self.postgres.conninfo}",
+            f"--coordinator_id={coordinator_id}", "--steps_per_run=4", *LEASE)
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.addCleanup(channel.close)
+        return self.rpc.GenerationStub(channel), index
+
+    def request(self, policy, seed):
+        return self.pb.GenerateRequest(
+            text="Once upon a time", max_tokens=MAX_TOKENS, seed=seed, policy=policy,
+            stop=self.entropix.StopConditions(ignore_eos=True))
+
+    def greedy(self):
+        thresholds = self.entropix.Thresholds(lelv_entropy=64, lelv_varentropy=4096)
+        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_CANONICAL,
+                                          thresholds=thresholds)
+
+    def search(self):
+        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_SEARCH,
+                                          branch=self.entropix.BranchOptions(width=3, max_len=6))
+
+    def submit(self, stub, request):
+        """Submits, retrying while the worker is not ready yet; returns the job id."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return stub.Submit(request, timeout=30).job_id
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def events(self, stub, job_id, seen=0):
+        """Every event of `job_id` after the first `seen`, waiting through a takeover."""
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                return list(stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300,
+                                       metadata=[("last-event-id", str(seen))]))
+            except grpc.RpcError as e:  # UNAVAILABLE until the job runs here or has ended.
+                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def finished(self, stub, job_id):
+        self.events(stub, job_id)
+        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        tree = stub.GetTree(self.pb.GetTreeRequest(job_id=job_id, include_top_logprobs=True),
+                            timeout=30)
+        return job, tree
+
+    def assert_same_run(self, taken_over, uninterrupted):
+        (job, tree), (job0, tree0) = taken_over, uninterrupted
+        self.assertEqual(job.state, self.pb.JOB_STATE_FINISHED, job.error)
+        self.assertEqual(job.text, job0.text)
+        self.assertEqual(list(job.token_ids), list(job0.token_ids))
+        self.assertEqual(len(job.token_ids), MAX_TOKENS)
+        self.assertEqual(len(tree.nodes), len(tree0.nodes))
+        for a, b in zip(tree.nodes, tree0.nodes):
+            a.sequence_id = b.sequence_id = 0  # Worker sequences are per run.
+            self.assertEqual(a, b)
+
+    def assert_b_answers_for_a(self, a, b, job_id, cancelled):
+        """While a holds `job_id` (its worker paused), b reports it as a's, and a Cancel of
+        `cancelled` sent to b makes a cancel it."""
+        job = b.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING)
+        listed = b.ListJobs(self.pb.ListJobsRequest(), timeout=30)
+        self.assertIn(job_id, {j.job_id for j in listed.jobs})
+        with self.assertRaises(grpc.RpcError) as watched:
+            next(b.Watch(self.pb.JobRef(job_id=job_id), timeout=30))
+        self.assertEqual(watched.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn("runs on coordinator a", watched.exception.details())
+        b.Cancel(self.pb.JobRef(job_id=cancelled), timeout=30)
+        state = eventually(lambda: a.GetJob(self.pb.JobRef(job_id=cancelled), timeout=30).state
+                           == self.pb.JOB_STATE_CANCELLED)
+        self.assertTrue(state, "the Cancel sent to b reached a")
+        stored = eventually(lambda: b.GetJob(self.pb.JobRef(job_id=cancelled), timeout=30).state
+                            == self.pb.JOB_STATE_CANCELLED)
+        self.assertTrue(stored, "b reads a's cancelled job from the store")
+
+    def test_survivor_takes_over_a_killed_coordinators_jobs_exactly(self):
+        a, a_index = self.start_coordinator("a")
+        b, b_index = self.start_coordinator("b")
+        greedy = self.submit(a, self.request(self.greedy(), seed=11))
+        search = self.submit(a, self.request(self.search(), seed=12))
+        doomed = self.submit(a, self.request(self.greedy(), seed=13))
+        watches = {job_id: a.Watch(self.pb.JobRef(job_id=job_id), timeout=300)
+                   for job_id in (greedy, search)}
+        seen = {job_id: [next(w) for _ in range(SEEN_BEFORE_KILL)]
+                for job_id, w in watches.items()}
+        worker = self.processes.processes[self.worker_index]
+        worker.send_signal(signal.SIGSTOP)  # a's jobs stop mid-generation, still a's.
+        try:
+            self.assertEqual(a.GetJob(self.pb.JobRef(job_id=greedy), timeout=30).state,
+                             self.pb.JOB_STATE_RUNNING, "paused mid-generation")
+            self.assert_b_answers_for_a(a, b, greedy, cancelled=doomed)
+            self.processes.processes[a_index].kill()
+            self.processes.processes[a_index].wait()
+        finally:
+            worker.send_signal(signal.SIGCONT)
+
+        for job_id in (greedy, search):
+            seen[job_id] += self.events(b, job_id, seen=len(seen[job_id]))
+        taken_over = {job_id: self.finished(b, job_id) for job_id in (greedy, search)}
+        taken = [line for line in self.processes.log(b_index).splitlines()
+                 if "job taken over" in line]
+        self.assertEqual(sorted(job_id for job_id in (greedy, search, doomed)
+                                if any(job_id in line for line in taken)),
+                         sorted((greedy, search)), taken)
+
+        # The same requests, uninterrupted, on the survivor.
+        for job_id, request in ((greedy, self.request(self.greedy(), seed=11)),
+                                (search, self.request(self.search(), seed=12))):
+            again = self.submit(b, request)
+            uninterrupted_events = self.events(b, again)
+            self.assert_same_run(taken_over[job_id], self.finished(b, again))
+            # Each event exactly once: what the reconnected client saw is an uninterrupted run.
+            self.assertEqual(len(seen[job_id]), len(uninterrupted_events))
+            for i, (x, y) in enumerate(zip(seen[job_id], uninterrupted_events)):
+                self.assertEqual(as_run(x), as_run(y), f"job {job_id} event {i}")
+        self.assertTrue(
+            any(n.status == self.pb.NODE_STATUS_PRUNED for n in taken_over[search][1].nodes),
+            "the search job branched")
+
+    def test_a_paused_coordinator_that_comes_back_is_fenced(self):
+        c, c_index = self.start_coordinator("c")
+        d, d_index = self.start_coordinator("d")
+        job_id = self.submit(c, self.request(self.greedy(), seed=21))
+        next(c.Watch(self.pb.JobRef(job_id=job_id), timeout=300))
+        paused = self.processes.processes[c_index]
+        paused.send_signal(signal.SIGSTOP)  # Alive, but renews nothing: its lease lapses.
+        try:
+            job, _ = self.finished(d, job_id)
+        finally:
+            paused.send_signal(signal.SIGCONT)
+        self.assertEqual((job.state, len(job.token_ids)), (self.pb.JOB_STATE_FINISHED, MAX_TOKENS),
+                         job.error)
+        # c learns at its first renewal that it lost the job, or its write of the end is refused.
+        fenced = eventually(lambda: [
+            line for line in self.processes.log(c_index).splitlines() if job_id in line and (
+                "another coordinator took the job over" in line
+                or "the end of the job here was not recorded" in line)])
+        self.assertTrue(fenced, self.processes.log(c_index))
+        time.sleep(1)  # Renewals of c's, had it any left to write.
+        self.assertEqual(d.GetJob(self.pb.JobRef(job_id=job_id), timeout=30), job)
+
+
+if __name__ == "__main__":
+    unittest.main()
