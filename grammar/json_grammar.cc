@@ -16,6 +16,7 @@
 #include "grammar/schema_error.h"
 #include "grammar/schema_keywords.h"
 #include "grammar/schema_merge.h"
+#include "grammar/schema_references.h"
 #include "grammar/string_keywords.h"
 #include "nlohmann/json.hpp"
 
@@ -534,7 +535,9 @@ absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text) {
   if (!schema.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("the schema is ", schema.status().message()));
   }
-  return Compiler(*schema).Run();
+  // References by URI become pointers into the document, the one form the compiler follows.
+  ASSIGN_OR_RETURN(const Json resolved, ResolveReferences(*schema));
+  return Compiler(resolved).Run();
 }
 
 JsonGrammar AnyJsonObjectGrammar() {

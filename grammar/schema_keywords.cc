@@ -123,6 +123,7 @@ absl::StatusOr<std::vector<std::string>> NotTypes(const Json& negated, const std
 bool IsAnnotation(absl::string_view key) {
   static const auto* const kSet = new absl::flat_hash_set<std::string>{
       "title",           "description",      "default",       "examples",  "$schema", "$anchor",
+      "$dynamicAnchor",
       "$id",             "$comment",         "deprecated",    "readOnly",  "writeOnly",
       "$defs",           "definitions",      "contentMediaType", "contentEncoding",
       "contentSchema"};

@@ -2,13 +2,13 @@
 #include "grammar/schema_merge.h"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "grammar/schema_error.h"
 #include "grammar/schema_keywords.h"
+#include "grammar/uri_reference.h"
 
 namespace arbor::grammar {
 namespace {
@@ -146,45 +146,12 @@ absl::Status Merge(Json& into, const Json& part, const std::string& pointer) {
   return absl::OkStatus();
 }
 
-// `text` with its %XX escapes decoded.
-std::string PercentDecoded(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
-// The subschema of `schema` whose $anchor is `name`, not entering embedded resources or values.
-const Json* FindAnchor(const Json& schema, const std::string& name, bool root) {
-  if (schema.is_array()) {
-    for (const Json& item : schema) {
-      if (const Json* found = FindAnchor(item, name, false)) return found;
-    }
-    return nullptr;
-  }
-  if (!schema.is_object() || (!root && schema.contains("$id"))) return nullptr;
-  if (schema.value("$anchor", Json()) == Json(name)) return &schema;
-  for (const auto& [key, value] : schema.items()) {
-    if (key == "const" || key == "enum" || key == "default" || key == "examples") continue;
-    if (const Json* found = FindAnchor(value, name, false)) return found;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 const Json* FindLocalRef(const Json& root, const std::string& ref) {
   if (ref.empty() || ref[0] != '#') return nullptr;
-  const std::string fragment = PercentDecoded(ref.substr(1));
+  const std::string fragment = PercentDecode(ref.substr(1));
   if (fragment.empty()) return &root;
-  if (fragment[0] != '/') return FindAnchor(root, fragment, true);
   try {
     const Json::json_pointer path(fragment);
     return root.contains(path) ? &root.at(path) : nullptr;

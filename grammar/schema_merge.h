@@ -16,10 +16,9 @@
 
 namespace arbor::grammar {
 
-// The schema a local reference names within `root`: "#" itself, a JSON pointer ("#/$defs/a",
-// percent-escapes decoded as in a URI fragment), or a plain-name fragment ("#foo") naming the
-// subschema whose `$anchor` it is, outside any embedded resource (`$id`). Null when it names
-// nothing, or is not local.
+// The schema a local reference names within `root`: "#" itself or a JSON pointer ("#/$defs/a",
+// percent-escapes decoded as in a URI fragment), the form schema_references.h rewrites every
+// reference to. Null when it names nothing, or is not of that form.
 const nlohmann::ordered_json* FindLocalRef(const nlohmann::ordered_json& root,
                                            const std::string& ref);
 

@@ -35,7 +35,7 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
   EXPECT_THAT(CompileError(R"({"type": "array", "items": [{"type": "string"}]})"),
               HasSubstr("items: a list (draft 2019 tuples) is not supported"));
   EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
-              HasSubstr("only references into this schema"));
+              HasSubstr("Arbor does not fetch schemas; bundle the schema it names under $defs"));
   EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"enum": ["a"]}]})"),
               HasSubstr("alternative 1 can start like an earlier one"));
   EXPECT_THAT(CompileError(

@@ -72,7 +72,7 @@ TEST(SchemaMerge, LocalReferencesByPointerEscapeAndAnchor) {
   EXPECT_THAT(CompileError(R"({"$defs": {"r": {"$id": "http://x.example/r",
                                               "$defs": {"b": {"$anchor": "b"}}}},
                                "$ref": "#b"})"),
-              HasSubstr("at /$ref: $ref '#b' names nothing in the schema"));
+              HasSubstr("at /$ref: $ref '#b': no $anchor 'b' in the schema resource"));
 }
 
 }  // namespace
