@@ -90,6 +90,14 @@ void Job::Cancel() {
   actions_.Drain();
 }
 
+void Job::Abandon(const absl::Status& why) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!life_.ended()) Fail(why);
+  }
+  actions_.Drain();
+}
+
 void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response) {
   {
     absl::MutexLock lock(&mu_);

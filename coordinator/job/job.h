@@ -120,6 +120,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // Finishes the job as CANCELLED now and releases its sequences; a Run in flight is cancelled
   // (the worker stops it within a step) and the sequences it created are released when it ends.
   void Cancel();
+  // Ends the job as FAILED with `why` now, as Cancel ends it: this coordinator may run it no
+  // more (another took it over in the job store), and its clients learn why.
+  void Abandon(const absl::Status& why);
   // Moves the job off its worker (draining, or lost with no Run of ours in flight) at the next
   // safe point: when the Run in flight completes, or now when there is none. A worker presumed
   // dead (`reason` UNAVAILABLE) has its Run abandoned at once (WorkerClient::AbandonRuns), as a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/log_fields.h"
 #include "spdlog/spdlog.h"
 
@@ -64,26 +65,30 @@ void StoreUpkeep::Renew() {
     spdlog::warn("job store: leases not renewed: {}", renewal.status().ToString());
     return;
   }
-  for (const std::string& job_id : renewal->lost) {
-    base::WithFields({{"job_id", job_id}, {"event", "job_lost"}})
-        .Warn(
-            "another coordinator took the job over (this one's lease lapsed): it stops here "
-            "and runs there");
-    // Not this coordinator's to start any more, if it has not started yet.
-    std::erase_if(waiting_, [&](const StoredJob& job) { return job.accepted.job_id == job_id; });
-    CancelHere(job_id);
-  }
+  for (const std::string& job_id : renewal->lost) Abandon(job_id);
   for (const std::string& job_id : renewal->cancel_requested) {
     // One not started yet is cancelled at the first renewal after it starts.
     base::WithFields({{"job_id", job_id}, {"event", "cancel_requested"}})
         .Info("a Cancel of the job reached another coordinator: cancelled here");
-    CancelHere(job_id);
+    if (absl::StatusOr<std::shared_ptr<JobRecord>> record = registry_->Find(job_id); record.ok()) {
+      (*record)->job->Cancel();
+    }
   }
 }
 
-void StoreUpkeep::CancelHere(const std::string& job_id) {
+void StoreUpkeep::Abandon(const std::string& job_id) {
+  const absl::StatusOr<StoredJob> stored = store_->Get(job_id);
+  const std::string holder = stored.ok() ? stored->lease.coordinator : "(unknown)";
+  const absl::Status why = absl::AbortedError(absl::StrCat(
+      "this coordinator's lease on the job lapsed and coordinator ", holder,
+      " took it over, where it runs again from the start: watch it there, or here once it has "
+      "ended"));
+  base::WithFields({{"job_id", job_id}, {"event", "job_lost"}, {"holder", holder}})
+      .Warn("job stopped here: {}", std::string(why.message()));
+  // Not this coordinator's to start any more, if it has not started yet.
+  std::erase_if(waiting_, [&](const StoredJob& job) { return job.accepted.job_id == job_id; });
   if (absl::StatusOr<std::shared_ptr<JobRecord>> record = registry_->Find(job_id); record.ok()) {
-    (*record)->job->Cancel();
+    (*record)->job->Abandon(why);
   }
 }
 

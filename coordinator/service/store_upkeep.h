@@ -46,8 +46,8 @@ class StoreUpkeep {
   void Run();
   // Renews the leases and acts on what the renewal found.
   void Renew();
-  // Cancels the job `job_id` if it runs here.
-  void CancelHere(const std::string& job_id);
+  // Stops `job_id`, which another coordinator took over: it fails here, naming that one.
+  void Abandon(const std::string& job_id);
   // Claims the jobs whose lease lapsed, to resume after those waiting already.
   void TakeOverLapsed();
   // Resumes the waiting jobs in order until one cannot start yet; false when one is left.

@@ -113,7 +113,7 @@ class JobStore {
   // Records the end of a job this coordinator holds, if it still holds it at the epoch it
   // accepted or claimed it at; either way the job is no longer held here. NOT_FOUND for an
   // unknown id; ABORTED, naming the holder, when another coordinator took it over since (or it
-  // was never held here): the result is discarded and the holder's run is the one that counts.
+  // is not held here): the result is discarded and the holder's run is the one that counts.
   virtual absl::Status Finish(const std::string& job_id, const FinishedJob& finished) = 0;
   // NOT_FOUND for an unknown id; DATA_LOSS naming the job for a row that does not parse.
   virtual absl::StatusOr<StoredJob> Get(const std::string& job_id) = 0;

@@ -118,10 +118,10 @@ absl::Status SqlJobStore::NotHeld(const std::string& job_id, int64_t epoch) {
   if (rows.empty()) return absl::NotFoundError(absl::StrCat("job store: no job ", job_id));
   ASSIGN_OR_RETURN(const std::string holder, rows[0].Bytes(0));
   ASSIGN_OR_RETURN(const int64_t holder_epoch, rows[0].Int(1));
-  const std::string mine = epoch == 0
-                               ? absl::StrCat("coordinator ", lease_.coordinator, " never held it")
-                               : absl::StrCat("coordinator ", lease_.coordinator,
-                                              " held it at epoch ", epoch, " and its lease lapsed");
+  const std::string mine =
+      epoch == 0 ? absl::StrCat("coordinator ", lease_.coordinator, " does not hold it")
+                 : absl::StrCat("coordinator ", lease_.coordinator, " held it at epoch ", epoch,
+                                " and its lease lapsed");
   return absl::AbortedError(
       absl::StrCat("job store: job ", job_id, " is coordinator ",
                    holder.empty() ? "(none)" : holder, "'s at epoch ", holder_epoch, "; ", mine,

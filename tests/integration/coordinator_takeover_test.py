@@ -225,7 +225,7 @@ class CoordinatorTakeoverTest(unittest.TestCase):
         # c learns at its first renewal that it lost the job, or its write of the end is refused.
         fenced = eventually(lambda: [
             line for line in self.processes.log(c_index).splitlines() if job_id in line and (
-                "another coordinator took the job over" in line
+                "job stopped here" in line
                 or "the end of the job here was not recorded" in line)])
         self.assertTrue(fenced, self.processes.log(c_index))
         time.sleep(1)  # Renewals of c's, had it any left to write.

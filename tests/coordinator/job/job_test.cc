@@ -438,6 +438,23 @@ TEST(JobTest, CancelMidBranchReleasesEverything) {
   EXPECT_THAT(h.worker->live(), IsEmpty());
 }
 
+TEST(JobTest, AbandonFailsTheJobWithItsReasonAndReleasesEverything) {
+  Harness h(ByPosition({{3, Lehv(Spread(30, 6))}}));
+  h.worker->Hold(true);
+  auto job = h.Make(BaseSpec(10));
+  job->Start();
+  h.worker->ReleaseHeld();  // A rollout is in flight.
+  job->Abandon(absl::AbortedError("coordinator b took it over"));
+  EXPECT_EQ(job->state(), arbor::v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job->finish_reason(), arbor::v1::FINISH_REASON_ERROR);
+  EXPECT_THAT(job->error(), ::testing::HasSubstr("coordinator b took it over"));
+  EXPECT_EQ(h.worker->cancelled_runs(), 1);
+  EXPECT_THAT(h.worker->live(), IsEmpty());
+  ASSERT_EQ(h.events.back().event_case(), arbor::v1::GenerateEvent::kFinished);
+  EXPECT_THAT(h.events.back().finished().error(),
+              ::testing::HasSubstr("coordinator b took it over"));
+}
+
 TEST(JobTest, SameSeedGivesTheSameTree) {
   auto run = [](uint64_t seed) {
     JobSpec spec = BaseSpec(10);

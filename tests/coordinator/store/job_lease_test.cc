@@ -93,6 +93,8 @@ TYPED_TEST(JobLeaseTest, AReplacedHolderIsFencedAndLearnsItLostTheJob) {
   ASSERT_TRUE(a->Accept(Accepted("j2-00000001", 2000)).ok());
   this->clock_.Advance(kLease + absl::Milliseconds(1));
   ASSERT_EQ(this->Ids(b->TakeOver(Claim::kLapsed)), (Ids{"j1-00000001", "j2-00000001"}));
+  EXPECT_TRUE(b->Holds("j1-00000001"));
+  EXPECT_TRUE(a->Holds("j1-00000001"));  // a does not know yet.
   // a wakes up: its result for j1 is refused, naming the holder, and the row is b's still.
   const absl::Status fenced =
       a->Finish("j1-00000001", Finished("j1-00000001", arbor::v1::JOB_STATE_FINISHED, 3000));
@@ -105,6 +107,7 @@ TYPED_TEST(JobLeaseTest, AReplacedHolderIsFencedAndLearnsItLostTheJob) {
   absl::StatusOr<LeaseRenewal> renewed = a->Renew();
   ASSERT_TRUE(renewed.ok()) << renewed.status();
   EXPECT_EQ(renewed->lost, Ids{"j2-00000001"});
+  EXPECT_FALSE(a->Holds("j2-00000001"));
   EXPECT_TRUE(absl::IsAborted(
       a->Finish("j2-00000001", Finished("j2-00000001", arbor::v1::JOB_STATE_FINISHED, 3000))));
   // The holder writes.
