@@ -274,12 +274,23 @@ absl::StatusOr<std::vector<arbor::v1::Job>> GenerationService::ListAnywhere(
     }
   }
   if (store_ != nullptr) {
-    // Those in memory and the store's newest `limit` besides.
-    filter.limit = limit + static_cast<int>(in_memory.size());
-    ASSIGN_OR_RETURN(const std::vector<StoredJob> stored, store_->List(filter, /*brief=*/true));
+    // Those in memory and the store's newest `limit` besides. An unfinished row answers RUNNING
+    // while another coordinator holds it: a RUNNING filter reads the unfinished rows too, and
+    // each job is matched by the state it answers.
+    JobFilter stored_filter = filter;
+    stored_filter.limit = limit + static_cast<int>(in_memory.size());
+    if (absl::c_linear_search(filter.states, arbor::v1::JOB_STATE_RUNNING)) {
+      stored_filter.states.push_back(arbor::v1::JOB_STATE_QUEUED);
+    }
+    ASSIGN_OR_RETURN(const std::vector<StoredJob> stored,
+                     store_->List(stored_filter, /*brief=*/true));
     for (const StoredJob& job : stored) {
       // Memory has the live state of a job the store has as accepted.
-      if (!in_memory.contains(job.accepted.job_id)) jobs.push_back(StoredJobAnswer(job, true));
+      if (in_memory.contains(job.accepted.job_id)) continue;
+      arbor::v1::Job answer = StoredJobAnswer(job, /*brief=*/true);
+      if (filter.states.empty() || absl::c_linear_search(filter.states, answer.state())) {
+        jobs.push_back(std::move(answer));
+      }
     }
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const arbor::v1::Job& a, const arbor::v1::Job& b) {

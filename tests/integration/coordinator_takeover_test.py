@@ -151,8 +151,10 @@ class CoordinatorTakeoverTest(unittest.TestCase):
         `cancelled` sent to b makes a cancel it."""
         job = b.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
         self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING)
-        listed = b.ListJobs(self.pb.ListJobsRequest(), timeout=30)
-        self.assertIn(job_id, {j.job_id for j in listed.jobs})
+        for states, listed_there in (([], True), ([self.pb.JOB_STATE_RUNNING], True),
+                                     ([self.pb.JOB_STATE_QUEUED], False)):
+            listed = b.ListJobs(self.pb.ListJobsRequest(states=states), timeout=30)
+            self.assertEqual(job_id in {j.job_id for j in listed.jobs}, listed_there, states)
         with self.assertRaises(grpc.RpcError) as watched:
             next(b.Watch(self.pb.JobRef(job_id=job_id), timeout=30))
         self.assertEqual(watched.exception.code(), grpc.StatusCode.UNAVAILABLE)
