@@ -13,6 +13,7 @@
 #include "grammar/exact_json.h"
 #include "grammar/finite_instances.h"
 #include "grammar/json_matcher.h"
+#include "grammar/one_of_split.h"
 #include "grammar/schema_error.h"
 #include "grammar/schema_keywords.h"
 #include "grammar/schema_merge.h"
@@ -351,14 +352,24 @@ class Compiler {
     if (!list.is_array() || list.empty()) {
       return SchemaError(at, absl::StrCat(keyword, ": must be a non-empty list of schemas"));
     }
-    if (std::string(keyword) == "oneOf") RETURN_IF_ERROR(CheckOneOf(list, root_, at));
-    Node node{.kind = NodeKind::kUnion};
-    for (size_t i = 0; i < list.size(); ++i) {
-      ASSIGN_OR_RETURN(const int32_t alternative,
-                       Compile(list[i], ChildPointer(at, std::to_string(i)), depth + 1));
-      node.alternatives.push_back(alternative);
+    // anyOf's false alternatives accept nothing: they are left out.
+    OneOfSplit split;
+    if (std::string(keyword) == "oneOf") {
+      ASSIGN_OR_RETURN(split, SplitOneOf(list, root_, at));
+    } else {
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (list[i] != Json(false)) split.alternatives.emplace_back(i, list[i]);
+      }
+      if (split.alternatives.empty()) return SchemaError(at, "anyOf: every alternative is false");
     }
-    unions_.push_back({grammar_.nodes.size(), at, std::string(keyword) == "anyOf"});
+    Node node{.kind = NodeKind::kUnion};
+    for (const auto& [i, alternative] : split.alternatives) {
+      ASSIGN_OR_RETURN(const int32_t compiled,
+                       Compile(alternative, ChildPointer(at, std::to_string(i)), depth + 1));
+      node.alternatives.push_back(compiled);
+    }
+    // Only tagged objects' alternatives must not overlap: any document of the others is valid.
+    unions_.push_back({grammar_.nodes.size(), at, !split.tagged});
     return Add(std::move(node), pointer);
   }
 

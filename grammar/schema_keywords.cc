@@ -58,8 +58,6 @@ constexpr Keyword kOneTypeKeywords[] = {
     {"maxProperties", "object"},    {"pattern", "string"},
     {"format", "string"}};
 
-const char* const kAllTypes[] = {"object", "array", "string", "number", "boolean", "null"};
-
 const Keyword* Find(absl::Span<const Keyword> keywords, absl::string_view name) {
   for (const Keyword& keyword : keywords) {
     if (name == keyword.name) return &keyword;
@@ -164,7 +162,7 @@ absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
         types.push_back(keyword.type);
       }
     }
-    if (types.empty()) types.assign(std::begin(kAllTypes), std::end(kAllTypes));
+    if (types.empty()) types.assign(std::begin(kJsonTypeNames), std::end(kJsonTypeNames));
   }
   std::erase_if(types, [&](const std::string& t) {
     const std::string as = t == "integer" ? "number" : t;
@@ -173,6 +171,46 @@ absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
   if (types.empty()) {
     return NotSupported(pointer, first_excluding,
                         absl::StrCat(" on ", first_type, "s, and the schema allows no other type"));
+  }
+  return types;
+}
+
+std::bitset<kJsonTypes> TypesLetThrough(const Json& schema) {
+  std::bitset<kJsonTypes> types;
+  if (!schema.is_object()) return schema == Json(false) ? types : types.set();
+  types.set();
+  // The types of kJsonTypeNames for which `keep` holds.
+  auto only = [](auto keep) {
+    std::bitset<kJsonTypes> kept;
+    for (size_t t = 0; t < kJsonTypes; ++t) kept[t] = keep(std::string(kJsonTypeNames[t]));
+    return kept;
+  };
+  auto listed = [](const Json& list) {
+    return [&list](const std::string& t) {
+      return std::any_of(list.begin(), list.end(), [&](const Json& v) { return HasType(v, t); });
+    };
+  };
+  if (schema.contains("type")) {
+    if (absl::StatusOr<std::vector<std::string>> declared = DeclaredTypes(schema, "");
+        declared.ok()) {
+      for (std::string& t : *declared) t = t == "integer" ? "number" : t;
+      types &= only([&](const std::string& t) {
+        return std::find(declared->begin(), declared->end(), t) != declared->end();
+      });
+    }
+  }
+  if (schema.contains("const")) types &= only(listed(Json::array({schema["const"]})));
+  if (schema.contains("enum") && schema["enum"].is_array()) types &= only(listed(schema["enum"]));
+  // `not` of a schema that accepts everything, or of types (integers leave the other numbers).
+  if (schema.contains("not")) {
+    const Json& negated = schema["not"];
+    if (negated == Json(true) || negated == Json::object()) types.reset();
+    if (negated.is_object() && NotTypes(negated, "").ok()) {
+      const std::vector<std::string> excluded = *DeclaredTypes(negated, "");
+      for (const std::string& t : excluded) {
+        if (t != "integer") types &= ~only([&](const std::string& name) { return name == t; });
+      }
+    }
   }
   return types;
 }

@@ -6,6 +6,7 @@
 #ifndef ARBOR_GRAMMAR_SCHEMA_KEYWORDS_H_
 #define ARBOR_GRAMMAR_SCHEMA_KEYWORDS_H_
 
+#include <bitset>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ bool IsCompiledKeyword(absl::string_view key);
 
 // How many JSON types there are to generate: object, array, string, number, boolean, null.
 inline constexpr size_t kJsonTypes = 6;
+// Their names ("number" stands for integers too).
+inline constexpr const char* kJsonTypeNames[kJsonTypes] = {"object",  "array",   "string",
+                                                           "number",  "boolean", "null"};
 
 // The JSON types `schema`'s instances are generated as ("integer" or "number" for numbers, never
 // both): `type` when given, else the types its compiled keywords restrict (a subset of what it
@@ -31,6 +35,11 @@ inline constexpr size_t kJsonTypes = 6;
 // nothing is left (or it restricts every type).
 absl::StatusOr<std::vector<std::string>> InstanceTypes(const nlohmann::ordered_json& schema,
                                                        const std::string& pointer);
+
+// Which of kJsonTypeNames `schema`'s own `type`, `enum`, `const` and `not` let through, so that
+// every value it accepts is of one of them (its other keywords, references and subschemas are the
+// caller's to weigh): all six for true, none for false or a `not` of everything.
+std::bitset<kJsonTypes> TypesLetThrough(const nlohmann::ordered_json& schema);
 
 // Whether `value` is of the JSON type `type` ("integer" values are numbers too).
 bool HasType(const nlohmann::ordered_json& value, absl::string_view type);

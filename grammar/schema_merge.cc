@@ -34,16 +34,15 @@ bool HasOtherKeywords(const Json& schema, const char* keyword) {
 constexpr int kMaxMergeDepth = 16;
 
 // A part as an object schema: a lone local reference replaced by what it names.
-absl::StatusOr<Json> Resolve(Json part, const Json& root, const std::string& pointer) {
-  for (int hops = 0; OnlyRef(part); ++hops) {
-    const std::string ref = part["$ref"].is_string() ? part["$ref"].get<std::string>() : "";
-    const Json* target = hops < 8 ? FindLocalRef(root, ref) : nullptr;
-    if (target == nullptr) {
-      return SchemaError(pointer,
-                         absl::StrCat("allOf: the reference '", ref, "' cannot be merged"));
-    }
-    part = *target;
+absl::StatusOr<Json> Resolve(const Json& schema, const Json& root, const std::string& pointer) {
+  const Json* target = FollowRefs(schema, root);
+  if (target == nullptr) {
+    const Json& ref = schema.at("$ref");
+    return SchemaError(pointer, absl::StrCat("allOf: the reference '",
+                                             ref.is_string() ? ref.get<std::string>() : ref.dump(),
+                                             "' cannot be merged"));
   }
+  const Json& part = *target;
   if (part.is_boolean()) {
     if (!part.get<bool>()) {
       return SchemaError(pointer, "allOf: a part is false, so nothing is valid");
@@ -170,26 +169,13 @@ bool NeedsMerge(const Json& schema) {
   return false;
 }
 
-absl::Status CheckOneOf(const Json& list, const Json& root, const std::string& at) {
-  bool all_tagged = true;
-  std::vector<Json> targets;
-  for (const Json& alternative : list) {
-    ASSIGN_OR_RETURN(Json target, Resolve(alternative, root, at));
-    const Json properties = target.value("properties", Json::object());
-    all_tagged = all_tagged && properties.is_object() && !properties.empty() &&
-                 properties.begin()->is_object() && properties.begin()->contains("const");
-    targets.push_back(std::move(target));
+const Json* FollowRefs(const Json& schema, const Json& root) {
+  const Json* target = &schema;
+  for (int hops = 0; target != nullptr && OnlyRef(*target); ++hops) {
+    const Json& ref = (*target)["$ref"];
+    target = hops < 8 && ref.is_string() ? FindLocalRef(root, ref.get<std::string>()) : nullptr;
   }
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (all_tagged || targets[i].contains("type") || targets[i].contains("enum") ||
-        targets[i].contains("const")) {
-      continue;
-    }
-    return SchemaError(ChildPointer(at, std::to_string(i)),
-                       "oneOf: each alternative must state its type (type, enum or const), so "
-                       "that a value of one is not also a value of another");
-  }
-  return absl::OkStatus();
+  return target;
 }
 
 absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std::string& pointer,
@@ -224,7 +210,6 @@ absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std
   for (const char* keyword : {"anyOf", "oneOf"}) {
     if (!merged.contains(keyword) || !HasOtherKeywords(merged, keyword)) continue;
     if (!merged[keyword].is_array()) return SchemaError(pointer, "anyOf: must be a list");
-    if (std::string(keyword) == "oneOf") RETURN_IF_ERROR(CheckOneOf(merged[keyword], root, pointer));
     Json rest = merged;
     rest.erase(keyword);
     Json alternatives = Json::array();

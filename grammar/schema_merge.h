@@ -31,14 +31,10 @@ absl::StatusOr<nlohmann::ordered_json> MergeSchema(const nlohmann::ordered_json&
                                                    const nlohmann::ordered_json& root,
                                                    const std::string& pointer, int depth = 0);
 
-// A oneOf document must match exactly one alternative, not only the one it was generated from.
-// The union's first bytes keep the generated values apart, but an alternative accepts more than
-// it generates ({"properties": …} accepts every string): each of `list` (the alternatives at
-// `at`) must state its type (`type`, `enum` or `const`, through references) so that a value of
-// one fails the others, unless all are objects tagged by a first property's `const`, which fail
-// each other's tag.
-absl::Status CheckOneOf(const nlohmann::ordered_json& list, const nlohmann::ordered_json& root,
-                        const std::string& at);
+// The schema a chain of lone local references (a `$ref` with annotations only) from `schema` ends
+// at: `schema` itself when it is not one. Null when a reference names nothing, or after 8.
+const nlohmann::ordered_json* FollowRefs(const nlohmann::ordered_json& schema,
+                                         const nlohmann::ordered_json& root);
 
 }  // namespace arbor::grammar
 

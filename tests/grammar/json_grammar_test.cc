@@ -37,7 +37,7 @@ TEST(JsonGrammar, RefusesWhatItCannotHonourNamingTheKeywordAndWhere) {
   EXPECT_THAT(CompileError(R"({"$ref": "https://example.com/s.json"})"),
               HasSubstr("Arbor does not fetch schemas; bundle the schema it names under $defs"));
   EXPECT_THAT(CompileError(R"({"oneOf": [{"type": "string"}, {"enum": ["a"]}]})"),
-              HasSubstr("alternative 1 can start like an earlier one"));
+              HasSubstr("oneOf: no value is known to match one alternative only"));
   EXPECT_THAT(CompileError(
                   R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})"),
               HasSubstr("required: 'b' not among the properties, and additionalProperties is "
