@@ -1,0 +1,130 @@
+// The store's upkeep with two coordinators on one store (a real SQLite file): it takes over a
+// job whose holder's lease lapsed and runs it to its end under its id, fails a job another
+// coordinator took from it (naming that one), and cancels a job whose Cancel reached another
+// coordinator. Leases here are short and real-time; the upkeep renews every 20 ms.
+#include "coordinator/service/store_upkeep.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/store/open_job_store.h"
+#include "coordinator/store/sqlite_database.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/service/service_harness.h"
+
+namespace arbor::coordinator {
+namespace {
+
+constexpr absl::Duration kLease = absl::Milliseconds(300);
+
+class StoreUpkeepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> next{0};
+    path_ = absl::StrCat(::testing::TempDir(), "store_upkeep_", getpid(), "_", next++, ".db");
+    a_ = Open("a");
+    b_ = Open("b");
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+
+  std::unique_ptr<JobStore> Open(const std::string& coordinator) {
+    absl::StatusOr<std::unique_ptr<JobStore>> store =
+        OpenJobStore("sqlite:" + path_, {coordinator, kLease, base::RealClock::Get()});
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  // b's upkeep over `h` (whose launcher writes through b), renewing every 20 ms.
+  std::unique_ptr<StoreUpkeep> UpkeepOfB(Harness& h) {
+    StoreUpkeepOptions options;
+    options.renew_every = absl::Milliseconds(20);
+    options.retry_every = absl::Milliseconds(20);
+    return std::make_unique<StoreUpkeep>(options, b_.get(), h.launcher.get(), &h.registry,
+                                         base::RealClock::Get(), std::vector<StoredJob>{});
+  }
+
+  // Whether `done` holds within 10 s.
+  static bool Eventually(const std::function<bool()>& done) {
+    for (int i = 0; i < 1000; ++i) {
+      if (done()) return true;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return done();
+  }
+
+  std::string path_;
+  std::unique_ptr<JobStore> a_;
+  std::unique_ptr<JobStore> b_;
+};
+
+TEST_F(StoreUpkeepTest, ALapsedJobIsTakenOverAndRunToItsEndUnderItsId) {
+  Harness h({}, 10, b_.get());
+  absl::StatusOr<std::shared_ptr<JobRecord>> template_job =
+      h.launcher->Launch(Harness::Request(3), absl::InfiniteFuture());
+  ASSERT_TRUE(template_job.ok()) << template_job.status();
+  absl::StatusOr<StoredJob> stored = b_->Get((*template_job)->job_id);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  AcceptedJob left = stored->accepted;
+  left.job_id = "j9-00000001";
+  ASSERT_TRUE(a_->Accept(left).ok());  // a accepted it, then died.
+
+  const std::unique_ptr<StoreUpkeep> upkeep = UpkeepOfB(h);
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<StoredJob> job = b_->Get("j9-00000001");
+    return job.ok() && job->finished.has_value();
+  }));
+  stored = b_->Get("j9-00000001");
+  EXPECT_EQ(stored->finished->job.state(), arbor::v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(stored->finished->job.token_ids_size(), 3);
+  EXPECT_EQ(stored->lease.coordinator, "b");
+  EXPECT_EQ(stored->lease.epoch, 2);
+}
+
+TEST_F(StoreUpkeepTest, AJobTakenFromItFailsNamingTheHolderAndACancelElsewhereCancels) {
+  Harness h({}, 10, b_.get());
+  h.worker->Hold(true);  // Both jobs stay running.
+  absl::StatusOr<std::shared_ptr<JobRecord>> lost =
+      h.launcher->Launch(Harness::Request(50, 1), absl::InfiniteFuture());
+  absl::StatusOr<std::shared_ptr<JobRecord>> cancelled =
+      h.launcher->Launch(Harness::Request(50, 2), absl::InfiniteFuture());
+  ASSERT_TRUE(lost.ok() && cancelled.ok());
+  const std::unique_ptr<StoreUpkeep> upkeep = UpkeepOfB(h);
+  // b is cut off from the store past its lease, and a takes the job over meanwhile: what a's
+  // takeover leaves in the row.
+  absl::StatusOr<std::unique_ptr<SqliteDatabase>> db = SqliteDatabase::Open(path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  const SqlValue params[] = {(*lost)->job_id};
+  ASSERT_TRUE((*db)
+                  ->Query("UPDATE arbor_jobs SET coordinator = 'a', epoch = epoch + 1 "
+                          "WHERE job_id = $1",
+                          params)
+                  .ok());
+  ASSERT_TRUE(a_->RequestCancel((*cancelled)->job_id).ok());
+
+  ASSERT_TRUE(Eventually([&] { return (*lost)->job->state() == arbor::v1::JOB_STATE_FAILED; }));
+  EXPECT_THAT((*lost)->job->error(), ::testing::HasSubstr("coordinator a took it over"));
+  ASSERT_TRUE(
+      Eventually([&] { return (*cancelled)->job->state() == arbor::v1::JOB_STATE_CANCELLED; }));
+  // The lost job's end here is not recorded; the cancelled one's is.
+  absl::StatusOr<StoredJob> row = a_->Get((*lost)->job_id);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_FALSE(row->finished.has_value());
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<StoredJob> job = a_->Get((*cancelled)->job_id);
+    return job.ok() && job->finished.has_value();
+  }));
+  EXPECT_EQ(a_->Get((*cancelled)->job_id)->finished->job.state(), arbor::v1::JOB_STATE_CANCELLED);
+}
+
+}  // namespace
+}  // namespace arbor::coordinator
