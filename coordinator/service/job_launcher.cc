@@ -234,7 +234,8 @@ absl::Status JobLauncher::FailStored(const StoredJob& stored, const absl::Status
   failed.job.set_state(arbor::v1::JOB_STATE_FAILED);
   failed.job.set_finish_reason(arbor::v1::FINISH_REASON_ERROR);
   failed.job.set_error(absl::StrCat(
-      "the coordinator restarted and could not run the job again exactly: ", why.message()));
+      "its coordinator restarted or stopped, and the job could not be run again exactly: ",
+      why.message()));
   arbor::v1::GenerateEvent& finished = failed.events.emplace_back();
   finished.set_job_id(job_id);
   finished.mutable_finished()->set_reason(arbor::v1::FINISH_REASON_ERROR);

@@ -5,8 +5,8 @@
 // and admitted into the registry. Shared by Generate and Submit. It also moves the jobs of a
 // worker that drains or dies (WorkerPool listener → Job::Rehome), so that they finish elsewhere.
 // With a job store, a job is recorded there before it is admitted (so before the client hears
-// of it) and again when it ends, and Resume runs a stored job that an earlier process left
-// unfinished under its own id.
+// of it) and again when it ends, and Resume runs a stored job that an earlier process, or
+// another coordinator on the store, left unfinished under its own id.
 #ifndef ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
 #define ARBOR_COORDINATOR_SERVICE_JOB_LAUNCHER_H_
 
@@ -89,7 +89,8 @@ class JobLauncher {
   absl::StatusOr<std::shared_ptr<JobRecord>> Launch(
       const arbor::v1::GenerateRequest& request, absl::Time call_deadline,
       const rpc::Identity& caller = rpc::OpenIdentity());
-  // Runs `stored`, accepted by an earlier process and never finished, again: the same id, seed,
+  // Runs `stored` — accepted by an earlier process, or by another coordinator on the store, and
+  // never finished; this coordinator took it over — again: the same id, seed,
   // resolved policy and prompt ids, so it makes the same tree and text. UNAVAILABLE while no
   // worker is ready and RESOURCE_EXHAUSTED while admission is full (try again later). When the
   // workers' model is not the one the job was accepted for (its fingerprint), or the job is
@@ -97,7 +98,8 @@ class JobLauncher {
   // and that error returned.
   absl::StatusOr<std::shared_ptr<JobRecord>> Resume(const StoredJob& stored);
   // From now on (the coordinator is shutting down) a job that ends cancelled stays unfinished
-  // in the store, so that the next coordinator on the store runs it again.
+  // in the store, so that another coordinator on the store (or this one restarted) runs it
+  // again.
   void KeepCancelledUnfinished() { keep_cancelled_unfinished_ = true; }
   // Whether the jobs of `requests` (one request's choices) fit the caller's tenant limits beside
   // what it has in flight, as TenantQuota::Check says; counts nothing. The HTTP gateway asks
