@@ -379,6 +379,7 @@ absl::StatusOr<LeaseOptions> LeaseOptionsFromFlags() {
 
 absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
   OpenedStore out;
+  if (absl::GetFlag(FLAGS_job_store) == "none") return out;  // No store: no leases either.
   ASSIGN_OR_RETURN(LeaseOptions lease, LeaseOptionsFromFlags());
   const std::string coordinator = lease.coordinator;
   absl::StatusOr<std::unique_ptr<JobStore>> store =
@@ -388,7 +389,6 @@ absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
                         absl::StrCat("--job_store: ", store.status().message()));
   }
   out.store = *std::move(store);
-  if (out.store == nullptr) return out;
   ASSIGN_OR_RETURN(out.claimed, out.store->TakeOver(Claim::kLapsedAndOwn));
   spdlog::info("job store {}: coordinator {} took over {} unfinished jobs to resume",
                absl::GetFlag(FLAGS_job_store), coordinator, out.claimed.size());
