@@ -67,10 +67,11 @@ def eventually(check, timeout=60):
 class CoordinatorTakeoverTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.processes = Processes(prefix="arbor-takeover-")
-        cls.addClassCleanup(cls.processes.stop)
+        # Cleanups run last first: the coordinators stop while the store still answers.
         cls.postgres = postgres_server.PostgresServer(postgres_server.find_binaries())
         cls.addClassCleanup(cls.postgres.stop)
+        cls.processes = Processes(prefix="arbor-takeover-")
+        cls.addClassCleanup(cls.processes.stop)
         cls.pb, cls.rpc, cls.entropix = generate_stubs(os.path.join(cls.processes.dir, "stubs"))
         cls.model = cls.processes.make_model("tiny")
         worker, = cls.processes.start("arbor-worker", f"--model={cls.model}",
