@@ -100,10 +100,8 @@ void StoreUpkeep::TakeOverLapsed() {
   }
   if (claimed->empty()) return;
   for (const StoredJob& job : *claimed) {
-    base::WithFields({{"job_id", job.accepted.job_id},
-                      {"event", "taken_over"},
-                      {"from", job.lease.coordinator},
-                      {"epoch", job.lease.epoch}})
+    base::WithFields(
+        {{"job_id", job.accepted.job_id}, {"event", "taken_over"}, {"epoch", job.lease.epoch}})
         .Info("job taken over: its coordinator's lease lapsed");
   }
   // Oldest first, after those waiting already (the back of waiting_ goes first).
