@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "grammar/exact_json.h"
 #include "grammar/schema_error.h"
+#include "grammar/string_keywords.h"
 
 namespace arbor::grammar {
 namespace {
@@ -45,7 +46,9 @@ constexpr Keyword kKeywords[] = {
     {"exclusiveMaximum", "number"},
     {"multipleOf", "number"},
     {"minLength", "string"},
-    {"maxLength", "string"}};
+    {"maxLength", "string"},
+    {"pattern", "string"},
+    {"format", "string"}};
 
 // Keywords not compiled that restrict one type only.
 constexpr Keyword kOneTypeKeywords[] = {
@@ -55,8 +58,7 @@ constexpr Keyword kOneTypeKeywords[] = {
     {"patternProperties", "object"}, {"propertyNames", "object"},
     {"unevaluatedProperties", "object"}, {"dependentSchemas", "object"},
     {"dependentRequired", "object"}, {"minProperties", "object"},
-    {"maxProperties", "object"},    {"pattern", "string"},
-    {"format", "string"}};
+    {"maxProperties", "object"}};
 
 const Keyword* Find(absl::Span<const Keyword> keywords, absl::string_view name) {
   for (const Keyword& keyword : keywords) {
@@ -134,7 +136,21 @@ absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
                                                        const std::string& pointer) {
   std::vector<std::string> excluded;
   std::string first_excluding, first_type;
+  std::string why;  // Why the first excluding keyword is not compiled, when it says.
   for (const auto& [key, unused] : schema.items()) {
+    // A pattern outside the subset, an unknown format: compiled keywords that restrict strings
+    // only, so strings are not generated.
+    if (key == "pattern" || key == "format") {
+      if (const absl::Status check = CheckStringKeyword(schema, key); !check.ok()) {
+        excluded.push_back("string");
+        if (first_excluding.empty()) {
+          first_excluding = key;
+          why = std::string(check.message());
+        }
+        if (first_type.empty()) first_type = "string";
+      }
+      continue;
+    }
     if (IsAnnotation(key) || IsCompiledKeyword(key)) continue;
     if (key == "not") {
       ASSIGN_OR_RETURN(const std::vector<std::string> types, NotTypes(schema["not"], pointer));
@@ -168,6 +184,10 @@ absl::StatusOr<std::vector<std::string>> InstanceTypes(const Json& schema,
     const std::string as = t == "integer" ? "number" : t;
     return std::find(excluded.begin(), excluded.end(), as) != excluded.end();
   });
+  if (types.empty() && !why.empty()) {
+    return SchemaError(ChildPointer(pointer, first_excluding),
+                       absl::StrCat(why, "; the schema allows no type but strings"));
+  }
   if (types.empty()) {
     return NotSupported(pointer, first_excluding,
                         absl::StrCat(" on ", first_type, "s, and the schema allows no other type"));

@@ -1,7 +1,8 @@
 // Which JSON Schema keywords the compiler (json_grammar.h) knows, and which JSON types a schema's
 // instances are generated as. A keyword it cannot honour but that restricts one type only
-// (`prefixItems` arrays, `patternProperties` objects, `format` strings, …) is honoured by not
-// generating that type, where the schema allows others: {"contains": …} accepts every non-array,
+// (`contains` arrays, `patternProperties` objects, a `pattern` outside the regular expression
+// subset or an unknown `format` for strings, …) is honoured by not generating that type, where
+// the schema allows others: {"contains": …} accepts every non-array,
 // so generating only non-arrays keeps every document valid. Otherwise it is refused by name.
 #ifndef ARBOR_GRAMMAR_SCHEMA_KEYWORDS_H_
 #define ARBOR_GRAMMAR_SCHEMA_KEYWORDS_H_

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "grammar/dfa_algebra.h"
 
 namespace arbor::grammar {
 namespace {
@@ -23,33 +24,6 @@ std::vector<CodePointRange> Writable(const std::vector<CodePointRange>& ranges) 
     }
   }
   return out;
-}
-
-// The states from which an accepting one is reachable: backwards from those.
-std::vector<bool> Live(const std::vector<CodePointDfa::State>& states) {
-  std::vector<std::vector<int32_t>> sources(states.size());
-  std::vector<bool> live(states.size(), false);
-  std::vector<int32_t> ready;
-  for (size_t s = 0; s < states.size(); ++s) {
-    for (const CodePointRange& range : states[s].ranges) {
-      sources[range.next].push_back(static_cast<int32_t>(s));
-    }
-    if (states[s].accepting) {
-      live[s] = true;
-      ready.push_back(static_cast<int32_t>(s));
-    }
-  }
-  while (!ready.empty()) {
-    const int32_t s = ready.back();
-    ready.pop_back();
-    for (int32_t source : sources[s]) {
-      if (!live[source]) {
-        live[source] = true;
-        ready.push_back(source);
-      }
-    }
-  }
-  return live;
 }
 
 }  // namespace
@@ -101,7 +75,7 @@ absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, 
     }
     automaton.states_.push_back(std::move(state));
   }
-  const std::vector<bool> live = Live(automaton.states_);
+  const std::vector<bool> live = LiveStates(automaton.states_);
   if (!live[kStart]) {
     return absl::InvalidArgumentError("no string of the allowed lengths matches the pattern");
   }

@@ -9,12 +9,18 @@ Reads one JSON request on stdin and answers on stdout:
       the list, too few or too many items, a discriminated union's tag changed, a number out of
       its bounds, a string too long, cut-off text).
   {"op": "validate", "items": [{"schema": TEXT, "document": TEXT}, ...]}
-      For each item "" when the document parses and validates, else why not.
+      For each item "" when the document parses and validates, else why not. Formats are
+      asserted: jsonschema's draft 2020-12 format checker, and for the formats whose optional
+      packages it lacks here (date-time, time, hostname, uri, duration) checks of their RFCs'
+      grammars with the standard library's calendar and URL parsing.
 """
 
+import datetime
 import json
 import random
+import re
 import sys
+import urllib.parse
 
 import jsonschema
 
@@ -224,6 +230,59 @@ def parses_valid(validator, text):
         return False
 
 
+def rfc3339_date_time(text):
+    """RFC 3339 section 5.6 date-time, the calendar checked by datetime."""
+    if not re.fullmatch(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                        text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def hostname(text):
+    """RFC 1123 host name: labels of letters, digits and inner hyphens, 63 octets at most each,
+    253 in all, not ending in an all-numeric label."""
+    labels = text.split(".")
+    return (len(text) <= 253 and not labels[-1].isdigit() and
+            all(re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?", label)
+                and label[2:4] != "--" for label in labels))
+
+
+def uri(text):
+    """RFC 3986 URI: a scheme, and only characters the RFC allows."""
+    allowed = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+    parts = urllib.parse.urlsplit(text)
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme or "")) and bool(
+        allowed.fullmatch(text)) and text.count("#") <= 1
+
+
+def duration(text):
+    """RFC 3339 appendix A duration."""
+    second, minute = r"\d+S", r"\d+M(\d+S)?"
+    time = rf"T(\d+H({minute})?|{minute}|{second})"
+    day, month = r"\d+D", r"\d+M(\d+D)?"
+    date = rf"({day}|{month}|\d+Y({month})?)({time})?"
+    return bool(re.fullmatch(rf"P({date}|{time}|\d+W)", text))
+
+
+def format_checker():
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checkers = dict(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
+    extra = {"date-time": rfc3339_date_time, "time": lambda t: rfc3339_date_time("1970-01-01T" + t),
+             "hostname": hostname, "uri": uri, "duration": duration}
+    for name, check in extra.items():
+        if name not in checker.checkers:
+            checker.checks(name)(lambda instance, check=check: not isinstance(instance, str)
+                                 or check(instance))
+    return checker
+
+
+FORMAT_CHECKER = format_checker()
+
+
 def validate(items):
     results = []
     for item in items:
@@ -233,7 +292,8 @@ def validate(items):
             results.append("not JSON: %s" % e)
             continue
         error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(json.loads(item["schema"])).iter_errors(document))
+            jsonschema.Draft202012Validator(json.loads(item["schema"]),
+                                            format_checker=FORMAT_CHECKER).iter_errors(document))
         results.append("" if error is None else error.message)
     return {"results": results}
 
