@@ -1,6 +1,7 @@
 #include "grammar/json_grammar.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -171,7 +172,11 @@ class Compiler {
   absl::StatusOr<int32_t> Object(const Json& schema, const std::string& pointer, int depth) {
     bool additional = true;
     const Json* additional_schema = nullptr;  // additionalProperties as a schema (a map's values).
-    if (schema.contains("additionalProperties")) {
+    // Declared properties are evaluated, so with unevaluatedProperties only they are generated.
+    const bool only_declared = schema.value("unevaluatedProperties", Json(true)) != Json(true);
+    if (only_declared) {
+      additional = false;
+    } else if (schema.contains("additionalProperties")) {
       const Json& value = schema["additionalProperties"];
       if (value.is_boolean()) {
         additional = value.get<bool>();
@@ -197,8 +202,10 @@ class Compiler {
       const std::string at = ChildPointer(pointer, "properties");
       if (!properties.is_object()) return SchemaError(at, "properties: must be an object");
       for (const auto& [name, property] : properties.items()) {
-        // A property whose schema is false must be absent: never generated.
-        if (property == Json(false) && !required.contains(name)) {
+        // A property whose schema accepts nothing (false, a `not` of everything, through
+        // references) must be absent: never generated.
+        const Json* target = FollowRefs(property, root_);
+        if (target != nullptr && TypesLetThrough(*target).none() && !required.contains(name)) {
           forbidden = true;
           continue;
         }
@@ -229,8 +236,9 @@ class Compiler {
       std::sort(missing.begin(), missing.end());
       return SchemaError(ChildPointer(pointer, "required"),
                    absl::StrCat("required: '", absl::StrJoin(missing, "', '"),
-                                "' not among the properties, and additionalProperties is "
-                                "false"));
+                                "' not among the properties, and ",
+                                only_declared ? "unevaluatedProperties is not true"
+                                              : "additionalProperties is false"));
     }
     // Without declared properties the object is a map: any keys, values of additionalProperties'
     // schema (any value when it is true or absent). With them, only they are generated.
@@ -253,14 +261,14 @@ class Compiler {
       if (!schema.contains(key)) continue;
       const Json& value = schema[key];
       const bool minimum = std::string(key) == "minItems";
-      // A larger maxItems binds nothing more than the largest count generated.
-      if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
-          (minimum && value.get<int64_t>() > kMaxItemsBound)) {
+      // A larger maxItems binds nothing more than the largest count generated; 2.0 is 2.
+      const double count = value.is_number() ? value.get<double>() : -1;
+      if (count < 0 || std::floor(count) != count || (minimum && count > kMaxItemsBound)) {
         return SchemaError(ChildPointer(pointer, key),
                            absl::StrCat(key, ": must be an integer in [0, ", kMaxItemsBound, "]"));
       }
       (minimum ? node.min_items : node.max_items) =
-          static_cast<int32_t>(std::min<int64_t>(value.get<int64_t>(), kMaxItemsBound));
+          static_cast<int32_t>(std::min<double>(count, kMaxItemsBound));
     }
     // Where a false schema leaves no item: arrays end before it.
     auto end_before = [&node](size_t position) {
@@ -292,6 +300,10 @@ class Compiler {
                        Compile(schema["items"], ChildPointer(pointer, "items"), depth + 1));
     } else {
       ASSIGN_OR_RETURN(node.items, AnyValue());
+    }
+    // Items past prefixItems without items are unevaluated: none with unevaluatedItems.
+    if (!schema.contains("items") && schema.value("unevaluatedItems", Json(true)) != Json(true)) {
+      end_before(node.prefix.size());
     }
     if (node.max_items >= 0 && node.min_items > node.max_items) {
       return SchemaError(ChildPointer(pointer, "minItems"),

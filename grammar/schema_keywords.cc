@@ -36,10 +36,12 @@ constexpr Keyword kKeywords[] = {
     {"properties", "object"},
     {"required", "object"},
     {"additionalProperties", "object"},
+    {"unevaluatedProperties", "object"},
     {"items", "array"},
     {"prefixItems", "array"},
     {"minItems", "array"},
     {"maxItems", "array"},
+    {"unevaluatedItems", "array"},
     {"minimum", "number"},
     {"maximum", "number"},
     {"exclusiveMinimum", "number"},
@@ -54,9 +56,9 @@ constexpr Keyword kKeywords[] = {
 constexpr Keyword kOneTypeKeywords[] = {
     {"contains", "array"},
     {"minContains", "array"},       {"maxContains", "array"},
-    {"unevaluatedItems", "array"},  {"uniqueItems", "array"},
+    {"uniqueItems", "array"},
     {"patternProperties", "object"}, {"propertyNames", "object"},
-    {"unevaluatedProperties", "object"}, {"dependentSchemas", "object"},
+    {"dependentSchemas", "object"},
     {"dependentRequired", "object"}, {"minProperties", "object"},
     {"maxProperties", "object"}};
 
@@ -102,18 +104,17 @@ absl::StatusOr<std::vector<std::string>> DeclaredTypes(const Json& schema,
   return types;
 }
 
-// The types `not` rules out, for a `not` that only names types (integers as numbers, since a
-// number generated may be whole); refused by name otherwise.
+// The types `not` rules out of what is generated: those its schema may accept (by its `type`,
+// `enum` or `const`; integers as numbers, since a number generated may be whole), whose values
+// the `not` might refuse. Refused by name when its schema may accept values of every type.
 absl::StatusOr<std::vector<std::string>> NotTypes(const Json& negated, const std::string& pointer) {
-  if (negated == Json(false)) return std::vector<std::string>{};
-  bool only_type = negated.is_object() && negated.contains("type");
-  for (const auto& [key, unused] : negated.items()) {
-    only_type = only_type && (key == "type" || IsAnnotation(key));
+  const std::bitset<kJsonTypes> accepted = TypesLetThrough(negated);
+  if (accepted.all()) {
+    return NotSupported(pointer, "not", " (beyond a `not` of types, values or nothing)");
   }
-  if (!only_type) return NotSupported(pointer, "not", " (beyond {\"not\": {\"type\": …}})");
-  ASSIGN_OR_RETURN(std::vector<std::string> types, DeclaredTypes(negated, pointer));
-  for (std::string& type : types) {
-    if (type == "integer") type = "number";
+  std::vector<std::string> types;
+  for (size_t t = 0; t < kJsonTypes; ++t) {
+    if (accepted[t]) types.emplace_back(kJsonTypeNames[t]);
   }
   return types;
 }
@@ -225,11 +226,14 @@ std::bitset<kJsonTypes> TypesLetThrough(const Json& schema) {
   if (schema.contains("not")) {
     const Json& negated = schema["not"];
     if (negated == Json(true) || negated == Json::object()) types.reset();
-    if (negated.is_object() && NotTypes(negated, "").ok()) {
-      const std::vector<std::string> excluded = *DeclaredTypes(negated, "");
-      for (const std::string& t : excluded) {
-        if (t != "integer") types &= ~only([&](const std::string& name) { return name == t; });
-      }
+    bool only_type = negated.is_object() && negated.contains("type");
+    for (const auto& [key, unused] : negated.items()) {
+      only_type = only_type && (key == "type" || IsAnnotation(key));
+    }
+    absl::StatusOr<std::vector<std::string>> excluded =
+        only_type ? DeclaredTypes(negated, "") : std::vector<std::string>{};
+    for (const std::string& t : excluded.value_or(std::vector<std::string>{})) {
+      if (t != "integer") types &= ~only([&](const std::string& name) { return name == t; });
     }
   }
   return types;

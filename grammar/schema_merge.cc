@@ -2,6 +2,7 @@
 #include "grammar/schema_merge.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -82,25 +83,89 @@ bool Conflicts(const Json& a, const Json& b) {
   return false;
 }
 
-// Whether `items` of one would apply to positions the other's prefixItems gives (items follows
-// its own part's prefixItems only).
-bool ItemsConflict(const Json& a, const Json& b) {
-  if (!(a.contains("items") && b.contains("prefixItems")) &&
-      !(b.contains("items") && a.contains("prefixItems"))) {
-    return false;
-  }
-  return a.value("prefixItems", Json()) != b.value("prefixItems", Json());
+// The schema at array position `i` of `side`: its prefixItems' or, past them, its items (nothing
+// when it has neither there).
+std::optional<Json> ItemAt(const Json& side, size_t i) {
+  const Json prefix = side.value("prefixItems", Json::array());
+  if (i < prefix.size()) return prefix[i];
+  if (side.contains("items")) return side["items"];
+  return std::nullopt;
 }
 
-absl::Status Merge(Json& into, const Json& part, const std::string& pointer) {
+// Both schemas at once (false wins, true gives way).
+std::optional<Json> Both(const std::optional<Json>& a, const std::optional<Json>& b) {
+  if (!a || *a == Json(true)) return b ? b : a;
+  if (!b || *b == Json(true) || *a == *b) return a;
+  if (*a == Json(false) || *b == Json(false)) return Json(false);
+  return Json{{"allOf", Json::array({*a, *b})}};
+}
+
+// `prefixItems` and `items` of both parts merged position by position (each part's `items`
+// applies past its own prefixItems only), taken out of `part`. Left to the keyword-by-keyword
+// merge when either is malformed (a list as items, prefixItems not a list).
+void MergeItems(Json& into, Json& part) {
+  for (const Json* side : {&into, &part}) {
+    if (side->contains("items") && (*side)["items"].is_array()) return;
+    if (side->contains("prefixItems") && !(*side)["prefixItems"].is_array()) return;
+  }
+  if (!part.contains("prefixItems") && !part.contains("items")) return;
+  const size_t length = std::max(into.value("prefixItems", Json::array()).size(),
+                                 part.value("prefixItems", Json::array()).size());
+  Json prefix = Json::array();
+  for (size_t i = 0; i < length; ++i) prefix.push_back(*Both(ItemAt(into, i), ItemAt(part, i)));
+  const std::optional<Json> items =
+      Both(into.contains("items") ? std::optional<Json>(into["items"]) : std::nullopt,
+           part.contains("items") ? std::optional<Json>(part["items"]) : std::nullopt);
+  if (!prefix.empty()) into["prefixItems"] = prefix;
+  if (items) into["items"] = *items;
+  part.erase("prefixItems");
+  part.erase("items");
+}
+
+// A part's unevaluatedItems and unevaluatedProperties see only what the part evaluates: items
+// past its prefixItems when it has no items, properties it does not declare when it has no
+// additionalProperties. Those are never generated: a maxItems, and the part's properties noted
+// in `evaluated` (the merged schema's keys must be among them). Taken out of `part`.
+void TakeUnevaluated(Json& into, Json& part, std::vector<Json>& evaluated) {
+  if (part.contains("unevaluatedItems") && part["unevaluatedItems"] != Json(true) &&
+      !part.contains("items")) {
+    const Json prefix = part.value("prefixItems", Json::array());
+    const size_t count = prefix.is_array() ? prefix.size() : 0;
+    if (!into.contains("maxItems") ||
+        (into["maxItems"].is_number() && into["maxItems"].get<double>() > count)) {
+      into["maxItems"] = count;
+    }
+  }
+  if (part.contains("unevaluatedProperties") && part["unevaluatedProperties"] != Json(true) &&
+      !part.contains("additionalProperties")) {
+    evaluated.push_back(part.value("properties", Json::object()));
+  }
+  part.erase("unevaluatedItems");
+  part.erase("unevaluatedProperties");
+}
+
+// Refuses a merged schema with a key outside what a part's unevaluatedProperties allows, and
+// allows no other (additionalProperties false, which keywords beside a oneOf carry into each
+// alternative) when a part limits them.
+absl::Status CheckEvaluated(Json& merged, const std::vector<Json>& evaluated,
+                            const std::string& pointer) {
+  for (const Json& keys : evaluated) {
+    if (Conflicts(Json{{"additionalProperties", false}, {"properties", keys}}, merged)) {
+      return SchemaError(pointer, "allOf: unevaluatedProperties of one part refuses properties "
+                                  "of another; keyword 'unevaluatedProperties' is not supported "
+                                  "so");
+    }
+  }
+  if (!evaluated.empty()) merged["additionalProperties"] = false;
+  return absl::OkStatus();
+}
+
+absl::Status Merge(Json& into, Json part, const std::string& pointer) {
   if (Conflicts(into, part) || Conflicts(part, into)) {
     return SchemaError(pointer, "allOf: additionalProperties of one part refuses properties "
                                 "of another; keyword 'additionalProperties' is not supported so");
   }
-  if (ItemsConflict(into, part)) {
-    return SchemaError(pointer, "allOf: items of one part and prefixItems of another; keyword "
-                                "'items' is not supported so");
-  }
+  MergeItems(into, part);
   static const char* const kLower[] = {"minimum", "exclusiveMinimum", "minLength", "minItems"};
   static const char* const kUpper[] = {"maximum", "exclusiveMaximum", "maxLength", "maxItems"};
   for (const auto& [key, value] : part.items()) {
@@ -123,7 +188,7 @@ absl::Status Merge(Json& into, const Json& part, const std::string& pointer) {
     } else if (key == "type") {
       into[key] = MeetTypes(into[key], value);
       if (into[key].empty()) return SchemaError(pointer, "allOf: the parts' types do not meet");
-    } else if ((key == "items" || key == "additionalProperties") && value.is_object()) {
+    } else if (key == "additionalProperties" && value.is_object()) {
       into[key] = Json{{"allOf", Json::array({into[key], value})}};
     } else if (key == "enum" && value.is_array() && into[key].is_array()) {
       Json both = Json::array();
@@ -194,27 +259,40 @@ absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std
     }
     for (const Json& part : schema["allOf"]) parts.push_back(part);
   }
-  if (schema.contains("if")) {
+  // `if: false` always takes `else`; otherwise instances of `if` take `then`.
+  if (schema.contains("if") && schema["if"] == Json(false)) {
+    if (schema.contains("else")) parts.push_back(schema["else"]);
+  } else if (schema.contains("if")) {
     parts.push_back(schema["if"]);
     if (schema.contains("then")) parts.push_back(schema["then"]);
   }
+  std::vector<Json> evaluated;  // Per part whose unevaluatedProperties limits the keys: them.
   for (const Json& part : parts) {
     ASSIGN_OR_RETURN(Json resolved, Resolve(part, root, pointer));
     // A part's own allOf, conditional or reference siblings merge first.
     if (NeedsMerge(resolved)) {
       ASSIGN_OR_RETURN(resolved, MergeSchema(resolved, root, pointer, depth + 1));
     }
-    RETURN_IF_ERROR(Merge(merged, resolved, pointer));
+    TakeUnevaluated(merged, resolved, evaluated);
+    RETURN_IF_ERROR(Merge(merged, std::move(resolved), pointer));
   }
+  RETURN_IF_ERROR(CheckEvaluated(merged, evaluated, pointer));
   // Keywords beside anyOf/oneOf go into each alternative.
   for (const char* keyword : {"anyOf", "oneOf"}) {
     if (!merged.contains(keyword) || !HasOtherKeywords(merged, keyword)) continue;
     if (!merged[keyword].is_array()) return SchemaError(pointer, "anyOf: must be a list");
     Json rest = merged;
     rest.erase(keyword);
+    // The unevaluated keywords stay beside: they see what each alternative evaluates.
+    Json beside = Json::object();
+    for (const char* key : {"unevaluatedItems", "unevaluatedProperties"}) {
+      if (rest.contains(key)) beside[key] = rest[key];
+      rest.erase(key);
+    }
     Json alternatives = Json::array();
     for (const Json& alternative : merged[keyword]) {
-      Json each = Json{{"allOf", Json::array({rest, alternative})}};
+      Json each = beside;
+      each["allOf"] = Json::array({rest, alternative});
       ASSIGN_OR_RETURN(Json flat, MergeSchema(each, root, pointer, depth + 1));
       alternatives.push_back(flat);
     }

@@ -65,7 +65,7 @@ TEST(JsonGrammar, AOneTypeKeywordLeavesTheOtherTypes) {
   EXPECT_THAT(CompileError(R"({"type": ["array", "string"], "contains": {}, "pattern": "\\1"})"),
               HasSubstr("keyword 'contains' is not supported on arrays, and the schema allows no "
                         "other type"));
-  EXPECT_THAT(CompileError(R"({"properties": {"a": {"not": {}}}})"),
+  EXPECT_THAT(CompileError(R"({"properties": {"a": {"not": {"minimum": 1}}}})"),
               HasSubstr("at /properties/a: keyword 'not' is not supported"));
   // `not` that names types leaves the others; integers go with numbers.
   absl::StatusOr<JsonGrammar> other = CompileJsonSchema(R"({"not": {"type": ["integer", "null"]}})");
@@ -90,6 +90,14 @@ TEST(JsonGrammar, FalseSchemasOfPropertiesAndItemsAreAbsences) {
   EXPECT_FALSE(Accepts(*nothing, R"({"a": 1})"));  // No map of any keys either.
   EXPECT_THAT(CompileError(R"({"properties": {"a": false}, "required": ["a"]})"),
               HasSubstr("at /properties/a: the schema false accepts nothing"));
+  // So is one whose schema accepts nothing otherwise, through references too.
+  absl::StatusOr<JsonGrammar> refuted = CompileJsonSchema(
+      R"({"properties": {"a": {"not": {}}, "b": {"$ref": "#/$defs/f"}, "c": {"type": "null"}},
+          "$defs": {"f": false}, "maxItems": 2.0})");
+  ASSERT_TRUE(refuted.ok()) << refuted.status();
+  EXPECT_TRUE(Accepts(*refuted, R"({"c": null})"));
+  EXPECT_FALSE(Accepts(*refuted, R"({"a": 1})"));
+  EXPECT_FALSE(Accepts(*refuted, R"({"b": 1})"));
 }
 
 // anyOf is valid with any one alternative: of alternatives that start alike, the first is kept.

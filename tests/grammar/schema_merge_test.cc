@@ -33,7 +33,18 @@ TEST(SchemaMerge, MergedSchemasGenerateOnlyValidDocuments) {
        {R"({"type": "string", "anyOf": [{"maxLength": 2}, {"minLength": 4}]})",
         R"({"if": {"type": "integer"}, "then": {"minimum": 3}, "else": {"type": "string"}})",
         R"({"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n", "maximum": -2})",
-        R"({"type": ["integer", "string"], "allOf": [{"type": "number"}]})"}) {
+        R"({"type": ["integer", "string"], "allOf": [{"type": "number"}]})",
+        // items applies past its own part's prefixItems only.
+        R"({"allOf": [{"prefixItems": [{"minimum": 3}]}], "items": {"minimum": 5}})",
+        R"({"prefixItems": [{"type": "string"}], "allOf": [{"prefixItems": [true, {"type":
+            "number"}]}], "unevaluatedItems": false})",
+        R"({"allOf": [{"prefixItems": [{"type": "string"}], "unevaluatedItems": false}],
+            "maxItems": 4})",
+        R"({"properties": {"foo": {"type": "string"}}, "unevaluatedProperties": false,
+            "anyOf": [{"properties": {"bar": {"const": "bar"}}, "required": ["bar"]}]})",
+        R"({"allOf": [{"properties": {"foo": true}, "unevaluatedProperties": false}],
+            "anyOf": [{"properties": {"foo": {"type": "integer"}}}]})",
+        R"({"if": false, "then": {"const": "then"}, "else": {"const": "else"}})"}) {
     ExpectWalksValidate(schema, 30);
   }
 }
@@ -48,10 +59,11 @@ TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
                                  {"properties": {"b": {}}}]})"),
       HasSubstr("additionalProperties of one part refuses properties of another"));
   EXPECT_THAT(CompileError(R"({"allOf": [true, false]})"), HasSubstr("a part is false"));
-  // items applies after its own part's prefixItems, so it would miss the other part's.
-  EXPECT_THAT(CompileError(R"({"allOf": [{"prefixItems": [{"minimum": 3}]}],
-                               "items": {"minimum": 5}})"),
-              HasSubstr("items of one part and prefixItems of another"));
+  // A part's unevaluatedProperties does not see the properties beside it.
+  EXPECT_THAT(CompileError(R"({"allOf": [{"properties": {"foo": {}},
+                                          "unevaluatedProperties": false}],
+                               "properties": {"bar": {}}})"),
+              HasSubstr("unevaluatedProperties of one part refuses properties of another"));
   // Keywords beside a oneOf go into each alternative: here both then accept every short string.
   EXPECT_THAT(CompileError(R"({"type": "string", "maxLength": 3,
                                "oneOf": [{"type": "string"}, {"minLength": 0}]})"),
