@@ -129,8 +129,10 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
     if (e.has_finished()) {
       pool_->JobLeft(record->job->worker_id());
       // Stored before the registry may evict it, so the job is always in one or the other.
-      if (store_ != nullptr) StoreFinished(*record);
+      const bool fenced = store_ != nullptr && !StoreFinished(*record);
       registry_->Finished(record->job_id);
+      // Another coordinator holds the job: its run is the one to answer with, from the store.
+      if (fenced) registry_->Forget(record->job_id);
     }
   };
   env.schedule_after = [timer = timer_](absl::Duration delay, std::function<void()> callback) {
@@ -312,21 +314,26 @@ absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::LaunchJob(
   return record;
 }
 
-void JobLauncher::StoreFinished(const JobRecord& record) {
-  if (keep_cancelled_unfinished_ && record.job->state() == arbor::v1::JOB_STATE_CANCELLED) return;
+bool JobLauncher::StoreFinished(const JobRecord& record) {
+  if (keep_cancelled_unfinished_ && record.job->state() == arbor::v1::JOB_STATE_CANCELLED) {
+    return true;
+  }
   const absl::Status stored =
       store_->Finish(record.job_id, FinishedOf(record, *prompts_, clock_->Now()));
   if (absl::IsAborted(stored)) {
     // Fenced: another coordinator took the job over, and its run is the one recorded.
     base::WithFields({{"job_id", record.job_id}, {"event", "store_fenced"}})
         .Warn("job store: the end of the job here was not recorded: {}", stored.ToString());
-  } else if (!stored.ok()) {
+    return false;
+  }
+  if (!stored.ok()) {
     base::WithFields({{"job_id", record.job_id}, {"event", "store_failed"}})
         .Log(spdlog::level::err,
              "job store: the end of the job was not recorded (another coordinator, or this one "
              "restarted, runs it again): {}",
              stored.ToString());
   }
+  return true;
 }
 
 absl::StatusOr<std::shared_ptr<JobRecord>> JobLauncher::CreateAndAdmit(

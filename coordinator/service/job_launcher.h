@@ -152,8 +152,9 @@ class JobLauncher {
   absl::Status FailStored(const StoredJob& stored, const absl::Status& why);
   // Records the end of `record`'s job in the store (logged when the store fails: the job stays
   // unfinished there and another coordinator, or a restart, runs it again, to the same result;
-  // and when another coordinator took the job over, whose run then counts).
-  void StoreFinished(const JobRecord& record);
+  // and when another coordinator took the job over, whose run then counts). False in that
+  // last case: the job is that coordinator's to answer for.
+  bool StoreFinished(const JobRecord& record);
   uint64_t RandomNonZero();
   // A worker drains or died: every job homed there moves (Job::Rehome). A job with a Run in
   // flight on a dead worker moves when that Run fails, the others at once.

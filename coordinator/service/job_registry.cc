@@ -147,13 +147,24 @@ void JobRegistry::Finished(const std::string& job_id) {
   if (next) Start(*next);
 }
 
+void JobRegistry::Forget(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.finished) return;
+  DropFinished(it);
+  finished_bytes_gauge_.Set(static_cast<double>(finished_bytes_));
+}
+
+void JobRegistry::DropFinished(absl::flat_hash_map<std::string, Entry>::iterator it) {
+  finished_bytes_ -= it->second.retained_bytes;
+  finished_.erase(*it->second.finished);
+  jobs_.erase(it);
+}
+
 void JobRegistry::Evict() {
   while (static_cast<int>(finished_.size()) > finished_jobs_ ||
          (!finished_.empty() && finished_bytes_ > finished_job_bytes_)) {
-    auto it = jobs_.find(finished_.back());
-    finished_bytes_ -= it->second.retained_bytes;
-    jobs_.erase(it);
-    finished_.pop_back();
+    DropFinished(jobs_.find(finished_.back()));
   }
   finished_bytes_gauge_.Set(static_cast<double>(finished_bytes_));
 }
@@ -190,7 +201,8 @@ absl::Status JobRegistry::NotFound(const std::string& job_id) const {
       instance && *instance != instance_) {
     if (job_store_) {
       return absl::NotFoundError(absl::StrCat(
-          "job_id: no job ", job_id, ": it was started by an earlier coordinator process and "
+          "job_id: no job ", job_id,
+          ": it was started by an earlier coordinator process and "
           "the job store does not have it (deleted by retention, or another store's)"));
     }
     return absl::NotFoundError(

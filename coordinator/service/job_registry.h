@@ -57,8 +57,8 @@ struct JobRecord {
   arbor::v1::PolicyConfig policy;  // As resolved, every field set; set before Admit.
   // What lists show of the prompt (Job.prompt_snippet); set before Admit.
   std::string prompt_snippet;
-  int32_t top_logprobs = 0;        // Alternatives per node the job asked to keep.
-  std::shared_ptr<Job> job;        // Set before JobRegistry::Admit, never changed after.
+  int32_t top_logprobs = 0;  // Alternatives per node the job asked to keep.
+  std::shared_ptr<Job> job;  // Set before JobRegistry::Admit, never changed after.
   EventLog events;
 };
 
@@ -87,6 +87,10 @@ class JobRegistry {
   // and it joins the finished jobs, evicting the least recently used beyond either bound (a job
   // larger than the byte bound alone is not kept).
   void Finished(const std::string& job_id);
+
+  // Drops the finished job `job_id` before eviction would: another coordinator on the job store
+  // took it over, and the store answers for it from now on. A no-op for a job not finished.
+  void Forget(const std::string& job_id);
 
   // A new job id, "j<number>-<instance><random>" (4 hex digits each): the instance is what this
   // registry — this coordinator process — picked at start, so that an id an earlier process
@@ -128,6 +132,9 @@ class JobRegistry {
 
   // Drops the least recently used finished jobs while either bound is exceeded.
   void Evict() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the finished job at `it`.
+  void DropFinished(absl::flat_hash_map<std::string, Entry>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Start(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -233,6 +233,9 @@ class CoordinatorTakeoverTest(unittest.TestCase):
         self.assertTrue(fenced, self.processes.log(c_index))
         time.sleep(1)  # Renewals of c's, had it any left to write.
         self.assertEqual(d.GetJob(self.pb.JobRef(job_id=job_id), timeout=30), job)
+        # c answers with d's run too: its own, cut short, is not the job's.
+        on_c = c.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
+        self.assertEqual((on_c.state, on_c.text), (job.state, job.text), on_c.error)
 
 
 if __name__ == "__main__":

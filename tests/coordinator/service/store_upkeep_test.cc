@@ -1,7 +1,8 @@
 // The store's upkeep with two coordinators on one store (a real SQLite file): it takes over a
 // job whose holder's lease lapsed and runs it to its end under its id, fails a job another
 // coordinator took from it (naming that one), and cancels a job whose Cancel reached another
-// coordinator. Leases here are short and real-time; the upkeep renews every 20 ms.
+// coordinator; a job taken from it leaves its memory, for the store to answer for. Leases here
+// are short and real-time; the upkeep renews every 20 ms.
 #include "coordinator/service/store_upkeep.h"
 
 #include <unistd.h>
@@ -109,10 +110,15 @@ TEST_F(StoreUpkeepTest, AJobTakenFromItFailsNamingTheHolderAndACancelElsewhereCa
                           "WHERE job_id = $1",
                           params)
                   .ok());
+  h.registry.Forget((*cancelled)->job_id);  // Running: kept.
+  ASSERT_TRUE(h.registry.Find((*cancelled)->job_id).ok());
   ASSERT_TRUE(a_->RequestCancel((*cancelled)->job_id).ok());
 
   ASSERT_TRUE(Eventually([&] { return (*lost)->job->state() == arbor::v1::JOB_STATE_FAILED; }));
   EXPECT_THAT((*lost)->job->error(), ::testing::HasSubstr("coordinator a took it over"));
+  // Its end here is not the job's: b answers for it from the store, as a's, from now on.
+  ASSERT_TRUE(
+      Eventually([&] { return absl::IsNotFound(h.registry.Find((*lost)->job_id).status()); }));
   ASSERT_TRUE(
       Eventually([&] { return (*cancelled)->job->state() == arbor::v1::JOB_STATE_CANCELLED; }));
   // The lost job's end here is not recorded; the cancelled one's is.
@@ -124,6 +130,9 @@ TEST_F(StoreUpkeepTest, AJobTakenFromItFailsNamingTheHolderAndACancelElsewhereCa
     return job.ok() && job->finished.has_value();
   }));
   EXPECT_EQ(a_->Get((*cancelled)->job_id)->finished->job.state(), arbor::v1::JOB_STATE_CANCELLED);
+  // Of the two, b keeps the cancelled one only.
+  ASSERT_TRUE(Eventually([&] { return h.registry.finished_count() == 1; }));
+  EXPECT_EQ(h.registry.finished_bytes(), static_cast<int64_t>((*cancelled)->RetainedBytes()));
 }
 
 }  // namespace
