@@ -2,6 +2,8 @@
 #include "grammar/schema_merge.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -29,6 +31,14 @@ bool HasOtherKeywords(const Json& schema, const char* keyword) {
     if (key != keyword && !IsAnnotation(key)) return true;
   }
   return false;
+}
+
+// Integer multipleOfs merge into their least common multiple while a double holds it exactly.
+constexpr int64_t kMaxExactInteger = int64_t{1} << 53;
+
+bool PositiveInteger(const Json& value) {
+  return value.is_number_integer() && value.get<int64_t>() > 0 &&
+         value.get<int64_t>() < kMaxExactInteger;
 }
 
 // Merges of merges (a part's own allOf, a reference to a schema with one) nest at most this deep.
@@ -67,22 +77,6 @@ Json MeetTypes(const Json& a, const Json& b) {
   return out;
 }
 
-// Whether an additionalProperties of `a` would refuse a property `b` declares or requires.
-bool Conflicts(const Json& a, const Json& b) {
-  if (!a.contains("additionalProperties") || a["additionalProperties"] == Json(true)) return false;
-  const Json declared = a.value("properties", Json::object());
-  auto outside = [&](const std::string& name) { return !declared.contains(name); };
-  const Json properties = b.value("properties", Json::object());
-  const Json required = b.value("required", Json::array());
-  for (const auto& [name, unused] : properties.items()) {
-    if (outside(name)) return true;
-  }
-  for (const Json& name : required) {
-    if (name.is_string() && outside(name.get<std::string>())) return true;
-  }
-  return false;
-}
-
 // The schema at array position `i` of `side`: its prefixItems' or, past them, its items (nothing
 // when it has neither there).
 std::optional<Json> ItemAt(const Json& side, size_t i) {
@@ -98,6 +92,30 @@ std::optional<Json> Both(const std::optional<Json>& a, const std::optional<Json>
   if (!b || *b == Json(true) || *a == *b) return a;
   if (*a == Json(false) || *b == Json(false)) return Json(false);
   return Json{{"allOf", Json::array({*a, *b})}};
+}
+
+// Applies `extra`, what one part says of properties beyond its declared `names`
+// (additionalProperties, or false where its unevaluatedProperties sees none), to `other`'s
+// properties beyond them: each takes `extra` too (false: never generated). INVALID_ARGUMENT
+// naming `keyword` for such a property `other` requires, when `extra` is false.
+absl::Status LimitProperties(const Json& names, const Json& extra, Json& other,
+                             const std::string& pointer, const char* keyword) {
+  if (extra == Json(true) || !names.is_object()) return absl::OkStatus();
+  if (other.contains("properties") && other["properties"].is_object()) {
+    for (auto it = other["properties"].begin(); it != other["properties"].end(); ++it) {
+      if (!names.contains(it.key())) it.value() = *Both(it.value(), extra);
+    }
+  }
+  const Json required = other.value("required", Json::array());
+  for (const Json& name : required.is_array() ? required : Json::array()) {
+    if (extra == Json(false) && name.is_string() && !names.contains(name.get<std::string>())) {
+      return SchemaError(pointer, absl::StrCat("allOf: ", keyword, " of one part refuses the "
+                                               "property '", name.get<std::string>(),
+                                               "' another requires; keyword '", keyword,
+                                               "' is not supported so"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // `prefixItems` and `items` of both parts merged position by position (each part's `items`
@@ -144,27 +162,27 @@ void TakeUnevaluated(Json& into, Json& part, std::vector<Json>& evaluated) {
   part.erase("unevaluatedProperties");
 }
 
-// Refuses a merged schema with a key outside what a part's unevaluatedProperties allows, and
-// allows no other (additionalProperties false, which keywords beside a oneOf carry into each
+// Keeps a merged schema's keys within what each part's unevaluatedProperties allows, and allows
+// no other (additionalProperties false, which keywords beside a oneOf carry into each
 // alternative) when a part limits them.
 absl::Status CheckEvaluated(Json& merged, const std::vector<Json>& evaluated,
                             const std::string& pointer) {
   for (const Json& keys : evaluated) {
-    if (Conflicts(Json{{"additionalProperties", false}, {"properties", keys}}, merged)) {
-      return SchemaError(pointer, "allOf: unevaluatedProperties of one part refuses properties "
-                                  "of another; keyword 'unevaluatedProperties' is not supported "
-                                  "so");
-    }
+    RETURN_IF_ERROR(
+        LimitProperties(keys, Json(false), merged, pointer, "unevaluatedProperties"));
   }
   if (!evaluated.empty()) merged["additionalProperties"] = false;
   return absl::OkStatus();
 }
 
 absl::Status Merge(Json& into, Json part, const std::string& pointer) {
-  if (Conflicts(into, part) || Conflicts(part, into)) {
-    return SchemaError(pointer, "allOf: additionalProperties of one part refuses properties "
-                                "of another; keyword 'additionalProperties' is not supported so");
-  }
+  // Each side's additionalProperties applies to what the other declares beyond its own.
+  const Json into_names = into.value("properties", Json::object());
+  RETURN_IF_ERROR(LimitProperties(into_names, into.value("additionalProperties", Json(true)), part,
+                                  pointer, "additionalProperties"));
+  RETURN_IF_ERROR(LimitProperties(part.value("properties", Json::object()),
+                                  part.value("additionalProperties", Json(true)), into, pointer,
+                                  "additionalProperties"));
   MergeItems(into, part);
   static const char* const kLower[] = {"minimum", "exclusiveMinimum", "minLength", "minItems"};
   static const char* const kUpper[] = {"maximum", "exclusiveMaximum", "maxLength", "maxItems"};
@@ -175,9 +193,7 @@ absl::Status Merge(Json& into, Json part, const std::string& pointer) {
       continue;
     } else if (key == "properties" && value.is_object() && into[key].is_object()) {
       for (const auto& [name, schema] : value.items()) {
-        into[key][name] = into[key].contains(name)
-                              ? Json{{"allOf", Json::array({into[key][name], schema})}}
-                              : schema;
+        into[key][name] = into[key].contains(name) ? *Both(into[key][name], schema) : schema;
       }
     } else if (key == "required" && value.is_array() && into[key].is_array()) {
       for (const Json& name : value) {
@@ -190,6 +206,9 @@ absl::Status Merge(Json& into, Json part, const std::string& pointer) {
       if (into[key].empty()) return SchemaError(pointer, "allOf: the parts' types do not meet");
     } else if (key == "additionalProperties" && value.is_object()) {
       into[key] = Json{{"allOf", Json::array({into[key], value})}};
+    } else if (key == "multipleOf" && PositiveInteger(value) && PositiveInteger(into[key]) &&
+               std::lcm(value.get<int64_t>(), into[key].get<int64_t>()) < kMaxExactInteger) {
+      into[key] = std::lcm(value.get<int64_t>(), into[key].get<int64_t>());
     } else if (key == "enum" && value.is_array() && into[key].is_array()) {
       Json both = Json::array();
       for (const Json& v : into[key]) {

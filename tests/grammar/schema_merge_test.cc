@@ -44,7 +44,13 @@ TEST(SchemaMerge, MergedSchemasGenerateOnlyValidDocuments) {
             "anyOf": [{"properties": {"bar": {"const": "bar"}}, "required": ["bar"]}]})",
         R"({"allOf": [{"properties": {"foo": true}, "unevaluatedProperties": false}],
             "anyOf": [{"properties": {"foo": {"type": "integer"}}}]})",
-        R"({"if": false, "then": {"const": "then"}, "else": {"const": "else"}})"}) {
+        R"({"if": false, "then": {"const": "then"}, "else": {"const": "else"}})",
+        // Another part's additionalProperties applies to a property beyond its own.
+        R"({"allOf": [{"properties": {"foo": {"type": "number"}}},
+                      {"additionalProperties": {"type": "integer"}}]})",
+        R"({"allOf": [{"properties": {"foo": true}}],
+            "anyOf": [{"properties": {"bar": true}, "unevaluatedProperties": false}]})",
+        R"({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}], "maximum": 100})"}) {
     ExpectWalksValidate(schema, 30);
   }
 }
@@ -56,14 +62,15 @@ TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
               HasSubstr("allOf: the parts disagree on keyword 'const'"));
   EXPECT_THAT(
       CompileError(R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false},
-                                 {"properties": {"b": {}}}]})"),
-      HasSubstr("additionalProperties of one part refuses properties of another"));
+                                 {"properties": {"b": {}}, "required": ["b"]}]})"),
+      HasSubstr("additionalProperties of one part refuses the property 'b' another requires"));
   EXPECT_THAT(CompileError(R"({"allOf": [true, false]})"), HasSubstr("a part is false"));
   // A part's unevaluatedProperties does not see the properties beside it.
   EXPECT_THAT(CompileError(R"({"allOf": [{"properties": {"foo": {}},
                                           "unevaluatedProperties": false}],
-                               "properties": {"bar": {}}})"),
-              HasSubstr("unevaluatedProperties of one part refuses properties of another"));
+                               "properties": {"bar": {}}, "required": ["bar"]})"),
+              HasSubstr("unevaluatedProperties of one part refuses the property 'bar' another "
+                        "requires"));
   // Keywords beside a oneOf go into each alternative: here both then accept every short string.
   EXPECT_THAT(CompileError(R"({"type": "string", "maxLength": 3,
                                "oneOf": [{"type": "string"}, {"minLength": 0}]})"),
