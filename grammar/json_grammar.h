@@ -3,18 +3,23 @@
 // The subset is what structured-output APIs serve (OpenAI's strict mode, XGrammar, llguidance,
 // llama.cpp's json-schema-to-grammar), and more:
 //  - `type` (one or a list; without it, the types the schema's keywords restrict), `enum`,
-//    `const` (the values the other keywords beside them also take), local `$ref` into the schema
-//    (recursion allowed);
+//    `const` (the values the other keywords beside them also take), `$ref` to any subschema of
+//    the document by JSON pointer, `$id`-relative URI or anchor, and `$dynamicRef` where the
+//    schema it names is the same whatever the path taken (schema_references.h; recursion
+//    allowed; nothing is fetched);
 //  - objects: `properties`, `required`, `additionalProperties` (a boolean, or a schema: the
-//    values of a map, an object without `properties`), a property whose schema is false;
-//  - arrays: `prefixItems`, `items` (a schema or false), `minItems`, `maxItems`;
+//    values of a map, an object without `properties`), `unevaluatedProperties` (only declared
+//    properties are generated), a property whose schema accepts nothing (never generated);
+//  - arrays: `prefixItems`, `items` (a schema or false), `minItems`, `maxItems`,
+//    `unevaluatedItems` (no item past `prefixItems` without `items`);
 //  - numbers: `minimum`, `maximum`, the exclusive ones, integer `multipleOf` (number_bounds.h);
 //  - strings: `minLength`, `maxLength` in code points (string_keywords.h);
-//  - `anyOf` (of alternatives that start alike, the first is kept), `oneOf` (alternatives that
-//    state their types and start differently), objects told apart by a first required property
-//    holding a distinct constant string (discriminated_union.h);
+//  - `anyOf` (of alternatives that start alike, the first is kept), `oneOf` (each JSON type from
+//    the one alternative that may accept it, one_of_split.h), objects told apart by a first
+//    required property holding a distinct constant string (discriminated_union.h);
 //  - `allOf`, `if`/`then`/`else` and keywords beside `$ref`/`anyOf`/`oneOf`, merged where the
-//    merge is exact (schema_merge.h); `not` of types;
+//    merge is exact (schema_merge.h); `not` of a schema whose `type`, `enum` or `const` leaves
+//    out some types: those types;
 //  - annotations (`title`, `description`, `default`, `examples`, the content vocabulary, …).
 // A keyword outside it that restricts one type only (`pattern`, `format`, `contains`,
 // `patternProperties`, …) is honoured by generating the schema's other types when it allows any

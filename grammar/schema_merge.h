@@ -1,11 +1,16 @@
 // `allOf`, `if`/`then`, and keywords beside `$ref`, `anyOf` or `oneOf`, merged into one schema the
 // compiler (json_grammar.h) takes as usual. Merging is exact or refused: properties are united
-// (a property in several parts gets all their schemas), `required` united, `type` and `enum`
-// intersected, numeric and length bounds tightened; parts that disagree otherwise are refused
-// naming the keyword. `if`/`then`/`else` generates instances of `if` and `then` (they satisfy
-// the conditional whatever `else` says). Keywords beside `anyOf`/`oneOf` go into each
-// alternative, and a reference is replaced by the schema it names (one level: references inside
-// it stay references, so recursion still works).
+// (a property in several parts gets all their schemas; one beyond another part's properties gets
+// that part's `additionalProperties` too, so under false it is never generated), `required`
+// united, `type` and `enum` intersected, numeric and length bounds tightened, integer
+// `multipleOf`s to their least common multiple, `prefixItems` and `items` merged position by
+// position; parts that disagree otherwise are refused naming the keyword. A part's
+// `unevaluatedItems` or `unevaluatedProperties` sees only what that part evaluates: it becomes a
+// `maxItems`, or a bound on the merged properties. `if`/`then`/`else` generates instances of `if`
+// and `then` (they satisfy the conditional whatever `else` says), or of `else` when `if` is false.
+// Keywords beside `anyOf`/`oneOf` go into each alternative (the unevaluated ones stay beside
+// them), and a reference is replaced by the schema it names (one level: references inside it
+// stay references, so recursion still works).
 #ifndef ARBOR_GRAMMAR_SCHEMA_MERGE_H_
 #define ARBOR_GRAMMAR_SCHEMA_MERGE_H_
 
