@@ -13,7 +13,9 @@
 //  - arrays: `prefixItems`, `items` (a schema or false), `minItems`, `maxItems`,
 //    `unevaluatedItems` (no item past `prefixItems` without `items`);
 //  - numbers: `minimum`, `maximum`, the exclusive ones, integer `multipleOf` (number_bounds.h);
-//  - strings: `minLength`, `maxLength` in code points (string_keywords.h);
+//  - strings: `minLength`, `maxLength` in code points, `pattern` (a subset of ECMA-262,
+//    regex_parser.h), `format` (date, time, date-time, duration, email, hostname, ipv4, ipv6,
+//    uri, uuid: string_format.h), all holding at once (string_keywords.h);
 //  - `anyOf` (of alternatives that start alike, the first is kept), `oneOf` (each JSON type from
 //    the one alternative that may accept it, one_of_split.h), objects told apart by a first
 //    required property holding a distinct constant string (discriminated_union.h);
@@ -21,10 +23,11 @@
 //    merge is exact (schema_merge.h); `not` of a schema whose `type`, `enum` or `const` leaves
 //    out some types: those types;
 //  - annotations (`title`, `description`, `default`, `examples`, the content vocabulary, …).
-// A keyword outside it that restricts one type only (`pattern`, `format`, `contains`,
-// `patternProperties`, …) is honoured by generating the schema's other types when it allows any
-// (schema_keywords.h); anything else is refused by name with the JSON pointer of the schema that
-// holds it, rather than ignored: ignoring `pattern` would yield JSON that fails the user's schema.
+// A keyword outside it that restricts one type only (`contains`, `patternProperties`, a
+// `pattern` outside the regular expression subset, an unknown `format`, …) is honoured by
+// generating the schema's other types when it allows any (schema_keywords.h); anything else is
+// refused by name with the JSON pointer of the schema that holds it, rather than ignored:
+// ignoring `pattern` would yield JSON that fails the user's schema.
 //
 // What the compiled grammar generates is a subset of what the schema accepts, chosen so that a
 // matcher decides every byte deterministically: declared properties in their declared order
@@ -106,10 +109,11 @@ inline constexpr int kMaxSchemaBytes = 256 * 1024;
 inline constexpr int kMaxSchemaDepth = 128;  // JSON nesting levels of the schema text.
 inline constexpr int kMaxGrammarNodes = 20000;
 
-// Compiles the schema text. INVALID_ARGUMENT naming the keyword and where it is ("keyword
-// 'pattern' at /properties/name is not supported") for anything outside the subset, a malformed
-// or oversized schema, or one nothing finite can satisfy (a property required all the way down,
-// through $ref, so every instance would be infinite: named by the pointer of that property).
+// Compiles the schema text. INVALID_ARGUMENT naming the keyword and where it is ("at
+// /properties/tags: keyword 'uniqueItems' is not supported …") for anything outside the subset,
+// a malformed or oversized schema, or one nothing finite can satisfy (a property required all the
+// way down, through $ref, so every instance would be infinite: named by the pointer of that
+// property).
 absl::StatusOr<JsonGrammar> CompileJsonSchema(absl::string_view schema_text);
 
 // Any JSON object (OpenAI's response_format {"type": "json_object"}).

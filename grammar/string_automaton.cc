@@ -77,7 +77,9 @@ absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, 
   }
   const std::vector<bool> live = LiveStates(automaton.states_);
   if (!live[kStart]) {
-    return absl::InvalidArgumentError("no string of the allowed lengths matches the pattern");
+    return absl::InvalidArgumentError(
+        "no string of the allowed lengths matches the pattern and format in the characters "
+        "generated (raw, or the short escapes \\b \\f \\n \\r \\t: no other control character)");
   }
   for (CodePointDfa::State& state : automaton.states_) {
     std::erase_if(state.ranges, [&](const CodePointRange& r) { return !live[r.next]; });

@@ -92,6 +92,24 @@ std::vector<std::string> RealisticSchemas() {
   };
 }
 
+// Records whose strings carry a `pattern` or a `format` (string_keywords.h): contact details,
+// an event log entry, a product with identifier patterns, one of them unanchored.
+std::vector<std::string> PatternFormatSchemas() {
+  return {
+      R"({"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":40},)"
+      R"("email":{"type":"string","format":"email"},"phone":{"type":"string","pattern":)"
+      R"("^\\+?[0-9]{1,3}[ -]?\\(?[0-9]{3}\\)?[ -]?[0-9]{3}-[0-9]{4}$"},)"
+      R"("birthday":{"type":"string","format":"date"}},"required":["name","email","phone"],)"
+      R"("additionalProperties":false})",
+      R"({"type":"object","properties":{"id":{"type":"string","format":"uuid"},)"
+      R"("at":{"type":"string","format":"date-time"},"host":{"type":"string","format":"ipv4"},)"
+      R"("url":{"type":"string","format":"uri"}},"required":["id","at","host"]})",
+      R"({"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"},)"
+      R"("slug":{"type":"string","pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$","maxLength":60},)"
+      R"("code":{"type":"string","pattern":"[A-Z]{2}"}},"required":["sku","slug","code"]})",
+  };
+}
+
 // An object of `n` optional properties of any value, and an enum of `n` strings: the shapes
 // whose masks used to cost the vocabulary times the names.
 std::string WideObjectSchema(int n) {
@@ -151,6 +169,7 @@ void MaskTable(const std::shared_ptr<const TokenTrie>& trie, int32_t vocab, int3
   for (int salt = 0; salt < 8; ++salt) random20.push_back(Schema(20, salt));
   const std::pair<const char*, std::vector<std::string>> groups[] = {
       {"realistic", RealisticSchemas()},
+      {"patterns and formats", PatternFormatSchemas()},
       {"random, 20 properties", random20},
       {"20,000 optional properties", {WideObjectSchema(20000)}},
       {"enum of 20,000 strings", {BigEnumSchema(20000)}},
