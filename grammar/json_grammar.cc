@@ -65,6 +65,21 @@ bool FirstOf(const JsonGrammar& grammar, int32_t index, absl::flat_hash_set<int3
   return true;
 }
 
+// The names `required` lists (none without it).
+absl::StatusOr<absl::flat_hash_set<std::string>> RequiredNames(const Json& schema,
+                                                               const std::string& pointer) {
+  absl::flat_hash_set<std::string> required;
+  if (!schema.contains("required")) return required;
+  const std::string at = ChildPointer(pointer, "required");
+  const Json& list = schema["required"];
+  if (!list.is_array()) return SchemaError(at, "required: must be a list");
+  for (const Json& name : list) {
+    if (!name.is_string()) return SchemaError(at, "required: must list property names");
+    required.insert(name.get<std::string>());
+  }
+  return required;
+}
+
 class Compiler {
  public:
   explicit Compiler(const Json& root) : root_(root) {}
@@ -184,17 +199,7 @@ class Compiler {
         additional_schema = &value;
       }
     }
-    absl::flat_hash_set<std::string> required;
-    if (schema.contains("required")) {
-      const Json& list = schema["required"];
-      if (!list.is_array()) return SchemaError(ChildPointer(pointer, "required"), "required: must be a list");
-      for (const Json& name : list) {
-        if (!name.is_string()) {
-          return SchemaError(ChildPointer(pointer, "required"), "required: must list property names");
-        }
-        required.insert(name.get<std::string>());
-      }
-    }
+    ASSIGN_OR_RETURN(absl::flat_hash_set<std::string> required, RequiredNames(schema, pointer));
     Node node{.kind = NodeKind::kObject};
     bool forbidden = false;  // A property is false: no map of any keys.
     if (schema.contains("properties")) {

@@ -26,12 +26,12 @@ std::string ResolvedRef(const std::string& schema, const std::string& pointer) {
 TEST(SchemaReferences, ResolveAgainstTheNearestBaseUri) {
   // Nested $ids, each resolved against its parent's.
   EXPECT_EQ(ResolvedRef(R"({"$id": "http://x.example/root.json", "$ref": "folder/item.json",
-      "$defs": {"a": {"$id": "folder/", "$defs": {"b": {"$id": "item.json", "type": "integer"}}}}})",
+      "$defs": {"a": {"$id": "folder/", "$defs": {"b": {"$id": "item.json"}}}}})",
                         "/$ref"),
             "#/$defs/a/$defs/b");
   // A pointer inside an embedded resource is relative to that resource.
   EXPECT_EQ(ResolvedRef(R"({"$ref": "urn:uuid:deadbeef-4321", "$defs": {"foo": {
-      "$id": "urn:uuid:deadbeef-4321", "$defs": {"bar": {"type": "string"}}, "$ref": "#/$defs/bar"}}})",
+      "$id": "urn:uuid:deadbeef-4321", "$defs": {"bar": {}}, "$ref": "#/$defs/bar"}}})",
                         "/$defs/foo/$ref"),
             "#/$defs/foo/$defs/bar");
   // A URN base, with a pointer and with an anchor.
