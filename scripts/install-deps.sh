@@ -48,6 +48,10 @@ readonly TEST_APT_PACKAGES=(
 )
 readonly TEST_PIP_PACKAGES=(tokenizers safetensors gguf openai prometheus-client jsonschema jinja2
   langchain-openai)
+# Installed without their dependencies: `smg launch` (the Shepherd Model Gateway) needs only
+# PyYAML (Debian's) and setproctitle, while its declared gRPC ones (for `smg serve`) would put
+# a newer grpcio and protobuf in front of Debian's python3-grpcio in the venv.
+readonly TEST_PIP_NO_DEPS_PACKAGES=(smg setproctitle)
 
 demo=false
 list=false
@@ -61,11 +65,13 @@ done
 if "${demo}"; then
   APT_PACKAGES=("${DEMO_APT_PACKAGES[@]}")
   PIP_PACKAGES=()
+  PIP_NO_DEPS_PACKAGES=()
 else
   APT_PACKAGES=("${DEMO_APT_PACKAGES[@]}" "${TEST_APT_PACKAGES[@]}")
   PIP_PACKAGES=("${TEST_PIP_PACKAGES[@]}")
+  PIP_NO_DEPS_PACKAGES=("${TEST_PIP_NO_DEPS_PACKAGES[@]}")
 fi
-readonly APT_PACKAGES PIP_PACKAGES
+readonly APT_PACKAGES PIP_PACKAGES PIP_NO_DEPS_PACKAGES
 
 missing_apt() {
   local pkg
@@ -108,16 +114,18 @@ install_venv() {
     /usr/bin/python3 -m venv --system-site-packages "${VENV}"
     return 0
   fi
-  [[ -f "${stamp}" && "$(cat "${stamp}")" == "${PIP_PACKAGES[*]}" ]] && return 0
-  echo "install-deps: preparing ${VENV} (${PIP_PACKAGES[*]})" >&2
+  local all="${PIP_PACKAGES[*]} ${PIP_NO_DEPS_PACKAGES[*]}"
+  [[ -f "${stamp}" && "$(cat "${stamp}")" == "${all}" ]] && return 0
+  echo "install-deps: preparing ${VENV} (${all})" >&2
   /usr/bin/python3 -m venv --system-site-packages "${VENV}"
   "${VENV}/bin/pip" install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
-  echo "${PIP_PACKAGES[*]}" >"${stamp}"
+  "${VENV}/bin/pip" install -q --disable-pip-version-check --no-deps "${PIP_NO_DEPS_PACKAGES[@]}"
+  echo "${all}" >"${stamp}"
 }
 
 if "${list}"; then
   echo "apt: ${APT_PACKAGES[*]}"
-  echo "pip: ${PIP_PACKAGES[*]}"
+  echo "pip: ${PIP_PACKAGES[*]} ${PIP_NO_DEPS_PACKAGES[*]}"
   exit 0
 fi
 install_apt

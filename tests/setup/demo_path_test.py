@@ -22,10 +22,11 @@ DEMO_TARGETS = {"arbor", "arbor-coordinator", "arbor-worker"}
 # Parts of package names that only tests and benchmarks need.
 TEST_ONLY = ("torch", "chromium", "selenium", "prometheus", "gtest", "gmock", "googletest",
              "benchmark", "llama", "clang", "graphviz", "gguf", "tokenizers", "safetensors",
-             "openai", "jsonschema", "jinja2", "grpcio", "python3-protobuf", "python3-yaml")
+             "openai", "jsonschema", "jinja2", "grpcio", "python3-protobuf", "python3-yaml",
+             "smg", "setproctitle")
 # Installed by the full mode, so that `make test` keeps running every test.
 FULL_MUST_HAVE = ("python3-torch", "chromium", "prometheus", "libgtest-dev", "libbenchmark-dev",
-                  "prometheus-cpp-dev", "clang", "tokenizers", "openai")
+                  "prometheus-cpp-dev", "clang", "tokenizers", "openai", "smg")
 DEMO_CONFIGURE = ("-DARBOR_TESTS=OFF", "-DARBOR_BENCHMARKS=OFF", "-DARBOR_WITH_CUDA=OFF")
 FULL_CONFIGURE = ("-DARBOR_TESTS=ON", "-DARBOR_BENCHMARKS=ON")
 
