@@ -3,15 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "entropix/decision.h"
 #include "entropix/top_k.h"
 
 namespace arbor::entropix {
-namespace {
-
-// ADAPTIVE's top_k clip of the canonical sampler (decision.cc).
-constexpr int32_t kAdaptiveTopKMax = 100;
-
-}  // namespace
 
 int32_t MaxPolicyTopK(const PolicyConfig& config) {
   const int32_t top_k = config.sampling.top_k;

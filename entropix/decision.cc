@@ -11,7 +11,7 @@ namespace {
 constexpr float kMinTemperature = 0.01f;
 // ADAPTIVE clip bounds of the canonical sampler.
 constexpr float kAdaptiveTopPMin = 0.1f, kAdaptiveTopPMax = 1.0f;
-constexpr float kAdaptiveTopKMin = 1.0f, kAdaptiveTopKMax = 100.0f;
+constexpr float kAdaptiveTopKMin = 1.0f;
 constexpr float kAdaptiveMinPMin = 0.01f, kAdaptiveMinPMax = 0.5f;
 
 SamplingParams HelvParams(const Metrics& m, const PolicyConfig& config) {
@@ -56,7 +56,8 @@ SamplingParams AdaptiveParams(const Metrics& m, const PolicyConfig& config) {
   // jnp.round rounds half to even, as nearbyint does in the default rounding mode.
   const float top_k = std::nearbyint(
       s.top_k * (1.0f + c.ada_top_k_is * m.interaction_strength - c.ada_top_k_agree * m.agreement));
-  s.top_k = static_cast<int32_t>(std::clamp(top_k, kAdaptiveTopKMin, kAdaptiveTopKMax));
+  s.top_k = static_cast<int32_t>(
+      std::clamp(top_k, kAdaptiveTopKMin, static_cast<float>(kAdaptiveTopKMax)));
   s.min_p = std::clamp(s.min_p * (1.0f - c.ada_min_p_logits * logit_uncertainty), kAdaptiveMinPMin,
                        kAdaptiveMinPMax);
   return s;

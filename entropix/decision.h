@@ -27,6 +27,10 @@
 
 namespace arbor::entropix {
 
+// ADAPTIVE's upper clip of top_k: the canonical sampler's bound, and so the most candidates an
+// ADAPTIVE step can ask for (candidates.h).
+inline constexpr int32_t kAdaptiveTopKMax = 100;
+
 // What the budgets need, aligned with arbor.v1.RunItem.
 struct DecisionContext {
   int32_t position = 0;               // Position of the token about to be drawn (0-based).

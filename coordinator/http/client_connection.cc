@@ -12,7 +12,7 @@ namespace arbor::coordinator::http {
 namespace {
 
 // The address and port of `addr` as httplib writes them ("127.0.0.1", "::1").
-bool Endpoint(const sockaddr_storage& addr, std::string* host, int* port) {
+bool SocketAddress(const sockaddr_storage& addr, std::string* host, int* port) {
   char text[INET6_ADDRSTRLEN] = {};
   if (addr.ss_family == AF_INET) {
     const auto& in = reinterpret_cast<const sockaddr_in&>(addr);
@@ -58,8 +58,9 @@ bool ClientConnection::Matches(int fd) const {
   }
   std::string local_host, peer_host;
   int local_port = -1, peer_port = -1;
-  return Endpoint(local, &local_host, &local_port) && Endpoint(peer, &peer_host, &peer_port) &&
-         local_port == local_port_ && peer_port == remote_port_ && peer_host == remote_addr_ &&
+  return SocketAddress(local, &local_host, &local_port) &&
+         SocketAddress(peer, &peer_host, &peer_port) && local_port == local_port_ &&
+         peer_port == remote_port_ && peer_host == remote_addr_ &&
          (local_addr_.empty() || local_host == local_addr_);
 }
 

@@ -42,7 +42,9 @@ std::optional<absl::Time>& RequestStarted() {
   return started;
 }
 
-using json = nlohmann::json;
+// Objects with sorted keys, as these responses are written; the request readers beside this file
+// keep the client's order (ordered_json).
+using PlainJson = nlohmann::json;
 
 // A unary call to the coordinator's own services with a bound on how long it may take.
 std::unique_ptr<grpc::ClientContext> UnaryContext() {
@@ -80,8 +82,8 @@ absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallerContext(
   return CallerContext(*authorization);
 }
 
-void SetJson(const json& body, httplib::Response& response) {
-  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+void SetJson(const PlainJson& body, httplib::Response& response) {
+  response.set_content(body.dump(-1, ' ', false, PlainJson::error_handler_t::replace),
                        "application/json");
 }
 
@@ -434,7 +436,7 @@ absl::StatusOr<arbor::v1::ListWorkersResponse> HttpGateway::Workers() const {
 void HttpGateway::Models(httplib::Response& response) {
   absl::StatusOr<arbor::v1::ListWorkersResponse> workers = Workers();
   if (!workers.ok()) return SetError(workers.status(), response);
-  json max_model_len = nullptr;
+  PlainJson max_model_len = nullptr;
   for (const arbor::v1::WorkerStatus& w : workers->workers()) {
     const int32_t context = w.info().model().max_context();
     if (w.state() != arbor::v1::WORKER_STATE_READY || context <= 0) continue;
@@ -443,11 +445,11 @@ void HttpGateway::Models(httplib::Response& response) {
     }
   }
   SetJson({{"object", "list"},
-           {"data", json::array({{{"id", options_.model_id},
-                                  {"object", "model"},
-                                  {"created", started_unix_s_},
-                                  {"owned_by", "arbor"},
-                                  {"max_model_len", max_model_len}}})}},
+           {"data", PlainJson::array({{{"id", options_.model_id},
+                                       {"object", "model"},
+                                       {"created", started_unix_s_},
+                                       {"owned_by", "arbor"},
+                                       {"max_model_len", max_model_len}}})}},
           response);
 }
 

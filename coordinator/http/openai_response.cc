@@ -10,7 +10,9 @@
 namespace arbor::coordinator::http {
 namespace {
 
-using json = nlohmann::json;
+// Objects with sorted keys, as these responses are written; the request readers beside this file
+// keep the client's order (ordered_json).
+using PlainJson = nlohmann::json;
 
 bool IsChat(const ResponseContext& c) { return c.request->endpoint == Endpoint::kChatCompletions; }
 
@@ -32,17 +34,17 @@ std::string FinishReason(arbor::v1::FinishReason reason) {
   }
 }
 
-json Bytes(const std::string& text) {
-  json bytes = json::array();
+PlainJson Bytes(const std::string& text) {
+  PlainJson bytes = PlainJson::array();
   for (unsigned char c : text) bytes.push_back(static_cast<int>(c));
   return bytes;
 }
 
 // Chat's shape: {"content": [{token, logprob, bytes, top_logprobs: [...]}, ...]}.
-json ChatLogprobs(const std::vector<views::FinalToken>& tokens, int top) {
-  json content = json::array();
+PlainJson ChatLogprobs(const std::vector<views::FinalToken>& tokens, int top) {
+  PlainJson content = PlainJson::array();
   for (const views::FinalToken& t : tokens) {
-    json alternatives = json::array();
+    PlainJson alternatives = PlainJson::array();
     for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < top; ++i) {
       alternatives.push_back({{"token", t.top[i].text()},
                               {"logprob", t.top[i].logprob()},
@@ -57,15 +59,16 @@ json ChatLogprobs(const std::vector<views::FinalToken>& tokens, int top) {
 }
 
 // The completions shape: parallel arrays, alternatives as {text: logprob} maps.
-json CompletionLogprobs(const std::vector<views::FinalToken>& tokens, int top, size_t* offset) {
-  json out = {{"tokens", json::array()},
-              {"token_logprobs", json::array()},
-              {"top_logprobs", json::array()},
-              {"text_offset", json::array()}};
+PlainJson CompletionLogprobs(const std::vector<views::FinalToken>& tokens, int top,
+                             size_t* offset) {
+  PlainJson out = {{"tokens", PlainJson::array()},
+                   {"token_logprobs", PlainJson::array()},
+                   {"top_logprobs", PlainJson::array()},
+                   {"text_offset", PlainJson::array()}};
   for (const views::FinalToken& t : tokens) {
     out["tokens"].push_back(t.text);
     out["token_logprobs"].push_back(t.logprob);
-    json alternatives = json::object();
+    PlainJson alternatives = PlainJson::object();
     for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < top; ++i) {
       alternatives[t.top[i].text()] = t.top[i].logprob();
     }
@@ -76,25 +79,25 @@ json CompletionLogprobs(const std::vector<views::FinalToken>& tokens, int top, s
   return out;
 }
 
-json Logprobs(const ResponseContext& c, const std::vector<views::FinalToken>& tokens,
-              size_t* offset) {
+PlainJson Logprobs(const ResponseContext& c, const std::vector<views::FinalToken>& tokens,
+                   size_t* offset) {
   const int top = c.request->logprobs;
   if (top < 0) return nullptr;
   return IsChat(c) ? ChatLogprobs(tokens, top) : CompletionLogprobs(tokens, top, offset);
 }
 
-json ArborChoice(const ResponseContext& c, const std::string& job_id,
-                 const std::vector<views::FinalToken>& tokens) {
-  json arbor = {{"job_id", job_id}};
+PlainJson ArborChoice(const ResponseContext& c, const std::string& job_id,
+                      const std::vector<views::FinalToken>& tokens) {
+  PlainJson arbor = {{"job_id", job_id}};
   if (c.request->token_strategies) {
-    json strategies = json::array();
+    PlainJson strategies = PlainJson::array();
     for (const views::FinalToken& t : tokens) strategies.push_back(LowerStrategyName(t.strategy));
     arbor["token_strategies"] = std::move(strategies);
   }
   return arbor;
 }
 
-json Header(const ResponseContext& c, bool chunk) {
+PlainJson Header(const ResponseContext& c, bool chunk) {
   const char* object =
       IsChat(c) ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
   return {{"id", c.id},
@@ -105,7 +108,7 @@ json Header(const ResponseContext& c, bool chunk) {
 }
 
 // Prompt tokens count once per prompt, not once per choice (OpenAI's convention for n > 1).
-json UsageJson(const ResponseContext& c, const std::vector<arbor::v1::Usage>& usages) {
+PlainJson UsageJson(const ResponseContext& c, const std::vector<arbor::v1::Usage>& usages) {
   int64_t prompt = 0, cached = 0, completion = 0, explored = 0;
   for (size_t i = 0; i < usages.size(); ++i) {
     if (i % c.request->n == 0) {
@@ -122,7 +125,7 @@ json UsageJson(const ResponseContext& c, const std::vector<arbor::v1::Usage>& us
           {"arbor", {{"explored_tokens", explored}}}};
 }
 
-json StrategyCountsJson(const arbor::v1::StrategyCounts& s) {
+PlainJson StrategyCountsJson(const arbor::v1::StrategyCounts& s) {
   return {{"argmax", s.argmax()},       {"adaptive", s.adaptive()},
           {"branch", s.branch()},       {"insert", s.insert()},
           {"backspace", s.backspace()}, {"hot_sample", s.hot_sample()},
@@ -130,7 +133,7 @@ json StrategyCountsJson(const arbor::v1::StrategyCounts& s) {
 }
 
 // The field an error message starts with ("messages[1].role: ..."), for OpenAI's `param`.
-json Param(const std::string& message) {
+PlainJson Param(const std::string& message) {
   const size_t colon = message.find(": ");
   if (colon == std::string::npos || colon == 0) return nullptr;
   for (char ch : message.substr(0, colon)) {
@@ -161,12 +164,12 @@ const char* ErrorType(absl::StatusCode code) {
 }
 
 // A whole answer's reasoning_content: null when the job ran no search.
-json Reasoning(const views::FinalPiece& output) {
-  return output.reasoning.empty() ? json(nullptr) : json(output.reasoning);
+PlainJson Reasoning(const views::FinalPiece& output) {
+  return output.reasoning.empty() ? PlainJson(nullptr) : PlainJson(output.reasoning);
 }
 
 // One call as a message's tool_calls entry (and a stream's first delta of it).
-json CallJson(const ReturnedToolCall& call) {
+PlainJson CallJson(const ReturnedToolCall& call) {
   return {{"id", call.id},
           {"type", "function"},
           {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
@@ -176,22 +179,22 @@ json CallJson(const ReturnedToolCall& call) {
 
 std::string CompletionJson(const ResponseContext& context,
                            const std::vector<ChoiceResult>& choices) {
-  json out = Header(context, /*chunk=*/false);
-  json list = json::array();
+  PlainJson out = Header(context, /*chunk=*/false);
+  PlainJson list = PlainJson::array();
   std::vector<arbor::v1::Usage> usages;
   std::vector<std::string> job_ids;
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceResult& r = choices[i];
     size_t offset = 0;
-    json choice = {{"index", i},
-                   {"logprobs", Logprobs(context, r.output.tokens, &offset)},
-                   {"finish_reason", FinishReason(r.finished.reason())}};
+    PlainJson choice = {{"index", i},
+                        {"logprobs", Logprobs(context, r.output.tokens, &offset)},
+                        {"finish_reason", FinishReason(r.finished.reason())}};
     if (IsChat(context)) {
       choice["message"] = {{"role", "assistant"}, {"content", r.output.text}, {"refusal", nullptr}};
       if (!r.tool_calls.empty()) {
         // OpenAI's shape: content null when the answer is only calls.
         if (r.output.text.empty()) choice["message"]["content"] = nullptr;
-        json calls = json::array();
+        PlainJson calls = PlainJson::array();
         for (const ReturnedToolCall& call : r.tool_calls) calls.push_back(CallJson(call));
         choice["message"]["tool_calls"] = std::move(calls);
         choice["finish_reason"] = "tool_calls";
@@ -201,7 +204,7 @@ std::string CompletionJson(const ResponseContext& context,
       choice["text"] = r.output.text;
       if (context.request->reasoning) choice["reasoning_content"] = Reasoning(r.output);
     }
-    json arbor = ArborChoice(context, r.job_id, r.output.tokens);
+    PlainJson arbor = ArborChoice(context, r.job_id, r.output.tokens);
     arbor["strategies"] = StrategyCountsJson(r.finished.strategies());
     choice["arbor"] = std::move(arbor);
     list.push_back(std::move(choice));
@@ -211,21 +214,22 @@ std::string CompletionJson(const ResponseContext& context,
   out["choices"] = std::move(list);
   out["usage"] = UsageJson(context, usages);
   out["arbor"] = {{"job_id", job_ids.empty() ? "" : job_ids.front()}, {"job_ids", job_ids}};
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return out.dump(-1, ' ', false, PlainJson::error_handler_t::replace);
 }
 
 std::string ChunkJson(const ResponseContext& context, int index, const std::string& job_id,
                       const views::FinalPiece& piece, const arbor::v1::FinishedEvent* finished,
                       bool first, size_t* text_offset, bool made_tool_calls) {
-  json out = Header(context, /*chunk=*/true);
-  json choice = {{"index", index},
-                 {"logprobs", piece.tokens.empty() ? json(nullptr)
-                                                   : Logprobs(context, piece.tokens, text_offset)},
-                 {"finish_reason", finished == nullptr ? json(nullptr)
-                                   : made_tool_calls   ? json("tool_calls")
-                                                       : json(FinishReason(finished->reason()))}};
+  PlainJson out = Header(context, /*chunk=*/true);
+  PlainJson choice = {
+      {"index", index},
+      {"logprobs",
+       piece.tokens.empty() ? PlainJson(nullptr) : Logprobs(context, piece.tokens, text_offset)},
+      {"finish_reason", finished == nullptr ? PlainJson(nullptr)
+                        : made_tool_calls   ? PlainJson("tool_calls")
+                                            : PlainJson(FinishReason(finished->reason()))}};
   if (IsChat(context)) {
-    json delta = json::object();
+    PlainJson delta = PlainJson::object();
     if (first) delta["role"] = "assistant";
     if (!piece.text.empty() || first) delta["content"] = piece.text;
     if (!piece.reasoning.empty()) delta["reasoning_content"] = piece.reasoning;
@@ -235,47 +239,50 @@ std::string ChunkJson(const ResponseContext& context, int index, const std::stri
     if (!piece.reasoning.empty()) choice["reasoning_content"] = piece.reasoning;
   }
   choice["arbor"] = ArborChoice(context, job_id, piece.tokens);
-  out["choices"] = json::array({std::move(choice)});
+  out["choices"] = PlainJson::array({std::move(choice)});
   if (context.request->include_usage) out["usage"] = nullptr;  // Only the last chunk has it.
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return out.dump(-1, ' ', false, PlainJson::error_handler_t::replace);
 }
 
 std::vector<std::string> ToolCallChunksJson(const ResponseContext& context, int index,
                                             const std::string& job_id,
                                             const ReturnedToolCall& call) {
   std::vector<std::string> chunks;
-  json opening = CallJson(call);
+  PlainJson opening = CallJson(call);
   opening["function"]["arguments"] = "";
   opening["index"] = call.index;
-  for (json delta : {std::move(opening),
-                     json{{"index", call.index}, {"function", {{"arguments", call.arguments}}}}}) {
-    json out = Header(context, /*chunk=*/true);
-    out["choices"] = json::array({{{"index", index},
-                                   {"logprobs", nullptr},
-                                   {"finish_reason", nullptr},
-                                   {"delta", {{"tool_calls", json::array({std::move(delta)})}}},
-                                   {"arbor", {{"job_id", job_id}}}}});
+  for (PlainJson delta :
+       {std::move(opening),
+        PlainJson{{"index", call.index}, {"function", {{"arguments", call.arguments}}}}}) {
+    PlainJson out = Header(context, /*chunk=*/true);
+    out["choices"] =
+        PlainJson::array({{{"index", index},
+                           {"logprobs", nullptr},
+                           {"finish_reason", nullptr},
+                           {"delta", {{"tool_calls", PlainJson::array({std::move(delta)})}}},
+                           {"arbor", {{"job_id", job_id}}}}});
     if (context.request->include_usage) out["usage"] = nullptr;
-    chunks.push_back(out.dump(-1, ' ', false, json::error_handler_t::replace));
+    chunks.push_back(out.dump(-1, ' ', false, PlainJson::error_handler_t::replace));
   }
   return chunks;
 }
 
 std::string UsageChunkJson(const ResponseContext& context,
                            const std::vector<arbor::v1::Usage>& usages) {
-  json out = Header(context, /*chunk=*/true);
-  out["choices"] = json::array();
+  PlainJson out = Header(context, /*chunk=*/true);
+  out["choices"] = PlainJson::array();
   out["usage"] = UsageJson(context, usages);
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return out.dump(-1, ' ', false, PlainJson::error_handler_t::replace);
 }
 
 std::string ErrorJson(const absl::Status& status) {
   const std::string message(status.message());
-  json error = {{"message", message},
-                {"type", ErrorType(status.code())},
-                {"param", Param(message)},
-                {"code", absl::AsciiStrToLower(absl::StatusCodeToString(status.code()))}};
-  return json{{"error", std::move(error)}}.dump(-1, ' ', false, json::error_handler_t::replace);
+  PlainJson error = {{"message", message},
+                     {"type", ErrorType(status.code())},
+                     {"param", Param(message)},
+                     {"code", absl::AsciiStrToLower(absl::StatusCodeToString(status.code()))}};
+  return PlainJson{{"error", std::move(error)}}.dump(-1, ' ', false,
+                                                     PlainJson::error_handler_t::replace);
 }
 
 int HttpStatus(absl::StatusCode code) {

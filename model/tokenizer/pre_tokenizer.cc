@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "model/tokenizer/json_options.h"
 #include "model/tokenizer/utf8.h"
 
 namespace arbor::model {
@@ -40,21 +41,6 @@ struct MatchState {
 MatchState& ThreadMatchState() {
   thread_local MatchState state;
   return state;
-}
-
-absl::Status Unsupported(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat("unsupported tokenizer: ", what));
-}
-
-// Returns json[key] as a bool, `fallback` when absent or null.
-absl::StatusOr<bool> OptionalBool(const json& object, const char* key, bool fallback,
-                                  const std::string& where) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ".", key, " must be a boolean"));
-  }
-  return it->get<bool>();
 }
 
 }  // namespace
@@ -131,7 +117,8 @@ absl::Status PreTokenizer::AddJsonStage(const json& stage, const std::string& wh
   }
   const std::string type = stage["type"].get<std::string>();
   if (byte_level_) {
-    return Unsupported(absl::StrCat(where, " of type '", type, "' after a ByteLevel stage"));
+    return UnsupportedTokenizer(
+        absl::StrCat(where, " of type '", type, "' after a ByteLevel stage"));
   }
   if (type == "Sequence") {
     if (!stage.contains("pretokenizers") || !stage["pretokenizers"].is_array()) {
@@ -167,7 +154,7 @@ absl::Status PreTokenizer::AddJsonStage(const json& stage, const std::string& wh
     } else if (behavior == "Removed") {
       split_behavior = SplitBehavior::kRemoved;
     } else {
-      return Unsupported(absl::StrCat(where, ".behavior '", behavior, "'"));
+      return UnsupportedTokenizer(absl::StrCat(where, ".behavior '", behavior, "'"));
     }
     ASSIGN_OR_RETURN(bool invert, OptionalBool(stage, "invert", false, where));
     ASSIGN_OR_RETURN(auto split, RegexSplit::Create(text, literal, split_behavior, invert));
@@ -193,7 +180,7 @@ absl::Status PreTokenizer::AddJsonStage(const json& stage, const std::string& wh
     byte_level_ = true;
     return absl::OkStatus();
   }
-  return Unsupported(absl::StrCat(where, " of type '", type, "'"));
+  return UnsupportedTokenizer(absl::StrCat(where, " of type '", type, "'"));
 }
 
 void PreTokenizer::Split(absl::string_view text,

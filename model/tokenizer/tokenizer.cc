@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "model/tokenizer/byte_level.h"
+#include "model/tokenizer/json_options.h"
 #include "model/tokenizer/utf8.h"
 
 namespace arbor::model {
@@ -43,25 +44,12 @@ constexpr size_t kMaxCacheBytes = 4 << 20;
 // the ids' allocation.
 constexpr size_t kCacheEntryOverhead = 96;
 
-absl::Status Unsupported(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat("unsupported tokenizer: ", what));
-}
-
-absl::StatusOr<bool> OptionalBool(const json& object, const char* key, const std::string& where) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return false;
-  if (!it->is_boolean()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ".", key, " must be a boolean"));
-  }
-  return it->get<bool>();
-}
-
 // An option that must be absent, null or empty for this implementation.
 absl::Status RequireEmptyString(const json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return absl::OkStatus();
   if (it->is_string() && it->get<std::string>().empty()) return absl::OkStatus();
-  return Unsupported(absl::StrCat(where, ".", key, " (only null is supported)"));
+  return UnsupportedTokenizer(absl::StrCat(where, ".", key, " (only null is supported)"));
 }
 
 absl::StatusOr<int> TokenIdField(const json& value, const std::string& where) {
@@ -138,20 +126,20 @@ absl::Status Tokenizer::SetToken(int id, const std::string& text, const std::str
 
 absl::Status Tokenizer::LoadModel(const json& model) {
   if (model.contains("type") && !(model["type"].is_string() && model["type"] == "BPE")) {
-    return Unsupported(absl::StrCat("model.type ", model["type"].dump(), " (only BPE)"));
+    return UnsupportedTokenizer(absl::StrCat("model.type ", model["type"].dump(), " (only BPE)"));
   }
   if (!model.contains("vocab") || !model["vocab"].is_object()) {
     return absl::InvalidArgumentError("model.vocab must be an object of token → id");
   }
   if (model.contains("dropout") && !model["dropout"].is_null() &&
       !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0)) {
-    return Unsupported("model.dropout (BPE dropout makes encoding random)");
+    return UnsupportedTokenizer("model.dropout (BPE dropout makes encoding random)");
   }
   RETURN_IF_ERROR(RequireEmptyString(model, "continuing_subword_prefix", "model"));
   RETURN_IF_ERROR(RequireEmptyString(model, "end_of_word_suffix", "model"));
-  ASSIGN_OR_RETURN(ignore_merges_, OptionalBool(model, "ignore_merges", "model"));
-  ASSIGN_OR_RETURN(byte_fallback_, OptionalBool(model, "byte_fallback", "model"));
-  ASSIGN_OR_RETURN(fuse_unk_, OptionalBool(model, "fuse_unk", "model"));
+  ASSIGN_OR_RETURN(ignore_merges_, OptionalBool(model, "ignore_merges", false, "model"));
+  ASSIGN_OR_RETURN(byte_fallback_, OptionalBool(model, "byte_fallback", false, "model"));
+  ASSIGN_OR_RETURN(fuse_unk_, OptionalBool(model, "fuse_unk", false, "model"));
   RETURN_IF_ERROR(LoadVocab(model));
   RETURN_IF_ERROR(FindByteSymbols());
   if (!model.contains("merges") || !model["merges"].is_array()) {
@@ -267,10 +255,10 @@ absl::Status Tokenizer::LoadAddedTokens(const json& added_tokens) {
     if (token.content.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ".content is empty"));
     }
-    ASSIGN_OR_RETURN(token.special, OptionalBool(entry, "special", where));
-    ASSIGN_OR_RETURN(token.lstrip, OptionalBool(entry, "lstrip", where));
-    ASSIGN_OR_RETURN(token.rstrip, OptionalBool(entry, "rstrip", where));
-    ASSIGN_OR_RETURN(token.single_word, OptionalBool(entry, "single_word", where));
+    ASSIGN_OR_RETURN(token.special, OptionalBool(entry, "special", false, where));
+    ASSIGN_OR_RETURN(token.lstrip, OptionalBool(entry, "lstrip", false, where));
+    ASSIGN_OR_RETURN(token.rstrip, OptionalBool(entry, "rstrip", false, where));
+    ASSIGN_OR_RETURN(token.single_word, OptionalBool(entry, "single_word", false, where));
     RETURN_IF_ERROR(SetToken(token.id, token.content, where));
     special_[token.id] = token.special;
     added_.push_back(std::move(token));
@@ -294,7 +282,8 @@ absl::Status Tokenizer::LoadDecoder(const json& decoder) {
   std::vector<std::pair<std::string, std::string>> replacements;
   std::vector<const json*> steps;
   if (decoder.is_null()) {
-    return Unsupported("decoder is null (the tokenizers library would join tokens with spaces)");
+    return UnsupportedTokenizer(
+        "decoder is null (the tokenizers library would join tokens with spaces)");
   }
   if (!decoder.is_object() || !decoder.contains("type") || !decoder["type"].is_string()) {
     return absl::InvalidArgumentError("decoder must be an object with a \"type\"");
@@ -329,7 +318,7 @@ absl::Status Tokenizer::LoadDecoder(const json& decoder) {
     } else if (type == "Strip" && IsLeadingSpaceStrip(step) && i + 1 == steps.size()) {
       strip_leading_space_ = step.contains("start") && step["start"] == 1;
     } else {
-      return Unsupported(absl::StrCat("decoder step of type '", type, "'"));
+      return UnsupportedTokenizer(absl::StrCat("decoder step of type '", type, "'"));
     }
   }
   token_bytes_.resize(token_text_.size());

@@ -11,11 +11,11 @@
 namespace arbor::model {
 namespace {
 
-using json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // A JSON text as the template's `tojson` writes the value it holds.
 absl::StatusOr<std::string> Reformat(const std::string& text, int indent, absl::string_view what) {
-  const json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const OrderedJson value = OrderedJson::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is not valid JSON"));
   }
@@ -116,8 +116,8 @@ absl::Status Llama3Message(const ChatMessage& message, PromptBuilder& b) {
   if (message.role == "tool" || message.role == "ipython") {
     RETURN_IF_ERROR(Llama3Header("ipython", b));
     // The template writes a string result through `tojson` too: as a JSON string.
-    b.Text(json(message.content)
-               .dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace));
+    b.Text(OrderedJson(message.content)
+               .dump(-1, ' ', /*ensure_ascii=*/false, OrderedJson::error_handler_t::replace));
   } else if (!message.tool_calls.empty()) {
     if (message.tool_calls.size() != 1) {
       return absl::InvalidArgumentError(
