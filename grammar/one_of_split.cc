@@ -17,24 +17,27 @@ using Json = nlohmann::ordered_json;
 using Types = std::bitset<kJsonTypes>;
 
 constexpr int kMaxDepth = 16;  // Subschemas and references followed (a reference may cycle).
+// Subschemas weighed per alternative, however references fan out; past it, what is known so far.
+constexpr int kMaxVisits = 4096;
 
-// The types `schema` may accept (a superset of those it does).
-Types MayAccept(const Json& schema, const Json& root, int depth) {
+// The types `schema` may accept (a superset of those it does); `visits` counts the subschemas
+// weighed.
+Types MayAccept(const Json& schema, const Json& root, int depth, int& visits) {
   Types types = TypesLetThrough(schema);
-  if (!schema.is_object() || depth > kMaxDepth) return types;
+  if (!schema.is_object() || depth > kMaxDepth || ++visits > kMaxVisits) return types;
   if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
     if (const Json* target = FindLocalRef(root, ref->get<std::string>())) {
-      types &= MayAccept(*target, root, depth + 1);
+      types &= MayAccept(*target, root, depth + 1, visits);
     }
   }
   if (auto parts = schema.find("allOf"); parts != schema.end() && parts->is_array()) {
-    for (const Json& part : *parts) types &= MayAccept(part, root, depth + 1);
+    for (const Json& part : *parts) types &= MayAccept(part, root, depth + 1, visits);
   }
   for (const char* keyword : {"anyOf", "oneOf"}) {
     auto list = schema.find(keyword);
     if (list == schema.end() || !list->is_array()) continue;
     Types any;
-    for (const Json& alternative : *list) any |= MayAccept(alternative, root, depth + 1);
+    for (const Json& alternative : *list) any |= MayAccept(alternative, root, depth + 1, visits);
     types &= any;
   }
   return types;
@@ -165,7 +168,8 @@ absl::StatusOr<OneOfSplit> SplitOneOf(const Json& list, const Json& root, const 
   bool tagged = true;
   for (size_t i = 0; i < list.size(); ++i) {
     all[i].target = FollowRefs(list[i], root);
-    all[i].may = MayAccept(list[i], root, 0);
+    int visits = 0;
+    all[i].may = MayAccept(list[i], root, 0, visits);
     all[i].listed = ListedValues(all[i].target);
     tagged = tagged && Tagged(all[i].target);
   }

@@ -43,6 +43,9 @@ bool PositiveInteger(const Json& value) {
 
 // Merges of merges (a part's own allOf, a reference to a schema with one) nest at most this deep.
 constexpr int kMaxMergeDepth = 16;
+// Merges per schema merged, however references fan out (each part may name a schema that merges
+// several more).
+constexpr int kMaxMerges = 1000;
 
 // A part as an object schema: a lone local reference replaced by what it names.
 absl::StatusOr<Json> Resolve(const Json& schema, const Json& root, const std::string& pointer) {
@@ -262,10 +265,15 @@ const Json* FollowRefs(const Json& schema, const Json& root) {
   return target;
 }
 
-absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std::string& pointer,
-                                 int depth) {
-  if (depth > kMaxMergeDepth) {
-    return SchemaError(pointer, "allOf: references lead back into the merge too often");
+namespace {
+
+// MergeSchema at `depth` merges of merges, with `merges_left` for the whole of it.
+absl::StatusOr<Json> MergeWithin(const Json& schema, const Json& root, const std::string& pointer,
+                                 int depth, int& merges_left) {
+  if (depth > kMaxMergeDepth || --merges_left < 0) {
+    return SchemaError(pointer, absl::StrCat("allOf: references lead back into the merge too "
+                                             "often, or fan out into more than ", kMaxMerges,
+                                             " merges; flatten the allOf chain"));
   }
   // The schema's own keywords, then each part's.
   Json merged = schema;
@@ -290,7 +298,7 @@ absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std
     ASSIGN_OR_RETURN(Json resolved, Resolve(part, root, pointer));
     // A part's own allOf, conditional or reference siblings merge first.
     if (NeedsMerge(resolved)) {
-      ASSIGN_OR_RETURN(resolved, MergeSchema(resolved, root, pointer, depth + 1));
+      ASSIGN_OR_RETURN(resolved, MergeWithin(resolved, root, pointer, depth + 1, merges_left));
     }
     TakeUnevaluated(merged, resolved, evaluated);
     RETURN_IF_ERROR(Merge(merged, std::move(resolved), pointer));
@@ -312,12 +320,20 @@ absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root, const std
     for (const Json& alternative : merged[keyword]) {
       Json each = beside;
       each["allOf"] = Json::array({rest, alternative});
-      ASSIGN_OR_RETURN(Json flat, MergeSchema(each, root, pointer, depth + 1));
+      ASSIGN_OR_RETURN(Json flat, MergeWithin(each, root, pointer, depth + 1, merges_left));
       alternatives.push_back(flat);
     }
     return Json{{keyword, alternatives}};
   }
   return merged;
+}
+
+}  // namespace
+
+absl::StatusOr<Json> MergeSchema(const Json& schema, const Json& root,
+                                 const std::string& pointer) {
+  int merges_left = kMaxMerges;
+  return MergeWithin(schema, root, pointer, 0, merges_left);
 }
 
 }  // namespace arbor::grammar

@@ -31,10 +31,10 @@ const nlohmann::ordered_json* FindLocalRef(const nlohmann::ordered_json& root,
 bool NeedsMerge(const nlohmann::ordered_json& schema);
 
 // The merged form of `schema` (of the document `root`, for references); INVALID_ARGUMENT at
-// `pointer` naming what does not merge.
+// `pointer` naming what does not merge, or past 1,000 merges of merges.
 absl::StatusOr<nlohmann::ordered_json> MergeSchema(const nlohmann::ordered_json& schema,
                                                    const nlohmann::ordered_json& root,
-                                                   const std::string& pointer, int depth = 0);
+                                                   const std::string& pointer);
 
 // The schema a chain of lone local references (a `$ref` with annotations only) from `schema` ends
 // at: `schema` itself when it is not one. Null when a reference names nothing, or after 8.

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "tests/grammar/grammar_test_util.h"
 
 namespace arbor::grammar {
@@ -65,6 +66,17 @@ TEST(SchemaMerge, WhatDoesNotMergeIsRefusedByName) {
                                  {"properties": {"b": {}}, "required": ["b"]}]})"),
       HasSubstr("additionalProperties of one part refuses the property 'b' another requires"));
   EXPECT_THAT(CompileError(R"({"allOf": [true, false]})"), HasSubstr("a part is false"));
+  // References that fan out, each part merging six more, fourteen deep: refused at once.
+  nlohmann::json fan = {{"$ref", "#/$defs/a0"}};
+  for (int i = 0; i < 14; ++i) {
+    nlohmann::json& level = fan["$defs"][absl::StrCat("a", i)];
+    level = {{"allOf", nlohmann::json::array()}, {"minimum", i}};
+    for (int k = 0; k < 6; ++k) {
+      level["allOf"].push_back({{"$ref", absl::StrCat("#/$defs/a", i + 1)}});
+    }
+  }
+  fan["$defs"]["a14"] = {{"type", "integer"}};
+  EXPECT_THAT(CompileError(fan.dump()), HasSubstr("fan out into more than 1000 merges"));
   // A part's unevaluatedProperties does not see the properties beside it.
   EXPECT_THAT(CompileError(R"({"allOf": [{"properties": {"foo": {}},
                                           "unevaluatedProperties": false}],
