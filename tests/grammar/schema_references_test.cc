@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <random>
 #include <string>
 
 #include "tests/grammar/grammar_test_util.h"
@@ -77,6 +79,32 @@ TEST(SchemaReferences, CompiledReferencesGenerateValidDocuments) {
                "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#items"},
                         "$defs": {"items": {"$dynamicAnchor": "items"}}}}})"}) {
     ExpectWalksValidate(schema, 30);
+  }
+}
+
+// Random documents of nested resources (tests/grammar/reference_oracle.py) whose root requires
+// a property per target, each target a distinct const: `jsonschema` rejects any document where a
+// reference was resolved to another target.
+TEST(SchemaReferences, ResolveRandomDocumentsAsJsonschemaDoes) {
+  const nlohmann::json answer = testing::RunPythonReference(
+      "tests/grammar/reference_oracle.py", {{"seed", TestSeed()}, {"count", 60}});
+  ASSERT_TRUE(answer.is_object());
+  std::mt19937_64 rng(TestSeed());
+  nlohmann::json items = nlohmann::json::array();
+  for (const std::string schema : answer["schemas"]) {
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << schema << ": " << grammar.status();
+    for (int walk = 0; walk < 3; ++walk) {
+      std::optional<std::string> document = RandomDocument(*grammar, rng);
+      ASSERT_TRUE(document.has_value()) << schema;
+      items.push_back({{"schema", schema}, {"document", *document}});
+    }
+  }
+  const nlohmann::json judged =
+      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
+  ASSERT_TRUE(judged.is_object());
+  for (size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(judged["results"][i], "") << items[i]["schema"] << "\n" << items[i]["document"];
   }
 }
 
