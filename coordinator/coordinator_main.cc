@@ -136,8 +136,8 @@ ABSL_FLAG(std::string, http_listen, "",
           "/v1/jobs/ID/tree (docs/HTTP.md), and Prometheus /metrics. Off when empty.");
 ABSL_FLAG(std::string, http_port_file, "", "Write the bound HTTP port here once serving.");
 ABSL_FLAG(std::string, served_model_name, "",
-          "The model id of the HTTP API (/v1/models, the `model` field); default: the last "
-          "path component of --model.");
+          "The model id of the HTTP API (/v1/models, the `model` field); default: the known "
+          "model's name when --model is one, else the last path component of --model.");
 ABSL_FLAG(int, http_threads, 64,
           "HTTP connection threads kept ready, >= 1; a streaming completion holds one for its "
           "whole length.");
@@ -176,9 +176,13 @@ std::string ModelFileName() {
   return std::filesystem::path(model).filename().string();
 }
 
-// The model id HTTP clients see: the flag, else the last path component of --model.
-std::string ServedModelName() {
+// The model id HTTP clients see: the flag, else the known model's name when --model is one (by
+// name, file or identity: what `arbor up` serves it as), else the last path component of
+// --model. A gateway in front of several coordinators (smg) routes by this id alone, not by the
+// aliases, so the coordinators of one model must report the name users know it by.
+std::string ServedModelName(const ServedModel& served) {
   if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
+  if (served.known.known != nullptr) return served.known.known->name;
   return ModelFileName();
 }
 
@@ -195,15 +199,16 @@ std::vector<std::string> ModelAliases() {
 }
 
 // Null when --http_listen is empty; bound (and the port file written) otherwise.
-absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(const std::string& internal_key,
-                                                            const rpc::Authenticator* auth,
-                                                            const entropix::PolicyConfig& policy,
-                                                            const PromptCodec& prompts,
-                                                            JobLauncher* launcher) {
+// `upkeep`: the job store's (null without one), whose health /health follows.
+absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(
+    const std::string& internal_key, const rpc::Authenticator* auth, const ServedModel& served,
+    const entropix::PolicyConfig& policy, const PromptCodec& prompts, JobLauncher* launcher,
+    const StoreUpkeep* upkeep) {
   http::HttpGatewayOptions options;
   options.listen = absl::GetFlag(FLAGS_http_listen);
   if (options.listen.empty()) return nullptr;
-  options.model_id = ServedModelName();
+  options.model_id = ServedModelName(served);
+  if (upkeep != nullptr) options.store_health = [upkeep] { return upkeep->Health(); };
   options.model_aliases = ModelAliases();
   options.threads = absl::GetFlag(FLAGS_http_threads);
   options.max_threads = absl::GetFlag(FLAGS_http_max_threads);
@@ -500,7 +505,8 @@ int Main() {
   // How the Cluster API knows this process's own HTTP gateway (ClusterAccess).
   const std::string internal_key = rpc::NewInternalKey();
   absl::StatusOr<std::unique_ptr<http::HttpGateway>> gateway =
-      BindHttp(internal_key, auth->get(), launcher_options->policy, **prompts, &launcher);
+      BindHttp(internal_key, auth->get(), *served, launcher_options->policy, **prompts,
+               &launcher, upkeep.get());
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get(),
                                store->store.get());

@@ -453,8 +453,14 @@ void HttpGateway::Models(httplib::Response& response) {
           response);
 }
 
-// Ready when at least one worker can take a job: what a load balancer needs to know.
+// Ready when at least one worker can take a job and the job store (if any) answers: what a
+// load balancer needs to know.
 void HttpGateway::Health(httplib::Response& response) {
+  if (options_.store_health) {
+    if (absl::Status store = options_.store_health(); !store.ok()) {
+      return SetError(store, response);
+    }
+  }
   absl::StatusOr<arbor::v1::ListWorkersResponse> workers = Workers();
   if (!workers.ok()) return SetError(workers.status(), response);
   int ready = 0;

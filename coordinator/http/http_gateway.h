@@ -67,6 +67,9 @@ struct HttpGatewayOptions {
   // The coordinator's default policy, every field set: what a completion that names no policy
   // runs, and so what its OpenAI fields mean (openai_sampling.h).
   arbor::v1::PolicyConfig default_policy;
+  // Whether the job store answers (null without one): /health is 503 while it does not, for a
+  // coordinator that cannot record or renew its jobs should get no new ones.
+  std::function<absl::Status()> store_health;
   // The served model's tool format (its chat template's): how chat completions' tools are shown
   // to it and its calls read (docs/HTTP.md, "Tool calling"); kNone refuses tools.
   model::ToolFormat tool_format = model::ToolFormat::kNone;

@@ -57,8 +57,20 @@ void StoreUpkeep::Run() {
   }
 }
 
+absl::Status StoreUpkeep::Health() const {
+  absl::MutexLock lock(&mu_);
+  return last_renewal_;
+}
+
 void StoreUpkeep::Renew() {
   const absl::StatusOr<LeaseRenewal> renewal = store_->Renew();
+  {
+    absl::MutexLock lock(&mu_);
+    last_renewal_ = renewal.ok() ? absl::OkStatus()
+                                 : absl::UnavailableError(absl::StrCat(
+                                       "the job store does not answer (leases not renewed): ",
+                                       renewal.status().message()));
+  }
   if (!renewal.ok()) {
     // The next renewal tries again; past the lease another coordinator takes the jobs over, and
     // this one learns it at the first renewal that gets through.

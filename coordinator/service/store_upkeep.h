@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
@@ -42,6 +43,11 @@ class StoreUpkeep {
   StoreUpkeep(const StoreUpkeep&) = delete;
   StoreUpkeep& operator=(const StoreUpkeep&) = delete;
 
+  // Whether the store answers: OK until a lease renewal fails, then UNAVAILABLE with the
+  // failure until one succeeds again. A coordinator whose renewals fail loses its jobs to the
+  // others once the leases lapse, so its readiness (GET /health) follows this.
+  absl::Status Health() const;
+
  private:
   void Run();
   // Renews the leases and acts on what the renewal found.
@@ -61,8 +67,9 @@ class StoreUpkeep {
   base::Clock* const clock_;
   std::vector<StoredJob> waiting_;  // Newest first: the next to resume is at the back.
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status last_renewal_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -2,7 +2,8 @@
 // job whose holder's lease lapsed and runs it to its end under its id, fails a job another
 // coordinator took from it (naming that one), and cancels a job whose Cancel reached another
 // coordinator; a job taken from it leaves its memory, for the store to answer for. Leases here
-// are short and real-time; the upkeep renews every 20 ms.
+// are short and real-time; the upkeep renews every 20 ms. Its health, which the coordinator's
+// /health follows, turns UNAVAILABLE while renewals fail and back when one gets through.
 #include "coordinator/service/store_upkeep.h"
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -25,6 +27,41 @@ namespace arbor::coordinator {
 namespace {
 
 constexpr absl::Duration kLease = absl::Milliseconds(300);
+
+// `store` whose renewals fail while `down` is set, as a store that does not answer.
+class UnreachableStore : public JobStore {
+ public:
+  explicit UnreachableStore(JobStore* store) : store_(store) {}
+  std::atomic<bool> down{false};
+
+  absl::Status Accept(const AcceptedJob& job) override { return store_->Accept(job); }
+  absl::Status Forget(const std::string& id) override { return store_->Forget(id); }
+  absl::Status Finish(const std::string& id, const FinishedJob& f) override {
+    return store_->Finish(id, f);
+  }
+  absl::StatusOr<StoredJob> Get(const std::string& id) override { return store_->Get(id); }
+  absl::StatusOr<std::vector<StoredJob>> List(const JobFilter& filter, bool brief) override {
+    return store_->List(filter, brief);
+  }
+  absl::StatusOr<std::vector<StoredJob>> TakeOver(Claim which) override {
+    return store_->TakeOver(which);
+  }
+  absl::StatusOr<LeaseRenewal> Renew() override {
+    if (down) return absl::UnavailableError("connection refused");
+    return store_->Renew();
+  }
+  absl::StatusOr<StoredJob> RequestCancel(const std::string& id) override {
+    return store_->RequestCancel(id);
+  }
+  bool Holds(const std::string& id) override { return store_->Holds(id); }
+  absl::Status Release() override { return store_->Release(); }
+  absl::StatusOr<int64_t> Prune(const JobRetention& retention, absl::Time now) override {
+    return store_->Prune(retention, now);
+  }
+
+ private:
+  JobStore* const store_;
+};
 
 class StoreUpkeepTest : public ::testing::Test {
  protected:
@@ -45,13 +82,15 @@ class StoreUpkeepTest : public ::testing::Test {
     return store.ok() ? *std::move(store) : nullptr;
   }
 
-  // b's upkeep over `h` (whose launcher writes through b), renewing every 20 ms.
-  std::unique_ptr<StoreUpkeep> UpkeepOfB(Harness& h) {
+  // b's upkeep over `h` (whose launcher writes through b), renewing every 20 ms; `store`: the
+  // store it keeps, b's by default.
+  std::unique_ptr<StoreUpkeep> UpkeepOfB(Harness& h, JobStore* store = nullptr) {
     StoreUpkeepOptions options;
     options.renew_every = absl::Milliseconds(20);
     options.retry_every = absl::Milliseconds(20);
-    return std::make_unique<StoreUpkeep>(options, b_.get(), h.launcher.get(), &h.registry,
-                                         base::RealClock::Get(), std::vector<StoredJob>{});
+    return std::make_unique<StoreUpkeep>(options, store != nullptr ? store : b_.get(),
+                                         h.launcher.get(), &h.registry, base::RealClock::Get(),
+                                         std::vector<StoredJob>{});
   }
 
   // Whether `done` holds within 10 s.
@@ -133,6 +172,20 @@ TEST_F(StoreUpkeepTest, AJobTakenFromItFailsNamingTheHolderAndACancelElsewhereCa
   // Of the two, b keeps the cancelled one only.
   ASSERT_TRUE(Eventually([&] { return h.registry.finished_count() == 1; }));
   EXPECT_EQ(h.registry.finished_bytes(), static_cast<int64_t>((*cancelled)->RetainedBytes()));
+}
+
+TEST_F(StoreUpkeepTest, HealthIsUnavailableWhileRenewalsFail) {
+  Harness h({}, 10, b_.get());
+  UnreachableStore store(b_.get());
+  const std::unique_ptr<StoreUpkeep> upkeep = UpkeepOfB(h, &store);
+  EXPECT_TRUE(upkeep->Health().ok()) << upkeep->Health();
+  store.down = true;
+  ASSERT_TRUE(Eventually([&] { return absl::IsUnavailable(upkeep->Health()); }));
+  EXPECT_THAT(upkeep->Health().message(),
+              ::testing::AllOf(::testing::HasSubstr("job store does not answer"),
+                               ::testing::HasSubstr("connection refused")));
+  store.down = false;
+  EXPECT_TRUE(Eventually([&] { return upkeep->Health().ok(); }));
 }
 
 }  // namespace

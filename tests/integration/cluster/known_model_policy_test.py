@@ -2,7 +2,9 @@
 
 Given the real SmolLM2-135M-Instruct, by name or by the path of its file, arbor-coordinator serves
 it with the policy evaluation chose and its fitted thresholds and logs so, as `arbor up` does;
-the operator's --policy wins, and another model keeps the built-in default. Run by ctest with the
+the operator's --policy wins, and another model keeps the built-in default. Its HTTP model id is
+the known model's name even under another file name (a deployment's /models/current), so that
+coordinators behind one gateway agree with `arbor up`. Run by ctest with the
 project virtualenv; ARBOR_BINARY_DIR points at the build. The model is fetched once into the
 cache, like users' (skipped without network).
 """
@@ -12,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from arbor_processes import Processes, wait_for_log  # noqa: E402
+from arbor_processes import Processes, http_json, wait_for_log  # noqa: E402
 
 SMOLLM2 = "smollm2-135m-instruct"
 
@@ -50,6 +52,18 @@ class KnownModelDefaultPolicyTest(unittest.TestCase):
         log = self.start_coordinator(f"--model={path}")
         self.assertIn("default policy: cot_decoding", log)
         self.assertIn(f"is the known model {SMOLLM2} (same architecture, shape and tokenizer", log)
+
+    def test_the_http_model_id_is_the_known_models_name_whatever_the_file_is_called(self):
+        self.start_coordinator(f"--model={SMOLLM2}")  # Fetched into the cache, if need be.
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        current = os.path.join(self.processes.dir, "current")
+        os.symlink(os.path.join(cache, "arbor", "models", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+                   current)
+        _, port = self.processes.start("arbor-coordinator", "--listen=127.0.0.1:0",
+                                       f"--model={current}", "--http_listen=127.0.0.1:0",
+                                       port_flags=("--port_file", "--http_port_file"))
+        status, models = http_json(f"http://127.0.0.1:{port}/v1/models")
+        self.assertEqual((status, [m["id"] for m in models["data"]]), (200, [SMOLLM2]), models)
 
     def test_the_operators_policy_wins(self):
         log = self.start_coordinator(f"--model={SMOLLM2}", "--policy=search")
