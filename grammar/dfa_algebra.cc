@@ -56,18 +56,9 @@ std::vector<bool> LiveStates(const std::vector<CodePointDfa::State>& states) {
   return live;
 }
 
-CodePointDfa MinimizeDfa(const CodePointDfa& dfa) {
-  const std::vector<bool> live = LiveStates(dfa.states);
-  if (!live[0]) return CodePointDfa{.states = {CodePointDfa::State{}}};
-  std::vector<CodePointDfa::State> states = dfa.states;
-  for (CodePointDfa::State& state : states) {
-    std::erase_if(state.ranges, [&](const CodePointRange& r) { return !live[r.next]; });
-  }
-  // Blocks of equivalent states, refined until their number stops growing. Dead states stay
-  // in a block of their own, never reached.
-  std::vector<int32_t> block(states.size());
-  for (size_t s = 0; s < states.size(); ++s) block[s] = !live[s] ? 2 : states[s].accepting;
-  for (size_t blocks = 0;;) {
+std::vector<int32_t> RefineBlocks(const std::vector<CodePointDfa::State>& states,
+                                  std::vector<int32_t> block, int rounds) {
+  for (size_t blocks = 0; rounds != 0; --rounds) {
     absl::flat_hash_map<std::vector<uint32_t>, int32_t> ids;
     std::vector<int32_t> refined(states.size());
     for (size_t s = 0; s < states.size(); ++s) {
@@ -79,6 +70,20 @@ CodePointDfa MinimizeDfa(const CodePointDfa& dfa) {
     if (ids.size() == blocks) break;
     blocks = ids.size();
   }
+  return block;
+}
+
+CodePointDfa MinimizeDfa(const CodePointDfa& dfa) {
+  const std::vector<bool> live = LiveStates(dfa.states);
+  if (!live[0]) return CodePointDfa{.states = {CodePointDfa::State{}}};
+  std::vector<CodePointDfa::State> states = dfa.states;
+  for (CodePointDfa::State& state : states) {
+    std::erase_if(state.ranges, [&](const CodePointRange& r) { return !live[r.next]; });
+  }
+  // Blocks of equivalent states. Dead states stay in a block of their own, never reached.
+  std::vector<int32_t> block(states.size());
+  for (size_t s = 0; s < states.size(); ++s) block[s] = !live[s] ? 2 : states[s].accepting;
+  block = RefineBlocks(states, std::move(block), -1);
   // The minimal DFA's states in the order they are reached from the start.
   std::vector<int32_t> id_of_block(states.size(), -1);
   std::vector<size_t> representative = {0};

@@ -14,6 +14,14 @@ namespace arbor::grammar {
 // Per state, whether an accepting state is reachable from it.
 std::vector<bool> LiveStates(const std::vector<CodePointDfa::State>& states);
 
+// Moore's partition refinement of `states` from the partition `block` (a block id per state):
+// each round splits the blocks whose states differ in which blocks their code points lead to, for
+// at most `rounds` rounds (-1: until nothing splits). After r rounds, two states share a block
+// exactly when no string of at most r code points tells them apart (acceptance included, when the
+// first partition separates it).
+std::vector<int32_t> RefineBlocks(const std::vector<CodePointDfa::State>& states,
+                                  std::vector<int32_t> block, int rounds);
+
 // The smallest DFA accepting what `dfa` accepts (Moore's partition refinement after dropping
 // dead states); state 0 stays the start. When nothing is accepted, one state without transitions.
 CodePointDfa MinimizeDfa(const CodePointDfa& dfa);

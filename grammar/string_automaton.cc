@@ -35,7 +35,7 @@ CodePointDfa AnyTextDfa() {
 }
 
 absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, int min_length,
-                                                        int max_length) {
+                                                       int max_length) {
   if (max_length >= 0 && min_length > max_length) {
     return absl::InvalidArgumentError("minLength: exceeds maxLength");
   }
@@ -87,6 +87,18 @@ absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, 
               [](const CodePointRange& x, const CodePointRange& y) { return x.lo < y.lo; });
   }
   return automaton;
+}
+
+std::vector<int32_t> StringAutomaton::Representatives(int horizon) const {
+  std::vector<int32_t> block(states_.size());
+  for (size_t s = 0; s < states_.size(); ++s) block[s] = states_[s].accepting;
+  block = RefineBlocks(states_, std::move(block), horizon);
+  absl::flat_hash_map<int32_t, int32_t> first;
+  std::vector<int32_t> representative(states_.size());
+  for (size_t s = 0; s < states_.size(); ++s) {
+    representative[s] = first.emplace(block[s], static_cast<int32_t>(s)).first->second;
+  }
+  return representative;
 }
 
 int32_t StringAutomaton::Next(int32_t state, uint32_t code_point) const {

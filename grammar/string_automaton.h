@@ -61,6 +61,12 @@ class StringAutomaton {
   bool Viable(int32_t state, uint32_t lo, uint32_t hi) const;
   size_t size() const { return states_.size(); }
 
+  // Per state, the first state that no string of at most `horizon` code points tells apart from
+  // it (the same steps defined, the same acceptance after each): the token masker's cache key,
+  // since no token reads further. A count of lengths far from its bounds, a pattern's position
+  // in a long repeat, collapse to a few keys.
+  std::vector<int32_t> Representatives(int horizon) const;
+
  private:
   std::vector<CodePointDfa::State> states_;
 };

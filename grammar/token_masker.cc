@@ -19,8 +19,18 @@ TokenMasker::TokenMasker(const JsonGrammar* grammar, const TokenTrie* trie, int3
       vocab_size_(vocab_size),
       words_((static_cast<size_t>(vocab_size) + 63) / 64),
       levels_(1, JsonMatcher(grammar)) {
+  // The most code points a token reads in a string: one per byte that is no UTF-8 continuation
+  // byte, and the one a state may have begun.
+  int horizon = 0;
   for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
-    max_token_bytes_ = std::max(max_token_bytes_, trie_->bytes(token).size());
+    const std::string& bytes = trie_->bytes(token);
+    max_token_bytes_ = std::max(max_token_bytes_, bytes.size());
+    const int starts = static_cast<int>(
+        std::count_if(bytes.begin(), bytes.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+    horizon = std::max(horizon, starts + 1);
+  }
+  for (const StringAutomaton& text : grammar_->texts) {
+    representatives_.push_back(text.Representatives(horizon));
   }
 }
 
@@ -47,7 +57,11 @@ const TokenMasker::FramePart& TokenMasker::PartFor(const std::vector<Frame>& sta
   // With room for every push a token can make, the frames below change nothing: one entry serves
   // the frame at any depth.
   const bool limit_binds = stack.size() + max_token_bytes_ > kMaxNesting;
-  const std::pair<Frame, size_t> key(stack.back(), limit_binds ? stack.size() - 1 : 0);
+  std::pair<Frame, size_t> key(stack.back(), limit_binds ? stack.size() - 1 : 0);
+  const Node& node = grammar_->nodes[key.first.node];
+  if (node.kind == NodeKind::kString && node.text >= 0) {
+    key.first.a = representatives_[node.text][key.first.a];
+  }
   auto it = parts_.find(key);
   if (it != parts_.end()) return *it->second;
   if (parts_.size() >= kMaxFrameParts) parts_.clear();

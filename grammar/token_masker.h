@@ -9,6 +9,9 @@
 // that close the top frame and go on into the frames below are checked against the whole stack,
 // and the complete mask is cached per stack too. A string being generated is one top frame for
 // all its steps, so its steps cost a cache lookup and a check of the few tokens that hold a quote.
+// A constrained string's frame is keyed by its automaton state's representative among the states
+// no token can tell apart (StringAutomaton::Representatives), so a length count or a long repeat
+// does not walk the trie at every character.
 //
 // Not thread-safe: one masker per compiled grammar, used from one thread at a time.
 #ifndef ARBOR_GRAMMAR_TOKEN_MASKER_H_
@@ -71,7 +74,9 @@ class TokenMasker {
   int32_t vocab_size_;
   size_t words_;
   std::vector<JsonMatcher> levels_;  // The walk's matcher per trie depth (capacity reused).
-  size_t max_token_bytes_ = 0;  // A token pushes at most one frame per byte.
+  size_t max_token_bytes_ = 0;       // A token pushes at most one frame per byte.
+  // Per JsonGrammar::texts entry, each automaton state's representative (see above).
+  std::vector<std::vector<int32_t>> representatives_;
   absl::flat_hash_map<std::pair<Frame, size_t>, std::unique_ptr<FramePart>> parts_;
   absl::flat_hash_map<std::vector<Frame>, TokenBits> stacks_;
   int64_t frame_misses_ = 0;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "grammar/token_masker.h"
+#include "grammar/token_trie.h"
 #include "nlohmann/json.hpp"
 #include "tests/grammar/grammar_test_util.h"
 #include "tests/support/python_reference.h"
@@ -50,6 +52,49 @@ TEST(StringFormat, WalksOfEveryFormatValidate) {
   ASSERT_TRUE(judged.is_object());
   for (size_t i = 0; i < items.size(); ++i) {
     EXPECT_EQ(judged["results"][i], "") << items[i]["schema"] << "\n" << items[i]["document"];
+  }
+}
+
+// The masker keys a constrained string's frame by the states no token tells apart: along random
+// token walks its masks equal testing every token, with tokens long enough to reach a bound.
+TEST(StringFormat, MasksOfConstrainedStringsEqualTheTokenByTokenReference) {
+  std::vector<std::string> tokens;
+  for (char c = ' '; c < 127; ++c) tokens.push_back(std::string(1, c));
+  for (const char* t :
+       {"abc", "aaaa", "@ex", ".com", ".com\"", "2024-", "-02-", "28\"", "\xC3\xA9", "\xC3", "\xA9",
+        "\xE6\x97\xA5\xE6\x9C\xAC", "\\n", "\"}", "bbbbbbbbbbbbbbbbbbbb", "          "}) {
+    tokens.push_back(t);
+  }
+  const TokenTrie trie(tokens);
+  const std::vector<int32_t> ends = {0};  // " " stands for the end token.
+  std::mt19937_64 rng(TestSeed());
+  for (const char* schema :
+       {R"({"type": "string", "pattern": "^[a-z]{1,8}@[a-z]{2,5}\\.com$"})",
+        R"({"type": "string", "minLength": 3, "maxLength": 30})",
+        R"({"type": "string", "pattern": "ab{2,24}c"})", R"({"format": "date"})",
+        R"({"type": "array", "items": {"format": "email", "maxLength": 24}})"}) {
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    TokenMasker masker(&*grammar, &trie, trie.vocab_size());
+    for (int walk = 0; walk < 20; ++walk) {
+      JsonMatcher matcher(&*grammar);
+      std::string text;
+      TokenBits fast, reference;
+      for (int step = 0; step < 60; ++step) {
+        masker.Mask(matcher, ends, fast);
+        masker.MaskByEachToken(matcher, ends, reference);
+        ASSERT_EQ(fast, reference) << schema << " after " << text;
+        std::vector<int32_t> allowed;
+        for (int32_t id = 1; id < trie.vocab_size(); ++id) {
+          if (TestBit(fast, id)) allowed.push_back(id);
+        }
+        if (allowed.empty()) break;
+        const int32_t token =
+            allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+        ASSERT_TRUE(matcher.FeedAll(trie.bytes(token)));
+        text += trie.bytes(token);
+      }
+    }
   }
 }
 
