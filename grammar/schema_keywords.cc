@@ -60,6 +60,7 @@ constexpr Keyword kOneTypeKeywords[] = {
     {"patternProperties", "object"}, {"propertyNames", "object"},
     {"dependentSchemas", "object"},
     {"dependentRequired", "object"}, {"minProperties", "object"},
+    {"dependencies", "object"},  // Draft 2019's dependentRequired and dependentSchemas in one.
     {"maxProperties", "object"}};
 
 const Keyword* Find(absl::Span<const Keyword> keywords, absl::string_view name) {
