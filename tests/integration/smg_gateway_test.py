@@ -146,10 +146,6 @@ class SmgGatewayTest(unittest.TestCase):
             return None
         return sum(1 for w in json.loads(body)["workers"] if w.get("is_healthy"))
 
-    def smg_log(self):
-        with open(os.path.join(self.processes.dir, "smg.log")) as f:
-            return f.read()
-
     def direct(self, coordinator_id):
         return openai.OpenAI(base_url=self.bases[coordinator_id] + "/v1", api_key="unused",
                              timeout=60, max_retries=0)
@@ -226,9 +222,15 @@ class SmgGatewayTest(unittest.TestCase):
         killed = self.processes.processes[self.index["a"]]
         killed.kill()
         killed.wait(timeout=30)
+        # Right away too, before a probe has failed: prompts new to smg's cache tree, so that
+        # cache_aware may pick either coordinator; one refused at connect is retried.
+        for i in range(6):
+            prompt = f"Right after the fall, {i}"
+            self.assertEqual(self.chat(self.client, prompt)[0],
+                             self.chat(self.direct("b"), prompt)[0])
+        want = self.chat(self.direct("b"), "After the fall")[0]
         eventually(lambda: self.healthy_backends(self.gateway) == 1, 30,
                    "smg taking the killed coordinator out")
-        want = self.chat(self.direct("b"), "After the fall")[0]
         for stream in (False, True, False, True):
             text, job_id = self.chat(self.client, "After the fall", stream)
             self.assertEqual(text, want)
