@@ -7,7 +7,8 @@
 # virtualenv `.venv`, created on top of the system Python so that Debian's `python3-torch` and
 # `python3-grpcio` are visible inside it; the official `openai` package and `prometheus-client`
 # test the HTTP API and the metrics endpoints as real clients (`langchain-openai` its tool
-# calling as an agent framework drives it), `jsonschema` judges structured
+# calling as an agent framework drives it, and the Shepherd Model Gateway `smg` fronts several
+# coordinators as vLLM and SGLang fleets deploy it), `jsonschema` judges structured
 # output, and `jinja2` renders chat templates as Hugging Face's apply_chat_template does;
 # headless Chromium, driven by Debian's Selenium, tests the web viewer in a real browser;
 # Debian's Prometheus scrapes a live cluster with the shipped configuration (deploy/prometheus/),
