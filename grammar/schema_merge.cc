@@ -207,8 +207,8 @@ absl::Status Merge(Json& into, Json part, const std::string& pointer) {
     } else if (key == "type") {
       into[key] = MeetTypes(into[key], value);
       if (into[key].empty()) return SchemaError(pointer, "allOf: the parts' types do not meet");
-    } else if (key == "additionalProperties" && value.is_object()) {
-      into[key] = Json{{"allOf", Json::array({into[key], value})}};
+    } else if (key == "additionalProperties") {
+      into[key] = *Both(into[key], value);
     } else if (key == "multipleOf" && PositiveInteger(value) && PositiveInteger(into[key]) &&
                std::lcm(value.get<int64_t>(), into[key].get<int64_t>()) < kMaxExactInteger) {
       into[key] = std::lcm(value.get<int64_t>(), into[key].get<int64_t>());
