@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 namespace arbor::grammar {
@@ -70,8 +71,12 @@ uint32_t StartCharacter(Frame& frame, uint8_t byte) {
 }
 
 // A bounded number keeps its integer part's magnitude in a (low 32 bits) and b (the rest, and
-// bit 30 for a minus sign), so each digit is checked against the bounds (number_bounds.h).
+// bit 30 for a minus sign), so each digit is checked against the bounds (number_bounds.h). Its
+// fraction needs only whether the digits so far equal a bound's: the magnitude is dropped at the
+// point, for two bits in b, so fractions share their frames (and the masker's cached masks).
 constexpr int32_t kNegativeBit = 1 << 30;
+constexpr int32_t kTightLowBit = 1 << 29;
+constexpr int32_t kTightHighBit = 1 << 28;
 
 bool Negative(const Frame& frame) { return (frame.b & kNegativeBit) != 0; }
 int64_t Magnitude(const Frame& frame) {
@@ -81,6 +86,14 @@ int64_t Magnitude(const Frame& frame) {
 void SetMagnitude(Frame& frame, int64_t magnitude) {
   frame.a = static_cast<int32_t>(static_cast<uint32_t>(magnitude));
   frame.b = static_cast<int32_t>(magnitude >> 32) | (frame.b & kNegativeBit);
+}
+FractionTight Tight(const Frame& frame) {
+  return {.low = (frame.b & kTightLowBit) != 0, .high = (frame.b & kTightHighBit) != 0};
+}
+void SetTight(Frame& frame, FractionTight tight) {
+  frame.a = 0;
+  frame.b =
+      (frame.b & kNegativeBit) | (tight.low ? kTightLowBit : 0) | (tight.high ? kTightHighBit : 0);
 }
 
 // Well-formed UTF-8 only (no overlong forms, surrogates or code points past U+10FFFF): whether
@@ -407,6 +420,7 @@ bool JsonMatcher::NumberMayEnd(const Frame& frame) const {
     case kNumInt:
       return !bounds.bounded || ContainsInteger(bounds, Negative(frame), Magnitude(frame));
     case kNumFrac:
+      return !bounds.bounded || FractionMayEnd(bounds, Negative(frame), Tight(frame), frame.count);
     case kNumExp:
       return true;
     default:
@@ -432,6 +446,15 @@ JsonMatcher::Step JsonMatcher::StepNumber(Frame& frame, uint8_t byte, bool integ
     SetMagnitude(frame, magnitude);
     return to(phase, digits);
   };
+  // One more fraction digit, when the bounds leave it a way to go on.
+  auto fraction = [&](int digits) {
+    if (!bounds.bounded) return to(kNumFrac, digits);
+    const std::optional<FractionTight> tight =
+        FractionDigit(bounds, Negative(frame), Tight(frame), digits, byte - '0');
+    if (!tight) return Step::kReject;
+    SetTight(frame, *tight);
+    return to(kNumFrac, digits);
+  };
   switch (frame.phase) {
     case kNumStart:
       if (byte == '-') {
@@ -449,18 +472,22 @@ JsonMatcher::Step JsonMatcher::StepNumber(Frame& frame, uint8_t byte, bool integ
       if (digit && frame.phase == kNumInt && frame.count < kMaxNumberDigits) {
         return more(kNumInt, frame.count + 1);
       }
-      if (!integer && byte == '.' &&
-          (!bounds.bounded || FractionAllowed(bounds, Negative(frame), Magnitude(frame)))) {
-        return to(kNumDot, 0);
+      if (!integer && byte == '.') {
+        if (!bounds.bounded) return to(kNumDot, 0);
+        if (const std::optional<FractionTight> tight =
+                StartFraction(bounds, Negative(frame), Magnitude(frame))) {
+          SetTight(frame, *tight);
+          return to(kNumDot, 0);
+        }
       }
       if (exponent) return to(kNumE, 0);
       return NumberMayEnd(frame) ? Step::kPopRetry : Step::kReject;
     case kNumDot:
-      return digit ? to(kNumFrac, 1) : Step::kReject;
     case kNumFrac:
-      if (digit && frame.count < kMaxNumberDigits) return to(kNumFrac, frame.count + 1);
+      if (digit && frame.count < kMaxNumberDigits) return fraction(frame.count + 1);
+      if (frame.phase == kNumDot) return Step::kReject;
       if (exponent) return to(kNumE, 0);
-      return Step::kPopRetry;
+      return NumberMayEnd(frame) ? Step::kPopRetry : Step::kReject;
     case kNumE:
       if (byte == '+' || byte == '-') return to(kNumExpSign, 0);
       return digit ? to(kNumExp, 1) : Step::kReject;

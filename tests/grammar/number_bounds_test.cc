@@ -1,16 +1,21 @@
 // Numeric bounds (number_bounds.h) against `jsonschema`: random bounds on integers and numbers,
 // every candidate document judged by both. The matcher never takes an invalid number, takes
-// every valid integer written plainly, and its random walks all validate.
+// every valid number written plainly (no exponent, at most 15 significant digits), and its random
+// walks all end and validate, fractional bounds and ranges holding no integer included.
 #include "grammar/number_bounds.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "grammar/json_matcher.h"
 #include "tests/grammar/grammar_test_util.h"
 
 namespace arbor::grammar {
@@ -59,13 +64,160 @@ TEST(NumberBounds, TheMatcherAgreesWithJsonschemaOnRandomBounds) {
   int accepted = 0;
   for (const Judged& c : cases) {
     EXPECT_TRUE(!c.accepted || c.valid) << c.schema << " took invalid " << c.document;
-    const bool plain_integer = c.document.find_first_of(".eE") == std::string::npos;
-    if (plain_integer) {
+    // Integers and `multipleOf` write no fraction (60.0 is a valid integer, yet not generated).
+    const bool fractions = c.schema.find("number") != std::string::npos &&
+                           c.schema.find("multipleOf") == std::string::npos;
+    if (c.document.find_first_of(fractions ? "eE" : ".eE") == std::string::npos) {
       EXPECT_EQ(c.accepted, c.valid) << c.schema << ": " << c.document;
     }
     accepted += c.accepted;
   }
   EXPECT_GT(accepted, 1000);
+}
+
+// A decimal with 0 to 6 fraction digits as a schema writes it, in units of 10^-7.
+int64_t RandomDecimal(std::mt19937_64& rng) {
+  const int digits = std::uniform_int_distribution<int>(0, 6)(rng);
+  int64_t unit = 10'000'000;
+  for (int i = 0; i < digits; ++i) unit /= 10;
+  const int64_t magnitude =
+      std::uniform_int_distribution<int64_t>(0, 30 * 10'000'000 / unit)(rng) * unit;
+  return std::uniform_int_distribution<int>(0, 1)(rng) == 0 ? -magnitude : magnitude;
+}
+
+// `units` of 10^-7 as the shortest plain decimal text.
+std::string DecimalText(int64_t units) {
+  const int64_t magnitude = units < 0 ? -units : units;
+  std::string fraction = std::to_string(10'000'000 + magnitude % 10'000'000).substr(1);
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  return absl::StrCat(units < 0 ? "-" : "", magnitude / 10'000'000, fraction.empty() ? "" : ".",
+                      fraction);
+}
+
+// A number schema with fractional bounds, and the bounds' values in units of 10^-7. Half of them
+// are narrower than 1, most of those holding no integer.
+std::string RandomFractionalSchema(std::mt19937_64& rng, std::vector<int64_t>& values) {
+  const int64_t low = RandomDecimal(rng);
+  const bool narrow = std::uniform_int_distribution<int>(0, 1)(rng) == 0;
+  const int64_t width = narrow ? std::uniform_int_distribution<int64_t>(1, 9'999'999)(rng)
+                               : std::abs(RandomDecimal(rng)) + 10'000'000;
+  values = {low, low + width};
+  auto keyword = [&](const char* inclusive, const char* exclusive, int64_t value) {
+    const bool strict = std::uniform_int_distribution<int>(0, 1)(rng) == 0;
+    return absl::StrCat(", \"", strict ? exclusive : inclusive, "\": ", DecimalText(value));
+  };
+  std::string schema = R"({"type": "number")";
+  if (!narrow && std::uniform_int_distribution<int>(0, 3)(rng) == 0) values.pop_back();
+  absl::StrAppend(&schema, keyword("minimum", "exclusiveMinimum", values[0]));
+  if (values.size() == 2) {
+    absl::StrAppend(&schema, keyword("maximum", "exclusiveMaximum", values[1]));
+  }
+  return schema + "}";
+}
+
+// A random walk through `grammar`'s number, one byte at a time among those the matcher takes,
+// ending where it may; nothing (with a failure) where it can neither go on nor end.
+std::optional<std::string> WalkNumber(const JsonGrammar& grammar, std::mt19937_64& rng) {
+  JsonMatcher matcher(&grammar);
+  std::string document;
+  while (true) {
+    std::vector<std::pair<char, JsonMatcher>> next;
+    for (char byte : std::string("-.0123456789")) {
+      JsonMatcher copy = matcher;
+      if (copy.Feed(byte) == JsonMatcher::Fed::kAccepted) next.emplace_back(byte, copy);
+    }
+    const bool end = matcher.AcceptsEnd();
+    if (next.empty() && !end) {
+      ADD_FAILURE() << "stuck after " << document;
+      return std::nullopt;
+    }
+    if (next.empty() || (end && std::uniform_int_distribution<int>(0, 3)(rng) == 0)) {
+      return document;
+    }
+    const auto& [byte, state] =
+        next[std::uniform_int_distribution<size_t>(0, next.size() - 1)(rng)];
+    document.push_back(byte);
+    matcher = state;
+  }
+}
+
+TEST(NumberBounds, FractionalBoundsWalksEndInBounds) {
+  std::mt19937_64 rng(TestSeed());
+  std::vector<Judged> cases;
+  for (int s = 0; s < 60; ++s) {
+    std::vector<int64_t> values;
+    const std::string schema = RandomFractionalSchema(rng, values);
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << schema << ": " << grammar.status();
+    for (int w = 0; w < 40; ++w) {
+      const std::optional<std::string> document = WalkNumber(*grammar, rng);
+      ASSERT_TRUE(document.has_value()) << schema;
+      cases.push_back({.schema = schema, .document = *document});
+    }
+  }
+  Judge(cases);
+  for (const Judged& c : cases) {
+    EXPECT_TRUE(c.accepted && c.valid) << c.schema << " generated " << c.document;
+  }
+}
+
+// Every decimal of a grid around the bounds (steps of 10^-g for g up to 7, so finer than any
+// bound) is taken exactly when `jsonschema` accepts it.
+TEST(NumberBounds, FractionalBoundsTakeEveryValidDecimalOfAGrid) {
+  std::mt19937_64 rng(TestSeed());
+  std::vector<Judged> cases;
+  for (int s = 0; s < 25; ++s) {
+    std::vector<int64_t> values;
+    const std::string schema = RandomFractionalSchema(rng, values);
+    for (int64_t value : values) {
+      for (int64_t step = 1; step <= 10'000'000; step *= 10) {
+        for (int64_t j = -6; j <= 6; ++j) {
+          cases.push_back({.schema = schema, .document = DecimalText(value + j * step)});
+        }
+      }
+    }
+  }
+  Judge(cases);
+  int valid = 0;
+  for (const Judged& c : cases) {
+    EXPECT_EQ(c.accepted, c.valid) << c.schema << ": " << c.document;
+    valid += c.valid;
+  }
+  EXPECT_GT(valid, 1000);
+}
+
+TEST(NumberBounds, RangesHoldingNoIntegerAreWrittenExactly) {
+  struct Case {
+    const char* schema;
+    std::vector<const char*> taken;
+    std::vector<const char*> refused;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1})",
+            {"0.5", "0.000000000000001", "0.999999999999999", "0.10"},
+            {"0", "0.0", "0.000", "1", "1.0", "-0.5", "0.0000000000000001"}},
+           {R"({"type": "number", "minimum": 0.1, "maximum": 0.9})",
+            {"0.1", "0.9", "0.100", "0.55"},
+            {"0.09", "0.900000000000001", "0"}},
+           {R"({"type": "number", "minimum": 2.5, "maximum": 2.75})",
+            {"2.5", "2.75", "2.6"},
+            {"2.4", "2.76", "2", "3"}},
+           {R"({"type": "number", "minimum": -1, "exclusiveMaximum": 0})",
+            {"-1", "-0.5", "-1.0", "-0.000000000000001"},
+            {"-0", "-0.0", "0", "-1.01", "0.5"}},
+           {R"({"type": "number", "exclusiveMinimum": 0.5})",
+            {"0.7", "1", "0.500000000000001"},
+            {"0.5", "0.50", "0.4"}},
+       }) {
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(c.schema);
+    ASSERT_TRUE(grammar.ok()) << c.schema << ": " << grammar.status();
+    for (const char* document : c.taken) EXPECT_TRUE(Accepts(*grammar, document)) << document;
+    for (const char* document : c.refused) EXPECT_FALSE(Accepts(*grammar, document)) << document;
+  }
+  EXPECT_THAT(
+      CompileError(R"({"properties": {"p": {"exclusiveMinimum": 0, "exclusiveMaximum": 1e-20}}})"),
+      HasSubstr("at /properties/p: no number of at most 15 integer and 15 fraction digits "
+                "satisfies the numeric bounds (exclusiveMinimum 0, exclusiveMaximum 1e-20)"));
 }
 
 TEST(NumberBounds, WalksStayInBoundsAndEnd) {
