@@ -12,7 +12,9 @@
 //    properties are generated), a property whose schema accepts nothing (never generated);
 //  - arrays: `prefixItems`, `items` (a schema or false), `minItems`, `maxItems`,
 //    `unevaluatedItems` (no item past `prefixItems` without `items`);
-//  - numbers: `minimum`, `maximum`, the exclusive ones, integer `multipleOf` (number_bounds.h);
+//  - numbers: `minimum`, `maximum`, the exclusive ones (the value of the double each parses to,
+//    as validators compare, fractional ranges holding no integer included), integer
+//    `multipleOf` (number_bounds.h);
 //  - strings: `minLength`, `maxLength` in code points, `pattern` (a subset of ECMA-262,
 //    regex_parser.h), `format` (date, time, date-time, duration, email, hostname, ipv4, ipv6,
 //    uri, uuid: string_format.h), all holding at once (string_keywords.h);

@@ -28,7 +28,8 @@ inline constexpr int kMaxExponentDigits = 3;
 // objects keep the next property in `count` and, in a key, its node in the keys' trie (Node's
 // `names`) in `a`; arrays count their items (clamped to what the bounds need); literals keep
 // their node in the literals' trie in `a`; strings and numbers count pending UTF-8 bytes or
-// digits in `count`, and a bounded number keeps its integer part in `a` and `b`.
+// digits in `count`, and a bounded number keeps its integer part in `a` and `b`, then in its
+// fraction only whether the digits so far equal a bound's (two bits of `b`).
 struct Frame {
   int32_t node = 0;
   uint8_t phase = 0;
