@@ -36,8 +36,8 @@ bool Holds(const NumberBounds& bounds, int64_t low, int64_t high) {
   return low <= high && CeilDiv(low, bounds.multiple_of) * bounds.multiple_of <= high;
 }
 
-// The exact decimal `x` (below kNumberLimit in magnitude) rounded to 15 fraction digits, up
-// (toward +infinity) or down: its shortest round-trip text, read digit by digit.
+// The shortest decimal that parses back to `x` (below kNumberLimit in magnitude), rounded to 15
+// fraction digits up (toward +infinity) or down.
 Decimal ToDecimal(double x, bool up) {
   // 16 integer digits, the point and the farthest digit of the least subnormal double.
   char text[400];

@@ -9,13 +9,17 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "grammar/constraint.h"
 #include "grammar/json_matcher.h"
+#include "grammar/token_masker.h"
+#include "grammar/token_trie.h"
 #include "tests/grammar/grammar_test_util.h"
 
 namespace arbor::grammar {
@@ -184,6 +188,70 @@ TEST(NumberBounds, FractionalBoundsTakeEveryValidDecimalOfAGrid) {
     valid += c.valid;
   }
   EXPECT_GT(valid, 1000);
+}
+
+// Tokens of several digits, points and closers (`5]`, `0.0`, `1,`), so a token can cross a
+// bound's digits and end the number inside it; every single byte too, and the end token last.
+std::vector<std::string> NumberVocabulary(std::mt19937_64& rng) {
+  std::vector<std::string> vocab = {""};
+  for (int b = 1; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  const std::string bytes = "0123456789.-,] ";
+  for (int i = 0; i < 300; ++i) {
+    std::string token;
+    for (int n = std::uniform_int_distribution<int>(2, 5)(rng); n > 0; --n) {
+      token.push_back(bytes[std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng)]);
+    }
+    vocab.push_back(token);
+  }
+  vocab.push_back("");
+  return vocab;
+}
+
+// Arrays of fractionally bounded numbers through the token masker: at every step of random
+// walks the fast mask equals feeding each token, and every finished document validates.
+TEST(NumberBounds, TokenMasksOfFractionalBoundsAreExact) {
+  std::mt19937_64 rng(TestSeed());
+  const auto trie = std::make_shared<const TokenTrie>(NumberVocabulary(rng));
+  const std::vector<int32_t> ends = {trie->vocab_size() - 1};
+  std::vector<Judged> cases;
+  for (int s = 0; s < 12; ++s) {
+    std::vector<int64_t> values;
+    const std::string schema =
+        absl::StrCat(R"({"type": "array", "items": )", RandomFractionalSchema(rng, values), "}");
+    absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
+    ASSERT_TRUE(grammar.ok()) << schema << ": " << grammar.status();
+    auto compiled = std::make_shared<CompiledConstraint>(*grammar, trie, trie->vocab_size());
+    for (int walk = 0; walk < 6; ++walk) {
+      ConstraintState state(compiled);
+      JsonMatcher shadow(&compiled->grammar());
+      std::string text;
+      TokenBits fast, reference;
+      for (int step = 0; step < 60; ++step) {
+        state.Mask(ends, fast);
+        compiled->masker().MaskByEachToken(shadow, ends, reference);
+        ASSERT_EQ(fast, reference) << schema << "\nafter: " << text;
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < trie->vocab_size(); ++id) {
+          if (TestBit(fast, id)) allowed.push_back(id);
+        }
+        ASSERT_FALSE(allowed.empty()) << schema << "\ndead end after: " << text;
+        const int32_t token =
+            allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+        if (token == ends[0]) {
+          cases.push_back({.schema = schema, .document = text});
+          break;
+        }
+        ASSERT_TRUE(state.Add(token));
+        ASSERT_TRUE(shadow.FeedAll(trie->bytes(token)));
+        text += trie->bytes(token);
+      }
+    }
+  }
+  ASSERT_GT(cases.size(), 10u) << "too few walks finished to judge";
+  Judge(cases);
+  for (const Judged& c : cases) {
+    EXPECT_TRUE(c.accepted && c.valid) << c.schema << " generated " << c.document;
+  }
 }
 
 TEST(NumberBounds, RangesHoldingNoIntegerAreWrittenExactly) {
