@@ -168,8 +168,9 @@ absl::StatusOr<NumberBounds> ParseNumberBounds(const Json& schema, const std::st
 bool PrefixViable(const NumberBounds& bounds, bool negative, int64_t magnitude, int digits) {
   // Whether an integer part of magnitude in [low, high] can go on to a number in bounds.
   auto holds = [&](int64_t low, int64_t high) {
-    if (bounds.integer_only)
+    if (bounds.integer_only) {
       return negative ? Holds(bounds, -high, -low) : Holds(bounds, low, high);
+    }
     return std::max(low, MagnitudeLow(bounds, negative).whole) <=
            std::min(high, MagnitudeHigh(bounds, negative).whole);
   };
