@@ -276,6 +276,13 @@ TEST(NumberBounds, RangesHoldingNoIntegerAreWrittenExactly) {
            {R"({"type": "number", "exclusiveMinimum": 0.5})",
             {"0.7", "1", "0.500000000000001"},
             {"0.5", "0.50", "0.4"}},
+           // 999999999999999.99 parses to 1e15 itself.
+           {R"({"type": "number", "exclusiveMaximum": 1e15})",
+            {"999999999999999.9", "-999999999999999.999999999999999"},
+            {"999999999999999.99"}},
+           {R"({"type": "number", "minimum": -0.0, "maximum": 0})",
+            {"0", "-0", "0.0", "-0.000"},
+            {"0.1", "-0.000000000000001"}},
        }) {
     absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(c.schema);
     ASSERT_TRUE(grammar.ok()) << c.schema << ": " << grammar.status();
