@@ -86,6 +86,19 @@ absl::StatusOr<StringAutomaton> StringAutomaton::Build(const CodePointDfa& dfa, 
     std::sort(state.ranges.begin(), state.ranges.end(),
               [](const CodePointRange& x, const CodePointRange& y) { return x.lo < y.lo; });
   }
+  // A live state with count n >= minLength shares its pattern position with a state of count
+  // b in [minLength, n] (states are found breadth-first, so the first such is the fewest): a
+  // token's path from it counts b - n fewer code points, so the lower bound still holds and the
+  // upper binds less. The base is live because the state's completions fit it too.
+  absl::flat_hash_map<int32_t, int32_t> fewest;
+  automaton.bases_.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int32_t dfa_state = static_cast<int32_t>(keys[i] / width);
+    const int length = static_cast<int>(keys[i] % width);
+    automaton.bases_[i] = static_cast<int32_t>(i);
+    if (!bounded || length < min_length || !live[i]) continue;
+    automaton.bases_[i] = fewest.emplace(dfa_state, static_cast<int32_t>(i)).first->second;
+  }
   return automaton;
 }
 

@@ -67,8 +67,15 @@ class StringAutomaton {
   // in a long repeat, collapse to a few keys.
   std::vector<int32_t> Representatives(int horizon) const;
 
+  // The state at the same pattern position with the fewest code points at or above minLength
+  // (or `state` itself below minLength, or without maxLength, where counts stop at minLength):
+  // every token's code points that `state` takes, this state takes too, since neither bound
+  // binds tighter on it. Tokens from `state` are then decided by where they end from the base.
+  int32_t Base(int32_t state) const { return bases_[state]; }
+
  private:
   std::vector<CodePointDfa::State> states_;
+  std::vector<int32_t> bases_;
 };
 
 }  // namespace arbor::grammar

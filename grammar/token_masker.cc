@@ -46,7 +46,13 @@ void TokenMasker::Walk(int32_t node, size_t depth, FramePart& part) {
         for (int32_t token : trie_->TokensUnder(child)) part.leaving.push_back(token);
         break;
       case JsonMatcher::Fed::kAccepted:
-        for (int32_t token : trie_->TokensEndingAt(child)) SetBit(part.inside, token);
+        for (int32_t token : trie_->TokensEndingAt(child)) {
+          SetBit(part.inside, token);
+          if (ends_ == nullptr) continue;
+          auto [it, added] = ends_->emplace(next.stack().back(), part.ends.size());
+          if (added) part.ends.emplace_back();
+          part.ends[it->second].push_back(token);
+        }
         Walk(child, depth + 1, part);
         break;
     }
@@ -59,20 +65,53 @@ const TokenMasker::FramePart& TokenMasker::PartFor(const std::vector<Frame>& sta
   const bool limit_binds = stack.size() + max_token_bytes_ > kMaxNesting;
   std::pair<Frame, size_t> key(stack.back(), limit_binds ? stack.size() - 1 : 0);
   const Node& node = grammar_->nodes[key.first.node];
-  if (node.kind == NodeKind::kString && node.text >= 0) {
-    key.first.a = representatives_[node.text][key.first.a];
-  }
+  const int32_t text = node.kind == NodeKind::kString ? node.text : -1;
+  if (text >= 0) key.first.a = representatives_[text][key.first.a];
+  return PartForKey(key, text);
+}
+
+const TokenMasker::FramePart& TokenMasker::PartForKey(const std::pair<Frame, size_t>& key,
+                                                      int32_t text) {
   auto it = parts_.find(key);
   if (it != parts_.end()) return *it->second;
+  std::unique_ptr<FramePart> part;
+  const int32_t base = text >= 0 ? grammar_->texts[text].Base(key.first.a) : key.first.a;
+  if (base != key.first.a) {
+    // The base itself, not its representative: the groups are of where tokens end from it.
+    std::pair<Frame, size_t> base_key = key;
+    base_key.first.a = base;
+    part = FromBase(key, PartForKey(base_key, text));
+  } else {
+    ++frame_misses_;
+    part = std::make_unique<FramePart>();
+    part->inside.assign(words_, 0);
+    levels_[0] = JsonMatcher(grammar_, key.first);
+    levels_[0].set_floor(1);  // Closing the top frame is the boundary of what it decides alone.
+    levels_[0].set_frames_below(key.second);
+    absl::flat_hash_map<Frame, size_t> ends;
+    if (text >= 0) ends_ = &ends;
+    Walk(TokenTrie::kRoot, 0, *part);
+    ends_ = nullptr;
+  }
   if (parts_.size() >= kMaxFrameParts) parts_.clear();
-  ++frame_misses_;
+  return *parts_.emplace(key, std::move(part)).first->second;
+}
+
+std::unique_ptr<TokenMasker::FramePart> TokenMasker::FromBase(const std::pair<Frame, size_t>& key,
+                                                              const FramePart& base) {
   auto part = std::make_unique<FramePart>();
   part->inside.assign(words_, 0);
+  part->leaving = base.leaving;
   levels_[0] = JsonMatcher(grammar_, key.first);
-  levels_[0].set_floor(1);  // Closing the top frame is the boundary of what it decides alone.
+  levels_[0].set_floor(1);
   levels_[0].set_frames_below(key.second);
-  Walk(TokenTrie::kRoot, 0, *part);
-  return *parts_.emplace(key, std::move(part)).first->second;
+  if (levels_.size() < 2) levels_.push_back(levels_[0]);
+  for (const std::vector<int32_t>& group : base.ends) {
+    levels_[1] = levels_[0];
+    if (!levels_[1].FeedAll(trie_->bytes(group.front()))) continue;
+    for (int32_t token : group) SetBit(part->inside, token);
+  }
+  return part;
 }
 
 void TokenMasker::ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,

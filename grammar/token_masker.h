@@ -11,7 +11,9 @@
 // all its steps, so its steps cost a cache lookup and a check of the few tokens that hold a quote.
 // A constrained string's frame is keyed by its automaton state's representative among the states
 // no token can tell apart (StringAutomaton::Representatives), so a length count or a long repeat
-// does not walk the trie at every character.
+// does not walk the trie at every character. Near maxLength every count is told apart, so a
+// count at or above minLength is decided from its base (StringAutomaton::Base), walked once: the
+// base's tokens grouped by the frame each ends in, one token of each group tried from the count.
 //
 // Not thread-safe: one masker per compiled grammar, used from one thread at a time.
 #ifndef ARBOR_GRAMMAR_TOKEN_MASKER_H_
@@ -61,11 +63,19 @@ class TokenMasker {
   struct FramePart {
     TokenBits inside;              // Tokens whose bytes stay in the frame (or values it opens).
     std::vector<int32_t> leaving;  // Tokens that close it: they need the frames below.
+    // Of a string base walked: its inside tokens by the frame each ends in.
+    std::vector<std::vector<int32_t>> ends;
   };
   // The part of `stack`'s top frame: keyed by the frame alone, or with the frames under it where
   // a token's pushes could reach kMaxNesting.
   const FramePart& PartFor(const std::vector<Frame>& stack);
+  // The part of a key; `text` is the frame's JsonGrammar::texts entry, or -1.
+  const FramePart& PartForKey(const std::pair<Frame, size_t>& key, int32_t text);
   void Walk(int32_t node, size_t depth, FramePart& part);
+  // The part of a string frame from its base's: a token is taken from the frame exactly when
+  // another ending in the same frame from the base is, as their code points run the same pattern
+  // steps and count alike. The leaving tokens are the base's, a superset, checked per stack.
+  std::unique_ptr<FramePart> FromBase(const std::pair<Frame, size_t>& key, const FramePart& base);
   void ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
                  TokenBits& bits) const;
 
@@ -78,6 +88,8 @@ class TokenMasker {
   // Per JsonGrammar::texts entry, each automaton state's representative (see above).
   std::vector<std::vector<int32_t>> representatives_;
   absl::flat_hash_map<std::pair<Frame, size_t>, std::unique_ptr<FramePart>> parts_;
+  // While a string base is walked: the index in FramePart::ends of each end frame.
+  absl::flat_hash_map<Frame, size_t>* ends_ = nullptr;
   absl::flat_hash_map<std::vector<Frame>, TokenBits> stacks_;
   int64_t frame_misses_ = 0;
   int64_t stack_misses_ = 0;
