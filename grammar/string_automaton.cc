@@ -114,6 +114,34 @@ std::vector<int32_t> StringAutomaton::Representatives(int horizon) const {
   return representative;
 }
 
+std::vector<std::pair<int32_t, int>> StringAutomaton::Nearest(
+    const std::vector<int32_t>& representative, int horizon) const {
+  std::vector<bool> is_base(states_.size());
+  for (size_t s = 0; s < states_.size(); ++s) {
+    if (bases_[s] != static_cast<int32_t>(s)) is_base[bases_[s]] = true;
+  }
+  std::vector<std::pair<int32_t, int>> nearest(states_.size(), {-1, 0});
+  std::vector<int32_t> block(states_.size());
+  for (size_t s = 0; s < states_.size(); ++s) block[s] = states_[s].accepting;
+  size_t blocks = 0;
+  for (int k = 1; k < horizon; ++k) {
+    block = RefineBlocks(states_, std::move(block), 1);  // Now blocks of strings up to k.
+    absl::flat_hash_map<int32_t, int32_t> first;
+    for (size_t s = 0; s < states_.size(); ++s) {
+      const int32_t f = first.emplace(block[s], static_cast<int32_t>(s)).first->second;
+      // The block's first state comes before s, so references end; its representative is what
+      // the masker caches.
+      if (representative[s] == static_cast<int32_t>(s) && !is_base[s] &&
+          f != static_cast<int32_t>(s)) {
+        nearest[s] = {representative[f], k};
+      }
+    }
+    if (first.size() == blocks) break;  // Stable: no level further splits anything.
+    blocks = first.size();
+  }
+  return nearest;
+}
+
 int32_t StringAutomaton::Next(int32_t state, uint32_t code_point) const {
   const std::vector<CodePointRange>& ranges = states_[state].ranges;
   auto it = std::upper_bound(ranges.begin(), ranges.end(), code_point,

@@ -11,6 +11,7 @@
 #define ARBOR_GRAMMAR_STRING_AUTOMATON_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +67,13 @@ class StringAutomaton {
   // since no token reads further. A count of lengths far from its bounds, a pattern's position
   // in a long repeat, collapse to a few keys.
   std::vector<int32_t> Representatives(int horizon) const;
+
+  // Per representative at `horizon` (`representative`, from Representatives) that is no other
+  // state's Base: an earlier representative and the most code points k (< horizon) no string of
+  // which tells the two apart, or {-1, 0}. Tokens that read at most k code points fare alike from
+  // both, so the masker walks only longer ones.
+  std::vector<std::pair<int32_t, int>> Nearest(const std::vector<int32_t>& representative,
+                                               int horizon) const;
 
   // The state at the same pattern position with the fewest code points at or above minLength
   // (or `state` itself below minLength, or without maxLength, where counts stop at minLength):

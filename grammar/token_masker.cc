@@ -22,31 +22,49 @@ TokenMasker::TokenMasker(const JsonGrammar* grammar, const TokenTrie* trie, int3
   // The most code points a token reads in a string: one per byte that is no UTF-8 continuation
   // byte, and the one a state may have begun.
   int horizon = 0;
+  reach_.resize(trie_->vocab_size());
   for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
     const std::string& bytes = trie_->bytes(token);
     max_token_bytes_ = std::max(max_token_bytes_, bytes.size());
     const int starts = static_cast<int>(
         std::count_if(bytes.begin(), bytes.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+    reach_[token] = starts + 1;
     horizon = std::max(horizon, starts + 1);
   }
   for (const StringAutomaton& text : grammar_->texts) {
     representatives_.push_back(text.Representatives(horizon));
+    nearest_.push_back(text.Nearest(representatives_.back(), horizon));
+  }
+  if (grammar_->texts.empty()) return;
+  // Children follow their parent in pre-order, so a backward pass sees them first.
+  reach_below_.assign(trie_->num_nodes(), 0);
+  for (int32_t node = trie_->num_nodes() - 1; node >= 0; --node) {
+    int reach = 0;
+    for (int32_t token : trie_->TokensEndingAt(node)) reach = std::max(reach, reach_[token]);
+    for (int32_t c = trie_->first_child(node); c >= 0; c = trie_->next_sibling(c)) {
+      reach = std::max(reach, reach_below_[c]);
+    }
+    reach_below_[node] = reach;
   }
 }
 
 void TokenMasker::Walk(int32_t node, size_t depth, FramePart& part) {
   if (levels_.size() <= depth + 1) levels_.push_back(levels_[depth]);
   for (int32_t child = trie_->first_child(node); child >= 0; child = trie_->next_sibling(child)) {
+    if (long_only_ > 0 && reach_below_[child] <= long_only_) continue;
     JsonMatcher& next = levels_[depth + 1];
     next = levels_[depth];
     switch (next.Feed(trie_->byte(child))) {
       case JsonMatcher::Fed::kRejected:
         break;
       case JsonMatcher::Fed::kLeftFloor:
-        for (int32_t token : trie_->TokensUnder(child)) part.leaving.push_back(token);
+        for (int32_t token : trie_->TokensUnder(child)) {
+          if (reach_[token] > long_only_) part.leaving.push_back(token);
+        }
         break;
       case JsonMatcher::Fed::kAccepted:
         for (int32_t token : trie_->TokensEndingAt(child)) {
+          if (reach_[token] <= long_only_) continue;
           SetBit(part.inside, token);
           if (ends_ == nullptr) continue;
           auto [it, added] = ends_->emplace(next.stack().back(), part.ends.size());
@@ -81,6 +99,8 @@ const TokenMasker::FramePart& TokenMasker::PartForKey(const std::pair<Frame, siz
     std::pair<Frame, size_t> base_key = key;
     base_key.first.a = base;
     part = FromBase(key, PartForKey(base_key, text));
+  } else if (text >= 0 && nearest_[text][key.first.a].first >= 0) {
+    part = FromNearest(key, text);
   } else {
     ++frame_misses_;
     part = std::make_unique<FramePart>();
@@ -111,6 +131,30 @@ std::unique_ptr<TokenMasker::FramePart> TokenMasker::FromBase(const std::pair<Fr
     if (!levels_[1].FeedAll(trie_->bytes(group.front()))) continue;
     for (int32_t token : group) SetBit(part->inside, token);
   }
+  return part;
+}
+
+std::unique_ptr<TokenMasker::FramePart> TokenMasker::FromNearest(
+    const std::pair<Frame, size_t>& key, int32_t text) {
+  const auto [nearest, k] = nearest_[text][key.first.a];
+  std::pair<Frame, size_t> nearest_key = key;
+  nearest_key.first.a = nearest;
+  const FramePart& near = PartForKey(nearest_key, text);
+  auto part = std::make_unique<FramePart>();
+  part->inside.assign(words_, 0);
+  for (int32_t token = 0; token < trie_->vocab_size(); ++token) {
+    if (reach_[token] <= k && TestBit(near.inside, token)) SetBit(part->inside, token);
+  }
+  for (int32_t token : near.leaving) {
+    if (reach_[token] <= k) part->leaving.push_back(token);
+  }
+  ++frame_misses_;
+  levels_[0] = JsonMatcher(grammar_, key.first);
+  levels_[0].set_floor(1);
+  levels_[0].set_frames_below(key.second);
+  long_only_ = k;
+  Walk(TokenTrie::kRoot, 0, *part);
+  long_only_ = 0;
   return part;
 }
 

@@ -14,6 +14,8 @@
 // does not walk the trie at every character. Near maxLength every count is told apart, so a
 // count at or above minLength is decided from its base (StringAutomaton::Base), walked once: the
 // base's tokens grouped by the frame each ends in, one token of each group tried from the count.
+// Other states told apart only by long tokens (a fixed repeat near its end) take an earlier
+// state's short tokens as they are and walk only the trie's paths to tokens long enough to differ.
 //
 // Not thread-safe: one masker per compiled grammar, used from one thread at a time.
 #ifndef ARBOR_GRAMMAR_TOKEN_MASKER_H_
@@ -76,6 +78,9 @@ class TokenMasker {
   // another ending in the same frame from the base is, as their code points run the same pattern
   // steps and count alike. The leaving tokens are the base's, a superset, checked per stack.
   std::unique_ptr<FramePart> FromBase(const std::pair<Frame, size_t>& key, const FramePart& base);
+  // The part of a string frame from a nearest state's (StringAutomaton::Nearest): its tokens of
+  // at most k code points as they are, the longer ones by a walk of the trie's paths to them.
+  std::unique_ptr<FramePart> FromNearest(const std::pair<Frame, size_t>& key, int32_t text);
   void ApplyEnds(const JsonMatcher& matcher, absl::Span<const int32_t> end_tokens,
                  TokenBits& bits) const;
 
@@ -87,6 +92,10 @@ class TokenMasker {
   size_t max_token_bytes_ = 0;       // A token pushes at most one frame per byte.
   // Per JsonGrammar::texts entry, each automaton state's representative (see above).
   std::vector<std::vector<int32_t>> representatives_;
+  std::vector<std::vector<std::pair<int32_t, int>>> nearest_;  // Per texts entry and state.
+  std::vector<int> reach_;        // Per token, the most code points it reads in a string.
+  std::vector<int> reach_below_;  // Per trie node, the most of a token under it.
+  int long_only_ = 0;             // While > 0, the walk takes only tokens reaching further.
   absl::flat_hash_map<std::pair<Frame, size_t>, std::unique_ptr<FramePart>> parts_;
   // While a string base is walked: the index in FramePart::ends of each end frame.
   absl::flat_hash_map<Frame, size_t>* ends_ = nullptr;

@@ -45,14 +45,23 @@ std::vector<std::string> LongTokenVocabulary() {
 
 // A random string schema: lengths that may bind, optionally a pattern.
 nlohmann::json RandomStringSchema(std::mt19937_64& rng) {
-  static const char* kPatterns[] = {"^[a -]*$",     "^a[a-c]*c?$",           "^(ab|c)+$",
-                                    "^[^\"\\\\]*$", "^[a-z]+@[a-z]+\\.com$", "é|日本|a+",
-                                    "^[0-9]{2,6}$"};
+  // Fixed repeats count in the pattern's own states, told apart near their end as lengths are.
+  static const char* kPatterns[] = {"^[a -]*$",
+                                    "^a[a-c]*c?$",
+                                    "^(ab|c)+$",
+                                    "^[^\"\\\\]*$",
+                                    "é|日本|a+",
+                                    "^[0-9]{2,6}$",
+                                    "^[a-z]{0,40}@[a-z]{1,30}$",
+                                    "^ {0,50}a-{3,45}$",
+                                    "^(a|é){5,35}$",
+                                    "^[a-z]+@[a-z]+\\.com$"};
   auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   nlohmann::json schema = {{"type", "string"}};
   if (draw(0, 2) > 0) schema["maxLength"] = draw(0, 70);
   if (draw(0, 2) > 0) schema["minLength"] = draw(0, schema.value("maxLength", 70));
   if (draw(0, 1) > 0) schema["pattern"] = kPatterns[draw(0, std::size(kPatterns) - 1)];
+  if (draw(0, 5) == 0) schema["format"] = "email";
   return schema;
 }
 
