@@ -285,9 +285,10 @@ TEST(RegexDfa, MatchesOfRandomPatternsValidate) {
   nlohmann::json items = nlohmann::json::array();
   for (int p = 0; p < 60; ++p) {
     // Python's `re` spells named groups (?P<g>, and reads "[]" and "[^]" as the start of a
-    // longer class: none here.
+    // longer class: none here. One level of groups, as above: `re` backtracks, and quantified
+    // groups nested two deep can take it minutes on a 12-character match.
     const std::string pattern = absl::StrReplaceAll(
-        generator.Alternation(2), {{"(?<g>", "("}, {"[]", "[ab]"}, {"[^]", "[^a]"}});
+        generator.Alternation(1), {{"(?<g>", "("}, {"[]", "[ab]"}, {"[^]", "[^a]"}});
     const std::string schema = nlohmann::json({{"type", "string"}, {"pattern", pattern}}).dump();
     absl::StatusOr<CodePointDfa> dfa = CompileRegex(pattern);
     if (!dfa.ok()) continue;  // Past the state limit (the test above bounds how often).

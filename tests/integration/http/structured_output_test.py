@@ -4,7 +4,8 @@ Random JSON Schemas (the generator of tests/grammar/json_schema_oracle.py) are s
 `response_format` by the official `openai` package, on both endpoints, to a real coordinator and
 worker on a random-weight checkpoint, under sampling, greedy decoding, and searches that branch
 or backspace at every step; Python's `jsonschema` judges each answer that ended with the end
-token (answers cut by max_tokens are counted apart: the grammar cannot make them shorter).
+token (answers cut by max_tokens are counted apart: the grammar cannot make them shorter). A
+Pydantic model with `Field` constraints goes through the SDK's own `parse`, as users send one.
 """
 
 import json
@@ -12,12 +13,14 @@ import os
 import random
 import sys
 import unittest
+from typing import Literal, Optional
 
 try:
     import jsonschema
     import openai
-except ImportError:  # The dependency script installs both.
-    print("openai or jsonschema is not installed in this Python; skipping")
+    import pydantic
+except ImportError:  # The dependency script installs all three (pydantic comes with openai).
+    print("openai, pydantic or jsonschema is not installed in this Python; skipping")
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,6 +31,22 @@ from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E4
 from json_schema_oracle import Generator  # noqa: E402
 from policies import BACKSPACE_ALWAYS, BRANCH_ALWAYS  # noqa: E402
 from test_seed import test_seed  # noqa: E402
+
+
+class Address(pydantic.BaseModel):
+    street: str = pydantic.Field(min_length=1, max_length=24)
+    postcode: str = pydantic.Field(pattern=r"^[0-9]{5}(-[0-9]{4})?$")
+
+
+class Person(pydantic.BaseModel):
+    """What `Field` constraints users put on a model: bounds, lengths, a pattern, a literal."""
+    name: str = pydantic.Field(min_length=1, max_length=16)
+    age: int = pydantic.Field(ge=0, le=120)
+    score: float = pydantic.Field(gt=0, lt=1)
+    role: Literal["admin", "user", "guest"]
+    tags: list[str] = pydantic.Field(max_length=3)
+    address: Optional[Address]
+
 
 POLICIES = {"sampling": None, "greedy": "greedy", "branch": BRANCH_ALWAYS,
             "backspace": BACKSPACE_ALWAYS}
@@ -89,6 +108,28 @@ class StructuredOutputTest(unittest.TestCase):
         print(f"seed {seed}: finished {finished}, cut by max_tokens {cut}")
         for name in POLICIES:
             self.assertGreaterEqual(finished[name], 6, f"{name}: too few answers finished to judge")
+
+    def test_pydantic_models_parse_through_the_sdk(self):
+        # The SDK turns the model into a strict schema, sends it, and parses the answer back
+        # into the model, which re-checks every Field constraint.
+        schema = Person.model_json_schema()
+        validator = jsonschema.Draft202012Validator(schema)
+        parsed, cut = 0, 0
+        for seed in range(1, 13):
+            try:
+                r = self.client.beta.chat.completions.parse(
+                    model="tiny", messages=MESSAGES, response_format=Person, max_tokens=300,
+                    seed=seed)
+            except openai.LengthFinishReasonError:
+                cut += 1
+                continue
+            message = r.choices[0].message
+            self.assertIsInstance(message.parsed, Person, message.content)
+            self.assertEqual(list(validator.iter_errors(json.loads(message.content))), [],
+                             message.content)
+            parsed += 1
+        print(f"parsed {parsed}, cut by max_tokens {cut}")
+        self.assertGreaterEqual(parsed, 4, "too few answers finished to judge")
 
     def test_json_object_answers_are_objects_and_the_tree_records_the_mask(self):
         for seed in range(1, 7):
