@@ -28,9 +28,9 @@ except ImportError as e:  # The dependency script installs it; without it nothin
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 from arbor_processes import Processes  # noqa: E402
 from grpc_stubs import generate_stubs  # noqa: E402
+from job_runs import MAX_TOKENS, JobRuns, as_run  # noqa: E402
 import postgres_server  # noqa: E402
 
-MAX_TOKENS = 1500  # Long enough that the pause lands mid-generation (tiny's context: 2048).
 SEEN_BEFORE_KILL = 5
 LEASE = ("--job_lease=2s", "--job_lease_renewal=400ms")
 
@@ -38,20 +38,6 @@ if postgres_server.find_binaries() is None:
     print("PostgreSQL's server binaries are absent (no /usr/lib/postgresql/N/bin/initdb): "
           "install the postgresql package (scripts/install-deps.sh); skipping")
     sys.exit(77)
-
-
-def as_run(event):
-    """An event without what differs between runs of one request: its time, its job id, and
-    the finished event's timings and the prompt tokens the worker's cache served."""
-    copy = type(event)()
-    copy.CopyFrom(event)
-    copy.time_us = 0
-    copy.job_id = ""
-    copy.finished.ClearField("timings")
-    copy.finished.usage.cached_prompt_tokens = 0
-    if not event.HasField("finished"):
-        copy.ClearField("finished")
-    return copy
 
 
 def eventually(check, timeout=60):
@@ -64,7 +50,7 @@ def eventually(check, timeout=60):
         time.sleep(0.1)
 
 
-class CoordinatorTakeoverTest(unittest.TestCase):
+class CoordinatorTakeoverTest(JobRuns, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # Cleanups run last first: the coordinators stop while the store still answers.
@@ -91,61 +77,6 @@ class CoordinatorTakeoverTest(unittest.TestCase):
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         self.addCleanup(channel.close)
         return self.rpc.GenerationStub(channel), index
-
-    def request(self, policy, seed):
-        return self.pb.GenerateRequest(
-            text="Once upon a time", max_tokens=MAX_TOKENS, seed=seed, policy=policy,
-            stop=self.entropix.StopConditions(ignore_eos=True))
-
-    def greedy(self):
-        thresholds = self.entropix.Thresholds(lelv_entropy=64, lelv_varentropy=4096)
-        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_CANONICAL,
-                                          thresholds=thresholds)
-
-    def search(self):
-        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_SEARCH,
-                                          branch=self.entropix.BranchOptions(width=3, max_len=6))
-
-    def submit(self, stub, request):
-        """Submits, retrying while the worker is not ready yet; returns the job id."""
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                return stub.Submit(request, timeout=30).job_id
-            except grpc.RpcError as e:
-                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def events(self, stub, job_id, seen=0):
-        """Every event of `job_id` after the first `seen`, waiting through a takeover."""
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                return list(stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300,
-                                       metadata=[("last-event-id", str(seen))]))
-            except grpc.RpcError as e:  # UNAVAILABLE until the job runs here or has ended.
-                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def finished(self, stub, job_id):
-        self.events(stub, job_id)
-        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
-        tree = stub.GetTree(self.pb.GetTreeRequest(job_id=job_id, include_top_logprobs=True),
-                            timeout=30)
-        return job, tree
-
-    def assert_same_run(self, taken_over, uninterrupted):
-        (job, tree), (job0, tree0) = taken_over, uninterrupted
-        self.assertEqual(job.state, self.pb.JOB_STATE_FINISHED, job.error)
-        self.assertEqual(job.text, job0.text)
-        self.assertEqual(list(job.token_ids), list(job0.token_ids))
-        self.assertEqual(len(job.token_ids), MAX_TOKENS)
-        self.assertEqual(len(tree.nodes), len(tree0.nodes))
-        for a, b in zip(tree.nodes, tree0.nodes):
-            a.sequence_id = b.sequence_id = 0  # Worker sequences are per run.
-            self.assertEqual(a, b)
 
     def assert_b_answers_for_a(self, a, b, job_id, cancelled):
         """While a holds `job_id` (its worker paused), b reports it as a's, and a Cancel of

@@ -36,23 +36,9 @@ except ImportError as e:  # The dependency script installs it; without it nothin
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 from arbor_processes import BIN, Processes, http_json  # noqa: E402
 from grpc_stubs import generate_stubs  # noqa: E402
+from job_runs import MAX_TOKENS, JobRuns, as_run  # noqa: E402
 
-MAX_TOKENS = 1500  # Long enough that the kill lands mid-generation (tiny's context: 2048).
 SEEN_BEFORE_KILL = 5  # Events the client takes before the coordinator dies.
-
-
-def as_run(event):
-    """An event as the search makes it, without what differs between runs of one request: when
-    it came, and the finished event's timings and prompt tokens the worker's cache served."""
-    copy = type(event)()
-    copy.CopyFrom(event)
-    copy.time_us = 0
-    copy.job_id = ""
-    copy.finished.ClearField("timings")
-    copy.finished.usage.cached_prompt_tokens = 0
-    if not event.HasField("finished"):
-        copy.ClearField("finished")
-    return copy
 
 
 def sse_events(base, job_id, last_event_id=None, count=None):
@@ -75,7 +61,7 @@ def sse_events(base, job_id, last_event_id=None, count=None):
     return events
 
 
-class JobStoreResumeTest(unittest.TestCase):
+class JobStoreResumeTest(JobRuns, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.processes = Processes(prefix="arbor-store-")
@@ -105,43 +91,6 @@ class JobStoreResumeTest(unittest.TestCase):
         process.kill()
         process.wait()
 
-    def request(self, policy, seed, max_tokens=MAX_TOKENS):
-        return self.pb.GenerateRequest(
-            text="Once upon a time", max_tokens=max_tokens, seed=seed, policy=policy,
-            stop=self.entropix.StopConditions(ignore_eos=True))
-
-    def greedy(self):
-        thresholds = self.entropix.Thresholds(lelv_entropy=64, lelv_varentropy=4096)
-        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_CANONICAL,
-                                          thresholds=thresholds)
-
-    def search(self):
-        return self.entropix.PolicyConfig(mode=self.entropix.POLICY_MODE_SEARCH,
-                                          branch=self.entropix.BranchOptions(width=3, max_len=6))
-
-    def submit(self, stub, request):
-        """Submits, retrying while the worker is not ready yet; returns the job id."""
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                return stub.Submit(request, timeout=30).job_id
-            except grpc.RpcError as e:
-                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def events(self, stub, job_id, seen=0):
-        """Every event of `job_id` after the first `seen`, waiting through a resume."""
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                return list(stub.Watch(self.pb.JobRef(job_id=job_id), timeout=300,
-                                       metadata=[("last-event-id", str(seen))]))
-            except grpc.RpcError as e:  # UNAVAILABLE until the job is started again.
-                if e.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
     def sse_after_resume(self, base, job_id, seen):
         """The job's events after the first `seen` over HTTP, waiting through a resume."""
         deadline = time.monotonic() + 300
@@ -152,25 +101,6 @@ class JobStoreResumeTest(unittest.TestCase):
                 if e.code != 503 or time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-
-    def finished(self, stub, job_id):
-        """The job once it ended, and its whole tree."""
-        self.events(stub, job_id)
-        job = stub.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
-        tree = stub.GetTree(self.pb.GetTreeRequest(job_id=job_id, include_top_logprobs=True),
-                            timeout=30)
-        return job, tree
-
-    def assert_same_run(self, resumed, uninterrupted):
-        (job, tree), (job0, tree0) = resumed, uninterrupted
-        self.assertEqual(job.state, self.pb.JOB_STATE_FINISHED, job.error)
-        self.assertEqual(job.text, job0.text)
-        self.assertEqual(list(job.token_ids), list(job0.token_ids))
-        self.assertEqual(len(job.token_ids), MAX_TOKENS)
-        self.assertEqual(len(tree.nodes), len(tree0.nodes))
-        for a, b in zip(tree.nodes, tree0.nodes):
-            a.sequence_id = b.sequence_id = 0  # Worker sequences are per run.
-            self.assertEqual(a, b)
 
     def test_killed_coordinator_resumes_its_jobs_exactly_and_keeps_history(self):
         stub, base, index = self.start_coordinator(self.store)
