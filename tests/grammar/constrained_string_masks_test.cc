@@ -13,6 +13,7 @@
 #include "grammar/token_masker.h"
 #include "grammar/token_trie.h"
 #include "nlohmann/json.hpp"
+#include "tests/grammar/mask_walk.h"
 #include "tests/support/test_seed.h"
 
 namespace arbor::grammar {
@@ -68,27 +69,10 @@ nlohmann::json RandomStringSchema(std::mt19937_64& rng) {
 // Walks `grammar` by random allowed tokens, checking each mask against the reference.
 void CheckWalks(const JsonGrammar& grammar, const TokenTrie& trie, const std::string& schema,
                 std::mt19937_64& rng) {
-  const std::vector<int32_t> ends = {0};  // " " stands for the end token.
   TokenMasker masker(&grammar, &trie, trie.vocab_size());
-  for (int walk = 0; walk < 6; ++walk) {
-    JsonMatcher matcher(&grammar);
-    std::string text;
-    TokenBits fast, reference;
-    const int steps = std::uniform_int_distribution<int>(1, 60)(rng);
-    for (int step = 0; step < steps; ++step) {
-      masker.Mask(matcher, ends, fast);
-      masker.MaskByEachToken(matcher, ends, reference);
-      ASSERT_EQ(fast, reference) << schema << " after " << text;
-      std::vector<int32_t> allowed;
-      for (int32_t id = 1; id < trie.vocab_size(); ++id) {
-        if (TestBit(fast, id)) allowed.push_back(id);
-      }
-      if (allowed.empty()) break;
-      const int32_t token =
-          allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
-      ASSERT_TRUE(matcher.FeedAll(trie.bytes(token)));
-      text += trie.bytes(token);
-    }
+  for (int walk = 0; walk < 6 && !::testing::Test::HasFatalFailure(); ++walk) {
+    CheckMaskWalk(grammar, trie, masker, schema, std::uniform_int_distribution<int>(1, 60)(rng),
+                  rng);
   }
 }
 

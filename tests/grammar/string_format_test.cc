@@ -14,6 +14,7 @@
 #include "grammar/token_trie.h"
 #include "nlohmann/json.hpp"
 #include "tests/grammar/grammar_test_util.h"
+#include "tests/grammar/mask_walk.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/test_seed.h"
 
@@ -66,7 +67,6 @@ TEST(StringFormat, MasksOfConstrainedStringsEqualTheTokenByTokenReference) {
     tokens.push_back(t);
   }
   const TokenTrie trie(tokens);
-  const std::vector<int32_t> ends = {0};  // " " stands for the end token.
   std::mt19937_64 rng(TestSeed());
   for (const char* schema :
        {R"({"type": "string", "pattern": "^[a-z]{1,8}@[a-z]{2,5}\\.com$"})",
@@ -77,23 +77,8 @@ TEST(StringFormat, MasksOfConstrainedStringsEqualTheTokenByTokenReference) {
     ASSERT_TRUE(grammar.ok()) << grammar.status();
     TokenMasker masker(&*grammar, &trie, trie.vocab_size());
     for (int walk = 0; walk < 20; ++walk) {
-      JsonMatcher matcher(&*grammar);
-      std::string text;
-      TokenBits fast, reference;
-      for (int step = 0; step < 60; ++step) {
-        masker.Mask(matcher, ends, fast);
-        masker.MaskByEachToken(matcher, ends, reference);
-        ASSERT_EQ(fast, reference) << schema << " after " << text;
-        std::vector<int32_t> allowed;
-        for (int32_t id = 1; id < trie.vocab_size(); ++id) {
-          if (TestBit(fast, id)) allowed.push_back(id);
-        }
-        if (allowed.empty()) break;
-        const int32_t token =
-            allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
-        ASSERT_TRUE(matcher.FeedAll(trie.bytes(token)));
-        text += trie.bytes(token);
-      }
+      CheckMaskWalk(*grammar, trie, masker, schema, 60, rng);
+      if (HasFatalFailure()) return;
     }
   }
 }
