@@ -57,6 +57,16 @@ inline void Judge(std::vector<Judged>& cases) {
   for (size_t i = 0; i < cases.size(); ++i) cases[i].valid = judged["results"][i] == "";
 }
 
+// `items` ({schema, document} pairs) judged by `jsonschema` in one call: every one is valid.
+inline void ExpectAllValid(const nlohmann::json& items) {
+  const nlohmann::json judged =
+      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
+  ASSERT_TRUE(judged.is_object());
+  for (size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(judged["results"][i], "") << items[i]["schema"] << "\n" << items[i]["document"];
+  }
+}
+
 // `count` random walks through `schema`'s matcher: every one ends, and `jsonschema` accepts
 // every document.
 inline void ExpectWalksValidate(const std::string& schema, int count = 60) {
@@ -70,12 +80,7 @@ inline void ExpectWalksValidate(const std::string& schema, int count = 60) {
     ASSERT_TRUE(document.has_value()) << schema << ": a walk did not end";
     items.push_back({{"schema", schema}, {"document", *document}});
   }
-  const nlohmann::json judged =
-      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
-  ASSERT_TRUE(judged.is_object());
-  for (size_t i = 0; i < items.size(); ++i) {
-    EXPECT_EQ(judged["results"][i], "") << schema << "\n" << items[i]["document"];
-  }
+  ExpectAllValid(items);
 }
 
 }  // namespace arbor::grammar

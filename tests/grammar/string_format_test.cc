@@ -48,12 +48,7 @@ TEST(StringFormat, WalksOfEveryFormatValidate) {
       items.push_back({{"schema", schema}, {"document", *document}});
     }
   }
-  const nlohmann::json judged =
-      testing::RunPythonReference(kOracle, {{"op", "validate"}, {"items", items}});
-  ASSERT_TRUE(judged.is_object());
-  for (size_t i = 0; i < items.size(); ++i) {
-    EXPECT_EQ(judged["results"][i], "") << items[i]["schema"] << "\n" << items[i]["document"];
-  }
+  ExpectAllValid(items);
 }
 
 // The masker keys a constrained string's frame by the states no token tells apart: along random
