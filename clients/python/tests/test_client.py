@@ -385,7 +385,7 @@ class ClientTest(unittest.TestCase):
         else:
             self.fail("no constrained answer finished within max_tokens")
         with self.assertRaises(arbor_client.InvalidArgument) as raised:
-            self.client.generate("Hello", json_schema={"type": "string", "format": "date"})
+            self.client.generate("Hello", json_schema={"type": "string", "format": "idn-hostname"})
         self.assertEqual(raised.exception.field, "constraint.json_schema")
         self.assertIn("keyword 'format'", str(raised.exception))
 
