@@ -17,6 +17,7 @@
 #include "grammar/token_masker.h"
 #include "grammar/token_trie.h"
 #include "nlohmann/json.hpp"
+#include "tests/grammar/mask_walk.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/test_seed.h"
 
@@ -98,29 +99,10 @@ void WalkComparingMasks(const std::string& schema, const std::shared_ptr<const T
   absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
   ASSERT_TRUE(grammar.ok()) << grammar.status();
   auto compiled = std::make_shared<CompiledConstraint>(*grammar, trie, trie->vocab_size());
-  const std::vector<int32_t> ends = {trie->vocab_size() - 1};
-  for (int walk = 0; walk < 6; ++walk) {
-    ConstraintState state(compiled);
-    JsonMatcher shadow(&compiled->grammar());
-    std::string text;
-    TokenBits fast, reference;
-    for (int step = 0; step < 400; ++step) {
-      state.Mask(ends, fast);
-      compiled->masker().MaskByEachToken(shadow, ends, reference);
-      ASSERT_EQ(fast, reference) << schema << "\nafter: " << text;
-      std::vector<int32_t> allowed;
-      for (int32_t id = 0; id < trie->vocab_size(); ++id) {
-        if (TestBit(fast, id)) allowed.push_back(id);
-      }
-      ASSERT_FALSE(allowed.empty()) << schema << "\ndead end after: " << text;
-      const int32_t token = allowed[rng() % allowed.size()];
-      if (token == ends[0]) {
-        finished.push_back({{"schema", schema}, {"document", text}});
-        break;
-      }
-      ASSERT_TRUE(state.Add(token) && shadow.FeedAll(trie->bytes(token)));
-      text += trie->bytes(token);
-    }
+  std::vector<std::string> documents;
+  CheckConstraintWalks(compiled, *trie, schema, /*walks=*/6, /*steps=*/400, rng, documents);
+  for (const std::string& document : documents) {
+    finished.push_back({{"schema", schema}, {"document", document}});
   }
 }
 

@@ -21,6 +21,7 @@
 #include "grammar/token_masker.h"
 #include "grammar/token_trie.h"
 #include "tests/grammar/grammar_test_util.h"
+#include "tests/grammar/mask_walk.h"
 
 namespace arbor::grammar {
 namespace {
@@ -212,7 +213,6 @@ std::vector<std::string> NumberVocabulary(std::mt19937_64& rng) {
 TEST(NumberBounds, TokenMasksOfFractionalBoundsAreExact) {
   std::mt19937_64 rng(TestSeed());
   const auto trie = std::make_shared<const TokenTrie>(NumberVocabulary(rng));
-  const std::vector<int32_t> ends = {trie->vocab_size() - 1};
   std::vector<Judged> cases;
   for (int s = 0; s < 12; ++s) {
     std::vector<int64_t> values;
@@ -221,30 +221,11 @@ TEST(NumberBounds, TokenMasksOfFractionalBoundsAreExact) {
     absl::StatusOr<JsonGrammar> grammar = CompileJsonSchema(schema);
     ASSERT_TRUE(grammar.ok()) << schema << ": " << grammar.status();
     auto compiled = std::make_shared<CompiledConstraint>(*grammar, trie, trie->vocab_size());
-    for (int walk = 0; walk < 6; ++walk) {
-      ConstraintState state(compiled);
-      JsonMatcher shadow(&compiled->grammar());
-      std::string text;
-      TokenBits fast, reference;
-      for (int step = 0; step < 60; ++step) {
-        state.Mask(ends, fast);
-        compiled->masker().MaskByEachToken(shadow, ends, reference);
-        ASSERT_EQ(fast, reference) << schema << "\nafter: " << text;
-        std::vector<int32_t> allowed;
-        for (int32_t id = 0; id < trie->vocab_size(); ++id) {
-          if (TestBit(fast, id)) allowed.push_back(id);
-        }
-        ASSERT_FALSE(allowed.empty()) << schema << "\ndead end after: " << text;
-        const int32_t token =
-            allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
-        if (token == ends[0]) {
-          cases.push_back({.schema = schema, .document = text});
-          break;
-        }
-        ASSERT_TRUE(state.Add(token));
-        ASSERT_TRUE(shadow.FeedAll(trie->bytes(token)));
-        text += trie->bytes(token);
-      }
+    std::vector<std::string> documents;
+    CheckConstraintWalks(compiled, *trie, schema, /*walks=*/6, /*steps=*/60, rng, documents);
+    if (HasFatalFailure()) return;
+    for (std::string& document : documents) {
+      cases.push_back({.schema = schema, .document = std::move(document)});
     }
   }
   ASSERT_GT(cases.size(), 10u) << "too few walks finished to judge";
