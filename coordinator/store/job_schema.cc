@@ -26,12 +26,15 @@ struct Column {
 };
 
 // The lease (job_store.h's JobLease). The defaults describe a row accepted before leases:
-// nobody holds it and its lease has lapsed.
+// nobody holds it and its lease has lapsed. The holder's address rides in each row rather than
+// in a table of coordinators: the statements that write a lease (accept, takeover, renewal)
+// write it too, so a renewal stays one statement, and a Watch reads it with the job.
 constexpr Column kLeaseColumns[] = {
     {"coordinator", "TEXT NOT NULL DEFAULT ''"},
     {"epoch", "BIGINT NOT NULL DEFAULT 0"},
     {"lease_until_ms", "BIGINT NOT NULL DEFAULT 0"},
     {"cancel_requested", "BIGINT NOT NULL DEFAULT 0"},
+    {"coordinator_address", "TEXT NOT NULL DEFAULT ''"},
 };
 
 // Renewal finds a coordinator's jobs, takeover the lapsed ones, among the unfinished.

@@ -48,6 +48,10 @@ struct FinishedJob {
 // Which coordinator holds an unfinished job, and until when.
 struct JobLease {
   std::string coordinator;  // Its --coordinator_id; empty for a row from before leases.
+  // Where the other coordinators reach its Generation service (its --advertise, host:port):
+  // they relay a Watch of the job from there. Empty until the holder knows it (it records it
+  // at its next renewal), or for a holder that has none.
+  std::string address;
   // The fencing token: 1 when accepted, raised by each takeover. Only the holder of the
   // current epoch may write the job.
   int64_t epoch = 0;
@@ -131,6 +135,10 @@ class JobStore {
   virtual absl::StatusOr<StoredJob> RequestCancel(const std::string& job_id) = 0;
   // Whether this process holds `job_id` (accepted or took it over, and has not finished it).
   virtual bool Holds(const std::string& job_id) = 0;
+  // Records `address` (host:port) as where other coordinators reach this one, with every lease
+  // it writes from now on: the jobs it accepts or takes over, and at each renewal those it
+  // holds already (claimed at start, before it served and knew its port). Empty: none.
+  virtual void Advertise(const std::string& address) = 0;
   // Lets go of every job held here (a clean shutdown), so that another coordinator takes them
   // over without waiting for the leases to lapse.
   virtual absl::Status Release() = 0;

@@ -20,10 +20,12 @@ constexpr int64_t kNoDeadline = -1;
 // Select's columns, in the order RowToJob reads them.
 constexpr char kColumns[] =
     "job_id, owner, client_tag, model, model_fingerprint, created_ms, deadline_ms, state, "
-    "request, job, events, tree, coordinator, epoch, lease_until_ms, cancel_requested";
+    "request, job, events, tree, coordinator, epoch, lease_until_ms, cancel_requested, "
+    "coordinator_address";
 constexpr char kBriefColumns[] =
     "job_id, owner, client_tag, model, model_fingerprint, created_ms, deadline_ms, state, "
-    "request, job, NULL, NULL, coordinator, epoch, lease_until_ms, cancel_requested";
+    "request, job, NULL, NULL, coordinator, epoch, lease_until_ms, cancel_requested, "
+    "coordinator_address";
 
 absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
   StoredJob out;
@@ -47,6 +49,7 @@ absl::StatusOr<StoredJob> RowToJob(const SqlRow& row) {
   ASSIGN_OR_RETURN(const int64_t cancel_requested, row.Int(15));
   out.lease.until = absl::FromUnixMillis(lease_until_ms);
   out.lease.cancel_requested = cancel_requested != 0;
+  ASSIGN_OR_RETURN(out.lease.address, row.Bytes(16));
   if (state == kUnfinished) return out;
   FinishedJob& f = out.finished.emplace();
   ASSIGN_OR_RETURN(const std::string job, row.Bytes(9));
@@ -92,14 +95,16 @@ absl::Status SqlJobStore::Accept(const AcceptedJob& job) {
       bytes,
       std::move(request),
       lease_.coordinator,
-      LeaseEndMs()};
+      LeaseEndMs(),
+      Address()};
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(db_->Query("INSERT INTO arbor_jobs (job_id, owner, client_tag, model, "
-                             "model_fingerprint, created_ms, deadline_ms, state, finished_ms, "
-                             "bytes, request, coordinator, epoch, lease_until_ms) "
-                             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, 1, $12)",
-                             params)
-                      .status());
+  RETURN_IF_ERROR(
+      db_->Query("INSERT INTO arbor_jobs (job_id, owner, client_tag, model, "
+                 "model_fingerprint, created_ms, deadline_ms, state, finished_ms, "
+                 "bytes, request, coordinator, epoch, lease_until_ms, coordinator_address) "
+                 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, 1, $12, $13)",
+                 params)
+          .status());
   held_[job.job_id] = 1;
   return absl::OkStatus();
 }
@@ -272,18 +277,19 @@ absl::StatusOr<int64_t> SqlJobStore::Prune(const JobRetention& retention, absl::
 }
 
 absl::StatusOr<std::vector<StoredJob>> SqlJobStore::TakeOver(Claim which) {
-  const SqlValue params[] = {lease_.coordinator, LeaseEndMs(), kUnfinished,
+  const SqlValue params[] = {lease_.coordinator, LeaseEndMs(), Address(), kUnfinished,
                              absl::ToUnixMillis(lease_.clock->Now())};
   // A lapsed lease of another coordinator; at start, also any job held under this one's id.
   const char* claimable = which == Claim::kLapsedAndOwn
-                              ? "(lease_until_ms <= $4 OR coordinator = $1)"
-                              : "lease_until_ms <= $4 AND coordinator <> $1";
+                              ? "(lease_until_ms <= $5 OR coordinator = $1)"
+                              : "lease_until_ms <= $5 AND coordinator <> $1";
   absl::MutexLock lock(&mu_);
   // One statement: a row another coordinator claims first no longer matches (its lease is
   // fresh), which PostgreSQL re-checks under the row's lock and SQLite's one writer ensures.
   ASSIGN_OR_RETURN(std::vector<StoredJob> jobs,
                    Select(absl::StrCat("UPDATE arbor_jobs SET coordinator = $1, epoch = epoch + 1, "
-                                       "lease_until_ms = $2 WHERE state = $3 AND ",
+                                       "lease_until_ms = $2, coordinator_address = $3 "
+                                       "WHERE state = $4 AND ",
                                        claimable, " RETURNING ", kColumns),
                           params));
   std::sort(jobs.begin(), jobs.end(), [](const StoredJob& a, const StoredJob& b) {
@@ -295,11 +301,12 @@ absl::StatusOr<std::vector<StoredJob>> SqlJobStore::TakeOver(Claim which) {
 }
 
 absl::StatusOr<LeaseRenewal> SqlJobStore::Renew() {
-  const SqlValue params[] = {LeaseEndMs(), lease_.coordinator, kUnfinished};
+  const SqlValue params[] = {LeaseEndMs(), Address(), lease_.coordinator, kUnfinished};
   absl::MutexLock lock(&mu_);
+  // The address rides along: the row is rewritten for its lease anyway.
   ASSIGN_OR_RETURN(const std::vector<SqlRow> rows,
-                   db_->Query("UPDATE arbor_jobs SET lease_until_ms = $1 "
-                              "WHERE coordinator = $2 AND state = $3 "
+                   db_->Query("UPDATE arbor_jobs SET lease_until_ms = $1, coordinator_address = $2 "
+                              "WHERE coordinator = $3 AND state = $4 "
                               "RETURNING job_id, epoch, cancel_requested",
                               params));
   LeaseRenewal out;
@@ -348,6 +355,16 @@ absl::StatusOr<StoredJob> SqlJobStore::RequestCancel(const std::string& job_id) 
                           params));
   if (!jobs.empty()) return std::move(jobs[0]);
   return GetLocked(job_id);  // Finished already (left as it ended), or unknown.
+}
+
+void SqlJobStore::Advertise(const std::string& address) {
+  absl::MutexLock lock(&address_mu_);
+  address_ = address;
+}
+
+std::string SqlJobStore::Address() const {
+  absl::MutexLock lock(&address_mu_);
+  return address_;
 }
 
 bool SqlJobStore::Holds(const std::string& job_id) {

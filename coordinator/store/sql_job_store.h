@@ -39,6 +39,7 @@ class SqlJobStore final : public JobStore {
   absl::StatusOr<std::vector<StoredJob>> TakeOver(Claim which) override;
   absl::StatusOr<LeaseRenewal> Renew() override;
   absl::StatusOr<StoredJob> RequestCancel(const std::string& job_id) override;
+  void Advertise(const std::string& address) override;
   bool Holds(const std::string& job_id) override;
   absl::Status Release() override;
 
@@ -47,6 +48,8 @@ class SqlJobStore final : public JobStore {
       : lease_(std::move(lease)), db_(std::move(db)) {}
   // The end of a lease taken or renewed now, in the store's milliseconds.
   int64_t LeaseEndMs() const;
+  // What Advertise recorded last.
+  std::string Address() const;
   // Why `job_id`, which this coordinator held at `epoch` (0: did not hold), cannot be written:
   // NOT_FOUND when no row has it, else ABORTED naming its holder.
   absl::Status NotHeld(const std::string& job_id, int64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -64,6 +67,9 @@ class SqlJobStore final : public JobStore {
   absl::Status Delete(const std::vector<std::string>& job_ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const LeaseOptions lease_;
+  // Its own lock: Advertise comes from the server's start, not from a store call.
+  mutable absl::Mutex address_mu_;
+  std::string address_ ABSL_GUARDED_BY(address_mu_);
   absl::Mutex mu_;
   const std::unique_ptr<SqlDatabase> db_ ABSL_GUARDED_BY(mu_);
   // The jobs this process holds, with the epoch it holds each at: what its writes are fenced by.

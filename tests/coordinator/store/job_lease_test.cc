@@ -212,6 +212,36 @@ TYPED_TEST(JobLeaseTest, ReleasedAndStrayJobsAreTakenWithoutWaitingForTheLease) 
   EXPECT_EQ(this->Ids(a->TakeOver(Claim::kLapsed)), (Ids{"j1-00000001", "j2-00000001"}));
 }
 
+TYPED_TEST(JobLeaseTest, EachLeaseCarriesWhereItsHolderIsReached) {
+  std::unique_ptr<JobStore> a = this->Open("a");
+  std::unique_ptr<JobStore> b = this->Open("b");
+  // Claimed at start, before a serves: no address yet.
+  ASSERT_TRUE(a->Accept(Accepted("j1-00000001", 1000)).ok());
+  absl::StatusOr<StoredJob> stored = b->Get("j1-00000001");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->lease.address, "");
+  a->Advertise("10.0.0.1:50051");
+  ASSERT_TRUE(a->Accept(Accepted("j2-00000001", 2000)).ok());
+  stored = b->Get("j2-00000001");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->lease.address, "10.0.0.1:50051");
+  // The renewal records it for the jobs a held already.
+  ASSERT_TRUE(a->Renew().ok());
+  stored = b->Get("j1-00000001");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->lease.address, "10.0.0.1:50051");
+  // A takeover records the new holder's.
+  b->Advertise("10.0.0.2:50051");
+  this->clock_.Advance(kLease + absl::Milliseconds(1));
+  absl::StatusOr<std::vector<StoredJob>> taken = b->TakeOver(Claim::kLapsed);
+  ASSERT_EQ(this->Ids(taken), (Ids{"j1-00000001", "j2-00000001"}));
+  for (const StoredJob& job : *taken) EXPECT_EQ(job.lease.address, "10.0.0.2:50051");
+  stored = a->Get("j2-00000001");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->lease.coordinator, "b");
+  EXPECT_EQ(stored->lease.address, "10.0.0.2:50051");
+}
+
 TYPED_TEST(JobLeaseTest, AStoreFromBeforeLeasesOpensAndItsJobsAreTakenOver) {
   absl::StatusOr<std::unique_ptr<SqlDatabase>> db = this->backend_.Connect();
   ASSERT_TRUE(db.ok()) << db.status();
@@ -240,6 +270,7 @@ TYPED_TEST(JobLeaseTest, AStoreFromBeforeLeasesOpensAndItsJobsAreTakenOver) {
   ASSERT_EQ(this->Ids(taken), Ids{"j1-00000001"});
   EXPECT_EQ((*taken)[0].lease.epoch, 1);
   EXPECT_EQ((*taken)[0].accepted.owner, "alice");
+  EXPECT_EQ((*taken)[0].lease.address, "");  // b advertised none.
 }
 
 TEST(JobLeaseOptionsTest, AStoreNeedsACoordinatorIdAndALease) {
