@@ -42,11 +42,10 @@
 #include "rpc/internal_key.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
+#include "rpc/serve_flags.h"
 #include "rpc/tokens.h"
 #include "spdlog/spdlog.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
-          "Address to serve the Generation and Cluster APIs on, host:port; port 0 picks one.");
 ABSL_FLAG(std::string, workers, "",
           "Static worker addresses, comma-separated (host:port,...). Workers started with "
           "--coordinator register themselves instead; both may be used together.");
@@ -129,7 +128,6 @@ ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
           "it leaves out keep --policy's (or the built-in) defaults, and requests may override "
           "any field. Empty: a known --model's fitted thresholds (model/policies/), if any.");
-ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(std::string, http_listen, "",
           "Also serve HTTP here, host:port (port 0 picks one): the OpenAI-compatible API "
           "(/v1/completions, /v1/chat/completions, /v1/models), /health, /v1/jobs/ID and "
@@ -146,7 +144,6 @@ ABSL_FLAG(int, http_max_threads, 1024,
           "connection gets a thread of its own up to this many (clients that send their headers "
           "slowly cannot starve the others), ended after 10 s idle.");
 ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "Largest HTTP request body; larger get 413.");
-ABSL_FLAG(int, drain_seconds, 10, "On SIGTERM, let in-flight calls finish for this long.");
 ABSL_FLAG(int64_t, max_prompt_bytes, 1 << 20,
           "Largest prompt text in bytes (text, or all chat message contents together), checked "
           "before tokenizing; larger requests get INVALID_ARGUMENT. >= 1.");
@@ -168,6 +165,9 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
 
 namespace arbor::coordinator {
 namespace {
+
+// Where the Generation and Cluster APIs serve without --listen.
+constexpr char kDefaultListen[] = "127.0.0.1:50051";
 
 // The last component of --model (a directory's name without its trailing slashes).
 std::string ModelFileName() {
@@ -246,8 +246,8 @@ absl::StatusOr<std::unique_ptr<http::HttpGateway>> BindHttp(
 // authenticate with certificates); HTTP like the public port.
 absl::Status CheckListenAddresses(bool tokens) {
   const bool tls = rpc::ProcessSecurity().tls();
-  RETURN_IF_ERROR(rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen), tls,
-                                     /*needs_tokens=*/true, tokens));
+  RETURN_IF_ERROR(rpc::CheckExposure("listen", rpc::ServeOptionsFromFlags(kDefaultListen).listen,
+                                     tls, /*needs_tokens=*/true, tokens));
   if (const std::string cluster = absl::GetFlag(FLAGS_cluster_listen); !cluster.empty()) {
     RETURN_IF_ERROR(
         rpc::CheckExposure("cluster_listen", cluster, tls, /*needs_tokens=*/false, tokens));
@@ -445,11 +445,8 @@ absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags(const ServedModel& serv
 rpc::ServeOptions PublicServeOptions(http::HttpGateway* gateway, rpc::Server* cluster_server,
                                      WorkerPool& pool,
                                      std::unique_ptr<ReadinessReporter>& readiness) {
-  rpc::ServeOptions options;
+  rpc::ServeOptions options = rpc::ServeOptionsFromFlags(kDefaultListen);
   options.credentials = rpc::ProcessSecurity().ServerCredentials(rpc::ClientCerts::kOptional);
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
-  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   options.on_serving = [gateway, cluster_server, &pool, &readiness](rpc::Server& server) {
     if (gateway != nullptr) {
       gateway->Start(server.InProcessChannel(), cluster_server != nullptr

@@ -17,14 +17,13 @@
 #include "metrics/http_exporter.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
+#include "rpc/serve_flags.h"
 #include "rpc/server.h"
 #include "worker/service/registration.h"
 #include "worker/service/sequence_leases.h"
 #include "worker/service/worker_service.h"
 #include "worker/service/worker_setup.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:50061",
-          "Address to serve the Worker API on, host:port; port 0 picks a free port.");
 ABSL_FLAG(
     std::string, model, "",
     "The model: a GGUF file (llama architecture; F32/F16/BF16/Q8_0/Q4_x/Q5_x/Q4_K/Q5_K/Q6_K), a "
@@ -93,15 +92,11 @@ ABSL_FLAG(std::string, policy_file, "",
           "Default policy for Run items that leave fields unset: a PolicyConfig JSON file (e.g. "
           "from `arbor calibrate`). A coordinator sends its resolved policy, so this matters "
           "for direct Worker clients; give the coordinator the same file.");
-ABSL_FLAG(std::string, port_file, "", "Write the bound port here once serving (for scripts).");
 ABSL_FLAG(std::string, metrics_listen, "",
           "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "
           "port); off when empty.");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "Write the bound --metrics_listen port here once serving (for scripts).");
-ABSL_FLAG(int, drain_seconds, 10,
-          "On SIGTERM: deregister from --coordinator (no new jobs come; its jobs move to other "
-          "workers), let in-flight runs finish for up to this long, then exit.");
 ABSL_FLAG(int, owner_lease_seconds, 30,
           "Sequences belong to the coordinator that created them (its epoch); when that "
           "coordinator has not been heard from (runs, releases, health polls, heartbeat "
@@ -109,6 +104,9 @@ ABSL_FLAG(int, owner_lease_seconds, 30,
           "sequences are released, so a crashed coordinator cannot hold KV forever. >= 1.");
 
 namespace {
+
+// Where the Worker API serves without --listen.
+constexpr char kDefaultListen[] = "127.0.0.1:50061";
 
 arbor::worker::WorkerSetupOptions SetupFromFlags() {
   arbor::worker::WorkerSetupOptions setup;
@@ -166,7 +164,8 @@ namespace {
 // Beyond loopback only coordinators holding a cluster certificate may call Run.
 absl::Status InitSecurityForListen() {
   if (absl::Status s = arbor::rpc::InitSecurity(); !s.ok()) return s;
-  return arbor::rpc::CheckExposure("listen", absl::GetFlag(FLAGS_listen),
+  return arbor::rpc::CheckExposure("listen",
+                                   arbor::rpc::ServeOptionsFromFlags(kDefaultListen).listen,
                                    arbor::rpc::ProcessSecurity().tls(),
                                    /*needs_tokens=*/false, /*tokens=*/false);
 }
@@ -246,12 +245,9 @@ int main(int argc, char** argv) {
   arbor::worker::WorkerService service(engine, loaded->info, &leases);
   std::unique_ptr<arbor::worker::Registration> registration;
 
-  arbor::rpc::ServeOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
+  arbor::rpc::ServeOptions options = arbor::rpc::ServeOptionsFromFlags(kDefaultListen);
   options.credentials =
       arbor::rpc::ProcessSecurity().ServerCredentials(arbor::rpc::ClientCerts::kRequired);
-  options.drain_grace = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   options.on_serving = [&](arbor::rpc::Server& server) {
     registration = OnServing(service, server, leases);
   };
