@@ -13,15 +13,9 @@ b's /health turns 503 naming it, so the gateway (or Kubernetes) sends it nothing
 ctest with the project virtualenv; ARBOR_BINARY_DIR points at the build.
 """
 
-import json
 import os
-import socket
-import subprocess
 import sys
-import time
 import unittest
-import urllib.error
-import urllib.request
 
 try:
     import openai
@@ -32,51 +26,22 @@ except ImportError as e:  # The dependency script installs it; without it nothin
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 from arbor_processes import Processes, http_json, wait_ready  # noqa: E402
 import postgres_server  # noqa: E402
+import smg_gateway  # noqa: E402
+from smg_gateway import eventually, get  # noqa: E402
 
-# The venv's console script, beside the Python running this test (scripts/install-deps.sh).
-SMG = os.path.join(os.path.dirname(sys.executable), "smg")
 LEASE = ("--job_lease=2s", "--job_lease_renewal=400ms")
 MAX_TOKENS = 12
 # Greedy: the same text from any coordinator, directly or through the gateway.
 GREEDY = {"max_tokens": MAX_TOKENS, "temperature": 0, "seed": 7}
 
-if not os.access(SMG, os.X_OK):
-    print(f"{SMG} is missing: scripts/install-deps.sh installs smg into the venv; skipping")
+if not smg_gateway.installed():
+    print(f"{smg_gateway.SMG} is missing: scripts/install-deps.sh installs smg into the venv; "
+          "skipping")
     sys.exit(77)
 if postgres_server.find_binaries() is None:
     print("PostgreSQL's server binaries are absent (no /usr/lib/postgresql/N/bin/initdb): "
           "install the postgresql package (scripts/install-deps.sh); skipping")
     sys.exit(77)
-
-
-def free_port():
-    """A loopback port free now (smg writes no port file, so it is given one)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def eventually(check, timeout=60, what="the condition"):
-    """Calls `check` until it returns a true value, which it returns; fails after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.2)
-
-
-def get(url, timeout=10):
-    """(HTTP status, body text) of GET `url`; a refused connection is status 0."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return 0, ""
 
 
 class SmgGatewayTest(unittest.TestCase):
@@ -102,49 +67,12 @@ class SmgGatewayTest(unittest.TestCase):
                 port_flags=("--port_file", "--http_port_file"))
             cls.bases[coordinator_id] = f"http://127.0.0.1:{port}"
             wait_ready(cls.bases[coordinator_id], timeout=60)
-        cls.gateway = cls.start_smg()
+        cls.smg = smg_gateway.Gateway(cls.bases.values(),
+                                      os.path.join(cls.processes.dir, "smg.log"))
+        cls.addClassCleanup(cls.smg.stop)
+        cls.gateway = cls.smg.base
         cls.client = openai.OpenAI(base_url=cls.gateway + "/v1", api_key="unused", timeout=60,
                                    max_retries=0)
-
-    @classmethod
-    def start_smg(cls):
-        """`smg launch` in front of both coordinators' HTTP ports, probing /health every second
-        and giving a backend up at its first failed probe; returns its base URL once it routes
-        to both."""
-        port = free_port()
-        log = open(os.path.join(cls.processes.dir, "smg.log"), "w")
-        cls.addClassCleanup(log.close)
-        cls.smg = subprocess.Popen(
-            [SMG, "launch", "--host", "127.0.0.1", "--port", str(port),
-             "--worker-urls", *cls.bases.values(), "--policy", "cache_aware",
-             # Pure load balancing: the coordinators tokenize; nothing to fetch from a hub.
-             "--disable-tokenizer-autoload",
-             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
-             "--health-check-endpoint", "/health", "--health-check-interval-secs", "1",
-             "--health-check-timeout-secs", "1", "--health-failure-threshold", "1",
-             "--cb-failure-threshold", "1", "--request-timeout-secs", "120"],
-            stdout=log, stderr=subprocess.STDOUT)
-
-        def stop():
-            cls.smg.terminate()
-            try:
-                cls.smg.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                cls.smg.kill()
-                cls.smg.wait()
-        cls.addClassCleanup(stop)
-        base = f"http://127.0.0.1:{port}"
-        eventually(lambda: cls.smg.poll() is None and cls.healthy_backends(base) == 2, 60,
-                   "smg routing to both coordinators")
-        return base
-
-    @classmethod
-    def healthy_backends(cls, base):
-        """How many backends smg's GET /workers lists as healthy (None when it does not answer)."""
-        status, body = get(base + "/workers")
-        if status != 200:
-            return None
-        return sum(1 for w in json.loads(body)["workers"] if w.get("is_healthy"))
 
     def direct(self, coordinator_id):
         return openai.OpenAI(base_url=self.bases[coordinator_id] + "/v1", api_key="unused",
@@ -229,7 +157,7 @@ class SmgGatewayTest(unittest.TestCase):
             self.assertEqual(self.chat(self.client, prompt)[0],
                              self.chat(self.direct("b"), prompt)[0])
         want = self.chat(self.direct("b"), "After the fall")[0]
-        eventually(lambda: self.healthy_backends(self.gateway) == 1, 30,
+        eventually(lambda: self.smg.healthy_backends() == 1, 30,
                    "smg taking the killed coordinator out")
         for stream in (False, True, False, True):
             text, job_id = self.chat(self.client, "After the fall", stream)
@@ -245,7 +173,7 @@ class SmgGatewayTest(unittest.TestCase):
         health = self.bases["b"] + "/health"
         eventually(lambda: get(health)[0] == 503, 30, "b's /health turning 503, store down")
         self.assertIn("job store does not answer", get(health)[1])
-        eventually(lambda: self.healthy_backends(self.gateway) == 0, 30,
+        eventually(lambda: self.smg.healthy_backends() == 0, 30,
                    "smg taking the coordinator without a store out")
 
 
