@@ -1,7 +1,7 @@
 // What a branch strategy (branch_strategy.h) may ask of the job it runs in: the request, the
-// tree, the worker, the job's counters and events. Job implements it; a strategy calls it only
-// from its own Send/OnDone, under the job's lock, so it never sees the job's worker session,
-// failover or text stream.
+// tree, the worker, the job's counters and events. JobBranchHost (job_branch_host.h) implements
+// it over the job's parts; a strategy calls it only from its own Send/OnDone, under the job's
+// lock, so it never sees the job's worker session, failover or text stream.
 #ifndef ARBOR_COORDINATOR_JOB_BRANCH_HOST_H_
 #define ARBOR_COORDINATOR_JOB_BRANCH_HOST_H_
 

@@ -1,16 +1,17 @@
 #include "coordinator/job/job.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/log_fields.h"
 #include "base/status_macros.h"
 #include "coordinator/tree/tree_export.h"
+#include "policy/policy_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
-using arbor::v1::StepResult;
 
 absl::StatusOr<std::shared_ptr<Job>> Job::Create(JobSpec spec, JobOptions options,
                                                  JobEnvironment env) {
@@ -56,19 +57,16 @@ Job::Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, 
       tree_(std::move(tree)),
       session_(env_.worker, {options_.exhausted_backoff, options_.max_backoff, options_.max_wait,
                              options_.max_consecutive_failures, options_.exhausted_retries}),
-      main_(main_sequence, spec_.prompt_token_ids),
-      planner_(std::move(planner)),
       output_(spec_, env_.decode, env_.clock,
               [this](arbor::v1::GenerateEvent event) {
                 // Under mu_: every event is sent by the job while it holds its lock.
                 actions_.Push([sink = env_.sink, event = std::move(event)] { sink(event); });
               }),
-      host_({&spec_, &tree_, &builder_, planner_.get(), &output_, &used_, env_.next_sequence_id,
-             env_.decode,
-             [this](arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
-               SendRun(std::move(request), std::move(ids));
-             },
-             [this](std::vector<uint64_t> ids) { Release(std::move(ids)); }}) {}
+      path_({&spec_, &options_, &builder_, &tree_, &output_, this, env_.next_sequence_id,
+             env_.decode},
+            main_sequence, std::move(planner)),
+      failover_({&spec_, env_.clock, env_.schedule_after, this, &path_, &output_, &session_, &life_,
+                 &actions_}) {}
 
 // --- entry points (no lock held on entry) ---------------------------------------------------
 
@@ -76,7 +74,7 @@ void Job::Start() {
   {
     absl::MutexLock lock(&mu_);
     if (!life_.Start()) return;
-    base::WithFields(LogFieldsFor("started")).Info("job started");
+    base::WithFields(LogFieldsFor("started", {})).Info("job started");
     Continue();
   }
   actions_.Drain();
@@ -95,6 +93,16 @@ void Job::Abandon(const absl::Status& why) {
     absl::MutexLock lock(&mu_);
     if (!life_.ended()) Fail(why);
   }
+  actions_.Drain();
+}
+
+void Job::Rehome(absl::Status reason) {
+  std::shared_ptr<WorkerClient> abandon;
+  {
+    absl::MutexLock lock(&mu_);
+    abandon = failover_.Rehome(std::move(reason));
+  }
+  if (abandon != nullptr) abandon->AbandonRuns();
   actions_.Drain();
 }
 
@@ -118,7 +126,7 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
             worker->Release(std::move(ids));
           });
         }
-        HandleFailure(response.status());
+        failover_.HandleFailure(response.status());
       } else {
         const size_t expected = done.sequence_ids.size();
         if (static_cast<size_t>(response->results_size()) != expected) {
@@ -126,10 +134,8 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
                                                 " results for ", expected, " items")));
         } else {
           session_.Succeeded();
-          if (branch_) {
-            OnBranchDone(*response);
-          } else {
-            OnMainDone(response->results(0));
+          if (absl::Status failed = path_.OnDone(*response); !failed.ok()) {
+            failover_.HandleFailure(failed);
           }
         }
       }
@@ -138,66 +144,91 @@ void Job::OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> 
   actions_.Drain();
 }
 
+void Job::OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress) {
+  {
+    absl::MutexLock lock(&mu_);
+    // Only the run in flight: a late update of an earlier run, or one after the job ended,
+    // changes nothing.
+    if (life_.ended() || !session_.in_flight() || session_.in_flight()->generation != generation) {
+      return;
+    }
+    path_.OnProgress(progress);
+  }
+  actions_.Drain();
+}
+
+void Job::Move(absl::Status cause, bool forced) {
+  std::shared_ptr<WorkerClient> from;
+  {
+    absl::MutexLock lock(&mu_);
+    if (life_.ended()) return;
+    from = session_.worker();
+  }
+  absl::StatusOr<std::shared_ptr<WorkerClient>> next = env_.rehome(*from, cause);
+  {
+    absl::MutexLock lock(&mu_);
+    if (life_.ended()) {
+      session_.MoveAbandoned();
+      return;
+    }
+    failover_.Moved(*from, std::move(next), cause, forced);
+  }
+  actions_.Drain();
+}
+
+void Job::Retry(uint64_t generation, bool move) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failover_.Retry(generation, move)) return;
+  }
+  actions_.Drain();
+}
+
+std::shared_ptr<JobControl> Job::Hold() {
+  // Aliasing: JobControl is a private base, which shared_ptr's conversion cannot see.
+  return std::shared_ptr<JobControl>(shared_from_this(), this);
+}
+
 // --- the driver (mu_ held) --------------------------------------------------------------------
 
 void Job::Continue() {
   if (env_.clock->Now() >= spec_.deadline) return Finish(arbor::v1::FINISH_REASON_DEADLINE);
   if (session_.moving()) return;  // Move() continues on the new worker.
   if (std::optional<absl::Status> reason = session_.TakeDeferredMove()) {
-    return RequestMove(*std::move(reason), /*forced=*/false);
+    return failover_.RequestMove(*std::move(reason), /*forced=*/false);
   }
-  if (!branch_) return SendMainRun();
-  SendBranch();
+  path_.Send();
 }
 
-void Job::SendBranch() {
-  BranchStrategy::Next sent = branch_->Send(host_);
-  if (!sent.ok()) return Fail(sent.status());
-  if (*sent) CommitBranch(**std::move(sent));
+void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
+  const absl::Time now = env_.clock->Now();
+  output_.RunSent();
+  request.set_job_id(spec_.job_id);  // The worker shares crowded steps fairly between jobs.
+  const absl::Duration timeout =
+      std::max(absl::Milliseconds(1), std::min(options_.run_timeout, spec_.deadline - now));
+  const uint64_t generation = session_.Sent(std::move(ids), now);
+  WorkerClient::ProgressCallback progress;
+  // A branch's progress is only shown as the traces' text: none is asked for without a reader.
+  if (options_.stream_runs && (!path_.branch_open() || spec_.reasoning)) {
+    progress = [self = shared_from_this(), generation](const arbor::v1::RunProgress& update) {
+      self->OnRunProgress(generation, update);
+    };
+  }
+  actions_.Push([self = shared_from_this(), worker = session_.worker(),
+                 request = std::move(request), timeout, generation, progress = std::move(progress),
+                 cancel = session_.in_flight()->cancel]() mutable {
+    worker->Run(
+        std::move(request), timeout,
+        [self, generation](absl::StatusOr<arbor::v1::RunResponse> response) {
+          self->OnRunDone(generation, std::move(response));
+        },
+        std::move(progress), std::move(cancel));
+  });
 }
 
-void Job::OnBranchDone(const arbor::v1::RunResponse& response) {
-  ShowTraces(response.results());  // Before the strategy ends any of them.
-  BranchStrategy::Next next = branch_->OnDone(host_, response);
-  if (!next.ok()) return Fail(next.status());
-  if (*next) return CommitBranch(**std::move(next));
-  Continue();
-}
-
-void Job::CommitBranch(BranchCommit commit) {
-  absl::StatusOr<BranchResolution> resolution =
-      tree_.ResolveBranch(branch_->point(), commit.winner_leaf, commit.scores);
-  if (!resolution.ok()) return Fail(resolution.status());
-  std::vector<uint64_t> released;
-  for (uint64_t id : branch_->Sequences()) {
-    if (id != commit.main_sequence) released.push_back(id);
-  }
-  if (main_.live() && main_.id() != commit.main_sequence) released.push_back(main_.id());
-  Release(std::move(released));
-  main_.Adopt(commit.main_sequence, std::move(commit.source));
-  branch_.reset();
-  output_.reasoning().EndAll();
-  output_.SendResolved(*resolution, commit.scores, commit.reason);
-  for (NodeId id : resolution->committed_nodes) {
-    if (!EmitCommitted(id)) return;
-  }
-  if (IsStopToken(tree_.node(tree_.tail()).token_id)) {
-    return Finish(arbor::v1::FINISH_REASON_STOP_TOKEN);
-  }
-  if (commit.stop == arbor::v1::STOP_REASON_CONTEXT) {
-    return Finish(arbor::v1::FINISH_REASON_CONTEXT);
-  }
-  Continue();
-}
-
-void Job::Fallback() {
-  main_.SkipStructuralOnce();
-  Continue();
-}
-
-void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
+void Job::End(arbor::v1::FinishReason reason, std::string error) {
   const char* what = life_.End(reason, std::move(error));
-  std::vector<uint64_t> live = LiveSequences();
+  std::vector<uint64_t> live = path_.End();
   // A Run in flight is stopped, so that the worker computes nothing more for the job; it may
   // still have created its sequences, which are released again when it completes.
   if (const auto& in_flight = session_.in_flight()) {
@@ -205,7 +236,6 @@ void Job::Finish(arbor::v1::FinishReason reason, std::string error) {
     actions_.Push([cancel = in_flight->cancel] { cancel->Cancel(); });
   }
   Release(std::move(live));
-  main_.Released();
   base::LogFields fields = LogFieldsFor(what, {{"reason", arbor::v1::FinishReason_Name(reason)},
                                                {"generated_tokens", tree_.GeneratedTokenCount()},
                                                {"total_ms", output_.SinceCreated() / 1000}});
@@ -226,29 +256,11 @@ base::LogFields Job::LogFieldsFor(std::string_view event, base::LogFields more) 
   return fields;
 }
 
-bool Job::EmitCommitted(NodeId id) {
-  const bool final = spec_.policy.mode != entropix::PolicyMode::kSearch ||
-                     used_.backspaces_used >= spec_.policy.backspace.max_per_job;
-  if (!output_.SendToken(tree_, id, final)) return true;
-  Finish(arbor::v1::FINISH_REASON_STOP_STRING);
-  return false;
-}
-
 void Job::Release(std::vector<uint64_t> ids) {
   if (ids.empty()) return;
   actions_.Push([worker = session_.worker(), ids = std::move(ids)]() mutable {
     worker->Release(std::move(ids));
   });
-}
-
-std::vector<uint64_t> Job::LiveSequences() const {
-  std::vector<uint64_t> live;
-  if (main_.live()) live.push_back(main_.id());
-  if (branch_) {
-    const std::vector<uint64_t> branch = branch_->Sequences();
-    live.insert(live.end(), branch.begin(), branch.end());
-  }
-  return live;
 }
 
 // --- accessors --------------------------------------------------------------------------------
@@ -311,6 +323,34 @@ arbor::v1::StrategyCounts Job::strategy_counts() const {
 void Job::ReadTree(absl::FunctionRef<void(const SearchTree&)> read) const {
   absl::MutexLock lock(&mu_);
   read(tree_);
+}
+
+// --- replay ---------------------------------------------------------------------------------
+
+arbor::v1::GenerateRequest Job::ReplayRequest() const {
+  arbor::v1::GenerateRequest r;
+  r.mutable_tokens()->mutable_token_ids()->Add(spec_.prompt_token_ids.begin(),
+                                               spec_.prompt_token_ids.end());
+  r.set_max_tokens(spec_.max_tokens);
+  r.set_seed(spec_.seed);
+  *r.mutable_policy() = policy::PolicyToProto(spec_.policy);
+  r.mutable_stop()->mutable_stop_token_ids()->Add(spec_.stop_token_ids.begin(),
+                                                  spec_.stop_token_ids.end());
+  for (const std::string& s : spec_.stop_strings) r.mutable_stop()->add_stop_strings(s);
+  r.mutable_stop()->set_ignore_eos(spec_.ignore_eos);
+  r.set_top_logprobs(spec_.top_logprobs);
+  *r.mutable_processors() = spec_.processors;
+  if (spec_.constraint.kind_case() != arbor::v1::OutputConstraint::KIND_NOT_SET) {
+    *r.mutable_constraint() = spec_.constraint;
+  }
+  return r;
+}
+
+absl::StatusOr<arbor::v1::GenerateRequest> Job::ReplayRequest(
+    const arbor::v1::PolicyConfig& change) const {
+  arbor::v1::GenerateRequest r = ReplayRequest();
+  ASSIGN_OR_RETURN(*r.mutable_policy(), policy::ChangedPolicy(spec_.policy, change));
+  return r;
 }
 
 }  // namespace arbor::coordinator

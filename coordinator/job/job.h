@@ -18,7 +18,11 @@
 // Rehome() moves a job the same way from a worker that drains or is presumed dead (a Run in
 // flight on a dead one is abandoned, not awaited).
 //
-// What the client sees — text, events, counts, timings — is the job's output (job_output.h).
+// The job keeps its lifecycle, its tree and worker session, and the wiring of its parts: the
+// main path (main_path.h: the main sequence's Runs, the structural decisions, the open branch)
+// and the failover (job_failover.h: waiting, moving, prefilling again), which reach the job
+// through JobControl (job_control.h). What the client sees — text, events, counts, timings — is
+// the job's output (job_output.h).
 //
 // Threading. Completions arrive on any thread; each job serialises itself with its own mutex
 // (no thread per job). Side effects — worker calls and events — are queued under the lock and
@@ -27,11 +31,8 @@
 #define ARBOR_COORDINATOR_JOB_JOB_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,46 +49,19 @@
 #include "base/log_fields.h"
 #include "coordinator/job/action_queue.h"
 #include "coordinator/job/branch_planner.h"
-#include "coordinator/job/branch_strategy.h"
-#include "coordinator/job/job_branch_host.h"
+#include "coordinator/job/job_control.h"
+#include "coordinator/job/job_failover.h"
 #include "coordinator/job/job_lifecycle.h"
+#include "coordinator/job/job_options.h"
 #include "coordinator/job/job_output.h"
 #include "coordinator/job/job_spec.h"
-#include "coordinator/job/main_sequence.h"
-#include "coordinator/job/rollout.h"
+#include "coordinator/job/main_path.h"
 #include "coordinator/job/run_builder.h"
 #include "coordinator/job/worker_client.h"
 #include "coordinator/job/worker_session.h"
 #include "coordinator/tree/search_tree.h"
-#include "entropix/policy_config.h"
 
 namespace arbor::coordinator {
-
-struct JobOptions {
-  int32_t steps_per_run = 64;  // Decode steps per main-path Run, at most.
-  // Runs stream their steps (Worker.RunStream): each main-path token reaches the client one
-  // forward step after the worker decoded it, and so does a branch's rollouts' text (as the
-  // traces'); a Run may be long without delaying the first token. Without streaming, tokens
-  // come when a Run ends, so:
-  bool stream_runs = true;
-  // Unstreamed, a main-path Run decodes as many steps as the job has generated so far, at least
-  // this many: the first tokens reach the client after a short Run (time to first token), and
-  // the Runs then double up to steps_per_run, so the extra Runs this costs grow only
-  // logarithmically.
-  int32_t first_run_steps = 4;
-  int32_t top_k = 64;  // Top-K asked of the worker (<= its max_top_k).
-  absl::Duration run_timeout = absl::Minutes(2);
-  int32_t max_consecutive_failures = 3;  // Worker failures in a row before the job fails.
-  // RESOURCE_EXHAUSTED from the worker is retried there this many times in a row, the first
-  // after exhausted_backoff and each next one after twice the last wait, before re-homing.
-  // Needs JobEnvironment::schedule_after.
-  int32_t exhausted_retries = 3;
-  absl::Duration exhausted_backoff = absl::Milliseconds(50);
-  absl::Duration max_backoff = absl::Seconds(1);  // The doubling waits stop growing here.
-  // How long a job may wait in a row for KV or for a worker to take it, before it fails; the
-  // deadline bounds it too. A successful Run ends the wait.
-  absl::Duration max_wait = absl::Minutes(5);
-};
 
 // Everything the job talks to; it outlives nothing but `worker`, which it holds.
 struct JobEnvironment {
@@ -109,7 +83,7 @@ struct JobEnvironment {
   std::function<void(absl::Duration delay, std::function<void()> callback)> schedule_after;
 };
 
-class Job : public std::enable_shared_from_this<Job> {
+class Job : public std::enable_shared_from_this<Job>, private JobControl {
  public:
   // INVALID_ARGUMENT for an inconsistent spec.
   static absl::StatusOr<std::shared_ptr<Job>> Create(JobSpec spec, JobOptions options,
@@ -160,74 +134,27 @@ class Job : public std::enable_shared_from_this<Job> {
   Job(JobSpec spec, JobOptions options, JobEnvironment env, SearchTree tree, RunBuilder builder,
       std::unique_ptr<BranchPlanner> planner, uint64_t main_sequence);
 
-  void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response);
-  // Steps of Run `generation` the worker streamed before it answered: a main-path Run's are
-  // recorded and sent to the client now (OnMainDone skips them), a branch's shown as traces.
-  void OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress);
-  // Asks the re-home callback for a worker (outside the lock) and moves there. `forced`: the
-  // old worker failed, so the job fails when no worker can take it.
-  void Move(absl::Status cause, bool forced);
-  // The backoff after RESOURCE_EXHAUSTED is over: send the work again, or (`move`) look for
-  // another worker first.
-  void Retry(uint64_t generation, bool move);
+  // Entry points (no lock held on entry): the worker's answer to Run `generation`, and the
+  // steps of it the worker streamed before (MainPath::OnProgress).
+  void OnRunDone(uint64_t generation, absl::StatusOr<arbor::v1::RunResponse> response)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void OnRunProgress(uint64_t generation, const arbor::v1::RunProgress& progress)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Everything below runs under mu_; side effects go to actions_.
-  void Continue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SendMainRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The open branch's strategy (branch_strategy.h): its next Run, or its commit; the response
-  // to the Run it sent.
-  void SendBranch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnBranchDone(const arbor::v1::RunResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The rollouts' steps in `results` as the text of the traces the client sees.
-  void ShowTraces(const google::protobuf::RepeatedPtrField<arbor::v1::RunResult>& results)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
+  // JobControl (job_control.h).
+  void Continue() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Streamed with JobOptions::stream_runs: main-path steps are recorded as they come, a
   // branch's rollouts shown as the traces' text (when the client takes them: JobSpec::reasoning).
-  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids)
+  void SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Release(std::vector<uint64_t> ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Ends the open branch with `commit`'s winner: tree, releases, events, committed tokens; the
-  // main path continues as it says.
-  void CommitBranch(BranchCommit commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnMainDone(const arbor::v1::RunResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records one main-path step; false when the job finished on it.
-  bool RecordMainStep(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyStructural(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyInsert(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyBackspace(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OpenBranch(const arbor::v1::StepResult& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The coordinator cannot apply the structural decision: decode the same position once more
-  // with structural stops off, so the worker takes the row's fallback sample.
-  void Fallback() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void HandleFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // RESOURCE_EXHAUSTED: hands back the job's sequences and schedules Retry() after a backoff.
-  void WaitForKv(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // RESOURCE_EXHAUSTED with a branch open: the worker cannot hold the search as wide as it is,
-  // and waiting would not make room its own rollouts take (a job deadlocked on its own KV). The
-  // branch is abandoned (its rollouts pruned and released), the branch point takes its fallback
-  // sample, and later forks are at most half as wide; under 2, the job stops branching.
-  void ShrinkSearch(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // NOT_FOUND: the worker no longer holds the job's sequences; prefill them there again.
-  void Reprefill(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases every sequence the job holds on its worker; the next Run prefills the committed
-  // path (and each live rollout) afresh.
-  void ResetSequences() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues Move() unless one is queued or running.
-  void RequestMove(absl::Status cause, bool forced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Finish(arbor::v1::FinishReason reason, std::string error = "")
+  void Release(std::vector<uint64_t> ids) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  base::LogFields LogFieldsFor(std::string_view event, base::LogFields more) const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Finish(arbor::v1::FINISH_REASON_ERROR, status.ToString());
-  }
-  // The fields of the job's log lines (base/log_fields.h): job_id, worker, `event`, then `more`.
-  base::LogFields LogFieldsFor(std::string_view event, base::LogFields more = {}) const
+  std::shared_ptr<JobControl> Hold() override;
+  void Move(absl::Status cause, bool forced) override ABSL_LOCKS_EXCLUDED(mu_);
+  void Retry(uint64_t generation, bool move) override ABSL_LOCKS_EXCLUDED(mu_);
+  void End(arbor::v1::FinishReason reason, std::string error) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  // Emits the token event of the committed node `id` and checks the stop strings; false when
-  // the job finished on a stop string.
-  bool EmitCommitted(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<uint64_t> LiveSequences() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const JobSpec spec_;
   const JobOptions options_;
@@ -237,26 +164,14 @@ class Job : public std::enable_shared_from_this<Job> {
   mutable absl::Mutex mu_;
   SearchTree tree_ ABSL_GUARDED_BY(mu_);
   JobLifecycle life_ ABSL_GUARDED_BY(mu_);  // QUEUED, RUNNING, then how it ended.
-  // The worker, the Run in flight there, and the failover state (worker_session.h).
+  // The worker and the Run in flight there, with the state of waiting and moving.
   WorkerSession session_ ABSL_GUARDED_BY(mu_);
-
-  // The main sequence on the worker, what its next Run must do to it first, and that Run's
-  // own state (main_sequence.h).
-  MainSequence main_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<BranchStrategy> branch_ ABSL_GUARDED_BY(mu_);  // The open branch, if any.
-  // How forks open and which strategy decides them, with what it keeps across the job; how
-  // wide forks may still be (ShrinkSearch halves it; below 2 the main items claim the policy's
-  // deepest branch depth, where forks are blocked).
-  const std::unique_ptr<BranchPlanner> planner_ ABSL_GUARDED_BY(mu_);
-
-  // What the main path has spent of the policy's budgets (inserts, backspaces and their bans);
-  // generated_before is filled in when asked (Budgets()).
-  PolicyBudgets used_ ABSL_GUARDED_BY(mu_);
-
   // Text, events, counts and timings as the client sees them.
   JobOutput output_ ABSL_GUARDED_BY(mu_);
-  // What the branch strategies reach the job through (job_branch_host.h).
-  JobBranchHost host_ ABSL_GUARDED_BY(mu_);
+  // The main sequence, its Runs and structural decisions, and the branch open on it.
+  MainPath path_ ABSL_GUARDED_BY(mu_);
+  // What the job does when its worker fails, runs out of KV or leaves.
+  JobFailover failover_ ABSL_GUARDED_BY(mu_);
 
   // Side effects queued under mu_, run after it is released (action_queue.h).
   ActionQueue actions_;

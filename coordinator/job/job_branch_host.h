@@ -2,7 +2,8 @@
 // Run builder, its policy budgets, forks opened in its tree (with their BranchOpened events and
 // their traces opened in the job's reasoning stream),
 // counts and events through its output, and its Runs and releases through the two callbacks
-// the job provides. The job makes one over its own parts and uses it only under its lock.
+// the job provides. The job's main path (main_path.h) makes one over the job's parts and uses
+// it only under the job's lock.
 #ifndef ARBOR_COORDINATOR_JOB_JOB_BRANCH_HOST_H_
 #define ARBOR_COORDINATOR_JOB_JOB_BRANCH_HOST_H_
 

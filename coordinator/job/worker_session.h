@@ -2,8 +2,8 @@
 // late completion is recognised), and the state of waiting and moving after failures — failures
 // in a row, KV-exhaustion retries, the backoff of the wait in progress, a queued or deferred
 // move, and how often the job moved or was prefilled again. The arithmetic of failover lives
-// here; the Job (job.h, job_failover.cc) holds one session under its mutex and performs the
-// actions (releases, events, new Runs).
+// here; the Job (job.h) holds one session under its mutex, and its failover (job_failover.h)
+// decides on it and performs the actions (releases, events, new Runs).
 #ifndef ARBOR_COORDINATOR_JOB_WORKER_SESSION_H_
 #define ARBOR_COORDINATOR_JOB_WORKER_SESSION_H_
 

@@ -1,5 +1,5 @@
 // The fake BranchHost of fake_branch_host.h: Fork, CommitBranch and the Run builder settings
-// reproduce what Job does (coordinator/job/job.cc, job_structural.cc) in plain test code.
+// reproduce what the job's main path does (coordinator/job/main_path.cc) in plain test code.
 #include "tests/coordinator/job/fake_branch_host.h"
 
 #include <algorithm>

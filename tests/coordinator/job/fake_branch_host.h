@@ -104,21 +104,21 @@ class FakeBranchHost final : public BranchHost {
   // sequence: forked from kMainSequence at the step's position, up to the fork width's
   // candidates, each with branch.max_len tokens (at most those the job has left).
   absl::StatusOr<std::vector<Rollout>> OpenMainBranch(const arbor::v1::StepResult& structural);
-  // The same with the width and rollout length of `plan`, as Job::OpenBranch opens the fork its
-  // planner planned (TRACE: TracePlanner::Plan).
+  // The same with the width and rollout length of `plan`, as MainPath::OpenBranch opens the fork
+  // its planner planned (TRACE: TracePlanner::Plan).
   absl::StatusOr<std::vector<Rollout>> OpenMainBranch(const arbor::v1::StepResult& structural,
                                                       const ForkPlan& plan);
-  // Records a generated main-path step as Job::RecordMainStep does (counted, committed to the
-  // tree on kMainSequence, which holds one more token on the worker), so that a branch opened
-  // after it sits below committed tokens. The planner's OnMainStep is the test's to call.
+  // Records a generated main-path step as MainPath::RecordMainStep does (counted, committed to
+  // the tree on kMainSequence, which holds one more token on the worker), so that a branch
+  // opened after it sits below committed tokens. The planner's OnMainStep is the test's to call.
   absl::StatusOr<NodeId> CommitMainStep(const arbor::v1::StepResult& step);
   // The strategy's Send, as the job relays it; fails the test when it neither sends nor commits.
   BranchStrategy::Next Send(BranchStrategy& strategy);
   // Answers the Run in flight with `response` (one result per item, in item order, checked)
   // and hands it to the strategy's OnDone.
   BranchStrategy::Next Answer(BranchStrategy& strategy, const arbor::v1::RunResponse& response);
-  // Ends the branch with `commit` as Job::CommitBranch does: the tree resolved at the point,
-  // every other sequence of the branch (and the main one, if replaced) released.
+  // Ends the branch with `commit` as MainPath::CommitBranch does: the tree resolved at the
+  // point, every other sequence of the branch (and the main one, if replaced) released.
   absl::StatusOr<BranchResolution> CommitBranch(const BranchStrategy& strategy,
                                                 const BranchCommit& commit);
 
