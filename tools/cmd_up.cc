@@ -14,6 +14,7 @@
 #include "tools/commands.h"
 #include "tools/default_model.h"
 #include "tools/local_cluster.h"
+#include "worker/flags/kv_budget_flags.h"
 
 ABSL_FLAG(std::string, model, "",
           "up/demo: the model to serve: a GGUF file, a Hugging Face model directory, a known "
@@ -32,12 +33,6 @@ ABSL_FLAG(std::string, served_model_name, "",
           "up: the model id the HTTP API lists and answers with (requests may also name the "
           "model file). Default: the name given to --model (smollm2-135m-instruct when none), "
           "or the file or directory name of a path.");
-ABSL_FLAG(int64_t, kv_tokens, 0,
-          "up/demo: KV cache tokens each worker reserves (its --kv_tokens); 0 = what --kv_memory "
-          "holds.");
-ABSL_FLAG(std::string, kv_memory, "",
-          "up/demo: each worker's KV memory budget (its --kv_memory: 4GiB, 512MB, 20%); default: "
-          "half the available memory, shared among the workers.");
 ABSL_FLAG(std::string, policy, "",
           "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
           "eager, deepconf, search, canonical, trace; its --policy). Default: the coordinator's, "
@@ -84,15 +79,13 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
     return absl::InvalidArgumentError(
         absl::StrCat("--num_workers: ", options.num_workers, " is outside [1, 64]"));
   }
-  if (const int64_t kv = absl::GetFlag(FLAGS_kv_tokens); kv < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--kv_tokens: ", kv, " is negative"));
-  } else if (kv > 0) {
-    options.worker_flags.push_back(absl::StrCat("--kv_tokens=", kv));
+  absl::StatusOr<worker::KvBudget> kv = worker::KvBudgetFromFlags();
+  if (!kv.ok()) return kv.status();
+  // The workers share one machine: by default a lone worker's share of its memory, divided.
+  if (kv->memory.empty()) {
+    kv->memory = absl::StrCat(double{worker::kDefaultKvMemoryPercent} / options.num_workers, "%");
   }
-  // The workers share one machine: by default half its available memory among them.
-  std::string kv_memory = absl::GetFlag(FLAGS_kv_memory);
-  if (kv_memory.empty()) kv_memory = absl::StrCat(50.0 / options.num_workers, "%");
-  options.worker_flags.push_back("--kv_memory=" + kv_memory);
+  options.worker_flags = worker::KvBudgetArgs(*kv);
   // And its cores: a worker's thread pool spins between a step's ops, so two pools on the same
   // cores stall each other's steps (2 workers × 2 threads on 2 cores served half the tokens/s of
   // 2 × 1 under load).

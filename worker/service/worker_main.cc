@@ -19,6 +19,7 @@
 #include "rpc/serve.h"
 #include "rpc/serve_flags.h"
 #include "rpc/server.h"
+#include "worker/flags/kv_budget_flags.h"
 #include "worker/service/registration.h"
 #include "worker/service/sequence_leases.h"
 #include "worker/service/worker_service.h"
@@ -62,14 +63,6 @@ ABSL_FLAG(std::string, advertise, "",
           "Address the coordinator should dial for this worker (default: the bound --listen "
           "address; set it when listening on 0.0.0.0).");
 ABSL_FLAG(std::string, id, "", "Worker id reported to the coordinator (default: its address).");
-ABSL_FLAG(int64_t, kv_tokens, 0,
-          "KV cache capacity in tokens, shared by all sequences (rounded up to whole blocks); "
-          "0 = as many as --kv_memory holds of this model's KV.");
-ABSL_FLAG(std::string, kv_memory, "",
-          "Memory budget of the KV cache: a size (4GiB, 512MB, 2G) or a percentage of the "
-          "host's available memory (40%); empty = 50% of available memory, at most 65536 tokens "
-          "(on CUDA: 65536 tokens). The pool is reserved at start and its pages are touched only "
-          "as blocks are used; --kv_tokens overrides it.");
 ABSL_FLAG(int32_t, block_size, 16, "KV block size in tokens; prefixes are shared per block.");
 ABSL_FLAG(int32_t, threads, 0, "CPU backend threads; 0 = one per hardware thread.");
 ABSL_FLAG(int32_t, max_batch_tokens, 512,
@@ -108,13 +101,15 @@ namespace {
 // Where the Worker API serves without --listen.
 constexpr char kDefaultListen[] = "127.0.0.1:50061";
 
-arbor::worker::WorkerSetupOptions SetupFromFlags() {
+absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
+  absl::StatusOr<arbor::worker::KvBudget> kv = arbor::worker::KvBudgetFromFlags();
+  if (!kv.ok()) return kv.status();
   arbor::worker::WorkerSetupOptions setup;
   setup.model = absl::GetFlag(FLAGS_model);
   setup.device = absl::GetFlag(FLAGS_device);
   setup.worker_id = absl::GetFlag(FLAGS_id);
-  setup.kv_tokens = absl::GetFlag(FLAGS_kv_tokens);
-  setup.kv_memory = absl::GetFlag(FLAGS_kv_memory);
+  setup.kv_tokens = kv->tokens;
+  setup.kv_memory = kv->memory;
   setup.block_size = absl::GetFlag(FLAGS_block_size);
   setup.threads = absl::GetFlag(FLAGS_threads);
   setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);
@@ -225,8 +220,13 @@ int main(int argc, char** argv) {
     spdlog::error("--metrics_listen: {}", metrics.status().ToString());
     return 1;
   }
+  absl::StatusOr<arbor::worker::WorkerSetupOptions> setup = SetupFromFlags();
+  if (!setup.ok()) {
+    spdlog::error("{}", setup.status().ToString());
+    return 2;
+  }
   absl::StatusOr<arbor::worker::LoadedWorker> loaded =
-      arbor::worker::LoadWorker(SetupFromFlags(), LogProgress);
+      arbor::worker::LoadWorker(*setup, LogProgress);
   if (!loaded.ok()) {
     spdlog::error("{}", loaded.status().ToString());
     return 1;

@@ -16,11 +16,11 @@
 #include "metrics/registry.h"
 #include "model/tokenizer/tokenizer.h"
 #include "worker/engine/engine.h"
+#include "worker/flags/kv_budget_flags.h"
 
 namespace arbor::worker {
 
 inline constexpr int64_t kDefaultKvTokens = 65536;
-inline constexpr int kDefaultKvMemoryPercent = 50;
 
 struct WorkerSetupOptions {
   std::string model;           // A model directory, a GGUF file or a known name (model_store.h).
