@@ -28,9 +28,11 @@ def find_binaries():
 
 
 class PostgresServer:
-    """Started by the constructor; stop() ends it and removes its folder."""
+    """Started by the constructor; stop() ends it and removes its folder. Tests run it with
+    fsync off (nothing they check needs the disk); `fsync` on, for measuring the store's cost,
+    it commits as a production server does."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, fsync=False):
         # Short, and reachable by the postgres user: a Unix socket's path has at most 107 bytes.
         self.dir = tempfile.mkdtemp(prefix="arbor-pg-", dir="/tmp")
         as_user = []
@@ -48,7 +50,7 @@ class PostgresServer:
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         self.process = subprocess.Popen(
             as_user + [os.path.join(bin_dir, "postgres"), "-D", data, "-k", self.dir, "-p", PORT,
-                       "-c", "listen_addresses=", "-c", "fsync=off"],
+                       "-c", "listen_addresses=", "-c", f"fsync={'on' if fsync else 'off'}"],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.conninfo = f"host={self.dir} port={PORT} user={USER} dbname=postgres"
         deadline = time.monotonic() + 60
