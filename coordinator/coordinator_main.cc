@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "base/files.h"
 #include "base/flags.h"
+#include "base/host_port.h"
 #include "base/log_fields.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
@@ -85,6 +86,13 @@ ABSL_FLAG(std::string, coordinator_id, "",
           "under it. Unique among the coordinators sharing a store; stable across restarts, so "
           "that a restarted coordinator runs its own unfinished jobs again at once instead of "
           "after their lease lapses. Default: the host name.");
+ABSL_FLAG(std::string, advertise, "",
+          "With a --job_store several coordinators share: host:port at which the others reach "
+          "this coordinator's --listen. It is recorded with the leases of the jobs this one "
+          "runs, so that a Watch (or GET /v1/jobs/ID/events) of such a job sent to another "
+          "coordinator is relayed from here (docs/RELIABILITY.md). Default: --listen with the "
+          "port it bound, unless its host is a wildcard (0.0.0.0, ::), where it must be set; "
+          "behind NAT, or in Kubernetes, set it to the address the others reach (the pod IP).");
 ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(10),
           "How long a coordinator holds a job in the job store without renewing: past it, "
           "another coordinator on the store takes the job over (and the first, should it come "
@@ -382,10 +390,33 @@ absl::StatusOr<LeaseOptions> LeaseOptionsFromFlags() {
   return lease;
 }
 
+// Where the other coordinators on the job store reach this one: --advertise, else `server`'s
+// bound address unless its host is a wildcard. Empty when neither: a Watch of this one's jobs
+// sent elsewhere then answers UNAVAILABLE naming it.
+std::string AdvertisedAddress(const rpc::Server& server) {
+  if (std::string flag = absl::GetFlag(FLAGS_advertise); !flag.empty()) return flag;
+  const absl::StatusOr<base::HostPort> bound = base::ParseHostPort(server.address());
+  if (bound.ok() && bound->host != "0.0.0.0" && bound->host != "::") return server.address();
+  spdlog::warn(
+      "--listen {} is a wildcard address: the other coordinators on the job store "
+      "cannot relay Watches of this one's jobs; give it --advertise HOST:PORT",
+      server.address());
+  return "";
+}
+
 absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
   OpenedStore out;
   if (absl::GetFlag(FLAGS_job_store) == "none") return out;  // No store: no leases either.
   ASSIGN_OR_RETURN(LeaseOptions lease, LeaseOptionsFromFlags());
+  if (const std::string advertise = absl::GetFlag(FLAGS_advertise); !advertise.empty()) {
+    const absl::StatusOr<base::HostPort> address = base::ParseHostPort(advertise);
+    if (!address.ok() || address->port == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--advertise: '", advertise,
+          "' is not host:port with a port other than 0, the address the other coordinators "
+          "reach this one's --listen at"));
+    }
+  }
   const std::string coordinator = lease.coordinator;
   absl::StatusOr<std::unique_ptr<JobStore>> store =
       OpenJobStore(absl::GetFlag(FLAGS_job_store), std::move(lease));
@@ -505,8 +536,10 @@ int Main() {
       BindHttp(internal_key, auth->get(), *served, launcher_options->policy, **prompts,
                &launcher, upkeep.get());
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
+  WatchRelayOptions relay;
+  relay.lease = absl::GetFlag(FLAGS_job_lease);
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get(),
-                               store->store.get());
+                               store->store.get(), relay);
   ClusterService cluster(&pool, heartbeat,
                          ClusterAccess(auth->get(), rpc::ProcessSecurity().tls(), internal_key));
   std::unique_ptr<rpc::Server> cluster_server;
@@ -526,6 +559,14 @@ int Main() {
     launcher.KeepCancelledUnfinished();
     drain();
   };
+  if (store->store != nullptr) {
+    // Recorded with the leases once the port is known, for the others to relay Watches from.
+    options.on_serving = [job_store = store->store.get(),
+                          serve = options.on_serving](rpc::Server& server) {
+      job_store->Advertise(AdvertisedAddress(server));
+      serve(server);
+    };
+  }
   std::vector<grpc::Service*> services = {&generation};
   if (cluster_server == nullptr) services.push_back(&cluster);
   const int code = rpc::ServeUntilTerminated(options, services);

@@ -22,6 +22,10 @@
 
 namespace arbor::coordinator {
 
+// The metadata key by which a reconnecting Watch says how many of the job's events it has, as
+// an SSE client's Last-Event-ID does (event ids count from 1).
+inline constexpr char kLastEventId[] = "last-event-id";
+
 class EventStream final : public grpc::ServerWriteReactor<arbor::v1::GenerateEvent> {
  public:
   // The reactor deletes itself when the call is done. The first `skip` events are not sent.

@@ -12,6 +12,7 @@
 #include "coordinator/service/event_stream.h"
 #include "coordinator/service/job_archive.h"
 #include "coordinator/service/request_validation.h"
+#include "coordinator/service/watch_relay.h"
 #include "rpc/grpc_status.h"
 #include "views/tree_diff.h"
 
@@ -45,10 +46,6 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, const abs
   return reactor;
 }
 
-// The metadata key by which a reconnecting Watch says how many of the job's events it has, as
-// an SSE client's Last-Event-ID does (event ids count from 1).
-constexpr char kLastEventId[] = "last-event-id";
-
 // The events a Watch call already has: 0 without the key.
 absl::StatusOr<int64_t> EventsSeen(const grpc::CallbackServerContext& context) {
   const auto& metadata = context.client_metadata();
@@ -63,15 +60,18 @@ absl::StatusOr<int64_t> EventsSeen(const grpc::CallbackServerContext& context) {
   return seen;
 }
 
-// Whether a stored unfinished job runs on another coordinator, one that renews its lease.
-bool RunsElsewhere(const StoredJob& stored, JobStore& store) {
-  return !stored.finished && !stored.lease.coordinator.empty() &&
-         stored.lease.until > absl::Now() && !store.Holds(stored.accepted.job_id);
+// The value of the call's `key` metadata; empty without it.
+std::string Metadata(const grpc::CallbackServerContext& context, const char* key) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(key);
+  return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
 }
 
 // Why a stored job that has not ended cannot be watched or read here yet: this coordinator
-// holds it and starts it shortly, another runs it (whose events reach this one when it ends),
-// or its coordinator stopped renewing its lease and a survivor is about to take it over.
+// holds it and starts it shortly, another runs it (whose tree reaches this one when it ends,
+// and whose events a Watch relays unless the holder recorded no address or the call is itself
+// relayed), or its coordinator stopped renewing its lease and a survivor is about to take it
+// over.
 absl::Status NotRunningHere(const StoredJob& stored, JobStore& store) {
   const std::string& job_id = stored.accepted.job_id;
   if (store.Holds(job_id)) {
@@ -84,8 +84,12 @@ absl::Status NotRunningHere(const StoredJob& stored, JobStore& store) {
   if (RunsElsewhere(stored, store)) {
     return absl::UnavailableError(absl::StrCat(
         "job ", job_id, " runs on coordinator ", stored.lease.coordinator,
-        ", which holds its lease: ask that coordinator, or retry here once the job has ended "
-        "(its result reaches every coordinator through the job store)"));
+        stored.lease.address.empty()
+            ? ", which holds its lease and recorded no address to reach it at (start it with "
+              "--advertise)"
+            : ", which holds its lease",
+        ": ask that coordinator, or retry here once the job has ended (its result reaches "
+        "every coordinator through the job store)"));
   }
   return absl::UnavailableError(absl::StrCat(
       "job ", job_id, "'s coordinator (",
@@ -180,8 +184,15 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
   if (found->live != nullptr) {
     return EventStream::Open(std::move(found->live), /*owns_job=*/false, *seen);
   }
-  if (!found->stored->finished) return new FailedStream(NotRunningHere(*found->stored, *store_));
-  return EventStream::OpenStored(found->stored->finished->events, *seen);
+  const StoredJob& stored = *found->stored;
+  if (stored.finished) return EventStream::OpenStored(stored.finished->events, *seen);
+  // A relayed call is answered from what this coordinator has: relays never chain.
+  if (RunsElsewhere(stored, *store_) && !stored.lease.address.empty() &&
+      Metadata(*context, kRelayedWatchKey).empty()) {
+    return WatchRelay::Open(relay_, registry_, store_, request->job_id(),
+                            Metadata(*context, "authorization"), *seen);
+  }
+  return new FailedStream(NotRunningHere(stored, *store_));
 }
 
 grpc::ServerUnaryReactor* GenerationService::Cancel(grpc::CallbackServerContext* context,

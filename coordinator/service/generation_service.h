@@ -4,15 +4,16 @@
 // into gRPC through rpc/grpc_status.h only. With a job store, a job that is no longer in memory
 // (evicted, from before a restart, or held by another coordinator on the same store) is
 // answered from the store: GetJob, ListJobs, GetTree, Watch and Cancel see a job that ended as
-// they saw it live; one running on another coordinator lists as RUNNING, Watch and GetTree
-// name that coordinator (UNAVAILABLE until the job ends, then from the store), and Cancel
-// reaches it through the store.
+// they saw it live; one running on another coordinator lists as RUNNING, Watch streams it from
+// that coordinator (watch_relay.h), GetTree names it (UNAVAILABLE until the job ends, then from
+// the store), and Cancel reaches it through the store.
 #ifndef ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 #define ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arbor/v1/generation.grpc.pb.h"
@@ -20,6 +21,7 @@
 #include "coordinator/service/job_registry.h"
 #include "coordinator/service/prompt.h"
 #include "coordinator/service/scorer.h"
+#include "coordinator/service/watch_relay.h"
 #include "coordinator/store/job_store.h"
 #include "rpc/tokens.h"
 
@@ -29,14 +31,17 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
  public:
   // Every pointer must outlive the service. With `auth` every call needs a bearer token, and a
   // job is visible only to the token that created it and to admins; without, calls are open.
-  // `store` may be null (jobs live in memory only).
+  // `store` may be null (jobs live in memory only); `relay` says how a Watch of a job another
+  // coordinator on the store runs is relayed from it.
   GenerationService(JobLauncher* launcher, JobRegistry* registry, const PromptCodec* prompts,
-                    const rpc::Authenticator* auth = nullptr, JobStore* store = nullptr)
+                    const rpc::Authenticator* auth = nullptr, JobStore* store = nullptr,
+                    WatchRelayOptions relay = {})
       : launcher_(launcher),
         registry_(registry),
         prompts_(prompts),
         auth_(auth),
         store_(store),
+        relay_(std::move(relay)),
         scorer_(launcher) {}
 
   grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* Generate(
@@ -100,6 +105,7 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   const PromptCodec* const prompts_;
   const rpc::Authenticator* const auth_;
   JobStore* const store_;
+  const WatchRelayOptions relay_;
   Scorer scorer_;
 };
 

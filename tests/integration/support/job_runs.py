@@ -27,6 +27,20 @@ def as_run(event):
     return copy
 
 
+def sse_messages(response):
+    """The server-sent events of an HTTP response (GET /v1/jobs/ID/events) as {field: value}
+    dicts, as they arrive."""
+    fields = {}
+    for line in response:
+        line = line.decode().rstrip("\r\n")
+        if line:
+            key, _, value = line.partition(":")
+            fields[key] = value[1:] if value.startswith(" ") else value
+        elif fields:
+            yield fields
+            fields = {}
+
+
 class JobRuns:
     def request(self, policy, seed, max_tokens=MAX_TOKENS):
         return self.pb.GenerateRequest(
