@@ -7,11 +7,11 @@
 // token, calm, max steps, context); a Run answers when all its items have stopped.
 //
 // Jobs (RunRequest.job_id) share crowded steps fairly: while several jobs have rows to run, a
-// step holds EngineOptions::shared_step_rows rows, divided max-min fairly between them
-// (fair_share.h), so a wide search's items spread over steps instead of making every step long
-// for everyone; a lone job has whole steps of up to max_step_rows rows. Sampling is keyed by (seed, position, branch) and
-// the backend's rows do not depend on their neighbours, so how rows are grouped into steps
-// changes no result.
+// step holds EngineOptions::shared_step_rows rows (shared_rows_per_job per job when there are
+// many), divided max-min fairly between them (fair_share.h), so a wide search's items spread
+// over steps instead of making every step long for everyone; a lone job has whole steps of up
+// to max_step_rows rows. Sampling is keyed by (seed, position, branch) and the backend's rows
+// do not depend on their neighbours, so how rows are grouped into steps changes no result.
 //
 // One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
 // locks; requests reach it through one mutex-guarded queue, handled in arrival order (a Release
@@ -59,6 +59,12 @@ struct EngineOptions {
   // every step, prefill in arrival order.
   int32_t shared_step_rows = 8;
   int32_t shared_step_tokens = 64;
+  // Rows a crowded step holds per job with rows to run, when that is more than
+  // shared_step_rows (still at most max_step_rows): with many jobs each one's fair share would
+  // otherwise be a single row, and a job with several items (a trace search's traces) would
+  // advance one of them a step. A narrow job's step then holds as many rows as this many narrow
+  // rows per job would. 1: one row per job.
+  int32_t shared_rows_per_job = 2;
   // Rows any step holds, a lone job's too: a job arriving beside a wide one waits for the step
   // in flight, so that step must stay short (256 rows of a lone trace took 0.25–0.5 s on 2
   // cores). The job's other rows run in the next steps. 0: no bound.
@@ -146,6 +152,9 @@ class Engine {
   void StopIfPrefilled(ItemRun& item, const SequenceState& state);
   void StopPrefilledItems();  // StopIfPrefilled for every item after a step.
   absl::Status BuildRows(std::vector<Row>& rows);
+  // Rows a step shared by `jobs` jobs holds (EngineOptions::shared_step_rows and
+  // shared_rows_per_job).
+  int32_t SharedStepRows(size_t jobs) const;
   // The active runs by job (in order of their first run's arrival) with the tokens each job
   // wants this step; jobs that want none are left out.
   std::vector<JobRows> JobsWithWork();

@@ -38,7 +38,8 @@ absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   for (const JobRows& job : jobs) {
     rows_wanted.push_back(job.decode_rows + static_cast<int32_t>(job.prefill_tokens.size()));
   }
-  const std::vector<int32_t> row_shares = FairShares(rows_wanted, options_.shared_step_rows, turn);
+  const std::vector<int32_t> row_shares =
+      FairShares(rows_wanted, SharedStepRows(jobs.size()), turn);
   std::vector<int32_t> tokens_wanted;
   for (size_t j = 0; j < jobs.size(); ++j) {
     tokens_wanted.push_back(jobs[j].TokensOfRows(row_shares[j]));
@@ -49,6 +50,13 @@ absl::Status Engine::BuildRows(std::vector<Row>& rows) {
     RETURN_IF_ERROR(AddJobRows(jobs[j].runs, token_shares[j], row_shares[j], rows));
   }
   return absl::OkStatus();
+}
+
+int32_t Engine::SharedStepRows(size_t jobs) const {
+  const int64_t crowd =
+      static_cast<int64_t>(options_.shared_rows_per_job) * static_cast<int64_t>(jobs);
+  const int64_t bound = options_.max_step_rows > 0 ? options_.max_step_rows : crowd;
+  return static_cast<int32_t>(std::max<int64_t>(options_.shared_step_rows, std::min(crowd, bound)));
 }
 
 std::vector<Engine::JobRows> Engine::JobsWithWork() {

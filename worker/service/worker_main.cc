@@ -79,6 +79,10 @@ ABSL_FLAG(int32_t, max_step_rows, 32,
 ABSL_FLAG(int32_t, shared_step_tokens, 64,
           "Tokens such a shared step holds (at most --max_batch_tokens), shared the same way "
           "between the tokens the jobs' rows would take.");
+ABSL_FLAG(int32_t, shared_rows_per_job, 2,
+          "Rows a shared step holds per job with work when that is more than "
+          "--shared_step_rows (at most --max_step_rows): with many jobs, each still runs more "
+          "than one of its sequences (a trace search's traces) a step. 1 = one row per job.");
 ABSL_FLAG(int32_t, max_context, 0,
           "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
 ABSL_FLAG(std::string, policy_file, "",
@@ -120,6 +124,7 @@ absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   setup.shared_step_rows = absl::GetFlag(FLAGS_shared_step_rows);
   setup.shared_step_tokens = absl::GetFlag(FLAGS_shared_step_tokens);
+  setup.shared_rows_per_job = absl::GetFlag(FLAGS_shared_rows_per_job);
   setup.max_step_rows = absl::GetFlag(FLAGS_max_step_rows);
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;

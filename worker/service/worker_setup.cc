@@ -243,6 +243,9 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.shared_step_tokens < 1) {
     return absl::InvalidArgumentError("--shared_step_tokens: must be >= 1");
   }
+  if (options.shared_rows_per_job < 1) {
+    return absl::InvalidArgumentError("--shared_rows_per_job: must be >= 1");
+  }
   return ParseKvDtype(options.kv_dtype, ordinal >= 0).status();
 }
 
@@ -260,6 +263,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.max_batch_tokens = options.max_batch_tokens;
   engine_options.shared_step_rows = options.shared_step_rows;
   engine_options.shared_step_tokens = options.shared_step_tokens;
+  engine_options.shared_rows_per_job = options.shared_rows_per_job;
   engine_options.max_step_rows = options.max_step_rows;
   engine_options.min_progress_interval = options.min_progress_interval;
   engine_options.max_top_k = kMaxTopK;

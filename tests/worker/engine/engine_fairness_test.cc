@@ -2,7 +2,8 @@
 // narrow job queued together with a wide one — a wide prefill, or many decoding items — has rows
 // in every step from its first to its last, the steps it shares hold no more than the shared
 // rows and tokens, the wide job then has whole steps to itself and completes, and every token
-// equals a solo run's. Alone, a job's steps hold at most max_step_rows rows, to the same tokens.
+// equals a solo run's. A crowd of jobs gets shared_rows_per_job rows of each a step. Alone, a
+// job's steps hold at most max_step_rows rows, to the same tokens.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "tests/worker/engine/engine_harness.h"
@@ -160,6 +162,57 @@ TEST_F(EngineFairnessTest, ANarrowJobIsNotQueuedBehindAWidePrefill) {
 // 40 items decoding: 40 rows in every step the narrow job shares unless the steps are shared.
 TEST_F(EngineFairnessTest, AWideDecodeSpreadsOverStepsBesideANarrowJob) {
   ExpectNarrowRunsInEveryStep(Wide(40, 1, 12), Narrow(8));
+}
+
+// Four jobs of three traces each, queued together: a shared step holds two rows per job
+// (shared_rows_per_job) rather than shared_step_rows, so every job runs two of its traces a
+// step (a job's items in order), and each trace's tokens equal a solo run's.
+TEST_F(EngineFairnessTest, ACrowdOfJobsRunsTwoRowsOfEachAStep) {
+  constexpr int kJobs = 4, kTraces = 3, kSteps = 6;
+  std::vector<v1::RunRequest> crowd(kJobs);
+  for (int j = 0; j < kJobs; ++j) {
+    crowd[j].set_job_id(absl::StrCat("job", j));
+    for (int t = 0; t < kTraces; ++t) {
+      const int i = j * kTraces + t;
+      *crowd[j].add_items() = DecodeItem(100 + i, Prompt(1, i), kSteps, i);
+    }
+  }
+  std::unique_ptr<Engine> solo = Load(nullptr);
+  std::vector<absl::StatusOr<v1::RunResponse>> alone;
+  for (const v1::RunRequest& job : crowd) alone.push_back(testing::RunSync(*solo, job));
+
+  GatedBackend::Gate gate;
+  std::unique_ptr<Engine> engine = Load(&gate);
+  v1::RunRequest opener;
+  opener.set_job_id("opener");
+  *opener.add_items() = DecodeItem(2, Prompt(4, 5), 1);
+  std::vector<absl::StatusOr<v1::RunResponse>> out(kJobs + 1);
+  std::atomic<int> pending = kJobs + 1;
+  absl::Notification all_done;
+  auto submit = [&](const v1::RunRequest& request, int slot) {
+    engine->Run(request, {}, [&, slot](absl::StatusOr<v1::RunResponse> response) {
+      out[slot] = std::move(response);
+      if (--pending == 0) all_done.Notify();
+    });
+  };
+  submit(opener, kJobs);
+  gate.entered.WaitForNotification();  // The crowd is admitted at once, after the opener's step.
+  for (int j = 0; j < kJobs; ++j) submit(crowd[j], j);
+  gate.open.Notify();
+  all_done.WaitForNotification();
+
+  absl::MutexLock lock(&gate.mu);
+  const std::vector<size_t> crowded(gate.step_rows.begin() + 1, gate.step_rows.end());
+  // Two traces of each job a step, not shared_step_rows (4) rows in all; then the third.
+  std::vector<size_t> expected(kSteps, 2 * kJobs);
+  expected.insert(expected.end(), kSteps, kJobs);
+  EXPECT_EQ(crowded, expected);
+  for (int j = 0; j < kJobs; ++j) {
+    ASSERT_TRUE(out[j].ok() && alone[j].ok()) << "job " << j;
+    for (int t = 0; t < kTraces; ++t) {
+      EXPECT_EQ(Tokens(out[j]->results(t)), Tokens(alone[j]->results(t))) << j << "/" << t;
+    }
+  }
 }
 
 // A lone job's steps hold at most max_step_rows rows, so that a job arriving beside it waits
