@@ -1,6 +1,6 @@
 // One generation job: owns its SearchTree and drives it on a worker, asynchronously, from RPC
 // completions (docs/ARCHITECTURE.md §1, §4): ARGMAX and ADAPTIVE run on the worker's local policy;
-// each structural decision returns control here and becomes a tree operation —
+// each structural decision returns control to the job's main path and becomes a tree operation —
 //   INSERT    append insert.tokens (INSERTED nodes) and continue;
 //   BACKSPACE remove the last generated token, ban it, re-draw its position from its stored
 //             top-K with the HEHV parameters, continue with truncate_to + the new token;
