@@ -27,6 +27,7 @@
 #include "coordinator/cluster/cluster_service.h"
 #include "coordinator/cluster/readiness.h"
 #include "coordinator/cluster/worker_pool.h"
+#include "coordinator/flags/served_model_flags.h"
 #include "coordinator/http/http_gateway.h"
 #include "coordinator/job/timer.h"
 #include "coordinator/served_model.h"
@@ -57,11 +58,6 @@ ABSL_FLAG(std::string, model, "",
           "tokenize text and chat prompts and to decode generated text; the "
           "workers hold the weights. Without it only token-id prompts are accepted and events "
           "carry no text.");
-ABSL_FLAG(std::string, chat_template, "",
-          "The chat format of chat prompts, whatever --model's file carries: llama3, chatml or "
-          "mistral. Default: recognised from the file's template (tokenizer_config.json's or the "
-          "GGUF's); when it is not recognised, chat prompts are refused (say which format the "
-          "model was trained with here) while text and token prompts still work.");
 ABSL_FLAG(int, max_active_jobs, 64, "Jobs running at once, >= 1.");
 ABSL_FLAG(int, max_queued_jobs, 256,
           "Jobs waiting for a running slot, >= 0; beyond that Generate and Submit answer "
@@ -125,13 +121,6 @@ ABSL_FLAG(int, first_run_steps, 4,
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
-ABSL_FLAG(std::string, policy, "",
-          "Server default policy by name: greedy, sample, cot_decoding, eager, deepconf "
-          "(CoT-decoding, entropy-gated branching and confidence-filtered voting over traces, "
-          "docs/SEARCH_QUALITY.md), search, canonical or trace; empty: the policy evaluation "
-          "chose for a known --model (cot_decoding for smollm2-135m-instruct, by name or by a "
-          "file of the same identity), else entropix search with the published thresholds. "
-          "Requests may override any field.");
 ABSL_FLAG(std::string, policy_file, "",
           "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
           "it leaves out keep --policy's (or the built-in) defaults, and requests may override "
@@ -141,9 +130,6 @@ ABSL_FLAG(std::string, http_listen, "",
           "(/v1/completions, /v1/chat/completions, /v1/models), /health, /v1/jobs/ID and "
           "/v1/jobs/ID/tree (docs/HTTP.md), and Prometheus /metrics. Off when empty.");
 ABSL_FLAG(std::string, http_port_file, "", "Write the bound HTTP port here once serving.");
-ABSL_FLAG(std::string, served_model_name, "",
-          "The model id of the HTTP API (/v1/models, the `model` field); default: the known "
-          "model's name when --model is one, else the last path component of --model.");
 ABSL_FLAG(int, http_threads, 64,
           "HTTP connection threads kept ready, >= 1; a streaming completion holds one for its "
           "whole length.");
@@ -189,7 +175,7 @@ std::string ModelFileName() {
 // --model. A gateway in front of several coordinators (smg) routes by this id alone, not by the
 // aliases, so the coordinators of one model must report the name users know it by.
 std::string ServedModelName(const ServedModel& served) {
-  if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
+  if (std::string name = ServedModelFlagsFromFlags().served_model_name; !name.empty()) return name;
   if (served.known.known != nullptr) return served.known.known->name;
   return ModelFileName();
 }
@@ -326,7 +312,7 @@ absl::StatusOr<std::unique_ptr<PromptCodec>> LoadPrompts(const ServedModel& serv
     return std::make_unique<PromptCodec>();
   }
   absl::StatusOr<std::unique_ptr<PromptCodec>> loaded =
-      PromptCodec::Load(served.path, absl::GetFlag(FLAGS_chat_template));
+      PromptCodec::Load(served.path, ServedModelFlagsFromFlags().chat_template);
   if (!loaded.ok())
     return absl::Status(loaded.status().code(),
                         absl::StrCat("--model: ", loaded.status().ToString()));
@@ -457,8 +443,8 @@ JobRegistryOptions RegistryOptions() {
 
 absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags(const ServedModel& served) {
   LauncherOptions options;
-  absl::StatusOr<DefaultPolicy> policy =
-      ChooseDefaultPolicy(served, absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_policy_file));
+  absl::StatusOr<DefaultPolicy> policy = ChooseDefaultPolicy(
+      served, ServedModelFlagsFromFlags().policy, absl::GetFlag(FLAGS_policy_file));
   if (!policy.ok()) return policy.status();
   options.policy = std::move(policy->policy);
   base::WithFields({{"event", "default_policy"}}).Info("default policy: {}", policy->description);

@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "base/termination.h"
+#include "coordinator/flags/served_model_flags.h"
 #include "model/model_store.h"
 #include "tools/commands.h"
 #include "tools/default_model.h"
@@ -29,19 +30,7 @@ ABSL_FLAG(int, worker_metrics_port, 0,
           "scrape configuration can name them (0 = free ports, printed at start).");
 ABSL_FLAG(int, http_port, 8000,
           "up: the coordinator's OpenAI-compatible HTTP port (0 = any free port, -1 = off).");
-ABSL_FLAG(std::string, served_model_name, "",
-          "up: the model id the HTTP API lists and answers with (requests may also name the "
-          "model file). Default: the name given to --model (smollm2-135m-instruct when none), "
-          "or the file or directory name of a path.");
-ABSL_FLAG(std::string, policy, "",
-          "up/demo: the coordinator's default policy by name (greedy, sample, cot_decoding, "
-          "eager, deepconf, search, canonical, trace; its --policy). Default: the coordinator's, "
-          "the one evaluation chose for a known model (cot_decoding with its fitted thresholds "
-          "for smollm2-135m-instruct, docs/SEARCH_QUALITY.md), else entropix search.");
 ABSL_DECLARE_FLAG(std::string, policy_file);  // tools/cmd_generate.cc
-ABSL_FLAG(std::string, chat_template, "",
-          "up/demo: the chat format (llama3, chatml or mistral) when the model file's template "
-          "is not recognised (the coordinator's --chat_template). Default: the file's.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -49,14 +38,23 @@ ABSL_FLAG(std::string, log_format, "text",
 namespace arbor::tools {
 namespace {
 
-// The coordinator's policy flags as the user gave them (an absolute --policy_file, so the
-// coordinator finds it whatever directory it runs in). Without them the coordinator serves a
-// known model with the policy fitted to it, as it does however it is started.
-std::vector<std::string> PolicyFlags() {
-  std::vector<std::string> flags;
-  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    flags.push_back(absl::StrCat("--policy=", name));
-  }
+// The id the HTTP API serves: `given` (--served_model_name), else the name --model gave when it
+// named a model rather than a path (the coordinator names a path's model after the file itself).
+std::string ServedModelName(const std::string& given) {
+  if (!given.empty()) return given;
+  const std::string model = absl::GetFlag(FLAGS_model);
+  if (model.empty()) return model::kDefaultModelName;
+  return std::filesystem::exists(model) ? "" : model;
+}
+
+// The coordinator's flags as the user gave them. Without them the coordinator serves a known
+// model with the policy fitted to it, as it does however it is started. --policy_file is also
+// the request's policy of `arbor generate`, so it is this binary's own flag, handed on as an
+// absolute path that the coordinator finds whatever directory it runs in.
+std::vector<std::string> CoordinatorFlags() {
+  coordinator::ServedModelFlags served = coordinator::ServedModelFlagsFromFlags();
+  served.served_model_name = ServedModelName(served.served_model_name);
+  std::vector<std::string> flags = coordinator::ServedModelArgs(served);
   if (const std::string file = absl::GetFlag(FLAGS_policy_file); !file.empty()) {
     flags.push_back(absl::StrCat("--policy_file=", std::filesystem::absolute(file).string()));
   }
@@ -92,22 +90,10 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   options.worker_flags.push_back(
       absl::StrCat("--threads=", std::max<unsigned>(1, cores / options.num_workers)));
-  for (std::string& flag : PolicyFlags()) options.coordinator_flags.push_back(std::move(flag));
-  if (const std::string chat = absl::GetFlag(FLAGS_chat_template); !chat.empty()) {
-    options.coordinator_flags.push_back(absl::StrCat("--chat_template=", chat));
-  }
+  options.coordinator_flags = CoordinatorFlags();
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
   return options;
-}
-
-// The id the HTTP API serves: --served_model_name, else the name --model gave when it named a
-// model rather than a path (the coordinator names a path's model after the file itself).
-std::string ServedModelName() {
-  if (std::string name = absl::GetFlag(FLAGS_served_model_name); !name.empty()) return name;
-  const std::string model = absl::GetFlag(FLAGS_model);
-  if (model.empty()) return model::kDefaultModelName;
-  return std::filesystem::exists(model) ? "" : model;
 }
 
 int RunUp(const Args& args) {
@@ -134,9 +120,6 @@ int RunUp(const Args& args) {
             "worker(s); give a lower port, or 0 for free ones\n",
             options->worker_metrics_port, options->num_workers);
     return 2;
-  }
-  if (const std::string served = ServedModelName(); !served.empty()) {
-    options->coordinator_flags.push_back(absl::StrCat("--served_model_name=", served));
   }
   printf("Starting %d worker(s) on %s ...\n", options->num_workers, options->model.c_str());
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*options);
