@@ -22,6 +22,8 @@ import urllib.request
 import grpc
 from google.protobuf import json_format
 
+from job_runs import sse_messages
+
 FOLLOW_SECONDS = 180  # How long a client keeps trying to reach its job before giving up.
 PAUSE = 0.1           # Between attempts: a coordinator restarts in about a second.
 CALL_TIMEOUT = 120
@@ -55,19 +57,6 @@ class Seen:
         self.events.append(event)
         if event_id is not None:
             self.ids.append(event_id)
-
-
-def sse_messages(response):
-    """The server-sent events of an HTTP response as {field: value} dicts, as they arrive."""
-    fields = {}
-    for line in response:
-        line = line.decode().rstrip("\r\n")
-        if line:
-            key, _, value = line.partition(":")
-            fields[key] = value[1:] if value.startswith(" ") else value
-        elif fields:
-            yield fields
-            fields = {}
 
 
 class ChaosClients:

@@ -42,6 +42,8 @@ ROLES = (("generate", "greedy"), ("watch", "search"), ("sse", "greedy"), ("chat"
          ("generate", "search"), ("watch", "greedy"), ("sse", "search"), ("chat", "chat"))
 # A restarted coordinator is routed to again at its first good probe.
 GATEWAY_FLAGS = ("--cb-timeout-duration-secs", "1", "--health-success-threshold", "1")
+# A stream breaks as its coordinator dies (the connection resets); later breaks have other causes.
+BROKEN_BY_KILL = 2.0
 WORDS = ("tree", "river", "stone", "lamp", "garden", "cloud", "window", "letter", "bridge",
          "candle", "harbor", "meadow", "engine", "violin", "market", "forest")
 
@@ -281,14 +283,16 @@ class Report:
                                   f"{len(want)}; first difference at event {first}")
 
     def resume_seconds(self, for_good):
-        """For each broken gRPC or HTTP event stream: seconds from the SIGKILL that broke it
-        to its next event, for the restarts or for the kill for good."""
+        """For each gRPC or HTTP event stream a SIGKILL broke (within BROKEN_BY_KILL seconds):
+        seconds from the kill to the stream's next event, for the restarts or for the kill for
+        good."""
         gaps = []
         for seen in self.accepted:
             for broke, resumed in seen.breaks:
                 kill = max((k for k in self.kills if k.time <= broke), default=None,
                            key=lambda k: k.time)
-                if resumed is not None and kill is not None and kill.for_good == for_good:
+                if (resumed is not None and kill is not None and kill.for_good == for_good
+                        and broke - kill.time < BROKEN_BY_KILL):
                     gaps.append(resumed - kill.time)
         return gaps
 
