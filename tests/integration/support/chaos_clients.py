@@ -4,13 +4,15 @@ A client acts as a user of a durable job should: it takes a job as accepted once
 (Submit's reply, Generate's first event, a streamed chat chunk naming the job), and from then on
 follows the job until its `finished` event, reconnecting after any break with the count of
 events it has (gRPC Watch with "last-event-id" metadata; GET /v1/jobs/{id}/events with
-Last-Event-ID). Any coordinator of the store may answer: one that is down, restarting or that
-does not hold the job (UNAVAILABLE / 503 naming the holder, until it relays) sends the client
-to the next after a short pause. A request refused before its id came is sent again, as a new
-job. A streamed chat through the gateway has no resume: once its job is named, a broken stream
-leaves the job to finish on its own, which the run checks from the store. Import it after
-putting this folder on sys.path; every RPC opens a fresh channel, so that a coordinator
-restarted on its port is dialled at once instead of after gRPC's reconnect backoff.
+Last-Event-ID). Generate's client stays on the job's holder; Watch's and the HTTP events'
+clients start on another coordinator, which relays the holder's events. Any coordinator of the
+store may answer: one that is down or restarting (UNAVAILABLE, 503 or a refused connection), or
+one that answers UNAVAILABLE naming the holder instead of relaying, sends the client to the
+next after a short pause. A request refused before its id came is sent again, as a new job. A
+streamed chat through the gateway has no resume: once its job is named, a broken stream leaves
+the job to finish on its own, which the run checks from the store. Import it after putting this
+folder on sys.path; every RPC opens a fresh channel, so that a coordinator restarted on its port
+is dialled at once instead of after gRPC's reconnect backoff.
 """
 
 import http.client
@@ -34,14 +36,15 @@ HTTP_BREAKS = (urllib.error.URLError, ConnectionError, http.client.HTTPException
 class Seen:
     """What one client saw of one job: the request it sent (`kind`, pool `key`), the job id once
     acknowledged, the events in the order received (gRPC GenerateEvents; over HTTP with their
-    ids in `ids`), a chat's streamed text when its stream ran to the end, the times its stream
-    broke and came back, and why it gave up, if it did."""
+    ids in `ids`) and when each came, a chat's streamed text when its stream ran to the end, the
+    times its stream broke and came back, and why it gave up, if it did."""
 
     def __init__(self, role, key):
         self.role = role
         self.key = key
         self.job_id = None
         self.events = []
+        self.times = []  # When each event came (monotonic).
         self.ids = []
         self.text = None
         self.breaks = []  # [monotonic time of the break, of the next event or None]
@@ -52,9 +55,11 @@ class Seen:
             self.breaks.append([time.monotonic(), None])
 
     def got(self, event, event_id=None):
+        now = time.monotonic()
         if self.breaks and self.breaks[-1][1] is None:
-            self.breaks[-1][1] = time.monotonic()
+            self.breaks[-1][1] = now
         self.events.append(event)
+        self.times.append(now)
         if event_id is not None:
             self.ids.append(event_id)
 
@@ -139,13 +144,16 @@ class ChaosClients:
         self.follow(seen, i)
 
     def watch(self, seen, request, start):
-        """Submit, then Watch."""
+        """Submit, then Watch from the next coordinator, which does not hold the job: it
+        relays the holder's events (or answers UNAVAILABLE, and the client moves on)."""
         seen.job_id, i = self.submit(request, start)
-        self.follow(seen, i)
+        self.follow(seen, i + 1)
 
     def sse(self, seen, request, start):
-        """Submit over gRPC, then follow GET /v1/jobs/{id}/events over HTTP."""
+        """Submit over gRPC, then follow GET /v1/jobs/{id}/events over HTTP, from the next
+        coordinator as watch() does."""
         seen.job_id, i = self.submit(request, start)
+        i += 1
         deadline = time.monotonic() + FOLLOW_SECONDS
         while time.monotonic() < deadline:
             url = f"{self.bases[i % len(self.bases)]}/v1/jobs/{seen.job_id}/events"

@@ -17,6 +17,7 @@ bench/soak/coordinator_chaos.py (the long form). Import it after putting this fo
 sys.path; ARBOR_BINARY_DIR and ARBOR_SOURCE_DIR name the build and the sources.
 """
 
+import bisect
 import collections
 import os
 import random
@@ -42,8 +43,8 @@ ROLES = (("generate", "greedy"), ("watch", "search"), ("sse", "greedy"), ("chat"
          ("generate", "search"), ("watch", "greedy"), ("sse", "search"), ("chat", "chat"))
 # A restarted coordinator is routed to again at its first good probe.
 GATEWAY_FLAGS = ("--cb-timeout-duration-secs", "1", "--health-success-threshold", "1")
-# A stream breaks as its coordinator dies (the connection resets); later breaks have other causes.
-BROKEN_BY_KILL = 2.0
+# A stream whose last event came less than this before a kill was live at the kill.
+LIVE = 0.5
 WORDS = ("tree", "river", "stone", "lamp", "garden", "cloud", "window", "letter", "bridge",
          "candle", "harbor", "meadow", "engine", "violin", "market", "forest")
 
@@ -282,19 +283,17 @@ class Report:
         self.stream_faults.append(f"{where}: {len(got)} events where the uninterrupted run has "
                                   f"{len(want)}; first difference at event {first}")
 
-    def resume_seconds(self, for_good):
-        """For each gRPC or HTTP event stream a SIGKILL broke (within BROKEN_BY_KILL seconds):
-        seconds from the kill to the stream's next event, for the restarts or for the kill for
-        good."""
-        gaps = []
+    def stalls(self):
+        """{kill: the longest any gRPC or HTTP event stream live at the kill (an event less than
+        LIVE seconds before it) waited from the kill to its next event}: how long the jobs of
+        the dead coordinator stood still, whether their clients reconnected or were relayed."""
+        worst = {}
         for seen in self.accepted:
-            for broke, resumed in seen.breaks:
-                kill = max((k for k in self.kills if k.time <= broke), default=None,
-                           key=lambda k: k.time)
-                if (resumed is not None and kill is not None and kill.for_good == for_good
-                        and broke - kill.time < BROKEN_BY_KILL):
-                    gaps.append(resumed - kill.time)
-        return gaps
+            for kill in self.kills:
+                k = bisect.bisect_left(seen.times, kill.time)
+                if 0 < k < len(seen.times) and kill.time - seen.times[k - 1] < LIVE:
+                    worst[kill] = max(worst.get(kill, 0.0), seen.times[k] - kill.time)
+        return worst
 
     def resumed(self):
         return sum(1 for s in self.accepted for _, resumed in s.breaks if resumed is not None)
@@ -311,10 +310,13 @@ class Report:
         down = [k.down_seconds for k in restarts] or [0]
         cut = sum(1 for s in self.accepted if s.role == "chat" and s.text is None)
 
-        def spread(gaps):
-            if not gaps:
-                return "none"
-            return f"median {statistics.median(gaps):.1f} s, max {max(gaps):.1f} s"
+        stalls = self.stalls()
+
+        def spread(for_good):
+            worst = [s for kill, s in stalls.items() if kill.for_good == for_good]
+            if not worst:
+                return "no live stream"
+            return f"median {statistics.median(worst):.1f} s, max {max(worst):.1f} s"
         return [
             f"{len(self.kills)} SIGKILLs in {self.elapsed:.0f} s: {len(restarts)} restarted "
             f"under their id (down {min(down):.1f}-{max(down):.1f} s), "
@@ -325,6 +327,6 @@ class Report:
             f"{len(self.mismatches)}, event streams wrong {len(self.stream_faults)} "
             f"(duplicated events {self.duplicates}), clients that gave up "
             f"{len(self.client_errors)}",
-            "SIGKILL to the next event of a broken stream: restarts "
-            f"{spread(self.resume_seconds(False))}; for good {spread(self.resume_seconds(True))}",
+            "longest stall of a live event stream, SIGKILL to its next event, per kill: "
+            f"restarts {spread(False)}; for good {spread(True)}",
         ] + [f"  {failure}" for failure in self.failures()[:20]]
