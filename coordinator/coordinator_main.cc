@@ -89,6 +89,10 @@ ABSL_FLAG(std::string, advertise, "",
           "coordinator is relayed from here (docs/RELIABILITY.md). Default: --listen with the "
           "port it bound, unless its host is a wildcard (0.0.0.0, ::), where it must be set; "
           "behind NAT, or in Kubernetes, set it to the address the others reach (the pod IP).");
+ABSL_FLAG(std::string, peer_tls_name, "",
+          "With TLS: the name checked in another coordinator's certificate when this one relays "
+          "a Watch from it (at its --advertise address, often a pod IP no certificate holds), "
+          "e.g. arbor-coordinator; default: --tls_server_name, else the dialled host.");
 ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(10),
           "How long a coordinator holds a job in the job store without renewing: past it, "
           "another coordinator on the store takes the job over (and the first, should it come "
@@ -524,6 +528,11 @@ int Main() {
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
   WatchRelayOptions relay;
   relay.lease = absl::GetFlag(FLAGS_job_lease);
+  if (const std::string name = absl::GetFlag(FLAGS_peer_tls_name); !name.empty()) {
+    relay.dial = [name](const std::string& address) {
+      return rpc::ProcessSecurity().DialNamed(address, name);
+    };
+  }
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get(),
                                store->store.get(), relay);
   ClusterService cluster(&pool, heartbeat,

@@ -152,13 +152,24 @@ std::shared_ptr<grpc::ServerCredentials> Security::ServerCredentials(
 
 std::shared_ptr<grpc::Channel> Security::Dial(const std::string& address,
                                               grpc::ChannelArguments arguments) const {
+  return Connect(address, std::move(arguments), server_name_);
+}
+
+std::shared_ptr<grpc::Channel> Security::DialNamed(const std::string& address,
+                                                   const std::string& server_name) const {
+  return Connect(address, {}, server_name);
+}
+
+std::shared_ptr<grpc::Channel> Security::Connect(const std::string& address,
+                                                 grpc::ChannelArguments arguments,
+                                                 const std::string& server_name) const {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!ca_pem_.empty()) {
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = ca_pem_;
     options.pem_private_key = key_pem_;  // Empty for a client without a certificate of its own.
     options.pem_cert_chain = cert_pem_;
-    if (!server_name_.empty()) arguments.SetSslTargetNameOverride(server_name_);
+    if (!server_name.empty()) arguments.SetSslTargetNameOverride(server_name);
     credentials = grpc::SslCredentials(options);
   }
   // Metadata rather than call credentials: gRPC sends those only over TLS, and a token on a

@@ -43,8 +43,17 @@ class Security {
   // bearer token, if any.
   std::shared_ptr<grpc::Channel> Dial(const std::string& address,
                                       grpc::ChannelArguments arguments = {}) const;
+  // The same, checking `server_name` in the server's certificate instead of --tls_server_name
+  // (which names the workers' certificate): a coordinator dialling another coordinator.
+  std::shared_ptr<grpc::Channel> DialNamed(const std::string& address,
+                                           const std::string& server_name) const;
 
  private:
+  // Dial's channel, checking `server_name` (empty: the dialled host) over TLS.
+  std::shared_ptr<grpc::Channel> Connect(const std::string& address,
+                                         grpc::ChannelArguments arguments,
+                                         const std::string& server_name) const;
+
   std::string cert_file_, key_file_, ca_file_;
   unsigned refresh_seconds_ = 60;
   std::string cert_pem_, key_pem_, ca_pem_, server_name_, token_;

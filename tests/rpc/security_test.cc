@@ -23,6 +23,7 @@
 ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_ca);
+ABSL_DECLARE_FLAG(std::string, tls_server_name);
 ABSL_DECLARE_FLAG(std::string, token_file);
 ABSL_DECLARE_FLAG(bool, insecure);
 ABSL_DECLARE_FLAG(int, tls_refresh_seconds);
@@ -144,6 +145,7 @@ class SecurityFlags : public testing::Test {
     absl::SetFlag(&FLAGS_tls_cert, "");
     absl::SetFlag(&FLAGS_tls_key, "");
     absl::SetFlag(&FLAGS_tls_ca, "");
+    absl::SetFlag(&FLAGS_tls_server_name, "");
     absl::SetFlag(&FLAGS_token_file, "");
     absl::SetFlag(&FLAGS_insecure, false);
     absl::SetFlag(&FLAGS_tls_refresh_seconds, 60);
@@ -262,6 +264,28 @@ TEST_F(MutualTls, APublicPortTakesClientsWithoutCertificates) {
   EXPECT_EQ(info.worker_id(), "ops");
   EXPECT_EQ(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb"), (*server)->address(), &info).error_code(),
             grpc::StatusCode::UNAVAILABLE);  // Plaintext against TLS.
+}
+
+TEST_F(MutualTls, DialNamedChecksItsNameInsteadOfTheServerNameFlag) {
+  const std::string cluster = TempPath("cluster");
+  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
+  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
+  ASSERT_TRUE(auth.ok());
+  WhoAmI service(auth->get());
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start("127.0.0.1:0", {&service},
+                    Client("", cluster, "server").ServerCredentials(ClientCerts::kOptional));
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::SetFlag(&FLAGS_tls_server_name, "member");  // Another certificate's name.
+  const Security client = Client("bbbbbbbbbbbbbbbbbbbbbbbb", cluster, "member");
+  arbor::v1::WorkerInfo info;
+  EXPECT_EQ(Info(client, (*server)->address(), &info).error_code(), grpc::StatusCode::UNAVAILABLE);
+  auto stub = arbor::v1::Worker::NewStub(client.DialNamed((*server)->address(), "server"));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  const grpc::Status status = stub->Info(&context, {}, &info);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(info.worker_id(), "ops");
 }
 
 TEST_F(MutualTls, RenewedCertificatesTakeEffectWithoutARestart) {
