@@ -228,7 +228,7 @@ void Job::SendRun(arbor::v1::RunRequest request, std::vector<uint64_t> ids) {
 
 void Job::End(arbor::v1::FinishReason reason, std::string error) {
   const char* what = life_.End(reason, std::move(error));
-  std::vector<uint64_t> live = path_.End();
+  std::vector<uint64_t> live = path_.EndSequences();
   // A Run in flight is stopped, so that the worker computes nothing more for the job; it may
   // still have created its sequences, which are released again when it completes.
   if (const auto& in_flight = session_.in_flight()) {

@@ -364,7 +364,7 @@ void MainPath::ShrinkSearch(const absl::Status& status) {
 
 // --- the sequences on the worker ----------------------------------------------------------------
 
-std::vector<uint64_t> MainPath::End() {
+std::vector<uint64_t> MainPath::EndSequences() {
   std::vector<uint64_t> live = LiveSequences();
   main_.Released();
   return live;

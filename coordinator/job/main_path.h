@@ -63,7 +63,7 @@ class MainPath {
 
   bool branch_open() const { return branch_ != nullptr; }
   // The job ended: the sequences it holds on the worker, for it to release.
-  std::vector<uint64_t> End();
+  std::vector<uint64_t> EndSequences();
   // Releases every sequence the job holds on its worker; the next Run prefills the committed
   // path (and each live rollout) afresh.
   void ResetSequences();
