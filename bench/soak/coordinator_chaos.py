@@ -43,7 +43,7 @@ def main():
     parser.add_argument("--clients", type=int, default=8, help="client threads")
     parser.add_argument("--pool", type=int, default=8,
                         help="distinct requests of each kind (greedy, search, chat)")
-    parser.add_argument("--max_tokens", type=int, default=600,
+    parser.add_argument("--max_tokens", type=int, default=1500,
                         help="a request's max_tokens is drawn from [max_tokens / 2, max_tokens]")
     parser.add_argument("--seed", type=int, help="the run's random draws (default: fresh)")
     parser.add_argument("--no_gateway", action="store_true",

@@ -50,7 +50,7 @@ class CoordinatorChaosTest(unittest.TestCase):
         stack = chaos_run.Stack("arbor-coordinator-chaos-")
         self.addCleanup(stack.close)
         report = chaos_run.run(stack, kills=KILLS, every=2, threads=6, pool_size=4,
-                               max_tokens=400, seed=test_seed(self), say=say)
+                               max_tokens=1000, seed=test_seed(self), say=say)
         for line in report.summary():
             say(line)
         self.assertEqual(report.failures(), [])

@@ -43,7 +43,7 @@ ROLES = (("generate", "greedy"), ("watch", "search"), ("sse", "greedy"), ("chat"
          ("generate", "search"), ("watch", "greedy"), ("sse", "search"), ("chat", "chat"))
 # A restarted coordinator is routed to again at its first good probe.
 GATEWAY_FLAGS = ("--cb-timeout-duration-secs", "1", "--health-success-threshold", "1")
-# A stream whose last event came less than this before a kill was live at the kill.
+# A stream with an event less than this before or after a kill was live at the kill.
 LIVE = 0.5
 WORDS = ("tree", "river", "stone", "lamp", "garden", "cloud", "window", "letter", "bridge",
          "candle", "harbor", "meadow", "engine", "violin", "market", "forest")
@@ -284,15 +284,18 @@ class Report:
                                   f"{len(want)}; first difference at event {first}")
 
     def stalls(self):
-        """{kill: the longest any gRPC or HTTP event stream live at the kill (an event less than
-        LIVE seconds before it) waited from the kill to its next event}: how long the jobs of
-        the dead coordinator stood still, whether their clients reconnected or were relayed."""
+        """{kill: the longest wait, from the kill to the next event, of any gRPC or HTTP event
+        stream live at it}: how long the dead coordinator's jobs stood still, whether their
+        clients reconnected or were relayed. A stream is live at a kill when it got an event
+        less than LIVE seconds before or after it: events sent before the kill may still be
+        read after it, and the wait starts at the last of them."""
         worst = {}
         for seen in self.accepted:
             for kill in self.kills:
-                k = bisect.bisect_left(seen.times, kill.time)
-                if 0 < k < len(seen.times) and kill.time - seen.times[k - 1] < LIVE:
-                    worst[kill] = max(worst.get(kill, 0.0), seen.times[k] - kill.time)
+                first = bisect.bisect_left(seen.times, kill.time - LIVE)
+                last = bisect.bisect_left(seen.times, kill.time + LIVE)
+                for k in range(first, min(last, len(seen.times) - 1)):
+                    worst[kill] = max(worst.get(kill, 0.0), seen.times[k + 1] - kill.time)
         return worst
 
     def resumed(self):
