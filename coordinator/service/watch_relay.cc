@@ -101,9 +101,12 @@ absl::Status WatchRelay::RelayFrom(const JobLease& holder) {
   }
   const absl::Status relayed = rpc::FromGrpcStatus(reader->Finish());
   if (!sent.ok() || relayed.ok()) return sent;
-  return absl::Status(relayed.code(),
-                      absl::StrCat("coordinator ", holder.coordinator, " at ", holder.address,
-                                   ", which runs job ", job_id_, ": ", relayed.message()));
+  // A holder that goes away ends its calls UNAVAILABLE (it died) or CANCELLED (it drained):
+  // either way the job goes on elsewhere.
+  const absl::StatusCode code =
+      absl::IsCancelled(relayed) ? absl::StatusCode::kUnavailable : relayed.code();
+  return absl::Status(code, absl::StrCat("coordinator ", holder.coordinator, " at ", holder.address,
+                                         ", which runs job ", job_id_, ": ", relayed.message()));
 }
 
 absl::Status WatchRelay::FollowHere(JobRecord& record) {
