@@ -41,6 +41,7 @@
 #include "metrics/registry.h"
 #include "model/model_store.h"
 #include "policy/policy_convert.h"
+#include "policy/policy_file_flag.h"
 #include "rpc/internal_key.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
@@ -125,10 +126,6 @@ ABSL_FLAG(int, first_run_steps, 4,
 ABSL_FLAG(int, heartbeat_ms, 2000,
           "Heartbeat interval asked of registered workers and health-poll interval of static "
           "ones; a worker silent for 5 intervals is presumed dead and its jobs re-homed.");
-ABSL_FLAG(std::string, policy_file, "",
-          "Server default policy: a PolicyConfig JSON file (e.g. from `arbor calibrate`); fields "
-          "it leaves out keep --policy's (or the built-in) defaults, and requests may override "
-          "any field. Empty: a known --model's fitted thresholds (model/policies/), if any.");
 ABSL_FLAG(std::string, http_listen, "",
           "Also serve HTTP here, host:port (port 0 picks one): the OpenAI-compatible API "
           "(/v1/completions, /v1/chat/completions, /v1/models), /health, /v1/jobs/ID and "
@@ -448,7 +445,7 @@ JobRegistryOptions RegistryOptions() {
 absl::StatusOr<LauncherOptions> LauncherOptionsFromFlags(const ServedModel& served) {
   LauncherOptions options;
   absl::StatusOr<DefaultPolicy> policy = ChooseDefaultPolicy(
-      served, ServedModelFlagsFromFlags().policy, absl::GetFlag(FLAGS_policy_file));
+      served, ServedModelFlagsFromFlags().policy, policy::DefaultPolicyFileFromFlags());
   if (!policy.ok()) return policy.status();
   options.policy = std::move(policy->policy);
   base::WithFields({{"event", "default_policy"}}).Info("default policy: {}", policy->description);

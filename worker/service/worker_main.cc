@@ -15,6 +15,7 @@
 #include "base/process_defaults.h"
 #include "base/termination.h"
 #include "metrics/http_exporter.h"
+#include "policy/policy_file_flag.h"
 #include "rpc/security.h"
 #include "rpc/serve.h"
 #include "rpc/serve_flags.h"
@@ -66,10 +67,6 @@ ABSL_FLAG(int32_t, shared_rows_per_job, 2,
           "than one of its sequences (a trace search's traces) a step. 1 = one row per job.");
 ABSL_FLAG(int32_t, max_context, 0,
           "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
-ABSL_FLAG(std::string, policy_file, "",
-          "Default policy for Run items that leave fields unset: a PolicyConfig JSON file (e.g. "
-          "from `arbor calibrate`). A coordinator sends its resolved policy, so this matters "
-          "for direct Worker clients; give the coordinator the same file.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "
           "port); off when empty.");
@@ -102,7 +99,7 @@ absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
   setup.activation_quant = numerics.activation_quant;
   setup.numerics = numerics.numerics;
   setup.kv_dtype = absl::GetFlag(FLAGS_kv_dtype);
-  setup.policy_file = absl::GetFlag(FLAGS_policy_file);
+  setup.policy_file = arbor::policy::DefaultPolicyFileFromFlags();
   setup.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   setup.shared_step_rows = absl::GetFlag(FLAGS_shared_step_rows);
   setup.shared_step_tokens = absl::GetFlag(FLAGS_shared_step_tokens);
