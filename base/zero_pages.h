@@ -2,6 +2,12 @@
 // whose pages the kernel supplies (zeroed) on first touch. For large pools sized for the most
 // they may ever hold — a worker's KV cache — where a std::vector<char>(n) would write every byte
 // at start: seconds of silence and the whole pool resident before the first request.
+//
+// With huge pages asked for, the mapping starts on a 2 MiB boundary and is advised
+// (MADV_HUGEPAGE) before any page is touched, so that where transparent huge pages are enabled
+// ("always" or "madvise") its first touches fault in 2 MiB pages: memory read from end to end
+// every step, such as weights, then needs 1/512 of the TLB entries (page walks cost double in a
+// VM, where each walks the guest's and the host's tables).
 #ifndef ARBOR_BASE_ZERO_PAGES_H_
 #define ARBOR_BASE_ZERO_PAGES_H_
 
@@ -14,7 +20,10 @@ namespace arbor::base {
 class ZeroPages {
  public:
   // `bytes` of zeroed memory (RESOURCE_EXHAUSTED when the mapping fails); 0 bytes is valid.
-  static absl::StatusOr<ZeroPages> Map(size_t bytes);
+  // `huge_pages`: 2 MiB-aligned and advised for huge pages (an advice the kernel may not take;
+  // the memory is the same either way).
+  static absl::StatusOr<ZeroPages> Map(size_t bytes, bool huge_pages = false);
+  static constexpr size_t kHugePageBytes = size_t{2} << 20;
   ZeroPages() = default;
   ~ZeroPages();
   ZeroPages(ZeroPages&& other) noexcept;

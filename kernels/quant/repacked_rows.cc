@@ -106,17 +106,22 @@ constexpr int kGroupRows = sizeof(Group::d) / sizeof(Group::d[0]);
 template <>
 constexpr int kGroupRows<Q5Kx8Block> = kGroupRows<Q4Kx8Block>;
 
+// Bytes of n rows of `blocks` blocks each as groups of type Group.
+template <typename Group>
+int64_t GroupBytes(int64_t n, int64_t blocks) {
+  return (n / kGroupRows<Group>)*blocks * static_cast<int64_t>(sizeof(Group));
+}
+
+// Fills the groups at `bytes` (GroupBytes of them, zeroed) row by row and block by block.
 template <typename Group, typename Fill>
-std::vector<char> Repack(int64_t n, int64_t blocks, const Fill& fill) {
+void Repack(int64_t n, int64_t blocks, void* bytes, const Fill& fill) {
   constexpr int kRows = kGroupRows<Group>;
-  std::vector<char> bytes((n / kRows) * blocks * sizeof(Group));
-  Group* out = reinterpret_cast<Group*>(bytes.data());
+  Group* out = static_cast<Group*>(bytes);
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t b = 0; b < blocks; ++b) {
       fill(row * blocks + b, static_cast<int>(row % kRows), out[(row / kRows) * blocks + b]);
     }
   }
-  return bytes;
 }
 
 }  // namespace
@@ -148,47 +153,73 @@ bool Repackable(WeightType type, int64_t n, int64_t k) {
          k % model::Layout(FileDType(type)).block_elements == 0;
 }
 
+int64_t RepackedBytes(WeightType type, int64_t n, int64_t k) {
+  switch (RepackedType(type)) {
+    case WeightType::kQ4Kx8:
+      return GroupBytes<Q4Kx8Block>(n, k / kSuperBlock);
+    case WeightType::kQ5Kx8:
+      return GroupBytes<Q5Kx8Block>(n, k / kSuperBlock);
+    case WeightType::kQ6Kx8:
+      return GroupBytes<Q6Kx8Block>(n, k / kSuperBlock);
+    case WeightType::kQ4x16:
+      return GroupBytes<Q4x16Block>(n, k / kQuantBlock);
+    case WeightType::kQ5x16:
+      return GroupBytes<Q5x16Block>(n, k / kQuantBlock);
+    default:  // kQ8x16.
+      return GroupBytes<Q8x16Block>(n, k / kQuantBlock);
+  }
+}
+
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k) {
+  std::vector<char> bytes(RepackedBytes(type, n, k));
+  RepackRowsInto(type, rows, n, k, bytes.data());
+  return bytes;
+}
+
+void RepackRowsInto(WeightType type, const void* rows, int64_t n, int64_t k, void* out) {
   const int64_t blocks = k / kQuantBlock;
   switch (type) {
     case WeightType::kQ4_K:
-      return Repack<Q4Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q4Kx8Block& group) {
-        PutSuperBlock(static_cast<const BlockQ4_K*>(rows)[i], lane, group);
-      });
+      return Repack<Q4Kx8Block>(
+          n, k / kSuperBlock, out, [rows](int64_t i, int lane, Q4Kx8Block& group) {
+            PutSuperBlock(static_cast<const BlockQ4_K*>(rows)[i], lane, group);
+          });
     case WeightType::kQ5_K:
-      return Repack<Q5Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q5Kx8Block& group) {
-        PutSuperBlock(static_cast<const BlockQ5_K*>(rows)[i], lane, group);
-      });
+      return Repack<Q5Kx8Block>(
+          n, k / kSuperBlock, out, [rows](int64_t i, int lane, Q5Kx8Block& group) {
+            PutSuperBlock(static_cast<const BlockQ5_K*>(rows)[i], lane, group);
+          });
     case WeightType::kQ6_K:
-      return Repack<Q6Kx8Block>(n, k / kSuperBlock, [rows](int64_t i, int lane, Q6Kx8Block& group) {
-        PutSuperBlock(static_cast<const BlockQ6_K*>(rows)[i], lane, group);
-      });
+      return Repack<Q6Kx8Block>(
+          n, k / kSuperBlock, out, [rows](int64_t i, int lane, Q6Kx8Block& group) {
+            PutSuperBlock(static_cast<const BlockQ6_K*>(rows)[i], lane, group);
+          });
     case WeightType::kQ4_1:
-      return Repack<Q4x16Block>(n, blocks, [rows](int64_t i, int lane, Q4x16Block& group) {
+      return Repack<Q4x16Block>(n, blocks, out, [rows](int64_t i, int lane, Q4x16Block& group) {
         const BlockQ4_1& block = static_cast<const BlockQ4_1*>(rows)[i];
         group.d[lane] = block.d;
         group.m[lane] = block.m;
         PutNibbles(block.qs, lane, group);
       });
     case WeightType::kQ4_0:
-      return Repack<Q4x16Block>(n, blocks, [rows](int64_t i, int lane, Q4x16Block& group) {
+      return Repack<Q4x16Block>(n, blocks, out, [rows](int64_t i, int lane, Q4x16Block& group) {
         const BlockQ4_0& block = static_cast<const BlockQ4_0*>(rows)[i];
         group.d[lane] = block.d;
         group.m[lane] = ScaledHalf(block.d, -8.0f);
         PutNibbles(block.qs, lane, group);
       });
     case WeightType::kQ5_1:
-      return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
+      return Repack<Q5x16Block>(n, blocks, out, [rows](int64_t i, int lane, Q5x16Block& group) {
         const BlockQ5_1& block = static_cast<const BlockQ5_1*>(rows)[i];
         PutFiveBits(block, block.m, lane, group);
       });
     case WeightType::kQ5_0:
-      return Repack<Q5x16Block>(n, blocks, [rows](int64_t i, int lane, Q5x16Block& group) {
+      return Repack<Q5x16Block>(n, blocks, out, [rows](int64_t i, int lane, Q5x16Block& group) {
         const BlockQ5_0& block = static_cast<const BlockQ5_0*>(rows)[i];
         PutFiveBits(block, ScaledHalf(block.d, -16.0f), lane, group);
       });
     default:  // kQ8_0.
-      return Repack<Q8x16Block>(n, blocks, [rows](int64_t i, int lane, Q8x16Block& group) {
+      return Repack<Q8x16Block>(n, blocks, out, [rows](int64_t i, int lane, Q8x16Block& group) {
         const BlockQ8_0& block = static_cast<const BlockQ8_0*>(rows)[i];
         group.d[lane] = block.d;
         PutBytes(block.qs, lane, group);

@@ -131,8 +131,12 @@ WeightType RepackedType(WeightType type);
 // Whether `n` rows of `k` weights of `type` can be repacked (a type above, n a multiple of its
 // group's rows, k of its block).
 bool Repackable(WeightType type, int64_t n, int64_t k);
-// The groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
-// RepackedType(type), as bytes.
+// Bytes of `n` rows of `k` weights of `type` once repacked (Repackable ones).
+int64_t RepackedBytes(WeightType type, int64_t n, int64_t k);
+// Writes the groups of k / 32 blocks (K-quants: k / 256 super-blocks) each, group-major, of
+// RepackedType(type) into `out`: RepackedBytes(type, n, k) bytes, zeroed before.
+void RepackRowsInto(WeightType type, const void* rows, int64_t n, int64_t k, void* out);
+// The same into a vector of its own.
 std::vector<char> RepackRows(WeightType type, const void* rows, int64_t n, int64_t k);
 // Whether this CPU runs the repacked kernels: any with AVX2 (the 8-bit kernels' BestQ8Isa).
 bool CpuRunsRepacked();

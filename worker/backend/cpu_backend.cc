@@ -146,7 +146,7 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
                                                               const std::string& name, int64_t rows,
                                                               int64_t cols) {
   ASSIGN_OR_RETURN(const Matrix matrix, LoadMatrix(lookup, name, rows, cols));
-  const Matrix repacked = Repacked(matrix, rows, cols);
+  ASSIGN_OR_RETURN(const Matrix repacked, Repacked(matrix, rows, cols));
   if (repacked.data != matrix.data && !converted_.empty() &&
       converted_.back().data() == matrix.data) {
     // Converted at load (--weights_dtype): only the repacked copy is read from now on.
@@ -156,16 +156,23 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
   return repacked;
 }
 
-CpuBackend::Matrix CpuBackend::Repacked(const Matrix& matrix, int64_t rows, int64_t cols) {
+absl::StatusOr<CpuBackend::Matrix> CpuBackend::Repacked(const Matrix& matrix, int64_t rows,
+                                                        int64_t cols) {
   // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
   const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
   if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
       !kernels::Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRepacked()) {
     return matrix;
   }
-  const std::vector<char>& bytes =
-      repacked_.emplace_back(kernels::RepackRows(matrix.type, matrix.data, rows, cols));
-  converted_bytes_ += static_cast<int64_t>(bytes.size());
+  // Every step streams the copy whole: in huge pages (base/huge_page_arena.h), a step's ~200k
+  // page walks of a 1B model's small pages go.
+  const int64_t bytes = kernels::RepackedBytes(matrix.type, rows, cols);
+  ASSIGN_OR_RETURN(char* copy, weight_arena_.Allocate(static_cast<size_t>(bytes)));
+  kernels::RepackRowsInto(matrix.type, matrix.data, rows, cols, copy);
+  ++repacked_matrices_;
+  converted_bytes_ += bytes;
+  const int64_t source_bytes = rows * model::RowBytes(kernels::FileDType(matrix.type), cols);
+  weight_bytes_ += bytes - source_bytes;  // A step streams the copy instead.
   // The matmuls read only the copy from now on: the checkpoint's pages of the source leave the
   // resident set (a conversion's copy is freed by LoadProjection instead). A tied output head's
   // rows are still read by the embedding lookup, a few per step, and come back from the file as
@@ -173,10 +180,8 @@ CpuBackend::Matrix CpuBackend::Repacked(const Matrix& matrix, int64_t rows, int6
   const bool converted =
       std::any_of(converted_.begin(), converted_.end(),
                   [&](const std::vector<char>& c) { return c.data() == matrix.data; });
-  if (!converted) {
-    base::PageOut(matrix.data, rows * model::RowBytes(kernels::FileDType(matrix.type), cols));
-  }
-  return Matrix{bytes.data(), kernels::RepackedType(matrix.type)};
+  if (!converted) base::PageOut(matrix.data, source_bytes);
+  return Matrix{copy, kernels::RepackedType(matrix.type)};
 }
 
 std::string CpuBackend::weight_types() const {
@@ -184,8 +189,8 @@ std::string CpuBackend::weight_types() const {
   for (const auto& [name, count] : type_counts_) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ×", count);
   }
-  if (!repacked_.empty()) {
-    absl::StrAppend(&out, " (", repacked_.size(), " repacked in groups of rows)");
+  if (repacked_matrices_ > 0) {
+    absl::StrAppend(&out, " (", repacked_matrices_, " repacked in groups of rows)");
   }
   return out;
 }
@@ -211,7 +216,7 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
   }
   // The embedding rows stay as they are (looked up one at a time); the head, read whole by every
   // step's logits, may be repacked (a tied one is then a second copy).
-  lm_head_ = Repacked(lm_head_, c.vocab_size, hidden);
+  ASSIGN_OR_RETURN(lm_head_, Repacked(lm_head_, c.vocab_size, hidden));
   ASSIGN_OR_RETURN(final_norm_, LoadVector(lookup, model::kFinalNormName, hidden));
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/huge_page_arena.h"
 #include "base/zero_pages.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/matmul.h"
@@ -103,7 +104,7 @@ class CpuBackend : public Backend {
   absl::StatusOr<Matrix> LoadProjection(const TensorLookup& lookup, const std::string& name,
                                         int64_t rows, int64_t cols);
   // `matrix` repacked where LoadProjection would repack it, else itself.
-  Matrix Repacked(const Matrix& matrix, int64_t rows, int64_t cols);
+  absl::StatusOr<Matrix> Repacked(const Matrix& matrix, int64_t rows, int64_t cols);
   absl::StatusOr<std::vector<float>> LoadVector(const TensorLookup& lookup, const std::string& name,
                                                 int64_t size);
   // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
@@ -132,7 +133,9 @@ class CpuBackend : public Backend {
   CpuBackendOptions options_;
   std::shared_ptr<const model::Checkpoint> checkpoint_;  // Owner of the views, when from one.
   std::vector<std::vector<char>> converted_;             // Matrices converted at load.
-  std::vector<std::vector<char>> repacked_;  // Projections repacked at load (repacked_rows.h).
+  // Projections repacked at load (repacked_rows.h), in huge pages.
+  base::HugePageArena weight_arena_;
+  int repacked_matrices_ = 0;
   Matrix embed_, lm_head_;
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;
