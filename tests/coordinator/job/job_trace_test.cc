@@ -76,11 +76,15 @@ TEST(JobTraceTest, CotDecodingForksTheFirstTokenAndSumsMarginsPerAnswer) {
   ASSERT_GE(requests.size(), 2u);
   EXPECT_TRUE(requests[0].items(0).stop_on_structural());
   EXPECT_TRUE(requests[0].items(0).top_k_every_step()) << "margins need every step's top-K";
+  EXPECT_EQ(requests.size(), 2u) << "the main path up to the fork, then the traces";
   const arbor::v1::RunRequest& rollout = requests[1];
   ASSERT_EQ(rollout.items_size(), 3) << "every trace in one batched Run";
+  EXPECT_EQ(rollout.job_id(), requests[0].job_id()) << "the worker shares steps by job";
   std::vector<int32_t> candidates;
   for (const arbor::v1::RunItem& item : rollout.items()) {
     candidates.push_back(item.append(0));
+    EXPECT_EQ(item.fork_from(), requests[0].items(0).sequence_id());
+    EXPECT_EQ(item.fork_length(), 3) << "the prompt's KV shared, not prefilled again";
     EXPECT_FALSE(item.stop_when_calm()) << "a trace runs to its end";
     EXPECT_EQ(item.max_steps(), 9);
   }
