@@ -15,7 +15,7 @@ namespace {
 
 // Past this the wait for a coordinator to run the job again ends (WatchRelayOptions::lease).
 absl::Duration TakeoverBound(const WatchRelayOptions& options) {
-  return 2 * options.lease + absl::Seconds(10);
+  return 2 * options.lease + options.restart;
 }
 
 }  // namespace
@@ -178,9 +178,9 @@ bool WatchRelay::WaitCancelled(absl::Duration timeout) {
 
 absl::Status WatchRelay::GaveUp(const absl::StatusOr<StoredJob>& stored,
                                 const absl::Status& last) const {
-  const std::string waited =
-      absl::StrCat("job ", job_id_, ": no coordinator streamed it for ",
-                   absl::FormatDuration(TakeoverBound(options_)), " (twice its lease and 10 s): ");
+  const std::string waited = absl::StrCat("job ", job_id_, ": no coordinator streamed it for ",
+                                          absl::FormatDuration(TakeoverBound(options_)),
+                                          " (twice the job lease, and time to start it again): ");
   if (!stored.ok()) {
     return absl::UnavailableError(absl::StrCat(waited, "the job store does not answer (",
                                                stored.status().message(), "); retry later"));

@@ -5,7 +5,7 @@
 // the store until a coordinator runs the job again (a survivor, or this one), and goes on from
 // the events already sent, relayed from the new holder or followed live here, or from the
 // store once the job has ended; the client gets every event once and the `finished` event. The
-// wait is bounded (WatchRelayOptions::lease); past it the call fails UNAVAILABLE saying why.
+// wait is bounded (WatchRelayOptions); past it the call fails UNAVAILABLE saying why.
 // A relayed call carries kRelayedWatchKey and is never relayed on, so that coordinators whose
 // views of the store differ for a moment cannot pass one call around in a loop.
 //
@@ -39,10 +39,11 @@ inline constexpr char kRelayedWatchKey[] = "arbor-relayed-watch";
 bool RunsElsewhere(const StoredJob& stored, JobStore& store);
 
 struct WatchRelayOptions {
-  // The job lease (--job_lease). Once the holder stopped answering, a relay waits up to twice
-  // this plus 10 s for a coordinator to run the job again: the lease to lapse, a survivor's
-  // takeover scan (a renewal period, shorter than the lease) and its start of the job.
+  // Once the holder stopped answering, a relay waits up to twice the job lease (--job_lease)
+  // plus `restart` for a coordinator to run the job again: the lease to lapse, a survivor's
+  // takeover scan (a renewal period, shorter than the lease), and its start of the job.
   absl::Duration lease = absl::Seconds(10);
+  absl::Duration restart = absl::Seconds(10);
   // How often the store is read while waiting.
   absl::Duration poll_every = absl::Milliseconds(200);
   // A channel to another coordinator's address; empty: the process's (rpc/security.h).
