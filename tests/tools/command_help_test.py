@@ -1,9 +1,10 @@
 """`arbor help COMMAND` and `arbor COMMAND --help` show that command's flags and no other's;
 arbor-coordinator and arbor-worker --help show their own flags first.
 
-Every flag the CLI defines (ABSL_FLAG in tools/) belongs to at least one command's help, so a new
-flag cannot be left out of the table in tools/arbor_main.cc; and no command's help lists a flag
-the CLI does not define.
+Every flag the CLI defines (ABSL_FLAG in tools/, and in the flag groups it hands on to the
+processes `arbor up` starts: worker/flags/, coordinator/flags/) belongs to at least one command's
+help, so a new flag cannot be left out of the table in tools/arbor_main.cc; and no command's help
+lists a flag the CLI does not define.
 """
 
 import glob
@@ -18,7 +19,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from arbor_processes import BIN  # noqa: E402
 
 ARBOR = os.path.join(BIN, "arbor")
-TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# The CLI's own flags, and the groups it shares with the servers it starts.
+CLI_FLAG_DIRS = ("tools", os.path.join("worker", "flags"), os.path.join("coordinator", "flags"))
 FLAG_LINE = re.compile(r"^  --([a-z_0-9]+) \(default: ", re.MULTILINE)
 
 
@@ -27,9 +30,11 @@ def run(*args):
 
 
 def tool_flags():
-    """The names of the flags defined in tools/ (the CLI's own)."""
+    """The names of the flags the CLI defines (CLI_FLAG_DIRS)."""
     names = set()
-    for path in glob.glob(os.path.join(TOOLS, "**", "*.cc"), recursive=True):
+    paths = [p for d in CLI_FLAG_DIRS
+             for p in glob.glob(os.path.join(SOURCE, d, "**", "*.cc"), recursive=True)]
+    for path in paths:
         with open(path) as f:
             names.update(re.findall(r"ABSL_FLAG\(\s*[^,]+,\s*([a-z_0-9]+),", f.read()))
     return names
