@@ -1,8 +1,11 @@
 // The relay of a Watch between two coordinators on one job store (a real SQLite file), each its
 // Generation service on a loopback server over the scripted worker: a job that runs on a
 // streams through b, relayed from a; when a stops serving mid-stream, b's client keeps its
-// stream and gets the rest from the store once a recorded the job's end; with no holder that
-// answers, the relay gives up past its bound, saying why.
+// stream and gets the rest from the store once a recorded the job's end; a holder with tokens
+// authenticates the caller b relays for; with no holder that answers, the relay gives up past
+// its bound, saying why.
+#include "coordinator/service/watch_relay.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -14,12 +17,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/files.h"
 #include "coordinator/service/generation_service.h"
-#include "coordinator/service/watch_relay.h"
 #include "coordinator/store/open_job_store.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rpc/server.h"
+#include "rpc/tokens.h"
 #include "tests/coordinator/service/service_harness.h"
 
 namespace arbor::coordinator {
@@ -46,18 +50,19 @@ class WatchRelayTest : public ::testing::Test {
   }
 
   // Coordinator `id` on the store, recording `advertise` with its leases (empty: its server's
-  // address), relaying with `relay`.
+  // address), relaying with `relay`, with `auth`'s tokens (null: open).
   std::unique_ptr<Coordinator> Start(const std::string& id, const WatchRelayOptions& relay = {},
-                                     const std::string& advertise = "") {
+                                     const std::string& advertise = "",
+                                     const rpc::Authenticator* auth = nullptr) {
     auto c = std::make_unique<Coordinator>();
     absl::StatusOr<std::unique_ptr<JobStore>> store = OpenJobStore("sqlite:" + path_, {id});
     EXPECT_TRUE(store.ok()) << store.status();
     if (!store.ok()) return nullptr;
     c->store = *std::move(store);
     c->harness = std::make_unique<Harness>(JobRegistryOptions{}, 10, c->store.get());
-    c->service = std::make_unique<GenerationService>(c->harness->launcher.get(),
-                                                     &c->harness->registry, &c->harness->prompts,
-                                                     /*auth=*/nullptr, c->store.get(), relay);
+    c->service =
+        std::make_unique<GenerationService>(c->harness->launcher.get(), &c->harness->registry,
+                                            &c->harness->prompts, auth, c->store.get(), relay);
     absl::StatusOr<std::unique_ptr<rpc::Server>> server =
         rpc::Server::Start("127.0.0.1:0", {c->service.get()});
     EXPECT_TRUE(server.ok()) << server.status();
@@ -69,11 +74,13 @@ class WatchRelayTest : public ::testing::Test {
     return c;
   }
 
-  // A job launched on `c` with its worker held, released until it emitted an event: running.
-  static std::shared_ptr<JobRecord> RunningJob(Coordinator& c) {
+  // A job of `caller` launched on `c` with its worker held, released until it emitted an
+  // event: running.
+  static std::shared_ptr<JobRecord> RunningJob(Coordinator& c,
+                                               const rpc::Identity& caller = rpc::OpenIdentity()) {
     c.harness->worker->Hold(true);
     absl::StatusOr<std::shared_ptr<JobRecord>> record =
-        c.harness->launcher->Launch(Harness::Request(12), absl::InfiniteFuture());
+        c.harness->launcher->Launch(Harness::Request(12), absl::InfiniteFuture(), caller);
     EXPECT_TRUE(record.ok()) << record.status();
     if (!record.ok()) return nullptr;
     for (int i = 0; i < 1000 && (*record)->events.events().empty(); ++i) {
@@ -149,6 +156,40 @@ TEST_F(WatchRelayTest, AStreamOutlivesItsHolderAndEndsFromTheStore) {
   const grpc::Status status = watch->Finish();
   ASSERT_TRUE(status.ok()) << status.error_message();
   ExpectSame(got, record->events.events());
+}
+
+TEST_F(WatchRelayTest, TheHolderAuthenticatesTheCallerTheRelayIsFor) {
+  const std::string tokens = path_ + ".tokens";
+  ASSERT_TRUE(base::WriteFileAtomically(tokens,
+                                        "aaaaaaaaaaaaaaaaaaaaaaaa alice user\n"
+                                        "bbbbbbbbbbbbbbbbbbbbbbbb bob user\n")
+                  .ok());
+  absl::StatusOr<std::unique_ptr<rpc::Authenticator>> auth = rpc::Authenticator::Load(tokens);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  std::remove(tokens.c_str());
+  std::unique_ptr<Coordinator> a = Start("a", {}, "", auth->get());
+  std::unique_ptr<Coordinator> b = Start("b", {}, "", auth->get());
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  rpc::Identity caller;
+  caller.name = "alice";
+  std::shared_ptr<JobRecord> record = RunningJob(*a, caller);
+  ASSERT_NE(record, nullptr);
+  grpc::ClientContext alice;
+  alice.AddMetadata("authorization", "Bearer aaaaaaaaaaaaaaaaaaaaaaaa");
+  auto watch = b->stub->Watch(&alice, Ref(record->job_id));
+  arbor::v1::GenerateEvent event;
+  EXPECT_TRUE(watch->Read(&event)) << watch->Finish().error_message();
+  // Another user's job is unknown to b as to a: nothing is relayed.
+  grpc::ClientContext bob;
+  bob.AddMetadata("authorization", "Bearer bbbbbbbbbbbbbbbbbbbbbbbb");
+  auto refused = b->stub->Watch(&bob, Ref(record->job_id));
+  EXPECT_FALSE(refused->Read(&event));
+  EXPECT_EQ(refused->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+  Finish(*a, *record);
+  while (watch->Read(&event)) {
+  }
+  EXPECT_TRUE(watch->Finish().ok());
 }
 
 TEST_F(WatchRelayTest, WithNoHolderThatAnswersTheRelayGivesUpSayingWhy) {
