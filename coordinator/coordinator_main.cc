@@ -17,7 +17,6 @@
 #include "absl/time/time.h"
 #include "base/files.h"
 #include "base/flags.h"
-#include "base/host_port.h"
 #include "base/log_fields.h"
 #include "base/logging.h"
 #include "base/process_defaults.h"
@@ -377,33 +376,11 @@ absl::StatusOr<LeaseOptions> LeaseOptionsFromFlags() {
   return lease;
 }
 
-// Where the other coordinators on the job store reach this one: --advertise, else `server`'s
-// bound address unless its host is a wildcard. Empty when neither: a Watch of this one's jobs
-// sent elsewhere then answers UNAVAILABLE naming it.
-std::string AdvertisedAddress(const rpc::Server& server) {
-  if (std::string flag = absl::GetFlag(FLAGS_advertise); !flag.empty()) return flag;
-  const absl::StatusOr<base::HostPort> bound = base::ParseHostPort(server.address());
-  if (bound.ok() && bound->host != "0.0.0.0" && bound->host != "::") return server.address();
-  spdlog::warn(
-      "--listen {} is a wildcard address: the other coordinators on the job store "
-      "cannot relay Watches of this one's jobs; give it --advertise HOST:PORT",
-      server.address());
-  return "";
-}
-
 absl::StatusOr<OpenedStore> OpenStoreFromFlags() {
   OpenedStore out;
   if (absl::GetFlag(FLAGS_job_store) == "none") return out;  // No store: no leases either.
   ASSIGN_OR_RETURN(LeaseOptions lease, LeaseOptionsFromFlags());
-  if (const std::string advertise = absl::GetFlag(FLAGS_advertise); !advertise.empty()) {
-    const absl::StatusOr<base::HostPort> address = base::ParseHostPort(advertise);
-    if (!address.ok() || address->port == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--advertise: '", advertise,
-          "' is not host:port with a port other than 0, the address the other coordinators "
-          "reach this one's --listen at"));
-    }
-  }
+  RETURN_IF_ERROR(CheckAdvertise(absl::GetFlag(FLAGS_advertise)));
   const std::string coordinator = lease.coordinator;
   absl::StatusOr<std::unique_ptr<JobStore>> store =
       OpenJobStore(absl::GetFlag(FLAGS_job_store), std::move(lease));
@@ -555,7 +532,7 @@ int Main() {
     // Recorded with the leases once the port is known, for the others to relay Watches from.
     options.on_serving = [job_store = store->store.get(),
                           serve = options.on_serving](rpc::Server& server) {
-      job_store->Advertise(AdvertisedAddress(server));
+      job_store->Advertise(AdvertisedAddress(absl::GetFlag(FLAGS_advertise), server.address()));
       serve(server);
     };
   }

@@ -5,10 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
 #include "coordinator/service/event_stream.h"
 #include "rpc/grpc_status.h"
 #include "rpc/security.h"
+#include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
 namespace {
@@ -23,6 +25,27 @@ absl::Duration TakeoverBound(const WatchRelayOptions& options) {
 bool RunsElsewhere(const StoredJob& stored, JobStore& store) {
   return !stored.finished && !stored.lease.coordinator.empty() &&
          stored.lease.until > absl::Now() && !store.Holds(stored.accepted.job_id);
+}
+
+absl::Status CheckAdvertise(const std::string& advertise) {
+  if (advertise.empty()) return absl::OkStatus();
+  const absl::StatusOr<base::HostPort> address = base::ParseHostPort(advertise);
+  if (address.ok() && address->port != 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--advertise: '", advertise,
+                   "' is not host:port with a port other than 0, the address the other "
+                   "coordinators reach this one's --listen at"));
+}
+
+std::string AdvertisedAddress(const std::string& advertise, const std::string& bound) {
+  if (!advertise.empty()) return advertise;
+  const absl::StatusOr<base::HostPort> address = base::ParseHostPort(bound);
+  if (address.ok() && address->host != "0.0.0.0" && address->host != "::") return bound;
+  spdlog::warn(
+      "--listen {} is a wildcard address: the other coordinators on the job store cannot relay "
+      "Watches of this one's jobs; give it --advertise HOST:PORT",
+      bound);
+  return "";
 }
 
 WatchRelay* WatchRelay::Open(const WatchRelayOptions& options, JobRegistry* registry,

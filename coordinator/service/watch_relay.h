@@ -38,6 +38,13 @@ inline constexpr char kRelayedWatchKey[] = "arbor-relayed-watch";
 // Whether a stored job has not ended and runs on another coordinator, one that renews its lease.
 bool RunsElsewhere(const StoredJob& stored, JobStore& store);
 
+// OK for an empty `advertise` (--advertise) or host:port with a port; INVALID_ARGUMENT else.
+absl::Status CheckAdvertise(const std::string& advertise);
+// Where the other coordinators reach this one, recorded with its leases: `advertise` when set,
+// else `bound` (its --listen with the port it bound) unless that host is a wildcard; empty when
+// neither, and a Watch of this one's jobs sent to another then answers UNAVAILABLE naming it.
+std::string AdvertisedAddress(const std::string& advertise, const std::string& bound);
+
 struct WatchRelayOptions {
   // Once the holder stopped answering, a relay waits up to twice the job lease (--job_lease)
   // plus `restart` for a coordinator to run the job again: the lease to lapse, a survivor's

@@ -3,7 +3,7 @@
 // streams through b, relayed from a; when a stops serving mid-stream, b's client keeps its
 // stream and gets the rest from the store once a recorded the job's end; a holder with tokens
 // authenticates the caller b relays for; with no holder that answers, the relay gives up past
-// its bound, saying why.
+// its bound, saying why. And the address a coordinator records for the others to reach it.
 #include "coordinator/service/watch_relay.h"
 
 #include <unistd.h>
@@ -213,6 +213,20 @@ TEST_F(WatchRelayTest, WithNoHolderThatAnswersTheRelayGivesUpSayingWhy) {
   EXPECT_TRUE(absl::StrContains(status.error_message(), "--advertise (127.0.0.1:1)"))
       << status.error_message();
   Finish(*a, *record);
+}
+
+TEST(AdvertisedAddressTest, TheFlagElseAListenAddressThatIsNoWildcard) {
+  EXPECT_EQ(AdvertisedAddress("10.0.0.5:50051", "0.0.0.0:50051"), "10.0.0.5:50051");
+  EXPECT_EQ(AdvertisedAddress("", "127.0.0.1:40123"), "127.0.0.1:40123");
+  EXPECT_EQ(AdvertisedAddress("", "0.0.0.0:50051"), "");
+  EXPECT_EQ(AdvertisedAddress("", "[::]:50051"), "");
+  EXPECT_TRUE(CheckAdvertise("").ok());
+  EXPECT_TRUE(CheckAdvertise("arbor-coordinator-0.arbor:50051").ok());
+  for (const char* bad : {"10.0.0.5", "10.0.0.5:0", ":50051"}) {
+    const absl::Status refused = CheckAdvertise(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(refused)) << bad;
+    EXPECT_TRUE(absl::StrContains(refused.message(), "--advertise")) << refused;
+  }
 }
 
 }  // namespace
