@@ -1,9 +1,9 @@
 // Worker benchmarks: CPU backend decode tokens/s at batch 1, 8 and 32 and prefill tokens/s on
-// random in-memory models, each beside this machine's memory-read bandwidth measured in the same
-// run (a decode step streams every weight once, so weight bytes / bandwidth bounds its time);
-// the KV blocks held by 16 branches forked from a long prefix vs the unique-token minimum (the
-// attention op alone: attention_bench.cc, in the same binary); with --model, where a decode
-// step's and a prefill's time go, op by op.
+// random in-memory models, each beside the best streaming read of the same threads measured in
+// the same run (read_bandwidth.h: a decode step streams every weight once, so weight bytes /
+// bandwidth bounds its time); the KV blocks held by 16 branches forked from a long prefix vs the
+// unique-token minimum (the attention op alone: attention_bench.cc, in the same binary); with
+// --model, where a decode step's and a prefill's time go, op by op.
 //
 // With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
@@ -33,8 +33,8 @@
 #include "absl/status/statusor.h"
 #include "base/flags.h"
 #include "base/status_macros.h"
+#include "bench/worker/read_bandwidth.h"
 #include "entropix/logit_metrics.h"
-#include "kernels/cpu/cpu_simd.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/quant/quant_matmul.h"
 #include "model/checkpoint.h"
@@ -62,31 +62,7 @@ namespace {
 
 int Threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
-// Streaming read bandwidth (bytes/s) of a 512 MiB buffer summed by all threads: the roofline a
-// weight-streaming decode step can at best reach.
-double MeasureReadBandwidth() {
-  const size_t n = size_t{512} << 20 >> 2;
-  std::vector<float> data(n, 1.0f);
-  kernels::ThreadPool pool(Threads());
-  std::vector<float> ones(4096, 1.0f);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    std::atomic<double> sink{0};
-    const auto start = std::chrono::steady_clock::now();
-    pool.ParallelFor(static_cast<int64_t>(n / 4096), 64, [&](int64_t begin, int64_t end) {
-      float sum = 0;
-      for (int64_t i = begin; i < end; ++i)
-        sum += kernels::simd::Dot(&data[i * 4096], ones.data(), 4096);
-      sink.store(sink.load() + sum);
-    });
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    benchmark::DoNotOptimize(sink.load());
-    best = std::max(best, n * sizeof(float) / seconds);
-  }
-  return best;
-}
-
+// The best streaming read of the run's threads (read_bandwidth.h), bytes/s: bw_frac's roofline.
 double g_bandwidth = 0;
 
 // Model shapes, the first benchmark argument.
@@ -531,10 +507,19 @@ int main(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_model).empty()) {
     arbor::worker::RegisterCheckpoint(arbor::worker::kModel);
   }
-  arbor::worker::g_bandwidth = arbor::worker::MeasureReadBandwidth();
-  std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n", arbor::worker::g_bandwidth / 1e9,
-              arbor::worker::Threads());
+  std::printf("CPU: %s\n", arbor::worker::CpuName().c_str());
+  arbor::kernels::ThreadPool pool(arbor::worker::Threads());
+  const arbor::worker::ReadBandwidth read = arbor::worker::MeasureBestRead(pool);
+  arbor::worker::g_bandwidth = read.bytes_per_second;
+  std::printf(
+      "memory read bandwidth: %.2f GB/s (%d threads; best read: %s)\n  each read's best, GB/s: "
+      "%s\n",
+      read.bytes_per_second / 1e9, arbor::worker::Threads(), read.best.c_str(), read.all.c_str());
+  std::fflush(stdout);
   benchmark::RunSpecifiedBenchmarks();
+  // The memory a VM shares with its neighbours moves: the same read after the benchmarks.
+  std::printf("memory read bandwidth after the benchmarks: %.2f GB/s\n",
+              arbor::worker::MeasureBestRead(pool).bytes_per_second / 1e9);
   benchmark::Shutdown();
   return 0;
 }
