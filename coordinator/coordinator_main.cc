@@ -460,6 +460,28 @@ rpc::ServeOptions PublicServeOptions(http::HttpGateway* gateway, rpc::Server* cl
 }
 
 // Prints `status` (its message only) and gives the exit code of a bad start.
+// How Watches of jobs another coordinator holds reach it: --job_lease bounds the wait for a
+// survivor, --peer_tls_name names the other coordinators' certificates.
+WatchRelayOptions RelayOptionsFromFlags() {
+  WatchRelayOptions relay;
+  relay.lease = absl::GetFlag(FLAGS_job_lease);
+  if (const std::string name = absl::GetFlag(FLAGS_peer_tls_name); !name.empty()) {
+    relay.dial = [name](const std::string& address) {
+      return rpc::ProcessSecurity().DialNamed(address, name);
+    };
+  }
+  return relay;
+}
+
+// Records this coordinator's address with its leases once the port is known, for the others
+// to relay Watches from.
+void AdvertiseOnceServing(JobStore& store, rpc::ServeOptions& options) {
+  options.on_serving = [&store, serve = options.on_serving](rpc::Server& server) {
+    store.Advertise(AdvertisedAddress(absl::GetFlag(FLAGS_advertise), server.address()));
+    serve(server);
+  };
+}
+
 int StartFailed(const absl::Status& status) {
   fprintf(stderr, "%s\n", std::string(status.message()).c_str());
   return 2;
@@ -500,15 +522,8 @@ int Main() {
       BindHttp(internal_key, auth->get(), *served, launcher_options->policy, **prompts,
                &launcher, upkeep.get());
   if (!gateway.ok()) return StartFailed(absl::InvalidArgumentError(gateway.status().ToString()));
-  WatchRelayOptions relay;
-  relay.lease = absl::GetFlag(FLAGS_job_lease);
-  if (const std::string name = absl::GetFlag(FLAGS_peer_tls_name); !name.empty()) {
-    relay.dial = [name](const std::string& address) {
-      return rpc::ProcessSecurity().DialNamed(address, name);
-    };
-  }
   GenerationService generation(&launcher, &registry, prompts->get(), auth->get(),
-                               store->store.get(), relay);
+                               store->store.get(), RelayOptionsFromFlags());
   ClusterService cluster(&pool, heartbeat,
                          ClusterAccess(auth->get(), rpc::ProcessSecurity().tls(), internal_key));
   std::unique_ptr<rpc::Server> cluster_server;
@@ -528,14 +543,7 @@ int Main() {
     launcher.KeepCancelledUnfinished();
     drain();
   };
-  if (store->store != nullptr) {
-    // Recorded with the leases once the port is known, for the others to relay Watches from.
-    options.on_serving = [job_store = store->store.get(),
-                          serve = options.on_serving](rpc::Server& server) {
-      job_store->Advertise(AdvertisedAddress(absl::GetFlag(FLAGS_advertise), server.address()));
-      serve(server);
-    };
-  }
+  if (store->store != nullptr) AdvertiseOnceServing(*store->store, options);
   std::vector<grpc::Service*> services = {&generation};
   if (cluster_server == nullptr) services.push_back(&cluster);
   const int code = rpc::ServeUntilTerminated(options, services);
