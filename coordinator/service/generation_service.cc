@@ -67,6 +67,15 @@ std::string Metadata(const grpc::CallbackServerContext& context, const char* key
   return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
 }
 
+// Whether a call about `stored` goes to the coordinator that runs it: the job has not ended,
+// its holder renews its lease and said where it is reached, and the call was not relayed here
+// already (relays never chain: a relayed call is answered from what this coordinator has).
+bool Relayable(const grpc::CallbackServerContext& context, const StoredJob& stored,
+               JobStore& store) {
+  return RunsElsewhere(stored, store) && !stored.lease.address.empty() &&
+         Metadata(context, kRelayedKey).empty();
+}
+
 // Why a stored job that has not ended cannot be watched or read here yet: this coordinator
 // holds it and starts it shortly, another runs it (whose tree reaches this one when it ends,
 // and whose events a Watch relays unless the holder recorded no address or the call is itself
@@ -186,9 +195,7 @@ grpc::ServerWriteReactor<arbor::v1::GenerateEvent>* GenerationService::Watch(
   }
   const StoredJob& stored = *found->stored;
   if (stored.finished) return EventStream::OpenStored(stored.finished->events, *seen);
-  // A relayed call is answered from what this coordinator has: relays never chain.
-  if (RunsElsewhere(stored, *store_) && !stored.lease.address.empty() &&
-      Metadata(*context, kRelayedWatchKey).empty()) {
+  if (Relayable(*context, stored, *store_)) {
     return WatchRelay::Open(relay_, registry_, store_, request->job_id(),
                             Metadata(*context, "authorization"), *seen);
   }
@@ -219,6 +226,22 @@ grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext*
                                                     arbor::v1::Job* response) {
   absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
   if (!found.ok()) return Answer(context, found.status());
+  if (found->live == nullptr && Relayable(*context, *found->stored, *store_)) {
+    // A holder that no longer answers leaves the job as the store has it: RUNNING, until a
+    // survivor takes it over.
+    arbor::v1::Job stored = StoredJobAnswer(*found->stored, /*brief=*/false);
+    stored.set_prompt(prompts_->Decode(stored.request().tokens().token_ids()));
+    return RelayRead(
+        context, relay_.dial, found->stored->lease.address,
+        [request, response](auto& holder, grpc::ClientContext* call, auto done) {
+          holder.GetJob(call, request, response, std::move(done));
+        },
+        [response, stored = std::move(stored)](const grpc::Status& status) {
+          if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+          *response = stored;
+          return grpc::Status::OK;
+        });
+  }
   if (found->live != nullptr) {
     *response = JobMessage(*found->live, *prompts_);
   } else {
@@ -319,6 +342,12 @@ grpc::ServerUnaryReactor* GenerationService::GetTree(grpc::CallbackServerContext
   }
   absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
   if (!found.ok()) return Answer(context, found.status());
+  if (found->live == nullptr && Relayable(*context, *found->stored, *store_)) {
+    return RelayRead(context, relay_.dial, found->stored->lease.address,
+                     [request, response](auto& holder, grpc::ClientContext* call, auto done) {
+                       holder.GetTree(call, request, response, std::move(done));
+                     });
+  }
   absl::StatusOr<arbor::v1::Tree> tree =
       found->live != nullptr    ? ExportJobTree(*found->live, *request, *prompts_)
       : found->stored->finished ? StoredTree(*found->stored, *request)

@@ -4,9 +4,9 @@
 // into gRPC through rpc/grpc_status.h only. With a job store, a job that is no longer in memory
 // (evicted, from before a restart, or held by another coordinator on the same store) is
 // answered from the store: GetJob, ListJobs, GetTree, Watch and Cancel see a job that ended as
-// they saw it live; one running on another coordinator lists as RUNNING, Watch streams it from
-// that coordinator (watch_relay.h), GetTree names it (UNAVAILABLE until the job ends, then from
-// the store), and Cancel reaches it through the store.
+// they saw it live; one running on another coordinator lists as RUNNING, GetJob and GetTree ask
+// that coordinator (read_relay.h), Watch streams from it (watch_relay.h), and Cancel reaches it
+// through the store.
 #ifndef ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 #define ARBOR_COORDINATOR_SERVICE_GENERATION_SERVICE_H_
 

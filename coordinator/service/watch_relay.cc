@@ -9,7 +9,6 @@
 #include "base/status_macros.h"
 #include "coordinator/service/event_stream.h"
 #include "rpc/grpc_status.h"
-#include "rpc/security.h"
 #include "spdlog/spdlog.h"
 
 namespace arbor::coordinator {
@@ -100,12 +99,10 @@ absl::Status WatchRelay::Relay() {
 }
 
 absl::Status WatchRelay::RelayFrom(const JobLease& holder) {
-  std::unique_ptr<arbor::v1::Generation::Stub> stub = arbor::v1::Generation::NewStub(
-      options_.dial ? options_.dial(holder.address) : rpc::ProcessSecurity().Dial(holder.address));
+  std::unique_ptr<arbor::v1::Generation::Stub> stub = PeerStub(options_.dial, holder.address);
   grpc::ClientContext context;
-  context.AddMetadata(kRelayedWatchKey, "1");
+  MarkRelayed(context, authorization_);
   context.AddMetadata(kLastEventId, absl::StrCat(sent_));
-  if (!authorization_.empty()) context.AddMetadata("authorization", authorization_);
   {
     absl::MutexLock lock(&mu_);
     if (cancelled_) return absl::CancelledError("cancelled");

@@ -6,8 +6,7 @@
 // the events already sent, relayed from the new holder or followed live here, or from the
 // store once the job has ended; the client gets every event once and the `finished` event. The
 // wait is bounded (WatchRelayOptions); past it the call fails UNAVAILABLE saying why.
-// A relayed call carries kRelayedWatchKey and is never relayed on, so that coordinators whose
-// views of the store differ for a moment cannot pass one call around in a loop.
+// The relayed Watch is marked as relayed (read_relay.h) and never relayed on.
 //
 // Each relay has a thread of its own, which reads the holder's stream (or waits for the
 // takeover) and writes one event at a time, the next read only once the last write is done:
@@ -27,13 +26,11 @@
 #include "absl/time/time.h"
 #include "arbor/v1/generation.grpc.pb.h"
 #include "coordinator/service/job_registry.h"
+#include "coordinator/service/read_relay.h"
 #include "coordinator/store/job_store.h"
 #include "grpcpp/support/server_callback.h"
 
 namespace arbor::coordinator {
-
-// The metadata key that marks a Watch one coordinator relays from another.
-inline constexpr char kRelayedWatchKey[] = "arbor-relayed-watch";
 
 // Whether a stored job has not ended and runs on another coordinator, one that renews its lease.
 bool RunsElsewhere(const StoredJob& stored, JobStore& store);
@@ -53,8 +50,7 @@ struct WatchRelayOptions {
   absl::Duration restart = absl::Seconds(10);
   // How often the store is read while waiting.
   absl::Duration poll_every = absl::Milliseconds(200);
-  // A channel to another coordinator's address; empty: the process's (rpc/security.h).
-  std::function<std::shared_ptr<grpc::ChannelInterface>(const std::string&)> dial;
+  PeerDial dial;  // How the holder is reached (read_relay.h).
 };
 
 class WatchRelay final : public grpc::ServerWriteReactor<arbor::v1::GenerateEvent> {

@@ -83,10 +83,19 @@ class CoordinatorTakeoverTest(JobRuns, unittest.TestCase):
         return self.rpc.GenerationStub(channel), index, f"http://127.0.0.1:{http_port}"
 
     def assert_b_answers_for_a(self, a, b, job_id, cancelled):
-        """While a holds `job_id` (its worker paused), b reports it as a's, does not relay a
-        Watch relayed to it already, and a Cancel of `cancelled` sent to b makes a cancel it."""
+        """While a holds `job_id` (its worker paused), b answers GetJob and GetTree from a, does
+        not relay a call relayed to it already, and a Cancel of `cancelled` sent to b makes a
+        cancel it."""
         job = b.GetJob(self.pb.JobRef(job_id=job_id), timeout=30)
         self.assertEqual(job.state, self.pb.JOB_STATE_RUNNING)
+        # b asks a for what only a has while it runs the job: its text so far and its tree.
+        self.assertEqual(job, a.GetJob(self.pb.JobRef(job_id=job_id), timeout=30))
+        self.assertGreater(len(job.token_ids), 0, "a's text so far reached b")
+        tree = self.pb.GetTreeRequest(job_id=job_id)
+        self.assertEqual(b.GetTree(tree, timeout=30), a.GetTree(tree, timeout=30))
+        with self.assertRaises(grpc.RpcError) as relayed:
+            b.GetTree(tree, timeout=30, metadata=[("arbor-relayed", "1")])
+        self.assertEqual(relayed.exception.code(), grpc.StatusCode.UNAVAILABLE)
         for states, listed_there in (([], True), ([self.pb.JOB_STATE_RUNNING], True),
                                      ([self.pb.JOB_STATE_QUEUED], False)):
             listed = b.ListJobs(self.pb.ListJobsRequest(states=states), timeout=30)
@@ -94,7 +103,7 @@ class CoordinatorTakeoverTest(JobRuns, unittest.TestCase):
         # A call another coordinator relays is never relayed on: b names the holder instead.
         with self.assertRaises(grpc.RpcError) as watched:
             next(b.Watch(self.pb.JobRef(job_id=job_id), timeout=30,
-                         metadata=[("arbor-relayed-watch", "1")]))
+                         metadata=[("arbor-relayed", "1")]))
         self.assertEqual(watched.exception.code(), grpc.StatusCode.UNAVAILABLE)
         self.assertIn("runs on coordinator a", watched.exception.details())
         b.Cancel(self.pb.JobRef(job_id=cancelled), timeout=30)
