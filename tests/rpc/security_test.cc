@@ -222,20 +222,34 @@ class MutualTls : public SecurityFlags {
   static void TearDownTestSuite() {
     for (const char* dir : {"cluster", "stranger"}) std::filesystem::remove_all(TempPath(dir));
   }
+
+  // Serves WhoAmI with the test tokens over TLS, with the server certificate of the CA in
+  // `dir`, taking clients with or without certificates as `clients` says.
+  void Serve(const std::string& dir, ClientCerts clients) {
+    ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
+    absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
+    ASSERT_TRUE(auth.ok());
+    auth_ = *std::move(auth);
+    service_ = std::make_unique<WhoAmI>(auth_.get());
+    const Security security = Client("", dir, "server");
+    ASSERT_TRUE(security.tls());
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Start("127.0.0.1:0", {service_.get()}, security.ServerCredentials(clients));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::string address() const { return server_->address(); }
+
+ private:
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<WhoAmI> service_;
+  std::unique_ptr<Server> server_;  // Stops before the service and tokens it uses go.
 };
 
 TEST_F(MutualTls, OnlyHoldersOfAClusterCertificateConnect) {
   const std::string cluster = TempPath("cluster"), stranger = TempPath("stranger");
-  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
-  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
-  ASSERT_TRUE(auth.ok());
-  WhoAmI service(auth->get());
-  const Security server_security = Client("", cluster, "server");
-  ASSERT_TRUE(server_security.tls());
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(
-      "127.0.0.1:0", {&service}, server_security.ServerCredentials(ClientCerts::kRequired));
-  ASSERT_TRUE(server.ok()) << server.status();
-  const std::string address = (*server)->address();
+  ASSERT_NO_FATAL_FAILURE(Serve(cluster, ClientCerts::kRequired));
+  const std::string address = this->address();
 
   arbor::v1::WorkerInfo info;
   grpc::Status status = Info(Client("aaaaaaaaaaaaaaaaaaaaaaaa", cluster, "member"), address, &info);
@@ -251,36 +265,22 @@ TEST_F(MutualTls, OnlyHoldersOfAClusterCertificateConnect) {
 
 TEST_F(MutualTls, APublicPortTakesClientsWithoutCertificates) {
   const std::string cluster = TempPath("cluster");
-  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
-  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
-  ASSERT_TRUE(auth.ok());
-  WhoAmI service(auth->get());
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Start("127.0.0.1:0", {&service},
-                    Client("", cluster, "server").ServerCredentials(ClientCerts::kOptional));
-  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_NO_FATAL_FAILURE(Serve(cluster, ClientCerts::kOptional));
   arbor::v1::WorkerInfo info;
-  ASSERT_TRUE(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb", cluster), (*server)->address(), &info).ok());
+  ASSERT_TRUE(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb", cluster), address(), &info).ok());
   EXPECT_EQ(info.worker_id(), "ops");
-  EXPECT_EQ(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb"), (*server)->address(), &info).error_code(),
+  EXPECT_EQ(Info(Client("bbbbbbbbbbbbbbbbbbbbbbbb"), address(), &info).error_code(),
             grpc::StatusCode::UNAVAILABLE);  // Plaintext against TLS.
 }
 
 TEST_F(MutualTls, DialNamedChecksItsNameInsteadOfTheServerNameFlag) {
   const std::string cluster = TempPath("cluster");
-  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
-  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
-  ASSERT_TRUE(auth.ok());
-  WhoAmI service(auth->get());
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Start("127.0.0.1:0", {&service},
-                    Client("", cluster, "server").ServerCredentials(ClientCerts::kOptional));
-  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_NO_FATAL_FAILURE(Serve(cluster, ClientCerts::kOptional));
   absl::SetFlag(&FLAGS_tls_server_name, "member");  // Another certificate's name.
   const Security client = Client("bbbbbbbbbbbbbbbbbbbbbbbb", cluster, "member");
   arbor::v1::WorkerInfo info;
-  EXPECT_EQ(Info(client, (*server)->address(), &info).error_code(), grpc::StatusCode::UNAVAILABLE);
-  auto stub = arbor::v1::Worker::NewStub(client.DialNamed((*server)->address(), "server"));
+  EXPECT_EQ(Info(client, address(), &info).error_code(), grpc::StatusCode::UNAVAILABLE);
+  auto stub = arbor::v1::Worker::NewStub(client.DialNamed(address(), "server"));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   const grpc::Status status = stub->Info(&context, {}, &info);
@@ -298,16 +298,9 @@ TEST_F(MutualTls, RenewedCertificatesTakeEffectWithoutARestart) {
     }
   };
   install(TempPath("cluster"));
-  ASSERT_TRUE(base::WriteFileAtomically(TempPath("tokens"), kTokens).ok());
-  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Load(TempPath("tokens"));
-  ASSERT_TRUE(auth.ok());
-  WhoAmI service(auth->get());
   absl::SetFlag(&FLAGS_tls_refresh_seconds, 1);
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Start("127.0.0.1:0", {&service},
-                    Client("", rotating, "server").ServerCredentials(ClientCerts::kRequired));
-  ASSERT_TRUE(server.ok()) << server.status();
-  const std::string address = (*server)->address();
+  ASSERT_NO_FATAL_FAILURE(Serve(rotating, ClientCerts::kRequired));
+  const std::string address = this->address();
   const std::string token = "aaaaaaaaaaaaaaaaaaaaaaaa";
   arbor::v1::WorkerInfo info;
   ASSERT_TRUE(Info(Client(token, TempPath("cluster"), "member"), address, &info).ok());
