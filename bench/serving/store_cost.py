@@ -12,7 +12,15 @@ runs first, hit every store alike. Before each round it waits, up to --quiet_wai
 no compiler (cc1plus) runs on the machine, and marks the rounds that had one running at their
 start or end. It prints
 each round's tokens/s and TTFT p50 per store, and the median, spread and cost of each store
-against none over the rounds. Run it with the project virtualenv:
+against none over the rounds.
+
+Tokens/s on a small shared machine drifts by more than the store costs, so it also counts the
+CPU each store spends: the CPU seconds (user + system, from /proc) of that store's coordinator
+and, for postgres, of the PostgreSQL server's processes, per generated token, against none's
+coordinator and the worker over the same store's load. A store's CPU cost is its extra CPU per
+token over none's, as a share of none's whole CPU per token (coordinator and worker): on a
+machine whose cores the serving saturates, that is the throughput it takes. Run it with the
+project virtualenv:
 
   .venv/bin/python bench/serving/store_cost.py --build build --rounds 6
 """
@@ -47,6 +55,40 @@ def wait_quiet(seconds):
     return compiling()
 
 
+def stat(pid):
+    """The fields of /proc/PID/stat after the command name (state first); None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def cpu_seconds(pids):
+    """User + system CPU seconds the live processes `pids` used so far, with those of their
+    exited children they waited for."""
+    total = 0
+    for fields in filter(None, map(stat, pids)):
+        total += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(root):
+    """CPU seconds of process `root` and all its descendants (the PostgreSQL server, which may
+    run under a user-switching parent, and the backends it starts)."""
+    parents = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        fields = stat(entry)
+        if fields is not None:
+            parents[int(entry)] = int(fields[1])
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return cpu_seconds(tree)
+
+
 def start(processes, args, conninfo):
     """The worker and a coordinator per store; returns {store: HTTP base URL}."""
     worker, = processes.start("arbor-worker", f"--model={args.model}", "--listen=127.0.0.1:0",
@@ -65,16 +107,49 @@ def start(processes, args, conninfo):
     return bases
 
 
-def one_round(args, bases, order, out):
-    """load_bench.py over the stores in `order`; returns {store: summary row}."""
-    command = [sys.executable, os.path.join(HERE, "load_bench.py"), "--streams",
-               str(args.streams), "--requests", str(args.requests), "--rounds", "1",
-               "--max_tokens", str(args.max_tokens), "--json", out]
+def one_round(args, bases, order, out, pids):
+    """load_bench.py over each store of `order` in turn; returns {store: summary row}, each row
+    with the CPU seconds the store's front (`front_cpu_s`: its coordinator, and the PostgreSQL
+    server for postgres) and the worker (`worker_cpu_s`) spent on it."""
+    rows = {}
     for store in order:
-        command += ["--server", f"{store}={bases[store]}", "--policy", f"{store}=greedy"]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        return {row["server"]: row for row in json.load(f)["results"]}
+        command = [sys.executable, os.path.join(HERE, "load_bench.py"), "--streams",
+                   str(args.streams), "--requests", str(args.requests), "--rounds", "1",
+                   "--max_tokens", str(args.max_tokens), "--json", out,
+                   "--server", f"{store}={bases[store]}", "--policy", f"{store}=greedy"]
+
+        def front():
+            used = cpu_seconds([pids[store]])
+            return used + (tree_cpu(pids["postgres_server"]) if store == "postgres" else 0)
+
+        front_before, worker_before = front(), cpu_seconds([pids["worker"]])
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            row = json.load(f)["results"][0]
+        row["front_cpu_s"] = front() - front_before
+        row["worker_cpu_s"] = cpu_seconds([pids["worker"]]) - worker_before
+        rows[store] = row
+    return rows
+
+
+def cpu_per_token(row, key):
+    return row[key] / (row["tokens_per_s"] * row["wall_s"])
+
+
+def report_cpu(rounds):
+    """Per store: CPU ms per token of its front, and its extra CPU over none's as a share of
+    none's whole CPU per token, per round and the median."""
+    for s in STORES:
+        fronts = [1e3 * cpu_per_token(r[s], "front_cpu_s") for _, _, r in rounds]
+        line = f"{s}: front CPU {statistics.median(fronts):.3f} ms/token (median)"
+        if s != "none":
+            costs = [100 * (cpu_per_token(r[s], "front_cpu_s") -
+                            cpu_per_token(r["none"], "front_cpu_s")) /
+                     (cpu_per_token(r["none"], "front_cpu_s") +
+                      cpu_per_token(r["none"], "worker_cpu_s")) for _, _, r in rounds]
+            line += (f"; CPU cost against none: median {statistics.median(costs):+.2f} % "
+                     f"(rounds {min(costs):+.2f} to {max(costs):+.2f} %)")
+        print(line)
 
 
 def report(rounds):
@@ -119,17 +194,20 @@ def main():
     rounds = []
     try:
         bases = start(processes, args, postgres.conninfo)
+        pids = dict(zip(("worker",) + STORES, (p.pid for p in processes.processes)))
+        pids["postgres_server"] = postgres.process.pid
         out = os.path.join(tempfile.mkdtemp(dir=processes.dir), "round.json")
         for i in range(args.rounds):
             order = STORES[i % len(STORES):] + STORES[:i % len(STORES)]
             busy = wait_quiet(args.quiet_wait)
-            rows = one_round(args, bases, order, out)
+            rows = one_round(args, bases, order, out, pids)
             rounds.append((order, busy or compiling(), rows))
             print(f"round {i + 1}/{args.rounds} done ({' '.join(order)})", file=sys.stderr)
     finally:
         processes.stop()
         postgres.stop()
     report(rounds)
+    report_cpu(rounds)
 
 
 if __name__ == "__main__":
