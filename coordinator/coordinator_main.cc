@@ -477,7 +477,11 @@ WatchRelayOptions RelayOptionsFromFlags() {
 // to relay Watches from.
 void AdvertiseOnceServing(JobStore& store, rpc::ServeOptions& options) {
   options.on_serving = [&store, serve = options.on_serving](rpc::Server& server) {
-    store.Advertise(AdvertisedAddress(absl::GetFlag(FLAGS_advertise), server.address()));
+    const std::string address = AdvertisedAddress(absl::GetFlag(FLAGS_advertise), server.address());
+    if (absl::Status advertised = store.Advertise(address); !advertised.ok()) {
+      spdlog::warn("job store: address {} recorded at the next lease renewal: {}", address,
+                   advertised.ToString());
+    }
     serve(server);
   };
 }

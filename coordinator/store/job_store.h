@@ -135,10 +135,10 @@ class JobStore {
   virtual absl::StatusOr<StoredJob> RequestCancel(const std::string& job_id) = 0;
   // Whether this process holds `job_id` (accepted or took it over, and has not finished it).
   virtual bool Holds(const std::string& job_id) = 0;
-  // Records `address` (host:port) as where other coordinators reach this one, with every lease
-  // it writes from now on: the jobs it accepts or takes over, and at each renewal those it
-  // holds already (claimed at start, before it served and knew its port). Empty: none.
-  virtual void Advertise(const std::string& address) = 0;
+  // Records `address` (host:port) as where other coordinators reach this one: at once on the
+  // jobs it holds already (claimed at start, before it served and knew its port), then with
+  // every lease it writes. Empty: none. An error leaves the address to the next renewal.
+  virtual absl::Status Advertise(const std::string& address) = 0;
   // Lets go of every job held here (a clean shutdown), so that another coordinator takes them
   // over without waiting for the leases to lapse.
   virtual absl::Status Release() = 0;

@@ -357,9 +357,18 @@ absl::StatusOr<StoredJob> SqlJobStore::RequestCancel(const std::string& job_id) 
   return GetLocked(job_id);  // Finished already (left as it ended), or unknown.
 }
 
-void SqlJobStore::Advertise(const std::string& address) {
-  absl::MutexLock lock(&address_mu_);
-  address_ = address;
+absl::Status SqlJobStore::Advertise(const std::string& address) {
+  {
+    absl::MutexLock lock(&address_mu_);
+    address_ = address;
+  }
+  const SqlValue params[] = {address, lease_.coordinator, kUnfinished};
+  absl::MutexLock lock(&mu_);
+  return db_
+      ->Query(
+          "UPDATE arbor_jobs SET coordinator_address = $1 WHERE coordinator = $2 AND state = $3",
+          params)
+      .status();
 }
 
 std::string SqlJobStore::Address() const {

@@ -39,7 +39,7 @@ class SqlJobStore final : public JobStore {
   absl::StatusOr<std::vector<StoredJob>> TakeOver(Claim which) override;
   absl::StatusOr<LeaseRenewal> Renew() override;
   absl::StatusOr<StoredJob> RequestCancel(const std::string& job_id) override;
-  void Advertise(const std::string& address) override;
+  absl::Status Advertise(const std::string& address) override;
   bool Holds(const std::string& job_id) override;
   absl::Status Release() override;
 

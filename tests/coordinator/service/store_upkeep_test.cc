@@ -53,7 +53,7 @@ class UnreachableStore : public JobStore {
   absl::StatusOr<StoredJob> RequestCancel(const std::string& id) override {
     return store_->RequestCancel(id);
   }
-  void Advertise(const std::string& address) override { store_->Advertise(address); }
+  absl::Status Advertise(const std::string& address) override { return store_->Advertise(address); }
   bool Holds(const std::string& id) override { return store_->Holds(id); }
   absl::Status Release() override { return store_->Release(); }
   absl::StatusOr<int64_t> Prune(const JobRetention& retention, absl::Time now) override {

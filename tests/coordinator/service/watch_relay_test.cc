@@ -68,7 +68,7 @@ class WatchRelayTest : public ::testing::Test {
     EXPECT_TRUE(server.ok()) << server.status();
     if (!server.ok()) return nullptr;
     c->server = *std::move(server);
-    c->store->Advertise(advertise.empty() ? c->server->address() : advertise);
+    EXPECT_TRUE(c->store->Advertise(advertise.empty() ? c->server->address() : advertise).ok());
     c->stub = arbor::v1::Generation::NewStub(
         grpc::CreateChannel(c->server->address(), grpc::InsecureChannelCredentials()));
     return c;
