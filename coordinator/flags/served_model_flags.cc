@@ -1,8 +1,7 @@
 #include "coordinator/flags/served_model_flags.h"
 
-#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
-#include "absl/strings/str_cat.h"
+#include "base/flags.h"
 
 ABSL_FLAG(std::string, policy, "",
           "The coordinator's default policy by name: greedy, sample, cot_decoding, eager, "
@@ -25,11 +24,10 @@ ABSL_FLAG(std::string, served_model_name, "",
 namespace arbor::coordinator {
 namespace {
 
-// "--NAME=VALUE" under the flag's own name, or nothing for an empty value.
+// The flag as an argument, or nothing for an empty value.
 void AddArg(const absl::Flag<std::string>& flag, const std::string& value,
             std::vector<std::string>& args) {
-  if (value.empty()) return;
-  args.push_back(absl::StrCat("--", absl::GetFlagReflectionHandle(flag).Name(), "=", value));
+  if (!value.empty()) args.push_back(base::FlagArg(flag, value));
 }
 
 }  // namespace

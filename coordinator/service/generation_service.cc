@@ -162,6 +162,12 @@ arbor::v1::Job GenerationService::StoredJobAnswer(const StoredJob& stored, bool 
   return job;
 }
 
+arbor::v1::Job GenerationService::StoredJobWithPrompt(const StoredJob& stored) const {
+  arbor::v1::Job job = StoredJobAnswer(stored, /*brief=*/false);
+  job.set_prompt(prompts_->Decode(job.request().tokens().token_ids()));
+  return job;
+}
+
 absl::StatusOr<GenerationService::FoundJob> GenerationService::FindAnywhere(
     const grpc::CallbackServerContext& context, const std::string& job_id,
     const std::string& field) {
@@ -227,27 +233,22 @@ grpc::ServerUnaryReactor* GenerationService::GetJob(grpc::CallbackServerContext*
   absl::StatusOr<FoundJob> found = FindAnywhere(*context, request->job_id(), "job_id");
   if (!found.ok()) return Answer(context, found.status());
   if (found->live == nullptr && Relayable(*context, *found->stored, *store_)) {
+    const std::string address = found->stored->lease.address;
     // A holder that no longer answers leaves the job as the store has it: RUNNING, until a
     // survivor takes it over.
-    arbor::v1::Job stored = StoredJobAnswer(*found->stored, /*brief=*/false);
-    stored.set_prompt(prompts_->Decode(stored.request().tokens().token_ids()));
     return RelayRead(
-        context, relay_.dial, found->stored->lease.address,
+        context, relay_.dial, address,
         [request, response](auto& holder, grpc::ClientContext* call, auto done) {
           holder.GetJob(call, request, response, std::move(done));
         },
-        [response, stored = std::move(stored)](const grpc::Status& status) {
+        [this, response, stored = *std::move(found->stored)](const grpc::Status& status) {
           if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
-          *response = stored;
+          *response = StoredJobWithPrompt(stored);
           return grpc::Status::OK;
         });
   }
-  if (found->live != nullptr) {
-    *response = JobMessage(*found->live, *prompts_);
-  } else {
-    *response = StoredJobAnswer(*found->stored, /*brief=*/false);
-    response->set_prompt(prompts_->Decode(response->request().tokens().token_ids()));
-  }
+  *response = found->live != nullptr ? JobMessage(*found->live, *prompts_)
+                                     : StoredJobWithPrompt(*found->stored);
   return Answer(context, absl::OkStatus());
 }
 

@@ -92,6 +92,8 @@ class GenerationService final : public arbor::v1::Generation::CallbackService {
   // A job only the store has, as GetJob and ListJobs answer it: RUNNING while another
   // coordinator holds it, QUEUED while it waits to be run (again), else as it ended.
   arbor::v1::Job StoredJobAnswer(const StoredJob& stored, bool brief) const;
+  // GetJob's answer for a job the store has: StoredJobAnswer with the prompt as text.
+  arbor::v1::Job StoredJobWithPrompt(const StoredJob& stored) const;
   // ListJobs' answer: the jobs in memory and, with a store, those only it has, newest first.
   absl::StatusOr<std::vector<arbor::v1::Job>> ListAnywhere(
       const rpc::Identity& caller, const arbor::v1::ListJobsRequest& request);

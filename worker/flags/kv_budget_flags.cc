@@ -1,9 +1,9 @@
 #include "worker/flags/kv_budget_flags.h"
 
-#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 
 ABSL_FLAG(int64_t, kv_tokens, 0,
           "KV cache capacity of a worker in tokens, shared by all its sequences (rounded up to "
@@ -31,14 +31,8 @@ absl::StatusOr<KvBudget> KvBudgetFromFlags() {
 
 std::vector<std::string> KvBudgetArgs(const KvBudget& budget) {
   std::vector<std::string> args;
-  if (budget.tokens != 0) {
-    args.push_back(absl::StrCat("--", absl::GetFlagReflectionHandle(FLAGS_kv_tokens).Name(), "=",
-                                budget.tokens));
-  }
-  if (!budget.memory.empty()) {
-    args.push_back(absl::StrCat("--", absl::GetFlagReflectionHandle(FLAGS_kv_memory).Name(), "=",
-                                budget.memory));
-  }
+  if (budget.tokens != 0) args.push_back(base::FlagArg(FLAGS_kv_tokens, budget.tokens));
+  if (!budget.memory.empty()) args.push_back(base::FlagArg(FLAGS_kv_memory, budget.memory));
   return args;
 }
 
