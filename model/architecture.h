@@ -14,7 +14,7 @@
 
 namespace arbor::model {
 
-enum class Architecture { kLlama, kQwen2 };
+enum class Architecture { kLlama, kQwen2, kQwen3 };
 
 struct ArchitectureInfo {
   Architecture id;
@@ -35,6 +35,10 @@ struct ArchitectureInfo {
   // llama.cpp's converter permuted the q and k rows for its interleaved RoPE; the reader undoes
   // it so the backends see Hugging Face's rotate-half rows.
   bool gguf_permuted_qk = false;
+  // Each head's q and k vectors are RMS-normalised (the model's rms_norm_eps) with a learned
+  // [head_dim] weight per layer, after the projections and before RoPE:
+  // self_attn.{q,k}_norm.weight, GGUF blk.N.attn_{q,k}_norm.weight.
+  bool qk_norm = false;
 };
 
 inline constexpr ArchitectureInfo kArchitectures[] = {
@@ -53,6 +57,14 @@ inline constexpr ArchitectureInfo kArchitectures[] = {
      .model_types = {"qwen2", ""},
      .qkv_bias = true,
      .sliding_window_switch = true},
+    {.id = Architecture::kQwen3,
+     .name = "qwen3",
+     .family = "Qwen3",
+     .examples = "Qwen3 dense models",
+     .hf_classes = {"Qwen3ForCausalLM", ""},
+     .model_types = {"qwen3", ""},
+     .sliding_window_switch = true,
+     .qk_norm = true},
 };
 
 // Listed in Architecture's order, so Describe indexes the table; the compiler checks it.

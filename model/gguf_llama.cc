@@ -187,6 +187,9 @@ std::string HfName(absl::string_view name, Architecture arch) {
       {"attn_q.bias", "self_attn.q_proj.bias"},
       {"attn_k.bias", "self_attn.k_proj.bias"},
       {"attn_v.bias", "self_attn.v_proj.bias"}};
+  static const std::map<std::string, std::string, std::less<>> kQkNorm = {
+      {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight"}};
   std::vector<absl::string_view> parts = absl::StrSplit(name, absl::MaxSplits('.', 2));
   int layer = 0;
   if (parts.size() != 3 || parts[0] != "blk" || !absl::SimpleAtoi(parts[1], &layer) || layer < 0) {
@@ -196,6 +199,9 @@ std::string HfName(absl::string_view name, Architecture arch) {
   if (auto it = kBlock.find(parts[2]); it != kBlock.end()) return prefix + it->second;
   if (Describe(arch).qkv_bias) {
     if (auto it = kQkvBias.find(parts[2]); it != kQkvBias.end()) return prefix + it->second;
+  }
+  if (Describe(arch).qk_norm) {
+    if (auto it = kQkNorm.find(parts[2]); it != kQkNorm.end()) return prefix + it->second;
   }
   return "";
 }

@@ -13,7 +13,8 @@ LlamaLayerNames LlamaLayerTensorNames(int layer) {
           p + "self_attn.o_proj.weight", p + "post_attention_layernorm.weight",
           p + "mlp.gate_proj.weight",    p + "mlp.up_proj.weight",
           p + "mlp.down_proj.weight",    p + "self_attn.q_proj.bias",
-          p + "self_attn.k_proj.bias",   p + "self_attn.v_proj.bias"};
+          p + "self_attn.k_proj.bias",   p + "self_attn.v_proj.bias",
+          p + "self_attn.q_norm.weight", p + "self_attn.k_norm.weight"};
 }
 
 std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype) {
@@ -36,6 +37,10 @@ std::vector<TensorSpec> LlamaTensorSpecs(const ModelConfig& config, DType dtype)
     add(n.v, {kv_dim, hidden});
     if (config.qkv_bias()) add(n.v_bias, {kv_dim});
     add(n.o, {hidden, q_dim});
+    if (Describe(config.architecture).qk_norm) {
+      add(n.q_norm, {config.head_dim});
+      add(n.k_norm, {config.head_dim});
+    }
     add(n.mlp_norm, {hidden});
     add(n.gate, {ffn, hidden});
     add(n.up, {ffn, hidden});

@@ -1,5 +1,5 @@
-// config.json / generation_config.json parsing: real configs (Llama 3.2, Qwen2.5), every refusal
-// naming its field, and random configs of both architectures round-tripping through
+// config.json / generation_config.json parsing: real configs (Llama 3.2, Qwen2.5, Qwen3), every
+// refusal naming its field, and random configs of every architecture round-tripping through
 // ModelConfigToJson.
 #include "model/config_json.h"
 
@@ -34,6 +34,17 @@ constexpr char kQwen25[] = R"({"architectures": ["Qwen2ForCausalLM"], "attention
  "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": true,
  "torch_dtype": "bfloat16", "transformers_version": "4.43.1", "use_cache": true,
  "use_sliding_window": false, "vocab_size": 151936})";
+
+// Qwen3-0.6B's config.json: head_dim 128 beside hidden 1024 / 16 heads, no q/k/v biases
+// (attention_bias false), sliding_window null.
+constexpr char kQwen3[] = R"({"architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+ "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128,
+ "hidden_act": "silu", "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 3072,
+ "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+ "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+ "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+ "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})";
 
 nlohmann::json Base() { return nlohmann::json::parse(kLlama32); }
 
@@ -84,7 +95,7 @@ TEST(ConfigJson, RefusalsNameTheField) {
       {"architectures",
        {"Gemma2ForCausalLM"},
        "'architectures' names 'Gemma2ForCausalLM', which is not supported (supported: "
-       "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"},
+       "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)"},
       {"attention_bias", true, "'attention_bias' is true"},
       {"mlp_bias", true, "'mlp_bias' is true"},
       {"num_local_experts", 8, "'num_local_experts' is set"},
@@ -171,7 +182,56 @@ TEST(ConfigJson, Qwen2RefusesSlidingWindowAndUnknownTypes) {
   config["model_type"] = "qwen2_moe";
   EXPECT_EQ(
       ErrorOf(config),
-      "config.json: field 'model_type' = 'qwen2_moe' is not supported (llama, mistral, qwen2)");
+      "config.json: field 'model_type' = 'qwen2_moe' is not supported (llama, mistral, qwen2, "
+      "qwen3)");
+}
+
+TEST(ConfigJson, ParsesQwen3) {
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(kQwen3);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->architecture, Architecture::kQwen3);
+  EXPECT_TRUE(Describe(config->architecture).qk_norm);
+  EXPECT_FALSE(config->qkv_bias());
+  EXPECT_EQ(config->hidden_size, 1024);
+  EXPECT_EQ(config->num_heads, 16);
+  EXPECT_EQ(config->num_kv_heads, 8);
+  EXPECT_EQ(config->head_dim, 128);  // Not hidden / heads (64).
+  EXPECT_EQ(config->rope_theta, 1e6f);
+  EXPECT_EQ(config->rms_norm_eps, 1e-6f);
+  EXPECT_EQ(config->rope_scaling.type, RopeScaling::Type::kNone);
+  EXPECT_TRUE(config->tie_word_embeddings);
+  EXPECT_EQ(config->bos_token_id, 151643);
+  EXPECT_EQ(config->eos_token_ids, (std::vector<int>{151645}));
+  // model_type alone names it too; neither Llama nor Qwen2 has q/k norms.
+  nlohmann::json by_type = nlohmann::json::parse(kQwen3);
+  by_type.erase("architectures");
+  EXPECT_EQ(ParseModelConfig(by_type.dump())->architecture, Architecture::kQwen3);
+  EXPECT_FALSE(Describe(ParseModelConfig(kQwen25)->architecture).qk_norm);
+  EXPECT_FALSE(Describe(ParseModelConfig(kLlama32)->architecture).qk_norm);
+  // Written back, it reads as the same model.
+  EXPECT_EQ(ModelConfigToJson(*ParseModelConfig(ModelConfigToJson(*config))),
+            ModelConfigToJson(*config));
+}
+
+TEST(ConfigJson, Qwen3RefusesBiasesSlidingWindowAndMoe) {
+  // attention_bias adds o_proj's bias too, which Arbor does not compute.
+  nlohmann::json config = nlohmann::json::parse(kQwen3);
+  config["attention_bias"] = true;
+  EXPECT_EQ(ErrorOf(config),
+            "config.json: field 'attention_bias' is true: biases are not supported");
+  config = nlohmann::json::parse(kQwen3);
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 4096;
+  EXPECT_THAT(ErrorOf(config), HasSubstr("'use_sliding_window' is true"));
+  config = nlohmann::json::parse(kQwen3);
+  config["sliding_window"] = 4096;  // Off while use_sliding_window is false.
+  EXPECT_EQ(ErrorOf(config), "OK");
+  config = nlohmann::json::parse(kQwen3);
+  config["architectures"] = {"Qwen3MoeForCausalLM"};
+  EXPECT_THAT(ErrorOf(config), HasSubstr("'Qwen3MoeForCausalLM', which is not supported"));
+  config.erase("architectures");
+  config["model_type"] = "qwen3_moe";
+  EXPECT_THAT(ErrorOf(config), HasSubstr("'qwen3_moe' is not supported"));
 }
 
 TEST(ConfigJson, RandomConfigsRoundTrip) {
@@ -190,7 +250,7 @@ TEST(ConfigJson, RandomConfigsRoundTrip) {
     config.rms_norm_eps = std::uniform_real_distribution<float>(1e-7f, 1e-3f)(rng);
     config.rope_theta = std::uniform_real_distribution<float>(100.0f, 1e7f)(rng);
     config.tie_word_embeddings = rng() % 2;
-    config.architecture = rng() % 2 ? Architecture::kQwen2 : Architecture::kLlama;
+    config.architecture = static_cast<Architecture>(rng() % std::size(kArchitectures));
     config.rope_scaling.type = static_cast<RopeScaling::Type>(rng() % 3);
     if (config.rope_scaling.type != RopeScaling::Type::kNone) {
       config.rope_scaling.factor = std::uniform_real_distribution<float>(1.0f, 64.0f)(rng);

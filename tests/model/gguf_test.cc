@@ -184,7 +184,8 @@ TEST(GgufTest, RefusesBadTensors) {
 }
 
 // A two-layer Llama with 2 query heads and 1 KV head of 4 dimensions, as a GGUF; `arch` names
-// the architecture and prefixes the keys, and "qwen2" adds the q/k/v biases.
+// the architecture and prefixes the keys, "qwen2" adds the q/k/v biases and "qwen3" the per-head
+// q/k norm weights.
 GgufBuilder TinyLlama(const std::string& arch = "llama", uint32_t kv_heads = 1) {
   GgufBuilder b;
   const std::string k = arch + ".";
@@ -215,6 +216,10 @@ GgufBuilder TinyLlama(const std::string& arch = "llama", uint32_t kv_heads = 1) 
       tensor(p + "attn_q.bias", 8, 1);
       tensor(p + "attn_k.bias", 4, 1);
       tensor(p + "attn_v.bias", 4, 1);
+    }
+    if (arch == "qwen3") {
+      tensor(p + "attn_q_norm.weight", 4, 1);
+      tensor(p + "attn_k_norm.weight", 4, 1);
     }
     tensor(p + "attn_output.weight", 8, 8);
     tensor(p + "ffn_gate.weight", 8, 12);
@@ -279,6 +284,41 @@ TEST(GgufLlamaTest, MapsQwen2WithBiasesAndUnpermutedRows) {
   EXPECT_TRUE(model->owned.empty());
 }
 
+// qwen3: no biases, each layer's per-head q/k norm weights under Hugging Face names, q/k rows as
+// stored (NEOX RoPE), and a head size from key_length that is not hidden / heads.
+TEST(GgufLlamaTest, MapsQwen3WithQkNormsAndItsHeadSize) {
+  const std::string bytes = TinyLlama("qwen3").Build();
+  absl::StatusOr<std::unique_ptr<GgufFile>> file = GgufFile::Parse(bytes, "qwen3.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<GgufLlama> model = MapGgufLlama(**file);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->config.architecture, Architecture::kQwen3);
+  EXPECT_FALSE(model->config.qkv_bias());
+  for (const char* name :
+       {"model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight"}) {
+    ASSERT_EQ(model->tensors.count(name), 1u) << name;
+    EXPECT_EQ(model->tensors.at(name).shape, (std::vector<int64_t>{4})) << name;
+  }
+  const float* k =
+      static_cast<const float*>(model->tensors.at("model.layers.0.self_attn.k_proj.weight").data);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(k[r * 8], r * 8.0f) << r;
+  EXPECT_TRUE(model->owned.empty());
+
+  // 2 heads of 6 (key_length) beside a hidden size of 8.
+  GgufBuilder wide;
+  wide.String("general.architecture", "qwen3").U32("qwen3.block_count", 1);
+  wide.U32("qwen3.embedding_length", 8).U32("qwen3.feed_forward_length", 12);
+  wide.U32("qwen3.attention.head_count", 2).U32("qwen3.attention.head_count_kv", 1);
+  wide.U32("qwen3.attention.key_length", 6).U32("qwen3.attention.value_length", 6);
+  wide.U32("qwen3.context_length", 64).U32("qwen3.vocab_size", 10);
+  const std::string wide_bytes = wide.Build();
+  file = GgufFile::Parse(wide_bytes, "wide.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+  model = MapGgufLlama(**file);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->config.head_dim, 6);
+}
+
 TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
   auto refuse = [](const GgufBuilder& b) {
     const std::string bytes = b.Build();
@@ -290,7 +330,8 @@ TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
   EXPECT_EQ(refuse(TinyLlama()), "OK");
   EXPECT_THAT(refuse(TinyLlama("gemma2")),
               HasSubstr("is 'gemma2'; Arbor serves the 'llama' architecture (Llama 2/3, SmolLM, "
-                        "TinyLlama, Mistral without sliding window) and 'qwen2' (Qwen2, Qwen2.5)"));
+                        "TinyLlama, Mistral without sliding window), 'qwen2' (Qwen2, Qwen2.5) "
+                        "and 'qwen3' (Qwen3 dense models)"));
   EXPECT_THAT(refuse(TinyLlama("qwen2").String("qwen2.rope.scaling.type", "yarn")),
               HasSubstr("'qwen2.rope.scaling.type' = 'yarn' is not supported"));
   EXPECT_THAT(
@@ -298,6 +339,12 @@ TEST(GgufLlamaTest, RefusesWhatArborCannotServe) {
       HasSubstr("'blk.0.attn_output.bias' is not part of a Qwen2 model"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("blk.0.attn_q.bias", kF32, {8}, std::string(32, '\0'))),
               HasSubstr("'blk.0.attn_q.bias' is not part of a Llama model"));
+  EXPECT_THAT(refuse(TinyLlama("qwen2").Tensor("blk.0.attn_q_norm.weight", kF32, {4},
+                                               std::string(16, '\0'))),
+              HasSubstr("'blk.0.attn_q_norm.weight' is not part of a Qwen2 model"));
+  EXPECT_THAT(
+      refuse(TinyLlama("qwen3").Tensor("blk.0.attn_q.bias", kF32, {8}, std::string(32, '\0'))),
+      HasSubstr("'blk.0.attn_q.bias' is not part of a Qwen3 model"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("rope_freqs.weight", kF32, {3}, std::string(12, '\0'))),
               HasSubstr("'rope_freqs.weight' must be F32 with head_dim / 2"));
   EXPECT_THAT(refuse(TinyLlama().Tensor("rope_freqs.weight", kF32, {2}, std::string(8, '\0'))),

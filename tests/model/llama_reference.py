@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Independent float64 PyTorch forward of a Hugging Face Llama or Qwen2 checkpoint directory.
+"""Independent float64 PyTorch forward of a Hugging Face Llama, Qwen2 or Qwen3 checkpoint.
 
 The reference the C++ backends are compared against. It shares no code with Arbor: it reads
 config.json with `json` and the weights with the `safetensors` package, and implements the
 Llama forward from the published definition (RMSNorm, RoPE with linear or llama3 scaling in
 Hugging Face's rotate-half layout, grouped-query causal attention, SwiGLU MLP, tied or separate
-lm_head), plus Qwen2's q/k/v projection biases wherever the checkpoint holds them. Needs torch
-(1.13 is enough) and safetensors; not transformers.
+lm_head), plus Qwen2's q/k/v projection biases and Qwen3's per-head q/k RMSNorm (before RoPE)
+wherever the checkpoint holds their weights. Needs torch (1.13 is enough) and safetensors; not
+transformers.
 
 Command line: one JSON request on stdin, one JSON answer on stdout.
   request:  {"model_dir": "DIR", "sequences": [[token ids...], ...], "logits": "all" | "last"}
@@ -109,6 +110,10 @@ class Model:
             q = self.linear(h, p + "self_attn.q_proj").view(n, self.heads, self.head_dim)
             k = self.linear(h, p + "self_attn.k_proj").view(n, self.kv_heads, self.head_dim)
             v = self.linear(h, p + "self_attn.v_proj").view(n, self.kv_heads, self.head_dim)
+            if p + "self_attn.q_norm.weight" in self.w:
+                # Qwen3: each head's q and k normalised over head_dim with their own weights.
+                q = self.rms_norm(q, self.w[p + "self_attn.q_norm.weight"])
+                k = self.rms_norm(k, self.w[p + "self_attn.k_norm.weight"])
             q = self.rope(q.transpose(0, 1), positions)
             k = self.rope(k.transpose(0, 1), positions).repeat_interleave(group, 0)
             v = v.transpose(0, 1).repeat_interleave(group, 0)

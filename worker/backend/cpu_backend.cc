@@ -232,6 +232,10 @@ absl::Status CpuBackend::Load(const TensorLookup& lookup) {
       ASSIGN_OR_RETURN(layer.k_bias, LoadVector(lookup, n.k_bias, kv_dim));
       ASSIGN_OR_RETURN(layer.v_bias, LoadVector(lookup, n.v_bias, kv_dim));
     }
+    if (model::Describe(c.architecture).qk_norm) {
+      ASSIGN_OR_RETURN(layer.q_norm, LoadVector(lookup, n.q_norm, c.head_dim));
+      ASSIGN_OR_RETURN(layer.k_norm, LoadVector(lookup, n.k_norm, c.head_dim));
+    }
     ASSIGN_OR_RETURN(layer.o, LoadProjection(lookup, n.o, hidden, q_dim));
     ASSIGN_OR_RETURN(layer.gate, LoadProjection(lookup, n.gate, ffn, hidden));
     ASSIGN_OR_RETURN(layer.up, LoadProjection(lookup, n.up, ffn, hidden));
@@ -406,6 +410,16 @@ void CpuBackend::LayerForward(Step& s, int l) {
            {layer.k, kv_dim, s.k, layer.k_bias},
            {layer.v, kv_dim, s.v, layer.v_bias}});
   ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
+    if (!layer.q_norm.empty()) {
+      // Qwen3's per-head norms, before RoPE, in place: each head of a token is one norm row of
+      // head_dim, so a token's result depends on nothing else in the step.
+      auto norm_heads = [&](float* x, int64_t heads, const std::vector<float>& weight) {
+        kernels::RmsNormRef(
+            {x, nullptr, weight.data(), x, n * heads, hd, hd, hd, hd, c.rms_norm_eps});
+      };
+      norm_heads(s.q.data() + r0 * q_dim, c.num_heads, layer.q_norm);
+      norm_heads(s.k.data() + r0 * kv_dim, c.num_kv_heads, layer.k_norm);
+    }
     const float* cos = s.cos.data() + r0 * hd / 2;
     const float* sin = s.sin.data() + r0 * hd / 2;
     kernels::RopeRef({s.q.data() + r0 * q_dim, cos, sin, n, c.num_heads, hd, q_dim});

@@ -93,6 +93,7 @@ class CpuBackend : public Backend {
     std::vector<float> attn_norm, mlp_norm;
     Matrix q, k, v, o, gate, up, down;
     std::vector<float> q_bias, k_bias, v_bias;  // Empty unless the config's qkv_bias() (Qwen2).
+    std::vector<float> q_norm, k_norm;  // [head_dim]; empty unless the architecture's qk_norm.
   };
 
   CpuBackend(const model::ModelConfig& config, const CpuBackendOptions& options);

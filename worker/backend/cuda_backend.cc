@@ -56,6 +56,13 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                      "': sizes must be positive, num_attention_heads a multiple "
                      "of num_key_value_heads and head_dim even"));
   }
+  if (model::Describe(c.architecture).qk_norm) {
+    // Refused before any device work, so the answer is the same on a machine without a GPU.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", c.name, "': the CUDA backend does not yet run ",
+        model::Describe(c.architecture).family,
+        " (per-head q/k norms before RoPE); serve it with the CPU backend (--device=cpu)"));
+  }
   if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 || c.head_dim % 8 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("model config of '", c.name,

@@ -1,7 +1,8 @@
 // Batch invariance of the CPU backend (--numerics=invariant, the default; the checks are
 // batch_invariance_check.h's), on one and two threads: on a random Llama served as Q8_0 with
-// 8-bit activations and in the exact mode, and on SmolLM2-135M-Instruct's Q4_1 GGUF when it is
-// at hand. With --numerics=fast the decode and prefill comparisons differ.
+// 8-bit activations and in the exact mode, on a random Qwen3 (per-head q/k norms), and on
+// SmolLM2-135M-Instruct's Q4_1 GGUF when it is at hand. With --numerics=fast the decode and
+// prefill comparisons differ.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,6 +47,20 @@ TEST(BatchInvariance, RandomLlamaInQ8_0OnOneAndTwoThreadsInBothActivationModes) 
       testing::CheckSiblings(*backend);
     }
   }
+}
+
+// Qwen3's per-head q/k norms run per token, so they keep a row's logits independent of its
+// batch; head_dim 24 is not hidden / heads.
+TEST(BatchInvariance, RandomQwen3InQ8_0OnTwoThreads) {
+  std::mt19937 rng(6);
+  model::ModelConfig config = testing::TinyConfig();
+  config.architecture = model::Architecture::kQwen3;
+  config.head_dim = 24;
+  const testing::RandomLlama model(config, /*bf16=*/false, rng);
+  std::unique_ptr<CpuBackend> backend = RandomModel(model, 2, kernels::ActivationQuant::kQ8);
+  ASSERT_NE(backend, nullptr);
+  testing::CheckInvariance(*backend);
+  testing::CheckSiblings(*backend);
 }
 
 TEST(BatchInvariance, SmolLM2Q4_1OnOneAndTwoThreads) {

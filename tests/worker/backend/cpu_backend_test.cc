@@ -97,6 +97,7 @@ struct Variant {
   bool tied;
   int32_t block_size;
   model::Architecture architecture = model::Architecture::kLlama;
+  int head_dim = 16;  // TinyConfig's is hidden / heads; Qwen3's need not be.
 };
 
 TEST(CpuBackend, MatchesFloat64TensorByTensor) {
@@ -104,15 +105,18 @@ TEST(CpuBackend, MatchesFloat64TensorByTensor) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   constexpr model::Architecture kQwen2 = model::Architecture::kQwen2;
+  constexpr model::Architecture kQwen3 = model::Architecture::kQwen3;
   for (const Variant v :
        {Variant{false, false, 16}, Variant{true, true, 3}, Variant{true, false, 16},
-        Variant{false, true, 16, kQwen2}, Variant{true, false, 3, kQwen2}}) {
+        Variant{false, true, 16, kQwen2}, Variant{true, false, 3, kQwen2},
+        Variant{false, true, 16, kQwen3, 24}, Variant{true, false, 3, kQwen3}}) {
     SCOPED_TRACE(::testing::Message()
                  << "bf16 " << v.bf16 << " tied " << v.tied << " block " << v.block_size << " "
-                 << model::Describe(v.architecture).name);
+                 << model::Describe(v.architecture).name << " head_dim " << v.head_dim);
     model::ModelConfig config = TinyConfig();
     config.tie_word_embeddings = v.tied;
     config.architecture = v.architecture;
+    config.head_dim = v.head_dim;
     const RandomLlama model(config, v.bf16, rng);
     std::unique_ptr<CpuBackend> backend = MakeBackend(model, v.block_size);
     KvCache kv(backend.get());

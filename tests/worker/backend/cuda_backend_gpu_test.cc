@@ -7,6 +7,7 @@
 // rows. Decode steps replayed from CUDA graphs equal eager ones bit for bit. Skips without a
 // device. Tolerance: the GEMMs of many rows read bf16 activations where the CPU keeps fp32, so
 // intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -446,6 +447,20 @@ TEST(CudaBackendNoDevice, RefusesWithoutDevice) {
   const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
   auto backend = CudaBackend::Create(model.config(), model.Lookup(), {});
   EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition) << backend.status();
+}
+
+// Qwen3's per-head q/k norms have no CUDA kernel yet: refused at load, with or without a device,
+// pointing at the CPU backend, rather than served without the norms.
+TEST(CudaBackendRefusals, Qwen3PointsAtTheCpuBackend) {
+  std::mt19937 rng(1);
+  model::ModelConfig config = testing::TinyConfig();
+  config.architecture = model::Architecture::kQwen3;
+  const RandomLlama model(config, /*bf16=*/true, rng);
+  auto backend = CudaBackend::Create(model.config(), model.Lookup(), {});
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument) << backend.status();
+  EXPECT_THAT(std::string(backend.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("the CUDA backend does not yet run Qwen3"),
+                               ::testing::HasSubstr("CPU backend (--device=cpu)")));
 }
 
 }  // namespace

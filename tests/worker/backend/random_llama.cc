@@ -51,6 +51,11 @@ RandomLlama::RandomLlama(const model::ModelConfig& c, bool bf16, std::mt19937& r
       Add(p + "self_attn.v_proj.bias", {kv}, 1.0, 0, rng);
     }
     Add(p + "self_attn.o_proj.weight", {h, q}, 1.0 / std::sqrt(q), 0, rng);
+    if (model::Describe(c.architecture).qk_norm) {
+      // Qwen3's per-head q/k norm weights; spread wide so that a missing norm shows.
+      Add(p + "self_attn.q_norm.weight", {c.head_dim}, 0.5, 1.0, rng);
+      Add(p + "self_attn.k_norm.weight", {c.head_dim}, 0.5, 1.0, rng);
+    }
     Add(p + "mlp.gate_proj.weight", {f, h}, 1.0 / std::sqrt(h), 0, rng);
     Add(p + "mlp.up_proj.weight", {f, h}, 1.0 / std::sqrt(h), 0, rng);
     Add(p + "mlp.down_proj.weight", {h, f}, 1.0 / std::sqrt(f), 0, rng);
@@ -258,6 +263,11 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
         Linear(m, p + "self_attn.k_proj.weight", a, n, h, nkv * hd, bias("k_proj"));
     const std::vector<double> v =
         Linear(m, p + "self_attn.v_proj.weight", a, n, h, nkv * hd, bias("v_proj"));
+    if (model::Describe(c.architecture).qk_norm) {
+      // Each head's vector is one norm row of head_dim.
+      q = Norm(m, p + "self_attn.q_norm.weight", q, n * nh, hd, c.rms_norm_eps);
+      k = Norm(m, p + "self_attn.k_norm.weight", k, n * nkv, hd, c.rms_norm_eps);
+    }
     Rope(c, q, n, nh);
     Rope(c, k, n, nkv);
     out[tap + "q"] = q;

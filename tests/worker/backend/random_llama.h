@@ -1,7 +1,8 @@
 // Test support: a random Llama model held in memory (f32 or bf16 weights, or GGUF blocks, Hugging
-// Face tensor names; with q/k/v biases when the config is a Qwen2's) and an independent float64
-// forward over one dense, unpaged sequence that records the same named intermediates as the
-// backends' TensorTap, so a backend can be checked tensor by tensor without any file or Python.
+// Face tensor names; with q/k/v biases when the config is a Qwen2's, per-head q/k norm weights
+// when a Qwen3's) and an independent float64 forward over one dense, unpaged sequence that
+// records the same named intermediates as the backends' TensorTap, so a backend can be checked
+// tensor by tensor without any file or Python.
 #ifndef ARBOR_TESTS_WORKER_BACKEND_RANDOM_LLAMA_H_
 #define ARBOR_TESTS_WORKER_BACKEND_RANDOM_LLAMA_H_
 
