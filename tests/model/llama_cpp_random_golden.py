@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """llama.cpp reference data for the random-weight GGUF files of random_gguf.py.
 
-For each file (qwen2 with F32, Q8_0 and mixed matrices, llama with rope_freqs, llama with a
-SentencePiece vocabulary): its sha256, llama.cpp's
+For each file (qwen2 with F32, Q8_0, mixed and K-quant matrices, llama with rope_freqs, llama with
+a SentencePiece vocabulary, qwen3 with F32 and Q8_0 matrices): its sha256, llama.cpp's
 token ids for a few texts (the pre-tokenizer decides them: see random_gguf.py's merges), the
 last position's logits after fixed token-id prompts, and greedy continuations with the top two
 logits of every step. Everything goes to tests/model/data/random_llama_cpp.json, which

@@ -22,6 +22,10 @@ The files (MODELS below):
                       cycle through Q4_K, Q5_K and Q6_K (a Q4_K_M file's types), as random
                       blocks: gguf-py cannot quantize to them, but any block with finite scales is
                       a valid weight row, read the same way by llama.cpp and Arbor
+  qwen3-f32.gguf      qwen3: no biases, per-head q/k RMSNorm weights (blk.N.attn_{q,k}_norm) with
+                      a wide spread, heads of 24 (key_length) beside hidden 64 / 4 heads, rope
+                      θ 1e6, tied embeddings; F32
+  qwen3-q8_0.gguf     qwen3 with heads of 32, separate output.weight; matrices Q8_0
 The others carry a byte-level BPE tokenizer (tokenizer.ggml.model gpt2): the 256 byte symbols, a
 few merges chosen so that the pre-tokenizer decides the result (digits, punctuation before
 letters, spaces before digits), and ChatML's three control tokens. The SentencePiece one
@@ -65,6 +69,10 @@ MODELS = [
      "theta": 1e4, "pre": None},
     {"file": "qwen2-kquants.gguf", "arch": "qwen2", "seed": 16, "type": "kquants", "tied": False,
      "theta": 1e6, "pre": "qwen2", "hidden": 256, "head_dim": 64, "ffn": 512},
+    {"file": "qwen3-f32.gguf", "arch": "qwen3", "seed": 17, "type": "F32", "tied": True,
+     "theta": 1e6, "pre": "qwen2", "head_dim": 24},
+    {"file": "qwen3-q8_0.gguf", "arch": "qwen3", "seed": 18, "type": "Q8_0", "tied": False,
+     "theta": 1e6, "pre": "qwen2", "head_dim": 32},
 ]
 # The matrix types of a "kquants" file, one after another.
 KQUANT_TYPES = ["Q4_K", "Q5_K", "Q6_K"]
@@ -189,6 +197,10 @@ def write(model, out_dir):
     w.add_layer_norm_rms_eps(1e-6)
     w.add_vocab_size(vocab)
     w.add_rope_dimension_count(head_dim)
+    if head_dim * HEADS != hidden:
+        # The head size where it is not hidden / heads, as llama.cpp's converter writes Qwen3's.
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
     w.add_token_list(tokens)
     w.add_token_types(types)
     if spm:
@@ -255,6 +267,10 @@ def write(model, out_dir):
             vector(p + "attn_q.bias", q_dim, 0.0, 1.0)
             vector(p + "attn_k.bias", kv_dim, 0.0, 2.0)
             vector(p + "attn_v.bias", kv_dim, 0.0, 1.0)
+        if arch == "qwen3":
+            # Per-head norm weights spread wide, so that a forward without them is far off.
+            vector(p + "attn_q_norm.weight", head_dim, 1.0, 0.5)
+            vector(p + "attn_k_norm.weight", head_dim, 1.0, 0.5)
         matrix(p + "attn_output.weight", hidden, q_dim, 1.0 / math.sqrt(q_dim))
         matrix(p + "ffn_gate.weight", ffn, hidden, 1.0 / math.sqrt(hidden))
         matrix(p + "ffn_up.weight", ffn, hidden, 1.0 / math.sqrt(hidden))

@@ -3,7 +3,8 @@
 // and mixed Q4_0/Q4_1/Q5_0/Q5_1/F16/BF16 matrices, and 256 wide with Q4_K/Q5_K/Q6_K ones, q/k/v
 // biases, tied and separate output; llama
 // with rope_freqs.weight, q/k rows as the converter stores them; llama with a SentencePiece
-// vocabulary), tests/model/llama_cpp_random_golden.py recorded llama.cpp's answers on the very
+// vocabulary; qwen3 with F32 and Q8_0 matrices, per-head q/k norms and heads wider than
+// hidden / heads), tests/model/llama_cpp_random_golden.py recorded llama.cpp's answers on the very
 // same bytes (sha256 checked here) in tests/model/data/random_llama_cpp.json, and this test loads
 // the files as a user's are (Checkpoint::Open, TokenizerFromGguf) and compares:
 //  - token ids of texts whose pieces the pre-tokenizer decides (qwen2, llama-bpe), and of
@@ -99,7 +100,7 @@ class RandomGgufLlamaCppTest : public ::testing::Test {
 };
 
 TEST_F(RandomGgufLlamaCppTest, GoldenDataIsForTheseFiles) {
-  ASSERT_EQ(golden_["models"].size(), 6u);
+  ASSERT_EQ(golden_["models"].size(), 8u);
   for (const json& model : golden_["models"]) {
     EXPECT_EQ(model["sha256"].get<std::string>(), sha256_[model["file"]])
         << model["file"] << ": random_gguf.py wrote other bytes than llama.cpp saw; regenerate "
