@@ -116,7 +116,7 @@ void BM_QuantMatmul(benchmark::State& state) {
 
 void Args(benchmark::internal::Benchmark* b) {
   for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
-    for (int m : {1, 3, 8, 16, 32, 256}) {
+    for (int m : {1, 3, 8, 12, 16, 32, 256}) {
       for (int mode = 0; mode < kModes; ++mode) b->Args({s, m, mode});
     }
   }

@@ -11,6 +11,7 @@
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
 #include "kernels/quant/repacked_rows.h"
+#include "kernels/quant/repacked_zmm_rows.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -63,29 +64,6 @@ struct Isa {
   static VI ZeroI() { return _mm512_setzero_si512(); }
   static VF Set1(float f) { return _mm512_set1_ps(f); }
 };
-
-// The eight weight vectors of a block of sixteen rows: q[u] holds weights 4u … 4u + 3 of row l
-// in lane l, against activation bytes 4u … 4u + 3 (repacked_rows.h).
-inline void LoadNibbles(const uint8_t* qs, __m512i (&q)[8]) {
-  const __m512i low = _mm512_set1_epi8(0x0f);
-  for (int t = 0; t < 4; ++t) {
-    const __m512i bytes = _mm512_loadu_si512(qs + 64 * t);
-    q[t] = _mm512_and_si512(bytes, low);
-    q[4 + t] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low);
-  }
-}
-inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) { LoadNibbles(block.qs, q); }
-// The fifth bits: 16 added to each byte whose bit is set in the vector's mask.
-inline void LoadRows(const Q5x16Block& block, __m512i (&q)[8]) {
-  LoadNibbles(block.qs, q);
-  const __m512i fifth = _mm512_set1_epi8(16);
-  for (int u = 0; u < 8; ++u) {
-    q[u] = _mm512_mask_add_epi8(q[u], _cvtu64_mask64(block.qh[u]), q[u], fifth);
-  }
-}
-inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
-  for (int u = 0; u < 8; ++u) q[u] = _mm512_loadu_si512(block.qs + 64 * u);
-}
 
 // Activation rows against one or two consecutive groups of sixteen weight rows: per block each
 // group's weights are loaded (unpacked) once into eight vectors of sixteen rows × four weights;

@@ -171,8 +171,7 @@ QuantPath QuantPathOf(const MatmulParams& p) {
     return path;
   }
   if (IsRepacked(p.w_type)) {
-    // The batch-invariant choice at every row count (AMX's repacked rows are AVX-512's).
-    path.isa = Q8IsaForRows(p.m);
+    path.isa = RepackedQ8IsaForRows(p.m);
     return path;
   }
   if (p.activation_quant != ActivationQuant::kQ8) return path;

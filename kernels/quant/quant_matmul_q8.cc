@@ -62,8 +62,7 @@ struct Q8Buffers {
 
 using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
 
-// `isa`'s kernels of the file's blocks and of the repacked rows (AMX has none of its own: its
-// repacked rows are AVX-512's).
+// `isa`'s kernels of the file's blocks and of the repacked rows.
 struct Kernels {
   DotRangeFn file, repacked;
 };
@@ -76,7 +75,7 @@ Kernels KernelsOf(Q8Isa isa) {
     case Q8Isa::kAvx512Vnni:
       return {avx512vnni::Q8DotRange, avx512vnni::RepackedDotRange};
     default:
-      return {amx::Q8DotRange, avx512vnni::RepackedDotRange};
+      return {amx::Q8DotRange, amx::RepackedDotRange};
   }
 }
 
@@ -157,11 +156,21 @@ std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant) {
   return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }
 
+std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows) {
+  if (BestQ8Isa() == Q8Isa::kAmx && rows >= kAmxRepackedMinRows) return Q8Isa::kAmx;
+  return Q8IsaForRows(rows);
+}
+
 std::string Q8KernelsSummary(bool batch_invariant) {
   if (!BestQ8Isa()) return "none (no AVX2: quantized matrices run in fp32)";
   if (batch_invariant) {
-    return std::string(Q8IsaName(*Q8IsaForRows(1))) +
-           " at every row count; Q4_K and Q6_K: per-256 activations";
+    const std::string vector = Q8IsaName(*Q8IsaForRows(1));
+    const bool tiles = RepackedQ8IsaForRows(kAmxRepackedMinRows) == Q8Isa::kAmx;
+    const std::string rows =
+        tiles ? " below " + std::to_string(kAmxRepackedMinRows) + " rows, amx from there"
+              : " at every row count";
+    return vector + rows + (tiles ? " (the same bits)" : "") +
+           "; Q4_K and Q6_K: per-256 activations";
   }
   std::string summary;
   Q8Isa current = *Q8IsaForRows(1, false);

@@ -72,27 +72,33 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
       avx2::QuantizeQ8KRows(p.x, p.x_stride, begin, end, quantized);
     });
   }
+  // Repacked rows on tiles from kAmxRepackedMinRows rows, which give the vector kernels' bits.
+  const bool tiles = RepackedQ8IsaForRows(p.m) == Q8Isa::kAmx;
   absl::InlinedVector<Q8KDotParams, 4> dots;
-  absl::InlinedVector<int64_t, 4> widths;
+  absl::InlinedVector<int64_t, 4> widths, units;
   int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).
   for (const MatmulOutput& output : outputs) {
     assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
            IsRepackedKQuant(output.w_type));
     dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
-    widths.push_back(output.n / RowsPerUnit(output.w_type));
-    unit = std::max(unit, RowsPerUnit(output.w_type));
+    // The tile kernel takes two groups at a time: pairs where the matrix has them.
+    const int64_t rows_per_unit = RowsPerUnit(output.w_type);
+    units.push_back(tiles && rows_per_unit == 8 && output.n % 16 == 0 ? 16 : rows_per_unit);
+    widths.push_back(output.n / units.back());
+    unit = std::max(unit, units.back());
   }
   // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
   // Batch-invariant: one form at every row count.
   const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
   const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
-  const auto repacked = Q8KOnAvx512()                    ? avx512vnni::RepackedKQuantDotRange
+  const auto repacked = tiles                            ? amx::RepackedKQuantDotRange
+                        : Q8KOnAvx512()                  ? avx512vnni::RepackedKQuantDotRange
                         : BestQ8Isa() == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
                                                          : avx2::RepackedKQuantDotRange;
   // ~64k multiply-adds per hand-off, as the other matmuls.
   const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
   ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    const int64_t rows = RowsPerUnit(dots[g].w_type);
+    const int64_t rows = units[g];
     (rows == 1 ? kernel : repacked)(dots[g], begin * rows, end * rows);
   });
 }

@@ -280,13 +280,15 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
 }
 
 // The repacked kernels of every instruction set this CPU runs (AVX2's maddubs, AVX-VNNI's and
-// AVX-512's vpdpbusd; the 256-bit ones over two halves of each group) give the same bits, so a
-// repacked model's numbers do not depend on the CPU it runs on: 1 to 37 rows (every pass shape of
-// each), 16 and 48 weight rows, 1 to 18 blocks, strided x and out, fresh random weights each run
-// (seed printed).
+// AVX-512's vpdpbusd; the 256-bit ones over two halves of each group; AMX's tiles) give the same
+// bits, so a repacked model's numbers do not depend on the CPU it runs on, and the tiles may
+// serve many rows in the batch-invariant numerics: 1 to 256 rows (every pass shape of each, and
+// partial tiles), 16 to 48 weight rows (K-quants: an odd number of groups of eight, and ranges
+// that start mid-pair), 1 to 18 blocks, strided x and out, fresh random weights each run (seed
+// printed).
 TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   std::vector<Q8Isa> isas;
-  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni}) {
+  for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni, Q8Isa::kAmx}) {
     if (CpuRunsQ8Isa(isa)) isas.push_back(isa);
   }
   if (isas.size() < 2) GTEST_SKIP() << "one repacked kernel on this CPU: nothing to compare";
@@ -295,9 +297,10 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   ThreadPool pool(2);
   for (WeightType type : {WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
                           WeightType::kQ5_1, WeightType::kQ8_0}) {
-    for (int64_t m : {1, 3, 4, 5, 8, 9, 37}) {
+    for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 16, 37, 256}) {
       for (int64_t n : {16, 48}) {
         for (int64_t blocks : {1, 3, 18}) {
+          if (m == 256 && blocks == 18) continue;  // The AVX2 kernel's time, not a new path.
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
                                             << " n " << n << " blocks " << blocks);
           const int64_t k = blocks * kQuantBlock, x_stride = k + 5, out_stride = n + 3;
@@ -330,13 +333,14 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
   using KQuantRange = void (*)(const Q8KDotParams&, int64_t, int64_t);
   std::vector<KQuantRange> kquant;
   for (Q8Isa isa : isas) {
-    kquant.push_back(isa == Q8Isa::kAvx2      ? avx2::RepackedKQuantDotRange
-                     : isa == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
-                                              : avx512vnni::RepackedKQuantDotRange);
+    kquant.push_back(isa == Q8Isa::kAvx2         ? avx2::RepackedKQuantDotRange
+                     : isa == Q8Isa::kAvxVnni    ? avxvnni::RepackedKQuantDotRange
+                     : isa == Q8Isa::kAvx512Vnni ? avx512vnni::RepackedKQuantDotRange
+                                                 : amx::RepackedKQuantDotRange);
   }
   for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
-    for (int64_t m : {1, 3, 8, 9, 37}) {
-      for (int64_t n : {16, 48}) {
+    for (int64_t m : {1, 3, 8, 9, 11, 12, 16, 37, 256}) {
+      for (int64_t n : {16, 24, 48}) {
         for (int64_t blocks : {1, 3}) {
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
                                             << " n " << n << " blocks " << blocks);
@@ -352,7 +356,12 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
           std::vector<std::vector<float>> outs;
           for (KQuantRange kernel : kquant) {
             std::vector<float>& out = outs.emplace_back(m * out_stride, -1.0f);
-            kernel({w.data(), RepackedType(type), x8.rows.data(), m, out.data(), out_stride}, 0, n);
+            // Two ranges, the second starting mid-pair where n allows, as threads split them.
+            const Q8KDotParams params{w.data(), RepackedType(type), x8.rows.data(),
+                                      m,        out.data(),         out_stride};
+            const int64_t split = n == 48 ? 8 : n;
+            kernel(params, 0, split);
+            kernel(params, split, n);
           }
           for (size_t i = 1; i < isas.size(); ++i) {
             ASSERT_EQ(std::memcmp(outs[i].data(), outs[0].data(), outs[0].size() * sizeof(float)),
