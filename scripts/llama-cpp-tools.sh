@@ -7,9 +7,9 @@
 # llama.cpp's gguf-py package beside them.
 #
 # Usage: scripts/llama-cpp-tools.sh [--cuda]
-#   Release, native CPU (-DGGML_NATIVE=ON), no web UI, 2 build jobs: several minutes the first
-#   time, then idempotent (a stamp records what was built). Built under .venv-llamacpp/, which
-#   scripts/llama-cpp-reference.sh shares for the sdist.
+#   Release, native CPU (-DGGML_NATIVE=ON, AMX off), no web UI, 2 build jobs: several minutes
+#   the first time, then idempotent (a stamp records what was built). Built under
+#   .venv-llamacpp/, which scripts/llama-cpp-reference.sh shares for the sdist.
 #   --cuda: llama-bench, llama-batched-bench and llama-quantize with the CUDA backend for sm_90
 #   (H100, H200) and portable CPU code, under .venv-llamacpp/tools-cuda, with the shared
 #   libraries they load (one libggml-cuda for the three: statically linked, each tool was 75 MB):
@@ -35,7 +35,13 @@ if [[ "${1:-}" == --cuda ]]; then
 else
   readonly OUT="${VENV}/tools"
   readonly TOOLS=(llama-server llama-bench llama-batched-bench llama-quantize)
-  CMAKE_ARGS+=(-DGGML_NATIVE=ON -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF)
+  # Without llama.cpp's AMX kernels, which -march=native compiles in on an AMX CPU: at this
+  # commit they fault (llama-bench dies of a general-protection fault on a Sapphire Rapids VM).
+  # An explicit -mno-* wins over -march=native wherever it stands; ggml-cpu then runs its AVX-512
+  # kernels and its repacked GEMMs.
+  readonly NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  CMAKE_ARGS+=(-DGGML_NATIVE=ON -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF
+    "-DCMAKE_C_FLAGS=${NO_AMX}" "-DCMAKE_CXX_FLAGS=${NO_AMX}")
 fi
 readonly CMAKE_ARGS
 readonly STAMP_VALUE="${TOOLS[*]} ${LCP_VERSION} ${CMAKE_ARGS[*]}"
