@@ -51,10 +51,10 @@ std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant = true);
 // kAmxRepackedMinRows rows on a CPU that has them, else Q8IsaForRows's batch-invariant choice.
 // Tiles keep invariance here because the repacked rows' tile kernels give the vector kernels'
 // bits (repacked_amx.cc, repacked_kquant_amx.cc): only the speed depends on the row count.
-inline constexpr int64_t kAmxRepackedMinRows = 16;
+inline constexpr int64_t kAmxRepackedMinRows = 32;
 std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows);
 // Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx512-vnni at every
-// row count; Q4_K and Q6_K: per-256 activations" (batch-invariant, with "below 16 rows, amx
+// row count; Q4_K and Q6_K: per-256 activations" (batch-invariant, with "below 32 rows, amx
 // with the same bits from there" on an AMX CPU) or "avx-vnni below 4 rows,
 // avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K: per-256 activations below 12 rows".
 std::string Q8KernelsSummary(bool batch_invariant = true);

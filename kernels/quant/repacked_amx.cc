@@ -95,7 +95,6 @@ void TilePass(const Block* group, int64_t blocks, const BTiles& b_tiles, const Q
               const ActivationTiles& tiles, int64_t row0, int rows, float* out,
               int64_t out_stride) {
   const RowSources sources(x, row0, rows);
-  const int8_t* a = tiles.Tile(row0);
   const int64_t stride = tiles.stride();
   alignas(64) int32_t c0[16][16];
   alignas(64) int32_t c1[16][16];
@@ -103,13 +102,13 @@ void TilePass(const Block* group, int64_t blocks, const BTiles& b_tiles, const Q
   for (__m512& v : acc) v = _mm512_setzero_ps();
   int64_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    ARBOR_AMX_PRODUCT(0, 2, 4, a + kBlockBytes * b, stride, b_tiles(b), c0);
-    ARBOR_AMX_PRODUCT(1, 3, 5, a + kBlockBytes * (b + 1), stride, b_tiles(b + 1), c1);
+    ARBOR_AMX_PRODUCT(0, 2, 4, tiles.Tile(row0, b), stride, b_tiles(b), c0);
+    ARBOR_AMX_PRODUCT(1, 3, 5, tiles.Tile(row0, b + 1), stride, b_tiles(b + 1), c1);
     AddBlock(group[b], c0, sources, rows, b, acc);
     AddBlock(group[b + 1], c1, sources, rows, b + 1, acc);
   }
   if (b < blocks) {
-    ARBOR_AMX_PRODUCT(0, 2, 4, a + kBlockBytes * b, stride, b_tiles(b), c0);
+    ARBOR_AMX_PRODUCT(0, 2, 4, tiles.Tile(row0, b), stride, b_tiles(b), c0);
     AddBlock(group[b], c0, sources, rows, b, acc);
   }
   for (int j = 0; j < rows; ++j) _mm512_storeu_ps(out + (row0 + j) * out_stride, acc[j]);
@@ -121,7 +120,10 @@ template <typename Block>
 void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
-  const ActivationTiles tiles(p.x.q, p.m, kBlockBytes * p.x.stride);
+  thread_local std::vector<int8_t> storage;
+  const ActivationTiles tiles(
+      p.m, blocks, kBlockBytes, [&](int64_t i) { return p.x.q + kBlockBytes * i * p.x.stride; },
+      storage);
   // Nibbles are unpacked once per group into B tiles that every activation tile then reads;
   // Q8_0's repacked bytes already are B tiles.
   thread_local std::vector<uint8_t> unpacked;
