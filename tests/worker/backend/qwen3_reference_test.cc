@@ -19,7 +19,6 @@
 #include <memory>
 #include <random>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/files.h"
@@ -110,29 +109,52 @@ std::string GgufName(const std::string& hf) {
   return absl::StrCat("blk.", parts[2], ".", kBlock.at(parts[3]));
 }
 
+// Writes a Qwen3 directory of random f32 weights to `dir`: config.json, and model.safetensors with
+// a Llama's tensors of Qwen3Config's shape plus, unless `without_qk_norms`, each layer's
+// self_attn.{q,k}_norm.weight. The norm weights are listed and drawn here, not taken from Arbor's
+// architecture table, so that a table without them cannot make the directory agree with it.
+void WriteDirectory(const std::string& dir, uint32_t seed, bool without_qk_norms = false) {
+  std::filesystem::create_directories(dir);
+  const model::ModelConfig config = Qwen3Config();
+  ASSERT_TRUE(base::WriteFileAtomically(dir + "/config.json", ConfigJson(config)).ok());
+  model::ModelConfig llama = config;
+  llama.architecture = model::Architecture::kLlama;
+  std::mt19937 rng(seed);
+  const testing::RandomLlama base(llama, /*bf16=*/false, rng);
+  const TensorLookup lookup = base.Lookup();
+  std::vector<model::TensorSpec> specs = model::LlamaTensorSpecs(llama, model::DType::kF32);
+  std::map<std::string, std::vector<float>> norms;
+  for (int l = 0; !without_qk_norms && l < config.num_layers; ++l) {
+    for (const char* which : {"q_norm", "k_norm"}) {
+      const std::string name = absl::StrCat("model.layers.", l, ".self_attn.", which, ".weight");
+      std::normal_distribution<float> normal(1.0f, 0.5f);
+      std::vector<float>& values = norms[name];
+      for (int i = 0; i < config.head_dim; ++i) values.push_back(normal(rng));
+      specs.push_back({name, model::DType::kF32, {config.head_dim}});
+    }
+  }
+  absl::StatusOr<std::unique_ptr<model::SafetensorsWriter>> writer =
+      model::SafetensorsWriter::Create(dir + "/model.safetensors", specs, {{"format", "pt"}});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (const model::TensorSpec& spec : specs) {
+    if (auto it = norms.find(spec.name); it != norms.end()) {
+      ASSERT_TRUE((*writer)->Append(it->second.data(), it->second.size() * sizeof(float)).ok());
+      continue;
+    }
+    absl::StatusOr<model::TensorView> t = lookup(spec.name);
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_TRUE((*writer)->Append(t->data, t->nbytes).ok()) << spec.name;
+  }
+  ASSERT_TRUE((*writer)->Finish().ok());
+}
+
 class Qwen3ReferenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     seed_ = TestSeed();
     dir_ = absl::StrCat(std::filesystem::temp_directory_path().string(), "/qwen3-reference-",
                         getpid());
-    std::filesystem::create_directories(dir_);
-    const model::ModelConfig config = Qwen3Config();
-    std::mt19937 rng(seed_);
-    const testing::RandomLlama weights(config, /*bf16=*/false, rng);
-    const TensorLookup lookup = weights.Lookup();
-    const std::vector<model::TensorSpec> specs =
-        model::LlamaTensorSpecs(config, model::DType::kF32);
-    ASSERT_TRUE(base::WriteFileAtomically(dir_ + "/config.json", ConfigJson(config)).ok());
-    absl::StatusOr<std::unique_ptr<model::SafetensorsWriter>> writer =
-        model::SafetensorsWriter::Create(dir_ + "/model.safetensors", specs, {{"format", "pt"}});
-    ASSERT_TRUE(writer.ok()) << writer.status();
-    for (const model::TensorSpec& spec : specs) {
-      absl::StatusOr<model::TensorView> t = lookup(spec.name);
-      ASSERT_TRUE(t.ok()) << t.status();
-      ASSERT_TRUE((*writer)->Append(t->data, t->nbytes).ok()) << spec.name;
-    }
-    ASSERT_TRUE((*writer)->Finish().ok());
+    WriteDirectory(dir_, seed_);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
@@ -216,23 +238,7 @@ TEST_F(Qwen3ReferenceTest, GgufOfTheSameWeightsGivesTheSameLogits) {
 // A Qwen3 directory without its q/k norm weights is refused by name, not served as a Qwen2.
 TEST_F(Qwen3ReferenceTest, RefusesADirectoryWithoutItsQkNorms) {
   const std::string other = dir_ + "-no-norms";
-  std::filesystem::create_directories(other);
-  const model::ModelConfig config = Qwen3Config();
-  ASSERT_TRUE(base::WriteFileAtomically(other + "/config.json", ConfigJson(config)).ok());
-  std::vector<model::TensorSpec> specs;
-  for (model::TensorSpec& spec : model::LlamaTensorSpecs(config, model::DType::kF32)) {
-    if (!absl::StrContains(spec.name, "self_attn.q_norm") &&
-        !absl::StrContains(spec.name, "self_attn.k_norm")) {
-      specs.push_back(std::move(spec));
-    }
-  }
-  absl::StatusOr<std::unique_ptr<model::SafetensorsWriter>> writer =
-      model::SafetensorsWriter::Create(other + "/model.safetensors", specs);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  for (const model::TensorSpec& spec : specs) {
-    ASSERT_TRUE((*writer)->Append(std::string(spec.nbytes(), '\0').data(), spec.nbytes()).ok());
-  }
-  ASSERT_TRUE((*writer)->Finish().ok());
+  WriteDirectory(other, seed_, /*without_qk_norms=*/true);
   absl::StatusOr<std::unique_ptr<model::Checkpoint>> checkpoint = model::Checkpoint::Open(other);
   EXPECT_FALSE(checkpoint.ok());
   EXPECT_NE(checkpoint.status().message().find("self_attn.q_norm.weight' is missing"),
