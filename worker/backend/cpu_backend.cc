@@ -158,9 +158,9 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
 
 absl::StatusOr<CpuBackend::Matrix> CpuBackend::Repacked(const Matrix& matrix, int64_t rows,
                                                         int64_t cols) {
-  // With --numerics=fast an AMX CPU multiplies many rows in tiles, from the file's blocks.
-  const bool amx_rows = !options_.batch_invariant && kernels::BestQ8Isa() == kernels::Q8Isa::kAmx;
-  if (options_.activation_quant != kernels::ActivationQuant::kQ8 || amx_rows ||
+  // In either numerics: the repacked rows have the fastest kernels at every row count, AMX's
+  // tiles included (kernels/quant/quant_matmul.h).
+  if (options_.activation_quant != kernels::ActivationQuant::kQ8 ||
       !kernels::Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRepacked()) {
     return matrix;
   }

@@ -21,7 +21,8 @@
 //  - greedy continuations of 24 tokens: equal token for token, or parting only on a near-tie
 //    (llama.cpp's top two closer than twice the logit tolerance of the weight type, relative to
 //    the top logit) where Arbor takes llama.cpp's runner-up.
-// The printed figures are the measured worst differences.
+// The printed figures are the measured worst differences. The K-quant file also passes the
+// batch-invariance checks.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@
 #include "model/gguf.h"
 #include "model/tokenizer/gguf_tokenizer.h"
 #include "nlohmann/json.hpp"
+#include "tests/worker/backend/batch_invariance_check.h"
 #include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
@@ -179,6 +181,20 @@ TEST_F(RandomGgufLlamaCppTest, GreedyContinuationsMatchLlamaCpp) {
               << " greedy tokens identical to llama.cpp's\n";
     EXPECT_GE(identical, compared * 9 / 10);
   }
+}
+
+// The K-quant file's rows (Q4_K, Q5_K, Q6_K, repacked at load) keep a row's logits independent of
+// its batch (batch_invariance_check.h) on two threads, through every row count: on a CPU with AMX
+// the many-row steps of the checks multiply on tiles, the few-row ones on vectors.
+TEST_F(RandomGgufLlamaCppTest, KQuantFileIsBatchInvariant) {
+  auto checkpoint = model::Checkpoint::Open(dir_ + "/qwen2-kquants.gguf");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  auto backend =
+      CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()),
+                         {.kv_blocks = testing::kInvarianceBlocks, .block_size = 16, .threads = 2});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  testing::CheckInvariance(**backend);
+  testing::CheckSiblings(**backend);
 }
 
 }  // namespace
