@@ -35,44 +35,55 @@ constexpr int kTileBytes = 512;  // A B tile: 8 rows × 64 bytes.
 template <typename Block>
 constexpr bool kOffsets = !std::is_same_v<Block, Q8x16Block>;
 
-// Per activation row of a tile, where its scales and sums lie (Q8Rows' layout).
-struct RowSources {
-  const float* d[kTileRows];         // Each block's d_x at [8·b].
-  const float* sums[kTileRows];      // Each block's d_x·Σq at [24·b] (the offsets' factor).
-  const int32_t* q_sums[kTileRows];  // Each block's Σq (Q8_0's integer offset).
+// The activations' per-block factors laid out per tile, [tile][block][16 rows] (rows past m
+// zero): a row's factor is then a broadcast from a fixed offset, where Q8Rows' layout costs a
+// pointer per row and array.
+struct TileFactors {
+  std::vector<float> d;         // d_x.
+  std::vector<float> sums;      // d_x·Σq (the offsets' factor).
+  std::vector<int32_t> q_sums;  // −128·Σq (Q8_0's integer offset).
 
-  RowSources(const Q8Rows& x, int64_t row0, int rows) {
-    for (int j = 0; j < rows; ++j) {
-      d[j] = x.scales + 8 * (row0 + j) * x.stride;
-      sums[j] = x.sums + SumIndex(row0 + j, 0, 2, x.stride);
-      q_sums[j] = x.q_sums + (row0 + j) * x.stride;
+  void From(const Q8Rows& x, int64_t m) {
+    const int64_t blocks = x.chunks, tiles = (m + kTileRows - 1) / kTileRows;
+    d.assign(tiles * blocks * kTileRows, 0.0f);
+    sums.assign(d.size(), 0.0f);
+    q_sums.assign(d.size(), 0);
+    for (int64_t row = 0; row < m; ++row) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t at = ((row / kTileRows) * blocks + b) * kTileRows + row % kTileRows;
+        d[at] = x.scales[8 * (row * x.stride + b)];
+        sums[at] = x.sums[SumIndex(row, b, 2, x.stride)];
+        q_sums[at] = -128 * x.q_sums[row * x.stride + b];
+      }
     }
   }
 };
 
-// The float half of block b for the tile's rows: acc[j] (activation row j, weight rows in lanes)
-// gains the block's offset term, then its scaled integer sums `c[j]`, as the AVX-512 kernel adds
-// them.
+// The float half of a block for a tile's 16 rows: acc[j] (activation row j, weight rows in
+// lanes) gains the block's offset term, then its scaled integer sums `c[j]`, as the AVX-512
+// kernel adds them. `at` indexes the block's factors in TileFactors.
 template <typename Block>
 [[gnu::always_inline]] inline void AddBlock(const Block& block, const int32_t (&c)[16][16],
-                                            const RowSources& x, int rows, int64_t b,
+                                            const TileFactors& x, int64_t at,
                                             __m512 (&acc)[kTileRows]) {
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.d)));
   __m512 m = _mm512_setzero_ps();
   if constexpr (kOffsets<Block>) {
     m = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.m)));
   }
+  const float* dx = x.d.data() + at;
+  const float* sums = x.sums.data() + at;
+  const int32_t* q_sums = x.q_sums.data() + at;
 #pragma GCC unroll 16
   for (int j = 0; j < kTileRows; ++j) {
-    if (j >= rows) break;
     __m512i sum = _mm512_load_si512(c[j]);
     if constexpr (kOffsets<Block>) {
-      acc[j] = _mm512_fmadd_ps(m, _mm512_set1_ps(x.sums[j][24 * b]), acc[j]);
+      acc[j] = _mm512_fmadd_ps(m, _mm512_set1_ps(sums[j]), acc[j]);
     } else {
-      sum = _mm512_add_epi32(sum, _mm512_set1_epi32(-128 * x.q_sums[j][b]));
+      sum = _mm512_add_epi32(sum, _mm512_set1_epi32(q_sums[j]));
     }
-    acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
-                             _mm512_mul_ps(d, _mm512_set1_ps(x.d[j][8 * b])), acc[j]);
+    acc[j] =
+        _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(dx[j])), acc[j]);
   }
 }
 
@@ -91,11 +102,11 @@ template <typename Block>
 // products in flight while the previous block's sums are scaled. `b_tiles(b)` is block b's
 // B tile.
 template <typename Block, typename BTiles>
-void TilePass(const Block* group, int64_t blocks, const BTiles& b_tiles, const Q8Rows& x,
+void TilePass(const Block* group, int64_t blocks, const BTiles& b_tiles, const TileFactors& x,
               const ActivationTiles& tiles, int64_t row0, int rows, float* out,
               int64_t out_stride) {
-  const RowSources sources(x, row0, rows);
   const int64_t stride = tiles.stride();
+  const int64_t first = row0 / kTileRows * blocks * kTileRows;  // The tile's factors.
   alignas(64) int32_t c0[16][16];
   alignas(64) int32_t c1[16][16];
   __m512 acc[kTileRows];
@@ -104,12 +115,12 @@ void TilePass(const Block* group, int64_t blocks, const BTiles& b_tiles, const Q
   for (; b + 2 <= blocks; b += 2) {
     ARBOR_AMX_PRODUCT(0, 2, 4, tiles.Tile(row0, b), stride, b_tiles(b), c0);
     ARBOR_AMX_PRODUCT(1, 3, 5, tiles.Tile(row0, b + 1), stride, b_tiles(b + 1), c1);
-    AddBlock(group[b], c0, sources, rows, b, acc);
-    AddBlock(group[b + 1], c1, sources, rows, b + 1, acc);
+    AddBlock(group[b], c0, x, first + b * kTileRows, acc);
+    AddBlock(group[b + 1], c1, x, first + (b + 1) * kTileRows, acc);
   }
   if (b < blocks) {
     ARBOR_AMX_PRODUCT(0, 2, 4, tiles.Tile(row0, b), stride, b_tiles(b), c0);
-    AddBlock(group[b], c0, sources, rows, b, acc);
+    AddBlock(group[b], c0, x, first + b * kTileRows, acc);
   }
   for (int j = 0; j < rows; ++j) _mm512_storeu_ps(out + (row0 + j) * out_stride, acc[j]);
 }
@@ -124,6 +135,8 @@ void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const ActivationTiles tiles(
       p.m, blocks, kBlockBytes, [&](int64_t i) { return p.x.q + kBlockBytes * i * p.x.stride; },
       storage);
+  thread_local TileFactors factors;
+  factors.From(p.x, p.m);
   // Nibbles are unpacked once per group into B tiles that every activation tile then reads;
   // Q8_0's repacked bytes already are B tiles.
   thread_local std::vector<uint8_t> unpacked;
@@ -149,7 +162,7 @@ void RowsRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
     };
     for (int64_t row0 = 0; row0 < p.m; row0 += kTileRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kTileRows, p.m - row0));
-      TilePass(group, blocks, b_tiles, p.x, tiles, row0, rows, p.out + n, p.out_stride);
+      TilePass(group, blocks, b_tiles, factors, tiles, row0, rows, p.out + n, p.out_stride);
     }
   }
   _tile_release();
