@@ -286,11 +286,16 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
 // partial tiles), 16 to 48 weight rows (K-quants: an odd number of groups of eight, and ranges
 // that start mid-pair), 1 to 18 blocks, strided x and out, fresh random weights each run (seed
 // printed).
-TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
+std::vector<Q8Isa> RepackedIsas() {
   std::vector<Q8Isa> isas;
   for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni, Q8Isa::kAmx}) {
     if (CpuRunsQ8Isa(isa)) isas.push_back(isa);
   }
+  return isas;
+}
+
+TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
+  const std::vector<Q8Isa> isas = RepackedIsas();
   if (isas.size() < 2) GTEST_SKIP() << "one repacked kernel on this CPU: nothing to compare";
   const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
@@ -330,6 +335,13 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
       }
     }
   }
+}
+
+// The same for the K-quants' repacked kernels, each called directly over two ranges.
+TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameKQuantBits) {
+  const std::vector<Q8Isa> isas = RepackedIsas();
+  if (isas.size() < 2) GTEST_SKIP() << "one repacked kernel on this CPU: nothing to compare";
+  std::mt19937 rng(TestSeed());
   using KQuantRange = void (*)(const Q8KDotParams&, int64_t, int64_t);
   std::vector<KQuantRange> kquant;
   for (Q8Isa isa : isas) {
