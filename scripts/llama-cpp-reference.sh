@@ -15,10 +15,10 @@
 #   checks it with `--check FILE`.
 #
 # The first run creates the virtualenv .venv-llamacpp in the repository root and builds
-# llama-cpp-python from its sdist with pip (native CPU, 2 build jobs; several minutes). The sdist
-# comes from the package index through `pip download` and is checked against a pinned sha256;
-# set LLAMA_CPP_PYTHON_SDIST=/path/to/llama_cpp_python-0.3.36.tar.gz to use a copy already on
-# disk. Idempotent and quiet: later runs skip the install and print only what the golden script
+# llama-cpp-python from its sdist with pip (native CPU without AMX, 2 build jobs; several
+# minutes). The sdist comes from the package index through `pip download` and is checked against
+# a pinned sha256; set LLAMA_CPP_PYTHON_SDIST=/path/to/llama_cpp_python-0.3.36.tar.gz to use a
+# copy already on disk. Idempotent and quiet: later runs skip the install and print only what the golden script
 # reports on failure.
 set -euo pipefail
 
@@ -27,7 +27,12 @@ readonly VENV="${ROOT}/.venv-llamacpp"
 # shellcheck source=scripts/llama-cpp-sdist.sh
 source "${ROOT}/scripts/llama-cpp-sdist.sh"
 # Native CPU build of the shared libraries only; the multimodal (mtmd) library is not needed.
-readonly LCP_CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_BUILD_TYPE=Release"
+# Without llama.cpp's AMX kernels, which -march=native compiles in on an AMX CPU: at this commit
+# they fault on every quantized file (as in scripts/llama-cpp-tools.sh), and the golden data's
+# CPU features (its system_info) are those of a build without them.
+readonly LCP_NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+readonly LCP_CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_BUILD_TYPE=Release \
+'-DCMAKE_C_FLAGS=${LCP_NO_AMX}' '-DCMAKE_CXX_FLAGS=${LCP_NO_AMX}'"
 readonly STAMP_VALUE="llama-cpp-python==${LCP_VERSION} numpy ${LCP_CMAKE_ARGS}"
 
 if (($# < 1)); then
