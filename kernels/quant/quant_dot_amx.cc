@@ -19,6 +19,7 @@
 
 #include <vector>
 
+#include "kernels/quant/amx_tiles.h"
 #include "kernels/quant/quant_chunk_bytes.h"
 #include "kernels/quant/quant_dot.h"
 
@@ -37,34 +38,6 @@ constexpr int kPackedBytes = 512;  // One chunk of 16 activation rows in the B l
 #define ARBOR_TMM_A1 3
 #define ARBOR_TMM_B0 4  // 8 (or 4) groups of 4 bytes × 16 activation rows.
 #define ARBOR_TMM_B1 5
-// The tile palette 1 configuration (64 bytes, the layout LDTILECFG reads).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// Whole chunks (K = 32) or, for Q6_K's per-16 scales, half chunks (K = 16).
-TileConfig MakeConfig(bool halves) {
-  const int k = halves ? kChunkBytes / 2 : kChunkBytes;
-  TileConfig c;
-  for (int tile : {ARBOR_TMM_C0, ARBOR_TMM_C1}) {
-    c.rows[tile] = kTile;
-    c.colsb[tile] = 64;
-  }
-  for (int tile : {ARBOR_TMM_A0, ARBOR_TMM_A1}) {
-    c.rows[tile] = kTile;
-    c.colsb[tile] = k;
-  }
-  for (int tile : {ARBOR_TMM_B0, ARBOR_TMM_B1}) {
-    c.rows[tile] = k / 4;
-    c.colsb[tile] = 64;
-  }
-  return c;
-}
-
 // One call's activations in the B tiles' layout, with each chunk's scales and offset sums laid
 // out across the tile's 16 rows (one zmm each).
 struct Packed {
@@ -219,7 +192,10 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const int64_t chunks = p.x.chunks;
   const int64_t blocks = chunks / kChunksPerBlock<Block>;
   const Block* weights = static_cast<const Block*>(p.w);
-  const TileConfig config = MakeConfig(kSplitScales<Block>);
+  // Whole chunks (k = 32) or, for Q6_K's per-16 scales, half chunks (k = 16); the tiles are
+  // numbered as TileConfig::Products numbers them.
+  const TileConfig config =
+      TileConfig::Products(kSplitScales<Block> ? kChunkBytes / 2 : kChunkBytes);
   _tile_loadconfig(&config);
   alignas(64) float out[kTile][kTile];
   for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {

@@ -27,6 +27,7 @@
 // AVX-512 kernel, which gives the same bits.
 //
 // Compiled with AMX and AVX-512 (kernels/CMakeLists.txt); runs only where CpuRunsQ8Isa(kAmx).
+#define ARBOR_QUANT_ISA_NS amx
 #include <immintrin.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include "kernels/quant/amx_tiles.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_rows.h"
+#include "kernels/quant/repacked_zmm_rows.h"
 
 namespace arbor::kernels::amx {
 namespace {
@@ -169,20 +171,6 @@ struct Q6K {
   };
 
   static void Unpack(const Block& g0, const Block& g1, Unpacked& u) {
-    const __m512i low = _mm512_set1_epi8(0x0f), top = _mm512_set1_epi8(0x30);
-    // A vector of row r's q: weights 4t … 4t + 3 of group 2j in dword 2r, of 2j + 1 in dword
-    // 2r + 1 (repacked_rows.h's Q6Kx8Block).
-    auto weights = [&](const Block& g, int j, int t) {
-      const __m512i l = _mm512_loadu_si512(g.low[j / 2] + 64 * t);
-      const __m512i h = _mm512_loadu_si512(g.high[j / 4] + 64 * t);
-      const __m512i bits03 = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(l, 4) : l, low);
-      const int f = j % 4;
-      const __m512i placed = f == 0   ? _mm512_slli_epi16(h, 4)
-                             : f == 1 ? _mm512_slli_epi16(h, 2)
-                             : f == 2 ? h
-                                      : _mm512_srli_epi16(h, 2);
-      return _mm512_ternarylogic_epi32(placed, top, bits03, 0xEA);
-    };
     for (int group = 0; group < 16; ++group) {
       const __m512i scale = Lanes(g0.scales[group], g1.scales[group], true);
       const __m512i a = _mm512_srai_epi32(scale, 6);
@@ -195,7 +183,7 @@ struct Q6K {
       uint8_t* planes[kPlanes] = {u.planes[0][c], u.planes[1][c], u.planes[2][c], u.planes[3][c]};
       for (int t = 0; t < 4; ++t) {
         const __m512i row =
-            TileRow(weights(g0, group / 2, t), weights(g1, group / 2, t), group % 2);
+            TileRow(Q6KWeights(g0, group / 2, t), Q6KWeights(g1, group / 2, t), group % 2);
         PutPlanes(row, digits, planes, 4 * (group % 4) + t);
       }
     }

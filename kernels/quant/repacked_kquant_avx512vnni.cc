@@ -8,8 +8,9 @@
 // decoding and the two-instruction products bound it. Here a super-block's eight rows are
 // unpacked once into a buffer, and each activation row takes four vpdpbusd per 32 weights for all
 // eight weight rows, the eight rows' scales applied in integers (vpdpwssd, or a multiply for
-// Q6_K), and one conversion per super-block. The order of every row's operations is fixed, so its result does not depend on
-// the rows beside it.
+// Q6_K), and one conversion per super-block. The order of every row's operations is fixed, so its
+// result does not depend on the rows beside it.
+#define ARBOR_QUANT_ISA_NS avx512vnni
 #include <immintrin.h>
 
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_kquant_range.h"
 #include "kernels/quant/repacked_rows.h"
+#include "kernels/quant/repacked_zmm_rows.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -224,22 +226,10 @@ struct Q6K {
   using Sums = __m512;  // Lanes 2r and 2r + 1: row r's sum, twice.
 
   static void Unpack(const Block& block, Unpacked& u) {
-    const __m512i low = _mm512_set1_epi8(0x0f), top = _mm512_set1_epi8(0x30);
     const __m512i zero_point = _mm512_set1_epi8(32);
     for (int j = 0; j < 8; ++j) {
       for (int t = 0; t < 4; ++t) {
-        const __m512i l = _mm512_loadu_si512(block.low[j / 2] + 64 * t);
-        const __m512i h = _mm512_loadu_si512(block.high[j / 4] + 64 * t);
-        const __m512i bits03 = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(l, 4) : l, low);
-        // Bits 2f, 2f + 1 of `h` to bits 4 and 5 (f = j % 4).
-        const int f = j % 4;
-        const __m512i placed = f == 0   ? _mm512_slli_epi16(h, 4)
-                               : f == 1 ? _mm512_slli_epi16(h, 2)
-                               : f == 2 ? h
-                                        : _mm512_srli_epi16(h, 2);
-        // (placed & top) | bits03, then less the zero point.
-        const __m512i q = _mm512_ternarylogic_epi32(placed, top, bits03, 0xEA);
-        u.q[j][t] = _mm512_sub_epi8(q, zero_point);
+        u.q[j][t] = _mm512_sub_epi8(Q6KWeights(block, j, t), zero_point);
       }
       u.scales[j] = PairLanes(block.scales[2 * j], block.scales[2 * j + 1], true);
     }

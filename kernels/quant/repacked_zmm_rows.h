@@ -1,8 +1,10 @@
-// The weights of one block of a sixteen-row repacked group (repacked_rows.h's Q4x16Block,
-// Q5x16Block, Q8x16Block) as eight 64-byte vectors: vector u holds weights 4u … 4u + 3 of row l
-// in lane l, as unsigned bytes. The AVX-512 kernel meets them with broadcast activations
-// (quant_dot_avx512vnni.cc); the AMX kernel stores them as a B tile (repacked_amx.cc), whose
-// rows have exactly this layout.
+// The weights of repacked groups as 64-byte vectors, for the AVX-512 and AMX kernels. One block of
+// a sixteen-row group (repacked_rows.h's Q4x16Block, Q5x16Block, Q8x16Block) is eight vectors:
+// vector u holds weights 4u … 4u + 3 of row l in lane l, as unsigned bytes. The AVX-512 kernel
+// meets them with broadcast activations (quant_dot_avx512vnni.cc); the AMX kernel stores them as
+// a B tile (repacked_amx.cc), whose rows have exactly this layout. A Q6_K super-block's six-bit
+// weights are rebuilt from their two fields (Q6KWeights) by both K-quant kernels
+// (repacked_kquant_avx512vnni.cc, repacked_kquant_amx.cc).
 //
 // Compiled into translation units with different instruction sets: each includer names its own
 // namespace in ARBOR_QUANT_ISA_NS (see quant_chunk_bytes.h).
@@ -40,6 +42,23 @@ inline void LoadRows(const Q5x16Block& block, __m512i (&q)[8]) {
 }
 inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
   for (int u = 0; u < 8; ++u) q[u] = _mm512_loadu_si512(block.qs + 64 * u);
+}
+
+// Sub-block j's q (0 … 63) of an eight-row Q6_K group, vector t: row r's weights 4t … 4t + 3 of
+// group 2j in dword 2r and of group 2j + 1 in dword 2r + 1, from the low four bits in `low` and
+// the top two (bits 2f, 2f + 1 of `high`'s bytes, f = j % 4) placed at bits 4 and 5.
+inline __m512i Q6KWeights(const Q6Kx8Block& block, int j, int t) {
+  const __m512i l = _mm512_loadu_si512(block.low[j / 2] + 64 * t);
+  const __m512i h = _mm512_loadu_si512(block.high[j / 4] + 64 * t);
+  const __m512i bits03 =
+      _mm512_and_si512(j % 2 ? _mm512_srli_epi16(l, 4) : l, _mm512_set1_epi8(0x0f));
+  const int f = j % 4;
+  const __m512i placed = f == 0   ? _mm512_slli_epi16(h, 4)
+                         : f == 1 ? _mm512_slli_epi16(h, 2)
+                         : f == 2 ? h
+                                  : _mm512_srli_epi16(h, 2);
+  // (placed & 0x30) | bits03.
+  return _mm512_ternarylogic_epi32(placed, _mm512_set1_epi8(0x30), bits03, 0xEA);
 }
 
 }  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS
