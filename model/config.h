@@ -1,7 +1,7 @@
-// The shape and hyper-parameters of a Llama-family model (Llama, Mistral, SmolLM, Qwen2), as read
-// from a Hugging Face `config.json` (+ `generation_config.json`) or a GGUF file's metadata. Every
-// consumer (backends, worker, coordinator, make-model) works from this struct, never from the
-// JSON.
+// The shape and hyper-parameters of a Llama-family model (Llama, Mistral, SmolLM, Qwen2, Qwen3
+// dense; model/architecture.h lists them), as read from a Hugging Face `config.json`
+// (+ `generation_config.json`) or a GGUF file's metadata. Every consumer (backends, worker,
+// coordinator, make-model) works from this struct, never from the JSON.
 #ifndef ARBOR_MODEL_CONFIG_H_
 #define ARBOR_MODEL_CONFIG_H_
 

@@ -9,40 +9,32 @@
 // permuted) give the very same logits. The norm weights are spread wide (0.5 around 1), so a
 // forward that skips them misses by far more than the tolerance.
 //
-// Tolerance: as qwen2_reference_test.cc's, 1e-4 · (1 + |logit|) (fp32 against float64).
+// Tolerance: 1e-4 · (1 + |logit|) (fp32 against float64), as the Qwen2 test's; the checks and
+// the tolerance both tests share are hf_reference_check.h's.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "base/files.h"
-#include "base/status_macros.h"
 #include "model/checkpoint.h"
 #include "model/llama_tensors.h"
 #include "model/safetensors_writer.h"
 #include "nlohmann/json.hpp"
 #include "tests/model/gguf_builder.h"
-#include "tests/support/python_reference.h"
 #include "tests/support/test_seed.h"
+#include "tests/worker/backend/hf_reference_check.h"
 #include "tests/worker/backend/random_llama.h"
 #include "worker/backend/cpu_backend.h"
 
 namespace arbor::worker {
 namespace {
-
-const CpuBackendOptions kOptions{.kv_blocks = 64, .block_size = 16, .threads = 2};
-
-absl::StatusOr<std::unique_ptr<CpuBackend>> Serve(const std::string& path) {
-  ASSIGN_OR_RETURN(std::unique_ptr<model::Checkpoint> checkpoint, model::Checkpoint::Open(path));
-  return CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
-                            kOptions);
-}
 
 // 2 layers, hidden 64, 4 query / 2 KV heads of 24 (not 64 / 4), ffn 128, vocab 512.
 model::ModelConfig Qwen3Config() {
@@ -83,30 +75,6 @@ std::string ConfigJson(const model::ModelConfig& c) {
                       {"use_sliding_window", false},
                       {"vocab_size", c.vocab_size}};
   return j.dump(2);
-}
-
-// llama.cpp's name of a Hugging Face tensor of a qwen3 model, as its converter writes it.
-std::string GgufName(const std::string& hf) {
-  static const std::map<std::string, std::string> kTop = {
-      {"model.embed_tokens.weight", "token_embd.weight"},
-      {"model.norm.weight", "output_norm.weight"},
-      {"lm_head.weight", "output.weight"}};
-  if (auto it = kTop.find(hf); it != kTop.end()) return it->second;
-  static const std::map<std::string, std::string> kBlock = {
-      {"input_layernorm.weight", "attn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},
-      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
-      {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},
-      {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"}};
-  const std::vector<std::string> parts = absl::StrSplit(hf, absl::MaxSplits('.', 3));
-  EXPECT_EQ(parts.size(), 4u) << hf;
-  return absl::StrCat("blk.", parts[2], ".", kBlock.at(parts[3]));
 }
 
 // Writes a Qwen3 directory of random f32 weights to `dir`: config.json, and model.safetensors with
@@ -152,8 +120,7 @@ class Qwen3ReferenceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     seed_ = TestSeed();
-    dir_ = absl::StrCat(std::filesystem::temp_directory_path().string(), "/qwen3-reference-",
-                        getpid());
+    dir_ = testing::SuiteModelPath("qwen3-reference");
     WriteDirectory(dir_, seed_);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
@@ -166,72 +133,31 @@ std::string Qwen3ReferenceTest::dir_;
 
 TEST_F(Qwen3ReferenceTest, DirectoryMatchesTheFloat64Reference) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed_);
-  absl::StatusOr<std::unique_ptr<CpuBackend>> backend = Serve(dir_);
+  absl::StatusOr<std::unique_ptr<CpuBackend>> backend = testing::ServeOnCpu(dir_);
   ASSERT_TRUE(backend.ok()) << backend.status();
   const model::ModelConfig& config = (*backend)->config();
   ASSERT_EQ(config.architecture, model::Architecture::kQwen3);
   ASSERT_EQ(config.head_dim, 24);
   ASSERT_TRUE(config.tie_word_embeddings);
-  std::mt19937 rng(seed_);
-  std::vector<std::vector<int32_t>> sequences;
-  for (int length : {1, 9, 40, 130}) {
-    std::vector<int32_t>& tokens = sequences.emplace_back(length);
-    for (int32_t& t : tokens) {
-      t = std::uniform_int_distribution<int32_t>(0, config.vocab_size - 1)(rng);
-    }
-  }
-  const nlohmann::json answer = arbor::testing::RunPythonReference(
-      "tests/model/llama_reference.py",
-      {{"model_dir", dir_}, {"sequences", sequences}, {"logits", "last"}});
-  ASSERT_TRUE(answer.is_object() && answer.contains("results"));
-  for (size_t s = 0; s < sequences.size(); ++s) {
-    const std::vector<float> got = worker::testing::LastLogits(**backend, sequences[s]).value();
-    const std::vector<double> want = answer["results"][s]["logits"][0].get<std::vector<double>>();
-    ASSERT_EQ(got.size(), want.size());
-    double worst = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
-    }
-    EXPECT_LE(worst, 1e-4) << sequences[s].size() << " tokens";
-  }
+  testing::ExpectMatchesFloat64Reference(**backend, dir_, seed_);
 }
 
 TEST_F(Qwen3ReferenceTest, GgufOfTheSameWeightsGivesTheSameLogits) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed_);
-  absl::StatusOr<std::unique_ptr<model::Checkpoint>> hf = model::Checkpoint::Open(dir_);
-  ASSERT_TRUE(hf.ok()) << hf.status();
-  const model::ModelConfig& c = (*hf)->config();
-  model::testing::GgufBuilder b;
-  b.String("general.architecture", "qwen3").String("general.name", "qwen3-random");
-  b.U32("qwen3.block_count", c.num_layers).U32("qwen3.embedding_length", c.hidden_size);
-  b.U32("qwen3.feed_forward_length", c.intermediate_size);
-  b.U32("qwen3.attention.head_count", c.num_heads);
-  b.U32("qwen3.attention.head_count_kv", c.num_kv_heads);
-  b.U32("qwen3.attention.key_length", c.head_dim);
-  b.U32("qwen3.attention.value_length", c.head_dim);
-  b.U32("qwen3.context_length", c.max_position_embeddings);
-  b.F32("qwen3.attention.layer_norm_rms_epsilon", c.rms_norm_eps);
-  b.F32("qwen3.rope.freq_base", c.rope_theta);
-  for (const std::string& name : (*hf)->TensorNames()) {
-    const model::TensorView t = *(*hf)->Tensor(name);
-    ASSERT_EQ(t.dtype, model::DType::kF32) << name;
-    b.Tensor(GgufName(name), /*F32=*/0, std::vector<uint64_t>(t.shape.rbegin(), t.shape.rend()),
-             std::string(static_cast<const char*>(t.data), t.nbytes));
-  }
   const std::string path = dir_ + ".gguf";
-  ASSERT_TRUE(base::WriteFileAtomically(path, b.Build()).ok());
-  absl::StatusOr<std::unique_ptr<CpuBackend>> from_gguf = Serve(path);
+  // A head is 24 wide, not hidden / heads: the GGUF states it, as llama.cpp's converter does.
+  const auto head_size = [](const model::ModelConfig& c, model::testing::GgufBuilder& b) {
+    b.U32("qwen3.attention.key_length", c.head_dim);
+    b.U32("qwen3.attention.value_length", c.head_dim);
+  };
+  ASSERT_NO_FATAL_FAILURE(
+      testing::WriteGgufOfDirectory(dir_, "qwen3", "qwen3-random", path, head_size));
+  absl::StatusOr<std::unique_ptr<CpuBackend>> from_gguf = testing::ServeOnCpu(path);
   ASSERT_TRUE(from_gguf.ok()) << from_gguf.status();
   EXPECT_EQ((*from_gguf)->config().architecture, model::Architecture::kQwen3);
   EXPECT_EQ((*from_gguf)->config().head_dim, 24);
   EXPECT_TRUE((*from_gguf)->config().tie_word_embeddings);
-  absl::StatusOr<std::unique_ptr<CpuBackend>> direct = Serve(dir_);
-  ASSERT_TRUE(direct.ok()) << direct.status();
-  std::mt19937 rng(seed_);
-  std::vector<int32_t> tokens(57);
-  for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(rng);
-  EXPECT_EQ(worker::testing::LastLogits(**from_gguf, tokens).value(),
-            worker::testing::LastLogits(**direct, tokens).value());
+  testing::ExpectSameLogitsAsDirectory(**from_gguf, dir_, seed_);
   std::filesystem::remove(path);
 }
 
