@@ -53,10 +53,11 @@ std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant = true);
 // bits (repacked_amx.cc, repacked_kquant_amx.cc): only the speed depends on the row count.
 inline constexpr int64_t kAmxRepackedMinRows = 32;
 std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows);
-// Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "avx512-vnni at every
-// row count; Q4_K and Q6_K: per-256 activations" (batch-invariant, with "below 32 rows, amx
-// with the same bits from there" on an AMX CPU) or "avx-vnni below 4 rows,
-// avx512-vnni below 12 rows, amx from there; Q4_K and Q6_K: per-256 activations below 12 rows".
+// Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "repacked rows:
+// avx512-vnni below 32 rows, amx with the same bits from there; others alike; Q4_K and Q6_K:
+// per-256 activations" (batch-invariant), or with --numerics=fast the file blocks' choice after
+// the repacked rows' ("file blocks: avx-vnni below 4 rows, avx512-vnni below 12 rows, amx from
+// there; Q4_K and Q6_K: per-256 activations below 12 rows").
 std::string Q8KernelsSummary(bool batch_invariant = true);
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how

@@ -163,24 +163,23 @@ std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows) {
 
 std::string Q8KernelsSummary(bool batch_invariant) {
   if (!BestQ8Isa()) return "none (no AVX2: quantized matrices run in fp32)";
-  if (batch_invariant) {
-    const std::string vector = Q8IsaName(*Q8IsaForRows(1));
-    const bool tiles = RepackedQ8IsaForRows(kAmxRepackedMinRows) == Q8Isa::kAmx;
-    const std::string rows =
-        tiles ? " below " + std::to_string(kAmxRepackedMinRows) + " rows, amx from there"
-              : " at every row count";
-    return vector + rows + (tiles ? " (the same bits)" : "") +
-           "; Q4_K and Q6_K: per-256 activations";
-  }
-  std::string summary;
+  // The repacked rows first: nearly every matrix of a quantized file, in either numerics.
+  const bool tiles = RepackedQ8IsaForRows(kAmxRepackedMinRows) == Q8Isa::kAmx;
+  std::string summary = std::string("repacked rows: ") + Q8IsaName(*Q8IsaForRows(1)) +
+                        (tiles ? " below " + std::to_string(kAmxRepackedMinRows) +
+                                     " rows, amx with the same bits from there"
+                               : " at every row count");
+  if (batch_invariant) return summary + "; others alike; Q4_K and Q6_K: per-256 activations";
+  summary += "; file blocks: ";
   Q8Isa current = *Q8IsaForRows(1, false);
+  std::string blocks;
   for (int64_t rows : {int64_t{4}, kAmxMinRows}) {
     const Q8Isa next = *Q8IsaForRows(rows, false);
     if (next == current) continue;
-    summary += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
+    blocks += std::string(Q8IsaName(current)) + " below " + std::to_string(rows) + " rows, ";
     current = next;
   }
-  summary += std::string(Q8IsaName(current)) + (summary.empty() ? "" : " from there");
+  summary += blocks + Q8IsaName(current) + (blocks.empty() ? "" : " from there");
   // Where QuantMatmul takes the per-256 path instead (TakesQ8K), by row count.
   std::string k_quants = "; Q4_K and Q6_K: per-256 activations";
   for (int64_t rows : {kQ8KMaxRows + 1, kAmxMinRows}) {
