@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/zero_pages.h"
+#include "kernels/quant/quant_matmul.h"
 
 namespace arbor::worker {
 namespace {
@@ -183,7 +184,9 @@ std::string CpuName() {
   const char* vectors = __builtin_cpu_supports("avx512f") ? "AVX-512"
                         : __builtin_cpu_supports("avx2")  ? "AVX2"
                                                           : "no AVX2";
-  return absl::StrCat(name, " (family ", family, ", model ", model, "; ", vectors, ")");
+  // AMX only where the OS grants its tiles, as the kernels need.
+  const char* tiles = kernels::CpuRunsQ8Isa(kernels::Q8Isa::kAmx) ? ", AMX" : "";
+  return absl::StrCat(name, " (family ", family, ", model ", model, "; ", vectors, tiles, ")");
 }
 
 }  // namespace arbor::worker

@@ -1,5 +1,5 @@
-// What the AMX kernels (quant_dot_amx.cc over the file's blocks; repacked_amx.cc and
-// repacked_kquant_amx.cc over the repacked rows) share: the tile configuration that LDTILECFG
+// What the AMX kernels (quant_dot_amx.cc over the file's blocks, repacked_kquant_amx.cc over the
+// K-quants' repacked rows) share: the tile configuration that LDTILECFG
 // reads, and the activation rows laid out as A tiles load them.
 //
 // Every tile product here is C[i][j] += Σ_k A[i][k]·B[k / 4][j][k % 4] over 8-bit integers into

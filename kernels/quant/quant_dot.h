@@ -78,9 +78,6 @@ void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_en
 namespace amx {
 // AMX-INT8 tiles, AVX-512 around them (Sapphire Rapids and later).
 void Q8DotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
-// WeightType::kQ4x16, kQ5x16 and kQ8x16 (n_begin and n_end multiples of 16) on tiles: the same
-// bits as avx512vnni::RepackedDotRange (repacked_amx.cc).
-void RepackedDotRange(const Q8DotParams& p, int64_t n_begin, int64_t n_end);
 // WeightType::kQ4Kx8, kQ5Kx8 and kQ6Kx8 (multiples of 8) on tiles: the same bits as
 // avx512vnni::RepackedKQuantDotRange (repacked_kquant_amx.cc).
 void RepackedKQuantDotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end);

@@ -171,7 +171,8 @@ QuantPath QuantPathOf(const MatmulParams& p) {
     return path;
   }
   if (IsRepacked(p.w_type)) {
-    path.isa = RepackedQ8IsaForRows(p.m);
+    // The batch-invariant choice at every row count, in either numerics (quant_matmul.h).
+    path.isa = Q8IsaForRows(p.m);
     return path;
   }
   if (p.activation_quant != ActivationQuant::kQ8) return path;

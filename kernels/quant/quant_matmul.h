@@ -47,17 +47,19 @@ std::optional<Q8Isa> BestQ8Isa();
 // gathering of two chunks per vector was 15–20 % slower at one row; on an EPYC it is faster).
 inline constexpr int64_t kAmxMinRows = 12;
 std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant = true);
-// The one the repacked rows' kernels use for `rows` rows, in either numerics: AMX's tiles from
-// kAmxRepackedMinRows rows on a CPU that has them, else Q8IsaForRows's batch-invariant choice.
-// Tiles keep invariance here because the repacked rows' tile kernels give the vector kernels'
-// bits (repacked_amx.cc, repacked_kquant_amx.cc): only the speed depends on the row count.
-inline constexpr int64_t kAmxRepackedMinRows = 32;
-std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows);
+// Whether the K-quant repacked rows (kQ4Kx8, kQ5Kx8, kQ6Kx8) multiply `rows` rows on AMX tiles:
+// from kAmxKQuantMinRows rows on a CPU that has them, in either numerics. Tiles keep invariance
+// here because the tile kernel gives the vector kernels' bits (repacked_kquant_amx.cc): only the
+// speed depends on the row count. The per-32 repacked rows stay on vectors: their float work per
+// 32 weights bounds them, and tiles that gave the same bits ran no faster end to end
+// (docs/PERFORMANCE.md).
+inline constexpr int64_t kAmxKQuantMinRows = 32;
+bool KQuantTilesForRows(int64_t rows);
 // Which kernels QuantMatmul picks by row count, for start-up reports: e.g. "repacked rows:
-// avx512-vnni below 32 rows, amx with the same bits from there; others alike; Q4_K and Q6_K:
-// per-256 activations" (batch-invariant), or with --numerics=fast the file blocks' choice after
-// the repacked rows' ("file blocks: avx-vnni below 4 rows, avx512-vnni below 12 rows, amx from
-// there; Q4_K and Q6_K: per-256 activations below 12 rows").
+// avx512-vnni at every row count, K-quants on amx with the same bits from 32 rows; per-256
+// activations for Q4_K and Q6_K" (batch-invariant), or with --numerics=fast the file blocks'
+// choice after the repacked rows' ("file blocks: avx-vnni below 4 rows, avx512-vnni below 12
+// rows, amx from there; Q4_K and Q6_K: per-256 activations below 12 rows").
 std::string Q8KernelsSummary(bool batch_invariant = true);
 
 // QuantMatmul in kQ8 whatever p.activation_quant says, on `isa` (which the CPU must run): how
@@ -86,8 +88,8 @@ void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutpu
 // The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
 // neither (the exact fp32 mode, or no AVX2). A repacked matrix always takes its kernel, whatever
 // p.activation_quant says: it is made only where one runs (repacked_rows.h) — kQ4x16, kQ5x16 and
-// kQ8x16 on the Q8 path (on RepackedQ8IsaForRows's choice), kQ4Kx8, kQ5Kx8 and kQ6Kx8 on the Q8K
-// one.
+// kQ8x16 on the Q8 path (on Q8IsaForRows's batch-invariant choice), kQ4Kx8, kQ5Kx8 and kQ6Kx8 on
+// the Q8K one.
 struct QuantPath {
   bool q8k = false;
   std::optional<Q8Isa> isa;  // Set for the per-32 (Q8) path.

@@ -62,7 +62,8 @@ struct Q8Buffers {
 
 using DotRangeFn = void (*)(const Q8DotParams&, int64_t, int64_t);
 
-// `isa`'s kernels of the file's blocks and of the repacked rows.
+// `isa`'s kernels of the file's blocks and of the repacked rows (AMX's repacked per-32 rows are
+// AVX-512's: KQuantTilesForRows says why).
 struct Kernels {
   DotRangeFn file, repacked;
 };
@@ -75,7 +76,7 @@ Kernels KernelsOf(Q8Isa isa) {
     case Q8Isa::kAvx512Vnni:
       return {avx512vnni::Q8DotRange, avx512vnni::RepackedDotRange};
     default:
-      return {amx::Q8DotRange, amx::RepackedDotRange};
+      return {amx::Q8DotRange, avx512vnni::RepackedDotRange};
   }
 }
 
@@ -156,20 +157,19 @@ std::optional<Q8Isa> Q8IsaForRows(int64_t rows, bool batch_invariant) {
   return CpuRunsQ8Isa(Q8Isa::kAvxVnni) ? Q8Isa::kAvxVnni : Q8Isa::kAvx2;
 }
 
-std::optional<Q8Isa> RepackedQ8IsaForRows(int64_t rows) {
-  if (BestQ8Isa() == Q8Isa::kAmx && rows >= kAmxRepackedMinRows) return Q8Isa::kAmx;
-  return Q8IsaForRows(rows);
+bool KQuantTilesForRows(int64_t rows) {
+  return BestQ8Isa() == Q8Isa::kAmx && rows >= kAmxKQuantMinRows;
 }
 
 std::string Q8KernelsSummary(bool batch_invariant) {
   if (!BestQ8Isa()) return "none (no AVX2: quantized matrices run in fp32)";
   // The repacked rows first: nearly every matrix of a quantized file, in either numerics.
-  const bool tiles = RepackedQ8IsaForRows(kAmxRepackedMinRows) == Q8Isa::kAmx;
-  std::string summary = std::string("repacked rows: ") + Q8IsaName(*Q8IsaForRows(1)) +
-                        (tiles ? " below " + std::to_string(kAmxRepackedMinRows) +
-                                     " rows, amx with the same bits from there"
-                               : " at every row count");
-  if (batch_invariant) return summary + "; others alike; Q4_K and Q6_K: per-256 activations";
+  std::string summary =
+      std::string("repacked rows: ") + Q8IsaName(*Q8IsaForRows(1)) + " at every row count" +
+      (KQuantTilesForRows(kAmxKQuantMinRows) ? ", K-quants on amx with the same bits from " +
+                                                   std::to_string(kAmxKQuantMinRows) + " rows"
+                                             : "");
+  if (batch_invariant) return summary + "; per-256 activations for Q4_K and Q6_K";
   summary += "; file blocks: ";
   Q8Isa current = *Q8IsaForRows(1, false);
   std::string blocks;

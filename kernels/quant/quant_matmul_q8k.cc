@@ -72,8 +72,8 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
       avx2::QuantizeQ8KRows(p.x, p.x_stride, begin, end, quantized);
     });
   }
-  // Repacked rows on tiles from kAmxRepackedMinRows rows, which give the vector kernels' bits.
-  const bool tiles = RepackedQ8IsaForRows(p.m) == Q8Isa::kAmx;
+  // Repacked rows on tiles from kAmxKQuantMinRows rows, which give the vector kernels' bits.
+  const bool tiles = KQuantTilesForRows(p.m);
   absl::InlinedVector<Q8KDotParams, 4> dots;
   absl::InlinedVector<int64_t, 4> widths, units;
   int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).

@@ -1,9 +1,8 @@
-// The weights of repacked groups as 64-byte vectors, for the AVX-512 and AMX kernels. One block of
-// a sixteen-row group (repacked_rows.h's Q4x16Block, Q5x16Block, Q8x16Block) is eight vectors:
-// vector u holds weights 4u … 4u + 3 of row l in lane l, as unsigned bytes. The AVX-512 kernel
-// meets them with broadcast activations (quant_dot_avx512vnni.cc); the AMX kernel stores them as
-// a B tile (repacked_amx.cc), whose rows have exactly this layout. A Q6_K super-block's six-bit
-// weights are rebuilt from their two fields (Q6KWeights) by both K-quant kernels
+// The weights of repacked groups as 64-byte vectors. One block of a sixteen-row group
+// (repacked_rows.h's Q4x16Block, Q5x16Block, Q8x16Block) is eight vectors: vector u holds weights
+// 4u … 4u + 3 of row l in lane l, as unsigned bytes, which the AVX-512 kernel meets with
+// broadcast activations (quant_dot_avx512vnni.cc). A Q6_K super-block's six-bit weights are
+// rebuilt from their two fields (Q6KWeights) by both K-quant kernels
 // (repacked_kquant_avx512vnni.cc, repacked_kquant_amx.cc).
 //
 // Compiled into translation units with different instruction sets: each includer names its own

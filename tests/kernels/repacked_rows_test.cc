@@ -280,12 +280,12 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
 }
 
 // The repacked kernels of every instruction set this CPU runs (AVX2's maddubs, AVX-VNNI's and
-// AVX-512's vpdpbusd; the 256-bit ones over two halves of each group; AMX's tiles) give the same
-// bits, so a repacked model's numbers do not depend on the CPU it runs on, and the tiles may
-// serve many rows in the batch-invariant numerics: 1 to 256 rows (every pass shape of each, and
-// partial tiles), 16 to 48 weight rows (K-quants: an odd number of groups of eight, and ranges
-// that start mid-pair), 1 to 18 blocks, strided x and out, fresh random weights each run (seed
-// printed).
+// AVX-512's vpdpbusd; the 256-bit ones over two halves of each group; AMX's tiles for the
+// K-quants) give the same bits, so a repacked model's numbers do not depend on the CPU it runs
+// on, and the tiles may serve many rows in the batch-invariant numerics: 1 to 256 rows (every
+// pass shape of each, and partial tiles), 16 to 48 weight rows (K-quants: an odd number of groups
+// of eight, and ranges that start mid-pair), 1 to 18 blocks, strided x and out, fresh random
+// weights each run (seed printed).
 std::vector<Q8Isa> RepackedIsas() {
   std::vector<Q8Isa> isas;
   for (Q8Isa isa : {Q8Isa::kAvx2, Q8Isa::kAvxVnni, Q8Isa::kAvx512Vnni, Q8Isa::kAmx}) {

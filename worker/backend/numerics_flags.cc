@@ -18,11 +18,11 @@ ABSL_FLAG(std::string, activation_quant, "q8",
 ABSL_FLAG(std::string, numerics, "invariant",
           "invariant: a row's logits, metrics and attention statistics are bit-identical whatever "
           "shares its step (other jobs and branches, prefill chunking, prefix-cache hits, thread "
-          "count; on CPUs with AMX, tiles multiply 32 rows and more with the same bits), so the "
-          "same seed replays the same search tree (arbor replay); fast: the fastest kernel for "
-          "each batch size (on CPUs, 256-bit kernels for few rows; on GPUs, GEMVs for few rows, "
-          "cuBLASLt for more and cascade attention for siblings), whose rounding then depends on "
-          "the batch. docs/PERFORMANCE.md has the cost.");
+          "count; on CPUs with AMX, tiles multiply K-quant matrices from 32 rows with the same "
+          "bits), so the same seed replays the same search tree (arbor replay); fast: the "
+          "fastest kernel for each batch size (on CPUs, 256-bit kernels for few rows; on GPUs, "
+          "GEMVs for few rows, cuBLASLt for more and cascade attention for siblings), whose "
+          "rounding then depends on the batch. docs/PERFORMANCE.md has the cost.");
 
 namespace arbor::worker {
 
