@@ -235,12 +235,46 @@ void Rope(const model::ModelConfig& c, std::vector<double>& x, int64_t tokens, i
   }
 }
 
+// Causal attention of n tokens' rotated q and k over v, each head against its kv head; the last
+// token's scaled scores (before the softmax) appended to `last_scores` where it is given.
+std::vector<double> Attend(const model::ModelConfig& c, const std::vector<double>& q,
+                           const std::vector<double>& k, const std::vector<double>& v, int64_t n,
+                           std::vector<double>* last_scores) {
+  const int64_t hd = c.head_dim, nh = c.num_heads, nkv = c.num_kv_heads, group = nh / nkv;
+  std::vector<double> attn(n * nh * hd, 0.0);
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t head = 0; head < nh; ++head) {
+      const int64_t kvh = head / group;
+      std::vector<double> s(t + 1);
+      double max = -INFINITY;
+      for (int64_t j = 0; j <= t; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < hd; ++d)
+          dot += q[(t * nh + head) * hd + d] * k[(j * nkv + kvh) * hd + d];
+        s[j] = dot / std::sqrt(double(hd));
+        max = std::max(max, s[j]);
+      }
+      if (last_scores != nullptr && t == n - 1) {
+        last_scores->insert(last_scores->end(), s.begin(), s.end());
+      }
+      double sum = 0;
+      for (double& e : s) sum += (e = std::exp(e - max));
+      for (int64_t j = 0; j <= t; ++j) {
+        for (int64_t d = 0; d < hd; ++d) {
+          attn[(t * nh + head) * hd + d] += s[j] / sum * v[(j * nkv + kvh) * hd + d];
+        }
+      }
+    }
+  }
+  return attn;
+}
+
 }  // namespace
 
 Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& tokens) {
   const model::ModelConfig& c = m.config();
   const int64_t n = tokens.size(), h = c.hidden_size, f = c.intermediate_size, hd = c.head_dim;
-  const int64_t nh = c.num_heads, nkv = c.num_kv_heads, group = nh / nkv;
+  const int64_t nh = c.num_heads, nkv = c.num_kv_heads;
   Float64Forward result;
   auto& out = result.tensors;
   std::vector<double> x(n * h);
@@ -273,31 +307,8 @@ Float64Forward ForwardFloat64(const RandomLlama& m, const std::vector<int32_t>& 
     out[tap + "q"] = q;
     out[tap + "k"] = k;
     out[tap + "v"] = v;
-    std::vector<double> attn(n * nh * hd, 0.0);
-    for (int64_t t = 0; t < n; ++t) {
-      for (int64_t head = 0; head < nh; ++head) {
-        const int64_t kvh = head / group;
-        std::vector<double> s(t + 1);
-        double max = -INFINITY;
-        for (int64_t j = 0; j <= t; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < hd; ++d)
-            dot += q[(t * nh + head) * hd + d] * k[(j * nkv + kvh) * hd + d];
-          s[j] = dot / std::sqrt(double(hd));
-          max = std::max(max, s[j]);
-        }
-        if (l == c.num_layers - 1 && t == n - 1) {
-          result.last_scores.insert(result.last_scores.end(), s.begin(), s.end());
-        }
-        double sum = 0;
-        for (double& e : s) sum += (e = std::exp(e - max));
-        for (int64_t j = 0; j <= t; ++j) {
-          for (int64_t d = 0; d < hd; ++d) {
-            attn[(t * nh + head) * hd + d] += s[j] / sum * v[(j * nkv + kvh) * hd + d];
-          }
-        }
-      }
-    }
+    const std::vector<double> attn =
+        Attend(c, q, k, v, n, l == c.num_layers - 1 ? &result.last_scores : nullptr);
     out[tap + "attn"] = attn;
     const std::vector<double> o = Linear(m, p + "self_attn.o_proj.weight", attn, n, nh * hd, h);
     out[tap + "attn_out"] = o;
