@@ -46,7 +46,7 @@ struct alignas(64) TileConfig {
 // tile's 16 rows of that block side by side (`block_bytes` apart), rows past the caller's zeros.
 // A tile load then reads 16 nearby rows: from the rows' own layout, 16 rows k bytes apart fall
 // into a few sets of the L1 cache when k is a multiple of 4 KiB, and each load evicted the last
-// (measured: Q6_K at k = 8192 ran its tile products at a sixth of their rate). The copy is once
+// (measured: Q6_K's tile products at k = 8192 ran 1.4× faster from the copy). The copy is once
 // per call, as large as the activations.
 class ActivationTiles {
  public:
