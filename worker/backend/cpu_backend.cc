@@ -158,8 +158,9 @@ absl::StatusOr<CpuBackend::Matrix> CpuBackend::LoadProjection(const TensorLookup
 
 absl::StatusOr<CpuBackend::Matrix> CpuBackend::Repacked(const Matrix& matrix, int64_t rows,
                                                         int64_t cols) {
-  // In either numerics: the repacked rows have the fastest kernels at every row count, AMX's
-  // tiles included (kernels/quant/quant_matmul.h).
+  // In either numerics, AMX CPUs included: per matmul the repacked rows' kernels ran 1.1–3.5× the
+  // file blocks' (AMX tiles from 12 rows under --numerics=fast) at 12–256 rows, Q8_0 at 256 rows
+  // excepted (0.9×); docs/PERFORMANCE.md.
   if (options_.activation_quant != kernels::ActivationQuant::kQ8 ||
       !kernels::Repackable(matrix.type, rows, cols) || !kernels::CpuRunsRepacked()) {
     return matrix;
