@@ -10,7 +10,7 @@
 // step holds EngineOptions::shared_step_rows rows (shared_rows_per_job per job when there are
 // many), divided max-min fairly between them (fair_share.h), so a wide search's items spread
 // over steps instead of making every step long for everyone; a lone job has whole steps of up
-// to max_step_rows rows. Sampling is keyed by (seed, position, branch) and the backend's rows
+// to max_step_rows rows once it has been alone for share_linger. Sampling is keyed by (seed, position, branch) and the backend's rows
 // do not depend on their neighbours, so how rows are grouped into steps changes no result.
 //
 // One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
@@ -69,6 +69,12 @@ struct EngineOptions {
   // in flight, so that step must stay short (256 rows of a lone trace took 0.25–0.5 s on 2
   // cores). The job's other rows run in the next steps. 0: no bound.
   int32_t max_step_rows = 32;
+  // How long a job left alone keeps the shared steps' shape (shared_step_rows and
+  // shared_step_tokens, as one job of a crowd) after the last step it shared, before its steps
+  // widen to max_step_rows: whoever arrives next waits for the step in flight, and requests come
+  // in bursts, so a wide job that was just sharing keeps its steps short for a while. A job that
+  // was alone all along has whole steps at once. Zero: widen at once.
+  absl::Duration share_linger = absl::Milliseconds(500);
   int32_t max_top_k = 256;
   // Unset fields of a request's policy take these values; insert.tokens must be resolved.
   entropix::PolicyConfig default_policy;
@@ -197,6 +203,7 @@ class Engine {
   std::vector<uint64_t> deferred_releases_;
   int64_t computed_tokens_ = 0;
   size_t share_turn_ = 0;  // Which job gets a shared step's indivisible tokens first (FairShares).
+  absl::Time last_shared_step_ = absl::InfinitePast();  // For EngineOptions::share_linger.
   int64_t expired_sequences_ = 0;  // Released by ReleaseOwner since start.
   absl::Status broken_;            // Set by CheckBackend when the backend became unusable.
   // Callbacks of this iteration, invoked after PublishHealth.

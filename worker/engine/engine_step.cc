@@ -20,7 +20,10 @@ namespace arbor::worker {
 
 absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   std::vector<JobRows> jobs = JobsWithWork();
-  if (options_.shared_step_rows <= 0 || jobs.size() <= 1) {
+  const absl::Time now = absl::Now();
+  if (jobs.size() > 1) last_shared_step_ = now;
+  const bool lingering = jobs.size() == 1 && now - last_shared_step_ < options_.share_linger;
+  if (options_.shared_step_rows <= 0 || (jobs.size() <= 1 && !lingering)) {
     // Nobody to share with: decode rows, then prefill chunks in the rest of the step, up to
     // max_step_rows rows.
     std::vector<ActiveRun*> runs;

@@ -65,6 +65,11 @@ ABSL_FLAG(int32_t, shared_rows_per_job, 2,
           "Rows a shared step holds per job with work when that is more than "
           "--shared_step_rows (at most --max_step_rows): with many jobs, each still runs more "
           "than one of its sequences (a trace search's traces) a step. 1 = one row per job.");
+ABSL_FLAG(int32_t, share_linger_ms, 500,
+          "After a job last shared a step, how long it keeps the shared steps' rows and tokens "
+          "when left alone before its steps widen to --max_step_rows: the next request to "
+          "arrive then waits for a short step. A job alone all along has whole steps at once. "
+          "0 = widen at once.");
 ABSL_FLAG(int32_t, max_context, 0,
           "Tokens per sequence, prompt included; 0 = the model's max_position_embeddings.");
 ABSL_FLAG(std::string, metrics_listen, "",
@@ -105,6 +110,7 @@ absl::StatusOr<arbor::worker::WorkerSetupOptions> SetupFromFlags() {
   setup.shared_step_tokens = absl::GetFlag(FLAGS_shared_step_tokens);
   setup.shared_rows_per_job = absl::GetFlag(FLAGS_shared_rows_per_job);
   setup.max_step_rows = absl::GetFlag(FLAGS_max_step_rows);
+  setup.share_linger = absl::Milliseconds(absl::GetFlag(FLAGS_share_linger_ms));
   setup.max_context = absl::GetFlag(FLAGS_max_context);
   return setup;
 }

@@ -246,6 +246,9 @@ absl::Status CheckOptions(const WorkerSetupOptions& options) {
   if (options.shared_rows_per_job < 1) {
     return absl::InvalidArgumentError("--shared_rows_per_job: must be >= 1");
   }
+  if (options.share_linger < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--share_linger_ms: must be >= 0 (0: widen at once)");
+  }
   return ParseKvDtype(options.kv_dtype, ordinal >= 0).status();
 }
 
@@ -265,6 +268,7 @@ absl::StatusOr<LoadedWorker> LoadWorker(const WorkerSetupOptions& options,
   engine_options.shared_step_tokens = options.shared_step_tokens;
   engine_options.shared_rows_per_job = options.shared_rows_per_job;
   engine_options.max_step_rows = options.max_step_rows;
+  engine_options.share_linger = options.share_linger;
   engine_options.min_progress_interval = options.min_progress_interval;
   engine_options.max_top_k = kMaxTopK;
   absl::StatusOr<model::ModelTokenizer> tokenizer = model::LoadModelTokenizer(model_path);

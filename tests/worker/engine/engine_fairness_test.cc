@@ -3,9 +3,11 @@
 // in every step from its first to its last, the steps it shares hold no more than the shared
 // rows and tokens, the wide job then has whole steps to itself and completes, and every token
 // equals a solo run's. A crowd of jobs gets shared_rows_per_job rows of each a step. Alone, a
-// job's steps hold at most max_step_rows rows, to the same tokens.
+// job's steps hold at most max_step_rows rows, to the same tokens; a job left alone keeps the
+// shared steps' bounds for share_linger after the last step it shared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <span>
@@ -81,8 +83,10 @@ v1::RunRequest Narrow(int32_t steps) {
 
 class EngineFairnessTest : public testing::TinyModelSuite<17> {
  protected:
-  // `max_step_rows` 0: a lone job's steps unbounded, as the shared steps are what is tested.
-  std::unique_ptr<Engine> Load(GatedBackend::Gate* gate, int32_t max_step_rows = 0) {
+  // `max_step_rows` 0: a lone job's steps unbounded, as the shared steps are what is tested;
+  // `share_linger` zero: a job left alone widens its steps at once.
+  std::unique_ptr<Engine> Load(GatedBackend::Gate* gate, int32_t max_step_rows = 0,
+                               absl::Duration share_linger = absl::ZeroDuration()) {
     WorkerSetupOptions options;
     options.model = model_->dir();
     options.kv_tokens = 8192;
@@ -90,6 +94,7 @@ class EngineFairnessTest : public testing::TinyModelSuite<17> {
     options.shared_step_rows = kSharedStepRows;
     options.shared_step_tokens = kSharedStepTokens;
     options.max_step_rows = max_step_rows;
+    options.share_linger = share_linger;
     options.threads = 1;
     if (gate != nullptr) {
       options.wrap_backend = [gate](std::unique_ptr<Backend> inner) {
@@ -103,14 +108,17 @@ class EngineFairnessTest : public testing::TinyModelSuite<17> {
 
   // Runs `wide` and `narrow` queued together (behind a gated first step of a third job) and
   // checks the narrow job's steps against the wide one's, and both results against solo runs.
-  void ExpectNarrowRunsInEveryStep(const v1::RunRequest& wide, const v1::RunRequest& narrow) {
+  // Once the narrow job is done, the wide one's steps are whole at once (`share_linger` zero),
+  // or keep the shared steps' bounds to its end (a linger longer than the test).
+  void ExpectNarrowRunsInEveryStep(const v1::RunRequest& wide, const v1::RunRequest& narrow,
+                                   absl::Duration share_linger = absl::ZeroDuration()) {
     std::unique_ptr<Engine> solo = Load(nullptr);
     absl::StatusOr<v1::RunResponse> wide_alone = testing::RunSync(*solo, wide);
     absl::StatusOr<v1::RunResponse> narrow_alone = testing::RunSync(*solo, narrow);
     ASSERT_TRUE(wide_alone.ok() && narrow_alone.ok());
 
     GatedBackend::Gate gate;
-    std::unique_ptr<Engine> engine = Load(&gate);
+    std::unique_ptr<Engine> engine = Load(&gate, /*max_step_rows=*/0, share_linger);
     v1::RunRequest opener;
     opener.set_job_id("opener");
     *opener.add_items() = DecodeItem(2, Prompt(4, 5), 1);
@@ -144,7 +152,14 @@ class EngineFairnessTest : public testing::TinyModelSuite<17> {
       EXPECT_LE(gate.step_rows[s], kSharedStepRows) << "shared step " << s;
     }
     ASSERT_GT(gate.step_tokens.size(), steps_at_narrow_done) << "the wide job outlasts it";
-    EXPECT_GT(gate.step_tokens[steps_at_narrow_done], kSharedStepTokens) << "alone: whole steps";
+    if (share_linger == absl::ZeroDuration()) {
+      EXPECT_GT(gate.step_tokens[steps_at_narrow_done], kSharedStepTokens) << "alone: whole steps";
+    } else {
+      for (size_t s = steps_at_narrow_done; s < gate.step_rows.size(); ++s) {
+        EXPECT_LE(gate.step_tokens[s], kSharedStepTokens) << "lingering step " << s;
+        EXPECT_LE(gate.step_rows[s], kSharedStepRows) << "lingering step " << s;
+      }
+    }
     EXPECT_EQ(Tokens(out[2]->results(0)), Tokens(narrow_alone->results(0)));
     ASSERT_EQ(out[1]->results_size(), wide.items_size());
     for (int i = 0; i < wide.items_size(); ++i) {
@@ -162,6 +177,12 @@ TEST_F(EngineFairnessTest, ANarrowJobIsNotQueuedBehindAWidePrefill) {
 // 40 items decoding: 40 rows in every step the narrow job shares unless the steps are shared.
 TEST_F(EngineFairnessTest, AWideDecodeSpreadsOverStepsBesideANarrowJob) {
   ExpectNarrowRunsInEveryStep(Wide(40, 1, 12), Narrow(8));
+}
+
+// Left alone within the linger, the wide job keeps the shared steps' bounds, so a request
+// arriving next waits for a short step; its tokens are still a solo run's.
+TEST_F(EngineFairnessTest, AWideJobJustLeftAloneKeepsSharedSteps) {
+  ExpectNarrowRunsInEveryStep(Wide(40, 1, 12), Narrow(8), absl::Hours(1));
 }
 
 // Four jobs of three traces each, queued together: a shared step holds two rows per job
@@ -223,12 +244,15 @@ TEST_F(EngineFairnessTest, ALoneWideJobsStepsAreBounded) {
   absl::StatusOr<v1::RunResponse> whole = testing::RunSync(*unbounded, wide);
   GatedBackend::Gate gate;
   gate.open.Notify();
-  std::unique_ptr<Engine> bounded = Load(&gate, /*max_step_rows=*/16);
+  // A linger changes nothing for a job that never shared a step.
+  std::unique_ptr<Engine> bounded = Load(&gate, /*max_step_rows=*/16, absl::Hours(1));
   absl::StatusOr<v1::RunResponse> split = testing::RunSync(*bounded, wide);
   ASSERT_TRUE(whole.ok() && split.ok());
   absl::MutexLock lock(&gate.mu);
   EXPECT_GE(gate.step_rows.size(), 40u * 6u / 16u) << "240 decode rows, 16 a step at most";
   for (size_t rows : gate.step_rows) EXPECT_LE(rows, 16u);
+  EXPECT_EQ(*std::max_element(gate.step_rows.begin(), gate.step_rows.end()), 16u)
+      << "whole steps: it never shared one";
   ASSERT_EQ(split->results_size(), wide.items_size());
   for (int i = 0; i < wide.items_size(); ++i) {
     EXPECT_EQ(Tokens(split->results(i)), Tokens(whole->results(i))) << "item " << i;
