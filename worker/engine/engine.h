@@ -10,8 +10,9 @@
 // step holds EngineOptions::shared_step_rows rows (shared_rows_per_job per job when there are
 // many), divided max-min fairly between them (fair_share.h), so a wide search's items spread
 // over steps instead of making every step long for everyone; a lone job has whole steps of up
-// to max_step_rows rows once it has been alone for share_linger. Sampling is keyed by (seed, position, branch) and the backend's rows
-// do not depend on their neighbours, so how rows are grouped into steps changes no result.
+// to max_step_rows rows once it has been alone for share_linger. Sampling is keyed by (seed,
+// position, branch) and the backend's rows do not depend on their neighbours, so how rows are
+// grouped into steps changes no result.
 //
 // One scheduling thread owns the KV cache, the sequences and the backend, so none of them needs
 // locks; requests reach it through one mutex-guarded queue, handled in arrival order (a Release

@@ -42,7 +42,7 @@ struct WorkerSetupOptions {
   int32_t shared_step_tokens = 64;  // EngineOptions' namesake.
   int32_t shared_rows_per_job = 2;  // EngineOptions' namesake.
   int32_t max_step_rows = 32;       // EngineOptions' namesake; 0: no bound.
-  absl::Duration share_linger = absl::Milliseconds(500);  // EngineOptions' namesake.
+  absl::Duration share_linger = absl::Milliseconds(500);         // EngineOptions' namesake.
   absl::Duration min_progress_interval = absl::Milliseconds(1);  // EngineOptions' namesake.
   int32_t max_context = 0;  // 0: the model's max_position_embeddings.
   // A PolicyConfig JSON file over the built-in default policy (policy/policy_file.h); empty: none.
