@@ -22,10 +22,11 @@ absl::Status Engine::BuildRows(std::vector<Row>& rows) {
   std::vector<JobRows> jobs = JobsWithWork();
   const absl::Time now = absl::Now();
   if (jobs.size() > 1) last_shared_step_ = now;
-  const bool lingering = jobs.size() == 1 && now - last_shared_step_ < options_.share_linger;
-  if (options_.shared_step_rows <= 0 || (jobs.size() <= 1 && !lingering)) {
-    // Nobody to share with: decode rows, then prefill chunks in the rest of the step, up to
-    // max_step_rows rows.
+  const bool shared =
+      jobs.size() > 1 || (jobs.size() == 1 && now - last_shared_step_ < options_.share_linger);
+  if (options_.shared_step_rows <= 0 || !shared) {
+    // Nobody to share with, nor lately: decode rows, then prefill chunks in the rest of the
+    // step, up to max_step_rows rows.
     std::vector<ActiveRun*> runs;
     for (auto& run : active_) runs.push_back(run.get());
     return AddJobRows(runs, options_.max_batch_tokens,
