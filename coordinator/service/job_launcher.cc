@@ -48,12 +48,9 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
       tenant_quota_(options_.tenants, *options_.metrics),
       defaults_(options_.policy) {
   // Sequence ids must not collide with those a previous coordinator left on a worker.
-  next_sequence_id_ = RandomNonZero() >> 1;
-  listener_target_->launcher = this;
-  pool_->AddListener([target = listener_target_](const WorkerEvent& event) {
-    // Shared: events from several threads move jobs at once; the destructor waits for them.
-    absl::ReaderMutexLock lock(&target->mu);
-    if (target->launcher != nullptr) target->launcher->OnWorkerEvent(event);
+  sequence_ids_->store(RandomNonZero() >> 1);
+  pool_->AddListener([this, gate = gate_](const WorkerEvent& event) {
+    if (base::CallbackGate::Pass pass = gate->Enter()) OnWorkerEvent(event);
   });
   if (defaults_.insert.tokens.empty()) {
     if (std::optional<std::vector<int32_t>> thinking = prompts_->ThinkingTokens()) {
@@ -69,10 +66,7 @@ JobLauncher::JobLauncher(LauncherOptions options, WorkerPool* pool, JobRegistry*
   }
 }
 
-JobLauncher::~JobLauncher() {
-  absl::MutexLock lock(&listener_target_->mu);
-  listener_target_->launcher = nullptr;
-}
+JobLauncher::~JobLauncher() { gate_->Close(); }
 
 void JobLauncher::OnWorkerEvent(const WorkerEvent& event) {
   const absl::Status reason =
@@ -113,52 +107,71 @@ JobEnvironment JobLauncher::Environment(const std::shared_ptr<JobRecord>& record
                                         std::vector<int32_t> prompt) {
   JobEnvironment env;
   env.worker = std::move(worker);
-  env.next_sequence_id = [this] { return NextSequenceId(); };
-  env.decode = [prompts = prompts_](absl::Span<const int32_t> ids) { return prompts->Decode(ids); };
+  env.next_sequence_id = [ids = sequence_ids_] { return ids->fetch_add(1); };
+  env.decode = [prompts = prompts_, gate = gate_](absl::Span<const int32_t> ids) {
+    base::CallbackGate::Pass pass = gate->Enter();
+    return pass ? prompts->Decode(ids) : std::string();
+  };
   env.clock = clock_;
   // The record owns the job, which owns these callbacks: hold the record weakly. The job calls
   // its sink for one event at a time, in order, so the metrics' per-job state needs no lock.
-  env.sink = [this, weak = std::weak_ptr<JobRecord>(record), job_id = record->job_id,
+  env.sink = [this, gate = gate_, weak = std::weak_ptr<JobRecord>(record), job_id = record->job_id,
               metrics_state =
                   std::make_shared<JobMetrics::JobState>()](const arbor::v1::GenerateEvent& e) {
-    job_metrics_.Observe(e, *metrics_state);
-    if (e.has_finished()) tenant_quota_.Release(job_id);
-    std::shared_ptr<JobRecord> record = weak.lock();
-    if (record == nullptr) return;
-    record->events.Append(e);
-    if (e.has_finished()) {
-      pool_->JobLeft(record->job->worker_id());
-      // Stored before the registry may evict it, so the job is always in one or the other.
-      const bool fenced = store_ != nullptr && !StoreFinished(*record);
-      registry_->Finished(record->job_id);
-      // Another coordinator holds the job: its run is the one to answer with, from the store.
-      if (fenced) registry_->Forget(record->job_id);
+    if (base::CallbackGate::Pass pass = gate->Enter()) OnJobEvent(e, job_id, weak, *metrics_state);
+  };
+  env.schedule_after = [timer = timer_, gate = gate_](absl::Duration delay,
+                                                      std::function<void()> callback) {
+    if (base::CallbackGate::Pass pass = gate->Enter()) {
+      timer->ScheduleAfter(delay, std::move(callback));
     }
   };
-  env.schedule_after = [timer = timer_](absl::Duration delay, std::function<void()> callback) {
-    timer->ScheduleAfter(delay, std::move(callback));
-  };
-  env.rehome = [this, prompt = std::move(prompt)](
+  env.rehome = [this, gate = gate_, prompt = std::move(prompt)](
                    const WorkerClient& from,
                    const absl::Status& cause) -> absl::StatusOr<std::shared_ptr<WorkerClient>> {
-    if (cause.code() == absl::StatusCode::kUnavailable) {
-      pool_->MarkDead(from.id(), from.incarnation(), std::string(cause.message()));
-    }
-    // A worker that came back since the failure (a new incarnation) is not the one that failed.
-    absl::flat_hash_set<std::string> exclude;
-    if (pool_->IsCurrent(from.id(), from.incarnation())) exclude.insert(from.id());
-    WorkerHandle handle;
-    absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, exclude, &handle);
-    if (!next.ok() && !exclude.empty() && cause.code() != absl::StatusCode::kUnavailable &&
-        cause.code() != absl::StatusCode::kResourceExhausted) {
-      // The worker lives but failed the run (e.g. its deadline) and no other can take the job:
-      // try it again. (Out of KV, the job waits on its worker by itself.)
-      next = Route(prompt, {}, &handle);
-    }
-    if (next.ok()) pool_->JobLeft(from.id());  // On failure the job stays homed there.
-    return next;
+    base::CallbackGate::Pass pass = gate->Enter();
+    if (!pass) return absl::UnavailableError("the coordinator is shutting down");
+    return Rehome(prompt, from, cause);
   };
   return env;
+}
+
+void JobLauncher::OnJobEvent(const arbor::v1::GenerateEvent& e, const std::string& job_id,
+                             const std::weak_ptr<JobRecord>& weak,
+                             JobMetrics::JobState& metrics_state) {
+  job_metrics_.Observe(e, metrics_state);
+  if (e.has_finished()) tenant_quota_.Release(job_id);
+  std::shared_ptr<JobRecord> record = weak.lock();
+  if (record == nullptr) return;
+  record->events.Append(e);
+  if (!e.has_finished()) return;
+  pool_->JobLeft(record->job->worker_id());
+  // Stored before the registry may evict it, so the job is always in one or the other.
+  const bool fenced = store_ != nullptr && !StoreFinished(*record);
+  registry_->Finished(record->job_id);
+  // Another coordinator holds the job: its run is the one to answer with, from the store.
+  if (fenced) registry_->Forget(record->job_id);
+}
+
+absl::StatusOr<std::shared_ptr<WorkerClient>> JobLauncher::Rehome(absl::Span<const int32_t> prompt,
+                                                                  const WorkerClient& from,
+                                                                  const absl::Status& cause) {
+  if (cause.code() == absl::StatusCode::kUnavailable) {
+    pool_->MarkDead(from.id(), from.incarnation(), std::string(cause.message()));
+  }
+  // A worker that came back since the failure (a new incarnation) is not the one that failed.
+  absl::flat_hash_set<std::string> exclude;
+  if (pool_->IsCurrent(from.id(), from.incarnation())) exclude.insert(from.id());
+  WorkerHandle handle;
+  absl::StatusOr<std::shared_ptr<WorkerClient>> next = Route(prompt, exclude, &handle);
+  if (!next.ok() && !exclude.empty() && cause.code() != absl::StatusCode::kUnavailable &&
+      cause.code() != absl::StatusCode::kResourceExhausted) {
+    // The worker lives but failed the run (e.g. its deadline) and no other can take the job:
+    // try it again. (Out of KV, the job waits on its worker by itself.)
+    next = Route(prompt, {}, &handle);
+  }
+  if (next.ok()) pool_->JobLeft(from.id());  // On failure the job stays homed there.
+  return next;
 }
 
 absl::StatusOr<CheckedPrompt> JobLauncher::CheckPrompt(

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "arbor/v1/generation.pb.h"
+#include "base/callback_gate.h"
 #include "base/clock.h"
 #include "coordinator/cluster/tenant_quota.h"
 #include "coordinator/cluster/worker_pool.h"
@@ -116,13 +117,21 @@ class JobLauncher {
       absl::Span<const int32_t> prompt, const absl::flat_hash_set<std::string>& exclude,
       WorkerHandle* handle);
   // A worker sequence id no other job or request of this coordinator uses.
-  uint64_t NextSequenceId() { return next_sequence_id_.fetch_add(1); }
+  uint64_t NextSequenceId() { return sequence_ids_->fetch_add(1); }
   WorkerPool* pool() const { return pool_; }
   const PromptCodec* prompts() const { return prompts_; }
 
  private:
   JobEnvironment Environment(const std::shared_ptr<JobRecord>& record,
                              std::shared_ptr<WorkerClient> worker, std::vector<int32_t> prompt);
+  // A job's event, through its environment's sink: metrics, tenant quota, the job's log, and at
+  // the end the pool, the store and the registry.
+  void OnJobEvent(const arbor::v1::GenerateEvent& e, const std::string& job_id,
+                  const std::weak_ptr<JobRecord>& weak, JobMetrics::JobState& metrics_state);
+  // The worker a job moves to from `from` because of `cause` (JobEnvironment::rehome).
+  absl::StatusOr<std::shared_ptr<WorkerClient>> Rehome(absl::Span<const int32_t> prompt,
+                                                       const WorkerClient& from,
+                                                       const absl::Status& cause);
   // A job launched again under the id and creation time an earlier process gave it.
   struct Resumed {
     std::string job_id;
@@ -160,13 +169,6 @@ class JobLauncher {
   // flight on a dead worker moves when that Run fails, the others at once.
   void OnWorkerEvent(const WorkerEvent& event);
 
-  // The pool's listener reaches the launcher through this; the destructor clears it, since the
-  // pool may call its listeners after the launcher is gone (listeners cannot be removed).
-  struct ListenerTarget {
-    absl::Mutex mu;
-    JobLauncher* launcher ABSL_GUARDED_BY(mu) = nullptr;
-  };
-
   const LauncherOptions options_;
   WorkerPool* const pool_;
   JobRegistry* const registry_;
@@ -181,8 +183,13 @@ class JobLauncher {
   entropix::PolicyConfig defaults_;  // options_.policy, insert.tokens resolved where known.
   bool insert_available_ = true;     // False: no thinking tokens known (INSERT off by default).
 
-  const std::shared_ptr<ListenerTarget> listener_target_ = std::make_shared<ListenerTarget>();
-  std::atomic<uint64_t> next_sequence_id_;
+  // The pool's listener and the jobs' environments reach the launcher through this gate, which
+  // the destructor closes: the pool calls its listeners, and the jobs' Run completions arrive on
+  // gRPC's threads, after the launcher may be gone (at shutdown, for the jobs it cancelled).
+  const std::shared_ptr<base::CallbackGate> gate_ = std::make_shared<base::CallbackGate>();
+  // Shared with the jobs, which may still ask for ids while the launcher goes away.
+  const std::shared_ptr<std::atomic<uint64_t>> sequence_ids_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
   absl::Mutex random_mu_;
   absl::BitGen random_ ABSL_GUARDED_BY(random_mu_);
 };

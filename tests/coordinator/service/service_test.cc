@@ -108,6 +108,22 @@ TEST(JobRegistryTest, CancelledQueuedJobLeavesTheQueue) {
   h.worker->ReleaseHeld();
 }
 
+// A coordinator going away destroys its launcher while Runs are still in flight; their
+// completions arrive on the worker client's threads later and must not reach it.
+TEST(JobLauncherTest, RunsThatCompleteAfterTheLauncherIsGoneReachNothing) {
+  Harness h;
+  h.worker->Hold(true);
+  absl::StatusOr<std::shared_ptr<JobRecord>> record =
+      h.launcher->Launch(Harness::Request(4), absl::InfiniteFuture());
+  ASSERT_TRUE(record.ok()) << record.status();
+  const size_t events = (*record)->events.events().size();
+  h.launcher.reset();
+  for (int i = 0; i < 10; ++i) h.worker->ReleaseHeld();  // The job runs on, unheard.
+  EXPECT_EQ((*record)->events.events().size(), events);
+  EXPECT_FALSE((*record)->events.closed());
+  (*record)->job->Cancel();
+}
+
 // Ids name this coordinator process: an id of an earlier one is answered with why it is gone
 // (jobs live in memory only), any other unknown id as unknown.
 TEST(JobRegistryTest, AnIdOfAnEarlierCoordinatorSaysJobsDoNotOutliveIt) {
