@@ -6,8 +6,10 @@
 // weight row's bits and scales once per group of activation rows and multiplies one weight row at
 // a time (maddubs, then madd by the scale); in a 256-token prefill or a step of 32 siblings that
 // decoding and the two-instruction products bound it. Here a super-block's eight rows are
-// unpacked once into a buffer, and each activation row takes four vpdpbusd per 32 weights for all
-// eight weight rows, the eight rows' scales applied in integers (vpdpwssd, or a multiply for
+// unpacked sub-block by sub-block into registers, once for all the activation rows of a pass (a
+// whole super-block's would outgrow the register file and go through memory: Q6_K's took 1.6× the
+// time at one row), and each activation row takes four vpdpbusd per 32 weights for all eight
+// weight rows, the eight rows' scales applied in integers (vpdpwssd, or a multiply for
 // Q6_K), and one conversion per super-block. The order of every row's operations is fixed, so its
 // result does not depend on the rows beside it.
 #define ARBOR_QUANT_ISA_NS avx512vnni
@@ -62,7 +64,7 @@ struct Q4KLike {
   using Block = BlockType;
   static constexpr bool kFifth = std::is_same_v<Block, Q5Kx8Block>;
   struct Unpacked {
-    __m512i q[8][4];  // Sub-block j, vector t: weights 8t … 8t + 7 of row r in qword r.
+    const Block* block;  // Its weights are rebuilt sub-block by sub-block in Rows (Weights).
     // Q4_K: [i], the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid out as Rows' packed
     // dots meet them. Q5_K: [j], sub-block j's scales as int16 pairs (s, s), in 128-bit lane k
     // rows 2k, 2k + 1, 2k, 2k + 1 (as Rows packs the halves of a sub-block's dots).
@@ -82,28 +84,28 @@ struct Q4KLike {
     }
   }
 
-  static void Unpack(const Block& block, Unpacked& u) {
-    const Q4Kx8Block& fields = Low(block);
+  // Sub-block j's q into registers, vector t: weights 8t … 8t + 7 of row r in qword r. Q5_K's
+  // fifth bits: bit j of each byte to bit 4 (the 16-bit shifts' spill into the neighbouring byte
+  // falls outside the mask), or-ed in: (placed & 0x10) | q.
+  static void Weights(const Block& block, int j, __m512i (&q)[4]) {
     const __m512i low = _mm512_set1_epi8(0x0f);
-    for (int p = 0; p < 4; ++p) {
-      for (int t = 0; t < 4; ++t) {
-        const __m512i raw = _mm512_loadu_si512(fields.qs[p] + 64 * t);
-        u.q[2 * p][t] = _mm512_and_si512(raw, low);
-        u.q[2 * p + 1][t] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      const __m512i raw = _mm512_loadu_si512(Low(block).qs[j / 2] + 64 * t);
+      q[t] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(raw, 4) : raw, low);
+      if constexpr (kFifth) {
+        const __m512i bits = _mm512_loadu_si512(block.qh + 64 * t);
+        const __m512i placed =
+            j < 4 ? _mm512_slli_epi16(bits, 4 - j) : _mm512_srli_epi16(bits, j - 4);
+        q[t] = _mm512_ternarylogic_epi32(placed, _mm512_set1_epi8(0x10), q[t], 0xEA);
       }
     }
+  }
+
+  static void Unpack(const Block& block, Unpacked& u) {
+    const Q4Kx8Block& fields = Low(block);
+    u.block = &block;
     if constexpr (kFifth) {
-      // Bit j of each byte to bit 4 of sub-block j's (the 16-bit shifts' spill into the
-      // neighbouring byte falls outside the mask), or-ed in: (placed & 0x10) | q.
-      const __m512i fifth = _mm512_set1_epi8(0x10);
-      for (int t = 0; t < 4; ++t) {
-        const __m512i bits = _mm512_loadu_si512(block.qh + 64 * t);
-        for (int j = 0; j < 8; ++j) {
-          const __m512i placed =
-              j < 4 ? _mm512_slli_epi16(bits, 4 - j) : _mm512_srli_epi16(bits, j - 4);
-          u.q[j][t] = _mm512_ternarylogic_epi32(placed, fifth, u.q[j][t], 0xEA);
-        }
-      }
       const __m512i rows = _mm512_set_epi32(7, 6, 7, 6, 5, 4, 5, 4, 3, 2, 3, 2, 1, 0, 1, 0);
       for (int j = 0; j < 8; ++j) {
         int64_t eight;
@@ -159,20 +161,22 @@ struct Q4KLike {
       bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
     // In 128-bit lane k: rows 2k's and 2k + 1's lanes of one packed half, then of the other.
-    auto packed = [&](int r, int p) {
-      if constexpr (kFifth) {
-        return _mm512_packs_epi32(Dots<true, 0, 2>(u.q[p], bytes[r] + 32 * p),
-                                  Dots<true, 2, 2>(u.q[p], bytes[r] + 32 * p));
-      } else {
-        return _mm512_packs_epi32(Dots<true>(u.q[2 * p], bytes[r] + 64 * p),
-                                  Dots<true>(u.q[2 * p + 1], bytes[r] + 64 * p + 32));
-      }
-    };
 #pragma GCC unroll 8
     for (int p = 0; p < (kFifth ? 8 : 4); ++p) {
+      __m512i q[2][4];
+      Weights(*u.block, kFifth ? p : 2 * p, q[0]);
+      if constexpr (!kFifth) Weights(*u.block, 2 * p + 1, q[1]);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        total[r] = _mm512_dpwssd_epi32(total[r], packed(r, p), u.scales[p]);
+        __m512i packed;
+        if constexpr (kFifth) {
+          packed = _mm512_packs_epi32(Dots<true, 0, 2>(q[0], bytes[r] + 32 * p),
+                                      Dots<true, 2, 2>(q[0], bytes[r] + 32 * p));
+        } else {
+          packed = _mm512_packs_epi32(Dots<true>(q[0], bytes[r] + 64 * p),
+                                      Dots<true>(q[1], bytes[r] + 64 * p + 32));
+        }
+        total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[p]);
       }
     }
 #pragma GCC unroll 8
@@ -217,20 +221,17 @@ using Q5K = Q4KLike<Q5Kx8Block>;
 struct Q6K {
   using Block = Q6Kx8Block;
   struct Unpacked {
-    __m512i q[8][4];    // Sub-block j, vector t: row r's q − 32 for weights 4t … 4t + 3 (lane
-                        // 2r) and 16 + 4t … 16 + 4t + 3 (lane 2r + 1).
-    __m512i scales[8];  // Sub-block j: row r's scales of groups 2j (lane 2r) and 2j + 1.
-    __m512i start;      // Lane 2r: −bias of row r; odd lanes 0.
-    __m512 d;           // Lanes 2r and 2r + 1: row r's d.
+    const Block* block;  // Its weights are rebuilt sub-block by sub-block in Rows, in registers.
+    __m512i scales[8];   // Sub-block j: row r's scales of groups 2j (lane 2r) and 2j + 1.
+    __m512i start;       // Lane 2r: −bias of row r; odd lanes 0.
+    __m512 d;            // Lanes 2r and 2r + 1: row r's d.
   };
   using Sums = __m512;  // Lanes 2r and 2r + 1: row r's sum, twice.
 
   static void Unpack(const Block& block, Unpacked& u) {
-    const __m512i zero_point = _mm512_set1_epi8(32);
+    u.block = &block;
+#pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      for (int t = 0; t < 4; ++t) {
-        u.q[j][t] = _mm512_sub_epi8(Q6KWeights(block, j, t), zero_point);
-      }
       u.scales[j] = PairLanes(block.scales[2 * j], block.scales[2 * j + 1], true);
     }
     const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.bias));
@@ -250,13 +251,20 @@ struct Q6K {
       total[r] = u.start;
       bytes[r] = reinterpret_cast<const char*>(x[r].biased_pairs + 256 * b);
     }
-    // Each sub-block's scales one integer multiply (a group's dots, up to 16·255·32, outgrow
-    // int16), sub-block by sub-block, so that its weights are loaded once for all R rows.
+    // Sub-block by sub-block: its weights rebuilt into registers once for all R rows (all eight
+    // sub-blocks' would outgrow the register file), q − 32 against the activations + 128; each
+    // sub-block's scales one integer multiply (a group's dots, up to 16·255·32, outgrow int16).
+    const __m512i zero_point = _mm512_set1_epi8(32);
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
+      __m512i q[4];
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        q[t] = _mm512_sub_epi8(Q6KWeights(*u.block, j, t), zero_point);
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const __m512i dot = Dots</*kActivationsSigned=*/false>(u.q[j], bytes[r] + 32 * j);
+        const __m512i dot = Dots</*kActivationsSigned=*/false>(q, bytes[r] + 32 * j);
         total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
       }
     }
@@ -279,7 +287,7 @@ struct Q6K {
 
 // Activation rows x[0, R) against one group of eight weight rows. (Unpacking a super-block once
 // for several passes of rows, the unpacked weights kept in memory between them, was slower at
-// every row count: the compiler keeps a single pass's unpacked sub-block in registers.)
+// every row count.)
 template <typename K, int R>
 struct Group {
   static void Run(const typename K::Block* w, int64_t blocks, const Q8KRow* x, float* out,
