@@ -296,8 +296,10 @@ struct Group {
     for (int r = 0; r < R; ++r) sums[r] = typename K::Sums{};
     typename K::Unpacked u;
     for (int64_t b = 0; b < blocks; ++b) {
-      // Two super-blocks ahead (into the next group at the end: groups are consecutive).
-      const char* ahead = reinterpret_cast<const char*>(w + b + 2);
+      // Four super-blocks ahead, 4.7–6.8 KB (into the next group at the end: groups are
+      // consecutive): a one-row step streams its weights from memory, and two ahead left an Intel
+      // Xeon's 1B-shape step 6 % slower (as far ahead as the best streaming read prefetches).
+      const char* ahead = reinterpret_cast<const char*>(w + b + 4);
       for (size_t line = 0; line < sizeof(typename K::Block); line += 64) {
         _mm_prefetch(ahead + line, _MM_HINT_T0);
       }
