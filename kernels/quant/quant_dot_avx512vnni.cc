@@ -135,8 +135,7 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
       if constexpr (kOffsets<Block>) {
         acc[g][r] = _mm512_fmadd_ps(m[g], _mm512_set1_ps(xs[r][24 * b]), acc[g][r]);
       }
-      acc[g][r] =
-          _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d[g], scale), acc[g][r]);
+      acc[g][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d[g], scale), acc[g][r]);
     }
   }
 }
