@@ -31,11 +31,12 @@ policies, e.g. to compare a search's first delta with greedy's first token:
 
 With --mixed (arbor only), fair sharing instead: `--interactive` greedy streams measured alone,
 then again while heavy and hostile jobs run beside them on the same workers — the widest TRACE
-the limits allow, a SEARCH of width 32 nested 2 deep, and streamed requests dropped after their
-first chunk — reporting the interactive TTFT and ITL (p50 / p99) unloaded and loaded, and
-whether loaded p99 stays within 2x unloaded p99 plus one loaded step (the worker's mean step
-from its /metrics when --worker_metrics names it, else the loaded ITL p50: an interactive stream
-has a row in every step).
+the limits allow, a SEARCH of width 32 nested 2 deep, a greedy answer constrained by a schema of
+20,000 optional properties, and streamed requests dropped after their first chunk — reporting
+the interactive TTFT and ITL (p50 / p99) unloaded and loaded, and whether loaded p99 stays
+within 2x unloaded p99 plus one loaded step (the worker's mean step from its /metrics when
+--worker_metrics names it, else the loaded ITL p50: an interactive stream has a row in every
+step).
 
   load_bench.py --server arbor=http://127.0.0.1:8000 --mixed --interactive 2 --requests 6 \\
                 --worker_metrics http://127.0.0.1:9100/metrics
@@ -84,10 +85,10 @@ class Server:
         """The arbor extension of this server's plain requests: its --policy, if any."""
         return {"policy_name": self.policy} if self.policy else None
 
-    def chat(self, question, max_tokens, arbor=None):
+    def chat(self, question, max_tokens, arbor=None, response_format=None):
         """One streaming request: (send time, [content chunk arrival times], completion
         tokens, arrival of the first delta of any kind or None). `arbor`: the request's arbor
-        extension (a policy), for arbor servers only."""
+        extension (a policy), for arbor servers only; `response_format` as OpenAI's."""
         body = {
             "model": self.model,
             "messages": [{"role": "user", "content": question}],
@@ -96,11 +97,13 @@ class Server:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if response_format:
+            body["response_format"] = response_format
         if arbor:
             body["arbor"] = arbor
             if "policy" in arbor:  # It brings its own sampling; temperature 0 beside it is refused.
                 del body["temperature"]
-        body = json.dumps(body)
+        body = json.dumps(body, separators=(",", ":"))
         connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
         sent = time.perf_counter()
         connection.request("POST", "/v1/chat/completions", body,
@@ -192,9 +195,16 @@ WIDE_SEARCH = {"policy": {
                    "lehvVarentropy": 0, "hehvEntropy": 0, "hehvVarentropy": 0}}}
 
 
+# An object of 20,000 optional properties of any value (about 200 KB, within the 256 KiB
+# schema limit), as arbor-bench-constraint's: each of its tokens' masks meets every property name.
+WIDE_SCHEMA = {"type": "json_schema", "json_schema": {"name": "wide", "schema": {
+    "type": "object", "properties": {f"f{i}": {} for i in range(20000)}}}}
+
+
 def hostile_loop(server, kind, max_tokens, stop, counts, lock):
-    """Sends `kind` jobs one after another until `stop`: "trace", "search" (whole streams) or
-    "dropped" (the connection closed after the first chunk); counts them by outcome."""
+    """Sends `kind` jobs one after another until `stop`: "trace", "search", "schema" (whole
+    streams) or "dropped" (the connection closed after the first chunk); counts them by
+    outcome."""
     index = 0
     while not stop.is_set():
         question = QUESTIONS[(index * 5 + len(kind)) % len(QUESTIONS)]
@@ -202,6 +212,8 @@ def hostile_loop(server, kind, max_tokens, stop, counts, lock):
         try:
             if kind == "dropped":
                 drop_after_first_chunk(server, question, max_tokens)
+            elif kind == "schema":
+                server.chat(question, max_tokens, GREEDY, response_format=WIDE_SCHEMA)
             else:
                 server.chat(question, max_tokens,
                             WIDEST_TRACE if kind == "trace" else WIDE_SEARCH)
@@ -313,12 +325,12 @@ def main():
     parser.add_argument("--mixed", action="store_true",
                         help="interactive streams unloaded, then beside heavy and hostile jobs")
     parser.add_argument("--interactive", type=int, default=2, help="--mixed: interactive streams")
-    parser.add_argument("--heavy", default="trace,search,dropped",
+    parser.add_argument("--heavy", default="trace,search,schema,dropped",
                         help="--mixed: the heavy kinds run beside the interactive streams, "
                              "comma-separated (one alone: the interactive latency beside a "
                              "single other request)")
     parser.add_argument("--hostile", type=int, default=1,
-                        help="--mixed: streams of each heavy kind (trace, search, dropped)")
+                        help="--mixed: streams of each heavy kind (trace, search, schema, dropped)")
     parser.add_argument("--heavy_tokens", type=int, default=64,
                         help="--mixed: max_tokens of the heavy jobs")
     parser.add_argument("--settle", type=float, default=3.0,
@@ -342,8 +354,8 @@ def main():
     if policies:
         parser.error(f"--policy names no --server: {', '.join(policies)}")
     levels = [int(n) for n in args.streams.split(",")]
-    if not set(args.heavy.split(",")) <= {"trace", "search", "dropped"}:
-        parser.error(f"--heavy {args.heavy}: expected kinds among trace, search, dropped")
+    if not set(args.heavy.split(",")) <= {"trace", "search", "schema", "dropped"}:
+        parser.error(f"--heavy {args.heavy}: expected kinds among trace, search, schema, dropped")
     if args.mixed:
         servers[0].chat(QUESTIONS[0], args.max_tokens, GREEDY)  # Warm-up.
         rows, counts = mixed(servers[0], args)
