@@ -112,13 +112,15 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const int8_t* x = xq[r] + 32 * b;
-    // Two chains of four vpdpbusd (even and odd u), added at the end: one chain of eight made a
-    // lone row wait on their latency. Integer sums, so the result is the same.
-    __m512i sum[G][2];
+    // One group: two chains of four vpdpbusd (even and odd u), added at the end, as one chain of
+    // eight made a lone row wait on their latency; two groups are two chains already (and two
+    // more would spill their weights). Integer sums, so the result is the same.
+    constexpr int kChains = G == 1 ? 2 : 1;
+    __m512i sum[G][kChains];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
       sum[g][0] = kOffsets<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xi[r][b]);
-      sum[g][1] = _mm512_setzero_si512();
+      if constexpr (kChains == 2) sum[g][1] = _mm512_setzero_si512();
     }
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
@@ -126,12 +128,15 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
       std::memcpy(&four, x + 4 * u, 4);
       const __m512i xu = _mm512_set1_epi32(four);
 #pragma GCC unroll 2
-      for (int g = 0; g < G; ++g) sum[g][u % 2] = _mm512_dpbusd_epi32(sum[g][u % 2], q[g][u], xu);
+      for (int g = 0; g < G; ++g) {
+        sum[g][u % kChains] = _mm512_dpbusd_epi32(sum[g][u % kChains], q[g][u], xu);
+      }
     }
     const __m512 scale = _mm512_set1_ps(xd[r][8 * b]);
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      const __m512i total = _mm512_add_epi32(sum[g][0], sum[g][1]);
+      const __m512i total =
+          kChains == 2 ? _mm512_add_epi32(sum[g][0], sum[g][kChains - 1]) : sum[g][0];
       if constexpr (kOffsets<Block>) {
         acc[g][r] = _mm512_fmadd_ps(m[g], _mm512_set1_ps(xs[r][24 * b]), acc[g][r]);
       }
