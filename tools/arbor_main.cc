@@ -28,7 +28,7 @@ const std::vector<Command>& AllCommands() {
   // Flags every client command reads (tools/client.cc).
   const FlagList client = {"coordinator", "json", "timeout_s"};
   // Flags of the local cluster `up` and `demo` start.
-  const FlagList cluster = {"model", "num_workers", "log_level", "log_format"};
+  const FlagList cluster = {"model", "num_workers", "worker_args", "log_level", "log_format"};
   // The prompt and policy of a new job (tools/cmd_generate.cc).
   const FlagList request = {"prompt",      "chat",        "tokens",      "max_tokens",
                             "policy_mode", "policy_file", "json_schema", "json_object"};

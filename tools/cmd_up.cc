@@ -8,7 +8,9 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/termination.h"
 #include "coordinator/flags/served_model_flags.h"
 #include "model/model_store.h"
@@ -31,6 +33,10 @@ ABSL_FLAG(int, worker_metrics_port, 0,
 ABSL_FLAG(int, http_port, 8000,
           "up: the coordinator's OpenAI-compatible HTTP port (0 = any free port, -1 = off).");
 ABSL_DECLARE_FLAG(std::string, policy_file);  // tools/cmd_generate.cc
+ABSL_FLAG(std::string, worker_args, "",
+          "up/demo: more flags for every worker, in one string, e.g. \"--share_linger_ms=0 "
+          "--max_step_rows=16\" (`arbor-worker --help` lists them); they come after those `arbor "
+          "up` chooses (--threads, --kv_memory), so they override them.");
 ABSL_FLAG(std::string, log_level, "warn", "up/demo: log level of the started servers.");
 ABSL_FLAG(std::string, log_format, "text",
           "up/demo: log format of the started servers: text, or json (one object per line).");
@@ -59,6 +65,30 @@ std::vector<std::string> CoordinatorFlags() {
     flags.push_back(absl::StrCat("--policy_file=", std::filesystem::absolute(file).string()));
   }
   return flags;
+}
+
+// --worker_args as a worker's arguments: each a flag, none of those by which `arbor up` finds the
+// worker it started (its model, addresses and the files it writes them to).
+absl::StatusOr<std::vector<std::string>> WorkerArgs() {
+  std::vector<std::string> args =
+      absl::StrSplit(absl::GetFlag(FLAGS_worker_args), absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  for (const std::string& arg : args) {
+    if (!absl::StartsWith(arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--worker_args: '", arg, "' is not a flag; give flags as --name=value, space-separated"));
+    }
+    const std::string name = arg.substr(2, arg.find('=') - 2);
+    for (const char* own :
+         {"model", "listen", "port_file", "metrics_listen", "metrics_port_file"}) {
+      if (name == own) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--worker_args: --", name,
+                         " is set by arbor up itself; use arbor up's --model and "
+                         "--worker_metrics_port, or start the workers by hand (arbor-worker)"));
+      }
+    }
+  }
+  return args;
 }
 
 }  // namespace
@@ -90,6 +120,9 @@ absl::StatusOr<LocalClusterOptions> LocalClusterOptionsFromFlags(const std::stri
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   options.worker_flags.push_back(
       absl::StrCat("--threads=", std::max<unsigned>(1, cores / options.num_workers)));
+  absl::StatusOr<std::vector<std::string>> worker_args = WorkerArgs();
+  if (!worker_args.ok()) return worker_args.status();
+  options.worker_flags.insert(options.worker_flags.end(), worker_args->begin(), worker_args->end());
   options.coordinator_flags = CoordinatorFlags();
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.log_format = absl::GetFlag(FLAGS_log_format);
