@@ -3,16 +3,14 @@ scrape configuration written beforehand finds every worker; a port range past 65
 """
 
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
-from arbor_processes import BIN  # noqa: E402  (path set above)
+from arbor_processes import BIN, start_arbor_up  # noqa: E402  (path set above)
 
 
 def free_port_pair():
@@ -34,20 +32,9 @@ class UpMetricsPortTest(unittest.TestCase):
 
     def test_workers_serve_metrics_on_consecutive_ports(self):
         port = free_port_pair()
-        up = subprocess.Popen(
-            [os.path.join(BIN, "arbor"), "up", "--model=tiny", "--num_workers=2", "--port=0",
-             "--http_port=-1", f"--worker_metrics_port={port}"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.addCleanup(up.wait, 30)
-        self.addCleanup(up.send_signal, signal.SIGINT)
-        printed = ""
-        deadline = time.monotonic() + 90
-        while "logs " not in printed and time.monotonic() < deadline:  # Printed after the rest.
-            line = up.stdout.readline()
-            if not line:
-                break
-            printed += line
-        self.assertIn("logs ", printed)
+        _, printed = start_arbor_up(
+            self, ["--model=tiny", "--num_workers=2", "--port=0", "--http_port=-1",
+                   f"--worker_metrics_port={port}"])
         for i in range(2):
             self.assertIn(f"127.0.0.1:{port + i}/metrics", printed)
             with urllib.request.urlopen(f"http://127.0.0.1:{port + i}/metrics", timeout=10) as r:

@@ -4,14 +4,12 @@ that are not flags, and the flags by which `arbor up` finds its workers, are ref
 """
 
 import os
-import signal
 import subprocess
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
-from arbor_processes import BIN  # noqa: E402  (path set above)
+from arbor_processes import BIN, start_arbor_up  # noqa: E402  (path set above)
 
 
 def children_args(parent):
@@ -30,27 +28,18 @@ def children_args(parent):
     return found
 
 
+UP_FLAGS = ["--model=tiny", "--port=0", "--http_port=-1"]
+
+
 def up(*flags):
-    return [os.path.join(BIN, "arbor"), "up", "--model=tiny", "--port=0", "--http_port=-1",
-            *flags]
+    return [os.path.join(BIN, "arbor"), "up", *UP_FLAGS, *flags]
 
 
 class UpWorkerArgsTest(unittest.TestCase):
 
     def test_the_flags_reach_every_worker_after_its_own(self):
-        process = subprocess.Popen(
-            up("--num_workers=2", "--worker_args=--share_linger_ms=0  --threads=1"),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.addCleanup(process.wait, 30)
-        self.addCleanup(process.send_signal, signal.SIGINT)
-        printed = ""
-        deadline = time.monotonic() + 90
-        while "logs " not in printed and time.monotonic() < deadline:  # Printed after the rest.
-            line = process.stdout.readline()
-            if not line:
-                break
-            printed += line
-        self.assertIn("logs ", printed)
+        process, _ = start_arbor_up(
+            self, UP_FLAGS + ["--num_workers=2", "--worker_args=--share_linger_ms=0  --threads=1"])
         workers = [a for a in children_args(process.pid) if a[0].endswith("arbor-worker")]
         self.assertEqual(len(workers), 2, workers)
         for args in workers:

@@ -9,6 +9,7 @@ sys.path; ARBOR_BINARY_DIR names the build.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -62,6 +63,24 @@ def wait_for_log(processes, index, text, timeout=60.0):
             raise AssertionError(f"no {text!r} after {timeout} s in:\n{processes.log(index)}")
         time.sleep(0.1)
     return processes.log(index)
+
+
+def start_arbor_up(test, flags, timeout=90.0):
+    """`arbor up FLAGS` started for `test` (stopped with Ctrl-C at its cleanup): (the process,
+    what it printed up to its log folder's line, which comes after the rest)."""
+    process = subprocess.Popen([os.path.join(BIN, "arbor"), "up", *flags],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    test.addCleanup(process.wait, 30)
+    test.addCleanup(process.send_signal, signal.SIGINT)
+    printed = ""
+    deadline = time.monotonic() + timeout
+    while "logs " not in printed and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        printed += line
+    test.assertIn("logs ", printed)
+    return process, printed
 
 
 class Processes:
