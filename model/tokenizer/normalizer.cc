@@ -17,14 +17,16 @@ using nlohmann::json;
 
 namespace {
 
-// Hugging Face `tokenizers` normalises with Unicode 11.0's tables (its Rust crate's): it leaves
-// alone the characters assigned since (U+32FF, U+A7F2–U+A7F4, U+AB69, U+10780–U+107BA, …), which
-// ICU's current tables decompose. Arbor's forms are filtered to Unicode 11.0's characters, so
-// text normalises and encodes as there. Built once; frozen, so shared across threads.
+// Hugging Face `tokenizers` normalises with old tables (its Rust crate's): it leaves alone the
+// characters assigned since (U+32FF, U+A7F2–U+A7F4, U+AB69, U+10780–U+107BA, …), which ICU's
+// current tables decompose, and gives the combining marks of Unicode 10.0 and 11.0 (U+1DF9,
+// U+07FD, U+10F46, …) class 0, so that they stop the canonical reordering of the marks around
+// them, which ICU's tables would reorder. Arbor's forms are filtered to Unicode 9.0's characters,
+// so text normalises and encodes as there. Built once; frozen, so shared across threads.
 const icu::UnicodeSet* HuggingFaceCharacters() {
   static const icu::UnicodeSet* set = [] {
     UErrorCode status = U_ZERO_ERROR;
-    auto* characters = new icu::UnicodeSet(icu::UnicodeString(u"[:age=11.0:]"), status);
+    auto* characters = new icu::UnicodeSet(icu::UnicodeString(u"[:age=9.0:]"), status);
     if (U_FAILURE(status)) {
       delete characters;
       return static_cast<icu::UnicodeSet*>(nullptr);
