@@ -135,8 +135,8 @@ inline void RowsBlock(const Block* w, int64_t blocks, const int8_t* const (&xq)[
     const __m512 scale = _mm512_set1_ps(xd[r][8 * b]);
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      const __m512i total =
-          kChains == 2 ? _mm512_add_epi32(sum[g][0], sum[g][kChains - 1]) : sum[g][0];
+      __m512i total = sum[g][0];
+      if constexpr (kChains == 2) total = _mm512_add_epi32(total, sum[g][1]);
       if constexpr (kOffsets<Block>) {
         acc[g][r] = _mm512_fmadd_ps(m[g], _mm512_set1_ps(xs[r][24 * b]), acc[g][r]);
       }

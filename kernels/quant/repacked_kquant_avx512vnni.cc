@@ -40,11 +40,11 @@ inline __m256 Halves(const uint16_t* h) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
-// Σ w·x of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): each of the four vectors of
-// `w` against the eight activation bytes its rows hold, broadcast (unsigned · signed); or of
-// vectors [kFirst, kFirst + kCount) only.
+// Σ w·x of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): each of the four vectors
+// w[0 … 3] against the eight activation bytes its rows hold, broadcast (unsigned · signed); or
+// of vectors [kFirst, kFirst + kCount) only.
 template <bool kActivationsSigned, int kFirst = 0, int kCount = 4>
-inline __m512i Dots(const __m512i (&w)[4], const char* x) {
+inline __m512i Dots(const __m512i* w, const char* x) {
   __m512i dot = _mm512_setzero_si512();
   for (int t = kFirst; t < kFirst + kCount; ++t) {
     int64_t eight;
@@ -64,7 +64,7 @@ struct Q4KLike {
   using Block = BlockType;
   static constexpr bool kFifth = std::is_same_v<Block, Q5Kx8Block>;
   struct Unpacked {
-    const Block* block;  // Its weights are rebuilt sub-block by sub-block in Rows (Weights).
+    const Block* block;  // Its weights are rebuilt pair by pair of sub-blocks in Rows.
     // Q4_K: [i], the scales of sub-blocks 2i and 2i + 1 as int16 pairs, laid out as Rows' packed
     // dots meet them. Q5_K: [j], sub-block j's scales as int16 pairs (s, s), in 128-bit lane k
     // rows 2k, 2k + 1, 2k, 2k + 1 (as Rows packs the halves of a sub-block's dots).
@@ -84,20 +84,24 @@ struct Q4KLike {
     }
   }
 
-  // Sub-block j's q into registers, vector t: weights 8t … 8t + 7 of row r in qword r. Q5_K's
-  // fifth bits: bit j of each byte to bit 4 (the 16-bit shifts' spill into the neighbouring byte
-  // falls outside the mask), or-ed in: (placed & 0x10) | q.
-  static void Weights(const Block& block, int j, __m512i (&q)[4]) {
-    const __m512i low = _mm512_set1_epi8(0x0f);
+  // Sub-blocks 2i and 2i + 1 into registers, q[0 … 3] and q[4 … 7]: vector t of each holds
+  // weights 8t … 8t + 7 of row r in qword r. Q5_K's fifth bits: bit j of each byte to bit 4 of
+  // sub-block j's (the 16-bit shifts' spill into the neighbouring byte falls outside the mask),
+  // or-ed in: (placed & 0x10) | q.
+  static void PairWeights(const Block& block, int i, __m512i (&q)[8]) {
+    LoadNibbles(Low(block).qs[i], q);
+    if constexpr (kFifth) {
 #pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) {
-      const __m512i raw = _mm512_loadu_si512(Low(block).qs[j / 2] + 64 * t);
-      q[t] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(raw, 4) : raw, low);
-      if constexpr (kFifth) {
+      for (int t = 0; t < 4; ++t) {
         const __m512i bits = _mm512_loadu_si512(block.qh + 64 * t);
-        const __m512i placed =
-            j < 4 ? _mm512_slli_epi16(bits, 4 - j) : _mm512_srli_epi16(bits, j - 4);
-        q[t] = _mm512_ternarylogic_epi32(placed, _mm512_set1_epi8(0x10), q[t], 0xEA);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          const int j = 2 * i + h;
+          const __m512i placed =
+              j < 4 ? _mm512_slli_epi16(bits, 4 - j) : _mm512_srli_epi16(bits, j - 4);
+          q[4 * h + t] =
+              _mm512_ternarylogic_epi32(placed, _mm512_set1_epi8(0x10), q[4 * h + t], 0xEA);
+        }
       }
     }
   }
@@ -161,22 +165,25 @@ struct Q4KLike {
       bytes[r] = reinterpret_cast<const char*>(x[r].q + 256 * b);
     }
     // In 128-bit lane k: rows 2k's and 2k + 1's lanes of one packed half, then of the other.
-#pragma GCC unroll 8
-    for (int p = 0; p < (kFifth ? 8 : 4); ++p) {
-      __m512i q[2][4];
-      Weights(*u.block, kFifth ? p : 2 * p, q[0]);
-      if constexpr (!kFifth) Weights(*u.block, 2 * p + 1, q[1]);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      __m512i q[8];
+      PairWeights(*u.block, i, q);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        __m512i packed;
         if constexpr (kFifth) {
-          packed = _mm512_packs_epi32(Dots<true, 0, 2>(q[0], bytes[r] + 32 * p),
-                                      Dots<true, 2, 2>(q[0], bytes[r] + 32 * p));
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+            const char* sub_block = bytes[r] + 32 * (2 * i + h);
+            const __m512i packed = _mm512_packs_epi32(Dots<true, 0, 2>(q + 4 * h, sub_block),
+                                                      Dots<true, 2, 2>(q + 4 * h, sub_block));
+            total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[2 * i + h]);
+          }
         } else {
-          packed = _mm512_packs_epi32(Dots<true>(q[0], bytes[r] + 64 * p),
-                                      Dots<true>(q[1], bytes[r] + 64 * p + 32));
+          const __m512i packed = _mm512_packs_epi32(Dots<true>(q, bytes[r] + 64 * i),
+                                                    Dots<true>(q + 4, bytes[r] + 64 * i + 32));
+          total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[i]);
         }
-        total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[p]);
       }
     }
 #pragma GCC unroll 8
