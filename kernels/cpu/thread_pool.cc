@@ -29,6 +29,11 @@ bool SpinUntil(const Done& done) {
   }
 }
 
+constexpr uint64_t Ticket(uint64_t chunks, uint64_t next) { return chunks << 32 | next; }
+constexpr uint64_t ChunksOf(uint64_t ticket) { return ticket >> 32; }
+constexpr uint64_t NextOf(uint64_t ticket) { return ticket & 0xffffffffu; }
+constexpr bool Claimable(uint64_t ticket) { return NextOf(ticket) < ChunksOf(ticket); }
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -45,18 +50,29 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::RunChunks() {
-  for (;;) {
-    const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (begin >= n_) return;
+  uint64_t ticket = ticket_.load(std::memory_order_acquire);
+  while (Claimable(ticket)) {
+    if (!ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      continue;  // `ticket` now holds the word as it is.
+    }
+    const int64_t begin = static_cast<int64_t>(NextOf(ticket)) * chunk_;
     (*fn_)(begin, std::min(n_, begin + chunk_));
+    const int64_t chunks = static_cast<int64_t>(ChunksOf(ticket));
+    if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
+      // Under the mutex, so a caller between its check and its sleep cannot miss the wake.
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+      return;
+    }
+    ticket = ticket_.load(std::memory_order_acquire);
   }
 }
 
 void ThreadPool::WorkerLoop() {
-  uint64_t seen = 0;
   auto woken = [&] {
     return stop_.load(std::memory_order_acquire) ||
-           generation_.load(std::memory_order_acquire) != seen;
+           Claimable(ticket_.load(std::memory_order_acquire));
   };
   for (;;) {
     if (!SpinUntil(woken)) {
@@ -64,13 +80,7 @@ void ThreadPool::WorkerLoop() {
       start_cv_.wait(lock, woken);
     }
     if (stop_.load(std::memory_order_acquire)) return;
-    seen = generation_.load(std::memory_order_acquire);
     RunChunks();
-    if (busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      // Under the mutex, so a caller between its check and its sleep cannot miss the wake.
-      std::lock_guard<std::mutex> lock(mu_);
-      done_cv_.notify_one();
-    }
   }
 }
 
@@ -85,18 +95,19 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   std::lock_guard<std::mutex> call_lock(call_mu_);
   // A few chunks per thread balance uneven work without much atomic traffic.
   const int64_t target_chunks = int64_t{num_threads()} * 4;
+  const int64_t chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
+  const int64_t chunks = (n + chunk - 1) / chunk;
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;
     n_ = n;
-    chunk_ = std::max(grain, (n + target_chunks - 1) / target_chunks);
-    next_.store(0, std::memory_order_relaxed);
-    busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    chunk_ = chunk;
+    chunks_done_.store(0, std::memory_order_relaxed);
+    ticket_.store(Ticket(static_cast<uint64_t>(chunks), 0), std::memory_order_release);
   }
   start_cv_.notify_all();  // No system call when every worker is still spinning.
   RunChunks();
-  auto done = [&] { return busy_workers_.load(std::memory_order_acquire) == 0; };
+  auto done = [&] { return chunks_done_.load(std::memory_order_acquire) == chunks; };
   if (!SpinUntil(done)) {
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, done);

@@ -4,6 +4,11 @@
 // loop would cost more than the loops themselves. Between loops a thread first spins for a few
 // tens of microseconds (the next op of a step follows within that) and only then sleeps on a
 // condition variable: a futex sleep and wake per loop cost a quarter of a SmolLM2 decode step.
+//
+// A loop ends when its last chunk is done, not when every worker has checked in: on a VM whose
+// host takes a virtual CPU away for milliseconds, a worker that was not running when a loop
+// began would otherwise hold up every loop until it ran again, while the threads that are
+// running can take all of its chunks.
 #ifndef ARBOR_KERNELS_CPU_THREAD_POOL_H_
 #define ARBOR_KERNELS_CPU_THREAD_POOL_H_
 
@@ -34,21 +39,24 @@ class ThreadPool {
 
  private:
   void WorkerLoop();
+  // Claims and runs chunks of the current loop until none is left.
   void RunChunks();
 
   std::mutex call_mu_;  // One ParallelFor at a time.
   std::mutex mu_;       // Guards the sleeps on the condition variables.
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
-  // Bumped per ParallelFor (release, after fn_, n_, chunk_ are set); workers run on a change.
-  std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  std::atomic<int> busy_workers_{0};  // Workers still running the current loop.
 
+  // The loop's chunks are claimed from one word: the next chunk's index in the low 32 bits,
+  // the loop's chunk count in the high 32. A claim is a compare-and-swap on the word a thread
+  // read, so it can only take a chunk of the loop whose fn_, n_ and chunk_ it then reads: the
+  // caller changes those only after every chunk it handed out is done.
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<int64_t> chunks_done_{0};
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 1;
-  std::atomic<int64_t> next_{0};
 
   std::vector<std::thread> workers_;
 };

@@ -1,8 +1,7 @@
-// Embedding, RMSNorm (plain and fused with the residual add), the bias add, RoPE and the thread
-// pool against float64 arithmetic on fresh random inputs.
+// Embedding, RMSNorm (plain and fused with the residual add), the bias add and RoPE
+// against float64 arithmetic on fresh random inputs.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -10,7 +9,6 @@
 
 #include "base/bf16.h"
 #include "kernels/bias_add.h"
-#include "kernels/cpu/thread_pool.h"
 #include "kernels/embedding.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rope.h"
@@ -176,20 +174,6 @@ TEST(RopeRef, RotatesLikeFloat64) {
     }
     for (int64_t i = heads * head_dim; i < stride; ++i) {
       EXPECT_EQ(x[t * stride + i], x0[t * stride + i]) << "padding touched";
-    }
-  }
-}
-
-TEST(ThreadPool, CoversEveryIndexOnceAcrossCalls) {
-  ThreadPool pool(3);
-  for (int64_t n : {0, 1, 5, 1000, 4097}) {
-    for (int64_t grain : {1, 7, 5000}) {
-      std::vector<std::atomic<int>> hits(n);
-      pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
-        EXPECT_LT(begin, end);
-        for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
-      });
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain << " " << i;
     }
   }
 }
