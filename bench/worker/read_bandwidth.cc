@@ -134,21 +134,26 @@ double TimeRead(kernels::ThreadPool& pool, const char* data, int64_t bytes, Read
 
 }  // namespace
 
-ReadBandwidth MeasureBestRead(kernels::ThreadPool& pool) {
-  // 1 GiB, or 8 last-level caches if larger: far out of cache.
+ReadRoofline::ReadRoofline(kernels::ThreadPool& pool) : pool_(pool) {
   const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   const int64_t bytes = std::max<int64_t>(int64_t{1} << 30, int64_t{8} * std::max(llc, 0L)) /
                         (int64_t{1} << 20) * (int64_t{1} << 20);
   absl::StatusOr<base::ZeroPages> buffer = base::ZeroPages::Map(bytes, /*huge_pages=*/true);
-  if (!buffer.ok()) return {};
-  std::memset(buffer->data(), 1, bytes);  // Resident before any read is timed.
+  if (!buffer.ok()) return;  // Every measure then reads 0 bytes/s.
+  buffer_ = *std::move(buffer);
+  std::memset(buffer_.data(), 1, buffer_.size());  // Resident before any read is timed.
+}
+
+ReadBandwidth ReadRoofline::MeasureAll() {
   const std::vector<Loop> loops = Loops();
+  const int64_t bytes = static_cast<int64_t>(buffer_.size());
   std::vector<double> best(loops.size() * std::size(kSplits), 0.0);
   // Interleaved rounds, so that a neighbour's burst on the shared memory does not favour one.
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 3 && bytes > 0; ++round) {
     for (size_t l = 0; l < loops.size(); ++l) {
       for (size_t s = 0; s < std::size(kSplits); ++s) {
-        const double rate = bytes / TimeRead(pool, buffer->data(), bytes, loops[l].fn, kSplits[s]);
+        const double rate =
+            bytes / TimeRead(pool_, buffer_.data(), bytes, loops[l].fn, kSplits[s]);
         best[l * std::size(kSplits) + s] = std::max(best[l * std::size(kSplits) + s], rate);
       }
     }
@@ -162,9 +167,21 @@ ReadBandwidth MeasureBestRead(kernels::ThreadPool& pool) {
     if (best[i] > result.bytes_per_second) {
       result.bytes_per_second = best[i];
       result.best = name;
+      best_ = i;
     }
   }
   return result;
+}
+
+double ReadRoofline::MeasureAgain() {
+  const Loop loop = Loops()[best_ / std::size(kSplits)];
+  const Split split = kSplits[best_ % std::size(kSplits)];
+  const int64_t bytes = static_cast<int64_t>(buffer_.size());
+  double best = 0;
+  for (int i = 0; i < 3 && bytes > 0; ++i) {
+    best = std::max(best, bytes / TimeRead(pool_, buffer_.data(), bytes, loop.fn, split));
+  }
+  return best;
 }
 
 std::string CpuName() {

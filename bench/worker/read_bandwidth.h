@@ -4,11 +4,14 @@
 // several read loops (AVX-512 or AVX2 loads by the CPU's features, with and without software
 // prefetch) and splits of the buffer over the threads, each run a few times in interleaved rounds,
 // so that the figure is what this machine's memory gives now and `bw_frac` means what it says.
+// A VM's memory is shared with its neighbours and its rate moves within minutes, so a benchmark
+// reads again, with the best loop and split only, right before and after its own timed loop.
 #ifndef ARBOR_BENCH_WORKER_READ_BANDWIDTH_H_
 #define ARBOR_BENCH_WORKER_READ_BANDWIDTH_H_
 
 #include <string>
 
+#include "base/zero_pages.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace arbor::worker {
@@ -19,8 +22,22 @@ struct ReadBandwidth {
   std::string all;              // Each read's best, GB/s, for the record.
 };
 
-// Three rounds of every read loop and split over 1 GiB or more (a second or two at 25 GB/s).
-ReadBandwidth MeasureBestRead(kernels::ThreadPool& pool);
+class ReadRoofline {
+ public:
+  // Maps and touches the buffer: 1 GiB, or 8 last-level caches if larger.
+  explicit ReadRoofline(kernels::ThreadPool& pool);
+
+  // Three rounds of every read loop and split (a second or two at 25 GB/s); remembers the best.
+  ReadBandwidth MeasureAll();
+
+  // The best read MeasureAll found, three times (a tenth of a second at 25 GB/s): bytes/s.
+  double MeasureAgain();
+
+ private:
+  kernels::ThreadPool& pool_;
+  base::ZeroPages buffer_;
+  size_t best_ = 0;  // Index of the best loop and split.
+};
 
 // The CPU's model name, family and model (/proc/cpuinfo) and its vector extensions, e.g.
 // "AMD EPYC (family 25, model 17; AVX-512)".
