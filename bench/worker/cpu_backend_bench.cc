@@ -487,7 +487,7 @@ void RegisterCheckpoint(Shape shape) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_PrefillProfile", BM_PrefillProfile)
-      ->ArgsProduct({{shape}, {1}, {256}})
+      ->ArgsProduct({{shape}, {1}, {256, 2048}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }

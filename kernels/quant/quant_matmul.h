@@ -85,6 +85,13 @@ void QuantMatmulQ8Group(const MatmulParams& shared, std::span<const MatmulOutput
                         Q8Isa isa, ThreadPool* pool);
 void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutput> outputs,
                          ThreadPool* pool);
+// Activation rows QuantMatmulQ8KGroup multiplies at a time, of m rows of k values: about 512 KiB
+// of their bytes, so that a block stays in a core's L2 cache while every weight row passes over
+// it (AMX's tiles read a 2,048-token prefill's 4–16 MB of activations from L3 again for each
+// sixteen weight rows otherwise); at least 64 rows (each block unpacks the weights again), a
+// multiple of 16, the blocks near equal. A row's sums run over k alone, so blocks change no
+// result. (The per-32 vector kernels, bound by their own arithmetic, gained nothing from it.)
+int64_t Q8KRowBlock(int64_t m, int64_t k);
 // The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
 // neither (the exact fp32 mode, or no AVX2). A repacked matrix always takes its kernel, whatever
 // p.activation_quant says: it is made only where one runs (repacked_rows.h) — kQ4x16, kQ5x16 and

@@ -23,12 +23,53 @@ bool Q8KOnAvx512() {
   return best == Q8Isa::kAvx512Vnni || best == Q8Isa::kAmx;
 }
 
+// Rows [first, first + m) of the matmul (their activations at `x`) against every output.
+void MultiplyRows(const MatmulParams& p, std::span<const MatmulOutput> outputs, const Q8KRow* x,
+                  int64_t m, int64_t first, ThreadPool* pool) {
+  // Repacked rows on tiles from kAmxKQuantMinRows rows, which give the vector kernels' bits.
+  const bool tiles = KQuantTilesForRows(m);
+  absl::InlinedVector<Q8KDotParams, 4> dots;
+  absl::InlinedVector<int64_t, 4> widths, units;
+  int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).
+  for (const MatmulOutput& output : outputs) {
+    assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
+           IsRepackedKQuant(output.w_type));
+    dots.push_back({output.w, output.w_type, x, m, output.out + first * output.out_stride,
+                    output.out_stride});
+    // The tile kernel takes two groups at a time: pairs where the matrix has them.
+    const int64_t rows_per_unit = RowsPerUnit(output.w_type);
+    units.push_back(tiles && rows_per_unit == 8 && output.n % 16 == 0 ? 16 : rows_per_unit);
+    widths.push_back(output.n / units.back());
+    unit = std::max(unit, units.back());
+  }
+  // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
+  // Batch-invariant: one form at every row count.
+  const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || m > kQ8KMaxRows);
+  const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
+  const auto repacked = tiles                            ? amx::RepackedKQuantDotRange
+                        : Q8KOnAvx512()                  ? avx512vnni::RepackedKQuantDotRange
+                        : BestQ8Isa() == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
+                                                         : avx2::RepackedKQuantDotRange;
+  // ~64k multiply-adds per hand-off, as the other matmuls.
+  const int64_t grain = std::max<int64_t>(1, 65536 / (m * p.k) / unit);
+  ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
+    const int64_t rows = units[g];
+    (rows == 1 ? kernel : repacked)(dots[g], begin * rows, end * rows);
+  });
+}
+
 }  // namespace
 
 bool TakesQ8K(const MatmulParams& p) {
   if (p.w_type != WeightType::kQ4_K && p.w_type != WeightType::kQ6_K) return false;
   if (p.batch_invariant || p.m <= kQ8KMaxRows) return true;
   return Q8KOnAvx512() && (p.m < kAmxMinRows || BestQ8Isa() != Q8Isa::kAmx);
+}
+
+int64_t Q8KRowBlock(int64_t m, int64_t k) {
+  const int64_t most = std::max<int64_t>(64, (int64_t{512} << 10) / std::max<int64_t>(k, 1));
+  const int64_t blocks = (m + most - 1) / most;
+  return ((m + blocks - 1) / blocks + 15) / 16 * 16;
 }
 
 void QuantMatmulQ8K(const MatmulParams& p, ThreadPool* pool) {
@@ -72,35 +113,10 @@ void QuantMatmulQ8KGroup(const MatmulParams& p, std::span<const MatmulOutput> ou
       avx2::QuantizeQ8KRows(p.x, p.x_stride, begin, end, quantized);
     });
   }
-  // Repacked rows on tiles from kAmxKQuantMinRows rows, which give the vector kernels' bits.
-  const bool tiles = KQuantTilesForRows(p.m);
-  absl::InlinedVector<Q8KDotParams, 4> dots;
-  absl::InlinedVector<int64_t, 4> widths, units;
-  int64_t unit = 1;  // A repacked matrix hands out whole groups of rows (RowsPerUnit).
-  for (const MatmulOutput& output : outputs) {
-    assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
-           IsRepackedKQuant(output.w_type));
-    dots.push_back({output.w, output.w_type, rows.data(), p.m, output.out, output.out_stride});
-    // The tile kernel takes two groups at a time: pairs where the matrix has them.
-    const int64_t rows_per_unit = RowsPerUnit(output.w_type);
-    units.push_back(tiles && rows_per_unit == 8 && output.n % 16 == 0 ? 16 : rows_per_unit);
-    widths.push_back(output.n / units.back());
-    unit = std::max(unit, units.back());
+  const int64_t block_rows = Q8KRowBlock(p.m, p.k);
+  for (int64_t begin = 0; begin < p.m; begin += block_rows) {
+    MultiplyRows(p, outputs, rows.data() + begin, std::min(block_rows, p.m - begin), begin, pool);
   }
-  // One to three rows: the AVX2 form serves them in one group; more: 8 at a time on AVX-512.
-  // Batch-invariant: one form at every row count.
-  const bool avx512 = Q8KOnAvx512() && (p.batch_invariant || p.m > kQ8KMaxRows);
-  const auto kernel = avx512 ? avx512vnni::KQuantDotQ8KRange : avx2::KQuantDotQ8KRange;
-  const auto repacked = tiles                            ? amx::RepackedKQuantDotRange
-                        : Q8KOnAvx512()                  ? avx512vnni::RepackedKQuantDotRange
-                        : BestQ8Isa() == Q8Isa::kAvxVnni ? avxvnni::RepackedKQuantDotRange
-                                                         : avx2::RepackedKQuantDotRange;
-  // ~64k multiply-adds per hand-off, as the other matmuls.
-  const int64_t grain = std::max<int64_t>(1, 65536 / (p.m * p.k) / unit);
-  ForGroupedColumns(widths, grain, pool, [&](size_t g, int64_t begin, int64_t end) {
-    const int64_t rows = units[g];
-    (rows == 1 ? kernel : repacked)(dots[g], begin * rows, end * rows);
-  });
 }
 
 }  // namespace arbor::kernels

@@ -279,6 +279,41 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
   PrintWorst("rows x8", worst);
 }
 
+// A K-quant prefill's rows are multiplied a block at a time (Q8KRowBlock: about 512 KiB of
+// activations, here 64 of 300 rows at k = 8192, on AMX's tiles where the CPU has them): every row
+// of every block, with threads, gives bit for bit what it gives alone, so a block's offsets into
+// the activations and the output are right.
+TEST(QuantMatmulRepacked, RowBlocksOfAPrefillChangeNoRow) {
+  if (!CpuRunsRepacked()) {
+    GTEST_SKIP() << "no AVX2: matrices are not repacked";
+  }
+  EXPECT_EQ(Q8KRowBlock(1, 2048), 16);
+  EXPECT_EQ(Q8KRowBlock(2048, 2048), 256);
+  EXPECT_EQ(Q8KRowBlock(2048, 8192), 64);
+  EXPECT_EQ(Q8KRowBlock(300, 8192), 64);
+  const uint32_t seed = TestSeed();
+  std::mt19937 rng(seed);
+  ThreadPool pool(2);
+  const int64_t m = 300, n = 32, k = 8192;
+  for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
+    const int64_t blocks = k / kSuperBlock;
+    const std::vector<char> w =
+        RepackRows(type, RandomRows(type, n, blocks, rng).bytes.data(), n, k);
+    const std::vector<float> x = RandomActivations(m, k, rng);
+    std::vector<float> out(m * n), alone(n);
+    MatmulRef({x.data(), w.data(), RepackedType(type), out.data(), m, n, k, k, n,
+               ActivationQuant::kQ8},
+              &pool);
+    for (int64_t i = 0; i < m; ++i) {
+      MatmulRef({x.data() + i * k, w.data(), RepackedType(type), alone.data(), 1, n, k, k, n,
+                 ActivationQuant::kQ8},
+                nullptr);
+      ASSERT_EQ(std::memcmp(out.data() + i * n, alone.data(), n * sizeof(float)), 0)
+          << "type " << static_cast<int>(type) << " row " << i << " of " << m;
+    }
+  }
+}
+
 // The repacked kernels of every instruction set this CPU runs (AVX2's maddubs, AVX-VNNI's and
 // AVX-512's vpdpbusd; the 256-bit ones over two halves of each group; AMX's tiles for the
 // K-quants) give the same bits, so a repacked model's numbers do not depend on the CPU it runs
