@@ -152,8 +152,7 @@ ReadBandwidth ReadRoofline::MeasureAll() {
   for (int round = 0; round < 3 && bytes > 0; ++round) {
     for (size_t l = 0; l < loops.size(); ++l) {
       for (size_t s = 0; s < std::size(kSplits); ++s) {
-        const double rate =
-            bytes / TimeRead(pool_, buffer_.data(), bytes, loops[l].fn, kSplits[s]);
+        const double rate = bytes / TimeRead(pool_, buffer_.data(), bytes, loops[l].fn, kSplits[s]);
         best[l * std::size(kSplits) + s] = std::max(best[l * std::size(kSplits) + s], rate);
       }
     }

@@ -34,8 +34,8 @@ void MultiplyRows(const MatmulParams& p, std::span<const MatmulOutput> outputs, 
   for (const MatmulOutput& output : outputs) {
     assert(output.w_type == WeightType::kQ4_K || output.w_type == WeightType::kQ6_K ||
            IsRepackedKQuant(output.w_type));
-    dots.push_back({output.w, output.w_type, x, m, output.out + first * output.out_stride,
-                    output.out_stride});
+    dots.push_back(
+        {output.w, output.w_type, x, m, output.out + first * output.out_stride, output.out_stride});
     // The tile kernel takes two groups at a time: pairs where the matrix has them.
     const int64_t rows_per_unit = RowsPerUnit(output.w_type);
     units.push_back(tiles && rows_per_unit == 8 && output.n % 16 == 0 ? 16 : rows_per_unit);

@@ -301,9 +301,9 @@ TEST(QuantMatmulRepacked, RowBlocksOfAPrefillChangeNoRow) {
         RepackRows(type, RandomRows(type, n, blocks, rng).bytes.data(), n, k);
     const std::vector<float> x = RandomActivations(m, k, rng);
     std::vector<float> out(m * n), alone(n);
-    MatmulRef({x.data(), w.data(), RepackedType(type), out.data(), m, n, k, k, n,
-               ActivationQuant::kQ8},
-              &pool);
+    MatmulRef(
+        {x.data(), w.data(), RepackedType(type), out.data(), m, n, k, k, n, ActivationQuant::kQ8},
+        &pool);
     for (int64_t i = 0; i < m; ++i) {
       MatmulRef({x.data() + i * k, w.data(), RepackedType(type), alone.data(), 1, n, k, k, n,
                  ActivationQuant::kQ8},
