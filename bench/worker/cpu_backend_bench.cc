@@ -301,6 +301,7 @@ void BM_Decode(benchmark::State& state) {
                                                benchmark::Counter::kIsRate);
   state.counters["weight_MB"] = f.backend->weight_bytes() / 1e6;
   bandwidth = std::max(bandwidth, g_roofline->MeasureAgain());
+  if (bandwidth <= 0) return;  // No buffer to read could be mapped: no roofline to divide by.
   state.counters["read_GBps"] = bandwidth / 1e9;
   // Fraction of the bandwidth bound: weight bytes per step / step time / measured bandwidth.
   state.counters["bw_frac"] = benchmark::Counter(
