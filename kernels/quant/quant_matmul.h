@@ -90,7 +90,7 @@ void QuantMatmulQ8KGroup(const MatmulParams& shared, std::span<const MatmulOutpu
 // it (AMX's tiles read a 2,048-token prefill's 4–16 MB of activations from L3 again for each
 // sixteen weight rows otherwise); at least 64 rows (each block unpacks the weights again), a
 // multiple of 16, the blocks near equal. A row's sums run over k alone, so blocks change no
-// result. (The per-32 vector kernels, bound by their own arithmetic, gained nothing from it.)
+// result. (The per-32 vector kernels gained nothing measurable from it.)
 int64_t Q8KRowBlock(int64_t m, int64_t k);
 // The kernel path QuantMatmul takes for `p`, for grouping: Q8 on an instruction set, Q8K, or
 // neither (the exact fp32 mode, or no AVX2). A repacked matrix always takes its kernel, whatever

@@ -291,8 +291,7 @@ TEST(QuantMatmulRepacked, RowBlocksOfAPrefillChangeNoRow) {
   EXPECT_EQ(Q8KRowBlock(2048, 2048), 256);
   EXPECT_EQ(Q8KRowBlock(2048, 8192), 64);
   EXPECT_EQ(Q8KRowBlock(300, 8192), 64);
-  const uint32_t seed = TestSeed();
-  std::mt19937 rng(seed);
+  std::mt19937 rng(TestSeed());
   ThreadPool pool(2);
   const int64_t m = 300, n = 32, k = 8192;
   for (WeightType type : {WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
