@@ -14,7 +14,9 @@
 #define ARBOR_KERNELS_KEY_PANELS_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/cpu/cpu_simd.h"
 
@@ -30,6 +32,15 @@ using PanelLanes = Lanes8;
 constexpr int64_t kPanelKeys = 16;
 #else
 constexpr int64_t kPanelKeys = 8;
+#endif
+
+// Queries that one DotPanels pass takes at most (a caller puts two rows' heads in one call where
+// they fit): as many as AVX-512's 32 registers hold beside two panels' chains; four with AVX2's 16
+// (and in the scalar build, where any count runs alike).
+#ifdef ARBOR_CPU_AVX512
+constexpr int kPanelQueries = 6;
+#else
+constexpr int kPanelQueries = 4;
 #endif
 
 // Whether DotPanels gives DotRows' bits for keys of `dim` (else a caller uses DotRows): where
@@ -111,14 +122,14 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
   using V = typename L::V;
   const int64_t panel_floats = dim * kPanelKeys;
   V low[G][KG], high[G][KG];  // ((0+1)+(2+3)) and ((4+5)+(6+7)) as they build up.
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
     for (int p = 0; p < KG; ++p) low[g][p] = high[g][p] = L::Zero();
   }
 #pragma GCC unroll 4
   for (int l = 0; l < 8; l += 2) {
     V even[G][KG], odd[G][KG];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       for (int p = 0; p < KG; ++p) even[g][p] = odd[g][p] = L::Zero();
     }
@@ -132,7 +143,7 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
         // the loads, two per FMA with the broadcasts, would bound the loop).
         asm("" : "+v"(k_even[p]), "+v"(k_odd[p]));
       }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         const V q_even = L::Set1(a[g * dim + d]), q_odd = L::Set1(a[g * dim + d + 1]);
 #pragma GCC unroll 4
@@ -142,7 +153,7 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
         }
       }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       for (int p = 0; p < KG; ++p) {
         const V pair = L::Add(even[g][p], odd[g][p]);
@@ -151,7 +162,7 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
       }
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
     for (int p = 0; p < KG; ++p) {
       const V scores = L::Mul(L::Add(low[g][p], high[g][p]), L::Set1(scale));
@@ -167,10 +178,12 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
   }
 }
 
-// Panels side by side per pass, for G queries: as many as the registers hold (two chains and
-// two partial sums per query and panel, two K vectors per panel).
+// Panels side by side per pass, for G queries: two, each key vector then serving twice the
+// queries' FMAs, wherever the chains fit (AVX-512 from one to six queries, though from four on the
+// finished halves go to the stack: still 1.25–1.5× one panel a pass at four queries, which loads
+// one vector per FMA and a quarter more); AVX2 one for more than one query.
 template <int G>
-constexpr int kPanelsPerPass = PanelLanes::kWidth == 16 ? (G <= 3 ? 2 : 1) : (G <= 1 ? 2 : 1);
+constexpr int kPanelsPerPass = PanelLanes::kWidth == 16 ? 2 : (G <= 1 ? 2 : 1);
 
 // DotPanelsTile over n keys for G queries.
 template <int G>
@@ -198,11 +211,13 @@ inline void DotPanels(const float* a, int64_t queries, const float* panels, int6
                       float scale, float* out, int64_t out_stride) {
 #ifdef ARBOR_CPU_AVX2
   using Queries = void (*)(const float*, const float*, int64_t, int64_t, float, float*, int64_t);
-  static constexpr Queries kQueries[] = {DotPanelsQueries<1>, DotPanelsQueries<2>,
-                                         DotPanelsQueries<3>, DotPanelsQueries<4>};
-  for (int64_t g = 0; g < queries; g += 4) {
-    kQueries[std::min<int64_t>(queries - g, 4) - 1](a + g * dim, panels, n, dim, scale,
-                                                    out + g * out_stride, out_stride);
+  static constexpr auto kQueries = []<size_t... G>(std::index_sequence<G...>) {
+    return std::array<Queries, kPanelQueries>{DotPanelsQueries<G + 1>...};
+  }
+  (std::make_index_sequence<kPanelQueries>());
+  for (int64_t g = 0; g < queries; g += kPanelQueries) {
+    kQueries[std::min<int64_t>(queries - g, kPanelQueries) - 1](a + g * dim, panels, n, dim, scale,
+                                                                out + g * out_stride, out_stride);
   }
 #else
   for (int64_t g = 0; g < queries; ++g) {

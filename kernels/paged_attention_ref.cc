@@ -18,6 +18,8 @@ template <typename T>
 struct Scratch {
   std::vector<float> scores;        // Row i's head g at (i·group + g)·keys, keys the unit's most.
   std::vector<float> inverse_sums;  // [i·group + g].
+  std::vector<float> sums;          // Row i's head g's weighted sum at (i·group + g)·head_dim.
+  std::vector<float> queries;       // Row i's head g's query at (i·group + g)·head_dim.
   std::vector<const T*> k_rows, v_rows;  // The unit's table keys.
   std::vector<const T*> own;             // A row's keys past them.
   std::vector<int64_t> keys;             // [i]: row i's keys.
@@ -80,10 +82,43 @@ inline void Exponentiate(const PagedAttentionParams& p, const AttentionRow* rows
   }
 }
 
+// Row i's keys (keys[i] in all) in the tile of the table's first `table` keys from key j0
+// (≤ 0: none).
+inline int64_t InTile(const std::vector<int64_t>& keys, int64_t i, int64_t table, int64_t j0) {
+  return std::min({keys[i], table, j0 + kTileKeys}) - j0;
+}
+
+// AttendUnit's weighted sums over the table's keys, tile by tile, from the numerators in s.scores
+// (row i's head g at (i·group + g)·keys) into s.sums (at (i·group + g)·head_dim), side by side so
+// that two rows' heads can be one call's queries (simd::kSumQueries): where both take the same
+// keys in a tile and both end there or neither does (so one scale and one resume serve both).
+template <typename T>
+void SumTable(int64_t count, int64_t group, int64_t keys, int64_t table, int64_t head_dim,
+              Scratch<T>& s) {
+  auto ends_in = [&](int64_t i, int64_t j0) {
+    return j0 + InTile(s.keys, i, table, j0) == s.keys[i];
+  };
+  for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
+    for (int64_t i = 0, pass; i < count; i += pass) {
+      const int64_t n = InTile(s.keys, i, table, j0);
+      pass = 2 * group <= simd::kSumQueries && i + 1 < count &&
+                     InTile(s.keys, i + 1, table, j0) == n && ends_in(i + 1, j0) == ends_in(i, j0)
+                 ? 2
+                 : 1;
+      if (n <= 0) continue;
+      simd::WeightedRowSum(s.scores.data() + i * group * keys + j0, keys, pass * group,
+                           s.v_rows.data() + j0, n, head_dim,
+                           ends_in(i, j0) ? s.inverse_sums.data() + i * group : nullptr,
+                           s.sums.data() + i * group * head_dim, head_dim, /*resume=*/j0 > 0);
+    }
+  }
+}
+
 // All query heads of one unit's kv head for its rows (paged_attention_plan.h): the keys through
-// the unit's table tile by tile, each tile read once for all its rows and up to four heads per
-// pass (simd::DotPanels from `panels` where the unit has them, else simd::DotRows;
-// simd::WeightedRowSum, resumed tile to tile), then each row's own later keys. Every score and
+// the unit's table tile by tile, each tile read once for all its rows, a row's heads per pass or
+// two rows' where they fit (simd::DotPanels from `panels` where the unit has them, with the rows'
+// queries side by side, else simd::DotRows; simd::WeightedRowSum, resumed tile to tile, in
+// SumTable), then each row's own later keys. Every score and
 // weighted sum takes the same operations in the same order as for a row alone (the helpers are
 // independent of how the keys are split and which queries share a call, and the keys come in
 // order), so a row's output does not depend on the rows beside it. T is the pools' element type
@@ -104,10 +139,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
   }
   auto keys_of = [&](int64_t i) { return s.keys[i]; };
   const int64_t table = unit.table_keys;
-  // Row i's keys in the table's tile from key j0 (≤ 0: none).
-  auto in_tile = [&](int64_t i, int64_t j0) {
-    return std::min({keys_of(i), table, j0 + kTileKeys}) - j0;
-  };
+  auto in_tile = [&](int64_t i, int64_t j0) { return InTile(s.keys, i, table, j0); };
   s.scores.resize(count * group * keys);
   s.inverse_sums.resize(count * group);
   s.v_rows.resize(table);
@@ -126,13 +158,24 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
     FindRows(p, pool, rows[i].seq, unit.kv_head, table, keys_of(i), s.own.data());
     return s.own.data();
   };
-  for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
+  if (panels != nullptr) {
+    // The rows' queries side by side, so that two rows' heads are one call's queries.
+    s.queries.resize(count * group * c.head_dim);
     for (int64_t i = 0; i < count; ++i) {
+      std::copy(query(i), query(i) + group * c.head_dim, s.queries.data() + i * group * c.head_dim);
+    }
+  }
+  for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
+    for (int64_t i = 0, pass; i < count; i += pass) {
       const int64_t n = in_tile(i, j0);
+      pass = panels != nullptr && 2 * group <= simd::kPanelQueries && i + 1 < count &&
+                     in_tile(i + 1, j0) == n
+                 ? 2
+                 : 1;
       if (n <= 0) continue;
       if (panels != nullptr) {
-        simd::DotPanels(query(i), group, panels + j0 * c.head_dim, n, c.head_dim, p.scale,
-                        scores(i) + j0, keys);
+        simd::DotPanels(s.queries.data() + i * group * c.head_dim, pass * group,
+                        panels + j0 * c.head_dim, n, c.head_dim, p.scale, scores(i) + j0, keys);
       } else {
         simd::DotRows(query(i), group, s.k_rows.data() + j0, n, c.head_dim, p.scale, scores(i) + j0,
                       keys);
@@ -145,20 +188,16 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
                   scores(i) + table, keys);
   }
   Exponentiate(p, rows, count, group, keys, unit.kv_head, s);
-  for (int64_t j0 = 0; j0 < table; j0 += kTileKeys) {
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t n = in_tile(i, j0);
-      if (n <= 0) continue;
-      simd::WeightedRowSum(scores(i) + j0, keys, group, s.v_rows.data() + j0, n, c.head_dim,
-                           j0 + n == keys_of(i) ? s.inverse_sums.data() + i * group : nullptr,
-                           out(i), c.head_dim, /*resume=*/j0 > 0);
-    }
-  }
+  s.sums.resize(count * group * c.head_dim);
+  SumTable(count, group, keys, table, c.head_dim, s);
+  auto sums = [&](int64_t i) { return s.sums.data() + i * group * c.head_dim; };
   for (int64_t i = 0; i < count; ++i) {
-    if (keys_of(i) <= table) continue;
-    simd::WeightedRowSum(scores(i) + table, keys, group, own_rows(i, v_pool), keys_of(i) - table,
-                         c.head_dim, s.inverse_sums.data() + i * group, out(i), c.head_dim,
-                         /*resume=*/table > 0);
+    if (keys_of(i) > table) {
+      simd::WeightedRowSum(scores(i) + table, keys, group, own_rows(i, v_pool), keys_of(i) - table,
+                           c.head_dim, s.inverse_sums.data() + i * group, sums(i), c.head_dim,
+                           /*resume=*/table > 0);
+    }
+    std::copy(sums(i), sums(i) + group * c.head_dim, out(i));
   }
 }
 

@@ -1,8 +1,8 @@
-// The shared SIMD helpers against float64 on fresh random inputs: the softmax numerators
-// (ExpShifted, its own exp) within 4 ulp of e^x, zero below the float range, and their sum;
-// the tiled dot products (DotRows) within fp32 rounding of the exact sums, for every count of
-// rows and each row the same at any place; a GQA group's heads in one call, each with its own
-// bits; the 512-bit forms with the 256-bit forms' bits.
+// The shared SIMD helpers against float64 on fresh random inputs: the softmax's shift (Max)
+// wherever the largest falls; the softmax numerators (ExpShifted, its own exp) within 4 ulp of e^x,
+// zero below the float range, and their sum; the tiled dot products (DotRows) within fp32 rounding
+// of the exact sums, for every count of rows and each row the same at any place; a GQA group's
+// heads in one call, each with its own bits; the 512-bit forms with the 256-bit forms' bits.
 #include "kernels/cpu/cpu_simd.h"
 
 #include <algorithm>
@@ -18,6 +18,24 @@
 
 namespace arbor::kernels::simd {
 namespace {
+
+TEST(CpuSimd, MaxFindsTheLargestWherever) {
+  const uint32_t seed = TestSeed();
+  SCOPED_TRACE(seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-50.0f, 50.0f);
+  // Around each vector width and the four maxima's stride, the largest in each place in turn.
+  for (int64_t n : {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 96, 100, 1027}) {
+    std::vector<float> s(n);
+    for (float& v : s) v = value(rng);
+    for (int64_t at = 0; at < n; ++at) {
+      std::vector<float> t = s;
+      t[at] = 60.0f + static_cast<float>(at % 5);
+      ASSERT_EQ(Max(t.data(), n), *std::max_element(t.begin(), t.end()))
+          << "n " << n << " at " << at;
+    }
+  }
+}
 
 TEST(CpuSimd, ExpShiftedMatchesFloat64) {
   const uint32_t seed = TestSeed();
@@ -87,9 +105,9 @@ std::vector<T> RandomValues(int64_t count, std::mt19937& rng) {
   return values;
 }
 
-// The heads of a GQA group in one call (DotRows and WeightedRowSum over 1–7 queries, which the
-// kernels take up to four at a time) give every head the bits its own call gives, and the
-// weighted sums taken over the keys in runs the bits of one call, for fp32 and bf16 rows, dims
+// The heads of a GQA group in one call (DotRows and WeightedRowSum over 1–8 and 13 queries, which
+// the kernels take up to four or six at a time) give every head the bits its own call gives, and
+// the weighted sums taken over the keys in runs the bits of one call, for fp32 and bf16 rows, dims
 // of whole and partial slices and key counts around the tiles; the weighted sums within fp32
 // rounding of float64.
 template <typename T>
@@ -97,7 +115,7 @@ void CheckGroupedHeads(std::mt19937& rng) {
   std::normal_distribution<float> value;
   for (int64_t dim : {48, 64, 72, 128}) {
     for (int64_t n : {1, 3, 4, 5, 19, 33}) {
-      for (int64_t queries : {1, 2, 3, 4, 5, 7}) {
+      for (int64_t queries : {1, 2, 3, 4, 5, 6, 7, 8, 13}) {
         SCOPED_TRACE(::testing::Message() << "dim " << dim << " n " << n << " queries " << queries);
         const std::vector<T> rows = RandomValues<T>(n * dim, rng);
         std::vector<const T*> pointers;

@@ -1,7 +1,7 @@
 // The key panels (kernels/key_panels.h) against DotRows on fresh random inputs: every score the
-// same bits for 1–7 queries, fp32 and bf16 rows, dims from 8 to 128 and key counts around the
-// panels' width, read from the first panel or a later one. Built twice: with the project's flags
-// and in the scalar build (kernels_quant_matmul_scalar_test).
+// same bits for 1–8 and 13 queries, fp32 and bf16 rows, dims from 8 to 128 and key counts around
+// the panels' width, read from the first panel or a later one. Built twice: with the project's
+// flags and in the scalar build (kernels_quant_matmul_scalar_test).
 #include "kernels/key_panels.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@ void CheckPanelsGiveDotRowsBits(std::mt19937& rng) {
   for (int64_t dim : {8, 16, 20, 40, 64, 72, 128}) {
     if (!PanelsServe(dim)) continue;  // 20: only a build without AVX2 takes it.
     for (int64_t n : {1, 5, 15, 16, 17, 31, 33, 64, 70}) {
-      for (int64_t queries : {1, 2, 3, 4, 5, 7}) {
+      for (int64_t queries : {1, 2, 3, 4, 5, 6, 7, 8, 13}) {
         SCOPED_TRACE(::testing::Message() << "dim " << dim << " n " << n << " queries " << queries);
         std::vector<T> rows(n * dim);
         for (T& v : rows) {
