@@ -14,12 +14,14 @@ constexpr int64_t kPanelQueries = 16;
 
 class Planner {
  public:
-  Planner(const PagedBatch& batch, int64_t kv_heads, int64_t group, int64_t block_size, bool panels)
+  Planner(const PagedBatch& batch, int64_t kv_heads, int64_t group, int64_t block_size, bool panels,
+          int64_t threads)
       : batch_(batch),
         kv_heads_(kv_heads),
         group_(group),
         block_size_(block_size),
-        panels_(panels) {}
+        panels_(panels),
+        threads_(std::max<int64_t>(threads, 1)) {}
 
   AttentionPlan Plan() {
     std::vector<std::pair<int32_t, int64_t>> decode;  // (first block, seq) of each decode row.
@@ -41,6 +43,7 @@ class Planner {
       AddDecodeRows(seqs);
       i = end;
     }
+    SplitHeads();
     std::stable_sort(
         plan_.units.begin(), plan_.units.end(),
         [](const AttentionUnit& a, const AttentionUnit& b) { return a.cost > b.cost; });
@@ -50,15 +53,33 @@ class Planner {
  private:
   int64_t Keys(int64_t seq, int64_t token) const { return PagedPosition(batch_, seq, token) + 1; }
 
-  // One unit per kv head for rows [rows_begin, end of plan_.rows).
+  // A row set: rows [rows_begin, end of plan_.rows), its units made by SplitHeads.
   void AddUnits(int64_t rows_begin, int64_t table_keys, int64_t panel_set) {
     const int64_t rows_end = static_cast<int64_t>(plan_.rows.size());
     int64_t cost = 0;
     for (int64_t r = rows_begin; r < rows_end; ++r) {
       cost += Keys(plan_.rows[r].seq, plan_.rows[r].token);
     }
-    for (int64_t h = 0; h < kv_heads_; ++h) {
-      plan_.units.push_back({rows_begin, rows_end, table_keys, panel_set, h, cost});
+    sets_.push_back({rows_begin, rows_end, table_keys, panel_set, 0, kv_heads_, cost});
+  }
+
+  // Each row set's units: one per kv head with panels (their panels are per kv head, and the
+  // keys meet many queries); without, kv_heads / parts heads each, parts enough for two units per
+  // thread (so that the heaviest-first units end about together), all heads in one where the row
+  // sets alone are that many.
+  void SplitHeads() {
+    if (sets_.empty()) return;
+    const int64_t sets = static_cast<int64_t>(sets_.size());
+    const int64_t parts = std::min(kv_heads_, (2 * threads_ + sets - 1) / sets);
+    for (const AttentionUnit& set : sets_) {
+      const int64_t width = set.panel_set >= 0 ? 1 : (kv_heads_ + parts - 1) / parts;
+      for (int64_t h = 0; h < kv_heads_; h += width) {
+        AttentionUnit unit = set;
+        unit.kv_head = h;
+        unit.kv_heads = std::min(width, kv_heads_ - h);
+        unit.cost = set.cost * unit.kv_heads;
+        plan_.units.push_back(unit);
+      }
     }
   }
 
@@ -123,14 +144,16 @@ class Planner {
   const int64_t group_;
   const int64_t block_size_;
   const bool panels_;
+  const int64_t threads_;
+  std::vector<AttentionUnit> sets_;  // Row sets, all kv heads each.
   AttentionPlan plan_;
 };
 
 }  // namespace
 
 AttentionPlan PlanAttention(const PagedBatch& batch, int64_t kv_heads, int64_t group,
-                            int64_t block_size, bool panels) {
-  return Planner(batch, kv_heads, group, block_size, panels).Plan();
+                            int64_t block_size, bool panels, int64_t threads) {
+  return Planner(batch, kv_heads, group, block_size, panels, threads).Plan();
 }
 
 }  // namespace arbor::kernels

@@ -1,8 +1,8 @@
 // How the CPU attention (paged_attention_ref.cc) splits a step into units of work, and which keys
 // it transposes into panels (key_panels.h) first.
 //
-// A unit is a few query rows and one kv head whose keys are read once for all of its rows, tile
-// by tile, while they are in L1:
+// A unit is a few query rows and one or more consecutive kv heads whose keys are read once for
+// all of its rows, tile by tile, while they are in L1:
 // - up to kBlockTokens consecutive query tokens of one sequence (a prompt or an extend chunk):
 //   every key of every row through that sequence's block table;
 // - up to kGroupRows decode rows of sibling sequences whose block tables begin with the same
@@ -49,8 +49,9 @@ struct AttentionUnit {
   // those below its own count); a row's keys from table_keys on through its own table.
   int64_t table_keys;
   int64_t panel_set;  // Into plan.panel_sets, covering [0, table_keys); −1: none.
-  int64_t kv_head;
-  int64_t cost;  // Query-key pairs per head.
+  int64_t kv_head;    // The first of its kv heads.
+  int64_t kv_heads;   // One with panels; without, as many as the threads leave to each.
+  int64_t cost;       // Query-key pairs over its heads.
 };
 
 struct AttentionPlan {
@@ -60,9 +61,16 @@ struct AttentionPlan {
 };
 
 // The units of a step over `batch` with `kv_heads` kv heads of `group` query heads each;
-// `panels`: whether the scores may come from panels (simd::PanelsServe of the head width).
+// `panels`: whether the scores may come from panels (simd::PanelsServe of the head width);
+// `threads`: how many share the units.
+//
+// A block holds each token's rows of all kv heads side by side, so a unit of one kv head reads a
+// quarter or less of every line run its prefetchers fetch: rows without panels (decode rows, short
+// chunks: their keys read once) take all the kv heads in one unit, tile by tile (about 2× the
+// bytes per second from memory at 8 kv heads), or where the row sets are fewer than two per
+// thread, the kv heads split evenly between enough units to make that many.
 AttentionPlan PlanAttention(const PagedBatch& batch, int64_t kv_heads, int64_t group,
-                            int64_t block_size, bool panels);
+                            int64_t block_size, bool panels, int64_t threads = 1);
 
 }  // namespace arbor::kernels
 

@@ -309,20 +309,23 @@ void BM_Decode(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 
-// Decode of a search's branches: `batch` siblings forked from one prompt of `context` tokens (arg
-// 3) take one token per step. Every sibling's attention reads the shared prompt's K and V.
-void BM_DecodeSiblings(benchmark::State& state) {
+// Decode at a `context`-token context (arg 3): `batch` distinct sequences (BM_DecodeLong), or
+// `batch` siblings forked from one prompt (BM_DecodeSiblings: the branches of a search, every
+// sibling's attention reading the shared prompt's K and V), one token per step.
+void DecodeAtContext(benchmark::State& state, bool siblings) {
   Fixture& f = Get(state.range(0), state.range(1));
   if (f.backend == nullptr) {
     state.SkipWithError(f.error.c_str());
     return;
   }
   const int batch = state.range(2);
-  DecodeBatch decode(state, f.backend.get(), batch, state.range(3), /*siblings=*/true);
+  DecodeBatch decode(state, f.backend.get(), batch, state.range(3), siblings);
   for (auto _ : state) decode.Step(state);
   state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * batch,
                                                benchmark::Counter::kIsRate);
 }
+void BM_DecodeLong(benchmark::State& state) { DecodeAtContext(state, /*siblings=*/false); }
+void BM_DecodeSiblings(benchmark::State& state) { DecodeAtContext(state, /*siblings=*/true); }
 
 // Times a forward between the backend's tensor taps (backend.h), so each op's share needs no
 // instrumented build. Ops: embed, norm (RMSNorm with the residual add), qkv (the three
@@ -467,9 +470,9 @@ BENCHMARK(BM_Prefill)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// Decode at batch 1, 8, 32 and of 16 siblings of a 1,024- and a 4,096-token prompt, and prefills
-// of 256 and 2,048 tokens, on `shape` (kLlama1b or kModel); batch 1 and 8 and the 256-token
-// prefill also op by op.
+// Decode at batch 1, 8, 32, at batch 1 at a 4,096-token context and of 16 siblings of a 1,024-
+// and a 4,096-token prompt, and prefills of 256 and 2,048 tokens, on `shape` (kLlama1b or
+// kModel); batch 1 and 8 and the prefills also op by op.
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -481,6 +484,11 @@ void RegisterCheckpoint(Shape shape) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_DecodeSiblings", BM_DecodeSiblings)
       ->ArgsProduct({{shape}, {1}, {16}, {1024, 4096}})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  // One long conversation (its KV, 4,096 tokens, read each step beside the weights).
+  benchmark::RegisterBenchmark("BM_DecodeLong", BM_DecodeLong)
+      ->ArgsProduct({{shape}, {1}, {1}, {4096}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Prefill", BM_Prefill)

@@ -1,7 +1,8 @@
 // The CPU attention's units (kernels/paged_attention_plan.h): a prompt in blocks of sixteen
 // tokens with panels of all its keys, sibling decode rows grouped by their shared leading blocks
 // (eight to a unit, panels of the shared keys), strangers and short sharing alone; every row in
-// exactly one unit per kv head, the heaviest units first.
+// exactly one unit per kv head, the heaviest units first; units with panels of one kv head, the
+// others of as many as leave two units per thread.
 #include "kernels/paged_attention_plan.h"
 
 #include <gtest/gtest.h>
@@ -54,7 +55,9 @@ TEST(PlanAttention, GroupsSiblingsAndBlocksPrompts) {
   // Every query token in exactly one unit per kv head.
   std::map<std::pair<int64_t, int64_t>, int> seen;  // (token, kv head) → units.
   for (const AttentionUnit& u : plan.units) {
-    for (int64_t r = u.rows_begin; r < u.rows_end; ++r) ++seen[{plan.rows[r].token, u.kv_head}];
+    for (int64_t r = u.rows_begin; r < u.rows_end; ++r) {
+      for (int64_t h = u.kv_head; h < u.kv_head + u.kv_heads; ++h) ++seen[{plan.rows[r].token, h}];
+    }
   }
   EXPECT_EQ(seen.size(), static_cast<size_t>(b.q_start.back() * kKvHeads));
   for (const auto& [key, units] : seen) EXPECT_EQ(units, 1) << "token " << key.first;
@@ -96,10 +99,45 @@ TEST(PlanAttention, GroupsSiblingsAndBlocksPrompts) {
     EXPECT_EQ(grouped.panel_sets[u.panel_set].keys, 128);
   }
   EXPECT_EQ(grouped.units[0].rows_end - grouped.units[0].rows_begin, 8);
-  // Without panels (a head width DotPanels does not serve), the same units, none with panels.
+  // Without panels (a head width DotPanels does not serve), the same row sets, none with panels,
+  // each in one unit of both kv heads (two row sets: two units for the one thread).
   const AttentionPlan rows_only = PlanAttention(c.View(), kKvHeads, kGroup, kBlockSize, false);
-  ASSERT_EQ(rows_only.units.size(), 4u);
-  for (const AttentionUnit& u : rows_only.units) EXPECT_EQ(u.panel_set, -1);
+  ASSERT_EQ(rows_only.units.size(), 2u);
+  for (const AttentionUnit& u : rows_only.units) {
+    EXPECT_EQ(u.panel_set, -1);
+    EXPECT_EQ(u.kv_head, 0);
+    EXPECT_EQ(u.kv_heads, 2);
+  }
+}
+
+// Units without panels take several kv heads (a block's rows of all heads are side by side), as
+// many as leave two units per thread: (kv heads per unit, units) by decode rows and threads.
+TEST(PlanAttention, SplitsKvHeadsBetweenTheThreads) {
+  constexpr int64_t kKvHeads = 8, kGroup = 4, kBlockSize = 16;
+  auto decode = [&](int32_t rows, int64_t threads) {
+    Batch b;
+    for (int32_t s = 0; s < rows; ++s) b.Add(1, 100, Blocks(10 * s, 7));
+    const AttentionPlan plan = PlanAttention(b.View(), kKvHeads, kGroup, kBlockSize, true, threads);
+    std::map<int64_t, int64_t> covered;  // Kv head → units, over all rows.
+    for (const AttentionUnit& u : plan.units) {
+      EXPECT_EQ(u.cost, 100 * u.kv_heads);
+      for (int64_t h = u.kv_head; h < u.kv_head + u.kv_heads; ++h) covered[h] += 1;
+    }
+    for (const auto& [h, units] : covered) EXPECT_EQ(units, rows) << "kv head " << h;
+    return std::pair{plan.units[0].kv_heads, static_cast<int64_t>(plan.units.size())};
+  };
+  EXPECT_EQ(decode(1, 1), (std::pair<int64_t, int64_t>{4, 2}));
+  EXPECT_EQ(decode(1, 2), (std::pair<int64_t, int64_t>{2, 4}));
+  EXPECT_EQ(decode(3, 2), (std::pair<int64_t, int64_t>{4, 6}));
+  EXPECT_EQ(decode(4, 2), (std::pair<int64_t, int64_t>{8, 4}));
+  EXPECT_EQ(decode(1, 16), (std::pair<int64_t, int64_t>{1, 8}));
+  // A prompt's units keep one kv head each (their panels are per head).
+  Batch prompt;
+  prompt.Add(40, 40, Blocks(0, 3));
+  for (const AttentionUnit& u :
+       PlanAttention(prompt.View(), kKvHeads, kGroup, kBlockSize, true, 2).units) {
+    EXPECT_EQ(u.kv_heads, 1);
+  }
 }
 
 }  // namespace
