@@ -1,0 +1,154 @@
+// attention_ab.sh's race: the working tree's CPU attention against a base revision's, called in
+// turns within one process (the order swapped every round), so that both meet the same machine:
+// on a shared VM whose speed drifts by more than the change under test, separate runs cannot tell
+// a 10 % change from the drift. Prints per case the medians and the median and quartiles of the
+// per-round time ratios (base / work: above 1, the working tree is faster), after checking that
+// both give the same bits.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/paged_attention.h"
+
+namespace arbor::attention_ab {
+void* NewPool(int threads);
+void DeletePool(void* pool);
+void Attend(const void* params, void* pool);
+}  // namespace arbor::attention_ab
+namespace arbor_base::attention_ab {
+void* NewPool(int threads);
+void DeletePool(void* pool);
+void Attend(const void* params, void* pool);
+}  // namespace arbor_base::attention_ab
+
+namespace {
+
+using arbor::kernels::PagedAttentionParams;
+
+// `seqs` sequences of `context` keys, the last `queries` of each the step's query tokens (a
+// prompt: queries = context; decode: 1), fp32 KV in blocks of 16 in a shuffled pool.
+struct Case {
+  int64_t head_dim, group, kv_heads, seqs, context, queries;
+  std::vector<int32_t> q_start, kv_len, block_start, block_ids;
+  std::vector<float> k, v, q, out;
+  PagedAttentionParams p;
+
+  void Build() {
+    const int64_t block = 16, heads = group * kv_heads, width = kv_heads * head_dim;
+    const int64_t per_seq = (context + block - 1) / block;
+    std::mt19937 rng(7);
+    block_ids.resize(seqs * per_seq);
+    for (size_t i = 0; i < block_ids.size(); ++i) block_ids[i] = static_cast<int32_t>(i);
+    std::shuffle(block_ids.begin(), block_ids.end(), rng);
+    for (int64_t s = 0; s <= seqs; ++s) {
+      q_start.push_back(static_cast<int32_t>(s * queries));
+      block_start.push_back(static_cast<int32_t>(s * per_seq));
+    }
+    kv_len.assign(seqs, static_cast<int32_t>(context));
+    std::normal_distribution<float> normal;
+    auto fill = [&](std::vector<float>& x, int64_t n) {
+      x.resize(n);
+      for (float& value : x) value = normal(rng);
+    };
+    fill(k, static_cast<int64_t>(block_ids.size()) * block * width);
+    fill(v, static_cast<int64_t>(block_ids.size()) * block * width);
+    fill(q, seqs * queries * heads * head_dim);
+    out.resize(q.size());
+    p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
+    p.cache.k = k.data();
+    p.cache.v = v.data();
+    p.cache.num_blocks = static_cast<int64_t>(block_ids.size());
+    p.cache.block_size = block;
+    p.cache.num_kv_heads = kv_heads;
+    p.cache.head_dim = head_dim;
+    p.q = q.data();
+    p.out = out.data();
+    p.q_stride = p.out_stride = heads * head_dim;
+    p.num_heads = heads;
+    p.scale = 0.125f;
+  }
+};
+
+double Seconds(void (*attend)(const void*, void*), const Case& c, void* pool) {
+  const auto start = std::chrono::steady_clock::now();
+  attend(&c.p, pool);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Rounds enough for about `budget` seconds of both sides, at least 5.
+int Race(Case& c, int threads, double budget) {
+  c.Build();
+  void* base_pool = arbor_base::attention_ab::NewPool(threads);
+  void* work_pool = arbor::attention_ab::NewPool(threads);
+  arbor_base::attention_ab::Attend(&c.p, base_pool);
+  const std::vector<float> base_out = c.out;
+  const double first = Seconds(arbor::attention_ab::Attend, c, work_pool);
+  if (std::memcmp(base_out.data(), c.out.data(), base_out.size() * sizeof(float)) != 0) {
+    std::printf("the two trees' outputs differ\n");
+    return 1;
+  }
+  const int rounds = std::max(5, static_cast<int>(budget / (2 * first)));
+  std::vector<double> base, work, ratio;
+  for (int r = 0; r < rounds; ++r) {
+    const bool base_first = r % 2 == 0;
+    double b = 0, w = 0;
+    for (int side = 0; side < 2; ++side) {
+      if ((side == 0) == base_first) {
+        b = Seconds(arbor_base::attention_ab::Attend, c, base_pool);
+      } else {
+        w = Seconds(arbor::attention_ab::Attend, c, work_pool);
+      }
+    }
+    base.push_back(b);
+    work.push_back(w);
+    ratio.push_back(b / w);
+  }
+  for (std::vector<double>* v : {&base, &work, &ratio}) std::sort(v->begin(), v->end());
+  std::printf("%4lld %5lld %3lld %5lld %6lld %7d %6d %10.1f %10.1f %7.3f  %.3f–%.3f\n",
+              static_cast<long long>(c.group), static_cast<long long>(c.kv_heads),
+              static_cast<long long>(c.seqs), static_cast<long long>(c.context),
+              static_cast<long long>(c.queries), threads, rounds, base[rounds / 2] * 1e6,
+              work[rounds / 2] * 1e6, ratio[rounds / 2], ratio[rounds / 4], ratio[3 * rounds / 4]);
+  arbor_base::attention_ab::DeletePool(base_pool);
+  arbor::attention_ab::DeletePool(work_pool);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Args: seconds per case (default 4); then cases as group,kv_heads,seqs,context,queries,threads.
+  const double budget = argc > 1 ? std::atof(argv[1]) : 4.0;
+  std::vector<Case> cases;
+  std::vector<int> threads;
+  for (int a = 2; a < argc; ++a) {
+    long long g, h, s, n, q;
+    int t;
+    if (std::sscanf(argv[a], "%lld,%lld,%lld,%lld,%lld,%d", &g, &h, &s, &n, &q, &t) != 6) {
+      std::fprintf(stderr, "a case is group,kv_heads,seqs,context,queries,threads: %s\n", argv[a]);
+      return 2;
+    }
+    cases.push_back({64, g, h, s, n, q});
+    threads.push_back(t);
+  }
+  if (cases.empty()) {  // SmolLM2 (3 of 3) and the 1B shape (4 of 8): prompts, then decode.
+    for (int64_t n : {256, 2048}) {
+      cases.push_back({64, 3, 3, 1, n, n});
+      cases.push_back({64, 4, 8, 1, n, n});
+    }
+    for (int64_t n : {512, 4096}) cases.push_back({64, 4, 8, 8, n, 1});
+    threads.assign(cases.size(), 1);
+  }
+  std::printf(
+      "group kv_heads seqs context queries threads rounds base_us work_us base/work "
+      "quartiles\n");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (Race(cases[i], threads[i], budget) != 0) return 1;
+  }
+  return 0;
+}
