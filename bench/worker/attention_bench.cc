@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/bf16.h"
 #include "base/zero_pages.h"
+#include "bench/worker/shuffled_batch.h"
 #include "kernels/paged_attention.h"
 
 namespace arbor {
@@ -27,18 +29,8 @@ class AttentionCase {
   AttentionCase(int64_t head_dim, int64_t group, int64_t kv_heads, int64_t seqs, int64_t context,
                 int64_t queries, bool bf16) {
     const int64_t block = 16, heads = group * kv_heads, width = kv_heads * head_dim;
-    const int64_t blocks_per_seq = (context + block - 1) / block;
     std::mt19937 rng(7);
-    block_ids_.resize(seqs * blocks_per_seq);
-    for (size_t i = 0; i < block_ids_.size(); ++i) block_ids_[i] = static_cast<int32_t>(i);
-    std::shuffle(block_ids_.begin(), block_ids_.end(), rng);
-    q_start_.resize(seqs + 1);
-    kv_len_.assign(seqs, static_cast<int32_t>(context));
-    block_start_.resize(seqs + 1);
-    for (int64_t s = 0; s <= seqs; ++s) {
-      q_start_[s] = static_cast<int32_t>(s * queries);
-      block_start_[s] = static_cast<int32_t>(s * blocks_per_seq);
-    }
+    batch_ = std::make_unique<bench::ShuffledBatch>(seqs, context, queries, block, rng);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     auto random = [&](size_t n) {
       std::vector<float> v(n);
@@ -46,7 +38,7 @@ class AttentionCase {
       return v;
     };
     // Page-aligned pools, as the backend's (base::ZeroPages).
-    const size_t elements = block_ids_.size() * block * width;
+    const size_t elements = batch_->block_ids.size() * block * width;
     auto pool = [&] {
       absl::StatusOr<base::ZeroPages> pages = base::ZeroPages::Map(elements * (bf16 ? 2 : 4));
       if (!pages.ok()) std::abort();
@@ -64,8 +56,8 @@ class AttentionCase {
     v_ = pool();
     q_ = random(seqs * queries * heads * head_dim);
     out_.resize(q_.size());
-    p_.batch = {seqs, q_start_.data(), kv_len_.data(), block_start_.data(), block_ids_.data()};
-    p_.cache = {nullptr, nullptr,  static_cast<int64_t>(block_ids_.size()),
+    p_.batch = batch_->View();
+    p_.cache = {nullptr, nullptr,  static_cast<int64_t>(batch_->block_ids.size()),
                 block,   kv_heads, head_dim};
     if (bf16) {
       p_.cache.k_bf16 = reinterpret_cast<uint16_t*>(k_.data());
@@ -84,7 +76,7 @@ class AttentionCase {
   const float* out() const { return out_.data(); }
 
  private:
-  std::vector<int32_t> block_ids_, q_start_, kv_len_, block_start_;
+  std::unique_ptr<bench::ShuffledBatch> batch_;  // Where p_.batch points.
   base::ZeroPages k_, v_;
   std::vector<float> q_, out_;
   kernels::PagedAttentionParams p_;

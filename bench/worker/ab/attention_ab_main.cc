@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include "bench/worker/shuffled_batch.h"
 #include "kernels/paged_attention.h"
 
 namespace arbor::attention_ab {
@@ -34,22 +36,15 @@ using arbor::kernels::PagedAttentionParams;
 // prompt: queries = context; decode: 1), fp32 KV in blocks of 16 in a shuffled pool.
 struct Case {
   int64_t head_dim, group, kv_heads, seqs, context, queries;
-  std::vector<int32_t> q_start, kv_len, block_start, block_ids;
+  std::unique_ptr<arbor::bench::ShuffledBatch> batch;
   std::vector<float> k, v, q, out;
   PagedAttentionParams p;
 
   void Build() {
     const int64_t block = 16, heads = group * kv_heads, width = kv_heads * head_dim;
-    const int64_t per_seq = (context + block - 1) / block;
     std::mt19937 rng(7);
-    block_ids.resize(seqs * per_seq);
-    for (size_t i = 0; i < block_ids.size(); ++i) block_ids[i] = static_cast<int32_t>(i);
-    std::shuffle(block_ids.begin(), block_ids.end(), rng);
-    for (int64_t s = 0; s <= seqs; ++s) {
-      q_start.push_back(static_cast<int32_t>(s * queries));
-      block_start.push_back(static_cast<int32_t>(s * per_seq));
-    }
-    kv_len.assign(seqs, static_cast<int32_t>(context));
+    batch = std::make_unique<arbor::bench::ShuffledBatch>(seqs, context, queries, block, rng);
+    const std::vector<int32_t>& block_ids = batch->block_ids;
     std::normal_distribution<float> normal;
     auto fill = [&](std::vector<float>& x, int64_t n) {
       x.resize(n);
@@ -59,7 +54,7 @@ struct Case {
     fill(v, static_cast<int64_t>(block_ids.size()) * block * width);
     fill(q, seqs * queries * heads * head_dim);
     out.resize(q.size());
-    p.batch = {seqs, q_start.data(), kv_len.data(), block_start.data(), block_ids.data()};
+    p.batch = batch->View();
     p.cache.k = k.data();
     p.cache.v = v.data();
     p.cache.num_blocks = static_cast<int64_t>(block_ids.size());
