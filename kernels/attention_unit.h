@@ -75,6 +75,11 @@ struct UnitView {
     return std::min({s.keys[i], table, j0 + kTileKeys}) - j0;
   }
   bool EndsIn(int64_t i, int64_t j0) const { return j0 + InTile(i, j0) == s.keys[i]; }
+  // Whether row i + 1 takes the same keys as row i in the tile from key j0 and both rows' heads
+  // fit in one call of at most `most` queries.
+  bool PairsWithNext(int64_t i, int64_t j0, int most) const {
+    return 2 * group <= most && i + 1 < count && InTile(i + 1, j0) == InTile(i, j0);
+  }
   // Row i's first query head of kv head h, in s.scores, s.sums, p.q; and its output.
   int64_t Head(int64_t i, int64_t h) const { return (i * heads + h) * group; }
   float* Scores(int64_t i, int64_t h) const { return s.scores.data() + Head(i, h) * keys; }
@@ -102,7 +107,7 @@ struct UnitView {
 
 // The scores over the table's keys, tile by tile and in each tile kv head by kv head, so that a
 // tile's rows of all the unit's heads (consecutive in a block) are read together. With panels
-// (one kv head) two rows' heads go in one DotPanels call where they fit (kPanelQueries).
+// (one kv head) two rows' heads go in one DotPanels call where they fit (kPanelPassQueries).
 template <typename T>
 void ScoreTable(const UnitView<T>& u, const float* panels) {
   if (panels != nullptr) {
@@ -116,10 +121,7 @@ void ScoreTable(const UnitView<T>& u, const float* panels) {
     for (int64_t h = 0; h < u.heads; ++h) {
       for (int64_t i = 0, pass; i < u.count; i += pass) {
         const int64_t n = u.InTile(i, j0);
-        pass = panels != nullptr && 2 * u.group <= simd::kPanelQueries && i + 1 < u.count &&
-                       u.InTile(i + 1, j0) == n
-                   ? 2
-                   : 1;
+        pass = panels != nullptr && u.PairsWithNext(i, j0, simd::kPanelPassQueries) ? 2 : 1;
         if (n <= 0) continue;
         if (panels != nullptr) {
           simd::DotPanels(u.s.queries.data() + u.Head(i, 0) * u.dim, pass * u.group,
@@ -162,8 +164,8 @@ void SumTable(const UnitView<T>& u) {
     for (int64_t h = 0; h < u.heads; ++h) {
       for (int64_t i = 0, pass; i < u.count; i += pass) {
         const int64_t n = u.InTile(i, j0);
-        pass = u.heads == 1 && 2 * u.group <= simd::kSumQueries && i + 1 < u.count &&
-                       u.InTile(i + 1, j0) == n && u.EndsIn(i + 1, j0) == u.EndsIn(i, j0)
+        pass = u.heads == 1 && u.PairsWithNext(i, j0, simd::kSumQueries) &&
+                       u.EndsIn(i + 1, j0) == u.EndsIn(i, j0)
                    ? 2
                    : 1;
         if (n <= 0) continue;

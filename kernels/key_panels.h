@@ -38,9 +38,9 @@ constexpr int64_t kPanelKeys = 8;
 // they fit): as many as AVX-512's 32 registers hold beside two panels' chains; four with AVX2's 16
 // (and in the scalar build, where any count runs alike).
 #ifdef ARBOR_CPU_AVX512
-constexpr int kPanelQueries = 6;
+constexpr int kPanelPassQueries = 6;
 #else
-constexpr int kPanelQueries = 4;
+constexpr int kPanelPassQueries = 4;
 #endif
 
 // Whether DotPanels gives DotRows' bits for keys of `dim` (else a caller uses DotRows): where
@@ -180,7 +180,7 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
 
 // Panels side by side per pass, for G queries: two, each key vector then serving twice the
 // queries' FMAs, wherever the chains fit (AVX-512 from one to six queries, though from four on the
-// finished halves go to the stack: still 1.25–1.5× one panel a pass at four queries, which loads
+// finished halves go to the stack: still 1.25–1.55× one panel a pass at four queries, which loads
 // one vector per FMA and a quarter more); AVX2 one for more than one query.
 template <int G>
 constexpr int kPanelsPerPass = PanelLanes::kWidth == 16 ? 2 : (G <= 1 ? 2 : 1);
@@ -212,12 +212,12 @@ inline void DotPanels(const float* a, int64_t queries, const float* panels, int6
 #ifdef ARBOR_CPU_AVX2
   using Queries = void (*)(const float*, const float*, int64_t, int64_t, float, float*, int64_t);
   static constexpr auto kQueries = []<size_t... G>(std::index_sequence<G...>) {
-    return std::array<Queries, kPanelQueries>{DotPanelsQueries<G + 1>...};
+    return std::array<Queries, kPanelPassQueries>{DotPanelsQueries<G + 1>...};
   }
-  (std::make_index_sequence<kPanelQueries>());
-  for (int64_t g = 0; g < queries; g += kPanelQueries) {
-    kQueries[std::min<int64_t>(queries - g, kPanelQueries) - 1](a + g * dim, panels, n, dim, scale,
-                                                                out + g * out_stride, out_stride);
+  (std::make_index_sequence<kPanelPassQueries>());
+  for (int64_t g = 0; g < queries; g += kPanelPassQueries) {
+    kQueries[std::min<int64_t>(queries - g, kPanelPassQueries) - 1](
+        a + g * dim, panels, n, dim, scale, out + g * out_stride, out_stride);
   }
 #else
   for (int64_t g = 0; g < queries; ++g) {

@@ -218,17 +218,18 @@ inline double SumSquares(const float* x, int64_t n) {
 
 // The largest of s[0, n) (n ≥ 1): softmax's shift, a vector loop where std::max_element is a
 // chain of scalar compares, in four independent maxima (one would wait on each compare's
-// latency: 2.2× slower). Exact whatever the order.
+// latency: 2.2× slower). Exact whatever the order, so the four may all start from s[0, 8).
 inline float Max(const float* s, int64_t n) {
   int64_t j = 0;
   float best = s[0];
 #ifdef ARBOR_CPU_AVX2
-  if (n >= 32) {
+  if (n >= 8) {
     __m256 m[4];
-    for (int u = 0; u < 4; ++u) m[u] = _mm256_loadu_ps(s + 8 * u);
-    for (j = 32; j + 32 <= n; j += 32) {
+    for (int u = 0; u < 4; ++u) m[u] = _mm256_loadu_ps(s);
+    for (j = 8; j + 32 <= n; j += 32) {
       for (int u = 0; u < 4; ++u) m[u] = _mm256_max_ps(m[u], _mm256_loadu_ps(s + j + 8 * u));
     }
+    for (; j + 8 <= n; j += 8) m[0] = _mm256_max_ps(m[0], _mm256_loadu_ps(s + j));
     alignas(32) float eight[8];
     _mm256_store_ps(eight, _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3])));
     for (float v : eight) best = v > best ? v : best;
