@@ -243,11 +243,12 @@ TEST(QuantMatmulRepacked, MatchesTheTwinAndEveryRowIsItsOwn) {
         WeightType::kQ8_0, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     const bool per256 = IsRepackedKQuant(RepackedType(type));
     const int64_t block_values = per256 ? kSuperBlock : kQuantBlock;
-    // Row counts on both sides of every pass shape (4, 8, two groups from 9) and a prefill.
+    // Row counts on both sides of every pass shape (4, 8, two groups from 9, nibbles unpacked
+    // from 32) and a prefill; 53 blocks are three spans of unpacked blocks.
     for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 16, 37, 256}) {
       for (int64_t n : {16, 48}) {
-        for (int64_t blocks : {1, 3, 18}) {
-          if (m == 256 && blocks == 18) continue;  // The float64 twin's time, not a new path.
+        for (int64_t blocks : {1, 3, 18, 53}) {
+          if (m == 256 && blocks >= 18) continue;  // The float64 twin's time, not a new path.
           CheckQ8Case(type, m, n, blocks, block_values,
                       per256 ? QuantMatmulQ8KTwin : QuantMatmulQ8Twin, repacked, rng, pool, worst);
           if (HasFatalFailure()) return;
@@ -338,8 +339,8 @@ TEST(QuantMatmulRepacked, EveryInstructionSetGivesTheSameBits) {
                           WeightType::kQ5_1, WeightType::kQ8_0}) {
     for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 16, 37, 256}) {
       for (int64_t n : {16, 48}) {
-        for (int64_t blocks : {1, 3, 18}) {
-          if (m == 256 && blocks == 18) continue;  // The AVX2 kernel's time, not a new path.
+        for (int64_t blocks : {1, 3, 18, 53}) {
+          if (m == 256 && blocks >= 18) continue;  // The AVX2 kernel's time, not a new path.
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m
                                             << " n " << n << " blocks " << blocks);
           const int64_t k = blocks * kQuantBlock, x_stride = k + 5, out_stride = n + 3;

@@ -1,11 +1,6 @@
-// attention_ab.sh's race: the working tree's CPU attention against a base revision's, called in
-// turns within one process (the order swapped every round), so that both meet the same machine:
-// on a shared VM whose speed drifts by more than the change under test, separate runs cannot tell
-// a 10 % change from the drift. Prints per case the medians and the median and quartiles of the
-// per-round time ratios (base / work: above 1, the working tree is faster), after checking that
-// both give the same bits.
-#include <algorithm>
-#include <chrono>
+// attention_ab.sh's race: the working tree's CPU attention against a base revision's (race.h).
+// Prints per case the medians and the median and quartiles of the per-round time ratios, after
+// checking that both give the same bits.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/worker/ab/race.h"
 #include "bench/worker/shuffled_batch.h"
 #include "kernels/paged_attention.h"
 
@@ -69,46 +65,25 @@ struct Case {
   }
 };
 
-double Seconds(void (*attend)(const void*, void*), const Case& c, void* pool) {
-  const auto start = std::chrono::steady_clock::now();
-  attend(&c.p, pool);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Rounds enough for about `budget` seconds of both sides, at least 5.
+// Both trees' attention over one case: the same bits first, then the race.
 int Race(Case& c, int threads, double budget) {
   c.Build();
   void* base_pool = arbor_base::attention_ab::NewPool(threads);
   void* work_pool = arbor::attention_ab::NewPool(threads);
   arbor_base::attention_ab::Attend(&c.p, base_pool);
   const std::vector<float> base_out = c.out;
-  const double first = Seconds(arbor::attention_ab::Attend, c, work_pool);
+  arbor::attention_ab::Attend(&c.p, work_pool);
   if (std::memcmp(base_out.data(), c.out.data(), base_out.size() * sizeof(float)) != 0) {
     std::printf("the two trees' outputs differ\n");
     return 1;
   }
-  const int rounds = std::max(5, static_cast<int>(budget / (2 * first)));
-  std::vector<double> base, work, ratio;
-  for (int r = 0; r < rounds; ++r) {
-    const bool base_first = r % 2 == 0;
-    double b = 0, w = 0;
-    for (int side = 0; side < 2; ++side) {
-      if ((side == 0) == base_first) {
-        b = Seconds(arbor_base::attention_ab::Attend, c, base_pool);
-      } else {
-        w = Seconds(arbor::attention_ab::Attend, c, work_pool);
-      }
-    }
-    base.push_back(b);
-    work.push_back(w);
-    ratio.push_back(b / w);
-  }
-  for (std::vector<double>* v : {&base, &work, &ratio}) std::sort(v->begin(), v->end());
-  std::printf("%4lld %5lld %3lld %5lld %6lld %7d %6d %10.1f %10.1f %7.3f  %.3f–%.3f\n",
-              static_cast<long long>(c.group), static_cast<long long>(c.kv_heads),
-              static_cast<long long>(c.seqs), static_cast<long long>(c.context),
-              static_cast<long long>(c.queries), threads, rounds, base[rounds / 2] * 1e6,
-              work[rounds / 2] * 1e6, ratio[rounds / 2], ratio[rounds / 4], ratio[3 * rounds / 4]);
+  const arbor::bench::RaceResult result =
+      arbor::bench::Race([&] { arbor_base::attention_ab::Attend(&c.p, base_pool); },
+                         [&] { arbor::attention_ab::Attend(&c.p, work_pool); }, budget);
+  std::printf("%4lld %5lld %3lld %5lld %6lld %7d ", static_cast<long long>(c.group),
+              static_cast<long long>(c.kv_heads), static_cast<long long>(c.seqs),
+              static_cast<long long>(c.context), static_cast<long long>(c.queries), threads);
+  result.Print();
   arbor_base::attention_ab::DeletePool(base_pool);
   arbor::attention_ab::DeletePool(work_pool);
   return 0;

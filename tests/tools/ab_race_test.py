@@ -1,0 +1,65 @@
+"""The A/B races under bench/worker/ab build a routine of a revision and of the working tree into
+one program and race them: against HEAD (the same bits, checked first) each prints one row per
+case named, with the rounds, both sides' median times and their ratio.
+
+attention_ab.sh races the CPU attention; repacked_ab.sh the AVX-512 VNNI kernel of the per-32
+repacked rows (on CPUs that have it).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+SOURCE = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+RACES = os.path.join(SOURCE, "bench", "worker", "ab")
+
+
+def in_git_checkout():
+    return shutil.which("git") is not None and subprocess.run(
+        ["git", "-C", SOURCE, "rev-parse", "HEAD"], capture_output=True).returncode == 0
+
+
+def has_avx512_vnni():
+    with open("/proc/cpuinfo") as cpuinfo:
+        return "avx512_vnni" in cpuinfo.read()
+
+
+@unittest.skipUnless(in_git_checkout(), "the races need the sources in a git checkout")
+class AbRaceTest(unittest.TestCase):
+    def race(self, script, cases):
+        """Runs `script` against HEAD on `cases` and checks one row per case: its own columns,
+        then at least 5 rounds, both medians and the ratio above zero."""
+        run = subprocess.run([os.path.join(RACES, script), "HEAD", "0.05", *cases],
+                             capture_output=True, text=True, timeout=280, cwd=SOURCE)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        rows = [line.split() for line in run.stdout.splitlines() if re.match(r"^\s+\d", line)]
+        columns = [case.split(",") for case in cases]
+        self.assertEqual([row[:len(columns[0])] for row in rows], columns)
+        for row in rows:
+            rounds, base_us, work_us, ratio = row[len(columns[0]):len(columns[0]) + 4]
+            self.assertGreaterEqual(int(rounds), 5)
+            self.assertGreater(float(base_us), 0)
+            self.assertGreater(float(work_us), 0)
+            self.assertGreater(float(ratio), 0)
+
+    def test_attention(self):
+        # A prompt on two threads and decode rows on one: small, so the test is quick.
+        self.race("attention_ab.sh", ["3,2,1,40,40,2", "2,4,3,100,1,1"])
+
+    @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
+    def test_repacked_rows(self):
+        # Nibbles with unpacked spans (37 rows, 53 blocks), 5-bit weights, 8-bit weights.
+        self.race("repacked_ab.sh", ["4,48,1696,37", "5,32,96,9", "8,16,64,3"])
+
+    @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
+    def test_repacked_rows_rejects_a_bad_case(self):
+        run = subprocess.run([os.path.join(RACES, "repacked_ab.sh"), "HEAD", "0.05", "4,40,64,3"],
+                             capture_output=True, text=True, timeout=280, cwd=SOURCE)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("n a multiple of 16", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
