@@ -30,17 +30,26 @@ inline void LoadNibbles(const uint8_t* qs, __m512i (&q)[8]) {
     q[4 + t] = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low);
   }
 }
-inline void LoadRows(const Q4x16Block& block, __m512i (&q)[8]) { LoadNibbles(block.qs, q); }
-// The fifth bits: 16 added to each byte whose bit is set in the vector's mask.
-inline void LoadRows(const Q5x16Block& block, __m512i (&q)[8]) {
-  LoadNibbles(block.qs, q);
-  const __m512i fifth = _mm512_set1_epi8(16);
-  for (int u = 0; u < 8; ++u) {
-    q[u] = _mm512_mask_add_epi8(q[u], _cvtu64_mask64(block.qh[u]), q[u], fifth);
-  }
+
+// Vectors t and t + 4 of a sixteen-row group's block (weights 4t … 4t + 3 and 4t + 16 … 4t + 19 of
+// each row), as unsigned bytes: the low and high nibbles of the same 64 bytes, or two loads.
+inline void RowVectors(const Q4x16Block& block, int t, __m512i& low, __m512i& high) {
+  const __m512i bytes = _mm512_loadu_si512(block.qs + 64 * t);
+  low = _mm512_and_si512(bytes, _mm512_set1_epi8(0x0f));
+  high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), _mm512_set1_epi8(0x0f));
 }
-inline void LoadRows(const Q8x16Block& block, __m512i (&q)[8]) {
-  for (int u = 0; u < 8; ++u) q[u] = _mm512_loadu_si512(block.qs + 64 * u);
+// The fifth bits: 16 added to each byte whose bit is set in the vector's mask.
+inline void RowVectors(const Q5x16Block& block, int t, __m512i& low, __m512i& high) {
+  const __m512i bytes = _mm512_loadu_si512(block.qs + 64 * t);
+  const __m512i nibble = _mm512_set1_epi8(0x0f), fifth = _mm512_set1_epi8(16);
+  low = _mm512_and_si512(bytes, nibble);
+  high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+  low = _mm512_mask_add_epi8(low, _cvtu64_mask64(block.qh[t]), low, fifth);
+  high = _mm512_mask_add_epi8(high, _cvtu64_mask64(block.qh[t + 4]), high, fifth);
+}
+inline void RowVectors(const Q8x16Block& block, int t, __m512i& low, __m512i& high) {
+  low = _mm512_loadu_si512(block.qs + 64 * t);
+  high = _mm512_loadu_si512(block.qs + 64 * (t + 4));
 }
 
 // Sub-block j's q (0 … 63) of an eight-row Q6_K group, vector t: row r's weights 4t … 4t + 3 of
