@@ -147,12 +147,6 @@ void Unpack(const Block* w, int64_t blocks, int64_t len, int groups,
   }
 }
 
-// Activation blocks [begin, end) of a pass; its weights' block `begin` of group g lies
-// g·group_stride blocks after the pass's pointer.
-struct BlockSpan {
-  int64_t group_stride, begin, end;
-};
-
 // Block b's products for R activation rows and G groups (group g's weights at w[g·group_stride])
 // added into their sums (arrays the caller keeps in registers: never index them by a run-time
 // value, which puts them on the stack). Vectors t and t + 4 of every group meet all R rows before
@@ -161,9 +155,9 @@ struct BlockSpan {
 // 1.1–1.3×). Fewer than four chains split each in two, added at the end. Integer sums: the
 // order of a chain's products changes no bit.
 template <int R, int G, typename Block>
-inline void RowsBlock(const Block* w, int64_t group_stride, const int8_t* const (&xq)[R],
-                      const float* const (&xd)[R], const float* const (&xs)[R],
-                      const int32_t* const (&xi)[R], int64_t b, __m512 (&acc)[G][R]) {
+[[gnu::always_inline]] inline void RowsBlock(
+    const Block* w, int64_t group_stride, const int8_t* const (&xq)[R], const float* const (&xd)[R],
+    const float* const (&xs)[R], const int32_t* const (&xi)[R], int64_t b, __m512 (&acc)[G][R]) {
   constexpr int kChains = G * R < 4 ? 2 : 1;
   __m512 d[G], m[G];
   __m512i sum[G][R][kChains];
@@ -219,11 +213,12 @@ inline void RowsBlock(const Block* w, int64_t group_stride, const int8_t* const 
   }
 }
 
-// A pass's sums start at zero, or for a span after the first at what the span before stored
-// (floats stored and loaded exactly, so the split changes no bit).
+// A pass over `blocks` blocks of x (group g's weights of block b at w[g·group_stride + b]). Its
+// sums start at zero, or for unpacked spans at what `out` holds: zeros before the first span,
+// then what the span before stored (floats stored and loaded exactly: the split changes no bit).
 template <int R, int G, typename Block>
-void RowsGroups(const Block* w, BlockSpan span, const Q8Rows& x, int64_t row0, float* out,
-                int64_t out_stride) {
+void RowsGroups(const Block* w, int64_t group_stride, int64_t blocks, const Q8Rows& x, int64_t row0,
+                float* out, int64_t out_stride) {
   __m512 acc[G][R];
   const int8_t* xq[R];
   const float* xd[R];
@@ -236,28 +231,36 @@ void RowsGroups(const Block* w, BlockSpan span, const Q8Rows& x, int64_t row0, f
     xs[r] = x.sums + SumIndex(row0 + r, 0, 2, x.stride);
     xi[r] = x.q_sums + (row0 + r) * x.stride;
     for (int g = 0; g < G; ++g) {
-      acc[g][r] = span.begin == 0 ? _mm512_setzero_ps()
-                                  : _mm512_loadu_ps(out + (row0 + r) * out_stride + 16 * g);
+      acc[g][r] = kUnpacked<Block> ? _mm512_loadu_ps(out + (row0 + r) * out_stride + 16 * g)
+                                   : _mm512_setzero_ps();
     }
   }
-  for (int64_t b = span.begin; b < span.end; ++b) {
-    RowsBlock<R, G>(w + (b - span.begin), span.group_stride, xq, xd, xs, xi, b, acc);
-  }
+  for (int64_t b = 0; b < blocks; ++b) RowsBlock<R, G>(w + b, group_stride, xq, xd, xs, xi, b, acc);
   for (int g = 0; g < G; ++g) {
     for (int r = 0; r < R; ++r) _mm512_storeu_ps(out + (row0 + r) * out_stride + 16 * g, acc[g][r]);
   }
 }
 
 template <typename Block, int G, int kRows>
-void RowsRangeOf(const Block* group, BlockSpan span, const Q8DotParams& p, float* out) {
-  using Groups = void (*)(const Block*, BlockSpan, const Q8Rows&, int64_t, float*, int64_t);
+void RowsRangeOf(const Block* group, int64_t group_stride, int64_t blocks, const Q8Rows& x,
+                 const Q8DotParams& p, float* out) {
+  using Groups = void (*)(const Block*, int64_t, int64_t, const Q8Rows&, int64_t, float*, int64_t);
   static constexpr auto kGroups = []<size_t... R>(std::index_sequence<R...>) {
     return std::array<Groups, kRows>{RowsGroups<R + 1, G, Block>...};
   }
   (std::make_index_sequence<kRows>());
   for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
-    kGroups[std::min<int64_t>(kRows, p.m - m0) - 1](group, span, p.x, m0, out, p.out_stride);
+    kGroups[std::min<int64_t>(kRows, p.m - m0) - 1](group, group_stride, blocks, x, m0, out,
+                                                    p.out_stride);
   }
+}
+
+// The activations from block `begin` on: every field shifted by that many blocks, the rows'
+// stride kept (SumIndex's chunk is its inner index too).
+Q8Rows FromBlock(const Q8Rows& x, int64_t begin) {
+  return {x.q + 32 * begin,    x.scales + 8 * begin,
+          x.sums + 24 * begin, x.q_sums == nullptr ? nullptr : x.q_sums + begin,
+          x.chunks - begin,    x.stride};
 }
 
 // Groups `n` … `n + 16·G` against every row, in passes of kRows rows. From kUnpackFromRows rows
@@ -268,19 +271,20 @@ void GroupsRange(const Block* w, int64_t blocks, const Q8DotParams& p, int64_t n
   const Block* groups = w + (n / 16) * blocks;
   if constexpr (kOffsets<Block>) {
     if (p.m >= kUnpackFromRows) {
+      for (int64_t r = 0; r < p.m; ++r) std::fill_n(p.out + r * p.out_stride + n, 16 * G, 0.0f);
       thread_local std::vector<UnpackedBlock> unpacked;
       const int64_t spans = (blocks + kSpanBlocks - 1) / kSpanBlocks;
       const int64_t len = (blocks + spans - 1) / spans;
       for (int64_t begin = 0; begin < blocks; begin += len) {
         const int64_t end = std::min(blocks, begin + len);
         Unpack(groups + begin, blocks, end - begin, G, unpacked);
-        RowsRangeOf<UnpackedBlock, G, kRows>(unpacked.data(), {end - begin, begin, end}, p,
-                                             p.out + n);
+        RowsRangeOf<UnpackedBlock, G, kRows>(unpacked.data(), end - begin, end - begin,
+                                             FromBlock(p.x, begin), p, p.out + n);
       }
       return;
     }
   }
-  RowsRangeOf<Block, G, kRows>(groups, {blocks, 0, blocks}, p, p.out + n);
+  RowsRangeOf<Block, G, kRows>(groups, blocks, blocks, p.x, p, p.out + n);
 }
 
 template <typename Block>
