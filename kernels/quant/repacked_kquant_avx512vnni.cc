@@ -40,20 +40,36 @@ inline __m256 Halves(const uint16_t* h) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
-// Σ w·x of 32 weights of eight rows (lanes 2r and 2r + 1 for row r): each of the four vectors
-// w[0 … 3] against the eight activation bytes its rows hold, broadcast (unsigned · signed); or
-// of vectors [kFirst, kFirst + kCount) only.
-template <bool kActivationsSigned, int kFirst = 0, int kCount = 4>
-inline __m512i Dots(const __m512i* w, const char* x) {
-  __m512i dot = _mm512_setzero_si512();
+// Σ w·x of 32 weights of eight weight rows (lanes 2r and 2r + 1 for row r) for activation rows
+// x[kFrom, kFrom + kRows): each of the vectors w[kFirst, kFirst + kCount) against the eight
+// activation bytes its rows hold at x[a] + offset, broadcast (unsigned · signed, or the other
+// way round), into dot[a]. Vector by vector, all rows at each, so that the rows' chains of
+// vpdpbusd interleave (row after row, each chain's latency held the next back). Integer sums:
+// the order changes no bit.
+template <bool kActivationsSigned, int kFrom, int kRows, int kFirst = 0, int kCount = 4, int R>
+[[gnu::always_inline]] inline void Dots(const __m512i* w, const char* const (&x)[R], int64_t offset,
+                                        __m512i (&dot)[R]) {
+#pragma GCC unroll 8
+  for (int a = kFrom; a < kFrom + kRows; ++a) dot[a] = _mm512_setzero_si512();
+#pragma GCC unroll 4
   for (int t = kFirst; t < kFirst + kCount; ++t) {
-    int64_t eight;
-    std::memcpy(&eight, x + 8 * t, 8);
-    const __m512i xt = _mm512_set1_epi64(eight);
-    dot = kActivationsSigned ? _mm512_dpbusd_epi32(dot, w[t], xt)
-                             : _mm512_dpbusd_epi32(dot, xt, w[t]);
+#pragma GCC unroll 8
+    for (int a = kFrom; a < kFrom + kRows; ++a) {
+      int64_t eight;
+      std::memcpy(&eight, x[a] + offset + 8 * t, 8);
+      const __m512i xt = _mm512_set1_epi64(eight);
+      dot[a] = kActivationsSigned ? _mm512_dpbusd_epi32(dot[a], w[t], xt)
+                                  : _mm512_dpbusd_epi32(dot[a], xt, w[t]);
+    }
   }
-  return dot;
+}
+
+// Rows [0, R) in chunks of at most four, `body.template operator()<kFrom, kRows>()` each: four
+// rows' pairs of dots (eight chains) fit the registers beside eight rows' totals.
+template <int R, typename Body>
+[[gnu::always_inline]] inline void ByFourRows(const Body& body) {
+  body.template operator()<0, (R < 4 ? R : 4)>();
+  if constexpr (R > 4) body.template operator()<4, R - 4>();
 }
 
 // Q4_K (Block Q4Kx8Block) and Q5_K (Q5Kx8Block): w = d·scale·q − dmin·minimum per 32-weight
@@ -169,22 +185,29 @@ struct Q4KLike {
     for (int i = 0; i < 4; ++i) {
       __m512i q[8];
       PairWeights(*u.block, i, q);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
+      ByFourRows<R>([&]<int kFrom, int kRows>() {
+        __m512i low[R], high[R];
         if constexpr (kFifth) {
 #pragma GCC unroll 2
           for (int h = 0; h < 2; ++h) {
-            const char* sub_block = bytes[r] + 32 * (2 * i + h);
-            const __m512i packed = _mm512_packs_epi32(Dots<true, 0, 2>(q + 4 * h, sub_block),
-                                                      Dots<true, 2, 2>(q + 4 * h, sub_block));
-            total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[2 * i + h]);
+            Dots<true, kFrom, kRows, 0, 2>(q + 4 * h, bytes, 32 * (2 * i + h), low);
+            Dots<true, kFrom, kRows, 2, 2>(q + 4 * h, bytes, 32 * (2 * i + h), high);
+#pragma GCC unroll 4
+            for (int r = kFrom; r < kFrom + kRows; ++r) {
+              total[r] = _mm512_dpwssd_epi32(total[r], _mm512_packs_epi32(low[r], high[r]),
+                                             u.scales[2 * i + h]);
+            }
           }
         } else {
-          const __m512i packed = _mm512_packs_epi32(Dots<true>(q, bytes[r] + 64 * i),
-                                                    Dots<true>(q + 4, bytes[r] + 64 * i + 32));
-          total[r] = _mm512_dpwssd_epi32(total[r], packed, u.scales[i]);
+          Dots<true, kFrom, kRows>(q, bytes, 64 * i, low);
+          Dots<true, kFrom, kRows>(q + 4, bytes, 64 * i + 32, high);
+#pragma GCC unroll 4
+          for (int r = kFrom; r < kFrom + kRows; ++r) {
+            total[r] =
+                _mm512_dpwssd_epi32(total[r], _mm512_packs_epi32(low[r], high[r]), u.scales[i]);
+          }
         }
-      }
+      });
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -269,11 +292,14 @@ struct Q6K {
       for (int t = 0; t < 4; ++t) {
         q[t] = _mm512_sub_epi8(Q6KWeights(*u.block, j, t), zero_point);
       }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512i dot = Dots</*kActivationsSigned=*/false>(q, bytes[r] + 32 * j);
-        total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot, u.scales[j]));
-      }
+      ByFourRows<R>([&]<int kFrom, int kRows>() {
+        __m512i dot[R];
+        Dots</*kActivationsSigned=*/false, kFrom, kRows>(q, bytes, 32 * j, dot);
+#pragma GCC unroll 4
+        for (int r = kFrom; r < kFrom + kRows; ++r) {
+          total[r] = _mm512_add_epi32(total[r], _mm512_mullo_epi32(dot[r], u.scales[j]));
+        }
+      });
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {

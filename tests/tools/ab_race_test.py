@@ -2,12 +2,11 @@
 one program and race them: against HEAD (the same bits, checked first) each prints one row per
 case named, with the rounds, both sides' median times and their ratio.
 
-attention_ab.sh races the CPU attention; repacked_ab.sh the AVX-512 VNNI kernel of the per-32
-repacked rows (on CPUs that have it).
+attention_ab.sh races the CPU attention; repacked_ab.sh the AVX-512 VNNI kernels of the repacked
+rows (on CPUs that have it).
 """
 
 import os
-import re
 import shutil
 import subprocess
 import unittest
@@ -34,7 +33,9 @@ class AbRaceTest(unittest.TestCase):
         run = subprocess.run([os.path.join(RACES, script), "HEAD", "0.05", *cases],
                              capture_output=True, text=True, timeout=280, cwd=SOURCE)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-        rows = [line.split() for line in run.stdout.splitlines() if re.match(r"^\s+\d", line)]
+        lines = run.stdout.splitlines()
+        header = next(i for i, line in enumerate(lines) if "base/work" in line)
+        rows = [line.split() for line in lines[header + 1:]]
         columns = [case.split(",") for case in cases]
         self.assertEqual([row[:len(columns[0])] for row in rows], columns)
         for row in rows:
@@ -50,12 +51,13 @@ class AbRaceTest(unittest.TestCase):
 
     @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows(self):
-        # Nibbles with unpacked spans (37 rows, 53 blocks), 5-bit weights, 8-bit weights.
-        self.race("repacked_ab.sh", ["4,48,1696,37", "5,32,96,9", "8,16,64,3"])
+        # Nibbles with unpacked spans (37 rows, 53 blocks), 5- and 8-bit weights, K-quants.
+        self.race("repacked_ab.sh", ["q4,48,1696,37", "q5,32,96,9", "q8,16,64,3", "q4k,16,512,9",
+                                     "q5k,8,256,1", "q6k,8,512,3"])
 
     @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows_rejects_a_bad_case(self):
-        run = subprocess.run([os.path.join(RACES, "repacked_ab.sh"), "HEAD", "0.05", "4,40,64,3"],
+        run = subprocess.run([os.path.join(RACES, "repacked_ab.sh"), "HEAD", "0.05", "q4,40,64,3"],
                              capture_output=True, text=True, timeout=280, cwd=SOURCE)
         self.assertEqual(run.returncode, 2)
         self.assertIn("n a multiple of 16", run.stderr)

@@ -1,127 +1,228 @@
-// repacked_ab.sh's race: the working tree's AVX-512 VNNI kernel of the per-32 repacked rows
-// against a base revision's (race.h), on one thread. Prints per case the medians and the median
-// and quartiles of the per-round time ratios, after checking that both give the same bits. The
-// weights and activations are random bytes with fixed scales: the speed does not depend on them.
+// repacked_ab.sh's race: the working tree's AVX-512 VNNI kernels of the repacked rows (per-32
+// groups of sixteen, K-quant groups of eight) against a base revision's (race.h), on one thread.
+// Prints per case the medians and the median and quartiles of the per-round time ratios, after
+// checking that both give the same bits. Weights and activations are random bytes with fixed
+// scales: the speed does not depend on them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "bench/worker/ab/race.h"
 #include "kernels/quant/q8_activations.h"
+#include "kernels/quant/q8k_activations.h"
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_rows.h"
 
 namespace arbor::repacked_ab {
 void Multiply(const void* params, int64_t n);
+void MultiplyKQuant(const void* params, int64_t n);
 }  // namespace arbor::repacked_ab
 namespace arbor_base::repacked_ab {
 void Multiply(const void* params, int64_t n);
+void MultiplyKQuant(const void* params, int64_t n);
 }  // namespace arbor_base::repacked_ab
 
 namespace {
 
 using namespace arbor::kernels;
 
-// `bits` 4 (Q4_0, Q4_1), 5 (Q5_0, Q5_1) or 8 (Q8_0) weights, n × k, against m activation rows.
+// A weight type's name in a case, its repacked type, its rows per group and values per block.
+struct Type {
+  const char* name;
+  WeightType repacked;
+  int64_t group_rows, block_values;
+};
+constexpr Type kTypes[] = {
+    {"q4", WeightType::kQ4x16, 16, 32},  {"q5", WeightType::kQ5x16, 16, 32},
+    {"q8", WeightType::kQ8x16, 16, 32},  {"q4k", WeightType::kQ4Kx8, 8, 256},
+    {"q5k", WeightType::kQ5Kx8, 8, 256}, {"q6k", WeightType::kQ6Kx8, 8, 256}};
+
 struct Case {
-  int bits;
+  const Type* type;
   int64_t n, k, m;
 };
 
-// The case's repacked groups: random bytes, every half-precision scale and offset 2^-7.
+constexpr uint16_t kHalfScale = 0x2000;  // 2^-7.
+
+// Random bytes, then every half-precision scale and offset kHalfScale and the K-quants' 6-bit
+// scales and minimums below 64.
 template <typename Block>
-std::vector<Block> RandomGroups(const Case& c, std::mt19937& rng) {
-  std::vector<Block> blocks(c.n / 16 * c.k / 32);
+std::vector<Block> RandomBlocks(int64_t count, std::mt19937& rng) {
+  std::vector<Block> blocks(count);
   for (Block& block : blocks) {
     auto* bytes = reinterpret_cast<uint8_t*>(&block);
     for (size_t i = 0; i < sizeof(Block); ++i) bytes[i] = static_cast<uint8_t>(rng());
-    for (uint16_t& d : block.d) d = 0x2000;
-    if constexpr (!std::is_same_v<Block, Q8x16Block>) {
-      for (uint16_t& m : block.m) m = 0x2000;
+    if constexpr (std::is_same_v<Block, Q5Kx8Block>) {
+      block.low = RandomBlocks<Q4Kx8Block>(1, rng)[0];
+    } else if constexpr (std::is_same_v<Block, Q4Kx8Block>) {
+      for (uint16_t& d : block.d) d = kHalfScale;
+      for (uint16_t& d : block.dmin) d = kHalfScale;
+      for (auto* field : {&block.scales, &block.mins}) {
+        for (auto& row : *field) {
+          for (uint8_t& v : row) v &= 63;
+        }
+      }
+    } else if constexpr (std::is_same_v<Block, Q6Kx8Block>) {
+      for (uint16_t& d : block.d) d = kHalfScale;
+      for (int32_t& bias : block.bias) bias %= 1 << 20;
+    } else {
+      for (uint16_t& d : block.d) d = kHalfScale;
+      if constexpr (!std::is_same_v<Block, Q8x16Block>) {
+        for (uint16_t& m : block.m) m = kHalfScale;
+      }
     }
   }
   return blocks;
 }
 
-template <typename Block>
-int RaceOf(const Case& c, WeightType type, double budget) {
-  std::mt19937 rng(7);
-  const std::vector<Block> w = RandomGroups<Block>(c, rng);
-  const int64_t chunks = c.k / 32;
-  std::vector<int8_t> q(c.m * 32 * chunks);
-  std::vector<float> scales(c.m * 8 * chunks), sums(SumsSize(c.m, chunks));
-  std::vector<int32_t> q_sums(c.m * chunks);
-  for (int8_t& v : q) v = static_cast<int8_t>(rng());
+template <typename T>
+void Fill(std::vector<T>& v, size_t size, std::mt19937& rng) {
+  v.resize(size);
   std::uniform_real_distribution<float> uniform(0.01f, 0.1f);
-  for (float& v : scales) v = uniform(rng);
-  for (float& v : sums) v = uniform(rng);
-  for (int32_t& v : q_sums) v = static_cast<int32_t>(rng() % 8192) - 4096;
-  std::vector<float> base_out(c.m * c.n), work_out(c.m * c.n);
-  Q8DotParams base{.w = w.data(),
-                   .w_type = type,
-                   .x = {q.data(), scales.data(), sums.data(), q_sums.data(), chunks, chunks},
-                   .m = c.m,
-                   .out = base_out.data(),
-                   .out_stride = c.n};
-  Q8DotParams work = base;
-  work.out = work_out.data();
-  arbor_base::repacked_ab::Multiply(&base, c.n);
-  arbor::repacked_ab::Multiply(&work, c.n);
+  for (T& x : v) x = std::is_floating_point_v<T> ? uniform(rng) : static_cast<T>(rng() % 200);
+}
+
+// Both trees' kernel over one case's params (the second side's `out` its own): the same bits
+// first, then the race.
+template <typename Params>
+int Race(const Case& c, void (*base)(const void*, int64_t), void (*work)(const void*, int64_t),
+         const Params& params, std::vector<float>& base_out, double budget) {
+  Params work_params = params;
+  std::vector<float> work_out(base_out.size());
+  work_params.out = work_out.data();
+  base(&params, c.n);
+  work(&work_params, c.n);
   if (std::memcmp(base_out.data(), work_out.data(), base_out.size() * sizeof(float)) != 0) {
     std::printf("the two trees' outputs differ\n");
     return 1;
   }
   const arbor::bench::RaceResult result =
-      arbor::bench::Race([&] { arbor_base::repacked_ab::Multiply(&base, c.n); },
-                         [&] { arbor::repacked_ab::Multiply(&work, c.n); }, budget);
-  std::printf("%4d %5lld %5lld %5lld ", c.bits, static_cast<long long>(c.n),
+      arbor::bench::Race([&] { base(&params, c.n); }, [&] { work(&work_params, c.n); }, budget);
+  std::printf("%4s %5lld %5lld %5lld ", c.type->name, static_cast<long long>(c.n),
               static_cast<long long>(c.k), static_cast<long long>(c.m));
   result.Print();
   return 0;
 }
 
-int Race(const Case& c, double budget) {
-  if (c.bits == 8) return RaceOf<Q8x16Block>(c, WeightType::kQ8x16, budget);
-  if (c.bits == 5) return RaceOf<Q5x16Block>(c, WeightType::kQ5x16, budget);
-  return RaceOf<Q4x16Block>(c, WeightType::kQ4x16, budget);
+template <typename Block>
+int RacePer32(const Case& c, double budget) {
+  std::mt19937 rng(7);
+  const std::vector<Block> w = RandomBlocks<Block>(c.n / 16 * c.k / 32, rng);
+  const int64_t chunks = c.k / 32;
+  std::vector<int8_t> q;
+  std::vector<float> scales, sums;
+  std::vector<int32_t> q_sums;
+  Fill(q, c.m * 32 * chunks, rng);
+  Fill(scales, c.m * 8 * chunks, rng);
+  Fill(sums, SumsSize(c.m, chunks), rng);
+  Fill(q_sums, c.m * chunks, rng);
+  std::vector<float> out(c.m * c.n);
+  const Q8DotParams p{.w = w.data(),
+                      .w_type = c.type->repacked,
+                      .x = {q.data(), scales.data(), sums.data(), q_sums.data(), chunks, chunks},
+                      .m = c.m,
+                      .out = out.data(),
+                      .out_stride = c.n};
+  return Race(c, arbor_base::repacked_ab::Multiply, arbor::repacked_ab::Multiply, p, out, budget);
+}
+
+template <typename Block>
+int RaceKQuant(const Case& c, double budget) {
+  std::mt19937 rng(7);
+  const int64_t blocks = c.k / 256;
+  const std::vector<Block> w = RandomBlocks<Block>(c.n / 8 * blocks, rng);
+  std::vector<std::vector<int8_t>> q(c.m);
+  std::vector<std::vector<float>> d(c.m), scaled_sums(c.m);
+  std::vector<std::vector<int16_t>> sums(c.m);
+  std::vector<std::vector<uint8_t>> biased(c.m);
+  std::vector<Q8KRow> rows(c.m);
+  for (int64_t r = 0; r < c.m; ++r) {
+    Fill(q[r], 256 * blocks, rng);
+    Fill(d[r], blocks, rng);
+    Fill(sums[r], 16 * blocks, rng);
+    Fill(scaled_sums[r], 16 * blocks, rng);
+    Fill(biased[r], 256 * blocks, rng);
+    rows[r] = {q[r].data(),           d[r].data(),      sums[r].data(),
+               scaled_sums[r].data(), biased[r].data(), blocks};
+  }
+  std::vector<float> out(c.m * c.n);
+  const Q8KDotParams p{w.data(), c.type->repacked, rows.data(), c.m, out.data(), c.n};
+  return Race(c, arbor_base::repacked_ab::MultiplyKQuant, arbor::repacked_ab::MultiplyKQuant, p,
+              out, budget);
+}
+
+int RaceCase(const Case& c, double budget) {
+  switch (c.type->repacked) {
+    case WeightType::kQ4x16:
+      return RacePer32<Q4x16Block>(c, budget);
+    case WeightType::kQ5x16:
+      return RacePer32<Q5x16Block>(c, budget);
+    case WeightType::kQ8x16:
+      return RacePer32<Q8x16Block>(c, budget);
+    case WeightType::kQ4Kx8:
+      return RaceKQuant<Q4Kx8Block>(c, budget);
+    case WeightType::kQ5Kx8:
+      return RaceKQuant<Q5Kx8Block>(c, budget);
+    default:
+      return RaceKQuant<Q6Kx8Block>(c, budget);
+  }
+}
+
+// A case `type,n,k,m`, or false.
+bool ParseCase(const char* text, Case& c) {
+  char name[8];
+  long long n, k, m;
+  if (std::sscanf(text, "%7[a-z0-9],%lld,%lld,%lld", name, &n, &k, &m) != 4) return false;
+  for (const Type& type : kTypes) {
+    if (name == std::string(type.name)) c.type = &type;
+  }
+  if (c.type == nullptr || n <= 0 || n % c.type->group_rows != 0 || k <= 0 ||
+      k % c.type->block_values != 0 || m <= 0) {
+    return false;
+  }
+  c.n = n;
+  c.k = k;
+  c.m = m;
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Args: seconds per case (default 4); then cases as bits,n,k,m.
+  // Args: seconds per case (default 4); then cases as type,n,k,m.
   const double budget = argc > 1 ? std::atof(argv[1]) : 4.0;
   std::vector<Case> cases;
   for (int a = 2; a < argc; ++a) {
-    Case c;
-    long long n, k, m;
-    if (std::sscanf(argv[a], "%d,%lld,%lld,%lld", &c.bits, &n, &k, &m) != 4 ||
-        (c.bits != 4 && c.bits != 5 && c.bits != 8) || n <= 0 || n % 16 != 0 || k <= 0 ||
-        k % 32 != 0 || m <= 0) {
+    Case c{};
+    if (!ParseCase(argv[a], c)) {
       std::fprintf(stderr,
-                   "a case is bits,n,k,m: bits 4, 5 or 8, n a multiple of 16, k of 32: %s\n",
+                   "a case is type,n,k,m: type q4, q5, q8 (n a multiple of 16, k of 32) or q4k, "
+                   "q5k, q6k (n a multiple of 8, k of 256): %s\n",
                    argv[a]);
       return 2;
     }
-    c.n = n;
-    c.k = k;
-    c.m = m;
     cases.push_back(c);
   }
-  if (cases.empty()) {  // SmolLM2's gate/up and down (Q4_1); the 1B shape's Q8_0 q_proj.
+  if (cases.empty()) {  // SmolLM2's gate/up and down (Q4_1); the 1B shape's Q8_0 q_proj, Q4_K
+                        // gate/up and Q6_K down.
     for (int64_t m : {16, 64, 256}) {
-      cases.push_back({4, 1536, 576, m});
-      cases.push_back({4, 576, 1536, m});
+      cases.push_back({&kTypes[0], 1536, 576, m});
+      cases.push_back({&kTypes[0], 576, 1536, m});
     }
-    cases.push_back({8, 2048, 2048, 256});
+    cases.push_back({&kTypes[2], 2048, 2048, 256});
+    for (int64_t m : {1, 8, 32}) {
+      cases.push_back({&kTypes[3], 8192, 2048, m});
+      cases.push_back({&kTypes[5], 2048, 8192, m});
+    }
   }
-  std::printf("bits     n     k     m rounds    base_us    work_us base/work quartiles\n");
+  std::printf("type     n     k     m rounds    base_us    work_us base/work quartiles\n");
   for (const Case& c : cases) {
-    if (Race(c, budget) != 0) return 1;
+    if (RaceCase(c, budget) != 0) return 1;
   }
   return 0;
 }
