@@ -11,29 +11,11 @@
 set -euo pipefail
 rev=${1:-HEAD}
 shift || true
-root=$(git rev-parse --show-toplevel)
-here="$root/bench/worker/ab"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+name=attention
 # The parameters cross between the two builds as they are: both must declare them alike.
-if ! git -C "$root" diff --quiet "$rev" -- kernels/paged_attention.h kernels/paged_kv.h; then
-  echo "kernels/paged_attention.h or paged_kv.h differs from $rev: the race needs them equal" >&2
-  exit 2
-fi
-mkdir -p "$tmp/base"
-git -C "$root" archive "$rev" kernels base | tar -x -C "$tmp/base"
-flags=(-O3 -march=native -std=c++20 -DNDEBUG -w)
+headers=(kernels/paged_attention.h kernels/paged_kv.h)
 sources=(kernels/paged_attention_ref.cc kernels/paged_attention_plan.cc kernels/cpu/thread_pool.cc)
-for source in "${sources[@]}"; do
-  name=$(basename "$source" .cc)
-  g++ "${flags[@]}" -Darbor=arbor_base -I"$tmp/base" -I"$root" -c "$tmp/base/$source" \
-    -o "$tmp/base_$name.o" &
-  g++ "${flags[@]}" -I"$root" -c "$root/$source" -o "$tmp/work_$name.o" &
-  wait
-done
-g++ "${flags[@]}" -Darbor=arbor_base -I"$tmp/base" -I"$root" -c "$here/attention_side.cc" \
-  -o "$tmp/base_side.o"
-g++ "${flags[@]}" -I"$root" -c "$here/attention_side.cc" -o "$tmp/work_side.o"
-g++ "${flags[@]}" -I"$root" "$here/attention_ab_main.cc" "$tmp"/*.o -lpthread -o "$tmp/attention_ab"
-echo "$(lscpu | sed -n 's/^Model name: *//p'); base $(git -C "$root" rev-parse --short "$rev")"
-"$tmp/attention_ab" "$@"
+flags=(-O3 -march=native -std=c++20 -DNDEBUG -w)
+# shellcheck source=bench/worker/ab/race_build.sh
+source "$(dirname "$0")/race_build.sh"
+run_race "$@"
