@@ -151,9 +151,9 @@ void Unpack(const Block* w, int64_t blocks, int64_t len, int groups,
 // added into their sums (arrays the caller keeps in registers: never index them by a run-time
 // value, which puts them on the stack). Vectors t and t + 4 of every group meet all R rows before
 // the next pair is loaded, so that the rows' chains of vpdpbusd interleave (one row's eight after
-// the other's, each chain's latency held the next back: Q8_0 1.06–1.18× at 8–256 rows, nibbles
-// 1.1–1.3×). Fewer than four chains split each in two, added at the end. Integer sums: the
-// order of a chain's products changes no bit.
+// the other's, each chain's latency held the next back: Q8_0 1.08× at 8 rows and 1.17–1.20× at
+// 64–256, Q4_1 1.17–1.20× at 8–16). Fewer than four chains split each in two, added at the end.
+// Integer sums: the order of a chain's products changes no bit.
 template <int R, int G, typename Block>
 [[gnu::always_inline]] inline void RowsBlock(
     const Block* w, int64_t group_stride, const int8_t* const (&xq)[R], const float* const (&xd)[R],
