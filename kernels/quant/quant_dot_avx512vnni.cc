@@ -189,9 +189,7 @@ template <int R, int G, typename Block>
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
       if constexpr (kHighBySixteen) {
-        const __m512i bytes = _mm512_loadu_si512(w[g * group_stride].qs + 64 * t);
-        q[g][0] = _mm512_and_si512(bytes, _mm512_set1_epi8(0x0f));
-        q[g][1] = _mm512_and_si512(bytes, _mm512_set1_epi8(static_cast<char>(0xf0)));
+        RowVectorsHighBySixteen(w[g * group_stride], t, q[g][0], q[g][1]);
       } else {
         Vectors(w[g * group_stride], t, q[g][0], q[g][1]);
       }

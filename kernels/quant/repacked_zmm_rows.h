@@ -47,6 +47,12 @@ inline void RowVectors(const Q5x16Block& block, int t, __m512i& low, __m512i& hi
   low = _mm512_mask_add_epi8(low, _cvtu64_mask64(block.qh[t]), low, fifth);
   high = _mm512_mask_add_epi8(high, _cvtu64_mask64(block.qh[t + 4]), high, fifth);
 }
+// Q4x16Block's vectors t and t + 4 with the high nibbles left in place: 16 times vector t + 4.
+inline void RowVectorsHighBySixteen(const Q4x16Block& block, int t, __m512i& low, __m512i& high) {
+  const __m512i bytes = _mm512_loadu_si512(block.qs + 64 * t);
+  low = _mm512_and_si512(bytes, _mm512_set1_epi8(0x0f));
+  high = _mm512_and_si512(bytes, _mm512_set1_epi8(static_cast<char>(0xf0)));
+}
 inline void RowVectors(const Q8x16Block& block, int t, __m512i& low, __m512i& high) {
   low = _mm512_loadu_si512(block.qs + 64 * t);
   high = _mm512_loadu_si512(block.qs + 64 * (t + 4));
