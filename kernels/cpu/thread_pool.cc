@@ -36,6 +36,16 @@ constexpr bool Claimable(uint64_t ticket) { return NextOf(ticket) < ChunksOf(tic
 
 }  // namespace
 
+void GuidedChunkStarts(int64_t n, int64_t grain, int threads, std::vector<int64_t>& starts) {
+  threads = std::max(threads, 1);
+  const int64_t floor = std::max({grain, int64_t{1}, (n + 64 * threads - 1) / (64 * threads)});
+  starts.assign(1, 0);
+  for (int64_t at = 0; at < n;) {
+    at = std::min(n, at + std::max(floor, (n - at + 2 * threads - 1) / (2 * threads)));
+    starts.push_back(at);
+  }
+}
+
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
@@ -56,8 +66,8 @@ void ThreadPool::RunChunks() {
                                        std::memory_order_acquire)) {
       continue;  // `ticket` now holds the word as it is.
     }
-    const int64_t begin = static_cast<int64_t>(NextOf(ticket)) * chunk_;
-    (*fn_)(begin, std::min(n_, begin + chunk_));
+    const uint64_t chunk = NextOf(ticket);
+    (*fn_)(starts_[chunk], starts_[chunk + 1]);
     const int64_t chunks = static_cast<int64_t>(ChunksOf(ticket));
     if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
       // Under the mutex, so a caller between its check and its sleep cannot miss the wake.
@@ -93,15 +103,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  // A few chunks per thread balance uneven work without much atomic traffic.
-  const int64_t target_chunks = int64_t{num_threads()} * 4;
-  const int64_t chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
-  const int64_t chunks = (n + chunk - 1) / chunk;
+  int64_t chunks;
   {
+    // No thread reads starts_ now: the last loop's word claims nothing.
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;
-    n_ = n;
-    chunk_ = chunk;
+    GuidedChunkStarts(n, grain, num_threads(), starts_);
+    chunks = static_cast<int64_t>(starts_.size()) - 1;
     chunks_done_.store(0, std::memory_order_relaxed);
     ticket_.store(Ticket(static_cast<uint64_t>(chunks), 0), std::memory_order_release);
   }

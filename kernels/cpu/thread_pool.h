@@ -9,6 +9,10 @@
 // host takes a virtual CPU away for milliseconds, a worker that was not running when a loop
 // began would otherwise hold up every loop until it ran again, while the threads that are
 // running can take all of its chunks.
+//
+// Chunks shrink as a loop goes (GuidedChunkStarts): long first chunks keep each thread's reads
+// of a matrix's rows one stream, short last ones let the threads end together when one of them
+// ran slower. A one-row decode step streams its weights from memory, where both count.
 #ifndef ARBOR_KERNELS_CPU_THREAD_POOL_H_
 #define ARBOR_KERNELS_CPU_THREAD_POOL_H_
 
@@ -21,6 +25,11 @@
 #include <vector>
 
 namespace arbor::kernels {
+
+// The chunks ParallelFor deals [0, n) out in, for `threads` threads: their starts, then n, into
+// `starts` (its storage reused). Each takes a 1/(2·threads) share of what is left, down to a
+// floor of max(grain, n/(64·threads)).
+void GuidedChunkStarts(int64_t n, int64_t grain, int threads, std::vector<int64_t>& starts);
 
 class ThreadPool {
  public:
@@ -50,13 +59,12 @@ class ThreadPool {
 
   // The loop's chunks are claimed from one word: the next chunk's index in the low 32 bits,
   // the loop's chunk count in the high 32. A claim is a compare-and-swap on the word a thread
-  // read, so it can only take a chunk of the loop whose fn_, n_ and chunk_ it then reads: the
+  // read, so it can only take a chunk of the loop whose fn_ and starts_ it then reads: the
   // caller changes those only after every chunk it handed out is done.
   std::atomic<uint64_t> ticket_{0};
   std::atomic<int64_t> chunks_done_{0};
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0;
-  int64_t chunk_ = 1;
+  std::vector<int64_t> starts_;  // Chunk i is [starts_[i], starts_[i + 1]).
 
   std::vector<std::thread> workers_;
 };

@@ -1,5 +1,6 @@
-// The CPU ops' thread pool: every index is run once, and a loop ends when its work is done
-// rather than when every worker has run (a worker the system is not running holds up nothing).
+// The CPU ops' thread pool: every index is run once, in chunks that shrink as the loop goes, and
+// a loop ends when its work is done rather than when every worker has run (a worker the system
+// is not running holds up nothing).
 #include "kernels/cpu/thread_pool.h"
 
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -30,6 +32,34 @@ TEST(ThreadPool, CoversEveryIndexOnceAcrossCalls) {
         for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
       });
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain << " " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, ChunksShrinkToTheirFloorAndCoverTheLoop) {
+  std::vector<int64_t> starts;
+  for (int threads : {1, 2, 3, 16}) {
+    for (int64_t n : {1, 2, 9, 64, 1000, 16032, 1 << 20}) {
+      for (int64_t grain : {1, 4, 100}) {
+        GuidedChunkStarts(n, grain, threads, starts);
+        ASSERT_GE(starts.size(), 2u);
+        EXPECT_EQ(starts.front(), 0);
+        EXPECT_EQ(starts.back(), n);
+        const int64_t floor = std::max<int64_t>(grain, (n + 64 * threads - 1) / (64 * threads));
+        // The first takes a 1/(2·threads) share, or the floor.
+        EXPECT_EQ(starts[1], std::min(n, std::max(floor, (n + 2 * threads - 1) / (2 * threads))));
+        for (size_t i = 1; i < starts.size(); ++i) {
+          const int64_t size = starts[i] - starts[i - 1];
+          if (i + 1 < starts.size()) {
+            EXPECT_GE(size, floor) << n << " " << grain << " " << threads << " chunk " << i;
+          }
+          if (i >= 2) {
+            EXPECT_LE(size, starts[i - 1] - starts[i - 2]);
+          }
+        }
+        // Geometric down to the floor, then at most 64·threads chunks of it.
+        EXPECT_LE(starts.size(), 66u * threads + 10) << n << " " << grain << " " << threads;
+      }
     }
   }
 }
