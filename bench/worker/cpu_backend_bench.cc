@@ -2,8 +2,9 @@
 // random in-memory models, each beside the best streaming read of the same threads measured in
 // the same run (read_bandwidth.h: a decode step streams every weight once, so weight bytes /
 // bandwidth bounds its time); the KV blocks held by 16 branches forked from a long prefix vs the
-// unique-token minimum (the attention op alone: attention_bench.cc, in the same binary); with
-// --model, where a decode step's and a prefill's time go, op by op.
+// unique-token minimum (the attention op alone: attention_bench.cc, and one-row matmuls
+// streaming from memory: stream_matmul_bench.cc, in the same binary); with --model, where a
+// decode step's and a prefill's time go, op by op.
 //
 // With --with_1b, the same decode and prefill cases also run on the llama-3.2-1b-shape preset in
 // bf16 (~2.5 GB): a make-model checkpoint kept in a cache directory between runs and served
@@ -25,7 +26,6 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -59,11 +59,6 @@ ABSL_FLAG(std::string, model, "",
 
 namespace arbor::worker {
 namespace {
-
-int Threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
-
-// The best streaming read of the run's threads (read_bandwidth.h): bw_frac's roofline.
-ReadRoofline* g_roofline = nullptr;
 
 // Model shapes, the first benchmark argument.
 enum Shape { kTiny = 0, kSmall = 1, kLlama1b = 2, kModel = 3 };
@@ -144,7 +139,7 @@ absl::StatusOr<std::unique_ptr<CpuBackend>> OpenModel() {
       CpuBackend::Create(std::shared_ptr<const model::Checkpoint>(std::move(checkpoint)),
                          {.kv_blocks = 512,
                           .block_size = 16,
-                          .threads = Threads(),
+                          .threads = RunThreads(),
                           .weights_dtype = dtype,
                           .activation_quant = activation_quant,
                           .batch_invariant = batch_invariant}));
@@ -186,14 +181,14 @@ Fixture& Get(int shape, bool bf16) {
     backend = checkpoint.ok()
                   ? CpuBackend::Create(
                         std::shared_ptr<const model::Checkpoint>(std::move(checkpoint).value()),
-                        {.kv_blocks = 512, .block_size = 16, .threads = Threads()})
+                        {.kv_blocks = 512, .block_size = 16, .threads = RunThreads()})
                   : checkpoint.status();
   } else {
     std::mt19937 rng(42);
     f.model = std::make_unique<testing::RandomLlama>(
         shape == kTiny ? testing::TinyConfig() : *model::PresetConfig("small"), bf16, rng);
     backend = CpuBackend::Create(f.model->config(), f.model->Lookup(),
-                                 {.kv_blocks = 4096, .block_size = 16, .threads = Threads()});
+                                 {.kv_blocks = 4096, .block_size = 16, .threads = RunThreads()});
   }
   if (backend.ok()) {
     f.backend = std::move(backend).value();
@@ -287,7 +282,7 @@ void BM_Decode(benchmark::State& state) {
   }
   const int batch = state.range(2);
   // The roofline of these minutes: the faster of the reads right before and after the steps.
-  double bandwidth = g_roofline->MeasureAgain();
+  double bandwidth = RunRoofline().MeasureAgain();
   {
     DecodeBatch decode(state, f.backend.get(), batch);
     for (auto _ : state) decode.Step(state);
@@ -300,7 +295,7 @@ void BM_Decode(benchmark::State& state) {
   state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * batch,
                                                benchmark::Counter::kIsRate);
   state.counters["weight_MB"] = f.backend->weight_bytes() / 1e6;
-  bandwidth = std::max(bandwidth, g_roofline->MeasureAgain());
+  bandwidth = std::max(bandwidth, RunRoofline().MeasureAgain());
   if (bandwidth <= 0) return;  // No buffer to read could be mapped: no roofline to divide by.
   state.counters["read_GBps"] = bandwidth / 1e9;
   // Fraction of the bandwidth bound: weight bytes per step / step time / measured bandwidth.
@@ -521,14 +516,15 @@ int main(int argc, char** argv) {
     arbor::worker::RegisterCheckpoint(arbor::worker::kModel);
   }
   std::printf("CPU: %s\n", arbor::worker::CpuName().c_str());
-  arbor::kernels::ThreadPool pool(arbor::worker::Threads());
+  arbor::kernels::ThreadPool pool(arbor::worker::RunThreads());
   arbor::worker::ReadRoofline roofline(pool);
-  arbor::worker::g_roofline = &roofline;
+  arbor::worker::SetRunRoofline(&roofline);
   const arbor::worker::ReadBandwidth read = roofline.MeasureAll();
   std::printf(
       "memory read bandwidth: %.2f GB/s (%d threads; best read: %s)\n  each read's best, GB/s: "
       "%s\n",
-      read.bytes_per_second / 1e9, arbor::worker::Threads(), read.best.c_str(), read.all.c_str());
+      read.bytes_per_second / 1e9, arbor::worker::RunThreads(), read.best.c_str(),
+      read.all.c_str());
   std::fflush(stdout);
   benchmark::RunSpecifiedBenchmarks();
   // The memory a VM shares with its neighbours moves: the same read after the benchmarks.

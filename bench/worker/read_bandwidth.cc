@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -181,6 +183,19 @@ double ReadRoofline::MeasureAgain() {
     best = std::max(best, bytes / TimeRead(pool_, buffer_.data(), bytes, loop.fn, split));
   }
   return best;
+}
+
+int RunThreads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+namespace {
+ReadRoofline* run_roofline = nullptr;
+}  // namespace
+
+void SetRunRoofline(ReadRoofline* roofline) { run_roofline = roofline; }
+
+ReadRoofline& RunRoofline() {
+  assert(run_roofline != nullptr);
+  return *run_roofline;
 }
 
 std::string CpuName() {

@@ -39,6 +39,13 @@ class ReadRoofline {
   size_t best_ = 0;  // Index of the best loop and split.
 };
 
+// The threads every benchmark of arbor-bench-worker runs on: one per hardware thread.
+int RunThreads();
+// The run's roofline, which main measures once and sets before the benchmarks run: what their
+// `bw_frac` and `read_frac` divide by.
+void SetRunRoofline(ReadRoofline* roofline);
+ReadRoofline& RunRoofline();
+
 // The CPU's model name, family and model (/proc/cpuinfo) and its vector extensions, e.g.
 // "AMD EPYC (family 25, model 17; AVX-512)".
 std::string CpuName();
