@@ -37,9 +37,10 @@ class AbRaceTest(unittest.TestCase):
         header = next(i for i, line in enumerate(lines) if "base/work" in line)
         rows = [line.split() for line in lines[header + 1:]]
         columns = [case.split(",") for case in cases]
-        self.assertEqual([row[:len(columns[0])] for row in rows], columns)
-        for row in rows:
-            rounds, base_us, work_us, ratio = row[len(columns[0]):len(columns[0]) + 4]
+        self.assertEqual([row[:len(case)] for row, case in zip(rows, columns)], columns)
+        self.assertEqual(len(rows), len(columns))
+        for row, case in zip(rows, columns):
+            rounds, base_us, work_us, ratio = row[len(case):len(case) + 4]
             self.assertGreaterEqual(int(rounds), 5)
             self.assertGreater(float(base_us), 0)
             self.assertGreater(float(work_us), 0)
@@ -51,9 +52,10 @@ class AbRaceTest(unittest.TestCase):
 
     @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows(self):
-        # Nibbles with unpacked spans (37 rows, 53 blocks), 5- and 8-bit weights, K-quants.
+        # Nibbles with unpacked spans (37 rows, 53 blocks), 5- and 8-bit weights, K-quants; one
+        # row's weights streamed from memory (copies filling 8 last-level caches, two threads).
         self.race("repacked_ab.sh", ["q4,48,1696,37", "q5,32,96,9", "q8,16,64,3", "q4k,16,512,9",
-                                     "q5k,8,256,1", "q6k,8,512,3"])
+                                     "q5k,8,256,1", "q6k,8,512,3", "q6k,2048,2048,1,mem"])
 
     @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows_rejects_a_bad_case(self):

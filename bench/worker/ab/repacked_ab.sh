@@ -9,8 +9,9 @@
 # REV defaults to HEAD, SECONDS (per case) to 4; a CASE is type,n,k,m: n × k weights of type q4
 # (Q4_0, Q4_1), q5 (Q5_0, Q5_1), q8 (Q8_0), q4k, q5k or q6k against m activation rows (default:
 # SmolLM2's gate/up and down at 16, 64 and 256 rows, the 1B shape's Q8_0 q_proj at 256 and its
-# Q4_K gate/up and Q6_K down at 1, 8 and 32). Needs g++, a CPU with AVX-512 VNNI and the tree's
-# headers only.
+# Q4_K gate/up and Q6_K down at 1, 8 and 32); type,n,k,m,mem streams copies of the weights from
+# memory on two threads (1 GiB or more: what a decode step meets). Needs g++, a CPU with AVX-512
+# VNNI and the tree's headers only.
 set -euo pipefail
 rev=${1:-HEAD}
 shift || true

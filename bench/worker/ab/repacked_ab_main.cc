@@ -3,12 +3,23 @@
 // Prints per case the medians and the median and quartiles of the per-round time ratios, after
 // checking that both give the same bits. Weights and activations are random bytes with fixed
 // scales: the speed does not depend on them.
+//
+// A case ending in ",mem" streams its weights from memory instead, as a decode step does: they
+// are copied into huge pages until the copies fill 8 last-level caches (1 GiB at least), and each
+// side's call multiplies every copy in turn on two threads, each a static half of the groups, a
+// barrier after each copy. There how far ahead a kernel prefetches shows; in cache it does not.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <barrier>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -45,7 +56,63 @@ constexpr Type kTypes[] = {
 struct Case {
   const Type* type;
   int64_t n, k, m;
+  bool memory = false;  // Weights streamed from memory on two threads (",mem").
 };
+
+// Copies of one matrix's bytes in huge pages, `stride` apart, filling 8 last-level caches.
+class Copies {
+ public:
+  Copies(const void* matrix, size_t bytes) : stride_((bytes + 63) / 64 * 64) {
+    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    const size_t total = std::max<size_t>(size_t{1} << 30, size_t{8} * std::max(llc, 0L));
+    count_ = static_cast<int>((total + stride_ - 1) / stride_);
+    mapped_ = count_ * stride_ + kHugePage;
+    void* at = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at == MAP_FAILED) {
+      std::fprintf(stderr, "cannot map %zu bytes for the copies\n", mapped_);
+      std::exit(1);
+    }
+    map_ = static_cast<char*>(at);
+    data_ = map_ + (kHugePage - reinterpret_cast<uintptr_t>(map_) % kHugePage) % kHugePage;
+    madvise(data_, count_ * stride_, MADV_HUGEPAGE);
+    for (int i = 0; i < count_; ++i) std::memcpy(data_ + i * stride_, matrix, bytes);
+  }
+  ~Copies() { munmap(map_, mapped_); }
+  Copies(const Copies&) = delete;
+  Copies& operator=(const Copies&) = delete;
+
+  int count() const { return count_; }
+  const char* at(int i) const { return data_ + i * stride_; }
+
+ private:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  size_t stride_, mapped_ = 0;
+  int count_ = 0;
+  char* map_ = nullptr;
+  char* data_ = nullptr;
+};
+
+// One side's call in memory mode: every copy in turn, on two threads, each the weight rows of
+// its half of the groups (`group_bytes` each), a barrier after each copy.
+template <typename Params>
+void StreamCopies(void (*side)(const void*, int64_t), const Params& params, const Case& c,
+                  const Copies& copies, size_t group_bytes) {
+  const int64_t rows = c.type->group_rows, half = c.n / rows / 2 * rows;
+  std::barrier sync(2);
+  auto body = [&](int t) {
+    Params p = params;
+    std::vector<float> out(c.m * c.n);
+    p.out = out.data() + (t == 0 ? 0 : half);
+    for (int i = 0; i < copies.count(); ++i) {
+      p.w = copies.at(i) + (t == 0 ? 0 : half / rows * group_bytes);
+      side(&p, t == 0 ? half : c.n - half);
+      sync.arrive_and_wait();
+    }
+  };
+  std::thread other(body, 1);
+  body(0);
+  other.join();
+}
 
 constexpr uint16_t kHalfScale = 0x2000;  // 2^-7.
 
@@ -91,7 +158,7 @@ void Fill(std::vector<T>& v, size_t size, std::mt19937& rng) {
 // first, then the race.
 template <typename Params>
 int Race(const Case& c, void (*base)(const void*, int64_t), void (*work)(const void*, int64_t),
-         const Params& params, std::vector<float>& base_out, double budget) {
+         const Params& params, size_t group_bytes, std::vector<float>& base_out, double budget) {
   Params work_params = params;
   std::vector<float> work_out(base_out.size());
   work_params.out = work_out.data();
@@ -101,10 +168,18 @@ int Race(const Case& c, void (*base)(const void*, int64_t), void (*work)(const v
     std::printf("the two trees' outputs differ\n");
     return 1;
   }
-  const arbor::bench::RaceResult result =
-      arbor::bench::Race([&] { base(&params, c.n); }, [&] { work(&work_params, c.n); }, budget);
-  std::printf("%4s %5lld %5lld %5lld ", c.type->name, static_cast<long long>(c.n),
-              static_cast<long long>(c.k), static_cast<long long>(c.m));
+  arbor::bench::RaceResult result;
+  if (c.memory) {
+    const Copies copies(params.w, c.n / c.type->group_rows * group_bytes);
+    result =
+        arbor::bench::Race([&] { StreamCopies(base, params, c, copies, group_bytes); },
+                           [&] { StreamCopies(work, params, c, copies, group_bytes); }, budget);
+  } else {
+    result =
+        arbor::bench::Race([&] { base(&params, c.n); }, [&] { work(&work_params, c.n); }, budget);
+  }
+  std::printf("%4s %5lld %5lld %5lld%s ", c.type->name, static_cast<long long>(c.n),
+              static_cast<long long>(c.k), static_cast<long long>(c.m), c.memory ? " mem" : "");
   result.Print();
   return 0;
 }
@@ -128,7 +203,8 @@ int RacePer32(const Case& c, double budget) {
                       .m = c.m,
                       .out = out.data(),
                       .out_stride = c.n};
-  return Race(c, arbor_base::repacked_ab::Multiply, arbor::repacked_ab::Multiply, p, out, budget);
+  return Race(c, arbor_base::repacked_ab::Multiply, arbor::repacked_ab::Multiply, p,
+              chunks * sizeof(Block), out, budget);
 }
 
 template <typename Block>
@@ -153,7 +229,7 @@ int RaceKQuant(const Case& c, double budget) {
   std::vector<float> out(c.m * c.n);
   const Q8KDotParams p{w.data(), c.type->repacked, rows.data(), c.m, out.data(), c.n};
   return Race(c, arbor_base::repacked_ab::MultiplyKQuant, arbor::repacked_ab::MultiplyKQuant, p,
-              out, budget);
+              blocks * sizeof(Block), out, budget);
 }
 
 int RaceCase(const Case& c, double budget) {
@@ -173,11 +249,13 @@ int RaceCase(const Case& c, double budget) {
   }
 }
 
-// A case `type,n,k,m`, or false.
+// A case `type,n,k,m[,mem]`, or false.
 bool ParseCase(const char* text, Case& c) {
-  char name[8];
+  char name[8], where[4] = "";
   long long n, k, m;
-  if (std::sscanf(text, "%7[a-z0-9],%lld,%lld,%lld", name, &n, &k, &m) != 4) return false;
+  const int fields = std::sscanf(text, "%7[a-z0-9],%lld,%lld,%lld,%3s", name, &n, &k, &m, where);
+  if (fields < 4 || (fields == 5 && std::string(where) != "mem")) return false;
+  c.memory = fields == 5;
   for (const Type& type : kTypes) {
     if (name == std::string(type.name)) c.type = &type;
   }
@@ -201,8 +279,8 @@ int main(int argc, char** argv) {
     Case c{};
     if (!ParseCase(argv[a], c)) {
       std::fprintf(stderr,
-                   "a case is type,n,k,m: type q4, q5, q8 (n a multiple of 16, k of 32) or q4k, "
-                   "q5k, q6k (n a multiple of 8, k of 256): %s\n",
+                   "a case is type,n,k,m[,mem]: type q4, q5, q8 (n a multiple of 16, k of 32) or "
+                   "q4k, q5k, q6k (n a multiple of 8, k of 256); mem: from memory: %s\n",
                    argv[a]);
       return 2;
     }
