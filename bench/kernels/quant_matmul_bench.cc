@@ -7,11 +7,11 @@
 //   arbor-bench-quant-matmul --benchmark_filter=Q4_1
 #include <benchmark/benchmark.h>
 
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/kernels/random_quant_blocks.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/repacked_rows.h"
@@ -52,7 +52,6 @@ void BM_QuantMatmul(benchmark::State& state) {
   const int64_t m = state.range(1);
   const int mode = static_cast<int>(state.range(2));
   const model::DType dtype = FileDType(shape.type);
-  const model::DTypeLayout layout = model::Layout(dtype);
   if (mode == kQ8KMode && shape.type != WeightType::kQ4_K && shape.type != WeightType::kQ6_K) {
     state.SkipWithError("per-256 activations serve Q4_K and Q6_K");
     return;
@@ -68,14 +67,7 @@ void BM_QuantMatmul(benchmark::State& state) {
     return;
   }
   std::mt19937 rng(1);
-  std::vector<char> w(shape.n * shape.k / layout.block_elements * layout.block_bytes);
-  for (char& c : w) c = static_cast<char>(rng());
-  for (size_t b = 0; b < w.size() / layout.block_bytes; ++b) {
-    for (int offset : model::HalfFieldOffsets(dtype)) {
-      const uint16_t scale = 0x2000;  // 2^-7.
-      std::memcpy(w.data() + b * layout.block_bytes + offset, &scale, 2);
-    }
-  }
+  std::vector<char> w = bench::RandomQuantBlocks(shape.type, shape.n, shape.k, rng);
   if (mode == kRepackedMode) w = RepackRows(shape.type, w.data(), shape.n, shape.k);
   std::normal_distribution<float> normal;
   std::vector<float> x(m * shape.k), out(m * shape.n);

@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "base/huge_page_arena.h"
+#include "bench/kernels/random_quant_blocks.h"
 #include "bench/worker/read_bandwidth.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/repacked_rows.h"
-#include "model/dtype.h"
 
 namespace arbor::worker {
 namespace {
@@ -43,8 +43,7 @@ constexpr Case kCases[] = {{WeightType::kQ4_K, 8192, 2048, "Q4_K 8192x2048"},
                            {WeightType::kQ8_0, 8192, 2048, "Q8_0 8192x2048"},
                            {WeightType::kQ4_1, 1536, 576, "Q4_1 1536x576"}};
 
-// The copies of one matrix: random blocks whose scales are realistic (speed does not depend on
-// the values), repacked where this CPU repacks.
+// The copies of one matrix (random blocks), repacked where this CPU repacks.
 struct Copies {
   base::HugePageArena arena;
   std::vector<const char*> matrices;
@@ -53,17 +52,8 @@ struct Copies {
 };
 
 std::string MakeCopies(const Case& c, Copies& copies) {
-  const model::DType dtype = kernels::FileDType(c.type);
-  const model::DTypeLayout layout = model::Layout(dtype);
   std::mt19937 rng(1);
-  std::vector<char> w(c.n * c.k / layout.block_elements * layout.block_bytes);
-  for (char& b : w) b = static_cast<char>(rng());
-  for (size_t b = 0; b < w.size() / layout.block_bytes; ++b) {
-    for (int offset : model::HalfFieldOffsets(dtype)) {
-      const uint16_t scale = 0x2000;  // 2^-7.
-      std::memcpy(w.data() + b * layout.block_bytes + offset, &scale, 2);
-    }
-  }
+  std::vector<char> w = bench::RandomQuantBlocks(c.type, c.n, c.k, rng);
   copies.type = c.type;
   if (kernels::CpuRunsRepacked() && kernels::Repackable(c.type, c.n, c.k)) {
     w = kernels::RepackRows(c.type, w.data(), c.n, c.k);
