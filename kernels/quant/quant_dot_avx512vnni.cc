@@ -11,6 +11,7 @@
 
 #include "kernels/quant/quant_dot_kernel.h"
 #include "kernels/quant/quant_dot_q8k_kernel.h"
+#include "kernels/quant/repacked_prefetch.h"
 #include "kernels/quant/repacked_rows.h"
 #include "kernels/quant/repacked_zmm_rows.h"
 
@@ -100,14 +101,6 @@ constexpr bool kOffsets = !std::is_same_v<Block, Q8x16Block>;
 template <typename Block>
 constexpr bool kUnpacked = std::is_same_v<Block, UnpackedBlock>;
 inline bool TwoGroups(int64_t m) { return m >= kTwoGroupsFromRows; }
-// How far ahead a pass prefetches. A pass of few rows streams its weights from memory: 4 KiB, as
-// the best streaming read (8 to 13 blocks of sixteen rows; four blocks, 1.3 KB of Q4_1, left
-// one-row matmuls on two threads 5–7 % slower, 8 KiB was no faster). Passes of more rows are
-// bound by their arithmetic and meet their weights in cache: four blocks (4 KiB cost them 1–2 %).
-template <int R, int G, typename Block>
-constexpr int kRepackedPrefetchBlocks = G* R < 4 ? static_cast<int>((4096 + sizeof(Block) - 1) /
-                                                                    sizeof(Block))
-                                                 : 4;
 
 // Vectors t and t + 4 of a block (the two halves of the same bytes where the weights are nibbles).
 template <typename Block>
@@ -177,8 +170,8 @@ template <int R, int G, typename Block>
     if constexpr (!kUnpacked<Block>) {
       // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
       // stream at the memory's rate instead of waiting on each load.
-      const char* ahead = reinterpret_cast<const char*>(&w[g * group_stride] +
-                                                        kRepackedPrefetchBlocks<R, G, Block>);
+      const char* ahead = reinterpret_cast<const char*>(
+          &w[g * group_stride] + RepackedPrefetchBlocks(sizeof(Block), G * R));
       for (size_t line = 0; line < sizeof(Block); line += 64) {
         _mm_prefetch(ahead + line, _MM_HINT_T0);
       }

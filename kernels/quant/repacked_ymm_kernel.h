@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "kernels/quant/quant_dot.h"
+#include "kernels/quant/repacked_prefetch.h"
 #include "kernels/quant/repacked_rows.h"
 
 namespace arbor::kernels::ARBOR_QUANT_ISA_NS::repacked {
@@ -39,7 +40,6 @@ constexpr bool kFifth = std::is_same_v<Block, Q5x16Block>;
 // the broadcasts fill the sixteen ymm registers (measured against four rows per pass: Q4_1
 // 1.1× at 8 rows and 1.06× at 256, Q8_0 level to 1.02×).
 constexpr int kRows = 8;
-constexpr int kPrefetchBlocks = 4;
 
 inline __m256i Load(const uint8_t* at) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
@@ -158,7 +158,8 @@ void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* 
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const Block& block = w[b];
-    const char* ahead = reinterpret_cast<const char*>(&block + kPrefetchBlocks);
+    const char* ahead =
+        reinterpret_cast<const char*>(&block + RepackedPrefetchBlocks(sizeof(Block), R));
     for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     const int8_t* xb[R];
     int32_t x_sums[R];
