@@ -20,18 +20,20 @@ def in_git_checkout():
         ["git", "-C", SOURCE, "rev-parse", "HEAD"], capture_output=True).returncode == 0
 
 
-def has_avx512_vnni():
+def cpu_has(flag):
     with open("/proc/cpuinfo") as cpuinfo:
-        return "avx512_vnni" in cpuinfo.read()
+        return flag in cpuinfo.read().split()
 
 
 @unittest.skipUnless(in_git_checkout(), "the races need the sources in a git checkout")
 class AbRaceTest(unittest.TestCase):
-    def race(self, script, cases):
-        """Runs `script` against HEAD on `cases` and checks one row per case: its own columns,
-        then at least 5 rounds, both medians and the ratio above zero."""
+    def race(self, script, cases, env=None):
+        """Runs `script` against HEAD on `cases` (with `env` added to the environment) and checks
+        one row per case: its own columns, then at least 5 rounds, both medians and the ratio
+        above zero."""
         run = subprocess.run([os.path.join(RACES, script), "HEAD", "0.05", *cases],
-                             capture_output=True, text=True, timeout=280, cwd=SOURCE)
+                             capture_output=True, text=True, timeout=280, cwd=SOURCE,
+                             env={**os.environ, **(env or {})})
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         lines = run.stdout.splitlines()
         header = next(i for i, line in enumerate(lines) if "base/work" in line)
@@ -50,14 +52,20 @@ class AbRaceTest(unittest.TestCase):
         # A prompt on two threads and decode rows on one: small, so the test is quick.
         self.race("attention_ab.sh", ["3,2,1,40,40,2", "2,4,3,100,1,1"])
 
-    @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
+    @unittest.skipUnless(cpu_has("avx512_vnni"), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows(self):
         # Nibbles with unpacked spans (37 rows, 53 blocks), 5- and 8-bit weights, K-quants; one
         # row's weights streamed from memory (copies filling 8 last-level caches, two threads).
         self.race("repacked_ab.sh", ["q4,48,1696,37", "q5,32,96,9", "q8,16,64,3", "q4k,16,512,9",
                                      "q5k,8,256,1", "q6k,8,512,3", "q6k,2048,2048,1,mem"])
 
-    @unittest.skipUnless(has_avx512_vnni(), "the kernel under race needs AVX-512 VNNI")
+    @unittest.skipUnless(cpu_has("avx2"), "the kernel under race needs AVX2")
+    def test_repacked_rows_on_avx2(self):
+        # The 256-bit kernels, built as for an AVX2-only CPU: nibbles, 8-bit weights, K-quants.
+        self.race("repacked_ab.sh", ["q4,48,1696,37", "q8,16,64,3", "q4k,16,512,9",
+                                     "q6k,8,512,3"], env={"REPACKED_AB_ISA": "avx2"})
+
+    @unittest.skipUnless(cpu_has("avx512_vnni"), "the kernel under race needs AVX-512 VNNI")
     def test_repacked_rows_rejects_a_bad_case(self):
         run = subprocess.run([os.path.join(RACES, "repacked_ab.sh"), "HEAD", "0.05", "q4,40,64,3"],
                              capture_output=True, text=True, timeout=280, cwd=SOURCE)

@@ -2,7 +2,8 @@
 # Races the working tree's AVX-512 VNNI kernels of the repacked rows (RepackedDotRange in
 # kernels/quant/quant_dot_avx512vnni.cc, RepackedKQuantDotRange in repacked_kquant_avx512vnni.cc,
 # and what they include) against revision REV's in one process, calls alternating
-# (repacked_ab_main.cc, race.h), on one thread.
+# (repacked_ab_main.cc, race.h), on one thread. With REPACKED_AB_ISA=avx2 in the environment, the
+# 256-bit kernels of AVX2 CPUs instead (quant_dot_avx2.cc), built as for an AVX2-only CPU.
 #
 #   bench/worker/ab/repacked_ab.sh [REV [SECONDS [CASE ...]]]
 #
@@ -11,12 +12,31 @@
 # SmolLM2's gate/up and down at 16, 64 and 256 rows, the 1B shape's Q8_0 q_proj at 256 and its
 # Q4_K gate/up and Q6_K down at 1, 8 and 32); type,n,k,m,mem streams copies of the weights from
 # memory on two threads (1 GiB or more: what a decode step meets). Needs g++, a CPU with AVX-512
-# VNNI and the tree's headers only.
+# VNNI (AVX2 and FMA for avx2) and the tree's headers only.
 set -euo pipefail
 rev=${1:-HEAD}
 shift || true
-if ! grep -q avx512_vnni /proc/cpuinfo; then
-  echo "this CPU has no AVX-512 VNNI: the kernels under race do not run here" >&2
+case ${REPACKED_AB_ISA:-avx512} in
+  avx512)
+    need=avx512_vnni
+    sources=(kernels/quant/quant_dot_avx512vnni.cc kernels/quant/repacked_kquant_avx512vnni.cc)
+    flags=(-O3 -march=native -std=c++20 -DNDEBUG -w -mavx512f -mavx512bw -mavx512vl -mavx512vnni)
+    ;;
+  avx2)
+    need=avx2
+    # The file also holds the activations' quantizers, which call the portable ones.
+    sources=(kernels/quant/quant_dot_avx2.cc kernels/quant/q8k_activations.cc
+      kernels/quant/q8_activations.cc)
+    flags=(-O3 -march=native -std=c++20 -DNDEBUG -w -mavx2 -mfma -mf16c -mno-avx512f -mno-avxvnni
+      -DREPACKED_AB_AVX2)
+    ;;
+  *)
+    echo "REPACKED_AB_ISA is avx512 (the default) or avx2" >&2
+    exit 2
+    ;;
+esac
+if ! grep -q "$need" /proc/cpuinfo; then
+  echo "this CPU has no ${need}: the kernels under race do not run here" >&2
   exit 2
 fi
 name=repacked
@@ -24,8 +44,6 @@ name=repacked
 # them alike.
 headers=(kernels/quant/quant_dot.h kernels/quant/q8_activations.h kernels/quant/q8k_activations.h
   kernels/quant/repacked_rows.h)
-sources=(kernels/quant/quant_dot_avx512vnni.cc kernels/quant/repacked_kquant_avx512vnni.cc)
-flags=(-O3 -march=native -std=c++20 -DNDEBUG -w -mavx512f -mavx512bw -mavx512vl -mavx512vnni)
 # shellcheck source=bench/worker/ab/race_build.sh
 source "$(dirname "$0")/race_build.sh"
 run_race "$@"
