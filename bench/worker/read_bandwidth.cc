@@ -137,9 +137,7 @@ double TimeRead(kernels::ThreadPool& pool, const char* data, int64_t bytes, Read
 }  // namespace
 
 ReadRoofline::ReadRoofline(kernels::ThreadPool& pool) : pool_(pool) {
-  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const int64_t bytes = std::max<int64_t>(int64_t{1} << 30, int64_t{8} * std::max(llc, 0L)) /
-                        (int64_t{1} << 20) * (int64_t{1} << 20);
+  const size_t bytes = StreamingBytes();
   absl::StatusOr<base::ZeroPages> buffer = base::ZeroPages::Map(bytes, /*huge_pages=*/true);
   if (!buffer.ok()) return;  // Every measure then reads 0 bytes/s.
   buffer_ = *std::move(buffer);
@@ -183,6 +181,12 @@ double ReadRoofline::MeasureAgain() {
     best = std::max(best, bytes / TimeRead(pool_, buffer_.data(), bytes, loop.fn, split));
   }
   return best;
+}
+
+size_t StreamingBytes() {
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const size_t bytes = std::max<size_t>(size_t{1} << 30, size_t{8} * std::max(llc, 0L));
+  return bytes >> 20 << 20;
 }
 
 int RunThreads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }

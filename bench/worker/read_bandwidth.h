@@ -9,6 +9,7 @@
 #ifndef ARBOR_BENCH_WORKER_READ_BANDWIDTH_H_
 #define ARBOR_BENCH_WORKER_READ_BANDWIDTH_H_
 
+#include <cstddef>
 #include <string>
 
 #include "base/zero_pages.h"
@@ -38,6 +39,10 @@ class ReadRoofline {
   base::ZeroPages buffer_;
   size_t best_ = 0;  // Index of the best loop and split.
 };
+
+// Bytes a streaming measurement covers so that no cache holds them: 8 last-level caches, 1 GiB at
+// least, in whole MiB.
+size_t StreamingBytes();
 
 // The threads every benchmark of arbor-bench-worker runs on: one per hardware thread.
 int RunThreads();

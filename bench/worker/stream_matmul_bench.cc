@@ -10,7 +10,6 @@
 // the copies fill 8 last-level caches, or 1 GiB; an iteration multiplies one activation row by
 // every copy in turn, each a QuantMatmul on the pool with the worker's default numerics.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -60,9 +59,7 @@ std::string MakeCopies(const Case& c, Copies& copies) {
     copies.type = kernels::RepackedType(c.type);
   }
   copies.bytes = w.size();
-  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const size_t total = std::max<size_t>(size_t{1} << 30, size_t{8} * std::max(llc, 0L));
-  while (copies.matrices.size() * copies.bytes < total) {
+  while (copies.matrices.size() * copies.bytes < StreamingBytes()) {
     absl::StatusOr<char*> at = copies.arena.Allocate(copies.bytes);
     if (!at.ok()) return std::string(at.status().message());
     std::memcpy(*at, w.data(), w.size());
