@@ -1,4 +1,5 @@
 #include "kernels/rope_cuda.h"
+#include "kernels/warp_reduce_cuda.h"
 
 namespace arbor::kernels {
 namespace {
@@ -34,6 +35,31 @@ __global__ void RopeKernel(RopeParams p) {
   }
 }
 
+// One block per token, a warp per head: the warp sums the head's squares (fp32 per lane, double
+// across lanes, as RmsNormKernel), then each lane scales and rotates its own pairs. A lane reads
+// only the elements it writes, so no barrier sits between the two passes.
+__global__ void NormRopeKernel(RopeParams p, HeadNormParams norm) {
+  const int64_t t = blockIdx.x;
+  const int64_t half = p.head_dim / 2;
+  const float* cos = p.cos + t * half;
+  const float* sin = p.sin + t * half;
+  const int lane = threadIdx.x % 32;
+  for (int64_t h = threadIdx.x / 32; h < p.num_heads; h += kThreads / 32) {
+    float* x = p.x + t * p.token_stride + h * p.head_dim;
+    const float* w = h < norm.q_heads ? norm.q_weight : norm.k_weight;
+    float local = 0.0f;
+    for (int64_t i = lane; i < p.head_dim; i += 32) local += x[i] * x[i];
+    const double sum = WarpSum(static_cast<double>(local));
+    const float inv_rms =
+        static_cast<float>(1.0 / sqrt(sum / static_cast<double>(p.head_dim) + norm.eps));
+    for (int64_t i = lane; i < half; i += 32) {
+      const float a = x[i] * inv_rms * w[i], b = x[i + half] * inv_rms * w[i + half];
+      x[i] = a * cos[i] - b * sin[i];
+      x[i + half] = b * cos[i] + a * sin[i];
+    }
+  }
+}
+
 }  // namespace
 
 cudaError_t LaunchRopeCosSin(const RopeCosSinParams& p, cudaStream_t stream) {
@@ -45,6 +71,12 @@ cudaError_t LaunchRopeCosSin(const RopeCosSinParams& p, cudaStream_t stream) {
 cudaError_t LaunchRope(const RopeParams& p, cudaStream_t stream) {
   if (p.num_tokens == 0) return cudaSuccess;
   RopeKernel<<<p.num_tokens, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchNormRope(const RopeParams& p, const HeadNormParams& norm, cudaStream_t stream) {
+  if (p.num_tokens == 0) return cudaSuccess;
+  NormRopeKernel<<<p.num_tokens, kThreads, 0, stream>>>(p, norm);
   return cudaGetLastError();
 }
 

@@ -9,19 +9,19 @@
 #
 # Writes into LOG_DIR: nvidia-smi.txt; one NAME.log per check (GoogleTest also NAME.xml); and
 # summary.txt, one line per check: name, exit code, seconds. The checks, the ones a short lease
-# most needs first: every GPU test; what batch-invariant numerics cost (the projections, a
+# most needs first, correctness before speed: every GPU test; compute-sanitizer's memcheck over
+# the newest kernels' tests and the graph test (each cut off after 90 s; where it is installed);
+# an end-to-end job (a coordinator and one worker with --device=cuda:0 on a random-weight `small`
+# checkpoint, one `arbor generate`); what batch-invariant numerics cost (the projections, a
 # prefill and decode steps at batch 1, 8 and 32 in both numerics); decode steps on Q4_K blocks
-# kept on the device (--weights=q4_k, against the bf16 rows of the numerics run); paged attention
-# alone (arbor-bench-attention-cuda: long contexts against the copy bandwidth, siblings with and
-# without cascade); then, unless --quick: the decode benchmark with sibling rows on a shared
-# 2,048-token context, with and without cascade attention; an end-to-end job (a coordinator and
-# one worker with --device=cuda:0 on a random-weight `small` checkpoint, one `arbor generate`);
-# the race against llama.cpp's CUDA build on one Q4_K_M file when the bundle carries it
-# (race_llama_cpp); compute-sanitizer's memcheck over the kernel tests and the graph test (each
-# cut off after 90 s); the whole decode benchmark
-# (arbor-bench-worker-cuda); and Nsight Compute's time of every kernel of a batch-1 decode step
-# (ncu.csv; cut off after 90 s); memcheck and ncu where those tools are installed. Exits 1 when
-# any check failed. Needs the CUDA runtime and cuBLAS of CUDA 13 on the machine; it looks in the
+# kept on the device (--weights=q4_k, against the bf16 rows of the numerics run); then, unless
+# --quick: paged attention alone (arbor-bench-attention-cuda: long contexts against the copy
+# bandwidth, siblings with and without cascade); the decode benchmark with sibling rows on a
+# shared 2,048-token context, with and without cascade attention; the race against llama.cpp's
+# CUDA build on one Q4_K_M file when the bundle carries it (race_llama_cpp); the whole decode
+# benchmark (arbor-bench-worker-cuda); and Nsight Compute's time of every kernel of a batch-1
+# decode step (ncu.csv; cut off after 90 s; where ncu is installed). Exits 1 when any check
+# failed. Needs the CUDA runtime and cuBLAS of CUDA 13 on the machine; it looks in the
 # loader's path, /usr/local/cuda and Python's nvidia packages.
 set -u
 
@@ -143,23 +143,13 @@ fi
 for test in kernels_gpu_test worker_cuda_backend_gpu_test; do
   check "${test}" "${HERE}/bin/${test}" --gtest_output="xml:${LOGS}/${test}.xml"
 done
-check bench_numerics_cost "${HERE}/bin/arbor-bench-worker-cuda" --contexts=512,4096 \
-  --batches=1,8,32 --variants=gemv+graph,invariant --steps=16
-check bench_q4k_blocks "${HERE}/bin/arbor-bench-worker-cuda" --weights=q4_k --projections=false \
-  --contexts=512 --batches=1,8,32 --variants=invariant --steps=16
-check bench_attention_cuda "${HERE}/bin/arbor-bench-attention-cuda"
-[[ "${MODE}" == --quick ]] && exit ${failed}
-check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
-  --siblings --contexts=2048 --batches=16,64 --variants=gemv+graph,cascade --steps=16
-check end_to_end_cuda_worker end_to_end
-[[ -x "${HERE}/llama.cpp/bin/llama-bench" ]] && check race_llama_cpp_q4_k_m race_llama_cpp
 # The newest kernels first: each memcheck run is cut off after 90 s. `joined` makes one filter.
 joined() {
   local IFS=:
   echo "$*"
 }
-readonly MEMCHECK_KERNELS=('OpsGpu.InvariantGemm*' 'OpsGpu.FixedSplits*' 'OpsGpu.Gemv*'
-  'OpsGpu.PagedKv*' 'OpsGpu.Cascade*' 'OpsGpu.Logit*')
+readonly MEMCHECK_KERNELS=('OpsGpu.NormRope*' 'OpsGpu.InvariantGemm*' 'OpsGpu.FixedSplits*'
+  'OpsGpu.Gemv*' 'OpsGpu.PagedKv*' 'OpsGpu.Cascade*' 'OpsGpu.Logit*')
 readonly MEMCHECK_BACKEND=('*CudaBackendGraphs.*' 'CudaBackendCascade.*' 'CudaBatchInvariance.*'
   'CudaGgufBlocks.*')
 if command -v compute-sanitizer >/dev/null; then
@@ -168,6 +158,16 @@ if command -v compute-sanitizer >/dev/null; then
   check memcheck_graphs timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "${HERE}/bin/worker_cuda_backend_gpu_test" --gtest_filter="$(joined "${MEMCHECK_BACKEND[@]}")"
 fi
+check end_to_end_cuda_worker end_to_end
+check bench_numerics_cost "${HERE}/bin/arbor-bench-worker-cuda" --contexts=512,4096 \
+  --batches=1,8,32 --variants=gemv+graph,invariant --steps=16
+check bench_q4k_blocks "${HERE}/bin/arbor-bench-worker-cuda" --weights=q4_k --projections=false \
+  --contexts=512 --batches=1,8,32 --variants=invariant --steps=16
+[[ "${MODE}" == --quick ]] && exit ${failed}
+check bench_attention_cuda "${HERE}/bin/arbor-bench-attention-cuda"
+check bench_worker_cuda_siblings "${HERE}/bin/arbor-bench-worker-cuda" --projections=false \
+  --siblings --contexts=2048 --batches=16,64 --variants=gemv+graph,cascade --steps=16
+[[ -x "${HERE}/llama.cpp/bin/llama-bench" ]] && check race_llama_cpp_q4_k_m race_llama_cpp
 check bench_worker_cuda "${HERE}/bin/arbor-bench-worker-cuda"
 if command -v ncu >/dev/null; then
   # Eager launches (the gemv variant), so each kernel of one reduced batch-1 step is timed alone.

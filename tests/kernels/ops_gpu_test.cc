@@ -132,6 +132,49 @@ TEST(OpsGpu, RopeLlama3Scaling) {
   }
 }
 
+// Qwen3's q/k norms fused into the rotation: each head as RmsNormRef over that head alone (q's
+// weight for the first heads, k's for the rest), then RopeRef.
+TEST(OpsGpu, NormRopeIsAHeadsRmsNormThenRope) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng = Rng();
+  const float eps = 1e-6f;
+  for (int64_t head_dim : {16, 64, 128, 256}) {
+    const std::vector<float> inv_freq = RopeInvFreq(1000000.0, static_cast<int>(head_dim), {});
+    for (int64_t tokens : {1, 3, 300}) {
+      const int64_t q_heads = 6, heads = q_heads + 3, stride = heads * head_dim + 7;
+      const int64_t half = head_dim / 2;
+      std::vector<int32_t> positions(tokens);
+      for (int32_t& p : positions) p = std::uniform_int_distribution<int32_t>(0, 40959)(rng);
+      std::vector<float> cos(tokens * half), sin(tokens * half);
+      RopeCosSinRef({positions.data(), inv_freq.data(), cos.data(), sin.data(), tokens, head_dim});
+      std::vector<float> x = Normal(rng, tokens * stride), want = x;
+      std::vector<float> q_weight = Normal(rng, head_dim), k_weight = Normal(rng, head_dim);
+      for (int64_t t = 0; t < tokens; ++t) {
+        float* row = want.data() + t * stride;
+        RmsNormRef(
+            {row, nullptr, q_weight.data(), row, q_heads, head_dim, head_dim, 0, head_dim, eps});
+        float* k = row + q_heads * head_dim;
+        RmsNormRef({k, nullptr, k_weight.data(), k, heads - q_heads, head_dim, head_dim, 0,
+                    head_dim, eps});
+      }
+      RopeRef({want.data(), cos.data(), sin.data(), tokens, heads, head_dim, stride});
+
+      DeviceArray<float> d_cos(cos), d_sin(sin), d_x(x), d_q(q_weight), d_k(k_weight);
+      ExpectOk(
+          LaunchNormRope({d_x.get(), d_cos.get(), d_sin.get(), tokens, heads, head_dim, stride},
+                         {d_q.get(), d_k.get(), q_heads, eps}, nullptr));
+      // The gaps between tokens stay untouched (exactly), the heads within fp32 rounding.
+      const std::vector<float> got = d_x.Download();
+      for (int64_t t = 0; t < tokens; ++t) {
+        for (int64_t i = heads * head_dim; i < stride; ++i) {
+          ASSERT_EQ(got[t * stride + i], x[t * stride + i]) << t << " " << i;
+        }
+      }
+      ExpectClose(got, want, 1e-6);
+    }
+  }
+}
+
 TEST(OpsGpu, MatmulAndLogitsThroughCublasLt) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937 rng = Rng();

@@ -56,13 +56,6 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                      "': sizes must be positive, num_attention_heads a multiple "
                      "of num_key_value_heads and head_dim even"));
   }
-  if (model::Describe(c.architecture).qk_norm) {
-    // Refused before any device work, so the answer is the same on a machine without a GPU.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model '", c.name, "': the CUDA backend does not yet run ",
-        model::Describe(c.architecture).family,
-        " (per-head q/k norms before RoPE); serve it with the CPU backend (--device=cpu)"));
-  }
   if (c.num_heads / c.num_kv_heads > 8 || c.head_dim > 256 || c.head_dim % 8 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("model config of '", c.name,
@@ -403,10 +396,21 @@ absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const Tensor
     RETURN_IF_CUDA(kernels::LaunchBiasAdd({plan.qkv, layer.qkv_bias, t, qkv_dim, qkv_dim}, stream),
                    "qkv bias");
   }
-  // The k heads follow the q heads in each qkv row: one rotation over both.
-  RETURN_IF_CUDA(kernels::LaunchRope(
-                     {q, plan.cos, plan.sin, t, c.num_heads + c.num_kv_heads, hd, qkv_dim}, stream),
-                 "rope q, k");
+  // The k heads follow the q heads in each qkv row: one rotation over both, after each head's
+  // own norm where the architecture has one (Qwen3).
+  const kernels::RopeParams rope{.x = q,
+                                 .cos = plan.cos,
+                                 .sin = plan.sin,
+                                 .num_tokens = t,
+                                 .num_heads = c.num_heads + c.num_kv_heads,
+                                 .head_dim = hd,
+                                 .token_stride = qkv_dim};
+  RETURN_IF_CUDA(
+      layer.qk_norm == nullptr
+          ? kernels::LaunchRope(rope, stream)
+          : kernels::LaunchNormRope(
+                rope, {layer.qk_norm, layer.qk_norm + hd, c.num_heads, c.rms_norm_eps}, stream),
+      "rope q, k");
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "q", q, q_dim, qkv_dim));
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "k", k, kv_dim, qkv_dim));
   RETURN_IF_ERROR(Emit(plan, tap, prefix + "v", v, kv_dim, qkv_dim));

@@ -110,6 +110,7 @@ class CudaBackend : public Backend {
     float* mlp_norm = nullptr;
     Matrix qkv;                 // [q_dim + 2·kv_dim, hidden]
     float* qkv_bias = nullptr;  // [q_dim + 2·kv_dim] when the config's qkv_bias() (Qwen2).
+    float* qk_norm = nullptr;   // [2·head_dim]: q's then k's per-head norm weights (Qwen3).
     Matrix o;                   // [hidden, q_dim]
     Matrix gate_up;             // [2·ffn, hidden]
     Matrix down;                // [hidden, ffn]

@@ -14,6 +14,7 @@
 #include "kernels/invariant_gemm_cuda.h"
 #include "kernels/quant/quant_blocks.h"
 #include "kernels/rope_cuda.h"
+#include "model/architecture.h"
 #include "model/llama_tensors.h"
 #include "worker/backend/cuda_backend.h"
 #include "worker/backend/forward_rows.h"
@@ -154,6 +155,10 @@ absl::Status CudaBackend::Load(const TensorLookup& lookup) {
     if (c.qkv_bias()) {  // In fp32, as the CPU backend adds them.
       ASSIGN_OR_RETURN(layer.qkv_bias, UploadVector(lookup, {n.q_bias, n.k_bias, n.v_bias},
                                                     {q_dim, kv_dim, kv_dim}));
+    }
+    if (model::Describe(c.architecture).qk_norm) {
+      ASSIGN_OR_RETURN(layer.qk_norm,
+                       UploadVector(lookup, {n.q_norm, n.k_norm}, {c.head_dim, c.head_dim}));
     }
     ASSIGN_OR_RETURN(layer.o, UploadMatrix(lookup, {n.o}, {hidden}, q_dim, keep));
     ASSIGN_OR_RETURN(layer.gate_up, UploadMatrix(lookup, {n.gate, n.up}, {ffn, ffn}, hidden, keep));

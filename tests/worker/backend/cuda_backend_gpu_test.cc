@@ -1,13 +1,13 @@
 // The CUDA backend against the CPU backend on random in-memory Llamas (bf16 weights, untied
-// Llamas and tied Qwen2s, block sizes 3 and 16): every TensorTap intermediate of a prefill, then
-// mixed steps of prefill chunks and decode rows (logits and last-layer scores), fork copies, and
-// refused input. Also: a backend driven from a thread other than the creating one (whose current
-// device is another) still runs on its own device, a sticky error (an illegal address) makes the
-// backend report itself unusable, and the device's row reductions equal the host's on the same
-// rows. Decode steps replayed from CUDA graphs equal eager ones bit for bit. Skips without a
-// device. Tolerance: the GEMMs of many rows read bf16 activations where the CPU keeps fp32, so
-// intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32 rounding.
-#include <gmock/gmock.h>
+// Llamas, tied Qwen2s and tied Qwen3s, block sizes 3 and 16): every TensorTap intermediate of a
+// prefill, then mixed steps of prefill chunks and decode rows (logits and last-layer scores), fork
+// copies, and refused input. Also: a backend driven from a thread other than the creating one
+// (whose current device is another) still runs on its own device, a sticky error (an illegal
+// address) makes the backend report itself unusable, and the device's row reductions equal the
+// host's on the same rows. Decode steps replayed from CUDA graphs equal eager ones bit for bit.
+// Skips without a device. Tolerance: the GEMMs of many rows read bf16 activations where the CPU
+// keeps fp32, so intermediates differ by bf16 rounding (relative ~1e-3 per matmul), not by fp32
+// rounding.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,18 +85,19 @@ std::vector<int32_t> Table(int32_t first, int64_t len, int32_t block_size) {
   return t;
 }
 
-// Block size, tied (Qwen2), KV dtype, batch-invariant numerics.
-class CudaBackendGpu : public ::testing::TestWithParam<std::tuple<int32_t, bool, KvDtype, bool>> {};
+// Block size, architecture (Qwen2 and Qwen3 tied, as their small models are), KV dtype,
+// batch-invariant numerics.
+class CudaBackendGpu
+    : public ::testing::TestWithParam<std::tuple<int32_t, model::Architecture, KvDtype, bool>> {};
 
 TEST_P(CudaBackendGpu, MatchesCpuBackend) {
   SKIP_WITHOUT_DEVICE();
-  const auto [block_size, tied, kv_dtype, invariant] = GetParam();
+  const auto [block_size, architecture, kv_dtype, invariant] = GetParam();
   const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   model::ModelConfig config = testing::TinyConfig();
-  config.tie_word_embeddings = tied;
-  // The tied cases are Qwen2's (q/k/v biases), as Qwen2.5's small models are tied.
-  if (tied) config.architecture = model::Architecture::kQwen2;
+  config.architecture = architecture;
+  config.tie_word_embeddings = architecture != model::Architecture::kLlama;
   const RandomLlama model(config, /*bf16=*/true, rng);
   Pair p = MakePair(model, block_size, kv_dtype, invariant);
   ASSERT_NE(p.cuda, nullptr);
@@ -177,7 +178,10 @@ TEST_P(CudaBackendGpu, MatchesCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, CudaBackendGpu,
-                         ::testing::Combine(::testing::Values(3, 16), ::testing::Bool(),
+                         ::testing::Combine(::testing::Values(3, 16),
+                                            ::testing::Values(model::Architecture::kLlama,
+                                                              model::Architecture::kQwen2,
+                                                              model::Architecture::kQwen3),
                                             ::testing::Values(KvDtype::kF32, KvDtype::kBF16),
                                             ::testing::Bool()));
 
@@ -447,20 +451,6 @@ TEST(CudaBackendNoDevice, RefusesWithoutDevice) {
   const RandomLlama model(testing::TinyConfig(), /*bf16=*/true, rng);
   auto backend = CudaBackend::Create(model.config(), model.Lookup(), {});
   EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition) << backend.status();
-}
-
-// Qwen3's per-head q/k norms have no CUDA kernel yet: refused at load, with or without a device,
-// pointing at the CPU backend, rather than served without the norms.
-TEST(CudaBackendRefusals, Qwen3PointsAtTheCpuBackend) {
-  std::mt19937 rng(1);
-  model::ModelConfig config = testing::TinyConfig();
-  config.architecture = model::Architecture::kQwen3;
-  const RandomLlama model(config, /*bf16=*/true, rng);
-  auto backend = CudaBackend::Create(model.config(), model.Lookup(), {});
-  EXPECT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument) << backend.status();
-  EXPECT_THAT(std::string(backend.status().message()),
-              ::testing::AllOf(::testing::HasSubstr("the CUDA backend does not yet run Qwen3"),
-                               ::testing::HasSubstr("CPU backend (--device=cpu)")));
 }
 
 }  // namespace
