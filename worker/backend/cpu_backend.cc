@@ -26,6 +26,7 @@
 #include "kernels/swiglu.h"
 #include "model/llama_tensors.h"
 #include "worker/backend/forward_rows.h"
+#include "worker/backend/layer_recipe.h"
 #include "worker/backend/weights.h"
 
 namespace arbor::worker {
@@ -307,6 +308,111 @@ struct CpuBackend::Step {
   }
 };
 
+// The layer recipe's steps (layer_recipe.h) over one step's rows.
+class CpuBackend::LayerOps {
+ public:
+  LayerOps(CpuBackend& backend, Step& step)
+      : b_(backend), s_(step), c_(backend.config_), q_dim_(c_.num_heads * c_.head_dim),
+        kv_dim_(c_.num_kv_heads * c_.head_dim) {}
+
+  absl::Status AttentionNorm(int l) {
+    b_.Norm(s_, b_.layers_[l].attn_norm, /*add_delta=*/l > 0);
+    return absl::OkStatus();
+  }
+  absl::Status ProjectQkv(int l, bool bias) {
+    const Layer& layer = b_.layers_[l];
+    b_.Project(s_, s_.h, c_.hidden_size,
+               {{layer.q, q_dim_, s_.q, bias ? layer.q_bias : kNoBias},
+                {layer.k, kv_dim_, s_.k, bias ? layer.k_bias : kNoBias},
+                {layer.v, kv_dim_, s_.v, bias ? layer.v_bias : kNoBias}});
+    return absl::OkStatus();
+  }
+  absl::Status RotateQk(int l, bool head_norm) {
+    const Layer& layer = b_.layers_[l];
+    const int64_t hd = c_.head_dim;
+    ForRows(b_.pool_.get(), s_.t, [&](int64_t r0, int64_t n) {
+      if (head_norm) {
+        // Each head of a token is one norm row of head_dim, so a token's result depends on
+        // nothing else in the step.
+        auto norm_heads = [&](float* x, int64_t heads, const std::vector<float>& weight) {
+          kernels::RmsNormRef(
+              {x, nullptr, weight.data(), x, n * heads, hd, hd, hd, hd, c_.rms_norm_eps});
+        };
+        norm_heads(s_.q.data() + r0 * q_dim_, c_.num_heads, layer.q_norm);
+        norm_heads(s_.k.data() + r0 * kv_dim_, c_.num_kv_heads, layer.k_norm);
+      }
+      const float* cos = s_.cos.data() + r0 * hd / 2;
+      const float* sin = s_.sin.data() + r0 * hd / 2;
+      kernels::RopeRef({s_.q.data() + r0 * q_dim_, cos, sin, n, c_.num_heads, hd, q_dim_});
+      kernels::RopeRef({s_.k.data() + r0 * kv_dim_, cos, sin, n, c_.num_kv_heads, hd, kv_dim_});
+    });
+    return absl::OkStatus();
+  }
+  absl::Status Attend(int l) {
+    const kernels::PagedKvLayer cache = b_.KvLayer(l);
+    const kernels::PagedBatch batch = s_.batch.View();
+    // Every row's K/V is written before any row attends, so rows of one step may read blocks
+    // another row of the same step fills (a prefix published to the tree this step).
+    kernels::PagedKvAppendRef({batch, cache, s_.k.data(), s_.v.data(), kv_dim_, kv_dim_});
+    const bool scores_here = s_.any_scores && l == c_.num_layers - 1;
+    kernels::PagedAttentionRef(
+        {batch, cache, s_.q.data(), s_.attn.data(), q_dim_, q_dim_, c_.num_heads,
+         static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim))),
+         scores_here ? s_.last_scores.data() : nullptr},
+        b_.pool_.get());
+    return absl::OkStatus();
+  }
+  absl::Status ProjectOut(int l) {
+    b_.Project(s_, s_.attn, q_dim_, {{b_.layers_[l].o, c_.hidden_size, s_.delta, kNoBias}});
+    return absl::OkStatus();
+  }
+  absl::Status MlpNorm(int l) {
+    b_.Norm(s_, b_.layers_[l].mlp_norm, /*add_delta=*/true);
+    return absl::OkStatus();
+  }
+  absl::Status ProjectGateUp(int l) {
+    const Layer& layer = b_.layers_[l];
+    const int64_t ffn = c_.intermediate_size;
+    b_.Project(s_, s_.h, c_.hidden_size,
+               {{layer.gate, ffn, s_.gate, kNoBias}, {layer.up, ffn, s_.up, kNoBias}});
+    return absl::OkStatus();
+  }
+  absl::Status Swiglu() {
+    const int64_t ffn = c_.intermediate_size;
+    ForRows(b_.pool_.get(), s_.t, [&](int64_t r0, int64_t n) {
+      float* gate = s_.gate.data() + r0 * ffn;
+      kernels::SwigluRef({gate, s_.up.data() + r0 * ffn, gate, n, ffn, ffn, ffn, ffn});
+    });
+    return absl::OkStatus();
+  }
+  absl::Status ProjectDown(int l) {
+    b_.Project(s_, s_.gate, c_.intermediate_size,
+               {{b_.layers_[l].down, c_.hidden_size, s_.delta, kNoBias}});
+    return absl::OkStatus();
+  }
+  absl::Status Emit(std::string_view name, LayerTensor tensor) {
+    if (!*s_.tap) return absl::OkStatus();
+    const int64_t hidden = c_.hidden_size;
+    switch (tensor) {
+      case LayerTensor::kNormed: s_.Emit(name, s_.h, hidden); break;
+      case LayerTensor::kQ: s_.Emit(name, s_.q, q_dim_); break;
+      case LayerTensor::kK: s_.Emit(name, s_.k, kv_dim_); break;
+      case LayerTensor::kV: s_.Emit(name, s_.v, kv_dim_); break;
+      case LayerTensor::kAttention: s_.Emit(name, s_.attn, q_dim_); break;
+      case LayerTensor::kDelta: s_.Emit(name, s_.delta, hidden); break;
+      case LayerTensor::kResidual: s_.Emit(name, s_.x, hidden); break;
+      case LayerTensor::kActivation: s_.Emit(name, s_.gate, c_.intermediate_size); break;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  CpuBackend& b_;
+  Step& s_;
+  const model::ModelConfig& c_;
+  const int64_t q_dim_, kv_dim_;
+};
+
 CpuBackend::Step CpuBackend::PrepareStep(std::span<const ForwardRow> rows,
                                          const TensorTap& tap) const {
   const model::ModelConfig& c = config_;
@@ -358,7 +464,8 @@ absl::Status CpuBackend::Forward(std::span<const ForwardRow> rows, const TensorT
   s.Emit("embed", s.x, c.hidden_size);
   kernels::RopeCosSinRef(
       {s.batch.positions.data(), inv_freq_.data(), s.cos.data(), s.sin.data(), s.t, c.head_dim});
-  for (int l = 0; l < c.num_layers; ++l) LayerForward(s, l);
+  LayerOps ops(*this, s);
+  for (int l = 0; l < c.num_layers; ++l) RETURN_IF_ERROR(RunLayer(c, l, ops));
   Norm(s, final_norm_, /*add_delta=*/true);
   s.Emit("final_norm", s.h, c.hidden_size);
   if (!s.batch.logit_rows.empty()) ProjectAndReduce(rows, s);
@@ -395,64 +502,6 @@ void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in
       kernels::BiasAddRef({p.out.data() + r0 * p.out_dim, p.bias.data(), n, p.out_dim, p.out_dim});
     });
   }
-}
-
-void CpuBackend::LayerForward(Step& s, int l) {
-  const model::ModelConfig& c = config_;
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
-  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
-  kernels::ThreadPool* pool = pool_.get();
-  const Layer& layer = layers_[l];
-  const std::string prefix = absl::StrCat("layer", l, ".");
-  Norm(s, layer.attn_norm, /*add_delta=*/l > 0);
-  s.Emit(prefix + "attn_norm", s.h, hidden);
-  Project(s, s.h, hidden,
-          {{layer.q, q_dim, s.q, layer.q_bias},
-           {layer.k, kv_dim, s.k, layer.k_bias},
-           {layer.v, kv_dim, s.v, layer.v_bias}});
-  ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
-    if (!layer.q_norm.empty()) {
-      // Qwen3's per-head norms, before RoPE, in place: each head of a token is one norm row of
-      // head_dim, so a token's result depends on nothing else in the step.
-      auto norm_heads = [&](float* x, int64_t heads, const std::vector<float>& weight) {
-        kernels::RmsNormRef(
-            {x, nullptr, weight.data(), x, n * heads, hd, hd, hd, hd, c.rms_norm_eps});
-      };
-      norm_heads(s.q.data() + r0 * q_dim, c.num_heads, layer.q_norm);
-      norm_heads(s.k.data() + r0 * kv_dim, c.num_kv_heads, layer.k_norm);
-    }
-    const float* cos = s.cos.data() + r0 * hd / 2;
-    const float* sin = s.sin.data() + r0 * hd / 2;
-    kernels::RopeRef({s.q.data() + r0 * q_dim, cos, sin, n, c.num_heads, hd, q_dim});
-    kernels::RopeRef({s.k.data() + r0 * kv_dim, cos, sin, n, c.num_kv_heads, hd, kv_dim});
-  });
-  s.Emit(prefix + "q", s.q, q_dim);
-  s.Emit(prefix + "k", s.k, kv_dim);
-  s.Emit(prefix + "v", s.v, kv_dim);
-  const kernels::PagedKvLayer cache = KvLayer(l);
-  const kernels::PagedBatch batch = s.batch.View();
-  // Every row's K/V is written before any row attends, so rows of one step may read blocks
-  // another row of the same step fills (a prefix published to the tree this step).
-  kernels::PagedKvAppendRef({batch, cache, s.k.data(), s.v.data(), kv_dim, kv_dim});
-  const bool scores_here = s.any_scores && l == c.num_layers - 1;
-  kernels::PagedAttentionRef({batch, cache, s.q.data(), s.attn.data(), q_dim, q_dim, c.num_heads,
-                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-                              scores_here ? s.last_scores.data() : nullptr},
-                             pool);
-  s.Emit(prefix + "attn", s.attn, q_dim);
-  Project(s, s.attn, q_dim, {{layer.o, hidden, s.delta, kNoBias}});
-  s.Emit(prefix + "attn_out", s.delta, hidden);
-  Norm(s, layer.mlp_norm, /*add_delta=*/true);
-  s.Emit(prefix + "attn_residual", s.x, hidden);
-  s.Emit(prefix + "mlp_norm", s.h, hidden);
-  Project(s, s.h, hidden, {{layer.gate, ffn, s.gate, kNoBias}, {layer.up, ffn, s.up, kNoBias}});
-  ForRows(pool, s.t, [&](int64_t r0, int64_t n) {
-    kernels::SwigluRef({s.gate.data() + r0 * ffn, s.up.data() + r0 * ffn, s.gate.data() + r0 * ffn,
-                        n, ffn, ffn, ffn, ffn});
-  });
-  s.Emit(prefix + "mlp_act", s.gate, ffn);
-  Project(s, s.gate, ffn, {{layer.down, hidden, s.delta, kNoBias}});
-  s.Emit(prefix + "mlp_out", s.delta, hidden);
 }
 
 void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& s) {

@@ -110,12 +110,12 @@ class CpuBackend : public Backend {
                                                 int64_t size);
   // Layer `layer`'s pools as the paged-KV ops take them (fp32 or bf16 per options_.kv_dtype).
   kernels::PagedKvLayer KvLayer(int layer);
-  // Forward's pieces: the step laid out, one layer, RMSNorm (adding delta into x first when
-  // `add_delta`), a projection of the step's rows (plus `bias` when not empty), and the logits
-  // with each row's reduction.
+  // Forward's pieces: the step laid out, a layer's steps (layer_recipe.h), RMSNorm (adding delta
+  // into x first when `add_delta`), a projection of the step's rows (plus `bias` when not
+  // empty), and the logits with each row's reduction.
   struct Step;
+  class LayerOps;
   Step PrepareStep(std::span<const ForwardRow> rows, const TensorTap& tap) const;
-  void LayerForward(Step& step, int layer);
   void Norm(Step& step, const std::vector<float>& weight, bool add_delta);
   // One projection of the step's `in` rows: out = in · wᵀ (+ bias).
   struct Projection {

@@ -19,6 +19,7 @@
 #include "kernels/swiglu_cuda.h"
 #include "worker/backend/cascade_plan.h"
 #include "worker/backend/forward_rows.h"
+#include "worker/backend/layer_recipe.h"
 
 namespace arbor::worker {
 namespace {
@@ -378,73 +379,118 @@ absl::Status CudaBackend::ProjectResidual(const StepPlan& plan, const float* in,
                  nullptr);
 }
 
-absl::Status CudaBackend::EnqueueLayer(const StepPlan& plan, int l, const TensorTap& tap) {
-  const model::ModelConfig& c = config_;
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, hd = c.head_dim;
-  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
-  const int64_t qkv_dim = q_dim + 2 * kv_dim, t = plan.t;
-  cudaStream_t stream = context_->stream();
-  const Layer& layer = layers_[l];
-  const std::string prefix = absl::StrCat("layer", l, ".");
-  float* q = plan.qkv;
-  float* k = plan.qkv + q_dim;
-  float* v = plan.qkv + q_dim + kv_dim;
-  ASSIGN_OR_RETURN(const float* in, NormInput(plan, layer.attn_norm, /*add_delta=*/l > 0));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_norm", plan.h, hidden, hidden));
-  RETURN_IF_ERROR(Project(plan, in, hidden, layer.qkv, qkv_dim, plan.qkv, layer.attn_norm));
-  if (layer.qkv_bias != nullptr) {
-    RETURN_IF_CUDA(kernels::LaunchBiasAdd({plan.qkv, layer.qkv_bias, t, qkv_dim, qkv_dim}, stream),
-                   "qkv bias");
+// The layer recipe's steps (layer_recipe.h) as launches on the backend's stream. A norm only
+// chooses the next projection's input: on fused steps the GEMV normalises x itself.
+class CudaBackend::LayerOps {
+ public:
+  LayerOps(CudaBackend& backend, const StepPlan& plan, const TensorTap& tap)
+      : b_(backend), plan_(plan), tap_(tap), c_(backend.config_),
+        q_dim_(c_.num_heads * c_.head_dim), kv_dim_(c_.num_kv_heads * c_.head_dim),
+        qkv_dim_(q_dim_ + 2 * kv_dim_), stream_(backend.context_->stream()) {}
+
+  absl::Status AttentionNorm(int l) {
+    ASSIGN_OR_RETURN(in_, b_.NormInput(plan_, b_.layers_[l].attn_norm, /*add_delta=*/l > 0));
+    return absl::OkStatus();
   }
-  // The k heads follow the q heads in each qkv row: one rotation over both, after each head's
-  // own norm where the architecture has one (Qwen3).
-  const kernels::RopeParams rope{.x = q,
-                                 .cos = plan.cos,
-                                 .sin = plan.sin,
-                                 .num_tokens = t,
-                                 .num_heads = c.num_heads + c.num_kv_heads,
-                                 .head_dim = hd,
-                                 .token_stride = qkv_dim};
-  RETURN_IF_CUDA(
-      layer.qk_norm == nullptr
-          ? kernels::LaunchRope(rope, stream)
-          : kernels::LaunchNormRope(
-                rope, {layer.qk_norm, layer.qk_norm + hd, c.num_heads, c.rms_norm_eps}, stream),
-      "rope q, k");
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "q", q, q_dim, qkv_dim));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "k", k, kv_dim, qkv_dim));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "v", v, kv_dim, qkv_dim));
-  const kernels::PagedKvLayer cache = KvLayer(l);
-  // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
-  // read blocks another row fills.
-  RETURN_IF_CUDA(
-      kernels::LaunchPagedKvAppend({plan.batch, cache, k, v, qkv_dim, qkv_dim}, t, stream),
-      "kv append");
-  const bool scores_here = plan.score_table != nullptr && l == c.num_layers - 1;
-  RETURN_IF_CUDA(
-      kernels::LaunchPagedAttention(
-          {plan.batch, cache, q, plan.attn, qkv_dim, q_dim, c.num_heads,
-           static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))),
-           scores_here ? plan.score_table : nullptr},
-          {t, plan.splits, plan.workspace, plan.cascade,
-           /*block_kernel=*/false, options_.batch_invariant ? kernels::kInvariantSplitKeys : 0},
-          stream),
-      "attention");
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn", plan.attn, q_dim, q_dim));
-  RETURN_IF_ERROR(ProjectResidual(plan, plan.attn, q_dim, layer.o));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_out", plan.delta, hidden, hidden));
-  ASSIGN_OR_RETURN(in, NormInput(plan, layer.mlp_norm, /*add_delta=*/true));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "attn_residual", plan.x, hidden, hidden));
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "mlp_norm", plan.h, hidden, hidden));
-  RETURN_IF_ERROR(Project(plan, in, hidden, layer.gate_up, 2 * ffn, plan.gate_up, layer.mlp_norm));
-  RETURN_IF_CUDA(
-      kernels::LaunchSwiglu(
-          {plan.gate_up, plan.gate_up + ffn, plan.act, t, ffn, 2 * ffn, 2 * ffn, ffn}, stream),
-      "swiglu");
-  RETURN_IF_ERROR(Emit(plan, tap, prefix + "mlp_act", plan.act, ffn, ffn));
-  RETURN_IF_ERROR(ProjectResidual(plan, plan.act, ffn, layer.down));
-  return Emit(plan, tap, prefix + "mlp_out", plan.delta, hidden, hidden);
-}
+  absl::Status ProjectQkv(int l, bool bias) {
+    const Layer& layer = b_.layers_[l];
+    RETURN_IF_ERROR(b_.Project(plan_, in_, c_.hidden_size, layer.qkv, qkv_dim_, plan_.qkv,
+                               layer.attn_norm));
+    if (!bias) return absl::OkStatus();
+    RETURN_IF_CUDA(kernels::LaunchBiasAdd(
+                       {plan_.qkv, layer.qkv_bias, plan_.t, qkv_dim_, qkv_dim_}, stream_),
+                   "qkv bias");
+    return absl::OkStatus();
+  }
+  absl::Status RotateQk(int l, bool head_norm) {
+    // The k heads follow the q heads in each qkv row: one launch over both.
+    const kernels::RopeParams rope{.x = plan_.qkv,
+                                   .cos = plan_.cos,
+                                   .sin = plan_.sin,
+                                   .num_tokens = plan_.t,
+                                   .num_heads = c_.num_heads + c_.num_kv_heads,
+                                   .head_dim = c_.head_dim,
+                                   .token_stride = qkv_dim_};
+    const float* norm = b_.layers_[l].qk_norm;
+    RETURN_IF_CUDA(head_norm ? kernels::LaunchNormRope(rope,
+                                                       {norm, norm + c_.head_dim, c_.num_heads,
+                                                        c_.rms_norm_eps},
+                                                       stream_)
+                             : kernels::LaunchRope(rope, stream_),
+                   "rope q, k");
+    return absl::OkStatus();
+  }
+  absl::Status Attend(int l) {
+    const kernels::PagedKvLayer cache = b_.KvLayer(l);
+    float* k = plan_.qkv + q_dim_;
+    // Every row's K/V is written before any row attends (as on the CPU): rows of one step may
+    // read blocks another row fills.
+    RETURN_IF_CUDA(kernels::LaunchPagedKvAppend(
+                       {plan_.batch, cache, k, k + kv_dim_, qkv_dim_, qkv_dim_}, plan_.t, stream_),
+                   "kv append");
+    const bool scores_here = plan_.score_table != nullptr && l == c_.num_layers - 1;
+    RETURN_IF_CUDA(
+        kernels::LaunchPagedAttention(
+            {plan_.batch, cache, plan_.qkv, plan_.attn, qkv_dim_, q_dim_, c_.num_heads,
+             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim))),
+             scores_here ? plan_.score_table : nullptr},
+            {plan_.t, plan_.splits, plan_.workspace, plan_.cascade, /*block_kernel=*/false,
+             b_.options_.batch_invariant ? kernels::kInvariantSplitKeys : 0},
+            stream_),
+        "attention");
+    return absl::OkStatus();
+  }
+  absl::Status ProjectOut(int l) {
+    return b_.ProjectResidual(plan_, plan_.attn, q_dim_, b_.layers_[l].o);
+  }
+  absl::Status MlpNorm(int l) {
+    ASSIGN_OR_RETURN(in_, b_.NormInput(plan_, b_.layers_[l].mlp_norm, /*add_delta=*/true));
+    return absl::OkStatus();
+  }
+  absl::Status ProjectGateUp(int l) {
+    const Layer& layer = b_.layers_[l];
+    return b_.Project(plan_, in_, c_.hidden_size, layer.gate_up, 2 * c_.intermediate_size,
+                      plan_.gate_up, layer.mlp_norm);
+  }
+  absl::Status Swiglu() {
+    const int64_t ffn = c_.intermediate_size;
+    RETURN_IF_CUDA(kernels::LaunchSwiglu({plan_.gate_up, plan_.gate_up + ffn, plan_.act, plan_.t,
+                                          ffn, 2 * ffn, 2 * ffn, ffn},
+                                         stream_),
+                   "swiglu");
+    return absl::OkStatus();
+  }
+  absl::Status ProjectDown(int l) {
+    return b_.ProjectResidual(plan_, plan_.act, c_.intermediate_size, b_.layers_[l].down);
+  }
+  absl::Status Emit(std::string_view name, LayerTensor tensor) {
+    if (!tap_) return absl::OkStatus();
+    const int64_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
+    switch (tensor) {
+      case LayerTensor::kNormed: return b_.Emit(plan_, tap_, name, plan_.h, hidden, hidden);
+      case LayerTensor::kQ: return b_.Emit(plan_, tap_, name, plan_.qkv, q_dim_, qkv_dim_);
+      case LayerTensor::kK:
+        return b_.Emit(plan_, tap_, name, plan_.qkv + q_dim_, kv_dim_, qkv_dim_);
+      case LayerTensor::kV:
+        return b_.Emit(plan_, tap_, name, plan_.qkv + q_dim_ + kv_dim_, kv_dim_, qkv_dim_);
+      case LayerTensor::kAttention:
+        return b_.Emit(plan_, tap_, name, plan_.attn, q_dim_, q_dim_);
+      case LayerTensor::kDelta: return b_.Emit(plan_, tap_, name, plan_.delta, hidden, hidden);
+      case LayerTensor::kResidual: return b_.Emit(plan_, tap_, name, plan_.x, hidden, hidden);
+      case LayerTensor::kActivation: return b_.Emit(plan_, tap_, name, plan_.act, ffn, ffn);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  CudaBackend& b_;
+  const StepPlan& plan_;
+  const TensorTap& tap_;
+  const model::ModelConfig& c_;
+  const int64_t q_dim_, kv_dim_, qkv_dim_;
+  cudaStream_t stream_;
+  const float* in_ = nullptr;  // The next projection's input, chosen by the last norm.
+};
 
 absl::Status CudaBackend::EnqueueForward(const StepPlan& plan, const TensorTap& tap) {
   const model::ModelConfig& c = config_;
@@ -458,7 +504,8 @@ absl::Status CudaBackend::EnqueueForward(const StepPlan& plan, const TensorTap& 
   RETURN_IF_CUDA(kernels::LaunchRopeCosSin(
                      {plan.positions, inv_freq_, plan.cos, plan.sin, plan.t, c.head_dim}, stream),
                  "rope cos/sin");
-  for (int l = 0; l < c.num_layers; ++l) RETURN_IF_ERROR(EnqueueLayer(plan, l, tap));
+  LayerOps ops(*this, plan, tap);
+  for (int l = 0; l < c.num_layers; ++l) RETURN_IF_ERROR(RunLayer(c, l, ops));
   ASSIGN_OR_RETURN(const float* in, NormInput(plan, final_norm_, /*add_delta=*/true));
   RETURN_IF_ERROR(Emit(plan, tap, "final_norm", plan.h, hidden, hidden));
   if (plan.num_logits == 0) return absl::OkStatus();

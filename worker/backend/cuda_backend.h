@@ -149,7 +149,7 @@ class CudaBackend : public Backend {
   absl::Status RunForward(const StepPlan& plan, const TensorTap& tap);
   // Launches only (no synchronisation, no allocation) unless `tap` is set: capturable.
   absl::Status EnqueueForward(const StepPlan& plan, const TensorTap& tap);
-  absl::Status EnqueueLayer(const StepPlan& plan, int layer, const TensorTap& tap);
+  class LayerOps;  // A layer's steps (layer_recipe.h) as launches.
   // The input of a projection that follows an RMSNorm with `weight`: unfused, the norm runs now
   // into h (adding the last sublayer's delta into x first when `add_delta`); fused, x itself
   // (the GEMV normalises it).
