@@ -14,8 +14,9 @@ import os
 import re
 
 SOURCE_SUFFIXES = (".h", ".cc", ".cu", ".cuh")
-# Outside the rooms: tests and benchmarks may include anything; generated code is the proto room's.
-OUTSIDE = ("tests/", "bench/", "build/", "clients/", "scripts/", "deploy/", "docs/", ".")
+# Outside the rooms: tests and benchmarks may include anything; generated code is the proto room's;
+# every top-level build* folder is a build tree (.gitignore's /build*/, as build-avx2).
+OUTSIDE = ("tests/", "bench/", "build", "clients/", "scripts/", "deploy/", "docs/", ".")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 NAMESPACE = re.compile(r"^\s*namespace\s+arbor::([A-Za-z_][\w:]*)\s*\{", re.M)
 # Host-only libraries a .cu file must not reach (nvcc builds it without them).

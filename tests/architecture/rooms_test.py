@@ -59,6 +59,14 @@ class PlantedFaultTest(unittest.TestCase):
     def test_clean_tree_passes(self):
         self.assertEqual(self.check(), [])
 
+    def test_build_trees_are_outside_but_a_room_inside_one_is_not(self):
+        # Generated sources of any build* tree at the top (build/, build-avx2/) belong to no room.
+        self.write("build-avx2/gen/x.pb.cc", '#include "high/c.cc"\n')
+        self.write("build/y.cc", '#include "high/c.cc"\n')
+        self.assertEqual(self.check(), [])
+        self.write("mid/build/z.cc", '#include "high/c.cc"\nnamespace arbor::mid {}\n')
+        self.assertIn("mid/build/z.cc: includes high/c.cc", self.check()[0])
+
     def test_upward_include_fails(self):
         self.write("low/d.cc", '#include "high/c.cc"\nnamespace arbor::low {}\n')
         problems = self.check()
