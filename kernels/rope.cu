@@ -36,8 +36,9 @@ __global__ void RopeKernel(RopeParams p) {
 }
 
 // One block per token, a warp per head: the warp sums the head's squares (fp32 per lane, double
-// across lanes, as RmsNormKernel), then each lane scales and rotates its own pairs. A lane reads
-// only the elements it writes, so no barrier sits between the two passes.
+// across lanes, as RmsNormKernel), then each lane scales and rotates its own pairs. The warp sum's
+// shuffles order every lane's reads of the squares before any lane writes, and in the rotation
+// lanes touch disjoint pairs, so no other barrier is needed.
 __global__ void NormRopeKernel(RopeParams p, HeadNormParams norm) {
   const int64_t t = blockIdx.x;
   const int64_t half = p.head_dim / 2;

@@ -390,8 +390,8 @@ class CpuBackend::LayerOps {
                {{b_.layers_[l].down, c_.hidden_size, s_.delta, kNoBias}});
     return absl::OkStatus();
   }
+  bool tapped() const { return static_cast<bool>(*s_.tap); }
   absl::Status Emit(std::string_view name, LayerTensor tensor) {
-    if (!*s_.tap) return absl::OkStatus();
     const int64_t hidden = c_.hidden_size;
     switch (tensor) {
       case LayerTensor::kNormed: s_.Emit(name, s_.h, hidden); break;

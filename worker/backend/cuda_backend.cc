@@ -463,8 +463,8 @@ class CudaBackend::LayerOps {
   absl::Status ProjectDown(int l) {
     return b_.ProjectResidual(plan_, plan_.act, c_.intermediate_size, b_.layers_[l].down);
   }
+  bool tapped() const { return static_cast<bool>(tap_); }
   absl::Status Emit(std::string_view name, LayerTensor tensor) {
-    if (!tap_) return absl::OkStatus();
     const int64_t hidden = c_.hidden_size, ffn = c_.intermediate_size;
     switch (tensor) {
       case LayerTensor::kNormed: return b_.Emit(plan_, tap_, name, plan_.h, hidden, hidden);

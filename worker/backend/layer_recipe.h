@@ -14,16 +14,16 @@
 //   absl::Status ProjectGateUp(int layer);  // gate, up = h·Wᵀ
 //   absl::Status Swiglu();  // act = silu(gate)·up
 //   absl::Status ProjectDown(int layer);  // delta = act·Wdownᵀ
-//   absl::Status Emit(std::string_view name, LayerTensor tensor);  // to the tap, if any
+//   bool tapped() const;  // whether a TensorTap watches this step
+//   absl::Status Emit(std::string_view name, LayerTensor tensor);  // to the tap (only if tapped)
 // A backend may fold a step's work into a neighbour (a norm into the next projection) where no
 // tap is set: each step's result must be what the recipe says once the next one has read it.
 #ifndef ARBOR_WORKER_BACKEND_LAYER_RECIPE_H_
 #define ARBOR_WORKER_BACKEND_LAYER_RECIPE_H_
 
-#include <string>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "model/architecture.h"
 #include "model/config.h"
@@ -44,26 +44,30 @@ enum class LayerTensor {
 
 template <typename Ops>
 absl::Status RunLayer(const model::ModelConfig& c, int layer, Ops& ops) {
-  const std::string p = absl::StrCat("layer", layer, ".");
+  // Names are built only for a tap: untapped steps (every served one) pay nothing for them.
+  auto emit = [&](absl::string_view step, LayerTensor tensor) {
+    return ops.tapped() ? ops.Emit(absl::StrCat("layer", layer, ".", step), tensor)
+                        : absl::OkStatus();
+  };
   RETURN_IF_ERROR(ops.AttentionNorm(layer));
-  RETURN_IF_ERROR(ops.Emit(p + "attn_norm", LayerTensor::kNormed));
+  RETURN_IF_ERROR(emit("attn_norm", LayerTensor::kNormed));
   RETURN_IF_ERROR(ops.ProjectQkv(layer, c.qkv_bias()));
   RETURN_IF_ERROR(ops.RotateQk(layer, model::Describe(c.architecture).qk_norm));
-  RETURN_IF_ERROR(ops.Emit(p + "q", LayerTensor::kQ));
-  RETURN_IF_ERROR(ops.Emit(p + "k", LayerTensor::kK));
-  RETURN_IF_ERROR(ops.Emit(p + "v", LayerTensor::kV));
+  RETURN_IF_ERROR(emit("q", LayerTensor::kQ));
+  RETURN_IF_ERROR(emit("k", LayerTensor::kK));
+  RETURN_IF_ERROR(emit("v", LayerTensor::kV));
   RETURN_IF_ERROR(ops.Attend(layer));
-  RETURN_IF_ERROR(ops.Emit(p + "attn", LayerTensor::kAttention));
+  RETURN_IF_ERROR(emit("attn", LayerTensor::kAttention));
   RETURN_IF_ERROR(ops.ProjectOut(layer));
-  RETURN_IF_ERROR(ops.Emit(p + "attn_out", LayerTensor::kDelta));
+  RETURN_IF_ERROR(emit("attn_out", LayerTensor::kDelta));
   RETURN_IF_ERROR(ops.MlpNorm(layer));
-  RETURN_IF_ERROR(ops.Emit(p + "attn_residual", LayerTensor::kResidual));
-  RETURN_IF_ERROR(ops.Emit(p + "mlp_norm", LayerTensor::kNormed));
+  RETURN_IF_ERROR(emit("attn_residual", LayerTensor::kResidual));
+  RETURN_IF_ERROR(emit("mlp_norm", LayerTensor::kNormed));
   RETURN_IF_ERROR(ops.ProjectGateUp(layer));
   RETURN_IF_ERROR(ops.Swiglu());
-  RETURN_IF_ERROR(ops.Emit(p + "mlp_act", LayerTensor::kActivation));
+  RETURN_IF_ERROR(emit("mlp_act", LayerTensor::kActivation));
   RETURN_IF_ERROR(ops.ProjectDown(layer));
-  return ops.Emit(p + "mlp_out", LayerTensor::kDelta);
+  return emit("mlp_out", LayerTensor::kDelta);
 }
 
 }  // namespace arbor::worker
