@@ -14,6 +14,7 @@
 #include "kernels/quant/repacked_prefetch.h"
 #include "kernels/quant/repacked_rows.h"
 #include "kernels/quant/repacked_zmm_rows.h"
+#include "kernels/quant/row_passes.h"
 
 namespace arbor::kernels::avx512vnni {
 namespace {
@@ -263,10 +264,9 @@ void RowsRangeOf(const Block* group, int64_t group_stride, int64_t blocks, const
     return std::array<Groups, kRows>{RowsGroups<R + 1, G, Block>...};
   }
   (std::make_index_sequence<kRows>());
-  for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
-    kGroups[std::min<int64_t>(kRows, p.m - m0) - 1](group, group_stride, blocks, x, m0, out,
-                                                    p.out_stride);
-  }
+  ForEachRowPass(p.m, kRows, [&](int64_t m0, int64_t rows) {
+    kGroups[rows - 1](group, group_stride, blocks, x, m0, out, p.out_stride);
+  });
 }
 
 // The activations from block `begin` on: every field shifted by that many blocks, the rows'

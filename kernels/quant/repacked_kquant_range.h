@@ -1,8 +1,8 @@
 // The loop the K-quant repacked kernels (repacked_kquant_avx512vnni.cc,
 // repacked_kquant_ymm_kernel.h) run over a matrix: group by group of eight weight rows, the
-// activation rows kRows at a time, each pass a Pass<K, R>::Run for its R rows. Plain C++: each
-// instantiation is made with its own translation unit's kernel types, so the flags of that unit
-// are the only ones it meets.
+// activation rows in even passes of at most kRows (row_passes.h), each a Pass<K, R>::Run for its
+// R rows. Plain C++: each instantiation is made with its own translation unit's kernel types, so
+// the flags of that unit are the only ones it meets.
 #ifndef ARBOR_KERNELS_QUANT_REPACKED_KQUANT_RANGE_H_
 #define ARBOR_KERNELS_QUANT_REPACKED_KQUANT_RANGE_H_
 
@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/quant/quant_dot.h"
+#include "kernels/quant/row_passes.h"
 
 namespace arbor::kernels {
 
@@ -27,10 +28,10 @@ void GroupsRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   const auto* w = static_cast<const typename K::Block*>(p.w);
   const int64_t blocks = p.rows[0].blocks;
   for (int64_t n = n_begin; n < n_end; n += 8) {
-    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
-      kPasses[std::min<int64_t>(kRows, p.m - m0) - 1](w + (n / 8) * blocks, blocks, p.rows + m0,
-                                                      p.out + m0 * p.out_stride + n, p.out_stride);
-    }
+    ForEachRowPass(p.m, kRows, [&](int64_t m0, int64_t rows) {
+      kPasses[rows - 1](w + (n / 8) * blocks, blocks, p.rows + m0, p.out + m0 * p.out_stride + n,
+                        p.out_stride);
+    });
   }
 }
 

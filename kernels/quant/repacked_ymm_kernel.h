@@ -26,6 +26,7 @@
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/repacked_prefetch.h"
 #include "kernels/quant/repacked_rows.h"
+#include "kernels/quant/row_passes.h"
 
 namespace arbor::kernels::ARBOR_QUANT_ISA_NS::repacked {
 
@@ -199,10 +200,9 @@ void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
   for (int64_t n = n_begin; n < n_end; n += 16) {
-    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
-      kPasses[std::min<int64_t>(kRows, p.m - m0) - 1](w + (n / 16) * blocks, blocks, p.x, m0,
-                                                      p.out + n, p.out_stride);
-    }
+    ForEachRowPass(p.m, kRows, [&](int64_t m0, int64_t rows) {
+      kPasses[rows - 1](w + (n / 16) * blocks, blocks, p.x, m0, p.out + n, p.out_stride);
+    });
   }
 }
 
