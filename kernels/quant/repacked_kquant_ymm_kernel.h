@@ -23,11 +23,13 @@
 
 namespace arbor::kernels::ARBOR_QUANT_ISA_NS::kquant {
 
-// Activation rows per pass over a group's super-block: six rows' sums, a sub-block's four weight
-// vectors and the broadcasts fit the sixteen ymm registers, where eight spilled a row's sum and
-// the nibble mask to the stack (six against eight on a Zen 3: Q4_K 1.13× and Q6_K 1.11× at 256
-// rows, level at 8 and 32).
-constexpr int kRows = 6;
+// Activation rows per pass over a group's super-block. With maddubs, six rows' sums, a sub-block's
+// four weight vectors and the broadcasts fit the sixteen ymm registers, where eight spilled a
+// row's sum and the nibble mask to the stack (six against eight on a Zen 3: Q4_K 1.13× and Q6_K
+// 1.11× at 256 rows, level at 8 and 32). The vpdpbusd kernel keeps eight, as measured when it was
+// written (no AVX-VNNI CPU has raced six).
+template <bool kVnni>
+constexpr int kRows = kVnni ? 8 : 6;
 
 inline __m256i Load(const uint8_t* at) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
@@ -315,7 +317,7 @@ struct Group {
 template <bool kVnni>
 void DotRange(const Q8KDotParams& p, int64_t n_begin, int64_t n_end) {
   RepackedKQuantRange<Group, Q4KLike<Q4Kx8Block, kVnni>, Q4KLike<Q5Kx8Block, kVnni>, Q6K<kVnni>,
-                      kRows>(p, n_begin, n_end);
+                      kRows<kVnni>>(p, n_begin, n_end);
 }
 
 }  // namespace arbor::kernels::ARBOR_QUANT_ISA_NS::kquant
