@@ -135,19 +135,20 @@ void ScoreTable(const UnitView<T>& u, const float* panels) {
   }
 }
 
-// For each row and query head: its scores copied to p.last_scores where asked for, then turned
-// into exp(score − max) in place, with 1 / their sum in s.inverse_sums.
+// For each row and its query heads [q_begin, q_end) of the unit's: the scores copied to
+// p.last_scores where asked for, then turned into exp(score − max) in place, with 1 / their sum
+// in s.inverse_sums.
 template <typename T>
-void Exponentiate(const UnitView<T>& u) {
+void Exponentiate(const UnitView<T>& u, int64_t q_begin, int64_t q_end) {
   const PagedAttentionParams& p = u.p;
-  const int64_t query_heads = u.heads * u.group, first = u.unit.kv_head * u.group;
+  const int64_t first = u.unit.kv_head * u.group;
   for (int64_t i = 0; i < u.count; ++i) {
     const int64_t n = u.s.keys[i], seq = u.rows[i].seq;
     // The sequence's last query token's scores, where asked for.
     float* last_scores = u.rows[i].token == p.batch.q_start[seq + 1] - 1 && p.last_scores != nullptr
                              ? p.last_scores[seq]
                              : nullptr;
-    for (int64_t q = 0; q < query_heads; ++q) {
+    for (int64_t q = q_begin; q < q_end; ++q) {
       float* row = u.Scores(i, 0) + q * u.keys;
       if (last_scores != nullptr) std::copy(row, row + n, last_scores + (first + q) * n);
       u.s.inverse_sums[u.Head(i, 0) + q] = 1.0f / simd::ExpShifted(row, n, simd::Max(row, n));
@@ -204,7 +205,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
                     p.scale, u.Scores(i, h) + u.table, u.keys);
     }
   }
-  Exponentiate(u);
+  Exponentiate(u, 0, u.heads * u.group);
   SumTable(u);
   for (int64_t i = 0; i < u.count; ++i) {
     for (int64_t h = 0; h < u.heads && s.keys[i] > u.table; ++h) {

@@ -2,6 +2,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/attention_row_phases.h"
 #include "kernels/attention_unit.h"
 #include "kernels/cpu/cpu_simd.h"
 #include "kernels/cpu/thread_pool.h"
@@ -79,6 +80,12 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
   const AttentionPlan plan =
       PlanAttention(p.batch, c.num_kv_heads, p.num_heads / c.num_kv_heads, c.block_size,
                     simd::PanelsServe(c.head_dim), pool == nullptr ? 1 : pool->num_threads());
+  if (pool != nullptr && GoesByPhases(plan, pool->num_threads())) {
+    // Kept as the panels below are, for the same reasons.
+    thread_local UnitScratch<T> kept_scratch;
+    UnitScratch<T>& scratch = kept_scratch;
+    return AttendRowInPhases(p, k_pool, v_pool, plan, *pool, scratch);
+  }
   // The calling thread's, kept: a long prompt's layers each need the same memory again. (Named
   // by a reference, which the pool's threads then share: a thread_local's name would give each
   // thread its own.)

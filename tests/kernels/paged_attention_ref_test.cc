@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -336,6 +337,50 @@ TEST_P(PagedAttentionDtypes, EachTokenHasItsOwnBitsInAnyBlock) {
   }
 }
 
+// Sequences of `tables` (block tables over `cache`) with `kv_len` keys, each decoding one token
+// (its query q[s·heads·dim …]) in one step.
+struct DecodeRows {
+  const PagedKvLayer& cache;
+  const std::vector<std::vector<int32_t>>& tables;
+  const std::vector<int32_t>& kv_len;
+  const std::vector<float>& q;
+  int64_t heads, dim;
+
+  // Sequences `seqs` in one step: their outputs, row after row, and each one's scores.
+  std::pair<std::vector<float>, std::vector<std::vector<float>>> Attend(
+      const std::vector<int64_t>& seqs, ThreadPool* pool) const {
+    const int64_t row = heads * dim;
+    std::vector<int32_t> q_start = {0}, lengths, block_start = {0}, block_ids;
+    std::vector<float> queries;
+    for (int64_t s : seqs) {
+      q_start.push_back(q_start.back() + 1);
+      lengths.push_back(kv_len[s]);
+      block_ids.insert(block_ids.end(), tables[s].begin(), tables[s].end());
+      block_start.push_back(static_cast<int32_t>(block_ids.size()));
+      queries.insert(queries.end(), q.begin() + s * row, q.begin() + (s + 1) * row);
+    }
+    const int64_t n = static_cast<int64_t>(seqs.size());
+    std::vector<float> out(n * row);
+    std::vector<std::vector<float>> scores(n);
+    std::vector<float*> score_ptrs;
+    for (int64_t i = 0; i < n; ++i) {
+      scores[i].resize(heads * kv_len[seqs[i]]);
+      score_ptrs.push_back(scores[i].data());
+    }
+    PagedAttentionRef({{n, q_start.data(), lengths.data(), block_start.data(), block_ids.data()},
+                       cache,
+                       queries.data(),
+                       out.data(),
+                       row,
+                       row,
+                       heads,
+                       0.125f,
+                       score_ptrs.data()},
+                      pool);
+    return {out, scores};
+  }
+};
+
 // Decode rows of sibling sequences whose block tables begin with the same blocks (a search's
 // branches; paged_attention_plan.h groups them) each get the bits they get alone: twelve
 // siblings of a 150-key prompt (nine shared full blocks, then 1–40 keys of their own in their
@@ -370,44 +415,14 @@ TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
   const PagedKvLayer cache = pools.Layer(next_block, kBlock, kKvHeads, kDim);
   std::vector<float> q(tables.size() * kRow);
   for (float& x : q) x = normal(rng);
-  // Sequences `seqs` decoding one token each in one step: their outputs and scores.
-  auto attend = [&](const std::vector<int64_t>& seqs, ThreadPool* pool) {
-    std::vector<int32_t> q_start = {0}, lengths, block_start = {0}, block_ids;
-    std::vector<float> queries;
-    for (int64_t s : seqs) {
-      q_start.push_back(q_start.back() + 1);
-      lengths.push_back(kv_len[s]);
-      block_ids.insert(block_ids.end(), tables[s].begin(), tables[s].end());
-      block_start.push_back(static_cast<int32_t>(block_ids.size()));
-      queries.insert(queries.end(), q.begin() + s * kRow, q.begin() + (s + 1) * kRow);
-    }
-    const int64_t n = static_cast<int64_t>(seqs.size());
-    std::vector<float> out(n * kRow);
-    std::vector<std::vector<float>> scores(n);
-    std::vector<float*> score_ptrs;
-    for (int64_t i = 0; i < n; ++i) {
-      scores[i].resize(kHeads * kv_len[seqs[i]]);
-      score_ptrs.push_back(scores[i].data());
-    }
-    PagedAttentionRef({{n, q_start.data(), lengths.data(), block_start.data(), block_ids.data()},
-                       cache,
-                       queries.data(),
-                       out.data(),
-                       kRow,
-                       kRow,
-                       kHeads,
-                       0.125f,
-                       score_ptrs.data()},
-                      pool);
-    return std::make_pair(out, scores);
-  };
+  const DecodeRows rows{cache, tables, kv_len, q, kHeads, kDim};
   ThreadPool two(2);
   for (int64_t last : {13, 12}) {  // With the short sibling, then without it.
     std::vector<int64_t> seqs;
     for (int64_t s = 0; s <= last; ++s) seqs.push_back(s);
-    const auto [together, together_scores] = attend(seqs, &two);
+    const auto [together, together_scores] = rows.Attend(seqs, &two);
     for (int64_t i = 0; i < static_cast<int64_t>(seqs.size()); ++i) {
-      const auto [alone, alone_scores] = attend({seqs[i]}, nullptr);
+      const auto [alone, alone_scores] = rows.Attend({seqs[i]}, nullptr);
       ASSERT_EQ(std::memcmp(alone.data(), together.data() + i * kRow, kRow * sizeof(float)), 0)
           << "sequence " << seqs[i] << " of " << seqs.size();
       ASSERT_EQ(std::memcmp(alone_scores[0].data(), together_scores[i].data(),
@@ -415,6 +430,53 @@ TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
                 0)
           << "scores of sequence " << seqs[i];
     }
+  }
+}
+
+// A lone decode row of 512 keys or more on more than one thread goes by phases
+// (attention_row_phases.h): it matches float64 at head widths of whole 32-float slices (64, 96)
+// and not (5, 40), and has the bits it has on one thread and beside another row (the units'
+// paths), at three kv heads of three queries, eight of four and two of three, 1,500 keys.
+TEST_P(PagedAttentionDtypes, LoneLongDecodeRowGoesByPhasesWithItsOwnBits) {
+  const uint32_t seed = TestSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  ThreadPool two(2), three(3);
+  for (int64_t head_dim : {5, 40, 64, 96}) {
+    CheckBatch(rng, /*block_size=*/16, /*kv_heads=*/3, /*group=*/3, {{700, 1}}, &two, head_dim,
+               GetParam());
+  }
+  std::normal_distribution<float> normal;
+  constexpr int64_t kBlock = 16;
+  const std::vector<int32_t> kv_len = {1500, 600};
+  for (const auto& [kv_heads, group, dim] :
+       std::vector<std::array<int64_t, 3>>{{3, 3, 64}, {8, 4, 64}, {2, 3, 40}}) {
+    SCOPED_TRACE(testing::Message() << kv_heads << " kv heads of " << group << ", dim " << dim);
+    const int64_t heads = kv_heads * group, width = kv_heads * dim, row = heads * dim;
+    std::vector<int32_t> ids(94 + 38);  // Both sequences' blocks, shuffled.
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    const std::vector<std::vector<int32_t>> tables = {{ids.begin(), ids.begin() + 94},
+                                                      {ids.begin() + 94, ids.end()}};
+    const int64_t values = static_cast<int64_t>(ids.size()) * kBlock * width;
+    Pools pools(values, GetParam());
+    for (int64_t i = 0; i < values; ++i) {
+      pools.Write(true, i, normal(rng));
+      pools.Write(false, i, normal(rng));
+    }
+    const PagedKvLayer cache = pools.Layer(static_cast<int64_t>(ids.size()), kBlock, kv_heads, dim);
+    std::vector<float> q(2 * row);
+    for (float& x : q) x = normal(rng);
+    const DecodeRows rows{cache, tables, kv_len, q, heads, dim};
+    const auto [units, units_scores] = rows.Attend({0}, nullptr);
+    for (ThreadPool* pool : {&two, &three}) {
+      const auto [phases, phases_scores] = rows.Attend({0}, pool);
+      ASSERT_EQ(std::memcmp(phases.data(), units.data(), row * sizeof(float)), 0)
+          << pool->num_threads() << " threads";
+      ASSERT_EQ(phases_scores[0], units_scores[0]);
+    }
+    const auto [beside, beside_scores] = rows.Attend({0, 1}, &two);
+    ASSERT_EQ(std::memcmp(beside.data(), units.data(), row * sizeof(float)), 0) << "beside";
   }
 }
 
