@@ -1,14 +1,17 @@
 // The repacked layouts (kernels/quant/repacked_rows.h) and the grouped projections
 // (kernels::MatmulGroupRef): repacked blocks hold the file's blocks bit for bit, the repacked
 // kernel meets the per-32 kernels' float64-twin bound and keeps every row independent of its
-// batch, and a group of matrices gives what each one's own matmul gives.
+// batch, and a group of matrices gives what each one's own matmul gives; the kernels' passes over
+// the activation rows are as few and as even as their width allows.
 #include "kernels/quant/repacked_rows.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/bf16.h"
@@ -19,6 +22,7 @@
 #include "kernels/quant/quant_dot.h"
 #include "kernels/quant/quant_matmul.h"
 #include "kernels/quant/quant_matmul_twin.h"
+#include "kernels/quant/row_passes.h"
 #include "tests/kernels/quant_test_support.h"
 #include "tests/support/test_seed.h"
 
@@ -483,6 +487,30 @@ TEST(QuantMatmul, GroupedProjectionsEqualTheirOwnMatmuls) {
           }
         }
       }
+    }
+  }
+}
+
+// Rows [0, m) in consecutive passes, as few as `width` allows, their sizes one apart at most.
+TEST(RowPasses, CoverTheRowsInAsFewAndAsEvenPassesAsTheWidthAllows) {
+  for (int64_t width : {1, 6, 8, 16}) {
+    for (int64_t m = 1; m <= 70; ++m) {
+      std::vector<std::pair<int64_t, int64_t>> passes;
+      ForEachRowPass(m, width,
+                     [&](int64_t first, int64_t rows) { passes.emplace_back(first, rows); });
+      ASSERT_EQ(static_cast<int64_t>(passes.size()), (m + width - 1) / width)
+          << m << " of " << width;
+      int64_t next = 0, fewest = m, most = 0;
+      for (const auto& [first, rows] : passes) {
+        ASSERT_EQ(first, next);
+        ASSERT_GE(rows, 1);
+        ASSERT_LE(rows, width);
+        next += rows;
+        fewest = std::min(fewest, rows);
+        most = std::max(most, rows);
+      }
+      EXPECT_EQ(next, m);
+      EXPECT_LE(most - fewest, 1) << m << " rows in passes of up to " << width;
     }
   }
 }
