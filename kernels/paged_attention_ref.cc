@@ -15,6 +15,11 @@ namespace {
 
 static_assert(kTileKeys % simd::kPanelKeys == 0, "tiles start on a panel");
 
+// The scratch a thread keeps between calls: beyond 16 MB (a prompt of 8,192 tokens at 8 kv heads
+// of 64) given back, not held resident for the worker's life: such a prompt's layers allocate it
+// again, a small cost beside its attention.
+constexpr int64_t kKeptFloats = int64_t{4} << 20;
+
 // The plan's panel sets, set s's kv head h at floats + offset[s] + h·head_floats[s].
 struct Panels {
   std::unique_ptr<float[]> floats;  // Uninitialised: TransposeKeys writes every float it uses.
@@ -81,10 +86,17 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
       PlanAttention(p.batch, c.num_kv_heads, p.num_heads / c.num_kv_heads, c.block_size,
                     simd::PanelsServe(c.head_dim), pool == nullptr ? 1 : pool->num_threads());
   if (pool != nullptr && GoesByPhases(plan, pool->num_threads())) {
-    // Kept as the panels below are, for the same reasons.
+    // Kept and given back as the panels below are, for the same reasons (its scores and key
+    // pointers are the large parts).
     thread_local UnitScratch<T> kept_scratch;
     UnitScratch<T>& scratch = kept_scratch;
-    return AttendRowInPhases(p, k_pool, v_pool, plan, *pool, scratch);
+    AttendRowInPhases(p, k_pool, v_pool, plan, *pool, scratch);
+    const int64_t pointer_floats = sizeof(const T*) / sizeof(float);
+    if (static_cast<int64_t>(scratch.scores.capacity() +
+                             pointer_floats * scratch.k_rows.capacity()) > kKeptFloats) {
+      scratch = UnitScratch<T>();
+    }
+    return;
   }
   // The calling thread's, kept: a long prompt's layers each need the same memory again. (Named
   // by a reference, which the pool's threads then share: a thread_local's name would give each
@@ -104,10 +116,6 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
   } else {
     pool->ParallelFor(static_cast<int64_t>(plan.units.size()), 1, run);
   }
-  // Beyond 16 MB (a prompt of 8,192 tokens at 8 kv heads of 64) given back, not held resident
-  // for the worker's life: such a prompt's layers allocate them again, a small cost beside its
-  // attention.
-  constexpr int64_t kKeptFloats = int64_t{4} << 20;
   if (panels.capacity > kKeptFloats) panels = Panels();
 }
 
