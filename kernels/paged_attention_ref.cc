@@ -90,7 +90,7 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
     // pointers are the large parts).
     thread_local UnitScratch<T> kept_scratch;
     UnitScratch<T>& scratch = kept_scratch;
-    AttendRowInPhases(p, k_pool, v_pool, plan, *pool, scratch);
+    AttendRowSetInPhases(p, k_pool, v_pool, plan, *pool, scratch);
     const int64_t pointer_floats = sizeof(const T*) / sizeof(float);
     if (static_cast<int64_t>(scratch.scores.capacity() +
                              pointer_floats * scratch.k_rows.capacity()) > kKeptFloats) {

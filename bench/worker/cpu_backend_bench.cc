@@ -465,9 +465,9 @@ BENCHMARK(BM_Prefill)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KvBranches)->Arg(1024)->Arg(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// Decode at batch 1, 8, 32, at batch 1 at a 4,096-token context and of 16 siblings of a 1,024-
-// and a 4,096-token prompt, and prefills of 256 and 2,048 tokens, on `shape` (kLlama1b or
-// kModel); batch 1 and 8 and the prefills also op by op.
+// Decode at batch 1, 8, 32, at batch 1 at a 4,096-token context and of 3 (CoT-decoding's traces)
+// and 16 siblings of a 1,024- and a 4,096-token prompt, and prefills of 256 and 2,048 tokens, on
+// `shape` (kLlama1b or kModel); batch 1 and 8 and the prefills also op by op.
 void RegisterCheckpoint(Shape shape) {
   benchmark::RegisterBenchmark("BM_Decode", BM_Decode)
       ->ArgsProduct({{shape}, {1}, {1, 8, 32}})
@@ -478,7 +478,7 @@ void RegisterCheckpoint(Shape shape) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_DecodeSiblings", BM_DecodeSiblings)
-      ->ArgsProduct({{shape}, {1}, {16}, {1024, 4096}})
+      ->ArgsProduct({{shape}, {1}, {3, 16}, {1024, 4096}})
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   // One long conversation (its KV, 4,096 tokens, read each step beside the weights).

@@ -436,8 +436,9 @@ TEST_P(PagedAttentionDtypes, SiblingsSharingAPrefixGetTheirOwnBits) {
 // A lone decode row of 512 keys or more on more than one thread goes by phases
 // (attention_row_phases.h): it matches float64 at head widths of whole 32-float slices (64, 96)
 // and not (5, 40), and has the bits it has on one thread and beside another row (the units'
-// paths), at three kv heads of three queries, eight of four and two of three, 1,500 keys.
-TEST_P(PagedAttentionDtypes, LoneLongDecodeRowGoesByPhasesWithItsOwnBits) {
+// paths), at three kv heads of three queries, eight of four and two of three, 1,500 keys. So do
+// three siblings sharing 608 keys, as one row set by phases.
+TEST_P(PagedAttentionDtypes, LongDecodeRowSetsGoByPhasesWithTheirOwnBits) {
   const uint32_t seed = TestSeed();
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
@@ -477,6 +478,26 @@ TEST_P(PagedAttentionDtypes, LoneLongDecodeRowGoesByPhasesWithItsOwnBits) {
     }
     const auto [beside, beside_scores] = rows.Attend({0, 1}, &two);
     ASSERT_EQ(std::memcmp(beside.data(), units.data(), row * sizeof(float)), 0) << "beside";
+    // Three siblings of the first sequence's first 38 blocks (608 keys), each with 5–31 keys of
+    // its own in two blocks of its own: one row set, too few queries for panels, by phases.
+    std::vector<std::vector<int32_t>> sibling_tables;
+    std::vector<int32_t> sibling_keys;
+    for (int64_t s = 0; s < 3; ++s) {
+      sibling_tables.emplace_back(ids.begin(), ids.begin() + 38);
+      sibling_tables.back().push_back(ids[94 + 2 * s]);
+      sibling_tables.back().push_back(ids[95 + 2 * s]);
+      sibling_keys.push_back(static_cast<int32_t>(608 + 5 + 13 * s));
+    }
+    std::vector<float> sibling_q(3 * row);
+    for (float& x : sibling_q) x = normal(rng);
+    const DecodeRows siblings{cache, sibling_tables, sibling_keys, sibling_q, heads, dim};
+    const auto [together, together_scores] = siblings.Attend({0, 1, 2}, &two);
+    for (int64_t s = 0; s < 3; ++s) {
+      const auto [alone, alone_scores] = siblings.Attend({s}, nullptr);
+      ASSERT_EQ(std::memcmp(alone.data(), together.data() + s * row, row * sizeof(float)), 0)
+          << "sibling " << s;
+      ASSERT_EQ(alone_scores[0], together_scores[s]) << "sibling " << s;
+    }
   }
 }
 
