@@ -10,7 +10,9 @@
 //   table, each row's own later keys through its own;
 // - any other decode row alone.
 // Which rows share a unit never changes a row's bits: the scores and sums take the same
-// operations in the same order whatever the unit (see paged_attention_ref.cc).
+// operations in the same order whatever the unit (see paged_attention_ref.cc). A plan of one row
+// set without panels and with enough keys runs by phases over the threads instead of by its
+// units (attention_row_phases.h), with the same bits.
 #ifndef ARBOR_KERNELS_PAGED_ATTENTION_PLAN_H_
 #define ARBOR_KERNELS_PAGED_ATTENTION_PLAN_H_
 
