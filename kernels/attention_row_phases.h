@@ -48,12 +48,14 @@ void ScoreInPhases(const UnitView<T>& u, const T* k_pool, ThreadPool& pool) {
   const PagedAttentionParams& p = u.p;
   const int64_t tiles = (u.table + kTileKeys - 1) / kTileKeys;
   pool.ParallelFor(tiles + u.count, 1, [&](int64_t begin, int64_t end) {
+    const T* rows[kTileKeys];
     std::vector<const T*> own;
     for (int64_t w = begin; w < end; ++w) {
       if (w >= tiles) {  // Row i's keys past the shared ones, from its own table.
         const int64_t i = w - tiles, n = u.s.keys[i] - u.table;
-        own.resize(std::max<int64_t>(n, 0));
-        for (int64_t h = 0; h < u.heads && n > 0; ++h) {
+        if (n <= 0) continue;
+        own.resize(n);
+        for (int64_t h = 0; h < u.heads; ++h) {
           FindRows(p, k_pool, u.rows[i].seq, h, u.table, u.s.keys[i], own.data());
           simd::DotRows(u.Query(i, h), u.group, own.data(), n, u.dim, p.scale,
                         u.Scores(i, h) + u.table, u.keys);
@@ -62,7 +64,6 @@ void ScoreInPhases(const UnitView<T>& u, const T* k_pool, ThreadPool& pool) {
       }
       const int64_t j0 = w * kTileKeys;
       for (int64_t h = 0; h < u.heads; ++h) {
-        const T** rows = u.s.k_rows.data() + h * u.table + j0;
         FindRows(p, k_pool, u.rows[0].seq, h, j0, std::min(u.table, j0 + kTileKeys), rows);
         for (int64_t i = 0; i < u.count; ++i) {
           const int64_t n = u.InTile(i, j0);
@@ -119,17 +120,12 @@ void AttendRowSetInPhases(const PagedAttentionParams& p, const T* k_pool, const 
   unit.kv_head = 0;
   unit.kv_heads = p.cache.num_kv_heads;
   const UnitView<T> u(p, plan, unit, s);
-  const int64_t row_heads = u.heads * u.group, query_heads = u.count * row_heads;
-  s.scores.resize(query_heads * u.keys);
-  s.inverse_sums.resize(query_heads);
-  s.sums.resize(query_heads * u.dim);
-  s.k_rows.resize(u.heads * u.table);
+  SizeQueryBuffers(u);
   ScoreInPhases(u, k_pool, pool);
-  pool.ParallelFor(row_heads, 1, [&](int64_t begin, int64_t end) { Exponentiate(u, begin, end); });
+  pool.ParallelFor(u.heads * u.group, 1,
+                   [&](int64_t begin, int64_t end) { Exponentiate(u, begin, end); });
   SumInPhases(u, v_pool, pool);
-  for (int64_t i = 0; i < u.count; ++i) {
-    std::copy(u.Sums(i, 0), u.Sums(i, 0) + row_heads * u.dim, u.Out(i));
-  }
+  CopyOut(u);
 }
 
 }  // namespace arbor::kernels

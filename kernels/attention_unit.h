@@ -105,6 +105,23 @@ struct UnitView {
   UnitScratch<T>& s;
 };
 
+// Sizes the scratch's per-query buffers (scores, softmax sums, weighted sums) for u's rows.
+template <typename T>
+void SizeQueryBuffers(const UnitView<T>& u) {
+  const int64_t query_heads = u.count * u.heads * u.group;
+  u.s.scores.resize(query_heads * u.keys);
+  u.s.inverse_sums.resize(query_heads);
+  u.s.sums.resize(query_heads * u.dim);
+}
+
+// Each row's weighted sums, all its query heads, copied to its output.
+template <typename T>
+void CopyOut(const UnitView<T>& u) {
+  for (int64_t i = 0; i < u.count; ++i) {
+    std::copy(u.Sums(i, 0), u.Sums(i, 0) + u.heads * u.group * u.dim, u.Out(i));
+  }
+}
+
 // The scores over the table's keys, tile by tile and in each tile kv head by kv head, so that a
 // tile's rows of all the unit's heads (consecutive in a block) are read together. With panels
 // (one kv head) two rows' heads go in one DotPanels call where they fit (kPanelPassQueries).
@@ -186,10 +203,7 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
                 const AttentionPlan& plan, const AttentionUnit& unit, const float* panels,
                 UnitScratch<T>& s) {
   const UnitView<T> u(p, plan, unit, s);
-  const int64_t query_heads = u.count * u.heads * u.group;
-  s.scores.resize(query_heads * u.keys);
-  s.inverse_sums.resize(query_heads);
-  s.sums.resize(query_heads * u.dim);
+  SizeQueryBuffers(u);
   s.v_rows.resize(u.heads * u.table);
   if (panels == nullptr) s.k_rows.resize(u.heads * u.table);
   for (int64_t h = 0; h < u.heads; ++h) {
@@ -213,8 +227,8 @@ void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
                            s.keys[i] - u.table, u.dim, s.inverse_sums.data() + u.Head(i, h),
                            u.Sums(i, h), u.dim, /*resume=*/u.table > 0);
     }
-    std::copy(u.Sums(i, 0), u.Sums(i, 0) + u.heads * u.group * u.dim, u.Out(i));
   }
+  CopyOut(u);
 }
 
 }  // namespace arbor::kernels

@@ -86,16 +86,12 @@ void Attend(const PagedAttentionParams& p, const T* k_pool, const T* v_pool, Thr
       PlanAttention(p.batch, c.num_kv_heads, p.num_heads / c.num_kv_heads, c.block_size,
                     simd::PanelsServe(c.head_dim), pool == nullptr ? 1 : pool->num_threads());
   if (pool != nullptr && GoesByPhases(plan, pool->num_threads())) {
-    // Kept and given back as the panels below are, for the same reasons (its scores and key
-    // pointers are the large parts).
+    // Kept and given back as the panels below are, for the same reasons (its scores are the
+    // large part).
     thread_local UnitScratch<T> kept_scratch;
     UnitScratch<T>& scratch = kept_scratch;
     AttendRowSetInPhases(p, k_pool, v_pool, plan, *pool, scratch);
-    const int64_t pointer_floats = sizeof(const T*) / sizeof(float);
-    if (static_cast<int64_t>(scratch.scores.capacity() +
-                             pointer_floats * scratch.k_rows.capacity()) > kKeptFloats) {
-      scratch = UnitScratch<T>();
-    }
+    if (static_cast<int64_t>(scratch.scores.capacity()) > kKeptFloats) scratch = UnitScratch<T>();
     return;
   }
   // The calling thread's, kept: a long prompt's layers each need the same memory again. (Named
