@@ -4,12 +4,12 @@
 // (ARBOR_QUANT_ISA_NS; see quant_chunk_bytes.h for why).
 //
 // A sixteen-row group's 64-byte vectors are read as two 32-byte halves, rows 0–7 and 8–15, so
-// the layout is the AVX-512 kernel's and one repacking serves both. Per block and half, each of
-// the eight weight vectors (eight rows × four weights) is loaded (unpacked) once and met by up
-// to eight activation rows' four bytes, broadcast; each row's integer sum for the eight weight
-// rows is then converted once and scaled by one FMA. The integer sums are exact, and every
-// lane's float operations are the AVX-512 kernel's in the same order, so a row's result is the
-// same bits on either, and independent of its batch.
+// the layout is the AVX-512 kernel's and one repacking serves both. Per block, each weight vector
+// (eight rows × four weights) is loaded (unpacked) once and met by a pass's activation rows' four
+// bytes, broadcast (one broadcast for both halves where a pass takes both, kBothHalves); each
+// row's integer sum for the eight weight rows of a half is then converted once and scaled by one
+// FMA. The integer sums are exact, and every lane's float operations are the AVX-512 kernel's in
+// the same order, so a row's result is the same bits on either, and independent of its batch.
 #ifndef ARBOR_QUANT_ISA_NS
 #error "define ARBOR_QUANT_ISA_NS first"
 #endif
@@ -37,10 +37,20 @@ constexpr bool kNibbles = !std::is_same_v<Block, Q8x16Block>;
 template <typename Block>
 constexpr bool kFifth = std::is_same_v<Block, Q5x16Block>;
 
-// Activation rows per pass over a group: eight rows' integer sums, a weight vector or two and
-// the broadcasts fill the sixteen ymm registers (measured against four rows per pass: Q4_1
-// 1.1× at 8 rows and 1.06× at 256, Q8_0 level to 1.02×).
-constexpr int kRows = 8;
+// Whether a pass takes both halves of a block at once, so that each broadcast of a row's
+// activations meets sixteen weight rows, not eight: half the broadcasts, which take a vector
+// pipe each on a Zen 3 as an ALU op does (with maddubs, against a half at a time: Q4_1 1.12–1.13×
+// at 8 to 48 rows and 1.08× at 256, Q8_0 1.03× and 1.10×; Q5_1, whose fifth bits take registers
+// of their own, 0.91–0.98×). The vpdpbusd kernel keeps a half at a time, as measured when it was
+// written (no AVX-VNNI CPU has raced both).
+template <bool kVnni, typename Block>
+constexpr bool kBothHalves = !kVnni && !kFifth<Block>;
+// Activation rows per pass over a group: their integer sums for the halves taken, the weight
+// vectors of a step and the broadcasts fill the sixteen ymm registers. A half at a time, eight
+// rows (against four: Q4_1 1.1× at 8 rows and 1.06× at 256, Q8_0 level to 1.02×); both halves,
+// four (against three and five: 1.04–1.06× and 1.01×).
+template <bool kVnni, typename Block>
+constexpr int kRows = kBothHalves<kVnni, Block> ? 4 : 8;
 
 inline __m256i Load(const uint8_t* at) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
@@ -67,19 +77,23 @@ inline __m256i FifthBits(uint32_t bits) {
                           _mm256_set1_epi8(16));
 }
 
-// Σ q·x over half h of a block (rows 8h … 8h + 7, lane r for row 8h + r) for activation rows
-// x[0, R) (each the block's 32 bytes; x_sums their Σq), weight vector by weight vector, so that
-// each is loaded (unpacked) once into a register for all R rows. The 4-bit weights meet their
+// Σ q·x over halves h0 … h0 + kHalves − 1 of a block (half h: rows 8h … 8h + 7, lane r for row
+// 8h + r, into sums[h − h0]) for activation rows x[0, R) (each the block's 32 bytes; x_sums their
+// Σq), weight vector by weight vector, so that each is loaded (unpacked) once into a register for
+// all R rows and each row's broadcast meets every half taken. The 4-bit weights meet their
 // activations as bytes; the 8-bit ones as stored (q + 128) for vpdpbusd, or as |q| against x with
 // q's sign for maddubs, whose 16-bit pair sums would saturate on unsigned bytes up to 255.
-template <bool kVnni, int R, typename Block>
-[[gnu::always_inline]] inline void HalfDots(const Block& block, int h, const int8_t* const (&x)[R],
-                                            const int32_t (&x_sums)[R], __m256i (&sums)[R]) {
+template <bool kVnni, int R, typename Block, int kHalves>
+[[gnu::always_inline]] inline void HalfDots(const Block& block, int h0, const int8_t* const (&x)[R],
+                                            const int32_t (&x_sums)[R],
+                                            __m256i (&sums)[kHalves][R]) {
   const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    sums[r] =
-        kVnni && !kNibbles<Block> ? _mm256_set1_epi32(-128 * x_sums[r]) : _mm256_setzero_si256();
+    for (int i = 0; i < kHalves; ++i) {
+      sums[i][r] = kVnni && !kNibbles<Block> ? _mm256_set1_epi32(-128 * x_sums[r])
+                                             : _mm256_setzero_si256();
+    }
   }
   if constexpr (kNibbles<Block>) {
     // Vector t: weights 4t … 4t + 3 in the low nibbles, 16 + 4t … 16 + 4t + 3 in the high ones
@@ -88,49 +102,65 @@ template <bool kVnni, int R, typename Block>
     const __m256i low = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
     for (int t = 0; t < 4; ++t) {
-      const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
-      __m256i first = _mm256_and_si256(bytes, low);
-      __m256i second = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
-      if constexpr (kFifth<Block>) {
-        first = _mm256_or_si256(first, FifthBits(static_cast<uint32_t>(block.qh[t] >> (32 * h))));
-        second =
-            _mm256_or_si256(second, FifthBits(static_cast<uint32_t>(block.qh[4 + t] >> (32 * h))));
+      __m256i first[kHalves], second[kHalves];
+      for (int i = 0; i < kHalves; ++i) {
+        const int h = h0 + i;
+        const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
+        first[i] = _mm256_and_si256(bytes, low);
+        second[i] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+        if constexpr (kFifth<Block>) {
+          first[i] = _mm256_or_si256(first[i],
+                                     FifthBits(static_cast<uint32_t>(block.qh[t] >> (32 * h))));
+          second[i] = _mm256_or_si256(
+              second[i], FifthBits(static_cast<uint32_t>(block.qh[4 + t] >> (32 * h))));
+        }
       }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m256i x_first = Broadcast4(x[r] + 4 * t), x_second = Broadcast4(x[r] + 16 + 4 * t);
-        if constexpr (kVnni) {
-          sums[r] = _mm256_dpbusd_avx_epi32(sums[r], first, x_first);
-          sums[r] = _mm256_dpbusd_avx_epi32(sums[r], second, x_second);
-        } else {
-          const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(first, x_first),
-                                                 _mm256_maddubs_epi16(second, x_second));
-          sums[r] = kFifth<Block> ? _mm256_add_epi32(sums[r], _mm256_madd_epi16(pairs, ones))
-                                  : _mm256_add_epi16(sums[r], pairs);
+        for (int i = 0; i < kHalves; ++i) {
+          if constexpr (kVnni) {
+            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], first[i], x_first);
+            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], second[i], x_second);
+          } else {
+            const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(first[i], x_first),
+                                                   _mm256_maddubs_epi16(second[i], x_second));
+            sums[i][r] = kFifth<Block>
+                             ? _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones))
+                             : _mm256_add_epi16(sums[i][r], pairs);
+          }
+          Settle(sums[i][r]);
         }
-        Settle(sums[r]);
       }
     }
     if constexpr (!kVnni && !kFifth<Block>) {
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) sums[r] = _mm256_madd_epi16(sums[r], ones);
+      for (int r = 0; r < R; ++r) {
+        for (int i = 0; i < kHalves; ++i) sums[i][r] = _mm256_madd_epi16(sums[i][r], ones);
+      }
     }
   } else {
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
-      const __m256i stored = Load(block.qs + 64 * u + 32 * h);
-      const __m256i q = _mm256_xor_si256(stored, _mm256_set1_epi8(-128));
-      const __m256i magnitude = _mm256_abs_epi8(q);
+      __m256i stored[kHalves], q[kHalves], magnitude[kHalves];
+      for (int i = 0; i < kHalves; ++i) {
+        stored[i] = Load(block.qs + 64 * u + 32 * (h0 + i));
+        q[i] = _mm256_xor_si256(stored[i], _mm256_set1_epi8(-128));
+        magnitude[i] = _mm256_abs_epi8(q[i]);
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m256i xu = Broadcast4(x[r] + 4 * u);
-        if constexpr (kVnni) {
-          sums[r] = _mm256_dpbusd_avx_epi32(sums[r], stored, xu);  // Less 128·Σx from the start.
-        } else {
-          const __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(xu, q));
-          sums[r] = _mm256_add_epi32(sums[r], _mm256_madd_epi16(pairs, ones));
+        for (int i = 0; i < kHalves; ++i) {
+          if constexpr (kVnni) {
+            // Less 128·Σx from the start.
+            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], stored[i], xu);
+          } else {
+            const __m256i pairs = _mm256_maddubs_epi16(magnitude[i], _mm256_sign_epi8(xu, q[i]));
+            sums[i][r] = _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones));
+          }
+          Settle(sums[i][r]);
         }
-        Settle(sums[r]);
       }
     }
   }
@@ -168,20 +198,24 @@ void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* 
       xb[r] = xq[r] + 32 * b;
       x_sums[r] = xi[r][b];
     }
+    constexpr int kHalves = kBothHalves<kVnni, Block> ? 2 : 1;
 #pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      __m256i sums[R];
-      HalfDots<kVnni>(block, h, xb, x_sums, sums);
-      const __m256 d = Halves(block.d + 8 * h);
+    for (int h0 = 0; h0 < 2; h0 += kHalves) {
+      __m256i sums[kHalves][R];
+      HalfDots<kVnni, R, Block, kHalves>(block, h0, xb, x_sums, sums);
+      for (int i = 0; i < kHalves; ++i) {
+        const int h = h0 + i;
+        const __m256 d = Halves(block.d + 8 * h);
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m256i sum = sums[r];
-        if constexpr (kNibbles<Block>) {
-          acc[h][r] =
-              _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]), acc[h][r]);
+        for (int r = 0; r < R; ++r) {
+          const __m256i sum = sums[i][r];
+          if constexpr (kNibbles<Block>) {
+            acc[h][r] =
+                _mm256_fmadd_ps(Halves(block.m + 8 * h), _mm256_set1_ps(xs[r][24 * b]), acc[h][r]);
+          }
+          acc[h][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
+                                      _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[h][r]);
         }
-        acc[h][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
-                                    _mm256_mul_ps(d, _mm256_set1_ps(xd[r][8 * b])), acc[h][r]);
       }
     }
   }
@@ -194,13 +228,13 @@ template <bool kVnni, typename Block>
 void Range(const Q8DotParams& p, int64_t n_begin, int64_t n_end) {
   using RowsFn = void (*)(const Block*, int64_t, const Q8Rows&, int64_t, float*, int64_t);
   static constexpr auto kPasses = []<size_t... R>(std::index_sequence<R...>) {
-    return std::array<RowsFn, kRows>{Rows<kVnni, R + 1, Block>...};
+    return std::array<RowsFn, kRows<kVnni, Block>>{Rows<kVnni, R + 1, Block>...};
   }
-  (std::make_index_sequence<kRows>());
+  (std::make_index_sequence<kRows<kVnni, Block>>());
   const Block* w = static_cast<const Block*>(p.w);
   const int64_t blocks = p.x.chunks;
   for (int64_t n = n_begin; n < n_end; n += 16) {
-    ForEachRowPass(p.m, kRows, [&](int64_t m0, int64_t rows) {
+    ForEachRowPass(p.m, kRows<kVnni, Block>, [&](int64_t m0, int64_t rows) {
       kPasses[rows - 1](w + (n / 16) * blocks, blocks, p.x, m0, p.out + n, p.out_stride);
     });
   }
