@@ -48,6 +48,11 @@ inline __m128i Bytes4(const void* at) {
 inline __m256i Broadcast8(const void* at) {
   return _mm256_castpd_si256(_mm256_broadcast_sd(static_cast<const double*>(at)));
 }
+// Sub-block j's 32 activation bytes of one row at xj: bytes 8t … 8t + 7 in every qword of x[t],
+// as each meets four weight rows.
+inline void Activations(const void* xj, __m256i (&x)[4]) {
+  for (int t = 0; t < 4; ++t) x[t] = Broadcast8(static_cast<const char*>(xj) + 8 * t);
+}
 // `v` as it is here, so GCC keeps a row's chain of integer adds a chain (repacked_ymm_kernel.h).
 [[gnu::always_inline]] inline void Settle(__m256i& v) { asm("" : "+x"(v)); }
 // Four rows' bytes a[r] and b[r] as 16-bit words (a, a, b, b) in qword r: the scales (or
@@ -138,10 +143,8 @@ struct Q4KLike {
   // Sub-block j's products q·x for one activation row, scaled and added into `total`. maddubs:
   // a row's four products per qword lane stay in 16 bits over the sub-block (4·2·31·127 < 2^15,
   // five bits too) and madd applies the scale; vpdpbusd: LaneDots by kVectorsPerScale.
-  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const int8_t* xj,
+  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const __m256i (&x)[4],
                              __m256i scale) {
-    __m256i x[4];
-    for (int t = 0; t < 4; ++t) x[t] = Broadcast8(xj + 8 * t);
     if constexpr (kVnni) {
       for (int t = 0; t < 4; t += kVectorsPerScale) {
         total = AddWordDots<true>(total, LaneDots<kVectorsPerScale>(q + t, x + t), scale);
@@ -154,33 +157,60 @@ struct Q4KLike {
     }
   }
 
-  // Super-block b's products for activation rows x[0, R) added into their sums, sub-block by
-  // sub-block so that its weights are unpacked once for all R rows.
-  template <int R>
-  static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
+  // Super-block b's products for activation rows x[0, R) added into their sums s[i][r], for
+  // halves h0 + i < h0 + kHalves, sub-block by sub-block so that its weights are unpacked once for
+  // all R rows and each row's activations broadcast once for both halves.
+  template <int R, int kHalves>
+  static void Rows(const Block& block, int h0, const Q8KRow* x, int64_t b, __m256 (*s)[R]) {
     const Q4Kx8Block& fields = Low(block);
     // Each row's super-block, one register each, the rest constant offsets (GCC otherwise made
     // every row's every address at the start and kept them on the stack).
     const int8_t* xb[R];
-    __m256i total[R];
+    __m256i total[kHalves][R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       xb[r] = x[r].q + 256 * b;
-      total[r] = _mm256_setzero_si256();
+      for (int i = 0; i < kHalves; ++i) total[i][r] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      __m256i q[4];
-      Weights(block, h, j, q);
-      // Row r's scale in all four words of qword r (vpdpwssd: in words 0 and 2).
-      const uint8_t* scales = fields.scales[j] + 4 * h;
-      const __m256i scale = kVnni ? ScaleDwords(scales) : PairWords(scales, scales, false);
+      __m256i q[kHalves][4], scale[kHalves];
+      for (int i = 0; i < kHalves; ++i) {
+        Weights(block, h0 + i, j, q[i]);
+        // Row r's scale in all four words of qword r (vpdpwssd: in words 0 and 2).
+        const uint8_t* scales = fields.scales[j] + 4 * (h0 + i);
+        scale[i] = kVnni ? ScaleDwords(scales) : PairWords(scales, scales, false);
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        total[r] = AddSubBlock(total[r], q, xb[r] + 32 * j, scale);
-        Settle(total[r]);
+        __m256i xj[4];
+        Activations(xb[r] + 32 * j, xj);
+        for (int i = 0; i < kHalves; ++i) {
+          total[i][r] = AddSubBlock(total[i][r], q[i], xj, scale[i]);
+          Settle(total[i][r]);
+        }
       }
     }
+    for (int i = 0; i < kHalves; ++i) AddMinimums(fields, h0 + i, x, b, total[i], s[i]);
+  }
+
+  // Super-block b for activation rows x[0, R). One row takes both halves at once: their
+  // sub-blocks meet the same broadcast activations, and the halves' chains of integer sums
+  // overlap (Q4_K 1.10–1.11× with the weights in cache, level streamed from memory; two rows or
+  // more, a half at a time, 0.97–0.99× so).
+  template <int R>
+  static void SuperBlock(const Block& block, const Q8KRow* x, int64_t b, __m256 (&s)[2][R]) {
+    if constexpr (R == 1) {
+      Rows<R, 2>(block, 0, x, b, s);
+    } else {
+      for (int h = 0; h < 2; ++h) Rows<R, 1>(block, h, x, b, s + h);
+    }
+  }
+
+  // Half h's sums s[r] += its super-block's integers `total` less the minimums' term, scaled.
+  template <int R>
+  static void AddMinimums(const Q4Kx8Block& fields, int h, const Q8KRow* x, int64_t b,
+                          const __m256i (&total)[R], __m256 (&s)[R]) {
     // The minimums of sub-blocks 2k and 2k + 1 against the activations' sums 4k … 4k + 3.
     __m256i minimums[4];
     for (int k = 0; k < 4; ++k) {
@@ -239,10 +269,8 @@ struct Q6K {
   // 16 bits, 4·255·32, and then needs a vpdpwssd per vector: 1.05× AVX2's at 256 rows and
   // slower at one, against 1.15× and level this way.) Bound of a row's integer sum as in the
   // AVX-512 kernel: < 2^31.
-  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const uint8_t* xj,
+  static __m256i AddSubBlock(__m256i total, const __m256i (&q)[4], const __m256i (&x)[4],
                              __m256i scales) {
-    __m256i x[4];
-    for (int t = 0; t < 4; ++t) x[t] = Broadcast8(xj + 8 * t);
     for (int t = 0; t < 4; t += 2) {
       const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(x[t], q[t]),
                                              _mm256_maddubs_epi16(x[t + 1], q[t + 1]));
@@ -251,6 +279,8 @@ struct Q6K {
     return total;
   }
 
+  // Super-block b's products for activation rows x[0, R) added into their sums s[r], half h
+  // (as Q4KLike::Rows).
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
     const __m128i bias = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.bias + 4 * h));
@@ -271,7 +301,9 @@ struct Q6K {
       const __m256i scales = PairWords(a, c, true);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        total[r] = AddSubBlock(total[r], q, xb[r] + 32 * j, scales);
+        __m256i xj[4];
+        Activations(xb[r] + 32 * j, xj);
+        total[r] = AddSubBlock(total[r], q, xj, scales);
         Settle(total[r]);
       }
     }
@@ -285,6 +317,13 @@ struct Q6K {
       s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row), _mm256_mul_ps(d, _mm256_set1_ps(x[r].d[b])),
                              s[r]);
     }
+  }
+
+  // Super-block b for activation rows x[0, R), a half at a time (both at once for one row, as
+  // Q4KLike's, measured level).
+  template <int R>
+  static void SuperBlock(const Block& block, const Q8KRow* x, int64_t b, __m256 (&s)[2][R]) {
+    for (int h = 0; h < 2; ++h) Rows<R>(block, h, x, b, s[h]);
   }
 
   static void Store(__m256 s, float* out) { StoreEven(s, out); }
@@ -305,7 +344,7 @@ struct Group {
       for (size_t line = 0; line < sizeof(typename K::Block); line += 64) {
         _mm_prefetch(ahead + line, _MM_HINT_T0);
       }
-      for (int h = 0; h < 2; ++h) K::template Rows<R>(w[b], h, x, b, sums[h]);
+      K::template SuperBlock<R>(w[b], x, b, sums);
     }
     for (int r = 0; r < R; ++r) {
       for (int h = 0; h < 2; ++h) K::Store(sums[h][r], out + r * out_stride + 4 * h);
