@@ -194,13 +194,14 @@ struct Q4KLike {
     for (int i = 0; i < kHalves; ++i) AddMinimums(fields, h0 + i, x, b, total[i], s[i]);
   }
 
-  // Super-block b for activation rows x[0, R). One row takes both halves at once: their
-  // sub-blocks meet the same broadcast activations, and the halves' chains of integer sums
+  // Super-block b for activation rows x[0, R). With maddubs one row takes both halves at once:
+  // their sub-blocks meet the same broadcast activations, and the halves' chains of integer sums
   // overlap (Q4_K 1.10–1.11× with the weights in cache, level streamed from memory; two rows or
-  // more, a half at a time, 0.97–0.99× so).
+  // more, a half at a time, 0.97–0.99× so). The vpdpbusd kernel keeps a half at a time, as
+  // measured when it was written.
   template <int R>
   static void SuperBlock(const Block& block, const Q8KRow* x, int64_t b, __m256 (&s)[2][R]) {
-    if constexpr (R == 1) {
+    if constexpr (R == 1 && !kVnni) {
       Rows<R, 2>(block, 0, x, b, s);
     } else {
       for (int h = 0; h < 2; ++h) Rows<R, 1>(block, h, x, b, s + h);
