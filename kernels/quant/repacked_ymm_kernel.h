@@ -77,92 +77,105 @@ inline __m256i FifthBits(uint32_t bits) {
                           _mm256_set1_epi8(16));
 }
 
+// HalfDots' 4-bit weights. Vector t: weights 4t … 4t + 3 in the low nibbles, 16 + 4t … 16 + 4t + 3
+// in the high ones (with their fifth bits: masks t and 4 + t, the half's 32 bits). maddubs' pair
+// sums stay in 16 bits over a 4-bit block (8·2·15·127 < 2^15); 5-bit ones are widened vector by
+// vector.
+template <bool kVnni, int R, typename Block, int kHalves>
+[[gnu::always_inline]] inline void NibbleDots(const Block& block, int h0,
+                                              const int8_t* const (&x)[R],
+                                              __m256i (&sums)[kHalves][R]) {
+  const __m256i ones = _mm256_set1_epi16(1), low = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+  for (int t = 0; t < 4; ++t) {
+    __m256i first[kHalves], second[kHalves];
+    for (int i = 0; i < kHalves; ++i) {
+      const int h = h0 + i;
+      const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
+      first[i] = _mm256_and_si256(bytes, low);
+      second[i] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+      if constexpr (kFifth<Block>) {
+        first[i] =
+            _mm256_or_si256(first[i], FifthBits(static_cast<uint32_t>(block.qh[t] >> (32 * h))));
+        second[i] = _mm256_or_si256(second[i],
+                                    FifthBits(static_cast<uint32_t>(block.qh[4 + t] >> (32 * h))));
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256i x_first = Broadcast4(x[r] + 4 * t), x_second = Broadcast4(x[r] + 16 + 4 * t);
+      for (int i = 0; i < kHalves; ++i) {
+        if constexpr (kVnni) {
+          sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], first[i], x_first);
+          sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], second[i], x_second);
+        } else {
+          const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(first[i], x_first),
+                                                 _mm256_maddubs_epi16(second[i], x_second));
+          sums[i][r] = kFifth<Block> ? _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones))
+                                     : _mm256_add_epi16(sums[i][r], pairs);
+        }
+        Settle(sums[i][r]);
+      }
+    }
+  }
+  if constexpr (!kVnni && !kFifth<Block>) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      for (int i = 0; i < kHalves; ++i) sums[i][r] = _mm256_madd_epi16(sums[i][r], ones);
+    }
+  }
+}
+
+// HalfDots' 8-bit weights: as stored (q + 128) for vpdpbusd, or as |q| against x with q's sign
+// for maddubs, whose 16-bit pair sums would saturate on unsigned bytes up to 255.
+template <bool kVnni, int R, typename Block, int kHalves>
+[[gnu::always_inline]] inline void ByteDots(const Block& block, int h0, const int8_t* const (&x)[R],
+                                            __m256i (&sums)[kHalves][R]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+  for (int u = 0; u < 8; ++u) {
+    __m256i stored[kHalves], q[kHalves], magnitude[kHalves];
+    for (int i = 0; i < kHalves; ++i) {
+      stored[i] = Load(block.qs + 64 * u + 32 * (h0 + i));
+      q[i] = _mm256_xor_si256(stored[i], _mm256_set1_epi8(-128));
+      magnitude[i] = _mm256_abs_epi8(q[i]);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256i xu = Broadcast4(x[r] + 4 * u);
+      for (int i = 0; i < kHalves; ++i) {
+        if constexpr (kVnni) {
+          // Less 128·Σx from the start.
+          sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], stored[i], xu);
+        } else {
+          const __m256i pairs = _mm256_maddubs_epi16(magnitude[i], _mm256_sign_epi8(xu, q[i]));
+          sums[i][r] = _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones));
+        }
+        Settle(sums[i][r]);
+      }
+    }
+  }
+}
+
 // Σ q·x over halves h0 … h0 + kHalves − 1 of a block (half h: rows 8h … 8h + 7, lane r for row
 // 8h + r, into sums[h − h0]) for activation rows x[0, R) (each the block's 32 bytes; x_sums their
 // Σq), weight vector by weight vector, so that each is loaded (unpacked) once into a register for
-// all R rows and each row's broadcast meets every half taken. The 4-bit weights meet their
-// activations as bytes; the 8-bit ones as stored (q + 128) for vpdpbusd, or as |q| against x with
-// q's sign for maddubs, whose 16-bit pair sums would saturate on unsigned bytes up to 255.
+// all R rows and each row's broadcast meets every half taken.
 template <bool kVnni, int R, typename Block, int kHalves>
 [[gnu::always_inline]] inline void HalfDots(const Block& block, int h0, const int8_t* const (&x)[R],
                                             const int32_t (&x_sums)[R],
                                             __m256i (&sums)[kHalves][R]) {
-  const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     for (int i = 0; i < kHalves; ++i) {
-      sums[i][r] = kVnni && !kNibbles<Block> ? _mm256_set1_epi32(-128 * x_sums[r])
-                                             : _mm256_setzero_si256();
+      sums[i][r] =
+          kVnni && !kNibbles<Block> ? _mm256_set1_epi32(-128 * x_sums[r]) : _mm256_setzero_si256();
     }
   }
   if constexpr (kNibbles<Block>) {
-    // Vector t: weights 4t … 4t + 3 in the low nibbles, 16 + 4t … 16 + 4t + 3 in the high ones
-    // (with their fifth bits: masks t and 4 + t, this half's 32 bits). maddubs' pair sums stay in
-    // 16 bits over a 4-bit block (8·2·15·127 < 2^15); 5-bit ones are widened vector by vector.
-    const __m256i low = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) {
-      __m256i first[kHalves], second[kHalves];
-      for (int i = 0; i < kHalves; ++i) {
-        const int h = h0 + i;
-        const __m256i bytes = Load(block.qs + 64 * t + 32 * h);
-        first[i] = _mm256_and_si256(bytes, low);
-        second[i] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
-        if constexpr (kFifth<Block>) {
-          first[i] = _mm256_or_si256(first[i],
-                                     FifthBits(static_cast<uint32_t>(block.qh[t] >> (32 * h))));
-          second[i] = _mm256_or_si256(
-              second[i], FifthBits(static_cast<uint32_t>(block.qh[4 + t] >> (32 * h))));
-        }
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m256i x_first = Broadcast4(x[r] + 4 * t), x_second = Broadcast4(x[r] + 16 + 4 * t);
-        for (int i = 0; i < kHalves; ++i) {
-          if constexpr (kVnni) {
-            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], first[i], x_first);
-            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], second[i], x_second);
-          } else {
-            const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(first[i], x_first),
-                                                   _mm256_maddubs_epi16(second[i], x_second));
-            sums[i][r] = kFifth<Block>
-                             ? _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones))
-                             : _mm256_add_epi16(sums[i][r], pairs);
-          }
-          Settle(sums[i][r]);
-        }
-      }
-    }
-    if constexpr (!kVnni && !kFifth<Block>) {
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        for (int i = 0; i < kHalves; ++i) sums[i][r] = _mm256_madd_epi16(sums[i][r], ones);
-      }
-    }
+    NibbleDots<kVnni, R, Block, kHalves>(block, h0, x, sums);
   } else {
-#pragma GCC unroll 8
-    for (int u = 0; u < 8; ++u) {
-      __m256i stored[kHalves], q[kHalves], magnitude[kHalves];
-      for (int i = 0; i < kHalves; ++i) {
-        stored[i] = Load(block.qs + 64 * u + 32 * (h0 + i));
-        q[i] = _mm256_xor_si256(stored[i], _mm256_set1_epi8(-128));
-        magnitude[i] = _mm256_abs_epi8(q[i]);
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m256i xu = Broadcast4(x[r] + 4 * u);
-        for (int i = 0; i < kHalves; ++i) {
-          if constexpr (kVnni) {
-            // Less 128·Σx from the start.
-            sums[i][r] = _mm256_dpbusd_avx_epi32(sums[i][r], stored[i], xu);
-          } else {
-            const __m256i pairs = _mm256_maddubs_epi16(magnitude[i], _mm256_sign_epi8(xu, q[i]));
-            sums[i][r] = _mm256_add_epi32(sums[i][r], _mm256_madd_epi16(pairs, ones));
-          }
-          Settle(sums[i][r]);
-        }
-      }
-    }
+    ByteDots<kVnni, R, Block, kHalves>(block, h0, x, sums);
   }
 }
 
