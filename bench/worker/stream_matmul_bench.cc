@@ -36,11 +36,14 @@ struct Case {
   const char* what;
 };
 // The 1B shape's gate/up in Q4_K and down in Q6_K (its Q4_K_M file), its gate/up in Q8_0, and
-// SmolLM2's gate/up in Q4_1, whose small matrices a step meets one after another.
+// SmolLM2's gate/up in Q4_1, whose small matrices a step meets one after another; and the same
+// rows four times as many, so that the two Q4_1 cases' rates in one run give what each matmul
+// costs beyond its bytes (the hand-off, the last chunks, the first reads).
 constexpr Case kCases[] = {{WeightType::kQ4_K, 8192, 2048, "Q4_K 8192x2048"},
                            {WeightType::kQ6_K, 2048, 8192, "Q6_K 2048x8192"},
                            {WeightType::kQ8_0, 8192, 2048, "Q8_0 8192x2048"},
-                           {WeightType::kQ4_1, 1536, 576, "Q4_1 1536x576"}};
+                           {WeightType::kQ4_1, 1536, 576, "Q4_1 1536x576"},
+                           {WeightType::kQ4_1, 6144, 576, "Q4_1 6144x576"}};
 
 // The copies of one matrix (random blocks), repacked where this CPU repacks.
 struct Copies {
