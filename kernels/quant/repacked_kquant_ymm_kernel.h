@@ -196,9 +196,9 @@ struct Q4KLike {
 
   // Super-block b for activation rows x[0, R). With maddubs one row takes both halves at once:
   // their sub-blocks meet the same broadcast activations, and the halves' chains of integer sums
-  // overlap (Q4_K 1.10–1.11× with the weights in cache, level streamed from memory; two rows or
-  // more, a half at a time, 0.97–0.99× so). The vpdpbusd kernel keeps a half at a time, as
-  // measured when it was written.
+  // overlap (Q4_K 1.10–1.11× with the weights in cache, level streamed from memory; two rows a
+  // pass so 0.99×, hence a half at a time from two). The vpdpbusd kernel keeps a half at a time,
+  // as measured when it was written.
   template <int R>
   static void SuperBlock(const Block& block, const Q8KRow* x, int64_t b, __m256 (&s)[2][R]) {
     if constexpr (R == 1 && !kVnni) {

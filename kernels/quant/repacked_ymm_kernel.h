@@ -48,7 +48,8 @@ constexpr bool kBothHalves = !kVnni && !kFifth<Block>;
 // Activation rows per pass over a group: their integer sums for the halves taken, the weight
 // vectors of a step and the broadcasts fill the sixteen ymm registers. A half at a time, eight
 // rows (against four: Q4_1 1.1× at 8 rows and 1.06× at 256, Q8_0 level to 1.02×); both halves,
-// four (against three and five: 1.04–1.06× and 1.01×).
+// four (against three and five, each raced apart against a half at a time: 1.01–1.05× and
+// 1.01–1.02×).
 template <bool kVnni, typename Block>
 constexpr int kRows = kBothHalves<kVnni, Block> ? 4 : 8;
 
