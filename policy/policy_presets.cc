@@ -61,7 +61,7 @@ v1::PolicyConfig TracePolicy(int32_t width, int32_t max_depth, float candidate_m
 
 v1::PolicyConfig CotDecodingPolicy() {
   // 16 traces: room for `arbor eval`'s k= up to 16; the width bounds a single fork anyway.
-  return TracePolicy(3, 1, 0.1f, /*fork_first=*/true, /*fork_entropy=*/64.0f, 16);
+  return TracePolicy(3, 1, kCotDecodingMinP, /*fork_first=*/true, /*fork_entropy=*/64.0f, 16);
 }
 
 v1::PolicyConfig EagerPolicy() {

@@ -17,8 +17,8 @@ Servers are measured in interleaved rounds (round r runs every server at every l
 round r + 1 starts), so drift in the machine's load hits all of them alike; percentiles pool
 the rounds. Works against `arbor up` and llama.cpp's llama-server alike (both speak
 /v1/chat/completions with stream_options.include_usage). Requests ask for temperature 0; an
-arbor server runs its default policy under it unless `--policy LABEL=NAME` names a preset
-(greedy for a like-for-like race with llama-server; `arbor up`'s default, CoT-decoding, keeps
+arbor server runs its default policy under it unless `--policy LABEL=NAME` names a preset or
+`--policy 'LABEL={...}'` gives PolicyConfig fields in JSON (greedy for a like-for-like race with llama-server; `arbor up`'s default, CoT-decoding, keeps
 its traces greedy at temperature 0). The same URL may be given under two labels with two
 policies, e.g. to compare a search's first delta with greedy's first token:
 
@@ -75,7 +75,8 @@ def percentile(values, q):
 class Server:
     def __init__(self, label, url, model, policy=None):
         self.label = label
-        self.policy = policy  # An arbor preset for the plain levels, or None.
+        # The plain levels' arbor policy: a preset's name, a PolicyConfig in JSON, or None.
+        self.policy = policy
         parsed = urllib.parse.urlparse(url)
         self.host = parsed.hostname
         self.port = parsed.port or 80
@@ -83,7 +84,11 @@ class Server:
 
     def arbor(self):
         """The arbor extension of this server's plain requests: its --policy, if any."""
-        return {"policy_name": self.policy} if self.policy else None
+        if not self.policy:
+            return None
+        if self.policy.startswith("{"):
+            return {"policy": json.loads(self.policy)}
+        return {"policy_name": self.policy}
 
     def chat(self, question, max_tokens, arbor=None, response_format=None):
         """One streaming request: (send time, [content chunk arrival times], completion
@@ -323,7 +328,8 @@ def main():
     parser.add_argument("--model", default="", help="the request's model field")
     parser.add_argument("--policy", action="append", default=[], metavar="LABEL=NAME",
                         help="arbor servers: run the plain levels of server LABEL under the "
-                             "preset NAME (arbor.policy_name)")
+                             "preset NAME (arbor.policy_name), or under a PolicyConfig given "
+                             "in JSON (arbor.policy: its fields over the server's default)")
     parser.add_argument("--json", help="write the summary here too")
     parser.add_argument("--mixed", action="store_true",
                         help="interactive streams unloaded, then beside heavy and hostile jobs")

@@ -178,13 +178,14 @@ TEST_F(EvalE2eTest, EvaluatesThenResumesToTheSameReport) {
 // The TRACE strategies end to end: the server forks, rolls every trace out and picks by the
 // task's own extraction (sent as the answer pattern); CoT-decoding and EAGer are deterministic,
 // so one answer per item, DeepConf samples, so one per item and seed (at T 1 here: the preset's
-// T 0.2 leaves a random model's first step one token, hence one trace and nothing explored).
+// T 0.2 leaves a random model's first step one token, hence one trace and nothing explored; for
+// the same reason CoT-decoding's floor drops from the preset's 0.5·p_max to 0.01·p_max).
 TEST_F(EvalE2eTest, TraceStrategiesExploreAndAnswerOncePerItem) {
   const std::string tasks = WriteTasks();
   const std::string results = *dir_ + "/trace.jsonl";
   auto [code, out] = RunToEnd(
       {kBin + "/arbor", "eval", "--coordinator=" + *coordinator_address_, "--tasks=" + tasks,
-       "--strategies=greedy,cot_decoding:k=3,eager:theta=0:traces=3,"
+       "--strategies=greedy,cot_decoding:k=3:candidate_min_p=0.01,eager:theta=0:traces=3,"
        "deepconf:k=4:warmup=2:temperature=1",
        "--seeds=1,2", "--max_tokens=6", "--concurrency=3", "--results=" + results});
   ASSERT_EQ(code, 0) << out;

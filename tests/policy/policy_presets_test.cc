@@ -3,9 +3,12 @@
 // only the mode, and an unknown name lists the known ones.
 #include "policy/policy_presets.h"
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "entropix/decision.h"
+#include "entropix/sampler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/policy_convert.h"
@@ -59,6 +62,22 @@ TEST(PolicyPresets, CotDecodingForksOnlyTheFirstTokenAndEagerOnlyAboveItsGate) {
             entropix::Strategy::kBranch);
   EXPECT_EQ(entropix::Decide(WithEntropy(kEagerForkEntropy), eager, later).strategy,
             entropix::Strategy::kArgmax);
+}
+
+TEST(PolicyPresets, CotDecodingForksOnlyFirstTokensAtLeastHalfAsLikelyAsTheBest) {
+  const entropix::PolicyConfig cot = Resolved("cot_decoding");
+  auto forks = [&](std::vector<float> probs) {
+    std::vector<float> logits;
+    for (float p : probs) logits.push_back(std::log(p));
+    absl::StatusOr<std::vector<entropix::SampledToken>> chosen =
+        entropix::TopBranchCandidates({logits, {}, 0.0}, cot.ForkWidth(), cot.ForkMinP());
+    EXPECT_TRUE(chosen.ok()) << chosen.status();
+    return chosen.ok() ? chosen->size() : 0;
+  };
+  EXPECT_EQ(forks({0.40f, 0.22f, 0.21f, 0.17f}), 3u) << "0.22 and 0.21 reach half of 0.40";
+  EXPECT_EQ(forks({0.40f, 0.21f, 0.19f, 0.10f, 0.10f}), 2u) << "0.19 does not";
+  EXPECT_EQ(forks({0.70f, 0.30f}), 1u) << "a confident first token: one trace";
+  EXPECT_EQ(forks({0.30f, 0.25f, 0.25f, 0.20f}), 3u) << "the width still bounds the fork";
 }
 
 TEST(PolicyPresets, DeepConfSamplesItsTracesAndStopsThemAfterAWarmup) {
