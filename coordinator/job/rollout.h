@@ -43,6 +43,8 @@ struct Rollout {
   // warm-up traces are done (`held`), then runs with the early stop they set.
   bool held = false;
   bool stoppable = false;
+  // TRACE: stopped by the coordinator once it could no longer overtake a finished trace.
+  bool outranked = false;
 };
 
 // Calls `f` on every rollout of `rollouts` and, after each, on those nested in it.

@@ -59,8 +59,8 @@ BranchStrategy::Next RolloutSearch::Send(BranchHost& host) {
                             ForkWidth(policy, /*replaced=*/1) >= 2;
     arbor::v1::RunItem& item = *request.add_items();
     item = host.builder().RolloutItem(rollout->sequence_id, rollout->source,
-                                      fallback ? std::min(1, left) : left, rollout->branch_id,
-                                      rollout->depth, may_branch, budgets);
+                                      fallback ? std::min(1, left) : StepLimit(*rollout, left),
+                                      rollout->branch_id, rollout->depth, may_branch, budgets);
     AddEarlyStop(*rollout, item);
     ids.push_back(rollout->sequence_id);
   }

@@ -39,6 +39,9 @@ class RolloutSearch : public BranchStrategy {
   virtual int ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const;
   // After a round's results are recorded: resolves what is decided; a commit once the branch is.
   virtual Next Resolve(BranchHost& host);
+  // Steps `rollout`'s next Run may take of the `left` its length budget allows: all of them
+  // here.
+  virtual int32_t StepLimit(const Rollout& rollout, int32_t left) const { return left; }
   // Adds an early stop of its own to `rollout`'s next item; none here.
   virtual void AddEarlyStop(const Rollout& rollout, arbor::v1::RunItem& item) const {}
   // Resolves the nested branch open at `parent`'s leaf with parent.nested[winner] winning: the

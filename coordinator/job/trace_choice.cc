@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "entropix/trace_confidence.h"
@@ -221,12 +222,33 @@ std::string TraceNote(absl::Span<const TraceJudgement> traces, const TraceRankin
   std::string note = absl::StrFormat("%s%s · %s %.3f", t.answer ? "answer " : "",
                                      Quoted(t.answer), MeasureName(vote), ranking.weight[index]);
   if (!t.finished) note += " · cut off";
-  if (t.stopped) {
+  if (t.outranked) {
+    note += " · stopped: could not overtake a finished trace";
+  } else if (t.stopped) {
     note += " · stopped: confidence fell";
   } else if (!ranking.voted[index]) {
     note += " · not among the most confident";
   }
   return note;
+}
+
+double ReachableConfidence(absl::Span<const TokenCertainty> path, int32_t max_tokens) {
+  if (max_tokens <= 0) return 0.0;
+  double sum = 0.0;
+  for (const TokenCertainty& c : path) sum += c.margin;
+  const double left = std::max<double>(0.0, max_tokens - static_cast<double>(path.size()));
+  return (sum + left) / static_cast<double>(max_tokens);
+}
+
+bool AnswersStayDistinct(const std::vector<std::string>& openings) {
+  std::vector<absl::string_view> stripped;
+  for (const std::string& text : openings) stripped.push_back(absl::StripAsciiWhitespace(text));
+  for (size_t i = 0; i < stripped.size(); ++i) {
+    for (size_t j = 0; j < stripped.size(); ++j) {
+      if (i != j && absl::StartsWith(stripped[j], stripped[i])) return false;
+    }
+  }
+  return true;
 }
 
 double WarmupThreshold(std::vector<double> lowest, float keep_fraction) {

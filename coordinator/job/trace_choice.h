@@ -1,8 +1,9 @@
 // TRACE mode's arithmetic (docs/ARCHITECTURE.md §4.5), free of RPC and tree state: how confident
 // a step was (the top-1 − top-2 probability margin; DeepConf's token confidence), what a finished
 // trace answered and how confidently (the mean margin over its answer's tokens, CoT-decoding's
-// score; its lowest group confidence, DeepConf's), and which trace answers the job (the most
-// confident, or the answer whose traces sum the most confidence).
+// score; its lowest group confidence, DeepConf's), which trace answers the job (the most
+// confident, or the answer whose traces sum the most confidence), and when a running trace can
+// no longer overtake a finished one.
 #ifndef ARBOR_COORDINATOR_JOB_TRACE_CHOICE_H_
 #define ARBOR_COORDINATOR_JOB_TRACE_CHOICE_H_
 
@@ -40,7 +41,10 @@ struct TraceJudgement {
   double group_confidence = 0.0;
   int32_t answer_tokens = 0;
   bool finished = true;  // Ended on a stop token (not cut off by max_tokens or the context).
-  bool stopped = false;  // Stopped early for low confidence: it takes no part in the vote.
+  bool stopped = false;  // Stopped early: it takes no part in the vote.
+  // Stopped because it could no longer overtake a finished trace (TraceSearch's outrank stop),
+  // not for low confidence.
+  bool outranked = false;
 };
 
 // Judges one trace: `tokens` are its generated tokens (no stop token), `certainties` one per
@@ -78,6 +82,20 @@ TraceRanking RankTraces(absl::Span<const TraceJudgement> traces, const TraceVote
 // Trace `index`'s verdict for the tree viewer: "answer «42» · margin 0.81".
 std::string TraceNote(absl::Span<const TraceJudgement> traces, const TraceRanking& ranking,
                       int index, entropix::TraceVote vote);
+
+// The highest confidence a trace without an answer pattern can still end with: `path` holds the
+// certainties of its tokens so far (none a stop token), and it ends with at most `max_tokens`.
+// Its confidence is the mean margin over all its tokens, and a margin is at most 1, so the best
+// it can do is margins of 1 to the limit: (Σ margins + max_tokens − |path|) / max_tokens, which
+// only falls as the trace grows.
+double ReachableConfidence(absl::Span<const TokenCertainty> path, int32_t max_tokens);
+
+// Whether traces that open with these texts (each the decoded text of the path up to and with
+// its first own token) must end with different answers when the whole trace is the answer: an
+// answer is the trace's text without surrounding whitespace, and a trace's text begins with its
+// opening text, so two answers can be equal only if one stripped opening is a prefix of the
+// other's (an empty one, a held-back byte or only whitespace, is a prefix of all).
+bool AnswersStayDistinct(const std::vector<std::string>& openings);
 
 // The stop threshold DeepConf sets from its warm-up traces' lowest group confidences: their
 // (1 − keep_fraction) quantile (linear interpolation), so that about keep_fraction of traces

@@ -40,6 +40,64 @@ TraceSearch::TraceSearch(NodeId point, std::vector<Rollout> rollouts,
   }
 }
 
+BranchStrategy::Next TraceSearch::Send(BranchHost& host) {
+  if (!outrank_stop_) outrank_stop_ = OutrankStopApplies(host);
+  return RolloutSearch::Send(host);
+}
+
+bool TraceSearch::OutrankStopApplies(BranchHost& host) const {
+  const entropix::PolicyConfig& policy = host.spec().policy;
+  if (answer_pattern_ != nullptr || options_.vote != entropix::TraceVote::kMargin ||
+      policy.MaxForkDepth() > 1 || options_.warmup_traces > 0 || options_.commit_rank != 0 ||
+      rollouts_.size() < 2) {
+    return false;
+  }
+  if (!options_.aggregate) return true;
+  const size_t prompt = host.spec().prompt_token_ids.size();
+  std::vector<std::string> openings;
+  for (const Rollout& rollout : rollouts_) {
+    std::vector<int32_t> tokens = PathTokens(host.tree(), rollout.candidate);
+    tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(prompt));
+    openings.push_back(host.Decode(tokens));
+  }
+  return AnswersStayDistinct(openings);
+}
+
+int32_t TraceSearch::StepLimit(const Rollout& rollout, int32_t left) const {
+  if (!outrank_stop_.value_or(false)) return left;
+  const int32_t tokens = rollout.score.tokens();
+  return std::min(left, (tokens / kOutrankChunk + 1) * kOutrankChunk - tokens);
+}
+
+absl::Status TraceSearch::StopOutranked(BranchHost& host) {
+  if (!outrank_stop_.value_or(false)) return absl::OkStatus();
+  std::vector<Rollout> ended;  // Copies of the traces that are done, judged below.
+  for (const Rollout& rollout : rollouts_) {
+    if (rollout.done && rollout.sent && !rollout.outranked) ended.push_back(rollout);
+  }
+  std::vector<JudgedTrace> judged;
+  RETURN_IF_ERROR(Judge(host, ended, trunk_, judged));
+  std::optional<double> best;
+  for (const JudgedTrace& trace : judged) {
+    const TraceJudgement& j = trace.judgement;
+    if (j.finished && j.answer && (!best || j.confidence > *best)) best = j.confidence;
+  }
+  if (!best) return absl::OkStatus();
+  // Absorbs the rounding between this bound's sum and the judge's mean.
+  constexpr double kSlack = 1e-6;
+  for (Rollout& rollout : rollouts_) {
+    if (rollout.done || !rollout.sent) continue;
+    std::vector<TokenCertainty> path = trunk_;
+    path.insert(path.end(), rollout.score.certainties().begin(), rollout.score.certainties().end());
+    const int32_t limit = static_cast<int32_t>(trunk_.size()) + rollout.max_len;
+    if (ReachableConfidence(path, limit) < *best - kSlack) {
+      rollout.done = rollout.outranked = true;
+      host.EndTrace(rollout.sequence_id);
+    }
+  }
+  return absl::OkStatus();
+}
+
 int TraceSearch::ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const {
   const int64_t spent = static_cast<int64_t>(trunk_.size()) + ExploredTokens(rollouts_);
   if (options_.token_budget > 0 && spent >= options_.token_budget) return 0;
@@ -47,6 +105,7 @@ int TraceSearch::ForkWidth(const entropix::PolicyConfig& policy, int32_t replace
 }
 
 BranchStrategy::Next TraceSearch::Resolve(BranchHost& host) {
+  RETURN_IF_ERROR(StopOutranked(host));
   if (!AllTracesDone(rollouts_)) {
     RETURN_IF_ERROR(ReleaseAfterWarmup(host));
     return std::optional<BranchCommit>();
@@ -158,7 +217,8 @@ absl::Status TraceSearch::Judge(BranchHost& host, const std::vector<Rollout>& ro
     }
     TraceJudgement judgement = JudgeTrace(tokens, path, finished, options_.confidence_window,
                                           decode, answer_pattern_.get());
-    judgement.stopped = rollout.stop == arbor::v1::STOP_REASON_LOW_CONFIDENCE;
+    judgement.outranked = rollout.outranked;
+    judgement.stopped = rollout.outranked || rollout.stop == arbor::v1::STOP_REASON_LOW_CONFIDENCE;
     out.push_back({rollout.leaf, rollout.candidate, std::move(judgement)});
   }
   return absl::OkStatus();

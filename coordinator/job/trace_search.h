@@ -18,6 +18,17 @@
 // until the warm-up traces are done; their lowest group confidences set the threshold, and the
 // held traces then run with the worker stopping each once its window's confidence falls below
 // it. Traces forked deeper (trace.fork_entropy) run whole.
+//
+// The outrank stop: a trace that can no longer overtake a finished one stops, so that a search
+// costs what can still change its answer. It applies where a trace's best reachable confidence
+// is known (ReachableConfidence: no answer pattern, the MARGIN vote) and stopping one trace
+// changes nothing else: no nested forks (trace.max_depth 1), no warm-up, commit_rank 0 (the
+// runner-up is not wanted), and, with trace.aggregate, openings whose answers must stay
+// distinct (AnswersStayDistinct), so no trace can add to another's support. Traces then run
+// kOutrankChunk tokens a Run, and after each Run every running trace whose reachable confidence
+// is below the best finished trace's stops (`Rollout::outranked`; judged as left out of the
+// vote). The winner and its text are those of the search without the stop; the decision falls at
+// fixed lengths and reads only the traces' own tokens, so it is the same under any load.
 #ifndef ARBOR_COORDINATOR_JOB_TRACE_SEARCH_H_
 #define ARBOR_COORDINATOR_JOB_TRACE_SEARCH_H_
 
@@ -37,6 +48,10 @@ namespace arbor::coordinator {
 
 class TraceSearch : public RolloutSearch {
  public:
+  // Tokens a trace runs per Run while the outrank stop applies: each Run's end is a chance to
+  // stop the traces that can no longer win, and costs a round trip to the worker.
+  static constexpr int32_t kOutrankChunk = 8;
+
   // `trunk`: the certainties of the committed generated tokens above the branch point;
   // `answer_pattern`: what a trace's answer is (null: the whole trace).
   TraceSearch(NodeId point, std::vector<Rollout> rollouts, const entropix::TraceOptions& options,
@@ -44,7 +59,9 @@ class TraceSearch : public RolloutSearch {
               std::shared_ptr<const base::AnswerPattern> answer_pattern);
 
  protected:
+  Next Send(BranchHost& host) override;
   int ForkWidth(const entropix::PolicyConfig& policy, int32_t replaced) const override;
+  int32_t StepLimit(const Rollout& rollout, int32_t left) const override;
   Next Resolve(BranchHost& host) override;
   // The early stop of a stoppable trace's next Run (threshold, window, recent confidences).
   void AddEarlyStop(const Rollout& rollout, arbor::v1::RunItem& item) const override;
@@ -67,6 +84,10 @@ class TraceSearch : public RolloutSearch {
   // `order` (trace indices, best first) with the trace at trace.commit_rank moved to the front;
   // FAILED_PRECONDITION when there are too few traces.
   absl::StatusOr<std::vector<int>> CommitOrder(std::vector<int> order) const;
+  // Whether the outrank stop applies to this search (see above).
+  bool OutrankStopApplies(BranchHost& host) const;
+  // Stops every running trace that can no longer overtake the best finished one.
+  absl::Status StopOutranked(BranchHost& host);
   // Once the warm-up traces are done, sets the stop threshold from them and lets the held
   // traces run.
   absl::Status ReleaseAfterWarmup(BranchHost& host);
@@ -88,6 +109,7 @@ class TraceSearch : public RolloutSearch {
   const std::vector<TokenCertainty> trunk_;
   const std::shared_ptr<const base::AnswerPattern> answer_pattern_;
   std::optional<double> stop_below_confidence_;  // Set by the warm-up traces.
+  std::optional<bool> outrank_stop_;             // Decided before the first Run.
 };
 
 }  // namespace arbor::coordinator

@@ -1,8 +1,8 @@
 // TRACE mode's arithmetic on hand-built traces with known margins: a step's margin and token
 // confidence, the answer span mapped back to tokens (multi-token answers, a character split
 // across tokens, no match), the ranking with and without aggregation, DeepConf's group-confidence
-// vote (stopped and filtered traces left out) and its warm-up threshold, against values worked
-// out by hand.
+// vote (stopped and filtered traces left out) and its warm-up threshold, the outrank stop's
+// reachable confidence and distinct openings, against values worked out by hand.
 #include "coordinator/job/trace_choice.h"
 
 #include <cmath>
@@ -216,6 +216,28 @@ TEST(TraceChoice, WarmupThresholdIsTheQuantileThatKeepsTheFraction) {
   EXPECT_NEAR(WarmupThreshold(lowest, 0.5f), 3.0, 1e-9) << "the median";
   EXPECT_NEAR(WarmupThreshold(lowest, 0.1f), 4.6, 1e-6) << "keep 10 %: the 90th percentile";
   EXPECT_NEAR(WarmupThreshold({7.0}, 0.1f), 7.0, 1e-9);
+}
+
+// The outrank stop's bound: margins of 1 for every token left, over the longest trace.
+TEST(TraceChoice, ReachableConfidenceAssumesPerfectMarginsToTheLimit) {
+  const std::vector<TokenCertainty> path = {{0.5f, 0.0f}, {0.25f, 0.0f}};
+  EXPECT_DOUBLE_EQ(ReachableConfidence(path, 2), 0.375) << "at the limit: its own mean";
+  EXPECT_DOUBLE_EQ(ReachableConfidence(path, 4), (0.75 + 2.0) / 4.0);
+  EXPECT_DOUBLE_EQ(ReachableConfidence({}, 4), 1.0);
+  // Any ending at or before the limit scores at most the bound.
+  for (int length = 2; length <= 4; ++length) {
+    EXPECT_LE((0.75 + (length - 2)) / length, ReachableConfidence(path, 4) + 1e-12) << length;
+  }
+}
+
+TEST(TraceChoice, AnswersStayDistinctUnlessAnOpeningCouldGrowIntoAnother) {
+  EXPECT_TRUE(AnswersStayDistinct({"The", "A", "Sure"}));
+  EXPECT_TRUE(AnswersStayDistinct({"Yes", "No"}));
+  EXPECT_FALSE(AnswersStayDistinct({"The", "Th"})) << "\"Th\" + \"e\" is \"The\"";
+  EXPECT_FALSE(AnswersStayDistinct({" The", "The"})) << "the answer's whitespace is stripped";
+  EXPECT_FALSE(AnswersStayDistinct({"Yes\n", "Yes "})) << "both may end as \"Yes\"";
+  EXPECT_FALSE(AnswersStayDistinct({"\n", "Sure"})) << "whitespace alone opens anything";
+  EXPECT_FALSE(AnswersStayDistinct({"", "A"})) << "a held-back byte opens anything";
 }
 
 }  // namespace

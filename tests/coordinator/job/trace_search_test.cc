@@ -5,7 +5,8 @@
 // their ends in one batched Run and none is judged before all are done, the answer with the best
 // summed support (or the single most confident trace) is committed, traces without an answer
 // rank last, trace.max_traces and trace.token_budget bound the forks, a nested branch waits for
-// every trace, and DeepConf's held traces run with the threshold their warm-up set.
+// every trace, DeepConf's held traces run with the threshold their warm-up set, and a trace that
+// can no longer overtake a finished one stops.
 #include "coordinator/job/trace_search.h"
 
 #include <cmath>
@@ -329,6 +330,39 @@ TEST_F(TraceSearchTest, TracesWithoutAnAnswerRankBelowTracesWithOne) {
     EXPECT_EQ(Note(0, 1), "answer «7» · margin 0.300");
     EXPECT_EQ(Note(0, 2), "no answer · margin 0.525");
   }
+}
+
+// The outrank stop (whole traces answer, candidates' margin 0.2, 10 tokens at most): Runs of
+// kOutrankChunk tokens. After the first, trace 4 has finished at (0.2 + 0.89) / 2 = 0.545;
+// trace 5 (margins 0.1) can reach (0.2 + 7 · 0.1 + 2) / 10 = 0.29 at best and stops; trace 6
+// can reach (0.2 + 7 · 0.89 + 2) / 10 = 0.843, runs on and wins at (0.2 + 8 · 0.89) / 9 =
+// 0.813, as it would without the stop.
+TEST_F(TraceSearchTest, ATraceThatCannotOvertakeAFinishedOneStops) {
+  constexpr arbor::v1::StopReason kMaxSteps = arbor::v1::STOP_REASON_MAX_STEPS;
+  ASSERT_NO_FATAL_FAILURE(Make(TraceSpec(), ""));
+  ASSERT_NO_FATAL_FAILURE(Open({{4, 0.5}, {5, 0.3}, {6, 0.2}}));
+  ASSERT_NO_FATAL_FAILURE(SendRun());
+  for (const RunItem& item : host_->last_request().items()) {
+    EXPECT_EQ(item.max_steps(), TraceSearch::kOutrankChunk - 1) << "to the first check";
+  }
+  BranchStrategy::Next next =
+      Answer({Finished(Seq(0), {Confident(7)}),
+              Ran(Seq(1), std::vector<Drawn>(7, Margin(8, 0.5, 0.4)), kMaxSteps),
+              Ran(Seq(2), std::vector<Drawn>(7, Confident(9)), kMaxSteps)});
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_FALSE(next->has_value()) << "trace 6 may still win";
+  ASSERT_NO_FATAL_FAILURE(SendRun());
+  ASSERT_EQ(host_->last_request().items_size(), 1) << "trace 5 stopped";
+  EXPECT_EQ(host_->last_request().items(0).sequence_id(), Seq(2));
+  EXPECT_EQ(host_->last_request().items(0).max_steps(), 2) << "what its budget leaves";
+  next = Answer({Finished(Seq(2), {Confident(9)})});
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE(next->has_value());
+  EXPECT_EQ((*next)->main_sequence, Seq(2));
+  EXPECT_THAT((*next)->scores, ElementsAre(FloatNear(0.545f, 1e-4f), FloatNear(0.1125f, 1e-4f),
+                                           FloatNear(0.8133f, 1e-4f)));
+  EXPECT_THAT((*next)->reason, HasSubstr("1 traces left out of the vote"));
+  EXPECT_THAT(Note(0, 1), EndsWith("cut off · stopped: could not overtake a finished trace"));
 }
 
 // --- the trace and token budgets ------------------------------------------------------------
