@@ -133,6 +133,7 @@ absl::StatusOr<ChoicePlan> PlanChoices(int n, std::optional<int64_t> seed,
     }
   }
   if (!plan.seed) plan.seed = DrawSeed();
+  plan.lift_floor = !policy.trace().has_candidate_min_p();
   return plan;
 }
 
@@ -142,6 +143,7 @@ void SetChoice(const ChoicePlan& plan, int j, arbor::v1::GenerateRequest& reques
     const uint64_t s = static_cast<uint64_t>(*plan.seed) + static_cast<uint64_t>(offset);
     request.set_seed(s == 0 ? std::numeric_limits<uint64_t>::max() : s);
   }
+  if (plan.lift_floor) request.mutable_policy()->mutable_trace()->set_candidate_min_p(0.0f);
   if (plan.traces && j > 0) request.mutable_policy()->mutable_trace()->set_commit_rank(j);
 }
 

@@ -47,6 +47,10 @@ absl::Status ApplySampling(const SamplingFields& fields, bool explicit_policy,
 struct ChoicePlan {
   bool traces = false;          // Ranks of one trace search (else independent draws).
   std::optional<int64_t> seed;  // The request's; under TRACE with n > 1 one is drawn if absent.
+  // TRACE with n > 1 and no trace.candidate_min_p in the request: the search forks into its
+  // width's most likely tokens whatever their probability, so that n distinct traces exist where
+  // the width allows (a floor would leave a confident first token one trace, and fail the job).
+  bool lift_floor = false;
 };
 
 // The plan for `n` choices under `policy` over `server_policy`. Under TRACE, n above the traces
@@ -56,7 +60,7 @@ absl::StatusOr<ChoicePlan> PlanChoices(int n, std::optional<int64_t> seed,
                                        const arbor::v1::PolicyConfig& server_policy);
 
 // Choice j's seed (TRACE: the shared one; else seed + j; the API's seed 0 is 2^64 − 1, since 0
-// is the server's "pick one") and, under TRACE, its trace.commit_rank.
+// is the server's "pick one") and, under TRACE, its trace.commit_rank and the lifted floor.
 void SetChoice(const ChoicePlan& plan, int j, arbor::v1::GenerateRequest& request);
 
 }  // namespace arbor::coordinator::http

@@ -32,8 +32,9 @@ std::string Refusal(const absl::StatusOr<OpenAiRequest>& parsed) {
   return std::string(parsed.status().message());
 }
 
-// Under the server's CoT-decoding, n = 2 is one search run twice with one seed, the second
-// choice committing the trace ranked 2; temperature is the traces' own, top_p shapes their draws.
+// Under the server's CoT-decoding, n = 2 is one search run twice with one seed, its floor lifted
+// so that it opens two traces, the second choice committing the trace ranked 2; temperature is
+// the traces' own, top_p shapes their draws.
 TEST(OpenAiSamplingTest, UnderATraceDefaultNIsRanksOfOneSampledSearch) {
   const v1::PolicyConfig cot = policy::CotDecodingPolicy();
   absl::StatusOr<OpenAiRequest> r =
@@ -49,7 +50,15 @@ TEST(OpenAiSamplingTest, UnderATraceDefaultNIsRanksOfOneSampledSearch) {
     EXPECT_EQ(p.sampling().top_k(), 7);
     EXPECT_EQ(p.trace().commit_rank(), j);
   }
-  EXPECT_FALSE(r->choices[0].policy().trace().has_commit_rank()) << "choice 0 runs as n = 1";
+  EXPECT_FALSE(r->choices[0].policy().trace().has_commit_rank()) << "choice 0: the best trace";
+  for (const auto& choice : r->choices) {
+    EXPECT_TRUE(choice.policy().trace().has_candidate_min_p());
+    EXPECT_EQ(choice.policy().trace().candidate_min_p(), 0.0f) << "n traces open, not one";
+  }
+  // A floor the request asks for stays.
+  r = Chat(R"("n": 2, "arbor": {"policy": {"trace": {"candidateMinP": 0.3}}})", cot);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FLOAT_EQ(r->choices[1].policy().trace().candidate_min_p(), 0.3f);
 
   // Without a seed the choices still share one, drawn for them (0 would give each its own).
   r = Chat(R"("n": 3)", cot);
@@ -60,6 +69,7 @@ TEST(OpenAiSamplingTest, UnderATraceDefaultNIsRanksOfOneSampledSearch) {
   r = Chat(R"("n": 1)", cot);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->choices[0].seed(), 0u) << "one choice: the server picks, as before";
+  EXPECT_FALSE(r->choices[0].policy().trace().has_candidate_min_p()) << "the server's floor";
 
   // Temperature 0 keeps CoT-decoding, with greedy traces; it does not switch to greedy decoding.
   r = Chat(R"("temperature": 0)", cot);
