@@ -14,9 +14,8 @@ import unittest
 
 TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(TESTS, "integration", "support"))
-from arbor_processes import Processes, http_json, start_http_cluster  # noqa: E402
+from arbor_processes import Processes, http_json, start_smollm2_cluster  # noqa: E402
 
-SMOLLM2 = "smollm2-135m-instruct"
 QUESTIONS = [f"What is {a} plus {b}?" for a, b in [(2, 3), (3, 4), (4, 3), (7, 3)]]
 STOPPED = "stopped: could not overtake a finished trace"
 
@@ -25,17 +24,8 @@ class SearchOutrankTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        os.environ.setdefault("ARBOR_PYTHON", sys.executable)  # The pip that fetches the model.
         cls.processes = Processes(prefix="arbor-outrank-")
-        try:
-            cls.base = start_http_cluster(cls.processes, model=SMOLLM2,
-                                          worker_flags=("--threads=2", "--kv_tokens=8192"))
-        except (RuntimeError, TimeoutError):
-            logs = "".join(cls.processes.log(i) for i in range(len(cls.processes.processes)))
-            cls.processes.stop()
-            if "pip" in logs or "network" in logs:
-                raise unittest.SkipTest(f"SmolLM2 is not cached and cannot be fetched:\n{logs}")
-            raise
+        cls.base = start_smollm2_cluster(cls.processes, ("--threads=2", "--kv_tokens=8192"))
 
     @classmethod
     def tearDownClass(cls):

