@@ -17,7 +17,9 @@ namespace arbor::base {
 class Subprocess {
  public:
   // Starts argv[0] (looked up on PATH when it has no '/'). When `log_path` is set, the child's
-  // stdout and stderr go to that file (appended), else they are inherited.
+  // stdout and stderr go to that file (appended), else they are inherited. The child is killed
+  // (SIGKILL) when the thread that started it ends, the process with it, however it ends: a
+  // killed `arbor up` leaves no worker behind.
   static absl::StatusOr<Subprocess> Start(const std::vector<std::string>& argv,
                                           const std::string& log_path = "");
 
