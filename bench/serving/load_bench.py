@@ -17,10 +17,11 @@ Servers are measured in interleaved rounds (round r runs every server at every l
 round r + 1 starts), so drift in the machine's load hits all of them alike; percentiles pool
 the rounds. Works against `arbor up` and llama.cpp's llama-server alike (both speak
 /v1/chat/completions with stream_options.include_usage). Requests ask for temperature 0; an
-arbor server runs its default policy under it unless `--policy LABEL=NAME` names a preset or
-`--policy 'LABEL={...}'` gives PolicyConfig fields in JSON (greedy for a like-for-like race with llama-server; `arbor up`'s default, CoT-decoding, keeps
-its traces greedy at temperature 0). The same URL may be given under two labels with two
-policies, e.g. to compare a search's first delta with greedy's first token:
+arbor server runs its default policy under it unless `--policy LABEL=NAME` names a preset
+(greedy for a like-for-like race with llama-server; `arbor up`'s default, CoT-decoding, keeps
+its traces greedy at temperature 0) or `--policy 'LABEL={...}'` gives PolicyConfig fields in
+JSON. The same URL may be given under two labels with two policies, e.g. to compare a search's
+first delta with greedy's first token:
 
   load_bench.py --server greedy=http://127.0.0.1:8000 --server cot=http://127.0.0.1:8000 \
                 --policy greedy=greedy --streams 1,16
