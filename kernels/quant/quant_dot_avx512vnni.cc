@@ -172,7 +172,7 @@ template <int R, int G, typename Block>
       // Blocks ahead (into the next group at the end: groups are consecutive), so the weights
       // stream at the memory's rate instead of waiting on each load.
       const char* ahead = reinterpret_cast<const char*>(
-          &w[g * group_stride] + RepackedPrefetchBlocks(sizeof(Block), G * R));
+          &w[g * group_stride] + RepackedPrefetchBlocks(sizeof(Block), G * R, kZmmPrefetchBytes));
       for (size_t line = 0; line < sizeof(Block); line += 64) {
         _mm_prefetch(ahead + line, _MM_HINT_T0);
       }

@@ -1,20 +1,34 @@
-// How far ahead the per-32 kernels of the repacked rows (quant_dot_avx512vnni.cc,
-// repacked_ymm_kernel.h) prefetch their weights. Shared so that both instruction sets follow one
-// rule; not a layout, so it stays out of the headers whose declarations the A/B races compare.
+// How far ahead the kernels of the repacked rows prefetch their weights (into L1, one prefetch a
+// cache line). Shared so that each family of kernels follows one rule; not a layout, so it stays
+// out of the headers whose declarations the A/B races compare.
 #ifndef ARBOR_KERNELS_QUANT_REPACKED_PREFETCH_H_
 #define ARBOR_KERNELS_QUANT_REPACKED_PREFETCH_H_
 
+#include <algorithm>
 #include <cstddef>
 
 namespace arbor::kernels {
 
-// Blocks of `block_bytes` ahead for a pass over `rows` rows of activations (times its groups).
-// Few rows stream their weights from memory: 4 KiB ahead, as the best streaming read (four
-// blocks, 1.3 KB of Q4_1, left one-row matmuls on two threads 1.03–1.12× slower; 8 KiB was no
-// faster). More rows are bound by their arithmetic and meet their weights in cache, where 4 KiB
-// cost 1–2 %: four blocks.
-constexpr int RepackedPrefetchBlocks(size_t block_bytes, int rows) {
-  return rows < 4 ? static_cast<int>((4096 + block_bytes - 1) / block_bytes) : 4;
+// Bytes ahead where the weights stream from memory (a one-row pass), by the CPUs each family
+// runs on. The 512-bit kernels (AVX-512 CPUs): 4 KiB, as the best streaming read prefetches
+// there (on an Intel Xeon 1.3 KB left one-row matmuls on two threads 1.03–1.12× slower and 8 KiB
+// was no faster). The 256-bit kernels (AVX2-only CPUs): about 1.75 KiB, which on a Zen 3 streamed
+// one-row matmuls at 0.93–0.97 of the same moments' read (Q8_0) where 4 KiB reached 0.86–0.88,
+// and Q6_K at 0.74–0.77 where 3.4 KB reached 0.65–0.68; 1 KiB was as good for Q8_0 and worse for
+// Q4_K (0.83–0.87 against 0.88–0.90 at 2.4 KB).
+inline constexpr size_t kZmmPrefetchBytes = 4096;
+inline constexpr size_t kYmmPrefetchBytes = 1792;
+
+// The whole blocks of `block_bytes` nearest `bytes`, at least one.
+constexpr int BlocksNear(size_t block_bytes, size_t bytes) {
+  return std::max(1, static_cast<int>((bytes + block_bytes / 2) / block_bytes));
+}
+
+// Blocks ahead for a pass of the per-32 kernels over `rows` rows of activations (times its
+// groups). Few rows stream their weights from memory: `bytes` ahead. More rows are bound by their
+// arithmetic and meet their weights in cache, where 4 KiB cost 1–2 %: four blocks.
+constexpr int RepackedPrefetchBlocks(size_t block_bytes, int rows, size_t bytes) {
+  return rows < 4 ? BlocksNear(block_bytes, bytes) : 4;
 }
 
 }  // namespace arbor::kernels

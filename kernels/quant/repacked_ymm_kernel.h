@@ -203,8 +203,8 @@ void Rows(const Block* w, int64_t blocks, const Q8Rows& x, int64_t row0, float* 
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const Block& block = w[b];
-    const char* ahead =
-        reinterpret_cast<const char*>(&block + RepackedPrefetchBlocks(sizeof(Block), R));
+    const char* ahead = reinterpret_cast<const char*>(
+        &block + RepackedPrefetchBlocks(sizeof(Block), R, kYmmPrefetchBytes));
     for (size_t line = 0; line < sizeof(Block); line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     const int8_t* xb[R];
     int32_t x_sums[R];
