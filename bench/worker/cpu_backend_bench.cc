@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "base/flags.h"
 #include "base/status_macros.h"
+#include "bench/worker/paired_reads.h"
 #include "bench/worker/read_bandwidth.h"
 #include "entropix/logit_metrics.h"
 #include "kernels/cpu/thread_pool.h"
@@ -283,9 +284,15 @@ void BM_Decode(benchmark::State& state) {
   const int batch = state.range(2);
   // The roofline of these minutes: the faster of the reads right before and after the steps.
   double bandwidth = RunRoofline().MeasureAgain();
+  double paired_frac = 0;
   {
     DecodeBatch decode(state, f.backend.get(), batch);
-    for (auto _ : state) decode.Step(state);
+    PairedReads paired(RunRoofline());
+    for (auto _ : state) {
+      decode.Step(state);
+      paired.Iteration(state, static_cast<double>(f.backend->weight_bytes()));
+    }
+    paired_frac = paired.Finish();
     // The step's metrics if run serially after it: batch × one row's metrics / step time. Timed
     // outside the benchmark loop, on the logits of the last step.
     state.counters["metrics_frac"] = benchmark::Counter(
@@ -302,6 +309,8 @@ void BM_Decode(benchmark::State& state) {
   state.counters["bw_frac"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * f.backend->weight_bytes() / bandwidth,
       benchmark::Counter::kIsRate);
+  // The same against the reads of the same moments (paired_reads.h).
+  state.counters["bw_paired"] = paired_frac;
 }
 
 // Decode at a `context`-token context (arg 3): `batch` distinct sequences (BM_DecodeLong), or

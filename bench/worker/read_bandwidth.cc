@@ -173,14 +173,17 @@ ReadBandwidth ReadRoofline::MeasureAll() {
 }
 
 double ReadRoofline::MeasureAgain() {
-  const Loop loop = Loops()[best_ / std::size(kSplits)];
-  const Split split = kSplits[best_ % std::size(kSplits)];
-  const int64_t bytes = static_cast<int64_t>(buffer_.size());
   double best = 0;
-  for (int i = 0; i < 3 && bytes > 0; ++i) {
-    best = std::max(best, bytes / TimeRead(pool_, buffer_.data(), bytes, loop.fn, split));
-  }
+  for (int i = 0; i < 3; ++i) best = std::max(best, MeasureOnce());
   return best;
+}
+
+double ReadRoofline::MeasureOnce() {
+  const int64_t bytes = static_cast<int64_t>(buffer_.size());
+  if (bytes == 0) return 0;
+  const Loop loop = Loops()[best_ / std::size(kSplits)];
+  return bytes /
+         TimeRead(pool_, buffer_.data(), bytes, loop.fn, kSplits[best_ % std::size(kSplits)]);
 }
 
 size_t StreamingBytes() {

@@ -33,6 +33,8 @@ class ReadRoofline {
 
   // The best read MeasureAll found, three times (a tenth of a second at 25 GB/s): bytes/s.
   double MeasureAgain();
+  // The same read once: bytes/s (0 where no buffer could be mapped).
+  double MeasureOnce();
 
  private:
   kernels::ThreadPool& pool_;

@@ -19,6 +19,7 @@
 
 #include "base/huge_page_arena.h"
 #include "bench/kernels/random_quant_blocks.h"
+#include "bench/worker/paired_reads.h"
 #include "bench/worker/read_bandwidth.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/quant/quant_blocks.h"
@@ -72,7 +73,8 @@ std::string MakeCopies(const Case& c, Copies& copies) {
 }
 
 // Arg: the case. Reports the weights' GB/s and `read_frac`, that over the best read of these
-// minutes (the faster of the reads right before and after the timed loop).
+// minutes (the faster of the reads right before and after the timed loop), and `read_paired`,
+// against the reads of the same moments (paired_reads.h).
 void BM_StreamMatmul(benchmark::State& state) {
   const Case& c = kCases[state.range(0)];
   Copies copies;
@@ -85,7 +87,9 @@ void BM_StreamMatmul(benchmark::State& state) {
   std::normal_distribution<float> normal;
   std::mt19937 rng(2);
   for (float& v : x) v = normal(rng);
+  const double bytes = static_cast<double>(copies.bytes * copies.matrices.size());
   double bandwidth = RunRoofline().MeasureAgain();
+  PairedReads paired(RunRoofline());
   for (auto _ : state) {
     for (const char* w : copies.matrices) {
       const kernels::MatmulParams p{.x = x.data(),
@@ -102,15 +106,17 @@ void BM_StreamMatmul(benchmark::State& state) {
       kernels::QuantMatmul(p, &pool);
     }
     benchmark::DoNotOptimize(out.data());
+    paired.Iteration(state, bytes);
   }
+  const double paired_frac = paired.Finish();
   bandwidth = std::max(bandwidth, RunRoofline().MeasureAgain());
-  const double bytes = static_cast<double>(copies.bytes * copies.matrices.size());
   state.SetLabel(c.what);
   state.counters["GBps"] =
       benchmark::Counter(state.iterations() * bytes / 1e9, benchmark::Counter::kIsRate);
   if (bandwidth > 0) {
     state.counters["read_frac"] =
         benchmark::Counter(state.iterations() * bytes / bandwidth, benchmark::Counter::kIsRate);
+    state.counters["read_paired"] = paired_frac;
   }
 }
 
