@@ -279,24 +279,29 @@ template <bool kVnni>
 struct Q6K {
   using Block = Q6Kx8Block;
 
-  // Sub-block j's q − 32, vector t: row r's weights 4t … 4t + 3 (lane 2r) and 16 + 4t … (lane
-  // 2r + 1). The top two bits (bits 2f, 2f + 1 of `high`, f = j % 4) come as 16·bits − 32 from a
-  // table indexed by the nibble that holds them, so that one add joins them to the low four.
-  static void Weights(const Block& block, int h, int j, __m256i (&q)[4]) {
+  // Sub-blocks j … j + kCount − 1's q − 32 (kCount 1, or 2 from an even j), vector t: row r's
+  // weights 4t … 4t + 3 (lane 2r) and 16 + 4t … (lane 2r + 1). The top two bits (bits 2f,
+  // 2f + 1 of `high`, f = j % 4) come as 16·bits − 32 from a table indexed by the nibble that
+  // holds them, so that one add joins them to the low four; two sub-blocks share their loads
+  // and that nibble.
+  template <int kCount>
+  static void Weights(const Block& block, int h, int j, __m256i (&q)[kCount][4]) {
     const __m256i low = _mm256_set1_epi8(0x0f);
-    const int f = j % 4;
-    const __m256i top =
-        f % 2
-            ? _mm256_setr_epi8(-32, -32, -32, -32, -16, -16, -16, -16, 0, 0, 0, 0, 16, 16, 16, 16,
-                               -32, -32, -32, -32, -16, -16, -16, -16, 0, 0, 0, 0, 16, 16, 16, 16)
-            : _mm256_setr_epi8(-32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16,
-                               -32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16);
+    const __m256i odd = _mm256_setr_epi8(-32, -32, -32, -32, -16, -16, -16, -16, 0, 0, 0, 0, 16,
+                                         16, 16, 16, -32, -32, -32, -32, -16, -16, -16, -16, 0,
+                                         0, 0, 0, 16, 16, 16, 16);
+    const __m256i even = _mm256_setr_epi8(-32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32,
+                                          -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32, -16,
+                                          0, 16, -32, -16, 0, 16);
     for (int t = 0; t < 4; ++t) {
       const __m256i l = Load(block.low[j / 2] + 64 * t + 32 * h);
       const __m256i high = Load(block.high[j / 4] + 64 * t + 32 * h);
-      const __m256i bits03 = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(l, 4) : l, low);
-      const __m256i nibble = _mm256_and_si256(f < 2 ? high : _mm256_srli_epi16(high, 4), low);
-      q[t] = _mm256_add_epi8(bits03, _mm256_shuffle_epi8(top, nibble));
+      const __m256i nibble = _mm256_and_si256(j % 4 < 2 ? high : _mm256_srli_epi16(high, 4), low);
+      for (int u = 0; u < kCount; ++u) {
+        const int ju = j + u;
+        const __m256i bits03 = _mm256_and_si256(ju % 2 ? _mm256_srli_epi16(l, 4) : l, low);
+        q[u][t] = _mm256_add_epi8(bits03, _mm256_shuffle_epi8(ju % 2 ? odd : even, nibble));
+      }
     }
   }
 
@@ -329,18 +334,22 @@ struct Q6K {
       xb[r] = x[r].biased_pairs + 256 * b;
       total[r] = start;
     }
+    constexpr int kCount = R == 1 ? 2 : 1;
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 8; j += kCount) {
       ReloadHere();
-      __m256i q[4];
-      Weights(block, h, j, q);
-      const __m256i scales = Spread(Broadcast16(block.scales[2 * j]), kSignedPairWords[h]);
+      __m256i q[kCount][4];
+      Weights<kCount>(block, h, j, q);
+      for (int u = 0; u < kCount; ++u) {
+        const __m256i scales =
+            Spread(Broadcast16(block.scales[2 * (j + u)]), kSignedPairWords[h]);
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        __m256i xj[4];
-        Activations(xb[r] + 32 * j, xj);
-        total[r] = AddSubBlock(total[r], q, xj, scales);
-        Settle(total[r]);
+        for (int r = 0; r < R; ++r) {
+          __m256i xj[4];
+          Activations(xb[r] + 32 * (j + u), xj);
+          total[r] = AddSubBlock(total[r], q[u], xj, scales);
+          Settle(total[r]);
+        }
       }
     }
     const __m128 d4 = Halves4(block.d + 4 * h);
