@@ -287,6 +287,7 @@ struct Q6K {
   template <int kCount>
   static void Weights(const Block& block, int h, int j, __m256i (&q)[kCount][4]) {
     const __m256i low = _mm256_set1_epi8(0x0f);
+    // By the nibble's value: its bits 2–3 (odd f) or 0–1 (even f) as 16·bits − 32.
     const __m256i odd = _mm256_setr_epi8(-32, -32, -32, -32, -16, -16, -16, -16, 0, 0, 0, 0, 16,
                                          16, 16, 16, -32, -32, -32, -32, -16, -16, -16, -16, 0,
                                          0, 0, 0, 16, 16, 16, 16);
@@ -322,7 +323,8 @@ struct Q6K {
   }
 
   // Super-block b's products for activation rows x[0, R) added into their sums s[r], half h
-  // (as Q4KLike::Rows).
+  // (as Q4KLike::Rows). One row unpacks two sub-blocks at a time (1.05×); more rows fill the
+  // registers with their sums and take one.
   template <int R>
   static void Rows(const Block& block, int h, const Q8KRow* x, int64_t b, __m256 (&s)[R]) {
     const __m128i bias = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.bias + 4 * h));
@@ -365,7 +367,7 @@ struct Q6K {
   }
 
   // Super-block b for activation rows x[0, R), a half at a time (both at once for one row, as
-  // Q4KLike's, measured level).
+  // Q4KLike's: 0.85–0.94×).
   template <int R>
   static void SuperBlock(const Block& block, const Q8KRow* x, int64_t b, __m256 (&s)[2][R]) {
     for (int h = 0; h < 2; ++h) Rows<R>(block, h, x, b, s[h]);

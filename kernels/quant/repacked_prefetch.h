@@ -12,10 +12,10 @@ namespace arbor::kernels {
 // Bytes ahead where the weights stream from memory (a one-row pass), by the CPUs each family
 // runs on. The 512-bit kernels (AVX-512 CPUs): 4 KiB, as the best streaming read prefetches
 // there (on an Intel Xeon 1.3 KB left one-row matmuls on two threads 1.03–1.12× slower and 8 KiB
-// was no faster). The 256-bit kernels (AVX2-only CPUs): about 1.75 KiB, which on a Zen 3 streamed
-// one-row matmuls at 0.93–0.97 of the same moments' read (Q8_0) where 4 KiB reached 0.86–0.88,
-// and Q6_K at 0.74–0.77 where 3.4 KB reached 0.65–0.68; 1 KiB was as good for Q8_0 and worse for
-// Q4_K (0.83–0.87 against 0.88–0.90 at 2.4 KB).
+// was no faster). The 256-bit kernels (AVX2-only CPUs): about 1.75 KiB. On a Zen 3 one-row
+// matmuls on two threads streamed Q8_0 at 0.92–0.98 of the same moments' read 1–1.6 KiB ahead,
+// where 4 KiB reached 0.86–0.88; Q6_K at 0.66–0.77 one super-block (1.7 KB) ahead, where two
+// (3.4 KB) reached 0.65–0.68; Q4_K kept two (2.4 KB: median 0.88, against 0.86 at one).
 inline constexpr size_t kZmmPrefetchBytes = 4096;
 inline constexpr size_t kYmmPrefetchBytes = 1792;
 
