@@ -71,13 +71,18 @@ int32_t TraceSearch::StepLimit(const Rollout& rollout, int32_t left) const {
 
 absl::Status TraceSearch::StopOutranked(BranchHost& host) {
   if (!outrank_stop_.value_or(false)) return absl::OkStatus();
-  std::vector<Rollout> ended;  // Copies of the traces that are done, judged below.
-  for (const Rollout& rollout : rollouts_) {
-    if (rollout.done && rollout.sent && !rollout.outranked) ended.push_back(rollout);
+  // Copies of the traces done since the last Run, judged below: one that is done stays as it is.
+  std::vector<Rollout> ended;
+  outrank_judged_.resize(rollouts_.size(), false);
+  for (size_t i = 0; i < rollouts_.size(); ++i) {
+    const Rollout& rollout = rollouts_[i];
+    if (!rollout.done || !rollout.sent || rollout.outranked || outrank_judged_[i]) continue;
+    ended.push_back(rollout);
+    outrank_judged_[i] = true;
   }
   std::vector<JudgedTrace> judged;
   RETURN_IF_ERROR(Judge(host, ended, trunk_, judged));
-  std::optional<double> best;
+  std::optional<double>& best = best_finished_confidence_;
   for (const JudgedTrace& trace : judged) {
     const TraceJudgement& j = trace.judgement;
     if (j.finished && j.answer && (!best || j.confidence > *best)) best = j.confidence;

@@ -110,6 +110,9 @@ class TraceSearch : public RolloutSearch {
   const std::shared_ptr<const base::AnswerPattern> answer_pattern_;
   std::optional<double> stop_below_confidence_;  // Set by the warm-up traces.
   std::optional<bool> outrank_stop_;             // Decided before the first Run.
+  // The outrank stop's record: which rollouts_ it has judged, and the best finished confidence.
+  std::vector<bool> outrank_judged_;
+  std::optional<double> best_finished_confidence_;
 };
 
 }  // namespace arbor::coordinator
