@@ -41,18 +41,18 @@ struct Q8Buffers {
     rows.sums = sums.data();
     q_sums.resize(m * rows.stride);
     rows.q_sums = q_sums.data();
-    // The quantizer writes every real chunk; the padding chunk of an odd row count must read as
-    // zeros (the 512-bit kernel multiplies it by zero weights), and so must the offset sums of
-    // the rows that fill up the last group of eight, so that no stale value reaches a lane.
+    // The quantizer then writes every real chunk; the padding chunk of an odd chunk count must
+    // read as zeros (the 512-bit kernel multiplies it by zero weights), and so must the offset
+    // sums of the rows that fill up the last group of eight, so that no stale value reaches a
+    // lane. That group's sums are one run, zeroed whole (its real rows are written after): a
+    // decode step's hundred calls of one row each set them one float at a time for 2 % of it.
+    if (m % 8 != 0) {
+      std::fill_n(rows.sums + SumIndex(m / 8 * 8, 0, 0, rows.stride), rows.stride * 3 * 8, 0.0f);
+    }
     for (int64_t c = rows.chunks; c < rows.stride; ++c) {
       for (int64_t i = 0; i < m; ++i) {
         std::fill_n(rows.q + 32 * (i * rows.stride + c), 32, 0);
         std::fill_n(rows.scales + 8 * (i * rows.stride + c), 8, 0.0f);
-      }
-    }
-    for (int64_t i = 0; i < (m + 7) / 8 * 8; ++i) {
-      for (int64_t c = 0; c < rows.stride; ++c) {
-        if (i < m && c < rows.chunks) continue;
         for (int part = 0; part < 3; ++part) rows.sums[SumIndex(i, c, part, rows.stride)] = 0.0f;
       }
     }
