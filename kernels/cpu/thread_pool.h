@@ -60,10 +60,12 @@ class ThreadPool {
   // The loop's chunks are claimed from one word: the next chunk's index in the low 32 bits,
   // the loop's chunk count in the high 32. A claim is a compare-and-swap on the word a thread
   // read, so it can only take a chunk of the loop whose fn_ and starts_ it then reads: the
-  // caller changes those only after every chunk it handed out is done.
-  std::atomic<uint64_t> ticket_{0};
-  std::atomic<int64_t> chunks_done_{0};
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  // caller changes those only after every chunk it handed out is done. The claims, the count of
+  // chunks done (which the caller spins on) and the loop's read-only description each have a
+  // cache line of their own, so that no thread's write moves a line another is reading.
+  alignas(64) std::atomic<uint64_t> ticket_{0};
+  alignas(64) std::atomic<int64_t> chunks_done_{0};
+  alignas(64) const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   std::vector<int64_t> starts_;  // Chunk i is [starts_[i], starts_[i + 1]).
 
   std::vector<std::thread> workers_;
