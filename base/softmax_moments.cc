@@ -21,12 +21,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
+SoftmaxMoments SoftmaxMoments::OfChunk(const float* x, int64_t n) {
   // Whole vectors, then the tail padded with −inf, which adds nothing to either pass.
   const int64_t whole = n / kLanes * kLanes;
   const Floats tail = Tail(x, whole, n, kNegInf);
   const float chunk_max = MaxOf(x, n);
-  if (chunk_max == kNegInf) return;  // Nothing finite.
+  SoftmaxMoments chunk;
+  if (chunk_max == kNegInf) return chunk;  // Nothing finite.
   Doubles s0{}, s1{}, s2{};
   auto add = [&](Floats v) {
     const Floats y = v - chunk_max;  // ≤ 0, or −inf.
@@ -41,14 +42,13 @@ void SoftmaxMoments::AddChunk(const float* x, int64_t n) {
   };
   for (int64_t i = 0; i < whole; i += kLanes) add(Load(x + i));
   add(tail);
-  SoftmaxMoments chunk;
   chunk.max = chunk_max;
   for (int lane = 0; lane < kLanes; ++lane) {
     chunk.sum += s0[lane];
     chunk.sum_x += s1[lane];
     chunk.sum_xx += s2[lane];
   }
-  Merge(chunk);
+  return chunk;
 }
 
 double SoftmaxMoments::EntropyNats() const { return std::max(0.0, std::log(sum) - sum_x / sum); }

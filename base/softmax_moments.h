@@ -36,8 +36,11 @@ struct SoftmaxMoments {
   // Adds `count` inputs that all equal `value` (finite), e.g. REFERENCE mode's empty slots.
   ARBOR_HOST_DEVICE void AddConstant(double value, double count);
   // Adds the inputs x[0..n). They must be finite or −inf (−inf contributes nothing); callers
-  // validate first (see FindNonFinite).
-  void AddChunk(const float* x, int64_t n);
+  // validate first (see FindNonFinite). The same as Merge(OfChunk(x, n)).
+  void AddChunk(const float* x, int64_t n) { Merge(OfChunk(x, n)); }
+  // The state of x[0..n) alone (empty when nothing is finite), so that chunks may be reduced
+  // apart and merged afterwards in their order, with AddChunk's bits.
+  static SoftmaxMoments OfChunk(const float* x, int64_t n);
   // Combines with another state, as if its inputs had been added here.
   ARBOR_HOST_DEVICE void Merge(const SoftmaxMoments& other);
 

@@ -49,32 +49,82 @@ std::vector<TokenLogprob> ToLogprobs(const std::vector<ScoredIndex>& best, doubl
   return top;
 }
 
-absl::StatusOr<LogitSummary> FromFloatRow(const float* logits, int n, int k, int probe) {
-  base::SoftmaxMoments moments;
-  // Small k against the row streams through a bounded heap chunk by chunk; a large one is a
-  // partial selection over the whole row afterwards (SelectTopK's own split).
-  const bool stream_top_k = k > 0 && int64_t{k} * 8 < n;
+// What one part of a row (chunks [begin, end)) yields: each chunk's moments in order, its own
+// top-K stream, the entries above the probe, and its first non-finite entry (then the rest of the
+// part is skipped).
+struct PartSummary {
+  std::vector<base::SoftmaxMoments> chunks;
   std::optional<TopKStream> stream;
-  if (stream_top_k) stream.emplace(k);
-  LogitSummary summary;
-  if (probe >= 0) summary.probe_logit = logits[probe];
-  for (int start = 0; start < n; start += kChunk) {
-    const int len = std::min(kChunk, n - start);
+  int32_t above = 0;
+  int64_t bad = -1;
+};
+
+void SummarizePart(const float* logits, int n, int begin, int end, int k, int probe,
+                   PartSummary& part) {
+  if (k > 0) part.stream.emplace(k);
+  for (int c = begin; c < end; ++c) {
+    const int start = c * kChunk, len = std::min(kChunk, n - start);
     if (const int64_t bad = base::FindNonFinite(logits + start, len); bad >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("logits[", start + bad, "] is ",
-                                                     logits[start + bad],
-                                                     "; logits must be finite "
-                                                     "or -inf"));
+      part.bad = start + bad;
+      return;
     }
-    moments.AddChunk(logits + start, len);
-    if (stream_top_k) OfferChunk(logits + start, start, len, *stream);
-    if (probe >= 0) summary.probe_rank += CountAbove(logits + start, len, summary.probe_logit);
+    part.chunks.push_back(base::SoftmaxMoments::OfChunk(logits + start, len));
+    if (k > 0) OfferChunk(logits + start, start, len, *part.stream);
+    if (probe >= 0) part.above += CountAbove(logits + start, len, logits[probe]);
+  }
+}
+
+// The parts joined in their order: the chunks' moments merged as one pass over the row would
+// merge them, the streams' items ranked again (one order over all items, so which part kept an
+// item does not matter), the counts added.
+absl::StatusOr<LogitSummary> JoinParts(const float* logits, int n, int k, int probe,
+                                       bool stream_top_k, std::vector<PartSummary>& parts) {
+  base::SoftmaxMoments moments;
+  LogitSummary summary;
+  for (PartSummary& part : parts) {
+    if (part.bad >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("logits[", part.bad, "] is ", logits[part.bad],
+                                                     "; logits must be finite or -inf"));
+    }
+    for (const base::SoftmaxMoments& chunk : part.chunks) moments.Merge(chunk);
+    if (part.stream) {
+      std::vector<ScoredIndex> kept = std::move(*part.stream).TakeSorted();
+      summary.best.insert(summary.best.end(), kept.begin(), kept.end());
+    }
+    summary.probe_rank += part.above;
   }
   ASSIGN_OR_RETURN(summary.metrics, FinishLogitMetrics(moments));
   summary.logsumexp = moments.LogSumExp();
-  summary.probe_rank += probe >= 0 ? 1 : 0;
-  summary.best = stream_top_k ? std::move(*stream).TakeSorted() : SelectTopK(logits, n, k);
+  if (probe >= 0) {
+    summary.probe_logit = logits[probe];
+    summary.probe_rank += 1;
+  }
+  if (stream_top_k) {
+    KeepTopK(summary.best, k);
+  } else {
+    summary.best = SelectTopK(logits, n, k);
+  }
   return summary;
+}
+
+absl::StatusOr<LogitSummary> FromFloatRow(const float* logits, int n, int k, int probe,
+                                          const RowSplit& split) {
+  // Small k against the row streams through a bounded heap chunk by chunk; a large one is a
+  // partial selection over the whole row afterwards (SelectTopK's own split).
+  const bool stream_top_k = k > 0 && int64_t{k} * 8 < n;
+  const int chunks = (n + kChunk - 1) / kChunk;
+  const int count = std::clamp(split.parts, 1, chunks);
+  std::vector<PartSummary> parts(count);
+  auto run_part = [&](int p) {
+    SummarizePart(logits, n, p * chunks / count, (p + 1) * chunks / count, stream_top_k ? k : 0,
+                  probe, parts[p]);
+  };
+  if (count == 1 || !split.run) {
+    for (int p = 0; p < count; ++p) run_part(p);
+  } else {
+    split.run(count, run_part);
+  }
+  return JoinParts(logits, n, k, probe, stream_top_k, parts);
 }
 
 absl::Status CheckProbe(int n, int probe) {
@@ -99,10 +149,11 @@ absl::StatusOr<LogitMetrics> FinishLogitMetrics(const base::SoftmaxMoments& mome
   return metrics;
 }
 
-absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe) {
+absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe,
+                                             const RowSplit& split) {
   RETURN_IF_ERROR(CheckArguments(n, k));
   RETURN_IF_ERROR(CheckProbe(n, probe));
-  return FromFloatRow(logits, n, k, probe);
+  return FromFloatRow(logits, n, k, probe, split);
 }
 
 absl::StatusOr<LogitMetrics> ComputeLogitMetrics(const float* logits, int n, int top_k) {

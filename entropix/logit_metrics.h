@@ -7,6 +7,7 @@
 #define ARBOR_ENTROPIX_LOGIT_METRICS_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,9 +47,20 @@ struct LogitSummary {
   int32_t probe_rank = 0;         // 1 + entries strictly larger than it.
 };
 
+// How SummarizeLogits may share one row among threads: `parts` contiguous ranges of the row,
+// each summarized by run(parts, fn) calling fn(0) … fn(parts − 1), possibly at once on other
+// threads, and returning when all have returned. Without `run` the parts are summarized here, in
+// order. The summary is the same, bit for bit, for any split: each chunk of the row is reduced
+// alone and the chunks are merged in their order, as one pass over the row merges them.
+struct RowSplit {
+  int parts = 1;
+  std::function<void(int, const std::function<void(int)>&)> run;
+};
+
 // The summary of logits[0..n) with its `k` (in [0, n]) best entries and `probe` (−1, or in
 // [0, n)); errors as ComputeLogitMetrics.
-absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe);
+absl::StatusOr<LogitSummary> SummarizeLogits(const float* logits, int n, int k, int probe,
+                                             const RowSplit& split = {});
 
 // The final combine of a chunked reduction: entropy, varentropy, log-sum-exp and max from the
 // merged moments of the whole row (top_k left empty; the caller fills it from its own

@@ -9,6 +9,8 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "base/bf16.h"
@@ -254,6 +256,67 @@ TEST(LogitMetrics, BadInputIsAnErrorNamingTheEntry) {
   EXPECT_FALSE(FinishLogitMetrics(base::SoftmaxMoments{}).ok());
   const uint16_t bf_nan = 0x7fc0;
   EXPECT_FALSE(ComputeLogitMetrics(&bf_nan, 1, 1).ok());
+}
+
+// The summary of one row shared among parts, run in reverse order or each on its own thread, is
+// the unshared one bit for bit: ties, masked tokens and masked whole chunks, a probe, small and
+// large k, more parts than chunks, and the first bad entry wherever the parts fall.
+TEST(LogitMetrics, ASharedRowSummarizesToTheSameBits) {
+  const uint32_t seed = TestSeed();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  const RowSplit reversed{.parts = 0, .run = [](int parts, const std::function<void(int)>& fn) {
+                            for (int p = parts - 1; p >= 0; --p) fn(p);
+                          }};
+  const RowSplit threads{.parts = 0, .run = [](int parts, const std::function<void(int)>& fn) {
+                           std::vector<std::thread> running;
+                           for (int p = 0; p < parts; ++p) running.emplace_back(fn, p);
+                           for (std::thread& t : running) t.join();
+                         }};
+  for (int trial = 0; trial < 8; ++trial) {
+    const int n = trial < 2 ? kLlama3Vocab : 1 + static_cast<int>(rng() % 20000);
+    std::normal_distribution<float> normal(0.0f, 4.0f);
+    std::vector<float> x(n);
+    // Rounded to quarters, so that many logits tie.
+    for (float& v : x) v = std::round(4.0f * normal(rng)) / 4.0f;
+    for (int i = 0; i < n / 8; ++i) x[rng() % n] = -kInf;
+    std::fill(x.begin(), x.begin() + std::min(n, 2048), -kInf);  // A chunk all masked.
+    x[n - 1] = 1.0f;
+    const int k = std::array<int, 4>{0, 1, 20, n}[trial % 4];
+    const int probe = trial % 2 == 0 ? -1 : static_cast<int>(rng() % n);
+    SCOPED_TRACE(testing::Message() << "n " << n << " k " << k << " probe " << probe);
+    auto want = SummarizeLogits(x.data(), n, k, probe);
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (int parts = 1; parts <= 7; parts += 2) {
+      for (RowSplit split : {reversed, threads}) {
+        split.parts = parts;
+        auto got = SummarizeLogits(x.data(), n, k, probe, split);
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_EQ(got->metrics.entropy, want->metrics.entropy) << parts;
+        EXPECT_EQ(got->metrics.varentropy, want->metrics.varentropy) << parts;
+        EXPECT_EQ(got->metrics.max_logit, want->metrics.max_logit) << parts;
+        EXPECT_EQ(got->logsumexp, want->logsumexp) << parts;
+        EXPECT_EQ(got->probe_logit, want->probe_logit) << parts;
+        EXPECT_EQ(got->probe_rank, want->probe_rank) << parts;
+        ASSERT_EQ(got->best.size(), want->best.size()) << parts;
+        for (size_t i = 0; i < got->best.size(); ++i) {
+          EXPECT_EQ(got->best[i].index, want->best[i].index) << parts << " " << i;
+          EXPECT_EQ(got->best[i].value, want->best[i].value) << parts << " " << i;
+        }
+      }
+    }
+    // Two bad entries: the error names the first, however the row is shared.
+    const int first = static_cast<int>(rng() % n), second = std::min(n - 1, first + 3000);
+    x[second] = kInf;
+    x[first] = NAN;
+    const std::string message(SummarizeLogits(x.data(), n, k, probe).status().message());
+    EXPECT_NE(message.find("logits[" + std::to_string(first) + "]"), std::string::npos);
+    for (int parts = 2; parts <= 7; parts += 5) {
+      RowSplit split = threads;
+      split.parts = parts;
+      EXPECT_EQ(SummarizeLogits(x.data(), n, k, probe, split).status().message(), message);
+    }
+  }
 }
 
 // The vectorised row scans over every length around the vector width, each bad value at each

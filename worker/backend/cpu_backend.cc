@@ -36,6 +36,10 @@ using kernels::WeightType;
 
 const std::vector<float> kNoBias;
 
+// The most logits ProjectAndReduce keeps between steps (32 MiB: 64 rows of a 128,256-token
+// vocabulary); a larger step's are given back after it.
+constexpr size_t kKeptLogitFloats = size_t{1} << 23;
+
 // Row-parallel elementwise ops: fn(first_row, num_rows) calls the reference on a sub-range.
 template <typename Fn>
 void ForRows(kernels::ThreadPool* pool, int64_t rows, const Fn& fn) {
@@ -507,7 +511,13 @@ void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in
 void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& s) {
   const model::ModelConfig& c = config_;
   const int64_t vocab = c.vocab_size, num_logits = static_cast<int64_t>(s.batch.logit_rows.size());
-  std::vector<float> logits(num_logits * vocab);
+  // Kept per thread between steps, as the attention's panels are: a fresh row per step was
+  // written twice (zeroed, then computed) and, past the allocator's mapping threshold, mapped and
+  // faulted in each time (10 µs of a one-row SmolLM2 step). Named by a reference, which the
+  // reductions on the pool's threads then share.
+  thread_local std::vector<float> kept;
+  std::vector<float>& logits = kept;
+  if (static_cast<int64_t>(logits.size()) < num_logits * vocab) logits.resize(num_logits * vocab);
   kernels::LogitsRef({s.h.data(), s.batch.logit_rows.data(), lm_head_.data, lm_head_.type,
                       logits.data(), num_logits, c.hidden_size, vocab, c.hidden_size, vocab,
                       options_.activation_quant, options_.batch_invariant},
@@ -523,11 +533,19 @@ void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& 
     if (row.logits != nullptr) std::copy_n(row_logits[r], vocab, row.logits);
     if (row.reduction != nullptr) reduced.push_back(r);
   }
-  HostParallelFor(static_cast<int64_t>(reduced.size()), [&](int64_t i) {
-    const size_t r = reduced[i];
+  auto reduce = [&](size_t r, const entropix::RowSplit& split) {
     ReduceRowOnHost(absl::MakeConstSpan(row_logits[r], vocab), s.last_scores[r], c.num_heads,
-                    s.batch.kv_len[r], *rows[r].reduction);
-  });
+                    s.batch.kv_len[r], *rows[r].reduction, split);
+  };
+  if (reduced.size() == 1 && pool_->num_threads() > 1) {
+    // A lone row (one stream's decode step) shares its vocabulary among the threads, which
+    // would otherwise wait for it.
+    reduce(reduced[0], RowSplitOn(*pool_));
+  } else {
+    HostParallelFor(static_cast<int64_t>(reduced.size()),
+                    [&](int64_t i) { reduce(reduced[i], {}); });
+  }
+  if (logits.capacity() > kKeptLogitFloats) logits = std::vector<float>();
 }
 
 void CpuBackend::HostParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {

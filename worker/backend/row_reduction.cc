@@ -51,7 +51,7 @@ absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t v
 }
 
 void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int num_heads, int keys,
-                     RowReduction& out) {
+                     RowReduction& out, const entropix::RowSplit& split) {
   const ReductionRequest& request = out.request;
   const int vocab = static_cast<int>(logits.size());
   std::vector<float> adjusted;  // Only rows with processors or a constraint pay for a copy.
@@ -62,7 +62,7 @@ void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int nu
     logits = adjusted;
   }
   absl::StatusOr<entropix::LogitSummary> summary = entropix::SummarizeLogits(
-      logits.data(), vocab, std::min(request.candidates, vocab), request.probe_token);
+      logits.data(), vocab, std::min(request.candidates, vocab), request.probe_token, split);
   if (!summary.ok()) {
     out.status = summary.status();
     return;
@@ -84,6 +84,15 @@ void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int nu
   out.candidates = entropix::CandidateRow::Of(summary->best);
   out.probe_logit = summary->probe_logit;
   out.probe_rank = summary->probe_rank;
+}
+
+entropix::RowSplit RowSplitOn(kernels::ThreadPool& pool) {
+  return {.parts = pool.num_threads(),
+          .run = [&pool](int parts, const std::function<void(int)>& part) {
+            pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+              for (int64_t p = begin; p < end; ++p) part(static_cast<int>(p));
+            });
+          }};
 }
 
 }  // namespace arbor::worker

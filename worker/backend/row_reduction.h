@@ -19,6 +19,7 @@
 #include "entropix/candidates.h"
 #include "entropix/logit_metrics.h"
 #include "entropix/logit_processors.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace arbor::worker {
 
@@ -56,9 +57,13 @@ struct RowReduction {
 };
 
 // Reduces `logits` ([vocab]) and `scores` ([num_heads, keys], the last layer's scaled scores of
-// the row's last token) into `out` as its request asks.
+// the row's last token) into `out` as its request asks; `split` may share the logits' summary
+// among threads (entropix::RowSplit: the same result).
 void ReduceRowOnHost(absl::Span<const float> logits, const float* scores, int num_heads, int keys,
-                     RowReduction& out);
+                     RowReduction& out, const entropix::RowSplit& split = {});
+
+// A split of one row's summary into a part per thread of `pool`, run on it.
+entropix::RowSplit RowSplitOn(kernels::ThreadPool& pool);
 
 // INVALID_ARGUMENT naming the field when a request cannot be served for a vocabulary of `vocab`.
 absl::Status ValidateReductionRequest(const ReductionRequest& request, int32_t vocab);
