@@ -28,15 +28,18 @@ struct Part {
   int end;
 };
 
-// A row's outputs: its last token's logits and last-layer attention scores.
+// A row's outputs: its last token's logits and last-layer attention scores, and its reduction
+// when compared.
 struct Outputs {
   std::vector<float> logits;
   std::vector<float> scores;
+  RowReduction reduction;
 };
 
 class Forwards {
  public:
-  Forwards(Backend& backend, uint32_t seed) : backend_(backend) {
+  Forwards(Backend& backend, uint32_t seed, Compared compared)
+      : backend_(backend), compared_(compared) {
     std::mt19937 rng(seed);
     const int vocab = backend.config().vocab_size;
     for (int s = 0; s < kSequences; ++s) {
@@ -74,6 +77,10 @@ class Forwards {
            .block_table = blocks_[p.seq],
            .logits = out[i].logits.data(),
            .last_scores = out[i].scores.data()});
+      if (compared_.reductions) {
+        out[i].reduction.request = {.candidates = 20, .probe_token = tokens_[p.seq][p.end - 1]};
+        rows.back().reduction = &out[i].reduction;
+      }
     }
     const absl::Status status = backend_.Forward(rows);
     EXPECT_TRUE(status.ok()) << status;
@@ -94,6 +101,7 @@ class Forwards {
 
  private:
   Backend& backend_;
+  const Compared compared_;
   std::vector<std::vector<int32_t>> tokens_;
   std::vector<std::vector<int32_t>> blocks_;
 };
@@ -108,14 +116,32 @@ void ExpectSame(const Outputs& expected, const Outputs& actual, const std::strin
                         expected.scores.size() * sizeof(float)),
             0)
       << what << ": attention scores differ";
+  const RowReduction& want = expected.reduction;
+  const RowReduction& got = actual.reduction;
+  ASSERT_TRUE(want.status.ok() && got.status.ok()) << what << ": " << want.status << got.status;
+  const auto floats = [](const RowReduction& r) {
+    const entropix::LogitMetrics& l = r.logits;
+    const entropix::AttentionMetrics& a = r.attention;
+    return std::vector<float>{
+        l.entropy,     l.varentropy,          l.logsumexp,       l.max_logit,
+        r.probe_logit, a.attn_entropy,        a.attn_varentropy, a.attn_head_varentropy,
+        a.agreement,   a.interaction_strength};
+  };
+  const std::vector<float> want_floats = floats(want), got_floats = floats(got);
+  EXPECT_EQ(std::memcmp(want_floats.data(), got_floats.data(), want_floats.size() * sizeof(float)),
+            0)
+      << what << ": reductions differ";
+  EXPECT_EQ(want.probe_rank, got.probe_rank) << what;
+  EXPECT_EQ(want.candidates.ids, got.candidates.ids) << what;
+  EXPECT_EQ(want.candidates.logits, got.candidates.logits) << what;
 }
 
 // Sequence 0's prefill and decode alone, then in every other company.
 }  // namespace
 
-void CheckInvariance(Backend& backend) {
+void CheckInvariance(Backend& backend, Compared compared) {
   const uint32_t seed = TestSeed();
-  Forwards f(backend, seed);
+  Forwards f(backend, seed, compared);
   const int n = f.prompt(0);
   f.PrefillOthers();
   const Outputs prefill = f.One({0, 0, n});
@@ -149,7 +175,7 @@ void CheckInvariance(Backend& backend) {
 // A search's branches: ten siblings sharing the first five blocks (80 tokens) of a 100-token
 // prompt, each with 3–21 tokens of its own in blocks of its own, decode a token each in one step
 // (beside the prompt's own sequence), and each gets the bits its step alone gives.
-void CheckSiblings(Backend& backend) {
+void CheckSiblings(Backend& backend, Compared compared) {
   const uint32_t seed = TestSeed();
   std::mt19937 rng(seed);
   const int vocab = backend.config().vocab_size;
@@ -158,7 +184,7 @@ void CheckSiblings(Backend& backend) {
     for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % vocab);
     return tokens;
   };
-  Forwards f(backend, seed);
+  Forwards f(backend, seed, compared);
   int32_t next_block = kSequences * kBlocksPerSequence;
   auto new_blocks = [&](int n) {
     std::vector<int32_t> blocks(n);
