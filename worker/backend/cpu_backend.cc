@@ -511,10 +511,10 @@ void CpuBackend::Project(const Step& s, const std::vector<float>& in, int64_t in
 void CpuBackend::ProjectAndReduce(std::span<const ForwardRow> rows, const Step& s) {
   const model::ModelConfig& c = config_;
   const int64_t vocab = c.vocab_size, num_logits = static_cast<int64_t>(s.batch.logit_rows.size());
-  // Kept per thread between steps, as the attention's panels are: a fresh row per step was
-  // written twice (zeroed, then computed) and, past the allocator's mapping threshold, mapped and
-  // faulted in each time (10 µs of a one-row SmolLM2 step). Named by a reference, which the
-  // reductions on the pool's threads then share.
+  // Kept per thread between steps, as the attention's panels are, so that a step neither zeroes
+  // its rows before computing them nor, past the allocator's mapping threshold, maps and faults
+  // them in afresh (10 µs of a one-row SmolLM2 step). Named by a reference, which the reductions
+  // on the pool's threads then share.
   thread_local std::vector<float> kept;
   std::vector<float>& logits = kept;
   if (static_cast<int64_t>(logits.size()) < num_logits * vocab) logits.resize(num_logits * vocab);
