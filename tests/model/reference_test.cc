@@ -92,17 +92,18 @@ TEST_F(ReferenceTest, TinyPresetMeetsEveryEntropixQuadrant) {
   options.out_dir = dir_;
   options.seed = seed;
   ASSERT_TRUE(MakeModel(options).ok());
-  nlohmann::json result =
-      RunPython({std::string(ARBOR_SOURCE_DIR) + "/tests/model/quadrant_coverage.py", dir_,
-                 "--contexts", "150", "--seed", std::to_string(seed), "--generate", "60",
-                 "--generations", "5"});
+  nlohmann::json result = RunPython(
+      {std::string(ARBOR_SOURCE_DIR) + "/tests/model/quadrant_coverage.py", dir_, "--contexts",
+       "150", "--seed", std::to_string(seed), "--generate", "60", "--generations", "10"});
   ASSERT_TRUE(result.is_object());
   printf("%s\n", result.dump().c_str());
   for (const char* quadrant : {"LELV", "HELV", "LEHV", "HEHV", "ADAPTIVE"}) {
     EXPECT_GT(result["contexts"][quadrant].get<int>(), 0) << quadrant << " over random contexts";
     // Several short generations from random starts: one long one can settle where a quadrant
-    // never comes (a model seed whose 400-token walk never met HELV).
-    EXPECT_GT(result["generation"][quadrant].get<int>(), 0) << quadrant << " in 5 generations";
+    // never comes (a model seed whose 400-token walk never met HELV). Ten, not five: model seed
+    // 474789 meets HELV in 0.5 % of its tokens, none in five generations and three in ten, where
+    // twenty other seeds meet every quadrant at least twelve times in ten.
+    EXPECT_GT(result["generation"][quadrant].get<int>(), 0) << quadrant << " in 10 generations";
   }
 }
 
