@@ -62,6 +62,7 @@ struct PartSummary {
 void SummarizePart(const float* logits, int n, int begin, int end, int k, int probe,
                    PartSummary& part) {
   if (k > 0) part.stream.emplace(k);
+  part.chunks.reserve(end - begin);
   for (int c = begin; c < end; ++c) {
     const int start = c * kChunk, len = std::min(kChunk, n - start);
     if (const int64_t bad = base::FindNonFinite(logits + start, len); bad >= 0) {
@@ -100,7 +101,7 @@ absl::StatusOr<LogitSummary> JoinParts(const float* logits, int n, int k, int pr
     summary.probe_rank += 1;
   }
   if (stream_top_k) {
-    KeepTopK(summary.best, k);
+    if (parts.size() > 1) KeepTopK(summary.best, k);  // One part's stream is ranked already.
   } else {
     summary.best = SelectTopK(logits, n, k);
   }
