@@ -137,11 +137,10 @@ inline void DotPanelsTile(const float* a, const float* panels, int64_t n, int64_
       V k_even[KG], k_odd[KG];
 #pragma GCC unroll 4
       for (int p = 0; p < KG; ++p) {
-        k_even[p] = L::Load(panels + p * panel_floats + d * kPanelKeys);
-        k_odd[p] = L::Load(panels + p * panel_floats + (d + 1) * kPanelKeys);
         // In registers, loaded once for the G queries (GCC would fold a load into each FMA, and
         // the loads, two per FMA with the broadcasts, would bound the loop).
-        asm("" : "+v"(k_even[p]), "+v"(k_odd[p]));
+        k_even[p] = Held(L::Load(panels + p * panel_floats + d * kPanelKeys));
+        k_odd[p] = Held(L::Load(panels + p * panel_floats + (d + 1) * kPanelKeys));
       }
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
