@@ -197,18 +197,23 @@ void SumTable(const UnitView<T>& u) {
 }
 
 // All query heads of one unit's kv heads for its rows: the passes above, each row's own keys
-// past the table after the table's, then the rows' outputs copied out.
+// past the table after the table's, then the rows' outputs copied out. With panels (one kv head)
+// `values` holds that head's value rows of the table's keys side by side.
 template <typename T>
 void AttendUnit(const PagedAttentionParams& p, const T* k_pool, const T* v_pool,
                 const AttentionPlan& plan, const AttentionUnit& unit, const float* panels,
-                UnitScratch<T>& s) {
+                const T* values, UnitScratch<T>& s) {
   const UnitView<T> u(p, plan, unit, s);
   SizeQueryBuffers(u);
   s.v_rows.resize(u.heads * u.table);
   if (panels == nullptr) s.k_rows.resize(u.heads * u.table);
   for (int64_t h = 0; h < u.heads; ++h) {
     const int64_t seq = u.rows[0].seq, kv_head = unit.kv_head + h;
-    FindRows(p, v_pool, seq, kv_head, 0, u.table, s.v_rows.data() + h * u.table);
+    if (values != nullptr) {
+      for (int64_t j = 0; j < u.table; ++j) s.v_rows[h * u.table + j] = values + j * u.dim;
+    } else {
+      FindRows(p, v_pool, seq, kv_head, 0, u.table, s.v_rows.data() + h * u.table);
+    }
     if (panels == nullptr)
       FindRows(p, k_pool, seq, kv_head, 0, u.table, s.k_rows.data() + h * u.table);
   }

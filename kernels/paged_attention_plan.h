@@ -1,5 +1,5 @@
 // How the CPU attention (paged_attention_ref.cc) splits a step into units of work, and which keys
-// it transposes into panels (key_panels.h) first.
+// it transposes into panels (key_panels.h) first, their values packed beside them.
 //
 // A unit is a few query rows and one or more consecutive kv heads whose keys are read once for
 // all of its rows, tile by tile, while they are in L1:
@@ -38,7 +38,8 @@ struct AttentionRow {
   int64_t seq;
 };
 
-// Keys [0, keys) of sequence `seq`, transposed into panels once per kv head.
+// Keys [0, keys) of sequence `seq`, transposed into panels once per kv head (and their value rows
+// packed per kv head).
 struct PanelSet {
   int64_t seq;
   int64_t keys;
