@@ -23,7 +23,7 @@ constexpr int64_t kKeptFloats = int64_t{4} << 20;
 // Memory kept from call to call for n elements of E, uninitialised (its writer sets every element
 // it uses).
 template <typename E>
-struct Kept {
+struct KeptBuffer {
   std::unique_ptr<E[]> data;
   int64_t capacity = 0;
 
@@ -42,8 +42,8 @@ struct Kept {
 // shape's prefill attention 1.03–1.05× with f32 KV, 1.08–1.11× with bf16).
 template <typename T>
 struct Panels {
-  Kept<float> floats;
-  Kept<T> values;
+  KeptBuffer<float> floats;
+  KeptBuffer<T> values;
   std::vector<int64_t> offset;
   std::vector<int64_t> head_floats;
   std::vector<int64_t> value_offset;

@@ -79,8 +79,8 @@ inline float Dot(const float* a, const T* b, int64_t n) {
 
 #ifdef ARBOR_CPU_AVX2
 // `v` kept in a register: GCC otherwise folds a vector's load into each instruction that uses
-// it, and on a Zen 3 FMAs that share an operand loaded once each ran 1.4–1.7× slower than with
-// the operand loaded once (the weighted sums of V over keys in L1, four heads: 1.4×).
+// it, and on a Zen 3 FMAs that each loaded their shared operand ran 1.4–1.7× slower than FMAs
+// taking it from one load in a register (the weighted sums of V over keys in L1, four heads: 1.4×).
 template <typename V>
 [[gnu::always_inline]] inline V Held(V v) {
   asm("" : "+v"(v));
