@@ -35,7 +35,7 @@ struct KeptBuffer {
 };
 
 // The plan's panel sets: set s's kv head h's key panels at floats + offset[s] + h·head_floats[s],
-// and its value rows side by side (key j's at values + value_offset[s] + (h·keys + j)·head_dim).
+// and its value rows side by side at values + value_offset[s] + h·head_values[s].
 // A block holds every kv head's rows of a key together, so one head's rows of consecutive keys
 // sit a row of all heads apart (2 KiB at 8 kv heads of 64 floats) and a tile of them shares a few
 // L1 sets; packed once, the weighted sums of every unit of a head read them in order (the 1B
@@ -47,15 +47,13 @@ struct Panels {
   std::vector<int64_t> offset;
   std::vector<int64_t> head_floats;
   std::vector<int64_t> value_offset;
-  std::vector<int64_t> keys;
-  int64_t head_dim = 0;
+  std::vector<int64_t> head_values;
 
   float* Of(int64_t set, int64_t kv_head) {
     return set < 0 ? nullptr : floats.data.get() + offset[set] + kv_head * head_floats[set];
   }
   T* ValuesOf(int64_t set, int64_t kv_head) {
-    return set < 0 ? nullptr
-                   : values.data.get() + value_offset[set] + kv_head * keys[set] * head_dim;
+    return set < 0 ? nullptr : values.data.get() + value_offset[set] + kv_head * head_values[set];
   }
   bool OverKept() const { return floats.capacity > kKeptFloats || values.capacity > kKeptFloats; }
 };
@@ -74,16 +72,15 @@ void PackKeysAndValues(const PagedAttentionParams& p, const T* k_pool, const T* 
   panels.offset.clear();
   panels.head_floats.clear();
   panels.value_offset.clear();
-  panels.keys.clear();
-  panels.head_dim = c.head_dim;
+  panels.head_values.clear();
   for (int64_t set = 0; set < static_cast<int64_t>(plan.panel_sets.size()); ++set) {
     const int64_t keys = plan.panel_sets[set].keys;
     panels.offset.push_back(floats);
     panels.head_floats.push_back(simd::PanelFloats(keys, c.head_dim));
     floats += c.num_kv_heads * panels.head_floats.back();
     panels.value_offset.push_back(values);
-    panels.keys.push_back(keys);
-    values += c.num_kv_heads * keys * c.head_dim;
+    panels.head_values.push_back(keys * c.head_dim);
+    values += c.num_kv_heads * panels.head_values.back();
     for (int64_t h = 0; h < c.num_kv_heads; ++h) {
       for (int64_t j0 = 0; j0 < keys; j0 += kTileKeys) tiles.push_back({set, h, j0});
     }
